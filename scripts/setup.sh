@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what mrc-fabric needs on Debian 12 (run as root): system packages, a virtualenv in
+# .venv and the project itself (editable, with test extras). Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+need=()
+for cmd_pkg in ip:iproute2 tshark:tshark ethtool:ethtool make:make; do
+  cmd=${cmd_pkg%%:*}; pkg=${cmd_pkg##*:}
+  command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+done
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing system packages: ${need[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating virtualenv .venv"
+  python3 -m venv .venv
+fi
+.venv/bin/pip install -q --upgrade pip >/dev/null
+echo "setup: installing mrc-fabric into .venv"
+.venv/bin/pip install -q -e '.[test]'
+echo "setup: done"
