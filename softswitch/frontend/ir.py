@@ -1,0 +1,845 @@
+"""The checked, typed IR of a v1model P4_16 program: the only thing the back end reads.
+
+Conventions (the front end guarantees all of them):
+
+* **Locations.** Every node has ``loc: Loc`` (original file, 1-based line and column, after
+  undoing the preprocessor).
+* **Names.** Tables, actions, extern instances, controller headers and digests carry
+  ``name``: their P4Info name exactly as p4c gives it (fully qualified with the top-level
+  control instance name, ``@name`` honoured, a leading ``.`` making it global).
+  ``Program.actions`` / ``Control.tables`` / ``Control.externs`` are keyed by that name, and every
+  reference (``ApplyTable.table``, ``ActionCall.action``, ``ExternCall.instance``, table
+  ``implementation``/``counters``/``meters``) uses it.
+* **Inlining.** Only the six top-level blocks of ``V1Switch`` exist.  Sub-control instances are
+  inlined by the front end (their locals/tables/actions renamed with the instance path, their
+  ``inout``/``out`` parameters substituted by the argument lvalues, ``in`` parameters copied into
+  fresh block variables).  Constants (``const``, enum members, ``error`` members, stack
+  ``size``) are folded to ``Const``.
+* **Variables.** ``Var(name)`` is per-packet storage of the enclosing top-level block: its
+  parameters (``h``, ``m``, ``sm``...) and every local variable declared anywhere in it (apply
+  body, parser states, action bodies: all hoisted, renamed ``x$1``, ``x$2``... on shadowing, so a
+  name is unique per block).  ``ActionParam(name, index)`` reads the parameter of the action that
+  is running (action data or a directional parameter).  ``VarDecl`` marks where a local is
+  (re)initialised; a local declared without an initialiser is zero / invalid, as bmv2 does.
+* **Lvalues** are expressions of the classes ``Var``, ``ActionParam`` (directional only),
+  ``Member``, ``StackIndex``, ``StackNext``/``StackLast`` (parser only) and ``Slice`` of an lvalue.
+* **Values.** ``bit<W>`` is a Python int in ``[0, 2**W)``; ``int<W>`` a signed Python int in
+  two's-complement range; ``bool`` a Python bool.  ``error`` members are ints in declaration order
+  (``core.p4``'s ``NoError=0, PacketTooShort=1, NoMatch=2, StackOutOfBounds=3, HeaderTooShort=4,
+  ParserTimeout=5, ParserInvalidArgument=6``, then user errors; ``Program.errors`` lists the
+  names).  A non-serializable ``enum``'s members are their index in ``EnumT.members``; a
+  serializable ``enum bit<W>``'s members are their declared values (``EnumT.values``).  The
+  v1model enums (``HashAlgorithm``, ``CounterType``, ``MeterType``, ``CloneType``...) are plain
+  enums: use ``EnumT.members[const.value]`` to get the member name.
+* **Headers** are values with a hidden validity bit (``IsValid``/``SetValid``/``SetInvalid``);
+  assigning a whole header copies fields and validity; assigning a ``StructInit`` to a header
+  makes it valid.  A header stack ``StackT`` has a hidden ``nextIndex`` (``StackNext``,
+  ``StackLast``, ``StackLastIndex`` and ``push_front``/``pop_front`` use it as bmv2 does).
+  Structs, headers and stacks are copied by value on assignment.
+* **Typing.** Every expression has ``type``.  Untyped integer literals are given the width their
+  context requires; shift amounts and stack indices that are literals get ``bit<32>``.  Binary
+  operands have equal types except for shifts.  Arithmetic wraps at the width; ``int<W>``
+  comparisons and ``>>`` are signed; ``|+|``/``|-|`` saturate.
+* **Calls.** Header/stack methods have their own nodes; v1model extern *object* methods are
+  ``ExternCall(instance, method, args)``; v1model/core free functions are
+  ``BuiltinCall(name, args, type_args)`` with arguments in the declared order (``out`` arguments
+  are lvalues); ``verify`` in a parser is ``Verify``; ``pkt.extract``/``advance``/``lookahead``/
+  ``emit`` have their own nodes.  ``ApplyTable`` is the apply expression; its ``result`` says
+  whether it yields ``hit``/``miss`` (bool) or nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+# ---------------------------------------------------------------- locations and annotations
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A position in an original source file (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NO_LOC = Loc("<builtin>", 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """``@name(body)``: ``body`` is the text between the parentheses as p4c prints it
+    (``None`` when there were no parentheses); ``args`` the parsed constant arguments when the
+    body is a list of literals/identifiers (strings unquoted, integers as int)."""
+
+    name: str
+    body: str | None = None
+    args: tuple[Union[str, int], ...] = ()
+    loc: Loc = NO_LOC
+
+    def p4info_text(self) -> str:
+        """The annotation as P4Info prints it, e.g. ``@format(IPV6_ADDRESS)``."""
+        return f"@{self.name}" if self.body is None else f"@{self.name}({self.body})"
+
+
+def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:
+    """The first annotation called ``name``, or None."""
+    for a in annotations:
+        if a.name == name:
+            return a
+    return None
+
+
+# ---------------------------------------------------------------- types
+
+
+@dataclass(frozen=True, slots=True)
+class BitT:
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
+class IntT:
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
+class BoolT:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorT:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class StringT:
+    """Only for ``log_msg`` format strings."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoidT:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MatchKindT:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class EnumT:
+    """``enum`` (underlying None, values = indices) or ``enum bit<W>`` (values declared)."""
+
+    name: str
+    members: tuple[str, ...]
+    underlying: BitT | IntT | None = None
+    values: tuple[int, ...] = ()
+
+    def value_of(self, member: str) -> int:
+        i = self.members.index(member)
+        return self.values[i] if self.underlying is not None else i
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    type: "Type"
+    annotations: tuple[Annotation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderT:
+    name: str
+    fields: tuple[Field, ...]
+    annotations: tuple[Annotation, ...] = ()
+
+    @property
+    def width(self) -> int:
+        """Total width in bits (all fields are bit<W>/int<W>/serializable enums)."""
+        return sum(type_width(f.type) for f in self.fields)
+
+    def field_type(self, name: str) -> "Type":
+        for f in self.fields:
+            if f.name == name:
+                return f.type
+        raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class StructT:
+    name: str
+    fields: tuple[Field, ...]
+    annotations: tuple[Annotation, ...] = ()
+
+    def field_type(self, name: str) -> "Type":
+        for f in self.fields:
+            if f.name == name:
+                return f.type
+        raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class StackT:
+    """``H[size]``."""
+
+    elem: HeaderT
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class TupleT:
+    """Type of a list/tuple expression ``{a, b}`` (hash inputs, field lists, digests)."""
+
+    elems: tuple["Type", ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExternT:
+    """An extern object type, e.g. ``register<bit<32>>`` or ``packet_in``."""
+
+    name: str
+    type_args: tuple["Type", ...] = ()
+
+
+Type = Union[BitT, IntT, BoolT, ErrorT, StringT, VoidT, MatchKindT, EnumT, HeaderT, StructT, StackT,
+             TupleT, ExternT]
+
+
+def type_width(t: Type) -> int:
+    """Bit width of a serializable type (bit/int/bool/serializable enum/header/struct of those)."""
+    if isinstance(t, (BitT, IntT)):
+        return t.width
+    if isinstance(t, BoolT):
+        return 1
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying.width
+    if isinstance(t, (HeaderT, StructT)):
+        return sum(type_width(f.type) for f in t.fields)
+    if isinstance(t, StackT):
+        return t.size * t.elem.width
+    if isinstance(t, TupleT):
+        return sum(type_width(e) for e in t.elems)
+    raise TypeError(f"type {t} has no bit width")
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(slots=True, eq=False)
+class Expr:
+    type: Type
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Const(Expr):
+    """A folded constant (see the value conventions in the module docstring)."""
+
+    value: Union[int, bool, str]  # str only for StringT
+
+
+@dataclass(slots=True, eq=False)
+class Var(Expr):
+    """Per-packet storage of the enclosing top-level block (parameter or hoisted local)."""
+
+    name: str
+
+
+@dataclass(slots=True, eq=False)
+class ActionParam(Expr):
+    """Parameter ``index`` of the running action."""
+
+    name: str
+    index: int
+
+
+@dataclass(slots=True, eq=False)
+class Member(Expr):
+    """``expr.field`` on a header or struct."""
+
+    expr: Expr
+    field: str
+
+
+@dataclass(slots=True, eq=False)
+class StackIndex(Expr):
+    """``stack[index]``; ``index`` is a ``Const`` for a constant index (out of range constant
+    indices are rejected at load time), otherwise a run-time ``bit<W>`` expression."""
+
+    stack: Expr
+    index: Expr
+
+
+@dataclass(slots=True, eq=False)
+class StackNext(Expr):
+    """``stack.next`` (parser only): element at nextIndex; StackOutOfBounds if full."""
+
+    stack: Expr
+
+
+@dataclass(slots=True, eq=False)
+class StackLast(Expr):
+    """``stack.last``: element nextIndex-1; StackOutOfBounds if empty."""
+
+    stack: Expr
+
+
+@dataclass(slots=True, eq=False)
+class StackLastIndex(Expr):
+    """``stack.lastIndex``: nextIndex-1 as bit<32>."""
+
+    stack: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Slice(Expr):
+    """``expr[hi:lo]`` (hi, lo constant); type bit<hi-lo+1>."""
+
+    expr: Expr
+    hi: int
+    lo: int
+
+
+UnaryOp = Literal["~", "-", "!"]
+BinaryOp = Literal["+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^", "<<", ">>",
+                   "==", "!=", "<", "<=", ">", ">=", "&&", "||"]
+
+
+@dataclass(slots=True, eq=False)
+class Unary(Expr):
+    """``~x`` (bitwise, at the width), ``-x`` (two's complement, wraps), ``!b``."""
+
+    op: str
+    operand: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Binary(Expr):
+    """Binary operator.  ``&&``/``||`` short-circuit.  Comparisons yield bool.  ``==``/``!=``
+    also apply to headers/structs/bool/enums/error (structural equality; header validity
+    included).  Shifts: a shift by >= width gives 0 (or all sign bits for ``int >>``)."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Concat(Expr):
+    """``left ++ right``: type bit<wl+wr> (int if left is int)."""
+
+    left: Expr
+    right: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Cast(Expr):
+    """``(type) expr``: bit<->bit truncates/zero-extends, int->bit reinterprets two's
+    complement, bit->int sign-reinterprets, bool<->bit<1>, enum<->underlying."""
+
+    expr: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Mux(Expr):
+    """``cond ? then : else_`` (only the chosen branch is evaluated)."""
+
+    cond: Expr
+    then: Expr
+    else_: Expr
+
+
+@dataclass(slots=True, eq=False)
+class StructInit(Expr):
+    """``{f = e, ...}`` or ``{e, ...}`` with a header/struct target type; fields in the type's
+    declaration order."""
+
+    fields: list[tuple[str, Expr]]
+
+
+@dataclass(slots=True, eq=False)
+class ListExpr(Expr):
+    """``{a, b, ...}`` with TupleT type (hash data, checksum data, digest/field data)."""
+
+    elems: list[Expr]
+
+
+@dataclass(slots=True, eq=False)
+class IsValid(Expr):
+    """``hdr.isValid()`` (bool)."""
+
+    header: Expr
+
+
+@dataclass(slots=True, eq=False)
+class SetValid(Expr):
+    """``hdr.setValid()`` (void)."""
+
+    header: Expr
+
+
+@dataclass(slots=True, eq=False)
+class SetInvalid(Expr):
+    """``hdr.setInvalid()`` (void)."""
+
+    header: Expr
+
+
+@dataclass(slots=True, eq=False)
+class PushFront(Expr):
+    """``stack.push_front(count)``: shift elements up; the new front ones become invalid."""
+
+    stack: Expr
+    count: int
+
+
+@dataclass(slots=True, eq=False)
+class PopFront(Expr):
+    """``stack.pop_front(count)``: shift elements down; the freed back ones become invalid."""
+
+    stack: Expr
+    count: int
+
+
+@dataclass(slots=True, eq=False)
+class ExternCall(Expr):
+    """Method of a v1model extern instance: ``instance`` is its P4Info name (a key of the
+    enclosing ``Control.externs``).  Methods: counter.count(index), direct_counter.count(),
+    meter.execute_meter(index, out result), direct_meter.read(out result),
+    register.read(out result, index), register.write(index, value)."""
+
+    instance: str
+    method: str
+    args: list[Expr]
+
+
+@dataclass(slots=True, eq=False)
+class BuiltinCall(Expr):
+    """A core/v1model free function, arguments in declared order:
+    mark_to_drop(sm); hash(out result, algo, base, data, max); random(out result, lo, hi);
+    digest<T>(receiver, data) (T in ``type_args``, its P4Info digest is ``T.name``);
+    clone(type, session); clone_preserving_field_list(type, session, index);
+    resubmit_preserving_field_list(index); recirculate_preserving_field_list(index);
+    truncate(length); verify_checksum / update_checksum / verify_checksum_with_payload /
+    update_checksum_with_payload(cond, data, checksum, algo); assert(cond); assume(cond);
+    log_msg(fmt) / log_msg(fmt, data)."""
+
+    name: str
+    args: list[Expr]
+    type_args: tuple[Type, ...] = ()
+
+
+@dataclass(slots=True, eq=False)
+class ActionCall(Expr):
+    """Direct call of an action (from an apply body or another action): ``args`` are given
+    for every parameter (directional ones as lvalues / expressions)."""
+
+    action: str
+    args: list[Expr]
+
+
+@dataclass(slots=True, eq=False)
+class ApplyTable(Expr):
+    """``table.apply()`` / ``table.apply().hit`` / ``.miss``; ``table`` is a P4Info name."""
+
+    table: str
+    result: Literal["none", "hit", "miss"] = "none"
+
+
+@dataclass(slots=True, eq=False)
+class Lookahead(Expr):
+    """``pkt.lookahead<T>()`` in a parser (T = ``type``): PacketTooShort if not enough bits."""
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(slots=True, eq=False)
+class Stmt:
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Block(Stmt):
+    stmts: list[Stmt]
+
+
+@dataclass(slots=True, eq=False)
+class Assign(Stmt):
+    """``lhs = rhs``; lhs is an lvalue (may be a Slice: write only those bits)."""
+
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(slots=True, eq=False)
+class VarDecl(Stmt):
+    """(Re)initialise block variable ``var`` (to ``init``, or zero/invalid when None)."""
+
+    var: Var
+    init: Expr | None
+
+
+@dataclass(slots=True, eq=False)
+class If(Stmt):
+    cond: Expr
+    then: Block
+    else_: Block | None
+
+
+@dataclass(slots=True, eq=False)
+class SwitchCase:
+    """``labels`` are action P4Info names (action_run switch) or Consts (value switch);
+    ``default`` marks the default case.  Fall-through labels are merged into one case."""
+
+    labels: list[Union[str, Const]]
+    default: bool
+    body: Block
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class SwitchActionRun(Stmt):
+    """``switch (table.apply().action_run) { ... }``: applies the table, runs the case of the
+    action that ran."""
+
+    table: str
+    cases: list[SwitchCase]
+
+
+@dataclass(slots=True, eq=False)
+class SwitchValue(Stmt):
+    """``switch (expr) { ... }`` on a bit/int/enum/error value."""
+
+    expr: Expr
+    cases: list[SwitchCase]
+
+
+@dataclass(slots=True, eq=False)
+class ExprStmt(Stmt):
+    """A call used as a statement (ApplyTable, ActionCall, ExternCall, BuiltinCall, SetValid...)."""
+
+    expr: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Exit(Stmt):
+    """``exit``: ends the current top-level control (copy-out semantics are implicit)."""
+
+
+@dataclass(slots=True, eq=False)
+class Return(Stmt):
+    """``return`` from the current action or control apply body."""
+
+
+# parser-only statements
+
+@dataclass(slots=True, eq=False)
+class Extract(Stmt):
+    """``pkt.extract(hdr)``; ``header`` is a header lvalue or ``StackNext``."""
+
+    header: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Advance(Stmt):
+    """``pkt.advance(bits)``."""
+
+    bits: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Verify(Stmt):
+    """``verify(cond, error)``: on false, parser_error = error and go to reject."""
+
+    cond: Expr
+    error: Expr
+
+
+@dataclass(slots=True, eq=False)
+class Emit(Stmt):
+    """``pkt.emit(hdr)`` in the deparser: ``header`` is always header-typed (emit of a struct or
+    stack is expanded into one Emit per header, in order); emitted only if valid."""
+
+    header: Expr
+
+
+# ---------------------------------------------------------------- parsers
+
+
+@dataclass(slots=True, eq=False)
+class KeySet:
+    """One component of a select case / const entry key.
+
+    kind: "value" (value), "mask" (value &&& mask), "range" (value .. hi, inclusive),
+    "default" (``default`` / ``_`` / don't care), "lpm" (value with prefix_len, const entries).
+    """
+
+    kind: Literal["value", "mask", "range", "default", "lpm"]
+    value: int = 0
+    mask: int = 0
+    hi: int = 0
+    prefix_len: int = 0
+    loc: Loc = NO_LOC
+
+
+@dataclass(slots=True, eq=False)
+class SelectCase:
+    keysets: list[KeySet]  # one per select key
+    next_state: str
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Transition:
+    """Either ``next_state`` (direct) or ``select`` keys + cases; no match -> NoMatch error.
+    State names ``accept`` and ``reject`` are the final states."""
+
+    loc: Loc
+    next_state: str | None = None
+    keys: list[Expr] = field(default_factory=list)
+    cases: list[SelectCase] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class ParserState:
+    name: str
+    stmts: list[Stmt]
+    transition: Transition
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Param:
+    """A block or action parameter. direction "" = action data (controller-supplied) or a
+    directionless block parameter such as ``packet_in``."""
+
+    name: str
+    type: Type
+    direction: Literal["in", "out", "inout", ""]
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Parser:
+    name: str  # type name, e.g. "MyParser"
+    params: list[Param]  # (packet_in, out headers, inout meta, inout standard_metadata)
+    locals: dict[str, Type]  # hoisted local variables (Var names)
+    states: dict[str, ParserState]  # "start" first; no accept/reject entries
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+
+
+# ---------------------------------------------------------------- actions, externs, tables
+
+
+@dataclass(slots=True, eq=False)
+class Action:
+    name: str  # P4Info name, e.g. "MyIngress.set_port" or "NoAction"
+    local_name: str  # name in the source
+    params: list[Param]
+    body: Block
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+    owner: str | None  # the top-level block whose Vars the body uses (None for top-level actions)
+    id: int | None = None  # @id if given
+
+    @property
+    def data_params(self) -> list[Param]:
+        """Parameters supplied by the control plane (directionless), in order."""
+        return [p for p in self.params if p.direction == ""]
+
+
+ExternKind = Literal["counter", "direct_counter", "meter", "direct_meter", "register",
+                     "action_profile", "action_selector"]
+
+
+@dataclass(slots=True, eq=False)
+class ExternInstance:
+    """A v1model extern object.  ``unit``: "PACKETS" | "BYTES" | "BOTH" (counters) or
+    "PACKETS" | "BYTES" (meters); ``algorithm``: a HashAlgorithm member name (selectors);
+    ``width``: selector output width; ``type_args``: e.g. register element type, direct_meter
+    result type.  ``tables``: P4Info names of tables that use it (direct resources, profiles)."""
+
+    kind: ExternKind
+    name: str  # P4Info name
+    local_name: str
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+    size: int | None = None
+    unit: str | None = None
+    algorithm: str | None = None
+    width: int | None = None
+    type_args: tuple[Type, ...] = ()
+    tables: list[str] = field(default_factory=list)
+    id: int | None = None
+
+
+@dataclass(slots=True, eq=False)
+class TableKey:
+    expr: Expr
+    match_kind: Literal["exact", "lpm", "ternary", "range", "optional", "selector"]
+    name: str  # P4Info match field name (@name or the expression's source text)
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+
+    @property
+    def width(self) -> int:
+        return type_width(self.expr.type)
+
+
+@dataclass(slots=True, eq=False)
+class TableActionRef:
+    action: str  # P4Info name
+    scope: Literal["TABLE_AND_DEFAULT", "TABLE_ONLY", "DEFAULT_ONLY"]
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+    implicit: bool = False  # added by the compiler (NoAction as default, as p4c does)
+
+
+@dataclass(slots=True, eq=False)
+class DefaultAction:
+    action: str
+    args: list[Const]  # one per data parameter
+    const: bool
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class TableEntry:
+    """A const entry.  ``keys`` has one KeySet per non-selector key.  ``priority`` is the
+    P4Runtime priority (higher wins): explicit ``@priority``/``priority =`` values, otherwise
+    given as p4c does for const entries (earlier entries win)."""
+
+    keys: list[KeySet]
+    action: str
+    args: list[Const]
+    priority: int
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Table:
+    name: str  # P4Info name
+    local_name: str
+    keys: list[TableKey]  # including selector keys, in source order
+    actions: list[TableActionRef]
+    default_action: DefaultAction
+    const_entries: list[TableEntry] | None  # None when there is no ``entries`` property
+    entries_const: bool  # ``const entries`` (True) vs ``entries`` (False)
+    size: int  # 1024 when not given (p4c/bmv2 default)
+    size_given: bool
+    implementation: str | None  # action_profile / action_selector P4Info name
+    counters: str | None  # direct_counter P4Info name
+    meters: str | None  # direct_meter P4Info name
+    support_timeout: bool
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+    id: int | None = None
+
+    @property
+    def match_keys(self) -> list[TableKey]:
+        """Keys that are matched (not selector inputs)."""
+        return [k for k in self.keys if k.match_kind != "selector"]
+
+    @property
+    def selector_keys(self) -> list[TableKey]:
+        return [k for k in self.keys if k.match_kind == "selector"]
+
+
+@dataclass(slots=True, eq=False)
+class Control:
+    name: str  # type name == instance-qualified prefix of its P4Info names, e.g. "MyIngress"
+    params: list[Param]
+    locals: dict[str, Type]  # hoisted local variables (Var names) incl. inlined sub-controls
+    externs: dict[str, ExternInstance]  # by P4Info name, declaration order
+    tables: dict[str, Table]  # by P4Info name, declaration order
+    actions: list[str]  # P4Info names of actions declared (or inlined) in this control, in order
+    body: Block
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+
+
+# ---------------------------------------------------------------- program
+
+
+@dataclass(slots=True, eq=False)
+class ControllerHeader:
+    """A header with ``@controller_header("packet_in"|"packet_out")``."""
+
+    name: str  # P4Info name (the annotation's string)
+    header: HeaderT
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+    id: int | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Digest:
+    """A ``digest<T>`` used somewhere; P4Info name is the struct type name."""
+
+    name: str
+    type: StructT
+    loc: Loc
+
+
+@dataclass(slots=True, eq=False)
+class Program:
+    """A checked v1model program.
+
+    ``parser``, ``verify_checksum``, ``ingress``, ``egress``, ``compute_checksum``,
+    ``deparser`` are the six ``V1Switch`` arguments in order.  ``actions`` holds every action
+    (by P4Info name; top-level actions called by several controls appear once with
+    ``owner=None``).
+    """
+
+    source_file: str
+    errors: list[str]
+    match_kinds: list[str]
+    types: dict[str, Type]  # named header/struct/enum types, declaration order
+    parser: Parser
+    verify_checksum: Control
+    ingress: Control
+    egress: Control
+    compute_checksum: Control
+    deparser: Control
+    actions: dict[str, Action]
+    controller_headers: list[ControllerHeader]
+    digests: list[Digest]
+    main_loc: Loc = NO_LOC
+    warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." texts
+
+    @property
+    def controls(self) -> list[Control]:
+        return [self.verify_checksum, self.ingress, self.egress, self.compute_checksum, self.deparser]
+
+    def all_tables(self) -> list[Table]:
+        return [t for c in self.controls for t in c.tables.values()]
+
+    def all_externs(self) -> list[ExternInstance]:
+        return [e for c in self.controls for e in c.externs.values()]
+
+    def field_list(self, struct: StructT, index: int) -> list[tuple[str, ...]]:
+        """Paths (field names from ``struct``) of the fields marked ``@field_list(index)``,
+        recursively, in declaration order (what clone/resubmit/recirculate preserve)."""
+        out: list[tuple[str, ...]] = []
+
+        def walk(t: StructT, prefix: tuple[str, ...], inherited: bool) -> None:
+            for f in t.fields:
+                marked = inherited or any(a.name == "field_list" and index in a.args
+                                          for a in f.annotations)
+                if isinstance(f.type, StructT):
+                    walk(f.type, prefix + (f.name,), marked)
+                elif marked:
+                    out.append(prefix + (f.name,))
+
+        walk(struct, (), False)
+        return out
