@@ -1,0 +1,164 @@
+"""Runtime control channel: JSON lines over TCP, the analogue of bmv2's Thrift port.
+
+Request  ``{"cmd": "set_queue_depth", "args": [16, 2]}``  →  reply ``{"ok": true, "result": ...}``
+or ``{"ok": false, "error": "..."}``.  Commands mirror ``simple_switch_CLI``: ``set_queue_depth
+DEPTH [PORT [PRIORITY]]``, ``set_queue_rate PPS [PORT [PRIORITY]]``, plus ``set_link_delay US
+[PORT]``, ``port_stats [PORT]``, ``show_ports``, ``switch_stats``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import socketserver
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+
+from softswitch.engine.loop import PacketLoop
+
+log = logging.getLogger("softswitch.control")
+MAX_LINE = 65536
+
+
+class ControlError(Exception):
+    """A runtime control command was malformed or failed."""
+
+
+def _ints(args: list, n_min: int, n_max: int, usage: str) -> list[int]:
+    if not n_min <= len(args) <= n_max:
+        raise ControlError(f"usage: {usage}")
+    try:
+        return [int(a) for a in args]
+    except (TypeError, ValueError):
+        raise ControlError(f"usage: {usage} (integers)") from None
+
+
+class ControlHandler:
+    """Executes control commands on the packet loop's thread."""
+
+    def __init__(self, loop: PacketLoop) -> None:
+        self.loop = loop
+        self.commands: dict[str, Callable[[list], object]] = {
+            "set_queue_depth": self._set_queue_depth,
+            "set_queue_rate": self._set_queue_rate,
+            "set_link_delay": self._set_link_delay,
+            "port_stats": self._port_stats,
+            "show_ports": self._show_ports,
+            "switch_stats": self._switch_stats,
+        }
+
+    def execute(self, cmd: str, args: list) -> object:
+        """Run one command; raises ControlError with a message for the user."""
+        fn = self.commands.get(cmd)
+        if fn is None:
+            raise ControlError(f"unknown command '{cmd}'; known: {', '.join(sorted(self.commands))}")
+        try:
+            return self.loop.call(lambda: fn(args))
+        except ValueError as e:
+            raise ControlError(str(e)) from None
+
+    def _set_queue_depth(self, args: list) -> None:
+        v = _ints(args, 1, 3, "set_queue_depth DEPTH_PKTS [PORT [PRIORITY]]")
+        self.loop.tm.set_queue_depth(*v)
+
+    def _set_queue_rate(self, args: list) -> None:
+        v = _ints(args, 1, 3, "set_queue_rate RATE_PPS [PORT [PRIORITY]]")
+        self.loop.tm.set_queue_rate(*v)
+
+    def _set_link_delay(self, args: list) -> None:
+        v = _ints(args, 1, 2, "set_link_delay DELAY_US [PORT]")
+        self.loop.tm.set_link_delay(*v)
+
+    def _port_stats(self, args: list) -> list[dict]:
+        v = _ints(args, 0, 1, "port_stats [PORT]")
+        rows = self.loop.port_stats()
+        return [r for r in rows if r["port"] == v[0]] if v else rows
+
+    def _show_ports(self, args: list) -> list[dict]:
+        _ints(args, 0, 0, "show_ports")
+        return [{"port": p.number, "ifname": p.ifname, "up": p.up}
+                for p in sorted(self.loop.ports.values(), key=lambda p: p.number)]
+
+    def _switch_stats(self, args: list) -> dict:
+        _ints(args, 0, 0, "switch_stats")
+        return asdict(self.loop.counters)
+
+
+class ControlServer:
+    """A threaded TCP server answering JSON-line requests with a ControlHandler."""
+
+    def __init__(self, handler: ControlHandler, host: str, port: int) -> None:
+        execute = handler.execute
+
+        class _Req(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                for raw in self.rfile:
+                    if len(raw) > MAX_LINE:
+                        reply = {"ok": False, "error": "request too long"}
+                    else:
+                        reply = _answer(execute, raw)
+                    self.wfile.write(json.dumps(reply).encode() + b"\n")
+
+        class _Srv(socketserver.ThreadingTCPServer):
+            allow_reuse_address = True
+            daemon_threads = True
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        self._server = _Srv((host, port), _Req)
+        self.address = self._server.server_address[:2]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="softswitch-control",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _answer(execute: Callable[[str, list], object], raw: bytes) -> dict:
+    try:
+        req = json.loads(raw)
+        if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
+            raise ControlError('request must be a JSON object {"cmd": NAME, "args": [...]}')
+        args = req.get("args", [])
+        if not isinstance(args, list):
+            raise ControlError("args must be a list")
+        return {"ok": True, "result": execute(req["cmd"], args)}
+    except json.JSONDecodeError as e:
+        return {"ok": False, "error": f"bad JSON: {e}"}
+    except ControlError as e:
+        return {"ok": False, "error": str(e)}
+    except Exception as e:  # never kill the connection thread on a bug
+        log.exception("control command failed")
+        return {"ok": False, "error": f"internal error: {e}"}
+
+
+def send_command(addr: str, cmd: str, args: list, timeout: float = 5.0) -> object:
+    """Client side: send one command to ``HOST:PORT`` and return its result (ControlError on failure)."""
+    host, port = split_addr(addr)
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(json.dumps({"cmd": cmd, "args": args}).encode() + b"\n")
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    if not buf:
+        raise ControlError(f"{addr}: connection closed without a reply")
+    reply = json.loads(buf)
+    if not reply.get("ok"):
+        raise ControlError(reply.get("error", "unknown error"))
+    return reply.get("result")
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``[V6]:PORT`` → (host, port)."""
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"bad address '{addr}': expected HOST:PORT")
+    host = host.strip("[]") or "0.0.0.0"
+    return host, int(port)

@@ -1,0 +1,207 @@
+"""Traffic manager: per egress port, 8 strict-priority FIFO queues with depth and rate limits.
+
+Modelled on bmv2's ``QueueingLogicPriRL``: a packet's departure time is fixed when it is
+enqueued (``max(now, previous departure + 1/rate)``), so the average rate is exact even when the
+packet loop wakes up late; a full queue tail-drops.  Priority 7 is served first (see
+``softswitch.contract.TmItem``).  bmv2's defaults: 64 packets per queue, no rate limit.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from softswitch.contract import TmItem
+
+NB_PRIORITIES = 8
+DEFAULT_QUEUE_DEPTH = 64  # packets, bmv2 simple_switch's default egress buffer capacity
+DEFAULT_QUEUE_RATE = 0  # packets/s; 0 means unlimited, as in bmv2
+
+
+@dataclass(slots=True)
+class QueueStats:
+    """Counters of one priority queue."""
+
+    enqueued: int = 0
+    dequeued: int = 0
+    dropped: int = 0
+
+
+@dataclass(slots=True)
+class _Queue:
+    """One FIFO of (departure_us, item) with its limits."""
+
+    depth: int
+    interval_us: float  # 1e6 / rate, 0.0 when unlimited
+    items: deque = field(default_factory=deque)
+    last_departure_us: float = -1e18  # no packet yet: the first one leaves at once
+    stats: QueueStats = field(default_factory=QueueStats)
+
+
+def _interval(rate_pps: int | None) -> float:
+    return 0.0 if not rate_pps else 1e6 / rate_pps
+
+
+class PortQueues:
+    """The 8 priority queues of one egress port plus its fixed link delay."""
+
+    __slots__ = ("port", "queues", "count", "link_delay_us", "rate_pps")
+
+    def __init__(self, port: int, depth: int, rate_pps: int) -> None:
+        self.port = port
+        self.queues = [_Queue(depth, _interval(rate_pps)) for _ in range(NB_PRIORITIES)]
+        self.rate_pps = [rate_pps] * NB_PRIORITIES
+        self.count = 0  # packets over all priorities
+        self.link_delay_us = 0
+
+
+class TrafficManager:
+    """Egress queues of every port; single-threaded: only the packet loop calls enqueue/dequeue.
+
+    Configuration setters may be called from other threads: they only replace plain numbers.
+    """
+
+    def __init__(self, default_depth: int = DEFAULT_QUEUE_DEPTH,
+                 default_rate_pps: int = DEFAULT_QUEUE_RATE) -> None:
+        self.default_depth = default_depth
+        self.default_rate_pps = default_rate_pps
+        self.ports: dict[int, PortQueues] = {}
+        self.total = 0  # packets queued over all ports
+        self._ready: list[PortQueues] = []  # ports with count > 0
+
+    # ---------------------------------------------------------------- configuration
+    def port(self, port: int) -> PortQueues:
+        """The queues of ``port``, created with the current defaults on first use."""
+        pq = self.ports.get(port)
+        if pq is None:
+            pq = PortQueues(port, self.default_depth, self.default_rate_pps)
+            self.ports[port] = pq
+        return pq
+
+    def set_queue_depth(self, depth: int, port: int | None = None, priority: int | None = None) -> None:
+        """bmv2 ``set_queue_depth``: all ports (and the default), one port, or one port+priority."""
+        if depth < 0:
+            raise ValueError(f"queue depth must be >= 0, got {depth}")
+        for q in self._select(port, priority, "default_depth", depth):
+            q.depth = depth
+
+    def set_queue_rate(self, rate_pps: int, port: int | None = None, priority: int | None = None) -> None:
+        """bmv2 ``set_queue_rate`` in packets/s (0 = unlimited)."""
+        if rate_pps < 0:
+            raise ValueError(f"queue rate must be >= 0, got {rate_pps}")
+        interval = _interval(rate_pps)
+        for q in self._select(port, priority, "default_rate_pps", rate_pps):
+            q.interval_us = interval
+        for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
+            for pri in (range(NB_PRIORITIES) if priority is None else [priority]):
+                pq.rate_pps[pri] = rate_pps
+
+    def set_link_delay(self, delay_us: int, port: int | None = None) -> None:
+        """Fixed delay applied to every frame of ``port`` (all known ports if None) after dequeue."""
+        if delay_us < 0:
+            raise ValueError(f"link delay must be >= 0, got {delay_us}")
+        for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
+            pq.link_delay_us = delay_us
+
+    def _select(self, port: int | None, priority: int | None, default_attr: str, value: int) -> list[_Queue]:
+        if priority is not None and not 0 <= priority < NB_PRIORITIES:
+            raise ValueError(f"priority must be 0..{NB_PRIORITIES - 1}, got {priority}")
+        if port is None:
+            if priority is not None:
+                raise ValueError("a priority needs a port")
+            setattr(self, default_attr, value)
+            return [q for pq in list(self.ports.values()) for q in pq.queues]
+        pq = self.port(port)
+        return pq.queues if priority is None else [pq.queues[priority]]
+
+    # ---------------------------------------------------------------- data path
+    def enqueue(self, item: TmItem, now_us: int) -> bool:
+        """Queue ``item`` on its egress port and priority; False (and counted) when tail-dropped."""
+        pq = self.ports.get(item.egress_port) or self.port(item.egress_port)
+        pri = item.priority
+        if not 0 <= pri < NB_PRIORITIES:
+            pri = NB_PRIORITIES - 1 if pri > 0 else 0
+        q = pq.queues[pri]
+        items = q.items
+        n = len(items)
+        if n >= q.depth:
+            q.stats.dropped += 1
+            return False
+        item.enq_timestamp_us = now_us
+        item.enq_qdepth = n
+        item.qid = pri
+        if q.interval_us:
+            dep = q.last_departure_us + q.interval_us
+            if dep < now_us:
+                dep = now_us
+            q.last_departure_us = dep
+        else:
+            dep = now_us
+        items.append((dep, item))
+        q.stats.enqueued += 1
+        if pq.count == 0:
+            self._ready.append(pq)
+        pq.count += 1
+        self.total += 1
+        return True
+
+    def dequeue(self, now_us: int, budget: int, out: list) -> float | None:
+        """Move up to ``budget`` eligible items into ``out`` as (port_queues, item).
+
+        Returns the earliest departure time (µs) of a packet still waiting on a rate limit, or
+        None when nothing waits on a rate limit.  Ports are served round-robin, one packet each.
+        """
+        ready = self._ready
+        next_due: float | None = None
+        while budget > 0 and ready:
+            progressed = False
+            for pq in list(ready):
+                for q in reversed(pq.queues):  # priority 7 first
+                    items = q.items
+                    if not items:
+                        continue
+                    dep, item = items[0]
+                    if dep > now_us:
+                        if next_due is None or dep < next_due:
+                            next_due = dep
+                        continue  # a rate-limited queue lets lower priorities through
+                    items.popleft()
+                    item.deq_timedelta_us = now_us - item.enq_timestamp_us
+                    item.deq_qdepth = len(items)
+                    q.stats.dequeued += 1
+                    pq.count -= 1
+                    self.total -= 1
+                    if pq.count == 0:
+                        ready.remove(pq)
+                    out.append((pq, item))
+                    budget -= 1
+                    progressed = True
+                    break
+                if budget <= 0:
+                    break
+            if not progressed:
+                break
+        if ready and next_due is None:
+            # every remaining head is rate-limited and was not inspected this round
+            for pq in ready:
+                for q in pq.queues:
+                    if q.items:
+                        dep = q.items[0][0]
+                        if next_due is None or dep < next_due:
+                            next_due = dep
+        return next_due
+
+    def depth(self, port: int, priority: int | None = None) -> int:
+        """Packets currently queued on ``port`` (one priority or all)."""
+        pq = self.ports.get(port)
+        if pq is None:
+            return 0
+        return pq.count if priority is None else len(pq.queues[priority].items)
+
+    def stats(self, port: int) -> list[dict]:
+        """Per-priority configuration and counters of ``port``."""
+        pq = self.port(port)
+        return [
+            {"priority": pri, "depth": q.depth, "rate_pps": pq.rate_pps[pri], "queued": len(q.items),
+             "enqueued": q.stats.enqueued, "dequeued": q.stats.dequeued, "dropped": q.stats.dropped}
+            for pri, q in enumerate(pq.queues)
+        ]

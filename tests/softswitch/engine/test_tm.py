@@ -1,0 +1,118 @@
+"""Traffic manager: strict priority, tail drop, rate limits, queue metadata."""
+from __future__ import annotations
+
+import pytest
+
+from softswitch.contract import TmItem
+from softswitch.engine.tm import DEFAULT_QUEUE_DEPTH, TrafficManager
+
+
+def item(port: int, pri: int, tag: int = 0) -> TmItem:
+    return TmItem(egress_port=port, priority=pri, length=64, meta=tag)
+
+
+def drain(tm: TrafficManager, now: int, budget: int = 1000) -> list[TmItem]:
+    out: list = []
+    tm.dequeue(now, budget, out)
+    return [it for _pq, it in out]
+
+
+def test_bmv2_defaults():
+    tm = TrafficManager()
+    assert DEFAULT_QUEUE_DEPTH == 64
+    stats = tm.stats(1)
+    assert len(stats) == 8
+    assert all(q["depth"] == 64 and q["rate_pps"] == 0 for q in stats)
+
+
+def test_strict_priority_order_and_fifo_within_priority():
+    tm = TrafficManager()
+    for tag, pri in enumerate([0, 3, 7, 3, 0, 7, 5]):
+        assert tm.enqueue(item(1, pri, tag), now_us=10)
+    got = drain(tm, 20)
+    assert [(i.priority, i.meta) for i in got] == [(7, 2), (7, 5), (5, 6), (3, 1), (3, 3), (0, 0), (0, 4)]
+    assert [i.qid for i in got] == [7, 7, 5, 3, 3, 0, 0]
+    assert tm.total == 0
+
+
+def test_tail_drop_counted_per_port_and_queue():
+    tm = TrafficManager()
+    tm.set_queue_depth(3, port=2)
+    tm.set_queue_depth(1, port=2, priority=7)
+    results = [tm.enqueue(item(2, 0, i), 0) for i in range(5)]
+    assert results == [True, True, True, False, False]
+    assert [tm.enqueue(item(2, 7, i), 0) for i in range(3)] == [True, False, False]
+    stats = tm.stats(2)
+    assert stats[0]["dropped"] == 2 and stats[7]["dropped"] == 2
+    assert sum(q["dropped"] for q in tm.stats(3)) == 0
+    # the survivors are the first ones (tail drop keeps the head)
+    assert [i.meta for i in drain(tm, 1)] == [0, 0, 1, 2]
+
+
+def test_depth_metadata():
+    tm = TrafficManager()
+    for i in range(4):
+        tm.enqueue(item(1, 2, i), now_us=100 + i)
+    got = drain(tm, 150)
+    assert [i.enq_qdepth for i in got] == [0, 1, 2, 3]
+    assert [i.deq_qdepth for i in got] == [3, 2, 1, 0]
+    assert [i.enq_timestamp_us for i in got] == [100, 101, 102, 103]
+    assert [i.deq_timedelta_us for i in got] == [50, 49, 48, 47]
+
+
+def test_rate_limit_spaces_departures():
+    tm = TrafficManager()
+    tm.set_queue_rate(1000, port=1)  # one packet per 1000 µs
+    for i in range(5):
+        tm.enqueue(item(1, 0, i), now_us=0)
+    assert [i.meta for i in drain(tm, 0)] == [0]
+    out: list = []
+    nxt = tm.dequeue(500, 10, out)
+    assert out == [] and nxt == 1000
+    assert [i.meta for i in drain(tm, 1000)] == [1]
+    assert [i.meta for i in drain(tm, 3999)] == [2, 3]  # late wake-up catches up, order kept
+    assert [i.meta for i in drain(tm, 4000)] == [4]
+    # deq_timedelta includes the time waited for the rate limit
+    tm.enqueue(item(1, 0, 9), now_us=4000)
+    got = drain(tm, 5000)
+    assert got[0].deq_timedelta_us == 1000
+
+
+def test_rate_limited_high_priority_lets_low_priority_through():
+    tm = TrafficManager()
+    tm.set_queue_rate(100, port=1, priority=7)  # 10 ms per packet
+    tm.enqueue(item(1, 7, "h0"), 0)
+    tm.enqueue(item(1, 7, "h1"), 0)
+    tm.enqueue(item(1, 0, "l0"), 0)
+    assert [i.meta for i in drain(tm, 1)] == ["h0", "l0"]
+    assert [i.meta for i in drain(tm, 10_000)] == ["h1"]
+
+
+def test_round_robin_between_ports_and_budget():
+    tm = TrafficManager()
+    for i in range(3):
+        tm.enqueue(item(1, 0, f"a{i}"), 0)
+        tm.enqueue(item(2, 0, f"b{i}"), 0)
+    first = drain(tm, 1, budget=4)
+    assert len(first) == 4 and {i.egress_port for i in first} == {1, 2}
+    assert len(drain(tm, 1)) == 2
+
+
+def test_settings_apply_to_ports_created_later_and_reject_bad_values():
+    tm = TrafficManager()
+    tm.set_queue_depth(5)
+    tm.set_queue_rate(200)
+    assert tm.stats(9)[3]["depth"] == 5 and tm.stats(9)[3]["rate_pps"] == 200
+    with pytest.raises(ValueError):
+        tm.set_queue_depth(-1)
+    with pytest.raises(ValueError):
+        tm.set_queue_rate(10, port=1, priority=8)
+    with pytest.raises(ValueError):
+        tm.set_queue_depth(10, priority=3)
+
+
+def test_zero_depth_drops_everything():
+    tm = TrafficManager()
+    tm.set_queue_depth(0, port=4)
+    assert not tm.enqueue(item(4, 1), 0)
+    assert tm.stats(4)[1]["dropped"] == 1
