@@ -1,0 +1,89 @@
+"""Shared pytest fixtures: network namespaces and veth pairs that are always cleaned up.
+
+Every test passes its own name prefix (e.g. ``h4``) so parallel suites never collide.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, veth, AF_PACKET)")
+
+
+@pytest.fixture
+def netns_factory() -> Iterator:
+    """``make(name)`` creates network namespace ``name``; all are deleted at teardown."""
+    _require_root()
+    from pyroute2 import netns
+
+    made: list[str] = []
+
+    def make(name: str) -> str:
+        if name in netns.listnetns():
+            netns.remove(name)
+        netns.create(name)
+        made.append(name)
+        return name
+
+    try:
+        yield make
+    finally:
+        for name in made:
+            try:
+                netns.remove(name)
+            except OSError:
+                pass
+
+
+@pytest.fixture
+def veth_factory() -> Iterator:
+    """``make(a, b, netns_b=None)`` creates an up veth pair (IPv6 off, so no stray ND/MLD frames).
+
+    ``b`` may be moved into namespace ``netns_b``.  Pairs are deleted at teardown.
+    """
+    _require_root()
+    from pyroute2 import IPRoute, NetNS
+
+    made: list[str] = []
+    with IPRoute() as ipr:
+
+        def make(a: str, b: str, netns_b: str | None = None) -> tuple[str, str]:
+            if ipr.link_lookup(ifname=a):
+                ipr.link("del", ifname=a)
+            ipr.link("add", ifname=a, kind="veth", peer={"ifname": b})
+            made.append(a)
+            _quiet(a)
+            idx_a = ipr.link_lookup(ifname=a)[0]
+            idx_b = ipr.link_lookup(ifname=b)[0]
+            if netns_b is None:
+                _quiet(b)
+                ipr.link("set", index=idx_b, state="up")
+            else:
+                ipr.link("set", index=idx_b, net_ns_fd=netns_b)
+                with NetNS(netns_b) as ns:
+                    ns.link("set", index=ns.link_lookup(ifname=b)[0], state="up")
+            ipr.link("set", index=idx_a, state="up")
+            return a, b
+
+        try:
+            yield make
+        finally:
+            for a in made:
+                try:
+                    ipr.link("del", ifname=a)
+                except Exception:  # already gone with its namespace
+                    pass
+
+
+def _quiet(ifname: str) -> None:
+    """Disable IPv6 on an interface of this namespace so the kernel sends nothing on it."""
+    try:
+        with open(f"/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6", "w") as f:
+            f.write("1")
+    except OSError:
+        pass
