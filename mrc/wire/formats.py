@@ -40,7 +40,7 @@ ImmDt                 4  imm(32)   (LAST_WITH_IMM / ONLY_WITH_IMM only)
 AETH                  4  syndrome(8) msn(24)
 MRC SACK [ours]   60+4n  flags(8) cum_psn(24) | n_ecn(8) sack_base(24) | n_trim(8) trigger_psn(24)
                          | service_time_ns(32) | received_bytes(64) | ev_echo(32)
-                         | bitmap(256, MSB of byte 0 = sack_base) | n_ecn x (rsv(8) psn(24))
+                         | bitmap(256) | n_ecn x (rsv(8) psn(24))
                          | n_trim x (rsv(8) psn(24))
 PROBE_REQ/RESP       24  req_id(32) flags(8) port(8) reserved(16) sender_ts_ns(64)
   [ours]                 service_time_ns(32) ev_echo(32)
@@ -49,7 +49,8 @@ ICRC                  4  CRC-32, little-endian
 =================  ====  ===================================================================
 
 SACK semantics [ours]: ``cum_psn`` is the next PSN the responder expects (every PSN before it has
-arrived); bit ``i`` of the bitmap says PSN ``sack_base + i`` has arrived; the responder chooses
+arrived); the bitmap is one 256-bit big-endian integer whose bit ``i`` (value ``2**i``, so the
+last byte's least significant bit is ``i = 0``) says PSN ``sack_base + i`` has arrived; the responder chooses
 ``sack_base`` so the packet that triggered the ACK is inside the 256-PSN window.  ``trigger_psn`` is
 the PSN of the packet that triggered this ACK, ``flags`` say whether it was a retransmission
 (RETX_ECHO), CE-marked (ECN_ECHO) or trimmed (TRIM); ``ev_echo`` is the entropy it arrived with
