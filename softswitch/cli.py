@@ -1,0 +1,265 @@
+"""``softswitch``: a simple_switch_grpc-compatible command line, plus ``compile`` and ``cli``.
+
+    softswitch [--device-id N] [-i P@IF]... [--log-console] [--log-level L] [--log-file F]
+               [--queue-depth [P[/Q]:]N] [--queue-rate [P[/Q]:]PPS] [--link-delay [P:]US]
+               [--runtime-addr HOST:PORT] (--no-p4 | PROG.p4 [-D X] [-I DIR])
+               -- --grpc-server-addr HOST:PORT [--cpu-port N]
+    softswitch compile PROG.p4 [-D X] [-I DIR] --p4runtime-files OUT.txtpb ...
+    softswitch cli [--addr HOST:PORT] COMMAND [ARG]...
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from softswitch.engine.control import ControlError, send_command
+from softswitch.engine.ports import parse_interface
+from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
+
+log = logging.getLogger("softswitch")
+
+LOG_LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
+              "error": logging.ERROR, "off": logging.CRITICAL + 10}
+DEFAULT_GRPC_ADDR = "0.0.0.0:9559"
+DEFAULT_RUNTIME_ADDR = "127.0.0.1:9090"  # bmv2's Thrift default port, for `softswitch cli`
+
+# bmv2 options with no meaning here: accepted (with their value) and warned about.
+BMV2_VALUE_OPTIONS = ["--thrift-port", "--nanolog", "--use-files", "--packet-in", "--notifications-addr",
+                      "--debugger-addr", "--restore-state", "--state-file", "--dump-packet-data",
+                      "--max-port-count", "--to-pdf"]
+BMV2_FLAG_OPTIONS = ["--debugger", "--log-flush", "--json-version"]
+BMV2_TARGET_VALUE_OPTIONS = ["--dp-grpc-server-addr", "--grpc-server-cacert", "--grpc-server-cert",
+                             "--grpc-server-key", "--load-modules", "--drop-port"]
+BMV2_TARGET_FLAG_OPTIONS = ["--grpc-server-ssl", "--grpc-server-with-client-auth", "--enable-swap"]
+
+
+def _queue_spec(text: str) -> tuple[int | None, int | None, int]:
+    """``N`` | ``PORT:N`` | ``PORT/PRIORITY:N`` → (port, priority, value)."""
+    where, sep, value = text.rpartition(":")
+    port = pri = None
+    try:
+        if sep:
+            p, slash, q = where.partition("/")
+            port = int(p)
+            pri = int(q) if slash else None
+        v = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected N, PORT:N or PORT/PRIORITY:N") from None
+    if v < 0 or (pri is not None and not 0 <= pri <= 7):
+        raise argparse.ArgumentTypeError(f"'{text}': values must be >= 0 and priorities 0..7")
+    return port, pri, v
+
+
+def _delay_spec(text: str) -> tuple[int | None, int]:
+    port, pri, v = _queue_spec(text)
+    if pri is not None:
+        raise argparse.ArgumentTypeError(f"'{text}': a link delay is per port: [PORT:]MICROSECONDS")
+    return port, v
+
+
+def _interface(text: str) -> tuple[int, str]:
+    try:
+        return parse_interface(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The switch's own options (before ``--``)."""
+    p = argparse.ArgumentParser(
+        prog="softswitch",
+        usage="softswitch [options] (--no-p4 | PROG.p4) -- --grpc-server-addr HOST:PORT [--cpu-port N]\n"
+              "       softswitch compile PROG.p4 ...   (P4Info and device config, like p4c)\n"
+              "       softswitch cli [--addr HOST:PORT] COMMAND [ARG]...   (runtime control)",
+        description="Embedded P4_16 v1model software switch with a P4Runtime server; a drop-in for "
+                    "bmv2's simple_switch_grpc. Target options (gRPC address, CPU port) follow '--'.",
+        epilog="target options after '--': --grpc-server-addr HOST:PORT (default 0.0.0.0:9559), "
+               "--cpu-port N (frames the program sends there become PacketIn; PacketOut enters "
+               "ingress on it), --priority-queues N (always 8 here). Runtime control commands: "
+               "set_queue_depth, set_queue_rate, set_link_delay, port_stats, show_ports, switch_stats.")
+    p.add_argument("program", nargs="?", metavar="PROG.p4",
+                   help="P4_16 v1model source to run at start (P4Info is built from it)")
+    p.add_argument("--no-p4", action="store_true",
+                   help="start without a program and wait for SetForwardingPipelineConfig")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="preprocessor define for PROG.p4")
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="include directory for PROG.p4")
+    p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default 1)")
+    p.add_argument("-i", "--interface", dest="interfaces", action="append", default=[], type=_interface,
+                   metavar="PORT@IFNAME", help="bind P4 port PORT to Linux interface IFNAME (repeatable)")
+    p.add_argument("--log-console", action="store_true", help="log to stdout, incl. the per-packet trace")
+    p.add_argument("-L", "--log-level", choices=list(LOG_LEVELS), default=None,
+                   help="trace|debug|info|warn|error|off (default: trace with a log target, else warn)")
+    p.add_argument("--log-file", metavar="FILE", help="log to FILE (per-packet trace included)")
+    q = p.add_argument_group("traffic manager (bmv2 defaults: 64 packets per queue, no rate limit)")
+    q.add_argument("--queue-depth", action="append", default=[], type=_queue_spec, metavar="[P[/Q]:]N",
+                   help="queue depth in packets, for all ports, port P, or priority queue Q of port P")
+    q.add_argument("--queue-rate", action="append", default=[], type=_queue_spec, metavar="[P[/Q]:]PPS",
+                   help="queue rate in packets/s (0 = unlimited), same scoping as --queue-depth")
+    q.add_argument("--link-delay", action="append", default=[], type=_delay_spec, metavar="[P:]US",
+                   help="fixed delay in microseconds added after dequeue on port P (or all ports)")
+    q.add_argument("--runtime-addr", metavar="HOST:PORT",
+                   help="serve runtime control (JSON lines; `softswitch cli`) on HOST:PORT")
+    p.add_argument("--ready-file", help=argparse.SUPPRESS)
+    p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
+    compat = p.add_argument_group("accepted for simple_switch_grpc compatibility and ignored")
+    for name in BMV2_VALUE_OPTIONS:
+        compat.add_argument(name, dest="compat_" + name[2:].replace("-", "_"), metavar="X")
+    compat.add_argument("--pcap", dest="compat_pcap", nargs="?", const="", metavar="DIR")
+    for name in BMV2_FLAG_OPTIONS:
+        compat.add_argument(name, dest="compat_" + name[2:].replace("-", "_"), action="store_true")
+    return p
+
+
+def build_target_parser() -> argparse.ArgumentParser:
+    """The target options that simple_switch_grpc takes after ``--``."""
+    t = argparse.ArgumentParser(prog="softswitch ... --", add_help=False)
+    t.add_argument("--grpc-server-addr", default=DEFAULT_GRPC_ADDR)
+    t.add_argument("--cpu-port", type=int)
+    t.add_argument("--priority-queues", type=int)
+    for name in BMV2_TARGET_VALUE_OPTIONS:
+        t.add_argument(name, dest="compat_" + name[2:].replace("-", "_"))
+    for name in BMV2_TARGET_FLAG_OPTIONS:
+        t.add_argument(name, dest="compat_" + name[2:].replace("-", "_"), action="store_true")
+    return t
+
+
+def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, list[str]]:
+    """Parse a simple_switch_grpc-style command line; returns (config, main options, warnings)."""
+    argv = list(argv)
+    main_argv, target_argv = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv \
+        else (argv, [])
+    parser = build_parser()
+    ns, unknown = parser.parse_known_args(main_argv)
+    warnings = [f"unknown option '{u}' ignored" for u in unknown]
+    tns, tunknown = build_target_parser().parse_known_args(target_argv)
+    warnings += [f"unknown target option '{u}' ignored" for u in tunknown]
+    for space in (ns, tns):
+        for key, value in vars(space).items():
+            if key.startswith("compat_") and value not in (None, False):
+                warnings.append(f"bmv2 option --{key[7:].replace('_', '-')} is not supported by softswitch; "
+                                "ignored")
+    if tns.priority_queues not in (None, 8):
+        warnings.append(f"--priority-queues {tns.priority_queues}: softswitch always has 8 priority queues")
+    if ns.version:
+        return SwitchConfig(), ns, warnings
+    if ns.no_p4 and ns.program:
+        parser.error("give either PROG.p4 or --no-p4, not both")
+    if not ns.no_p4 and not ns.program:
+        parser.error("give PROG.p4 or --no-p4")
+    if ns.program and ns.program.endswith(".json"):
+        parser.error(f"{ns.program}: softswitch runs P4_16 source (.p4), not a bmv2 JSON file")
+    ports = [n for n, _ in ns.interfaces]
+    dup = {n for n in ports if ports.count(n) > 1}
+    if dup:
+        parser.error(f"port(s) {sorted(dup)} bound twice with -i")
+    if tns.cpu_port is not None and not 0 < tns.cpu_port < 511:
+        parser.error(f"--cpu-port {tns.cpu_port}: must be 1..510")
+    if tns.cpu_port is not None and tns.cpu_port in ports:
+        parser.error(f"--cpu-port {tns.cpu_port} is also bound to an interface with -i")
+    cfg = SwitchConfig(
+        device_id=ns.device_id, interfaces=ns.interfaces, program=ns.program, defines=ns.defines,
+        include_dirs=ns.include_dirs, grpc_addr=tns.grpc_server_addr, cpu_port=tns.cpu_port,
+        queue_depths=ns.queue_depth, queue_rates=ns.queue_rate, link_delays=ns.link_delay,
+        runtime_addr=ns.runtime_addr,
+        trace=bool(ns.log_console or ns.log_file) and (ns.log_level or "trace") == "trace")
+    return cfg, ns, warnings
+
+
+def setup_logging(ns: argparse.Namespace) -> None:
+    """bmv2-like logging: --log-console to stdout, --log-file to a file, warnings to stderr otherwise."""
+    logging.addLevelName(TRACE, "TRACE")
+    root = logging.getLogger("softswitch")
+    root.handlers.clear()
+    root.propagate = False
+    fmt = logging.Formatter("[%(asctime)s.%(msecs)03d] [%(levelname)s] %(name)s: %(message)s", "%H:%M:%S")
+    targets: list[logging.Handler] = []
+    if ns.log_console:
+        targets.append(logging.StreamHandler(sys.stdout))
+    if ns.log_file:
+        targets.append(logging.FileHandler(ns.log_file))
+    level = LOG_LEVELS[ns.log_level] if ns.log_level else (TRACE if targets else logging.WARNING)
+    if not targets:
+        targets.append(logging.StreamHandler(sys.stderr))
+    for h in targets:
+        h.setFormatter(fmt)
+        root.addHandler(h)
+    root.setLevel(level)
+    # the trace is logged at DEBUG on its own logger; show it only at level trace
+    logging.getLogger("softswitch.trace").setLevel(logging.DEBUG if level <= TRACE else logging.INFO)
+
+
+def run_switch(argv: Sequence[str]) -> int:
+    """Run the switch until SIGINT/SIGTERM; 0 on a clean stop, 1 when it cannot start."""
+    cfg, ns, warnings = parse_args(argv)
+    if ns.version:
+        print("softswitch 0.1.0 (simple_switch_grpc-compatible command line)")
+        return 0
+    setup_logging(ns)
+    for w in warnings:
+        log.warning("%s", w)
+    switch = Switch(cfg)
+    signal.signal(signal.SIGINT, lambda *_: switch.stop())
+    signal.signal(signal.SIGTERM, lambda *_: switch.stop())
+    try:
+        switch.start()
+    except Exception as e:  # noqa: BLE001 - every start failure is reported the same way
+        msg = str(e) if isinstance(e, (SwitchError, OSError, ValueError)) or _is_p4_error(e) else repr(e)
+        print(f"softswitch: error: {msg}", file=sys.stderr)
+        if not _is_p4_error(e) and not isinstance(e, (SwitchError, OSError, ValueError)):
+            log.debug("start failure", exc_info=True)
+        return 1
+    if ns.ready_file:
+        Path(ns.ready_file).write_text(f"{switch.grpc_port or ''}\n")
+    while not switch.wait(0.5):
+        pass
+    return 0
+
+
+def _is_p4_error(e: BaseException) -> bool:
+    return type(e).__module__.startswith("softswitch.frontend")
+
+
+def run_cli(argv: Sequence[str]) -> int:
+    """``softswitch cli``: send one runtime control command and print the answer."""
+    p = argparse.ArgumentParser(prog="softswitch cli", description="Runtime control of a running softswitch "
+                                "(started with --runtime-addr). Commands: set_queue_depth DEPTH [PORT [PRIO]], "
+                                "set_queue_rate PPS [PORT [PRIO]], set_link_delay US [PORT], port_stats [PORT], "
+                                "show_ports, switch_stats.")
+    p.add_argument("--addr", default=DEFAULT_RUNTIME_ADDR, help=f"HOST:PORT (default {DEFAULT_RUNTIME_ADDR})")
+    p.add_argument("--json", action="store_true", help="print the raw JSON result")
+    p.add_argument("command")
+    p.add_argument("args", nargs="*")
+    ns = p.parse_args(argv)
+    try:
+        result = send_command(ns.addr, ns.command, ns.args)
+    except (ControlError, OSError, ValueError) as e:
+        print(f"softswitch cli: error: {e}", file=sys.stderr)
+        return 1
+    if ns.json or not isinstance(result, list):
+        if result is not None:
+            print(json.dumps(result, indent=2))
+        return 0
+    for row in result:
+        print("  ".join(f"{k}={v}" for k, v in row.items() if k != "queues"))
+        for qrow in row.get("queues", []):
+            if qrow["enqueued"] or qrow["dropped"] or qrow["queued"]:
+                print("    " + "  ".join(f"{k}={v}" for k, v in qrow.items()))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "compile":
+        from softswitch.compile_cmd import main as compile_main
+        return compile_main(argv[1:])
+    if argv and argv[0] == "cli":
+        return run_cli(argv[1:])
+    return run_switch(argv)

@@ -1,0 +1,155 @@
+"""The runnable switch: ports + traffic manager + packet loop + P4Runtime server + runtime control.
+
+It glues the parts together: the front end (``softswitch.frontend``/``p4info``/``devconfig``), the
+compiled pipeline (``softswitch.exec``), the runtime state and P4Runtime server
+(``softswitch.runtime``/``softswitch.p4rt``) and the engine (``softswitch.engine``).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from softswitch.engine.control import ControlHandler, ControlServer, split_addr
+from softswitch.engine.loop import PacketLoop
+from softswitch.engine.ports import LinuxPort
+from softswitch.engine.tm import TrafficManager
+
+log = logging.getLogger("softswitch")
+TRACE = 5  # logging level of the per-packet trace (bmv2's "trace")
+
+
+@dataclass
+class SwitchConfig:
+    """Everything the command line (or the Python API) can set."""
+
+    device_id: int = 1
+    interfaces: list[tuple[int, str]] = field(default_factory=list)
+    program: str | None = None  # a .p4 file; None waits for SetForwardingPipelineConfig
+    defines: list[str] = field(default_factory=list)
+    include_dirs: list[str] = field(default_factory=list)
+    grpc_addr: str = "0.0.0.0:9559"
+    cpu_port: int | None = None
+    # (port or None for all, priority or None for all, value)
+    queue_depths: list[tuple[int | None, int | None, int]] = field(default_factory=list)
+    queue_rates: list[tuple[int | None, int | None, int]] = field(default_factory=list)
+    link_delays: list[tuple[int | None, int]] = field(default_factory=list)
+    runtime_addr: str | None = None
+    trace: bool = False  # per-packet trace through the "softswitch.trace" logger
+
+
+class SwitchError(Exception):
+    """The switch could not start (bad program, address in use, ...)."""
+
+
+class Switch:
+    """One running switch; ``start()`` returns once the gRPC server listens."""
+
+    def __init__(self, config: SwitchConfig) -> None:
+        self.config = config
+        self.tm = TrafficManager()
+        self.loop = PacketLoop(self.tm, [LinuxPort(n, name) for n, name in config.interfaces],
+                               cpu_port=config.cpu_port, on_packet_in=self._packet_in)
+        self.server = None
+        self.control: ControlServer | None = None
+        self.grpc_port: int | None = None
+        self._swap_lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._trace = logging.getLogger("softswitch.trace").debug if config.trace else None
+        self._apply_queue_config()
+
+    def _apply_queue_config(self) -> None:
+        cfg = self.config
+        for port, pri, depth in cfg.queue_depths:
+            self.tm.set_queue_depth(depth, port, pri)
+        for port, pri, rate in cfg.queue_rates:
+            self.tm.set_queue_rate(rate, port, pri)
+        for port, delay in cfg.link_delays:
+            self.tm.set_link_delay(delay, port)
+
+    # ------------------------------------------------------------ pipeline
+    def _build(self, program: object, p4info: object) -> tuple[object, object]:
+        """Runtime state and compiled pipeline for ``program`` (not yet installed)."""
+        from softswitch.exec import build_pipeline
+        from softswitch.runtime import SwitchState
+
+        state = SwitchState(p4info)
+        pipeline = build_pipeline(program, state, self.config.cpu_port, trace=self._trace)
+        return state, pipeline
+
+    def load_source(self, path: str) -> tuple[object, object, object]:
+        """Compile ``path`` and install it; returns (p4info, device_config, state)."""
+        from softswitch.devconfig import make_device_config
+        from softswitch.frontend import load_program
+        from softswitch.p4info import build_p4info
+
+        program = load_program(path, self.config.defines, self.config.include_dirs)
+        p4info = build_p4info(program)
+        device_config = make_device_config(path, self.config.defines, self.config.include_dirs)
+        state, pipeline = self._build(program, p4info)
+        self.loop.set_pipeline(pipeline)
+        return p4info, device_config, state
+
+    def load_pipeline(self, p4info: object, device_config: bytes) -> object:
+        """P4Runtime's SetForwardingPipelineConfig callback: build, then swap atomically."""
+        from softswitch.devconfig import load_device_config
+
+        program = load_device_config(device_config)
+        with self._swap_lock:
+            state, pipeline = self._build(program, p4info)
+            self.loop.set_pipeline(pipeline)
+        log.info("pipeline loaded from SetForwardingPipelineConfig")
+        return state
+
+    # ------------------------------------------------------------ packets to/from the controller
+    def _packet_in(self, frame: bytes) -> None:
+        server = self.server
+        if server is not None:
+            server.send_packet_in(frame)
+
+    def _packet_out(self, frame: bytes) -> None:
+        if self.config.cpu_port is None:
+            log.warning("PacketOut dropped: no --cpu-port configured")
+            return
+        self.loop.inject(self.config.cpu_port, frame)
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Load the program (if any), start the packet loop, gRPC and runtime control servers."""
+        from softswitch.p4rt import P4RuntimeServer
+
+        initial = None
+        if self.config.program:
+            initial = self.load_source(self.config.program)
+        self.loop.start()
+        try:
+            self.server = P4RuntimeServer(self.config.device_id, self.load_pipeline, self._packet_out,
+                                          self.config.grpc_addr)
+            if initial is not None:
+                p4info, device_config, state = initial
+                self.server.set_pipeline(p4info, device_config, state)
+            self.grpc_port = self.server.start()
+            if self.config.runtime_addr:
+                host, port = split_addr(self.config.runtime_addr)
+                self.control = ControlServer(ControlHandler(self.loop), host, port)
+                self.control.start()
+        except Exception:
+            self.stop()
+            raise
+        log.info("softswitch device %d serving P4Runtime on %s", self.config.device_id,
+                 self.config.grpc_addr)
+
+    def stop(self) -> None:
+        """Stop every server and thread and close every socket (idempotent)."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        if self.control is not None:
+            self.control.stop()
+        if self.server is not None:
+            self.server.stop()
+        self.loop.stop()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until ``stop`` was called; True if it was."""
+        return self._stopped.wait(timeout)

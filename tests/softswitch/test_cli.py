@@ -1,0 +1,107 @@
+"""Command line: simple_switch_grpc shape, compatibility flags, queue options, `softswitch cli`."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from softswitch.cli import main, parse_args
+from softswitch.engine.control import ControlHandler, ControlServer
+from softswitch.engine.loop import PacketLoop
+from softswitch.engine.tm import TrafficManager
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_help_exits_zero_and_names_the_shape():
+    out = subprocess.run([sys.executable, "-m", "softswitch", "--help"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0
+    for word in ("--grpc-server-addr", "--cpu-port", "--no-p4", "--queue-depth", "--queue-rate",
+                 "--link-delay", "--runtime-addr", "-i PORT@IFNAME", "--thrift-port"):
+        assert word in out.stdout
+
+
+def test_simple_switch_grpc_command_line():
+    cfg, ns, warnings = parse_args(
+        ["--device-id", "3", "-i", "1@h4x1", "-i", "2@h4x2", "--log-console", "--log-level", "info",
+         "prog.p4", "-D", "FOO=1", "-I", "inc", "--", "--grpc-server-addr", "127.0.0.1:50001",
+         "--cpu-port", "255"])
+    assert (cfg.device_id, cfg.interfaces, cfg.program) == (3, [(1, "h4x1"), (2, "h4x2")], "prog.p4")
+    assert (cfg.defines, cfg.include_dirs) == (["FOO=1"], ["inc"])
+    assert (cfg.grpc_addr, cfg.cpu_port) == ("127.0.0.1:50001", 255)
+    assert not cfg.trace  # log level info hides the per-packet trace
+    assert warnings == []
+
+
+def test_bmv2_only_flags_are_accepted_with_warnings():
+    cfg, _ns, warnings = parse_args(
+        ["--thrift-port", "9091", "--nanolog", "ipc:///tmp/x", "--pcap", "--debugger", "--no-p4",
+         "--", "--grpc-server-addr", "0.0.0.0:9559", "--enable-swap", "--drop-port", "511",
+         "--priority-queues", "2", "--made-up"])
+    text = "\n".join(warnings)
+    for flag in ("--thrift-port", "--nanolog", "--pcap", "--debugger", "--enable-swap", "--drop-port",
+                 "--priority-queues 2", "'--made-up'"):
+        assert flag in text
+    assert cfg.program is None and cfg.grpc_addr == "0.0.0.0:9559"
+
+
+def test_queue_and_delay_specs():
+    cfg, _ns, _w = parse_args(["--queue-depth", "16", "--queue-depth", "2:8", "--queue-depth", "2/7:4",
+                               "--queue-rate", "3:1000", "--link-delay", "500", "--link-delay", "4:20",
+                               "--no-p4"])
+    assert cfg.queue_depths == [(None, None, 16), (2, None, 8), (2, 7, 4)]
+    assert cfg.queue_rates == [(3, None, 1000)]
+    assert cfg.link_delays == [(None, 500), (4, 20)]
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "PROG.p4 or --no-p4"),
+    (["a.p4", "--no-p4"], "not both"),
+    (["x.json"], "not a bmv2 JSON"),
+    (["-i", "eth0", "--no-p4"], "PORT@IFNAME"),
+    (["-i", "511@h4x", "--no-p4"], "drop port"),
+    (["-i", "1@h4a", "-i", "1@h4b", "--no-p4"], "bound twice"),
+    (["--queue-depth", "2/9:4", "--no-p4"], "priorities 0..7"),
+    (["--link-delay", "1/2:3", "--no-p4"], "per port"),
+    (["--no-p4", "--", "--cpu-port", "511"], "1..510"),
+])
+def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        parse_args(argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_runtime_control_round_trip(capsys):
+    loop = PacketLoop(TrafficManager(), [])
+    server = ControlServer(ControlHandler(loop), "127.0.0.1", 0)
+    server.start()
+    addr = f"127.0.0.1:{server.address[1]}"
+    try:
+        assert main(["cli", "--addr", addr, "set_queue_depth", "16", "2"]) == 0
+        assert main(["cli", "--addr", addr, "set_queue_rate", "500", "2", "7"]) == 0
+        assert main(["cli", "--addr", addr, "set_link_delay", "250", "2"]) == 0
+        stats = loop.tm.stats(2)
+        assert stats[0]["depth"] == 16 and stats[7]["rate_pps"] == 500 and stats[0]["rate_pps"] == 0
+        assert loop.tm.port(2).link_delay_us == 250
+        capsys.readouterr()
+        assert main(["cli", "--addr", addr, "--json", "switch_stats"]) == 0
+        assert '"ingress_packets": 0' in capsys.readouterr().out
+        assert main(["cli", "--addr", addr, "set_queue_depth", "x"]) == 1
+        assert "usage: set_queue_depth" in capsys.readouterr().err
+        assert main(["cli", "--addr", addr, "frobnicate"]) == 1
+        assert "unknown command" in capsys.readouterr().err
+        assert main(["cli", "--addr", addr, "set_queue_rate", "10", "1", "9"]) == 1
+        assert "priority" in capsys.readouterr().err
+    finally:
+        server.stop()
+        loop.stop()
+
+
+def test_cli_reports_unreachable_switch(capsys):
+    from softswitch.api import free_tcp_port
+    assert main(["cli", "--addr", f"127.0.0.1:{free_tcp_port()}", "show_ports"]) == 1
+    assert "error" in capsys.readouterr().err
