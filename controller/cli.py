@@ -1,0 +1,176 @@
+"""``mrc-controller``: topology generation/checking, SID plan, static plan and EV plans.
+
+The P4Runtime daemon (``run``, ``status``) is added beside these commands by the session layer.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .evplan import EvPlanError, host_ev_data, srv6_profile, stev_profile, walk_srv6, walk_stev, write_ev_files
+from .plan import build_plan, plan_to_data
+from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
+from .topogen import clos_data, dump_yaml
+from .topology import DEFAULT_GRPC_BASE, TopologyError, load_topology, parse_topology
+
+
+def _emit(data: Any, fmt: str, out: str | None) -> None:
+    text = (json.dumps(data, indent=1) + "\n" if fmt == "json"
+            else yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120))
+    if out:
+        Path(out).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+def _load_plan(args: argparse.Namespace):
+    topo = load_topology(args.topology)
+    return build_plan(topo, build_sid_plan(topo, args.block, args.gid_prefix))
+
+
+def cmd_topo_gen(args: argparse.Namespace) -> int:
+    data = clos_data(args.planes, args.spines, args.leaves, args.hosts_per_leaf, name=args.name,
+                     grpc_base_port=args.grpc_base_port)
+    parse_topology(data)  # the generator's output must validate
+    text = dump_yaml(data)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_topo_check(args: argparse.Namespace) -> int:
+    t = load_topology(args.topology)
+    print(f"{args.topology}: ok: {t.name}: {t.planes} plane(s), {len(t.spines())} spine(s), "
+          f"{len(t.leaves())} leaf(s), {len(t.hosts)} host(s), {len(t.links)} link(s)")
+    return 0
+
+
+def cmd_sid(args: argparse.Namespace) -> int:
+    topo = load_topology(args.topology)
+    _emit(build_sid_plan(topo, args.block, args.gid_prefix).to_data(), args.format, args.output)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    data = plan_to_data(_load_plan(args))
+    if args.switch:
+        if args.switch not in data:
+            raise TopologyError(f"unknown switch {args.switch!r}")
+        data = {args.switch: data[args.switch]}
+    _emit(data, args.format, args.output)
+    return 0
+
+
+def _ev_formats(text: str) -> tuple[str, ...]:
+    return tuple(f.strip().upper() for f in text.split(",") if f.strip())
+
+
+def cmd_ev_gen(args: argparse.Namespace) -> int:
+    plan = _load_plan(args)
+    formats = _ev_formats(args.ev_format)
+    if args.host:
+        if args.host not in plan.topology.hosts:
+            raise EvPlanError(f"unknown host {args.host!r}")
+        _emit(host_ev_data(plan, args.host, args.evs_per_path, formats), args.format, args.output)
+        return 0
+    if not args.output:
+        raise EvPlanError("ev gen: give -o DIR (one file per host) or --host NAME (to stdout)")
+    paths = write_ev_files(plan, args.output, args.evs_per_path, args.format, formats)
+    print(f"wrote {len(paths)} EV plan file(s) to {args.output}")
+    return 0
+
+
+def cmd_ev_check(args: argparse.Namespace) -> int:
+    plan = _load_plan(args)
+    hosts = [h.name for h in plan.topology.host_list()]
+    n = 0
+    for src in hosts:
+        for dst in hosts:
+            if src == dst:
+                continue
+            gid = str(plan.sids.host_gid(dst))
+            for ev in srv6_profile(plan, src, dst, args.evs_per_path).evs:
+                got = walk_srv6(plan, src, ev.port, ev.value)[:2]
+                if got != (dst, ev.port):
+                    raise EvPlanError(f"SRv6 EV {ev.index} {src}->{dst} reaches {got}")
+                n += 1
+            for ev in stev_profile(plan, src, dst, args.evs_per_path).evs:
+                got = walk_stev(plan, src, ev.port, gid, ev.flow_label)[:2]
+                if got != (dst, ev.port):
+                    raise EvPlanError(f"STEV EV {ev.index} {src}->{dst} reaches {got}")
+                n += 1
+    print(f"ok: {n} EVs walked hop by hop to their destination port")
+    return 0
+
+
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--topology", "-t", required=True, help="topology YAML file")
+    p.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
+    p.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX,
+                   help=f"host GID /64 (default {DEFAULT_GID_PREFIX})")
+    p.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    p.add_argument("-o", "--output", help="output file (default stdout)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands carry their handler in ``func``)."""
+    ap = argparse.ArgumentParser(prog="mrc-controller", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    topo = sub.add_parser("topo", help="generate or check topologies").add_subparsers(dest="topo_cmd",
+                                                                                     required=True)
+    g = topo.add_parser("gen", help="generate a multi-plane two-tier Clos topology")
+    g.add_argument("--planes", type=int, default=2)
+    g.add_argument("--spines", type=int, default=2, help="spines per plane")
+    g.add_argument("--leaves", type=int, default=2, help="leaves per plane")
+    g.add_argument("--hosts-per-leaf", type=int, default=2)
+    g.add_argument("--grpc-base-port", type=int, default=DEFAULT_GRPC_BASE)
+    g.add_argument("--name")
+    g.add_argument("-o", "--output", help="output file (default stdout)")
+    g.set_defaults(func=cmd_topo_gen)
+    c = topo.add_parser("check", help="validate a topology file")
+    c.add_argument("topology")
+    c.set_defaults(func=cmd_topo_check)
+
+    s = sub.add_parser("sid", help="print the SID plan (uSIDs, addresses, MACs)")
+    _plan_args(s)
+    s.set_defaults(func=cmd_sid)
+    p = sub.add_parser("plan", help="print the static per-switch intents")
+    _plan_args(p)
+    p.add_argument("--switch", help="only this switch")
+    p.set_defaults(func=cmd_plan)
+
+    ev = sub.add_parser("ev", help="EV plans for hosts").add_subparsers(dest="ev_cmd", required=True)
+    e = ev.add_parser("gen", help="write EV plan files (one per host) or print one host's")
+    _plan_args(e)
+    e.add_argument("--evs-per-path", type=int, default=1)
+    e.add_argument("--ev-format", default="srv6,stev", help="comma list of srv6, stev")
+    e.add_argument("--host", help="print only this host's plan")
+    e.set_defaults(func=cmd_ev_gen)
+    k = ev.add_parser("check", help="walk every EV of every host pair through the static plan")
+    _plan_args(k)
+    k.add_argument("--evs-per-path", type=int, default=1)
+    k.set_defaults(func=cmd_ev_check)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``mrc-controller``; bad input exits 2 with a message naming the element."""
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except (TopologyError, EvPlanError) as e:
+        print(f"mrc-controller: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
