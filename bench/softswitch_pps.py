@@ -1,0 +1,318 @@
+"""Packets/s through softswitch running /work/shared/conformance/bench4.p4 (four tables + SRH stack).
+
+Two drivers, both with pre-built frames so the generator is not the bottleneck:
+  * inject: frames handed straight to the packet loop's ingress (in-process, no sockets);
+  * veth:   a raw-socket generator (pinned to CPU 1) sends on a veth into the switch subprocess
+            (pinned to CPU 0, "one core"); delivered packets are counted by the kernel on the sink
+            veth.  The same generator then drives a bare Python AF_PACKET forwarder (recv → send, no
+            P4) on the same core: the ratio softswitch/bare is printed, and softswitch/bmv2 when
+            ``simple_switch_grpc`` is on PATH.
+
+    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--sizes 64,1500] [--seconds 3]
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PROGRAM = Path(os.environ.get("BENCH4_P4", "/work/shared/conformance/bench4.p4"))
+SW_MAC, NEXT_MAC = bytes.fromhex("000000000001"), bytes.fromhex("000000000002")
+ETH_P_ALL = 3
+
+
+# ----------------------------------------------------------------------------- packets
+def bench_frame(size: int) -> bytes:
+    """Ethernet / IPv6 (dst = uSID carrier fc00:0:1:2::) / SRH with 2 segments / UDP 4791 / payload."""
+    udp_len = 8
+    srh = bytes([17, 4, 4, 1, 1, 0, 0, 0]) + bytes(16) * 2  # next UDP, ext len 4, type 4, SL 1, LE 1
+    fixed = 14 + 40 + len(srh) + udp_len
+    payload = bytes(max(0, size - fixed))
+    udp = (4791).to_bytes(2, "big") + (4791).to_bytes(2, "big") + (udp_len + len(payload)).to_bytes(2, "big") \
+        + b"\x00\x00"
+    dst = bytes.fromhex("fc000000000100020000000000000000")
+    src = bytes.fromhex("fc000000000000000000000000000001")
+    plen = len(srh) + len(udp) + len(payload)
+    ip6 = bytes([0x60, 0, 0, 0]) + plen.to_bytes(2, "big") + bytes([43, 64]) + src + dst
+    return SW_MAC + bytes.fromhex("000000000099") + b"\x86\xdd" + ip6 + srh + udp + payload
+
+
+# ----------------------------------------------------------------------------- P4Runtime
+def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2) -> None:
+    """Write one entry in each of bench4's four tables over plain P4Runtime (any target)."""
+    import grpc
+    from p4.v1 import p4runtime_pb2 as pb
+    from p4.v1 import p4runtime_pb2_grpc
+
+    ch = grpc.insecure_channel(grpc_addr)
+    stub = p4runtime_pb2_grpc.P4RuntimeStub(ch)
+    stream_q: list = []
+
+    def arbitration():
+        req = pb.StreamMessageRequest()
+        req.arbitration.device_id = device_id
+        req.arbitration.election_id.low = 1
+        yield req
+        while not stream_q:
+            time.sleep(0.01)
+
+    stream = stub.StreamChannel(arbitration())
+    next(stream)  # arbitration answer: we are primary
+    cfg = stub.GetForwardingPipelineConfig(pb.GetForwardingPipelineConfigRequest(device_id=device_id))
+    info = cfg.config.p4info
+    tables = {t.preamble.name: t for t in info.tables}
+    actions = {a.preamble.name: a for a in info.actions}
+
+    def entry(table: str, action: str, params: dict, matches: list, priority: int = 0):
+        t = tables[table]
+        fields = {f.name: f for f in t.match_fields}
+        e = pb.TableEntry(table_id=t.preamble.id, priority=priority)
+        for name, kind, *vals in matches:
+            m = e.match.add(field_id=fields[name].id)
+            if kind == "exact":
+                m.exact.value = vals[0]
+            elif kind == "lpm":
+                m.lpm.value, m.lpm.prefix_len = vals
+            else:
+                m.ternary.value, m.ternary.mask = vals
+        a = actions[action]
+        e.action.action.action_id = a.preamble.id
+        pids = {p.name: p.id for p in a.params}
+        for pname, value in params.items():
+            e.action.action.params.add(param_id=pids[pname], value=value)
+        return e
+
+    entries = [
+        entry("I.my_mac", "I.nop", {}, [("h.eth.dst", "exact", SW_MAC)]),
+        entry("I.usid_un", "I.usid_shift", {}, [("h.ipv6.dst", "lpm", bytes.fromhex("fc0000000001"), 48)]),
+        entry("I.route_v6", "I.fwd", {"port": egress_port.to_bytes(2, "big").lstrip(b"\x00") or b"\x00",
+                                      "dmac": NEXT_MAC},
+              [("h.ipv6.dst", "lpm", bytes.fromhex("fc0000000002"), 48)]),
+        entry("I.acl", "I.nop", {}, [("h.ipv6.next_hdr", "ternary", b"\x2b", b"\xff"),
+                                     ("h.udp.dport", "ternary", b"\x12\xb7", b"\xff\xff")], priority=10),
+    ]
+    req = pb.WriteRequest(device_id=device_id)
+    req.election_id.low = 1
+    for e in entries:
+        u = req.updates.add(type=pb.Update.INSERT)
+        u.entity.table_entry.CopyFrom(e)
+    stub.Write(req)
+    stream_q.append(None)
+    stream.cancel()
+    ch.close()
+
+
+# ----------------------------------------------------------------------------- in-process injection
+def run_inject(size: int, packets: int) -> float:
+    """pps of ingress → TM → egress on frames injected in-process (the loop thread does the work)."""
+    from softswitch.api import SoftSwitch
+
+    frame = bench_frame(size)
+    with SoftSwitch(PROGRAM, cpu_port=255) as sw:
+        configure_tables(sw.grpc_addr)
+        loop = sw.switch.loop
+        sent = [0]
+        loop.set_tx_hook(lambda port, data: sent.__setitem__(0, sent[0] + 1))
+        batch = [frame] * 64
+
+        def work() -> float:
+            t0 = time.perf_counter()
+            for _ in range(packets // 64):
+                now = loop.now_us()
+                loop._ingress_batch(1, batch, now)
+                while loop.tm.total:
+                    loop._service_tm(now)
+            return time.perf_counter() - t0
+
+        elapsed = loop.call(work, timeout=600)
+        done = (packets // 64) * 64
+        if sent[0] != done:
+            raise SystemExit(f"inject: only {sent[0]} of {done} frames forwarded: tables not hit?")
+        return done / elapsed
+
+
+# ----------------------------------------------------------------------------- veth driver
+def _pin(cpu: int) -> None:
+    try:
+        os.sched_setaffinity(0, {cpu % os.cpu_count()})
+    except OSError:
+        pass
+
+
+def _generator(ifname: str, frame: bytes, seconds: float, out: mp.Value) -> None:
+    _pin(1)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind((ifname, 0))
+    send = s.send
+    n = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(256):
+            try:
+                send(frame)
+                n += 1
+            except OSError:
+                pass
+    out.value = n
+
+
+def _bare_forwarder(in_if: str, out_if: str) -> None:
+    """Baseline: the least a Python AF_PACKET switch can do — receive and send, nothing else."""
+    _pin(0)
+    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    rx.bind((in_if, ETH_P_ALL))
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    tx.bind((out_if, 0))
+    recv, send = rx.recv, tx.send
+    while True:
+        send(recv(65536))
+
+
+def _rx_count(ifname: str) -> int:
+    return int(Path(f"/sys/class/net/{ifname}/statistics/rx_packets").read_text())
+
+
+def measure_veth(gen_if: str, sink_if: str, size: int, seconds: float) -> tuple[float, float]:
+    """(delivered pps, offered pps) while the generator runs for ``seconds``."""
+    gen_count = mp.Value("q", 0)
+    warm = mp.Process(target=_generator, args=(gen_if, bench_frame(size), 0.3, mp.Value("q", 0)))
+    warm.start()
+    warm.join()
+    before = _rx_count(sink_if)
+    t0 = time.monotonic()
+    g = mp.Process(target=_generator, args=(gen_if, bench_frame(size), seconds, gen_count))
+    g.start()
+    g.join()
+    elapsed = time.monotonic() - t0
+    delivered = _rx_count(sink_if) - before
+    return delivered / elapsed, gen_count.value / elapsed
+
+
+def _veths():
+    from pyroute2 import IPRoute
+
+    pairs = [("h4bs1", "h4bg1"), ("h4bs2", "h4bg2")]
+    with IPRoute() as ipr:
+        for a, b in pairs:
+            if ipr.link_lookup(ifname=a):
+                ipr.link("del", ifname=a)
+            ipr.link("add", ifname=a, kind="veth", peer={"ifname": b})
+            for name in (a, b):
+                Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6").write_text("1")
+                ipr.link("set", index=ipr.link_lookup(ifname=name)[0], state="up")
+    return pairs
+
+
+def _del_veths(pairs) -> None:
+    from pyroute2 import IPRoute
+
+    with IPRoute() as ipr:
+        for a, _b in pairs:
+            if ipr.link_lookup(ifname=a):
+                ipr.link("del", ifname=a)
+
+
+def run_veth(sizes: list[int], seconds: float) -> dict:
+    from softswitch.api import SoftSwitch
+
+    pairs = _veths()
+    results: dict = {}
+    try:
+        # bare Python forwarder baseline
+        fwd = mp.Process(target=_bare_forwarder, args=("h4bs1", "h4bs2"), daemon=True)
+        fwd.start()
+        try:
+            for size in sizes:
+                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+        finally:
+            fwd.terminate()
+            fwd.join()
+        # softswitch, pinned to CPU 0
+        sw = SoftSwitch(PROGRAM, interfaces={1: "h4bs1", 2: "h4bs2"}, cpu_port=255, subprocess=True)
+        with sw:
+            subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True)
+            configure_tables(sw.grpc_addr)
+            for size in sizes:
+                results[("softswitch", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+        if shutil.which("simple_switch_grpc"):
+            bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
+            if not bmv2_json.exists():
+                print(f"bmv2: {bmv2_json} missing (build it with p4c-bm2-ss); skipped")
+            else:
+                results.update(_run_bmv2(bmv2_json, sizes, seconds))
+        else:
+            print("bmv2: simple_switch_grpc not on PATH; ratio to bmv2 skipped")
+    finally:
+        _del_veths(pairs)
+    return results
+
+
+def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
+    """Same measurement with bmv2 (P4Info pushed from build/bench4/p4info.txtpb)."""
+    from softswitch.api import free_tcp_port, grpc_ready
+
+    port = free_tcp_port()
+    addr = f"127.0.0.1:{port}"
+    proc = subprocess.Popen(["taskset", "-c", "0", "simple_switch_grpc", "-i", "1@h4bs1", "-i", "2@h4bs2",
+                             str(bmv2_json), "--", "--grpc-server-addr", addr],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = {}
+    try:
+        deadline = time.monotonic() + 30
+        while not grpc_ready(addr) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        configure_tables(addr)
+        for size in sizes:
+            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["inject", "veth", "both"], default="both")
+    ap.add_argument("--sizes", default="64,1500")
+    ap.add_argument("--packets", type=int, default=50_000, help="packets per size for inject mode")
+    ap.add_argument("--seconds", type=float, default=3.0, help="generator run time per size for veth mode")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if not PROGRAM.exists():
+        print(f"{PROGRAM} not found (set BENCH4_P4)")
+        return 1
+    print(f"program: {PROGRAM}")
+    if args.mode in ("inject", "both"):
+        for size in sizes:
+            pps = run_inject(size, args.packets)
+            print(f"inject  {size:5d} B: softswitch {pps:10.0f} pps (in-process injection, no sockets)")
+    if args.mode in ("veth", "both"):
+        if os.geteuid() != 0:
+            print("veth mode needs root; skipped")
+            return 0
+        res = run_veth(sizes, args.seconds)
+        for size in sizes:
+            bare, offered = res[("bare", size)]
+            sw, sw_offered = res[("softswitch", size)]
+            line = (f"veth    {size:5d} B: softswitch {sw:10.0f} pps | bare AF_PACKET loop {bare:10.0f} pps "
+                    f"| ratio {sw / bare if bare else 0:.2f} | generator offered {sw_offered:.0f} pps")
+            if ("bmv2", size) in res:
+                bm = res[("bmv2", size)][0]
+                line += f" | bmv2 {bm:.0f} pps, ratio {sw / bm if bm else 0:.2f}"
+            print(line)
+            if offered < bare * 1.2:
+                print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
