@@ -1,0 +1,243 @@
+"""Action profiles and action selectors: members, groups and one-shot groups.
+
+Group member choice for the data plane: ``choices`` holds the group's members ordered by member
+id, each repeated ``weight`` times, and a packet takes ``choices[sel_hash % len(choices)]`` (bmv2
+picks by hash modulo the group size; P4Runtime weights become repeated members).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from .actions import ActionInfo, ActionSet
+from .errors import exhausted, exists, invalid, not_found, precondition, unimplemented
+
+
+@dataclass(slots=True, eq=False)
+class Member:
+    """An action instance; ``result`` is swapped whole on MODIFY so readers never see a mix."""
+
+    id: int
+    result: tuple[int, tuple[int, ...]]
+    group_refs: int = 0
+    entry_refs: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class Group:
+    id: int
+    max_size: int
+    weights: dict[int, int] = field(default_factory=dict)  # member id -> weight, in given order
+    choices: tuple[Member, ...] = ()
+    entry_refs: int = 0
+
+    def total_weight(self) -> int:
+        return sum(self.weights.values())
+
+
+def _choices(members: dict[int, Member], weights: dict[int, int]) -> tuple[Member, ...]:
+    out: list[Member] = []
+    for mid in sorted(weights):
+        out.extend([members[mid]] * weights[mid])
+    return tuple(out)
+
+
+class ActionProfileState:
+    """One ``action_profile``/``action_selector`` instance and what P4Runtime wrote into it."""
+
+    def __init__(self, info: p4info_pb2.ActionProfile, actions: ActionSet) -> None:
+        self.id = info.preamble.id
+        self.name = info.preamble.name
+        self.with_selector = info.with_selector
+        self.size = int(info.size)
+        self.max_group_size = info.max_group_size
+        self.sum_of_members = info.WhichOneof("selector_size_semantics") == "sum_of_members"
+        self.max_member_weight = info.sum_of_members.max_member_weight if self.sum_of_members else 0
+        self.table_ids = tuple(info.table_ids)
+        self.actions = actions
+        self.members: dict[int, Member] = {}
+        self.groups: dict[int, Group] = {}
+        self._member_msgs: dict[int, p4runtime_pb2.ActionProfileMember] = {}
+        self._group_msgs: dict[int, p4runtime_pb2.ActionProfileGroup] = {}
+        self._hidden_members = 0  # members held by one-shot groups
+        self._group_usage = 0  # sum of weights (or of members) over all groups incl. one-shots
+
+    # ---- members ------------------------------------------------------------------------------
+    def write_member(self, utype: int, m: p4runtime_pb2.ActionProfileMember) -> None:
+        mid = m.member_id
+        what = f"action profile '{self.name}' member {mid}"
+        if mid == 0:
+            raise invalid(f"{what}: member id 0 is invalid")
+        cur = self.members.get(mid)
+        if utype == p4runtime_pb2.Update.DELETE:
+            if cur is None:
+                raise not_found(f"{what} does not exist")
+            if cur.group_refs:
+                raise precondition(f"{what} is still in {cur.group_refs} group(s)")
+            if cur.entry_refs:
+                raise precondition(f"{what} is still used by {cur.entry_refs} table entr(y/ies)")
+            del self.members[mid]
+            del self._member_msgs[mid]
+            return
+        if utype == p4runtime_pb2.Update.INSERT and cur is not None:
+            raise exists(f"{what} already exists")
+        if utype == p4runtime_pb2.Update.MODIFY and cur is None:
+            raise not_found(f"{what} does not exist")
+        if not m.HasField("action"):
+            raise invalid(f"{what}: an action is required")
+        result = self.actions.parse(m.action, default=False, what=what)
+        if cur is None:
+            if self.size and len(self.members) + self._hidden_members >= self.size:
+                raise exhausted(f"action profile '{self.name}' is full ({self.size} members)")
+            self.members[mid] = Member(mid, result)
+        else:
+            cur.result = result
+        msg = p4runtime_pb2.ActionProfileMember(action_profile_id=self.id, member_id=mid)
+        self.actions.actions[result[0]].to_proto(result[1], msg.action)
+        self._member_msgs[mid] = msg
+
+    # ---- groups -------------------------------------------------------------------------------
+    def _usage(self, weights: dict[int, int]) -> int:
+        return len(weights) if self.sum_of_members else sum(weights.values())
+
+    def _check_weights(self, weights: dict[int, int], max_size: int, what: str, oneshot: bool) -> None:
+        usage = self._usage(weights)
+        if self.sum_of_members and self.max_member_weight:
+            big = [w for w in weights.values() if w > self.max_member_weight]
+            if big:
+                raise invalid(f"{what}: weight {big[0]} exceeds max_member_weight {self.max_member_weight}")
+        if oneshot:
+            if self.max_group_size and usage > self.max_group_size:
+                raise invalid(f"{what}: size {usage} exceeds max_group_size {self.max_group_size}")
+        elif max_size and usage > max_size:
+            raise exhausted(f"{what}: size {usage} exceeds the group's max_size {max_size}")
+
+    def write_group(self, utype: int, g: p4runtime_pb2.ActionProfileGroup) -> None:
+        gid = g.group_id
+        what = f"action selector '{self.name}' group {gid}"
+        if not self.with_selector:
+            raise invalid(f"action profile '{self.name}' has no selector: it has no groups")
+        if gid == 0:
+            raise invalid(f"{what}: group id 0 is invalid")
+        cur = self.groups.get(gid)
+        if utype == p4runtime_pb2.Update.DELETE:
+            if cur is None:
+                raise not_found(f"{what} does not exist")
+            if cur.entry_refs:
+                raise precondition(f"{what} is still used by {cur.entry_refs} table entr(y/ies)")
+            self._release_weights(cur.weights)
+            self._group_usage -= self._usage(cur.weights)
+            del self.groups[gid]
+            del self._group_msgs[gid]
+            return
+        if utype == p4runtime_pb2.Update.INSERT and cur is not None:
+            raise exists(f"{what} already exists")
+        if utype == p4runtime_pb2.Update.MODIFY and cur is None:
+            raise not_found(f"{what} does not exist")
+        if g.max_size < 0:
+            raise invalid(f"{what}: max_size must be >= 0")
+        if cur is None:
+            if self.max_group_size and not 0 < g.max_size <= self.max_group_size:
+                raise invalid(f"{what}: max_size {g.max_size} must be in 1..{self.max_group_size}")
+        elif g.max_size != cur.max_size:
+            raise invalid(f"{what}: max_size cannot change ({cur.max_size} -> {g.max_size})")
+        weights: dict[int, int] = {}
+        for mem in g.members:
+            if mem.member_id in weights:
+                raise invalid(f"{what}: member {mem.member_id} listed twice")
+            if mem.weight <= 0:
+                raise invalid(f"{what}: member {mem.member_id} weight must be > 0")
+            if mem.WhichOneof("watch_kind") is not None:
+                raise unimplemented(f"{what}: watch ports are not supported")
+            if mem.member_id not in self.members:
+                raise not_found(f"{what}: member {mem.member_id} does not exist")
+            weights[mem.member_id] = mem.weight
+        self._check_weights(weights, g.max_size, what, oneshot=False)
+        old_usage = self._usage(cur.weights) if cur is not None else 0
+        new_usage = self._group_usage - old_usage + self._usage(weights)
+        if self.size and new_usage > self.size:
+            raise exhausted(f"action selector '{self.name}' is full ({self.size})")
+        self._group_usage = new_usage
+        for mid in weights:
+            self.members[mid].group_refs += 1
+        if cur is None:
+            cur = Group(gid, g.max_size)
+            self.groups[gid] = cur
+        else:
+            self._release_weights(cur.weights)
+        cur.weights = weights
+        cur.choices = _choices(self.members, weights)
+        msg = p4runtime_pb2.ActionProfileGroup(action_profile_id=self.id, group_id=gid, max_size=g.max_size)
+        for mid, w in weights.items():
+            msg.members.add(member_id=mid, weight=w)
+        self._group_msgs[gid] = msg
+
+    def _release_weights(self, weights: dict[int, int]) -> None:
+        for mid in weights:
+            m = self.members.get(mid)
+            if m is not None:
+                m.group_refs -= 1
+
+    # ---- one-shot -----------------------------------------------------------------------------
+    def oneshot(self, action_set: p4runtime_pb2.ActionProfileActionSet, what: str) -> Group:
+        """Build the hidden group of a one-shot table action (not visible to member/group reads)."""
+        if not self.with_selector:
+            raise invalid(f"{what}: one-shot action sets need an action selector")
+        acts = action_set.action_profile_actions
+        if not acts:
+            raise invalid(f"{what}: empty one-shot action set")
+        members: dict[int, Member] = {}
+        weights: dict[int, int] = {}
+        for i, a in enumerate(acts, start=1):
+            if a.weight <= 0:
+                raise invalid(f"{what}: one-shot action weight must be > 0")
+            if a.WhichOneof("watch_kind") is not None:
+                raise unimplemented(f"{what}: watch ports are not supported")
+            members[i] = Member(i, self.actions.parse(a.action, default=False, what=what))
+            weights[i] = a.weight
+        self._check_weights(weights, 0, what, oneshot=True)
+        if self.size and len(self.members) + self._hidden_members + len(members) > self.size:
+            raise exhausted(f"action selector '{self.name}' is full ({self.size} members)")
+        if self.size and self._group_usage + self._usage(weights) > self.size:
+            raise exhausted(f"action selector '{self.name}' is full ({self.size})")
+        self._hidden_members += len(members)
+        self._group_usage += self._usage(weights)
+        return Group(0, 0, weights, _choices(members, weights))
+
+    def release_oneshot(self, group: Group) -> None:
+        self._hidden_members -= len(group.weights)
+        self._group_usage -= self._usage(group.weights)
+
+    # ---- reads --------------------------------------------------------------------------------
+    def read_members(self, mid: int) -> list[p4runtime_pb2.Entity]:
+        ids = sorted(self._member_msgs) if mid == 0 else [mid]
+        if mid and mid not in self._member_msgs:
+            raise not_found(f"action profile '{self.name}' member {mid} does not exist")
+        out = []
+        for i in ids:
+            e = p4runtime_pb2.Entity()
+            e.action_profile_member.CopyFrom(self._member_msgs[i])
+            out.append(e)
+        return out
+
+    def read_groups(self, gid: int) -> list[p4runtime_pb2.Entity]:
+        ids = sorted(self._group_msgs) if gid == 0 else [gid]
+        if gid and gid not in self._group_msgs:
+            raise not_found(f"action selector '{self.name}' group {gid} does not exist")
+        out = []
+        for i in ids:
+            e = p4runtime_pb2.Entity()
+            e.action_profile_group.CopyFrom(self._group_msgs[i])
+            out.append(e)
+        return out
+
+
+def profile_actions(info: p4info_pb2.ActionProfile, p4info: p4info_pb2.P4Info,
+                    actions: dict[int, ActionInfo]) -> ActionSet:
+    """Actions a profile's members may use: those of (the first of) the tables it implements."""
+    for t in p4info.tables:
+        if t.preamble.id in info.table_ids:
+            return ActionSet(f"action profile '{info.preamble.name}'", t.action_refs, actions)
+    return ActionSet(f"action profile '{info.preamble.name}'", [], actions)

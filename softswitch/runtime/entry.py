@@ -1,0 +1,49 @@
+"""A table entry as the data plane sees it (what ``TableState.lookup`` returns on a hit)."""
+from __future__ import annotations
+
+from p4.v1 import p4runtime_pb2
+
+from .action_profiles import Group, Member
+from .actions import NO_ACTION_ID
+from .meters import TrTcm
+
+
+class Entry:
+    """One installed entry. ``hit`` is the precomputed lookup answer of a direct-action entry;
+    indirect entries resolve their member/group per packet. ``counter`` is ``[bytes, packets]``
+    of the table's direct counter, ``meter`` the direct meter cell (None = default, GREEN)."""
+
+    __slots__ = ("spec", "priority", "rank", "hit", "member", "group", "oneshot", "counter", "meter",
+                 "msg", "is_const", "since_ns", "mask", "value", "ranges")
+
+    def __init__(self, spec: tuple, priority: int, rank: int) -> None:
+        self.spec = spec
+        self.priority = priority
+        self.rank = rank  # lookup priority: P4Runtime priority, or the prefix length in LPM tables
+        self.hit: tuple | None = None
+        self.member: Member | None = None
+        self.group: Group | None = None
+        self.oneshot = False
+        self.counter = [0, 0]
+        self.meter: TrTcm | None = None
+        self.msg = p4runtime_pb2.TableEntry()
+        self.is_const = False
+        self.since_ns = 0
+        self.mask = 0
+        self.value = 0
+        self.ranges: tuple | None = None
+
+    def resolve(self, sel_hash: int) -> tuple[int, tuple[int, ...], Entry]:
+        """Answer of an indirect entry: its member's action, or one member of its group."""
+        m = self.member
+        if m is not None:
+            aid, args = m.result
+            return aid, args, self
+        choices = self.group.choices  # type: ignore[union-attr]
+        if not choices:
+            return NO_ACTION_ID, (), self  # bmv2: "lookup yielded empty group", no action runs
+        aid, args = choices[sel_hash % len(choices)].result
+        return aid, args, self
+
+    def __repr__(self) -> str:
+        return f"Entry(spec={self.spec!r}, priority={self.priority})"

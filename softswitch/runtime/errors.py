@@ -1,0 +1,69 @@
+"""Errors raised by the runtime state, carrying the gRPC canonical code P4Runtime prescribes."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Code(IntEnum):
+    """gRPC / google.rpc canonical status codes (same numbers as ``google.rpc.Code``)."""
+
+    OK = 0
+    CANCELLED = 1
+    UNKNOWN = 2
+    INVALID_ARGUMENT = 3
+    DEADLINE_EXCEEDED = 4
+    NOT_FOUND = 5
+    ALREADY_EXISTS = 6
+    PERMISSION_DENIED = 7
+    RESOURCE_EXHAUSTED = 8
+    FAILED_PRECONDITION = 9
+    ABORTED = 10
+    OUT_OF_RANGE = 11
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
+    UNAVAILABLE = 14
+
+
+class P4RuntimeError(Exception):
+    """One failed P4Runtime operation: a canonical code and a message a user can act on."""
+
+    def __init__(self, code: Code, message: str) -> None:
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
+class P4InfoError(ValueError):
+    """The P4Info given to ``SwitchState`` is inconsistent (dangling ids, bad widths...)."""
+
+
+def invalid(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.INVALID_ARGUMENT, msg)
+
+
+def not_found(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.NOT_FOUND, msg)
+
+
+def exists(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.ALREADY_EXISTS, msg)
+
+
+def denied(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.PERMISSION_DENIED, msg)
+
+
+def exhausted(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.RESOURCE_EXHAUSTED, msg)
+
+
+def precondition(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.FAILED_PRECONDITION, msg)
+
+
+def unimplemented(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.UNIMPLEMENTED, msg)
+
+
+def out_of_range(msg: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.OUT_OF_RANGE, msg)

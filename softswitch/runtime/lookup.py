@@ -1,0 +1,170 @@
+"""Lookup structures of a table, built for the per-packet hot path.
+
+* exact keys: one dict from the key tuple to the entry;
+* everything else (lpm, ternary, range, optional, mixed): tuple-space search over the key packed
+  into one int. Entries are grouped by mask; each group is a dict ``packed_key & mask -> entries``
+  (highest rank first). Groups are walked by decreasing best rank and the walk stops as soon as no
+  later group can beat the best hit. An LPM table has one group per prefix length, so the first
+  hit is the answer. Range fields are checked on the candidates after the masked dict hit.
+
+Writers (one at a time, under the server's write lock) only do atomic operations the readers can
+tolerate: dict item set/delete, and replacing whole lists/tuples.
+"""
+from __future__ import annotations
+
+from .entry import Entry
+from .match import EXACT, LPM, OPTIONAL, RANGE, TERNARY, FieldInfo
+
+
+class ExactIndex:
+    def __init__(self) -> None:
+        self.d: dict[tuple, Entry] = {}
+
+    def add(self, e: Entry) -> None:
+        self.d[e.spec] = e
+
+    def remove(self, e: Entry) -> None:
+        del self.d[e.spec]
+
+    def make_lookup(self, table):
+        get = self.d.get
+
+        def lookup(key, sel_hash=0):
+            e = get(key)
+            if e is None:
+                return table.default_hit
+            h = e.hit
+            if h is not None:
+                return h
+            return e.resolve(sel_hash)
+
+        return lookup
+
+
+class _Group:
+    __slots__ = ("mask", "d", "count")
+
+    def __init__(self, mask: int) -> None:
+        self.mask = mask
+        self.d: dict[int, list[Entry]] = {}
+        self.count = 0
+
+
+class TupleSpaceIndex:
+    def __init__(self, fields: tuple[FieldInfo, ...]) -> None:
+        self.fields = fields
+        self.shifts = []
+        total = sum(f.bitwidth for f in fields)
+        pos = total
+        for f in fields:
+            pos -= f.bitwidth
+            self.shifts.append(pos)
+        self._groups: dict[int, _Group] = {}
+        self.walk: list[tuple[int, int, dict]] = []  # (mask, best rank, dict) by rank, read by lookups
+
+    def prepare(self, e: Entry) -> None:
+        """Compute the entry's packed mask/value and range checks from its spec."""
+        mask = value = 0
+        ranges = []
+        for i, (f, s, sh) in enumerate(zip(self.fields, e.spec, self.shifts)):
+            full = (1 << f.bitwidth) - 1
+            if s is None:
+                continue
+            if f.kind in (EXACT, OPTIONAL):
+                m, v = full, s
+            elif f.kind == LPM:
+                m = full ^ ((1 << (f.bitwidth - s[1])) - 1)
+                v = s[0]
+            elif f.kind == TERNARY:
+                v, m = s
+            else:
+                ranges.append((i, s[0], s[1]))
+                continue
+            mask |= m << sh
+            value |= v << sh
+        e.mask, e.value = mask, value
+        e.ranges = tuple(ranges) if ranges else None
+
+    def add(self, e: Entry) -> None:
+        self.prepare(e)
+        g = self._groups.get(e.mask)
+        new_group = g is None
+        if new_group:
+            g = _Group(e.mask)
+        lst = list(g.d.get(e.value, ()))
+        lst.append(e)
+        lst.sort(key=lambda x: -x.rank)  # stable: equal ranks keep insertion order
+        g.d[e.value] = lst
+        g.count += 1
+        if new_group:
+            self._groups[e.mask] = g
+        self._rebuild()
+
+    def remove(self, e: Entry) -> None:
+        g = self._groups[e.mask]
+        lst = [x for x in g.d[e.value] if x is not e]
+        if lst:
+            g.d[e.value] = lst
+        else:
+            del g.d[e.value]
+        g.count -= 1
+        if g.count == 0:
+            del self._groups[e.mask]
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        walk = []
+        for g in self._groups.values():
+            best = max(lst[0].rank for lst in g.d.values())
+            walk.append((g.mask, best, g.d))
+        walk.sort(key=lambda t: -t[1])
+        self.walk = walk
+
+    def make_lookup(self, table):
+        index = self
+        shifts = tuple(self.shifts)
+        single = len(shifts) == 1
+
+        def lookup(key, sel_hash=0):
+            if single:
+                k = key[0]
+            else:
+                k = 0
+                for v, s in zip(key, shifts):
+                    k |= v << s
+            best = None
+            bestp = -1
+            for mask, top, d in index.walk:
+                if top <= bestp:
+                    break
+                lst = d.get(k & mask)
+                if lst is not None:
+                    for e in lst:
+                        p = e.rank
+                        if p <= bestp:
+                            break
+                        r = e.ranges
+                        if r is not None:
+                            ok = True
+                            for i, lo, hi in r:
+                                x = key[i]
+                                if x < lo or x > hi:
+                                    ok = False
+                                    break
+                            if not ok:
+                                continue
+                        best = e
+                        bestp = p
+                        break
+            if best is None:
+                return table.default_hit
+            h = best.hit
+            if h is not None:
+                return h
+            return best.resolve(sel_hash)
+
+        return lookup
+
+
+def needs_priority(fields: tuple[FieldInfo, ...]) -> bool:
+    return any(f.kind in (TERNARY, RANGE, OPTIONAL) for f in fields)

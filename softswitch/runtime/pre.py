@@ -1,0 +1,142 @@
+"""Packet replication engine: multicast groups and clone sessions written over P4Runtime."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4.v1 import p4runtime_pb2
+
+from .errors import exists, invalid, not_found
+
+Replica = tuple[int, int]  # (egress port, instance a.k.a. egress_rid)
+
+
+@dataclass(frozen=True, slots=True)
+class CloneSession:
+    """A clone session: where copies go, their class of service and truncation length (0 = none)."""
+
+    replicas: tuple[Replica, ...]
+    class_of_service: int
+    packet_length_bytes: int
+
+
+def _replicas(msgs, what: str) -> tuple[Replica, ...]:
+    out: list[Replica] = []
+    seen = set()
+    for r in msgs:
+        kind = r.WhichOneof("port_kind")
+        if kind == "port":
+            if not r.port or len(r.port) > 4:
+                raise invalid(f"{what}: replica port must be 1 to 4 bytes")
+            port = int.from_bytes(r.port, "big")
+        else:
+            port = r.egress_port
+        rep = (port, r.instance)
+        if rep in seen:
+            raise invalid(f"{what}: duplicate replica (port {port}, instance {r.instance})")
+        seen.add(rep)
+        out.append(rep)
+    return tuple(out)
+
+
+class PacketReplicationEngine:
+    """Data plane reads ``multicast_group``/``clone_session``; writes replace whole tuples."""
+
+    def __init__(self) -> None:
+        self._groups: dict[int, tuple[Replica, ...]] = {}
+        self._group_msgs: dict[int, p4runtime_pb2.MulticastGroupEntry] = {}
+        self._sessions: dict[int, CloneSession] = {}
+        self._session_msgs: dict[int, p4runtime_pb2.CloneSessionEntry] = {}
+
+    def multicast_group(self, gid: int) -> tuple[Replica, ...]:
+        """Replicas of multicast group ``gid``; empty when the group does not exist."""
+        return self._groups.get(gid, ())
+
+    def clone_session(self, sid: int) -> CloneSession | None:
+        """Clone session ``sid`` or None when it is not configured (the clone is dropped)."""
+        return self._sessions.get(sid)
+
+    def write(self, utype: int, entry: p4runtime_pb2.PacketReplicationEngineEntry) -> None:
+        kind = entry.WhichOneof("type")
+        if kind == "multicast_group_entry":
+            self._write_group(utype, entry.multicast_group_entry)
+        elif kind == "clone_session_entry":
+            self._write_session(utype, entry.clone_session_entry)
+        else:
+            raise invalid("PacketReplicationEngineEntry: no entry type set")
+
+    def _write_group(self, utype: int, m: p4runtime_pb2.MulticastGroupEntry) -> None:
+        gid = m.multicast_group_id
+        what = f"multicast group {gid}"
+        if gid == 0:
+            raise invalid("multicast group id 0 is invalid")
+        present = gid in self._groups
+        if utype == p4runtime_pb2.Update.DELETE:
+            if not present:
+                raise not_found(f"{what} does not exist")
+            del self._groups[gid]
+            del self._group_msgs[gid]
+            return
+        if utype == p4runtime_pb2.Update.INSERT and present:
+            raise exists(f"{what} already exists")
+        if utype == p4runtime_pb2.Update.MODIFY and not present:
+            raise not_found(f"{what} does not exist")
+        reps = _replicas(m.replicas, what)
+        msg = p4runtime_pb2.MulticastGroupEntry()
+        msg.CopyFrom(m)
+        self._group_msgs[gid] = msg
+        self._groups[gid] = reps
+
+    def _write_session(self, utype: int, m: p4runtime_pb2.CloneSessionEntry) -> None:
+        sid = m.session_id
+        what = f"clone session {sid}"
+        if sid == 0:
+            raise invalid("clone session id 0 is invalid")
+        present = sid in self._sessions
+        if utype == p4runtime_pb2.Update.DELETE:
+            if not present:
+                raise not_found(f"{what} does not exist")
+            del self._sessions[sid]
+            del self._session_msgs[sid]
+            return
+        if utype == p4runtime_pb2.Update.INSERT and present:
+            raise exists(f"{what} already exists")
+        if utype == p4runtime_pb2.Update.MODIFY and not present:
+            raise not_found(f"{what} does not exist")
+        if m.packet_length_bytes < 0:
+            raise invalid(f"{what}: packet_length_bytes must be >= 0")
+        if m.class_of_service > 7:
+            raise invalid(f"{what}: class_of_service must be 0..7")
+        reps = _replicas(m.replicas, what)
+        msg = p4runtime_pb2.CloneSessionEntry()
+        msg.CopyFrom(m)
+        self._session_msgs[sid] = msg
+        self._sessions[sid] = CloneSession(reps, m.class_of_service, m.packet_length_bytes)
+
+    def read(self, entry: p4runtime_pb2.PacketReplicationEngineEntry) -> list[p4runtime_pb2.Entity]:
+        """Read one group/session, or all of a kind with id 0 (NOT_FOUND for a missing id)."""
+        out: list[p4runtime_pb2.Entity] = []
+        kind = entry.WhichOneof("type")
+        if kind == "multicast_group_entry":
+            gid = entry.multicast_group_entry.multicast_group_id
+            if gid and gid not in self._group_msgs:
+                raise not_found(f"multicast group {gid} does not exist")
+            for g in sorted(self._group_msgs) if gid == 0 else [gid]:
+                e = p4runtime_pb2.Entity()
+                e.packet_replication_engine_entry.multicast_group_entry.CopyFrom(self._group_msgs[g])
+                out.append(e)
+        elif kind == "clone_session_entry":
+            sid = entry.clone_session_entry.session_id
+            if sid and sid not in self._session_msgs:
+                raise not_found(f"clone session {sid} does not exist")
+            for s in sorted(self._session_msgs) if sid == 0 else [sid]:
+                e = p4runtime_pb2.Entity()
+                e.packet_replication_engine_entry.clone_session_entry.CopyFrom(self._session_msgs[s])
+                out.append(e)
+        else:
+            for e in self.read(p4runtime_pb2.PacketReplicationEngineEntry(
+                    multicast_group_entry=p4runtime_pb2.MulticastGroupEntry())):
+                out.append(e)
+            for e in self.read(p4runtime_pb2.PacketReplicationEngineEntry(
+                    clone_session_entry=p4runtime_pb2.CloneSessionEntry())):
+                out.append(e)
+        return out

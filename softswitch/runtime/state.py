@@ -1,0 +1,385 @@
+"""``SwitchState``: every piece of runtime state of one loaded program, built from its P4Info.
+
+The data plane reads it directly (``tables``, ``counters``, ``registers``, ``pre``...); the
+P4Runtime server applies ``Update``s with ``write`` and answers reads with ``read``. Writes must
+come from one thread at a time (the server holds a lock); lookups never take a lock.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from .action_profiles import ActionProfileState, profile_actions
+from .actions import ActionInfo
+from .counters import CounterState, DirectCounterState, fill_counter_data
+from .digests import DigestState
+from .errors import P4InfoError, P4RuntimeError, invalid, not_found, unimplemented
+from .meters import DirectMeterState, MeterState, parse_config
+from .pre import PacketReplicationEngine
+from .registers import RegisterState
+from .tables import MODIFY, TableState
+
+
+def _index(e) -> int | None:
+    return e.index.index if e.HasField("index") else None
+
+
+class _Named(dict):
+    """id -> object, also reachable by fully-qualified name and by alias via ``get_name``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: dict[str, object] = {}
+
+    def put(self, preamble: p4info_pb2.Preamble, obj: object) -> None:
+        if preamble.id in self:
+            raise P4InfoError(f"duplicate P4Info id {preamble.id} ('{preamble.name}')")
+        self[preamble.id] = obj
+        self.names[preamble.name] = obj
+        if preamble.alias:
+            self.names.setdefault(preamble.alias, obj)
+
+
+class SwitchState:
+    """Runtime state of a program: tables, action profiles, counters, meters, registers, digests,
+    packet replication engine. Raises ``P4InfoError`` for an inconsistent P4Info."""
+
+    def __init__(self, p4info: p4info_pb2.P4Info) -> None:
+        self.p4info = p4info
+        self.actions: dict[int, ActionInfo] = {}
+        for a in p4info.actions:
+            if a.preamble.id in self.actions:
+                raise P4InfoError(f"duplicate action id {a.preamble.id}")
+            self.actions[a.preamble.id] = ActionInfo.from_p4info(a)
+        self.action_profiles: _Named = _Named()
+        for ap in p4info.action_profiles:
+            self.action_profiles.put(ap.preamble, ActionProfileState(ap, profile_actions(ap, p4info, self.actions)))
+        self.tables: _Named = _Named()
+        for t in p4info.tables:
+            prof = self.action_profiles.get(t.implementation_id) if t.implementation_id else None
+            self.tables.put(t.preamble, TableState(t, self.actions, prof))
+        self.counters: _Named = _Named()
+        for c in p4info.counters:
+            self.counters.put(c.preamble, CounterState(c))
+        self.direct_counters: _Named = _Named()
+        for dc in p4info.direct_counters:
+            st = DirectCounterState(dc)
+            table = self.tables.get(dc.direct_table_id)
+            if table is None:
+                raise P4InfoError(f"direct counter '{dc.preamble.name}': table {dc.direct_table_id} unknown")
+            table.direct_counter = st
+            self.direct_counters.put(dc.preamble, st)
+        self.meters: _Named = _Named()
+        for m in p4info.meters:
+            self.meters.put(m.preamble, MeterState(m))
+        self.direct_meters: _Named = _Named()
+        for dm in p4info.direct_meters:
+            st = DirectMeterState(dm)
+            table = self.tables.get(dm.direct_table_id)
+            if table is None:
+                raise P4InfoError(f"direct meter '{dm.preamble.name}': table {dm.direct_table_id} unknown")
+            table.direct_meter = st
+            self.direct_meters.put(dm.preamble, st)
+        self.registers: _Named = _Named()
+        for r in p4info.registers:
+            self.registers.put(r.preamble, RegisterState(r))
+        self.digests = DigestState(p4info)
+        self.digest_ids: dict[str, int] = {d.preamble.name: d.preamble.id for d in p4info.digests}
+        self.pre = PacketReplicationEngine()
+
+    # ---- name helpers for the compiled pipeline ----------------------------------------------
+    def table(self, key: int | str) -> TableState:
+        """Table by P4Info id, fully-qualified name or alias."""
+        return _get(self.tables, key, "table")
+
+    def counter(self, key: int | str) -> CounterState:
+        return _get(self.counters, key, "counter")
+
+    def direct_counter(self, key: int | str) -> DirectCounterState:
+        return _get(self.direct_counters, key, "direct counter")
+
+    def meter(self, key: int | str) -> MeterState:
+        return _get(self.meters, key, "meter")
+
+    def direct_meter(self, key: int | str) -> DirectMeterState:
+        return _get(self.direct_meters, key, "direct meter")
+
+    def register(self, key: int | str) -> RegisterState:
+        return _get(self.registers, key, "register")
+
+    def action_profile(self, key: int | str) -> ActionProfileState:
+        return _get(self.action_profiles, key, "action profile")
+
+    # ---- P4Runtime writes --------------------------------------------------------------------
+    def write(self, update: p4runtime_pb2.Update) -> None:
+        """Apply one update; raises ``P4RuntimeError`` with the canonical code for failures."""
+        utype = update.type
+        if utype not in (p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE):
+            raise invalid("update type must be INSERT, MODIFY or DELETE")
+        ent = update.entity
+        kind = ent.WhichOneof("entity")
+        if kind == "table_entry":
+            te = ent.table_entry
+            self._lookup(self.tables, te.table_id, "table").write(utype, te)
+        elif kind == "action_profile_member":
+            m = ent.action_profile_member
+            self._lookup(self.action_profiles, m.action_profile_id, "action profile").write_member(utype, m)
+        elif kind == "action_profile_group":
+            g = ent.action_profile_group
+            self._lookup(self.action_profiles, g.action_profile_id, "action profile").write_group(utype, g)
+        elif kind == "counter_entry":
+            self._only_modify(utype, "counter entries")
+            c = ent.counter_entry
+            st = self._lookup(self.counters, c.counter_id, "counter")
+            st.write(_index(c), c.data.byte_count, c.data.packet_count)
+        elif kind == "direct_counter_entry":
+            self._only_modify(utype, "direct counter entries")
+            dce = ent.direct_counter_entry
+            table = self._lookup(self.tables, dce.table_entry.table_id, "table")
+            if table.direct_counter is None:
+                raise invalid(f"table '{table.name}' has no direct counter")
+            e = table.find(dce.table_entry)
+            e.counter[0] = dce.data.byte_count
+            e.counter[1] = dce.data.packet_count
+        elif kind == "meter_entry":
+            self._only_modify(utype, "meter entries")
+            me = ent.meter_entry
+            st = self._lookup(self.meters, me.meter_id, "meter")
+            st.write(_index(me), me.config if me.HasField("config") else None)
+        elif kind == "direct_meter_entry":
+            self._only_modify(utype, "direct meter entries")
+            dme = ent.direct_meter_entry
+            table = self._lookup(self.tables, dme.table_entry.table_id, "table")
+            if table.direct_meter is None:
+                raise invalid(f"table '{table.name}' has no direct meter")
+            e = table.find(dme.table_entry)
+            e.meter = parse_config(dme.config, f"table '{table.name}'") if dme.HasField("config") else None
+        elif kind == "register_entry":
+            self._only_modify(utype, "register entries")
+            re_ = ent.register_entry
+            st = self._lookup(self.registers, re_.register_id, "register")
+            idx = _index(re_)
+            if idx is not None:
+                st.check_index(idx)
+            st.control_write(idx, st.parse_data(re_.data))
+        elif kind == "packet_replication_engine_entry":
+            self.pre.write(utype, ent.packet_replication_engine_entry)
+        elif kind == "digest_entry":
+            self.digests.write(utype, ent.digest_entry)
+        elif kind is None:
+            raise invalid("update has no entity")
+        else:
+            raise unimplemented(f"{kind} is not supported")
+
+    @staticmethod
+    def _only_modify(utype: int, what: str) -> None:
+        if utype != MODIFY:
+            raise invalid(f"{what} only accept MODIFY")
+
+    @staticmethod
+    def _lookup(named: _Named, id_: int, what: str):
+        obj = named.get(id_)
+        if obj is None:
+            raise not_found(f"{what} id {id_} is not in the P4Info")
+        return obj
+
+    # ---- P4Runtime reads ---------------------------------------------------------------------
+    def read(self, ent: p4runtime_pb2.Entity) -> list[p4runtime_pb2.Entity]:
+        """Entities matching one (possibly wildcard) entity of a ReadRequest."""
+        kind = ent.WhichOneof("entity")
+        out: list[p4runtime_pb2.Entity] = []
+        if kind == "table_entry":
+            te = ent.table_entry
+            for t in self._select(self.tables, te.table_id, "table"):
+                out += t.read(te)
+        elif kind == "action_profile_member":
+            m = ent.action_profile_member
+            for ap in self._select(self.action_profiles, m.action_profile_id, "action profile"):
+                out += ap.read_members(m.member_id) if m.action_profile_id or not m.member_id else []
+        elif kind == "action_profile_group":
+            g = ent.action_profile_group
+            for ap in self._select(self.action_profiles, g.action_profile_id, "action profile"):
+                if ap.with_selector and (g.action_profile_id or not g.group_id):
+                    out += ap.read_groups(g.group_id)
+        elif kind == "counter_entry":
+            c = ent.counter_entry
+            for st in self._select(self.counters, c.counter_id, "counter"):
+                out += self._read_counter(st, _index(c))
+        elif kind == "direct_counter_entry":
+            dce = ent.direct_counter_entry
+            for table in self._select(self.tables, dce.table_entry.table_id, "table"):
+                if table.direct_counter is None:
+                    if dce.table_entry.table_id:
+                        raise invalid(f"table '{table.name}' has no direct counter")
+                    continue
+                out += self._read_direct_counter(table, dce.table_entry)
+        elif kind == "meter_entry":
+            me = ent.meter_entry
+            for st in self._select(self.meters, me.meter_id, "meter"):
+                out += self._read_meter(st, _index(me))
+        elif kind == "direct_meter_entry":
+            dme = ent.direct_meter_entry
+            for table in self._select(self.tables, dme.table_entry.table_id, "table"):
+                if table.direct_meter is None:
+                    if dme.table_entry.table_id:
+                        raise invalid(f"table '{table.name}' has no direct meter")
+                    continue
+                out += self._read_direct_meter(table, dme.table_entry)
+        elif kind == "register_entry":
+            r = ent.register_entry
+            for st in self._select(self.registers, r.register_id, "register"):
+                out += self._read_register(st, _index(r))
+        elif kind == "packet_replication_engine_entry":
+            out += self.pre.read(ent.packet_replication_engine_entry)
+        elif kind == "digest_entry":
+            out += self.digests.read(ent.digest_entry)
+        elif kind is None:
+            raise invalid("read entity has no type")
+        else:
+            raise unimplemented(f"reading {kind} is not supported")
+        return out
+
+    def _select(self, named: _Named, id_: int, what: str) -> list:
+        if id_ == 0:
+            return list(named.values())
+        return [self._lookup(named, id_, what)]
+
+    @staticmethod
+    def _read_counter(st: CounterState, idx: int | None) -> list[p4runtime_pb2.Entity]:
+        if idx is not None:
+            st.check_index(idx)
+        out = []
+        for i in range(st.size) if idx is None else [idx]:
+            e = p4runtime_pb2.Entity()
+            c = e.counter_entry
+            c.counter_id = st.id
+            c.index.index = i
+            fill_counter_data(c.data, st.unit, st.bytes[i], st.packets[i])
+            out.append(e)
+        return out
+
+    @staticmethod
+    def _entries_for(table: TableState, te: p4runtime_pb2.TableEntry):
+        if te.is_default_action or len(te.match):
+            try:
+                return [table.find(te)]
+            except P4RuntimeError:
+                return []
+        return table.entries()
+
+    def _read_direct_counter(self, table: TableState, te: p4runtime_pb2.TableEntry):
+        out = []
+        for en in self._entries_for(table, te):
+            e = p4runtime_pb2.Entity()
+            d = e.direct_counter_entry
+            d.table_entry.CopyFrom(en.msg)
+            fill_counter_data(d.data, table.direct_counter.unit, en.counter[0], en.counter[1])
+            out.append(e)
+        return out
+
+    def _read_direct_meter(self, table: TableState, te: p4runtime_pb2.TableEntry):
+        out = []
+        for en in self._entries_for(table, te):
+            e = p4runtime_pb2.Entity()
+            d = e.direct_meter_entry
+            d.table_entry.CopyFrom(en.msg)
+            if en.meter is not None:
+                en.meter.to_proto(d.config)
+            out.append(e)
+        return out
+
+    @staticmethod
+    def _read_meter(st: MeterState, idx: int | None):
+        if idx is not None:
+            st.check_index(idx)
+        out = []
+        for i in range(st.size) if idx is None else [idx]:
+            e = p4runtime_pb2.Entity()
+            m = e.meter_entry
+            m.meter_id = st.id
+            m.index.index = i
+            cell = st.cells[i]
+            if cell is not None:
+                cell.to_proto(m.config)
+            out.append(e)
+        return out
+
+    @staticmethod
+    def _read_register(st: RegisterState, idx: int | None):
+        from . import bytestrings
+
+        if idx is not None:
+            st.check_index(idx)
+        out = []
+        for i in range(st.size) if idx is None else [idx]:
+            e = p4runtime_pb2.Entity()
+            r = e.register_entry
+            r.register_id = st.id
+            r.index.index = i
+            r.data.bitstring = bytestrings.encode(st.values[i])
+            out.append(e)
+        return out
+
+    # ---- pipeline replacement ----------------------------------------------------------------
+    def reconcile_from(self, old: SwitchState) -> list[str]:
+        """Carry the old state's forwarding state over (RECONCILE_AND_COMMIT).
+
+        Everything the old state would answer to a wildcard read is replayed into this state in
+        dependency order (PRE, digests, members, groups, entries, default entries, counters,
+        meters, registers); what the new P4Info does not accept is dropped and reported.
+        """
+        dropped: list[str] = []
+        order = [
+            p4runtime_pb2.Entity(packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry()),
+            p4runtime_pb2.Entity(digest_entry=p4runtime_pb2.DigestEntry()),
+            p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember()),
+            p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup()),
+        ]
+        items: list[tuple[int, p4runtime_pb2.Entity]] = []
+        for q in order:
+            items += [(p4runtime_pb2.Update.INSERT, e) for e in old.read(q)]
+        for t in old.tables.values():
+            if t.is_const:
+                continue
+            for en in t.entries():
+                if en.is_const:
+                    continue
+                e = p4runtime_pb2.Entity()
+                e.table_entry.CopyFrom(en.msg)
+                if t.direct_counter is not None:
+                    e.table_entry.counter_data.byte_count = en.counter[0]
+                    e.table_entry.counter_data.packet_count = en.counter[1]
+                if en.meter is not None:
+                    en.meter.to_proto(e.table_entry.meter_config)
+                items.append((p4runtime_pb2.Update.INSERT, e))
+            if t.default_hit[:2] != t.initial_default:
+                e = p4runtime_pb2.Entity()
+                e.table_entry.CopyFrom(t.default_entry.msg)
+                items.append((MODIFY, e))
+        for q in (p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry()),
+                  p4runtime_pb2.Entity(meter_entry=p4runtime_pb2.MeterEntry()),
+                  p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())):
+            items += [(MODIFY, e) for e in old.read(q)]
+        for utype, e in items:
+            try:
+                self.write(p4runtime_pb2.Update(type=utype, entity=e))
+            except P4RuntimeError as err:
+                dropped.append(f"{e.WhichOneof('entity')}: {err.message}")
+        return dropped
+
+
+def _get(named: _Named, key: int | str, what: str):
+    obj = named.get(key) if isinstance(key, int) else named.names.get(key)
+    if obj is None:
+        raise KeyError(f"no {what} '{key}' in the P4Info")
+    return obj
+
+
+def iter_entities(state: SwitchState, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
+    """All entities answering a list of read entities (in request order)."""
+    out: list[p4runtime_pb2.Entity] = []
+    for ent in entities:
+        out += state.read(ent)
+    return out

@@ -1,0 +1,397 @@
+"""Match-action tables: P4Runtime write/read semantics on top of the lookup structures.
+
+``TableState.lookup(key, sel_hash=0) -> (action_id, args, entry_or_None)`` is the data plane's
+call: ``key`` holds the match-field values in P4Info order (selector fields are not in P4Info and
+only feed ``sel_hash``); ``entry`` is None when the default action ran (a miss).
+"""
+from __future__ import annotations
+
+import time
+
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from .action_profiles import ActionProfileState
+from .actions import ActionInfo, ActionSet
+from .counters import DirectCounterState, fill_counter_data
+from .entry import Entry
+from .errors import P4InfoError, denied, exhausted, exists, invalid, not_found
+from .lookup import ExactIndex, TupleSpaceIndex, needs_priority
+from .match import EXACT, LPM, field_infos, parse_match, spec_to_proto
+from .meters import DirectMeterState, parse_config
+
+INSERT = p4runtime_pb2.Update.INSERT
+MODIFY = p4runtime_pb2.Update.MODIFY
+DELETE = p4runtime_pb2.Update.DELETE
+
+
+class TableState:
+    """One table: entries, default entry, direct resources, and its ``lookup`` function."""
+
+    def __init__(self, info: p4info_pb2.Table, actions: dict[int, ActionInfo],
+                 profile: ActionProfileState | None = None) -> None:
+        self.id = info.preamble.id
+        self.name = info.preamble.name
+        self.what = f"table '{self.name}'"
+        self.fields = field_infos(info)
+        self._field_by_id = {f.id: i for i, f in enumerate(self.fields)}
+        self.size = int(info.size)
+        self.is_const = info.is_const_table
+        self.const_default_action_id = info.const_default_action_id
+        self.idle_timeout = info.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
+        self.requires_priority = needs_priority(self.fields)
+        self.action_set = ActionSet(self.what, info.action_refs, actions)
+        for r in info.action_refs:
+            if r.id not in actions:
+                raise P4InfoError(f"{self.what}: action id {r.id} is not in the P4Info")
+        if info.implementation_id and profile is None:
+            raise P4InfoError(f"{self.what}: implementation id {info.implementation_id} is not an "
+                              "action profile of the P4Info")
+        self.profile = profile
+        self.direct_counter: DirectCounterState | None = None
+        self.direct_meter: DirectMeterState | None = None
+        self._entries: dict[tuple, Entry] = {}  # (spec, priority) -> entry, in insertion order
+        self._lpm_field = next((i for i, f in enumerate(self.fields) if f.kind == LPM), None)
+        if not self.fields:
+            self._index = None
+        elif all(f.kind == EXACT for f in self.fields):
+            self._index = ExactIndex()
+        else:
+            self._index = TupleSpaceIndex(self.fields)
+        # initial default action (P4Info ``initial_default_action``; NoAction when absent)
+        ida = info.initial_default_action
+        aid = ida.action_id or info.const_default_action_id
+        if aid:
+            if aid not in actions:
+                raise P4InfoError(f"{self.what}: default action id {aid} is not in the P4Info")
+            args = actions[aid].parse_args(
+                [p4runtime_pb2.Action.Param(param_id=a.param_id, value=a.value) for a in ida.arguments],
+                f"{self.what} initial default action")
+        else:
+            noaction = next((a for a in actions.values() if a.name == "NoAction"), None)
+            aid, args = (noaction.id, ()) if noaction else (0, ())
+        self.initial_default = (aid, args)
+        self.default_entry = Entry((), 0, 0)
+        self.default_hit: tuple = (aid, args, None)
+        self._set_default_msg()
+        self.lookup = self._make_lookup()
+
+    def _make_lookup(self):
+        if self._index is None:
+            table = self
+
+            def lookup(key, sel_hash=0):
+                return table.default_hit
+
+            return lookup
+        return self._index.make_lookup(self)
+
+    def lookup(self, key: tuple[int, ...], sel_hash: int = 0):  # noqa: F811 - replaced per instance
+        """Data plane: -> (action_id, args, entry or None on a miss). Replaced in ``__init__``."""
+        raise NotImplementedError
+
+    @property
+    def is_indirect(self) -> bool:
+        return self.profile is not None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(self) -> list[Entry]:
+        return list(self._entries.values())
+
+    # ---- writes -------------------------------------------------------------------------------
+    def write(self, utype: int, te: p4runtime_pb2.TableEntry) -> None:
+        """Apply one P4Runtime update of a TableEntry (raises P4RuntimeError)."""
+        if te.is_const:
+            raise invalid(f"{self.what}: is_const must be false in writes")
+        if te.HasField("time_since_last_hit"):
+            raise invalid(f"{self.what}: time_since_last_hit must be unset in writes")
+        if te.is_default_action:
+            self._write_default(utype, te)
+            return
+        spec, prio = self._key(te)
+        if te.idle_timeout_ns and not self.idle_timeout:
+            raise invalid(f"{self.what} does not support idle timeout")
+        if te.idle_timeout_ns < 0:
+            raise invalid(f"{self.what}: idle_timeout_ns must be >= 0")
+        ident = (spec, prio)
+        cur = self._entries.get(ident)
+        if utype == INSERT:
+            if self.is_const:
+                raise denied(f"{self.what} is const: entries cannot be inserted")
+            if not self.fields:
+                raise invalid(f"{self.what} has no match key: only its default entry can be written")
+            if cur is not None:
+                raise exists(f"{self.what}: entry already exists")
+            if self.size and len(self._entries) >= self.size:
+                raise exhausted(f"{self.what} is full ({self.size} entries)")
+            self._insert(spec, prio, te, is_const=False)
+        elif utype == MODIFY:
+            if cur is None:
+                raise not_found(f"{self.what}: entry not found")
+            self._modify(cur, te)
+        elif utype == DELETE:
+            if cur is None:
+                raise not_found(f"{self.what}: entry not found")
+            if cur.is_const:
+                raise denied(f"{self.what}: const entries cannot be deleted")
+            self._delete(cur)
+        else:
+            raise invalid(f"{self.what}: update type unspecified")
+
+    def add_const_entry(self, te: p4runtime_pb2.TableEntry, is_const: bool = True) -> Entry:
+        """Install an entry of the program (``const entries`` / ``entries``), bypassing const checks.
+
+        For tables with ternary/range/optional keys give priorities like p4c: N for the first of
+        N entries, decreasing by one.
+        """
+        spec, prio = self._key(te)
+        if (spec, prio) in self._entries:
+            raise exists(f"{self.what}: duplicate initial entry")
+        if not te.HasField("action"):
+            raise invalid(f"{self.what}: initial entry without action")
+        return self._insert(spec, prio, te, is_const=is_const)
+
+    def _key(self, te: p4runtime_pb2.TableEntry) -> tuple[tuple, int]:
+        spec = parse_match(self.fields, self._field_by_id, te.match, self.what)
+        prio = te.priority
+        if self.requires_priority:
+            if prio <= 0:
+                raise invalid(f"{self.what}: entries need a priority > 0 (ternary/range/optional key)")
+        elif prio != 0:
+            raise invalid(f"{self.what}: priority must be 0 (no ternary/range/optional key)")
+        return spec, prio
+
+    def _rank(self, spec: tuple, prio: int) -> int:
+        if self.requires_priority:
+            return prio
+        if self._lpm_field is not None:
+            s = spec[self._lpm_field]
+            return 0 if s is None else s[1]
+        return 0
+
+    def _insert(self, spec: tuple, prio: int, te: p4runtime_pb2.TableEntry, is_const: bool) -> Entry:
+        if not te.HasField("action"):
+            raise invalid(f"{self.what}: INSERT needs an action")
+        e = Entry(spec, prio, self._rank(spec, prio))
+        e.is_const = is_const
+        self._check_direct_resources(te)
+        self._set_action(e, te.action)
+        if te.HasField("counter_data"):
+            e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
+        if te.HasField("meter_config"):
+            e.meter = parse_config(te.meter_config, self.what)
+        e.since_ns = time.monotonic_ns()
+        self._store_msg(e, te)
+        self._entries[(spec, prio)] = e
+        assert self._index is not None
+        self._index.add(e)
+        return e
+
+    def _modify(self, e: Entry, te: p4runtime_pb2.TableEntry) -> None:
+        self._check_direct_resources(te)
+        if te.HasField("action"):
+            if e.is_const:
+                raise denied(f"{self.what}: the action of a const entry cannot be modified")
+            self._release(e)
+            try:
+                self._set_action(e, te.action)
+            except Exception:
+                self._reacquire(e)
+                raise
+        if te.HasField("counter_data"):
+            e.counter[0] = te.counter_data.byte_count
+            e.counter[1] = te.counter_data.packet_count
+        e.meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
+        e.since_ns = time.monotonic_ns()
+        if not e.is_const:
+            self._store_msg(e, te)
+
+    def _delete(self, e: Entry) -> None:
+        assert self._index is not None
+        self._index.remove(e)
+        del self._entries[(e.spec, e.priority)]
+        self._release(e)
+
+    def _check_direct_resources(self, te: p4runtime_pb2.TableEntry) -> None:
+        if te.HasField("counter_data") and self.direct_counter is None:
+            raise invalid(f"{self.what} has no direct counter")
+        if te.HasField("meter_config") and self.direct_meter is None:
+            raise invalid(f"{self.what} has no direct meter")
+        if te.HasField("meter_counter_data"):
+            mcd = te.meter_counter_data
+            if any(c.byte_count or c.packet_count for c in (mcd.green, mcd.yellow, mcd.red)):
+                raise invalid(f"{self.what}: meter_counter_data can only be written as zeros")
+
+    def _set_action(self, e: Entry, ta: p4runtime_pb2.TableAction) -> None:
+        kind = ta.WhichOneof("type")
+        what = self.what
+        prof = self.profile
+        if kind is None:
+            raise invalid(f"{what}: table action is empty")
+        if prof is None:
+            if kind != "action":
+                raise invalid(f"{what} is a direct table: it takes an action, not {kind}")
+            aid, args = self.action_set.parse(ta.action, default=False, what=what)
+            e.member = e.group = None
+            e.oneshot = False
+            e.hit = (aid, args, e)
+            return
+        if kind == "action":
+            raise invalid(f"{what} is implemented by '{prof.name}': use a member, group or action set")
+        if kind == "action_profile_member_id":
+            m = prof.members.get(ta.action_profile_member_id)
+            if m is None:
+                raise not_found(f"{what}: member {ta.action_profile_member_id} of '{prof.name}' does not exist")
+            m.entry_refs += 1
+            e.member, e.group, e.oneshot = m, None, False
+        elif kind == "action_profile_group_id":
+            if not prof.with_selector:
+                raise invalid(f"{what}: '{prof.name}' is not a selector, it has no groups")
+            g = prof.groups.get(ta.action_profile_group_id)
+            if g is None:
+                raise not_found(f"{what}: group {ta.action_profile_group_id} of '{prof.name}' does not exist")
+            g.entry_refs += 1
+            e.member, e.group, e.oneshot = None, g, False
+        else:
+            g = prof.oneshot(ta.action_profile_action_set, what)
+            e.member, e.group, e.oneshot = None, g, True
+        e.hit = None
+
+    def _release(self, e: Entry) -> None:
+        if e.member is not None:
+            e.member.entry_refs -= 1
+        elif e.group is not None:
+            if e.oneshot:
+                self.profile.release_oneshot(e.group)  # type: ignore[union-attr]
+            else:
+                e.group.entry_refs -= 1
+
+    def _reacquire(self, e: Entry) -> None:
+        if e.member is not None:
+            e.member.entry_refs += 1
+        elif e.group is not None:
+            if e.oneshot:
+                prof = self.profile
+                assert prof is not None
+                prof._hidden_members += len(e.group.weights)
+                prof._group_usage += prof._usage(e.group.weights)
+            else:
+                e.group.entry_refs += 1
+
+    def _store_msg(self, e: Entry, te: p4runtime_pb2.TableEntry) -> None:
+        msg = p4runtime_pb2.TableEntry(table_id=self.id, priority=e.priority,
+                                       controller_metadata=te.controller_metadata,
+                                       metadata=te.metadata, idle_timeout_ns=te.idle_timeout_ns,
+                                       is_const=e.is_const)
+        spec_to_proto(self.fields, e.spec, msg.match)
+        if not te.HasField("action"):
+            msg.action.CopyFrom(e.msg.action)
+        elif e.hit is not None:
+            aid, args, _ = e.hit
+            self.action_set.actions[aid].to_proto(args, msg.action.action)
+        elif e.member is not None:
+            msg.action.action_profile_member_id = e.member.id
+        elif e.oneshot:
+            for a in te.action.action_profile_action_set.action_profile_actions:
+                pa = msg.action.action_profile_action_set.action_profile_actions.add(weight=a.weight)
+                aid, args = self.action_set.parse(a.action, default=False, what=self.what)
+                self.action_set.actions[aid].to_proto(args, pa.action)
+        elif e.group is not None:
+            msg.action.action_profile_group_id = e.group.id
+        e.msg = msg
+
+    # ---- default entry ------------------------------------------------------------------------
+    def _write_default(self, utype: int, te: p4runtime_pb2.TableEntry) -> None:
+        what = f"{self.what} default entry"
+        if utype != MODIFY:
+            raise invalid(f"{what}: only MODIFY is allowed on the default entry")
+        if len(te.match) or te.priority:
+            raise invalid(f"{what}: match must be empty and priority 0")
+        if te.idle_timeout_ns:
+            raise invalid(f"{what}: idle timeout is not supported on default entries")
+        self._check_direct_resources(te)
+        d = self.default_entry
+        if te.HasField("action"):
+            if self.const_default_action_id:
+                raise denied(f"{what}: the default action is const")
+            if self.profile is not None:
+                raise denied(f"{what}: tables with an action profile keep their default action "
+                             "(P4Runtime restricts it to a constant NoAction)")
+            if te.action.WhichOneof("type") != "action":
+                raise invalid(f"{what}: the default entry takes an action")
+            aid, args = self.action_set.parse(te.action.action, default=True, what=what)
+            self.default_hit = (aid, args, None)
+            d.counter = [te.counter_data.byte_count, te.counter_data.packet_count] \
+                if te.HasField("counter_data") else d.counter
+            d.meter = parse_config(te.meter_config, what) if te.HasField("meter_config") else None
+            self._set_default_msg(te)
+            return
+        # action unset: reset to the program's default (with metadata and direct resources)
+        self.default_hit = (self.initial_default[0], self.initial_default[1], None)
+        d.counter = [0, 0]
+        d.meter = None
+        self._set_default_msg()
+
+    def _set_default_msg(self, te: p4runtime_pb2.TableEntry | None = None) -> None:
+        msg = p4runtime_pb2.TableEntry(table_id=self.id, is_default_action=True)
+        if te is not None:
+            msg.controller_metadata = te.controller_metadata
+            msg.metadata = te.metadata
+        aid, args, _ = self.default_hit
+        if aid in self.action_set.actions:
+            self.action_set.actions[aid].to_proto(args, msg.action.action)
+        self.default_entry.msg = msg
+
+    def reset_entries(self) -> None:
+        """Remove every entry (used when a pipeline is replaced); the default stays."""
+        for e in list(self._entries.values()):
+            self._delete(e)
+
+    # ---- reads --------------------------------------------------------------------------------
+    def find(self, te: p4runtime_pb2.TableEntry) -> Entry:
+        """The entry ``te`` designates (match+priority, or the default entry) or NOT_FOUND."""
+        if te.is_default_action:
+            return self.default_entry
+        spec, prio = self._key(te)
+        e = self._entries.get((spec, prio))
+        if e is None:
+            raise not_found(f"{self.what}: entry not found")
+        return e
+
+    def read(self, req: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.Entity]:
+        """Entries selected by a (possibly wildcard) TableEntry of a ReadRequest."""
+        if req.is_default_action:
+            selected = [self.default_entry]
+        elif len(req.match):
+            spec, prio = self._key(req)
+            e = self._entries.get((spec, prio))
+            selected = [] if e is None else [e]
+        else:
+            selected = list(self._entries.values())
+            if req.priority:
+                selected = [e for e in selected if e.priority == req.priority]
+        if req.controller_metadata:
+            selected = [e for e in selected if e.msg.controller_metadata == req.controller_metadata]
+        if req.metadata:
+            selected = [e for e in selected if e.msg.metadata == req.metadata]
+        if req.HasField("action") and req.action.WhichOneof("type") == "action" and req.action.action.action_id:
+            aid = req.action.action.action_id
+            selected = [e for e in selected if e.msg.action.action.action_id == aid]
+        out = []
+        now = time.monotonic_ns()
+        for e in selected:
+            ent = p4runtime_pb2.Entity()
+            t = ent.table_entry
+            t.CopyFrom(e.msg)
+            if req.HasField("counter_data") and self.direct_counter is not None:
+                fill_counter_data(t.counter_data, self.direct_counter.unit, e.counter[0], e.counter[1])
+            if req.HasField("meter_config") and e.meter is not None:
+                e.meter.to_proto(t.meter_config)
+            if req.HasField("meter_counter_data") and self.direct_meter is not None:
+                t.meter_counter_data.SetInParent()
+            if req.HasField("time_since_last_hit") and e is not self.default_entry:
+                t.time_since_last_hit.elapsed_ns = now - e.since_ns
+            out.append(ent)
+        return out
