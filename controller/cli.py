@@ -7,12 +7,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
-from .evplan import EvPlanError, host_ev_data, srv6_profile, stev_profile, walk_srv6, walk_stev, write_ev_files
+from .evplan import (
+    EvPlanError,
+    host_ev_data,
+    srv6_profile,
+    stev_profile,
+    walk_srv6,
+    walk_stev,
+    write_ev_files,
+)
 from .plan import build_plan, plan_to_data
 from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
 from .topogen import clos_data, dump_yaml

@@ -17,7 +17,7 @@ turns them into the P4 program's table entries.  Forwarding model (uN, RFC 9800 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar, Union
+from typing import TypeVar
 
 from .sidplan import SidPlan, build_sid_plan
 from .topology import CPU_PORT, LinkProps, Topology
@@ -49,7 +49,7 @@ class PortSetting:
     admin_up: bool = True
     ecn_threshold: int = 16  # queue depth (packets) at or above which ECT packets are CE-marked
     trim_threshold: int = 56  # queue depth (packets) at or above which data packets are trimmed
-    props: LinkProps = LinkProps()
+    props: LinkProps = field(default_factory=LinkProps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +124,8 @@ class CounterWatch:
     ports: tuple[int, ...] = ()
 
 
-Intent = Union[PortSetting, OwnUsid, RouteUsid, EcmpGroup, EvDirectMap, HostRoute, HostRouteGroup,
-               Telemetry, CounterWatch]
+Intent = (PortSetting | OwnUsid | RouteUsid | EcmpGroup | EvDirectMap | HostRoute | HostRouteGroup
+          | Telemetry | CounterWatch)
 T = TypeVar("T")
 COUNTER_KINDS = ("port_rx", "port_tx", "drop", "ecn_mark", "trim", "route")
 

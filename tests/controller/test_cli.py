@@ -1,0 +1,47 @@
+"""mrc-controller CLI: topo gen/check, sid, plan, ev gen/check, and error exit codes."""
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from controller.cli import main
+from controller.topology import load_topology
+
+
+def test_topo_gen_and_check(tmp_path, capsys):
+    out = tmp_path / "t.yaml"
+    assert main(["topo", "gen", "--planes", "2", "--spines", "2", "--leaves", "2", "--hosts-per-leaf", "2",
+                 "-o", str(out)]) == 0
+    t = load_topology(out)
+    assert len(t.switches) == 8 and len(t.hosts) == 4
+    for h in t.hosts:  # each host on leaf i of every plane
+        assert {t.host_leaf(h, p)[0].name[2:] for p in (1, 2)} in ({"l1"}, {"l2"})
+    assert main(["topo", "check", str(out)]) == 0
+    assert "ok" in capsys.readouterr().out
+
+
+def test_bad_topology_exit_code(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    d = {"planes": 1, "switches": [{"name": "s", "role": "spine", "plane": 1}], "hosts": [],
+         "links": [["s:1", "ghost:1"]]}
+    bad.write_text(yaml.safe_dump(d))
+    assert main(["topo", "check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml" in err and "ghost" in err
+
+
+def test_sid_plan_ev(tmp_path, capsys):
+    t = tmp_path / "t.yaml"
+    main(["topo", "gen", "-o", str(t)])
+    assert main(["sid", "-t", str(t), "--format", "json"]) == 0
+    sid = json.loads(capsys.readouterr().out)
+    assert sid["switches"]["p1l1"]["usid"] == "2101"
+    assert main(["plan", "-t", str(t), "--switch", "p1s1"]) == 0
+    assert list(yaml.safe_load(capsys.readouterr().out)) == ["p1s1"]
+    assert main(["plan", "-t", str(t), "--switch", "zz"]) == 2
+    capsys.readouterr()
+    assert main(["ev", "gen", "-t", str(t), "-o", str(tmp_path / "ev"), "--evs-per-path", "2"]) == 0
+    assert (tmp_path / "ev" / "h3.yaml").exists()
+    assert main(["ev", "check", "-t", str(t), "--evs-per-path", "2"]) == 0
+    assert "ok: 192 EVs" in capsys.readouterr().out  # 12 pairs x 8 paths x 2 x (srv6 + stev)

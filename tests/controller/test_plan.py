@@ -1,0 +1,90 @@
+"""Static per-switch intents: completeness, consistency with the topology, determinism."""
+from __future__ import annotations
+
+import ipaddress
+
+from controller.plan import (
+    CounterWatch,
+    EcmpGroup,
+    EvDirectMap,
+    HostRoute,
+    HostRouteGroup,
+    OwnUsid,
+    PortSetting,
+    RouteUsid,
+    Telemetry,
+    build_plan,
+    plan_to_data,
+    thresholds,
+)
+from controller.topogen import clos, clos_data
+from controller.topology import LinkProps, parse_topology
+
+
+def test_spine_intents():
+    plan = build_plan(clos(2, 2, 3, 2))
+    sp = plan.switches["p2s1"]
+    assert sp.of(OwnUsid) == [OwnUsid("fc00:0:1201::/48", 0x1201)]
+    routes = {r.usid: r.next_hop for r in sp.of(RouteUsid)}
+    assert set(routes) == {0x2201, 0x2202, 0x2203}  # every leaf of plane 2, nothing else
+    topo = plan.topology
+    for usid, nh in routes.items():
+        leaf = next(n for n, u in plan.sids.switch_usid.items() if u == usid)
+        assert topo.peer("p2s1", nh.port).node == leaf
+        assert nh.neighbour_mac == plan.sids.switch_mac(leaf, topo.peer("p2s1", nh.port).port)
+        assert nh.own_mac == plan.sids.switch_mac("p2s1", nh.port)
+    assert not sp.of(EcmpGroup)
+    hr = sp.of(HostRoute)
+    assert len(hr) == len(topo.hosts) and not sp.of(HostRouteGroup)
+    assert sp.of(Telemetry) == [Telemetry(0x1201)]
+
+
+def test_leaf_intents():
+    plan = build_plan(clos(2, 3, 2, 2))
+    lf = plan.switches["p1l2"]
+    usids = [r.usid for r in lf.of(RouteUsid)]
+    assert usids == [0x1101, 0x1102, 0x1103, 0x8031, 0x8041]  # spines, then h3/h4 port 1
+    host_route = lf.of(RouteUsid)[3]
+    assert host_route.next_hop.neighbour == "h3:1"
+    assert host_route.next_hop.neighbour_mac == plan.sids.host_mac("h3", 1)
+    (grp,) = lf.of(EcmpGroup)
+    assert [m.neighbour.split(":")[0] for m in grp.members] == ["p1s1", "p1s2", "p1s3"]
+    (ev,) = lf.of(EvDirectMap)
+    assert ev.group_id == grp.group_id and ev.members == ("p1s1", "p1s2", "p1s3")
+    assert [ev.member_for(x) for x in (0, 1, 2, 3, 0x1FF)] == [0, 1, 2, 0, 0xFF % 3]
+    local = {r.host for r in lf.of(HostRoute)}
+    remote = {r.host for r in lf.of(HostRouteGroup)}
+    assert local == {"h3", "h4"} and remote == {"h1", "h2"}
+    ports = lf.of(PortSetting)
+    assert [p.port for p in ports] == [1, 2, 3, 4, 5]
+    assert [p.kind for p in ports] == ["fabric"] * 3 + ["host"] * 2
+    assert all(p.admin_up for p in ports)
+    kinds = [c.kind for c in lf.of(CounterWatch)]
+    assert {"port_rx", "port_tx", "drop", "trim", "ecn_mark"} <= set(kinds)
+
+
+def test_every_prefix_is_valid_and_unique_per_switch():
+    plan = build_plan(clos(4, 4, 4, 2))
+    for sp in plan.switches.values():
+        prefixes = [r.prefix for r in sp.of(RouteUsid)] + [o.prefix for o in sp.of(OwnUsid)]
+        assert len(prefixes) == len(set(prefixes)), sp.name
+        for p in prefixes:
+            net = ipaddress.IPv6Network(p)
+            assert net.prefixlen == 48 and net.subnet_of(plan.sids.block)
+        assert sp.of(OwnUsid)[0].usid == sp.usid == sp.switch_id
+
+
+def test_thresholds_follow_queue_depth():
+    assert thresholds(LinkProps()) == (16, 56)
+    assert thresholds(LinkProps(queue_depth=200)) == (50, 175)
+    d = clos_data(1, 1, 1, 1)
+    d["link_defaults"] = {"queue_depth": 8}
+    plan = build_plan(parse_topology(d))
+    assert {(p.ecn_threshold, p.trim_threshold) for p in plan.switches["p1l1"].of(PortSetting)} == {(2, 7)}
+
+
+def test_plan_deterministic():
+    a = plan_to_data(build_plan(clos(2, 2, 2, 2)))
+    b = plan_to_data(build_plan(clos(2, 2, 2, 2)))
+    assert a == b
+    assert a["p1l1"]["intents"][0]["type"] == "PortSetting"

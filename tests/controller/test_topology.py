@@ -1,0 +1,153 @@
+"""Topology model: the examples load, and every kind of bad input fails naming the element."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from controller.topogen import clos_data
+from controller.topology import TopologyError, load_topology, parse_topology, topology_to_data
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def small() -> dict:
+    return clos_data(2, 2, 2, 2, name="small")
+
+
+def test_examples_load():
+    t = load_topology(EXAMPLES / "small.yaml")
+    assert (t.planes, len(t.spines()), len(t.leaves()), len(t.hosts)) == (2, 4, 4, 4)
+    big = load_topology(EXAMPLES / "large.yaml")
+    assert (big.planes, len(big.spines(1)), len(big.leaves(1)), len(big.hosts)) == (4, 4, 4, 8)
+
+
+def test_queries():
+    t = parse_topology(small())
+    leaf, port = t.host_leaf("h3", 2)
+    assert (leaf.name, port) == ("p2l2", 3)
+    assert t.peer("p1l1", 2).node == "p1s2"
+    assert t.ports_of("p1l1") == [1, 2, 3, 4]
+    assert [h for h, _, _ in t.hosts_of_leaf("p1l2")] == ["h3", "h4"]
+    assert t.link_at("p1l1", 99) is None
+
+
+def test_roundtrip_data():
+    t = parse_topology(small())
+    again = parse_topology(topology_to_data(t))
+    assert again.links == t.links and again.switches == t.switches
+
+
+def test_natural_order():
+    t = parse_topology(clos_data(1, 10, 1, 1))
+    assert [s.name for s in t.spines(1)][:3] == ["p1s1", "p1s2", "p1s3"]
+    assert t.spines(1)[-1].name == "p1s10"
+
+
+def _bad(mutate, *needles: str) -> str:
+    d = small()
+    mutate(d)
+    with pytest.raises(TopologyError) as ei:
+        parse_topology(d)
+    msg = str(ei.value)
+    for n in needles:
+        assert n in msg, msg
+    return msg
+
+
+def test_dangling_link():
+    _bad(lambda d: d["links"].append(["p1l1:9", "p1s9:1"]), "p1s9", "dangling")
+
+
+def test_duplicate_port():
+    _bad(lambda d: d["links"].append(["p1l1:1", "p1s2:7"]), "duplicate port", "p1l1:1")
+
+
+def test_reserved_ports():
+    _bad(lambda d: d["links"].append(["p1l1:255", "p1s1:9"]), "p1l1:255", "reserved", "CPU")
+    _bad(lambda d: d["links"].append(["p1l1:9", "p1s1:511"]), "p1s1:511", "reserved", "drop")
+    _bad(lambda d: d["links"].append(["p1l1:600", "p1s1:9"]), "p1l1:600", "out of range")
+    _bad(lambda d: d["links"].append(["p1l1:x", "p1s1:9"]), "p1l1:x", "not a number")
+
+
+def test_host_port_beyond_planes():
+    _bad(lambda d: d["links"].append(["h1:3", "p1l1:9"]), "h1:3", "planes")
+
+
+def test_host_missing_plane():
+    def drop(d):
+        d["links"] = [lk for lk in d["links"] if lk[0] != "h2:2"]
+    _bad(drop, "host h2", "ports do not match the planes", "2")
+
+
+def test_host_port_on_wrong_plane():
+    def swap(d):
+        for lk in d["links"]:
+            if lk[0] == "h1:1":
+                lk[1] = "p2l1:9"
+            if lk[0] == "h1:2":
+                lk[1] = "p1l1:9"
+    _bad(swap, "h1:1", "plane 2", "p2l1")
+
+
+def test_host_on_spine():
+    _bad(lambda d: d.update(hosts=d["hosts"] + ["h9"], links=d["links"] + [["h9:1", "p1s1:9"]]),
+         "h9", "spine p1s1")
+
+
+def test_cross_plane_link():
+    _bad(lambda d: d["links"].append(["p1l1:9", "p2s1:9"]), "p1l1:9--p2s1:9", "plane")
+
+
+def test_leaf_leaf_link():
+    _bad(lambda d: d["links"].append(["p1l1:9", "p1l2:9"]), "two leafs", "p1l1:9--p1l2:9")
+
+
+def test_unknown_switch_in_links_and_keys():
+    _bad(lambda d: d["links"].append(["nosuch:1", "p1s1:9"]), "nosuch")
+    _bad(lambda d: d["switches"][0].update(colour="red"), "switch p1s1", "colour")
+
+
+def test_switch_fields():
+    _bad(lambda d: d["switches"][0].update(role="core"), "switch p1s1", "role")
+    _bad(lambda d: d["switches"][0].update(plane=3), "switch p1s1", "plane")
+    _bad(lambda d: d["switches"].append(copy.deepcopy(d["switches"][0])), "switch p1s1", "duplicate")
+    _bad(lambda d: d["switches"][1].update(grpc_port=d["switches"][0]["grpc_port"]),
+         "switch p1s2", "grpc_port", "p1s1")
+    _bad(lambda d: d["switches"][1].update(device_id=1), "switch p1s2", "device_id", "p1s1")
+    _bad(lambda d: d["switches"][1].update(name="1bad"), "'1bad'")
+
+
+def test_leaf_missing_spine_and_parallel_links():
+    def drop(d):
+        d["links"] = [lk for lk in d["links"] if lk != ["p1l2:2", "p1s2:2"]]
+    _bad(drop, "switch p1l2", "p1s2")
+    _bad(lambda d: d["links"].append(["p1l1:9", "p1s1:9"]), "parallel", "p1l1")
+
+
+def test_link_props_and_bad_values():
+    d = small()
+    d["link_defaults"] = {"queue_depth": 32}
+    d["links"][0] = {"a": "p1l1:1", "b": "p1s1:1", "delay_us": 10, "rate_pps": 1000}
+    t = parse_topology(d)
+    assert t.link_at("p1l1", 1).props.delay_us == 10
+    assert t.link_at("p1l1", 1).props.queue_depth == 32
+    assert t.link_at("p1l1", 2).props.queue_depth == 32
+    _bad(lambda d: d["links"].__setitem__(0, {"a": "p1l1:1", "b": "p1s1:1", "delay_us": -1}),
+         "links[0]", "delay_us")
+
+
+def test_planes_and_shape():
+    _bad(lambda d: d.update(planes=0), "planes")
+    with pytest.raises(TopologyError, match="mapping"):
+        parse_topology([1, 2])
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(TopologyError, match="cannot read"):
+        load_topology(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("planes: [\n")
+    with pytest.raises(TopologyError, match="bad.yaml: not valid YAML"):
+        load_topology(bad)
