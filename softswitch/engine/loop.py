@@ -272,6 +272,8 @@ class PacketLoop:
             return next_due
         egress = pipeline.egress
         transmit = self._transmit
+        ports_get = self.ports.get
+        cpu = self.cpu_port
         for pq, item in out:
             try:
                 res = egress(item, now)
@@ -280,7 +282,13 @@ class PacketLoop:
                 log.exception("egress failed on a packet for port %d", item.egress_port)
                 continue
             for frame in res.frames:
-                transmit(frame.port, frame.data, pq.link_delay_us, now)
+                port = frame.port
+                if port != cpu and not pq.link_delay_us:
+                    p = ports_get(port)
+                    if p is not None:  # fast path: straight out of a Linux port
+                        p.send(frame.data)
+                        continue
+                transmit(port, frame.data, pq.link_delay_us, now)
             for clone in res.to_tm:
                 tm.enqueue(clone, now)
             if res.recirculate:

@@ -15,6 +15,7 @@ from softswitch.contract import TmItem
 NB_PRIORITIES = 8
 DEFAULT_QUEUE_DEPTH = 64  # packets, bmv2 simple_switch's default egress buffer capacity
 DEFAULT_QUEUE_RATE = 0  # packets/s; 0 means unlimited, as in bmv2
+QUANTUM = 16  # packets served from one port before the next port's turn
 
 
 @dataclass(slots=True)
@@ -44,13 +45,14 @@ def _interval(rate_pps: int | None) -> float:
 class PortQueues:
     """The 8 priority queues of one egress port plus its fixed link delay."""
 
-    __slots__ = ("port", "queues", "count", "link_delay_us", "rate_pps")
+    __slots__ = ("port", "queues", "count", "mask", "link_delay_us", "rate_pps")
 
     def __init__(self, port: int, depth: int, rate_pps: int) -> None:
         self.port = port
         self.queues = [_Queue(depth, _interval(rate_pps)) for _ in range(NB_PRIORITIES)]
         self.rate_pps = [rate_pps] * NB_PRIORITIES
         self.count = 0  # packets over all priorities
+        self.mask = 0  # bit p set when queue p is not empty
         self.link_delay_us = 0
 
 
@@ -141,53 +143,59 @@ class TrafficManager:
         if pq.count == 0:
             self._ready.append(pq)
         pq.count += 1
+        pq.mask |= 1 << pri
         self.total += 1
         return True
 
     def dequeue(self, now_us: int, budget: int, out: list) -> float | None:
         """Move up to ``budget`` eligible items into ``out`` as (port_queues, item).
 
-        Returns the earliest departure time (µs) of a packet still waiting on a rate limit, or
-        None when nothing waits on a rate limit.  Ports are served round-robin, one packet each.
+        Ports are served round-robin, up to ``QUANTUM`` packets each per turn; within a port the
+        highest non-empty priority whose head may leave (rate limit) goes first.  Returns the
+        earliest departure time (µs) of a packet held back by a rate limit, or None.
         """
         ready = self._ready
         next_due: float | None = None
         while budget > 0 and ready:
             progressed = False
-            for pq in list(ready):
-                for q in reversed(pq.queues):  # priority 7 first
-                    items = q.items
-                    if not items:
-                        continue
-                    dep, item = items[0]
-                    if dep > now_us:
-                        if next_due is None or dep < next_due:
-                            next_due = dep
-                        continue  # a rate-limited queue lets lower priorities through
-                    items.popleft()
-                    item.deq_timedelta_us = now_us - item.enq_timestamp_us
-                    item.deq_qdepth = len(items)
-                    q.stats.dequeued += 1
-                    pq.count -= 1
-                    self.total -= 1
-                    if pq.count == 0:
-                        ready.remove(pq)
-                    out.append((pq, item))
+            for pq in tuple(ready):
+                queues = pq.queues
+                n = QUANTUM if QUANTUM < budget else budget
+                while n:
+                    m = pq.mask
+                    while m:
+                        pri = m.bit_length() - 1
+                        q = queues[pri]
+                        items = q.items
+                        dep, item = items[0]
+                        if dep > now_us:  # rate-limited: lower priorities may go
+                            if next_due is None or dep < next_due:
+                                next_due = dep
+                            m &= ~(1 << pri)
+                            continue
+                        items.popleft()
+                        left = len(items)
+                        if not left:
+                            pq.mask &= ~(1 << pri)
+                        item.deq_timedelta_us = now_us - item.enq_timestamp_us
+                        item.deq_qdepth = left
+                        q.stats.dequeued += 1
+                        out.append((pq, item))
+                        break
+                    else:
+                        break  # nothing eligible on this port
+                    n -= 1
                     budget -= 1
                     progressed = True
-                    break
+                    pq.count -= 1
+                    self.total -= 1
+                    if not pq.count:
+                        ready.remove(pq)
+                        break
                 if budget <= 0:
                     break
             if not progressed:
                 break
-        if ready and next_due is None:
-            # every remaining head is rate-limited and was not inspected this round
-            for pq in ready:
-                for q in pq.queues:
-                    if q.items:
-                        dep = q.items[0][0]
-                        if next_due is None or dep < next_due:
-                            next_due = dep
         return next_due
 
     def depth(self, port: int, priority: int | None = None) -> int:
