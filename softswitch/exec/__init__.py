@@ -1,0 +1,65 @@
+"""softswitch execution core: the checked program compiled to Python, run as bmv2's v1model."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from softswitch.exec.codegen import CompiledBlocks, CompileError, Compiler, Resources
+from softswitch.exec.install import install_program_entries
+from softswitch.exec.pipeline import PacketState, V1Pipeline
+from softswitch.frontend import ir
+
+__all__ = ["CompileError", "CompiledBlocks", "PacketState", "V1Pipeline", "build_pipeline",
+           "compile_program"]
+
+
+def _resources(program: ir.Program, state) -> Resources:
+    kinds = {e.name: e.kind for e in program.all_externs()}
+    action_ids = {a.preamble.name: a.preamble.id for a in state.p4info.actions}
+
+    def extern(name: str):
+        kind = kinds[name]
+        if kind == "counter":
+            return state.counter(name)
+        if kind == "direct_counter":
+            return state.direct_counter(name)
+        if kind == "meter":
+            return state.meter(name)
+        if kind == "direct_meter":
+            return state.direct_meter(name)
+        if kind == "register":
+            return state.register(name)
+        return state.action_profile(name)
+
+    def action_id(name: str) -> int:
+        try:
+            return action_ids[name]
+        except KeyError:
+            raise CompileError(f"action {name} is not in the P4Info") from None
+
+    def digest_id(name: str) -> int:
+        try:
+            return state.digest_ids[name]
+        except KeyError:
+            raise CompileError(f"digest {name} is not in the P4Info") from None
+
+    return Resources(table=state.table, extern=extern, action_id=action_id, digest_id=digest_id)
+
+
+def compile_program(program: ir.Program, state, trace: bool = False) -> CompiledBlocks:
+    """Generate and compile the Python code of ``program`` bound to runtime ``state``."""
+    comp = Compiler(program, _resources(program, state), trace=trace)
+    blocks = comp.compile()
+    if trace:
+        blocks.namespace["ANAMES"] = {a.preamble.id: a.preamble.name for a in state.p4info.actions}
+    return blocks
+
+
+def build_pipeline(program: ir.Program, state, cpu_port: int | None,
+                   trace: Callable[[str], None] | None = None) -> V1Pipeline:
+    """Compile ``program``, install its const entries/defaults into ``state``, return the
+    ``contract.Pipeline``; ``trace`` (e.g. a logger method) receives the per-packet trace."""
+    blocks = compile_program(program, state, trace=trace is not None)
+    if trace is not None:
+        blocks.namespace["TR"] = trace
+    install_program_entries(program, state)
+    return V1Pipeline(program, blocks, state, cpu_port, trace)

@@ -1,0 +1,208 @@
+"""Python classes for P4 headers, structs and header stacks, generated once per program.
+
+Every header/struct becomes a ``__slots__`` class; header fields are attributes ``f_<name>`` and
+the validity bit is ``valid``; a stack holds ``arr`` (its elements) and ``nxt`` (nextIndex).
+Header extract/emit code works on one big integer per header with precomputed shifts and masks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from softswitch.frontend import ir
+
+
+def zero_code(t: ir.Type, names: TypeNames) -> str:
+    """Python expression for a fresh zero/invalid value of ``t``."""
+    if isinstance(t, ir.BoolT):
+        return "False"
+    if isinstance(t, (ir.HeaderT, ir.StructT, ir.StackT)):
+        return f"{names.cls(t)}()"
+    return "0"
+
+
+@dataclass
+class TypeNames:
+    """Maps each aggregate type to the name of its generated class, and emits class sources."""
+
+    classes: dict[object, str] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+
+    def cls(self, t: ir.Type) -> str:
+        """Class name for a header/struct/stack type, generating it on first use."""
+        key = t
+        name = self.classes.get(key)
+        if name is not None:
+            return name
+        name = f"T{len(self.classes)}"
+        self.classes[key] = name
+        if isinstance(t, ir.HeaderT):
+            self.sources.append(_header_source(name, t, self))
+        elif isinstance(t, ir.StructT):
+            self.sources.append(_struct_source(name, t, self))
+        elif isinstance(t, ir.StackT):
+            self.sources.append(_stack_source(name, t, self))
+        else:
+            raise TypeError(f"no class for type {t}")
+        return name
+
+
+def header_fields(t: ir.HeaderT) -> list[tuple[str, int, str]]:
+    """(attribute, width, kind) per field; kind is 'bit', 'int' or 'bool'."""
+    out = []
+    for f in t.fields:
+        w = ir.type_width(f.type)
+        kind = "int" if isinstance(f.type, ir.IntT) else "bool" if isinstance(f.type, ir.BoolT) else "bit"
+        out.append((f"f_{f.name}", w, kind))
+    return out
+
+
+def unpack_lines(t: ir.HeaderT, target: str, value: str, indent: str) -> list[str]:
+    """Lines assigning every field of header object ``target`` from the integer ``value``."""
+    lines = []
+    total = t.width
+    shift = total
+    for attr, w, kind in header_fields(t):
+        shift -= w
+        m = (1 << w) - 1
+        if shift == 0:
+            e = value if w == total else f"{value} & {m:#x}"
+        elif shift + w == total:
+            e = f"{value} >> {shift}"
+        else:
+            e = f"({value} >> {shift}) & {m:#x}"
+        if kind == "int":
+            h = 1 << (w - 1)
+            e = f"(({e}) ^ {h:#x}) - {h:#x}"
+        elif kind == "bool":
+            e = f"({e}) != 0"
+        lines.append(f"{indent}{target}.{attr} = {e}")
+    lines.append(f"{indent}{target}.valid = True")
+    return lines
+
+
+def pack_expr(t: ir.HeaderT, src: str) -> str:
+    """Expression for the header object's fields packed into one integer (MSB first)."""
+    parts = []
+    shift = t.width
+    for attr, w, kind in header_fields(t):
+        shift -= w
+        v = f"{src}.{attr}"
+        if kind == "int":
+            v = f"({v} & {(1 << w) - 1:#x})"
+        elif kind == "bool":
+            v = f"int({v})"
+        parts.append(f"({v} << {shift})" if shift else v)
+    return " | ".join(parts) if parts else "0"
+
+
+def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
+    fields = header_fields(t)
+    attrs = [a for a, _, _ in fields]
+    zero = {a: ("False" if k == "bool" else "0") for a, _, k in fields}
+    nbytes = (t.width + 7) // 8
+    L = [f"class {name}:",
+         f"    \"\"\"header {t.name}\"\"\"",
+         f"    __slots__ = {tuple(['valid'] + attrs)!r}",
+         f"    P4NAME = {t.name!r}",
+         f"    NBYTES = {nbytes}",
+         f"    FIELDS = {tuple((a[2:], w) for a, w, _ in fields)!r}",
+         "    def __init__(self):",
+         "        self.valid = False"]
+    L += [f"        self.{a} = {zero[a]}" for a in attrs]
+    L += ["    def copy(self):",
+          f"        n = {name}.__new__({name})",
+          "        n.valid = self.valid"]
+    L += [f"        n.{a} = self.{a}" for a in attrs]
+    L += ["        return n",
+          "    def copy_from(self, o):",
+          "        self.valid = o.valid"]
+    L += [f"        self.{a} = o.{a}" for a in attrs]
+    L += ["    def set_valid(self):",
+          "        if not self.valid:",
+          "            self.valid = True"]
+    L += [f"            self.{a} = {zero[a]}" for a in attrs]
+    L += ["    def eq(self, o):",
+          "        if self.valid != o.valid:",
+          "            return False",
+          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in attrs) or "True") + ")",
+          "    @staticmethod",
+          f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
+          f"        n = {name}.__new__({name})",
+          "        n.valid = _v"]
+    L += [f"        n.{a} = a{i}" for i, a in enumerate(attrs)]
+    L += ["        return n",
+          "    def to_int(self):",
+          f"        return {pack_expr(t, 'self')}",
+          "    def emit(self):",
+          f"        return ({pack_expr(t, 'self')}).to_bytes({nbytes}, 'big')",
+          "    def values(self):",
+          "        return (" + "".join(f"self.{a}, " for a in attrs) + ")",
+          "    def __repr__(self):",
+          f"        names = {tuple(a[2:] for a in attrs)!r}",
+          "        body = ', '.join(n + '=' + hex(v) for n, v in zip(names, self.values()))",
+          f"        return '{t.name}(' + ('' if self.valid else 'invalid ') + body + ')'"]
+    return "\n".join(L) + "\n"
+
+
+def _struct_source(name: str, t: ir.StructT, names: TypeNames) -> str:
+    attrs = [(f"f_{f.name}", f.type) for f in t.fields]
+    inits = [(a, zero_code(ft, names)) for a, ft in attrs]
+    aggregate = {a for a, ft in attrs if isinstance(ft, (ir.HeaderT, ir.StructT, ir.StackT))}
+    L = [f"class {name}:",
+         f"    \"\"\"struct {t.name}\"\"\"",
+         f"    __slots__ = {tuple(a for a, _ in attrs)!r}",
+         f"    P4NAME = {t.name!r}",
+         "    def __init__(self):"]
+    L += [f"        self.{a} = {z}" for a, z in inits] or ["        pass"]
+    L += ["    def copy(self):",
+          f"        n = {name}.__new__({name})"]
+    L += [f"        n.{a} = self.{a}.copy()" if a in aggregate else f"        n.{a} = self.{a}" for a, _ in attrs]
+    L += ["        return n",
+          "    def copy_from(self, o):"]
+    L += [f"        self.{a}.copy_from(o.{a})" if a in aggregate else f"        self.{a} = o.{a}"
+          for a, _ in attrs] or ["        pass"]
+    L += ["    def eq(self, o):",
+          "        return " + (" and ".join(f"self.{a}.eq(o.{a})" if a in aggregate else f"self.{a} == o.{a}"
+                                          for a, _ in attrs) or "True"),
+          "    @staticmethod",
+          f"    def make({', '.join(f'a{i}' for i in range(len(attrs)))}):",
+          f"        n = {name}.__new__({name})"]
+    L += [f"        n.{a} = a{i}" for i, (a, _) in enumerate(attrs)]
+    L += ["        return n",
+          "    def __repr__(self):",
+          f"        return '{t.name}(' + ', '.join(k[2:] + '=' + repr(getattr(self, k)) for k in self.__slots__) + ')'"]
+    return "\n".join(L) + "\n"
+
+
+def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
+    ec = names.cls(t.elem)
+    L = [f"class {name}:",
+         f"    \"\"\"{t.elem.name}[{t.size}]\"\"\"",
+         "    __slots__ = ('arr', 'nxt')",
+         f"    SIZE = {t.size}",
+         f"    ELEM = {ec}",
+         "    def __init__(self):",
+         f"        self.arr = [{ec}() for _ in range({t.size})]",
+         "        self.nxt = 0",
+         "    def copy(self):",
+         f"        n = {name}.__new__({name})",
+         "        n.arr = [e.copy() for e in self.arr]",
+         "        n.nxt = self.nxt",
+         "        return n",
+         "    def copy_from(self, o):",
+         "        for a, b in zip(self.arr, o.arr):",
+         "            a.copy_from(b)",
+         "        self.nxt = o.nxt",
+         "    def eq(self, o):",
+         "        return all(a.eq(b) for a, b in zip(self.arr, o.arr))",
+         "    def push_front(self, n):",
+         f"        n = min(n, {t.size})",
+         f"        self.arr = [{ec}() for _ in range(n)] + self.arr[:{t.size} - n]",
+         f"        self.nxt = min(self.nxt + n, {t.size})",
+         "    def pop_front(self, n):",
+         f"        n = min(n, {t.size})",
+         f"        self.arr = self.arr[n:] + [{ec}() for _ in range(n)]",
+         "        self.nxt = max(self.nxt - n, 0)",
+         "    def __repr__(self):",
+         "        return repr(self.arr)"]
+    return "\n".join(L) + "\n"

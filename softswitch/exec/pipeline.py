@@ -1,0 +1,300 @@
+"""The v1model pipeline with bmv2 ``simple_switch`` semantics around the compiled blocks.
+
+After ingress, in bmv2's order: ingress clone (the *original* packet re-parsed, metadata reset
+but the preserved field list), digest, resubmit (wins over everything below), multicast (the
+original is discarded), drop on ``egress_spec == 511``, else unicast.  After egress: egress
+clone (the egress-modified headers, metadata reset but the preserved fields), drop on
+``egress_spec == 511``, computeChecksum + deparse, then recirculate or transmit.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from softswitch.contract import (
+    DROP_PORT,
+    PKT_INSTANCE_EGRESS_CLONE,
+    PKT_INSTANCE_INGRESS_CLONE,
+    PKT_INSTANCE_NORMAL,
+    PKT_INSTANCE_RECIRC,
+    PKT_INSTANCE_REPLICATION,
+    PKT_INSTANCE_RESUBMIT,
+    EgressResult,
+    Frame,
+    IngressResult,
+    TmItem,
+)
+from softswitch.exec.codegen import CompiledBlocks
+from softswitch.exec.support import AssertionFailed
+from softswitch.frontend import ir
+
+log = logging.getLogger("softswitch.p4")
+
+MAX_RESUBMITS = 16  # resubmit passes per received packet before the packet is dropped
+_M48 = (1 << 48) - 1
+_M32 = (1 << 32) - 1
+_M19 = (1 << 19) - 1
+
+
+class Ctx:
+    """Per-packet, per-pass context the generated code reads and writes (``C``)."""
+
+    __slots__ = (
+        "checksum_error",
+        "clone",
+        "data",
+        "digest",
+        "log",
+        "nbytes",
+        "now",
+        "off",
+        "payload",
+        "recirculate",
+        "resubmit",
+        "truncate",
+    )
+
+    def __init__(self, data: bytes, nbytes: int, now: int, logf: Callable[[str], None]) -> None:
+        self.data = data
+        self.off = 0
+        self.payload = b""
+        self.nbytes = nbytes
+        self.now = now
+        self.clone = None  # (session, field list index or -1)
+        self.resubmit = None  # field list index
+        self.recirculate = None  # field list index
+        self.truncate = 0  # bytes, 0 = none
+        self.digest = None  # (digest id, values)
+        self.checksum_error = 0
+        self.log = logf
+
+
+class PacketState:
+    """What travels through the traffic manager (``TmItem.meta``)."""
+
+    __slots__ = ("H", "M", "S", "clone_truncate", "nbytes", "payload", "truncate")
+
+    def __init__(self, H, M, S, payload: bytes, nbytes: int, truncate: int, clone_truncate: int) -> None:
+        self.H = H
+        self.M = M
+        self.S = S
+        self.payload = payload
+        self.nbytes = nbytes
+        self.truncate = truncate
+        self.clone_truncate = clone_truncate
+
+    def __repr__(self) -> str:
+        return f"PacketState(H={self.H!r}, M={self.M!r}, S={self.S!r}, payload={len(self.payload)}B)"
+
+
+class FieldLists:
+    """Getters/setters for the user-metadata fields of each ``@field_list(index)``."""
+
+    def __init__(self, program: ir.Program, meta_t: ir.StructT) -> None:
+        self.program = program
+        self.meta_t = meta_t
+        self._cache: dict[int, tuple[Callable, Callable]] = {}
+
+    def get(self, index: int) -> tuple[Callable, Callable]:
+        fl = self._cache.get(index)
+        if fl is None:
+            paths = self.program.field_list(self.meta_t, index)
+            attrs = [".".join("f_" + p for p in path) for path in paths]
+            getter = "def get(M):\n    return (" + "".join(f"M.{a}, " for a in attrs) + ")\n"
+            setter = "def put(M, v):\n" + "".join(f"    M.{a} = v[{i}]\n" for i, a in enumerate(attrs))
+            if not attrs:
+                setter += "    pass\n"
+            ns: dict = {}
+            exec(compile(getter + setter, f"<field_list {index}>", "exec"), ns)  # noqa: S102
+            fl = (ns["get"], ns["put"])
+            self._cache[index] = fl
+        return fl
+
+
+class V1Pipeline:
+    """``contract.Pipeline`` for one compiled program and its runtime state."""
+
+    def __init__(self, program: ir.Program, blocks: CompiledBlocks, state, cpu_port: int | None,
+                 trace: Callable[[str], None] | None = None) -> None:
+        self.program = program
+        self.blocks = blocks
+        self.state = state
+        self.cpu_port = cpu_port
+        self.trace = trace
+        self._log = trace if trace is not None else log.info
+        self.field_lists = FieldLists(program, program.ingress.params[1].type)
+        self._H, self._M, self._S = blocks.header_cls, blocks.meta_cls, blocks.std_cls
+
+    # ------------------------------------------------------------------ ingress
+
+    def ingress(self, data: bytes, ingress_port: int, now_us: int) -> IngressResult:
+        """Parser, verifyChecksum, ingress (with resubmit loops), clone I2E, PRE replication."""
+        return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None)
+
+    def ingress_recirculated(self, data: bytes, preserved: object, now_us: int) -> IngressResult:
+        """Re-enter ingress after ``recirculate_preserving_field_list`` (ingress_port 0, as bmv2
+        resets all metadata but the preserved fields)."""
+        return self._ingress(data, 0, now_us, PKT_INSTANCE_RECIRC, preserved)
+
+    def _parse(self, data: bytes, port: int, now: int, itype: int, preserved):
+        """One parse + verifyChecksum pass; returns (H, M, S, C)."""
+        b = self.blocks
+        H, M, S = self._H(), self._M(), self._S()
+        S.f_ingress_port = port
+        S.f_packet_length = len(data) & _M32
+        S.f_instance_type = itype
+        S.f_ingress_global_timestamp = now & _M48
+        if preserved is not None:
+            self.field_lists.get(preserved[0])[1](M, preserved[1])
+        C = Ctx(data, len(data), now, self._log)
+        if self.trace:
+            self.trace(f"packet in: port {port}, {len(data)} bytes, instance_type {itype}")
+        S.f_parser_error = b.parser(H, M, S, C)
+        C.payload = data[C.off:]
+        b.verify_checksum(H, M, S, C)
+        S.f_checksum_error = C.checksum_error
+        return H, M, S, C
+
+    def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved) -> IngressResult:
+        res = IngressResult()
+        trace = self.trace
+        for _ in range(MAX_RESUBMITS):
+            H, M, S, C = self._parse(data, port, now, itype, preserved)
+            try:
+                self.blocks.ingress(H, M, S, C)
+            except AssertionFailed as e:
+                return self._drop(res, f"assertion failed: {e}")
+            if C.clone is not None:
+                self._clone_ingress(res, data, port, now, C, M)
+            if C.digest is not None:
+                self.state.digests.emit(C.digest[0], C.digest[1])
+            if C.resubmit is not None:
+                idx = C.resubmit
+                preserved = (idx, self.field_lists.get(idx)[0](M))
+                itype = PKT_INSTANCE_RESUBMIT
+                if trace:
+                    trace("resubmit")
+                continue
+            mgid = S.f_mcast_grp
+            if mgid:
+                S.f_instance_type = PKT_INSTANCE_REPLICATION
+                replicas = self.state.pre.multicast_group(mgid)
+                if not replicas:
+                    return self._drop(res, f"multicast group {mgid} has no replicas")
+                for eport, rid in replicas:
+                    S2 = S.copy()
+                    S2.f_egress_rid = rid
+                    st = PacketState(H.copy(), M.copy(), S2, C.payload, len(data), C.truncate, 0)
+                    res.to_tm.append(TmItem(eport, S.f_priority & 7, len(data), st))
+                if trace:
+                    trace(f"multicast group {mgid}: {len(replicas)} replicas")
+                return res
+            espec = S.f_egress_spec
+            if espec == DROP_PORT:
+                return self._drop(res, "egress_spec is the drop port (mark_to_drop) at the end of ingress")
+            S.f_instance_type = PKT_INSTANCE_NORMAL
+            st = PacketState(H, M, S, C.payload, len(data), C.truncate, 0)
+            res.to_tm.append(TmItem(espec, S.f_priority & 7, len(data), st))
+            if trace:
+                trace(f"to egress port {espec} priority {S.f_priority & 7}")
+            return res
+        return self._drop(res, f"more than {MAX_RESUBMITS} resubmissions")
+
+    def _drop(self, res, reason: str):
+        res.dropped = True
+        res.drop_reason = reason
+        if self.trace:
+            self.trace(f"drop: {reason}")
+        return res
+
+    def _preserved_meta(self, M, index: int):
+        """A fresh user-metadata object holding only the preserved fields of ``M``."""
+        M2 = self._M()
+        if index >= 0:
+            get, put = self.field_lists.get(index)
+            put(M2, get(M))
+        return M2
+
+    def _clone_ingress(self, res: IngressResult, data: bytes, port: int, now: int, C: Ctx, M) -> None:
+        sid, index = C.clone
+        sess = self.state.pre.clone_session(sid)
+        if sess is None:
+            if self.trace:
+                self.trace(f"clone session {sid} not configured: no ingress clone")
+            return
+        # bmv2 re-parses the original packet for the clone, then resets the metadata
+        H2, _, _, C2 = self._parse(data, port, now, PKT_INSTANCE_INGRESS_CLONE, None)
+        M2 = self._preserved_meta(M, index)
+        for eport, rid in sess.replicas:
+            S2 = self._S()
+            S2.f_instance_type = PKT_INSTANCE_INGRESS_CLONE
+            S2.f_egress_rid = rid
+            st = PacketState(H2.copy(), M2.copy(), S2, C2.payload, len(data), 0, sess.packet_length_bytes)
+            res.to_tm.append(TmItem(eport, sess.class_of_service & 7, len(data), st))
+        if self.trace:
+            self.trace(f"ingress clone to session {sid}: {len(sess.replicas)} copies")
+
+    # ------------------------------------------------------------------ egress
+
+    def egress(self, item: TmItem, now_us: int) -> EgressResult:
+        """Egress, clone E2E, recirculate, computeChecksum, deparser."""
+        res = EgressResult()
+        st: PacketState = item.meta
+        H, M, S = st.H, st.M, st.S
+        S.f_egress_port = item.egress_port
+        S.f_egress_spec = DROP_PORT + 1
+        S.f_packet_length = st.nbytes & _M32
+        S.f_egress_global_timestamp = now_us & _M48
+        S.f_enq_timestamp = item.enq_timestamp_us & _M32
+        S.f_enq_qdepth = item.enq_qdepth & _M19
+        S.f_deq_timedelta = item.deq_timedelta_us & _M32
+        S.f_deq_qdepth = item.deq_qdepth & _M19
+        C = Ctx(b"", st.nbytes, now_us, self._log)
+        C.payload = st.payload
+        C.truncate = st.truncate
+        trace = self.trace
+        if trace:
+            trace(f"egress: port {item.egress_port}, instance_type {S.f_instance_type}, rid {S.f_egress_rid}")
+        b = self.blocks
+        try:
+            b.egress(H, M, S, C)
+        except AssertionFailed as e:
+            return self._drop(res, f"assertion failed: {e}")
+        if C.clone is not None:
+            self._clone_egress(res, st, C, H, M)
+        if S.f_egress_spec == DROP_PORT:
+            return self._drop(res, "mark_to_drop in egress")
+        b.compute_checksum(H, M, S, C)
+        out = b"".join(b.deparser(H, M, S, C)) + st.payload
+        if C.recirculate is not None:
+            idx = C.recirculate
+            res.recirculate.append((out, (idx, self.field_lists.get(idx)[0](M))))
+            if trace:
+                trace(f"recirculate ({len(out)} bytes)")
+            return res
+        cut = C.truncate
+        if st.clone_truncate and (not cut or st.clone_truncate < cut):
+            cut = st.clone_truncate
+        if cut and cut < len(out):
+            out = out[:cut]
+        res.frames.append(Frame(item.egress_port, out))
+        if trace:
+            trace(f"transmit on port {item.egress_port}: {len(out)} bytes")
+        return res
+
+    def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M) -> None:
+        sid, index = C.clone
+        sess = self.state.pre.clone_session(sid)
+        if sess is None:
+            if self.trace:
+                self.trace(f"clone session {sid} not configured: no egress clone")
+            return
+        M2 = self._preserved_meta(M, index)
+        for eport, rid in sess.replicas:
+            S2 = self._S()
+            S2.f_instance_type = PKT_INSTANCE_EGRESS_CLONE
+            S2.f_egress_rid = rid
+            st2 = PacketState(H.copy(), M2.copy(), S2, st.payload, st.nbytes, 0, sess.packet_length_bytes)
+            res.to_tm.append(TmItem(eport, sess.class_of_service & 7, st.nbytes, st2))
+        if self.trace:
+            self.trace(f"egress clone to session {sid}: {len(sess.replicas)} copies")
