@@ -1,0 +1,149 @@
+"""NSCC (UET 1.0 network-signal congestion control): one window per QP over all its paths.
+
+``NsccConfig`` field names are one-to-one with OCP ``struct mrc_ctl_cc_nscc_cfg`` (units: bytes and
+ns).  Inputs: per-ACK ECN echo and queueing delay ``d = rtt - base_rtt`` (RTT with the responder's
+service time removed, samples only from packets sent once), trims, losses and timeouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class NsccConfig:
+    """mrc_ctl_cc_nscc_cfg, field for field."""
+
+    disable_qa: bool
+    adjust_bytes_threshold: int  # B
+    adjust_period_threshold: int  # ns
+    base_rtt: int  # ns
+    eta: float  # B added once per adjust period
+    fi: float  # fair increase: B per RTT when d >= target without ECN
+    fi_scale: float  # proportional increase gain when d < target without ECN
+    gamma: float
+    max_md_jump: float
+    max_cwnd: int  # B
+    qa_gate: int
+    qa_threshold: int  # ns
+    target_delay: int  # ns
+
+    @classmethod
+    def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True) -> "NsccConfig":
+        """The UET 1.0 default shape for a path set of total ``rate_bps`` and ``base_rtt_ns``."""
+        bdp = max(mtu, int(rate_bps / 8 * base_rtt_ns / 1e9))
+        scale = bdp / (12_500 * 8)  # [ours] reference BDP: 100 Gb/s x 8 us (UET's scaling point)
+        target = int(0.75 * base_rtt_ns) if trimming else base_rtt_ns
+        return cls(disable_qa=False, adjust_bytes_threshold=8 * mtu, adjust_period_threshold=base_rtt_ns,
+                   base_rtt=base_rtt_ns, eta=0.15 * mtu * max(scale, 1.0), fi=5 * mtu * max(scale, 1.0),
+                   fi_scale=0.25, gamma=0.8, max_md_jump=0.5, max_cwnd=int(1.5 * bdp), qa_gate=3,
+                   qa_threshold=4 * target, target_delay=target)
+
+
+class Nscc:
+    """The NSCC window state machine (sans-IO: every method takes ``now_ns``)."""
+
+    __slots__ = ("cfg", "mtu", "cwnd", "avg_delay", "inc", "acked_since_adjust", "last_adjust_ns",
+                 "last_md_ns", "last_qa_ns", "qa_acked", "qa_start_ns", "near_zero_bytes", "decreases",
+                 "quick_adapts")
+
+    def __init__(self, cfg: NsccConfig, mtu: int, now_ns: int = 0, initial_cwnd: int | None = None):
+        self.cfg = cfg
+        self.mtu = mtu
+        self.cwnd = float(min(cfg.max_cwnd, initial_cwnd if initial_cwnd else cfg.max_cwnd))
+        self.cwnd = max(self.cwnd, float(mtu))
+        self.avg_delay = 0.0
+        self.inc = 0.0
+        self.acked_since_adjust = 0
+        self.last_adjust_ns = now_ns
+        self.last_md_ns = -(1 << 62)
+        self.last_qa_ns = -(1 << 62)
+        self.qa_acked = 0
+        self.qa_start_ns = now_ns
+        self.near_zero_bytes = 0
+        self.decreases = 0
+        self.quick_adapts = 0
+
+    def on_ack(self, now_ns: int, acked: int, delay_ns: int | None, ecn: bool) -> None:
+        """One ACK: ``acked`` newly delivered bytes, queueing delay sample (None if none), ECN echo."""
+        cfg = self.cfg
+        self.qa_acked += acked
+        self.acked_since_adjust += acked
+        if delay_ns is None:
+            d = self.avg_delay
+        else:
+            d = float(max(0, delay_ns))
+            self.avg_delay = d if self.avg_delay == 0.0 else 0.875 * self.avg_delay + 0.125 * d
+        if d > cfg.qa_threshold and self._quick_adapt(now_ns):
+            return
+        target = cfg.target_delay
+        cw = self.cwnd
+        if not ecn:
+            if d < target:
+                self.inc += cfg.fi_scale * (target - d) / target * acked
+                if d < 0.1 * target:  # fast increase: near-zero delay for a whole window
+                    self.near_zero_bytes += acked
+                    if self.near_zero_bytes >= cw:
+                        self.inc += cw
+                        self.near_zero_bytes = 0
+                else:
+                    self.near_zero_bytes = 0
+            else:
+                self.near_zero_bytes = 0
+                self.inc += cfg.fi * acked / cw
+        else:
+            self.near_zero_bytes = 0
+            if d >= target and now_ns - self.last_md_ns >= cfg.base_rtt:
+                avg = max(self.avg_delay, d, 1.0)
+                factor = max(1.0 - cfg.gamma * (avg - target) / avg, cfg.max_md_jump)
+                self.cwnd = max(float(self.mtu), cw * factor)
+                self.last_md_ns = now_ns
+                self.decreases += 1
+                self.inc = 0.0
+        if self.acked_since_adjust >= cfg.adjust_bytes_threshold or \
+                now_ns - self.last_adjust_ns >= cfg.adjust_period_threshold:
+            self.cwnd += self.inc
+            if now_ns - self.last_adjust_ns >= cfg.adjust_period_threshold:
+                self.cwnd += cfg.eta
+                self.last_adjust_ns = now_ns
+            self.inc = 0.0
+            self.acked_since_adjust = 0
+            self._clamp()
+
+    def on_trim(self, now_ns: int) -> None:
+        """A trim NACK: feed base_rtt as a delay sample, then quick-adapt, else shrink by one packet."""
+        self.avg_delay = 0.875 * self.avg_delay + 0.125 * self.cfg.base_rtt
+        if not self._quick_adapt(now_ns):
+            self.cwnd = max(float(self.mtu), self.cwnd - self.mtu)
+
+    def on_loss(self, now_ns: int) -> None:
+        """A loss found by SACK/RACK: a quick-adapt opportunity."""
+        self._quick_adapt(now_ns)
+
+    def on_timeout(self, now_ns: int) -> None:
+        """ACK timeout: shrink by one packet, floor one MTU."""
+        self.cwnd = max(float(self.mtu), self.cwnd - self.mtu)
+
+    def _quick_adapt(self, now_ns: int) -> bool:
+        cfg = self.cfg
+        if cfg.disable_qa:
+            return False
+        period = cfg.base_rtt + cfg.target_delay
+        if now_ns - self.last_qa_ns < period:
+            return False
+        achieved = self.qa_acked
+        elapsed = now_ns - self.qa_start_ns
+        self.qa_acked = 0
+        self.qa_start_ns = now_ns
+        if elapsed < period:
+            return False
+        self.last_qa_ns = now_ns
+        if achieved < (cfg.max_cwnd >> cfg.qa_gate):
+            self.cwnd = float(max(achieved, self.mtu))
+            self.inc = 0.0
+            self.quick_adapts += 1
+            return True
+        return False
+
+    def _clamp(self) -> None:
+        self.cwnd = min(max(self.cwnd, float(self.mtu)), float(self.cfg.max_cwnd))

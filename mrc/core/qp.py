@@ -1,0 +1,744 @@
+"""One queue pair: requester (segmentation, spraying, SACK/RACK/timeouts, NSCC) and responder
+(placement, duplicate suppression, SACK generation, immediates in order), MRC or classic RC.
+
+PSNs are handled as unwrapped 64-bit sequence numbers inside; the wire carries ``seq & 0xFFFFFF``
+and received PSNs are unwrapped against the nearest reference, so 24-bit wrap-around is free.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet
+from mrc.core.nscc import Nscc, NsccConfig
+from mrc.core.types import Completion, QpCounters, QpState, WcOpcode, WcStatus
+from mrc.wire import formats as F
+from mrc.wire.codec import AckInfo, Encap, Frame, ProbeInfo, encode_ack, encode_data, encode_probe
+
+if TYPE_CHECKING:
+    from mrc.core.endpoint import Endpoint
+
+MODE_MRC = "mrc"
+MODE_RC = "rc"
+INFINITE_EXP_RETRIES = 25
+_HALF = 1 << 23
+
+
+def unwrap(psn: int, ref: int) -> int:
+    """The unwrapped sequence number nearest to ``ref`` whose low 24 bits are ``psn``."""
+    d = (psn - ref) & F.PSN_MASK
+    if d >= _HALF:
+        d -= F.PSN_MOD
+    return ref + d
+
+
+@dataclass(slots=True)
+class QpAttr:
+    """QP attributes (mrc.h names where they exist)."""
+
+    mode: str = MODE_MRC
+    mtu: int = 4096
+    mpr: int = 8  # window of PSNs tracked, in units of 128
+    max_wimm: int = 64  # outstanding WRITE_WITH_IMM we send
+    max_wimm_dest: int = 64  # un-polled immediate completions we accept
+    ack_timeout: int = 10  # t: timeout = 1.024 us * 2^t (t <= 24)
+    retry_cnt: int = 7  # linear retries (<= 7)
+    exp_retry_cnt: int = 7  # exponential retries (<= 25; 25 = infinite)
+    ev_min_active: int = 1
+    probe_good_count: int = 3  # k answers in a row bring an ASSUMED_BAD EV back to GOOD
+    probe_interval_ns: int = 0  # 0: 4 x smoothed RTT, at least 10 us
+    ack_every: int = 4  # responder coalesces this many packets per ACK
+    ack_delay_ns: int = 2_000  # ...or acknowledges after this long
+    reorder_min_ns: int = 2_000  # floor of the RACK reordering window
+    cc: NsccConfig | None = None  # None: no congestion window (pacing at port rate only)
+    pkey: int = F.DEFAULT_PKEY
+
+    def validate(self) -> None:
+        """Raise ValueError on attributes outside what mrc.h allows."""
+        if self.mode not in (MODE_MRC, MODE_RC):
+            raise ValueError(f"mode must be 'mrc' or 'rc', not {self.mode!r}")
+        if self.mtu not in (256, 512, 1024, 2048, 4096, 8192):
+            raise ValueError("mtu must be one of 256, 512, 1024, 2048, 4096, 8192")
+        if not 1 <= self.mpr <= 1024:
+            raise ValueError("mpr must be 1..1024 (units of 128 PSNs)")
+        if not 0 <= self.ack_timeout <= 24:
+            raise ValueError("ack_timeout t must be 0..24")
+        if not 0 <= self.retry_cnt <= 7:
+            raise ValueError("retry_cnt must be 0..7")
+        if not 0 <= self.exp_retry_cnt <= 25:
+            raise ValueError("exp_retry_cnt must be 0..25 (25 = infinite)")
+        if self.max_wimm < 1 or self.max_wimm_dest < 1:
+            raise ValueError("max_wimm and max_wimm_dest must be >= 1")
+
+
+class _Wqe:
+    __slots__ = ("wr_id", "data", "va", "rkey", "imm", "first_seq", "npkts", "length", "started")
+
+    def __init__(self, wr_id, data, va, rkey, imm, first_seq, npkts):
+        self.wr_id, self.data, self.va, self.rkey, self.imm = wr_id, data, va, rkey, imm
+        self.first_seq, self.npkts, self.length = first_seq, npkts, len(data)
+        self.started = False
+
+    @property
+    def last_seq(self) -> int:
+        return self.first_seq + self.npkts - 1
+
+
+class _Pkt:
+    __slots__ = ("seq", "wqe", "off", "length", "opcode", "ev", "sent_ns", "xmits", "state")
+    INFLIGHT, SACKED, LOST = 0, 1, 2
+
+    def __init__(self, seq, wqe, off, length, opcode):
+        self.seq, self.wqe, self.off, self.length, self.opcode = seq, wqe, off, length, opcode
+        self.ev = -1
+        self.sent_ns = 0
+        self.xmits = 0
+        self.state = 0
+
+
+def _opcode(i: int, n: int, imm: bool) -> int:
+    if n == 1:
+        return F.OP_WRITE_ONLY_IMM if imm else F.OP_WRITE_ONLY
+    if i == 0:
+        return F.OP_WRITE_FIRST
+    if i == n - 1:
+        return F.OP_WRITE_LAST_IMM if imm else F.OP_WRITE_LAST
+    return F.OP_WRITE_MIDDLE
+
+
+@dataclass(slots=True)
+class _RxLast:
+    imm: int | None
+    dma_len: int
+
+
+@dataclass(slots=True)
+class _Remote:
+    qpn: int = 0
+    gid: bytes = b""
+    entropy_index: dict = field(default_factory=dict)
+
+
+class QueuePair:
+    """A reliable-connection QP driven by its :class:`~mrc.core.endpoint.Endpoint`."""
+
+    def __init__(self, ep: "Endpoint", qpn: int, attr: QpAttr, evs: list[EvEntry]):
+        attr.validate()
+        self.ep = ep
+        self.qpn = qpn
+        self.attr = attr
+        self.rc = attr.mode == MODE_RC
+        self.state = QpState.RST
+        self.evset = EvSet(qpn, evs, attr.ev_min_active)
+        self.remote = _Remote()
+        self.counters = QpCounters()
+        self.window = attr.mpr * 128
+        self.base_timeout_ns = 1024 << attr.ack_timeout  # 1.024 us x 2^t, in ns
+        self.cc: Nscc | None = None
+        # requester
+        self.wqes: deque[_Wqe] = deque()
+        self.next_assign = 0
+        self.snd_una = 0
+        self.snd_nxt = 0
+        self.snd_ptr = 0  # RC go-back-N send pointer
+        self.send_wqe_i = 0  # index in wqes of the WQE being segmented
+        self.pkts: dict[int, _Pkt] = {}
+        self.inflight = 0
+        self.retx: deque[tuple[int, str]] = deque()
+        self.sent_log: deque[tuple[int, int, int]] = deque()
+        self.rack_ts = 0
+        self.srtt = 0
+        self.min_rtt = 0
+        self.retries = 0
+        self.timeout_ns = self.base_timeout_ns
+        self.rto_at: int | None = None
+        self.wimm_inflight = 0
+        self.wake_ns: int | None = None
+        # responder
+        self.rcv_nxt = 0
+        self.rx_bits = 0  # bit i: seq rcv_nxt + i arrived (bit 0 is always 0 between packets)
+        self.rx_lasts: dict[int, _RxLast] = {}
+        self.msn = 0
+        self.rx_bytes = 0
+        self.nak_pending = False
+        self.ack_pending = 0
+        self.ack_at: int | None = None
+        self.ack_trigger: tuple[int, int, int, int] | None = None  # seq, arrival ns, ev index, entropy
+        self.ack_ecn: list[int] = []
+        self.ack_trim: list[int] = []
+        self.wimm_unpolled = 0
+
+    # ------------------------------------------------------------------ state machine
+    def modify_to_init(self) -> None:
+        self._expect(QpState.RST)
+        self.state = QpState.INIT
+
+    def modify_to_rtr(self, remote_qpn: int, remote_gid: bytes, rq_psn: int) -> None:
+        """Learn the peer (QPN, GID) and the first PSN we expect; build the per-EV encapsulations."""
+        self._expect(QpState.INIT)
+        self.remote.qpn = remote_qpn & F.QPN_MASK
+        self.remote.gid = bytes(remote_gid)
+        self.rcv_nxt = rq_psn & F.PSN_MASK
+        for i, e in enumerate(self.evset.entries):
+            e.encap = self.ep.make_encap(self.remote.gid, e, i)
+            self.remote.entropy_index[self._entropy_of(e.encap)] = i
+        self.ep._register_peer(self)
+        self.state = QpState.RTR
+
+    def modify_to_rts(self, sq_psn: int, now_ns: int = 0) -> None:
+        """Start sending at ``sq_psn``."""
+        self._expect(QpState.RTR)
+        self.snd_una = self.snd_nxt = self.snd_ptr = self.next_assign = sq_psn & F.PSN_MASK
+        if self.attr.cc is not None and not self.rc:
+            self.cc = Nscc(self.attr.cc, self.attr.mtu, now_ns)
+        self.state = QpState.RTS
+
+    def _expect(self, st: QpState) -> None:
+        if self.state is not st:
+            raise ValueError(f"QP {self.qpn}: transition needs state {st.value}, QP is {self.state.value}")
+
+    @staticmethod
+    def _entropy_of(encap: Encap) -> int:
+        return (encap.sport << 16) | (encap.flow_label & 0xFFFF)
+
+    # ------------------------------------------------------------------ requester: posting
+    def post_write(self, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,
+                   imm: int | None = None) -> None:
+        """Queue an RDMA WRITE (with immediate if ``imm`` is not None)."""
+        if self.state is not QpState.RTS:
+            raise ValueError(f"QP {self.qpn} is {self.state.value}; post_write needs RTS")
+        mtu = self.attr.mtu
+        n = max(1, -(-len(data) // mtu))
+        w = _Wqe(wr_id, memoryview(data), remote_va, rkey & 0xFFFFFFFF, imm, self.next_assign, n)
+        self.next_assign += n
+        self.wqes.append(w)
+
+    def has_work(self) -> bool:
+        return bool(self.retx) or self.snd_ptr < self.next_assign
+
+    # ------------------------------------------------------------------ requester: sending
+    def fill(self, now_ns: int, out: list) -> None:
+        """Emit every data packet the window, the ports and the QP state allow now."""
+        self.wake_ns = None
+        if self.state is not QpState.RTS:
+            return
+        ep = self.ep
+        port_ok = ep.port_ok_fn(now_ns)
+        while True:
+            if self.retx:
+                seq, cause = self.retx[0]
+                pkt = self.pkts.get(seq)
+                if pkt is None or pkt.state != _Pkt.LOST:
+                    self.retx.popleft()
+                    continue
+                if not self._cwnd_ok(pkt.length):
+                    return
+                i = self._pick(port_ok)
+                if i < 0:
+                    return
+                self.retx.popleft()
+                self._count_retx(cause)
+                self._transmit(pkt, i, now_ns, out)
+                continue
+            if self.rc and self.snd_ptr < self.snd_nxt:  # go-back-N resend
+                pkt = self.pkts.get(self.snd_ptr)
+                if pkt is None:
+                    self.snd_ptr += 1
+                    continue
+                i = self._pick(port_ok)
+                if i < 0:
+                    return
+                self.counters.retx_nak += 1
+                self.snd_ptr += 1
+                self._transmit(pkt, i, now_ns, out)
+                continue
+            if self.snd_nxt >= self.next_assign or self.snd_nxt - self.snd_una >= self.window:
+                return
+            pkt = self._new_packet()
+            if pkt is None:
+                return
+            if not self._cwnd_ok(pkt.length):
+                return
+            i = self._pick(port_ok)
+            if i < 0:
+                return
+            self._commit_new(pkt)
+            self._transmit(pkt, i, now_ns, out)
+
+    def _pick(self, port_ok) -> int:
+        if self.rc:
+            e = self.evset.entries[0]
+            if e.port in self.evset.ports_down:
+                return -1
+            if not port_ok(e.port):
+                self.wake_ns = self.ep.port_wake(e.port)
+                return -1
+            return 0
+        i = self.evset.pick(port_ok)
+        if i < 0:
+            self.wake_ns = self.ep.earliest_port_wake([e.port for e in self.evset.entries])
+        return i
+
+    def _cwnd_ok(self, length: int) -> bool:
+        cc = self.cc
+        return cc is None or self.inflight == 0 or self.inflight + length <= cc.cwnd
+
+    def _new_packet(self) -> _Pkt | None:
+        seq = self.snd_nxt
+        while self.send_wqe_i < len(self.wqes) and self.wqes[self.send_wqe_i].last_seq < seq:
+            self.send_wqe_i += 1
+        if self.send_wqe_i >= len(self.wqes):
+            return None
+        w = self.wqes[self.send_wqe_i]
+        k = seq - w.first_seq
+        if k == 0 and w.imm is not None and not w.started and self.wimm_inflight >= self.attr.max_wimm:
+            return None
+        mtu = self.attr.mtu
+        off = k * mtu
+        return _Pkt(seq, w, off, min(mtu, w.length - off), _opcode(k, w.npkts, w.imm is not None))
+
+    def _commit_new(self, pkt: _Pkt) -> None:
+        w = pkt.wqe
+        if not w.started:
+            w.started = True
+            if w.imm is not None:
+                self.wimm_inflight += 1
+        self.pkts[pkt.seq] = pkt
+        self.snd_nxt += 1
+        if self.snd_ptr < self.snd_nxt:
+            self.snd_ptr = self.snd_nxt
+
+    def _transmit(self, pkt: _Pkt, ev_i: int, now_ns: int, out: list) -> None:
+        e = self.evset.entries[ev_i]
+        w = pkt.wqe
+        last = pkt.opcode in F.LAST_OPCODES
+        data = encode_data(e.encap, pkt.opcode, self.remote.qpn, pkt.seq, w.va + pkt.off, w.rkey, w.length,
+                           w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None, ack_req=last)
+        pkt.ev = ev_i
+        pkt.sent_ns = now_ns
+        pkt.xmits += 1
+        if pkt.state != _Pkt.INFLIGHT:
+            pkt.state = _Pkt.INFLIGHT
+        self.inflight += pkt.length
+        self.sent_log.append((now_ns, pkt.seq, pkt.xmits))
+        self.counters.data_packets_sent += 1
+        self.counters.data_bytes_sent += pkt.length
+        self.ep.port_send(e.port, len(data), now_ns)
+        out.append((e.port, data))
+        if self.rto_at is None:
+            self.rto_at = now_ns + self.timeout_ns
+
+    def _count_retx(self, cause: str) -> None:
+        c = self.counters
+        if cause == "timeout":
+            c.retx_timeout += 1
+        elif cause == "trim":
+            c.retx_trim += 1
+        else:
+            c.retx_rack += 1
+
+    # ------------------------------------------------------------------ requester: ACKs
+    def on_ack(self, fr: Frame, now_ns: int) -> None:
+        """Process an ACK/NAK/SACK addressed to this QP."""
+        if self.state is not QpState.RTS:
+            return
+        self.counters.acks_received += 1
+        syn = fr.syndrome
+        if syn == F.AETH_NAK_REMOTE_ACCESS or syn == F.AETH_NAK_INVALID_REQ or syn == F.AETH_NAK_REMOTE_OP:
+            seq = unwrap(fr.psn, self.snd_una)
+            self._cum_ack(seq, now_ns)
+            self._to_error(now_ns, WcStatus.REM_ACCESS_ERR)
+            return
+        if self.rc:
+            if syn == F.AETH_NAK_PSN_SEQ_ERR:
+                seq = unwrap(fr.psn, self.snd_una)
+                if self.snd_una <= seq <= self.snd_nxt:
+                    self._cum_ack(seq, now_ns)
+                    self.snd_ptr = seq  # go back N
+            elif syn >> 5 == 0:
+                seq = unwrap(fr.psn, self.snd_una) + 1
+                if self.snd_una < seq <= self.snd_nxt:
+                    self._cum_ack(seq, now_ns)
+            self._after_ack(now_ns)
+            return
+        s = fr.sack
+        if s is None:
+            seq = unwrap(fr.psn, self.snd_una) + 1
+            if self.snd_una < seq <= self.snd_nxt:
+                self._cum_ack(seq, now_ns)
+            self._after_ack(now_ns)
+            return
+        ev_bad: set[int] = set()
+        # ECN marks and trims first: they need the packets' EVs, which a cumulative ACK may retire
+        for p in s.ecn_psns:
+            pkt = self.pkts.get(unwrap(p, self.snd_una))
+            if pkt is not None and pkt.ev >= 0:
+                self.evset.penalize(pkt.ev, PENALTY_ECN)
+                self.counters.ecn_echoes += 1
+        for p in s.trim_psns:
+            pkt = self.pkts.get(unwrap(p, self.snd_una))
+            if pkt is not None and pkt.state == _Pkt.INFLIGHT:
+                pkt.state = _Pkt.LOST
+                self.inflight -= pkt.length
+                self.retx.appendleft((pkt.seq, "trim"))  # at once, ahead of new data; no EV retired
+                self.counters.trims_received += 1
+                if self.cc is not None:
+                    self.cc.on_trim(now_ns)
+        acked_before = self.inflight
+        trig = self.pkts.get(unwrap(s.trigger_psn, self.snd_una))
+        rtt_sample = None
+        if trig is not None and trig.xmits == 1 and not s.flags & F.SACK_FLAG_RETX_ECHO \
+                and trig.state == _Pkt.INFLIGHT:
+            rtt_sample = max(0, now_ns - trig.sent_ns - s.service_time_ns)
+        cum = unwrap(s.cum_psn, self.snd_una)
+        if cum > self.snd_nxt:
+            self.ep.counters.extra["rx_bogus_ack"] = self.ep.counters.extra.get("rx_bogus_ack", 0) + 1
+            return
+        progressed = False
+        if cum > self.snd_una:
+            self._cum_ack(cum, now_ns)
+            progressed = True
+        bm = s.bitmap
+        if bm:
+            base = unwrap(s.sack_base, self.snd_una)
+            pkts = self.pkts
+            while bm:
+                low = bm & -bm
+                seq = base + low.bit_length() - 1
+                bm ^= low
+                pkt = pkts.get(seq)
+                if pkt is not None and pkt.state != _Pkt.SACKED:
+                    if pkt.state == _Pkt.INFLIGHT:
+                        self.inflight -= pkt.length
+                    pkt.state = _Pkt.SACKED
+                    progressed = True
+                    if pkt.sent_ns > self.rack_ts:
+                        self.rack_ts = pkt.sent_ns
+        if rtt_sample is not None:
+            self._rtt(rtt_sample)
+        if self.cc is not None:
+            acked = max(0, acked_before - self.inflight)
+            delay = None if rtt_sample is None else rtt_sample - self.cc.cfg.base_rtt
+            self.cc.on_ack(now_ns, acked, delay, bool(s.flags & F.SACK_FLAG_ECN_ECHO))
+        if progressed:
+            self._progress(now_ns)
+        self._detect_losses(now_ns, ev_bad)
+        self._after_ack(now_ns)
+
+    def _rtt(self, sample: int) -> None:
+        if self.srtt == 0:
+            self.srtt = sample
+            self.min_rtt = sample
+        else:
+            self.srtt = (7 * self.srtt + sample) >> 3
+            if sample < self.min_rtt:
+                self.min_rtt = sample
+
+    def _cum_ack(self, cum: int, now_ns: int) -> None:
+        pkts = self.pkts
+        for seq in range(self.snd_una, cum):
+            pkt = pkts.pop(seq, None)
+            if pkt is not None:
+                if pkt.state == _Pkt.INFLIGHT:
+                    self.inflight -= pkt.length
+                if pkt.sent_ns > self.rack_ts:
+                    self.rack_ts = pkt.sent_ns
+        if cum > self.snd_una:
+            self.snd_una = cum
+            if self.snd_ptr < cum:
+                self.snd_ptr = cum
+            self._progress(now_ns)
+            self._complete_wqes(now_ns)
+
+    def _progress(self, now_ns: int) -> None:
+        self.retries = 0
+        self.timeout_ns = self.base_timeout_ns
+        self.rto_at = now_ns + self.timeout_ns if self.snd_una < self.snd_nxt else None
+
+    def _complete_wqes(self, now_ns: int) -> None:
+        while self.wqes and self.wqes[0].last_seq < self.snd_una:
+            w = self.wqes.popleft()
+            self.send_wqe_i = max(0, self.send_wqe_i - 1)
+            if w.imm is not None:
+                self.wimm_inflight -= 1
+            self.ep._complete(Completion(self.qpn, w.wr_id, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE,
+                                         w.length, None, now_ns))
+
+    def _after_ack(self, now_ns: int) -> None:
+        if self.snd_una >= self.snd_nxt and not self.retx:
+            self.rto_at = None
+
+    def _reorder_window(self) -> int:
+        return max(self.min_rtt >> 2, self.attr.reorder_min_ns)
+
+    def _pto(self) -> int:
+        """Per-packet time limit (tail loss): twice the smoothed RTT plus reordering and ACK delay."""
+        base = self.srtt if self.srtt else self.timeout_ns
+        return 2 * base + self._reorder_window() + self.attr.ack_delay_ns
+
+    def _detect_losses(self, now_ns: int, _ev_bad: set[int]) -> None:
+        """RACK: a packet is lost once a packet sent more than the reordering window after it was
+        delivered, or once it has been out longer than the PTO (tail loss)."""
+        if self.rc:
+            return
+        log = self.sent_log
+        pkts = self.pkts
+        reo = self._reorder_window()
+        pto = self._pto()
+        while log:
+            sent, seq, xm = log[0]
+            pkt = pkts.get(seq)
+            if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
+                log.popleft()
+                continue
+            if sent + reo < self.rack_ts or now_ns - sent >= pto:
+                log.popleft()
+                self._lose(pkt, now_ns, "rack")
+                continue
+            break
+
+    def _lose(self, pkt: _Pkt, now_ns: int, cause: str) -> None:
+        pkt.state = _Pkt.LOST
+        self.inflight -= pkt.length
+        self.retx.append((pkt.seq, cause))
+        if pkt.ev >= 0:
+            if cause == "timeout":
+                self.evset.penalize(pkt.ev, PENALTY_TIMEOUT)
+            self.evset.mark_bad(pkt.ev, now_ns, cause)
+        if self.cc is not None:
+            if cause == "timeout":
+                self.cc.on_timeout(now_ns)
+            else:
+                self.cc.on_loss(now_ns)
+
+    def _on_rto(self, now_ns: int) -> None:
+        self.counters.timeouts += 1
+        self.retries += 1
+        a = self.attr
+        extra = self.retries - a.retry_cnt
+        if extra > 0 and a.exp_retry_cnt != INFINITE_EXP_RETRIES and extra > a.exp_retry_cnt:
+            self._to_error(now_ns, WcStatus.RETRY_EXC_ERR)
+            return
+        self.timeout_ns = self.base_timeout_ns << min(max(extra, 0), 20)
+        self.rto_at = now_ns + self.timeout_ns
+        if self.rc:
+            if self.snd_ptr > self.snd_una:
+                self.snd_ptr = self.snd_una
+                self.counters.retx_timeout += 1  # the rest counts as go-back-N resends
+            return
+        for seq in range(self.snd_una, self.snd_nxt):
+            pkt = self.pkts.get(seq)
+            if pkt is not None and pkt.state == _Pkt.INFLIGHT:
+                self._lose(pkt, now_ns, "timeout")
+
+    def _to_error(self, now_ns: int, status: WcStatus) -> None:
+        """Move to ERR: the oldest WQE completes with ``status``, the rest are flushed."""
+        if self.state is QpState.ERR:
+            return
+        self.state = QpState.ERR
+        first = True
+        while self.wqes:
+            w = self.wqes.popleft()
+            self.ep._complete(Completion(self.qpn, w.wr_id, status if first else WcStatus.WR_FLUSH_ERR,
+                                         WcOpcode.RDMA_WRITE, 0, None, now_ns))
+            first = False
+        self.pkts.clear()
+        self.retx.clear()
+        self.sent_log.clear()
+        self.inflight = 0
+        self.rto_at = None
+        self.ack_at = None
+
+    # ------------------------------------------------------------------ timers
+    def timer(self) -> int | None:
+        """Earliest deadline this QP needs (RTO, tail-loss PTO, ACK coalescing, probes, port wake)."""
+        t = None
+        for c in (self.rto_at, self.ack_at, self.wake_ns if self.has_work() else None):
+            if c is not None and (t is None or c < t):
+                t = c
+        if not self.rc and self.sent_log and self.state is QpState.RTS:
+            c = self.sent_log[0][0] + self._pto()
+            if t is None or c < t:
+                t = c
+        if self.state is QpState.RTS and not self.rc:
+            for e in self.evset.entries:
+                if e.state.value == "ASSUMED_BAD":
+                    c = e.probe_next_ns
+                    if t is None or c < t:
+                        t = c
+        return t
+
+    def on_timer(self, now_ns: int, out: list) -> None:
+        if self.ack_at is not None and now_ns >= self.ack_at:
+            self._send_ack(now_ns, out)
+        if self.state is not QpState.RTS:
+            return
+        if self.rto_at is not None and now_ns >= self.rto_at:
+            self._on_rto(now_ns)
+            if self.state is not QpState.RTS:
+                return
+        if not self.rc:
+            self._detect_losses(now_ns, set())
+            self._probe(now_ns, out)
+
+    # ------------------------------------------------------------------ probes
+    def _probe_interval(self) -> int:
+        if self.attr.probe_interval_ns:
+            return self.attr.probe_interval_ns
+        return max(4 * self.srtt, 10_000)
+
+    def _probe(self, now_ns: int, out: list) -> None:
+        for i, e in enumerate(self.evset.entries):
+            if e.state.value != "ASSUMED_BAD" or now_ns < e.probe_next_ns:
+                continue
+            if e.probe_req_id >= 0:  # previous probe unanswered: the streak starts over
+                e.probe_streak = 0
+                self.ep._forget_probe(e.probe_req_id)
+            e.probe_next_ns = now_ns + self._probe_interval()
+            if e.port in self.evset.ports_down:
+                e.probe_req_id = -1
+                continue
+            rid = self.ep._new_probe(self, i)
+            e.probe_req_id = rid
+            e.probe_sent_ns = now_ns
+            pkt = encode_probe(e.encap, F.OP_PROBE_REQ, ProbeInfo(rid, e.port, 0, now_ns, 0, 0))
+            self.counters.probes_sent += 1
+            self.ep.port_send(e.port, len(pkt), now_ns)
+            out.append((e.port, pkt))
+
+    def on_probe_resp(self, ev_i: int, rid: int, now_ns: int) -> None:
+        e = self.evset.entries[ev_i]
+        if e.probe_req_id != rid:
+            return
+        e.probe_req_id = -1
+        self.counters.probe_answers += 1
+        e.probe_streak += 1
+        if e.probe_streak >= self.attr.probe_good_count:
+            self.evset.mark_good(ev_i, now_ns, "probe")
+        else:
+            e.probe_next_ns = now_ns  # answer came back: next probe right away
+
+    # ------------------------------------------------------------------ responder
+    def ev_index_of(self, fr: Frame) -> int:
+        """Which of our EVs mirrors the path a packet came on (SRv6: index in the inner sport)."""
+        if fr.sport >= F.SRV6_INNER_SPORT_BASE and self.ep.encap_mode == "srv6":
+            return fr.sport & 0x3FFF
+        return self.remote.entropy_index.get(fr.entropy, -1)
+
+    def on_data(self, fr: Frame, now_ns: int, out: list) -> None:
+        """Place one RDMA WRITE packet, suppress duplicates, complete messages, schedule the (S)ACK."""
+        if self.state is not QpState.RTS and self.state is not QpState.RTR:
+            return
+        c = self.counters
+        seq = unwrap(fr.psn, self.rcv_nxt)
+        d = seq - self.rcv_nxt
+        evi = self.ev_index_of(fr)
+        if d < 0 or (d > 0 and (self.rx_bits >> d) & 1):
+            c.duplicates_received += 1
+            self.ack_trigger = (seq, now_ns, evi, fr.entropy)
+            self._send_ack(now_ns, out, force_ack=True)
+            return
+        if d >= self.window:
+            c.out_of_window += 1
+            return
+        if fr.trimmed:
+            c.trims_received += 1
+            if not self.rc:
+                self.ack_trim.append(seq)
+                self.ack_trigger = (seq, now_ns, evi, fr.entropy)
+                self._send_ack(now_ns, out, trim=True)
+            return
+        if self.rc and d > 0:  # classic RC: only in-order packets are accepted
+            if not self.nak_pending:
+                self.nak_pending = True
+                self._send_nak(F.AETH_NAK_PSN_SEQ_ERR, self.rcv_nxt, evi, now_ns, out)
+            return
+        # placement with bounds and rkey checks
+        mr = self.ep.mrs.get(fr.rkey)
+        plen = len(fr.payload)
+        if mr is None or not mr.remote_write or not mr.contains(fr.va, plen) or plen > self.attr.mtu \
+                or fr.dma_len < plen:
+            c.bad_access += 1
+            self._send_nak(F.AETH_NAK_REMOTE_ACCESS, seq, evi, now_ns, out)
+            self._to_error(now_ns, WcStatus.REM_ACCESS_ERR)
+            return
+        last = fr.opcode in F.LAST_OPCODES
+        if last and fr.imm is not None and self.wimm_unpolled >= self.attr.max_wimm_dest:
+            c.wimm_overflow += 1
+            return  # not acknowledged; the requester retransmits it later
+        if plen:
+            mr.write(fr.va, fr.payload)
+        c.bytes_placed += plen
+        self.rx_bytes += plen
+        if last:
+            self.rx_lasts[seq] = _RxLast(fr.imm, fr.dma_len)
+            if fr.imm is not None:
+                self.wimm_unpolled += 1
+        self.rx_bits |= 1 << d
+        if d == 0:
+            self.nak_pending = False
+            bits = self.rx_bits
+            run = (~bits & (bits + 1)).bit_length() - 1
+            old = self.rcv_nxt
+            self.rcv_nxt = old + run
+            self.rx_bits = bits >> run
+            if self.rx_lasts:
+                for s in range(old, self.rcv_nxt):
+                    m = self.rx_lasts.pop(s, None)
+                    if m is not None:
+                        self.msn += 1
+                        if m.imm is not None:
+                            self.ep._complete(Completion(self.qpn, 0, WcStatus.SUCCESS,
+                                                         WcOpcode.RECV_RDMA_WITH_IMM, m.dma_len, m.imm,
+                                                         now_ns))
+        self.ack_trigger = (seq, now_ns, evi, fr.entropy)
+        if fr.ce:
+            self.ack_ecn.append(seq)
+        self.ack_pending += 1
+        if fr.ce or d > 0 or fr.ack_req or self.ack_pending >= self.attr.ack_every:
+            self._send_ack(now_ns, out)
+        elif self.ack_at is None:
+            self.ack_at = now_ns + self.attr.ack_delay_ns
+
+    def _send_nak(self, syndrome: int, seq: int, evi: int, now_ns: int, out: list) -> None:
+        e = self.evset.entries[self.evset.reply_index(evi)]
+        pkt = encode_ack(e.encap, self.remote.qpn, seq, syndrome, self.msn)
+        self.counters.naks_sent += 1
+        self.ep.port_send(e.port, len(pkt), now_ns)
+        out.append((e.port, pkt))
+
+    def _send_ack(self, now_ns: int, out: list, trim: bool = False, force_ack: bool = False) -> None:
+        self.ack_at = None
+        self.ack_pending = 0
+        trig = self.ack_trigger
+        if trig is None:
+            return
+        seq, arrived, evi, entropy = trig
+        e = self.evset.entries[self.evset.reply_index(evi)]
+        if self.rc:
+            pkt = encode_ack(e.encap, self.remote.qpn, self.rcv_nxt - 1, F.AETH_ACK, self.msn)
+        else:
+            base = self.rcv_nxt + 1
+            if seq - base >= F.SACK_BITMAP_BITS:
+                base = seq - F.SACK_BITMAP_BITS + 1
+            bitmap = (self.rx_bits >> (base - self.rcv_nxt)) & ((1 << F.SACK_BITMAP_BITS) - 1)
+            flags = F.SACK_FLAG_MRC
+            if self.ack_ecn and self.ack_ecn[-1] == seq:
+                flags |= F.SACK_FLAG_ECN_ECHO
+            if trim:
+                flags |= F.SACK_FLAG_TRIM
+            if force_ack:
+                flags |= F.SACK_FLAG_RETX_ECHO
+            ecn, trims = self.ack_ecn[: F.SACK_MAX_LIST], self.ack_trim[: F.SACK_MAX_LIST]
+            del self.ack_ecn[: F.SACK_MAX_LIST]
+            del self.ack_trim[: F.SACK_MAX_LIST]
+            info = AckInfo(self.rcv_nxt, base, bitmap, seq, flags, now_ns - arrived, self.rx_bytes,
+                           entropy, ecn, trims)
+            pkt = encode_ack(e.encap, self.remote.qpn, seq, F.AETH_ACK, self.msn, info)
+        self.counters.acks_sent += 1
+        self.ep.port_send(e.port, len(pkt), now_ns)
+        out.append((e.port, pkt))
+        if self.ack_ecn or self.ack_trim:  # more than one SACK's worth of marks
+            self._send_ack(now_ns, out)

@@ -1,0 +1,117 @@
+"""Plain records the transport core hands out: states, completions, EV events, counters."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class QpState(enum.Enum):
+    """Verbs QP states (RST -> INIT -> RTR -> RTS; any -> ERR)."""
+
+    RST = "RST"
+    INIT = "INIT"
+    RTR = "RTR"
+    RTS = "RTS"
+    ERR = "ERR"
+
+
+class EvState(enum.Enum):
+    """mrc_ctl EV states: GOOD, ASSUMED_BAD (endpoint's verdict), DENIED (controller's)."""
+
+    GOOD = "GOOD"
+    ASSUMED_BAD = "ASSUMED_BAD"
+    DENIED = "DENIED"
+
+
+class WcStatus(enum.Enum):
+    """Work completion status (the ibverbs names)."""
+
+    SUCCESS = "SUCCESS"
+    RETRY_EXC_ERR = "RETRY_EXC_ERR"
+    REM_ACCESS_ERR = "REM_ACCESS_ERR"
+    WR_FLUSH_ERR = "WR_FLUSH_ERR"
+
+
+class WcOpcode(enum.Enum):
+    """What completed: our RDMA WRITE (requester) or an incoming WRITE_WITH_IMM (responder)."""
+
+    RDMA_WRITE = "RDMA_WRITE"
+    RECV_RDMA_WITH_IMM = "RECV_RDMA_WITH_IMM"
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A work completion: requester side for posted writes, responder side for WRITE_WITH_IMM."""
+
+    qpn: int
+    wr_id: int
+    status: WcStatus
+    opcode: WcOpcode
+    byte_len: int = 0
+    imm: int | None = None
+    time_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EvEvent:
+    """An EV state change (mrc_ctl reports only transitions to GOOD and ASSUMED_BAD)."""
+
+    time_ns: int
+    qpn: int
+    ev_index: int
+    port: int
+    old_state: EvState
+    new_state: EvState
+    cause: str
+
+
+@dataclass(slots=True)
+class QpCounters:
+    """Per-QP counters a CLI or demo prints; retransmissions are split by cause."""
+
+    data_packets_sent: int = 0
+    data_bytes_sent: int = 0
+    retx_timeout: int = 0
+    retx_rack: int = 0  # SACK hole / RACK time-based loss
+    retx_trim: int = 0  # trim NACK
+    retx_nak: int = 0  # RC go-back-N after a PSN sequence error NAK
+    acks_sent: int = 0
+    acks_received: int = 0
+    naks_sent: int = 0
+    timeouts: int = 0
+    probes_sent: int = 0
+    probe_answers: int = 0
+    ecn_echoes: int = 0
+    trims_received: int = 0
+    duplicates_received: int = 0
+    out_of_window: int = 0
+    bad_access: int = 0
+    wimm_overflow: int = 0
+    min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
+    bytes_placed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """Counters as a plain dict (for --json)."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class EndpointCounters:
+    """Per-endpoint receive-path counters for packets that never reach a QP."""
+
+    rx_packets: int = 0
+    rx_malformed: int = 0
+    rx_bad_icrc: int = 0
+    rx_unknown_qp: int = 0
+    rx_wrong_state: int = 0
+    rx_port_down: int = 0
+    probes_answered: int = 0
+    port_status_received: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int]:
+        """Counters as a plain dict (for --json)."""
+        d = {k: getattr(self, k) for k in self.__slots__ if k != "extra"}
+        d.update(self.extra)
+        return d
