@@ -28,7 +28,7 @@ def entry_proto(table: ir.Table, ts, entry: ir.TableEntry, actions: dict) -> p4r
         elif info.kind == LPM:
             plen = ks.prefix_len if ks.kind == "lpm" else w
             if ks.kind == "mask":
-                plen = bin(ks.mask & _mask(w)).count("1")
+                plen = (ks.mask & _mask(w)).bit_count()
             if plen == 0:
                 te.match.pop()
                 continue
