@@ -1,0 +1,143 @@
+/* congestion.p4 -- congestion signals for MRC: packet trimming (ingress) and ECN (egress).
+ *
+ * Queue estimate: v1model only reports queue depths in egress, so egress writes the depth it
+ * observes at dequeue (deq_qdepth, packets) into `egress_qdepth[egress_port]` and ingress reads
+ * it for the port a packet is routed to.  Packets on the trimmed (highest) priority queue do
+ * not update it, so the estimate tracks the data queue.
+ *
+ * Trimming (ingress, table queue_thresholds keyed on the egress port, no entry = off):
+ *   estimate >= trim_threshold and the packet is an MRC data packet (BTH WRITE opcodes
+ *   0x06-0x0b with RETH) that is not already trimmed (DSCP != 11)
+ *     -> cut after RETH [+ ImmDt] (truncate in egress), UDP length = 36 [40 with ImmDt],
+ *        UDP checksum = 0, inner IPv6 payload length = UDP length, outer IPv6 payload length
+ *        (or IPv4 total length) recomputed, DSCP = 11, priority 7.
+ *   otherwise estimate >= drop_threshold and the packet is not a trimmed one
+ *     -> dropped, DROP_REASON_QUEUE_FULL.
+ *   ACKs (0x11), probes (0xc0-0xc2) and trimmed packets are never trimmed.
+ * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
+ *   ECN-capable (ECT(0)/ECT(1)) and enq_qdepth >= threshold -> CE, on the outer (or only) IP
+ *   header.  Threshold 0 marks every ECN-capable packet.
+ */
+#ifndef MRC_CONGESTION_P4
+#define MRC_CONGESTION_P4
+
+/* Shared by ingress (read) and egress (write): the last observed depth per egress port. */
+register<qdepth_t>(MAX_PORTS) egress_qdepth;
+
+control congestion_ingress(inout headers_t hdr,
+                           inout local_metadata_t lmd,
+                           inout standard_metadata_t std_md) {
+    direct_counter(CounterType.packets_and_bytes) queue_thresholds_counter;
+
+    action set_queue_thresholds(qdepth_t trim_threshold, qdepth_t drop_threshold) {
+        lmd.trim_threshold = trim_threshold;
+        lmd.drop_threshold = drop_threshold;
+    }
+
+    table queue_thresholds {
+        key = {
+            std_md.egress_spec: exact @name("port");
+        }
+        actions = {
+            set_queue_thresholds;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        counters = queue_thresholds_counter;
+        size = MAX_PORTS;
+    }
+
+    apply {
+        if (lmd.forwarded && std_md.egress_spec != CPU_PORT) {
+            if (queue_thresholds.apply().hit) {
+                qdepth_t estimate;
+                egress_qdepth.read(estimate, (bit<32>) std_md.egress_spec);
+
+                bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
+                                       (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
+                bool data = hdr.bth.isValid() && hdr.reth.isValid() &&
+                            hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
+                            hdr.bth.opcode <= BTH_OP_WRITE_ONLY_WITH_IMM;
+
+                if (data && !already_trimmed && estimate >= lmd.trim_threshold) {
+                    bit<16> udp_len = TRIMMED_UDP_LEN;
+                    if (hdr.immdt.isValid()) {
+                        udp_len = TRIMMED_UDP_LEN_IMM;
+                    }
+                    hdr.udp.len = udp_len;
+                    hdr.udp.checksum = 0;
+                    bit<16> l3_payload = udp_len;
+                    if (hdr.inner_ipv6.isValid()) {
+                        hdr.inner_ipv6.payload_len = udp_len;
+                        l3_payload = l3_payload + 40;
+                    }
+                    if (hdr.srh.isValid()) {
+                        l3_payload = l3_payload + 8 + (((bit<16>) hdr.srh.hdr_ext_len) << 3);
+                    }
+                    if (hdr.hbh.isValid()) {
+                        l3_payload = l3_payload + (((bit<16>) hdr.hbh.hdr_ext_len + 1) << 3);
+                    }
+                    if (hdr.ipv6.isValid()) {
+                        hdr.ipv6.payload_len = l3_payload;
+                        hdr.ipv6.dscp = DSCP_TRIMMED;
+                        lmd.trim_len = 14 + 40 + l3_payload;
+                    } else {
+                        hdr.ipv4.total_len = 20 + l3_payload;
+                        hdr.ipv4.dscp = DSCP_TRIMMED;
+                        lmd.trim_len = 14 + 20 + l3_payload;
+                    }
+                    std_md.priority = PRIORITY_TRIMMED;
+                    lmd.trimmed = true;
+                } else if (!already_trimmed && estimate >= lmd.drop_threshold) {
+                    mark_to_drop(std_md);
+                    lmd.drop_reason = DROP_REASON_QUEUE_FULL;
+                    lmd.forwarded = false;
+                    lmd.skip_forwarding = true;
+                }
+            }
+        }
+    }
+}
+
+control congestion_egress(inout headers_t hdr,
+                          inout local_metadata_t lmd,
+                          inout standard_metadata_t std_md) {
+    direct_counter(CounterType.packets_and_bytes) ecn_threshold_counter;
+
+    action set_ecn_threshold(qdepth_t threshold) {
+        lmd.ecn_threshold = threshold;
+    }
+
+    table ecn_threshold {
+        key = {
+            std_md.egress_port: exact @name("port");
+        }
+        actions = {
+            set_ecn_threshold;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        counters = ecn_threshold_counter;
+        size = MAX_PORTS;
+    }
+
+    apply {
+        if (std_md.priority != PRIORITY_TRIMMED) {
+            egress_qdepth.write((bit<32>) std_md.egress_port, std_md.deq_qdepth);
+        }
+        if (lmd.trimmed) {
+            truncate((bit<32>) lmd.trim_len);
+        }
+        if (ecn_threshold.apply().hit) {
+            if (std_md.enq_qdepth >= lmd.ecn_threshold) {
+                if (hdr.ipv6.isValid() && hdr.ipv6.ecn != ECN_NOT_ECT) {
+                    hdr.ipv6.ecn = ECN_CE;
+                } else if (hdr.ipv4.isValid() && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                    hdr.ipv4.ecn = ECN_CE;
+                }
+            }
+        }
+    }
+}
+
+#endif  /* MRC_CONGESTION_P4 */

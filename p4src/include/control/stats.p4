@@ -1,0 +1,54 @@
+/* stats.p4 -- per-port packet/byte counters and drop counters by reason.
+ *
+ * port_rx_counter[ingress_port]: every packet received (PacketOut counts on CPU_PORT).
+ * port_tx_counter[egress_port]:  every packet that leaves egress (PacketIn counts on CPU_PORT).
+ * drop_reasons[reason]: packets dropped by ingress or egress, indexed by DROP_REASON_* of
+ *   define.p4.  Queue tail drops of the traffic manager happen outside the program and are
+ *   counted by the target.
+ */
+#ifndef MRC_STATS_P4
+#define MRC_STATS_P4
+
+/* Shared by ingress and egress. */
+counter(DROP_REASON_COUNT, CounterType.packets_and_bytes) drop_reasons;
+
+control stats_ingress_rx(inout headers_t hdr,
+                         inout local_metadata_t lmd,
+                         inout standard_metadata_t std_md) {
+    counter(MAX_PORTS, CounterType.packets_and_bytes) port_rx_counter;
+
+    apply {
+        port_rx_counter.count((bit<32>) std_md.ingress_port);
+        if (std_md.parser_error != error.NoError && !lmd.skip_forwarding) {
+            mark_to_drop(std_md);
+            lmd.drop_reason = DROP_REASON_PARSER_ERROR;
+            lmd.skip_forwarding = true;
+        }
+    }
+}
+
+control stats_ingress_drops(inout headers_t hdr,
+                            inout local_metadata_t lmd,
+                            inout standard_metadata_t std_md) {
+    apply {
+        if (std_md.egress_spec == DROP_PORT) {
+            drop_reasons.count((bit<32>) lmd.drop_reason);
+        }
+    }
+}
+
+control stats_egress(inout headers_t hdr,
+                     inout local_metadata_t lmd,
+                     inout standard_metadata_t std_md) {
+    counter(MAX_PORTS, CounterType.packets_and_bytes) port_tx_counter;
+
+    apply {
+        if (lmd.egress_dropped) {
+            drop_reasons.count((bit<32>) lmd.drop_reason);
+        } else {
+            port_tx_counter.count((bit<32>) std_md.egress_port);
+        }
+    }
+}
+
+#endif  /* MRC_STATS_P4 */

@@ -1,0 +1,221 @@
+/* parser.p4 -- parser, checksum controls and deparser.
+ *
+ *   [packet_out (from the CPU port)] / Ethernet
+ *     / IPv4 / UDP ...
+ *     / IPv6 [/ Hop-by-Hop telemetry] [/ SRH + up to 4 segments] [/ inner IPv6]
+ *            / UDP [/ BTH [/ RETH [/ ImmDt]] | [/ AETH]]   (BTH only on UDP port 4791)
+ *
+ * Malformed headers fail a `verify`: the packet reaches ingress with parser_error set and is
+ * dropped there with DROP_REASON_PARSER_ERROR (bmv2 semantics: a parser error does not drop).
+ */
+#ifndef MRC_PARSER_P4
+#define MRC_PARSER_P4
+
+#include "headers.p4"
+
+parser mrc_parser(packet_in packet,
+                  out headers_t hdr,
+                  inout local_metadata_t lmd,
+                  inout standard_metadata_t std_md) {
+
+    state start {
+        transition select(std_md.ingress_port) {
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+
+    state parse_packet_out {
+        packet.extract(hdr.packet_out);
+        transition parse_ethernet;
+    }
+
+    state parse_ethernet {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV6: parse_ipv6;
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    state parse_ipv4 {
+        packet.extract(hdr.ipv4);
+        verify(hdr.ipv4.version == 4, error.Ipv4BadVersion);
+        /* options would make the header checksum we recompute wrong: not supported */
+        verify(hdr.ipv4.ihl == 5, error.Ipv4OptionsUnsupported);
+        lmd.flow_src = (ipv6_addr_t) hdr.ipv4.src_addr;
+        lmd.flow_dst = (ipv6_addr_t) hdr.ipv4.dst_addr;
+        lmd.ip_proto = hdr.ipv4.protocol;
+        transition select(hdr.ipv4.protocol) {
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_ipv6 {
+        packet.extract(hdr.ipv6);
+        verify(hdr.ipv6.version == 6, error.Ipv6BadVersion);
+        lmd.flow_src = hdr.ipv6.src_addr;
+        lmd.flow_dst = hdr.ipv6.dst_addr;
+        lmd.ip_proto = hdr.ipv6.next_hdr;
+        lmd.flow_label = hdr.ipv6.flow_label;
+        transition select(hdr.ipv6.next_hdr) {
+            PROTO_HOPOPT: parse_hbh;
+            PROTO_ROUTING: parse_srh;
+            PROTO_IPV6: parse_inner_ipv6;
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    /* Only the telemetry Hop-by-Hop header is interpreted: next_hdr(8) hdr_ext_len(8)=10
+     * opt_type(8)=0x3e opt_len(8)=84.  Any other Hop-by-Hop header is left in the payload and
+     * the packet is forwarded on its IPv6 header alone. */
+    state parse_hbh {
+        transition select(packet.lookahead<bit<32>>()) {
+            32w0x000a3e54 &&& 32w0x00ffffff: parse_telemetry;
+            default: accept;
+        }
+    }
+
+    state parse_telemetry {
+        packet.extract(hdr.hbh);
+        packet.extract(hdr.telemetry);
+        packet.extract(hdr.telemetry_records.next);
+        packet.extract(hdr.telemetry_records.next);
+        packet.extract(hdr.telemetry_records.next);
+        packet.extract(hdr.telemetry_records.next);
+        transition select(hdr.hbh.next_hdr) {
+            PROTO_ROUTING: parse_srh;
+            PROTO_IPV6: parse_inner_ipv6;
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_srh {
+        packet.extract(hdr.srh);
+        verify(hdr.srh.routing_type == SRH_ROUTING_TYPE, error.SrhUnsupportedType);
+        verify(hdr.srh.last_entry < MAX_SRH_SEGMENTS, error.SrhTooManySegments);
+        /* no TLVs: the header is exactly the segment list */
+        verify(hdr.srh.hdr_ext_len == (hdr.srh.last_entry + 1) << 1, error.SrhMalformed);
+        verify(hdr.srh.segments_left <= hdr.srh.last_entry + 1, error.SrhMalformed);
+        lmd.srh_segments_to_parse = hdr.srh.last_entry + 1;
+        transition parse_srh_segment;
+    }
+
+    state parse_srh_segment {
+        packet.extract(hdr.srh_segments.next);
+        lmd.srh_segments_to_parse = lmd.srh_segments_to_parse - 1;
+        transition select(lmd.srh_segments_to_parse) {
+            0: parse_srh_next;
+            default: parse_srh_segment;
+        }
+    }
+
+    state parse_srh_next {
+        transition select(hdr.srh.next_hdr) {
+            PROTO_IPV6: parse_inner_ipv6;
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_inner_ipv6 {
+        packet.extract(hdr.inner_ipv6);
+        verify(hdr.inner_ipv6.version == 6, error.Ipv6BadVersion);
+        lmd.flow_src = hdr.inner_ipv6.src_addr;
+        lmd.flow_dst = hdr.inner_ipv6.dst_addr;
+        lmd.ip_proto = hdr.inner_ipv6.next_hdr;
+        transition select(hdr.inner_ipv6.next_hdr) {
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_udp {
+        packet.extract(hdr.udp);
+        lmd.l4_sport = hdr.udp.sport;
+        lmd.l4_dport = hdr.udp.dport;
+        transition select(hdr.udp.dport) {
+            UDP_PORT_ROCEV2: parse_bth;
+            default: accept;
+        }
+    }
+
+    /* MRC data packets carry RETH on every WRITE opcode (each packet names its own address);
+     * ImmDt follows RETH on the *_WITH_IMM opcodes; ACKs carry AETH (MRC SACK stays payload). */
+    state parse_bth {
+        packet.extract(hdr.bth);
+        lmd.bth_dest_qp = hdr.bth.dest_qp;
+        transition select(hdr.bth.opcode) {
+            BTH_OP_WRITE_FIRST: parse_reth;
+            BTH_OP_WRITE_MIDDLE: parse_reth;
+            BTH_OP_WRITE_LAST: parse_reth;
+            BTH_OP_WRITE_LAST_WITH_IMM: parse_reth;
+            BTH_OP_WRITE_ONLY: parse_reth;
+            BTH_OP_WRITE_ONLY_WITH_IMM: parse_reth;
+            BTH_OP_ACK: parse_aeth;
+            default: accept;
+        }
+    }
+
+    state parse_reth {
+        packet.extract(hdr.reth);
+        transition select(hdr.bth.opcode) {
+            BTH_OP_WRITE_LAST_WITH_IMM: parse_immdt;
+            BTH_OP_WRITE_ONLY_WITH_IMM: parse_immdt;
+            default: accept;
+        }
+    }
+
+    state parse_immdt {
+        packet.extract(hdr.immdt);
+        transition accept;
+    }
+
+    state parse_aeth {
+        packet.extract(hdr.aeth);
+        transition accept;
+    }
+}
+
+control mrc_verify_checksum(inout headers_t hdr, inout local_metadata_t lmd) {
+    apply { }
+}
+
+/* The IPv4 header checksum is recomputed after TTL, DSCP/ECN or length changes. */
+control mrc_compute_checksum(inout headers_t hdr, inout local_metadata_t lmd) {
+    apply {
+        update_checksum(hdr.ipv4.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+    }
+}
+
+control mrc_deparser(packet_out packet, in headers_t hdr) {
+    apply {
+        packet.emit(hdr.packet_in);
+        packet.emit(hdr.postcard);
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.ipv4);
+        packet.emit(hdr.ipv6);
+        packet.emit(hdr.hbh);
+        packet.emit(hdr.telemetry);
+        packet.emit(hdr.telemetry_records);
+        packet.emit(hdr.srh);
+        packet.emit(hdr.srh_segments);
+        packet.emit(hdr.inner_ipv6);
+        packet.emit(hdr.udp);
+        packet.emit(hdr.bth);
+        packet.emit(hdr.reth);
+        packet.emit(hdr.immdt);
+        packet.emit(hdr.aeth);
+    }
+}
+
+#endif  /* MRC_PARSER_P4 */
