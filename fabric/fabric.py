@@ -1,0 +1,343 @@
+"""Build a topology in network namespaces, run one switch process per switch, inject faults, tear down.
+
+    with Fabric(load_topology("examples/small.yaml"), prefix="h7", target="softswitch") as fab:
+        fab.link_down("p1l1", "p1s1")
+        ...
+
+Hosts live in namespaces ``<prefix>-<host>`` with NIC ``nic<plane>``; switch ports are veth ends in
+the root namespace that the switch processes bind with AF_PACKET; gRPC on 127.0.0.1.  Every object is
+recorded in a state file before it is created, so teardown (context exit, atexit, SIGTERM or a later
+``mrc-fabric down``) removes exactly what this run made.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Self
+
+from pyroute2.netlink.exceptions import NetlinkError
+
+from controller.sidplan import SidPlan, build_sid_plan
+from controller.topology import Link, Topology, load_topology
+
+from . import netbuild, switches
+from .naming import Names
+from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
+
+DEFAULT_RUNTIME_OFFSET = 1000
+PortAdminHook = Callable[[str, int, bool], None]
+
+
+class FabricError(RuntimeError):
+    """A fabric operation that cannot be done; the message names the element."""
+
+
+class Fabric:
+    """One emulated fabric: namespaces, veths and switch processes for a topology."""
+
+    def __init__(self, topology: Topology, *, prefix: str = "mrc", target: str | None = "softswitch",
+                 sids: SidPlan | None = None, state_dir: Path | None = None, mtu: int = netbuild.DEFAULT_MTU,
+                 grpc_base_port: int | None = None, runtime_port_offset: int = DEFAULT_RUNTIME_OFFSET,
+                 ready_timeout_s: float = 60.0, topology_path: str = "") -> None:
+        self.topo = topology
+        self.sids = sids or build_sid_plan(topology)
+        self.names = Names.for_topology(prefix, topology)
+        self.prefix = prefix
+        self.target = target
+        self.state_dir = Path(state_dir) if state_dir else DEFAULT_STATE_DIR
+        self.mtu = mtu
+        self.ready_timeout_s = ready_timeout_s
+        self.runtime_port_offset = runtime_port_offset
+        self.port_admin_hook: PortAdminHook | None = None
+        self._grpc = {name: (grpc_base_port + i if grpc_base_port else sw.grpc_port)
+                      for i, (name, sw) in enumerate(topology.switches.items())}
+        self._procs: dict[str, subprocess.Popen] = {}
+        self._old_sigterm: Any = None
+        self._owner_pid = os.getpid()
+        self.state = FabricState(prefix=prefix, topology=topology_path, target=target or "")
+
+    # -- attach to a run described by a state file ------------------------------------------------
+    @classmethod
+    def attach(cls, prefix: str, state_dir: Path | None = None) -> Fabric:
+        """A handle on a fabric brought up by another process (for ``mrc-fabric fault``/``status``)."""
+        st = FabricState.load(prefix, state_dir)
+        if st is None:
+            raise FabricError(f"no fabric with prefix {prefix!r} (no state file "
+                              f"{FabricState.path(prefix, state_dir)})")
+        if not st.topology:
+            raise FabricError(f"fabric {prefix!r}: state file does not name its topology file")
+        fab = cls(load_topology(st.topology), prefix=prefix, target=st.target or None, state_dir=state_dir,
+                  topology_path=st.topology)
+        fab.state = st
+        fab._grpc.update({n: r.grpc_port for n, r in st.procs.items()})
+        return fab
+
+    # -- names ------------------------------------------------------------------------------------
+    def netns(self, host: str) -> str:
+        """Namespace of ``host``."""
+        if host not in self.topo.hosts:
+            raise FabricError(f"unknown host {host!r}")
+        return self.names.netns(host)
+
+    def switch_port_if(self, switch: str, port: int) -> str:
+        """Root-namespace interface of ``switch`` port ``port``."""
+        if switch not in self.topo.switches:
+            raise FabricError(f"unknown switch {switch!r}")
+        return self.names.switch_if(switch, port)
+
+    def grpc_addr(self, switch: str) -> str:
+        """``127.0.0.1:<port>`` of the switch's P4Runtime server."""
+        return f"127.0.0.1:{self._grpc[switch]}"
+
+    def _save(self) -> None:
+        self.state.save(self.state_dir)
+
+    # -- bring-up ---------------------------------------------------------------------------------
+    def __enter__(self) -> Self:
+        if threading.current_thread() is threading.main_thread():
+            self._old_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+        try:
+            self.up()
+        except BaseException:
+            self._restore_signal()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.down()
+        finally:
+            self._restore_signal()
+
+    def _on_sigterm(self, signum: int, frame: object) -> None:
+        if os.getpid() != self._owner_pid:  # a forked helper (pyroute2 spawns some): just die
+            os._exit(128 + signum)
+        raise SystemExit(128 + signum)  # unwinds into __exit__, which tears down
+
+    def _restore_signal(self) -> None:
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+    def up(self) -> None:
+        """Build namespaces and links, then start and wait for the switches; undo all on failure."""
+        if FabricState.load(self.prefix, self.state_dir) is not None:
+            raise FabricError(f"a fabric with prefix {self.prefix!r} is already up (state file "
+                              f"{FabricState.path(self.prefix, self.state_dir)}); run `mrc-fabric down "
+                              f"--prefix {self.prefix}` first")
+        if self.target is not None:
+            why = switches.target_available(self.target)
+            if why:
+                raise FabricError(why)
+        atexit.register(self.down)
+        try:
+            self._save()
+            self.build_network()
+            if self.target is not None:
+                self.start_switches()
+        except BaseException:
+            self.down()
+            raise
+
+    def build_network(self) -> None:
+        """Namespaces for hosts, one veth pair per link, addresses and MACs from the SID plan."""
+        for h in self.topo.host_list():
+            ns = self.names.netns(h.name)
+            self.state.namespaces.append(ns)
+            self._save()
+            netbuild.create_netns(ns)
+            netbuild.add_loopback_address(ns, str(self.sids.host_gid(h.name)))
+        for link in self.topo.links:
+            self._add_link(link)
+
+    def _end(self, node: str, port: int) -> list[str]:
+        if node in self.topo.hosts:
+            return [self.names.netns(node), self.names.host_if(port)]
+        return ["", self.names.switch_if(node, port)]
+
+    def _add_link(self, link: Link) -> None:
+        ea, eb = self._end(link.a.node, link.a.port), self._end(link.b.node, link.b.port)
+        self.state.links[link.name] = [ea, eb]
+        root_ifs = [e[1] for e in (ea, eb) if not e[0]]
+        self.state.interfaces.extend(root_ifs)
+        self._save()
+        if len(root_ifs) == 2:
+            netbuild.add_switch_link(ea[1], self.sids.switch_mac(link.a.node, link.a.port),
+                                     eb[1], self.sids.switch_mac(link.b.node, link.b.port), self.mtu)
+            return
+        host_end, sw_end = (link.a, link.b) if link.a.node in self.topo.hosts else (link.b, link.a)
+        netbuild.add_host_link(
+            self.names.switch_if(sw_end.node, sw_end.port), self.sids.switch_mac(sw_end.node, sw_end.port),
+            self.names.netns(host_end.node), self.names.host_if(host_end.port),
+            self.sids.host_mac(host_end.node, host_end.port),
+            [str(self.sids.host_port_address(host_end.node, host_end.port))], self.mtu)
+
+    def _proc_record(self, name: str) -> ProcRecord:
+        sw = self.topo.switches[name]
+        ports = {p: self.names.switch_if(name, p) for p in self.topo.ports_of(name)}
+        props = {p: self.topo.link_at(name, p).props for p in ports}
+        grpc_port = self._grpc[name]
+        runtime_port = grpc_port + self.runtime_port_offset if self.target == "softswitch" else 0
+        log_dir = self.state_dir / self.prefix
+        log_dir.mkdir(parents=True, exist_ok=True)
+        argv = switches.switch_argv(
+            self.target or "softswitch", sw.device_id, ports, grpc_port, runtime_port=runtime_port,
+            queue_depth={p: v.queue_depth for p, v in props.items() if v.queue_depth},
+            queue_rate={p: v.rate_pps for p, v in props.items() if v.rate_pps},
+            link_delay={p: v.delay_us for p, v in props.items() if v.delay_us})
+        return ProcRecord(name, argv, log=str(log_dir / f"{name}.log"), grpc_port=grpc_port,
+                          runtime_port=runtime_port)
+
+    def start_switches(self) -> None:
+        """Start every switch process and wait (bounded) until each gRPC port answers."""
+        for name in self.topo.switches:
+            self.state.procs[name] = rec = self._proc_record(name)
+            self._save()
+            self._procs[name] = switches.start(rec)
+            self._save()
+        switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
+
+    # -- teardown ---------------------------------------------------------------------------------
+    def down(self) -> list[str]:
+        """Stop switches, delete interfaces and namespaces, drop the state file. Idempotent."""
+        atexit.unregister(self.down)
+        if os.getpid() != self._owner_pid:
+            return []  # never tear down from a forked child of the process that built the fabric
+        return teardown(self.state, self.state_dir, self._procs)
+
+    def detach(self) -> None:
+        """Leave the fabric running after this process exits (``mrc-fabric up``)."""
+        atexit.unregister(self.down)
+        self._restore_signal()
+        self._procs.clear()
+
+    # -- faults -----------------------------------------------------------------------------------
+    def _find_link(self, a: str, b: str) -> Link:
+        if ":" in a or ":" in b:
+            cands = [lk for lk in self.topo.links if {str(lk.a), str(lk.b)} >= {x for x in (a, b) if ":" in x}
+                     and {lk.a.node, lk.b.node} == {a.split(":")[0], b.split(":")[0]}]
+        else:
+            cands = self.topo.links_between(a, b)
+        if len(cands) != 1:
+            raise FabricError(f"link {a}--{b}: {'no such link' if not cands else 'ambiguous'} in the topology")
+        return cands[0]
+
+    def set_link(self, a: str, b: str, up: bool) -> Link:
+        """Set both veth ends of the link between ``a`` and ``b`` (names or ``node:port``) up or down."""
+        link = self._find_link(a, b)
+        for ns, ifname in self.state.links[link.name]:
+            netbuild.set_state(ifname, up, ns or None)
+        return link
+
+    def link_down(self, a: str, b: str) -> Link:
+        return self.set_link(a, b, False)
+
+    def link_up(self, a: str, b: str) -> Link:
+        return self.set_link(a, b, True)
+
+    def switch_stop(self, name: str) -> None:
+        """Kill one switch process (by its recorded PID); its ports stay, unserved."""
+        rec = self._rec(name)
+        if not switches.stop(rec, self._procs.pop(name, None)):
+            raise FabricError(f"switch {name} is not running")
+
+    def switch_start(self, name: str) -> None:
+        """Restart a stopped switch with the same arguments and wait for its gRPC port."""
+        rec = self._rec(name)
+        if switches.is_running(rec):
+            raise FabricError(f"switch {name} is already running (pid {rec.pid})")
+        self._procs[name] = switches.start(rec)
+        self._save()
+        switches.wait_ready([rec], self._procs, self.ready_timeout_s)
+
+    def switch_running(self, name: str) -> bool:
+        return switches.is_running(self._rec(name))
+
+    def _rec(self, name: str) -> ProcRecord:
+        if name not in self.topo.switches:
+            raise FabricError(f"unknown switch {name!r}")
+        if name not in self.state.procs:
+            raise FabricError(f"switch {name} has no process in this fabric (network-only run?)")
+        return self.state.procs[name]
+
+    def port_admin(self, switch: str, port: int, up: bool) -> None:
+        """Set a switch port's admin state through the controller hook (P4Runtime, not the kernel)."""
+        if port not in self.topo.ports_of(switch):
+            raise FabricError(f"switch {switch} has no connected port {port}")
+        if self.port_admin_hook is None:
+            raise FabricError("port admin state is set by the controller over P4Runtime; attach one with "
+                              "fabric.port_admin_hook = controller_callable(switch, port, up)")
+        self.port_admin_hook(switch, port, up)
+
+    def shape(self, switch: str, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
+              queue_depth: int | None = None) -> None:
+        """Change a softswitch port's link delay / queue rate / queue depth at run time."""
+        from softswitch.engine.control import send_command
+
+        rec = self._rec(switch)
+        if not rec.runtime_port:
+            raise FabricError(f"switch {switch}: shaping needs the softswitch target (runtime control)")
+        addr = f"127.0.0.1:{rec.runtime_port}"
+        if delay_us is not None:
+            send_command(addr, "set_link_delay", [delay_us, port])
+        if rate_pps is not None:
+            send_command(addr, "set_queue_rate", [rate_pps, port])
+        if queue_depth is not None:
+            send_command(addr, "set_queue_depth", [queue_depth, port])
+
+    # -- status -----------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """Processes, links and namespaces as they are now."""
+        procs = {n: {"pid": r.pid, "running": switches.is_running(r), "grpc": f"127.0.0.1:{r.grpc_port}",
+                     "grpc_answers": switches.port_open(r.grpc_port), "log": r.log}
+                 for n, r in self.state.procs.items()}
+        links = {}
+        for name, ends in self.state.links.items():
+            infos = [netbuild.link_info(i, ns or None) for ns, i in ends]
+            links[name] = {"ends": [f"{ns + '/' if ns else ''}{i}" for ns, i in ends],
+                           "up": all(x is not None and x["up"] for x in infos)}
+        return {"prefix": self.prefix, "target": self.state.target, "topology": self.state.topology,
+                "namespaces": {ns: netbuild.netns_exists(ns) for ns in self.state.namespaces},
+                "switches": procs, "links": links}
+
+
+def teardown(state: FabricState, state_dir: Path | None = None,
+             procs: dict[str, subprocess.Popen] | None = None) -> list[str]:
+    """Remove everything ``state`` records: processes (by recorded PID), root veths, namespaces."""
+    procs = procs if procs is not None else {}
+    done: list[str] = []
+    errors: list[str] = []
+    for name, rec in list(state.procs.items()):
+        try:
+            if switches.stop(rec, procs.pop(name, None)):
+                done.append(f"stopped switch {name} (pid {rec.pid})")
+        except OSError as e:
+            errors.append(f"switch {name} pid {rec.pid}: {e}")
+    for ifname in state.interfaces:
+        try:
+            if netbuild.delete_interface(ifname):
+                done.append(f"deleted {ifname}")
+        except (OSError, NetlinkError) as e:  # keep going: clean up everything else
+            errors.append(f"interface {ifname}: {e}")
+    for ns in state.namespaces:
+        try:
+            if netbuild.delete_netns(ns):
+                done.append(f"deleted netns {ns}")
+        except OSError as e:
+            errors.append(f"netns {ns}: {e}")
+    if errors:
+        state.save(state_dir)
+        raise FabricError("teardown incomplete: " + "; ".join(errors))
+    state.remove(state_dir)
+    return done
+
+
+def down_prefix(prefix: str, state_dir: Path | None = None) -> list[str]:
+    """Tear down whatever the state file of ``prefix`` records (after a crash, or a detached up)."""
+    st = FabricState.load(prefix, state_dir)
+    return [] if st is None else teardown(st, state_dir)

@@ -1,0 +1,177 @@
+"""Namespaces, veth pairs, addresses and sysctls with pyroute2 (no shelling out to ``ip``)."""
+from __future__ import annotations
+
+import contextlib
+import errno
+from collections.abc import Iterator
+
+from pyroute2 import IPRoute, NetNS, netns
+from pyroute2.netlink.exceptions import NetlinkError
+
+IFA_F_NODAD = 0x02
+DEFAULT_MTU = 9000
+# Host namespaces: no DAD, no router solicitations, no RAs, so the kernel stays quiet on the fabric.
+HOST_SYSCTLS = {
+    "net/ipv6/conf/{}/accept_dad": "0",
+    "net/ipv6/conf/{}/dad_transmits": "0",
+    "net/ipv6/conf/{}/router_solicitations": "0",
+    "net/ipv6/conf/{}/accept_ra": "0",
+    "net/ipv6/conf/{}/autoconf": "0",
+}
+
+
+class NetBuildError(RuntimeError):
+    """A namespace or interface operation failed; the message names the object."""
+
+
+def _write(path: str, value: str) -> None:
+    with open(f"/proc/sys/{path}", "w") as f:
+        f.write(value)
+
+
+def sysctl(path: str, value: str, ns: str | None = None) -> None:
+    """Write ``/proc/sys/<path>`` in the root namespace or in ``ns``."""
+    if ns is None:
+        _write(path, value)
+        return
+    netns.pushns(ns)
+    try:
+        _write(path, value)
+    finally:
+        netns.popns()
+
+
+@contextlib.contextmanager
+def ipr(ns: str | None = None) -> Iterator[IPRoute]:
+    """An rtnetlink socket in the root namespace or in ``ns``."""
+    sock = IPRoute() if ns is None else NetNS(ns)
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+def netns_exists(name: str) -> bool:
+    return name in netns.listnetns()
+
+
+def create_netns(name: str) -> None:
+    """Create a namespace with loopback up and a quiet IPv6 configuration."""
+    if netns_exists(name):
+        raise NetBuildError(f"network namespace {name} already exists (a previous run? "
+                            "try `mrc-fabric down --prefix ...`)")
+    netns.create(name)
+    for key in ("all", "default"):
+        for path, v in HOST_SYSCTLS.items():
+            sysctl(path.format(key), v, name)
+    with ipr(name) as ns:
+        ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
+
+
+def delete_netns(name: str) -> bool:
+    """Remove a namespace (and with it every interface inside); False if it was not there."""
+    if not netns_exists(name):
+        return False
+    netns.remove(name)
+    return True
+
+
+def if_index(sock: IPRoute, ifname: str) -> int | None:
+    found = sock.link_lookup(ifname=ifname)
+    return found[0] if found else None
+
+
+def interface_exists(ifname: str, ns: str | None = None) -> bool:
+    with ipr(ns) as s:
+        return if_index(s, ifname) is not None
+
+
+def _switch_side(sock: IPRoute, ifname: str, mac: str, mtu: int) -> None:
+    """Configure a root-namespace switch port end: no IPv6 at all, MTU, MAC, up."""
+    idx = if_index(sock, ifname)
+    if idx is None:
+        raise NetBuildError(f"interface {ifname} vanished after creation")
+    sysctl(f"net/ipv6/conf/{ifname}/disable_ipv6", "1")  # before up: no DAD/RS/MLD ever sent
+    sock.link("set", index=idx, mtu=mtu, address=mac)
+    sock.link("set", index=idx, state="up")
+
+
+def _check_free(sock: IPRoute, *names: str) -> None:
+    for n in names:
+        if if_index(sock, n) is not None:
+            raise NetBuildError(f"interface {n} already exists (a previous run? try `mrc-fabric down`)")
+
+
+def add_switch_link(if_a: str, mac_a: str, if_b: str, mac_b: str, mtu: int = DEFAULT_MTU) -> None:
+    """A veth pair joining two switch ports (both ends in the root namespace)."""
+    with ipr() as s:
+        _check_free(s, if_a, if_b)
+        try:
+            s.link("add", ifname=if_a, kind="veth", peer={"ifname": if_b})
+        except NetlinkError as e:
+            raise NetBuildError(f"veth {if_a}<->{if_b}: {e}") from e
+        _switch_side(s, if_a, mac_a, mtu)
+        _switch_side(s, if_b, mac_b, mtu)
+
+
+def add_host_link(sw_if: str, sw_mac: str, ns: str, host_if: str, host_mac: str,
+                  addresses: list[str], mtu: int = DEFAULT_MTU) -> None:
+    """A veth pair from a switch port (root) to a host NIC inside ``ns`` with its /128 addresses."""
+    with ipr() as s:
+        _check_free(s, sw_if)
+        try:
+            s.link("add", ifname=sw_if, kind="veth", peer={"ifname": host_if, "net_ns_fd": ns})
+        except NetlinkError as e:
+            raise NetBuildError(f"veth {sw_if}<->{ns}/{host_if}: {e}") from e
+        _switch_side(s, sw_if, sw_mac, mtu)
+    for path, v in HOST_SYSCTLS.items():
+        sysctl(path.format(host_if), v, ns)
+    with ipr(ns) as h:
+        idx = if_index(h, host_if)
+        if idx is None:
+            raise NetBuildError(f"{ns}/{host_if} missing after creation")
+        h.link("set", index=idx, mtu=mtu, address=host_mac)
+        for a in addresses:
+            h.addr("add", index=idx, address=a, prefixlen=128, flags=IFA_F_NODAD)
+        h.link("set", index=idx, state="up")
+
+
+def add_loopback_address(ns: str, address: str) -> None:
+    """A /128 on the namespace's ``lo`` (the host GID)."""
+    with ipr(ns) as h:
+        h.addr("add", index=if_index(h, "lo"), address=address, prefixlen=128, flags=IFA_F_NODAD)
+
+
+def set_state(ifname: str, up: bool, ns: str | None = None) -> None:
+    """Administratively bring an interface up or down."""
+    with ipr(ns) as s:
+        idx = if_index(s, ifname)
+        if idx is None:
+            raise NetBuildError(f"interface {ns + '/' if ns else ''}{ifname} does not exist")
+        s.link("set", index=idx, state="up" if up else "down")
+
+
+def link_info(ifname: str, ns: str | None = None) -> dict | None:
+    """``{"mtu", "mac", "up", "carrier"}`` of an interface, or None if absent."""
+    with ipr(ns) as s:
+        idx = if_index(s, ifname)
+        if idx is None:
+            return None
+        msg = s.get_links(idx)[0]
+        return {"mtu": msg.get("IFLA_MTU"), "mac": msg.get("IFLA_ADDRESS"),
+                "up": bool(msg["flags"] & 1), "carrier": msg.get("IFLA_CARRIER") == 1}
+
+
+def delete_interface(ifname: str) -> bool:
+    """Delete a root-namespace interface (its veth peer goes with it); False if absent."""
+    with ipr() as s:
+        idx = if_index(s, ifname)
+        if idx is None:
+            return False
+        try:
+            s.link("del", index=idx)
+        except NetlinkError as e:
+            if e.code != errno.ENODEV:
+                raise
+            return False
+    return True

@@ -1,0 +1,163 @@
+"""Switch processes: command lines per target, start, readiness poll, stop by recorded PID."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .state import ProcRecord
+
+TARGETS = ("softswitch", "bmv2")
+CPU_PORT = 255
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class SwitchError(RuntimeError):
+    """A switch process failed to start or stop; the message carries its log tail."""
+
+
+def target_available(target: str) -> str | None:
+    """None if the target can run here, else the reason it cannot."""
+    if target == "bmv2":
+        return None if shutil.which("simple_switch_grpc") else "bmv2: simple_switch_grpc is not on PATH"
+    if target == "softswitch":
+        if shutil.which("softswitch") or (REPO_ROOT / "softswitch" / "__main__.py").exists():
+            return None
+        return "softswitch: neither the console script nor the source tree was found"
+    return f"unknown target {target!r} (choose {', '.join(TARGETS)})"
+
+
+def switch_argv(target: str, device_id: int, ports: dict[int, str], grpc_port: int, *,
+                runtime_port: int = 0, queue_depth: dict[int, int] | None = None,
+                queue_rate: dict[int, int] | None = None, link_delay: dict[int, int] | None = None,
+                log_file: str = "") -> list[str]:
+    """The command line of one switch (same flags for softswitch and simple_switch_grpc)."""
+    if target == "softswitch":
+        exe = shutil.which("softswitch")
+        argv = [exe] if exe else [sys.executable, "-m", "softswitch"]
+    elif target == "bmv2":
+        argv = ["simple_switch_grpc"]
+    else:
+        raise SwitchError(f"unknown target {target!r} (choose {', '.join(TARGETS)})")
+    argv += ["--device-id", str(device_id)]
+    for port, ifname in sorted(ports.items()):
+        argv += ["-i", f"{port}@{ifname}"]
+    if log_file:
+        argv += ["--log-file", log_file, "-L", "info"]
+    if target == "softswitch":  # shaping is softswitch's; bmv2 sets it over its thrift CLI
+        for port, n in sorted((queue_depth or {}).items()):
+            argv += ["--queue-depth", f"{port}:{n}"]
+        for port, n in sorted((queue_rate or {}).items()):
+            argv += ["--queue-rate", f"{port}:{n}"]
+        for port, n in sorted((link_delay or {}).items()):
+            argv += ["--link-delay", f"{port}:{n}"]
+        if runtime_port:
+            argv += ["--runtime-addr", f"127.0.0.1:{runtime_port}"]
+    argv += ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port", str(CPU_PORT)]
+    return argv
+
+
+def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.2) -> bool:
+    """True if something accepts TCP connections on ``host:port``."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def proc_start_time(pid: int) -> int:
+    """Start time of ``pid`` in clock ticks since boot (0 if it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def is_running(rec: ProcRecord) -> bool:
+    """True if the recorded process is still the one we started (pid not reused) and not a zombie."""
+    if not rec.pid or proc_start_time(rec.pid) != rec.start_time:
+        return False
+    try:
+        state = Path(f"/proc/{rec.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _log_tail(path: str, n: int = 20) -> str:
+    try:
+        lines = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(lines[-n:])
+
+
+def start(rec: ProcRecord) -> subprocess.Popen:
+    """Start the recorded command (stdout/stderr to ``rec.log``); fills pid and start time."""
+    if port_open(rec.grpc_port):
+        raise SwitchError(f"switch {rec.switch}: gRPC port {rec.grpc_port} is already in use by another "
+                          "process (another fabric? choose other ports with --grpc-base-port)")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    with open(rec.log, "ab") as log:
+        proc = subprocess.Popen(rec.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True)
+    rec.pid = proc.pid
+    rec.start_time = proc_start_time(proc.pid)
+    return proc
+
+
+def wait_ready(recs: list[ProcRecord], procs: dict[str, subprocess.Popen], deadline_s: float) -> None:
+    """Poll every switch's gRPC port until it answers; fail early if a process exits."""
+    pending = {r.switch: r for r in recs}
+    end = time.monotonic() + deadline_s
+    while pending:
+        for name, rec in list(pending.items()):
+            p = procs.get(name)
+            if p is not None and p.poll() is not None:
+                raise SwitchError(f"switch {name} exited with code {p.returncode} before its gRPC port "
+                                  f"{rec.grpc_port} answered; log {rec.log}:\n{_log_tail(rec.log)}")
+            if port_open(rec.grpc_port):
+                del pending[name]
+        if not pending:
+            return
+        if time.monotonic() > end:
+            raise SwitchError(f"switch(es) {', '.join(sorted(pending))} not answering on gRPC within "
+                              f"{deadline_s:.0f} s; see logs {', '.join(r.log for r in pending.values())}")
+        time.sleep(0.05)  # poll interval of a deadline-bounded readiness loop
+
+
+def stop(rec: ProcRecord, proc: subprocess.Popen | None = None, grace_s: float = 5.0) -> bool:
+    """SIGTERM then SIGKILL the recorded process (only if it is still ours); True if it was running."""
+    if not is_running(rec):
+        if proc is not None:
+            proc.poll()
+        return False
+    os.kill(rec.pid, signal.SIGTERM)
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end:
+        if proc is not None and proc.poll() is not None:
+            break
+        if not is_running(rec):
+            break
+        time.sleep(0.02)
+    else:
+        if is_running(rec):
+            os.kill(rec.pid, signal.SIGKILL)
+    if proc is not None:
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    else:  # not our child (a crashed run's leftover): wait until it is gone
+        end = time.monotonic() + grace_s
+        while is_running(rec) and time.monotonic() < end:
+            time.sleep(0.02)
+    return True
