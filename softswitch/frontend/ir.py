@@ -651,6 +651,8 @@ class Action:
     loc: Loc
     owner: str | None  # the top-level block whose Vars the body uses (None for top-level actions)
     id: int | None = None  # @id if given
+    # hoisted locals of a top-level action (owner None); Vars naming them are per-invocation
+    locals: dict[str, "Type"] = field(default_factory=dict)
 
     @property
     def data_params(self) -> list[Param]:

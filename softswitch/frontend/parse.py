@@ -1,0 +1,218 @@
+"""Parse preprocessed P4_16 text into a lark tree (LALR, with a token post-pass that tells type
+names from other identifiers, as p4c's lexer does)."""
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator
+from functools import lru_cache
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from .errors import P4SyntaxError
+from .preprocess import OriginMap
+
+_GRAMMAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "p4.lark")
+# type variables of the built-in core.p4 / v1model.p4
+_BUILTIN_TYPE_VARS = ("_HDR", "_I", "_T", "_O", "_D", "_M", "_H")
+_DECL_KW = {"HEADER", "STRUCT", "HEADER_UNION", "CONTROL", "PARSER", "PACKAGE"}
+_TYPE_START = {"TYPE_IDENT", "BIT", "INT", "BOOL", "VARBIT", "ERROR", "TUPLE", "STRING_KW", "DONTCARE"}
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    with open(_GRAMMAR, encoding="utf-8") as f:
+        grammar = f.read()
+    return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True,
+                maybe_placeholders=False, cache=False)
+
+
+class _PostLex:
+    """Re-types tokens: TYPE_IDENT, TARG_OPEN, ANNOT_BODY, table property keywords."""
+
+    always_accept = ()
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.types: set[str] = set(_BUILTIN_TYPE_VARS)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        buf: deque[Token] = deque()
+        it = iter(stream)
+
+        def peek(k: int = 0) -> Token | None:
+            while len(buf) <= k:
+                try:
+                    buf.append(next(it))
+                except StopIteration:
+                    return None
+            return buf[k]
+
+        def take() -> Token | None:
+            if buf:
+                return buf.popleft()
+            return next(it, None)
+
+        prev: Token | None = None
+        prev2: Token | None = None
+        decl_next = False  # next IDENT is the name of a type being declared
+        enum_pending = False
+        extern_pending = False
+        typedef_pending = False
+        targ_decl_depth = 0  # inside <...> of a generic declaration
+        decl_name_emitted = False
+        table_depth = -1  # brace depth at which the current table body opened
+        depth = 0
+        table_pending = False
+        angles = 0  # open type-argument / width brackets
+        while True:
+            tok = take()
+            if tok is None:
+                return
+            t = tok.type
+            v = tok.value
+            out = tok
+            if prev is not None and prev.value == "@" and prev.type != "STRING":
+                # annotation name (may be a keyword) and optional body
+                out = Token.new_borrow_pos("IDENT", v, tok)
+                nxt = peek()
+                if nxt is not None and nxt.value == "(" and nxt.type != "STRING":
+                    take()
+                    level = 1
+                    last = nxt
+                    while level:
+                        x = take()
+                        if x is None:
+                            raise UnexpectedEOF([")"])
+                        if x.type != "STRING":
+                            if x.value == "(":
+                                level += 1
+                            elif x.value == ")":
+                                level -= 1
+                        last = x
+                    body = self.text[nxt.end_pos:last.start_pos].strip()
+                    yield out
+                    prev2, prev = prev, out
+                    ann = Token("ANNOT_BODY", body, nxt.start_pos, nxt.line, nxt.column,
+                                last.end_line, last.end_column, last.end_pos)
+                    yield ann
+                    prev2, prev = prev, ann
+                    continue
+            elif t == "IDENT":
+                nxt = peek()
+                nv = nxt.value if nxt is not None else None
+                if targ_decl_depth:
+                    self.types.add(v)
+                elif decl_next or (enum_pending and not (prev is not None and prev.value == "<")):
+                    self.types.add(v)
+                    decl_next = enum_pending = False
+                    decl_name_emitted = True
+                    out = tok
+                elif extern_pending and prev is not None and prev.type == "EXTERN":
+                    if nv in ("{", "<"):
+                        self.types.add(v)
+                        decl_name_emitted = True
+                    extern_pending = False
+                elif typedef_pending and nv == ";":
+                    self.types.add(v)
+                    typedef_pending = False
+                elif table_depth >= 0 and depth == table_depth + 1 and v in ("key", "actions", "entries") \
+                        and nv == "=":
+                    out = Token.new_borrow_pos("KW_" + v.upper(), v, tok)
+                elif table_depth >= 0 and v == "priority" and nv == "=":
+                    out = Token.new_borrow_pos("PRIORITY_KW", v, tok)
+                elif v in self.types:
+                    out = Token.new_borrow_pos("TYPE_IDENT", v, tok)
+                if extern_pending and nv == "(":
+                    extern_pending = False  # function name: its type params follow "<"
+                    decl_name_emitted = True
+                elif nv in ("(", "<") and prev is not None and (prev.type in _TYPE_START or prev.type == "VOID"
+                                                        or prev.value == ">"):
+                    decl_name_emitted = True  # function / method prototype name
+            elif t in _DECL_KW:
+                decl_next = True
+            elif t == "ENUM":
+                enum_pending = True
+            elif t == "EXTERN":
+                extern_pending = True
+            elif t in ("TYPEDEF", "TYPE_KW"):
+                typedef_pending = True
+            elif t == "TABLE":
+                table_pending = True
+            elif v == "<" and t != "STRING":
+                nxt = peek()
+                if nxt is not None and nxt.type == "IDENT" and nxt.value in self.types:
+                    nxt_is_type = True
+                else:
+                    nxt_is_type = nxt is not None and nxt.type in _TYPE_START
+                if decl_name_emitted and prev is not None and prev.type in ("IDENT", "TYPE_IDENT"):
+                    out = Token.new_borrow_pos("TARG_OPEN", v, tok)
+                    targ_decl_depth = 1
+                    angles += 1
+                elif prev is not None and (prev.type in ("IDENT", "TYPE_IDENT", "TUPLE", "VALUE_SET")) \
+                        and nxt_is_type:
+                    out = Token.new_borrow_pos("TARG_OPEN", v, tok)
+                    angles += 1
+                elif prev is not None and prev.type in ("BIT", "INT", "VARBIT"):
+                    angles += 1
+            elif v == ">" and t != "STRING":
+                if angles:
+                    angles -= 1
+                    targ_decl_depth = 0
+                else:
+                    nxt = peek()
+                    if nxt is not None and nxt.value == ">" and nxt.start_pos == tok.end_pos:
+                        take()
+                        out = Token("SHR", ">>", tok.start_pos, tok.line, tok.column, nxt.end_line,
+                                    nxt.end_column, nxt.end_pos)
+            elif v == "{" and t != "STRING":
+                depth += 1
+                if table_pending:
+                    table_depth = depth - 1
+                    table_pending = False
+            elif v == "}" and t != "STRING":
+                depth -= 1
+                if depth == table_depth:
+                    table_depth = -1
+            if v in ("(", "{", ";") and t != "STRING" and not targ_decl_depth:
+                decl_name_emitted = False
+            yield out
+            prev2, prev = prev, out
+
+
+def parse_text(text: str, origins: OriginMap) -> Tree:
+    """Parse preprocessed text; syntax errors are reported at the original location."""
+    post = _PostLex(text)
+    lark = _lark()
+    try:
+        tokens = post.process(lark.lex(text, dont_ignore=False))
+        return _parse_tokens(lark, tokens)
+    except UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            raise P4SyntaxError(origins.loc(_last_line(text), 1), "syntax error: unexpected end of input") \
+                from None
+        raise P4SyntaxError(origins.loc(tok.line, tok.column), f"syntax error: unexpected '{tok.value}'") \
+            from None
+    except UnexpectedCharacters as e:
+        raise P4SyntaxError(origins.loc(e.line, e.column),
+                            f"syntax error: unexpected character {text[e.pos_in_stream]!r}") from None
+    except UnexpectedEOF:
+        raise P4SyntaxError(origins.loc(_last_line(text), 1), "syntax error: unexpected end of input") \
+            from None
+    except UnexpectedInput as e:
+        raise P4SyntaxError(origins.loc(getattr(e, "line", 1), getattr(e, "column", 1)),
+                            "syntax error") from None
+
+
+def _last_line(text: str) -> int:
+    return max(1, text.rstrip().count("\n") + 1)
+
+
+def _parse_tokens(lark: Lark, tokens: Iterator[Token]) -> Tree:
+    """Feed an already post-processed token stream to lark's LALR parser."""
+    interactive = lark.parse_interactive("")
+    for tok in tokens:
+        interactive.feed_token(tok)
+    return interactive.feed_eof()

@@ -1,0 +1,38 @@
+/* core.p4 for softswitch: the P4_16 core library declarations (written from the P4_16
+ * language specification, section "The core library"). */
+#ifndef _SOFTSWITCH_CORE_P4_
+#define _SOFTSWITCH_CORE_P4_
+
+error {
+    NoError,
+    PacketTooShort,
+    NoMatch,
+    StackOutOfBounds,
+    HeaderTooShort,
+    ParserTimeout,
+    ParserInvalidArgument
+}
+
+extern packet_in {
+    void extract<_HDR>(out _HDR hdr);
+    _HDR lookahead<_HDR>();
+    void advance(in bit<32> sizeInBits);
+    bit<32> length();
+}
+
+extern packet_out {
+    void emit<_HDR>(in _HDR hdr);
+}
+
+extern void verify(in bool check, in error toSignal);
+
+@noWarn("unused")
+action NoAction() {}
+
+match_kind {
+    exact,
+    ternary,
+    lpm
+}
+
+#endif
