@@ -1,0 +1,6 @@
+"""``python -m fabric`` runs the ``mrc-fabric`` CLI."""
+import sys
+
+from .cli import main
+
+sys.exit(main())
