@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Self
 
 from softswitch.switch import Switch, SwitchConfig
 
@@ -183,7 +184,7 @@ class SoftSwitch:
         with open(self.log_file, errors="replace") as f:
             return "".join(f.readlines()[-lines:])
 
-    def __enter__(self) -> SoftSwitch:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -209,7 +209,7 @@ def run_switch(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: switch.stop())
     try:
         switch.start()
-    except Exception as e:  # noqa: BLE001 - every start failure is reported the same way
+    except Exception as e:
         msg = str(e) if isinstance(e, (SwitchError, OSError, ValueError)) or _is_p4_error(e) else repr(e)
         print(f"softswitch: error: {msg}", file=sys.stderr)
         if not _is_p4_error(e) and not isinstance(e, (SwitchError, OSError, ValueError)):

@@ -74,10 +74,8 @@ def veth_factory() -> Iterator:
             yield make
         finally:
             for a in made:
-                try:
+                if ipr.link_lookup(ifname=a):  # may be gone with its namespace
                     ipr.link("del", ifname=a)
-                except Exception:  # already gone with its namespace
-                    pass
 
 
 def _quiet(ifname: str) -> None:

@@ -5,6 +5,15 @@ from softswitch.engine.ports import LinuxPort, parse_interface
 from softswitch.engine.tm import DEFAULT_QUEUE_DEPTH, DEFAULT_QUEUE_RATE, NB_PRIORITIES, TrafficManager
 
 __all__ = [
-    "ControlError", "ControlHandler", "ControlServer", "send_command", "PacketLoop", "LinuxPort",
-    "parse_interface", "TrafficManager", "DEFAULT_QUEUE_DEPTH", "DEFAULT_QUEUE_RATE", "NB_PRIORITIES",
+    "DEFAULT_QUEUE_DEPTH",
+    "DEFAULT_QUEUE_RATE",
+    "NB_PRIORITIES",
+    "ControlError",
+    "ControlHandler",
+    "ControlServer",
+    "LinuxPort",
+    "PacketLoop",
+    "TrafficManager",
+    "parse_interface",
+    "send_command",
 ]

@@ -192,7 +192,7 @@ class PacketLoop:
             fn, fut = calls.popleft()
             try:
                 fut.set_result(fn())
-            except Exception as e:  # reported to the caller
+            except Exception as e:  # noqa: BLE001 - handed to the caller through the future
                 fut.set_exception(e)
 
     def _timeout_ms(self, busy: bool, next_due: float | None, next_delay: float | None,

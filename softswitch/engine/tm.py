@@ -45,7 +45,7 @@ def _interval(rate_pps: int | None) -> float:
 class PortQueues:
     """The 8 priority queues of one egress port plus its fixed link delay."""
 
-    __slots__ = ("port", "queues", "count", "mask", "link_delay_us", "rate_pps")
+    __slots__ = ("count", "link_delay_us", "mask", "port", "queues", "rate_pps")
 
     def __init__(self, port: int, depth: int, rate_pps: int) -> None:
         self.port = port
@@ -133,8 +133,7 @@ class TrafficManager:
         item.qid = pri
         if q.interval_us:
             dep = q.last_departure_us + q.interval_us
-            if dep < now_us:
-                dep = now_us
+            dep = max(dep, now_us)
             q.last_departure_us = dep
         else:
             dep = now_us
@@ -160,7 +159,7 @@ class TrafficManager:
             progressed = False
             for pq in tuple(ready):
                 queues = pq.queues
-                n = QUANTUM if QUANTUM < budget else budget
+                n = min(budget, QUANTUM)
                 while n:
                     m = pq.mask
                     while m:

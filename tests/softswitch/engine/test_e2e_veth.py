@@ -63,8 +63,8 @@ def fabric(veth_factory):
 
 
 def udp_frame(tag: int) -> bytes:
-    from scapy.layers.inet6 import IPv6
     from scapy.layers.inet import UDP
+    from scapy.layers.inet6 import IPv6
     from scapy.layers.l2 import Ether
 
     return bytes(Ether(dst="00:00:00:00:00:02", src="00:00:00:00:00:01") / IPv6(src="2001:db8::1", dst="2001:db8::2")

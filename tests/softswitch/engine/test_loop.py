@@ -139,7 +139,7 @@ def test_veth_forwarding_link_down_up_and_recreate(veth_factory):
         try:
             while True:
                 d = rx.recv(2048)
-                if len(d) >= 4 and d[3] == tag:
+                if d[3:14] == bytes([tag]) + b"\x02" * 8 + b"\x88\xb5":
                     return True
         except TimeoutError:
             return False
@@ -152,10 +152,15 @@ def test_veth_forwarding_link_down_up_and_recreate(veth_factory):
                 return True
         return False
 
+    def state() -> str:
+        alive = lp._thread is not None and lp._thread.is_alive()
+        return f"loop alive={alive} {lp.counters} " + str({n: p.counters for n, p in lp.ports.items()})
+
     from pyroute2 import IPRoute
     try:
-        assert send_until_received(1)
-        assert lp.ports[1].counters.rx_packets >= 1 and lp.ports[2].counters.tx_packets >= 1
+        assert send_until_received(1), state()
+        wait_for(lambda: lp.ports[2].counters.tx_packets >= 1, what="tx counter")
+        assert lp.ports[1].counters.rx_packets >= 1
         with IPRoute() as ipr:
             ipr.link("set", index=ipr.link_lookup(ifname="h4s2")[0], state="down")
         wait_for(lambda: not lp.ports[2].up, what="port 2 down")
