@@ -1,0 +1,420 @@
+"""The P4Runtime gRPC server of softswitch (``p4.v1.P4Runtime`` service).
+
+The engine gives three callbacks: ``pipeline_loader(p4info, device_config) -> loaded`` builds
+(but does not start) a pipeline for SetForwardingPipelineConfig and returns an object with a
+``state`` attribute holding its ``SwitchState`` (or the ``SwitchState`` itself); ``on_commit``
+(optional) is told when a loaded pipeline becomes the running one; ``on_packet_out(frame)``
+receives PacketOut frames with the ``packet_out`` controller header prepended. The engine calls
+``send_packet_in(frame)`` for frames the data plane sends to the CPU port.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import dataclass
+
+import grpc
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from softswitch.runtime import SwitchState
+from softswitch.runtime.digests import DigestListOut
+from softswitch.runtime.errors import Code, P4RuntimeError
+
+from .arbitration import Arbiter, Controller, Notice
+from .errors import abort, abort_batch
+from .packet_io import ControllerHeader, controller_headers
+
+log = logging.getLogger("softswitch.p4rt")
+
+SFPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
+GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
+READ_CHUNK = 1000
+
+
+def api_version() -> str:
+    """The P4Runtime API version of the installed protos (what Capabilities reports)."""
+    try:
+        return importlib.metadata.version("p4runtime")
+    except importlib.metadata.PackageNotFoundError:
+        return "1.4.1"
+
+
+def _eid(msg) -> int | None:
+    if not msg.HasField("election_id"):
+        return None
+    return (msg.election_id.high << 64) | msg.election_id.low
+
+
+@dataclass
+class _Pipeline:
+    loaded: object
+    state: SwitchState
+    p4info: p4info_pb2.P4Info
+    device_config: bytes
+    cookie: int | None
+    packet_in: ControllerHeader | None
+    packet_out: ControllerHeader | None
+
+
+class _StreamEnd:
+    """Queued to a stream to terminate it with an error status (or normally when err is None)."""
+
+    def __init__(self, err: P4RuntimeError | None = None) -> None:
+        self.err = err
+
+
+class P4RuntimeServer:
+    """P4Runtime server for one device. ``start()`` binds ``address`` (port 0 picks a free port)."""
+
+    def __init__(self, device_id: int, pipeline_loader: Callable[[p4info_pb2.P4Info, bytes], object],
+                 on_packet_out: Callable[[bytes], None], address: str = "127.0.0.1:9559",
+                 on_commit: Callable[[object], None] | None = None, max_workers: int = 32) -> None:
+        self.device_id = device_id
+        self.address = address
+        self._loader = pipeline_loader
+        self._on_packet_out = on_packet_out
+        self._on_commit = on_commit
+        self._max_workers = max_workers
+        self._lock = threading.RLock()  # serialises writes, reads of tables, pipeline changes
+        self._arb_lock = threading.Lock()
+        self._arbiter = Arbiter()
+        self._pipeline: _Pipeline | None = None
+        self._saved: _Pipeline | None = None
+        self._server: grpc.Server | None = None
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+        self.port = 0
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> int:
+        """Start serving; returns the bound TCP port."""
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._max_workers,
+                                                        thread_name_prefix="p4rt"))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(_Servicer(self), server)
+        port = server.add_insecure_port(self.address)
+        if port == 0:
+            raise OSError(f"cannot bind P4Runtime server to {self.address}")
+        server.start()
+        self._server = server
+        self.port = port
+        self._stop.clear()
+        self._timer = threading.Thread(target=self._digest_timer, name="p4rt-digests", daemon=True)
+        self._timer.start()
+        log.info("P4Runtime server listening on %s (port %d), device id %d", self.address, port, self.device_id)
+        return port
+
+    def stop(self, grace: float | None = 0.5) -> None:
+        """Stop serving; open streams are ended."""
+        self._stop.set()
+        with self._arb_lock:
+            for c in list(self._arbiter.controllers):
+                c.outbox.put(_StreamEnd())
+        if self._server is not None:
+            self._server.stop(grace).wait()
+            self._server = None
+        if self._timer is not None:
+            self._timer.join(timeout=5)
+            self._timer = None
+
+    def __enter__(self) -> P4RuntimeServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ---- engine-facing ------------------------------------------------------------------------
+    @property
+    def state(self) -> SwitchState | None:
+        """Runtime state of the running pipeline (None before the first commit)."""
+        p = self._pipeline
+        return None if p is None else p.state
+
+    @property
+    def pipeline(self) -> object | None:
+        """What ``pipeline_loader`` returned for the running pipeline."""
+        p = self._pipeline
+        return None if p is None else p.loaded
+
+    def send_packet_in(self, frame: bytes) -> bool:
+        """Send a frame the data plane sent to the CPU port to the primary controller as PacketIn.
+
+        The ``packet_in`` controller header is stripped into metadata. Returns False when the
+        frame was dropped (no primary, or shorter than the header)."""
+        p = self._pipeline
+        msg = p4runtime_pb2.StreamMessageResponse()
+        if p is not None and p.packet_in is not None:
+            split = p.packet_in.decode(frame)
+            if split is None:
+                log.warning("PacketIn dropped: %d bytes, shorter than the packet_in header", len(frame))
+                return False
+            msg.packet.metadata.extend(split[0])
+            msg.packet.payload = split[1]
+        else:
+            msg.packet.payload = frame
+        primary = self._arbiter.primary
+        if primary is None:
+            return False
+        primary.outbox.put(msg)
+        return True
+
+    # ---- digests ------------------------------------------------------------------------------
+    def _digest_timer(self) -> None:
+        while not self._stop.wait(0.01):
+            p = self._pipeline
+            if p is not None:
+                try:
+                    p.state.digests.poll()
+                except Exception:  # noqa: BLE001 - keep the timer alive, report
+                    log.exception("digest timer")
+
+    def _send_digest(self, lst: DigestListOut) -> None:
+        p = self._pipeline
+        primary = self._arbiter.primary
+        if p is None or primary is None:
+            return
+        primary.outbox.put(p4runtime_pb2.StreamMessageResponse(digest=p.state.digests.to_proto(lst)))
+
+    # ---- pipeline config ----------------------------------------------------------------------
+    def _load(self, config: p4runtime_pb2.ForwardingPipelineConfig) -> _Pipeline:
+        if not config.HasField("p4info"):
+            raise P4RuntimeError(Code.INVALID_ARGUMENT, "ForwardingPipelineConfig has no p4info")
+        p4info = p4info_pb2.P4Info()
+        p4info.CopyFrom(config.p4info)
+        try:
+            loaded = self._loader(p4info, bytes(config.p4_device_config))
+        except P4RuntimeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any loader failure is a bad config
+            raise P4RuntimeError(Code.INVALID_ARGUMENT, f"cannot load pipeline: {exc}") from exc
+        state = loaded if isinstance(loaded, SwitchState) else getattr(loaded, "state", None)
+        if not isinstance(state, SwitchState):
+            raise P4RuntimeError(Code.INTERNAL, "pipeline loader returned no SwitchState")
+        pin, pout = controller_headers(p4info)
+        cookie = config.cookie.cookie if config.HasField("cookie") else None
+        return _Pipeline(loaded, state, p4info, bytes(config.p4_device_config), cookie, pin, pout)
+
+    def _commit(self, new: _Pipeline, reconcile: bool) -> None:
+        old = self._pipeline
+        if reconcile and old is not None:
+            dropped = new.state.reconcile_from(old.state)
+            for d in dropped:
+                log.warning("RECONCILE_AND_COMMIT dropped %s", d)
+        if old is not None:
+            old.state.digests.set_sink(None)
+        new.state.digests.set_sink(self._send_digest)
+        self._pipeline = new
+        if self._on_commit is not None:
+            self._on_commit(new.loaded)
+
+    def set_pipeline(self, req: p4runtime_pb2.SetForwardingPipelineConfigRequest) -> None:
+        action = req.action
+        with self._lock:
+            if action == SFPC.VERIFY:
+                self._load(req.config)
+            elif action == SFPC.VERIFY_AND_SAVE:
+                self._saved = self._load(req.config)
+            elif action in (SFPC.VERIFY_AND_COMMIT, SFPC.RECONCILE_AND_COMMIT):
+                self._commit(self._load(req.config), reconcile=action == SFPC.RECONCILE_AND_COMMIT)
+                self._saved = None
+            elif action == SFPC.COMMIT:
+                if self._saved is None:
+                    raise P4RuntimeError(Code.FAILED_PRECONDITION, "COMMIT without a saved config "
+                                         "(use VERIFY_AND_SAVE first)")
+                saved, self._saved = self._saved, None
+                self._commit(saved, reconcile=False)
+            else:
+                raise P4RuntimeError(Code.INVALID_ARGUMENT, "SetForwardingPipelineConfig action is unspecified")
+
+    # ---- stream -------------------------------------------------------------------------------
+    def _post(self, notices: list[Notice]) -> None:
+        for n in notices:
+            msg = p4runtime_pb2.StreamMessageResponse()
+            arb = msg.arbitration
+            arb.device_id = self.device_id
+            if n.election_id is not None:
+                arb.election_id.high = n.election_id >> 64
+                arb.election_id.low = n.election_id & ((1 << 64) - 1)
+            arb.status.code = int(n.code)
+            arb.status.message = {Code.OK: "primary", Code.ALREADY_EXISTS: "backup (a primary exists)",
+                                  Code.NOT_FOUND: "backup (no primary)"}.get(n.code, "")
+            n.to.outbox.put(msg)
+
+    def stream_request(self, c: Controller, req: p4runtime_pb2.StreamMessageRequest) -> None:
+        kind = req.WhichOneof("update")
+        if kind == "arbitration":
+            arb = req.arbitration
+            if arb.device_id != self.device_id:
+                code = Code.FAILED_PRECONDITION if c.joined else Code.NOT_FOUND
+                raise P4RuntimeError(code, f"device id {arb.device_id} is not {self.device_id}")
+            if arb.HasField("role") and (arb.role.name or arb.role.id or arb.role.HasField("config")):
+                raise P4RuntimeError(Code.UNIMPLEMENTED, "only the default role is supported")
+            with self._arb_lock:
+                notices = self._arbiter.arbitrate(c, _eid(arb))
+                self._post(notices)
+            return
+        if not c.joined:
+            raise P4RuntimeError(Code.FAILED_PRECONDITION, "send a MasterArbitrationUpdate first")
+        if kind == "packet":
+            self._packet_out(c, req.packet)
+        elif kind == "digest_ack":
+            if c is self._arbiter.primary and self._pipeline is not None:
+                self._pipeline.state.digests.ack(req.digest_ack.digest_id, req.digest_ack.list_id)
+        else:
+            self._stream_error(c, Code.UNIMPLEMENTED, f"stream message '{kind}' is not supported")
+
+    def _packet_out(self, c: Controller, pkt: p4runtime_pb2.PacketOut) -> None:
+        if c is not self._arbiter.primary:
+            self._stream_error(c, Code.PERMISSION_DENIED, "PacketOut is only accepted from the primary", pkt)
+            return
+        p = self._pipeline
+        if p is None:
+            self._stream_error(c, Code.FAILED_PRECONDITION, "no forwarding pipeline is set", pkt)
+            return
+        try:
+            if p.packet_out is not None:
+                frame = p.packet_out.encode(pkt.metadata) + pkt.payload
+            elif len(pkt.metadata):
+                raise P4RuntimeError(Code.INVALID_ARGUMENT, "the program has no packet_out header")
+            else:
+                frame = bytes(pkt.payload)
+        except P4RuntimeError as err:
+            self._stream_error(c, err.code, err.message, pkt)
+            return
+        self._on_packet_out(frame)
+
+    @staticmethod
+    def _stream_error(c: Controller, code: Code, message: str, pkt: p4runtime_pb2.PacketOut | None = None) -> None:
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.error.canonical_code = int(code)
+        msg.error.message = message
+        if pkt is not None:
+            msg.error.packet_out.packet_out.CopyFrom(pkt)
+        c.outbox.put(msg)
+
+    def stream_closed(self, c: Controller) -> None:
+        with self._arb_lock:
+            self._post(self._arbiter.leave(c))
+
+
+class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
+    def __init__(self, srv: P4RuntimeServer) -> None:
+        self.srv = srv
+
+    def _check_device(self, device_id: int, context) -> None:
+        if device_id != self.srv.device_id:
+            abort(context, P4RuntimeError(Code.NOT_FOUND, f"device id {device_id} is not {self.srv.device_id}"))
+
+    def _check_primary(self, req, context) -> None:
+        if req.role:
+            abort(context, P4RuntimeError(Code.PERMISSION_DENIED, f"role '{req.role}': only the default role exists"))
+        if not self.srv._arbiter.is_primary_id(_eid(req)):
+            abort(context, P4RuntimeError(Code.PERMISSION_DENIED, "not the primary controller (election id "
+                                          "does not match the primary's)"))
+
+    def Write(self, request, context):
+        srv = self.srv
+        self._check_device(request.device_id, context)
+        self._check_primary(request, context)
+        if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+            abort(context, P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported"))
+        results: list[P4RuntimeError | None] = []
+        with srv._lock:
+            p = srv._pipeline
+            if p is None:
+                abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
+            for u in request.updates:
+                try:
+                    p.state.write(u)
+                    results.append(None)
+                except P4RuntimeError as err:
+                    results.append(err)
+                except Exception as exc:  # noqa: BLE001 - report, never crash the server
+                    log.exception("Write update failed")
+                    results.append(P4RuntimeError(Code.INTERNAL, f"internal error: {exc}"))
+        if any(r is not None for r in results):
+            abort_batch(context, results)
+        return p4runtime_pb2.WriteResponse()
+
+    def Read(self, request, context) -> Iterator[p4runtime_pb2.ReadResponse]:
+        srv = self.srv
+        self._check_device(request.device_id, context)
+        with srv._lock:
+            p = srv._pipeline
+            if p is None:
+                abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
+            try:
+                out = []
+                for ent in request.entities:
+                    out += p.state.read(ent)
+            except P4RuntimeError as err:
+                abort(context, err)
+        if not out:
+            yield p4runtime_pb2.ReadResponse()
+        for i in range(0, len(out), READ_CHUNK):
+            yield p4runtime_pb2.ReadResponse(entities=out[i:i + READ_CHUNK])
+
+    def SetForwardingPipelineConfig(self, request, context):
+        self._check_device(request.device_id, context)
+        self._check_primary(request, context)
+        try:
+            self.srv.set_pipeline(request)
+        except P4RuntimeError as err:
+            abort(context, err)
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def GetForwardingPipelineConfig(self, request, context):
+        self._check_device(request.device_id, context)
+        p = self.srv._pipeline
+        if p is None:
+            abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
+        resp = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        cfg = resp.config
+        if p.cookie is not None:
+            cfg.cookie.cookie = p.cookie
+        rt = request.response_type
+        if rt in (GFPC.ALL, GFPC.P4INFO_AND_COOKIE):
+            cfg.p4info.CopyFrom(p.p4info)
+        if rt in (GFPC.ALL, GFPC.DEVICE_CONFIG_AND_COOKIE):
+            cfg.p4_device_config = p.device_config
+        return resp
+
+    def Capabilities(self, request, context):
+        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=api_version())
+
+    def StreamChannel(self, request_iterator, context):
+        srv = self.srv
+        outbox: queue.Queue = queue.Queue()
+        c = Controller(outbox)
+
+        def reader() -> None:
+            try:
+                for req in request_iterator:
+                    try:
+                        srv.stream_request(c, req)
+                    except P4RuntimeError as err:
+                        outbox.put(_StreamEnd(err))
+                        return
+            except Exception:  # noqa: BLE001 - the client went away
+                pass
+            outbox.put(_StreamEnd())
+
+        context.add_callback(lambda: outbox.put(_StreamEnd()))
+        th = threading.Thread(target=reader, name="p4rt-stream", daemon=True)
+        th.start()
+        try:
+            while True:
+                item = outbox.get()
+                if isinstance(item, _StreamEnd):
+                    if item.err is not None:
+                        srv.stream_closed(c)
+                        abort(context, item.err)
+                    return
+                yield item
+        finally:
+            srv.stream_closed(c)
