@@ -1,0 +1,307 @@
+"""P4Info generation from the checked IR, reproducing p4c's (p4c-bm2-ss, v1model) output.
+
+Ids are ``(prefix << 24) | (jenkins_one_at_a_time(name) & 0xffffff)`` with linear probing on
+collisions, ``@id`` honoured; aliases are the shortest dot-suffix unique among all entities.
+"""
+from __future__ import annotations
+
+from p4.config.v1 import p4info_pb2
+
+from softswitch.frontend import ir
+from softswitch.frontend.errors import P4InfoError
+
+PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
+          "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14,
+          "direct_meter": 0x15, "register": 0x16, "digest": 0x17}
+# annotations p4c consumes instead of copying into P4Info
+_CONSUMED = {"name", "id", "brief", "description", "max_group_size", "selector_size_semantics",
+             "max_member_weight", "defaultonly", "tableonly", "hidden"}
+_MATCH = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
+          "ternary": p4info_pb2.MatchField.TERNARY, "range": p4info_pb2.MatchField.RANGE,
+          "optional": p4info_pb2.MatchField.OPTIONAL}
+
+
+def jenkins_hash(name: str) -> int:
+    """Bob Jenkins' one-at-a-time hash of the UTF-8 name (what p4c uses for P4Info ids)."""
+    h = 0
+    for b in name.encode("utf-8"):
+        h = (h + b) & 0xFFFFFFFF
+        h = (h + (h << 10)) & 0xFFFFFFFF
+        h ^= h >> 6
+    h = (h + (h << 3)) & 0xFFFFFFFF
+    h ^= h >> 11
+    h = (h + (h << 15)) & 0xFFFFFFFF
+    return h
+
+
+class _Ids:
+    """Assigns ids: @id first, then hashes with linear probing, in entity order."""
+
+    def __init__(self) -> None:
+        self.taken: set[int] = set()
+        self.ids: dict[tuple[str, str], int] = {}
+
+    def reserve(self, kind: str, name: str, given: int | None, loc: ir.Loc) -> None:
+        if given is None:
+            return
+        if given >> 24 != PREFIX[kind]:
+            raise P4InfoError(loc, f"@id 0x{given:08x} of {kind} '{name}' must have 0x{PREFIX[kind]:02x} "
+                                   f"in its top byte")
+        if given in self.taken and self.ids.get((kind, name)) != given:
+            raise P4InfoError(loc, f"@id 0x{given:08x} of {kind} '{name}' is already used")
+        self.taken.add(given)
+        self.ids[(kind, name)] = given
+
+    def get(self, kind: str, name: str) -> int:
+        key = (kind, name)
+        if key in self.ids:
+            return self.ids[key]
+        low = jenkins_hash(name) & 0xFFFFFF
+        while True:
+            i = (PREFIX[kind] << 24) | low
+            if i not in self.taken:
+                break
+            low = (low + 1) & 0xFFFFFF
+        self.taken.add(i)
+        self.ids[key] = i
+        return i
+
+
+def _annotations(anns: tuple[ir.Annotation, ...]) -> list[str]:
+    return [a.p4info_text() for a in anns if a.name not in _CONSUMED]
+
+
+def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
+              anns: tuple[ir.Annotation, ...]) -> None:
+    pre.id = pid
+    pre.name = name
+    pre.alias = alias
+    pre.annotations.extend(_annotations(anns))
+    brief = ir.find_annotation(anns, "brief")
+    desc = ir.find_annotation(anns, "description")
+    if brief is not None and brief.args:
+        pre.doc.brief = str(brief.args[0])
+    if desc is not None and desc.args:
+        pre.doc.description = str(desc.args[0])
+
+
+def _aliases(names: list[str]) -> dict[str, str]:
+    """Shortest dot-separated suffix of each name that is not a suffix of any other name."""
+    parts = {n: n.split(".") for n in set(names)}
+    counts: dict[str, int] = {}
+    for p in parts.values():
+        for k in range(1, len(p) + 1):
+            s = ".".join(p[-k:])
+            counts[s] = counts.get(s, 0) + 1
+    out = {}
+    for n, p in parts.items():
+        out[n] = n
+        for k in range(1, len(p) + 1):
+            s = ".".join(p[-k:])
+            if counts[s] == 1:
+                out[n] = s
+                break
+    return out
+
+
+def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4TypeInfo) -> None:
+    if isinstance(t, ir.BitT):
+        spec.bitstring.bit.bitwidth = t.width
+    elif isinstance(t, ir.IntT):
+        spec.bitstring.int.bitwidth = t.width
+    elif isinstance(t, ir.BoolT):
+        spec.bool.SetInParent()
+    elif isinstance(t, ir.StructT):
+        spec.struct.name = t.name
+        _add_struct(info, t)
+    elif isinstance(t, ir.HeaderT):
+        spec.header.name = t.name
+        if t.name not in info.headers:
+            h = info.headers[t.name]
+            for f in t.fields:
+                m = h.members.add()
+                m.name = f.name
+                m.type_spec.bit.bitwidth = ir.type_width(f.type)
+    elif isinstance(t, ir.EnumT) and t.underlying is not None:
+        spec.serializable_enum.name = t.name
+        if t.name not in info.serializable_enums:
+            se = info.serializable_enums[t.name]
+            se.underlying_type.bitwidth = t.underlying.width
+            for n, v in zip(t.members, t.values):
+                m = se.members.add()
+                m.name = n
+                m.value = v.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
+    elif isinstance(t, ir.ErrorT):
+        spec.error.SetInParent()
+    else:
+        raise P4InfoError(None, f"type {t} cannot appear in P4Info")
+
+
+def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT) -> None:
+    if t.name in info.structs:
+        return
+    s = info.structs[t.name]
+    for f in t.fields:
+        m = s.members.add()
+        m.name = f.name
+        _type_spec(m.type_spec, f.type, info)
+
+
+def _bytes(value: int, width: int) -> bytes:
+    n = max(1, (width + 7) // 8)
+    return (value & ((1 << (n * 8)) - 1)).to_bytes(n, "big")
+
+
+def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
+    """The P4Info p4c would produce for ``program``."""
+    p = p4info_pb2.P4Info()
+    p.pkg_info.arch = "v1model"
+    tables = program.all_tables()
+    externs = program.all_externs()
+    action_names: list[str] = []
+    for c in program.controls:
+        for an in c.actions:
+            if an not in action_names and any(r.action == an for t in c.tables.values() for r in t.actions):
+                action_names.append(an)
+    actions = [program.actions[a] for a in action_names]
+    ids = _Ids()
+    kinds_of = {"counter": "counter", "direct_counter": "direct_counter", "meter": "meter",
+                "direct_meter": "direct_meter", "register": "register", "action_profile": "action_profile",
+                "action_selector": "action_profile"}
+    for t in tables:
+        ids.reserve("table", t.name, t.id, t.loc)
+    for a in actions:
+        ids.reserve("action", a.name, a.id, a.loc)
+    for e in externs:
+        ids.reserve(kinds_of[e.kind], e.name, e.id, e.loc)
+    for ch in program.controller_headers:
+        ids.reserve("controller_header", ch.header.name, ch.id, ch.loc)
+    all_names = [t.name for t in tables] + [a.name for a in actions] + [e.name for e in externs] + \
+        [ch.name for ch in program.controller_headers] + [d.name for d in program.digests]
+    alias = _aliases(all_names)
+    # ids are handed out in P4Info order, which is what p4c's probing sees
+    for t in tables:
+        ids.get("table", t.name)
+    for a in actions:
+        ids.get("action", a.name)
+
+    for t in tables:
+        pt = p.tables.add()
+        _preamble(pt.preamble, ids.get("table", t.name), t.name, alias[t.name], t.annotations)
+        for i, k in enumerate(t.match_keys, 1):
+            mf = pt.match_fields.add()
+            mf.id = i
+            mf.name = k.name
+            mf.annotations.extend(_annotations(k.annotations))
+            mf.bitwidth = k.width
+            mf.match_type = _MATCH[k.match_kind]
+        for r in t.actions:
+            ar = pt.action_refs.add()
+            ar.id = ids.get("action", r.action)
+            if r.scope == "DEFAULT_ONLY":
+                ar.annotations.append("@defaultonly")
+                ar.scope = p4info_pb2.ActionRef.DEFAULT_ONLY
+            elif r.scope == "TABLE_ONLY":
+                ar.annotations.append("@tableonly")
+                ar.scope = p4info_pb2.ActionRef.TABLE_ONLY
+            ar.annotations.extend(_annotations(r.annotations))
+        da = t.default_action
+        if da.const:
+            pt.const_default_action_id = ids.get("action", da.action)
+        pt.initial_default_action.action_id = ids.get("action", da.action)
+        act = program.actions[da.action]
+        for prm, c in zip(act.data_params, da.args):
+            arg = pt.initial_default_action.arguments.add()
+            arg.param_id = act.params.index(prm) + 1 if False else act.data_params.index(prm) + 1
+            arg.value = _bytes(int(c.value), ir.type_width(prm.type))
+        if t.implementation is not None:
+            pt.implementation_id = ids.get("action_profile", t.implementation)
+        for res, kind in ((t.counters, "direct_counter"), (t.meters, "direct_meter")):
+            if res is not None:
+                pt.direct_resource_ids.append(ids.get(kind, res))
+        pt.size = t.size
+        if t.support_timeout:
+            pt.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
+        if t.const_entries is not None:
+            if t.entries_const:
+                pt.is_const_table = True
+            pt.has_initial_entries = True
+
+    for a in actions:
+        pa = p.actions.add()
+        _preamble(pa.preamble, ids.get("action", a.name), a.name, alias[a.name], a.annotations)
+        for i, prm in enumerate(a.data_params, 1):
+            pp = pa.params.add()
+            pp.id = i
+            pp.name = prm.name
+            pp.annotations.extend(_annotations(prm.annotations))
+            pp.bitwidth = ir.type_width(prm.type)
+
+    def ext(kind: str) -> list[ir.ExternInstance]:
+        return [e for e in externs if e.kind == kind]
+
+    profiles = [e for e in externs if e.kind in ("action_profile", "action_selector")]
+    for e in profiles:
+        ap = p.action_profiles.add()
+        _preamble(ap.preamble, ids.get("action_profile", e.name), e.name, alias[e.name], e.annotations)
+        ap.table_ids.extend(ids.get("table", tn) for tn in e.tables)
+        if e.kind == "action_selector":
+            ap.with_selector = True
+        ap.size = e.size or 0
+        mgs = ir.find_annotation(e.annotations, "max_group_size")
+        if mgs is not None and mgs.args:
+            ap.max_group_size = int(mgs.args[0])
+    unit_c = {"PACKETS": p4info_pb2.CounterSpec.PACKETS, "BYTES": p4info_pb2.CounterSpec.BYTES,
+              "BOTH": p4info_pb2.CounterSpec.BOTH}
+    unit_m = {"PACKETS": p4info_pb2.MeterSpec.PACKETS, "BYTES": p4info_pb2.MeterSpec.BYTES}
+    for e in ext("counter"):
+        pc = p.counters.add()
+        _preamble(pc.preamble, ids.get("counter", e.name), e.name, alias[e.name], e.annotations)
+        pc.spec.unit = unit_c[e.unit or "PACKETS"]
+        pc.size = e.size or 0
+    for e in ext("direct_counter"):
+        pc = p.direct_counters.add()
+        _preamble(pc.preamble, ids.get("direct_counter", e.name), e.name, alias[e.name], e.annotations)
+        pc.spec.unit = unit_c[e.unit or "PACKETS"]
+        if e.tables:
+            pc.direct_table_id = ids.get("table", e.tables[0])
+    for e in ext("meter"):
+        pm = p.meters.add()
+        _preamble(pm.preamble, ids.get("meter", e.name), e.name, alias[e.name], e.annotations)
+        pm.spec.unit = unit_m[e.unit or "PACKETS"]
+        pm.size = e.size or 0
+    for e in ext("direct_meter"):
+        pm = p.direct_meters.add()
+        _preamble(pm.preamble, ids.get("direct_meter", e.name), e.name, alias[e.name], e.annotations)
+        pm.spec.unit = unit_m[e.unit or "PACKETS"]
+        if e.tables:
+            pm.direct_table_id = ids.get("table", e.tables[0])
+    for ch in program.controller_headers:
+        cm = p.controller_packet_metadata.add()
+        _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
+                  ch.annotations)
+        for i, f in enumerate(ch.header.fields, 1):
+            md = cm.metadata.add()
+            md.id = i
+            md.name = f.name
+            md.annotations.extend(_annotations(f.annotations))
+            md.bitwidth = ir.type_width(f.type)
+    for e in ext("register"):
+        pr = p.registers.add()
+        _preamble(pr.preamble, ids.get("register", e.name), e.name, alias[e.name], e.annotations)
+        _type_spec(pr.type_spec, e.type_args[0], p.type_info)
+        pr.size = e.size or 0
+    for d in program.digests:
+        pd = p.digests.add()
+        _preamble(pd.preamble, ids.get("digest", d.name), d.name, alias[d.name], ())
+        _type_spec(pd.type_spec, d.type, p.type_info)
+    p.type_info.SetInParent()
+    return p
+
+
+def p4info_text(p4info: p4info_pb2.P4Info) -> str:
+    """P4Info in text format with p4c's header comments."""
+    from google.protobuf import text_format
+
+    return ("# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
+            + text_format.MessageToString(p4info))
