@@ -38,6 +38,14 @@ class SwitchConfig:
     trace: bool = False  # per-packet trace through the "softswitch.trace" logger
 
 
+@dataclass
+class LoadedPipeline:
+    """What the P4Runtime server holds per pipeline: its runtime state and compiled pipeline."""
+
+    state: object
+    pipeline: object
+
+
 class SwitchError(Exception):
     """The switch could not start (bad program, address in use, ...)."""
 
@@ -53,7 +61,7 @@ class Switch:
         self.server = None
         self.control: ControlServer | None = None
         self.grpc_port: int | None = None
-        self._swap_lock = threading.Lock()
+        self._preloaded: tuple[bytes, object] | None = None
         self._stopped = threading.Event()
         self._trace = logging.getLogger("softswitch.trace").debug if config.trace else None
         self._apply_queue_config()
@@ -68,38 +76,49 @@ class Switch:
             self.tm.set_link_delay(delay, port)
 
     # ------------------------------------------------------------ pipeline
-    def _build(self, program: object, p4info: object) -> tuple[object, object]:
-        """Runtime state and compiled pipeline for ``program`` (not yet installed)."""
+    def _defines(self) -> dict[str, str]:
+        out = {}
+        for d in self.config.defines:
+            name, _, value = d.partition("=")
+            out[name] = value or "1"
+        return out
+
+    def _build(self, program: object, p4info: object) -> LoadedPipeline:
+        """Runtime state and compiled pipeline for ``program`` (not yet running)."""
         from softswitch.exec import build_pipeline
         from softswitch.runtime import SwitchState
 
         state = SwitchState(p4info)
         pipeline = build_pipeline(program, state, self.config.cpu_port, trace=self._trace)
-        return state, pipeline
+        return LoadedPipeline(state, pipeline)
 
-    def load_source(self, path: str) -> tuple[object, object, object]:
-        """Compile ``path`` and install it; returns (p4info, device_config, state)."""
+    def compile_source(self, path: str) -> tuple[object, bytes]:
+        """Compile ``path`` into (P4Info, device config bytes); the program is kept for the loader."""
         from softswitch.devconfig import make_device_config
         from softswitch.frontend import load_program
         from softswitch.p4info import build_p4info
 
-        program = load_program(path, self.config.defines, self.config.include_dirs)
+        program = load_program(path, self._defines(), self.config.include_dirs)
         p4info = build_p4info(program)
-        device_config = make_device_config(path, self.config.defines, self.config.include_dirs)
-        state, pipeline = self._build(program, p4info)
-        self.loop.set_pipeline(pipeline)
-        return p4info, device_config, state
+        device_config = make_device_config(path, self._defines(), self.config.include_dirs)
+        self._preloaded = (device_config, program)
+        return p4info, device_config
 
-    def load_pipeline(self, p4info: object, device_config: bytes) -> object:
-        """P4Runtime's SetForwardingPipelineConfig callback: build, then swap atomically."""
-        from softswitch.devconfig import load_device_config
+    def load_pipeline(self, p4info: object, device_config: bytes) -> LoadedPipeline:
+        """P4Runtime's pipeline loader: build state + pipeline from a device config (not started)."""
+        pre, self._preloaded = self._preloaded, None
+        if pre is not None and pre[0] == device_config:
+            program = pre[1]
+        else:
+            from softswitch.devconfig import load_device_config
 
-        program = load_device_config(device_config)
-        with self._swap_lock:
-            state, pipeline = self._build(program, p4info)
-            self.loop.set_pipeline(pipeline)
-        log.info("pipeline loaded from SetForwardingPipelineConfig")
-        return state
+            program = load_device_config(device_config)
+        return self._build(program, p4info)
+
+    def commit_pipeline(self, loaded: LoadedPipeline) -> None:
+        """P4Runtime's on_commit: the new pipeline takes the next packet (atomic swap)."""
+        self.loop.set_pipeline(loaded.pipeline)
+        log.info("pipeline committed")
 
     # ------------------------------------------------------------ packets to/from the controller
     def _packet_in(self, frame: bytes) -> None:
@@ -116,18 +135,22 @@ class Switch:
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
         """Load the program (if any), start the packet loop, gRPC and runtime control servers."""
+        from p4.v1 import p4runtime_pb2
+
         from softswitch.p4rt import P4RuntimeServer
 
-        initial = None
+        self.server = P4RuntimeServer(self.config.device_id, self.load_pipeline, self._packet_out,
+                                      self.config.grpc_addr, on_commit=self.commit_pipeline)
         if self.config.program:
-            initial = self.load_source(self.config.program)
+            p4info, device_config = self.compile_source(self.config.program)
+            req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+                device_id=self.config.device_id,
+                action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+            req.config.p4info.CopyFrom(p4info)
+            req.config.p4_device_config = device_config
+            self.server.set_pipeline(req)
         self.loop.start()
         try:
-            self.server = P4RuntimeServer(self.config.device_id, self.load_pipeline, self._packet_out,
-                                          self.config.grpc_addr)
-            if initial is not None:
-                p4info, device_config, state = initial
-                self.server.set_pipeline(p4info, device_config, state)
             self.grpc_port = self.server.start()
             if self.config.runtime_addr:
                 host, port = split_addr(self.config.runtime_addr)
