@@ -21,8 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mrc.core import NsccConfig, QpAttr, WcStatus  # noqa: E402
-from mrc.sim import PathSpec, make_pair, transfer  # noqa: E402
+from mrc.core import NsccConfig, QpAttr, WcStatus
+from mrc.sim import PathSpec, make_pair, transfer
 
 MTU = 4096
 

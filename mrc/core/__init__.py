@@ -29,8 +29,16 @@ from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet, ev_entries
 from mrc.core.memory import MemoryRegion
 from mrc.core.nscc import Nscc, NsccConfig
 from mrc.core.qp import MODE_MRC, MODE_RC, QpAttr, QueuePair, unwrap
-from mrc.core.types import (Completion, EndpointCounters, EvEvent, EvState, QpCounters, QpState, WcOpcode,
-                            WcStatus)
+from mrc.core.types import (
+                            Completion,
+                            EndpointCounters,
+                            EvEvent,
+                            EvState,
+                            QpCounters,
+                            QpState,
+                            WcOpcode,
+                            WcStatus,
+)
 
 __all__ = [
     "MODE_MRC", "MODE_RC", "PENALTY_ECN", "PENALTY_TIMEOUT", "Completion", "Endpoint", "EndpointCounters",

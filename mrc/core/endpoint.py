@@ -10,15 +10,23 @@ does, so a driver never needs a deep transmit queue.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from mrc.core.ev import EvEntry, ev_entries
 from mrc.core.memory import MemoryRegion
 from mrc.core.qp import QpAttr, QueuePair
 from mrc.core.types import Completion, EndpointCounters, EvEvent, EvState
 from mrc.wire import formats as F
-from mrc.wire.codec import (Encap, PortStatusInfo, ProbeInfo, WireError, decode_frame, encode_port_status,
-                            encode_probe)
+from mrc.wire.codec import (
+    Encap,
+    PortStatusInfo,
+    ProbeInfo,
+    WireError,
+    decode_frame,
+    encode_port_status,
+    encode_probe,
+)
 
 
 class Endpoint:
@@ -30,7 +38,7 @@ class Endpoint:
         if len(gid) != 16:
             raise ValueError("gid must be a 16-byte IPv6 address")
         self.gid = bytes(gid)
-        self.ports = sorted(set(int(p) for p in ports))
+        self.ports = sorted({int(p) for p in ports})
         if not self.ports or self.ports[0] < 1:
             raise ValueError("ports are 1-based NIC port numbers")
         self.encap_mode = encap
@@ -129,7 +137,7 @@ class Endpoint:
 
     def port_send(self, port: int, nbytes: int, now_ns: int) -> None:
         f = self.port_free[port]
-        self.port_free[port] = (f if f > now_ns else now_ns) + nbytes * self.ns_per_byte
+        self.port_free[port] = (max(now_ns, f)) + nbytes * self.ns_per_byte
 
     def port_wake(self, port: int) -> int:
         return int(self.port_free[port] - self.slack_ns) + 1

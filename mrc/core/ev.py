@@ -8,8 +8,9 @@ GOOD EVs; ASSUMED_BAD EVs are probed and return to GOOD after ``probe_good_count
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from mrc.core.types import EvEvent, EvState
 
@@ -45,7 +46,7 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
             state = getattr(it, "state", EvState.GOOD)
             if not isinstance(state, EvState):
                 state = EvState(getattr(state, "name", str(state)))
-            out.append(EvEntry(getattr(it, "ev"), int(getattr(it, "port")), state))
+            out.append(EvEntry(it.ev, int(it.port), state))
     if not out:
         raise ValueError("a QP needs at least one EV")
     for e in out:
@@ -57,7 +58,7 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
 class EvSet:
     """EVs of one QP with the spray/penalty/state rules; state changes go to ``events``."""
 
-    __slots__ = ("qpn", "entries", "min_active", "rr", "ports_down", "events", "holds")
+    __slots__ = ("entries", "events", "holds", "min_active", "ports_down", "qpn", "rr")
 
     def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1):
         self.qpn = qpn

@@ -29,7 +29,7 @@ class NsccConfig:
     target_delay: int  # ns
 
     @classmethod
-    def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True) -> "NsccConfig":
+    def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True) -> NsccConfig:
         """The UET 1.0 default shape for a path set of total ``rate_bps`` and ``base_rtt_ns``."""
         bdp = max(mtu, int(rate_bps / 8 * base_rtt_ns / 1e9))
         scale = bdp / (12_500 * 8)  # [ours] reference BDP: 100 Gb/s x 8 us (UET's scaling point)
@@ -43,9 +43,22 @@ class NsccConfig:
 class Nscc:
     """The NSCC window state machine (sans-IO: every method takes ``now_ns``)."""
 
-    __slots__ = ("cfg", "mtu", "cwnd", "avg_delay", "inc", "acked_since_adjust", "last_adjust_ns",
-                 "last_md_ns", "last_qa_ns", "qa_acked", "qa_start_ns", "near_zero_bytes", "decreases",
-                 "quick_adapts")
+    __slots__ = (
+        "acked_since_adjust",
+        "avg_delay",
+        "cfg",
+        "cwnd",
+        "decreases",
+        "inc",
+        "last_adjust_ns",
+        "last_md_ns",
+        "last_qa_ns",
+        "mtu",
+        "near_zero_bytes",
+        "qa_acked",
+        "qa_start_ns",
+        "quick_adapts",
+    )
 
     def __init__(self, cfg: NsccConfig, mtu: int, now_ns: int = 0, initial_cwnd: int | None = None):
         self.cfg = cfg

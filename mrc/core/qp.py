@@ -74,7 +74,7 @@ class QpAttr:
 
 
 class _Wqe:
-    __slots__ = ("wr_id", "data", "va", "rkey", "imm", "first_seq", "npkts", "length", "started")
+    __slots__ = ("data", "first_seq", "imm", "length", "npkts", "rkey", "started", "va", "wr_id")
 
     def __init__(self, wr_id, data, va, rkey, imm, first_seq, npkts):
         self.wr_id, self.data, self.va, self.rkey, self.imm = wr_id, data, va, rkey, imm
@@ -87,7 +87,7 @@ class _Wqe:
 
 
 class _Pkt:
-    __slots__ = ("seq", "wqe", "off", "length", "opcode", "ev", "sent_ns", "xmits", "state")
+    __slots__ = ("ev", "length", "off", "opcode", "sent_ns", "seq", "state", "wqe", "xmits")
     INFLIGHT, SACKED, LOST = 0, 1, 2
 
     def __init__(self, seq, wqe, off, length, opcode):
@@ -124,7 +124,7 @@ class _Remote:
 class QueuePair:
     """A reliable-connection QP driven by its :class:`~mrc.core.endpoint.Endpoint`."""
 
-    def __init__(self, ep: "Endpoint", qpn: int, attr: QpAttr, evs: list[EvEntry]):
+    def __init__(self, ep: Endpoint, qpn: int, attr: QpAttr, evs: list[EvEntry]):
         attr.validate()
         self.ep = ep
         self.qpn = qpn
@@ -307,8 +307,7 @@ class QueuePair:
                 self.wimm_inflight += 1
         self.pkts[pkt.seq] = pkt
         self.snd_nxt += 1
-        if self.snd_ptr < self.snd_nxt:
-            self.snd_ptr = self.snd_nxt
+        self.snd_ptr = max(self.snd_ptr, self.snd_nxt)
 
     def _transmit(self, pkt: _Pkt, ev_i: int, now_ns: int, out: list) -> None:
         e = self.evset.entries[ev_i]
@@ -414,8 +413,7 @@ class QueuePair:
                         self.inflight -= pkt.length
                     pkt.state = _Pkt.SACKED
                     progressed = True
-                    if pkt.sent_ns > self.rack_ts:
-                        self.rack_ts = pkt.sent_ns
+                    self.rack_ts = max(self.rack_ts, pkt.sent_ns)
         if rtt_sample is not None:
             self._rtt(rtt_sample)
         if self.cc is not None:
@@ -433,8 +431,7 @@ class QueuePair:
             self.min_rtt = sample
         else:
             self.srtt = (7 * self.srtt + sample) >> 3
-            if sample < self.min_rtt:
-                self.min_rtt = sample
+            self.min_rtt = min(self.min_rtt, sample)
 
     def _cum_ack(self, cum: int, now_ns: int) -> None:
         pkts = self.pkts
@@ -443,12 +440,10 @@ class QueuePair:
             if pkt is not None:
                 if pkt.state == _Pkt.INFLIGHT:
                     self.inflight -= pkt.length
-                if pkt.sent_ns > self.rack_ts:
-                    self.rack_ts = pkt.sent_ns
+                self.rack_ts = max(self.rack_ts, pkt.sent_ns)
         if cum > self.snd_una:
             self.snd_una = cum
-            if self.snd_ptr < cum:
-                self.snd_ptr = cum
+            self.snd_ptr = max(self.snd_ptr, cum)
             self._progress(now_ns)
             self._complete_wqes(now_ns)
 

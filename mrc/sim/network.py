@@ -69,7 +69,7 @@ def encap_route_key(enc: Encap) -> bytes:
 
 
 class _Link:
-    __slots__ = ("spec", "free_ns", "stats", "ns_per_byte")
+    __slots__ = ("free_ns", "ns_per_byte", "spec", "stats")
 
     def __init__(self, spec: PathSpec):
         self.spec = spec
@@ -143,7 +143,7 @@ class Network:
             if marked is not data:
                 st.ecn_marked += 1
                 data = marked
-        start = link.free_ns if link.free_ns > now else now
+        start = max(now, link.free_ns)
         link.free_ns = start + n * link.ns_per_byte
         t = link.free_ns + spec.delay_ns
         if spec.reorder and rng.random() < spec.reorder:
@@ -188,8 +188,7 @@ class Network:
                 break
             heapq.heappop(heap)
             self.events += 1
-            if t > self.now:
-                self.now = t
+            self.now = max(self.now, t)
             if kind == 0:
                 eps[side].receive(data, port, self.now)
             else:

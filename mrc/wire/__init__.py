@@ -4,8 +4,8 @@ from mrc.wire import formats
 from mrc.wire.codec import (
     AckInfo,
     Frame,
-    ProbeInfo,
     PortStatusInfo,
+    ProbeInfo,
     TelemetryRecord,
     WireError,
     decode_frame,

@@ -93,11 +93,33 @@ class Frame:
     """A decoded packet: the fields the transport needs, flat (one object per packet)."""
 
     __slots__ = (
-        "opcode", "se", "pkey", "dest_qp", "ack_req", "psn", "fecn",
-        "va", "rkey", "dma_len", "imm", "payload",
-        "syndrome", "msn", "sack", "probe", "port_status",
-        "src_gid", "dst_gid", "sport", "flow_label", "ce", "trimmed", "dscp",
-        "outer_dst", "telemetry_off", "raw",
+        "ack_req",
+        "ce",
+        "dest_qp",
+        "dma_len",
+        "dscp",
+        "dst_gid",
+        "fecn",
+        "flow_label",
+        "imm",
+        "msn",
+        "opcode",
+        "outer_dst",
+        "payload",
+        "pkey",
+        "port_status",
+        "probe",
+        "psn",
+        "raw",
+        "rkey",
+        "sack",
+        "se",
+        "sport",
+        "src_gid",
+        "syndrome",
+        "telemetry_off",
+        "trimmed",
+        "va",
     )
 
     def __init__(self) -> None:
@@ -138,8 +160,22 @@ class Encap:
     UDP 16-bit).  ``ev_index`` is echoed in SRv6 mode through the inner UDP source port.
     """
 
-    __slots__ = ("mode", "eth", "src_gid", "dst_gid", "sport", "flow_label", "dscp", "hlim",
-                 "outer_dst", "segment", "telemetry", "_outer_ext", "_outer_nh", "_inner_nh")
+    __slots__ = (
+        "_inner_nh",
+        "_outer_ext",
+        "_outer_nh",
+        "dscp",
+        "dst_gid",
+        "eth",
+        "flow_label",
+        "hlim",
+        "mode",
+        "outer_dst",
+        "segment",
+        "sport",
+        "src_gid",
+        "telemetry",
+    )
 
     def __init__(self, mode: str, src_gid: bytes, dst_gid: bytes, ev: bytes | int, *, ev_index: int = 0,
                  src_mac: bytes = b"\x02\0\0\0\0\1", dst_mac: bytes = b"\x02\0\0\0\0\2",

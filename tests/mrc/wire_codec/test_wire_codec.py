@@ -11,8 +11,20 @@ from scapy.all import UDP, Ether, IPv6, Raw, raw
 from scapy.contrib.roce import BTH
 
 from mrc.wire import formats as F
-from mrc.wire.codec import (AckInfo, Encap, PortStatusInfo, ProbeInfo, WireError, decode_frame, encode_ack,
-                            encode_data, encode_port_status, encode_probe, mark_ce, trim_packet)
+from mrc.wire.codec import (
+    AckInfo,
+    Encap,
+    PortStatusInfo,
+    ProbeInfo,
+    WireError,
+    decode_frame,
+    encode_ack,
+    encode_data,
+    encode_port_status,
+    encode_probe,
+    mark_ce,
+    trim_packet,
+)
 from mrc.wire.icrc import icrc_of
 
 GA = ipaddress.IPv6Address("fd00::a").packed
