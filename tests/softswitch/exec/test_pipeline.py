@@ -150,7 +150,7 @@ def test_digest(rig):
         digest_id=did, config=p4runtime_pb2.DigestEntry.Config(max_list_size=1)))
     rig.run(pkt(kind=6), port=7)
     assert len(got) == 1
-    assert list(got[0].data) == [(0x000000000001, 7)] or got[0].data[0] == (1, 7)
+    assert got[0].digest_id == did and got[0].values == [(1, 7)]
 
 
 def test_register_read_write(rig):
