@@ -148,6 +148,9 @@ class Fabric:
         """Namespaces for hosts, one veth pair per link, addresses and MACs from the SID plan."""
         for h in self.topo.host_list():
             ns = self.names.netns(h.name)
+            if netbuild.netns_exists(ns):  # never record (and later delete) what we did not create
+                raise netbuild.NetBuildError(f"network namespace {ns} already exists (a previous run? "
+                                             f"try `mrc-fabric down --prefix {self.prefix}`)")
             self.state.namespaces.append(ns)
             self._save()
             netbuild.create_netns(ns)
@@ -164,6 +167,10 @@ class Fabric:
         ea, eb = self._end(link.a.node, link.a.port), self._end(link.b.node, link.b.port)
         self.state.links[link.name] = [ea, eb]
         root_ifs = [e[1] for e in (ea, eb) if not e[0]]
+        for ifname in root_ifs:
+            if netbuild.interface_exists(ifname):
+                raise netbuild.NetBuildError(f"link {link.name}: interface {ifname} already exists (a previous "
+                                             f"run? try `mrc-fabric down --prefix {self.prefix}`)")
         self.state.interfaces.extend(root_ifs)
         self._save()
         if len(root_ifs) == 2:

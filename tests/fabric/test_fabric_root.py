@@ -1,0 +1,186 @@
+"""The fabric on the real kernel: namespaces, veths, MACs/MTUs, raw L2 frames, faults, teardown.
+
+Needs root.  Prefix ``h7*`` for every namespace and interface; state files under pytest's tmp_path.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pyroute2 import netns as pnetns
+
+from controller.topology import load_topology
+from fabric import netbuild
+from fabric.fabric import Fabric, FabricError, down_prefix
+from fabric.state import FabricState
+from fabric.switches import target_available
+
+pytestmark = pytest.mark.root
+REPO = Path(__file__).resolve().parents[2]
+SMALL = REPO / "examples" / "small.yaml"
+ETH_TYPE = 0x88B5  # IEEE local experimental ethertype
+
+
+@pytest.fixture(autouse=True)
+def _root():
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, veth, AF_PACKET)")
+
+
+def _leftovers(prefix: str) -> list[str]:
+    with netbuild.ipr() as s:
+        ifs = [lk.get("IFLA_IFNAME") for lk in s.get_links()]
+    return [i for i in ifs if i.startswith(prefix + "s")] + \
+        [n for n in pnetns.listnetns() if n.startswith(prefix + "-")]
+
+
+def _raw(ifname: str, ns: str | None = None) -> socket.socket:
+    if ns:
+        pnetns.pushns(ns)
+    try:
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_TYPE))
+    finally:
+        if ns:
+            pnetns.popns()
+    s.bind((ifname, 0))
+    return s
+
+
+def _frame(src: str, tag: bytes) -> bytes:
+    return (b"\xff" * 6 + bytes.fromhex(src.replace(":", "")) + ETH_TYPE.to_bytes(2, "big") + tag).ljust(60, b"\0")
+
+
+def _received(rx: socket.socket, tag: bytes, deadline_s: float = 2.0) -> bool:
+    end = time.monotonic() + deadline_s
+    while (left := end - time.monotonic()) > 0:
+        if not select.select([rx], [], [], left)[0]:
+            continue
+        try:
+            if tag in rx.recv(2048):
+                return True
+        except OSError as e:  # a socket bound to a link that went down reports ENETDOWN once
+            if e.errno != errno.ENETDOWN:
+                raise
+    return False
+
+
+@pytest.fixture
+def net(tmp_path):
+    fab = Fabric(load_topology(SMALL), prefix="h7n", target=None, state_dir=tmp_path)
+    with fab:
+        yield fab
+    assert _leftovers("h7n") == []
+
+
+def test_build_namespaces_interfaces_macs_mtus(net):
+    topo, sids = net.topo, net.sids
+    assert {net.netns(h) for h in topo.hosts} <= set(pnetns.listnetns())
+    for h in topo.hosts:
+        for p in range(1, topo.planes + 1):
+            info = netbuild.link_info(net.names.host_if(p), net.netns(h))
+            assert info == {"mtu": 9000, "mac": sids.host_mac(h, p), "up": True, "carrier": True}
+        with netbuild.ipr(net.netns(h)) as s:
+            addrs = {a.get("IFA_ADDRESS") for a in s.get_addr(family=socket.AF_INET6)}
+        assert str(sids.host_gid(h)) in addrs
+        assert {str(sids.host_port_address(h, p)) for p in (1, 2)} <= addrs
+    for sw in topo.switches:
+        for p in topo.ports_of(sw):
+            ifname = net.switch_port_if(sw, p)
+            assert len(ifname) <= 15
+            assert netbuild.link_info(ifname)["mac"] == sids.switch_mac(sw, p)
+            assert netbuild.link_info(ifname)["mtu"] == 9000
+            assert Path(f"/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6").read_text().strip() == "1"
+    assert FabricState.path("h7n", net.state_dir).exists()
+
+
+def test_raw_frame_from_host_reaches_switch_port(net):
+    leaf, port = net.topo.host_leaf("h1", 1)
+    rx = _raw(net.switch_port_if(leaf.name, port))
+    tx = _raw("nic1", net.netns("h1"))
+    try:
+        tag = b"h7-l2-check-" + os.urandom(4).hex().encode()
+        tx.send(_frame(net.sids.host_mac("h1", 1), tag))
+        assert _received(rx, tag)
+        other = _raw(net.switch_port_if("p1l2", 3))  # a port this frame must not reach
+        tx.send(_frame(net.sids.host_mac("h1", 1), tag + b"2"))
+        assert not _received(other, tag + b"2", 0.3)
+        other.close()
+    finally:
+        rx.close()
+        tx.close()
+
+
+def test_link_down_up(net):
+    a, b = net.switch_port_if("p1l1", 1), net.switch_port_if("p1s1", 1)
+    link = net.link_down("p1l1", "p1s1")
+    assert link.name == "p1l1:1--p1s1:1"
+    assert not netbuild.link_info(a)["up"] and not netbuild.link_info(b)["up"]
+    assert not net.status()["links"][link.name]["up"]
+    rx, tx = _raw(b), _raw(a)
+    try:
+        with pytest.raises(OSError):  # sending on a down interface fails (ENETDOWN)
+            tx.send(_frame(net.sids.switch_mac("p1l1", 1), b"h7-down"))
+        net.link_up("p1l1:1", "p1s1:1")
+        assert netbuild.link_info(a)["up"] and netbuild.link_info(b)["up"]
+        tag = b"h7-up-" + os.urandom(4).hex().encode()
+        end = time.monotonic() + 5
+        while not _received(rx, tag, 0.2):  # carrier comes back asynchronously
+            assert time.monotonic() < end, "link did not carry frames after link_up"
+            try:
+                tx.send(_frame(net.sids.switch_mac("p1l1", 1), tag))
+            except OSError:
+                pass
+    finally:
+        rx.close()
+        tx.close()
+    with pytest.raises(FabricError, match="no such link"):
+        net.link_down("p1l1", "p1l2")
+
+
+def test_teardown_after_exception_inside_context(tmp_path):
+    with pytest.raises(RuntimeError, match="boom"):
+        with Fabric(load_topology(SMALL), prefix="h7x", target=None, state_dir=tmp_path) as fab:
+            assert fab.netns("h2") in pnetns.listnetns()
+            raise RuntimeError("boom")
+    assert _leftovers("h7x") == []
+    assert not FabricState.path("h7x", tmp_path).exists()
+
+
+def test_failed_build_cleans_up_and_second_up_refused(tmp_path):
+    pnetns.create("h7f-h3")  # collides with the third host namespace
+    try:
+        with pytest.raises(Exception, match="h7f-h3 already exists"):
+            Fabric(load_topology(SMALL), prefix="h7f", target=None, state_dir=tmp_path).up()
+        assert [x for x in _leftovers("h7f") if x != "h7f-h3"] == []
+    finally:
+        pnetns.remove("h7f-h3")
+    fab = Fabric(load_topology(SMALL), prefix="h7f", target=None, state_dir=tmp_path)
+    with fab:
+        with pytest.raises(FabricError, match="already up"):
+            Fabric(load_topology(SMALL), prefix="h7f", target=None, state_dir=tmp_path).up()
+    assert _leftovers("h7f") == []
+
+
+def test_down_after_crashed_process(tmp_path):
+    """A process that builds a fabric and dies without cleanup: `down` removes what it left."""
+    code = ("import os, sys; from controller.topology import load_topology; from fabric import Fabric; "
+            f"f = Fabric(load_topology({str(SMALL)!r}), prefix='h7c', target=None, state_dir={str(tmp_path)!r}); "
+            "f.up(); os._exit(3)")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], cwd=REPO, timeout=120)
+        assert r.returncode == 3
+        # 4 host namespaces; 8 leaf-spine links x 2 root ends + 8 host links x 1 root end
+        assert len(_leftovers("h7c")) == 4 + 24
+        done = down_prefix("h7c", tmp_path)
+        assert any("deleted netns h7c-h1" in d for d in done)
+        assert _leftovers("h7c") == []
+        assert down_prefix("h7c", tmp_path) == []
+    finally:
+        down_prefix("h7c", tmp_path)
