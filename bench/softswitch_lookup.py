@@ -17,7 +17,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from softswitch.runtime import SwitchState  # noqa: E402
+from softswitch.runtime import SwitchState
 
 P4INFO = Path(__file__).resolve().parent.parent / "tests/softswitch/runtime/data/p4info_features.p4info.txtpb"
 
@@ -37,12 +37,13 @@ def build(n: int, rnd: random.Random) -> tuple[SwitchState, dict[str, list[tuple
         t.size = 0  # unlimited for the benchmark
     ids = _ids(p4info)
     st = SwitchState(p4info)
-    I = p4runtime_pb2.Update.INSERT  # noqa: E741
+    I = p4runtime_pb2.Update.INSERT
 
     def write(te):
         st.write(p4runtime_pb2.Update(type=I, entity=p4runtime_pb2.Entity(table_entry=te)))
 
     keys: dict[str, list[tuple]] = {"exact": [], "lpm": [], "ternary": []}
+    seen: set[tuple] = set()
     # exact: l2 (48-bit MAC)
     for i in range(n):
         mac = rnd.getrandbits(48)
@@ -51,10 +52,10 @@ def build(n: int, rnd: random.Random) -> tuple[SwitchState, dict[str, list[tuple
         te.action.action.action_id = ids["MyIngress.set_port"]
         te.action.action.params.add(param_id=1, value=_b(mac))
         te.action.action.params.add(param_id=2, value=_b(i % 512))
-        try:
-            write(te)
-        except Exception:  # noqa: BLE001 - a random duplicate
+        if (mac,) in seen:
             continue
+        seen.add((mac,))
+        write(te)
         keys["exact"].append((mac,))
     # lpm: route_v6 (128-bit) with one-shot members; prefixes /32.. /64 under 2001:db8::/32
     prof_member = p4runtime_pb2.ActionProfileMember(action_profile_id=ids["MyIngress.ecmp_selector"], member_id=1)
@@ -69,10 +70,10 @@ def build(n: int, rnd: random.Random) -> tuple[SwitchState, dict[str, list[tuple
         fm = te.match.add(field_id=1)
         fm.lpm.value, fm.lpm.prefix_len = _b(addr), plen
         te.action.action_profile_member_id = 1
-        try:
-            write(te)
-        except Exception:  # noqa: BLE001 - duplicate prefix
+        if (addr, plen) in seen:
             continue
+        seen.add((addr, plen))
+        write(te)
         keys["lpm"].append((addr | rnd.getrandbits(128 - plen),))
     # ternary + range: acl
     for i in range(n):

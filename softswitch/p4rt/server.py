@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
+from typing import Self
 
 import grpc
 from p4.config.v1 import p4info_pb2
@@ -121,7 +122,7 @@ class P4RuntimeServer:
             self._timer.join(timeout=5)
             self._timer = None
 
-    def __enter__(self) -> P4RuntimeServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -170,7 +171,7 @@ class P4RuntimeServer:
             if p is not None:
                 try:
                     p.state.digests.poll()
-                except Exception:  # noqa: BLE001 - keep the timer alive, report
+                except Exception:
                     log.exception("digest timer")
 
     def _send_digest(self, lst: DigestListOut) -> None:
@@ -190,7 +191,7 @@ class P4RuntimeServer:
             loaded = self._loader(p4info, bytes(config.p4_device_config))
         except P4RuntimeError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any loader failure is a bad config
+        except Exception as exc:
             raise P4RuntimeError(Code.INVALID_ARGUMENT, f"cannot load pipeline: {exc}") from exc
         state = loaded if isinstance(loaded, SwitchState) else getattr(loaded, "state", None)
         if not isinstance(state, SwitchState):
@@ -334,7 +335,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     results.append(None)
                 except P4RuntimeError as err:
                     results.append(err)
-                except Exception as exc:  # noqa: BLE001 - report, never crash the server
+                except Exception as exc:
                     log.exception("Write update failed")
                     results.append(P4RuntimeError(Code.INTERNAL, f"internal error: {exc}"))
         if any(r is not None for r in results):
@@ -400,8 +401,8 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     except P4RuntimeError as err:
                         outbox.put(_StreamEnd(err))
                         return
-            except Exception:  # noqa: BLE001 - the client went away
-                pass
+            except Exception as exc:  # noqa: BLE001 - the client went away
+                log.debug("stream closed: %s", exc)
             outbox.put(_StreamEnd())
 
         context.add_callback(lambda: outbox.put(_StreamEnd()))

@@ -13,8 +13,23 @@ class Entry:
     indirect entries resolve their member/group per packet. ``counter`` is ``[bytes, packets]``
     of the table's direct counter, ``meter`` the direct meter cell (None = default, GREEN)."""
 
-    __slots__ = ("spec", "priority", "rank", "hit", "member", "group", "oneshot", "counter", "meter",
-                 "msg", "is_const", "since_ns", "mask", "value", "ranges")
+    __slots__ = (
+        "counter",
+        "group",
+        "hit",
+        "is_const",
+        "mask",
+        "member",
+        "meter",
+        "msg",
+        "oneshot",
+        "priority",
+        "ranges",
+        "rank",
+        "since_ns",
+        "spec",
+        "value",
+    )
 
     def __init__(self, spec: tuple, priority: int, rank: int) -> None:
         self.spec = spec

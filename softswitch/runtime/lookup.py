@@ -42,7 +42,7 @@ class ExactIndex:
 
 
 class _Group:
-    __slots__ = ("mask", "d", "count")
+    __slots__ = ("count", "d", "mask")
 
     def __init__(self, mask: int) -> None:
         self.mask = mask

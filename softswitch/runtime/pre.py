@@ -133,10 +133,8 @@ class PacketReplicationEngine:
                 e.packet_replication_engine_entry.clone_session_entry.CopyFrom(self._session_msgs[s])
                 out.append(e)
         else:
-            for e in self.read(p4runtime_pb2.PacketReplicationEngineEntry(
-                    multicast_group_entry=p4runtime_pb2.MulticastGroupEntry())):
-                out.append(e)
-            for e in self.read(p4runtime_pb2.PacketReplicationEngineEntry(
-                    clone_session_entry=p4runtime_pb2.CloneSessionEntry())):
-                out.append(e)
+            out += self.read(p4runtime_pb2.PacketReplicationEngineEntry(
+                multicast_group_entry=p4runtime_pb2.MulticastGroupEntry()))
+            out += self.read(p4runtime_pb2.PacketReplicationEngineEntry(
+                clone_session_entry=p4runtime_pb2.CloneSessionEntry()))
         return out

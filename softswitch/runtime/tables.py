@@ -86,7 +86,7 @@ class TableState:
             return lookup
         return self._index.make_lookup(self)
 
-    def lookup(self, key: tuple[int, ...], sel_hash: int = 0):  # noqa: F811 - replaced per instance
+    def lookup(self, key: tuple[int, ...], sel_hash: int = 0):
         """Data plane: -> (action_id, args, entry or None on a miss). Replaced in ``__init__``."""
         raise NotImplementedError
 

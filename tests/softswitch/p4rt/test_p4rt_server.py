@@ -121,7 +121,7 @@ def test_pipeline_config_and_no_pipeline_errors(rig):
     rig.set_pipeline(SFPC.COMMIT)
     assert isinstance(rig.server.state, SwitchState) and len(rig.commits) == 1
     G = p4runtime_pb2.GetForwardingPipelineConfigRequest
-    get = lambda rt: rig.stub.GetForwardingPipelineConfig(G(device_id=DEV, response_type=rt)).config  # noqa: E731
+    get = lambda rt: rig.stub.GetForwardingPipelineConfig(G(device_id=DEV, response_type=rt)).config
     cfg = get(G.ALL)
     assert cfg.p4info == rig.p4info and cfg.p4_device_config == b"devconfig" and cfg.cookie.cookie == 42
     cfg = get(G.COOKIE_ONLY)

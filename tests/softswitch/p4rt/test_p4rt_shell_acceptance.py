@@ -6,9 +6,9 @@ from __future__ import annotations
 import queue
 
 import pytest
+from p4rt_helpers import FEATURES
 from p4runtime_sh import shell as sh
 from p4runtime_sh.p4runtime import P4RuntimeWriteException
-from p4rt_helpers import FEATURES
 
 from softswitch.p4rt import P4RuntimeServer
 from softswitch.runtime import SwitchState

@@ -5,8 +5,16 @@ import pytest
 from p4.v1 import p4runtime_pb2
 from rt_helpers import DELETE, INSERT, MODIFY, Builder, load_p4info, update
 
-from softswitch.runtime import (GREEN, NO_ACTION_ID, RED, YELLOW, Code, P4RuntimeError, SwitchState,
-                                digest_values)
+from softswitch.runtime import (
+    GREEN,
+    NO_ACTION_ID,
+    RED,
+    YELLOW,
+    Code,
+    P4RuntimeError,
+    SwitchState,
+    digest_values,
+)
 
 
 @pytest.fixture()
@@ -167,7 +175,7 @@ def test_direct_counter(sb):
 
 
 def test_indexed_counter(sb):
-    s, bl = sb
+    s, _bl = sb
     c = s.counter("port_rx")
     c.count(3, 100)
     c.count(3, 50)
@@ -229,7 +237,7 @@ def test_meters_trtcm(sb):
 
 
 def test_registers(sb):
-    s, bl = sb
+    s, _bl = sb
     r = s.register("flow_state")
     r.write(5, (1 << 40) + 3)
     assert r.read(5) == 3  # truncated to bit<32>

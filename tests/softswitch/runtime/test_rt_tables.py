@@ -191,7 +191,7 @@ def test_ternary_many_masks_matches_linear_scan(sb):
     for _ in range(2000):
         nh, dp = rnd.randrange(256), rnd.randrange(65536)
         want = next(((p % 256,) for p, v, m, lo, hi in rules if nh & m == v and lo <= dp <= hi), None)
-        aid, args, e = acl.lookup((nh, dp, 0, 0))
+        _aid, args, e = acl.lookup((nh, dp, 0, 0))
         assert (args if e is not None else None) == want
 
 
@@ -263,7 +263,7 @@ def test_read_filters_and_metadata(sb):
     for mac in range(1, 6):
         write(s, INSERT, bl.entry("l2", {"dst_mac": mac}, bl.action("set_port", dmac=mac, port=mac),
                                   controller_metadata=mac % 2, metadata=b"m%d" % mac))
-    rd = lambda **kw: s.read(update(INSERT, table_entry=bl.entry("l2", **kw)).entity)  # noqa: E731
+    rd = lambda **kw: s.read(update(INSERT, table_entry=bl.entry("l2", **kw)).entity)
     assert len(rd()) == 5
     assert len(rd(controller_metadata=1)) == 3
     assert [r.table_entry.metadata for r in rd(metadata=b"m2")] == [b"m2"]
@@ -284,7 +284,7 @@ def test_concurrent_lookups_while_writing(sb):
         try:
             while not stop.is_set():
                 for nh in range(32):
-                    aid, args, e = acl.lookup((nh, 80, 0, 0))
+                    _aid, args, e = acl.lookup((nh, 80, 0, 0))
                     if e is not None:
                         assert args == (nh,), (nh, args)
         except BaseException as exc:  # noqa: BLE001 - reported below
