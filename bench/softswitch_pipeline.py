@@ -16,11 +16,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from p4.v1 import p4runtime_pb2  # noqa: E402
+from p4.v1 import p4runtime_pb2
 
-from softswitch.exec import build_pipeline  # noqa: E402
-from softswitch.frontend import load_program  # noqa: E402
-from softswitch.runtime import SwitchState  # noqa: E402
+from softswitch.exec import build_pipeline
+from softswitch.frontend import load_program
+from softswitch.runtime import SwitchState
 
 BENCH4 = Path("/work/shared/conformance/bench4.p4")
 LOCAL_COPY = ROOT / "tests" / "softswitch" / "exec" / "data" / "bench4.p4"

@@ -99,7 +99,7 @@ def _clone_session(rig, sid, port, trunc=0):
 def test_ingress_clone_preserves_field_list_and_truncates(rig):
     _clone_session(rig, 9, 6, trunc=30)
     data = pkt(kind=2, arg=9, payload=b"x" * 40)
-    res, eg = rig.run(data)
+    _res, eg = rig.run(data)
     frames = {e.frames[0].port: e.frames[0].data for e in eg}
     assert set(frames) == {1, 6}
     itype, rid, mark = src_fields(frames[6])
@@ -108,13 +108,13 @@ def test_ingress_clone_preserves_field_list_and_truncates(rig):
     assert src_fields(frames[1]) == (PKT_INSTANCE_NORMAL, 0, 0xC0FFEE)
     assert len(frames[1]) == len(data)
     # no session configured: only the original leaves
-    res, eg = rig.run(pkt(kind=2, arg=10))
+    _res, eg = rig.run(pkt(kind=2, arg=10))
     assert [e.frames[0].port for e in eg] == [1]
 
 
 def test_egress_clone_gets_preserved_fields(rig):
     _clone_session(rig, 5, 8)
-    res, eg = rig.run(pkt(kind=14))
+    _res, eg = rig.run(pkt(kind=14))
     assert [e.frames[0].port for e in eg] == [1]
     assert src_fields(eg[0].frames[0].data)[2] == 0
     (clone_item,) = eg[0].to_tm
@@ -130,7 +130,7 @@ def test_resubmit_loops_with_preserved_fields(rig):
 
 
 def test_recirculate(rig):
-    res, eg = rig.run(pkt(kind=4))
+    _res, eg = rig.run(pkt(kind=4))
     assert not eg[0].frames
     ((data, preserved),) = eg[0].recirculate
     res2 = rig.pipeline.ingress_recirculated(data, preserved, 5)
@@ -138,7 +138,7 @@ def test_recirculate(rig):
 
 
 def test_truncate(rig):
-    res, eg = rig.run(pkt(kind=5, payload=b"y" * 50))
+    _res, eg = rig.run(pkt(kind=5, payload=b"y" * 50))
     assert len(eg[0].frames[0].data) == 20
 
 
@@ -154,9 +154,9 @@ def test_digest(rig):
 
 
 def test_register_read_write(rig):
-    res, eg = rig.run(pkt(kind=7, arg=5))
+    _res, eg = rig.run(pkt(kind=7, arg=5))
     first = eg[0].frames[0].data
-    res, eg = rig.run(pkt(kind=7, arg=5))
+    _res, eg = rig.run(pkt(kind=7, arg=5))
     second = eg[0].frames[0].data
     assert int.from_bytes(first[40:42], "big") == 0
     assert int.from_bytes(second[40:42], "big") == 5
@@ -176,13 +176,13 @@ def test_meter_colours(rig):
     rig.write(p4runtime_pb2.Update.MODIFY, meter_entry=me)
     colours = []
     for i in range(6):
-        res, eg = rig.run(pkt(kind=8), now=1000 + i)
+        _res, eg = rig.run(pkt(kind=8), now=1000 + i)
         colours.append(eg[0].frames[0].data[-1])
     assert colours[0] == 0 and 2 in colours
 
 
 def test_hash_matches_bmv2_packing(rig):
-    res, eg = rig.run(pkt(kind=9, arg=0x5A, src="1.2.3.4", dst="10.1.2.3"))
+    _res, eg = rig.run(pkt(kind=9, arg=0x5A, src="1.2.3.4", dst="10.1.2.3"))
     got = int.from_bytes(eg[0].frames[0].data[40:42], "big")
     data = bytes([1, 2, 3, 4, 10, 1, 2, 3, 0x5A])
     assert got == 100 + hashes.crc16(data) % 1000
@@ -223,7 +223,7 @@ def test_priority_and_queue_metadata(rig):
 
 
 def test_mark_to_drop_in_egress(rig):
-    res, eg = rig.run(pkt(kind=16))
+    _res, eg = rig.run(pkt(kind=16))
     assert eg[0].dropped and not eg[0].frames
 
 
