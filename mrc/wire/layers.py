@@ -165,9 +165,11 @@ class MrcSack(Packet):
         return bytes(b) + pay
 
     def acked_psns(self) -> list[int]:
-        """The PSNs the bitmap reports as arrived (sack_base + i for each set bit i, mod 2^24)."""
-        return [(self.sack_base + i) & F.PSN_MASK for i in range(F.SACK_BITMAP_BITS)
-                if self.bitmap >> (F.SACK_BITMAP_BITS - 1 - i) & 1]
+        """The PSNs the bitmap reports as arrived: sack_base + i for each set bit i of the integer.
+
+        This is what ``mrc.wire.codec`` puts on the wire (bit 0 = the last bit of the 32 bytes).
+        """
+        return [(self.sack_base + i) & F.PSN_MASK for i in range(F.SACK_BITMAP_BITS) if self.bitmap >> i & 1]
 
 
 
