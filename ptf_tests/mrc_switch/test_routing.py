@@ -1,0 +1,69 @@
+"""Load balancing: ECMP spread over every member when the flow label or UDP source port varies,
+stickiness when they do not, EV-direct member selection."""
+from __future__ import annotations
+
+from collections import Counter
+
+import ptf.testutils as testutils
+from ptf.testutils import group
+
+from base.mrc_fabric import MrcFabricTest, neighbour_mac
+from base.mrc_packets import parse_frame, stev_packet
+from base.p4rt_test import autocleanup
+
+MEMBERS = [2, 3, 4]
+DST = "2001:db8:200::7"
+PACKETS = 90
+
+
+class _GroupTest(MrcFabricTest):
+    def spray(self, vary: str) -> Counter:
+        seen: Counter = Counter()
+        for i in range(PACKETS):
+            kwargs = {"flow_label": 0x100 + i} if vary == "flow_label" else \
+                {"sport": 0xC000 + i} if vary == "sport" else {"flow_label": 0x77, "sport": 0xC123}
+            testutils.send_packet(self, 1, stev_packet("2001:db8:100::1", DST, **kwargs))
+            port, data = self.receive_any(MEMBERS)
+            self.assertEqual(data[:6], bytes.fromhex(neighbour_mac(port).replace(":", "")))
+            self.assertEqual(parse_frame(data)["hop_limit"], 63)
+            seen[port] += 1
+        testutils.verify_no_other_packets(self)
+        return seen
+
+
+@group("lb")
+class EcmpSpreadTest(_GroupTest):
+    @autocleanup
+    def runTest(self):
+        route = self.add_ecmp_route("2001:db8:200::/48", group_id=1, ports=MEMBERS)
+        for vary in ("flow_label", "sport"):
+            seen = self.spray(vary)
+            self.assertEqual(set(seen), set(MEMBERS), f"varying {vary} must reach every member: {seen}")
+        self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(route), 2 * PACKETS)[0],
+                         2 * PACKETS)
+
+
+@group("lb")
+class EcmpStickyTest(_GroupTest):
+    @autocleanup
+    def runTest(self):
+        self.add_ecmp_route("2001:db8:200::/48", group_id=1, ports=MEMBERS)
+        seen = self.spray("none")
+        self.assertEqual(len(seen), 1, f"one flow must stay on one member: {seen}")
+
+
+@group("lb")
+class EvDirectTest(MrcFabricTest):
+    """EV-direct: ev = sport << 16 | flow_label & 0xffff; its 2 low bits pick member j mod 3."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_ev_direct_route("2001:db8:200::/48", group_id=7, ports=MEMBERS)
+        for ev_low in range(8):
+            for sport in (0xC000, 0xD00D):
+                pkt = stev_packet("2001:db8:100::1", DST, flow_label=0x50000 | ev_low, sport=sport)
+                testutils.send_packet(self, 1, pkt)
+                expected = MEMBERS[(ev_low & 3) % len(MEMBERS)]
+                port, _ = self.receive_any(MEMBERS)
+                self.assertEqual(port, expected, f"ev low bits {ev_low}")
+        testutils.verify_no_other_packets(self)

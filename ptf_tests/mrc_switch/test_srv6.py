@@ -1,0 +1,164 @@
+"""SRv6 uSID: uN shift for 1..6 uSIDs, end of carrier with and without SRH, classic End,
+host delivery, unknown uSID, hop limit expiry, parser errors."""
+from __future__ import annotations
+
+import ptf.testutils as testutils
+from ptf.testutils import group
+
+from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import PROBE_REQ, WRITE_ONLY, carrier, rewrite, srv6_packet
+from base.p4rt_test import autocleanup
+
+
+@group("srv6")
+class UsidShiftTest(MrcFabricTest):
+    """The top uSID is ours: the rest shifts left 16 bits, block kept, routed on the next uSID."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        next_usids = [0x0201, 0x0302, 0x0403, 0x0504, 0x0605]
+        for i, nxt in enumerate(next_usids):
+            self.route_usid(nxt, port=1 + i % 4)
+        # carriers holding 1..6 uSIDs: ours first, then 0..5 more
+        for total in range(2, 7):
+            rest = next_usids[:total - 1]
+            pkt = srv6_packet(carrier(BLOCK, MY_USID, *rest), eth_dst=SWITCH_MAC)
+            port = 1 + (total - 2) % 4
+            exp = rewrite(pkt, eth_dst=neighbour_mac(port), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, *rest))
+            testutils.send_packet(self, 1, pkt)
+            testutils.verify_packet(self, exp, port)
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class EndOfCarrierNoSrhTest(MrcFabricTest):
+    """Our uSID is the last one and there is no SRH: probes go to the CPU, data is dropped."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        before = self.drops("local_not_probe")
+        data = srv6_packet(carrier(BLOCK, MY_USID), opcode=WRITE_ONLY)
+        testutils.send_packet(self, 2, data)
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("local_not_probe", before)
+
+        probe = srv6_packet(carrier(BLOCK, MY_USID), opcode=PROBE_REQ, payload_len=24)
+        testutils.send_packet(self, 2, probe)
+        pin = self.get_packet_in()
+        self.assertEqual(pin.metadata["ingress_port"], 2)
+        self.assertEqual(pin.metadata["reason"], 1)
+        self.assertEqual(pin.payload, bytes(probe))  # not forwarded: hop limit untouched
+
+
+@group("srv6")
+class EndOfCarrierWithSrhTest(MrcFabricTest):
+    """Carrier ends here and the SRH has segments left: End copies the next segment to the DA."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        next_carrier = carrier(BLOCK, 0x0777, 0x0888)
+        self.route_usid(0x0777, port=3)
+        pkt = srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1)
+        raw = bytearray(bytes(pkt)[54:])
+        raw[3] = 0  # segments left 1 -> 0
+        exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier, raw=bytes(raw))
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, exp, 3)
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class ClassicEndTest(MrcFabricTest):
+    """A full 128-bit SID in my_sid performs SRH End."""
+
+    @autocleanup
+    def runTest(self):
+        sid = "fc00:ffff::1"
+        self.add_my_sid(sid)
+        self.add_route("2001:db8:99::/48", port=4)
+        segs = ["2001:db8:99::1", sid]  # List[0] is the last segment
+        pkt = srv6_packet(sid, segments=segs, segments_left=1)
+        raw = bytearray(bytes(pkt)[54:])
+        raw[3] = 0
+        exp = rewrite(pkt, eth_dst=neighbour_mac(4), eth_src=SWITCH_MAC, ip_dst=segs[0], raw=bytes(raw))
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, exp, 4)
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class HostDeliveryTest(MrcFabricTest):
+    """Leaf: after our uSID the host's uSID is on top; the /48 host route delivers it."""
+
+    @autocleanup
+    def runTest(self):
+        host_usid = 0x0F01
+        self.add_own_usid()
+        self.route_usid(host_usid, port=4)
+        pkt = srv6_packet(carrier(BLOCK, MY_USID, host_usid))
+        exp = rewrite(pkt, eth_dst=neighbour_mac(4), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, host_usid))
+        testutils.send_packet(self, 2, pkt)
+        testutils.verify_packet(self, exp, 4)
+        # STEV-mode host route (/128 on the host address)
+        self.add_route("2001:db8:1::5/128", port=3)
+        pkt = srv6_packet("2001:db8:1::5")
+        testutils.send_packet(self, 2, pkt)
+        testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC), 3)
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class UnknownUsidTest(MrcFabricTest):
+    """Our block but a uSID that is neither ours nor routed: dropped as USID_UNKNOWN."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        entry = self.block_unknown_usids()
+        before = self.drops("usid_unknown")
+        testutils.send_packet(self, 1, srv6_packet(carrier(BLOCK, 0x0BAD, 0x0202)))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("usid_unknown", before)
+        self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(entry), 1)[0], 1)
+        before = self.drops("no_route")
+        testutils.send_packet(self, 1, srv6_packet("2001:db8:dead::1"))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("no_route", before)
+
+
+@group("srv6")
+class HopLimitTest(MrcFabricTest):
+    """Hop limit 1 cannot be forwarded (dropped, counted); 2 leaves with 1."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        self.route_usid(0x0202, port=2)
+        before = self.drops("hop_limit")
+        testutils.send_packet(self, 1, srv6_packet(carrier(BLOCK, MY_USID, 0x0202), hop_limit=1))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("hop_limit", before)
+        pkt = srv6_packet(carrier(BLOCK, MY_USID, 0x0202), hop_limit=2)
+        exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, 0x0202))
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, exp, 2)
+
+
+@group("srv6")
+class SrhTooManySegmentsTest(MrcFabricTest):
+    """An SRH with 5 segments is a parser error: dropped and counted, the switch keeps going."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route("fc00::/16", port=2)
+        before = self.drops("parser_error")
+        segs = [f"fc00::{i}" for i in range(5)]
+        testutils.send_packet(self, 1, srv6_packet("fc00::9", segments=segs))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("parser_error", before)
+        ok = srv6_packet("fc00::9", segments=segs[:4])
+        testutils.send_packet(self, 1, ok)
+        testutils.verify_packet(self, rewrite(ok, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)
