@@ -14,8 +14,8 @@ from .types import CcProfileAttr, DeviceAttr
 M = CcProfileAttrMask
 S = ProfileState
 
-# [ours] reference network the BDP-scaled NSCC gains are expressed for (100 Gb/s, 12 us base RTT).
-REFERENCE_BDP_BYTES = 150_000
+# [ours, shared with mrc.core.nscc] reference BDP of the scaled NSCC gains: 100 Gb/s x 8 us.
+REFERENCE_BDP_BYTES = 100_000
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class NsccConfig:
     adjust_bytes_threshold: int = 8 * 4096  # B; default 8 MTU
     adjust_period_threshold: int = 12_000  # ns; default base_rtt
     base_rtt: int = 12_000  # ns
-    eta: float = 614.4  # B added once per adjust period
-    fi: float = 20480.0  # B, fair increase per adjust (scaled by fi_scale per ACKed byte)
+    eta: float = 0.15 * 4096 * 1.5  # B added once per adjust period
+    fi: float = 5.0 * 4096 * 1.5  # B, fair increase
     fi_scale: float = 0.25
     gamma: float = 0.8
     max_md_jump: float = 0.5
@@ -43,13 +43,13 @@ class NsccConfig:
 
         target_delay = 0.75 base_rtt with trimming (base_rtt without [ours]); adjust_bytes = 8 MTU;
         adjust_period = base_rtt; max_cwnd = 1.5 BDP; gamma 0.8; max_md_jump 0.5; qa_gate 3;
-        [ours, after UET/htsim] qa_threshold = 4 target_delay, and eta = 0.15 MTU, fi = 5 MTU,
-        fi_scale = 0.25, each multiplied by BDP / 150 kB.
+        [ours, identical to mrc.core.nscc.NsccConfig.defaults] qa_threshold = 4 target_delay,
+        fi_scale = 0.25, eta = 0.15 MTU and fi = 5 MTU each times max(1, BDP / 100 kB).
         """
         if base_rtt_ns <= 0 or link_gbps <= 0 or mtu <= 0:
             raise einval("base_rtt_ns, link_gbps and mtu must be positive")
-        bdp = link_gbps * base_rtt_ns / 8  # Gb/s x ns / 8 = bytes
-        scale = bdp / REFERENCE_BDP_BYTES
+        bdp = max(mtu, int(link_gbps * base_rtt_ns / 8))  # Gb/s x ns / 8 = bytes
+        scale = max(1.0, bdp / REFERENCE_BDP_BYTES)
         target = round(0.75 * base_rtt_ns) if trimming else base_rtt_ns
         cfg = cls(
             disable_qa=False,
@@ -58,10 +58,10 @@ class NsccConfig:
             base_rtt=base_rtt_ns,
             eta=0.15 * mtu * scale,
             fi=5.0 * mtu * scale,
-            fi_scale=0.25 * scale,
+            fi_scale=0.25,
             gamma=0.8,
             max_md_jump=0.5,
-            max_cwnd=max(mtu, round(1.5 * bdp)),
+            max_cwnd=int(1.5 * bdp),
             qa_gate=3,
             qa_threshold=4 * target,
             target_delay=target,

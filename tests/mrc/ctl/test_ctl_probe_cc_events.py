@@ -185,9 +185,20 @@ def test_nscc_defaults_follow_the_protocol_derivations() -> None:
     assert cfg.adjust_bytes_threshold == 8 * 4096 and cfg.max_cwnd == 3 * bdp // 2
     assert (cfg.gamma, cfg.max_md_jump, cfg.qa_gate) == (0.8, 0.5, 3)
     assert cfg == NsccConfig()  # the dataclass defaults are this reference network
-    slow = NsccConfig.for_network(base_rtt_ns=12_000, link_gbps=25, mtu=4096, trimming=False)
-    assert slow.target_delay == 12_000 and slow.eta == pytest.approx(cfg.eta / 4)
-    assert slow.fi == pytest.approx(cfg.fi / 4) and slow.fi_scale == pytest.approx(cfg.fi_scale / 4)
+    fast = NsccConfig.for_network(base_rtt_ns=12_000, link_gbps=400, mtu=4096, trimming=False)
+    assert fast.target_delay == 12_000 and fast.eta == pytest.approx(cfg.eta * 4)
+    assert fast.fi == pytest.approx(cfg.fi * 4) and fast.max_cwnd == 4 * cfg.max_cwnd
+
+
+@pytest.mark.parametrize(("rtt", "gbps", "mtu", "trim"), [(12_000, 100, 4096, True), (8_000, 800, 4096, False),
+                                                          (5_000, 25, 1024, True)])
+def test_nscc_config_converts_to_the_core_algorithm(rtt: int, gbps: int, mtu: int, trim: bool) -> None:
+    import dataclasses
+
+    from mrc.core import nscc
+    ours = NsccConfig.for_network(rtt, gbps, mtu, trimming=trim)
+    core = nscc.NsccConfig(**dataclasses.asdict(ours))  # same 13 fields, same units
+    assert core == nscc.NsccConfig.defaults(rtt, gbps * 1e9, mtu, trimming=trim)
 
 
 @pytest.mark.parametrize("change", [{"gamma": 0.0}, {"max_md_jump": 1.5}, {"base_rtt": 0}, {"qa_gate": 40},
