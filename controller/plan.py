@@ -16,6 +16,7 @@ turns them into the P4 program's table entries.  Forwarding model (uN, RFC 9800 
 """
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -49,6 +50,8 @@ class PortSetting:
     admin_up: bool = True
     ecn_threshold: int = 16  # queue depth (packets) at or above which ECT packets are CE-marked
     trim_threshold: int = 56  # queue depth (packets) at or above which data packets are trimmed
+    drop_threshold: int = 64  # queue depth at or above which untrimmable packets are dropped
+    trim_enabled: bool = True
     props: LinkProps = field(default_factory=LinkProps)
 
 
@@ -58,6 +61,18 @@ class OwnUsid:
 
     prefix: str
     usid: int
+
+    @property
+    def block_usid(self) -> int:
+        """The 48-bit ``block | uSID`` value (the exact-match key of a uN table)."""
+        return int(ipaddress.IPv6Network(self.prefix).network_address) >> 80
+
+
+@dataclass(frozen=True, slots=True)
+class DropUnknownUsid:
+    """Drop (and count) packets for our locator block whose uSID no route names (the /32)."""
+
+    prefix: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +103,11 @@ class EvDirectMap:
     def member_for(self, flow_label: int) -> int:
         """Index of the member an EV's flow label selects."""
         return (flow_label & self.mask) % len(self.members)
+
+    def ternary_entries(self) -> list[tuple[int, int, int]]:
+        """(ev value, ev mask, member index) rows over the 32-bit EV ``udp_sport << 16 | flow_label``
+        that implement ``member_for`` with a ternary match (one row per masked value)."""
+        return [(v, self.mask, v % len(self.members)) for v in range(self.mask + 1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +144,7 @@ class CounterWatch:
     ports: tuple[int, ...] = ()
 
 
-Intent = (PortSetting | OwnUsid | RouteUsid | EcmpGroup | EvDirectMap | HostRoute | HostRouteGroup
+Intent = (PortSetting | OwnUsid | DropUnknownUsid | RouteUsid | EcmpGroup | EvDirectMap | HostRoute | HostRouteGroup
           | Telemetry | CounterWatch)
 T = TypeVar("T")
 COUNTER_KINDS = ("port_rx", "port_tx", "drop", "ecn_mark", "trim", "route")
@@ -158,10 +178,10 @@ class FabricPlan:
     switches: dict[str, SwitchPlan] = field(default_factory=dict)
 
 
-def thresholds(props: LinkProps) -> tuple[int, int]:
-    """(ECN, trim) thresholds for a port: 1/4 and 7/8 of its queue depth (64 packets by default)."""
+def thresholds(props: LinkProps) -> tuple[int, int, int]:
+    """(ECN, trim, drop) thresholds of a port: 1/4, 7/8 and all of its queue depth (default 64)."""
     depth = props.queue_depth or DEFAULT_QUEUE_DEPTH
-    return max(1, depth // 4), max(1, depth * 7 // 8)
+    return max(1, depth // 4), max(1, depth * 7 // 8), depth
 
 
 def _next_hop(topo: Topology, sids: SidPlan, switch: str, port: int) -> NextHop:
@@ -180,11 +200,13 @@ def _switch_plan(topo: Topology, sids: SidPlan, name: str) -> SwitchPlan:
     for port in ports:
         link = topo.link_at(name, port)
         nh = _next_hop(topo, sids, name, port)
-        ecn, trim = thresholds(link.props)
+        ecn, trim, drop = thresholds(link.props)
         kind = "fabric" if nh.neighbour.split(":")[0] in topo.switches else "host"
         intents.append(PortSetting(port, kind, nh.neighbour, nh.own_mac, nh.neighbour_mac,
-                                   ecn_threshold=ecn, trim_threshold=trim, props=link.props))
+                                   ecn_threshold=ecn, trim_threshold=trim, drop_threshold=drop,
+                                   props=link.props))
     intents.append(OwnUsid(str(sids.usid_prefix(usid)), usid))
+    intents.append(DropUnknownUsid(str(sids.block)))
     # uSID routes to every neighbour switch, then (leaves) to every local host NIC port
     nbr_ports = {topo.peer(name, p).node: p for p in ports}
     for other in (topo.leaves(sw.plane) if sw.role == "spine" else topo.spines(sw.plane)):

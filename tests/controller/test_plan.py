@@ -5,6 +5,7 @@ import ipaddress
 
 from controller.plan import (
     CounterWatch,
+    DropUnknownUsid,
     EcmpGroup,
     EvDirectMap,
     HostRoute,
@@ -25,6 +26,8 @@ def test_spine_intents():
     plan = build_plan(clos(2, 2, 3, 2))
     sp = plan.switches["p2s1"]
     assert sp.of(OwnUsid) == [OwnUsid("fc00:0:1201::/48", 0x1201)]
+    assert sp.of(OwnUsid)[0].block_usid == 0xFC0000001201
+    assert sp.of(DropUnknownUsid) == [DropUnknownUsid("fc00::/32")]
     routes = {r.usid: r.next_hop for r in sp.of(RouteUsid)}
     assert set(routes) == {0x2201, 0x2202, 0x2203}  # every leaf of plane 2, nothing else
     topo = plan.topology
@@ -52,6 +55,12 @@ def test_leaf_intents():
     (ev,) = lf.of(EvDirectMap)
     assert ev.group_id == grp.group_id and ev.members == ("p1s1", "p1s2", "p1s3")
     assert [ev.member_for(x) for x in (0, 1, 2, 3, 0x1FF)] == [0, 1, 2, 0, 0xFF % 3]
+    rows = ev.ternary_entries()
+    assert len(rows) == 256 and len({v for v, _, _ in rows}) == 256
+    for fl in (0, 1, 2, 5, 0x1234, 0xFFFF):  # every flow label matches exactly one row, the same member
+        ev32 = 0xC000 << 16 | fl
+        hits = [m for v, mask, m in rows if ev32 & mask == v]
+        assert hits == [ev.member_for(fl)]
     local = {r.host for r in lf.of(HostRoute)}
     remote = {r.host for r in lf.of(HostRouteGroup)}
     assert local == {"h3", "h4"} and remote == {"h1", "h2"}
@@ -75,12 +84,13 @@ def test_every_prefix_is_valid_and_unique_per_switch():
 
 
 def test_thresholds_follow_queue_depth():
-    assert thresholds(LinkProps()) == (16, 56)
-    assert thresholds(LinkProps(queue_depth=200)) == (50, 175)
+    assert thresholds(LinkProps()) == (16, 56, 64)
+    assert thresholds(LinkProps(queue_depth=200)) == (50, 175, 200)
     d = clos_data(1, 1, 1, 1)
     d["link_defaults"] = {"queue_depth": 8}
     plan = build_plan(parse_topology(d))
-    assert {(p.ecn_threshold, p.trim_threshold) for p in plan.switches["p1l1"].of(PortSetting)} == {(2, 7)}
+    assert {(p.ecn_threshold, p.trim_threshold, p.drop_threshold)
+            for p in plan.switches["p1l1"].of(PortSetting)} == {(2, 7, 8)}
 
 
 def test_plan_deterministic():
