@@ -151,54 +151,67 @@ class V1Pipeline:
             self.trace(f"packet in: port {port}, {len(data)} bytes, instance_type {itype}")
         S.f_parser_error = b.parser(H, M, S, C)
         C.payload = data[C.off:]
-        b.verify_checksum(H, M, S, C)
-        S.f_checksum_error = C.checksum_error
+        if b.verify_checksum is not None:
+            b.verify_checksum(H, M, S, C)
+            S.f_checksum_error = C.checksum_error
         return H, M, S, C
 
     def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved) -> IngressResult:
-        res = IngressResult()
         trace = self.trace
+        run_ingress = self.blocks.ingress
+        n = len(data)
         for _ in range(MAX_RESUBMITS):
             H, M, S, C = self._parse(data, port, now, itype, preserved)
             try:
-                self.blocks.ingress(H, M, S, C)
+                run_ingress(H, M, S, C)
             except AssertionFailed as e:
-                return self._drop(res, f"assertion failed: {e}")
-            if C.clone is not None:
-                self._clone_ingress(res, data, port, now, C, M)
-            if C.digest is not None:
-                self.state.digests.emit(C.digest[0], C.digest[1])
-            if C.resubmit is not None:
-                idx = C.resubmit
-                preserved = (idx, self.field_lists.get(idx)[0](M))
-                itype = PKT_INSTANCE_RESUBMIT
-                if trace:
-                    trace("resubmit")
-                continue
+                return self._drop(IngressResult(), f"assertion failed: {e}")
+            if C.clone is not None or C.digest is not None or C.resubmit is not None:
+                res = IngressResult()
+                if C.clone is not None:
+                    self._clone_ingress(res, data, port, now, C, M)
+                if C.digest is not None:
+                    self.state.digests.emit(C.digest[0], C.digest[1])
+                if C.resubmit is not None:
+                    idx = C.resubmit
+                    preserved = (idx, self.field_lists.get(idx)[0](M))
+                    itype = PKT_INSTANCE_RESUBMIT
+                    if trace:
+                        trace("resubmit")
+                    continue
+            else:
+                res = None
             mgid = S.f_mcast_grp
             if mgid:
-                S.f_instance_type = PKT_INSTANCE_REPLICATION
-                replicas = self.state.pre.multicast_group(mgid)
-                if not replicas:
-                    return self._drop(res, f"multicast group {mgid} has no replicas")
-                for eport, rid in replicas:
-                    S2 = S.copy()
-                    S2.f_egress_rid = rid
-                    st = PacketState(H.copy(), M.copy(), S2, C.payload, len(data), C.truncate, 0)
-                    res.to_tm.append(TmItem(eport, S.f_priority & 7, len(data), st))
-                if trace:
-                    trace(f"multicast group {mgid}: {len(replicas)} replicas")
-                return res
+                return self._multicast(res or IngressResult(), H, M, S, C, mgid, n)
             espec = S.f_egress_spec
             if espec == DROP_PORT:
-                return self._drop(res, "egress_spec is the drop port (mark_to_drop) at the end of ingress")
+                return self._drop(res or IngressResult(),
+                                  "egress_spec is the drop port (mark_to_drop) at the end of ingress")
             S.f_instance_type = PKT_INSTANCE_NORMAL
-            st = PacketState(H, M, S, C.payload, len(data), C.truncate, 0)
-            res.to_tm.append(TmItem(espec, S.f_priority & 7, len(data), st))
+            prio = S.f_priority & 7
+            item = TmItem(espec, prio, n, PacketState(H, M, S, C.payload, n, C.truncate, 0))
             if trace:
-                trace(f"to egress port {espec} priority {S.f_priority & 7}")
+                trace(f"to egress port {espec} priority {prio}")
+            if res is None:
+                return IngressResult([item])
+            res.to_tm.append(item)
             return res
-        return self._drop(res, f"more than {MAX_RESUBMITS} resubmissions")
+        return self._drop(IngressResult(), f"more than {MAX_RESUBMITS} resubmissions")
+
+    def _multicast(self, res: IngressResult, H, M, S, C: Ctx, mgid: int, n: int) -> IngressResult:
+        S.f_instance_type = PKT_INSTANCE_REPLICATION
+        replicas = self.state.pre.multicast_group(mgid)
+        if not replicas:
+            return self._drop(res, f"multicast group {mgid} has no replicas")
+        for eport, rid in replicas:
+            S2 = S.copy()
+            S2.f_egress_rid = rid
+            st = PacketState(H.copy(), M.copy(), S2, C.payload, n, C.truncate, 0)
+            res.to_tm.append(TmItem(eport, S.f_priority & 7, n, st))
+        if self.trace:
+            self.trace(f"multicast group {mgid}: {len(replicas)} replicas")
+        return res
 
     def _drop(self, res, reason: str):
         res.dropped = True
@@ -256,15 +269,17 @@ class V1Pipeline:
         if trace:
             trace(f"egress: port {item.egress_port}, instance_type {S.f_instance_type}, rid {S.f_egress_rid}")
         b = self.blocks
-        try:
-            b.egress(H, M, S, C)
-        except AssertionFailed as e:
-            return self._drop(res, f"assertion failed: {e}")
+        if b.egress is not None:
+            try:
+                b.egress(H, M, S, C)
+            except AssertionFailed as e:
+                return self._drop(res, f"assertion failed: {e}")
         if C.clone is not None:
             self._clone_egress(res, st, C, H, M)
         if S.f_egress_spec == DROP_PORT:
             return self._drop(res, "mark_to_drop in egress")
-        b.compute_checksum(H, M, S, C)
+        if b.compute_checksum is not None:
+            b.compute_checksum(H, M, S, C)
         out = b"".join(b.deparser(H, M, S, C)) + st.payload
         if C.recirculate is not None:
             idx = C.recirculate
