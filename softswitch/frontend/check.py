@@ -299,6 +299,8 @@ class Checker:
                 raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
             if _tree(d, "ctor_params") is not None:
                 raise self.unsupported(d, f"{k[:-5]} constructor parameters ('{name}')")
+            for vs in _trees(d, "value_set_decl"):
+                raise self.unsupported(vs, "parser value_set")
             self.declare(d, name, _Decl(k[:-5], d, self.is_builtin(d)))
         elif k in ("parser_type_decl", "control_type_decl", "package_decl"):
             name = _name(d)
@@ -404,6 +406,9 @@ class Checker:
                 and isinstance(e.type, ir.StructT) and e.type.name == "":
             return self.list_to_struct(ir.ListExpr(e.type, e.loc, [v for _, v in e.fields]), expected, node,
                                        [n for n, _ in e.fields])
+        if isinstance(e.type, ir.EnumT) and e.type.underlying is not None and e.type.underlying == expected:
+            # serializable enums convert implicitly to their underlying type
+            return ir.Const(expected, e.loc, e.value) if isinstance(e, ir.Const) else ir.Cast(expected, e.loc, e)
         if e.type != expected:
             raise self.err(node, f"type mismatch: expected {show(expected)}, got {show(e.type)}")
         return e

@@ -1,0 +1,97 @@
+"""P4Info: exact equality with p4c's output for the conformance programs; ids, @id, aliases."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from google.protobuf import text_format
+from p4.config.v1 import p4info_pb2
+
+from softswitch.compile_cmd import main as compile_main
+from softswitch.devconfig import DeviceConfigError, load_device_config, make_device_config
+from softswitch.frontend import load_program, load_source
+from softswitch.frontend.errors import P4InfoError
+from softswitch.p4info import _aliases, build_p4info, jenkins_hash
+
+CONF = "/work/shared/conformance"
+DATA = os.path.join(os.path.dirname(__file__), "..", "data")
+
+
+def _ref(name: str) -> p4info_pb2.P4Info:
+    with open(os.path.join(CONF, name)) as f:
+        return text_format.Parse(f.read(), p4info_pb2.P4Info())
+
+
+@pytest.mark.parametrize("prog", ["p4info_features", "bench4"])
+def test_matches_p4c_exactly(prog: str) -> None:
+    mine = build_p4info(load_program(os.path.join(CONF, prog + ".p4")))
+    ref = _ref(prog + ".p4info.txtpb")
+    assert text_format.MessageToString(mine) == text_format.MessageToString(ref)
+    assert mine == ref
+
+
+def test_hash_is_jenkins_one_at_a_time() -> None:
+    assert (0x02 << 24) | (jenkins_hash("MyIngress.l2") & 0xFFFFFF) == 45204825
+    assert (0x01 << 24) | (jenkins_hash("NoAction") & 0xFFFFFF) == 21257015
+
+
+def test_aliases_shortest_unique_suffix() -> None:
+    a = _aliases(["MyIngress.nexthop", "MyIngress.ingress.nexthop", "MyIngress.acl"])
+    assert a == {"MyIngress.nexthop": "MyIngress.nexthop", "MyIngress.ingress.nexthop": "ingress.nexthop",
+                 "MyIngress.acl": "acl"}
+
+
+def test_bad_id_prefix_is_an_error() -> None:
+    src = open(os.path.join(CONF, "bench4.p4")).read().replace(
+        "    table my_mac", "    @id(0x01000001) table my_mac")
+    with pytest.raises(P4InfoError) as ei:
+        build_p4info(load_source(src, "b.p4"))
+    assert "b.p4:" in str(ei.value) and "top byte" in str(ei.value)
+
+
+def test_fabric_program_p4info() -> None:
+    p = build_p4info(load_program(os.path.join(DATA, "srv6_fabric.p4")))
+    tables = {t.preamble.name: t for t in p.tables}
+    st = tables["FabricIngress.routing.my_station"]
+    assert st.is_const_table and st.has_initial_entries and st.const_default_action_id
+    ru = tables["FabricIngress.routing.route_usid"]
+    assert [m.name for m in ru.match_fields] == ["hdr.ipv6.dst"] and ru.size == 4096
+    assert ru.implementation_id >> 24 == 0x11
+    sid = tables["FabricIngress.srv6.my_sid"]
+    assert sid.match_fields[0].name == "ipv6_dst"
+    assert list(sid.match_fields[0].annotations) == ["@format(IPV6_ADDRESS)"]
+    assert [c.preamble.name for c in p.controller_packet_metadata] == ["packet_in", "packet_out"]
+    for ent in list(p.tables) + list(p.actions):
+        assert ent.preamble.id >> 24 in (1, 2)
+
+
+def test_device_config_round_trip_and_bmv2_rejected(tmp_path) -> None:
+    blob = make_device_config(os.path.join(DATA, "srv6_fabric.p4"))
+    prog = load_device_config(blob)
+    assert prog.ingress.name == "FabricIngress"
+    with pytest.raises(DeviceConfigError) as ei:
+        load_device_config(json.dumps({"header_types": [], "pipelines": []}).encode())
+    assert "this is a bmv2 JSON" in str(ei.value)
+    with pytest.raises(DeviceConfigError):
+        load_device_config(blob[: len(blob) // 2])
+
+
+def test_compile_command(tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert compile_main([os.path.join(CONF, "bench4.p4"), "-o", str(out)]) == 0
+    text = (out / "p4info.txtpb").read_text()
+    assert text.startswith("# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n")
+    assert text_format.Parse(text, p4info_pb2.P4Info()) == _ref("bench4.p4info.txtpb")
+    assert load_device_config((out / "softswitch.json").read_bytes()).ingress.name == "I"
+    bad = tmp_path / "bad.p4"
+    bad.write_text("#include <v1model.p4>\nheader h_t { bit<8> a }\n")
+    assert compile_main([str(bad), "--p4runtime-files", str(tmp_path / "x.txtpb")]) == 1
+    assert f"{bad}:2:23: error: syntax error: unexpected '}'" in capsys.readouterr().err
+
+
+def test_compile_defines() -> None:
+    src = "#include <v1model.p4>\n#ifndef OK\n#error need OK\n#endif\n"
+    with pytest.raises(Exception) as ei:
+        load_source(src, "d.p4")
+    assert "d.p4:3:1: error: #error need OK" in str(ei.value)
