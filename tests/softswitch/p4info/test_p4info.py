@@ -87,7 +87,7 @@ def test_compile_command(tmp_path, capsys) -> None:
     bad = tmp_path / "bad.p4"
     bad.write_text("#include <v1model.p4>\nheader h_t { bit<8> a }\n")
     assert compile_main([str(bad), "--p4runtime-files", str(tmp_path / "x.txtpb")]) == 1
-    assert f"{bad}:2:23: error: syntax error: unexpected '}'" in capsys.readouterr().err
+    assert f"{bad}:2:23: error: syntax error: unexpected '}}'" in capsys.readouterr().err
 
 
 def test_compile_defines() -> None:
