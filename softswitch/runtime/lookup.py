@@ -42,12 +42,14 @@ class ExactIndex:
 
 
 class _Group:
-    __slots__ = ("count", "d", "mask")
+    __slots__ = ("best", "count", "d", "mask", "ranks")
 
     def __init__(self, mask: int) -> None:
         self.mask = mask
         self.d: dict[int, list[Entry]] = {}
         self.count = 0
+        self.ranks: dict[int, int] = {}  # rank -> number of entries, to keep ``best`` on deletes
+        self.best = -1
 
 
 class TupleSpaceIndex:
@@ -96,6 +98,8 @@ class TupleSpaceIndex:
         lst.sort(key=lambda x: -x.rank)  # stable: equal ranks keep insertion order
         g.d[e.value] = lst
         g.count += 1
+        g.ranks[e.rank] = g.ranks.get(e.rank, 0) + 1
+        g.best = max(g.best, e.rank)
         if new_group:
             self._groups[e.mask] = g
         self._rebuild()
@@ -108,6 +112,13 @@ class TupleSpaceIndex:
         else:
             del g.d[e.value]
         g.count -= 1
+        left = g.ranks[e.rank] - 1
+        if left:
+            g.ranks[e.rank] = left
+        else:
+            del g.ranks[e.rank]
+            if e.rank == g.best:
+                g.best = max(g.ranks, default=-1)
         if g.count == 0:
             del self._groups[e.mask]
         self._rebuild()
@@ -115,8 +126,7 @@ class TupleSpaceIndex:
     def _rebuild(self) -> None:
         walk = []
         for g in self._groups.values():
-            best = max(lst[0].rank for lst in g.d.values())
-            walk.append((g.mask, best, g.d))
+            walk.append((g.mask, g.best, g.d))
         walk.sort(key=lambda t: -t[1])
         self.walk = walk
 

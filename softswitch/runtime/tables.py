@@ -344,6 +344,19 @@ class TableState:
             self.action_set.actions[aid].to_proto(args, msg.action.action)
         self.default_entry.msg = msg
 
+    def set_initial_default(self, action_id: int, args: tuple[int, ...]) -> None:
+        """Set the program's default action (with arguments) when P4Info did not carry it.
+
+        Used by the pipeline builder before any P4Runtime write; a MODIFY of the default entry
+        without an action resets to this."""
+        if action_id not in self.action_set.actions:
+            raise KeyError(f"{self.what}: action id {action_id} is not in the P4Info")
+        self.initial_default = (action_id, tuple(args))
+        self.default_hit = (action_id, tuple(args), None)
+        self.default_entry.counter = [0, 0]
+        self.default_entry.meter = None
+        self._set_default_msg()
+
     def reset_entries(self) -> None:
         """Remove every entry (used when a pipeline is replaced); the default stays."""
         for e in list(self._entries.values()):

@@ -307,3 +307,15 @@ def test_concurrent_lookups_while_writing(sb):
 
 def test_b_helper_roundtrip():
     assert b(0) == b"\x00" and b(256) == b"\x01\x00"
+
+
+def test_set_initial_default_is_what_reset_restores(sb):
+    s, bl = sb
+    acl = s.table("acl")
+    acl.set_initial_default(bl.aid("to_cpu"), (9,))
+    assert acl.lookup((0, 0, 0, 0)) == (bl.aid("to_cpu"), (9,), None)
+    write(s, MODIFY, bl.entry("acl", action=bl.action("acl_deny"), is_default_action=True))
+    write(s, MODIFY, bl.entry("acl", is_default_action=True))
+    assert acl.lookup((0, 0, 0, 0)) == (bl.aid("to_cpu"), (9,), None)
+    (got,) = s.read(update(INSERT, table_entry=bl.entry("acl", is_default_action=True)).entity)
+    assert got.table_entry.action.action.params[0].value == b"\x09"
