@@ -4,6 +4,18 @@ from .errors import P4Error, P4InfoError, P4SyntaxError, P4TypeError, P4Unsuppor
 from .load import load_preprocessed, load_program, load_source
 from .preprocess import Preprocessed, preprocess_file, preprocess_source
 
-__all__ = ["ir", "P4Error", "P4InfoError", "P4SyntaxError", "P4TypeError", "P4Unsupported",
-           "PreprocessorError", "load_program", "load_source", "load_preprocessed", "Preprocessed",
-           "preprocess_file", "preprocess_source"]
+__all__ = [
+           "P4Error",
+           "P4InfoError",
+           "P4SyntaxError",
+           "P4TypeError",
+           "P4Unsupported",
+           "Preprocessed",
+           "PreprocessorError",
+           "ir",
+           "load_preprocessed",
+           "load_program",
+           "load_source",
+           "preprocess_file",
+           "preprocess_source",
+]

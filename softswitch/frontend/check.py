@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from lark import Token, Tree
 
@@ -647,14 +648,8 @@ class Checker:
             return ir.Const(BOOL, loc, bool(a.value))
         if isinstance(st, (ir.BitT, ir.IntT)) and isinstance(tt, (ir.BitT, ir.IntT)):
             ok = isinstance(st, type(tt)) or st.width == tt.width
-        elif isinstance(st, ir.BoolT) and isinstance(tt, ir.BitT) and tt.width == 1:
-            ok = True
-        elif isinstance(st, ir.BitT) and st.width == 1 and isinstance(tt, ir.BoolT):
-            ok = True
-        elif isinstance(tt, ir.EnumT) and tt.underlying is not None and \
-                (st == tt.underlying or isinstance(st, InfIntT)):
-            ok = True
-        elif isinstance(st, ir.EnumT) and st.underlying is not None and isinstance(tt, (ir.BitT, ir.IntT)):
+        elif isinstance(st, ir.BoolT) and isinstance(tt, ir.BitT) and tt.width == 1 or isinstance(st, ir.BitT) and st.width == 1 and isinstance(tt, ir.BoolT) or isinstance(tt, ir.EnumT) and tt.underlying is not None and \
+                (st == tt.underlying or isinstance(st, InfIntT)) or isinstance(st, ir.EnumT) and st.underlying is not None and isinstance(tt, (ir.BitT, ir.IntT)):
             ok = True
         elif st == tt:
             return a
@@ -869,7 +864,7 @@ class Checker:
         assert isinstance(e, tuple)
         return e[1]
 
-    def method_call(self, m: "_Method", arg_trees: list[Tree], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
+    def method_call(self, m: _Method, arg_trees: list[Tree], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
         loc = self.loc(t)
         base, mem = m.base, m.method
         bt = base.type
@@ -1071,7 +1066,7 @@ class Checker:
     def declare_var(self, name: str, t: ir.Type, init: ir.Expr | None, ctx: _Ctx, loc: ir.Loc) -> ir.Stmt:
         if isinstance(t, (ir.ExternT, ir.VoidT, ir.StringT)) or isinstance(t, InfIntT):
             raise self.err(loc, f"cannot declare a variable of type {show(t)}")
-        store = ctx.block if ctx.block is not None else getattr(ctx, "action_block")
+        store = ctx.block if ctx.block is not None else ctx.action_block
         prefix = getattr(ctx, "var_prefix", "")
         uname = store.fresh(prefix + name, t)
         v = ir.Var(t, loc, uname)
@@ -1719,7 +1714,7 @@ class Checker:
 class _Named(ir.Expr):
     """A reference to a non-value (table, extern instance, action, sub-control)."""
 
-    __slots__ = ("name", "entry")
+    __slots__ = ("entry", "name")
 
     def __init__(self, type_: ir.Type, loc: ir.Loc, name: str, entry: Any) -> None:
         ir.Expr.__init__(self, type_, loc)

@@ -78,7 +78,7 @@ class Annotation:
 
     name: str
     body: str | None = None
-    args: tuple[Union[str, int], ...] = ()
+    args: tuple[str | int, ...] = ()
     loc: Loc = NO_LOC
 
     def p4info_text(self) -> str:
@@ -149,7 +149,7 @@ class EnumT:
 @dataclass(frozen=True, slots=True)
 class Field:
     name: str
-    type: "Type"
+    type: Type
     annotations: tuple[Annotation, ...] = ()
 
 
@@ -164,7 +164,7 @@ class HeaderT:
         """Total width in bits (all fields are bit<W>/int<W>/serializable enums)."""
         return sum(type_width(f.type) for f in self.fields)
 
-    def field_type(self, name: str) -> "Type":
+    def field_type(self, name: str) -> Type:
         for f in self.fields:
             if f.name == name:
                 return f.type
@@ -177,7 +177,7 @@ class StructT:
     fields: tuple[Field, ...]
     annotations: tuple[Annotation, ...] = ()
 
-    def field_type(self, name: str) -> "Type":
+    def field_type(self, name: str) -> Type:
         for f in self.fields:
             if f.name == name:
                 return f.type
@@ -196,7 +196,7 @@ class StackT:
 class TupleT:
     """Type of a list/tuple expression ``{a, b}`` (hash inputs, field lists, digests)."""
 
-    elems: tuple["Type", ...]
+    elems: tuple[Type, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +204,7 @@ class ExternT:
     """An extern object type, e.g. ``register<bit<32>>`` or ``packet_in``."""
 
     name: str
-    type_args: tuple["Type", ...] = ()
+    type_args: tuple[Type, ...] = ()
 
 
 Type = Union[BitT, IntT, BoolT, ErrorT, StringT, VoidT, MatchKindT, EnumT, HeaderT, StructT, StackT,
@@ -241,7 +241,7 @@ class Expr:
 class Const(Expr):
     """A folded constant (see the value conventions in the module docstring)."""
 
-    value: Union[int, bool, str]  # str only for StringT
+    value: int | bool | str  # str only for StringT
 
 
 @dataclass(slots=True, eq=False)
@@ -498,7 +498,7 @@ class SwitchCase:
     """``labels`` are action P4Info names (action_run switch) or Consts (value switch);
     ``default`` marks the default case.  Fall-through labels are merged into one case."""
 
-    labels: list[Union[str, Const]]
+    labels: list[str | Const]
     default: bool
     body: Block
     loc: Loc
@@ -652,7 +652,7 @@ class Action:
     owner: str | None  # the top-level block whose Vars the body uses (None for top-level actions)
     id: int | None = None  # @id if given
     # hoisted locals of a top-level action (owner None); Vars naming them are per-invocation
-    locals: dict[str, "Type"] = field(default_factory=dict)
+    locals: dict[str, Type] = field(default_factory=dict)
 
     @property
     def data_params(self) -> list[Param]:

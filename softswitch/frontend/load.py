@@ -1,7 +1,6 @@
 """Entry points: P4 source text or file -> checked ``ir.Program``."""
 from __future__ import annotations
 
-import os
 
 from . import ir
 from .check import Checker
@@ -25,4 +24,4 @@ def load_program(path: str, defines: dict[str, str] | None = None,
                  include_dirs: list[str] | None = None) -> ir.Program:
     """Load the P4 program at ``path`` (``-D``-style ``defines``, ``-I``-style ``include_dirs``)."""
     pp = preprocess_file(path, defines, include_dirs)
-    return load_preprocessed(pp, path if os.path.isabs(path) else path)
+    return load_preprocessed(pp, path)

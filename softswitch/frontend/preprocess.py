@@ -17,7 +17,7 @@ BUILTIN_INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspa
                                    "p4include")
 _MAX_INCLUDE_DEPTH = 64
 _TOKEN_RE = re.compile(r"""[A-Za-z_][A-Za-z0-9_]*|\d[\w]*|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\#\#|\s+|.""",
-                       re.S)
+                       re.DOTALL)
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -60,7 +60,7 @@ class OriginMap:
         return [[o.file, o.line, [list(c) for c in o.cols]] for o in self.lines]
 
     @classmethod
-    def from_json(cls, data: list) -> "OriginMap":
+    def from_json(cls, data: list) -> OriginMap:
         return cls([LineOrigin(f, n, tuple(tuple(c) for c in cols)) for f, n, cols in data])
 
 
@@ -210,7 +210,7 @@ class _Preprocessor:
     # ------------------------------------------------------------------ directives
     def directive(self, d: str, loc: Loc, conds: list[list], active: bool, cur_dir: str,
                   depth: int, path: str) -> None:
-        m = re.match(r"([A-Za-z_]+)\s*(.*)$", d, re.S)
+        m = re.match(r"([A-Za-z_]+)\s*(.*)$", d, re.DOTALL)
         if not m:
             if not d or not active:
                 return
@@ -282,7 +282,7 @@ class _Preprocessor:
             raise PreprocessorError(loc, f"unknown preprocessor directive '#{name}'")
 
     def define(self, rest: str, loc: Loc) -> None:
-        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(\(([^)]*)\))?\s*(.*)$", rest, re.S)
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(\(([^)]*)\))?\s*(.*)$", rest, re.DOTALL)
         if not m:
             raise PreprocessorError(loc, "#define needs a macro name")
         name = m.group(1)

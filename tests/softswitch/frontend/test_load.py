@@ -6,8 +6,16 @@ import time
 
 import pytest
 
-from softswitch.frontend import (P4Error, P4SyntaxError, P4TypeError, P4Unsupported, PreprocessorError,
-                                 ir, load_program, load_source)
+from softswitch.frontend import (
+    P4Error,
+    P4SyntaxError,
+    P4TypeError,
+    P4Unsupported,
+    PreprocessorError,
+    ir,
+    load_program,
+    load_source,
+)
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 CONF = "/work/shared/conformance"
