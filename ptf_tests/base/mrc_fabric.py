@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import time
 
-import ptf.testutils as testutils
-
 from base.mrc_packets import carrier
 from base.p4rt_test import P4RuntimeClient, P4RuntimeTest
+from ptf import testutils
 
 BLOCK = 0xFC000000           # locator block of the test fabric (fc00:0000::/32)
 MY_USID = 0x0100             # this switch's uSID

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import grpc
 import ptf
-import ptf.testutils as testutils
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
-from ptf.base_tests import BaseTest
-
 from base.p4info import P4Info, Value, encode_value, split_prefix
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from ptf import testutils
+from ptf.base_tests import BaseTest
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -354,7 +353,7 @@ class P4RuntimeTest(BaseTest):
     def send_packet_out(self, payload: bytes, **metadata: int) -> None:
         md = self.p4info.packet_metadata("packet_out")
         encoded = {md[name][0]: encode_value(value, md[name][1]) for name, value in metadata.items()}
-        for name, (mid, width) in md.items():
+        for mid, width in md.values():
             encoded.setdefault(mid, encode_value(0, width))
         self.client.send_packet_out(payload, encoded)
 

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import unittest
 
-import ptf.testutils as testutils
-from ptf.testutils import group
-
 from base.mrc_fabric import BLOCK, MY_USID, QDEPTH_MAX, MrcFabricTest
 from base.mrc_packets import (
-    ACK, DSCP_TRIMMED, PROBE_REQ, WRITE_FIRST, WRITE_ONLY_IMM, Telemetry, carrier, parse_frame,
-    srv6_packet, stev_packet,
+    ACK,
+    DSCP_TRIMMED,
+    PROBE_REQ,
+    WRITE_FIRST,
+    WRITE_ONLY_IMM,
+    Telemetry,
+    carrier,
+    parse_frame,
+    srv6_packet,
+    stev_packet,
 )
 from base.p4rt_test import autocleanup
+from ptf import testutils
+from ptf.testutils import group
 
 DST = "2001:db8:300::9"
 

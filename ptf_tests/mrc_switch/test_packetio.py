@@ -1,12 +1,11 @@
 """Controller I/O: PacketOut to a port bypassing the pipeline; PacketIn with port and reason."""
 from __future__ import annotations
 
-import ptf.testutils as testutils
-from ptf.testutils import group
-
 from base.mrc_fabric import MrcFabricTest
 from base.mrc_packets import stev_packet
 from base.p4rt_test import autocleanup
+from ptf import testutils
+from ptf.testutils import group
 
 
 @group("packetio")

@@ -1,12 +1,11 @@
 """Per-port admin state: a down port drops (and counts) on ingress and on egress."""
 from __future__ import annotations
 
-import ptf.testutils as testutils
-from ptf.testutils import group
-
 from base.mrc_fabric import SWITCH_MAC, MrcFabricTest, neighbour_mac
 from base.mrc_packets import rewrite, stev_packet
 from base.p4rt_test import autocleanup
+from ptf import testutils
+from ptf.testutils import group
 
 
 @group("port_admin")

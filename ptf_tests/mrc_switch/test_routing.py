@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-import ptf.testutils as testutils
-from ptf.testutils import group
-
 from base.mrc_fabric import MrcFabricTest, neighbour_mac
 from base.mrc_packets import parse_frame, stev_packet
 from base.p4rt_test import autocleanup
+from ptf import testutils
+from ptf.testutils import group
 
 MEMBERS = [2, 3, 4]
 DST = "2001:db8:200::7"

@@ -2,12 +2,11 @@
 host delivery, unknown uSID, hop limit expiry, parser errors."""
 from __future__ import annotations
 
-import ptf.testutils as testutils
-from ptf.testutils import group
-
 from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
 from base.mrc_packets import PROBE_REQ, WRITE_ONLY, carrier, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
+from ptf import testutils
+from ptf.testutils import group
 
 
 @group("srv6")
