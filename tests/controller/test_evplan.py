@@ -124,3 +124,11 @@ def test_write_files(plan, tmp_path):
     assert d["peers"]["h2"]["profiles"]["srv6"]["ev_count"] == 18
     j = write_ev_files(plan, tmp_path / "j", 1, fmt="json")
     assert json.loads(j[1].read_text())["host"] == "h2"
+
+
+def test_ev_lists_are_symmetric(plan):
+    """EV index i names the same (plane, spine) both ways, so a probe on index i tests one path."""
+    for a, b in _pairs(plan):
+        for build in (srv6_profile, stev_profile):
+            fwd, rev = build(plan, a, b, 2).evs, build(plan, b, a, 2).evs
+            assert [(e.port, e.spine, e.udp_sport) for e in fwd] == [(e.port, e.spine, e.udp_sport) for e in rev]
