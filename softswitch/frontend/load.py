@@ -1,7 +1,6 @@
 """Entry points: P4 source text or file -> checked ``ir.Program``."""
 from __future__ import annotations
 
-
 from . import ir
 from .check import Checker
 from .parse import parse_text
