@@ -319,3 +319,26 @@ def test_set_initial_default_is_what_reset_restores(sb):
     assert acl.lookup((0, 0, 0, 0)) == (bl.aid("to_cpu"), (9,), None)
     (got,) = s.read(update(INSERT, table_entry=bl.entry("acl", is_default_action=True)).entity)
     assert got.table_entry.action.action.params[0].value == b"\x09"
+
+
+def test_idle_timeout_stored_on_supporting_tables(p4info):
+    for t in p4info.tables:
+        if t.preamble.name == "MyIngress.l2":
+            t.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
+    s, bl = SwitchState(p4info), Builder(p4info)
+    write(s, INSERT, bl.entry("l2", {"dst_mac": 1}, bl.action("set_port", dmac=1, port=1), idle_timeout_ns=5_000_000))
+    req = bl.entry("l2")
+    req.time_since_last_hit.SetInParent()
+    (got,) = s.read(update(INSERT, table_entry=req).entity)
+    assert got.table_entry.idle_timeout_ns == 5_000_000 and got.table_entry.HasField("time_since_last_hit")
+    bad = bl.entry("l2", {"dst_mac": 2}, bl.action("set_port", dmac=1, port=1))
+    bad.time_since_last_hit.elapsed_ns = 1
+    assert code_of(lambda: write(s, INSERT, bad)) == Code.INVALID_ARGUMENT
+
+
+def test_inconsistent_p4info_is_rejected(p4info):
+    from softswitch.runtime import P4InfoError
+
+    p4info.tables[0].action_refs.add(id=4242)
+    with pytest.raises(P4InfoError, match="4242"):
+        SwitchState(p4info)
