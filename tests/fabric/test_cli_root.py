@@ -1,0 +1,45 @@
+"""mrc-fabric CLI end to end (network only): up, status, link fault, refusal, down."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pyroute2 import netns as pnetns
+
+from fabric import netbuild
+from fabric.cli import main
+from fabric.fabric import down_prefix
+
+pytestmark = pytest.mark.root
+SMALL = Path(__file__).resolve().parents[2] / "examples" / "small.yaml"
+
+
+def test_cli_up_status_fault_down(tmp_path, capsys):
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    common = ["--prefix", "h7q", "--state-dir", str(tmp_path)]
+    try:
+        assert main(["up", "-t", str(SMALL), "--target", "none", *common]) == 0
+        assert "h7q-h1" in pnetns.listnetns()
+        assert main(["up", "-t", str(SMALL), "--target", "none", *common]) == 2
+        assert "already up" in capsys.readouterr().err
+        assert main(["fault", "link-down", "p2l2", "p2s1", *common]) == 0
+        assert not netbuild.link_info("h7qs8p1")["up"]
+        assert main(["status", "--json", *common]) == 0
+        st = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+        assert st["links"]["p2l2:1--p2s1:2"]["up"] is False
+        assert sum(lk["up"] for lk in st["links"].values()) == 15
+        assert main(["fault", "link-up", "p2l2:1", "p2s1:2", *common]) == 0
+        assert netbuild.link_info("h7qs8p1")["up"]  # p2l2 is the 8th switch
+        assert main(["fault", "switch-stop", "p1s1", *common]) == 2
+        assert "no process" in capsys.readouterr().err
+        assert main(["fault", "link-down", "p1l1", "nosuch", *common]) == 2
+        assert "no such link" in capsys.readouterr().err
+        assert main(["down", *common]) == 0
+        assert "deleted netns h7q-h4" in capsys.readouterr().out
+        assert not [n for n in pnetns.listnetns() if n.startswith("h7q-")]
+        assert main(["status", *common]) == 2
+    finally:
+        down_prefix("h7q", tmp_path)
