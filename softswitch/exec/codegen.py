@@ -75,6 +75,27 @@ class CompiledBlocks:
     namespace: dict = field(repr=False, default_factory=dict)
 
 
+def _walk(node, visit) -> None:
+    """Call ``visit`` on every IR node under ``node`` (lists and slotted dataclasses)."""
+    if isinstance(node, list):
+        for x in node:
+            _walk(x, visit)
+        return
+    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
+        return
+    visit(node)
+    for klass in type(node).__mro__:
+        for a in getattr(klass, "__slots__", ()):
+            if a not in ("loc", "type"):
+                _walk(getattr(node, a, None), visit)
+
+
+def _contains(node, classes: tuple) -> bool:
+    found = []
+    _walk(node, lambda n: found.append(n) if isinstance(n, classes) else None)
+    return bool(found)
+
+
 class _Out:
     """Indented line buffer."""
 
@@ -458,16 +479,27 @@ class Compiler:
         else:
             out.add(ind, f"{tgt} = {self.ex(s.init)}")
 
+    def _inline_apply(self, name: str, out: _Out, ind: int) -> tuple[str, str]:
+        tbl = self.cur_block.tables[name]
+        return self.table_code(self.cur_block, tbl, out, ind)
+
     def st_If(self, s: ir.If, out: _Out, ind: int) -> None:
-        out.add(ind, f"if {self.ex(s.cond)}:")
+        c = s.cond
+        neg = isinstance(c, ir.Unary) and c.op == "!"
+        inner = c.operand if neg else c
+        if isinstance(inner, ir.ApplyTable) and inner.result in ("hit", "miss"):
+            _, entry = self._inline_apply(inner.table, out, ind)
+            hit = (inner.result == "hit") != neg
+            out.add(ind, f"if {entry} is {'not ' if hit else ''}None:")
+        else:
+            out.add(ind, f"if {self.ex(s.cond)}:")
         self.block(s.then, out, ind + 1)
         if s.else_ is not None and s.else_.stmts:
             out.add(ind, "else:")
             self.block(s.else_, out, ind + 1)
 
     def st_SwitchActionRun(self, s: ir.SwitchActionRun, out: _Out, ind: int) -> None:
-        v = self.t()
-        out.add(ind, f"{v} = {self.table_fn[s.table]}(H, M, S, L, C)[0]")
+        v, _ = self._inline_apply(s.table, out, ind)
         self._cases(v, s.cases, out, ind, lambda lab: repr(self.res.action_id(lab)))
 
     def st_SwitchValue(self, s: ir.SwitchValue, out: _Out, ind: int) -> None:
@@ -516,7 +548,7 @@ class Compiler:
         elif isinstance(e, ir.PopFront):
             out.add(ind, f"{self.ex(e.stack)}.pop_front({e.count})")
         elif isinstance(e, ir.ApplyTable):
-            out.add(ind, f"{self.table_fn[e.table]}(H, M, S, L, C)")
+            self._inline_apply(e.table, out, ind)
         elif isinstance(e, ir.ActionCall):
             self.action_call(e, out, ind)
         elif isinstance(e, ir.ExternCall):
@@ -765,12 +797,7 @@ class Compiler:
             if self.trace:
                 shown = " + ', ' + ".join(f"str(a{i})" for i, p in enumerate(act.params) if p.direction == "")
                 out.add(1, f"TR('action {name}(' + {shown or repr('')} + ')')")
-            for i, prm in enumerate(act.params):
-                if prm.direction == "" and isinstance(prm.type, ir.IntT):
-                    h = 1 << (prm.type.width - 1)
-                    out.add(1, f"a{i} = (a{i} ^ {h:#x}) - {h:#x}")
-                elif prm.direction == "" and isinstance(prm.type, ir.BoolT):
-                    out.add(1, f"a{i} = a{i} != 0")
+            self._param_prologue(act, out, 1)
             self.block(act.body, out, 1)
             if any(p.direction in ("out", "inout") for p in act.params):
                 out.add(1, f"return {self._action_outs()}")
@@ -785,35 +812,33 @@ class Compiler:
             self.gen_table(ctl, tbl)
 
     def _meter_targets(self, tbl: ir.Table) -> list[ir.Expr]:
+        """The lvalues of ``direct_meter.read()`` calls in the table's actions."""
         found: list[ir.Expr] = []
 
-        def walk(node) -> None:
-            if isinstance(node, ir.ExternCall) and node.instance == tbl.meters and node.method == "read":
-                found.append(node.args[0])
-                return
-            if isinstance(node, list):
-                for x in node:
-                    walk(x)
-                return
-            if hasattr(node, "__slots__"):
-                for s in type(node).__mro__:
-                    for a in getattr(s, "__slots__", ()):
-                        if a not in ("loc", "type"):
-                            walk(getattr(node, a, None))
+        def visit(n) -> None:
+            if isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read":
+                found.append(n.args[0])
         for ref in tbl.actions:
-            walk(self.p.actions[ref.action].body)
+            _walk(self.p.actions[ref.action].body, visit)
         return found
 
     def gen_table(self, ctl: ir.Control, tbl: ir.Table) -> None:
         fn = self.table_fn[tbl.name]
-        ts = self.res.table(tbl.name)
-        g = self.g(ts, "TS")
         out = _Out()
         out.add(0, f"def {fn}(H, M, S, L, C):")
-        keys = [self.ex(k.expr) for k in tbl.match_keys]
-        for k, code in zip(tbl.match_keys, keys):
-            if isinstance(k.expr.type, ir.BoolT):
-                keys[keys.index(code)] = f"int({code})"
+        aid, entry = self.table_code(ctl, tbl, out, 1)
+        out.add(1, f"return {aid}, {entry} is not None")
+        self.funcs.append("\n".join(out.lines) + "\n")
+
+    def table_code(self, ctl: ir.Control, tbl: ir.Table, out: _Out, ind: int) -> tuple[str, str]:
+        """Lookup, direct resources and action dispatch of one apply; returns the names of the
+        action-id and entry variables it leaves behind."""
+        ts = self.res.table(tbl.name)
+        g = self.g(ts, "TS")
+        keys = []
+        for k in tbl.match_keys:
+            code = self.ex(k.expr)
+            keys.append(f"int({code})" if isinstance(k.expr.type, ir.BoolT) else code)
         key = "(" + "".join(k + ", " for k in keys) + ")"
         sel = ""
         if tbl.selector_keys:
@@ -826,38 +851,67 @@ class Compiler:
             lst = ir.ListExpr(ir.TupleT(tuple(k.expr.type for k in tbl.selector_keys)), tbl.loc,
                               [k.expr for k in tbl.selector_keys])
             sel = f", {self.g(alg, 'H_sel_')}({self.pack_code(lst)})"
-        out.add(1, f"aid, args, entry = {g}.lookup({key}{sel})")
+        aid, args, entry = self.t(), self.t(), self.t()
+        out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
-            out.add(1, f"TR('table {tbl.name}: ' + ('hit ' + repr(entry) if entry is not None else 'miss')"
-                       f" + ' key=' + repr({key}) + ' -> ' + ANAMES.get(aid, str(aid)) + repr(args))")
+            out.add(ind, f"TR('table {tbl.name}: ' + ('hit ' + repr({entry}) if {entry} is not None else 'miss')"
+                         f" + ' key=' + repr({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + repr({args}))")
         hit_lines = []
         if tbl.counters:
             dc = self.g(self.res.extern(tbl.counters), "X")
-            hit_lines.append(f"{dc}.count(entry, C.nbytes)")
+            hit_lines.append(f"{dc}.count({entry}, C.nbytes)")
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)
             if targets and not any(isinstance(t, ir.ActionParam) for t in targets):
                 col = self.t()
-                hit_lines.append(f"{col} = {dm}.execute(entry, C.nbytes, C.now)")
+                hit_lines.append(f"{col} = {dm}.execute({entry}, C.nbytes, C.now)")
                 tmp = _Out()
                 for tgt in targets:
                     self.assign(tgt, col, tmp, 0)
                 hit_lines += tmp.lines
             else:
-                hit_lines.append(f"{dm}.execute(entry, C.nbytes, C.now)")
+                hit_lines.append(f"{dm}.execute({entry}, C.nbytes, C.now)")
         if hit_lines:
-            out.add(1, "if entry is not None:")
+            out.add(ind, f"if {entry} is not None:")
             for line in hit_lines:
-                out.add(2, line)
-        dispatch = {}
+                out.add(ind + 1, line)
+        first = True
         for ref in tbl.actions:
-            dispatch[self.res.action_id(ref.action)] = self.action_fn[(self.ctl_index, ref.action)]
-        dname = f"AT_{fn}"
-        self.funcs.append(f"{dname} = {{{', '.join(f'{k}: {v}' for k, v in dispatch.items())}}}\n")
-        out.add(1, f"{dname}[aid](H, M, S, L, C, *args)")
-        out.add(1, "return aid, entry is not None")
-        self.funcs.append("\n".join(out.lines) + "\n")
+            act = self.p.actions[ref.action]
+            out.add(ind, f"{'if' if first else 'elif'} {aid} == {self.res.action_id(ref.action)}:")
+            first = False
+            if self._inlinable(act):
+                self.inline_action(act, args, out, ind + 1)
+            else:
+                out.add(ind + 1, f"{self.action_fn[(self.ctl_index, ref.action)]}(H, M, S, L, C, *{args})")
+        return aid, entry
+
+    def _inlinable(self, act: ir.Action) -> bool:
+        """Actions without return or directional parameters are inlined into table applies."""
+        if any(p.direction for p in act.params):
+            return False
+        return not _contains(act.body, (ir.Return,))
+
+    def inline_action(self, act: ir.Action, args: str, out: _Out, ind: int) -> None:
+        n = len(act.params)
+        if n:
+            out.add(ind, f"{''.join(f'a{i}, ' for i in range(n))}= {args}")
+        self._param_prologue(act, out, ind)
+        if self.trace:
+            shown = " + ', ' + ".join(f"str(a{i})" for i in range(n))
+            out.add(ind, f"TR('action {act.name}(' + {shown or repr('')} + ')')")
+        saved, self.action = self.action, act
+        self.block(act.body, out, ind)
+        self.action = saved
+
+    def _param_prologue(self, act: ir.Action, out: _Out, ind: int) -> None:
+        for i, prm in enumerate(act.params):
+            if prm.direction == "" and isinstance(prm.type, ir.IntT):
+                h = 1 << (prm.type.width - 1)
+                out.add(ind, f"a{i} = (a{i} ^ {h:#x}) - {h:#x}")
+            elif prm.direction == "" and isinstance(prm.type, ir.BoolT):
+                out.add(ind, f"a{i} = a{i} != 0")
 
     def gen_control(self, ctl: ir.Control, objs: list[str | None], fname: str) -> None:
         self.ctl_index += 1
