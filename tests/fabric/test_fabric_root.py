@@ -215,3 +215,26 @@ def test_switch_processes(tmp_path, target):
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
     assert _leftovers("h7s") == []
+
+
+def test_sigterm_tears_down(tmp_path):
+    """SIGTERM to a process inside ``with Fabric(...)`` unwinds through the context: nothing left."""
+    import signal as sig
+
+    code = ("import signal; from controller.topology import load_topology; from fabric import Fabric\n"
+            f"with Fabric(load_topology({str(SMALL)!r}), prefix='h7t', target=None, state_dir={str(tmp_path)!r}):\n"
+            "    print('ready', flush=True)\n"
+            "    signal.pause()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        assert len(_leftovers("h7t")) == 28
+        p.send_signal(sig.SIGTERM)
+        assert p.wait(timeout=60) == 128 + sig.SIGTERM
+        assert _leftovers("h7t") == []
+        assert not FabricState.path("h7t", tmp_path).exists()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        down_prefix("h7t", tmp_path)
