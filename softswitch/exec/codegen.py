@@ -642,7 +642,8 @@ class Compiler:
                 r = f"_hash_offset({h}, {self.ex(base)}, {self.ex(mx)})"
             self.assign(a[0], f"({r} & {_mask(w):#x})", out, ind)
         elif n == "random":
-            self.assign(a[0], f"_randint({self.ex(a[1])}, {self.ex(a[2])})", out, ind)
+            w = ir.type_width(a[0].type)
+            self.assign(a[0], f"(_randint({self.ex(a[1])}, {self.ex(a[2])}) & {_mask(w):#x})", out, ind)
         elif n == "digest":
             t = e.type_args[0] if e.type_args else a[1].type
             did = self.res.digest_id(t.name)

@@ -129,12 +129,22 @@ class V1Pipeline:
 
     def ingress(self, data: bytes, ingress_port: int, now_us: int) -> IngressResult:
         """Parser, verifyChecksum, ingress (with resubmit loops), clone I2E, PRE replication."""
-        return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None)
+        try:
+            return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None)
+        except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
+            return self._internal_error(IngressResult(), e)
 
     def ingress_recirculated(self, data: bytes, preserved: object, now_us: int) -> IngressResult:
         """Re-enter ingress after ``recirculate_preserving_field_list`` (ingress_port 0, as bmv2
         resets all metadata but the preserved fields)."""
-        return self._ingress(data, 0, now_us, PKT_INSTANCE_RECIRC, preserved)
+        try:
+            return self._ingress(data, 0, now_us, PKT_INSTANCE_RECIRC, preserved)
+        except Exception as e:  # noqa: BLE001
+            return self._internal_error(IngressResult(), e)
+
+    def _internal_error(self, res, e: Exception):
+        log.exception("internal error while processing a packet (dropped)")
+        return self._drop(res, f"internal error: {type(e).__name__}: {e}")
 
     def _parse(self, data: bytes, port: int, now: int, itype: int, preserved):
         """One parse + verifyChecksum pass; returns (H, M, S, C)."""
@@ -251,6 +261,12 @@ class V1Pipeline:
 
     def egress(self, item: TmItem, now_us: int) -> EgressResult:
         """Egress, clone E2E, recirculate, computeChecksum, deparser."""
+        try:
+            return self._egress(item, now_us)
+        except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
+            return self._internal_error(EgressResult(), e)
+
+    def _egress(self, item: TmItem, now_us: int) -> EgressResult:
         res = EgressResult()
         st: PacketState = item.meta
         H, M, S = st.H, st.M, st.S

@@ -161,3 +161,13 @@ def test_verify_sets_user_error():
     pl = _stack_program(CASES, verify)
     assert _sm(pl.ingress(ETHB + b"\x88\x47\x01\x09\x00", 1, 0)).f_parser_error == 7
     assert _sm(pl.ingress(ETHB + b"\x88\x47\x01\x02\x00", 1, 0)).f_parser_error == 0
+
+
+def test_internal_errors_become_drops_not_exceptions():
+    pl = _stack_program(CASES)
+
+    def boom(*_):
+        raise RuntimeError("bug")
+    pl.blocks.ingress = boom
+    res = pl.ingress(ETHB + b"\x06\x00", 1, 0)
+    assert res.dropped and "internal error" in res.drop_reason
