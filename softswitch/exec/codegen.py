@@ -855,8 +855,8 @@ class Compiler:
         aid, args, entry = self.t(), self.t(), self.t()
         out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
-            out.add(ind, f"TR('table {tbl.name}: ' + ('hit ' + repr({entry}) if {entry} is not None else 'miss')"
-                         f" + ' key=' + repr({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + repr({args}))")
+            out.add(ind, f"TR('table {tbl.name}: ' + ('hit entry ' + _entry_text({entry}) if {entry} is not None else 'miss')"
+                         f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")
         hit_lines = []
         if tbl.counters:
             dc = self.g(self.res.extern(tbl.counters), "X")
@@ -1028,7 +1028,8 @@ class Compiler:
             "_stk_last": support.stack_last, "_la_bits": support.lookahead_bits,
             "_la_hdr": support.lookahead_header, "_pack_opt": support.pack_optional,
             "_hash_offset": hashes.hash_offset, "_randint": support.randint,
-            "_format_log": support.format_log,
+            "_format_log": support.format_log, "_entry_text": support.entry_text,
+            "_key_text": support.key_text,
             "ERRNAMES": dict(enumerate(p.errors)),
         }
         ns.update(self.globals)

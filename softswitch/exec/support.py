@@ -149,3 +149,25 @@ def randint(lo: int, hi: int) -> int:
     if hi <= lo:
         return lo
     return _random.randint(lo, hi)
+
+
+def entry_text(entry) -> str:
+    """Readable match spec (and priority) of a runtime table entry, for the packet trace."""
+    spec = getattr(entry, "spec", None)
+    if spec is None:
+        return repr(entry)
+    parts = []
+    for s in spec:
+        if s is None:
+            parts.append("*")
+        elif isinstance(s, tuple):
+            parts.append("(" + ", ".join(hex(x) for x in s) + ")")
+        else:
+            parts.append(hex(s))
+    prio = getattr(entry, "priority", 0)
+    return "[" + ", ".join(parts) + "]" + (f" priority {prio}" if prio else "")
+
+
+def key_text(values: tuple) -> str:
+    """A lookup key or action arguments in hex, for the packet trace."""
+    return "(" + ", ".join(hex(v) if isinstance(v, int) else repr(v) for v in values) + ")"
