@@ -58,9 +58,13 @@ def test_usid_shift_route_and_hop_limit(rig, srh):
     assert counter == [len(data), 1]
 
 
-def test_acl_and_my_mac_drop(rig):
+def test_acl_drop_and_route_miss(rig):
     assert rig.pipeline.ingress(frame(dport=9, srh=False), 1, 0).dropped
     assert not rig.pipeline.ingress(frame(dport=9), 1, 0).dropped  # next_hdr is 43 with an SRH
+    # my_mac's drop() is overridden by route_v6's fwd: the program applies every table in order
     other = bytearray(frame())
-    other[0] = 0x02  # not the router MAC
-    assert rig.pipeline.ingress(bytes(other), 1, 0).dropped
+    other[0] = 0x02
+    assert not rig.pipeline.ingress(bytes(other), 1, 0).dropped
+    miss = bytes(Ether(dst=MAC) / IPv6(dst="fc00:1:7::") / UDP(dport=1))
+    res = rig.pipeline.ingress(miss, 1, 0)
+    assert res.dropped and not res.to_tm  # route_v6 default drop_route()
