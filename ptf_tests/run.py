@@ -77,13 +77,13 @@ def wait_grpc(addr: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     raise RuntimeError(f"switch did not serve gRPC on {addr} within {timeout}s")
 
 
-def switch_command(target: str, ports: dict[int, str], addr: str, slow: bool) -> list[str]:
+def switch_command(target: str, ports: dict[int, str], addr: str, slow: bool, program: str) -> list[str]:
     ifs = [arg for port, ifname in sorted(ports.items()) for arg in ("-i", f"{port}@{ifname}")]
     tail = ["--", "--grpc-server-addr", addr, "--cpu-port", "255"]
     if target == "bmv2":
         return ["simple_switch_grpc", "--device-id", "1", *ifs, "--no-p4", *tail]
     extra = ["--queue-rate", f"{SLOW_PORT}:{SLOW_RATE_PPS}"] if slow else []
-    return [sys.executable, "-m", "softswitch", "--device-id", "1", *ifs, *extra, str(PROGRAM), *tail]
+    return [sys.executable, "-m", "softswitch", "--device-id", "1", *ifs, *extra, program, *tail]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", choices=("softswitch", "bmv2"), default=os.environ.get("TARGET", "softswitch"))
     ap.add_argument("--test", action="append", default=[], help="ptf test spec or group (repeatable)")
     ap.add_argument("--log-dir", default=None, help="keep switch and ptf logs here")
+    ap.add_argument("--program", default=str(PROGRAM), help="P4 source softswitch loads (default: ours)")
     args = ap.parse_args(argv)
 
     if os.geteuid() != 0:
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("s2", {1: chain.peer, 2: s2_out.switch_if}, addr2)):
             log = open(log_dir / f"{name}.log", "w")  # noqa: SIM115 -- closed by the stack
             stack.callback(log.close)
-            cmd = switch_command(args.target, ports, addr, slow=(name == "s1"))
+            cmd = switch_command(args.target, ports, addr, slow=(name == "s1"), program=args.program)
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
             stack.callback(_stop, proc)
             procs.append((proc, addr))
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [ptf_bin, "--test-dir", str(ROOT / "ptf_tests" / "mrc_switch"),
                "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),
                "--log-file", str(log_dir / "ptf.log"),
-               "--test-params", ";".join(f"{k}={v}" for k, v in params.items())]
+               "--test-params", ";".join(f"{k}={v!r}" for k, v in params.items())]
         for port, link in s1_links.items():
             cmd += ["-i", f"{port}@{link.peer}"]
         cmd += ["-i", f"12@{s2_out.peer}", *args.test]

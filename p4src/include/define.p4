@@ -21,7 +21,7 @@
 /* ---- clone sessions and preserved field lists --------------------------------------------- */
 #define POSTCARD_SESSION_ID 100    /* clone session the controller points at CPU_PORT */
 #define FL_POSTCARD 1              /* @field_list index preserved into postcard clones */
-#define POSTCARD_TRUNC_BYTES 272   /* packet_in(4) + postcard(20) + the first 248 bytes of the frame */
+#define POSTCARD_TRUNC_BYTES 272   /* packet_in(3) + postcard(20) + the first 249 bytes of the frame */
 
 typedef bit<9>   port_num_t;
 typedef bit<48>  mac_addr_t;

@@ -145,8 +145,8 @@ header aeth_t {
 }
 
 struct headers_t {
-    packet_out_t       packet_out;
-    packet_in_t        packet_in;
+    packet_out_t       cpu_out;       /* field names avoid core.p4 type names (softswitch grammar) */
+    packet_in_t        cpu_in;
     telemetry_record_t postcard;
     ethernet_t         ethernet;
     ipv4_t             ipv4;

@@ -26,7 +26,7 @@ parser mrc_parser(packet_in packet,
     }
 
     state parse_packet_out {
-        packet.extract(hdr.packet_out);
+        packet.extract(hdr.cpu_out);
         transition parse_ethernet;
     }
 
@@ -199,7 +199,7 @@ control mrc_compute_checksum(inout headers_t hdr, inout local_metadata_t lmd) {
 
 control mrc_deparser(packet_out packet, in headers_t hdr) {
     apply {
-        packet.emit(hdr.packet_in);
+        packet.emit(hdr.cpu_in);
         packet.emit(hdr.postcard);
         packet.emit(hdr.ethernet);
         packet.emit(hdr.ipv4);

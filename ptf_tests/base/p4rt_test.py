@@ -212,7 +212,15 @@ class P4RuntimeTest(BaseTest):
             fields.append(fm)
         return fields
 
-    def _action(self, action: str, params: dict[str, Value] | None) -> p4runtime_pb2.Action:
+    def _action(self, action: str, params: dict[str, Value] | None,
+                table: str | None = None) -> p4runtime_pb2.Action:
+        if table is not None:  # a short action name resolves among the table's own actions
+            refs = {r.id for r in self.p4info.get("tables", table).action_refs}
+            candidates = [a for a in self.p4info.info.actions if a.preamble.id in refs and (
+                a.preamble.name == action or a.preamble.alias == action
+                or a.preamble.name.endswith("." + action))]
+            if len(candidates) == 1:
+                action = candidates[0].preamble.name
         act = p4runtime_pb2.Action(action_id=self.p4info.get_id("actions", action))
         for name, value in (params or {}).items():
             p = self.p4info.action_param(action, name)
@@ -231,7 +239,7 @@ class P4RuntimeTest(BaseTest):
         if group_id is not None:
             te.action.action_profile_group_id = group_id
         elif action is not None:
-            te.action.action.CopyFrom(self._action(action, params))
+            te.action.action.CopyFrom(self._action(action, params, table))
         return entity
 
     # -- writes with undo ----------------------------------------------------------------------------
@@ -270,7 +278,7 @@ class P4RuntimeTest(BaseTest):
             e = p4runtime_pb2.Entity()
             e.table_entry.table_id = self.p4info.get_id("tables", table)
             e.table_entry.is_default_action = True
-            e.table_entry.action.action.CopyFrom(self._action(act, prm))
+            e.table_entry.action.action.CopyFrom(self._action(act, prm, table))
             return e
 
         client.write(p4runtime_pb2.Update.MODIFY, entity_for(action, params))

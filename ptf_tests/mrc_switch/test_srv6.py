@@ -21,7 +21,7 @@ class UsidShiftTest(MrcFabricTest):
             self.route_usid(nxt, port=1 + i % 4)
         # carriers holding 1..6 uSIDs: ours first, then 0..5 more
         for total in range(2, 7):
-            rest = next_usids[:total - 1]
+            rest = [next_usids[total - 2]] + [0x0A00 + k for k in range(total - 2)]
             pkt = srv6_packet(carrier(BLOCK, MY_USID, *rest), eth_dst=SWITCH_MAC)
             port = 1 + (total - 2) % 4
             exp = rewrite(pkt, eth_dst=neighbour_mac(port), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, *rest))

@@ -13,9 +13,9 @@ control packetio_ingress(inout headers_t hdr,
                          inout local_metadata_t lmd,
                          inout standard_metadata_t std_md) {
     apply {
-        if (hdr.packet_out.isValid()) {
-            std_md.egress_spec = hdr.packet_out.egress_port;
-            hdr.packet_out.setInvalid();
+        if (hdr.cpu_out.isValid()) {
+            std_md.egress_spec = hdr.cpu_out.egress_port;
+            hdr.cpu_out.setInvalid();
             lmd.is_packet_out = true;
             lmd.skip_forwarding = true;
         }
@@ -29,10 +29,10 @@ control packetio_egress(inout headers_t hdr,
         if (std_md.instance_type == PKT_INSTANCE_TYPE_EGRESS_CLONE) {
             /* A postcard: the clone carries the original frame as payload; put the hop record
              * preserved from the original's egress in front of it and cut it short. */
-            hdr.packet_in.setValid();
-            hdr.packet_in.ingress_port = (port_num_t) lmd.pc_ingress_port;
-            hdr.packet_in._pad = 0;
-            hdr.packet_in.reason = PACKET_IN_REASON_POSTCARD;
+            hdr.cpu_in.setValid();
+            hdr.cpu_in.ingress_port = (port_num_t) lmd.pc_ingress_port;
+            hdr.cpu_in._pad = 0;
+            hdr.cpu_in.reason = PACKET_IN_REASON_POSTCARD;
             hdr.postcard.setValid();
             hdr.postcard.switch_id = lmd.pc_switch_id;
             hdr.postcard.ingress_port = lmd.pc_ingress_port;
@@ -43,10 +43,10 @@ control packetio_egress(inout headers_t hdr,
             hdr.postcard.queue_id = lmd.pc_queue_id;
             truncate(POSTCARD_TRUNC_BYTES);
         } else if (std_md.egress_port == CPU_PORT) {
-            hdr.packet_in.setValid();
-            hdr.packet_in.ingress_port = std_md.ingress_port;
-            hdr.packet_in._pad = 0;
-            hdr.packet_in.reason = lmd.packet_in_reason;
+            hdr.cpu_in.setValid();
+            hdr.cpu_in.ingress_port = std_md.ingress_port;
+            hdr.cpu_in._pad = 0;
+            hdr.cpu_in.reason = lmd.packet_in_reason;
         }
     }
 }
