@@ -5,6 +5,29 @@ but the preserved field list), digest, resubmit (wins over everything below), mu
 original is discarded), drop on ``egress_spec == 511``, else unicast.  After egress: egress
 clone (the egress-modified headers, metadata reset but the preserved fields), drop on
 ``egress_spec == 511``, computeChecksum + deparse, then recirculate or transmit.
+
+Choices where bmv2 is unspecified or would abort, kept here so they can be documented:
+
+* A parser error stops parsing; the packet still runs ingress with ``parser_error`` set, the
+  headers extracted so far valid and everything not parsed kept as payload (re-emitted after
+  the valid headers).  ``transition reject`` ends parsing like ``accept`` with no error.
+  ``advance`` by a non-multiple of 8 bits is ParserInvalidArgument; more than 1000 parser states
+  for one packet is ParserTimeout.
+* Fields of a header that was never extracted read as 0; ``setValid()`` on an invalid header
+  zeroes its fields (bmv2's ``add_header``); ``setInvalid()`` keeps the stale values.
+* Out-of-range register/counter/meter indices are ignored (the destination is left unchanged);
+  out-of-range run-time stack indices read a fresh invalid header and writes to them are lost;
+  ``/`` and ``%`` by zero give 0; ``hash`` with ``max == 0`` gives ``base``.
+* ``assert``/``assume`` failures drop the packet (bmv2 aborts the whole switch).
+* Hash and checksum inputs skip fields of invalid headers and are packed MSB-first with the
+  last byte zero-padded at the end, as bmv2's field-list builder does.
+* Ingress clones re-parse the original packet and, like every copy bmv2 makes with
+  ``reset_metadata``, start with all standard_metadata zero except ``instance_type``,
+  ``egress_rid`` (the replica's instance) and what egress sets; recirculated packets enter with
+  ``ingress_port`` 0 for the same reason.  Resubmitted packets keep their ``ingress_port``
+  (v1model.p4 documents a resubmitted packet as the original except ``instance_type``).
+* ``digest`` values are taken when ``digest()`` runs; like bmv2, only the last call of a pass
+  is delivered.  The I2E clone, digest, resubmit, multicast and drop checks run in that order.
 """
 from __future__ import annotations
 
