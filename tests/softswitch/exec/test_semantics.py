@@ -171,3 +171,19 @@ def test_internal_errors_become_drops_not_exceptions():
     pl.blocks.ingress = boom
     res = pl.ingress(ETHB + b"\x06\x00", 1, 0)
     assert res.dropped and "internal error" in res.drop_reason
+
+
+def test_signed_fields_round_trip_through_extract_and_emit():
+    hdr = ir.StructT("headers_t", (ir.Field("x", IN),))
+    meta = ir.StructT("meta_t", (ir.Field("r", B(8)),))
+    x = mem(var("h", hdr), "x")
+    body = block(assign(mem(var("sm", _std()), "egress_spec"), c(1, B(9))),
+                 assign(mem(x, "s"), binop("-", mem(x, "s"), ir.Const(I(8), L, 1))))
+    prog = program(hdr, meta, {"start": state("start", [ir.Extract(L, x)])}, ingress_body=body,
+                   deparse=block(ir.Emit(L, x)))
+    pl = build_pipeline(prog, SwitchState(p4info_pb2.P4Info()), None)
+    data = bytes([1, 2, 0x80, 0xFF, 5, 6]) + b"rest"
+    res = pl.ingress(data, 0, 0)
+    assert res.to_tm[0].meta.H.f_x.f_t == -1
+    out = pl.egress(res.to_tm[0], 0).frames[0].data
+    assert out == bytes([1, 2, 0x7F, 0xFF, 5, 6]) + b"rest"  # -128 - 1 wraps to 127
