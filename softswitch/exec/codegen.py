@@ -96,6 +96,33 @@ def _contains(node, classes: tuple) -> bool:
     return bool(found)
 
 
+def _inlinable_states(prs: ir.Parser) -> set[str]:
+    """States with one predecessor that are not on a loop: their code goes into the caller."""
+    succ: dict[str, set[str]] = {}
+    for name, st in prs.states.items():
+        tr = st.transition
+        targets = {tr.next_state} if tr.next_state is not None else {c.next_state for c in tr.cases}
+        succ[name] = {t for t in targets if t in prs.states}
+    preds: dict[str, int] = dict.fromkeys(prs.states, 0)
+    for targets in succ.values():
+        for t in targets:
+            preds[t] += 1
+
+    def on_loop(start: str) -> bool:
+        seen: set[str] = set()
+        todo = list(succ[start])
+        while todo:
+            n = todo.pop()
+            if n == start:
+                return True
+            if n not in seen:
+                seen.add(n)
+                todo.extend(succ[n])
+        return False
+
+    return {n for n in prs.states if n != "start" and preds[n] == 1 and not on_loop(n)}
+
+
 class _Out:
     """Indented line buffer."""
 
@@ -938,16 +965,32 @@ class Compiler:
         self.in_parser = True
         lname = self._bind_block(prs, [None, "H", "M", "S"])
         names = {n: f"ps_{i}" for i, n in enumerate(prs.states)}
-        for sname, state in prs.states.items():
+        inline = _inlinable_states(prs)
+
+        def emit_state(sname: str, out: _Out, ind: int) -> None:
+            state = prs.states[sname]
+            if self.trace:
+                out.add(ind, f"TR('parser state {sname}')")
+            for s in state.stmts:
+                self.stmt(s, out, ind)
+            self._transition(state.transition, goto, out, ind)
+
+        def goto(target: str, out: _Out, ind: int) -> None:
+            if target in ("accept", "reject"):
+                out.add(ind, "return None")
+            elif target in inline:
+                emit_state(target, out, ind)  # single predecessor, not on a loop: inlined
+            else:
+                out.add(ind, f"return {names[target]}")
+
+        for sname in prs.states:
+            if sname in inline:
+                continue
             out = _Out()
             out.add(0, f"def {names[sname]}(H, M, S, L, C):")
             out.add(1, "data = C.data")
             out.add(1, "off = C.off")
-            if self.trace:
-                out.add(1, f"TR('parser state {sname}')")
-            for s in state.stmts:
-                self.stmt(s, out, 1)
-            self._transition(state.transition, names, out, 1)
+            emit_state(sname, out, 1)
             self.funcs.append("\n".join(out.lines) + "\n")
         out = _Out()
         out.add(0, "def parse(H, M, S, C):")
@@ -966,13 +1009,9 @@ class Compiler:
         self.funcs.append("\n".join(out.lines) + "\n")
         self.in_parser = False
 
-    def _transition(self, tr: ir.Transition, names: dict[str, str], out: _Out, ind: int) -> None:
-        def target(n: str) -> str:
-            if n in ("accept", "reject"):
-                return "None"
-            return names[n]
+    def _transition(self, tr: ir.Transition, goto, out: _Out, ind: int) -> None:
         if tr.next_state is not None:
-            out.add(ind, f"return {target(tr.next_state)}")
+            goto(tr.next_state, out, ind)
             return
         ks = []
         for k in tr.keys:
@@ -996,10 +1035,10 @@ class Compiler:
                 else:
                     raise _err(kset.loc, f"unsupported: {kset.kind} keyset in select")
             if not conds:
-                out.add(ind, f"return {target(case.next_state)}")
+                goto(case.next_state, out, ind)
                 return
             out.add(ind, f"if {' and '.join(conds)}:")
-            out.add(ind + 1, f"return {target(case.next_state)}")
+            goto(case.next_state, out, ind + 1)
         out.add(ind, f"raise _PE({PE_NO_MATCH})")
 
     # ------------------------------------------------------------------ top level
