@@ -151,11 +151,9 @@ class Compiler:
         self.var_map: dict[str, str] = {}
         self.local_types: dict[str, ir.Type] = {}
         self.action: ir.Action | None = None
-        self.in_parser = False
         self.ctl_index = 0
         self.action_fn: dict[tuple[int, str], str] = {}
         self.table_fn: dict[str, str] = {}
-        self.direct_meter_target: dict[str, list[ir.Expr]] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -962,7 +960,6 @@ class Compiler:
 
     def gen_parser(self, prs: ir.Parser) -> None:
         self.ctl_index += 1
-        self.in_parser = True
         lname = self._bind_block(prs, [None, "H", "M", "S"])
         names = {n: f"ps_{i}" for i, n in enumerate(prs.states)}
         inline = _inlinable_states(prs)
@@ -1007,7 +1004,6 @@ class Compiler:
             out.add(2, "TR('parser error ' + ERRNAMES.get(e.code, str(e.code)))")
         out.add(2, "return e.code")
         self.funcs.append("\n".join(out.lines) + "\n")
-        self.in_parser = False
 
     def _transition(self, tr: ir.Transition, goto, out: _Out, ind: int) -> None:
         if tr.next_state is not None:
