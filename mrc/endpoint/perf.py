@@ -1,0 +1,420 @@
+"""mrc-perf: an ib_write_bw-like measurement between two endpoints (client writes, server receives).
+
+Bootstrap (see :mod:`mrc.endpoint.bootstrap`), three messages each way:
+  client ``hello`` {gid, port MACs, mode, encap, mtu, mpr, qps, size, imm, seed, verify}
+  server ``accept`` {gid, port MACs, qpns, start PSNs, va, rkey}   (its QPs exist, not yet connected)
+  client ``connect`` {qpns, start PSNs}  -> server connects, answers ``ready``
+  ... RDMA writes ...
+  client ``done`` {messages}  -> server answers ``result`` {verify, bytes placed, immediates, counters}
+Messages go round robin over the QPs, up to ``tx_depth`` outstanding on each; QP i always writes
+to ``va + i * size``; the payload of QP i is
+``random.Random(seed * 1000 + i).randbytes(size)`` so the server can check every byte.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mrc.core import Completion, EvEvent, WcOpcode, WcStatus
+from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
+from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
+from mrc.endpoint.netif import format_mac, parse_mac
+from mrc.endpoint.plan import HostPlan, PlanError, direct_evs
+
+PROTO_VERSION = 1
+BASE_VA = 0x1_0000_0000
+
+
+class PerfError(RuntimeError):
+    """A run could not be set up or failed (the message says what to fix)."""
+
+
+@dataclass
+class HostConfig:
+    """How to build this host's endpoint: ports (number, interface), encapsulation, addressing."""
+
+    ifaces: list[tuple[int, str]]
+    encap: str = "srv6"
+    plan: HostPlan | None = None
+    gid: bytes | None = None
+    next_hop_macs: dict[int, bytes] = field(default_factory=dict)
+    evs_per_port: int = 2
+    rate_gbps: float = 10.0
+    telemetry: bool = False
+
+    def open(self) -> Endpoint:
+        """Open the endpoint on the interfaces (next hops from the command line or the plan)."""
+        ports = []
+        for num, ifname in self.ifaces:
+            mac = nh = None
+            if self.plan is not None and num in self.plan.ports:
+                mac, nh = self.plan.ports[num].mac, self.plan.ports[num].next_hop_mac
+            nh = self.next_hop_macs.get(num, nh)
+            ports.append(PortConfig(ifname, num, mac, nh))
+        first_mac = None
+        gid = self.gid or (self.plan.gid if self.plan else None)
+        if gid is None:  # direct links: a ULA from the first port's MAC, unique per host
+            from mrc.endpoint import netif
+
+            s = netif.open_port_socket(ports[0].ifname, rcvbuf=4096, sndbuf=4096)
+            try:
+                first_mac = netif.if_mac(s, ports[0].ifname)
+            finally:
+                s.close()
+            gid = bytes.fromhex("fd00") + bytes(8) + first_mac
+        return Endpoint(ports, gid, encap=self.encap, port_rate_gbps=self.rate_gbps, telemetry=self.telemetry)
+
+    def peer_setup(self, ep: Endpoint, peer_gid: bytes, peer_macs: dict[int, bytes]) -> tuple[list, int]:
+        """EVs to the peer and ev_min_active; fill missing next hops with the peer's MACs (direct link)."""
+        for p in ep.ports:
+            if p not in ep.core.peer_macs:
+                if p not in peer_macs:
+                    raise PerfError(f"no next-hop MAC for port {p}: the peer has no port {p} and no plan "
+                                    "or --next-hop-macs gives one")
+                ep.set_next_hop(p, peer_macs[p])
+        if self.plan is not None:
+            try:
+                peer = self.plan.peer_by_gid(peer_gid)
+                evs = [e for e in self.plan.evs_to(peer, self.encap) if e[1] in ep.ports]
+            except PlanError as exc:
+                raise PerfError(str(exc)) from None
+            if not evs:
+                raise PerfError(f"the EV plan has no EVs to {peer.name} on ports {ep.ports}")
+            return evs, peer.ev_min_active.get(self.encap, 1)
+        me = int.from_bytes(ep.gid[-2:], "big")
+        them = int.from_bytes(peer_gid[-2:], "big")
+        return direct_evs(self.encap, ep.ports, self.evs_per_port, me, them), 1
+
+
+@dataclass
+class PerfParams:
+    """What the client measures."""
+
+    size: int = 65536
+    iters: int = 1000
+    qps: int = 1
+    mode: str = "mrc"
+    imm: bool = False
+    duration: float = 0.0  # > 0: post for this many seconds instead of ``iters`` messages
+    tx_depth: int = 16  # outstanding messages per QP
+    verify: bool = False
+    seed: int = 1
+    mtu: int = 0  # 0: the largest the interfaces allow
+    mpr: int = 1  # PSN window in units of 128 (1 = 128 packets in flight)
+    progress: float = 1.0  # seconds between progress reports (0: none)
+    timeout: float = 120.0
+
+    def check(self) -> None:
+        if self.mode not in ("mrc", "rc"):
+            raise PerfError(f"--mode must be mrc or rc, not {self.mode!r}")
+        if self.size < 1 or self.size > 1 << 32:
+            raise PerfError("--size must be 1 byte .. 4 GiB")
+        if self.qps < 1 or self.qps > 64:
+            raise PerfError("--qps must be 1..64")
+        if self.iters < 1 and self.duration <= 0:
+            raise PerfError("--iters must be >= 1 (or give --duration)")
+        if self.tx_depth < 1:
+            raise PerfError("--tx-depth must be >= 1")
+        if self.timeout <= 0:
+            raise PerfError("--timeout must be positive")
+
+
+def payload(seed: int, qp_index: int, size: int) -> bytes:
+    """The bytes QP ``qp_index`` writes (deterministic, so the receiver can verify them)."""
+    return random.Random(seed * 1000 + qp_index).randbytes(size)
+
+
+def percentile(sorted_vals: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list (0.0 if empty)."""
+    if not sorted_vals:
+        return 0.0
+    k = max(0, min(len(sorted_vals) - 1, int(-(-q * len(sorted_vals) // 1)) - 1))
+    return sorted_vals[k]
+
+
+def ev_timeline(events: list[EvEvent], t0_ns: int) -> list[dict[str, Any]]:
+    """EV events as plain records with times relative to the start of the run."""
+    return [{"t_s": round((e.time_ns - t0_ns) / 1e9, 6), "qpn": e.qpn, "ev": e.ev_index, "port": e.port,
+             "from": e.old_state.value, "to": e.new_state.value, "cause": e.cause} for e in events]
+
+
+def link_timeline(ep: Endpoint, t0_ns: int) -> list[dict[str, Any]]:
+    return [{"t_s": round((e.time_ns - t0_ns) / 1e9, 6), "port": e.port, "ifname": e.ifname,
+             "state": "up" if e.up else "down"} for e in ep.link_events]
+
+
+def _retx(stats: dict[str, Any]) -> dict[str, int]:
+    out = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0}
+    for q in stats["qps"].values():
+        for k in out:
+            out[k] += q[f"retx_{k}"]
+    out["total"] = sum(out.values())
+    return out
+
+
+def _macs(ep: Endpoint) -> dict[str, str]:
+    return {str(p): format_mac(ep.port_mac(p)) for p in ep.ports}
+
+
+def _peer_macs(d: Any) -> dict[int, bytes]:
+    if not isinstance(d, dict):
+        raise PerfError("bootstrap: 'ports' must map port numbers to MACs")
+    try:
+        return {int(k): parse_mac(str(v)) for k, v in d.items()}
+    except ValueError as exc:
+        raise PerfError(f"bootstrap: {exc}") from None
+
+
+def _gid(text: Any) -> bytes:
+    try:
+        return ipaddress.IPv6Address(str(text)).packed
+    except ValueError:
+        raise PerfError(f"bootstrap: bad GID {text!r}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# client
+# ---------------------------------------------------------------------------------------------
+def run_client(host: HostConfig, params: PerfParams, peer: Address,
+               on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Connect to a server, run the writes, return the report (see docs/mrc_endpoint.md)."""
+    params.check()
+    ch = connect(peer, timeout_s=min(30.0, params.timeout))
+    try:
+        with host.open() as ep:
+            return _client(ep, ch, host, params, on_progress)
+    finally:
+        ch.close()
+
+
+def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
+            on_progress: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+    mtu = prm.mtu or ep.max_mtu()
+    if mtu > ep.max_mtu():
+        raise PerfError(f"--mtu {mtu} does not fit the interfaces (largest: {ep.max_mtu()})")
+    ch.send({"hello": PROTO_VERSION, "gid": str(ipaddress.IPv6Address(ep.gid)), "ports": _macs(ep),
+             "mode": prm.mode, "encap": host.encap, "mtu": mtu, "mpr": prm.mpr, "qps": prm.qps,
+             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify})
+    acc = ch.recv(30.0)
+    if "accept" not in acc:
+        raise PerfError(f"bootstrap: expected 'accept', got {sorted(acc)}")
+    peer_gid = _gid(acc["gid"])
+    evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
+    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active)
+    qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
+    rng = random.Random()
+    sq = [rng.getrandbits(24) for _ in qps]
+    for qp, rq, rpsn, spsn in zip(qps, acc["qpns"], acc["psns"], sq, strict=True):
+        ep.connect(qp, int(rq), peer_gid, rq_psn=int(rpsn), sq_psn=spsn)
+    ch.send({"connect": [qp.qpn for qp in qps], "psns": sq})
+    ch.recv(30.0)  # ready
+    va, rkey = int(acc["va"]), int(acc["rkey"])
+    data = [payload(prm.seed, i, prm.size) for i in range(prm.qps)]
+    start_seq = [qp.snd_una for qp in qps]
+
+    total = prm.iters if prm.duration <= 0 else None
+    posted = done = 0
+    outstanding = [0] * prm.qps
+    post_ns: dict[int, tuple[int, int]] = {}  # wr_id -> (post time, QP index)
+    lat_ns: list[int] = []
+    errors: list[str] = []
+    t0 = time.monotonic_ns()
+    stop_post = t0 + int(prm.duration * 1e9) if prm.duration > 0 else None
+    deadline = t0 + int(prm.timeout * 1e9)
+    next_report = t0 + int(prm.progress * 1e9) if prm.progress > 0 else None
+    first_post = last_done = t0
+    events: list[EvEvent] = []
+    while True:
+        now = time.monotonic_ns()
+        may_post = (total is None and now < (stop_post or 0)) or (total is not None and posted < total)
+        if may_post and not errors:
+            for i, qp in enumerate(qps):
+                while outstanding[i] < prm.tx_depth and (total is None or posted < total):
+                    k = posted
+                    post_ns[k] = (time.monotonic_ns(), i)
+                    ep.post_write(qp, k, data[i], va + i * prm.size, rkey,
+                                  imm=(k & 0xFFFFFFFF) if prm.imm else None)
+                    outstanding[i] += 1
+                    posted += 1
+        elif done >= posted:
+            break
+        if now > deadline:
+            errors.append(f"timeout after {prm.timeout:g} s with {posted - done} messages outstanding")
+            break
+        ep.progress(0.05)
+        for c in ep.poll_completions():
+            if c.opcode is not WcOpcode.RDMA_WRITE:
+                continue
+            done += 1
+            t_post, qi = post_ns.pop(c.wr_id, (c.time_ns, 0))
+            outstanding[qi] -= 1
+            if c.status is not WcStatus.SUCCESS:
+                errors.append(f"wr {c.wr_id}: {c.status.value}")
+                continue
+            lat_ns.append(c.time_ns - t_post)
+            last_done = max(last_done, c.time_ns)
+        if errors and all(qp.state.value == "ERR" for qp in qps):
+            break
+        events.extend(ep.poll_events())
+        if next_report is not None and now >= next_report:
+            next_report = now + int(prm.progress * 1e9)
+            if on_progress is not None:
+                on_progress(_progress(qps, start_seq, mtu, prm, posted, done, t0, now))
+    events.extend(ep.poll_events())
+    seconds = max(1e-9, (last_done - first_post) / 1e9)
+    nbytes = len(lat_ns) * prm.size
+    lat = sorted(x / 1000 for x in lat_ns)
+    stats = ep.stats()
+    ch.send({"done": done})
+    server = ch.recv(60.0).get("result", {})
+    ok = not errors and (not prm.verify or server.get("verify") == "ok")
+    return {
+        "role": "client", "ok": ok, "errors": errors,
+        "config": {"mode": prm.mode, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
+                   "duration": prm.duration, "imm": prm.imm, "mtu": mtu, "mpr": prm.mpr, "tx_depth": prm.tx_depth,
+                   "ports": {str(p): stats["ports"][p]["ifname"] for p in ep.ports},
+                   "evs": len(evs), "gid": str(ipaddress.IPv6Address(ep.gid)),
+                   "peer_gid": str(ipaddress.IPv6Address(peer_gid))},
+        "results": {"messages": len(lat_ns), "bytes": nbytes, "seconds": round(seconds, 6),
+                    "mb_per_s": round(nbytes / seconds / 1e6, 3), "gbit_per_s": round(nbytes * 8 / seconds / 1e9, 4),
+                    "latency_us": {"min": round(lat[0], 1) if lat else 0.0,
+                                   "p50": round(percentile(lat, 0.50), 1), "p99": round(percentile(lat, 0.99), 1),
+                                   "p999": round(percentile(lat, 0.999), 1),
+                                   "max": round(lat[-1], 1) if lat else 0.0}},
+        "retransmissions": _retx(stats),
+        "ev_timeline": ev_timeline(events, t0),
+        "link_events": link_timeline(ep, t0),
+        "counters": stats,
+        "server": server,
+    }
+
+
+def _progress(qps, start_seq, mtu, prm, posted, done, t0, now) -> dict[str, Any]:
+    acked = sum(max(0, qp.snd_una - s) for qp, s in zip(qps, start_seq, strict=True)) * mtu
+    want = prm.size * (prm.iters if prm.duration <= 0 else max(posted, 1))
+    acked = min(acked, want)
+    el = max(1e-9, (now - t0) / 1e9)
+    return {"t_s": round(el, 3), "acked_bytes": acked, "fraction": round(acked / want, 4), "messages_done": done,
+            "mb_per_s": round(acked / el / 1e6, 3)}
+
+
+# ---------------------------------------------------------------------------------------------
+# server
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class ServerLimits:
+    """What a server accepts."""
+
+    max_bytes: int = 1 << 30
+    timeout: float = 600.0  # longest a session may last
+
+
+def serve_one(host: HostConfig, listener: Listener, limits: ServerLimits,
+              accept_timeout: float | None = None) -> dict[str, Any] | None:
+    """Wait for one client, receive its writes, verify, report; None if nobody came in time."""
+    ch = listener.accept(accept_timeout)
+    if ch is None:
+        return None
+    try:
+        with host.open() as ep:
+            return _serve(ep, ch, host, limits)
+    except (PerfError, EndpointError, PlanError, ValueError) as exc:
+        try:
+            ch.send({"error": str(exc)})
+        except BootstrapError:
+            pass
+        raise
+    finally:
+        ch.close()
+
+
+def _serve(ep: Endpoint, ch: Channel, host: HostConfig, limits: ServerLimits) -> dict[str, Any]:
+    hello = ch.recv(30.0)
+    if hello.get("hello") != PROTO_VERSION:
+        raise PerfError(f"bootstrap: unsupported hello {hello.get('hello')!r} (want {PROTO_VERSION})")
+    if hello.get("encap") != host.encap:
+        raise PerfError(f"encap mismatch: client {hello.get('encap')}, server {host.encap}")
+    try:
+        mode, mtu, mpr = str(hello["mode"]), int(hello["mtu"]), int(hello["mpr"])
+        nqps, size, seed = int(hello["qps"]), int(hello["size"]), int(hello["seed"])
+        want_imm, verify = bool(hello["imm"]), bool(hello["verify"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PerfError(f"bootstrap: bad hello ({exc})") from None
+    if nqps < 1 or size < 1 or nqps * size > limits.max_bytes:
+        raise PerfError(f"qps x size = {nqps * size} bytes exceeds the server's --max-bytes {limits.max_bytes}")
+    if mtu > ep.max_mtu():
+        raise PerfError(f"MTU {mtu} does not fit the server's interfaces (largest {ep.max_mtu()})")
+    peer_gid = _gid(hello["gid"])
+    evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(hello["ports"]))
+    buf = bytearray(nqps * size)
+    mr = ep.reg_mr(buf, BASE_VA)
+    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active)
+    qps = [ep.create_qp(evs, attr) for _ in range(nqps)]
+    rng = random.Random()
+    sq = [rng.getrandbits(24) for _ in qps]
+    ch.send({"accept": PROTO_VERSION, "gid": str(ipaddress.IPv6Address(ep.gid)), "ports": _macs(ep),
+             "qpns": [q.qpn for q in qps], "psns": sq, "va": BASE_VA, "rkey": mr.rkey})
+    con = ch.recv(30.0)
+    try:
+        for qp, rq, rpsn, spsn in zip(qps, con["connect"], con["psns"], sq, strict=True):
+            ep.connect(qp, int(rq), peer_gid, rq_psn=int(rpsn), sq_psn=spsn)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PerfError(f"bootstrap: bad connect ({exc})") from None
+    ch.send({"ready": True})
+    t0 = time.monotonic_ns()
+    deadline = time.monotonic() + limits.timeout
+    imms: dict[int, list[int]] = {q.qpn: [] for q in qps}
+    events: list[EvEvent] = []
+    done_msg = None
+    next_ctl = 0.0
+    while time.monotonic() < deadline:
+        ep.progress(0.01)
+        _collect(ep.poll_completions(), imms)
+        events.extend(ep.poll_events())
+        if time.monotonic() >= next_ctl:
+            next_ctl = time.monotonic() + 0.005
+            done_msg = ch.poll(0)
+            if done_msg is not None:
+                break
+    _collect(ep.poll_completions(), imms)
+    events.extend(ep.poll_events())
+    stats = ep.stats()
+    result: dict[str, Any] = {"role": "server", "timed_out": done_msg is None}
+    if verify:
+        bad = [i for i in range(nqps) if buf[i * size : (i + 1) * size] != payload(seed, i, size)]
+        result["verify"] = "ok" if not bad else f"MISMATCH on QP index {bad}"
+    else:
+        result["verify"] = "skipped"
+    placed = sum(stats["qps"][q.qpn]["bytes_placed"] for q in qps)
+    imm_all = [v for q in qps for v in imms[q.qpn]]
+    result.update({
+        "bytes_placed": placed,
+        "duplicates_received": sum(stats["qps"][q.qpn]["duplicates_received"] for q in qps),
+        "imm_completions": len(imm_all),
+        "imm_in_order": all(b > a for q in qps for a, b in zip(imms[q.qpn], imms[q.qpn][1:], strict=False)),
+        "imm_expected": want_imm,
+        "ev_timeline": ev_timeline(events, t0),
+        "link_events": link_timeline(ep, t0),
+        "counters": stats,
+    })
+    ch.send({"result": _jsonable(result)})
+    return result
+
+
+def _collect(cs: list[Completion], imms: dict[int, list[int]]) -> None:
+    for c in cs:
+        if c.opcode is WcOpcode.RECV_RDMA_WITH_IMM and c.qpn in imms and c.imm is not None:
+            imms[c.qpn].append(c.imm)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    return obj

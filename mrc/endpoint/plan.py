@@ -1,0 +1,214 @@
+"""EV plans for the endpoint: read the controller's per-host files, or make EVs for direct links.
+
+The controller (``controller/evplan.py``, ``mrc-controller evplan``) writes one YAML/JSON file per
+host: ``host``, ``gid``, ``ports`` (per NIC port: ``mac``, ``leaf_mac`` = next hop), and ``peers``
+(per peer host: ``gid`` and ``profiles.srv6`` / ``profiles.stev`` shaped like an ``mrc_ctl.h`` EXP EV
+profile: ``mode``, ``format``, ``ev_min_active``, ``evs: [{index, port, ev (hex), udp_sport, ...}]``).
+UDP mode has no profile of its own: its 16-bit EV is each EV's ``udp_sport``.
+
+Two hosts joined directly (veth, no switches) have no plan: :func:`direct_evs` makes ``k`` EVs per
+port, numbered like the controller's (variant-major, then port, so a round robin alternates planes).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mrc.endpoint.netif import parse_mac
+
+ENCAPS = ("srv6", "stev", "udp")
+UDP_SPORT_BASE = 0xC000
+DIRECT_BLOCK = 0xFC000000  # uSID block of synthesized direct-link carriers (never routed)
+
+
+class PlanError(ValueError):
+    """An EV plan file is missing, unreadable or malformed (the message names the file and field)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PortInfo:
+    """One NIC port of this host as the plan describes it."""
+
+    port: int
+    mac: bytes | None = None
+    next_hop_mac: bytes | None = None  # the leaf switch port's MAC
+    address: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PeerPlan:
+    """The EVs this host uses to reach one peer, per encapsulation: ``[(ev, port), ...]``."""
+
+    name: str
+    gid: bytes
+    evs: dict[str, list[tuple[bytes | int, int]]] = field(default_factory=dict)
+    ev_min_active: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class HostPlan:
+    """A host's EV plan: its GID, its ports and the EVs to each peer."""
+
+    host: str
+    gid: bytes
+    ports: dict[int, PortInfo]
+    peers: dict[str, PeerPlan]
+
+    def peer_by_gid(self, gid: bytes) -> PeerPlan:
+        """The peer with GID ``gid``; PlanError if the plan does not know it."""
+        for p in self.peers.values():
+            if p.gid == gid:
+                return p
+        raise PlanError(f"host {self.host}: no peer with GID {ipaddress.IPv6Address(gid)} in the EV plan")
+
+    def evs_to(self, peer: PeerPlan, encap: str) -> list[tuple[bytes | int, int]]:
+        """EVs to ``peer`` for ``encap``; PlanError if the plan has none."""
+        evs = peer.evs.get(encap)
+        if not evs:
+            raise PlanError(f"host {self.host}: the EV plan has no {encap} EVs to {peer.name}")
+        return evs
+
+
+def _gid(text: Any, where: str) -> bytes:
+    try:
+        return ipaddress.IPv6Address(str(text)).packed
+    except ValueError:
+        raise PlanError(f"{where}: not an IPv6 address: {text!r}") from None
+
+
+def _int(d: dict, key: str, where: str) -> int:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise PlanError(f"{where}.{key}: expected an integer, got {v!r}")
+    return v
+
+
+def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | int, int]]], int]:
+    if not isinstance(prof, dict) or not isinstance(prof.get("evs"), list):
+        raise PlanError(f"{where}: expected a profile with an 'evs' list")
+    fmt = str(prof.get("format", "")).upper()
+    if fmt not in ("SRV6", "STEV"):
+        raise PlanError(f"{where}.format: expected SRV6 or STEV, got {prof.get('format')!r}")
+    main: list[tuple[bytes | int, int]] = []
+    udp: list[tuple[bytes | int, int]] = []
+    for i, e in enumerate(prof["evs"]):
+        w = f"{where}.evs[{i}]"
+        if not isinstance(e, dict):
+            raise PlanError(f"{w}: expected a mapping")
+        port = _int(e, "port", w)
+        if port < 1:
+            raise PlanError(f"{w}.port: NIC ports are 1-based, got {port}")
+        try:
+            val = bytes.fromhex(str(e.get("ev", "")))
+        except ValueError:
+            raise PlanError(f"{w}.ev: not hex: {e.get('ev')!r}") from None
+        if fmt == "SRV6":
+            if len(val) not in (16, 32):
+                raise PlanError(f"{w}.ev: an SRV6 EV is 16 or 32 bytes, got {len(val)}")
+            main.append((val, port))
+        else:
+            if len(val) != 4:
+                raise PlanError(f"{w}.ev: an STEV EV is 4 bytes, got {len(val)}")
+            main.append((int.from_bytes(val, "big"), port))
+        if "udp_sport" in e:
+            udp.append((_int(e, "udp_sport", w) & 0xFFFF, port))
+    if not main:
+        raise PlanError(f"{where}.evs: empty")
+    out = {fmt.lower(): main}
+    if len(udp) == len(main):
+        out["udp"] = udp
+    min_active = prof.get("ev_min_active", 1)
+    if isinstance(min_active, bool) or not isinstance(min_active, int) or min_active < 0:
+        raise PlanError(f"{where}.ev_min_active: expected a non-negative integer, got {min_active!r}")
+    return out, min_active
+
+
+def parse_plan(data: Any, where: str = "plan") -> HostPlan:
+    """Check and convert a loaded plan document; PlanError names the offending field."""
+    if not isinstance(data, dict):
+        raise PlanError(f"{where}: expected a mapping at the top level")
+    host = str(data.get("host", ""))
+    if not host:
+        raise PlanError(f"{where}.host: missing")
+    gid = _gid(data.get("gid"), f"{where}.gid")
+    ports: dict[int, PortInfo] = {}
+    raw_ports = data.get("ports", {})
+    if not isinstance(raw_ports, dict):
+        raise PlanError(f"{where}.ports: expected a mapping of port number -> port")
+    for k, v in raw_ports.items():
+        w = f"{where}.ports.{k}"
+        try:
+            p = int(k)
+        except (TypeError, ValueError):
+            raise PlanError(f"{w}: port keys are 1-based integers") from None
+        if not isinstance(v, dict):
+            raise PlanError(f"{w}: expected a mapping")
+        try:
+            mac = parse_mac(v["mac"]) if v.get("mac") else None
+            nh = parse_mac(v["leaf_mac"]) if v.get("leaf_mac") else None
+        except ValueError as exc:
+            raise PlanError(f"{w}: {exc}") from None
+        ports[p] = PortInfo(p, mac, nh, v.get("address"))
+    peers: dict[str, PeerPlan] = {}
+    raw_peers = data.get("peers", {})
+    if not isinstance(raw_peers, dict):
+        raise PlanError(f"{where}.peers: expected a mapping of host -> peer")
+    for name, v in raw_peers.items():
+        w = f"{where}.peers.{name}"
+        if not isinstance(v, dict):
+            raise PlanError(f"{w}: expected a mapping")
+        evs: dict[str, list[tuple[bytes | int, int]]] = {}
+        mins: dict[str, int] = {}
+        for pname, prof in (v.get("profiles") or {}).items():
+            got, m = _profile_evs(prof, f"{w}.profiles.{pname}")
+            for enc, lst in got.items():
+                evs.setdefault(enc, lst)
+                mins.setdefault(enc, m)
+        peers[str(name)] = PeerPlan(str(name), _gid(v.get("gid"), f"{w}.gid"), evs, mins)
+    return HostPlan(host, gid, ports, peers)
+
+
+def load_plan(path: str | Path) -> HostPlan:
+    """Read a controller EV plan file (YAML or JSON)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise PlanError(f"{p}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise PlanError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from None
+    return parse_plan(data, str(p))
+
+
+def direct_evs(encap: str, ports: list[int], per_port: int = 1, src_id: int = 1,
+               dst_id: int = 2) -> list[tuple[bytes | int, int]]:
+    """EVs for hosts linked port-to-port without switches (the EV only varies the headers).
+
+    SRv6: carrier ``fc00:0000 | src | 0x0100+variant | dst | port`` (never routed); STEV: sport
+    ``0xC000+index`` and flow label ``variant << 8 | port``; UDP: sport ``0xC000+index``.
+    """
+    if encap not in ENCAPS:
+        raise ValueError(f"encap must be one of {ENCAPS}, not {encap!r}")
+    if not 1 <= per_port <= 256:
+        raise ValueError(f"EVs per port must be 1..256, got {per_port}")
+    out: list[tuple[bytes | int, int]] = []
+    for v in range(per_port):
+        for p in ports:
+            idx = len(out)
+            if encap == "srv6":
+                c = (DIRECT_BLOCK << 96) | ((src_id & 0xFFFF) << 80) | ((0x100 + v) << 64) \
+                    | ((dst_id & 0xFFFF) << 48) | ((p & 0xFFFF) << 32)
+                out.append((c.to_bytes(16, "big"), p))
+            elif encap == "stev":
+                out.append((((UDP_SPORT_BASE + idx) << 16) | (v << 8) | (p & 0xFF), p))
+            else:
+                out.append((UDP_SPORT_BASE + idx, p))
+    return out
