@@ -22,21 +22,14 @@ from softswitch.exec import build_pipeline
 from softswitch.frontend import load_program
 from softswitch.runtime import SwitchState
 
-BENCH4 = Path("/work/shared/conformance/bench4.p4")
-LOCAL_COPY = ROOT / "tests" / "softswitch" / "exec" / "data" / "bench4.p4"
+BENCH4 = ROOT / "tests" / "softswitch" / "exec" / "data" / "bench4.p4"  # copy of the conformance program
 ROUTER_MAC = 0x00AABBCCDDEE
 DST = 0xFC000001_00020003_00040000_00000000  # uSID carrier block fc00:1, uSIDs 2, 3, 4
 
 
-def _p4info(program, path: Path):
-    try:
-        from softswitch.p4info import build_p4info
-        return build_p4info(program)
-    except ImportError:  # fall back to p4c's reference P4Info beside the program
-        from google.protobuf import text_format
-        from p4.config.v1 import p4info_pb2
-        ref = path.with_name("bench4.p4info.txtpb")
-        return text_format.Parse(ref.read_text(), p4info_pb2.P4Info())
+def _p4info(program):
+    from softswitch.p4info import build_p4info
+    return build_p4info(program)
 
 
 def _write(state, te) -> None:
@@ -69,9 +62,8 @@ def _entry(p4info, table, matches, action, priority=0, **params):
 
 
 def build():
-    path = BENCH4 if BENCH4.exists() else LOCAL_COPY
-    program = load_program(str(path))
-    p4info = _p4info(program, path)
+    program = load_program(str(BENCH4))
+    p4info = _p4info(program)
     state = SwitchState(p4info)
     pipeline = build_pipeline(program, state, None)
     _write(state, _entry(p4info, "I.my_mac", [("exact", ROUTER_MAC)], "I.nop"))
