@@ -62,6 +62,11 @@ def test_switch_on_action_run(rig):
     assert result(rig, op(15, b=5))[-1] == 3  # default NoAction
     rig.entry("I.t_switch", {t.match_fields[0].name: ("exact", 5)}, rig.action("I.other"))
     assert result(rig, op(15, b=5))[-1] == 2
+    # apply().hit inside a larger condition (short-circuit: the table is not applied when a != 1)
+    assert result(rig, op(20, a=1, b=5))[-1] == 20
+    assert result(rig, op(20, a=1, b=6))[-1] == 21
+    res = rig.pipeline.ingress(op(20, a=0, b=5), 0, 0)
+    assert res.to_tm[0].egress_port == 1  # other() (port 3) did not run
 
 
 def test_direct_meter_colour_written_on_hit(rig):

@@ -69,6 +69,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             17: { log_msg("value {} and {}", { h.op.a, h.op.b }); h.op.r = 17; }
             18: { assert(h.op.a == 0); h.op.r = 18; }
             19: { h.eth.src = 0; h.op.r = (bit<8>) (h.eth == h.eth ? 8w1 : 8w0); }
+            20: { if (h.op.a == 1 && t_switch.apply().hit) { h.op.r = 20; } else { h.op.r = 21; } }
             default: { h.op.r = 0xEE; }
         }
     }
