@@ -37,14 +37,6 @@ def _mask(w: int) -> int:
 
 
 @dataclass
-class ExternBinding:
-    """How generated code reaches one extern instance or table: a global name and its object."""
-
-    gname: str
-    obj: object
-
-
-@dataclass
 class Resources:
     """Run-time objects the generated code calls, supplied by the pipeline builder.
 
