@@ -84,7 +84,7 @@ class LinkEvent:
 
 
 class _Port:
-    __slots__ = ("cfg", "fix_mac", "ifname", "mac", "mtu", "port", "sock", "txq", "up")
+    __slots__ = ("cfg", "fix_mac", "ifname", "mac", "mtu", "port", "rx_frames", "sock", "tx_frames", "txq", "up")
 
     def __init__(self, cfg: PortConfig, sock: socket.socket):
         self.cfg = cfg
@@ -96,6 +96,8 @@ class _Port:
         self.up = netif.if_running(sock, cfg.ifname)
         self.txq: deque[bytes] = deque()
         self.fix_mac: bytes | None = None
+        self.rx_frames = 0
+        self.tx_frames = 0
 
 
 def qp_overhead(encap: str, telemetry: bool = False) -> int:
@@ -192,7 +194,8 @@ class Endpoint:
     def qp_attr(self, mode: str = "mrc", **overrides: Any) -> QpAttr:
         """QP attributes suited to this driver (software endpoints on veth: ms-scale scheduling noise).
 
-        MTU: :meth:`max_mtu`; ACK timeout t=16 (67 ms); RACK reordering floor 10 ms (CPU migration between softirq backlogs reorders veth planes by ms); ACK coalescing
+        MTU: :meth:`max_mtu`; ACK timeout t=16 (67 ms); RACK reordering floor 10 ms (a process moving
+        between CPUs spreads veth planes over two softirq backlogs: ms of reordering); ACK coalescing
         delay 100 µs.  Anything can be overridden by keyword.
         """
         kw: dict[str, Any] = {"mode": mode, "mtu": self.max_mtu(), "ack_timeout": 16,
@@ -253,7 +256,8 @@ class Endpoint:
         return {
             "driver": self.counters.as_dict(),
             "core": self.core.counters.as_dict(),
-            "ports": {p.port: {"ifname": p.ifname, "up": p.up, "mac": netif.format_mac(p.mac),
+            "ports": {p.port: {"ifname": p.ifname, "up": p.up, "rx_frames": p.rx_frames, "tx_frames": p.tx_frames,
+                               "mac": netif.format_mac(p.mac),
                                "next_hop_mac": netif.format_mac(self.core.peer_macs[p.port])
                                if p.port in self.core.peer_macs else None}
                       for p in self._ports.values()},
@@ -333,6 +337,7 @@ class Endpoint:
                     active.remove(p)
                     continue
                 n += 1
+                p.rx_frames += 1
                 c.rx_frames += 1
                 c.rx_bytes += len(data)
                 if len(data) >= 14:
@@ -374,6 +379,7 @@ class Endpoint:
                 raise
             self.counters.tx_errors += 1
             return True
+        p.tx_frames += 1
         self.counters.tx_frames += 1
         self.counters.tx_bytes += len(frame)
         return True
