@@ -1,0 +1,422 @@
+"""Expression, hash-input packing and lvalue code generation (Python source text from IR).
+
+Values follow ``ir``'s conventions: ``bit<W>`` is an int in ``[0, 2**W)``, ``int<W>`` a signed int,
+``bool`` a bool; every generated operation re-normalises its result, so no value ever leaves
+its range.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from softswitch.exec import hashes, layout
+from softswitch.frontend import ir
+
+PE_PACKET_TOO_SHORT = 1
+PE_NO_MATCH = 2
+PE_STACK_OUT_OF_BOUNDS = 3
+PE_HEADER_TOO_SHORT = 4
+PE_PARSER_TIMEOUT = 5
+PE_PARSER_INVALID_ARGUMENT = 6
+
+MAX_PARSER_STATES = 1000  # states visited per packet before ParserTimeout (bmv2 has no limit)
+
+
+class CompileError(Exception):
+    """The program uses something the execution core cannot run (``file:line:col: message``)."""
+
+
+def compile_error(loc: ir.Loc, msg: str) -> CompileError:
+    return CompileError(f"{loc}: {msg}")
+
+
+def bitmask(w: int) -> int:
+    return (1 << w) - 1
+
+
+
+@dataclass
+class Resources:
+    """Run-time objects the generated code calls, supplied by the pipeline builder.
+
+    ``table(name)`` returns the runtime table state (``lookup(key, sel_hash)``); ``extern(name)``
+    the counter/meter/register/direct state; ``action_id``/``digest_id`` map P4Info names to ids.
+    """
+
+    table: Callable[[str], object]
+    extern: Callable[[str], object]
+    action_id: Callable[[str], int]
+    digest_id: Callable[[str], int]
+
+
+
+def walk_ir(node, visit) -> None:
+    """Call ``visit`` on every IR node under ``node`` (lists and slotted dataclasses)."""
+    if isinstance(node, list):
+        for x in node:
+            walk_ir(x, visit)
+        return
+    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
+        return
+    visit(node)
+    for klass in type(node).__mro__:
+        for a in getattr(klass, "__slots__", ()):
+            if a not in ("loc", "type"):
+                walk_ir(getattr(node, a, None), visit)
+
+
+def contains(node, classes: tuple) -> bool:
+    found = []
+    walk_ir(node, lambda n: found.append(n) if isinstance(n, classes) else None)
+    return bool(found)
+
+
+
+class Out:
+    """Indented line buffer."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, ind: int, text: str) -> None:
+        self.lines.append("    " * ind + text)
+
+
+
+class ExprGen:
+    """Per-program code generation state, and expressions/lvalues."""
+
+    def __init__(self, program: ir.Program, res: Resources, trace: bool = False) -> None:
+        self.p = program
+        self.res = res
+        self.trace = trace
+        self.names = layout.TypeNames()
+        self.globals: dict[str, object] = {}
+        self.funcs: list[str] = []
+        self.tmp = 0
+        self.gcount = 0
+        self._gobj: dict[int, str] = {}
+        # per-block state
+        self.cur_block = None
+        self.var_map: dict[str, str] = {}
+        self.local_types: dict[str, ir.Type] = {}
+        self.action: ir.Action | None = None
+        self.ctl_index = 0
+        self.action_fn: dict[tuple[int, str], str] = {}
+        self.table_fn: dict[str, str] = {}
+
+
+    # ------------------------------------------------------------------ helpers
+
+    def g(self, obj: object, prefix: str = "G") -> str:
+        """Global name bound to ``obj`` in the generated module."""
+        key = id(obj)
+        name = self._gobj.get(key)
+        if name is None:
+            name = f"{prefix}{self.gcount}"
+            self.gcount += 1
+            self.globals[name] = obj
+            self._gobj[key] = name
+        return name
+
+    def t(self) -> str:
+        self.tmp += 1
+        return f"_t{self.tmp}"
+
+    # ------------------------------------------------------------------ expressions
+
+    def ex(self, e: ir.Expr) -> str:
+        m = getattr(self, "ex_" + type(e).__name__, None)
+        if m is None:
+            raise compile_error(e.loc, f"unsupported: expression {type(e).__name__}")
+        return m(e)
+
+    def ex_Const(self, e: ir.Const) -> str:
+        if isinstance(e.value, bool):
+            return "True" if e.value else "False"
+        if isinstance(e.value, str):
+            return repr(e.value)
+        v = e.value
+        if isinstance(e.type, ir.BitT):
+            v &= bitmask(e.type.width)
+        return repr(v) if v < 1 << 16 or v < 0 else hex(v)
+
+    def ex_Var(self, e: ir.Var) -> str:
+        try:
+            return self.var_map[e.name]
+        except KeyError:
+            raise compile_error(e.loc, f"unknown variable {e.name}") from None
+
+    def ex_ActionParam(self, e: ir.ActionParam) -> str:
+        return f"a{e.index}"
+
+    def ex_Member(self, e: ir.Member) -> str:
+        return f"{self.ex(e.expr)}.f_{e.field}"
+
+    def ex_StackIndex(self, e: ir.StackIndex) -> str:
+        s = self.ex(e.stack)
+        if isinstance(e.index, ir.Const):
+            return f"{s}.arr[{e.index.value}]"
+        return f"_stk_get({s}, {self.ex(e.index)})"
+
+    def ex_StackNext(self, e: ir.StackNext) -> str:
+        return f"_stk_next({self.ex(e.stack)})"
+
+    def ex_StackLast(self, e: ir.StackLast) -> str:
+        return f"_stk_last({self.ex(e.stack)})"
+
+    def ex_StackLastIndex(self, e: ir.StackLastIndex) -> str:
+        return f"(({self.ex(e.stack)}.nxt - 1) & 0xffffffff)"
+
+    def ex_Slice(self, e: ir.Slice) -> str:
+        w = e.hi - e.lo + 1
+        base = self.ex(e.expr)
+        if e.lo == 0:
+            return f"({base} & {bitmask(w):#x})"
+        return f"(({base} >> {e.lo}) & {bitmask(w):#x})"
+
+    def ex_Unary(self, e: ir.Unary) -> str:
+        a = self.ex(e.operand)
+        t = e.type
+        if e.op == "!":
+            return f"(not {a})"
+        if e.op == "~":
+            if isinstance(t, ir.BitT):
+                return f"({a} ^ {bitmask(t.width):#x})"
+            return f"(~{a})"
+        if e.op == "-":
+            if isinstance(t, ir.BitT):
+                return f"((-{a}) & {bitmask(t.width):#x})"
+            return self._wrap_signed(f"(-{a})", t.width)
+        raise compile_error(e.loc, f"unsupported: unary {e.op}")
+
+    @staticmethod
+    def _wrap_signed(code: str, w: int) -> str:
+        h = 1 << (w - 1)
+        return f"((({code}) + {h:#x}) & {bitmask(w):#x}) - {h:#x}"
+
+    def _is_aggregate(self, t: ir.Type) -> bool:
+        return isinstance(t, (ir.HeaderT, ir.StructT, ir.StackT))
+
+    def ex_Binary(self, e: ir.Binary) -> str:
+        op = e.op
+        lt = e.left.type
+        if op in ("&&", "||"):
+            return f"({self.ex(e.left)} {'and' if op == '&&' else 'or'} {self.ex(e.right)})"
+        a, b = self.ex(e.left), self.ex(e.right)
+        if op in ("==", "!="):
+            if self._is_aggregate(lt):
+                r = f"{a}.eq({b})"
+                return r if op == "==" else f"(not {r})"
+            return f"({a} {op} {b})"
+        if op in ("<", "<=", ">", ">="):
+            return f"({a} {op} {b})"
+        t = e.type
+        signed = isinstance(t, ir.IntT)
+        w = ir.type_width(t) if isinstance(t, (ir.BitT, ir.IntT)) else 0
+        m = bitmask(w)
+        if op in ("+", "-", "*"):
+            if signed:
+                return self._wrap_signed(f"{a} {op} {b}", w)
+            return f"(({a} {op} {b}) & {m:#x})"
+        if op in ("&", "|", "^"):
+            return f"({a} {op} {b})"
+        if op in ("/", "%"):
+            return f"_divmod_{'d' if op == '/' else 'm'}({a}, {b})"
+        if op == "|+|":
+            return f"_sat_add_s({a}, {b}, {w})" if signed else f"_sat_add_u({a}, {b}, {w})"
+        if op == "|-|":
+            return f"_sat_sub_s({a}, {b}, {w})" if signed else f"_sat_sub_u({a}, {b})"
+        if op == "<<":
+            if isinstance(e.right, ir.Const):
+                n = e.right.value
+                if n >= w:
+                    return "0"
+                if signed:
+                    return self._wrap_signed(f"{a} << {n}", w)
+                return f"(({a} << {n}) & {m:#x})"
+            if signed:
+                return f"_shl_s({a}, {b}, {w})"
+            return f"_shl({a}, {b}, {w})"
+        if op == ">>":
+            if isinstance(e.right, ir.Const) and e.right.value >= w and not signed:
+                return "0"
+            return f"({a} >> {b})"
+        raise compile_error(e.loc, f"unsupported: binary operator {op}")
+
+    def ex_Concat(self, e: ir.Concat) -> str:
+        wl = ir.type_width(e.left.type)
+        wr = ir.type_width(e.right.type)
+        a = f"({self.ex(e.left)} & {bitmask(wl):#x})" if isinstance(e.left.type, ir.IntT) else self.ex(e.left)
+        b = f"({self.ex(e.right)} & {bitmask(wr):#x})" if isinstance(e.right.type, ir.IntT) else self.ex(e.right)
+        r = f"(({a} << {wr}) | {b})"
+        if isinstance(e.type, ir.IntT):
+            h = 1 << (wl + wr - 1)
+            return f"(({r} ^ {h:#x}) - {h:#x})"
+        return r
+
+    def ex_Cast(self, e: ir.Cast) -> str:
+        src, dst = e.expr.type, e.type
+        a = self.ex(e.expr)
+        if isinstance(dst, ir.BoolT):
+            if isinstance(src, ir.BoolT):
+                return a
+            return f"({a} != 0)"
+        if isinstance(src, ir.BoolT):
+            return f"(1 if {a} else 0)"
+        if isinstance(dst, ir.BitT):
+            sw = ir.type_width(src) if isinstance(src, (ir.BitT, ir.IntT)) else None
+            if isinstance(src, ir.BitT) and sw is not None and sw <= dst.width:
+                return a
+            return f"({a} & {bitmask(dst.width):#x})"
+        if isinstance(dst, ir.IntT):
+            if isinstance(src, ir.IntT) and src.width <= dst.width:
+                return a
+            h = 1 << (dst.width - 1)
+            return f"((({a} & {bitmask(dst.width):#x}) ^ {h:#x}) - {h:#x})"
+        if isinstance(dst, ir.EnumT) and dst.underlying is not None:
+            return f"({a} & {bitmask(dst.underlying.width):#x})"
+        return a
+
+    def ex_Mux(self, e: ir.Mux) -> str:
+        return f"({self.ex(e.then)} if {self.ex(e.cond)} else {self.ex(e.else_)})"
+
+    def ex_StructInit(self, e: ir.StructInit) -> str:
+        cls = self.names.cls(e.type)
+        byname = dict(e.fields)
+        args = []
+        for f in e.type.fields:
+            fe = byname.get(f.name)
+            if fe is None:
+                args.append(layout.zero_code(f.type, self.names))
+            elif self._is_aggregate(f.type):
+                args.append(f"{self.ex(fe)}.copy()" if not isinstance(fe, ir.StructInit) else self.ex(fe))
+            else:
+                args.append(self.ex(fe))
+        if isinstance(e.type, ir.HeaderT):
+            args.insert(0, "True")
+        return f"{cls}.make({', '.join(args)})"
+
+    def ex_IsValid(self, e: ir.IsValid) -> str:
+        return f"{self.ex(e.header)}.valid"
+
+    def ex_ApplyTable(self, e: ir.ApplyTable) -> str:
+        fn = self.table_fn[e.table]
+        call = f"{fn}(H, M, S, L, C)"
+        if e.result == "hit":
+            return f"{call}[1]"
+        if e.result == "miss":
+            return f"(not {call}[1])"
+        return call
+
+    def ex_Lookahead(self, e: ir.Lookahead) -> str:
+        t = e.type
+        if isinstance(t, ir.HeaderT):
+            return f"_la_hdr(data, off, {self.names.cls(t)}, {t.width})"
+        w = ir.type_width(t)
+        v = f"_la_bits(data, off, {w})"
+        if isinstance(t, ir.IntT):
+            h = 1 << (w - 1)
+            return f"(({v} ^ {h:#x}) - {h:#x})"
+        if isinstance(t, ir.BoolT):
+            return f"({v} != 0)"
+        return v
+
+    # ------------------------------------------------------------------ packing (hash inputs)
+
+    def _flatten(self, e: ir.Expr) -> list[tuple[ir.Expr, str | None]]:
+        """Leaves of a hash/checksum data list with the validity condition bmv2 applies."""
+        if isinstance(e, ir.ListExpr):
+            out = []
+            for x in e.elems:
+                out += self._flatten(x)
+            return out
+        if isinstance(e, ir.StructInit) and isinstance(e.type, ir.StructT):
+            out = []
+            for _, x in e.fields:
+                out += self._flatten(x)
+            return out
+        t = e.type
+        if isinstance(t, ir.StructT):
+            out = []
+            for f in t.fields:
+                out += self._flatten(ir.Member(f.type, e.loc, e, f.name))
+            return out
+        if isinstance(t, ir.StackT):
+            out = []
+            for i in range(t.size):
+                out += self._flatten(ir.StackIndex(t.elem, e.loc, e, ir.Const(ir.BitT(32), e.loc, i)))
+            return out
+        if isinstance(t, ir.HeaderT):
+            return [(e, f"{self.ex(e)}.valid")]
+        cond = None
+        if isinstance(e, ir.Member) and isinstance(e.expr.type, ir.HeaderT):
+            cond = f"{self.ex(e.expr)}.valid"
+        return [(e, cond)]
+
+    def pack_code(self, data: ir.Expr) -> str:
+        """Expression giving the bytes bmv2 feeds a hash/checksum for this data list."""
+        leaves = self._flatten(data)
+        items = []
+        any_cond = False
+        for x, cond in leaves:
+            t = x.type
+            if isinstance(t, ir.HeaderT):
+                v, w = f"{self.ex(x)}.to_int()", t.width
+            else:
+                w = ir.type_width(t)
+                v = self.ex(x)
+                if isinstance(t, ir.BoolT):
+                    v = f"int({v})"
+                elif isinstance(t, ir.IntT):
+                    v = f"({v} & {bitmask(w):#x})"
+            items.append((v, w, cond))
+            any_cond = any_cond or cond is not None
+        if not items:
+            return "b''"
+        if not any_cond:
+            total = sum(w for _, w, _ in items)
+            nb = (total + 7) // 8
+            acc = items[0][0]
+            for v, w, _ in items[1:]:
+                acc = f"(({acc}) << {w}) | {v}"
+            pad = nb * 8 - total
+            if pad:
+                acc = f"(({acc}) << {pad})"
+            return f"({acc}).to_bytes({nb}, 'big')"
+        parts = ", ".join(f"({cond or 'True'}, {v}, {w})" for v, w, cond in items)
+        return f"_pack_opt(({parts},))"
+
+    def algo(self, e: ir.Expr) -> str:
+        if not isinstance(e, ir.Const) or not isinstance(e.type, ir.EnumT):
+            raise compile_error(e.loc, "unsupported: hash algorithm must be a HashAlgorithm constant")
+        name = e.type.members[e.value]
+        fn = hashes.ALGORITHMS.get(name)
+        if fn is None:
+            raise compile_error(e.loc, f"unsupported: hash algorithm {name}")
+        return self.g(fn, f"H_{name}_")
+
+    # ------------------------------------------------------------------ lvalues
+
+    def assign(self, lhs: ir.Expr, code: str, out: Out, ind: int) -> None:
+        t = lhs.type
+        if isinstance(lhs, ir.Slice):
+            base = lhs.expr
+            bw = ir.type_width(base.type)
+            w = lhs.hi - lhs.lo + 1
+            m = bitmask(w) << lhs.lo
+            cur = self.ex(base)
+            if isinstance(base.type, ir.IntT):
+                cur = f"({cur} & {bitmask(bw):#x})"
+            new = f"(({cur} & {(bitmask(bw) ^ m):#x}) | ((({code}) & {bitmask(w):#x}) << {lhs.lo}))"
+            if isinstance(base.type, ir.IntT):
+                h = 1 << (bw - 1)
+                new = f"(({new} ^ {h:#x}) - {h:#x})"
+            self.assign(base, new, out, ind)
+            return
+        if self._is_aggregate(t):
+            out.add(ind, f"{self.ex(lhs)}.copy_from({code})")
+            return
+        if isinstance(lhs, ir.StackIndex) and not isinstance(lhs.index, ir.Const):
+            raise compile_error(lhs.loc, "unsupported: scalar stack element assignment")
+        out.add(ind, f"{self.ex(lhs)} = {code}")

@@ -1,0 +1,333 @@
+"""Statement code generation: assignments, control flow, calls of actions/externs/builtins and
+the parser's extract/advance/verify and the deparser's emit."""
+from __future__ import annotations
+
+from softswitch.exec import layout
+from softswitch.exec.exprgen import (
+    PE_PACKET_TOO_SHORT,
+    PE_PARSER_INVALID_ARGUMENT,
+    PE_STACK_OUT_OF_BOUNDS,
+    ExprGen,
+    Out,
+    bitmask,
+    compile_error,
+)
+from softswitch.frontend import ir
+
+
+class StmtGen(ExprGen):
+    """Statements (the table-apply hooks ``_inline_apply``/``table_fn`` come from the subclass)."""
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, b: ir.Block | None, out: Out, ind: int) -> None:
+        n = len(out.lines)
+        if b is not None:
+            for s in b.stmts:
+                self.stmt(s, out, ind)
+        if len(out.lines) == n:
+            out.add(ind, "pass")
+
+    def stmt(self, s: ir.Stmt, out: Out, ind: int) -> None:
+        m = getattr(self, "st_" + type(s).__name__, None)
+        if m is None:
+            raise compile_error(s.loc, f"unsupported: statement {type(s).__name__}")
+        m(s, out, ind)
+
+    def st_Block(self, s: ir.Block, out: Out, ind: int) -> None:
+        for x in s.stmts:
+            self.stmt(x, out, ind)
+
+    def st_Assign(self, s: ir.Assign, out: Out, ind: int) -> None:
+        self.assign(s.lhs, self.ex(s.rhs), out, ind)
+
+    def st_VarDecl(self, s: ir.VarDecl, out: Out, ind: int) -> None:
+        tgt = self.ex(s.var)
+        t = s.var.type
+        if s.init is None:
+            out.add(ind, f"{tgt} = {layout.zero_code(t, self.names)}")
+        elif self._is_aggregate(t):
+            init = self.ex(s.init)
+            out.add(ind, f"{tgt} = {init}" if isinstance(s.init, ir.StructInit) else f"{tgt} = {init}.copy()")
+        else:
+            out.add(ind, f"{tgt} = {self.ex(s.init)}")
+
+    def _inline_apply(self, name: str, out: Out, ind: int) -> tuple[str, str]:
+        tbl = self.cur_block.tables[name]
+        return self.table_code(self.cur_block, tbl, out, ind)
+
+    def st_If(self, s: ir.If, out: Out, ind: int) -> None:
+        c = s.cond
+        neg = isinstance(c, ir.Unary) and c.op == "!"
+        inner = c.operand if neg else c
+        if isinstance(inner, ir.ApplyTable) and inner.result in ("hit", "miss"):
+            _, entry = self._inline_apply(inner.table, out, ind)
+            hit = (inner.result == "hit") != neg
+            out.add(ind, f"if {entry} is {'not ' if hit else ''}None:")
+        else:
+            out.add(ind, f"if {self.ex(s.cond)}:")
+        self.block(s.then, out, ind + 1)
+        if s.else_ is not None and s.else_.stmts:
+            out.add(ind, "else:")
+            self.block(s.else_, out, ind + 1)
+
+    def st_SwitchActionRun(self, s: ir.SwitchActionRun, out: Out, ind: int) -> None:
+        v, _ = self._inline_apply(s.table, out, ind)
+        self._cases(v, s.cases, out, ind, lambda lab: repr(self.res.action_id(lab)))
+
+    def st_SwitchValue(self, s: ir.SwitchValue, out: Out, ind: int) -> None:
+        v = self.t()
+        out.add(ind, f"{v} = {self.ex(s.expr)}")
+        self._cases(v, s.cases, out, ind, lambda lab: self.ex(lab))
+
+    def _cases(self, v: str, cases: list[ir.SwitchCase], out: Out, ind: int, label) -> None:
+        first = True
+        default = None
+        for c in cases:
+            if c.default:
+                default = c
+                if not c.labels:
+                    continue
+            conds = " or ".join(f"{v} == {label(lab)}" for lab in c.labels) or "False"
+            out.add(ind, f"{'if' if first else 'elif'} {conds}:")
+            first = False
+            self.block(c.body, out, ind + 1)
+        if default is not None:
+            if first:
+                self.block(default.body, out, ind)
+            else:
+                out.add(ind, "else:")
+                self.block(default.body, out, ind + 1)
+
+    def st_Exit(self, s: ir.Exit, out: Out, ind: int) -> None:
+        out.add(ind, "raise _Exit()")
+
+    def st_Return(self, s: ir.Return, out: Out, ind: int) -> None:
+        out.add(ind, f"return {self._action_outs()}" if self.action is not None else "return")
+
+    def _action_outs(self) -> str:
+        a = self.action
+        outs = [f"a{i}" for i, p in enumerate(a.params) if p.direction in ("out", "inout")]
+        return f"({', '.join(outs)},)" if outs else "None"
+
+    def st_ExprStmt(self, s: ir.ExprStmt, out: Out, ind: int) -> None:
+        e = s.expr
+        if isinstance(e, ir.SetValid):
+            out.add(ind, f"{self.ex(e.header)}.set_valid()")
+        elif isinstance(e, ir.SetInvalid):
+            out.add(ind, f"{self.ex(e.header)}.valid = False")
+        elif isinstance(e, ir.PushFront):
+            out.add(ind, f"{self.ex(e.stack)}.push_front({e.count})")
+        elif isinstance(e, ir.PopFront):
+            out.add(ind, f"{self.ex(e.stack)}.pop_front({e.count})")
+        elif isinstance(e, ir.ApplyTable):
+            self._inline_apply(e.table, out, ind)
+        elif isinstance(e, ir.ActionCall):
+            self.action_call(e, out, ind)
+        elif isinstance(e, ir.ExternCall):
+            self.extern_call(e, out, ind)
+        elif isinstance(e, ir.BuiltinCall):
+            self.builtin_call(e, out, ind)
+        else:
+            out.add(ind, self.ex(e))
+
+    def action_call(self, e: ir.ActionCall, out: Out, ind: int) -> None:
+        act = self.p.actions[e.action]
+        fn = self.action_fn[(self.ctl_index, e.action)]
+        args = []
+        for p, a in zip(act.params, e.args):
+            code = self.ex(a)
+            if self._is_aggregate(p.type):
+                code = f"{code}.copy()"
+            args.append(code)
+        outs = [(i, a) for i, (p, a) in enumerate(zip(act.params, e.args)) if p.direction in ("out", "inout")]
+        call = f"{fn}(H, M, S, L, C{''.join(', ' + x for x in args)})"
+        if not outs:
+            out.add(ind, call)
+            return
+        r = self.t()
+        out.add(ind, f"{r} = {call}")
+        for k, (_, a) in enumerate(outs):
+            self.assign(a, f"{r}[{k}]", out, ind)
+
+    def extern_call(self, e: ir.ExternCall, out: Out, ind: int) -> None:
+        inst = self.cur_block.externs.get(e.instance) if isinstance(self.cur_block, ir.Control) else None
+        if inst is None:
+            raise compile_error(e.loc, f"unknown extern instance {e.instance}")
+        kind, meth, args = inst.kind, e.method, e.args
+        if kind == "direct_counter" and meth == "count":
+            return  # counted by the table on every hit, as bmv2 does
+        if kind == "direct_meter" and meth == "read":
+            return  # the colour is written by the table on a hit, as bmv2 does
+        obj = self.res.extern(inst.name)
+        g = self.g(obj, "X")
+        size = inst.size if inst.size is not None else 0
+        if kind == "counter" and meth == "count":
+            i = self.t()
+            out.add(ind, f"{i} = {self.ex(args[0])}")
+            out.add(ind, f"if {i} < {size}:")
+            out.add(ind + 1, f"{g}.count({i}, C.nbytes)")
+            return
+        if kind == "meter" and meth == "execute_meter":
+            i = self.t()
+            out.add(ind, f"{i} = {self.ex(args[0])}")
+            out.add(ind, f"if {i} < {size}:")
+            self.assign(args[1], f"{g}.execute({i}, C.nbytes, C.now)", out, ind + 1)
+            return
+        if kind == "register" and meth == "read":
+            i = self.t()
+            out.add(ind, f"{i} = {self.ex(args[1])}")
+            out.add(ind, f"if {i} < {size}:")
+            rd = f"{g}.read({i})"
+            et = inst.type_args[0] if inst.type_args else None
+            if isinstance(et, ir.IntT):
+                h = 1 << (et.width - 1)
+                rd = f"(({rd} ^ {h:#x}) - {h:#x})"
+            elif isinstance(et, ir.BoolT):
+                rd = f"({rd} != 0)"
+            self.assign(args[0], rd, out, ind + 1)
+            return
+        if kind == "register" and meth == "write":
+            i = self.t()
+            out.add(ind, f"{i} = {self.ex(args[0])}")
+            out.add(ind, f"if {i} < {size}:")
+            val = self.ex(args[1])
+            if isinstance(args[1].type, ir.BoolT):
+                val = f"int({val})"
+            out.add(ind + 1, f"{g}.write({i}, {val})")
+            return
+        raise compile_error(e.loc, f"unsupported: {kind}.{meth}")
+
+    def builtin_call(self, e: ir.BuiltinCall, out: Out, ind: int) -> None:
+        n, a = e.name, e.args
+        if n == "mark_to_drop":
+            sm = self.ex(a[0])
+            out.add(ind, f"{sm}.f_egress_spec = 511")
+            out.add(ind, f"{sm}.f_mcast_grp = 0")
+        elif n == "hash":
+            fn = self.algo(a[1])
+            w = ir.type_width(a[0].type)
+            h = f"{fn}({self.pack_code(a[3])})"
+            base, mx = a[2], a[4]
+            if isinstance(mx, ir.Const):
+                r = self.ex(base) if mx.value == 0 else f"({self.ex(base)} + {h} % {mx.value})"
+            else:
+                r = f"_hash_offset({h}, {self.ex(base)}, {self.ex(mx)})"
+            self.assign(a[0], f"({r} & {bitmask(w):#x})", out, ind)
+        elif n == "random":
+            w = ir.type_width(a[0].type)
+            self.assign(a[0], f"(_randint({self.ex(a[1])}, {self.ex(a[2])}) & {bitmask(w):#x})", out, ind)
+        elif n == "digest":
+            t = e.type_args[0] if e.type_args else a[1].type
+            did = self.res.digest_id(t.name)
+            vals = self._digest_values(a[1])
+            out.add(ind, f"C.digest = ({did}, {vals})")
+        elif n == "clone":
+            out.add(ind, f"C.clone = ({self.ex(a[1])}, -1)")
+        elif n == "clone_preserving_field_list":
+            out.add(ind, f"C.clone = ({self.ex(a[1])}, {self.ex(a[2])})")
+        elif n == "resubmit_preserving_field_list":
+            out.add(ind, f"C.resubmit = {self.ex(a[0])}")
+        elif n == "recirculate_preserving_field_list":
+            out.add(ind, f"C.recirculate = {self.ex(a[0])}")
+        elif n == "truncate":
+            out.add(ind, f"C.truncate = {self.ex(a[0])}")
+        elif n in ("verify_checksum", "verify_checksum_with_payload"):
+            fn = self.algo(a[3])
+            data = self.pack_code(a[1])
+            if n.endswith("payload"):
+                data = f"{data} + C.payload"
+            w = ir.type_width(a[2].type)
+            out.add(ind, f"if {self.ex(a[0])} and ({fn}({data}) & {bitmask(w):#x}) != {self.ex(a[2])}:")
+            out.add(ind + 1, "C.checksum_error = 1")
+            if self.trace:
+                out.add(ind + 1, f"TR('checksum verification failed at {e.loc}')")
+        elif n in ("update_checksum", "update_checksum_with_payload"):
+            fn = self.algo(a[3])
+            data = self.pack_code(a[1])
+            if n.endswith("payload"):
+                data = f"{data} + C.payload"
+            w = ir.type_width(a[2].type)
+            out.add(ind, f"if {self.ex(a[0])}:")
+            self.assign(a[2], f"({fn}({data}) & {bitmask(w):#x})", out, ind + 1)
+        elif n in ("assert", "assume"):
+            out.add(ind, f"if not {self.ex(a[0])}:")
+            out.add(ind + 1, f"raise _AssertFail({(str(e.loc) + ': ' + n + ' failed')!r})")
+        elif n == "log_msg":
+            fmt = self.ex(a[0])
+            vals = "()"
+            if len(a) > 1:
+                vals = "(" + "".join(f"{self.ex(x)}, " for x, _ in self._flatten(a[1])) + ")"
+            out.add(ind, f"C.log(_format_log({fmt}, {vals}))")
+        else:
+            raise compile_error(e.loc, f"unsupported: {n}")
+
+    def _digest_values(self, data: ir.Expr) -> str:
+        leaves = [x for x, _ in self._flatten(data)]
+        parts = []
+        for x in leaves:
+            v = self.ex(x)
+            if isinstance(x.type, ir.BoolT):
+                v = f"int({v})"
+            parts.append(v)
+        return "(" + "".join(p + ", " for p in parts) + ")"
+
+    # parser statements
+
+    def st_Extract(self, s: ir.Extract, out: Out, ind: int) -> None:
+        h = s.header
+        if isinstance(h, ir.StackNext):
+            st = self.t()
+            size = h.stack.type.size
+            out.add(ind, f"{st} = {self.ex(h.stack)}")
+            out.add(ind, f"if {st}.nxt >= {size}:")
+            out.add(ind + 1, f"raise _PE({PE_STACK_OUT_OF_BOUNDS})")
+            target = f"{st}.arr[{st}.nxt]"
+            t = h.stack.type.elem
+            post = f"{st}.nxt += 1"
+        else:
+            target = self.ex(h)
+            t = h.type
+            post = None
+        if not isinstance(t, ir.HeaderT):
+            raise compile_error(s.loc, "unsupported: extract of a non-header")
+        if t.width % 8:
+            raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
+        nb = t.width // 8
+        hv = self.t()
+        out.add(ind, f"if off + {nb} > len(data):")
+        out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
+        out.add(ind, f"{hv} = {target}")
+        v = self.t()
+        out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
+        for line in layout.unpack_lines(t, hv, v, ""):
+            out.add(ind, line)
+        out.add(ind, f"off += {nb}")
+        out.add(ind, "C.off = off")
+        if post:
+            out.add(ind, post)
+        if self.trace:
+            out.add(ind, f"TR('extract {t.name}: ' + repr({hv}))")
+
+    def st_Advance(self, s: ir.Advance, out: Out, ind: int) -> None:
+        b = self.t()
+        out.add(ind, f"{b} = {self.ex(s.bits)}")
+        out.add(ind, f"if {b} & 7:")
+        out.add(ind + 1, f"raise _PE({PE_PARSER_INVALID_ARGUMENT})")
+        out.add(ind, f"if off + ({b} >> 3) > len(data):")
+        out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
+        out.add(ind, f"off += {b} >> 3")
+        out.add(ind, "C.off = off")
+
+    def st_Verify(self, s: ir.Verify, out: Out, ind: int) -> None:
+        out.add(ind, f"if not {self.ex(s.cond)}:")
+        out.add(ind + 1, f"raise _PE({self.ex(s.error)})")
+
+    def st_Emit(self, s: ir.Emit, out: Out, ind: int) -> None:
+        t = s.header.type
+        if not isinstance(t, ir.HeaderT):
+            raise compile_error(s.loc, "unsupported: emit of a non-header")
+        h = self.t()
+        out.add(ind, f"{h} = {self.ex(s.header)}")
+        out.add(ind, f"if {h}.valid:")
+        out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({(t.width + 7) // 8}, 'big'))")
