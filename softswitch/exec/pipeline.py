@@ -193,8 +193,26 @@ class V1Pipeline:
         trace = self.trace
         run_ingress = self.blocks.ingress
         n = len(data)
+        b = self.blocks
+        parse, verify = b.parser, b.verify_checksum
+        new_h, new_m, new_s, logf = self._H, self._M, self._S, self._log
         for _ in range(MAX_RESUBMITS):
-            H, M, S, C = self._parse(data, port, now, itype, preserved)
+            # parser + verifyChecksum (same as _parse, inlined on the per-packet path)
+            H, M, S = new_h(), new_m(), new_s()
+            S.f_ingress_port = port
+            S.f_packet_length = n & _M32
+            S.f_instance_type = itype
+            S.f_ingress_global_timestamp = now & _M48
+            if preserved is not None:
+                self.field_lists.get(preserved[0])[1](M, preserved[1])
+            C = Ctx(data, n, now, logf)
+            if trace:
+                trace(f"packet in: port {port}, {n} bytes, instance_type {itype}")
+            S.f_parser_error = parse(H, M, S, C)
+            C.payload = data[C.off:]
+            if verify is not None:
+                verify(H, M, S, C)
+                S.f_checksum_error = C.checksum_error
             try:
                 run_ingress(H, M, S, C)
             except AssertionFailed as e:
