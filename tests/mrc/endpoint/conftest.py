@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +73,24 @@ def _make(tag: str, planes: int, mtu: int) -> DirectLink:
                 idx = n.link_lookup(ifname=link.ifname(side, p))[0]
                 n.link("set", index=idx, mtu=mtu, address=mac(side, p))
                 n.link("set", index=idx, state="up")
+    for side in "ab":  # carrier comes up asynchronously (linkwatch): wait, bounded
+        wait_oper_up(link, side)
     return link
+
+
+def wait_oper_up(link: DirectLink, side: str, timeout_s: float = 10.0) -> None:
+    from pyroute2 import NetNS
+
+    names = {link.ifname(side, p) for p in range(1, link.planes + 1)}
+    deadline = time.monotonic() + timeout_s
+    with NetNS(link.ns[side]) as n:
+        while True:
+            up = {ln.get_attr("IFLA_IFNAME") for ln in n.get_links() if ln.get_attr("IFLA_OPERSTATE") == "UP"}
+            if names <= up:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{sorted(names - up)} not operationally up after {timeout_s} s")
+            time.sleep(0.02)  # polling interval of a bounded wait
 
 
 def _remove(link: DirectLink) -> None:

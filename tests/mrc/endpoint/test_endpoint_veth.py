@@ -149,3 +149,29 @@ def test_rc_baseline_single_path(direct_link, procs, tmp_path):
     ports = c["counters"]["ports"]
     assert ports["1"]["tx_frames"] >= 2048 and ports["2"]["tx_frames"] == 0  # one path only
     assert c["retransmissions"]["rack"] == 0 and c["retransmissions"]["trim"] == 0
+
+
+def test_silent_blackhole_detected_by_loss(direct_link, procs, tmp_path):
+    """Plane 2 silently drops data (its receiving end's MTU shrinks to 1500: veth drops the 8 KiB
+    frames, carrier stays up, small ACKs and probes still pass): the sender's loss detection, not a
+    link event, retires the EVs, and the write still completes intact."""
+    from pyroute2 import NetNS
+
+    link = direct_link("h", planes=2)
+
+    def blackhole(lines):
+        assert wait_for(lambda: any(p["fraction"] >= 0.2 for p in _progress(lines)), 30)
+        with NetNS(link.ns["b"]) as n:
+            n.link("set", index=n.link_lookup(ifname=link.ifname("b", 2))[0], mtu=1500)
+
+    c, s, _ = _run_pair(link, procs, tmp_path,
+                        client_args=("--size", "32M", "--iters", "1", "--verify", "--progress", "0.05",
+                                     "--rate-gbps", "0.25"),
+                        during=blackhole)
+    assert c["ok"] and s["verify"] == "ok" and s["bytes_placed"] == 32 * MiB
+    assert c["link_events"] == []  # nothing announced it
+    assert c["retransmissions"]["total"] > 0
+    causes = {e["cause"] for e in c["ev_timeline"] if e["port"] == 2 and e["to"] == "ASSUMED_BAD"}
+    assert causes and causes <= {"rack", "timeout"}
+    print(f"\nsilent plane loss: {c['results']['seconds']:.2f} s, retx {c['retransmissions']}, "
+          f"{len(c['ev_timeline'])} EV changes")
