@@ -1,0 +1,129 @@
+"""No-root units: EV plan files (as the controller writes them), bootstrap addresses, CLI errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from mrc.cli import build_parser, main
+from mrc.endpoint import PlanError, direct_evs, load_plan, parse_plan
+from mrc.endpoint.bootstrap import Listener, connect, parse_address
+from mrc.endpoint.perf import percentile
+
+
+@pytest.fixture
+def controller_plans(tmp_path):
+    from controller.evplan import write_ev_files
+    from controller.plan import build_plan
+    from controller.topogen import clos
+
+    plan = build_plan(clos(2, 2, 2, 1))
+    return write_ev_files(plan, tmp_path / "y") + write_ev_files(plan, tmp_path / "j", fmt="json")
+
+
+def test_loads_controller_plans(controller_plans):
+    for path in controller_plans:
+        hp = load_plan(path)
+        assert sorted(hp.ports) == [1, 2] and all(p.mac and p.next_hop_mac for p in hp.ports.values())
+        (peer,) = hp.peers.values()
+        assert hp.peer_by_gid(peer.gid) is peer
+        srv6, stev, udp = (hp.evs_to(peer, e) for e in ("srv6", "stev", "udp"))
+        assert len(srv6) == len(stev) == len(udp) == 4  # 2 planes x 2 spines
+        assert {p for _, p in srv6} == {1, 2}
+        assert all(isinstance(ev, bytes) and len(ev) == 16 for ev, _ in srv6)
+        assert all(isinstance(ev, int) and ev >> 16 == sport for (ev, _), (sport, _) in zip(stev, udp, strict=True))
+
+
+def test_plan_errors_name_the_field(tmp_path, controller_plans):
+    data = yaml.safe_load(controller_plans[0].read_text())
+    peer = next(iter(data["peers"]))
+    data["peers"][peer]["profiles"]["srv6"]["evs"][1]["ev"] = "zz"
+    with pytest.raises(PlanError, match=rf"peers\.{peer}\.profiles\.srv6\.evs\[1\]\.ev: not hex"):
+        parse_plan(data)
+    data = yaml.safe_load(controller_plans[0].read_text())
+    data["ports"][1]["leaf_mac"] = "nope"
+    with pytest.raises(PlanError, match=r"ports\.1: bad MAC"):
+        parse_plan(data)
+    with pytest.raises(PlanError, match="gid"):
+        parse_plan({"host": "h", "gid": "x"})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(PlanError, match="not valid JSON"):
+        load_plan(bad)
+    with pytest.raises(PlanError, match="No such file"):
+        load_plan(tmp_path / "missing.yaml")
+    hp = parse_plan({"host": "h", "gid": "fd00::1", "peers": {}})
+    with pytest.raises(PlanError, match="no peer with GID fd00::2"):
+        hp.peer_by_gid(bytes.fromhex("fd00" + "00" * 13 + "02"))
+
+
+def test_direct_evs_alternate_ports_and_are_distinct():
+    for enc in ("srv6", "stev", "udp"):
+        evs = direct_evs(enc, [1, 2, 3], 2)
+        assert [p for _, p in evs] == [1, 2, 3, 1, 2, 3]
+        assert len({ev for ev, _ in evs}) == 6
+    with pytest.raises(ValueError):
+        direct_evs("ipv4", [1])
+
+
+def test_bootstrap_addresses_and_exchange(tmp_path):
+    assert str(parse_address("10.0.0.1")) == "10.0.0.1:18515"
+    assert str(parse_address("[fd00::1]:7")) == "[fd00::1]:7"
+    assert parse_address("unix:/tmp/x").path == "/tmp/x"
+    for bad in ("unix:", "[fd00::1", "h:99999", "h:x"):
+        with pytest.raises(ValueError):
+            parse_address(bad)
+    addr = parse_address(f"unix:{tmp_path / 's'}")
+    lst = Listener(addr)
+    try:
+        cli = connect(addr, 5)
+        srv = lst.accept(5)
+        cli.send({"hello": 1})
+        assert srv.recv(5) == {"hello": 1}
+        srv.send({"error": "no"})
+        with pytest.raises(ConnectionError, match="peer: no"):
+            cli.recv(5)
+        cli.close()
+        srv.close()
+    finally:
+        lst.close()
+
+
+def test_percentile_nearest_rank():
+    v = sorted(float(i) for i in range(1, 1001))
+    assert (percentile(v, 0.5), percentile(v, 0.99), percentile(v, 0.999)) == (500.0, 990.0, 999.0)
+    assert percentile([], 0.5) == 0.0
+
+
+def test_cli_help_and_errors(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    assert "ib_write_bw" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main(["client", "--ifaces", "a", "--peer", "x", "--size", "12Q"])
+    assert e.value.code == 2 and "bad size" in capsys.readouterr().err
+    a = build_parser().parse_args(["client", "--ifaces", "2@eth9,1@eth8", "--peer", "h", "--size", "64M"])
+    assert a.ifaces == [(2, "eth9"), (1, "eth8")] and a.size == 64 << 20
+    assert main(["client", "--ifaces", "a,b", "--peer", "h", "--next-hop-macs", "02:00:00:00:00:01"]) == 2
+    assert "2 interfaces" in capsys.readouterr().err
+    assert main(["server", "--ifaces", "a", "--plan", "/nonexistent/plan.yaml"]) == 2
+    assert "nonexistent" in capsys.readouterr().err
+
+
+def test_cli_json_report_shape():
+    """The text report formats every field the JSON carries (no KeyError on a real-shaped result)."""
+    from mrc.cli import format_client
+
+    r = {"config": {"mode": "mrc", "encap": "srv6", "qps": 1, "size": 4, "mtu": 8192, "ports": {"1": "x"},
+                    "evs": 2, "imm": False},
+         "results": {"bytes": 4, "messages": 1, "seconds": 0.1, "mb_per_s": 0.0, "gbit_per_s": 0.0,
+                     "latency_us": {"p50": 1.0, "p99": 2.0, "p999": 3.0}},
+         "retransmissions": {"total": 1, "rack": 1, "timeout": 0, "trim": 0, "nak": 0},
+         "ev_timeline": [{"t_s": 0.01, "qpn": 256, "ev": 1, "port": 2, "from": "GOOD", "to": "ASSUMED_BAD",
+                          "cause": "port_down"}],
+         "link_events": [{"t_s": 0.009, "port": 2, "ifname": "x", "state": "down"}],
+         "server": {"verify": "ok"}, "errors": []}
+    text = format_client(json.loads(json.dumps(r)))
+    assert "GOOD -> ASSUMED_BAD  (port_down)" in text and "port 2 (x) down" in text
