@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from irb import BOOL, ETH, B, L, assign, binop, block, c, mem, program, state, var
+from exec_irb import BOOL, ETH, B, L, assign, binop, block, c, mem, program, state, var
 from p4.config.v1 import p4info_pb2
 
 from softswitch.exec import build_pipeline
@@ -29,7 +29,7 @@ def _run(result_t, expr_fn, data: bytes, extra_stmts=()):
 
 
 def _std():
-    from irb import STD
+    from exec_irb import STD
     return STD
 
 

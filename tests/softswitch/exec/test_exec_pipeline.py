@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from exec_rig import DATA, INSERT, Rig
 from p4.v1 import p4runtime_pb2
-from p4helpers import DATA, INSERT, Rig
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from exec_irb import STD, B, L, assign, binop, block, c, mem, program, state, var
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from irb import STD, B, L, assign, binop, block, c, mem, program, state, var
 from p4.config.v1 import p4info_pb2
 
 from softswitch.exec import build_pipeline

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from exec_rig import DATA, Rig
 from p4.v1 import p4runtime_pb2
-from p4helpers import DATA, Rig
 
 PROG = DATA / "exec_misc.p4"
 ETH = bytes.fromhex("000000000001" "000000000002")

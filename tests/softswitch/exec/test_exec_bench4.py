@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from p4helpers import DATA, Rig
+from exec_rig import DATA, Rig
 from scapy.layers.inet import UDP
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrSegmentRouting
 from scapy.layers.l2 import Ether
