@@ -1,0 +1,229 @@
+"""Read a switch, diff it against the desired entities, write only the difference.
+
+Entities are compared in canonical form (shortest byte strings, LPM values masked, don't-care
+fields omitted), so a switch that answers reads in canonical form and a plan written in any form
+agree.  Write order follows dependencies: clone sessions, members, groups, table entries (extra
+entries deleted first), default actions; extra groups and then extra members are deleted last.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from p4.v1 import p4runtime_pb2
+
+from .mapping import DesiredState, canonical_bytes
+from .session import SessionError, SwitchSession
+
+INSERT, MODIFY, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE
+
+
+@dataclass
+class ReconcileResult:
+    """What one reconcile pass did on one switch."""
+
+    switch: str
+    inserted: int = 0
+    modified: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    seconds: float = 0.0
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def written(self) -> int:
+        return self.inserted + self.modified + self.deleted
+
+
+def _match_key(fm: p4runtime_pb2.FieldMatch) -> tuple:
+    kind = fm.WhichOneof("field_match_type")
+    if kind == "exact":
+        return fm.field_id, kind, canonical_bytes(fm.exact.value)
+    if kind == "lpm":
+        return fm.field_id, kind, canonical_bytes(fm.lpm.value), fm.lpm.prefix_len
+    if kind == "ternary":
+        return fm.field_id, kind, canonical_bytes(fm.ternary.value), canonical_bytes(fm.ternary.mask)
+    if kind == "range":
+        return fm.field_id, kind, canonical_bytes(fm.range.low), canonical_bytes(fm.range.high)
+    if kind == "optional":
+        return fm.field_id, kind, canonical_bytes(fm.optional.value)
+    return fm.field_id, kind, fm.SerializeToString(deterministic=True)
+
+
+def _action_value(a: p4runtime_pb2.Action) -> tuple:
+    return a.action_id, tuple(sorted((p.param_id, canonical_bytes(p.value)) for p in a.params))
+
+
+def _table_action(ta: p4runtime_pb2.TableAction) -> tuple:
+    kind = ta.WhichOneof("type")
+    if kind == "action":
+        return kind, _action_value(ta.action)
+    if kind == "action_profile_group_id":
+        return kind, ta.action_profile_group_id
+    if kind == "action_profile_member_id":
+        return kind, ta.action_profile_member_id
+    return kind, ta.SerializeToString(deterministic=True)
+
+
+def entity_key(e: p4runtime_pb2.Entity) -> tuple:
+    """Identity of an entity (what a DELETE names)."""
+    kind = e.WhichOneof("entity")
+    if kind == "table_entry":
+        t = e.table_entry
+        return ("table_entry", t.table_id, tuple(sorted(_match_key(m) for m in t.match)), t.priority,
+                t.is_default_action)
+    if kind == "action_profile_member":
+        return kind, e.action_profile_member.action_profile_id, e.action_profile_member.member_id
+    if kind == "action_profile_group":
+        return kind, e.action_profile_group.action_profile_id, e.action_profile_group.group_id
+    if kind == "packet_replication_engine_entry":
+        pre = e.packet_replication_engine_entry
+        if pre.HasField("clone_session_entry"):
+            return "clone_session", pre.clone_session_entry.session_id
+        return "multicast_group", pre.multicast_group_entry.multicast_group_id
+    raise ValueError(f"reconcile does not manage {kind}")
+
+
+def entity_value(e: p4runtime_pb2.Entity) -> tuple:
+    """What an entity holds beyond its identity (a difference means MODIFY)."""
+    kind = e.WhichOneof("entity")
+    if kind == "table_entry":
+        return _table_action(e.table_entry.action)
+    if kind == "action_profile_member":
+        return _action_value(e.action_profile_member.action)
+    if kind == "action_profile_group":
+        return tuple(sorted((m.member_id, m.weight or 1) for m in e.action_profile_group.members))
+    pre = e.packet_replication_engine_entry
+    if pre.HasField("clone_session_entry"):
+        cs = pre.clone_session_entry
+        return (tuple(sorted((r.egress_port, r.instance) for r in cs.replicas)), cs.class_of_service,
+                cs.packet_length_bytes)
+    mg = pre.multicast_group_entry
+    return tuple(sorted((r.egress_port, r.instance) for r in mg.replicas))
+
+
+def _key_only(e: p4runtime_pb2.Entity) -> p4runtime_pb2.Entity:
+    """The entity stripped to what a DELETE needs."""
+    out = p4runtime_pb2.Entity()
+    out.CopyFrom(e)
+    kind = out.WhichOneof("entity")
+    if kind == "table_entry":
+        te = out.table_entry
+        for f in ("action", "counter_data", "meter_config", "meter_counter_data", "time_since_last_hit"):
+            te.ClearField(f)
+    elif kind == "action_profile_member":
+        out.action_profile_member.ClearField("action")
+    elif kind == "action_profile_group":
+        out.action_profile_group.ClearField("members")
+    return out
+
+
+@dataclass
+class SwitchContents:
+    """What a switch holds, keyed by ``entity_key``."""
+
+    pre: dict[tuple, p4runtime_pb2.Entity] = field(default_factory=dict)
+    members: dict[tuple, p4runtime_pb2.Entity] = field(default_factory=dict)
+    groups: dict[tuple, p4runtime_pb2.Entity] = field(default_factory=dict)
+    entries: dict[tuple, p4runtime_pb2.Entity] = field(default_factory=dict)
+    defaults: dict[tuple, p4runtime_pb2.Entity] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in (self.pre, self.members, self.groups, self.entries, self.defaults))
+
+
+def _index(ents: list[p4runtime_pb2.Entity]) -> dict[tuple, p4runtime_pb2.Entity]:
+    return {entity_key(e): e for e in ents}
+
+
+def read_contents(s: SwitchSession, desired: DesiredState) -> SwitchContents:
+    """Read every table entry, member and group (wildcards), plus the desired clone sessions and defaults."""
+    c = SwitchContents()
+    ent = p4runtime_pb2.Entity()
+    ent.table_entry.SetInParent()
+    c.entries = {k: e for k, e in _index(s.read([ent])).items() if not e.table_entry.is_default_action}
+    m = p4runtime_pb2.Entity()
+    m.action_profile_member.SetInParent()
+    c.members = _index(s.read([m]))
+    g = p4runtime_pb2.Entity()
+    g.action_profile_group.SetInParent()
+    c.groups = _index(s.read([g]))
+    for want in desired.pre:
+        probe = p4runtime_pb2.Entity()
+        probe.CopyFrom(want)
+        cs = probe.packet_replication_engine_entry.clone_session_entry
+        cs.ClearField("replicas")
+        try:
+            c.pre.update(_index(s.read([probe])))
+        except SessionError as e:
+            if "NOT_FOUND" not in str(e):
+                raise
+    for want in desired.defaults:
+        probe = p4runtime_pb2.Entity()
+        probe.table_entry.table_id = want.table_entry.table_id
+        probe.table_entry.is_default_action = True
+        c.defaults.update(_index(s.read([probe])))
+    return c
+
+
+def _update(kind: int, e: p4runtime_pb2.Entity) -> p4runtime_pb2.Update:
+    u = p4runtime_pb2.Update(type=kind)
+    u.entity.CopyFrom(_key_only(e) if kind == DELETE else e)
+    return u
+
+
+def plan_updates(desired: DesiredState, have: SwitchContents) -> list[tuple[str, list[p4runtime_pb2.Update]]]:
+    """The ordered write phases turning ``have`` into ``desired`` (empty phases omitted)."""
+    def upserts(want: list[p4runtime_pb2.Entity], cur: dict[tuple, p4runtime_pb2.Entity],
+                allow_insert: bool = True) -> list[p4runtime_pb2.Update]:
+        out = []
+        for e in want:
+            k = entity_key(e)
+            old = cur.get(k)
+            if old is None:
+                out.append(_update(INSERT if allow_insert else MODIFY, e))
+            elif entity_value(old) != entity_value(e):
+                out.append(_update(MODIFY, e))
+        return out
+
+    def extras(want: list[p4runtime_pb2.Entity], cur: dict[tuple, p4runtime_pb2.Entity]) -> list:
+        keys = {entity_key(e) for e in want}
+        return [_update(DELETE, e) for k, e in sorted(cur.items(), key=lambda kv: repr(kv[0])) if k not in keys]
+
+    phases = [
+        ("clone_sessions", upserts(desired.pre, have.pre)),
+        ("members", upserts(desired.members, have.members)),
+        ("groups", upserts(desired.groups, have.groups)),
+        ("delete_entries", extras(desired.entries, have.entries)),
+        ("entries", upserts(desired.entries, have.entries)),
+        ("defaults", upserts(desired.defaults, have.defaults, allow_insert=False)),
+        ("delete_groups", extras(desired.groups, have.groups)),
+        ("delete_members", extras(desired.members, have.members)),
+    ]
+    return [(name, ups) for name, ups in phases if ups]
+
+
+def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | None = None) -> ReconcileResult:
+    """Make the switch hold exactly ``desired``; a converged switch gets zero writes."""
+    log = log or logging.getLogger("controller.reconcile")
+    t0 = time.monotonic()
+    have = read_contents(s, desired)
+    res = ReconcileResult(s.name)
+    for phase, ups in plan_updates(desired, have):
+        s.write(ups)
+        res.by_kind[phase] = len(ups)
+        for u in ups:
+            if u.type == INSERT:
+                res.inserted += 1
+            elif u.type == MODIFY:
+                res.modified += 1
+            else:
+                res.deleted += 1
+    res.unchanged = len(desired) - res.inserted - res.modified
+    res.seconds = time.monotonic() - t0
+    log.info("reconciled", extra={"fields": {
+        "switch": s.name, "written": res.written, "inserted": res.inserted, "modified": res.modified,
+        "deleted": res.deleted, "unchanged": res.unchanged, "read": len(have), "seconds": round(res.seconds, 3),
+        **({"phases": res.by_kind} if res.by_kind else {})}})
+    return res
