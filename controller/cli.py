@@ -1,11 +1,12 @@
-"""``mrc-controller``: topology generation/checking, SID plan, static plan and EV plans.
-
-The P4Runtime daemon (``run``, ``status``) is added beside these commands by the session layer.
+"""``mrc-controller``: topology generation/checking, SID plan, static plan, EV plans, and the
+P4Runtime daemon (``run``) with its terminal view (``status``).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from .evplan import (
 )
 from .plan import build_plan, plan_to_data
 from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
+from .status import DEFAULT_METRICS_PORT
 from .topogen import clos_data, dump_yaml
 from .topology import DEFAULT_GRPC_BASE, TopologyError, load_topology, parse_topology
 
@@ -119,6 +121,77 @@ def cmd_ev_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Converge every switch (``--once``) or run the daemon loop until SIGINT/SIGTERM."""
+    import signal
+    import threading
+
+    from .daemon import Controller, Options, load_pipeline, setup_logging
+    from .mapping import MappingError
+    from .session import SessionError
+
+    setup_logging(args.log_format, args.log_level)
+    log = logging.getLogger("controller")
+    try:
+        plan = _load_plan(args)
+        pipeline = load_pipeline(args.target, args.program, args.p4info, args.device_config)
+    except SessionError as e:
+        print(f"mrc-controller: error: {e}", file=sys.stderr)
+        return 2
+    opts = Options(election_id=args.election_id, takeover=not args.no_takeover, retries=args.retries,
+                   reconcile_interval_s=args.interval, wiring_interval_s=args.wiring_interval,
+                   counters_interval_s=args.counters_interval, stev_mode=args.stev_mode,
+                   grpc_host=args.grpc_host, grpc_base_port=args.grpc_base_port)
+    ctl = Controller(plan, pipeline, opts, log)
+    stop = threading.Event()
+    server = None
+    try:
+        if args.metrics_port:
+            from .metrics import serve
+
+            _, server, _ = serve(ctl.metrics_snapshot, args.metrics_port, args.metrics_addr)
+            log.info("metrics", extra={"fields": {"url": f"http://{args.metrics_addr}:{args.metrics_port}/metrics"}})
+        if args.once:
+            try:
+                result = ctl.converge_all()
+            except MappingError as e:
+                print(f"mrc-controller: error: {e}", file=sys.stderr)
+                return 2
+            if all(result.values()) and not args.no_wiring:
+                ctl.wiring_check()
+            return 0 if all(result.values()) else 1
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        ctl.run(stop)
+        return 0
+    finally:
+        ctl.close()
+        if server is not None:
+            server.shutdown()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print the running controller's view (from its metrics endpoint)."""
+    import time
+    import urllib.error
+
+    from .status import show
+
+    url = args.url or f"http://127.0.0.1:{args.metrics_port}/metrics"
+    try:
+        while True:
+            show(url)
+            if not args.watch:
+                return 0
+            time.sleep(args.watch)  # refresh period of the view
+    except (urllib.error.URLError, OSError) as e:
+        print(f"mrc-controller: error: cannot read {url}: {e} (is `mrc-controller run --metrics-port` running?)",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
 def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topology", "-t", required=True, help="topology YAML file")
     p.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
@@ -167,6 +240,38 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(k)
     k.add_argument("--evs-per-path", type=int, default=1)
     k.set_defaults(func=cmd_ev_check)
+
+    r = sub.add_parser("run", help="converge the switches over P4Runtime and keep them converged")
+    r.add_argument("--topology", "-t", required=True, help="topology YAML file")
+    r.add_argument("--target", choices=("softswitch", "bmv2"), default=os.environ.get("TARGET", "softswitch"))
+    r.add_argument("--once", action="store_true", help="converge every switch, then exit (1 if one failed)")
+    r.add_argument("--election-id", type=int, default=1, help="P4Runtime election id (higher = primary)")
+    r.add_argument("--no-takeover", action="store_true", help="stay backup when the primary goes away")
+    r.add_argument("--metrics-port", type=int, default=0, help="serve Prometheus metrics on this port")
+    r.add_argument("--metrics-addr", default="127.0.0.1")
+    r.add_argument("--log-format", choices=("json", "text"), default="text")
+    r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    r.add_argument("--program", help="P4 source for softswitch (default p4src/mrc_switch.p4)")
+    r.add_argument("--p4info", help="P4Info text file (with --device-config; default for bmv2: build/mrc_switch/)")
+    r.add_argument("--device-config", help="device config file (bmv2 JSON or softswitch bundle)")
+    r.add_argument("--grpc-host", default="127.0.0.1")
+    r.add_argument("--grpc-base-port", type=int, help="switch i (file order) at this port + i")
+    r.add_argument("--retries", type=int, default=4, help="attempts per switch with --once")
+    r.add_argument("--interval", type=float, default=10.0, help="reconcile period (s)")
+    r.add_argument("--wiring-interval", type=float, default=10.0, help="wiring check period (s)")
+    r.add_argument("--counters-interval", type=float, default=2.0, help="counter read period (s)")
+    r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
+    r.add_argument("--stev-mode", choices=("ecmp", "ev_direct"), default="ecmp",
+                   help="how leaves spread STEV traffic to remote hosts")
+    r.add_argument("--block", default=DEFAULT_BLOCK)
+    r.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX)
+    r.set_defaults(func=cmd_run)
+
+    st = sub.add_parser("status", help="terminal view of a running controller (links, drops, queues)")
+    st.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT)
+    st.add_argument("--url", help="metrics URL (default http://127.0.0.1:PORT/metrics)")
+    st.add_argument("--watch", type=float, default=0, help="refresh every N seconds until Ctrl-C")
+    st.set_defaults(func=cmd_status)
     return ap
 
 

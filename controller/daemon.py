@@ -1,0 +1,343 @@
+"""The controller daemon: converge every switch, keep it converged, check wiring, collect counters.
+
+``Controller`` holds one ``SwitchSession`` per switch.  Each switch is handled on its own worker,
+so an unreachable switch (retried with bounded exponential backoff, logged) never holds up the
+others.  A converge attempt: connect + arbitrate, push the pipeline if the switch has none (or a
+different one: its cookie differs), then ``reconcile``.  The loop re-converges a switch whose stream
+was lost (restart), that just became primary (backup takeover), or whose reconcile period elapsed.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import json
+import logging
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
+from .metrics import MetricsSnapshot, SwitchInfo
+from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
+from .reconcile import ReconcileResult, reconcile
+from .session import PacketIn, PipelineConfig, SessionError, SwitchSession
+from .telemetry import TelemetryCollector
+from .wiring import WiringChecker, WiringReport
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "mrc_switch.p4"
+DEFAULT_BUILD = REPO_ROOT / "build" / "mrc_switch"
+TARGETS = ("softswitch", "bmv2")
+
+
+def load_pipeline(target: str, program: str | Path | None = None, p4info: str | Path | None = None,
+                  device_config: str | Path | None = None) -> PipelineConfig:
+    """The pipeline to push: explicit files, else softswitch compiles ``program``, else bmv2's ``build/``."""
+    if target not in TARGETS:
+        raise SessionError(f"unknown target {target!r} (choose {', '.join(TARGETS)})")
+    if p4info or device_config:
+        if not (p4info and device_config):
+            raise SessionError("give both --p4info and --device-config")
+        return PipelineConfig.from_files(p4info, device_config)
+    if target == "softswitch":
+        return PipelineConfig.softswitch(program or DEFAULT_PROGRAM)
+    return PipelineConfig.from_files(DEFAULT_BUILD / "p4info.txtpb", DEFAULT_BUILD / "bmv2.json")
+
+
+@dataclass
+class Options:
+    """Daemon tunables (seconds unless named otherwise)."""
+
+    election_id: int = 1
+    takeover: bool = True
+    connect_timeout_s: float = 2.0
+    retries: int = 4  # converge attempts per switch in ``converge_all`` (``--once``)
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 4.0
+    tick_s: float = 0.25
+    reconcile_interval_s: float = 10.0
+    wiring_interval_s: float = 10.0
+    counters_interval_s: float = 2.0
+    wiring_timeout_s: float = 1.5
+    stev_mode: str = STEV_ECMP
+    grpc_host: str = "127.0.0.1"
+    grpc_base_port: int | None = None
+    addresses: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SwitchStatus:
+    """The controller's bookkeeping for one switch."""
+
+    name: str
+    state: str = "new"  # new | unreachable | backup | converged | error
+    last_error: str = ""
+    converged_generation: int = -1
+    was_primary: bool = False
+    next_try: float = 0.0
+    next_reconcile: float = 0.0
+    backoff_s: float = 0.0
+    info: SwitchInfo = field(default_factory=SwitchInfo)
+    last_result: ReconcileResult | None = None
+
+
+class Controller:
+    """Drives every switch of a plan over P4Runtime (library API and ``mrc-controller run``)."""
+
+    def __init__(self, plan: FabricPlan, pipeline: PipelineConfig, options: Options | None = None,
+                 log: logging.Logger | None = None) -> None:
+        self.plan, self.pipeline = plan, pipeline
+        self.opts = options or Options()
+        self.log = log or logging.getLogger("controller")
+        self.names = P4Names.from_p4info(pipeline.p4info)
+        self.port_admin: dict[tuple[str, int], bool] = {}
+        self.sessions: dict[str, SwitchSession] = {}
+        self.status: dict[str, SwitchStatus] = {}
+        order = list(plan.topology.switches)
+        for name, sp in plan.switches.items():
+            s = SwitchSession(name, self.address(name, order.index(name)), sp.device_id, self.opts.election_id,
+                              takeover=self.opts.takeover, on_packet_in=self._on_packet_in,
+                              log=logging.getLogger("controller.session"))
+            self.sessions[name] = s
+            self.status[name] = SwitchStatus(name, backoff_s=self.opts.backoff_initial_s)
+        self.telemetry = TelemetryCollector(
+            {n: next((c.ports for c in sp.of(CounterWatch) if c.kind == "port_rx"), ())
+             for n, sp in plan.switches.items()}, log=logging.getLogger("controller.telemetry"))
+        self.wiring = WiringChecker(plan.topology, plan.sids, self.sessions, log=logging.getLogger("controller.wiring"))
+        self.unclaimed_packet_ins = 0
+        self._pool = cf.ThreadPoolExecutor(max_workers=max(1, min(16, len(self.sessions))),
+                                           thread_name_prefix="switch")
+        self._next_counters = 0.0
+        self._next_wiring = 0.0
+
+    # ---- addressing and desired state -----------------------------------------------------------
+    def address(self, name: str, index: int = 0) -> str:
+        """gRPC address of a switch: explicit override, base port + file position, or the topology's port."""
+        if name in self.opts.addresses:
+            return self.opts.addresses[name]
+        port = (self.opts.grpc_base_port + index if self.opts.grpc_base_port
+                else self.plan.topology.switches[name].grpc_port)
+        return f"{self.opts.grpc_host}:{port}"
+
+    def switch_plan(self, name: str) -> SwitchPlan:
+        """The switch's plan with the operator's port-admin overrides applied."""
+        sp = self.plan.switches[name]
+        if not any(sw == name for sw, _ in self.port_admin):
+            return sp
+        intents = tuple(dataclasses.replace(i, admin_up=self.port_admin.get((name, i.port), i.admin_up))
+                        if isinstance(i, PortSetting) else i for i in sp.intents)
+        return dataclasses.replace(sp, intents=intents)
+
+    def desired(self, name: str) -> DesiredState:
+        """Every entity switch ``name`` must hold."""
+        return desired_state(self.names, self.switch_plan(name), stev_mode=self.opts.stev_mode)
+
+    # ---- packet-ins -------------------------------------------------------------------------------
+    def _on_packet_in(self, pi: PacketIn) -> None:
+        if self.wiring.on_packet_in(pi) or self.telemetry.on_packet_in(pi):
+            return
+        self.unclaimed_packet_ins += 1
+
+    # ---- converging -------------------------------------------------------------------------------
+    def converge_switch(self, name: str) -> bool:
+        """One attempt: connect if needed, then (as primary) pipeline + reconcile.  True if converged;
+        False for a backup; raises ``SessionError``/``MappingError`` on failure."""
+        s, st = self.sessions[name], self.status[name]
+        if not s.stream_up.is_set():
+            if st.converged_generation >= 0:
+                self.log.warning("stream lost; reconnecting", extra={"fields": {"switch": name}})
+            s.connect(self.opts.connect_timeout_s)
+            st.info.connected = True
+            self.log.info("connected", extra={"fields": {"switch": name, "address": s.address,
+                                                         "election_id": s.election_id}})
+        if not s.is_primary:
+            s.wait_primary(0.5)
+        st.info.primary = s.is_primary
+        if not s.is_primary:
+            st.state, st.was_primary, st.info.converged = "backup", False, False
+            return False
+        gen = s.generation
+        cookie = s.get_pipeline_cookie()
+        if cookie != self.pipeline.cookie:
+            self.log.info("pushing pipeline", extra={"fields": {
+                "switch": name, "reason": "no pipeline" if cookie is None else "different pipeline",
+                "source": self.pipeline.source}})
+            s.set_pipeline(self.pipeline)
+            st.info.pipeline_pushes += 1
+        elif s.names is None:
+            s.use_p4info(self.pipeline.p4info)
+        desired = self.desired(name)
+        res = reconcile(s, desired, logging.getLogger("controller.reconcile"))
+        st.last_result, st.state, st.last_error = res, "converged", ""
+        st.converged_generation, st.was_primary = gen, True
+        st.info.converged, st.info.reconcile_runs = True, st.info.reconcile_runs + 1
+        st.info.entities_written += res.written
+        st.info.desired_entities = len(desired)
+        return True
+
+    def _attempt(self, name: str) -> bool | None:
+        """``converge_switch`` with failure bookkeeping (backoff, log); None on failure."""
+        st = self.status[name]
+        try:
+            ok = self.converge_switch(name)
+        except (SessionError, MappingError) as e:
+            st.info.connect_failures += 1
+            st.info.connected = self.sessions[name].stream_up.is_set()
+            st.info.converged = False
+            st.state = "unreachable" if not st.info.connected else "error"
+            st.last_error = str(e)
+            st.next_try = time.monotonic() + st.backoff_s
+            self.log.warning("switch not converged; will retry", extra={"fields": {
+                "switch": name, "state": st.state, "error": str(e), "retry_in_s": round(st.backoff_s, 2),
+                "failures": st.info.connect_failures}})
+            st.backoff_s = min(st.backoff_s * 2, self.opts.backoff_max_s)
+            return None
+        st.backoff_s = self.opts.backoff_initial_s
+        st.next_reconcile = time.monotonic() + self.opts.reconcile_interval_s
+        return ok
+
+    def converge_all(self, attempts: int | None = None, deadline_s: float = 120.0) -> dict[str, bool]:
+        """Converge every switch in parallel, each retried up to ``attempts`` times with backoff."""
+        attempts = attempts or self.opts.retries
+        end = time.monotonic() + deadline_s
+
+        def one(name: str) -> bool:
+            for i in range(attempts):
+                ok = self._attempt(name)
+                if ok is not None:
+                    return ok
+                if i + 1 < attempts:
+                    wait = min(self.status[name].next_try, end) - time.monotonic()
+                    if wait > 0:
+                        time.sleep(wait)  # backoff between retries of an unreachable switch
+            return False
+
+        futs = {n: self._pool.submit(one, n) for n in self.sessions}
+        out = {n: f.result() for n, f in futs.items()}
+        bad = sorted(n for n, ok in out.items() if not ok)
+        self.log.log(logging.WARNING if bad else logging.INFO, "converge", extra={"fields": {
+            "converged": sum(out.values()), "switches": len(out), "not_converged": bad,
+            "written": sum(st.last_result.written for st in self.status.values() if st.last_result)}})
+        return out
+
+    def _needs_converge(self, name: str, now: float) -> bool:
+        s, st = self.sessions[name], self.status[name]
+        if not s.stream_up.is_set():
+            return now >= st.next_try
+        if s.is_primary and (st.converged_generation != s.generation or not st.was_primary):
+            return now >= st.next_try
+        if not s.is_primary and st.was_primary:
+            st.was_primary, st.state, st.info.primary = False, "backup", False
+            self.log.warning("lost mastership", extra={"fields": {"switch": name}})
+        return now >= st.next_reconcile and now >= st.next_try
+
+    def tick(self) -> None:
+        """One loop iteration: converge what needs it, then counters and wiring when due."""
+        now = time.monotonic()
+        due = [n for n in self.sessions if self._needs_converge(n, now)]
+        for f in [self._pool.submit(self._attempt, n) for n in due]:
+            f.result()
+        now = time.monotonic()
+        if now >= self._next_counters:
+            self._next_counters = now + self.opts.counters_interval_s
+            self.poll_counters()
+        if now >= self._next_wiring:
+            self._next_wiring = now + self.opts.wiring_interval_s
+            if any(s.is_primary for s in self.sessions.values()):
+                self.wiring_check()
+
+    def run(self, stop: threading.Event) -> None:
+        """The periodic loop until ``stop`` is set."""
+        self.log.info("controller running", extra={"fields": {
+            "switches": len(self.sessions), "election_id": self.opts.election_id, "pipeline": self.pipeline.source}})
+        while not stop.is_set():
+            self.tick()
+            stop.wait(self.opts.tick_s)
+        self.log.info("controller stopping")
+
+    def poll_counters(self) -> None:
+        """Read the counters of every connected switch (errors logged, never fatal)."""
+        def one(name: str) -> None:
+            s = self.sessions[name]
+            if not s.stream_up.is_set() or s.names is None:
+                return
+            try:
+                self.telemetry.poll(s)
+            except SessionError as e:
+                self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
+        for f in [self._pool.submit(one, n) for n in self.sessions]:
+            f.result()
+
+    def wiring_check(self) -> WiringReport:
+        """One wiring probe round over all primary switches."""
+        return self.wiring.check(self.opts.wiring_timeout_s)
+
+    def set_port_admin(self, switch: str, port: int, up: bool) -> None:
+        """Operator override of a port's admin state, written now and kept by later reconciles
+        (usable as ``fabric.Fabric.port_admin_hook``)."""
+        if switch not in self.plan.switches:
+            raise MappingError(f"unknown switch {switch!r}")
+        if not any(ps.port == port for ps in self.plan.switches[switch].of(PortSetting)):
+            raise MappingError(f"switch {switch}: port {port} is not a connected port")
+        self.port_admin[(switch, port)] = up
+        self.log.info("port admin", extra={"fields": {"switch": switch, "port": port, "up": up}})
+        if self._attempt(switch) is not True:
+            raise SessionError(f"switch {switch}: port admin change not written: {self.status[switch].last_error}")
+
+    def metrics_snapshot(self) -> MetricsSnapshot:
+        """The state exported to Prometheus."""
+        counters, pc_total, pcs = self.telemetry.snapshot()
+        for name, st in self.status.items():
+            st.info.connected = self.sessions[name].stream_up.is_set()
+            st.info.primary = self.sessions[name].is_primary
+        last = self.wiring.last
+        problems = ({"miswired": len(last.miswired), "dead": len(last.dead), "unexpected": len(last.unexpected)}
+                    if last else {})
+        return MetricsSnapshot({n: dataclasses.replace(st.info) for n, st in self.status.items()}, counters,
+                               pc_total, pcs, dict(self.wiring.liveness), problems)
+
+    def close(self) -> None:
+        """Close every session (the switches see the streams end) and the worker pool."""
+        for s in self.sessions.values():
+            s.close()
+        self._pool.shutdown(wait=True)
+
+
+# ---- logging ----------------------------------------------------------------------------------------
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg and the record's ``fields``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {"ts": round(record.created, 3), "level": record.levelname.lower(), "logger": record.name,
+               "msg": record.getMessage()}
+        doc.update(getattr(record, "fields", None) or {})
+        if record.exc_info:
+            doc["exc"] = self.formatException(record.exc_info)
+        return json.dumps(doc, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """``time level logger msg key=value ...``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", None) or {}
+        kv = " ".join(f"{k}={v}" for k, v in fields.items())
+        text = f"{self.formatTime(record)} {record.levelname:<7} {record.name} {record.getMessage()} {kv}".rstrip()
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def setup_logging(fmt: str = "text", level: str = "info", stream=None) -> logging.Handler:
+    """Route the ``controller`` loggers to ``stream`` (stderr) in ``json`` or ``text`` form."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    root = logging.getLogger("controller")
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    root.propagate = False
+    return handler

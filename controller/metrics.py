@@ -1,0 +1,141 @@
+"""Prometheus export of the controller's view: switch state, port and drop counters, queues, links.
+
+A custom collector turns a ``MetricsSnapshot`` (taken at scrape time) into metric families, on a
+private registry served by prometheus-client's HTTP server (``--metrics-port``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from .telemetry import Postcard, SwitchCounters
+
+LINK_STATES = ("up", "half", "dead", "miswired")
+
+
+@dataclass
+class SwitchInfo:
+    """Control-plane state of one switch for export."""
+
+    connected: bool = False
+    primary: bool = False
+    converged: bool = False
+    connect_failures: int = 0
+    reconcile_runs: int = 0
+    entities_written: int = 0
+    pipeline_pushes: int = 0
+    desired_entities: int = 0
+
+
+@dataclass
+class MetricsSnapshot:
+    """Everything exported by one scrape."""
+
+    switches: dict[str, SwitchInfo] = field(default_factory=dict)
+    counters: dict[str, SwitchCounters] = field(default_factory=dict)
+    postcards_total: dict[str, int] = field(default_factory=dict)
+    postcards: list[Postcard] = field(default_factory=list)
+    links: dict[tuple[str, str], str] = field(default_factory=dict)  # (a, b) -> state
+    wiring_problems: dict[str, int] = field(default_factory=dict)  # miswired/dead/unexpected -> count
+
+
+class FabricCollector:
+    """prometheus-client collector over a snapshot function."""
+
+    def __init__(self, snapshot: Callable[[], MetricsSnapshot]) -> None:
+        self.snapshot = snapshot
+
+    def describe(self) -> list[Metric]:
+        return []  # families are dynamic; skip the describe-time collect
+
+    def collect(self) -> Iterator[Metric]:
+        snap = self.snapshot()
+        sw = ["switch"]
+        fams = {
+            "up": GaugeMetricFamily("mrc_switch_connected", "P4Runtime stream to the switch is up", labels=sw),
+            "primary": GaugeMetricFamily("mrc_switch_primary", "this controller is the switch's primary", labels=sw),
+            "conv": GaugeMetricFamily("mrc_switch_converged", "the switch holds the desired entities", labels=sw),
+            "desired": GaugeMetricFamily("mrc_switch_desired_entities", "entities the plan puts on the switch",
+                                         labels=sw),
+            "fail": CounterMetricFamily("mrc_switch_connect_failures", "failed connection attempts", labels=sw),
+            "runs": CounterMetricFamily("mrc_reconcile_runs", "reconcile passes", labels=sw),
+            "writes": CounterMetricFamily("mrc_reconcile_written_entities", "entities written by reconcile",
+                                          labels=sw),
+            "push": CounterMetricFamily("mrc_pipeline_pushes", "forwarding pipelines pushed", labels=sw),
+        }
+        for name, info in sorted(snap.switches.items()):
+            fams["up"].add_metric([name], int(info.connected))
+            fams["primary"].add_metric([name], int(info.primary))
+            fams["conv"].add_metric([name], int(info.converged))
+            fams["desired"].add_metric([name], info.desired_entities)
+            fams["fail"].add_metric([name], info.connect_failures)
+            fams["runs"].add_metric([name], info.reconcile_runs)
+            fams["writes"].add_metric([name], info.entities_written)
+            fams["push"].add_metric([name], info.pipeline_pushes)
+        yield from fams.values()
+
+        sp = ["switch", "port"]
+        rxp = CounterMetricFamily("mrc_port_rx_packets", "packets received on a switch port", labels=sp)
+        rxb = CounterMetricFamily("mrc_port_rx_bytes", "bytes received on a switch port", labels=sp)
+        txp = CounterMetricFamily("mrc_port_tx_packets", "packets sent on a switch port", labels=sp)
+        txb = CounterMetricFamily("mrc_port_tx_bytes", "bytes sent on a switch port", labels=sp)
+        dp = CounterMetricFamily("mrc_drop_packets", "packets dropped by the program, by reason",
+                                 labels=["switch", "reason"])
+        db = CounterMetricFamily("mrc_drop_bytes", "bytes dropped by the program, by reason",
+                                 labels=["switch", "reason"])
+        tp = CounterMetricFamily("mrc_table_hit_packets", "packets that hit a table entry (direct counters)",
+                                 labels=["switch", "table"])
+        qd = GaugeMetricFamily("mrc_queue_depth_packets", "last egress queue depth seen by the program",
+                               labels=sp)
+        for name, c in sorted(snap.counters.items()):
+            for port, (p, b) in sorted(c.port_rx.items()):
+                rxp.add_metric([name, str(port)], p)
+                rxb.add_metric([name, str(port)], b)
+            for port, (p, b) in sorted(c.port_tx.items()):
+                txp.add_metric([name, str(port)], p)
+                txb.add_metric([name, str(port)], b)
+            for reason, (p, b) in sorted(c.drops.items()):
+                dp.add_metric([name, reason], p)
+                db.add_metric([name, reason], b)
+            for table, (p, _) in sorted(c.tables.items()):
+                tp.add_metric([name, table], p)
+            for port, depth in sorted(c.qdepth.items()):
+                qd.add_metric([name, str(port)], depth)
+        yield from (rxp, rxb, txp, txb, dp, db, tp, qd)
+
+        pc = CounterMetricFamily("mrc_postcards", "telemetry postcards received", labels=sw)
+        for name, n in sorted(snap.postcards_total.items()):
+            pc.add_metric([name], n)
+        yield pc
+        last: dict[str, Postcard] = {p.switch: p for p in snap.postcards}
+        lat = GaugeMetricFamily("mrc_postcard_hop_latency_us", "hop latency of the latest postcard", labels=sw)
+        pq = GaugeMetricFamily("mrc_postcard_queue_depth", "queue depth of the latest postcard", labels=sw)
+        for name, p in sorted(last.items()):
+            lat.add_metric([name], p.hop_latency_us)
+            pq.add_metric([name], p.queue_depth)
+        yield from (lat, pq)
+
+        lu = GaugeMetricFamily("mrc_link_up", "fabric link liveness from the wiring check (1 = both ways)",
+                               labels=["a", "b"])
+        ls = GaugeMetricFamily("mrc_link_state", "fabric link state from the wiring check",
+                               labels=["a", "b", "state"])
+        for (a, b), st in sorted(snap.links.items()):
+            lu.add_metric([a, b], int(st == "up"))
+            for s in LINK_STATES:
+                ls.add_metric([a, b, s], int(st == s))
+        wp = GaugeMetricFamily("mrc_wiring_problems", "problems found by the last wiring check", labels=["kind"])
+        for kind, n in sorted(snap.wiring_problems.items()):
+            wp.add_metric([kind], n)
+        yield from (lu, ls, wp)
+
+
+def serve(snapshot: Callable[[], MetricsSnapshot], port: int, addr: str = "127.0.0.1"):
+    """Serve the metrics on ``addr:port``; returns (registry, server or None, thread or None)."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(FabricCollector(snapshot))
+    started = start_http_server(port, addr=addr, registry=reg)
+    server, thread = started if isinstance(started, tuple) else (None, None)
+    return reg, server, thread

@@ -1,0 +1,94 @@
+"""``mrc-controller status``: a terminal view (rich) of switches, links, drops and queue depths.
+
+Reads the running controller's Prometheus endpoint, so it needs no P4Runtime session of its own
+and never disturbs mastership.
+"""
+from __future__ import annotations
+
+import urllib.request
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+from rich.console import Console, Group
+from rich.table import Table
+
+DEFAULT_METRICS_PORT = 9108
+
+
+@dataclass
+class StatusData:
+    """The subset of the metrics the view shows, keyed for display."""
+
+    switches: dict[str, dict[str, float]] = field(default_factory=dict)
+    links: dict[tuple[str, str], str] = field(default_factory=dict)
+    drops: dict[tuple[str, str], float] = field(default_factory=dict)
+    ports: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    wiring: dict[str, float] = field(default_factory=dict)
+
+
+def fetch(url: str, timeout_s: float = 3.0) -> str:
+    """The metrics text of ``url``."""
+    with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+        return resp.read().decode()
+
+
+def parse(text: str) -> StatusData:
+    """Pick the controller's metrics out of Prometheus text."""
+    d = StatusData()
+    sw: dict[str, dict[str, float]] = defaultdict(dict)
+    ports: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            lb = s.labels
+            if s.name.startswith("mrc_switch_") or s.name.startswith("mrc_reconcile_"):
+                sw[lb.get("switch", "?")][s.name.removesuffix("_total")] = s.value
+            elif s.name == "mrc_link_state" and s.value:
+                d.links[(lb["a"], lb["b"])] = lb["state"]
+            elif s.name == "mrc_drop_packets_total" and s.value:
+                d.drops[(lb["switch"], lb["reason"])] = s.value
+            elif s.name in ("mrc_port_rx_packets_total", "mrc_port_tx_packets_total", "mrc_queue_depth_packets"):
+                ports[(lb["switch"], lb["port"])][s.name] = s.value
+            elif s.name == "mrc_wiring_problems":
+                d.wiring[lb["kind"]] = s.value
+    d.switches, d.ports = dict(sw), dict(ports)
+    return d
+
+
+def render(d: StatusData) -> Group:
+    """Rich tables: switches, links, drops, ports (rx/tx/queue depth)."""
+    t_sw = Table(title="switches")
+    for col in ("switch", "connected", "primary", "converged", "entities", "writes", "failures"):
+        t_sw.add_column(col)
+    for name, m in sorted(d.switches.items()):
+        flags = ["yes" if m.get(k) else "no" for k in ("mrc_switch_connected", "mrc_switch_primary",
+                                                       "mrc_switch_converged")]
+        t_sw.add_row(name, *flags,
+                     str(int(m.get("mrc_switch_desired_entities", 0))),
+                     str(int(m.get("mrc_reconcile_written_entities", 0))),
+                     str(int(m.get("mrc_switch_connect_failures", 0))))
+    t_ln = Table(title="links (wiring check)")
+    for col in ("a", "b", "state"):
+        t_ln.add_column(col)
+    colour = {"up": "green", "half": "yellow", "dead": "red", "miswired": "magenta"}
+    for (a, b), st in sorted(d.links.items()):
+        t_ln.add_row(a, b, f"[{colour.get(st, 'white')}]{st}[/]")
+    t_dr = Table(title="drops")
+    for col in ("switch", "reason", "packets"):
+        t_dr.add_column(col)
+    for (s, r), v in sorted(d.drops.items()):
+        t_dr.add_row(s, r, str(int(v)))
+    t_pt = Table(title="ports")
+    for col in ("switch", "port", "rx pkts", "tx pkts", "queue depth"):
+        t_pt.add_column(col)
+    for (s, p), m in sorted(d.ports.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
+        t_pt.add_row(s, p, str(int(m.get("mrc_port_rx_packets_total", 0))),
+                     str(int(m.get("mrc_port_tx_packets_total", 0))), str(int(m.get("mrc_queue_depth_packets", 0))))
+    return Group(t_sw, t_ln, t_dr, t_pt)
+
+
+def show(url: str, console: Console | None = None) -> StatusData:
+    """Fetch, parse and print once."""
+    d = parse(fetch(url))
+    (console or Console()).print(render(d))
+    return d

@@ -1,0 +1,146 @@
+"""Counters (periodic reads) and postcards (PacketIns) from the switches, kept as plain snapshots.
+
+Per switch: per-port rx/tx packets and bytes, drops by reason, per-table direct-counter totals,
+the egress queue-depth register, and the postcards received (decoded with ``mrc.wire.layers``).
+``controller/metrics.py`` exports the snapshots in Prometheus format.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from p4.v1 import p4runtime_pb2
+
+from .mapping import C_DROP_REASONS, C_PORT_RX, C_PORT_TX, DROP_REASONS, R_EGRESS_QDEPTH, REASON_POSTCARD
+from .session import PacketIn, SwitchSession
+
+POSTCARD_RECORD_LEN = 20
+
+
+@dataclass
+class SwitchCounters:
+    """One read of a switch's counters (packets, bytes) and queue depths."""
+
+    port_rx: dict[int, tuple[int, int]] = field(default_factory=dict)
+    port_tx: dict[int, tuple[int, int]] = field(default_factory=dict)
+    drops: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tables: dict[str, tuple[int, int]] = field(default_factory=dict)
+    qdepth: dict[int, int] = field(default_factory=dict)
+    read_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Postcard:
+    """A decoded postcard: the hop record and a one-line summary of the packet it describes."""
+
+    switch: str
+    switch_id: int
+    ingress_port: int
+    egress_port: int
+    ingress_ts_us: int
+    hop_latency_us: int
+    queue_depth: int
+    queue_id: int
+    packet: str
+    received_at: float
+
+
+def decode_postcard(pi: PacketIn) -> Postcard:
+    """Decode a POSTCARD PacketIn: 20-byte record (``MrcTelemetryRecord``) then the frame start."""
+    from scapy.layers.l2 import Ether
+
+    from mrc.wire.layers import MrcTelemetryRecord
+
+    if len(pi.payload) < POSTCARD_RECORD_LEN:
+        raise ValueError(f"postcard from {pi.switch}: {len(pi.payload)} bytes, need {POSTCARD_RECORD_LEN}")
+    rec = MrcTelemetryRecord(pi.payload[:POSTCARD_RECORD_LEN])
+    frame = pi.payload[POSTCARD_RECORD_LEN:]
+    summary = Ether(frame).summary() if frame else ""
+    return Postcard(pi.switch, rec.switch_id, rec.ingress_port, rec.egress_port, rec.ingress_ts_us,
+                    rec.hop_latency_us, rec.queue_depth, rec.queue_id, summary, time.time())
+
+
+def _counter_values(ents: list[p4runtime_pb2.Entity]) -> dict[int, tuple[int, int]]:
+    return {e.counter_entry.index.index: (e.counter_entry.data.packet_count, e.counter_entry.data.byte_count)
+            for e in ents}
+
+
+class TelemetryCollector:
+    """Holds the latest counters of every switch and the recent postcards."""
+
+    def __init__(self, watched_ports: dict[str, tuple[int, ...]], max_postcards: int = 1000,
+                 log: logging.Logger | None = None) -> None:
+        self.watched_ports = watched_ports
+        self.log = log or logging.getLogger("controller.telemetry")
+        self._lock = threading.Lock()
+        self.counters: dict[str, SwitchCounters] = {}
+        self.postcards: deque[Postcard] = deque(maxlen=max_postcards)
+        self.postcards_total: dict[str, int] = {}
+        self.bad_postcards = 0
+
+    def on_packet_in(self, pi: PacketIn) -> bool:
+        """Take a postcard PacketIn; False for other PacketIns."""
+        if pi.metadata.get("reason") != REASON_POSTCARD:
+            return False
+        try:
+            pc = decode_postcard(pi)
+        except Exception as e:  # noqa: BLE001 - a malformed postcard is counted, not fatal
+            self.bad_postcards += 1
+            self.log.warning("bad postcard", extra={"fields": {"switch": pi.switch, "error": str(e)}})
+            return True
+        with self._lock:
+            self.postcards.append(pc)
+            self.postcards_total[pi.switch] = self.postcards_total.get(pi.switch, 0) + 1
+        return True
+
+    def poll(self, s: SwitchSession) -> SwitchCounters:
+        """Read one switch's counters and queue depths (wildcard reads) and keep them."""
+        names = s.names
+        if names is None:
+            raise ValueError(f"switch {s.name}: no P4Info yet")
+        ports = set(self.watched_ports.get(s.name, ()))
+        out = SwitchCounters(read_at=time.time())
+        reqs: list[tuple[str, int]] = []
+        for cname, kind in ((C_PORT_RX, "rx"), (C_PORT_TX, "tx")):
+            if cname in names.counters:
+                reqs.append((kind, names.counters[cname].preamble.id))
+        reqs += [("drop", c.preamble.id) for c in names.counters_named(C_DROP_REASONS)]
+        for kind, cid in reqs:
+            ent = p4runtime_pb2.Entity()
+            ent.counter_entry.counter_id = cid
+            vals = _counter_values(s.read([ent]))
+            if kind == "drop":
+                for idx, (p, b) in vals.items():
+                    reason = DROP_REASONS.get(idx, f"reason_{idx}")
+                    op, ob = out.drops.get(reason, (0, 0))
+                    if p or idx in DROP_REASONS:
+                        out.drops[reason] = (op + p, ob + b)
+            else:
+                target = out.port_rx if kind == "rx" else out.port_tx
+                target.update({i: v for i, v in vals.items() if i in ports or v[0]})
+        dce = p4runtime_pb2.Entity()
+        dce.direct_counter_entry.table_entry.SetInParent()
+        for e in s.read([dce]):
+            t = names.table_by_id.get(e.direct_counter_entry.table_entry.table_id)
+            tname = t.preamble.name if t else str(e.direct_counter_entry.table_entry.table_id)
+            p, b = out.tables.get(tname, (0, 0))
+            out.tables[tname] = (p + e.direct_counter_entry.data.packet_count,
+                                 b + e.direct_counter_entry.data.byte_count)
+        for reg in names.registers_named(R_EGRESS_QDEPTH):
+            ent = p4runtime_pb2.Entity()
+            ent.register_entry.register_id = reg.preamble.id
+            for e in s.read([ent]):
+                idx = e.register_entry.index.index
+                if idx in ports:
+                    out.qdepth[idx] = int.from_bytes(e.register_entry.data.bitstring, "big")
+        with self._lock:
+            self.counters[s.name] = out
+        return out
+
+    def snapshot(self) -> tuple[dict[str, SwitchCounters], dict[str, int], list[Postcard]]:
+        """(counters per switch, postcards per switch, recent postcards) — copies, safe to export."""
+        with self._lock:
+            return dict(self.counters), dict(self.postcards_total), list(self.postcards)

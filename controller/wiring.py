@@ -1,0 +1,190 @@
+"""Wiring check: a PacketOut probe on every fabric port, expected as a PacketIn at the named neighbour.
+
+A probe is an IPv6/UDP frame to ``WIRING_PROBE_ADDR`` (link-local), which every switch routes to
+its CPU port (``mapping.desired_state`` installs the punt route), so it arrives as a PacketIn
+carrying the ingress port at whatever switch is really at the other end of the cable.  The payload
+names the sending switch, port and round, so each arrival is matched to its probe.
+"""
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import logging
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .mapping import WIRING_PROBE_ADDR
+from .session import PacketIn, SessionError, SwitchSession
+from .sidplan import SidPlan
+from .topology import Topology
+
+MAGIC = b"MRCWIRE1"
+PROBE_UDP_PORT = 0x4D57
+_HDR = struct.Struct(">8sIH")  # magic, round, port; then the switch name (utf-8)
+
+UP, DEAD, MISWIRED, HALF = "up", "dead", "miswired", "half"
+
+
+def probe_frame(switch: str, port: int, round_id: int, src_mac: str) -> bytes:
+    """The probe sent out of ``switch:port`` (Ethernet / IPv6 / UDP / magic, round, port, name)."""
+    from scapy.layers.inet import UDP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+
+    body = _HDR.pack(MAGIC, round_id & 0xFFFFFFFF, port) + switch.encode()
+    pkt = (Ether(src=src_mac, dst="33:33:4d:52:43:57") /
+           IPv6(src="fe80::4d52:1", dst=WIRING_PROBE_ADDR, hlim=64) /
+           UDP(sport=PROBE_UDP_PORT, dport=PROBE_UDP_PORT) / body)
+    return bytes(pkt)
+
+
+def parse_probe(frame: bytes) -> tuple[str, int, int] | None:
+    """(switch, port, round) of a probe frame, or None if the frame is not one."""
+    off = 14 + 40 + 8
+    if len(frame) < off + _HDR.size or frame[12:14] != b"\x86\xdd" or frame[20] != 17:
+        return None
+    if frame[38:54] != ipaddress.IPv6Address(WIRING_PROBE_ADDR).packed:
+        return None
+    magic, rnd, port = _HDR.unpack_from(frame, off)
+    if magic != MAGIC:
+        return None
+    try:
+        name = frame[off + _HDR.size:].decode()
+    except UnicodeDecodeError:
+        return None
+    return name, port, rnd
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """``switch:port``."""
+
+    switch: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.switch}:{self.port}"
+
+
+@dataclass
+class LinkState:
+    """One fabric link of the topology and what the probes saw on it."""
+
+    a: End
+    b: End
+    state: str = DEAD  # up | half (one direction only) | dead | miswired
+    detail: str = ""
+
+
+@dataclass
+class WiringReport:
+    """The result of one probe round."""
+
+    round_id: int
+    links: list[LinkState] = field(default_factory=list)
+    miswired: list[tuple[End, End, End]] = field(default_factory=list)  # (sent from, expected at, arrived at)
+    dead: list[tuple[End, End]] = field(default_factory=list)  # (sent from, expected at)
+    unexpected: list[tuple[End, End]] = field(default_factory=list)  # (arrived at, sent from): no link there
+    skipped: list[str] = field(default_factory=list)  # switches not probed (not primary / unreachable)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.miswired or self.dead or self.unexpected)
+
+    def summary(self) -> dict:
+        return {"round": self.round_id, "links_up": sum(ln.state == UP for ln in self.links),
+                "links": len(self.links), "miswired": [f"{s}->{g} (expected {e})" for s, e, g in self.miswired],
+                "dead": [f"{s}->{e}" for s, e in self.dead],
+                "unexpected": [f"{s}->{a}" for a, s in self.unexpected], "skipped": self.skipped}
+
+
+class WiringChecker:
+    """Sends probe rounds through the sessions and matches the PacketIns to the topology."""
+
+    def __init__(self, topology: Topology, sids: SidPlan, sessions: Mapping[str, SwitchSession],
+                 log: logging.Logger | None = None) -> None:
+        self.topo, self.sids, self.sessions = topology, sids, sessions
+        self.log = log or logging.getLogger("controller.wiring")
+        self.expected: dict[End, End] = {}
+        self.links: list[tuple[End, End]] = []
+        for lk in topology.links:
+            if lk.a.node in topology.switches and lk.b.node in topology.switches:
+                a, b = End(lk.a.node, lk.a.port), End(lk.b.node, lk.b.port)
+                self.expected[a], self.expected[b] = b, a
+                self.links.append((a, b))
+        self._rounds = itertools.count(int(time.time()) & 0xFFFF)
+        self._lock = threading.Condition()
+        self._round = -1
+        self._arrivals: dict[End, End] = {}  # sent from -> arrived at (current round)
+        self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
+        self.last: WiringReport | None = None
+
+    def on_packet_in(self, pi: PacketIn) -> bool:
+        """Record a probe arrival; False if the PacketIn is not a probe."""
+        got = parse_probe(pi.payload)
+        if got is None:
+            return False
+        name, port, rnd = got
+        with self._lock:
+            if rnd == self._round:
+                self._arrivals[End(name, port)] = End(pi.switch, pi.metadata.get("ingress_port", -1))
+                self._lock.notify_all()
+        return True
+
+    def check(self, timeout_s: float = 1.5) -> WiringReport:
+        """One round: probe every fabric port of every primary switch, wait (bounded), evaluate."""
+        rnd = next(self._rounds) & 0xFFFFFFFF
+        with self._lock:
+            self._round, self._arrivals = rnd, {}
+        report = WiringReport(rnd)
+        sent: list[End] = []
+        for name in sorted({e.switch for e in self.expected}):
+            s = self.sessions.get(name)
+            if s is None or not s.is_primary or s.names is None:
+                report.skipped.append(name)
+                continue
+            for end in sorted((e for e in self.expected if e.switch == name), key=lambda e: e.port):
+                try:
+                    s.packet_out(probe_frame(name, end.port, rnd, self.sids.switch_mac(name, end.port)),
+                                 egress_port=end.port)
+                    sent.append(end)
+                except SessionError as e:
+                    self.log.warning("probe not sent", extra={"fields": {"end": str(end), "error": str(e)}})
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            while (left := deadline - time.monotonic()) > 0 and not all(e in self._arrivals for e in sent):
+                self._lock.wait(left)
+            arrivals = dict(self._arrivals)
+        for src in sent:
+            exp, got = self.expected[src], arrivals.get(src)
+            if got is None:
+                report.dead.append((src, exp))
+            elif got != exp:
+                if got in self.expected:
+                    report.miswired.append((src, exp, got))
+                else:
+                    report.unexpected.append((got, src))
+        skipped = set(report.skipped)
+        bad = {src for src, _, _ in report.miswired}
+        for a, b in self.links:
+            if a.switch in skipped and b.switch in skipped:
+                continue
+            ok_ab = arrivals.get(a) == b or a.switch in skipped
+            ok_ba = arrivals.get(b) == a or b.switch in skipped
+            if a in bad or b in bad:
+                st, det = MISWIRED, ", ".join(f"{s} reached {g}" for s, _, g in report.miswired if s in (a, b))
+            elif ok_ab and ok_ba:
+                st, det = UP, ""
+            elif ok_ab or ok_ba:
+                st, det = HALF, f"only {a}->{b}" if ok_ab else f"only {b}->{a}"
+            else:
+                st, det = DEAD, "no probe arrived"
+            report.links.append(LinkState(a, b, st, det))
+            self.liveness[(str(a), str(b))] = st
+        self.last = report
+        level = logging.INFO if report.ok else logging.WARNING
+        self.log.log(level, "wiring check", extra={"fields": report.summary()})
+        return report
