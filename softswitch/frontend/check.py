@@ -147,6 +147,7 @@ class Checker:
         self.selector_inputs: dict[str, tuple[list[str], ir.Loc]] = {}
         self.action_locals: dict[str, dict[str, ir.Type]] = {}
         self.writable_params: set[int] = set()
+        self.global_externs: dict[str, ir.ExternInstance] = {}
 
     # ------------------------------------------------------------ helpers
     def loc(self, node: Any) -> ir.Loc:
@@ -312,11 +313,27 @@ class Checker:
             raise self.unsupported(d, "function declaration")
         elif k == "instantiation":
             name = _name(d)
-            if name != "main":
-                raise self.unsupported(d, f"top-level instance '{name}' (only 'main' is supported)")
-            self.main = d
+            if name == "main":
+                self.main = d
+            else:
+                self.global_instance(d, name)
         else:
             raise self.unsupported(d, k.replace("_", " "))
+
+    def global_instance(self, d: Tree, name: str) -> None:
+        """A top-level extern instance: shared by every control that uses it, P4Info name bare."""
+        tref = _type_child(d)
+        tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        if tname not in _EXTERN_KINDS:
+            raise self.unsupported(d, f"top-level instance '{name}' of '{tname}' (only v1model extern "
+                                      f"objects and 'main' may be instantiated at the top level)")
+        ctx = _Ctx(None)
+        ctx.scope = [{}]  # type: ignore[attr-defined]
+        inst = self.build_extern(d, ctx, "")
+        self.declare(d, name, inst)
+        if inst.name in self.global_externs:
+            raise self.err(d, f"two extern instances are named '{inst.name}'")
+        self.global_externs[inst.name] = inst
 
     # ------------------------------------------------------------ types
     def type_ref(self, t: Tree) -> ir.Type:
@@ -569,9 +586,15 @@ class Checker:
         raise self.unsupported(t, k.replace("_", " "))
 
     def unify(self, a: ir.Expr, b: ir.Expr, node: Any) -> tuple[ir.Expr, ir.Expr]:
+        """Give an untyped literal the other operand's type; a serializable enum meeting its
+        underlying type converts to it (``x == E.A`` with ``x: bit<W>``)."""
         if isinstance(a.type, InfIntT) and not isinstance(b.type, InfIntT):
             a = self.coerce(a, b.type, node)
         elif isinstance(b.type, InfIntT) and not isinstance(a.type, InfIntT):
+            b = self.coerce(b, a.type, node)
+        elif isinstance(a.type, ir.EnumT) and a.type.underlying is not None and a.type.underlying == b.type:
+            a = self.coerce(a, b.type, node)
+        elif isinstance(b.type, ir.EnumT) and b.type.underlying is not None and b.type.underlying == a.type:
             b = self.coerce(b, a.type, node)
         return a, b
 
@@ -875,6 +898,8 @@ class Checker:
                     raise self.err(t, f"table '{base.name}' has no method '{mem}'")
                 return ir.ApplyTable(ir.VoidT(), loc, e.table.name)
             if isinstance(e, ir.ExternInstance):
+                if ctx.in_parser:
+                    raise self.unsupported(t, f"extern method call in a parser ('{base.name}.{mem}')")
                 return self.extern_method(e, mem, arg_trees, ctx, t)
             if isinstance(e, _SubControl):
                 if mem != "apply":
@@ -1216,6 +1241,7 @@ class Checker:
             if an not in used and a.owner is None:
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
+        prog.externs = dict(self.global_externs)
         for an, loc in self.action_locals.items():
             if an in prog.actions:
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
@@ -1365,7 +1391,11 @@ class Checker:
         body.stmts = init + body.stmts
         if not top:
             return ir.Control(name, params, {}, {}, {}, [], body, (), self.loc(d))
-        externs = {e.name: e for _, e in sorted(blk.externs, key=lambda x: x[0])}
+        externs = dict(self.global_externs)
+        for _, e in sorted(blk.externs, key=lambda x: x[0]):
+            if e.name in externs:
+                raise self.err(e.loc, f"two extern instances are named '{e.name}'")
+            externs[e.name] = e
         tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
         actions = []
         # top-level actions used by this control's tables come first, as p4c localizes them
@@ -1382,25 +1412,35 @@ class Checker:
 
     def instantiate(self, lt: Tree, ctx: _Ctx, blk: _Block, pfx: str, key: tuple, var_prefix: str) -> None:
         local = _name(lt)
-        anns = self.annotations(_tree(lt, "annotations"))
         tref = _type_child(lt)
         tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
-        targs = tuple(self.type_ref(x) for x in _trees(_tree(tref, "type_args"))) \
-            if tref.data == "specialized_type" else ()
-        args = [self.expr(a, ctx, None) for a in _trees(_tree(lt, "args"))]
-        pname = _p4info_name(anns, pfx, local)
-        loc = self.loc(lt)
         decl = self.globals.get(tname)
         if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
-            if args:
+            if _trees(_tree(lt, "args")):
                 raise self.unsupported(lt, "control constructor arguments")
-            sub = _SubControl(local, decl.tree, pname, key, loc)
+            pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
+            sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
             ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
             return
         if tname not in _EXTERN_KINDS:
             if tname in ("Checksum16",):
                 raise self.unsupported(lt, "Checksum16 (deprecated)")
             raise self.unsupported(lt, f"instance of '{tname}'")
+        inst = self.build_extern(lt, ctx, pfx)
+        blk.externs.append((key, inst))
+        ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
+
+    def build_extern(self, lt: Tree, ctx: _Ctx, pfx: str) -> ir.ExternInstance:
+        """The v1model extern object declared by instantiation ``lt`` (P4Info prefix ``pfx``)."""
+        local = _name(lt)
+        anns = self.annotations(_tree(lt, "annotations"))
+        tref = _type_child(lt)
+        tname = str(tref.children[0])
+        targs = tuple(self.type_ref(x) for x in _trees(_tree(tref, "type_args"))) \
+            if tref.data == "specialized_type" else ()
+        args = [self.expr(a, ctx, None) for a in _trees(_tree(lt, "args"))]
+        pname = _p4info_name(anns, pfx, local)
+        loc = self.loc(lt)
         inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=_id_ann(anns))  # type: ignore
 
         def cint(i: int, what: str) -> int:
@@ -1441,8 +1481,7 @@ class Checker:
             inst.algorithm = a0.type.members[int(a0.value)]
             inst.size = cint(1, "size")
             inst.width = cint(2, "output width")
-        blk.externs.append((key, inst))
-        ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
+        return inst
 
     def inline_control(self, sub: _SubControl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         d = sub.decl
@@ -1598,7 +1637,7 @@ class Checker:
         for _, e in ctx.block.externs:  # type: ignore[union-attr]
             if e.name == name:
                 return e
-        raise KeyError(name)
+        return self.global_externs[name]
 
     def table_extern(self, val_t: Tree, ctx: _Ctx, kinds: tuple[str, ...], table: str) -> str:
         if val_t.data == "ctor_call":

@@ -10,6 +10,11 @@ Conventions (the front end guarantees all of them):
   ``Program.actions`` / ``Control.tables`` / ``Control.externs`` are keyed by that name, and every
   reference (``ApplyTable.table``, ``ActionCall.action``, ``ExternCall.instance``, table
   ``implementation``/``counters``/``meters``) uses it.
+* **Top-level extern instances** (declared outside any control, shared by every control that
+  uses them) have their bare name as P4Info name (``@name`` honoured).  They are listed in
+  ``Program.externs`` and, as the very same objects, first in every ``Control.externs``, so
+  resolving a reference through the enclosing control finds them; ``Program.all_externs()``
+  lists each instance once.
 * **Inlining.** Only the six top-level blocks of ``V1Switch`` exist.  Sub-control instances are
   inlined by the front end (their locals/tables/actions renamed with the instance path, their
   ``inout``/``out`` parameters substituted by the argument lvalues, ``in`` parameters copied into
@@ -410,7 +415,7 @@ class PopFront(Expr):
 @dataclass(slots=True, eq=False)
 class ExternCall(Expr):
     """Method of a v1model extern instance: ``instance`` is its P4Info name (a key of the
-    enclosing ``Control.externs``).  Methods: counter.count(index), direct_counter.count(),
+    enclosing ``Control.externs``, which includes the top-level instances).  Methods: counter.count(index), direct_counter.count(),
     meter.execute_meter(index, out result), direct_meter.read(out result),
     register.read(out result, index), register.write(index, value)."""
 
@@ -762,7 +767,7 @@ class Control:
     name: str  # type name == instance-qualified prefix of its P4Info names, e.g. "MyIngress"
     params: list[Param]
     locals: dict[str, Type]  # hoisted local variables (Var names) incl. inlined sub-controls
-    externs: dict[str, ExternInstance]  # by P4Info name, declaration order
+    externs: dict[str, ExternInstance]  # by P4Info name: top-level instances, then its own
     tables: dict[str, Table]  # by P4Info name, declaration order
     actions: list[str]  # P4Info names of actions declared (or inlined) in this control, in order
     body: Block
@@ -818,6 +823,8 @@ class Program:
     digests: list[Digest]
     main_loc: Loc = NO_LOC
     warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." texts
+    # top-level extern instances by P4Info name, declaration order (also in every Control.externs)
+    externs: dict[str, ExternInstance] = field(default_factory=dict)
 
     @property
     def controls(self) -> list[Control]:
@@ -827,7 +834,16 @@ class Program:
         return [t for c in self.controls for t in c.tables.values()]
 
     def all_externs(self) -> list[ExternInstance]:
-        return [e for c in self.controls for e in c.externs.values()]
+        """Every extern instance once: top-level ones first (as p4c lists them), then each
+        control's own, in control order."""
+        out = list(self.externs.values())
+        seen = {id(e) for e in out}
+        for c in self.controls:
+            for e in c.externs.values():
+                if id(e) not in seen:
+                    seen.add(id(e))
+                    out.append(e)
+        return out
 
     def field_list(self, struct: StructT, index: int) -> list[tuple[str, ...]]:
         """Paths (field names from ``struct``) of the fields marked ``@field_list(index)``,
