@@ -18,6 +18,8 @@ _GRAMMAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "p4.lark")
 _BUILTIN_TYPE_VARS = ("_HDR", "_I", "_T", "_O", "_D", "_M", "_H")
 _DECL_KW = {"HEADER", "STRUCT", "HEADER_UNION", "CONTROL", "PARSER", "PACKAGE"}
 _TYPE_START = {"TYPE_IDENT", "BIT", "INT", "BOOL", "VARBIT", "ERROR", "TUPLE", "STRING_KW", "DONTCARE"}
+# tokens that can end a type reference, so that an identifier right after them is being declared
+_TYPE_END = {"TYPE_IDENT", "BIT", "INT", "BOOL", "ERROR", "STRING_KW", "VOID"}
 
 
 @lru_cache(maxsize=1)
@@ -29,7 +31,12 @@ def _lark() -> Lark:
 
 
 class _PostLex:
-    """Re-types tokens: TYPE_IDENT, TARG_OPEN, ANNOT_BODY, table property keywords."""
+    """Re-types tokens: TYPE_IDENT, TARG_OPEN, ANNOT_BODY, table property keywords.
+
+    Like p4c's lexer, an identifier is a TYPE_IDENT when it names a type *in scope*: a field,
+    parameter, variable or instance declared with a type's name hides that type until the end
+    of its block (parameters: until the end of the body that follows them).
+    """
 
     always_accept = ()
 
@@ -66,6 +73,10 @@ class _PostLex:
         depth = 0
         table_pending = False
         angles = 0  # open type-argument / width brackets
+        closed_angle = False  # the previous token is a '>' that closed type arguments
+        paren = 0
+        hidden: list[set[str]] = [set()]  # per brace depth: type names hidden by declarations
+        pending: set[str] = set()  # type names declared as parameters, hidden in the next body
         while True:
             tok = take()
             if tok is None:
@@ -102,7 +113,12 @@ class _PostLex:
             elif t == "IDENT":
                 nxt = peek()
                 nv = nxt.value if nxt is not None else None
-                if targ_decl_depth:
+                declared = v in self.types and prev is not None and (
+                    (prev.type in _TYPE_END or closed_angle) and nv != "(" and nv != "<"
+                    or prev.value == ")" and prev.type != "STRING" and nv == ";")
+                if declared:
+                    (pending if paren else hidden[-1]).add(v)
+                elif targ_decl_depth:
                     self.types.add(v)
                 elif decl_next or (enum_pending and not (prev is not None and prev.value == "<")):
                     self.types.add(v)
@@ -122,7 +138,7 @@ class _PostLex:
                     out = Token.new_borrow_pos("KW_" + v.upper(), v, tok)
                 elif table_depth >= 0 and v == "priority" and nv == "=":
                     out = Token.new_borrow_pos("PRIORITY_KW", v, tok)
-                elif v in self.types:
+                elif v in self.types and not any(v in h for h in hidden):
                     out = Token.new_borrow_pos("TYPE_IDENT", v, tok)
                 if extern_pending and nv == "(":
                     extern_pending = False  # function name: its type params follow "<"
@@ -143,9 +159,13 @@ class _PostLex:
             elif v == "<" and t != "STRING":
                 nxt = peek()
                 if nxt is not None and nxt.type == "IDENT" and nxt.value in self.types:
-                    nxt_is_type = True
+                    nxt_is_type = not any(nxt.value in h for h in hidden)
                 else:
                     nxt_is_type = nxt is not None and nxt.type in _TYPE_START
+                if nxt_is_type:
+                    after = peek(1)
+                    if after is not None and after.value == "." and after.type != "STRING":
+                        nxt_is_type = False  # `a < E.x`: a comparison with an enum/error member
                 if decl_name_emitted and prev is not None and prev.type in ("IDENT", "TYPE_IDENT"):
                     out = Token.new_borrow_pos("TARG_OPEN", v, tok)
                     targ_decl_depth = 1
@@ -160,6 +180,10 @@ class _PostLex:
                 if angles:
                     angles -= 1
                     targ_decl_depth = 0
+                    yield out
+                    prev2, prev = prev, out
+                    closed_angle = True
+                    continue
                 else:
                     nxt = peek()
                     if nxt is not None and nxt.value == ">" and nxt.start_pos == tok.end_pos:
@@ -168,17 +192,28 @@ class _PostLex:
                                     nxt.end_column, nxt.end_pos)
             elif v == "{" and t != "STRING":
                 depth += 1
+                hidden.append(pending if not paren else set())
+                pending = set()
                 if table_pending:
                     table_depth = depth - 1
                     table_pending = False
             elif v == "}" and t != "STRING":
                 depth -= 1
+                if len(hidden) > 1:
+                    hidden.pop()
                 if depth == table_depth:
                     table_depth = -1
+            elif v == "(" and t != "STRING":
+                paren += 1
+            elif v == ")" and t != "STRING":
+                paren = max(0, paren - 1)
+            elif v == ";" and t != "STRING" and not paren:
+                pending = set()
             if v in ("(", "{", ";") and t != "STRING" and not targ_decl_depth:
                 decl_name_emitted = False
             yield out
             prev2, prev = prev, out
+            closed_angle = False
 
 
 def parse_text(text: str, origins: OriginMap) -> Tree:
