@@ -78,3 +78,13 @@ def test_generic_calls_still_parse() -> None:
                        "bit<16> t = packet_in.lookahead<bit<16>>(); packet_in.extract(h.eth);")
     p = load_source(src, "n.p4")
     assert isinstance(p.parser.states["start"].stmts[0].init, ir.Lookahead)
+
+
+def test_initializer_fields_named_like_types() -> None:
+    src = _SRC.replace("m.packet_out = Kind.B;", "h.packet_in = {reason = 2}; h.meta_h = {v = 1};") \
+        .replace("struct M { bit<8> packet_out; bit<8> k; }",
+                 "struct M { bit<8> packet_out; bit<8> k; }\nstruct S { bit<8> packet_in; bit<8> meta_h; }") \
+        .replace("bit<8> meta_h = 3;", "S s = {packet_in = 1, meta_h = 2}; bit<8> meta_h = s.meta_h;")
+    p = load_source(src, "n.p4")
+    decl = next(s for s in p.ingress.body.stmts if isinstance(s, ir.VarDecl) and s.var.name == "s")
+    assert [(n, v.value) for n, v in decl.init.fields] == [("packet_in", 1), ("meta_h", 2)]
