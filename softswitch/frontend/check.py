@@ -404,7 +404,7 @@ class Checker:
 
     def coerce(self, e: ir.Expr, expected: Any, node: Any) -> ir.Expr:
         """Give an untyped literal the expected type; check other types match."""
-        if isinstance(expected, InfIntT) or isinstance(expected, ir.ExternT):
+        if isinstance(expected, (InfIntT, ir.ExternT)):
             return e
         if isinstance(e.type, InfIntT):
             if isinstance(expected, (ir.BitT, ir.IntT)):
@@ -610,7 +610,7 @@ class Checker:
                 return ir.Const(BOOL, loc, True) if a.value else b
             return ir.Binary(BOOL, loc, op, a, b)
         if op in ("<<", ">>"):
-            a = self.expr(lt, ctx, expected if op == "<<" or True else None)
+            a = self.expr(lt, ctx, expected)
             b = self.expr(rt, ctx, None)
             if not is_numeric(a.type) or not is_numeric(b.type):
                 raise self.err(t, f"'{op}' needs numeric operands")
@@ -751,7 +751,6 @@ class Checker:
 
     # ------------------------------------------------------------ calls
     def call(self, t: Tree, ctx: _Ctx) -> ir.Expr:
-        loc = self.loc(t)
         callee_t = _trees(t)[0]
         targs: tuple[ir.Type, ...] = ()
         if t.data == "generic_call":
@@ -1089,7 +1088,7 @@ class Checker:
         return ir.Block(self.loc(t), stmts)
 
     def declare_var(self, name: str, t: ir.Type, init: ir.Expr | None, ctx: _Ctx, loc: ir.Loc) -> ir.Stmt:
-        if isinstance(t, (ir.ExternT, ir.VoidT, ir.StringT)) or isinstance(t, InfIntT):
+        if isinstance(t, (ir.ExternT, ir.VoidT, ir.StringT, InfIntT)):
             raise self.err(loc, f"cannot declare a variable of type {show(t)}")
         store = ctx.block if ctx.block is not None else ctx.action_block
         prefix = getattr(ctx, "var_prefix", "")
@@ -1178,7 +1177,7 @@ class Checker:
         anns = self.annotations(_tree(d, "annotations"))
         pname = _p4info_name(anns, "", local)
         blk = _Block(pname, "action")
-        act = self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
+        self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
         act_locals = blk.locals
         if act_locals:
             self.action_locals[pname] = act_locals
@@ -1701,7 +1700,7 @@ class Checker:
                     w = k.width
                     if ks.kind == "mask":
                         m = ks.mask
-                        plen = bin(m).count("1")
+                        plen = m.bit_count()
                         if m != ((1 << w) - 1) ^ ((1 << (w - plen)) - 1):
                             raise self.err(c, "lpm mask is not a prefix")
                         ks = ir.KeySet("lpm", ks.value, m, prefix_len=plen, loc=ks.loc)
@@ -1842,11 +1841,11 @@ def _parse_int(s: str) -> tuple[int, ir.Type | None]:
     body = m.group(3).replace("_", "")
     low = body.lower()
     if low.startswith("0x"):
-        v = int(body[2:], 16)
+        v = int(body, 16)
     elif low.startswith("0b"):
-        v = int(body[2:], 2)
+        v = int(body, 2)
     elif low.startswith("0o"):
-        v = int(body[2:], 8)
+        v = int(body, 8)
     elif low.startswith("0d"):
         v = int(body[2:], 10)
     else:

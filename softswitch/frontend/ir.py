@@ -55,7 +55,7 @@ Conventions (the front end guarantees all of them):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 # ---------------------------------------------------------------- locations and annotations
 
@@ -212,8 +212,8 @@ class ExternT:
     type_args: tuple[Type, ...] = ()
 
 
-Type = Union[BitT, IntT, BoolT, ErrorT, StringT, VoidT, MatchKindT, EnumT, HeaderT, StructT, StackT,
-             TupleT, ExternT]
+Type = (BitT | IntT | BoolT | ErrorT | StringT | VoidT | MatchKindT | EnumT | HeaderT | StructT | StackT
+        | TupleT | ExternT)
 
 
 def type_width(t: Type) -> int:
@@ -415,9 +415,9 @@ class PopFront(Expr):
 @dataclass(slots=True, eq=False)
 class ExternCall(Expr):
     """Method of a v1model extern instance: ``instance`` is its P4Info name (a key of the
-    enclosing ``Control.externs``, which includes the top-level instances).  Methods: counter.count(index), direct_counter.count(),
-    meter.execute_meter(index, out result), direct_meter.read(out result),
-    register.read(out result, index), register.write(index, value)."""
+    enclosing ``Control.externs``, which includes the top-level instances).  Methods:
+    counter.count(index), direct_counter.count(), meter.execute_meter(index, out result),
+    direct_meter.read(out result), register.read(out result, index), register.write(index, value)."""
 
     instance: str
     method: str

@@ -62,7 +62,6 @@ class _PostLex:
             return next(it, None)
 
         prev: Token | None = None
-        prev2: Token | None = None
         decl_next = False  # next IDENT is the name of a type being declared
         enum_pending = False
         extern_pending = False
@@ -104,11 +103,11 @@ class _PostLex:
                         last = x
                     body = self.text[nxt.end_pos:last.start_pos].strip()
                     yield out
-                    prev2, prev = prev, out
+                    prev = out
                     ann = Token("ANNOT_BODY", body, nxt.start_pos, nxt.line, nxt.column,
                                 last.end_line, last.end_column, last.end_pos)
                     yield ann
-                    prev2, prev = prev, ann
+                    prev = ann
                     continue
             elif t == "IDENT":
                 nxt = peek()
@@ -181,7 +180,7 @@ class _PostLex:
                     angles -= 1
                     targ_decl_depth = 0
                     yield out
-                    prev2, prev = prev, out
+                    prev = out
                     closed_angle = True
                     continue
                 else:
@@ -212,7 +211,7 @@ class _PostLex:
             if v in ("(", "{", ";") and t != "STRING" and not targ_decl_depth:
                 decl_name_emitted = False
             yield out
-            prev2, prev = prev, out
+            prev = out
             closed_angle = False
 
 

@@ -422,8 +422,8 @@ class _Preprocessor:
 class _IfExpr:
     """Evaluates a C integer constant expression (undefined identifiers are 0)."""
 
-    _BIN = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", "<=", ">", ">="),
-            ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
+    _BIN = (("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", "<=", ">", ">="),
+            ("<<", ">>"), ("+", "-"), ("*", "/", "%"))
 
     def __init__(self, text: str, loc: Loc) -> None:
         self.loc = loc

@@ -96,7 +96,8 @@ def test_conformance_programs_load() -> None:
 
 
 def test_large_program_loads_fast() -> None:
-    src = open(os.path.join(DATA, "srv6_fabric.p4")).read()
+    with open(os.path.join(DATA, "srv6_fabric.p4")) as f:
+        src = f.read()
     body = "\n".join(f"    action a{i}(bit<9> p) {{ sm.egress_spec = p; m.x = m.x + {i % 200}; }}\n"
                      f"    table t{i} {{ key = {{ h.e.a: exact; h.e.b: ternary; }} actions = {{ a{i}; }} }}"
                      for i in range(150))

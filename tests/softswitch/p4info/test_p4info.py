@@ -43,7 +43,9 @@ def test_aliases_shortest_unique_suffix() -> None:
 
 
 def test_bad_id_prefix_is_an_error() -> None:
-    src = open(os.path.join(CONF, "bench4.p4")).read().replace(
+    with open(os.path.join(CONF, "bench4.p4")) as f:
+        src = f.read()
+    src = src.replace(
         "    table my_mac", "    @id(0x01000001) table my_mac")
     with pytest.raises(P4InfoError) as ei:
         build_p4info(load_source(src, "b.p4"))
