@@ -141,7 +141,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = Options(election_id=args.election_id, takeover=not args.no_takeover, retries=args.retries,
                    reconcile_interval_s=args.interval, wiring_interval_s=args.wiring_interval,
                    counters_interval_s=args.counters_interval, stev_mode=args.stev_mode,
-                   grpc_host=args.grpc_host, grpc_base_port=args.grpc_base_port)
+                   grpc_host=args.grpc_host, grpc_base_port=args.grpc_base_port,
+                   watch_qps=tuple(args.watch_qp))
     ctl = Controller(plan, pipeline, opts, log)
     stop = threading.Event()
     server = None
@@ -263,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
     r.add_argument("--stev-mode", choices=("ecmp", "ev_direct"), default="ecmp",
                    help="how leaves spread STEV traffic to remote hosts")
+    r.add_argument("--watch-qp", action="append", default=[], type=lambda v: int(v, 0),
+                   help="send postcards for RoCE packets to this destination QP (repeatable)")
     r.add_argument("--block", default=DEFAULT_BLOCK)
     r.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX)
     r.set_defaults(func=cmd_run)

@@ -62,6 +62,7 @@ class Options:
     counters_interval_s: float = 2.0
     wiring_timeout_s: float = 1.5
     stev_mode: str = STEV_ECMP
+    watch_qps: tuple[int, ...] = ()  # destination QPs that get postcards at every hop
     grpc_host: str = "127.0.0.1"
     grpc_base_port: int | None = None
     addresses: dict[str, str] = field(default_factory=dict)
@@ -132,7 +133,8 @@ class Controller:
 
     def desired(self, name: str) -> DesiredState:
         """Every entity switch ``name`` must hold."""
-        return desired_state(self.names, self.switch_plan(name), stev_mode=self.opts.stev_mode)
+        return desired_state(self.names, self.switch_plan(name), stev_mode=self.opts.stev_mode,
+                             watch_qps=self.opts.watch_qps)
 
     # ---- packet-ins -------------------------------------------------------------------------------
     def _on_packet_in(self, pi: PacketIn) -> None:

@@ -37,6 +37,7 @@ T_EV_DIRECT = "ingress.routing.ev_direct"
 T_QUEUE_THRESHOLDS = "ingress.congestion.queue_thresholds"
 T_ECN_THRESHOLD = "egress.congestion.ecn_threshold"
 T_SWITCH_INFO = "egress.telemetry.switch_info"
+T_TELEMETRY_WATCH = "ingress.telemetry.telemetry_watch"
 AP_ECMP = "ingress.routing.ecmp_selector"
 
 A_RX_DOWN = "ingress.port_admin.set_port_down"
@@ -49,6 +50,7 @@ A_DROP_USID_UNKNOWN = "ingress.routing.drop_usid_unknown"
 A_QUEUE_THRESHOLDS = "ingress.congestion.set_queue_thresholds"
 A_ECN_THRESHOLD = "egress.congestion.set_ecn_threshold"
 A_SWITCH_ID = "egress.telemetry.set_switch_id"
+A_WATCH_POSTCARD = "ingress.telemetry.watch_postcard"
 
 C_PORT_RX = "ingress.stats.port_rx_counter"
 C_PORT_TX = "egress.stats.port_tx_counter"
@@ -272,8 +274,11 @@ def member_id(group_id: int, index: int) -> int:
 
 
 def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
-                  postcards: bool = True, wiring_punt: bool = True) -> DesiredState:
-    """Every entity ``sp`` needs on a switch running ``p4src/mrc_switch.p4`` (deterministic)."""
+                  postcards: bool = True, wiring_punt: bool = True,
+                  watch_qps: tuple[int, ...] = ()) -> DesiredState:
+    """Every entity ``sp`` needs on a switch running ``p4src/mrc_switch.p4`` (deterministic).
+
+    ``watch_qps``: RoCE destination QPs whose forwarded packets send a postcard from every hop."""
     if stev_mode not in (STEV_ECMP, STEV_EV_DIRECT):
         raise MappingError(f"stev_mode must be {STEV_ECMP!r} or {STEV_EV_DIRECT!r}, not {stev_mode!r}")
     d = DesiredState()
@@ -318,6 +323,9 @@ def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
     for tm in sp.of(Telemetry):
         d.defaults.append(names.default_entry(T_SWITCH_INFO, A_SWITCH_ID,
                                               switch_id=tm.switch_id if tm.enabled else 0))
+    for qp in sorted(set(watch_qps)):
+        d.entries.append(names.table_entry(T_TELEMETRY_WATCH, {"dest_qp": (qp, 0xFFFFFF)}, A_WATCH_POSTCARD,
+                                           priority=1))
     if postcards:
         d.pre.append(clone_session(POSTCARD_SESSION, sp.cpu_port))
     if wiring_punt:

@@ -297,6 +297,33 @@ def test_metrics_show_counters_moving(fab, ctl, plan):
             server.shutdown()
 
 
+def test_postcards_collected_for_a_watched_qp(fab, ctl, plan):
+    ctl.opts.watch_qps = (0x12,)
+    try:
+        _primary(ctl)
+        assert all(st.last_result.inserted == 1 for st in ctl.status.values())  # one telemetry_watch row each
+        ev = next(e for e in srv6_profile(plan, "h1", "h3").evs if e.plane == 2 and e.spine == "p2s2")
+        n0 = len(ctl.telemetry.snapshot()[2])
+        assert _send_srv6(fab, plan, "h1", "h3", ev, b"w2a-postcard-" + os.urandom(4).hex().encode())
+
+        def cards():
+            return ctl.telemetry.snapshot()[2][n0:]
+        assert _wait(lambda: len(cards()) >= 3, 5.0)
+        by_switch = {pc.switch: pc for pc in cards()}
+        assert set(by_switch) == {"p2l1", "p2s2", "p2l2"}
+        for name, pc in by_switch.items():
+            assert pc.switch_id == plan.sids.switch_id(name)
+        assert (by_switch["p2l1"].ingress_port, by_switch["p2l1"].egress_port) == (3, 2)  # h1 port -> p2s2
+        assert (by_switch["p2s2"].ingress_port, by_switch["p2s2"].egress_port) == (1, 2)
+        assert (by_switch["p2l2"].ingress_port, by_switch["p2l2"].egress_port) == (2, 3)  # -> h3
+        assert "IPv6" in by_switch["p2l2"].packet
+        assert ctl.metrics_snapshot().postcards_total["p2s2"] >= 1
+    finally:
+        ctl.opts.watch_qps = ()
+        _primary(ctl)
+    assert all(st.last_result.deleted == 1 for st in ctl.status.values())
+
+
 def test_switch_restart_restores_tables(fab, ctl, plan):
     _primary(ctl)
     stop = threading.Event()
