@@ -1,6 +1,7 @@
 """Name resolution, type checking, constant folding and lowering of the parse tree to ``ir``."""
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,8 +77,8 @@ class _SubControl:
     prefix: str  # P4Info prefix of its locals
     order: tuple
     loc: ir.Loc
-    applied_args: list[Any] | None = None
-    scope: dict | None = None
+    applied_args: list[Any] | None = None  # per parameter: the bound lvalue / fresh Var / Const
+    applies: int = 1  # how many ``.apply(`` calls name it in the enclosing body
     body: ir.Block | None = None
 
 
@@ -1386,7 +1387,12 @@ class Checker:
                 scope[_name(lt)] = _TableRef(tb)
             else:
                 raise self.unsupported(lt, k.replace("_", " "))
-        body = self.block(_tree(d, "block"), ctx)
+        body_t = _tree(d, "block")
+        counts = _apply_counts(body_t)
+        for ent in scope.values():
+            if isinstance(ent, _SubControl):
+                ent.applies = counts.get(ent.name, 0)
+        body = self.block(body_t, ctx)
         body.stmts = init + body.stmts
         if not top:
             return ir.Control(name, params, {}, {}, {}, [], body, (), self.loc(d))
@@ -1488,31 +1494,45 @@ class Checker:
         if len(params) != len(arg_trees):
             raise self.err(t, f"'{sub.name}.apply' takes {len(params)} arguments, {len(arg_trees)} given")
         pre: list[ir.Stmt] = []
-        post: list[ir.Stmt] = []
         bindings: dict[str, Any] = {}
-        arg_exprs = []
-        for p, a in zip(params, arg_trees):
+        bound: list[Any] = []
+        again = sub.body is not None
+        for i, (p, a) in enumerate(zip(params, arg_trees)):
             pt = self.type_ref(_type_child(p))
             direc = _direction(p)
             e = self.expr(a, ctx, pt)
-            arg_exprs.append(e)
             pn = _name(p)
             if direc in ("inout", "out"):
                 self.check_lvalue(e, e.loc)
-                bindings[pn] = e
-            elif isinstance(e, ir.Const):
-                bindings[pn] = e
+                b: Any = e
+                if again and (_print_expr(e) != _print_expr(sub.applied_args[i])  # type: ignore[index]
+                              or "<expr>" in _print_expr(e)):
+                    raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
+                                              f"different {direc} argument for '{pn}'")
+            elif isinstance(e, ir.Const) and sub.applies <= 1:
+                b = e
             else:
-                v = ir.Var(pt, e.loc, ctx.block.fresh(f"{sub.prefix.split('.', 1)[-1]}.{pn}", pt))  # type: ignore
-                pre.append(ir.Assign(e.loc, v, e))
-                bindings[pn] = v
-        if sub.body is not None:
-            raise self.unsupported(t, f"applying control instance '{sub.name}' more than once")
+                prev = sub.applied_args[i] if again else None  # type: ignore[index]
+                if isinstance(prev, ir.Const):
+                    if not (isinstance(e, ir.Const) and e.value == prev.value):
+                        raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
+                                                  f"different value for constant argument '{pn}'")
+                    b = prev
+                else:
+                    b = prev if isinstance(prev, ir.Var) else ir.Var(
+                        pt, e.loc, ctx.block.fresh(f"{sub.prefix.split('.', 1)[-1]}.{pn}", pt))  # type: ignore
+                    pre.append(ir.Assign(e.loc, b, e))
+            bindings[pn] = b
+            bound.append(b)
+        if again:
+            # the same instance: its tables, actions and externs are shared, the body runs again
+            return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)])
         var_prefix = sub.prefix.split(".", 1)[-1] + "."
         ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
                                  var_prefix=var_prefix)
         sub.body = ctl.body
-        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body] + post)
+        sub.applied_args = bound
+        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body])
 
     # ------------------------------------------------------------ tables
     def table(self, t: Tree, ctx: _Ctx, pfx: str) -> ir.Table:
@@ -1800,6 +1820,18 @@ class _ParamEntry:
 
 
 # ---------------------------------------------------------------- small helpers
+
+
+def _apply_counts(body: Tree) -> dict[str, int]:
+    """How many times each plain name is applied (``x.apply(...)``) in a body."""
+    counts: dict[str, int] = {}
+    for st in body.iter_subtrees():
+        if st.data == "member" and str(_tree(st, "mname").children[0]) == "apply":
+            base = _trees(st)[0]
+            if base.data == "ident":
+                n = str(_tree(base, "name").children[0])
+                counts[n] = counts.get(n, 0) + 1
+    return counts
 
 
 def _type_child(t: Tree) -> Tree:

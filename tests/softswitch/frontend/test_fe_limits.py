@@ -1,0 +1,81 @@
+"""Lifted limitations: a sub-control applied more than once, `(a &&& b)` keysets in parentheses."""
+from __future__ import annotations
+
+import pytest
+
+from softswitch.exec import build_pipeline
+from softswitch.frontend import ir, load_source
+from softswitch.frontend.errors import P4Error
+from softswitch.p4info import build_p4info
+from softswitch.runtime import SwitchState
+
+_SRC = """
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type_; }
+struct H { eth_t eth; }
+struct M { bit<16> n; bit<16> other; }
+parser P(packet_in b, out H h, inout M m, inout standard_metadata_t sm) {
+    state start {
+        b.extract(h.eth);
+        transition select(h.eth.type_) { (0x0800 &&& 0xff00): accept; (0x9000 .. 0x90ff): accept; }
+    }
+}
+control VC(inout H h, inout M m) { apply {} }
+control Bump(inout M m, in bit<16> step) {
+    counter(2, CounterType.packets) seen;
+    action add() { m.n = m.n + step; }
+    table t { key = { m.n: exact; } actions = { add; NoAction; } default_action = add(); }
+    apply { seen.count(0); t.apply(); }
+}
+control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
+    Bump() bump;
+    apply {
+        m.n = 1;
+        bump.apply(m, 2);
+        bump.apply(m, 40);
+        h.eth.type_ = m.n;
+        sm.egress_spec = 1;
+    }
+}
+control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control CC(inout H h, inout M m) { apply {} }
+control D(packet_out b, in H h) { apply { b.emit(h.eth); } }
+V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
+"""
+
+
+def test_sub_control_applied_twice_shares_its_table_and_runs_twice() -> None:
+    p = load_source(_SRC, "l.p4")
+    assert list(p.ingress.tables) == ["Ig.bump.t"] and list(p.ingress.externs) == ["Ig.bump.seen"]
+    info = build_p4info(p)
+    assert [t.preamble.name for t in info.tables] == ["Ig.bump.t"]
+    state = SwitchState(info)
+    pipe = build_pipeline(p, state, None)
+    res = pipe.ingress(bytes(12) + b"\x08\x42", 0, 0)
+    out = pipe.egress(res.to_tm[0], 1).frames[0].data
+    assert out[12:14] == (1 + 2 + 40).to_bytes(2, "big")
+    assert state.counter("Ig.bump.seen").packets[0] == 2
+
+
+def test_parenthesised_mask_and_range_keysets() -> None:
+    p = load_source(_SRC, "l.p4")
+    cases = p.parser.states["start"].transition.cases
+    assert [(c.keysets[0].kind, c.keysets[0].value) for c in cases] == [("mask", 0x0800), ("range", 0x9000)]
+    assert cases[0].keysets[0].mask == 0xFF00 and cases[1].keysets[0].hi == 0x90FF
+
+
+@pytest.mark.parametrize("second,msg", [
+    ("bump.apply(m2, 40);", ("l.p4:26:20: error: unsupported: applying control instance 'bump' again with a "
+                             "different inout argument for 'm'")),
+    ("bump.apply(m, m.other);", None),
+])
+def test_sub_control_applied_again_with_other_lvalues_is_rejected(second: str, msg: str | None) -> None:
+    src = _SRC.replace("bump.apply(m, 40);", second).replace("    Bump() bump;", "    Bump() bump;\n    M m2;")
+    if msg is None:  # a run-time `in` argument is copied into the same parameter variable
+        body = load_source(src, "l.p4").ingress.body
+        assert sum(isinstance(s, ir.Block) for s in body.stmts) == 2
+        return
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "l.p4")
+    assert str(ei.value).startswith(msg)
