@@ -1,0 +1,170 @@
+"""Unit tests of the controller's P4Runtime side that need no switch: mapping, diff, probes,
+postcard decoding, metrics and log formats."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+
+import pytest
+from p4.v1 import p4runtime_pb2
+from prometheus_client import CollectorRegistry, generate_latest
+
+from controller import build_plan, load_topology
+from controller.daemon import JsonFormatter, load_pipeline, setup_logging
+from controller.mapping import (
+    A_NEXT_HOP,
+    T_EV_DIRECT,
+    T_ROUTE_V6,
+    T_USID_UN,
+    MappingError,
+    P4Names,
+    canonical,
+    desired_state,
+)
+from controller.metrics import FabricCollector, MetricsSnapshot, SwitchInfo
+from controller.reconcile import SwitchContents, entity_key, plan_updates
+from controller.session import PacketIn
+from controller.status import parse, render
+from controller.telemetry import SwitchCounters, decode_postcard
+from controller.wiring import parse_probe, probe_frame
+
+TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
+
+
+@pytest.fixture(scope="module")
+def names():
+    return P4Names.from_p4info(load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM")).p4info)
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return build_plan(load_topology(TOPO))
+
+
+def _count(d, names, table):
+    tid = names.table(table).preamble.id
+    return sum(e.table_entry.table_id == tid for e in d.entries)
+
+
+def test_leaf_and_spine_entities(names, plan):
+    leaf = desired_state(names, plan.switches["p1l1"])
+    # /32 drop + 2 spine uSIDs + 2 host-port uSIDs + 4 GIDs + wiring punt
+    assert _count(leaf, names, T_ROUTE_V6) == 10
+    assert _count(leaf, names, T_USID_UN) == 1
+    assert _count(leaf, names, T_EV_DIRECT) == 256
+    assert (len(leaf.members), len(leaf.groups), len(leaf.defaults), len(leaf.pre)) == (2, 1, 1, 1)
+    spine = desired_state(names, plan.switches["p1s1"])
+    assert _count(spine, names, T_ROUTE_V6) == 1 + 2 + 4 + 1 and not spine.members
+    assert desired_state(names, plan.switches["p1l1"]).all() == leaf.all()  # deterministic
+
+
+def test_byte_strings_canonical_and_lpm_masked(names):
+    e = names.table_entry(T_ROUTE_V6, {"dst_addr": ((0xFC00_0000_2101 << 80) | 0xFFFF, 48)}, A_NEXT_HOP,
+                          params={"port": 1, "dst_mac": 0x0200_0000_0001, "src_mac": 0})
+    fm = e.table_entry.match[0].lpm
+    assert fm.value == canonical(0xFC00_0000_2101 << 80) and fm.prefix_len == 48
+    assert [p.value for p in e.table_entry.action.action.params] == [b"\x01", bytes.fromhex("020000000001"), b"\x00"]
+    with pytest.raises(MappingError, match="no table 'nope'"):
+        names.table_entry("nope", {})
+    with pytest.raises(MappingError, match="takes"):
+        names.action_msg(A_NEXT_HOP, port=1)
+
+
+def _padded(e: p4runtime_pb2.Entity) -> p4runtime_pb2.Entity:
+    """The same entity with every byte string padded (as some clients write them)."""
+    out = p4runtime_pb2.Entity()
+    out.CopyFrom(e)
+    if out.HasField("table_entry"):
+        for m in out.table_entry.match:
+            if m.HasField("exact"):
+                m.exact.value = b"\x00\x00" + m.exact.value
+            if m.HasField("lpm"):
+                m.lpm.value = m.lpm.value.rjust(16, b"\x00")
+        for p in out.table_entry.action.action.params:
+            p.value = b"\x00" + p.value
+    return out
+
+
+def _contents(d) -> SwitchContents:
+    c = SwitchContents()
+    for attr in ("pre", "members", "groups", "entries", "defaults"):
+        getattr(c, attr).update({entity_key(e): _padded(e) for e in getattr(d, attr)})
+    return c
+
+
+def test_diff_converged_is_empty_even_with_padded_bytes(names, plan):
+    d = desired_state(names, plan.switches["p2l2"])
+    assert plan_updates(d, _contents(d)) == []
+
+
+def test_diff_orders_by_dependency_and_deletes_in_reverse(names, plan):
+    d = desired_state(names, plan.switches["p1l1"])
+    have = SwitchContents()
+    have.members[("action_profile_member", 1, 99)] = names.member("ingress.routing.ecmp_selector", 99, A_NEXT_HOP,
+                                                                  port=1, dst_mac=1, src_mac=1)
+    phases = plan_updates(d, have)
+    assert [p for p, _ in phases] == ["clone_sessions", "members", "groups", "entries", "defaults",
+                                      "delete_members"]
+    assert all(u.type == p4runtime_pb2.Update.INSERT for _, ups in phases[:4] for u in ups)
+    assert phases[4][1][0].type == p4runtime_pb2.Update.MODIFY  # defaults can only be modified
+    assert not phases[-1][1][0].entity.action_profile_member.HasField("action")  # DELETE carries the key only
+
+
+def test_probe_frame_round_trip():
+    f = probe_frame("p1l1", 2, 77, "02:00:21:01:00:02")
+    assert parse_probe(f) == ("p1l1", 2, 77)
+    assert parse_probe(f[:40]) is None
+    assert parse_probe(f.replace(b"MRCWIRE1", b"MRCWIRE0")) is None
+
+
+def test_postcard_decoding():
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+
+    from mrc.wire.layers import MrcTelemetryRecord
+
+    rec = bytes(MrcTelemetryRecord(switch_id=0x2101, ingress_port=3, egress_port=1, ingress_ts_us=5,
+                                   hop_latency_us=7, queue_depth=9, queue_id=0))
+    pc = decode_postcard(PacketIn("p1l1", rec + bytes(Ether() / IPv6()), {"reason": 2}))
+    assert (pc.switch_id, pc.ingress_port, pc.egress_port, pc.hop_latency_us, pc.queue_depth) == (0x2101, 3, 1, 7, 9)
+    assert pc.packet.startswith("Ether / ::1 > ::1")
+    with pytest.raises(ValueError, match="need 20"):
+        decode_postcard(PacketIn("p1l1", b"\x00" * 5, {"reason": 2}))
+
+
+def _snapshot() -> MetricsSnapshot:
+    c = SwitchCounters(port_rx={3: (10, 1000)}, port_tx={1: (9, 900)}, drops={"no_route": (2, 200)},
+                       tables={"ingress.srv6.usid_un": (10, 1000)}, qdepth={1: 4})
+    return MetricsSnapshot({"p1l1": SwitchInfo(connected=True, primary=True, converged=True, desired_entities=281)},
+                           {"p1l1": c}, {"p1l1": 1}, [], {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"},
+                           {"dead": 2})
+
+
+def test_metrics_text_and_status_view():
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(FabricCollector(_snapshot))
+    text = generate_latest(reg).decode()
+    assert 'mrc_port_rx_packets_total{port="3",switch="p1l1"} 10.0' in text
+    assert 'mrc_drop_packets_total{reason="no_route",switch="p1l1"} 2.0' in text
+    assert 'mrc_link_up{a="p1l1:2",b="p1s2:1"} 0.0' in text
+    assert 'mrc_queue_depth_packets{port="1",switch="p1l1"} 4.0' in text
+    d = parse(text)
+    assert d.links == {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"}
+    assert d.drops == {("p1l1", "no_route"): 2.0} and d.wiring == {"dead": 2.0}
+    from rich.console import Console
+
+    con = Console(file=io.StringIO(), width=120)
+    con.print(render(d))
+    out = con.file.getvalue()
+    assert "p1l1:2" in out and "dead" in out and "no_route" in out
+
+
+def test_json_log_lines():
+    buf = io.StringIO()
+    setup_logging("json", "info", buf)
+    logging.getLogger("controller.test").info("reconciled", extra={"fields": {"switch": "p1l1", "written": 0}})
+    doc = json.loads(buf.getvalue().splitlines()[-1])
+    assert doc["msg"] == "reconciled" and doc["switch"] == "p1l1" and doc["written"] == 0
+    assert isinstance(JsonFormatter().format(logging.makeLogRecord({"msg": "x"})), str)
