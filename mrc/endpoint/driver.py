@@ -31,6 +31,7 @@ _ETH_IPV6 = b"\x86\xdd"
 _ROCE_PORT = b"\x12\xb7"  # 4791
 _PASS_NH = (41, 43)  # IPv6-in-IPv6 (SRv6 outer), routing header
 _TX_DOWN_ERRNOS = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV, errno.EMSGSIZE, errno.ENOBUFS)
+_STUCK_TIMER_NS = 50_000
 SUPPORTED_MTUS = (256, 512, 1024, 2048, 4096, 8192)
 
 
@@ -286,6 +287,8 @@ class Endpoint:
             t = c.get_timer()
             wake = min(deadline, self._link_at) if t is None else min(deadline, self._link_at, t)
             wait = wake - time.monotonic_ns()
+            if wait <= 0 and t is not None and t <= now:  # a deadline that ran and stayed due: don't spin
+                wait = min(_STUCK_TIMER_NS, deadline - now)
             if wait > 0:
                 wfds = [p.sock for p in self._ports.values() if p.txq]
                 self.counters.wakeups += 1

@@ -51,11 +51,13 @@ def _run_pair(link, procs, tmp_path, server_args=(), client_args=(), during=None
     client = link.popen("a", "client", "--ifaces", link.ifaces("a"), "--peer", sock, "--json",
                         "--timeout", str(timeout), *client_args)
     procs.append(client)
-    err = _Lines(client.stderr)
+    err, std = _Lines(client.stderr), _Lines(client.stdout)  # one reader per pipe, no communicate()
     if during is not None:
         during(err.lines)
-    out, _ = client.communicate(timeout=timeout + 30)
-    err.join(5)
+    client.wait(timeout=timeout + 30)
+    err.join(10)
+    std.join(10)
+    out = "".join(std.lines)
     s_out, s_err = server.communicate(timeout=30)
     assert client.returncode == 0, f"client failed ({client.returncode}): {''.join(err.lines)[-3000:]}\n{out[-3000:]}"
     assert server.returncode == 0, f"server failed ({server.returncode}): {s_err[-3000:]}"
