@@ -1,0 +1,396 @@
+"""Actions, the V1Switch main, parsers and controls (sub-controls inlined, extern instances)."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from lark import Tree
+
+from . import ir
+from .checkbase import (
+    _EXTERN_KINDS,
+    CheckerBase,
+    _ActionRef,
+    _apply_counts,
+    _Block,
+    _Ctx,
+    _Decl,
+    _direction,
+    _id_ann,
+    _Inlined,
+    _name,
+    _p4info_name,
+    _ParamEntry,
+    _print_expr,
+    _SubControl,
+    _TableRef,
+    _tree,
+    _trees,
+    _type_child,
+)
+from .types import InfIntT
+
+
+class BlockChecker(CheckerBase):
+    """Actions, main, parsers, controls and their instances."""
+
+    # ------------------------------------------------------------ actions
+    def top_action(self, d: Tree) -> None:
+        local = _name(d)
+        anns = self.annotations(_tree(d, "annotations"))
+        pname = _p4info_name(anns, "", local)
+        blk = _Block(pname, "action")
+        self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
+        act_locals = blk.locals
+        if act_locals:
+            self.action_locals[pname] = act_locals
+        self.declare(d, local, _ActionRef(pname))
+
+    def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
+                     owner: str | None) -> ir.Action:
+        params = []
+        scope: dict[str, Any] = {}
+        for i, p in enumerate(_trees(_tree(d, "params"), "param")):
+            pt = self.type_ref(_type_child(p))
+            direc = _direction(p)
+            pn = _name(p)
+            if direc == "" and not isinstance(pt, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT)):
+                raise self.err(p, f"action data parameter '{pn}' must be bit<W>/int<W>/bool/enum")
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            ap = ir.ActionParam(pt, self.loc(p), pn, i)
+            if direc in ("out", "inout"):
+                self.writable_params.add(id(ap))
+            scope[pn] = _ParamEntry(ap, direc)
+        ctx = _Ctx(outer.block, in_parser=False, in_action=True)
+        ctx.scope = list(getattr(outer, "scope", [])) + [scope]  # type: ignore[attr-defined]
+        ctx.action_block = store  # type: ignore[attr-defined]
+        ctx.var_prefix = getattr(outer, "var_prefix", "")  # type: ignore[attr-defined]
+        if pname in self.actions:
+            raise self.err(d, f"two actions are named '{pname}'")
+        act = ir.Action(pname, local, params, ir.Block(self.loc(d), []), anns, self.loc(d), owner, _id_ann(anns))
+        self.actions[pname] = act
+        act.body = self.block(_tree(d, "block"), ctx)
+        return act
+
+    # ------------------------------------------------------------ main and blocks
+    def lower_main(self, m: Tree) -> ir.Program:
+        tref = _type_child(m)
+        tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        if tname != "V1Switch":
+            raise self.unsupported(m, f"package '{tname}' (only V1Switch)")
+        args = _trees(_tree(m, "args"))
+        if len(args) != 6:
+            raise self.err(m, f"V1Switch takes 6 arguments, {len(args)} given")
+        kinds = ["parser", "control", "control", "control", "control", "control"]
+        blocks: list[Any] = []
+        for a, kind in zip(args, kinds):
+            if a.data != "ctor_call":
+                raise self.err(a, "V1Switch arguments must be parser/control instantiations")
+            n = str(a.children[0])
+            d = self.globals.get(n)
+            if not isinstance(d, _Decl) or d.kind != kind:
+                raise self.err(a, f"'{n}' is not a {kind}")
+            blocks.append(self.lower_parser(d.tree) if kind == "parser" else self.lower_control(d.tree))
+        prog = ir.Program(self.source_file, self.errors, self.match_kinds, dict(self.named_types), blocks[0],
+                          blocks[1], blocks[2], blocks[3], blocks[4], blocks[5], {},
+                          self.controller_headers, list(self.digests.values()), self.loc(m), self.warnings)
+        used: list[str] = []
+        for c in prog.controls:
+            for an in c.actions:
+                if an not in used:
+                    used.append(an)
+        for an, a in self.actions.items():
+            if an not in used and a.owner is None:
+                used.append(an)
+        prog.actions = {an: self.actions[an] for an in used}
+        prog.externs = dict(self.global_externs)
+        for an, loc in self.action_locals.items():
+            if an in prog.actions:
+                prog.actions[an].locals = loc  # type: ignore[attr-defined]
+        return prog
+
+    def block_params(self, d: Tree, blk: _Block) -> tuple[list[ir.Param], dict[str, Any]]:
+        params, scope = [], {}
+        for p in _trees(_tree(d, "params"), "param"):
+            pt = self.type_ref(_type_child(p))
+            pn = _name(p)
+            params.append(ir.Param(pn, pt, _direction(p), self.annotations(_tree(p, "annotations")),
+                                   self.loc(p)))
+            blk.used_names.add(pn)
+            scope[pn] = ir.Var(pt, self.loc(p), pn)
+        return params, scope
+
+    def lower_parser(self, d: Tree) -> ir.Parser:
+        name = _name(d)
+        blk = _Block(name, "parser")
+        params, scope = self.block_params(d, blk)
+        ctx = _Ctx(blk, in_parser=True)
+        ctx.scope = [scope]  # type: ignore[attr-defined]
+        init: list[ir.Stmt] = []
+        for loc_t in _trees(d):
+            if loc_t.data == "var_decl":
+                init += self.stmt(loc_t, ctx)
+            elif loc_t.data == "const_decl":
+                self.stmt(loc_t, ctx)
+            elif loc_t.data == "value_set_decl":
+                raise self.unsupported(loc_t, "parser value_set")
+            elif loc_t.data == "instantiation":
+                raise self.unsupported(loc_t, "instances in a parser (sub-parsers, Checksum16)")
+        states: dict[str, ir.ParserState] = {}
+        state_trees = _trees(d, "parser_state")
+        names = [_name(s) for s in state_trees]
+        for s in state_trees:
+            sn = _name(s)
+            if sn in states:
+                raise self.err(s, f"duplicate state '{sn}'")
+            ctx.scope.append({})  # type: ignore[attr-defined]
+            stmts: list[ir.Stmt] = []
+            for st in _trees(s):
+                if st.data in ("annotations", "name"):
+                    continue
+                if st.data in ("direct_transition", "select_transition"):
+                    tr = self.transition(st, ctx, names)
+                else:
+                    stmts += self.stmt(st, ctx)
+            ctx.scope.pop()  # type: ignore[attr-defined]
+            if sn == "start" and init:
+                stmts = init + stmts
+            states[sn] = ir.ParserState(sn, stmts, tr, self.annotations(_tree(s, "annotations")), self.loc(s))
+        if "start" not in states:
+            raise self.err(d, f"parser '{name}' has no 'start' state")
+        states = {"start": states["start"], **{k: v for k, v in states.items() if k != "start"}}
+        return ir.Parser(name, params, blk.locals, states, self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def transition(self, t: Tree, ctx: _Ctx, names: list[str]) -> ir.Transition:
+        loc = self.loc(t)
+
+        def target(n: Tree) -> str:
+            sn = str(n.children[0])
+            if sn not in names and sn not in ("accept", "reject"):
+                raise self.err(n, f"unknown parser state '{sn}'")
+            return sn
+
+        if t.data == "direct_transition":
+            return ir.Transition(loc, next_state=target(_tree(t, "name")))
+        sel = _tree(t, "select_expr")
+        keys = [self.expr(k, ctx, None) for k in _trees(_tree(sel, "expr_list"))]
+        for i, k in enumerate(keys):
+            if isinstance(k.type, InfIntT):
+                raise self.err(k.loc, "select key needs a width")
+        cases = []
+        for c in _trees(sel, "select_case"):
+            ks_t = _trees(c)[0]
+            comps = _trees(ks_t) if ks_t.data == "tuple_keyset" else [ks_t]
+            if len(comps) != len(keys):
+                if len(comps) == 1 and comps[0].data == "default_keyset":
+                    comps = comps * len(keys)
+                else:
+                    raise self.err(c, f"select has {len(keys)} keys, case has {len(comps)}")
+            kss = [self.keyset(x, k.type, ctx) for x, k in zip(comps, keys)]
+            cases.append(ir.SelectCase(kss, target(_tree(c, "name")), self.loc(c)))
+        return ir.Transition(loc, keys=keys, cases=cases)
+
+    def keyset(self, t: Tree, ty: ir.Type, ctx: _Ctx, lpm: bool = False) -> ir.KeySet:
+        loc = self.loc(t)
+        mask_all = (1 << ir.type_width(ty)) - 1 if not isinstance(ty, ir.ErrorT) else 0
+
+        def const(x: Tree) -> int:
+            e = self.expr(x, ctx, ty)
+            if not isinstance(e, ir.Const):
+                raise self.err(x, "keyset value must be a constant")
+            return int(e.value) & mask_all if mask_all else int(e.value)
+
+        if t.data == "default_keyset":
+            return ir.KeySet("default", loc=loc)
+        if t.data == "mask_keyset":
+            v, m = const(_trees(t)[0]), const(_trees(t)[1])
+            return ir.KeySet("mask", v & m, m, loc=loc)
+        if t.data == "range_keyset":
+            return ir.KeySet("range", const(_trees(t)[0]), hi=const(_trees(t)[1]), loc=loc)
+        return ir.KeySet("value", const(t), mask_all, loc=loc)
+
+    def lower_control(self, d: Tree, prefix: str | None = None, blk: _Block | None = None,
+                      bindings: dict[str, Any] | None = None, order: tuple = (),
+                      var_prefix: str = "") -> ir.Control:
+        name = _name(d)
+        top = blk is None
+        if blk is None:
+            blk = _Block(name, "control")
+        pfx = name if prefix is None else prefix
+        if top:
+            params, scope = self.block_params(d, blk)
+        else:
+            params, scope = [], dict(bindings or {})
+        ctx = _Ctx(blk)
+        ctx.scope = [scope]  # type: ignore[attr-defined]
+        ctx.var_prefix = var_prefix  # type: ignore[attr-defined]
+        init: list[ir.Stmt] = []
+        for i, lt in enumerate(_trees(d)):
+            key = order + (i,)
+            k = lt.data
+            if k in ("annotations", "name", "params", "block"):
+                continue
+            if k == "var_decl":
+                init += self.stmt(lt, ctx)
+            elif k == "const_decl":
+                self.stmt(lt, ctx)
+            elif k == "instantiation":
+                self.instantiate(lt, ctx, blk, pfx, key, var_prefix)
+            elif k == "action_decl":
+                local = _name(lt)
+                anns = self.annotations(_tree(lt, "annotations"))
+                pname = _p4info_name(anns, pfx, local)
+                self.lower_action(lt, pname, local, anns, ctx, blk, owner=blk.name)
+                blk.actions.append((key, pname))
+                scope[local] = _ActionRef(pname)
+            elif k == "table_decl":
+                tb = self.table(lt, ctx, pfx)
+                blk.tables.append((key, tb))
+                scope[_name(lt)] = _TableRef(tb)
+            else:
+                raise self.unsupported(lt, k.replace("_", " "))
+        body_t = _tree(d, "block")
+        counts = _apply_counts(body_t)
+        for ent in scope.values():
+            if isinstance(ent, _SubControl):
+                ent.applies = counts.get(ent.name, 0)
+        body = self.block(body_t, ctx)
+        body.stmts = init + body.stmts
+        if not top:
+            return ir.Control(name, params, {}, {}, {}, [], body, (), self.loc(d))
+        externs = dict(self.global_externs)
+        for _, e in sorted(blk.externs, key=lambda x: x[0]):
+            if e.name in externs:
+                raise self.err(e.loc, f"two extern instances are named '{e.name}'")
+            externs[e.name] = e
+        tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
+        actions = []
+        # top-level actions used by this control's tables come first, as p4c localizes them
+        for _, t in sorted(blk.tables, key=lambda x: x[0]):
+            for ar in t.actions:
+                if self.actions[ar.action].owner is None and ar.action not in actions:
+                    actions.append(ar.action)
+        glob_order = list(self.actions)
+        actions.sort(key=glob_order.index)
+        actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
+        return ir.Control(name, params, blk.locals, externs, tables, actions, body,
+                          self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def instantiate(self, lt: Tree, ctx: _Ctx, blk: _Block, pfx: str, key: tuple, var_prefix: str) -> None:
+        local = _name(lt)
+        tref = _type_child(lt)
+        tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        decl = self.globals.get(tname)
+        if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
+            if _trees(_tree(lt, "args")):
+                raise self.unsupported(lt, "control constructor arguments")
+            pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
+            sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
+            ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
+            return
+        if tname not in _EXTERN_KINDS:
+            if tname in ("Checksum16",):
+                raise self.unsupported(lt, "Checksum16 (deprecated)")
+            raise self.unsupported(lt, f"instance of '{tname}'")
+        inst = self.build_extern(lt, ctx, pfx)
+        blk.externs.append((key, inst))
+        ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
+
+    def build_extern(self, lt: Tree, ctx: _Ctx, pfx: str) -> ir.ExternInstance:
+        """The v1model extern object declared by instantiation ``lt`` (P4Info prefix ``pfx``)."""
+        local = _name(lt)
+        anns = self.annotations(_tree(lt, "annotations"))
+        tref = _type_child(lt)
+        tname = str(tref.children[0])
+        targs = tuple(self.type_ref(x) for x in _trees(_tree(tref, "type_args"))) \
+            if tref.data == "specialized_type" else ()
+        args = [self.expr(a, ctx, None) for a in _trees(_tree(lt, "args"))]
+        pname = _p4info_name(anns, pfx, local)
+        loc = self.loc(lt)
+        inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=_id_ann(anns))  # type: ignore
+
+        def cint(i: int, what: str) -> int:
+            if i >= len(args) or not isinstance(args[i], ir.Const):
+                raise self.err(lt, f"{tname} {what} must be a constant")
+            return int(args[i].value)
+
+        def unit(i: int, enum: str) -> str:
+            if i >= len(args) or not isinstance(args[i], ir.Const) or not isinstance(args[i].type, ir.EnumT) \
+                    or args[i].type.name != enum:
+                raise self.err(lt, f"{tname} needs a {enum}")
+            m = args[i].type.members[int(args[i].value)]
+            return {"packets": "PACKETS", "bytes": "BYTES", "packets_and_bytes": "BOTH"}[m]
+
+        expect = {"counter": 2, "direct_counter": 1, "meter": 2, "direct_meter": 1, "register": 1,
+                  "action_profile": 1, "action_selector": 3}[tname]
+        if len(args) != expect:
+            raise self.err(lt, f"{tname} takes {expect} constructor arguments, {len(args)} given")
+        if tname in ("counter", "meter"):
+            inst.size = cint(0, "size")
+            inst.unit = unit(1, "CounterType" if tname == "counter" else "MeterType")
+        elif tname == "direct_counter":
+            inst.unit = unit(0, "CounterType")
+        elif tname == "direct_meter":
+            inst.unit = unit(0, "MeterType")
+            if len(targs) != 1:
+                raise self.err(lt, "direct_meter needs a result type: direct_meter<bit<W>>")
+        elif tname == "register":
+            inst.size = cint(0, "size")
+            if not targs:
+                raise self.err(lt, "register needs an element type: register<T>")
+        elif tname == "action_profile":
+            inst.size = cint(0, "size")
+        elif tname == "action_selector":
+            a0 = args[0]
+            if not isinstance(a0, ir.Const) or not isinstance(a0.type, ir.EnumT):
+                raise self.err(lt, "action_selector needs a HashAlgorithm")
+            inst.algorithm = a0.type.members[int(a0.value)]
+            inst.size = cint(1, "size")
+            inst.width = cint(2, "output width")
+        return inst
+
+    def inline_control(self, sub: _SubControl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        d = sub.decl
+        params = _trees(_tree(d, "params"), "param")
+        if len(params) != len(arg_trees):
+            raise self.err(t, f"'{sub.name}.apply' takes {len(params)} arguments, {len(arg_trees)} given")
+        pre: list[ir.Stmt] = []
+        bindings: dict[str, Any] = {}
+        bound: list[Any] = []
+        again = sub.body is not None
+        for i, (p, a) in enumerate(zip(params, arg_trees)):
+            pt = self.type_ref(_type_child(p))
+            direc = _direction(p)
+            e = self.expr(a, ctx, pt)
+            pn = _name(p)
+            if direc in ("inout", "out"):
+                self.check_lvalue(e, e.loc)
+                b: Any = e
+                if again and (_print_expr(e) != _print_expr(sub.applied_args[i])  # type: ignore[index]
+                              or "<expr>" in _print_expr(e)):
+                    raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
+                                              f"different {direc} argument for '{pn}'")
+            elif isinstance(e, ir.Const) and sub.applies <= 1:
+                b = e
+            else:
+                prev = sub.applied_args[i] if again else None  # type: ignore[index]
+                if isinstance(prev, ir.Const):
+                    if not (isinstance(e, ir.Const) and e.value == prev.value):
+                        raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
+                                                  f"different value for constant argument '{pn}'")
+                    b = prev
+                else:
+                    b = prev if isinstance(prev, ir.Var) else ir.Var(
+                        pt, e.loc, ctx.block.fresh(f"{sub.prefix.split('.', 1)[-1]}.{pn}", pt))  # type: ignore
+                    pre.append(ir.Assign(e.loc, b, e))
+            bindings[pn] = b
+            bound.append(b)
+        if again:
+            # the same instance: its tables, actions and externs are shared, the body runs again
+            return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)])
+        var_prefix = sub.prefix.split(".", 1)[-1] + "."
+        ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
+                                 var_prefix=var_prefix)
+        sub.body = ctl.body
+        sub.applied_args = bound
+        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body])

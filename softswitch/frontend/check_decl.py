@@ -1,0 +1,218 @@
+"""Top-level declarations and types: headers, structs, enums, errors, externs, instances."""
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Tree
+
+from . import ir
+from .checkbase import (
+    _EXTERN_KINDS,
+    _V1_TYPE_NAMES,
+    CheckerBase,
+    _Ctx,
+    _Decl,
+    _ExternFunc,
+    _id_ann,
+    _name,
+    _parse_int,
+    _tree,
+    _trees,
+    _type_child,
+)
+from .types import BOOL, INFINT, show
+
+
+class DeclChecker(CheckerBase):
+    """Declarations and type references."""
+
+    def declare(self, node: Any, name: str, entry: Any) -> None:
+        if name in self.globals and not self.is_builtin(node):
+            old = self.globals[name]
+            if not (isinstance(old, _Decl) and old.kind in ("extern_function",)):
+                raise self.err(node, f"'{name}' is already declared")
+        self.globals[name] = entry
+
+    def declaration(self, d: Tree) -> None:
+        k = d.data
+        if k == "empty_decl":
+            return
+        if k == "const_decl":
+            name = _name(d)
+            t = self.type_ref(_type_child(d))
+            e = self.expr(d.children[-1], _Ctx(None), t)
+            if not isinstance(e, ir.Const):
+                raise self.err(d, f"constant '{name}' is not a compile-time constant")
+            self.declare(d, name, e)
+        elif k == "typedef_decl":
+            name = _name(d)
+            t = self.type_ref(_type_child(d))
+            self.named_types.setdefault(name, t) if isinstance(t, (ir.HeaderT, ir.StructT, ir.EnumT)) else None
+            self.declare(d, name, ("type", t))
+        elif k in ("header_decl", "struct_decl"):
+            name = _name(d)
+            if _tree(d, "type_params") is not None:
+                raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
+            fields = []
+            seen = set()
+            for f in _trees(d, "field"):
+                fname = _name(f)
+                if fname in seen:
+                    raise self.err(f, f"duplicate field '{fname}' in '{name}'")
+                seen.add(fname)
+                ft = self.type_ref(_type_child(f))
+                if k == "header_decl" and not isinstance(ft, (ir.BitT, ir.IntT, ir.BoolT)) \
+                        and not (isinstance(ft, ir.EnumT) and ft.underlying is not None):
+                    raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool or a "
+                                      f"serializable enum, not {show(ft)}")
+                fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+            anns = self.annotations(_tree(d, "annotations"))
+            t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
+            self.named_types[name] = t
+            self.declare(d, name, ("type", t))
+            ch = ir.find_annotation(anns, "controller_header")
+            if ch is not None and isinstance(t, ir.HeaderT):
+                cname = str(ch.args[0]) if ch.args else name
+                self.controller_headers.append(ir.ControllerHeader(cname, t, anns, self.loc(d),
+                                                                   _id_ann(anns)))
+        elif k == "header_union_decl":
+            raise self.unsupported(d, "header_union")
+        elif k == "enum_decl":
+            name = _name(d)
+            members = tuple(str(n.children[0]) for n in _trees(_tree(d, "ident_list"), "name"))
+            t = ir.EnumT(name, members)
+            self.named_types[name] = t
+            self.declare(d, name, ("type", t))
+        elif k == "ser_enum_decl":
+            name = _name(d)
+            ut = self.type_ref(_type_child(d))
+            if not isinstance(ut, (ir.BitT, ir.IntT)):
+                raise self.err(d, f"enum '{name}' underlying type must be bit<W> or int<W>")
+            members, values = [], []
+            for m in _trees(d, "enum_member"):
+                c = self.expr(m.children[-1], _Ctx(None), ut)
+                if not isinstance(c, ir.Const):
+                    raise self.err(m, "enum member value must be a constant")
+                members.append(_name(m))
+                values.append(int(c.value))
+            t = ir.EnumT(name, tuple(members), ut, tuple(values))
+            self.named_types[name] = t
+            self.declare(d, name, ("type", t))
+        elif k == "error_decl":
+            for n in _trees(_tree(d, "ident_list"), "name"):
+                if str(n.children[0]) not in self.errors:
+                    self.errors.append(str(n.children[0]))
+        elif k == "match_kind_decl":
+            for n in _trees(_tree(d, "ident_list"), "name"):
+                self.match_kinds.append(str(n.children[0]))
+        elif k == "extern_object":
+            name = _name(d)
+            if not self.is_builtin(d):
+                raise self.unsupported(d, f"user-defined extern '{name}'")
+            self.declare(d, name, _Decl("extern", d, True))
+        elif k == "extern_function":
+            name = _name(_tree(d, "function_proto"))
+            if not self.is_builtin(d):
+                raise self.unsupported(d, f"user-defined extern function '{name}'")
+            self.globals[name] = _ExternFunc(name)
+        elif k in ("parser_decl", "control_decl"):
+            name = _name(d)
+            if name in _V1_TYPE_NAMES:
+                raise self.err(d, f"'{name}' is a v1model type name; a {k[:-5]} cannot be named so")
+            if _tree(d, "type_params") is not None:
+                raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
+            if _tree(d, "ctor_params") is not None:
+                raise self.unsupported(d, f"{k[:-5]} constructor parameters ('{name}')")
+            for vs in _trees(d, "value_set_decl"):
+                raise self.unsupported(vs, "parser value_set")
+            self.declare(d, name, _Decl(k[:-5], d, self.is_builtin(d)))
+        elif k in ("parser_type_decl", "control_type_decl", "package_decl"):
+            name = _name(d)
+            self.declare(d, name, _Decl(k, d, self.is_builtin(d)))
+        elif k == "action_decl":
+            self.top_action(d)
+        elif k == "function_decl":
+            raise self.unsupported(d, "function declaration")
+        elif k == "instantiation":
+            name = _name(d)
+            if name == "main":
+                self.main = d
+            else:
+                self.global_instance(d, name)
+        else:
+            raise self.unsupported(d, k.replace("_", " "))
+
+    def global_instance(self, d: Tree, name: str) -> None:
+        """A top-level extern instance: shared by every control that uses it, P4Info name bare."""
+        tref = _type_child(d)
+        tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        if tname not in _EXTERN_KINDS:
+            raise self.unsupported(d, f"top-level instance '{name}' of '{tname}' (only v1model extern "
+                                      f"objects and 'main' may be instantiated at the top level)")
+        ctx = _Ctx(None)
+        ctx.scope = [{}]  # type: ignore[attr-defined]
+        inst = self.build_extern(d, ctx, "")
+        self.declare(d, name, inst)
+        if inst.name in self.global_externs:
+            raise self.err(d, f"two extern instances are named '{inst.name}'")
+        self.global_externs[inst.name] = inst
+
+    # ------------------------------------------------------------ types
+    def type_ref(self, t: Tree) -> ir.Type:
+        k = t.data
+        if k == "bool_type":
+            return BOOL
+        if k == "error_type":
+            return ir.ErrorT()
+        if k == "string_type":
+            return ir.StringT()
+        if k == "void_type":
+            return ir.VoidT()
+        if k in ("bit_type", "int_type", "bit1_type"):
+            if k == "bit1_type":
+                return ir.BitT(1)
+            w = self.width(_trees(t)[0])
+            if w <= 0 or (k == "int_type" and w < 1):
+                raise self.err(t, f"bad width {w}")
+            return ir.BitT(w) if k == "bit_type" else ir.IntT(w)
+        if k == "varbit_type":
+            raise self.unsupported(t, "varbit")
+        if k == "infint_type":
+            return INFINT  # type: ignore[return-value]
+        if k == "dontcare_type":
+            raise self.unsupported(t, "don't-care type")
+        if k in ("named_type", "dot_named_type"):
+            name = str(t.children[0])
+            e = self.globals.get(name)
+            if isinstance(e, tuple) and e[0] == "type":
+                return e[1]
+            if isinstance(e, _Decl):
+                return ir.ExternT(name)
+            if name in ("packet_in", "packet_out"):
+                return ir.ExternT(name)
+            if name.startswith("_"):
+                return ir.ExternT(name)  # type variable of a built-in declaration
+            raise self.err(t, f"unknown type '{name}'")
+        if k == "specialized_type":
+            name = str(t.children[0])
+            args = tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args")))
+            return ir.ExternT(name, args)
+        if k == "stack_type":
+            elem = self.type_ref(_trees(t)[0])
+            size = self.expr(_trees(t)[1], _Ctx(None), None)
+            if not isinstance(elem, ir.HeaderT):
+                raise self.err(t, f"header stack element must be a header, not {show(elem)}")
+            if not isinstance(size, ir.Const) or int(size.value) <= 0:
+                raise self.err(t, "header stack size must be a positive constant")
+            return ir.StackT(elem, int(size.value))
+        if k == "tuple_type":
+            return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))
+        raise self.unsupported(t, f"type {k}")
+
+    def width(self, t: Tree) -> int:
+        if t.data == "width_num":
+            return _parse_int(str(t.children[0]))[0]
+        c = self.expr(t, _Ctx(None), None)
+        if not isinstance(c, ir.Const):
+            raise self.err(t, "width must be a constant")
+        return int(c.value)

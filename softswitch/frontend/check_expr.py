@@ -1,0 +1,659 @@
+"""Expressions: typing, implicit conversions, constant folding, names, calls and methods."""
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, Tree
+
+from . import ir
+from .checkbase import (
+    _BINOPS,
+    _BUILTIN_FUNCS,
+    _DEPRECATED_FUNCS,
+    CheckerBase,
+    _ActionRef,
+    _Ctx,
+    _ExternFunc,
+    _Method,
+    _name,
+    _Named,
+    _ParamEntry,
+    _parse_int,
+    _StmtMarker,
+    _SubControl,
+    _TableRef,
+    _tree,
+    _trees,
+    _VerifyMarker,
+)
+from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
+
+
+class ExprChecker(CheckerBase):
+    """Expressions and calls."""
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, t: Any, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        e = self._expr(t, ctx, expected)
+        if expected is not None:
+            e = self.coerce(e, expected, t)
+        return e
+
+    def coerce(self, e: ir.Expr, expected: Any, node: Any) -> ir.Expr:
+        """Give an untyped literal the expected type; check other types match."""
+        if isinstance(expected, (InfIntT, ir.ExternT)):
+            return e
+        if isinstance(e.type, InfIntT):
+            if isinstance(expected, (ir.BitT, ir.IntT)):
+                assert isinstance(e, ir.Const)
+                v = int(e.value)
+                if isinstance(expected, ir.BitT) and v < 0:
+                    v = wrap(v, expected)
+                return ir.Const(expected, e.loc, wrap(v, expected))
+            if isinstance(expected, ir.EnumT) and expected.underlying is not None:
+                raise self.err(node, f"cannot use an integer where {show(expected)} is expected")
+            raise self.err(node, f"type mismatch: expected {show(expected)}, got an integer")
+        if isinstance(expected, ir.HeaderT) and isinstance(e, ir.ListExpr):
+            return self.list_to_struct(e, expected, node)
+        if isinstance(expected, ir.StructT) and isinstance(e, ir.ListExpr):
+            return self.list_to_struct(e, expected, node)
+        if isinstance(expected, (ir.HeaderT, ir.StructT)) and isinstance(e, ir.StructInit) \
+                and isinstance(e.type, ir.StructT) and e.type.name == "":
+            return self.list_to_struct(ir.ListExpr(e.type, e.loc, [v for _, v in e.fields]), expected, node,
+                                       [n for n, _ in e.fields])
+        if isinstance(e.type, ir.EnumT) and e.type.underlying is not None and e.type.underlying == expected:
+            # serializable enums convert implicitly to their underlying type
+            return ir.Const(expected, e.loc, e.value) if isinstance(e, ir.Const) else ir.Cast(expected, e.loc, e)
+        if e.type != expected:
+            raise self.err(node, f"type mismatch: expected {show(expected)}, got {show(e.type)}")
+        return e
+
+    def list_to_struct(self, e: ir.ListExpr, t: ir.HeaderT | ir.StructT, node: Any,
+                       names: list[str] | None = None) -> ir.Expr:
+        if names is not None:
+            by = dict(zip(names, e.elems))
+            if set(by) != {f.name for f in t.fields}:
+                raise self.err(node, f"initializer fields do not match {t.name}")
+            elems = [by[f.name] for f in t.fields]
+        else:
+            elems = e.elems
+        if len(elems) != len(t.fields):
+            raise self.err(node, f"{t.name} has {len(t.fields)} fields, initializer has {len(elems)}")
+        fields = [(f.name, self.coerce(x, f.type, node)) for f, x in zip(t.fields, elems)]
+        return ir.StructInit(t, e.loc, fields)
+
+    def _expr(self, t: Any, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        if isinstance(t, Token):
+            raise self.err(t, f"unexpected '{t}'")
+        k = t.data
+        loc = self.loc(t)
+        if k == "number":
+            v, ty = _parse_int(str(t.children[0]))
+            return ir.Const(ty if ty is not None else INFINT, loc, v)  # type: ignore[arg-type]
+        if k == "true_":
+            return ir.Const(BOOL, loc, True)
+        if k == "false_":
+            return ir.Const(BOOL, loc, False)
+        if k == "string":
+            s = str(t.children[0])[1:-1]
+            return ir.Const(ir.StringT(), loc, bytes(s, "utf-8").decode("unicode_escape"))
+        if k in ("ident", "dot_ident"):
+            return self.ident(t, str(_tree(t, "name").children[0]), ctx)
+        if k == "type_member":
+            tname = str(t.children[0])
+            mem = str(_tree(t, "mname").children[0])
+            e = self.globals.get(tname)
+            if isinstance(e, tuple) and e[0] == "type" and isinstance(e[1], ir.EnumT):
+                et = e[1]
+                if mem not in et.members:
+                    raise self.err(t, f"enum {tname} has no member '{mem}'")
+                return ir.Const(et, loc, et.value_of(mem))
+            raise self.err(t, f"'{tname}.{mem}' is not an enum member")
+        if k == "error_member":
+            mem = str(_tree(t, "mname").children[0])
+            if mem not in self.errors:
+                raise self.err(t, f"unknown error '{mem}'")
+            return ir.Const(ir.ErrorT(), loc, self.errors.index(mem))
+        if k == "member":
+            return self.member(t, ctx)
+        if k == "index":
+            base = self.expr(_trees(t)[0], ctx, None)
+            if not isinstance(base.type, ir.StackT):
+                if isinstance(base.type, (ir.BitT, ir.IntT)):
+                    raise self.err(t, "bit index: use a slice x[i:i]")
+                raise self.err(t, f"cannot index a value of type {show(base.type)}")
+            idx = self.expr(_trees(t)[1], ctx, None)
+            if isinstance(idx.type, InfIntT):
+                idx = ir.Const(BIT32, idx.loc, int(idx.value))
+            if isinstance(idx, ir.Const):
+                if not 0 <= int(idx.value) < base.type.size:
+                    raise self.err(t, f"index {idx.value} out of range for {show(base.type)}")
+            elif not isinstance(idx.type, ir.BitT):
+                raise self.err(t, f"stack index must be bit<W>, not {show(idx.type)}")
+            return ir.StackIndex(base.type.elem, loc, base, idx)
+        if k == "slice":
+            base = self.expr(_trees(t)[0], ctx, None)
+            hi = self.expr(_trees(t)[1], ctx, None)
+            lo = self.expr(_trees(t)[2], ctx, None)
+            if not isinstance(hi, ir.Const) or not isinstance(lo, ir.Const):
+                raise self.err(t, "slice bounds must be constants")
+            if not isinstance(base.type, (ir.BitT, ir.IntT)):
+                raise self.err(t, f"cannot slice a value of type {show(base.type)}")
+            h, lw = int(hi.value), int(lo.value)
+            if not 0 <= lw <= h < base.type.width:
+                raise self.err(t, f"slice [{h}:{lw}] out of range for {show(base.type)}")
+            if isinstance(base, ir.Const):
+                return ir.Const(ir.BitT(h - lw + 1), loc, (int(base.value) >> lw) & ((1 << (h - lw + 1)) - 1))
+            return ir.Slice(ir.BitT(h - lw + 1), loc, base, h, lw)
+        if k in _BINOPS:
+            return self.binary(_BINOPS[k], t, ctx, expected)
+        if k == "bin_concat":
+            a = self.expr(_trees(t)[0], ctx, None)
+            b = self.expr(_trees(t)[1], ctx, None)
+            for x in (a, b):
+                if not isinstance(x.type, (ir.BitT, ir.IntT)):
+                    raise self.err(t, f"'++' needs bit<W>/int<W> operands, got {show(x.type)}")
+            w = a.type.width + b.type.width  # type: ignore[union-attr]
+            rt = ir.IntT(w) if isinstance(a.type, ir.IntT) else ir.BitT(w)
+            if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+                v = ((int(a.value) & ((1 << a.type.width) - 1)) << b.type.width) | \
+                    (int(b.value) & ((1 << b.type.width) - 1))
+                return ir.Const(rt, loc, wrap(v, rt))
+            return ir.Concat(rt, loc, a, b)
+        if k in ("not_", "bnot", "neg"):
+            op = {"not_": "!", "bnot": "~", "neg": "-"}[k]
+            a = self.expr(_trees(t)[0], ctx, expected if op != "!" else BOOL)
+            if op == "!":
+                if not isinstance(a.type, ir.BoolT):
+                    raise self.err(t, f"'!' needs a bool, got {show(a.type)}")
+                if isinstance(a, ir.Const):
+                    return ir.Const(BOOL, loc, not a.value)
+                return ir.Unary(BOOL, loc, op, a)
+            if not is_numeric(a.type):
+                raise self.err(t, f"'{op}' needs a bit<W>/int<W>, got {show(a.type)}")
+            if isinstance(a, ir.Const):
+                if isinstance(a.type, InfIntT) and op == "~":
+                    raise self.err(t, "'~' on an integer literal of unknown width")
+                v = -int(a.value) if op == "-" else ~int(a.value)
+                return ir.Const(a.type, loc, wrap(v, a.type))
+            return ir.Unary(a.type, loc, op, a)
+        if k == "cast":
+            tt = self.type_ref(_trees(t)[0])
+            a = self.expr(_trees(t)[1], ctx, None)
+            return self.cast(a, tt, t)
+        if k == "mux":
+            c = self.expr(_trees(t)[0], ctx, BOOL)
+            a = self.expr(_trees(t)[1], ctx, expected)
+            b = self.expr(_trees(t)[2], ctx, expected)
+            a, b = self.unify(a, b, t)
+            if isinstance(c, ir.Const):
+                return a if c.value else b
+            if isinstance(a.type, InfIntT):
+                raise self.err(t, "cannot infer the width of '?:' operands")
+            return ir.Mux(a.type, loc, c, a, b)
+        if k == "list_expr":
+            el = _tree(t, "expr_list")
+            elems = [self.expr(x, ctx, None) for x in _trees(el)] if el is not None else []
+            if isinstance(expected, (ir.HeaderT, ir.StructT)):
+                return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t)
+            for x in elems:
+                if isinstance(x.type, InfIntT):
+                    raise self.err(x.loc, "cannot infer the width of an integer in a list; give it a width")
+            return ir.ListExpr(ir.TupleT(tuple(x.type for x in elems)), loc, elems)
+        if k == "struct_expr":
+            pairs = [(_name(p), p) for p in _trees(t, "kv_pair")]
+            if isinstance(expected, (ir.HeaderT, ir.StructT)):
+                names = [n for n, _ in pairs]
+                elems = []
+                for n, p in pairs:
+                    try:
+                        ft = expected.field_type(n)
+                    except KeyError:
+                        raise self.err(p, f"{expected.name} has no field '{n}'") from None
+                    elems.append(self.expr(p.children[-1], ctx, ft))
+                return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t, names)
+            vals = [(n, self.expr(p.children[-1], ctx, None)) for n, p in pairs]
+            return ir.StructInit(ir.StructT("", tuple(ir.Field(n, v.type) for n, v in vals)), loc, vals)
+        if k in ("call_expr", "generic_call"):
+            return self.call(t, ctx)
+        if k == "this_":
+            raise self.unsupported(t, "'this'")
+        if k == "ctor_call":
+            raise self.err(t, "constructor call in an expression")
+        raise self.unsupported(t, k.replace("_", " "))
+
+    def unify(self, a: ir.Expr, b: ir.Expr, node: Any) -> tuple[ir.Expr, ir.Expr]:
+        """Give an untyped literal the other operand's type; a serializable enum meeting its
+        underlying type converts to it (``x == E.A`` with ``x: bit<W>``)."""
+        if isinstance(a.type, InfIntT) and not isinstance(b.type, InfIntT):
+            a = self.coerce(a, b.type, node)
+        elif isinstance(b.type, InfIntT) and not isinstance(a.type, InfIntT):
+            b = self.coerce(b, a.type, node)
+        elif isinstance(a.type, ir.EnumT) and a.type.underlying is not None and a.type.underlying == b.type:
+            a = self.coerce(a, b.type, node)
+        elif isinstance(b.type, ir.EnumT) and b.type.underlying is not None and b.type.underlying == a.type:
+            b = self.coerce(b, a.type, node)
+        return a, b
+
+    def binary(self, op: str, t: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        loc = self.loc(t)
+        lt, rt = _trees(t)[0], _trees(t)[-1]
+        if op in ("&&", "||"):
+            a = self.expr(lt, ctx, BOOL)
+            b = self.expr(rt, ctx, BOOL)
+            if isinstance(a, ir.Const):
+                if op == "&&":
+                    return b if a.value else ir.Const(BOOL, loc, False)
+                return ir.Const(BOOL, loc, True) if a.value else b
+            return ir.Binary(BOOL, loc, op, a, b)
+        if op in ("<<", ">>"):
+            a = self.expr(lt, ctx, expected)
+            b = self.expr(rt, ctx, None)
+            if not is_numeric(a.type) or not is_numeric(b.type):
+                raise self.err(t, f"'{op}' needs numeric operands")
+            if isinstance(b.type, ir.IntT):
+                raise self.err(t, "shift amount must be unsigned")
+            if isinstance(b.type, InfIntT):
+                if int(b.value) < 0:  # type: ignore[union-attr]
+                    raise self.err(t, "negative shift amount")
+                b = ir.Const(BIT32, b.loc, int(b.value))  # type: ignore[union-attr]
+            if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+                return ir.Const(a.type, loc, fold_binary(op, int(a.value), int(b.value), a.type))
+            if isinstance(a.type, InfIntT):
+                raise self.err(t, "cannot infer the width of the shifted integer; give it a width")
+            return ir.Binary(a.type, loc, op, a, b)
+        num_expected = expected if op not in ("==", "!=", "<", "<=", ">", ">=") else None
+        a = self.expr(lt, ctx, None)
+        b = self.expr(rt, ctx, None)
+        a, b = self.unify(a, b, t)
+        if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and num_expected is not None \
+                and isinstance(num_expected, (ir.BitT, ir.IntT)):
+            a = self.coerce(a, num_expected, t)
+            b = self.coerce(b, num_expected, t)
+        if a.type != b.type:
+            raise self.err(t, f"cannot apply '{op}' to {show(a.type)} and {show(b.type)}")
+        ty = a.type
+        if op in ("==", "!="):
+            if isinstance(ty, (ir.ExternT, ir.StringT, ir.VoidT, ir.StackT)):
+                raise self.err(t, f"cannot compare values of type {show(ty)}")
+            rty: ir.Type = BOOL
+        elif op in ("<", "<=", ">", ">="):
+            if not is_numeric(ty):
+                raise self.err(t, f"'{op}' needs bit<W>/int<W> operands, got {show(ty)}")
+            rty = BOOL
+        else:
+            if not is_numeric(ty):
+                raise self.err(t, f"'{op}' needs bit<W>/int<W> operands, got {show(ty)}")
+            if op in ("/", "%") and isinstance(ty, ir.IntT):
+                raise self.err(t, f"'{op}' is only defined on unsigned values")
+            rty = ty
+        if isinstance(a, ir.Const) and isinstance(b, ir.Const) and not isinstance(a.value, str):
+            v = fold_binary(op, int(a.value), int(b.value), ty)
+            if v is None:
+                raise self.err(t, "division by zero")
+            return ir.Const(rty, loc, v)
+        if isinstance(ty, InfIntT):
+            raise self.err(t, "cannot infer the width of this expression")
+        return ir.Binary(rty, loc, op, a, b)
+
+    def cast(self, a: ir.Expr, tt: ir.Type, node: Any) -> ir.Expr:
+        loc = self.loc(node)
+        st = a.type
+        ok = False
+        if isinstance(st, InfIntT) and isinstance(tt, (ir.BitT, ir.IntT)):
+            return ir.Const(tt, loc, wrap(int(a.value), tt))  # type: ignore[union-attr]
+        if isinstance(st, InfIntT) and isinstance(tt, ir.BoolT):
+            if int(a.value) not in (0, 1):  # type: ignore[union-attr]
+                raise self.err(node, "only 0 and 1 can be cast to bool")
+            return ir.Const(BOOL, loc, bool(a.value))
+        if isinstance(st, (ir.BitT, ir.IntT)) and isinstance(tt, (ir.BitT, ir.IntT)):
+            ok = isinstance(st, type(tt)) or st.width == tt.width
+        elif isinstance(st, ir.BoolT) and isinstance(tt, ir.BitT) and tt.width == 1 or isinstance(st, ir.BitT) and st.width == 1 and isinstance(tt, ir.BoolT) or isinstance(tt, ir.EnumT) and tt.underlying is not None and \
+                (st == tt.underlying or isinstance(st, InfIntT)) or isinstance(st, ir.EnumT) and st.underlying is not None and isinstance(tt, (ir.BitT, ir.IntT)):
+            ok = True
+        elif st == tt:
+            return a
+        elif isinstance(st, (ir.BitT, ir.IntT)) and isinstance(tt, (ir.BitT, ir.IntT)):
+            ok = True
+        if not ok:
+            raise self.err(node, f"cannot cast {show(st)} to {show(tt)}")
+        if isinstance(a, ir.Const):
+            v = a.value
+            if isinstance(tt, ir.BoolT):
+                return ir.Const(tt, loc, bool(v))
+            if isinstance(tt, ir.EnumT):
+                return ir.Const(tt, loc, int(v))
+            if isinstance(st, ir.EnumT) and st.underlying is not None:
+                return ir.Const(tt, loc, wrap(int(v), tt))
+            return ir.Const(tt, loc, wrap(int(v), tt))
+        return ir.Cast(tt, loc, a)
+
+    # ------------------------------------------------------------ names
+    def ident(self, t: Tree, name: str, ctx: _Ctx) -> ir.Expr:
+        scope = getattr(ctx, "scope", None)
+        e = None
+        if scope is not None:
+            for s in reversed(scope):
+                if name in s:
+                    e = s[name]
+                    break
+        if e is None:
+            e = self.globals.get(name)
+        if e is None:
+            raise self.err(t, f"'{name}' is not declared")
+        if isinstance(e, ir.Const):
+            return ir.Const(e.type, self.loc(t), e.value)
+        if isinstance(e, _ParamEntry):
+            return e.param
+        if isinstance(e, ir.Expr):
+            return e
+        return _Named(ir.VoidT(), self.loc(t), name, e)
+
+    def member(self, t: Tree, ctx: _Ctx) -> ir.Expr:
+        base = self.expr(_trees(t)[0], ctx, None)
+        mem = str(_tree(t, "mname").children[0])
+        loc = self.loc(t)
+        bt = base.type
+        if isinstance(base, _Named):
+            return _Method(ir.VoidT(), loc, base, mem)
+        if isinstance(base, ir.ApplyTable) and base.result == "none":
+            if mem in ("hit", "miss"):
+                return ir.ApplyTable(BOOL, loc, base.table, mem)
+            raise self.err(t, f"table apply result has no member '{mem}' here")
+        if isinstance(bt, (ir.HeaderT, ir.StructT)):
+            if mem in ("isValid", "setValid", "setInvalid") and isinstance(bt, ir.HeaderT):
+                return _Method(ir.VoidT(), loc, base, mem)
+            try:
+                ft = bt.field_type(mem)
+            except KeyError:
+                raise self.err(t, f"{show(bt)} has no field '{mem}'") from None
+            return ir.Member(ft, loc, base, mem)
+        if isinstance(bt, ir.StackT):
+            if mem == "size":
+                return ir.Const(BIT32, loc, bt.size)
+            if mem == "next":
+                if not ctx.in_parser:
+                    raise self.err(t, "'next' can only be used in a parser")
+                return ir.StackNext(bt.elem, loc, base)
+            if mem == "last":
+                return ir.StackLast(bt.elem, loc, base)
+            if mem == "lastIndex":
+                return ir.StackLastIndex(BIT32, loc, base)
+            if mem in ("push_front", "pop_front"):
+                return _Method(ir.VoidT(), loc, base, mem)
+            raise self.err(t, f"header stack has no member '{mem}'")
+        if isinstance(bt, ir.ExternT):
+            return _Method(ir.VoidT(), loc, base, mem)
+        raise self.err(t, f"value of type {show(bt)} has no member '{mem}'")
+
+    # ------------------------------------------------------------ calls
+    def call(self, t: Tree, ctx: _Ctx) -> ir.Expr:
+        callee_t = _trees(t)[0]
+        targs: tuple[ir.Type, ...] = ()
+        if t.data == "generic_call":
+            targs = tuple(self.type_ref(x) for x in _trees(_tree(t, "type_args")))
+        arg_trees = _trees(_tree(t, "args")) if _tree(t, "args") is not None else []
+        callee = self.expr(callee_t, ctx, None)
+        if isinstance(callee, _Method):
+            return self.method_call(callee, arg_trees, targs, ctx, t)
+        if isinstance(callee, _Named):
+            e = callee.entry
+            if isinstance(e, _ExternFunc):
+                return self.builtin_call(e.name, arg_trees, targs, ctx, t)
+            if isinstance(e, _ActionRef):
+                return self.action_call(e.name, arg_trees, ctx, t)
+            raise self.err(t, f"'{callee.name}' cannot be called")
+        if isinstance(callee, _Named) is False and isinstance(callee, ir.Expr):
+            raise self.err(t, "this expression cannot be called")
+        raise self.err(t, "bad call")
+
+    def action_call(self, aname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        act = self.actions[aname]
+        if len(arg_trees) != len(act.params):
+            raise self.err(t, f"action '{act.local_name}' takes {len(act.params)} arguments,"
+                              f" {len(arg_trees)} given")
+        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, act.params)]
+        for a, p in zip(args, act.params):
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(a, a.loc)
+        return ir.ActionCall(ir.VoidT(), self.loc(t), aname, args)
+
+    def args(self, arg_trees: list[Tree], ctx: _Ctx, types: list[ir.Type | None], t: Tree,
+             what: str) -> list[ir.Expr]:
+        if len(arg_trees) != len(types):
+            raise self.err(t, f"{what} takes {len(types)} arguments, {len(arg_trees)} given")
+        return [self.expr(a, ctx, ty) for a, ty in zip(arg_trees, types)]
+
+    def builtin_call(self, name: str, arg_trees: list[Tree], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
+        loc = self.loc(t)
+        enum = self.enum_type
+        if name in _DEPRECATED_FUNCS:
+            raise self.unsupported(t, _DEPRECATED_FUNCS[name])
+        if name not in _BUILTIN_FUNCS:
+            raise self.unsupported(t, f"extern function '{name}'")
+        n = len(arg_trees)
+        if name == "mark_to_drop":
+            if n != 1:
+                raise self.unsupported(t, "mark_to_drop() without standard_metadata")
+            args = self.args(arg_trees, ctx, [self.std_meta_type()], t, name)
+        elif name == "hash":
+            res = self.expr(arg_trees[0], ctx, None) if n == 5 else None
+            if res is None:
+                raise self.err(t, "hash takes 5 arguments")
+            self.check_lvalue(res, res.loc)
+            algo = self.expr(arg_trees[1], ctx, enum("HashAlgorithm"))
+            base = self.expr(arg_trees[2], ctx, None)
+            data = self.expr(arg_trees[3], ctx, None)
+            mx = self.expr(arg_trees[4], ctx, None)
+            if isinstance(base.type, InfIntT):
+                base = self.coerce(base, mx.type if not isinstance(mx.type, InfIntT) else res.type, t)
+            if isinstance(mx.type, InfIntT):
+                mx = self.coerce(mx, base.type, t)
+            data = self.as_list(data, t)
+            args = [res, algo, base, data, mx]
+        elif name == "random":
+            res = self.expr(arg_trees[0], ctx, None)
+            self.check_lvalue(res, res.loc)
+            args = [res] + self.args(arg_trees[1:], ctx, [res.type, res.type], t, name)
+        elif name == "digest":
+            if n != 2:
+                raise self.err(t, "digest takes 2 arguments")
+            recv = self.expr(arg_trees[0], ctx, BIT32)
+            if targs:
+                data = self.expr(arg_trees[1], ctx, targs[0])
+            else:
+                data = self.expr(arg_trees[1], ctx, None)
+            dt = data.type
+            if not isinstance(dt, ir.StructT) or not dt.name:
+                raise self.err(t, "digest data must be a named struct type (use digest<T>(...))")
+            if dt.name not in self.digests:
+                self.digests[dt.name] = ir.Digest(dt.name, dt, loc)
+            args = [recv, data]
+            targs = (dt,)
+        elif name == "clone":
+            args = self.args(arg_trees, ctx, [enum("CloneType"), BIT32], t, name)
+        elif name == "clone_preserving_field_list":
+            args = self.args(arg_trees, ctx, [enum("CloneType"), BIT32, ir.BitT(8)], t, name)
+        elif name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            args = self.args(arg_trees, ctx, [ir.BitT(8)], t, name)
+        elif name == "truncate":
+            args = self.args(arg_trees, ctx, [BIT32], t, name)
+        elif name in ("assert", "assume"):
+            args = self.args(arg_trees, ctx, [BOOL], t, name)
+        elif name == "verify":
+            if not ctx.in_parser:
+                raise self.err(t, "verify() can only be called in a parser")
+            args = self.args(arg_trees, ctx, [BOOL, ir.ErrorT()], t, name)
+            return _VerifyMarker(ir.VoidT(), loc, args)
+        elif name == "log_msg":
+            if n not in (1, 2):
+                raise self.err(t, "log_msg takes 1 or 2 arguments")
+            fmt = self.expr(arg_trees[0], ctx, ir.StringT())
+            args = [fmt]
+            if n == 2:
+                args.append(self.as_list(self.expr(arg_trees[1], ctx, None), t))
+        else:  # checksums
+            if n != 4:
+                raise self.err(t, f"{name} takes 4 arguments")
+            cond = self.expr(arg_trees[0], ctx, BOOL)
+            data = self.as_list(self.expr(arg_trees[1], ctx, None), t)
+            ck = self.expr(arg_trees[2], ctx, None)
+            if name.startswith("update"):
+                self.check_lvalue(ck, ck.loc)
+            if not isinstance(ck.type, ir.BitT):
+                raise self.err(t, f"checksum field must be bit<W>, not {show(ck.type)}")
+            algo = self.expr(arg_trees[3], ctx, enum("HashAlgorithm"))
+            args = [cond, data, ck, algo]
+        return ir.BuiltinCall(ir.VoidT(), loc, name, args, targs)
+
+    def as_list(self, e: ir.Expr, t: Tree) -> ir.Expr:
+        if isinstance(e, ir.StructInit) and isinstance(e.type, ir.StructT) and e.type.name == "":
+            return ir.ListExpr(ir.TupleT(tuple(v.type for _, v in e.fields)), e.loc, [v for _, v in e.fields])
+        if isinstance(e.type, InfIntT):
+            raise self.err(t, "cannot infer the width of an integer here")
+        return e
+
+    def enum_type(self, name: str) -> ir.EnumT:
+        e = self.globals.get(name)
+        assert isinstance(e, tuple) and isinstance(e[1], ir.EnumT), name
+        return e[1]
+
+    def std_meta_type(self) -> ir.Type:
+        e = self.globals.get("standard_metadata_t")
+        assert isinstance(e, tuple)
+        return e[1]
+
+    def method_call(self, m: _Method, arg_trees: list[Tree], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
+        loc = self.loc(t)
+        base, mem = m.base, m.method
+        bt = base.type
+        if isinstance(base, _Named):
+            e = base.entry
+            if isinstance(e, _TableRef):
+                if mem != "apply" or arg_trees:
+                    raise self.err(t, f"table '{base.name}' has no method '{mem}'")
+                return ir.ApplyTable(ir.VoidT(), loc, e.table.name)
+            if isinstance(e, ir.ExternInstance):
+                if ctx.in_parser:
+                    raise self.unsupported(t, f"extern method call in a parser ('{base.name}.{mem}')")
+                return self.extern_method(e, mem, arg_trees, ctx, t)
+            if isinstance(e, _SubControl):
+                if mem != "apply":
+                    raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
+                return self.inline_control(e, arg_trees, ctx, t)
+            raise self.err(t, f"'{base.name}' has no method '{mem}'")
+        if isinstance(bt, ir.HeaderT) and mem in ("isValid", "setValid", "setInvalid"):
+            if arg_trees:
+                raise self.err(t, f"{mem}() takes no arguments")
+            if mem == "isValid":
+                return ir.IsValid(BOOL, loc, base)
+            self.check_lvalue(base, loc)
+            return (ir.SetValid if mem == "setValid" else ir.SetInvalid)(ir.VoidT(), loc, base)
+        if isinstance(bt, ir.StackT) and mem in ("push_front", "pop_front"):
+            if len(arg_trees) != 1:
+                raise self.err(t, f"{mem} takes 1 argument")
+            c = self.expr(arg_trees[0], ctx, None)
+            if not isinstance(c, ir.Const) or int(c.value) < 0:
+                raise self.err(t, f"{mem} count must be a non-negative constant")
+            self.check_lvalue(base, loc)
+            return (ir.PushFront if mem == "push_front" else ir.PopFront)(ir.VoidT(), loc, base, int(c.value))
+        if isinstance(bt, ir.ExternT) and bt.name == "packet_in":
+            if not ctx.in_parser:
+                raise self.err(t, "packet_in can only be used in a parser")
+            if mem == "extract":
+                if len(arg_trees) != 1:
+                    raise self.unsupported(t, "two-argument extract (varbit)")
+                h = self.expr(arg_trees[0], ctx, None)
+                if not isinstance(h.type, ir.HeaderT):
+                    raise self.err(t, f"extract needs a header, got {show(h.type)}")
+                self.check_lvalue(h, loc)
+                return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h))
+            if mem == "advance":
+                b = self.expr(arg_trees[0], ctx, BIT32) if len(arg_trees) == 1 else None
+                if b is None:
+                    raise self.err(t, "advance takes 1 argument")
+                return _StmtMarker(ir.VoidT(), loc, ir.Advance(loc, b))
+            if mem == "lookahead":
+                if len(targs) != 1 or arg_trees:
+                    raise self.err(t, "lookahead needs one type argument and no arguments")
+                lt = targs[0]
+                try:
+                    ir.type_width(lt)
+                except TypeError:
+                    raise self.err(t, f"cannot lookahead a {show(lt)}") from None
+                return ir.Lookahead(lt, loc)
+            raise self.unsupported(t, f"packet_in.{mem}")
+        if isinstance(bt, ir.ExternT) and bt.name == "packet_out":
+            if mem != "emit" or len(arg_trees) != 1:
+                raise self.err(t, f"packet_out has no method '{mem}' with {len(arg_trees)} arguments")
+            h = self.expr(arg_trees[0], ctx, None)
+            return _StmtMarker(ir.VoidT(), loc, ir.Block(loc, self.emits(h, t)))
+        raise self.err(t, f"{show(bt)} has no method '{mem}'")
+
+    def emits(self, h: ir.Expr, t: Tree) -> list[ir.Stmt]:
+        ht = h.type
+        if isinstance(ht, ir.HeaderT):
+            return [ir.Emit(h.loc, h)]
+        if isinstance(ht, ir.StackT):
+            return [ir.Emit(h.loc, ir.StackIndex(ht.elem, h.loc, h, ir.Const(BIT32, h.loc, i)))
+                    for i in range(ht.size)]
+        if isinstance(ht, ir.StructT):
+            out: list[ir.Stmt] = []
+            for f in ht.fields:
+                out += self.emits(ir.Member(f.type, h.loc, h, f.name), t)
+            return out
+        raise self.err(t, f"cannot emit a {show(ht)}")
+
+    def extern_method(self, e: ir.ExternInstance, mem: str, arg_trees: list[Tree], ctx: _Ctx,
+                      t: Tree) -> ir.Expr:
+        loc = self.loc(t)
+        k = e.kind
+        sig: dict[tuple[str, str], list[Any]] = {
+            ("counter", "count"): [BIT32],
+            ("direct_counter", "count"): [],
+            ("meter", "execute_meter"): [BIT32, "out"],
+            ("direct_meter", "read"): ["out"],
+            ("register", "read"): ["out", BIT32],
+            ("register", "write"): [BIT32, e.type_args[0] if e.type_args else None],
+        }
+        key = (k, mem)
+        if key not in sig:
+            raise self.err(t, f"{k} '{e.local_name}' has no method '{mem}'")
+        types = sig[key]
+        if len(arg_trees) != len(types):
+            raise self.err(t, f"{k}.{mem} takes {len(types)} arguments, {len(arg_trees)} given")
+        args = []
+        for a, ty in zip(arg_trees, types):
+            if ty == "out":
+                x = self.expr(a, ctx, None)
+                self.check_lvalue(x, x.loc)
+                if k == "register" and e.type_args and x.type != e.type_args[0]:
+                    raise self.err(a, f"register element is {show(e.type_args[0])}, not {show(x.type)}")
+                args.append(x)
+            else:
+                x = self.expr(a, ctx, None)
+                if isinstance(x.type, InfIntT):
+                    x = self.coerce(x, ty, a)
+                elif ty is not None and isinstance(ty, ir.BitT) and ty.width == 32 and \
+                        isinstance(x.type, ir.BitT) and k != "register":
+                    pass  # index of any bit width (p4c infers the index type)
+                elif ty is not None and x.type != ty and not (isinstance(x.type, ir.BitT) and ty == BIT32):
+                    raise self.err(a, f"expected {show(ty)}, got {show(x.type)}")
+                args.append(x)
+        return ir.ExternCall(ir.VoidT(), loc, e.name, mem, args)
+
+    def check_lvalue(self, e: ir.Expr, loc: ir.Loc) -> None:
+        x = e
+        while True:
+            if isinstance(x, ir.Var):
+                return
+            if isinstance(x, ir.ActionParam):
+                if id(x) in self.writable_params:
+                    return
+                raise self.err(loc, f"cannot assign to action parameter '{x.name}'")
+            if isinstance(x, (ir.Member, ir.Slice)):
+                x = x.expr
+            elif isinstance(x, (ir.StackIndex, ir.StackNext, ir.StackLast)):
+                x = x.stack
+            else:
+                raise self.err(loc, "expression is not assignable")

@@ -1,0 +1,173 @@
+"""Statements: blocks, assignments, local variables, if, switch, calls as statements."""
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Tree
+
+from . import ir
+from .checkbase import (
+    CheckerBase,
+    _ActionRef,
+    _Ctx,
+    _Inlined,
+    _name,
+    _StmtMarker,
+    _tree,
+    _trees,
+    _type_child,
+    _VerifyMarker,
+)
+from .types import BOOL, InfIntT, show
+
+
+class StmtChecker(CheckerBase):
+    """Statements."""
+
+    # ------------------------------------------------------------ statements
+    def block(self, t: Tree, ctx: _Ctx) -> ir.Block:
+        ctx.scope.append({})  # type: ignore[attr-defined]
+        try:
+            stmts: list[ir.Stmt] = []
+            for s in _trees(t):
+                stmts += self.stmt(s, ctx)
+            return ir.Block(self.loc(t), stmts)
+        finally:
+            ctx.scope.pop()  # type: ignore[attr-defined]
+
+    def stmt(self, s: Tree, ctx: _Ctx) -> list[ir.Stmt]:
+        k = s.data
+        loc = self.loc(s)
+        if k == "empty_stmt":
+            return []
+        if k == "block_stmt":
+            return [self.block(_tree(s, "block"), ctx)]
+        if k == "assign_stmt":
+            lhs = self.expr(_trees(s)[0], ctx, None)
+            self.check_lvalue(lhs, loc)
+            rhs = self.expr(_trees(s)[1], ctx, lhs.type)
+            return [ir.Assign(loc, lhs, rhs)]
+        if k == "call_stmt":
+            e = self.expr(_trees(s)[0], ctx, None)
+            return self.call_as_stmt(e, loc)
+        if k == "var_decl":
+            t = self.type_ref(_type_child(s))
+            name = _name(s)
+            init_t = _trees(s)[-1] if len(_trees(s)) > 3 else None
+            init = self.expr(init_t, ctx, t) if init_t is not None else None
+            return [self.declare_var(name, t, init, ctx, loc)]
+        if k == "const_decl":
+            name = _name(s)
+            t = self.type_ref(_type_child(s))
+            e = self.expr(s.children[-1], ctx, t)
+            if not isinstance(e, ir.Const):
+                raise self.err(s, f"constant '{name}' is not a compile-time constant")
+            ctx.scope[-1][name] = e  # type: ignore[attr-defined]
+            return []
+        if k == "if_stmt":
+            kids = _trees(s)
+            c = self.expr(kids[0], ctx, BOOL)
+            then = self.as_block(kids[1], ctx)
+            els = self.as_block(kids[2], ctx) if len(kids) > 2 else None
+            return [ir.If(loc, c, then, els)]
+        if k == "switch_stmt":
+            return [self.switch(s, ctx)]
+        if k == "exit_stmt":
+            return [ir.Exit(loc)]
+        if k == "return_stmt":
+            if _trees(s):
+                raise self.err(s, "return with a value outside a function")
+            return [ir.Return(loc)]
+        raise self.unsupported(s, k.replace("_", " "))
+
+    def as_block(self, t: Tree, ctx: _Ctx) -> ir.Block:
+        ctx.scope.append({})  # type: ignore[attr-defined]
+        try:
+            stmts = self.stmt(t, ctx)
+        finally:
+            ctx.scope.pop()  # type: ignore[attr-defined]
+        if len(stmts) == 1 and isinstance(stmts[0], ir.Block):
+            return stmts[0]
+        return ir.Block(self.loc(t), stmts)
+
+    def declare_var(self, name: str, t: ir.Type, init: ir.Expr | None, ctx: _Ctx, loc: ir.Loc) -> ir.Stmt:
+        if isinstance(t, (ir.ExternT, ir.VoidT, ir.StringT, InfIntT)):
+            raise self.err(loc, f"cannot declare a variable of type {show(t)}")
+        store = ctx.block if ctx.block is not None else ctx.action_block
+        prefix = getattr(ctx, "var_prefix", "")
+        uname = store.fresh(prefix + name, t)
+        v = ir.Var(t, loc, uname)
+        ctx.scope[-1][name] = v  # type: ignore[attr-defined]
+        return ir.VarDecl(loc, v, init)
+
+    def call_as_stmt(self, e: ir.Expr, loc: ir.Loc) -> list[ir.Stmt]:
+        if isinstance(e, _StmtMarker):
+            st = e.stmt
+            return list(st.stmts) if isinstance(st, ir.Block) else [st]
+        if isinstance(e, _VerifyMarker):
+            return [ir.Verify(loc, e.args[0], e.args[1])]
+        if isinstance(e, _Inlined):
+            return e.stmts
+        if isinstance(e, (ir.ApplyTable, ir.ActionCall, ir.ExternCall, ir.BuiltinCall, ir.SetValid,
+                          ir.SetInvalid, ir.PushFront, ir.PopFront)):
+            return [ir.ExprStmt(loc, e)]
+        raise self.err(loc, "expression is not a statement")
+
+    def switch(self, s: Tree, ctx: _Ctx) -> ir.Stmt:
+        loc = self.loc(s)
+        sel_t = _trees(s)[0]
+        # switch (t.apply().action_run)
+        table = None
+        if sel_t.data == "member" and str(_tree(sel_t, "mname").children[0]) == "action_run":
+            inner = self.expr(_trees(sel_t)[0], ctx, None)
+            if not isinstance(inner, ir.ApplyTable):
+                raise self.err(s, "action_run needs table.apply()")
+            table = inner.table
+        cases: list[ir.SwitchCase] = []
+        pending: list[Any] = []
+        sel = None if table is not None else self.expr(sel_t, ctx, None)
+        if sel is not None and not isinstance(sel.type, (ir.BitT, ir.IntT, ir.EnumT, ir.ErrorT)):
+            raise self.err(s, f"cannot switch on a value of type {show(sel.type)}")
+        for c in _trees(s, "switch_case"):
+            lab = _trees(c)[0]
+            body_t = _tree(c, "block")
+            is_default = lab.data == "default_label"
+            if is_default:
+                pass  # `default:` matches whatever no other label did
+            elif table is not None:
+                if lab.data != "ident":
+                    raise self.err(lab, "switch label must be an action name")
+                an = str(_tree(lab, "name").children[0])
+                ent = self.lookup(an, ctx)
+                if not isinstance(ent, _ActionRef):
+                    raise self.err(lab, f"'{an}' is not an action")
+                tbl = self.find_table(table, ctx)
+                if ent.name not in [a.action for a in tbl.actions]:
+                    raise self.err(lab, f"action '{an}' is not an action of table '{tbl.local_name}'")
+                pending.append(ent.name)
+            else:
+                v = self.expr(lab, ctx, sel.type)  # type: ignore[union-attr]
+                if not isinstance(v, ir.Const):
+                    raise self.err(lab, "switch label must be a constant")
+                pending.append(v)
+            if body_t is not None or is_default:
+                body = self.block(body_t, ctx) if body_t is not None else ir.Block(self.loc(c), [])
+                cases.append(ir.SwitchCase(pending, is_default, body, self.loc(c)))
+                pending = []
+        if pending:
+            cases.append(ir.SwitchCase(pending, False, ir.Block(loc, []), loc))
+        if table is not None:
+            return ir.SwitchActionRun(loc, table, cases)
+        return ir.SwitchValue(loc, sel, cases)  # type: ignore[arg-type]
+
+    def lookup(self, name: str, ctx: _Ctx) -> Any:
+        for s in reversed(getattr(ctx, "scope", [])):
+            if name in s:
+                return s[name]
+        return self.globals.get(name)
+
+    def find_table(self, name: str, ctx: _Ctx) -> ir.Table:
+        for _, tb in ctx.block.tables:  # type: ignore[union-attr]
+            if tb.name == name:
+                return tb
+        raise KeyError(name)

@@ -1,0 +1,253 @@
+"""Tables: keys, actions lists, default actions, const entries, implementations and direct resources."""
+from __future__ import annotations
+
+from lark import Tree
+
+from . import ir
+from .checkbase import (
+    CheckerBase,
+    _ActionRef,
+    _Ctx,
+    _id_ann,
+    _name,
+    _Named,
+    _p4info_name,
+    _print_expr,
+    _print_tree,
+    _tok,
+    _tree,
+    _trees,
+)
+from .types import BOOL, InfIntT, show
+
+
+class TableChecker(CheckerBase):
+    """Tables."""
+
+    # ------------------------------------------------------------ tables
+    def table(self, t: Tree, ctx: _Ctx, pfx: str) -> ir.Table:
+        local = _name(t)
+        anns = self.annotations(_tree(t, "annotations"))
+        pname = _p4info_name(anns, pfx, local)
+        loc = self.loc(t)
+        keys: list[ir.TableKey] = []
+        actions: list[ir.TableActionRef] = []
+        default: ir.DefaultAction | None = None
+        entries_t: Tree | None = None
+        entries_const = False
+        size, size_given = 1024, False
+        impl = counters = meters = None
+        support_timeout = False
+        seen: set[str] = set()
+        for p in _trees(t):
+            if p.data in ("annotations", "name"):
+                continue
+            pk = {"key_prop": "key", "actions_prop": "actions", "entries_prop": "entries"}.get(p.data)
+            if pk is None:
+                pk = _name(p)
+            if pk in seen:
+                raise self.err(p, f"table '{local}' has two '{pk}' properties")
+            seen.add(pk)
+            if p.data == "key_prop":
+                for ke in _trees(p, "key_elem"):
+                    e = self.expr(_trees(ke)[0], ctx, None)
+                    mk = str(_tree(ke, "name").children[0])
+                    if mk not in self.match_kinds:
+                        raise self.err(ke, f"unknown match kind '{mk}'")
+                    if isinstance(e.type, InfIntT) or not isinstance(e.type, (ir.BitT, ir.IntT, ir.BoolT,
+                                                                                ir.EnumT, ir.ErrorT)):
+                        raise self.err(ke, f"table key must be bit<W>/int<W>/bool/enum, not {show(e.type)}")
+                    kanns = self.annotations(_tree(ke, "annotations"))
+                    nm = ir.find_annotation(kanns, "name")
+                    kname = str(nm.args[0]) if nm is not None and nm.args else _print_tree(_trees(ke)[0])
+                    keys.append(ir.TableKey(e, mk, kname, kanns, self.loc(ke)))  # type: ignore[arg-type]
+            elif p.data == "actions_prop":
+                for ai in _trees(p, "action_item"):
+                    aanns = self.annotations(_tree(ai, "annotations"))
+                    ar = _tree(ai, "action_ref") or _tree(ai, "dot_action_ref")
+                    an = _name(ar)
+                    ent = self.lookup(an, ctx) if ar.data == "action_ref" else self.globals.get(an)
+                    if not isinstance(ent, _ActionRef):
+                        raise self.err(ai, f"'{an}' is not an action")
+                    if _tree(ar, "args") is not None and _trees(_tree(ar, "args")):
+                        raise self.unsupported(ai, "action arguments in a table's actions list")
+                    scope = "TABLE_AND_DEFAULT"
+                    if ir.find_annotation(aanns, "defaultonly"):
+                        scope = "DEFAULT_ONLY"
+                    elif ir.find_annotation(aanns, "tableonly"):
+                        scope = "TABLE_ONLY"
+                    if any(a.action == ent.name for a in actions):
+                        raise self.err(ai, f"action '{an}' listed twice")
+                    actions.append(ir.TableActionRef(ent.name, scope, aanns, self.loc(ai)))  # type: ignore
+            elif p.data == "entries_prop":
+                entries_t = p
+                entries_const = _tok(p, "CONST") is not None
+            else:
+                val_t = _trees(p)[-1]
+                is_const = _tok(p, "CONST") is not None
+                if pk == "default_action":
+                    default = self.default_action(val_t, ctx, actions, is_const, local)
+                elif pk == "size":
+                    c = self.expr(val_t, ctx, None)
+                    if not isinstance(c, ir.Const) or int(c.value) <= 0:
+                        raise self.err(p, "table size must be a positive constant")
+                    size, size_given = int(c.value), True
+                elif pk == "implementation":
+                    impl = self.table_extern(val_t, ctx, ("action_profile", "action_selector"), pname)
+                elif pk == "counters":
+                    counters = self.table_extern(val_t, ctx, ("direct_counter",), pname)
+                elif pk == "meters":
+                    meters = self.table_extern(val_t, ctx, ("direct_meter",), pname)
+                elif pk == "support_timeout":
+                    c = self.expr(val_t, ctx, BOOL)
+                    support_timeout = bool(getattr(c, "value", False))
+                elif pk in ("psa_direct_counter", "psa_direct_meter", "psa_implementation"):
+                    raise self.unsupported(p, f"table property '{pk}'")
+                else:
+                    self.warnings.append(f"{self.loc(p)}: warning: unknown table property '{pk}' ignored")
+        if not actions:
+            raise self.err(t, f"table '{local}' has no actions")
+        sel_keys = [k for k in keys if k.match_kind == "selector"]
+        if sel_keys and (impl is None or self.extern_kind(impl, ctx) != "action_selector"):
+            raise self.err(t, f"table '{local}' has selector keys but no action_selector implementation")
+        if default is None:
+            if "NoAction" not in [self.actions[a.action].local_name for a in actions]:
+                actions.append(ir.TableActionRef("NoAction", "DEFAULT_ONLY",
+                                                 (ir.Annotation("defaultonly"),), loc, implicit=True))
+            na = next(a.action for a in actions if self.actions[a.action].local_name == "NoAction")
+            default = ir.DefaultAction(na, [], False, loc)
+        elif impl is not None:
+            self.warnings.append(f"{default.loc}: warning: table '{local}' is implemented with an action"
+                                 f" profile/selector; default_action is not supported on this target "
+                                 f"and is ignored by bmv2")
+        tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
+                       counters, meters, support_timeout, anns, loc, _id_ann(anns))
+        if entries_t is not None:
+            tbl.const_entries = self.entries(entries_t, tbl, ctx)
+        for ref in (impl, counters, meters):
+            if ref is not None:
+                self.extern_by_name(ref, ctx).tables.append(pname)
+        if sel_keys and impl is not None:
+            inputs = [_print_expr(k.expr) for k in sel_keys]
+            prev = self.selector_inputs.get(impl)
+            if prev is not None and prev[0] != inputs:
+                raise self.err(t, f"action selector '{impl}' is shared by tables with different selector "
+                                  f"inputs (first used at {prev[1]})")
+            self.selector_inputs.setdefault(impl, (inputs, loc))
+        return tbl
+
+    def extern_kind(self, name: str, ctx: _Ctx) -> str:
+        return self.extern_by_name(name, ctx).kind
+
+    def extern_by_name(self, name: str, ctx: _Ctx) -> ir.ExternInstance:
+        for _, e in ctx.block.externs:  # type: ignore[union-attr]
+            if e.name == name:
+                return e
+        return self.global_externs[name]
+
+    def table_extern(self, val_t: Tree, ctx: _Ctx, kinds: tuple[str, ...], table: str) -> str:
+        if val_t.data == "ctor_call":
+            raise self.unsupported(val_t, "anonymous extern instance in a table property (declare it and"
+                                          " refer to it by name)")
+        e = self.expr(val_t, ctx, None)
+        if not isinstance(e, _Named) or not isinstance(e.entry, ir.ExternInstance) or e.entry.kind not in kinds:
+            raise self.err(val_t, f"expected a {' or '.join(kinds)} instance")
+        return e.entry.name
+
+    def default_action(self, val_t: Tree, ctx: _Ctx, actions: list[ir.TableActionRef], is_const: bool,
+                       table: str) -> ir.DefaultAction:
+        if val_t.data in ("call_expr",):
+            callee = _trees(val_t)[0]
+            arg_trees = _trees(_tree(val_t, "args")) if _tree(val_t, "args") is not None else []
+        else:
+            callee, arg_trees = val_t, []
+        if callee.data not in ("ident", "dot_ident"):
+            raise self.err(val_t, "default_action must be an action call")
+        an = str(_tree(callee, "name").children[0])
+        ent = self.lookup(an, ctx) if callee.data == "ident" else self.globals.get(an)
+        if not isinstance(ent, _ActionRef):
+            raise self.err(val_t, f"'{an}' is not an action")
+        ref = next((a for a in actions if a.action == ent.name), None)
+        if ref is None:
+            raise self.err(val_t, f"default action '{an}' is not in the actions of table '{table}'")
+        if ref.scope == "TABLE_ONLY":
+            raise self.err(val_t, f"action '{an}' is @tableonly and cannot be the default action")
+        act = self.actions[ent.name]
+        dps = act.data_params
+        if len(arg_trees) != len(dps):
+            raise self.err(val_t, f"action '{an}' takes {len(dps)} arguments, {len(arg_trees)} given")
+        args = []
+        for a, p in zip(arg_trees, dps):
+            c = self.expr(a, ctx, p.type)
+            if not isinstance(c, ir.Const):
+                raise self.err(a, "default action arguments must be constants")
+            args.append(c)
+        return ir.DefaultAction(ent.name, args, is_const, self.loc(val_t))
+
+    def entries(self, p: Tree, tbl: ir.Table, ctx: _Ctx) -> list[ir.TableEntry]:
+        mkeys = tbl.match_keys
+        out = []
+        n = len(_trees(p, "entry"))
+        needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in mkeys)
+        for i, en in enumerate(_trees(p, "entry")):
+            kids = [c for c in _trees(en) if c.data not in ("annotations",)]
+            prio_t = _tree(en, "entry_priority")
+            kids = [c for c in kids if c.data != "entry_priority"]
+            ks_t, ar = kids[0], kids[1]
+            comps = _trees(ks_t) if ks_t.data == "tuple_keyset" else [ks_t]
+            if len(comps) != len(mkeys):
+                if len(comps) == 1 and comps[0].data == "default_keyset":
+                    comps = comps * len(mkeys)
+                else:
+                    raise self.err(en, f"entry has {len(comps)} keys, table has {len(mkeys)}")
+            kss = []
+            for c, k in zip(comps, mkeys):
+                ks = self.keyset(c, k.expr.type, ctx)
+                if k.match_kind == "lpm":
+                    w = k.width
+                    if ks.kind == "mask":
+                        m = ks.mask
+                        plen = m.bit_count()
+                        if m != ((1 << w) - 1) ^ ((1 << (w - plen)) - 1):
+                            raise self.err(c, "lpm mask is not a prefix")
+                        ks = ir.KeySet("lpm", ks.value, m, prefix_len=plen, loc=ks.loc)
+                    elif ks.kind == "value":
+                        ks = ir.KeySet("lpm", ks.value, (1 << w) - 1, prefix_len=w, loc=ks.loc)
+                    elif ks.kind == "default":
+                        ks = ir.KeySet("lpm", 0, 0, prefix_len=0, loc=ks.loc)
+                elif k.match_kind == "exact" and ks.kind != "value":
+                    raise self.err(c, "exact key needs a value")
+                kss.append(ks)
+            an = _name(ar)
+            ent = self.lookup(an, ctx) if ar.data == "action_ref" else self.globals.get(an)
+            if not isinstance(ent, _ActionRef):
+                raise self.err(ar, f"'{an}' is not an action")
+            ref = next((a for a in tbl.actions if a.action == ent.name), None)
+            if ref is None:
+                raise self.err(ar, f"action '{an}' is not an action of table '{tbl.local_name}'")
+            if ref.scope == "DEFAULT_ONLY":
+                raise self.err(ar, f"action '{an}' is @defaultonly and cannot be used in an entry")
+            act = self.actions[ent.name]
+            arg_trees = _trees(_tree(ar, "args")) if _tree(ar, "args") is not None else []
+            if len(arg_trees) != len(act.data_params):
+                raise self.err(ar, f"action '{an}' takes {len(act.data_params)} arguments")
+            args = []
+            for a, prm in zip(arg_trees, act.data_params):
+                c = self.expr(a, ctx, prm.type)
+                if not isinstance(c, ir.Const):
+                    raise self.err(a, "entry action arguments must be constants")
+                args.append(c)
+            eanns = self.annotations(_tree(en, "annotations"))
+            pa = ir.find_annotation(eanns, "priority")
+            if prio_t is not None:
+                pc = self.expr(_trees(prio_t)[0], ctx, None)
+                if not isinstance(pc, ir.Const):
+                    raise self.err(prio_t, "priority must be a constant")
+                prio = int(pc.value)
+            elif pa is not None and pa.args:
+                prio = int(pa.args[0])
+            else:
+                # p4c gives earlier const entries higher priority
+                prio = (n - i) if needs_prio else 0
+            out.append(ir.TableEntry(kss, ent.name, args, prio, self.loc(en)))
+        return out

@@ -1,0 +1,380 @@
+"""Shared pieces of the checker: scope entries, the lowering context, tree and literal helpers."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Token, Tree
+
+from . import ir
+from .errors import P4TypeError, P4Unsupported
+from .preprocess import OriginMap
+from .types import wrap
+
+_BUILTIN_FILES = ("core.p4", "v1model.p4")
+_V1_TYPE_NAMES = {"Parser", "VerifyChecksum", "Ingress", "Egress", "ComputeChecksum", "Deparser",
+                  "V1Switch"}
+_EXTERN_KINDS = {"counter", "direct_counter", "meter", "direct_meter", "register", "action_profile",
+                 "action_selector"}
+_BUILTIN_FUNCS = {"mark_to_drop", "hash", "random", "digest", "clone", "clone_preserving_field_list",
+                  "resubmit_preserving_field_list", "recirculate_preserving_field_list", "truncate",
+                  "verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                  "update_checksum_with_payload", "assert", "assume", "log_msg", "verify"}
+_DEPRECATED_FUNCS = {"clone3": "clone3 (use clone_preserving_field_list)",
+                     "resubmit": "resubmit (use resubmit_preserving_field_list)",
+                     "recirculate": "recirculate (use recirculate_preserving_field_list)"}
+_BINOPS = {"bin_or": "||", "bin_and": "&&", "bin_bor": "|", "bin_bxor": "^", "bin_band": "&",
+           "bin_eq": "==", "bin_ne": "!=", "bin_lt": "<", "bin_gt": ">", "bin_le": "<=", "bin_ge": ">=",
+           "bin_shl": "<<", "bin_shr": ">>", "bin_add": "+", "bin_sub": "-", "bin_sadd": "|+|",
+           "bin_ssub": "|-|", "bin_mul": "*", "bin_div": "/", "bin_mod": "%"}
+
+
+def _trees(t: Tree, data: str | None = None) -> list[Tree]:
+    return [c for c in t.children if isinstance(c, Tree) and (data is None or c.data == data)]
+
+
+def _tree(t: Tree, data: str) -> Tree | None:
+    for c in t.children:
+        if isinstance(c, Tree) and c.data == data:
+            return c
+    return None
+
+
+def _tok(t: Tree, type_: str) -> Token | None:
+    for c in t.children:
+        if isinstance(c, Token) and c.type == type_:
+            return c
+    return None
+
+
+def _name(t: Tree) -> str:
+    n = _tree(t, "name")
+    assert n is not None
+    return str(n.children[0])
+
+
+# ---------------------------------------------------------------- scope entries
+
+
+@dataclass
+class _Decl:
+    """A named parser/control/extern/package declaration (kept as a tree)."""
+
+    kind: str
+    tree: Tree
+    builtin: bool
+
+
+@dataclass
+class _SubControl:
+    """An instance of a user control inside a control, inlined at its apply()."""
+
+    name: str
+    decl: Tree
+    prefix: str  # P4Info prefix of its locals
+    order: tuple
+    loc: ir.Loc
+    applied_args: list[Any] | None = None  # per parameter: the bound lvalue / fresh Var / Const
+    applies: int = 1  # how many ``.apply(`` calls name it in the enclosing body
+    body: ir.Block | None = None
+
+
+@dataclass
+class _TableRef:
+    table: ir.Table
+
+
+@dataclass
+class _ActionRef:
+    name: str  # P4Info name
+
+
+@dataclass
+class _ExternFunc:
+    name: str
+
+
+@dataclass
+class _Block:
+    """The top-level block being lowered: its variables, externs, tables and actions."""
+
+    name: str
+    kind: str  # "parser" | "control"
+    locals: dict[str, ir.Type] = field(default_factory=dict)
+    externs: list[tuple[tuple, ir.ExternInstance]] = field(default_factory=list)
+    tables: list[tuple[tuple, ir.Table]] = field(default_factory=list)
+    actions: list[tuple[tuple, str]] = field(default_factory=list)
+    used_names: set[str] = field(default_factory=set)
+
+    def fresh(self, name: str, t: ir.Type) -> str:
+        n, k = name, 0
+        while n in self.used_names:
+            k += 1
+            n = f"{name}${k}"
+        self.used_names.add(n)
+        self.locals[n] = t
+        return n
+
+
+@dataclass
+class _Ctx:
+    """Where an expression/statement is being lowered."""
+
+    block: _Block | None
+    in_parser: bool = False
+    in_action: bool = False
+    prelude: list[ir.Stmt] | None = None
+
+
+class CheckerBase:
+    """State and location/error helpers shared by the checker's parts; one per program."""
+
+    def __init__(self, origins: OriginMap, source_file: str) -> None:
+        self.origins = origins
+        self.source_file = source_file
+        self.globals: dict[str, Any] = {}
+        self.errors: list[str] = []
+        self.match_kinds: list[str] = []
+        self.named_types: dict[str, ir.Type] = {}
+        self.actions: dict[str, ir.Action] = {}
+        self.action_order: list[str] = []
+        self.controller_headers: list[ir.ControllerHeader] = []
+        self.digests: dict[str, ir.Digest] = {}
+        self.warnings: list[str] = []
+        self.main: Tree | None = None
+        self.selector_inputs: dict[str, tuple[list[str], ir.Loc]] = {}
+        self.action_locals: dict[str, dict[str, ir.Type]] = {}
+        self.writable_params: set[int] = set()
+        self.global_externs: dict[str, ir.ExternInstance] = {}
+
+    # ------------------------------------------------------------ helpers
+    def loc(self, node: Any) -> ir.Loc:
+        if isinstance(node, Token):
+            return self.origins.loc(node.line or 1, node.column or 1)
+        meta = getattr(node, "meta", None)
+        if meta is not None and not getattr(meta, "empty", True):
+            return self.origins.loc(meta.line, meta.column)
+        if isinstance(node, Tree):
+            for c in node.children:
+                if isinstance(c, (Tree, Token)):
+                    lc = self.loc(c)
+                    if lc.line:
+                        return lc
+        return ir.NO_LOC
+
+    def err(self, node: Any, msg: str) -> P4TypeError:
+        return P4TypeError(self.loc(node) if not isinstance(node, ir.Loc) else node, msg)
+
+    def unsupported(self, node: Any, what: str) -> P4Unsupported:
+        return P4Unsupported(self.loc(node) if not isinstance(node, ir.Loc) else node, what)
+
+    def is_builtin(self, node: Any) -> bool:
+        return self.loc(node).file in _BUILTIN_FILES
+
+    def annotations(self, t: Tree | None) -> tuple[ir.Annotation, ...]:
+        if t is None:
+            return ()
+        out = []
+        for a in _trees(t, "annotation"):
+            name = _name(a)
+            body_tok = _tok(a, "ANNOT_BODY")
+            body = str(body_tok) if body_tok is not None else None
+            args: list[str | int] = []
+            if body:
+                for part in _split_args(body):
+                    part = part.strip()
+                    if len(part) >= 2 and part[0] == '"' and part[-1] == '"':
+                        args.append(part[1:-1])
+                    else:
+                        try:
+                            args.append(_parse_int(part)[0])
+                        except ValueError:
+                            args.append(part)
+            out.append(ir.Annotation(name, body, tuple(args), self.loc(a)))
+        return tuple(out)
+
+
+
+
+class _Named(ir.Expr):
+    """A reference to a non-value (table, extern instance, action, sub-control)."""
+
+    __slots__ = ("entry", "name")
+
+    def __init__(self, type_: ir.Type, loc: ir.Loc, name: str, entry: Any) -> None:
+        ir.Expr.__init__(self, type_, loc)
+        self.name = name
+        self.entry = entry
+
+
+class _Method(ir.Expr):
+    __slots__ = ("base", "method")
+
+    def __init__(self, type_: ir.Type, loc: ir.Loc, base: ir.Expr, method: str) -> None:
+        ir.Expr.__init__(self, type_, loc)
+        self.base = base
+        self.method = method
+
+
+class _StmtMarker(ir.Expr):
+    __slots__ = ("stmt",)
+
+    def __init__(self, type_: ir.Type, loc: ir.Loc, stmt: ir.Stmt) -> None:
+        ir.Expr.__init__(self, type_, loc)
+        self.stmt = stmt
+
+
+class _VerifyMarker(ir.Expr):
+    __slots__ = ("args",)
+
+    def __init__(self, type_: ir.Type, loc: ir.Loc, args: list[ir.Expr]) -> None:
+        ir.Expr.__init__(self, type_, loc)
+        self.args = args
+
+
+class _Inlined(ir.Expr):
+    __slots__ = ("stmts",)
+
+    def __init__(self, type_: ir.Type, loc: ir.Loc, stmts: list[ir.Stmt]) -> None:
+        ir.Expr.__init__(self, type_, loc)
+        self.stmts = stmts
+
+
+@dataclass
+class _ParamEntry:
+    param: ir.ActionParam
+    direction: str
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def _apply_counts(body: Tree) -> dict[str, int]:
+    """How many times each plain name is applied (``x.apply(...)``) in a body."""
+    counts: dict[str, int] = {}
+    for st in body.iter_subtrees():
+        if st.data == "member" and str(_tree(st, "mname").children[0]) == "apply":
+            base = _trees(st)[0]
+            if base.data == "ident":
+                n = str(_tree(base, "name").children[0])
+                counts[n] = counts.get(n, 0) + 1
+    return counts
+
+
+def _type_child(t: Tree) -> Tree:
+    for c in t.children:
+        if isinstance(c, Tree) and c.data not in ("annotations", "name", "direction", "params", "args",
+                                                  "ident_list", "enum_member", "type_params"):
+            return c
+    raise AssertionError(t.data)
+
+
+def _direction(p: Tree) -> str:
+    d = _tree(p, "direction")
+    return str(d.children[0]) if d is not None else ""
+
+
+def _id_ann(anns: tuple[ir.Annotation, ...]) -> int | None:
+    a = ir.find_annotation(anns, "id")
+    if a is not None and a.args and isinstance(a.args[0], int):
+        return a.args[0]
+    return None
+
+
+def _p4info_name(anns: tuple[ir.Annotation, ...], prefix: str, local: str) -> str:
+    a = ir.find_annotation(anns, "name")
+    n = str(a.args[0]) if a is not None and a.args else local
+    if n.startswith("."):
+        return n[1:]
+    return f"{prefix}.{n}" if prefix else n
+
+
+_INT_RE = re.compile(r"^(?:(\d+)([ws]))?(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[0-9_]*)$")
+
+
+def _parse_int(s: str) -> tuple[int, ir.Type | None]:
+    """Parse a P4 integer literal: value and type (None if untyped)."""
+    m = _INT_RE.match(s.strip())
+    if not m:
+        raise ValueError(s)
+    body = m.group(3).replace("_", "")
+    low = body.lower()
+    if low.startswith("0x"):
+        v = int(body, 16)
+    elif low.startswith("0b"):
+        v = int(body, 2)
+    elif low.startswith("0o"):
+        v = int(body, 8)
+    elif low.startswith("0d"):
+        v = int(body[2:], 10)
+    else:
+        v = int(body, 10)
+    if m.group(1):
+        w = int(m.group(1))
+        t: ir.Type = ir.BitT(w) if m.group(2) == "w" else ir.IntT(w)
+        return wrap(v, t), t
+    return v, None
+
+
+def _split_args(body: str) -> list[str]:
+    out, cur, depth, instr = [], "", 0, False
+    for ch in body:
+        if ch == '"':
+            instr = not instr
+        if not instr:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                out.append(cur)
+                cur = ""
+                continue
+        cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def _print_tree(t: Any) -> str:
+    if isinstance(t, Token):
+        return str(t)
+    k = t.data
+    kids = _trees(t)
+    if k in ("ident", "dot_ident"):
+        return ("." if k == "dot_ident" else "") + str(_tree(t, "name").children[0])
+    if k == "member":
+        return _print_tree(kids[0]) + "." + str(_tree(t, "mname").children[0])
+    if k == "index":
+        return f"{_print_tree(kids[0])}[{_print_tree(kids[1])}]"
+    if k == "slice":
+        return f"{_print_tree(kids[0])}[{_print_tree(kids[1])}:{_print_tree(kids[2])}]"
+    if k == "number":
+        return str(_parse_int(str(t.children[0]))[0])
+    if k in ("call_expr",):
+        args = _tree(t, "args")
+        return f"{_print_tree(kids[0])}({', '.join(_print_tree(a) for a in _trees(args)) if args else ''})"
+    if k in _BINOPS:
+        return f"{_print_tree(kids[0])} {_BINOPS[k]} {_print_tree(kids[-1])}"
+    if k == "type_member":
+        return f"{t.children[0]}.{_tree(t, 'mname').children[0]}"
+    return " ".join(_print_tree(c) for c in t.children)
+
+
+def _print_expr(e: ir.Expr) -> str:
+    if isinstance(e, ir.Var):
+        return e.name
+    if isinstance(e, ir.ActionParam):
+        return e.name
+    if isinstance(e, ir.Member):
+        return f"{_print_expr(e.expr)}.{e.field}"
+    if isinstance(e, ir.StackIndex):
+        return f"{_print_expr(e.stack)}[{_print_expr(e.index)}]"
+    if isinstance(e, ir.Slice):
+        return f"{_print_expr(e.expr)}[{e.hi}:{e.lo}]"
+    if isinstance(e, ir.Const):
+        return str(int(e.value))
+    if isinstance(e, ir.IsValid):
+        return f"{_print_expr(e.header)}.isValid()"
+    return "<expr>"
