@@ -114,7 +114,8 @@ class _PostLex:
                 nv = nxt.value if nxt is not None else None
                 declared = v in self.types and prev is not None and (
                     (prev.type in _TYPE_END or closed_angle) and nv != "(" and nv != "<"
-                    or prev.value == ")" and prev.type != "STRING" and nv == ";")
+                    or prev.value == ")" and prev.type != "STRING" and nv == ";"
+                    or prev.type in ("ACTION", "TABLE"))
                 if declared:
                     (pending if paren else hidden[-1]).add(v)
                 elif targ_decl_depth:

@@ -22,8 +22,12 @@ parser P(packet_in packet_in, out H h, inout M m, inout standard_metadata_t sm) 
 control VC(inout H h, inout M m) { apply {} }
 control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
     counter(4, CounterType.packets) eth_t;
+    action packet_in_t() { m.k = 1; }
+    table meta_h { actions = { packet_in_t; } }
     apply {
         eth_t.count(0);
+        meta_h.apply();
+        packet_in_t();
         bit<8> meta_h = 3;
         meta_h = meta_h + 1;
         h.meta_h.v = meta_h;
@@ -56,7 +60,8 @@ def test_names_equal_to_type_names() -> None:
     p = load_source(_SRC, "n.p4")
     assert [f.name for f in p.types["H"].fields] == ["eth", "packet_in", "meta_h"]
     assert p.parser.params[0].name == "packet_in" and p.deparser.params[0].name == "packet_out"
-    assert "Ig.eth_t" in p.ingress.externs
+    assert "Ig.eth_t" in p.ingress.externs and "Ig.meta_h" in p.ingress.tables
+    assert "Ig.packet_in_t" in p.actions
     assert "meta_h" in p.ingress.locals  # a local variable named like a header type
     nodes = _walk(p.ingress.body, [])
     lts = [n for n in nodes if isinstance(n, ir.Binary) and n.op == "<"]
@@ -70,7 +75,7 @@ def test_a_hidden_type_is_not_a_type_in_its_scope() -> None:
     bad = _SRC.replace("h.meta_h.v = meta_h;", "meta_h y = h.meta_h;")
     with pytest.raises(P4Error) as ei:
         load_source(bad, "n.p4")
-    assert str(ei.value).startswith("n.p4:20:")
+    assert str(ei.value).startswith("n.p4:24:")
 
 
 def test_generic_calls_still_parse() -> None:
