@@ -25,6 +25,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from .mapping import PACKET_IN, PACKET_OUT, P4Names, canonical
 
 WRITE_CHUNK = 500
+PIPELINE_TIMEOUT_S = 60.0
 _U64 = (1 << 64) - 1
 SFPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
 GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
@@ -302,7 +303,14 @@ class SwitchSession:
         req.config.p4info.CopyFrom(cfg.p4info)
         req.config.p4_device_config = cfg.device_config
         req.config.cookie.cookie = cfg.cookie
-        self._call("SetForwardingPipelineConfig", lambda s: s.SetForwardingPipelineConfig, req)
+        stub = self._stub
+        if stub is None:
+            raise SessionError(f"switch {self.name}: not connected")
+        try:  # a target compiles/loads the program here: allow more than a table write
+            stub.SetForwardingPipelineConfig(req, timeout=max(self.rpc_timeout_s, PIPELINE_TIMEOUT_S))
+        except grpc.RpcError as e:
+            raise SessionError(f"switch {self.name}: SetForwardingPipelineConfig: {e.code().name}: "
+                               f"{e.details()}") from e
         self.names = P4Names.from_p4info(cfg.p4info)
 
     def use_p4info(self, p4info: p4info_pb2.P4Info) -> None:
