@@ -1,5 +1,6 @@
 """mrc-fabric controller: topology model, SID plan, static per-switch intents, host EV plans, and the
 P4Runtime side (sessions, mapping to p4src, reconcile, wiring check, telemetry, daemon).
+(The reconcile function itself: ``controller.reconcile.reconcile``; the submodule shadows the name.)
 
 The P4Runtime names are imported lazily so ``import controller`` stays light (no grpc) for tools that
 only need the topology and plans.
@@ -15,7 +16,7 @@ from .topology import Link, Switch, Topology, TopologyError, load_topology, pars
 _LAZY = {
     "Controller": "daemon", "Options": "daemon", "load_pipeline": "daemon",
     "DesiredState": "mapping", "MappingError": "mapping", "P4Names": "mapping", "desired_state": "mapping",
-    "ReconcileResult": "reconcile", "reconcile": "reconcile",
+    "ReconcileResult": "reconcile",
     "PacketIn": "session", "PipelineConfig": "session", "SessionError": "session", "SwitchSession": "session",
     "TelemetryCollector": "telemetry", "WiringChecker": "wiring", "WiringReport": "wiring",
 }
@@ -32,6 +33,6 @@ __all__ = [
     "Options", "P4Names", "PacketIn", "PipelineConfig", "ReconcileResult", "SessionError", "SidPlan", "Switch",
     "SwitchPlan", "SwitchSession", "TelemetryCollector", "Topology", "TopologyError", "WiringChecker",
     "WiringReport", "build_plan", "build_sid_plan", "clos", "clos_data", "desired_state", "host_ev_data",
-    "load_pipeline", "load_topology", "parse_topology", "reconcile", "srv6_profile", "stev_profile",
+    "load_pipeline", "load_topology", "parse_topology", "srv6_profile", "stev_profile",
     "write_ev_files",
 ]
