@@ -412,3 +412,43 @@ def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl,
     conv = [d for d in logs if d["msg"] == "converge"][-1]
     assert conv["not_converged"] == ["p2s2"] and conv["converged"] == 7
     _primary(ctl)
+
+
+def test_daemon_serves_metrics_status_view_and_stops_on_sigterm(fab, ctl):
+    import signal
+
+    port = BASE + 91
+    cmd = [sys.executable, "-m", "controller", "run", "-t", str(TOPO), "--target", TARGET,
+           "--grpc-base-port", str(BASE), "--election-id", "3000", "--log-format", "json",
+           "--metrics-port", str(port), "--wiring-interval", "1", "--counters-interval", "0.5"]
+    if os.environ.get("MRC_P4_PROGRAM"):
+        cmd += ["--program", os.environ["MRC_P4_PROGRAM"]]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        def converged_and_wired():
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                return False
+            return text.count("mrc_switch_converged{") == 8 and " 0.0" not in "".join(
+                ln for ln in text.splitlines() if ln.startswith(("mrc_switch_converged{", "mrc_link_up{"))) \
+                and "mrc_link_up{" in text
+        assert _wait(converged_and_wired, 60.0, 0.3), "daemon did not converge and wire-check in time"
+        st = subprocess.run([sys.executable, "-m", "controller", "status", "--metrics-port", str(port)],
+                            check=False, capture_output=True, text=True, cwd=REPO, timeout=60,
+                            env={**os.environ, "COLUMNS": "160"})
+        assert st.returncode == 0, st.stderr
+        assert "p1l1:1" in st.stdout and "up" in st.stdout and "p2s2" in st.stdout
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err[-2000:]
+        msgs = [json.loads(ln)["msg"] for ln in err.splitlines() if ln.startswith("{")]
+        assert "controller running" in msgs and msgs[-1] == "controller stopping"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    bad = subprocess.run([sys.executable, "-m", "controller", "status", "--metrics-port", str(port)],
+                         check=False, capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert bad.returncode == 2 and "cannot read" in bad.stderr
+    _primary(ctl)
