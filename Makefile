@@ -4,6 +4,7 @@
 #   TARGET       switch target for ptf / ptf-fabric: softswitch (default) or bmv2
 #   PYTHON (PY)  interpreter: .venv/bin/python, else /opt/mrcvenv/bin/python, else python3
 #   P4C          the p4c bmv2 back end (default p4c-bm2-ss); `make build` uses it when it is on PATH
+#   BUILD_DIR    (command line only) output folder of `make build`; the runners read build/mrc_switch
 #   PTF_ARGS     extra arguments for the PTF runners, e.g. PTF_ARGS="--test srv6"
 #   DOCKER, DOCKER_IMAGE, DOCKER_BASE_TAG   see docs/targets.md
 
@@ -65,7 +66,7 @@ $(BUILD_DIR)/softswitch.json: $(P4_SRCS) $(SOFTSWITCH_SRCS)
 ptf: build  ## run ptf_tests/mrc_switch against TARGET (root: veth interfaces)
 	$(PYTHON) ptf_tests/run.py --target $(TARGET) $(PTF_ARGS)
 
-ptf-fabric: build  ## run the fabric PTF suite (ptf_tests/fabric) against TARGET (root)
+ptf-fabric: build  ## run the fabric PTF suite (issue 7) against TARGET (root)
 	@test -f $(PTF_FABRIC_RUN) || { echo "ptf-fabric: $(PTF_FABRIC_RUN) is not in this tree yet (issue 7)" >&2; exit 2; }
 	$(PYTHON) $(PTF_FABRIC_RUN) --target $(TARGET) $(PTF_ARGS)
 
