@@ -30,19 +30,19 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make i
 
 def make(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run make in the repository root with this interpreter as PYTHON."""
-    return subprocess.run(["make", "--no-print-directory", f"PYTHON={sys.executable}", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(["make", "--no-print-directory", f"PYTHON={sys.executable}", *args], check=False,
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def makefile_var(name: str) -> str:
-    m = re.search(rf"^{name}\s*[:?]?=\s*(\S+)\s*$", MAKEFILE.read_text(), re.M)
+    m = re.search(rf"^{name}\s*[:?]?=\s*(\S+)\s*$", MAKEFILE.read_text(), re.MULTILINE)
     assert m, f"Makefile defines no {name}"
     return m.group(1)
 
 
 def phony_targets() -> set[str]:
     text = MAKEFILE.read_text().replace("\\\n", " ")
-    m = re.search(r"^\.PHONY:(.*)$", text, re.M)
+    m = re.search(r"^\.PHONY:(.*)$", text, re.MULTILINE)
     assert m, "Makefile has no .PHONY line"
     return set(m.group(1).split())
 
@@ -103,7 +103,7 @@ def test_compose_services_run_the_same_commands_as_the_make_targets() -> None:
         assert svc["privileged"] is True and svc["environment"]["TARGET"] == "bmv2"
         assert svc["build"]["dockerfile"] == "docker/Dockerfile"
         command = svc["command"][-1]
-        m = re.search(rf"^{target}:.*\n\t\$\(DOCKER_RUN\) bash -c '([^']*)'", recipe, re.M)
+        m = re.search(rf"^{target}:.*\n\t\$\(DOCKER_RUN\) bash -c '([^']*)'", recipe, re.MULTILINE)
         assert m, f"Makefile target {target} has no DOCKER_RUN bash -c line"
         assert command == m.group(1), f"compose {name} and make {target} run different commands"
 
@@ -113,7 +113,7 @@ def test_makefile_points_only_at_files_that_exist() -> None:
     """Every repository path in the Makefile exists, unless its recipe tests for it first."""
     text = MAKEFILE.read_text()
     guarded = set(re.findall(r"test -[fs] (\S+) \|\|", text))
-    variables = dict(re.findall(r"^(\w+)\s*:?=\s*(\S+)\s*$", text, re.M))
+    variables = dict(re.findall(r"^(\w+)\s*:?=\s*(\S+)\s*$", text, re.MULTILINE))
     guarded = {variables.get(g.strip("$()"), g) for g in guarded}
     paths = set(re.findall(r"\b((?:ptf_tests|scripts|docker|p4src|softswitch|tests)/[\w./-]+)", text))
     missing = [p for p in sorted(paths) if p not in guarded and not (ROOT / p).exists()]
@@ -135,7 +135,7 @@ def doc_make_targets() -> set[str]:
     for f in files:
         # commands: in `code spans` or at the start of a (code block) line, never prose ("make sure")
         pattern = r"(?:^|`)[ \t]*(?:\$[ \t]+)?make((?:[ \t]+[A-Z_]+=\S+)*)[ \t]+([a-z][a-z0-9-]*)\b"
-        for m in re.finditer(pattern, f.read_text(), re.M):
+        for m in re.finditer(pattern, f.read_text(), re.MULTILINE):
             found.add(m.group(2))
         # and inside shell command strings: bash -c 'make build && make ptf ...'
         found.update(re.findall(r"(?:['\"(]|&&)[ \t]*make[ \t]+([a-z][a-z0-9-]*)\b", f.read_text()))
