@@ -108,6 +108,7 @@ class Controller:
              for n, sp in plan.switches.items()}, log=logging.getLogger("controller.telemetry"))
         self.wiring = WiringChecker(plan.topology, plan.sids, self.sessions, log=logging.getLogger("controller.wiring"))
         self.unclaimed_packet_ins = 0
+        self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
         self._pool = cf.ThreadPoolExecutor(max_workers=max(1, min(16, len(self.sessions))),
                                            thread_name_prefix="switch")
         self._next_counters = 0.0
@@ -183,7 +184,8 @@ class Controller:
         """``converge_switch`` with failure bookkeeping (backoff, log); None on failure."""
         st = self.status[name]
         try:
-            ok = self.converge_switch(name)
+            with self._switch_locks[name]:
+                ok = self.converge_switch(name)
         except (SessionError, MappingError) as e:
             st.info.connect_failures += 1
             st.info.connected = self.sessions[name].stream_up.is_set()
