@@ -23,7 +23,7 @@ PTF_ARGS  ?=
 HAVE_P4C  := $(shell command -v $(P4C) 2>/dev/null)
 # softswitch's compiler is part of the build when it is the compiler in use
 SOFTSWITCH_SRCS := $(shell find softswitch -name '*.py' -o -name '*.lark' -o -name '*.p4')
-PTF_FABRIC_RUN  := ptf_tests/fabric/run.py
+PTF_FABRIC_RUN  := ptf_tests/run_fabric.py
 
 ifneq ($(HAVE_P4C),)
 BUILD_OUT := $(BUILD_DIR)/bmv2.json
@@ -38,7 +38,7 @@ DOCKER_LOCK     := docker/base-image.lock
 DOCKER_RUN       = $(DOCKER) run --rm --privileged -e TARGET=bmv2 $(if $(shell [ -t 0 ] && echo y),-it) \
                    $(DOCKER_IMAGE)
 
-.PHONY: help build ptf ptf-fabric clean docker-pin docker-build docker-test docker-demo docker-ptf \
+.PHONY: help build ptf ptf-fabric ptf-softswitch clean docker-pin docker-build docker-test docker-demo docker-ptf \
         docker-shell
 
 help:  ## list the targets
@@ -69,6 +69,9 @@ ptf: build  ## run ptf_tests/mrc_switch against TARGET (root: veth interfaces)
 ptf-fabric: build  ## run the fabric PTF suite (issue 7) against TARGET (root)
 	@test -f $(PTF_FABRIC_RUN) || { echo "ptf-fabric: $(PTF_FABRIC_RUN) is not in this tree yet (issue 7)" >&2; exit 2; }
 	$(PYTHON) $(PTF_FABRIC_RUN) --target $(TARGET) $(PTF_ARGS)
+
+ptf-softswitch:  ## run the target acceptance PTF suite (ptf_tests/softswitch, own programs) against TARGET
+	$(PYTHON) ptf_tests/run_softswitch.py --target $(TARGET) $(PTF_ARGS)
 
 clean:  ## remove build/
 	rm -rf build
