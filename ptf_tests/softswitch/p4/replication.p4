@@ -38,6 +38,9 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         if (sm.instance_type == 4) {             /* recirculated: the field list came along */
             h.r.kept = m.kept;
         }
+        if (h.r.op == OP_RECIRC) {               /* egress sees NORMAL again (bmv2 resets it) */
+            h.r.lost = 32w0x66660000 | (bit<32>) sm.instance_type;
+        }
         if (h.r.op == OP_CLONE_I2E) {
             m.kept = 32w0x11110000 | (bit<32>) h.r.arg;
             m.lost = 32w0x22220000;

@@ -28,7 +28,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
     meter(4, MeterType.packets) rate;
     direct_counter(CounterType.packets_and_bytes) dc;
 
-    action count_hit() { h.s.hit = 1; dc.count(); }
+    action count_hit() { h.s.hit = 1; }   /* the direct counter counts every hit */
     table t_dc { key = { h.s.idx: exact; } actions = { count_hit; NoAction; }
                  default_action = NoAction(); counters = dc; }
 
