@@ -189,7 +189,7 @@ class Fabric:
         ports = {p: self.names.switch_if(name, p) for p in self.topo.ports_of(name)}
         props = {p: self.topo.link_at(name, p).props for p in ports}
         grpc_port = self._grpc[name]
-        runtime_port = grpc_port + self.runtime_port_offset if self.target == "softswitch" else 0
+        runtime_port = grpc_port + self.runtime_port_offset  # softswitch runtime / bmv2 thrift
         log_dir = self.state_dir / self.prefix
         log_dir.mkdir(parents=True, exist_ok=True)
         argv = switches.switch_argv(
@@ -208,6 +208,12 @@ class Fabric:
             self._procs[name] = switches.start(rec)
             self._save()
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
+        if self.target == "bmv2":  # bmv2 takes queue settings over Thrift, not on its command line
+            for name in self.topo.switches:
+                for p in self.topo.ports_of(name):
+                    v = self.topo.link_at(name, p).props
+                    if v.queue_depth or v.rate_pps:
+                        self.shape(name, p, rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None)
 
     # -- teardown ---------------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -283,12 +289,23 @@ class Fabric:
 
     def shape(self, switch: str, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
               queue_depth: int | None = None) -> None:
-        """Change a softswitch port's link delay / queue rate / queue depth at run time."""
+        """Change a port's link delay / queue rate / queue depth at run time (softswitch runtime
+        control, or bmv2's ``simple_switch_CLI`` over Thrift; bmv2 has no link delay)."""
         from softswitch.engine.control import send_command
 
         rec = self._rec(switch)
         if not rec.runtime_port:
-            raise FabricError(f"switch {switch}: shaping needs the softswitch target (runtime control)")
+            raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
+        if self.state.target == "bmv2":
+            if delay_us is not None:
+                raise FabricError("bmv2 has no per-port link delay; use the softswitch target")
+            cmds = []
+            if rate_pps is not None:
+                cmds.append(f"set_queue_rate {rate_pps} {port}")
+            if queue_depth is not None:
+                cmds.append(f"set_queue_depth {queue_depth} {port}")
+            switches.bmv2_cli(rec.runtime_port, cmds)
+            return
         addr = f"127.0.0.1:{rec.runtime_port}"
         if delay_us is not None:
             send_command(addr, "set_link_delay", [delay_us, port])

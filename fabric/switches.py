@@ -58,7 +58,18 @@ def switch_argv(target: str, device_id: int, ports: dict[int, str], grpc_port: i
             argv += ["--link-delay", f"{port}:{n}"]
         if runtime_port:
             argv += ["--runtime-addr", f"127.0.0.1:{runtime_port}"]
+    if target == "bmv2":
+        # Every fabric switch runs in the root namespace: give each its own Thrift port (bmv2's
+        # default 9090 would collide; simple_switch_CLI uses it for set_queue_depth/rate) and its
+        # own notifications socket (default ipc:///tmp/bmv2-<device-id>-notifications.ipc).
+        if runtime_port:
+            argv += ["--thrift-port", str(runtime_port)]
+        argv += ["--notifications-addr", f"ipc:///tmp/mrc-bmv2-{grpc_port}-notifications.ipc"]
     argv += ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port", str(CPU_PORT)]
+    if target == "bmv2":
+        # bmv2 has one queue per port unless told otherwise and drops packets whose priority is
+        # out of range: trimmed packets travel at priority 7.
+        argv += ["--priority-queues", "8"]
     return argv
 
 
@@ -161,3 +172,18 @@ def stop(rec: ProcRecord, proc: subprocess.Popen | None = None, grace_s: float =
         while is_running(rec) and time.monotonic() < end:
             time.sleep(0.02)
     return True
+
+
+def bmv2_cli(thrift_port: int, commands: list[str], timeout_s: float = 20.0) -> str:
+    """Run ``simple_switch_CLI`` commands against a bmv2 switch's Thrift port; raise on failure."""
+    if not commands:
+        return ""
+    exe = shutil.which("simple_switch_CLI")
+    if exe is None:
+        raise SwitchError("bmv2: simple_switch_CLI is not on PATH (needed for queue settings)")
+    res = subprocess.run([exe, "--thrift-port", str(thrift_port)], check=False, input="\n".join(commands) + "\n",
+                         capture_output=True, text=True, timeout=timeout_s)
+    if res.returncode != 0 or "Error" in res.stdout:
+        raise SwitchError(f"simple_switch_CLI on thrift port {thrift_port} failed: "
+                          f"{(res.stderr or res.stdout).strip()[-400:]}")
+    return res.stdout
