@@ -168,14 +168,14 @@ class WiringChecker:
                 else:
                     report.unexpected.append((got, src))
         skipped = set(report.skipped)
-        bad = {src for src, _, _ in report.miswired}
+        elsewhere = {src: got for src, _, got in report.miswired} | {src: got for got, src in report.unexpected}
         for a, b in self.links:
             if a.switch in skipped and b.switch in skipped:
                 continue
             ok_ab = arrivals.get(a) == b or a.switch in skipped
             ok_ba = arrivals.get(b) == a or b.switch in skipped
-            if a in bad or b in bad:
-                st, det = MISWIRED, ", ".join(f"{s} reached {g}" for s, _, g in report.miswired if s in (a, b))
+            if a in elsewhere or b in elsewhere:  # a probe of this cable came out somewhere else
+                st, det = MISWIRED, ", ".join(f"{s} reached {elsewhere[s]}" for s in (a, b) if s in elsewhere)
             elif ok_ab and ok_ba:
                 st, det = UP, ""
             elif ok_ab or ok_ba:

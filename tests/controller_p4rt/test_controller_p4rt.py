@@ -138,7 +138,8 @@ def _srv6_frame(plan, src: str, dst: str, ev, tag: bytes) -> bytes:
     return encode_data(enc, 0x0A, 0x12, ev.index, 0x1000, 0x77, len(tag), tag)
 
 
-def _send_srv6(fab, plan, src: str, dst: str, ev, tag: bytes, count: int = 1) -> bytes | None:
+def _send_srv6(fab, plan, src: str, dst: str, ev, tag: bytes, count: int = 1,
+               timeout_s: float = 3.0) -> bytes | None:
     """Send on ``src``'s NIC of the EV's plane; the frame that arrives at ``dst``'s NIC (or None)."""
     tx = _raw(fab.netns(src), f"nic{ev.port}")
     rx = _raw(fab.netns(dst), f"nic{ev.port}")
@@ -146,7 +147,7 @@ def _send_srv6(fab, plan, src: str, dst: str, ev, tag: bytes, count: int = 1) ->
         frame = _srv6_frame(plan, src, dst, ev, tag)
         for _ in range(count):
             tx.send(frame)
-        return _receive(rx, tag)
+        return _receive(rx, tag, timeout_s)
     finally:
         tx.close()
         rx.close()
@@ -241,6 +242,22 @@ def test_wiring_check_reports_swapped_links_and_dead_link(fab, ctl, plan):
     assert ("p1l1:1", "p1s2:1", "p1s1:1") in mis and ("p1s1:1", "p1l1:2", "p1l1:1") in mis
     assert len(mis) == 4 and not rep.dead
 
+    # the file puts p1l2:1's cable on p1s1:7, but it is plugged into p1s1:2: an unexpected link there,
+    # and nothing answers on p1s1:7
+    moved = copy.deepcopy(data)
+    moved["links"] = [["p1l2:1", "p1s1:7"] if lk == ["p1l2:1", "p1s1:2"] else lk for lk in data["links"]]
+    topo = parse_topology(moved)
+    checker = WiringChecker(topo, build_sid_plan(topo), ctl.sessions)
+    ctl.wiring = checker
+    try:
+        rep = checker.check(timeout_s=1.0)
+    finally:
+        ctl.wiring = real
+    assert {(str(a), str(s)) for a, s in rep.unexpected} == {("p1s1:2", "p1l2:1")}
+    assert {(str(s), str(e)) for s, e in rep.dead} == {("p1s1:7", "p1l2:1")}
+    moved_link = next(ln for ln in rep.links if (str(ln.a), str(ln.b)) == ("p1l2:1", "p1s1:7"))
+    assert moved_link.state == MISWIRED and moved_link.detail == "p1l2:1 reached p1s1:2"
+
     fab.link_down("p2l2", "p2s2")
     try:
         rep = ctl.wiring_check()
@@ -322,6 +339,23 @@ def test_postcards_collected_for_a_watched_qp(fab, ctl, plan):
         ctl.opts.watch_qps = ()
         _primary(ctl)
     assert all(st.last_result.deleted == 1 for st in ctl.status.values())
+
+
+def test_port_admin_through_the_fabric_hook(fab, ctl, plan):
+    _primary(ctl)
+    fab.port_admin_hook = ctl.set_port_admin
+    ev = next(e for e in srv6_profile(plan, "h1", "h3").evs if e.plane == 1 and e.spine == "p1s1")
+    try:
+        fab.port_admin("p1l1", 1, False)  # p1l1 port 1 faces p1s1
+        assert ctl.status["p1l1"].last_result.inserted == 2
+        assert _send_srv6(fab, plan, "h1", "h3", ev, b"w2a-admin-down-" + os.urandom(4).hex().encode(),
+                          timeout_s=1.0) is None
+        assert ctl._attempt("p1l1") is True and ctl.status["p1l1"].last_result.written == 0  # override kept
+    finally:
+        fab.port_admin("p1l1", 1, True)
+        fab.port_admin_hook = None
+    assert ctl.status["p1l1"].last_result.deleted == 2
+    assert _send_srv6(fab, plan, "h1", "h3", ev, b"w2a-admin-up-" + os.urandom(4).hex().encode())
 
 
 def test_switch_restart_restores_tables(fab, ctl, plan):
