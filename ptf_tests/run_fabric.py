@@ -27,15 +27,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ptf_tests")]
 
-from base.fabric_ports import fabric_ports  # noqa: E402
+from base.fabric_ports import fabric_ports
 
-from controller.daemon import load_pipeline  # noqa: E402
-from controller.session import SessionError  # noqa: E402
-from controller.sidplan import build_sid_plan  # noqa: E402
-from controller.topology import TopologyError, load_topology  # noqa: E402
-from fabric import Fabric  # noqa: E402
-from fabric.fabric import FabricError  # noqa: E402
-from fabric.switches import target_available  # noqa: E402
+from controller.daemon import load_pipeline
+from controller.session import SessionError
+from controller.sidplan import build_sid_plan
+from controller.topology import TopologyError, load_topology
+from fabric import Fabric
+from fabric.fabric import FabricError
+from fabric.switches import target_available
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
 DEFAULT_PREFIX = "w3b"
