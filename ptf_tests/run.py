@@ -77,13 +77,19 @@ def wait_grpc(addr: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     raise RuntimeError(f"switch did not serve gRPC on {addr} within {timeout}s")
 
 
-def switch_command(target: str, ports: dict[int, str], addr: str, slow: bool, program: str) -> list[str]:
+def switch_command(target: str, ports: dict[int, str], addr: str, slow: bool, program: str,
+                   device_id: int = 1, thrift_port: int = 9090) -> list[str]:
     ifs = [arg for port, ifname in sorted(ports.items()) for arg in ("-i", f"{port}@{ifname}")]
     tail = ["--", "--grpc-server-addr", addr, "--cpu-port", "255"]
     if target == "bmv2":
-        return ["simple_switch_grpc", "--device-id", "1", *ifs, "--no-p4", *tail]
+        # Two switches side by side: distinct Thrift ports and notification sockets; 8 priority
+        # queues so trimmed packets (priority 7) are not dropped. The slow port's rate is set over
+        # Thrift once the switch is up (see main).
+        return ["simple_switch_grpc", "--device-id", str(device_id), *ifs, "--thrift-port", str(thrift_port),
+                "--notifications-addr", f"ipc:///tmp/mrc-ptf-{thrift_port}-notifications.ipc",
+                "--no-p4", *tail, "--priority-queues", "8"]
     extra = ["--queue-rate", f"{SLOW_PORT}:{SLOW_RATE_PPS}"] if slow else []
-    return [sys.executable, "-m", "softswitch", "--device-id", "1", *ifs, *extra, program, *tail]
+    return [sys.executable, "-m", "softswitch", "--device-id", str(device_id), *ifs, *extra, program, *tail]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,26 +124,30 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(delete_link, link)
             create_link(link)
         procs = []
+        thrift1 = free_port()
         for name, ports, addr in (
                 ("s1", {**{p: lk.switch_if for p, lk in s1_links.items()}, 5: chain.switch_if}, addr1),
                 ("s2", {1: chain.peer, 2: s2_out.switch_if}, addr2)):
             log = open(log_dir / f"{name}.log", "w")  # noqa: SIM115 -- closed by the stack
             stack.callback(log.close)
-            cmd = switch_command(args.target, ports, addr, slow=(name == "s1"), program=args.program)
+            cmd = switch_command(args.target, ports, addr, slow=(name == "s1"), program=args.program,
+                                 thrift_port=thrift1 if name == "s1" else free_port())
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
             stack.callback(_stop, proc)
             procs.append((proc, addr))
         for proc, addr in procs:
             wait_grpc(addr, proc)
+        if args.target == "bmv2":
+            from fabric.switches import bmv2_cli
+            bmv2_cli(thrift1, [f"set_queue_rate {SLOW_RATE_PPS} {SLOW_PORT}"])
 
         params = {"grpcaddr": addr1, "grpcaddr2": addr2, "target": args.target, "ports": "1,2,3,4",
                   "chain_s1_port": 5, "chain_s2_in_port": 1, "chain_s2_out_port": 2, "chain_ptf_port": 12}
         if (BUILD / "p4info.txtpb").exists():
             params["p4info"] = str(BUILD / "p4info.txtpb")
+        params["slow_port"] = SLOW_PORT
         if args.target == "bmv2":
             params["config"] = str(BUILD / "bmv2.json")
-        else:
-            params["slow_port"] = SLOW_PORT
         ptf_bin = str(Path(sys.executable).with_name("ptf"))
         cmd = [ptf_bin, "--test-dir", str(ROOT / "ptf_tests" / "mrc_switch"),
                "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),

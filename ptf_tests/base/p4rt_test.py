@@ -325,6 +325,16 @@ class P4RuntimeTest(BaseTest):
         self.client.write(p4runtime_pb2.Update.MODIFY, entity)
 
     # -- reads -----------------------------------------------------------------------------------------
+    def read_register(self, register: str, index: int) -> int:
+        """Read one register cell."""
+        entity = p4runtime_pb2.Entity()
+        entity.register_entry.register_id = self.p4info.get_id("registers", register)
+        entity.register_entry.index.index = index
+        got = self.client.read(entity)
+        if not got:
+            raise AssertionError(f"register {register}[{index}] not returned by the switch")
+        return int.from_bytes(got[0].register_entry.data.bitstring, "big")
+
     def read_counter(self, counter: str, index: int,
                      client: P4RuntimeClient | None = None) -> tuple[int, int]:
         """(packets, bytes) of one cell of an indirect counter."""

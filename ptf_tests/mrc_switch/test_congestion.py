@@ -81,7 +81,8 @@ class TrimExemptionsTest(MrcFabricTest):
 
 @group("congestion")
 class TrimFromQueueEstimateTest(MrcFabricTest):
-    """The ingress estimate comes from egress_qdepth; egress refreshes it with the real depth."""
+    """The ingress estimate comes from egress_qdepth; each trim decays it by one, and the first
+    packet that goes through untrimmed refreshes it with the real depth in egress."""
 
     @autocleanup
     def runTest(self):
@@ -89,14 +90,17 @@ class TrimFromQueueEstimateTest(MrcFabricTest):
             raise unittest.SkipTest("bmv2's P4Runtime server cannot write registers")
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=40)
-        self.write_register("egress_qdepth", 3, 100)
+        self.write_register("egress_qdepth", 3, 41)
         pkt = stev_packet("2001:db8:1::1", DST, payload_len=500)
-        testutils.send_packet(self, 1, pkt)
-        _, data = self.receive_any([3])
-        self.assertEqual(parse_frame(data)["tc"] >> 2, DSCP_TRIMMED)
-        testutils.send_packet(self, 1, pkt)  # egress wrote the observed (small) depth back
+        for expected_after in (40, 39):  # 41 and 40 are >= 40: trimmed, and the estimate decays
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([3])
+            self.assertEqual(parse_frame(data)["tc"] >> 2, DSCP_TRIMMED)
+            self.assertEqual(self.read_register("egress_qdepth", 3), expected_after)
+        testutils.send_packet(self, 1, pkt)  # 39 < 40: forwarded whole
         _, data = self.receive_any([3])
         self.assertEqual(len(data), len(bytes(pkt)))
+        self.assertEqual(self.read_register("egress_qdepth", 3), 0)  # egress wrote the real depth
 
 
 @group("congestion")

@@ -3,7 +3,10 @@
  * Queue estimate: v1model only reports queue depths in egress, so egress writes the depth it
  * observes at dequeue (deq_qdepth, packets) into `egress_qdepth[egress_port]` and ingress reads
  * it for the port a packet is routed to.  Packets on the trimmed (highest) priority queue do
- * not update it, so the estimate tracks the data queue.
+ * not update it, so the estimate tracks the data queue.  Every packet that ingress trims or
+ * drops early on the estimate decrements it by one (the data queue drains while nothing is
+ * added), so the estimate cannot stay above the threshold for ever on a port that carries only
+ * data packets.
  *
  * Trimming (ingress, table queue_thresholds keyed on the egress port, no entry = off):
  *   estimate >= trim_threshold and the packet is an MRC data packet (BTH WRITE opcodes
@@ -55,6 +58,7 @@ control congestion_ingress(inout headers_t hdr,
 
                 bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
                                        (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
+                bool decay = false;
                 bool data = hdr.bth.isValid() && hdr.reth.isValid() &&
                             hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
                             hdr.bth.opcode <= BTH_OP_WRITE_ONLY_WITH_IMM;
@@ -88,11 +92,19 @@ control congestion_ingress(inout headers_t hdr,
                     }
                     std_md.priority = PRIORITY_TRIMMED;
                     lmd.trimmed = true;
+                    decay = true;
                 } else if (!already_trimmed && estimate >= lmd.drop_threshold) {
                     mark_to_drop(std_md);
                     lmd.drop_reason = DROP_REASON_QUEUE_FULL;
                     lmd.forwarded = false;
                     lmd.skip_forwarding = true;
+                    decay = true;
+                }
+                /* A packet kept out of the data queue lets it drain by one; without this a port
+                 * that carries only data would keep trimming (or dropping) for ever, because
+                 * nothing would reach egress on the data queue to refresh the estimate. */
+                if (decay && estimate > 0) {
+                    egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
                 }
             }
         }
