@@ -10,6 +10,28 @@ from collections.abc import Iterator
 import pytest
 
 
+TARGETS = ("softswitch", "bmv2")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a misspelt TARGET instead of quietly skipping the target's tests."""
+    target = os.environ.get("TARGET", "softswitch")
+    if target not in TARGETS:
+        raise pytest.UsageError(f"TARGET={target!r} is not a target (choose {' or '.join(TARGETS)})")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``bmv2`` skip, saying why, when bmv2 is not installed."""
+    import shutil
+
+    if shutil.which("simple_switch_grpc"):
+        return
+    skip = pytest.mark.skip(reason="bmv2 simple_switch_grpc not on PATH")
+    for item in items:
+        if "bmv2" in item.keywords:
+            item.add_marker(skip)
+
+
 def _require_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces, veth, AF_PACKET)")
