@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-
 TARGETS = ("softswitch", "bmv2")
 
 
