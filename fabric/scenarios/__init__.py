@@ -1,0 +1,20 @@
+"""Scenarios as code: MRC traffic through the emulated fabric with failures, measured and verified."""
+from .report import analyse, summary_lines, timeline_lines
+from .runner import FabricEnv, RunError, flows_for, run_traffic, topology_data
+from .spec import (
+    FabricSpec,
+    FaultSpec,
+    MeasureSpec,
+    Scenario,
+    ScenarioError,
+    TrafficSpec,
+    load_scenario,
+    parse_scenario,
+)
+from .run import run_scenario
+
+__all__ = [
+    "FabricEnv", "FabricSpec", "FaultSpec", "MeasureSpec", "RunError", "Scenario", "ScenarioError",
+    "TrafficSpec", "analyse", "flows_for", "load_scenario", "parse_scenario", "run_scenario", "run_traffic",
+    "summary_lines", "timeline_lines", "topology_data",
+]

@@ -1,0 +1,426 @@
+"""Run a scenario on a real emulated fabric: bring-up, controller, EV plans, one agent per host, faults.
+
+``FabricEnv`` owns the fabric (namespaces, veths, switch processes) and a converged controller;
+``run_traffic`` runs one traffic pattern in one mode (mrc or the rc baseline) on it, injects the
+scenario's faults on schedule, restores the fabric afterwards and returns the raw per-host results.
+Everything it starts is stopped in ``finally`` blocks (agents by PID; the fabric by its state file).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller import build_plan, parse_topology
+from controller.daemon import Controller, Options, load_pipeline
+from controller.evplan import write_ev_files
+from controller.topogen import clos_data
+
+from ..fabric import Fabric
+from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
+
+REPO = Path(__file__).resolve().parents[2]
+ProgressFn = Callable[[dict[str, Any]], None]
+
+
+class RunError(RuntimeError):
+    """A run could not be carried out (an agent failed, the fabric did not converge)."""
+
+
+def topology_data(spec: FabricSpec) -> dict[str, Any]:
+    """The topology document of a fabric spec, with the spec's link property overrides applied."""
+    if spec.generate:
+        data = clos_data(**{k: int(v) for k, v in spec.generate.items()})
+    else:
+        path = Path(spec.topology or "")
+        if not path.is_absolute():
+            path = (REPO / path) if (REPO / path).exists() else path
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as e:
+            raise ScenarioError(f"scenario.fabric.topology: {path}: {e.strerror or e}") from None
+    if spec.link_defaults:
+        data["link_defaults"] = {**(data.get("link_defaults") or {}), **spec.link_defaults}
+    if spec.host_links:
+        hosts = {h if isinstance(h, str) else h["name"] for h in data["hosts"]}
+        links = []
+        for lk in data["links"]:
+            a, b = (lk[0], lk[1]) if isinstance(lk, list) else (lk["a"], lk["b"])
+            if a.split(":")[0] in hosts or b.split(":")[0] in hosts:
+                base = lk if isinstance(lk, dict) else {"a": a, "b": b}
+                lk = {**base, **spec.host_links}
+            links.append(lk)
+        data["links"] = links
+    return data
+
+
+@dataclass
+class Flow:
+    """One sender -> receiver flow of a pattern."""
+
+    fid: int
+    src: str
+    dst: str
+
+
+def flows_for(t: TrafficSpec, hosts: list[str]) -> list[Flow]:
+    """The flows of a traffic pattern over ``hosts`` (ids from 1)."""
+    hs = list(t.hosts) or hosts
+    unknown = sorted(set(hs) - set(hosts))
+    if unknown:
+        raise ScenarioError(f"scenario.traffic.hosts: unknown host(s) {', '.join(unknown)}")
+    if len(hs) < 2:
+        raise ScenarioError("scenario.traffic: needs at least two hosts")
+    if t.pattern == "all-to-all":
+        pairs = [(a, b) for a in hs for b in hs if a != b]
+    elif t.pattern == "permutation":
+        if t.shift % len(hs) == 0:
+            raise ScenarioError("scenario.traffic.shift: a multiple of the host count maps hosts to themselves")
+        pairs = [(h, hs[(i + t.shift) % len(hs)]) for i, h in enumerate(hs)]
+    else:
+        dst = t.incast_dst or hs[0]
+        if dst not in hs:
+            raise ScenarioError(f"scenario.traffic.incast_dst: {dst!r} is not one of the hosts")
+        srcs = [h for h in hs if h != dst]
+        if t.senders:
+            srcs = srcs[:t.senders]
+        pairs = [(s, dst) for s in srcs]
+    return [Flow(i + 1, a, b) for i, (a, b) in enumerate(pairs)]
+
+
+def rc_pins(hosts: list[str]) -> dict[tuple[str, str], int]:
+    """RC baseline path choice: unordered pair j (sorted) -> EV j mod n (an even static spread, as a
+    perfect ECMP hash would give); both directions and both ends of a pair use the same path."""
+    pairs = sorted({tuple(sorted((a, b))) for a in hosts for b in hosts if a != b})
+    return {p: j for j, p in enumerate(pairs)}
+
+
+class FabricEnv:
+    """A fabric brought up and converged by the controller, with EV plans written (context manager)."""
+
+    def __init__(self, spec: FabricSpec, *, prefix: str, grpc_base_port: int, target: str = "softswitch",
+                 workdir: Path, evs_per_path: int = 1, log: logging.Logger | None = None) -> None:
+        self.spec, self.prefix, self.target = spec, prefix, target
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.grpc_base_port = grpc_base_port
+        self.evs_per_path = evs_per_path
+        self.log = log or logging.getLogger("fabric.scenarios")
+        data = topology_data(spec)
+        self.topo = parse_topology(data)
+        self.topo_path = self.workdir / "topology.yaml"
+        self.topo_path.write_text(yaml.safe_dump(data, sort_keys=False))
+        self.plan = build_plan(self.topo)
+        self.fab: Fabric | None = None
+        self.ctl: Controller | None = None
+        self.plan_dir = self.workdir / "evplans"
+        self.bringup_s = 0.0
+        self.converge_s = 0.0
+
+    @property
+    def hosts(self) -> list[str]:
+        return [h.name for h in self.topo.host_list()]
+
+    def __enter__(self) -> FabricEnv:
+        t0 = time.monotonic()
+        self.fab = Fabric(self.topo, prefix=self.prefix, target=self.target, grpc_base_port=self.grpc_base_port,
+                          state_dir=self.workdir / "state", topology_path=str(self.topo_path))
+        try:
+            self.fab.__enter__()
+            self.bringup_s = time.monotonic() - t0
+            pipeline = load_pipeline(self.target, os.environ.get("MRC_P4_PROGRAM"))
+            self.ctl = Controller(self.plan, pipeline, Options(grpc_base_port=self.grpc_base_port, retries=4,
+                                                               backoff_initial_s=0.3, backoff_max_s=2.0))
+            ok = self.ctl.converge_all()
+            bad = sorted(n for n, v in ok.items() if not v)
+            if bad:
+                raise RunError(f"controller did not converge switch(es) {', '.join(bad)}: "
+                               + "; ".join(self.ctl.status[n].last_error for n in bad))
+            self.fab.port_admin_hook = self.ctl.set_port_admin
+            self.converge_s = time.monotonic() - t0 - self.bringup_s
+            write_ev_files(self.plan, self.plan_dir, self.evs_per_path, fmt="json")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.ctl is not None:
+            self.ctl.close()
+            self.ctl = None
+        if self.fab is not None:
+            self.fab.__exit__(None, None, None)
+            self.fab = None
+
+    # ---- faults ------------------------------------------------------------------------------------
+    def _host_link(self, host: str, plane: int) -> tuple[str, str]:
+        lk = self.topo.link_at(host, plane)
+        if lk is None:
+            raise ScenarioError(f"fault: host {host} has no NIC port {plane}")
+        return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
+
+    def spine_links(self, spine: str) -> list[tuple[str, str]]:
+        if spine not in self.topo.switches or self.topo.switches[spine].role != "spine":
+            raise ScenarioError(f"fault: {spine!r} is not a spine of this fabric")
+        return [(str(lk.a), str(lk.b)) for lk in self.topo.links if spine in (lk.a.node, lk.b.node)]
+
+    def apply(self, f: FaultSpec, undo: bool = False) -> str:
+        """Carry out one fault (or its undo); returns what was done."""
+        fab, kind = self.fab, f.kind
+        assert fab is not None and self.ctl is not None
+        down = not undo
+        if kind in ("link_up", "nic_up", "spine_restore"):
+            down = False
+        if kind in ("link_down", "link_up", "flap"):
+            fab.set_link(f.a, f.b, not down)
+            return f"link {f.a}-{f.b} {'down' if down else 'up'}"
+        if kind in ("nic_down", "nic_up"):
+            a, b = self._host_link(f.host, f.plane)
+            fab.set_link(a, b, not down)
+            return f"NIC {f.host} plane {f.plane} {'down' if down else 'up'}"
+        if kind in ("spine_loss", "spine_restore"):
+            if f.method == "links":
+                for a, b in self.spine_links(f.spine):
+                    fab.set_link(a, b, not down)
+            elif down:
+                fab.switch_stop(f.spine)
+            else:
+                if not fab.switch_running(f.spine):
+                    fab.switch_start(f.spine)
+                self.ctl.converge_switch(f.spine)
+            return f"spine {f.spine} {'lost' if down else 'restored'} ({f.method})"
+        up = f.up if not undo else True
+        fab.port_admin(f.switch, f.port, up)
+        return f"port {f.switch}:{f.port} admin {'up' if up else 'down'}"
+
+    def restore(self, faults: tuple[FaultSpec, ...]) -> None:
+        """Undo every fault a run may have left behind and wait until host NICs are up again."""
+        for f in faults:
+            try:
+                self.apply(f, undo=True)
+            except Exception as e:  # noqa: BLE001 - restore what can be restored, report the rest
+                self.log.warning("restore failed: %s: %s", f.label(), e)
+        end = time.monotonic() + 10.0
+        while time.monotonic() < end and not self.nics_up():
+            time.sleep(0.1)  # polling the carrier with a deadline
+
+    def nics_up(self) -> bool:
+        assert self.fab is not None
+        for h in self.hosts:
+            out = subprocess.run(["ip", "-n", self.fab.netns(h), "-o", "link", "show"], capture_output=True,
+                                 text=True, check=False).stdout
+            for line in out.splitlines():
+                if ": nic" in line and "LOWER_UP" not in line:
+                    return False
+        return True
+
+    def counters(self) -> dict[str, Any]:
+        """Switch counters read now through the controller: drops by reason, port tx packets."""
+        assert self.ctl is not None
+        self.ctl.poll_counters()
+        snap, _, _ = self.ctl.telemetry.snapshot()
+        return {n: {"drops": {r: v[0] for r, v in c.drops.items()}, "tx": sum(v[0] for v in c.port_tx.values()),
+                    "rx": sum(v[0] for v in c.port_rx.values())} for n, c in snap.items()}
+
+
+def counter_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Per-switch differences of :meth:`FabricEnv.counters` (switches restarted in between count from 0)."""
+    out: dict[str, Any] = {}
+    for n, a in after.items():
+        b = before.get(n, {"drops": {}, "tx": 0, "rx": 0})
+        restarted = a["tx"] < b["tx"]
+        drops = {r: v - (0 if restarted else b["drops"].get(r, 0)) for r, v in a["drops"].items()}
+        out[n] = {"drops": {r: v for r, v in drops.items() if v}, "tx": a["tx"] - (0 if restarted else b["tx"]),
+                  "rx": a["rx"] - (0 if restarted else b["rx"])}
+    return out
+
+
+@dataclass
+class _Agent:
+    host: str
+    proc: subprocess.Popen
+    q: queue.Queue = field(default_factory=queue.Queue)
+    last: dict[str, Any] = field(default_factory=dict)
+
+    def send(self, obj: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(obj) + "\n")
+        self.proc.stdin.flush()
+
+    def wait(self, key: str, timeout_s: float) -> Any:
+        end = time.monotonic() + timeout_s
+        while (left := end - time.monotonic()) > 0:
+            try:
+                msg = self.q.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    raise RunError(f"agent {self.host} exited ({self.proc.returncode}): {self.stderr_tail()}") from None
+                continue
+            if key in msg:
+                return msg[key]
+            if "error" in msg:
+                raise RunError(f"agent {self.host}: {msg['error']}")
+            self._note(msg)
+        raise RunError(f"agent {self.host}: no '{key}' within {timeout_s:g} s: {self.stderr_tail()}")
+
+    def _note(self, msg: dict) -> None:
+        for k in ("progress", "sent"):
+            if k in msg:
+                self.last[k] = msg[k]
+
+    def drain(self) -> None:
+        while True:
+            try:
+                msg = self.q.get_nowait()
+            except queue.Empty:
+                return
+            if "error" in msg:
+                raise RunError(f"agent {self.host}: {msg['error']}")
+            self._note(msg)
+
+    def stderr_tail(self) -> str:
+        path = getattr(self, "errpath", None)
+        try:
+            return Path(path).read_text()[-1500:] if path else ""
+        except OSError:
+            return ""
+
+
+def _reader(a: _Agent) -> None:
+    assert a.proc.stdout is not None
+    for line in a.proc.stdout:
+        line = line.strip()
+        if line:
+            try:
+                a.q.put(json.loads(line))
+            except ValueError:
+                a.q.put({"error": f"bad line from agent: {line[:200]}"})
+
+
+def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Run ``sc``'s traffic in ``mode`` with its faults; the fabric is restored afterwards."""
+    assert env.fab is not None
+    t = sc.traffic
+    flows = flows_for(t, env.hosts)
+    pins = rc_pins(env.hosts)
+    total_bytes = len(flows) * t.count * t.size
+    agents: dict[str, _Agent] = {}
+    fault_log: list[dict[str, Any]] = []
+    stop_faults = threading.Event()
+    counters_before = env.counters() if sc.measure.switch_counters else {}
+    involved = sorted({f.src for f in flows} | {f.dst for f in flows}, key=env.hosts.index)
+    try:
+        for h in involved:
+            errpath = env.workdir / f"agent-{mode}-{h}.log"
+            with open(errpath, "w") as err:
+                proc = subprocess.Popen(["ip", "netns", "exec", env.fab.netns(h), sys.executable, "-m",
+                                         "fabric.scenarios.agent"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=err, text=True, cwd=REPO,
+                                        env={**os.environ, "PYTHONPATH": str(REPO)})
+            a = _Agent(h, proc)
+            a.errpath = errpath  # type: ignore[attr-defined]
+            agents[h] = a
+            threading.Thread(target=_reader, args=(a,), daemon=True).start()
+            peers = {(f.dst if f.src == h else f.src) for f in flows if h in (f.src, f.dst)}
+            a.send({"config": {
+                "host": h, "plan": str(env.plan_dir / f"{h}.json"), "mode": mode, "encap": t.encap, "seed": sc.seed,
+                "rate_gbps": t.rate_gbps, "mtu": t.mtu, "ack_timeout": t.ack_timeout,
+                "probe_interval_ms": t.probe_interval_ms, "reorder_ms": t.reorder_ms, "sample_ms": sc.measure.sample_ms,
+                "rc_pin": {p: pins[tuple(sorted((h, p)))] for p in peers},
+                "flows_out": [{"id": f.fid, "dst": f.dst, "size": t.size, "count": t.count, "qps": t.qps,
+                               "tx_depth": t.tx_depth} for f in flows if f.src == h],
+                "flows_in": [{"id": f.fid, "src": f.src, "size": t.size, "count": t.count, "qps": t.qps}
+                             for f in flows if f.dst == h]}})
+        hello = {h: a.wait("hello", 60.0) for h, a in agents.items()}
+        gids = {h: v["gid"] for h, v in hello.items()}
+        for h, a in agents.items():
+            a.send({"connect": {"gids": gids,
+                                "in": {str(f.fid): hello[f.src]["out"][str(f.fid)] for f in flows if f.dst == h},
+                                "out": {str(f.fid): hello[f.dst]["in"][str(f.fid)] for f in flows if f.src == h}}})
+        for a in agents.values():
+            a.wait("ready", 60.0)
+        t0 = time.monotonic_ns()
+        for a in agents.values():
+            a.send({"start": {"t0_ns": t0}})
+        fthread = threading.Thread(target=_inject, args=(env, sc.faults, t0, fault_log, stop_faults), daemon=True)
+        fthread.start()
+        deadline = t0 + int(sc.deadline_s * 1e9)
+        senders = {f.src for f in flows}
+        completed = False
+        while True:
+            for a in agents.values():
+                a.drain()
+                if a.proc.poll() is not None:
+                    raise RunError(f"agent {a.host} exited ({a.proc.returncode}): {a.stderr_tail()}")
+            now = time.monotonic_ns()
+            if progress is not None:
+                progress({"mode": mode, "t_s": (now - t0) / 1e9, "acked": sum(
+                    a.last.get("progress", {}).get("acked", 0) for a in agents.values()), "total": total_bytes,
+                    "faults": list(fault_log)})
+            if all("sent" in agents[h].last for h in senders):
+                completed = True
+                break
+            if now >= deadline:
+                break
+            time.sleep(0.05)  # the runner's poll period; agents run on their own
+        end_ns = time.monotonic_ns()
+        stop_faults.set()
+        for a in agents.values():
+            a.send({"stop": True})
+        halted = {h: a.wait("halted", 60.0) for h, a in agents.items()}
+        done = {fid: n for v in halted.values() for fid, n in v["done"].items()}
+        for h, a in agents.items():
+            a.send({"verify": {"done": {str(f.fid): done.get(str(f.fid), 0) for f in flows if f.dst == h}}})
+        results = {h: a.wait("result", 120.0) for h, a in agents.items()}
+        fthread.join(timeout=30)
+    finally:
+        stop_faults.set()
+        for a in agents.values():
+            if a.proc.poll() is None:
+                a.proc.terminate()
+        for a in agents.values():
+            try:
+                a.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                a.proc.kill()
+                a.proc.wait(timeout=5)
+        env.restore(sc.faults)
+    counters_after = env.counters() if sc.measure.switch_counters else {}
+    return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
+            "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
+            "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
+            "rc_pins": {f"{a}-{b}": j for (a, b), j in pins.items()} if mode == "rc" else {}}
+
+
+def _inject(env: FabricEnv, faults: tuple[FaultSpec, ...], t0: int, log: list[dict[str, Any]],
+            stop: threading.Event) -> None:
+    """Apply the faults at their times (and undo those with a duration) until ``stop``."""
+    actions = []
+    for f in faults:
+        actions.append((f.at, f, False))
+        if f.duration > 0:
+            actions.append((f.at + f.duration, f, True))
+    actions.sort(key=lambda x: x[0])
+    for at, f, undo in actions:
+        wait = t0 / 1e9 + at - time.monotonic()
+        if wait > 0 and stop.wait(wait):
+            return
+        t_s = (time.monotonic_ns() - t0) / 1e9
+        try:
+            what = env.apply(f, undo=undo)
+            log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "did": what,
+                        "down": not undo and f.kind not in ("link_up", "nic_up", "spine_restore")
+                        and not (f.kind == "port_admin" and f.up)})
+        except Exception as e:  # noqa: BLE001 - a fault that cannot be applied is reported in the result
+            log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "error": str(e), "down": False})
