@@ -129,7 +129,7 @@ class TrafficManager:
             q.stats.dropped += 1
             return False
         item.enq_timestamp_us = now_us
-        item.enq_qdepth = n
+        item.enq_qdepth = pq.count  # like bmv2's egress_buffers.size(port): all priorities
         item.qid = pri
         if q.interval_us:
             dep = q.last_departure_us + q.interval_us
@@ -149,7 +149,8 @@ class TrafficManager:
     def dequeue(self, now_us: int, budget: int, out: list) -> float | None:
         """Move up to ``budget`` eligible items into ``out`` as (port_queues, item).
 
-        Ports are served round-robin, up to ``QUANTUM`` packets each per turn; within a port the
+        ``enq_qdepth``/``deq_qdepth`` count every priority queue of the port, as bmv2's
+        ``egress_buffers.size(port)`` does.  Ports are served round-robin, up to ``QUANTUM`` packets each per turn; within a port the
         highest non-empty priority whose head may leave (rate limit) goes first.  Returns the
         earliest departure time (µs) of a packet held back by a rate limit, or None.
         """
@@ -177,7 +178,7 @@ class TrafficManager:
                         if not left:
                             pq.mask &= ~(1 << pri)
                         item.deq_timedelta_us = now_us - item.enq_timestamp_us
-                        item.deq_qdepth = left
+                        item.deq_qdepth = pq.count - 1  # the port's other packets, all priorities
                         q.stats.dequeued += 1
                         out.append((pq, item))
                         break
