@@ -76,6 +76,18 @@ def pipeline():
     return load_pipeline(TARGET, os.environ.get("MRC_P4_PROGRAM"))
 
 
+@pytest.fixture(scope="module")
+def pipeline_args(pipeline, tmp_path_factory) -> list[str]:
+    """CLI arguments naming files that hold exactly the fixture's pipeline (the working tree may change
+    while the module runs; a different program would rightly be pushed again)."""
+    from google.protobuf import text_format
+
+    d = tmp_path_factory.mktemp("w2a-pipeline")
+    (d / "p4info.txtpb").write_text(text_format.MessageToString(pipeline.p4info))
+    (d / "device_config").write_bytes(pipeline.device_config)
+    return ["--p4info", str(d / "p4info.txtpb"), "--device-config", str(d / "device_config")]
+
+
 def _opts(**kw) -> Options:
     base = {"grpc_base_port": BASE, "connect_timeout_s": 2.0, "backoff_initial_s": 0.3, "backoff_max_s": 2.0,
             "reconcile_interval_s": 2.0, "wiring_interval_s": 3600.0, "counters_interval_s": 3600.0,
@@ -407,11 +419,10 @@ def test_backup_controller_takes_over(fab, ctl, plan, pipeline):
     _primary(ctl)  # the first controller takes mastership back once the backup is gone
 
 
-def test_cli_once_converged_fabric_writes_nothing(fab, ctl):
+def test_cli_once_converged_fabric_writes_nothing(fab, ctl, pipeline_args):
     cmd = [sys.executable, "-m", "controller", "run", "-t", str(TOPO), "--target", TARGET, "--once",
            "--grpc-base-port", str(BASE), "--election-id", "1000", "--log-format", "json", "--no-wiring"]
-    if os.environ.get("MRC_P4_PROGRAM"):
-        cmd += ["--program", os.environ["MRC_P4_PROGRAM"]]
+    cmd += pipeline_args
     r = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     logs = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
@@ -421,7 +432,7 @@ def test_cli_once_converged_fabric_writes_nothing(fab, ctl):
     _primary(ctl)
 
 
-def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl, tmp_path):
+def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl, tmp_path, pipeline_args):
     data = yaml.safe_load(TOPO.read_text())
     for i, sw in enumerate(data["switches"]):
         sw["grpc_port"] = BASE + i
@@ -432,8 +443,7 @@ def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl,
     topo.write_text(yaml.safe_dump(data))
     cmd = [sys.executable, "-m", "controller", "run", "-t", str(topo), "--target", TARGET, "--once",
            "--election-id", "2000", "--log-format", "json", "--retries", "3", "--no-wiring"]
-    if os.environ.get("MRC_P4_PROGRAM"):
-        cmd += ["--program", os.environ["MRC_P4_PROGRAM"]]
+    cmd += pipeline_args
     try:
         r = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     finally:
@@ -448,15 +458,14 @@ def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl,
     _primary(ctl)
 
 
-def test_daemon_serves_metrics_status_view_and_stops_on_sigterm(fab, ctl):
+def test_daemon_serves_metrics_status_view_and_stops_on_sigterm(fab, ctl, pipeline_args):
     import signal
 
     port = BASE + 91
     cmd = [sys.executable, "-m", "controller", "run", "-t", str(TOPO), "--target", TARGET,
            "--grpc-base-port", str(BASE), "--election-id", "3000", "--log-format", "json",
            "--metrics-port", str(port), "--wiring-interval", "1", "--counters-interval", "0.5"]
-    if os.environ.get("MRC_P4_PROGRAM"):
-        cmd += ["--program", os.environ["MRC_P4_PROGRAM"]]
+    cmd += pipeline_args
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         def converged_and_wired():
