@@ -279,16 +279,34 @@ class FabricTest(P4RuntimeTest):
 
     def frames_with_psn(self, keys: list[tuple[int, int]], psns: set[int], quiet: float = QUIET_S
                         ) -> dict[tuple[int, int], list[bytes]]:
-        """Drain ``keys`` until ``quiet`` seconds pass without a frame; MRC frames carrying one of
-        ``psns``, by port."""
+        """MRC frames carrying one of ``psns`` on ``keys``, by port: waits ``quiet`` seconds for frames
+        still in flight, then drains what every port holds (other frames are dropped)."""
         got: dict[tuple[int, int], list[bytes]] = {}
-        while True:
-            res = testutils.dp_poll(self, timeout=quiet)
-            if isinstance(res, self.dataplane.PollFailure):
-                return got
-            key = (res.device, res.port)
-            if key in keys and psn_of(bytes(res.packet)) in psns:
-                got.setdefault(key, []).append(bytes(res.packet))
+        deadline = time.monotonic() + quiet
+        for key in keys:
+            while (data := self.poll(key, max(0.01, deadline - time.monotonic()))) is not None:
+                if psn_of(data) in psns:
+                    got.setdefault(key, []).append(data)
+        return got
+
+    def collect(self, key: tuple[int, int], psns: set[int], what: str,
+                timeout: float = RECV_TIMEOUT) -> dict[int, bytes]:
+        """The frames on ``key`` carrying each of ``psns``, in whatever order they arrive."""
+        got: dict[int, bytes] = {}
+        deadline = time.monotonic() + timeout
+        while len(got) < len(psns) and (left := deadline - time.monotonic()) > 0:
+            data = self.poll(key, left)
+            if data is None:
+                break
+            psn = psn_of(data)
+            if psn in psns:
+                if psn in got:
+                    self.fail(f"{what}: PSN {psn} received twice on {key}")
+                got[psn] = data
+        missing = sorted(psns - set(got))
+        if missing:
+            self.fail(f"{what}: {len(missing)} of {len(psns)} frames missing on {key} (PSNs {missing[:8]}...)")
+        return got
 
     def assert_delivered_only(self, psns: set[int], allowed: set[tuple[int, int]]) -> None:
         """No frame with one of ``psns`` reached a host port outside ``allowed``."""
