@@ -1,0 +1,68 @@
+"""Priority queues and queue metadata, with rate limits set at run time through the target's
+runtime CLI (softswitch cli / simple_switch_CLI ``set_queue_rate``).
+
+bmv2's priority queueing (QueueingLogicPriRL) limits the rate of each priority queue on its own
+and serves, among the queue heads whose rate allows them to leave, the highest priority first.
+So: port 4's queues are limited to RATE_PPS except priority 7; a burst of low-priority packets
+followed by high-priority ones must see every high one overtake the queued low ones, low ones stay
+FIFO at the configured rate, and the program's copy of enq_qdepth (the port's occupancy, all
+priorities, as bmv2 counts it) grows through the burst.
+"""
+from __future__ import annotations
+
+import struct
+
+from base.p4rt_test import autocleanup
+from ptf.testutils import group
+from subset_base import SubsetTest, eth
+
+SLOW_PORT, RATE_PPS, N_EACH = 4, 25, 8
+LOW, HIGH = 0, 7
+Q_FMT = "!BBBBII"
+
+
+def q_frame(prio: int, seq: int) -> bytes:
+    return eth(struct.pack(Q_FMT, prio, seq, 0xFF, 0, 0, 0))
+
+
+@group("queues")
+class StrictPriorityTest(SubsetTest):
+    program = "queues"
+
+    @autocleanup
+    def runTest(self):
+        self.runtime_command("set_queue_rate", RATE_PPS, SLOW_PORT)
+        self._undo.append((None, lambda: self.runtime_command("set_queue_rate", 0, SLOW_PORT)))
+        self.runtime_command("set_queue_rate", 0, SLOW_PORT, HIGH)
+        sent = [(LOW, seq) for seq in range(N_EACH)] + [(HIGH, N_EACH + seq) for seq in range(N_EACH)]
+        for prio, seq in sent:
+            self.send(1, q_frame(prio, seq))
+        out = [struct.unpack(Q_FMT, f[14:14 + struct.calcsize(Q_FMT)])
+               for f in self.recv_n(SLOW_PORT, len(sent), timeout=5.0)]
+        self.expect_silence([1, 2, 3, 4])
+        order = [(prio, seq) for prio, seq, *_ in out]
+        self.assertEqual(sorted(order, key=lambda x: x[1]), sent, "packets lost or duplicated")
+        for prio, _, out_prio, *_ in out:
+            self.assertEqual(out_prio, prio, "egress saw a different priority")
+
+        # the high-priority packets overtake every low one still waiting for its turn
+        first_high = next(i for i, (prio, _) in enumerate(order) if prio == HIGH)
+        self.assertLessEqual(first_high, 2, f"high priority waited behind lows: {order}")
+        self.assertTrue(all(p == HIGH for p, _ in order[first_high:first_high + N_EACH]), order)
+        self.assertEqual([s for p, s in order if p == LOW], list(range(N_EACH)), "FIFO within a queue")
+
+        by_seq = {seq: (qdepth, waited) for _, seq, _, _, qdepth, waited in out}
+        lows = [by_seq[s][0] for s in range(N_EACH)]
+        highs = [by_seq[s][0] for s in range(N_EACH, 2 * N_EACH)]
+        self.assertLessEqual(lows[0], 1, f"enq_qdepth of the low burst: {lows}")
+        self.assertEqual(lows[1:], sorted(lows[1:]), f"enq_qdepth of the low burst: {lows}")
+        self.assertGreaterEqual(lows[-1], N_EACH - 3, f"enq_qdepth of the low burst: {lows}")
+        # the high ones found the low backlog on the port
+        self.assertGreaterEqual(min(highs), N_EACH - 3, f"enq_qdepth of the high burst: {highs}")
+        # lows leave at the configured rate: the last one waited for ~N_EACH-1 intervals;
+        # highs are not held by the lows' rate limit
+        interval_us = 1_000_000 // RATE_PPS
+        self.assertGreaterEqual(by_seq[N_EACH - 1][1], (N_EACH - 3) * interval_us,
+                                f"deq_timedelta (µs) of the last low packet at {RATE_PPS} pps")
+        self.assertLess(max(by_seq[s][1] for s in range(N_EACH, 2 * N_EACH)), 3 * interval_us,
+                        "deq_timedelta (µs) of the high-priority packets")
