@@ -14,10 +14,12 @@ from controller.topology import TopologyError, load_topology
 from .fabric import Fabric, FabricError, down_prefix
 from .naming import NamingError
 from .netbuild import NetBuildError
+from .scenarios.runner import RunError
+from .scenarios.spec import ScenarioError
 from .state import DEFAULT_STATE_DIR
 from .switches import TARGETS, SwitchError
 
-ERRORS = (FabricError, NamingError, NetBuildError, SwitchError, TopologyError)
+ERRORS = (FabricError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError)
 
 
 def _fabric(args: argparse.Namespace) -> Fabric:
@@ -90,6 +92,30 @@ def cmd_fault(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
+                    deadline_s=args.deadline)
+
+
+def cmd_scenario_run(args: argparse.Namespace) -> int:
+    from .scenarios import load_scenario, run_scenario, summary_lines, timeline_lines
+
+    sc = load_scenario(args.file)
+    res = run_scenario(sc, prefix=args.prefix, grpc_base_port=args.grpc_base_port, workdir=args.out,
+                       target=args.target)
+    if args.json:
+        print(json.dumps({"metrics": res["metrics"], "comparison": res.get("comparison")}, indent=1, default=str))
+        return 0
+    for m in res["metrics"].values():
+        print("\n".join(timeline_lines(m) + summary_lines(m)))
+    if "comparison" in res:
+        print(json.dumps(res["comparison"], indent=1))
+    ok = all(m["completed"] and not m["data_loss"] for k, m in res["metrics"].items() if k == "mrc")
+    return 0 if ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; each subcommand carries its handler in ``func``."""
     ap = argparse.ArgumentParser(prog="mrc-fabric", description=__doc__.splitlines()[0])
@@ -136,6 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
     for p in fault.choices.values():
         p.set_defaults(func=cmd_fault)
     # `mrc-fabric demo` (issue 6: traffic, failures, timeline) registers its subparser here.
+    demo = sub.add_parser("demo", help="MRC vs the RC baseline through the small fabric while a spine link "
+                          "and then a spine fail (timeline, summary, plot)")
+    demo.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    demo.add_argument("--out", type=Path, default=Path("demo-out"), help="result.json, summary.txt, goodput.png")
+    demo.add_argument("--prefix", default="demo", help="namespace prefix of the demo fabric (default demo)")
+    demo.add_argument("--grpc-base-port", type=int, default=57300)
+    demo.add_argument("--deadline", type=float, default=20.0, help="seconds each run may take (RC is cut off)")
+    demo.set_defaults(func=cmd_demo)
+    scen = sub.add_parser("scenario", help="scenarios as code").add_subparsers(dest="scenario", required=True)
+    srun = scen.add_parser("run", help="run a scenario YAML file (every mode it lists) and print the results")
+    srun.add_argument("file", type=Path)
+    srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    srun.add_argument("--out", type=Path, default=Path("scenario-out"))
+    srun.add_argument("--prefix", default="scn")
+    srun.add_argument("--grpc-base-port", type=int, default=57400)
+    srun.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    srun.set_defaults(func=cmd_scenario_run)
     return ap
 
 

@@ -1,5 +1,6 @@
 """Scenarios as code: MRC traffic through the emulated fabric with failures, measured and verified."""
 from .report import analyse, summary_lines, timeline_lines
+from .run import run_scenario
 from .runner import FabricEnv, RunError, flows_for, run_traffic, topology_data
 from .spec import (
     FabricSpec,
@@ -11,7 +12,6 @@ from .spec import (
     load_scenario,
     parse_scenario,
 )
-from .run import run_scenario
 
 __all__ = [
     "FabricEnv", "FabricSpec", "FaultSpec", "MeasureSpec", "RunError", "Scenario", "ScenarioError",

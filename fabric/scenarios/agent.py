@@ -268,7 +268,7 @@ def main() -> int:
     cfg = ctl.wait(60.0)["config"]
     try:
         run(cfg, ctl)
-    except Exception as e:  # noqa: BLE001 - reported to the runner, which fails the run with it
+    except Exception as e:
         emit({"error": f"{type(e).__name__}: {e}"})
         raise
     return 0

@@ -155,7 +155,7 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
     r = m["retransmissions"]
     lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}, "
                  f"trim {r.get('trim', 0)}, nak (go-back-N) {r.get('nak', 0)}")
-    lines.append(f"  EV state changes: " + (", ".join(f"{k} x{v}" for k, v in sorted(m["ev_changes"].items()))
+    lines.append("  EV state changes: " + (", ".join(f"{k} x{v}" for k, v in sorted(m["ev_changes"].items()))
                                            or "none"))
     lines.append(f"  trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}, "
                  f"switch drops {m['switch_drops'] or 'none'}")
@@ -166,11 +166,11 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
     """One paragraph per run: completion, data integrity, latency, recovery after each fault."""
     done = (f"completed in {m['completion_s']:.2f} s" if m["completed"] else
             f"DID NOT COMPLETE within {m['elapsed_s']:.1f} s")
-    lines = [f"{m['mode']}: {done}; delivered {m['delivered_bytes'] / 1e6:.1f} of {m['total_bytes'] / 1e6:.1f} MB, "
+    lines = [(f"{m['mode']}: {done}; delivered {m['delivered_bytes'] / 1e6:.1f} of {m['total_bytes'] / 1e6:.1f} MB, "
              f"{m['verified_bytes'] / 1e6:.1f} MB verified byte for byte, corrupt messages {m['corrupt_messages']}, "
              f"failed messages {m['failed_messages']}; goodput {m['goodput_mb_s']:.2f} MB/s; message latency "
              f"p50 {m['latency_us']['p50'] / 1000:.1f} ms p99 {m['latency_us']['p99'] / 1000:.1f} ms; "
-             f"srtt {m['srtt_ms_median']} ms"]
+             f"srtt {m['srtt_ms_median']} ms")]
     for r in m["recovery"]:
         rec = "not within the run" if r["goodput_recovery_s"] is None else f"{r['goodput_recovery_s'] * 1000:.0f} ms"
         lines.append(f"  after {r['fault']} @{r['t_s']:.2f}s: goodput {r['pre_mb_s']:.2f} -> min "

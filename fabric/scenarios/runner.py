@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import yaml
 
@@ -132,7 +132,7 @@ class FabricEnv:
     def hosts(self) -> list[str]:
         return [h.name for h in self.topo.host_list()]
 
-    def __enter__(self) -> FabricEnv:
+    def __enter__(self) -> Self:
         t0 = time.monotonic()
         self.fab = Fabric(self.topo, prefix=self.prefix, target=self.target, grpc_base_port=self.grpc_base_port,
                           state_dir=self.workdir / "state", topology_path=str(self.topo_path))
