@@ -47,6 +47,16 @@ def bench_frame(size: int) -> bytes:
 
 
 # ----------------------------------------------------------------------------- P4Runtime
+def _prefix(hex_bits: str, width_bytes: int = 16) -> bytes:
+    """An LPM value: the prefix's bytes padded with zeros to the field width (128-bit IPv6).
+
+    P4Runtime reads a bytestring as a big-endian number, so the bare 6 prefix bytes would be the
+    *low* bits of the address: targets reject it ("bits set beyond the /48 prefix").
+    """
+    raw = bytes.fromhex(hex_bits)
+    return raw + bytes(width_bytes - len(raw))
+
+
 def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2) -> None:
     """Write one entry in each of bench4's four tables over plain P4Runtime (any target)."""
     import grpc
@@ -93,10 +103,10 @@ def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2) -
 
     entries = [
         entry("I.my_mac", "I.nop", {}, [("h.eth.dst", "exact", SW_MAC)]),
-        entry("I.usid_un", "I.usid_shift", {}, [("h.ipv6.dst", "lpm", bytes.fromhex("fc0000000001"), 48)]),
+        entry("I.usid_un", "I.usid_shift", {}, [("h.ipv6.dst", "lpm", _prefix("fc0000000001"), 48)]),
         entry("I.route_v6", "I.fwd", {"port": egress_port.to_bytes(2, "big").lstrip(b"\x00") or b"\x00",
                                       "dmac": NEXT_MAC},
-              [("h.ipv6.dst", "lpm", bytes.fromhex("fc0000000002"), 48)]),
+              [("h.ipv6.dst", "lpm", _prefix("fc0000000002"), 48)]),
         entry("I.acl", "I.nop", {}, [("h.ipv6.next_hdr", "ternary", b"\x2b", b"\xff"),
                                      ("h.udp.dport", "ternary", b"\x12\xb7", b"\xff\xff")], priority=10),
     ]
