@@ -9,18 +9,19 @@
  *  frame -->   | packetio    port_admin   stats.rx     srv6          routing      congestion |
  *  (parser)    | PacketOut   port_rx_     port_rx_     usid_un       route_v6     queue_     |
  *              | -> port     admin        counter,     my_sid        route_v4     thresholds |
- *              | (bypass)                 parser       (uN shift,    ecmp_select  (trim /    |
- *              |                          errors        End, local    ev_direct    early     |
- *              |                                        -> CPU)       hop limit    drop)     |
+ *              | (bypass);                parser       (uN shift,    ecmp_select  (trim /    |
+ *              | link probe               errors        End, local    ev_direct    early     |
+ *              | -> CPU                                 -> CPU)       hop limit    drop)     |
  *              |                                                      telemetry_watch        |
  *              |                                          drop_stats: drop_reasons[reason]   |
  *              +------------------------------------------------------------------------------+
  *                                       | traffic manager: 8 strict-priority queues per port
  *              +-------------------------------- egress ----------------------------------+
  *              | postcard clone?  -> packetio: packet_in + record, truncate -> CPU          |
- *              | otherwise: port_admin (port_tx_admin) -> congestion (egress_qdepth, truncate|
- *              |   trims, ecn_threshold) -> telemetry (switch_info, hop record, postcard    |
- *              |   clone E2E) -> packetio (packet_in on CPU_PORT) -> stats (port_tx_counter)|
+ *              | otherwise: port_admin (port_tx_admin; link probes pass) -> congestion      |
+ *              |   (egress_qdepth, truncate trims, ecn_threshold) -> telemetry (switch_info,|
+ *              |   hop record, postcard clone E2E) -> packetio (packet_in on CPU_PORT)      |
+ *              |   -> stats (port_tx_counter)                                               |
  *              +------------------------------------------------------------------------------+
  *                                       | deparser (IPv4 checksum recomputed)
  */

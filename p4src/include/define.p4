@@ -35,6 +35,9 @@ typedef bit<8>   packet_in_reason_t;
 /* ---- Ethernet / IP ------------------------------------------------------------------------ */
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_IPV6 = 0x86dd;
+/* [ours] Link probes of the controller's wiring check: IEEE Std 802 Local Experimental Ethertype 1.
+ * Arriving on a front-panel port such a frame goes to the CPU port before anything else. */
+const bit<16> ETHERTYPE_LINK_PROBE = 0x88b5;
 
 const bit<8> PROTO_HOPOPT  = 0;    /* IPv6 Hop-by-Hop options */
 const bit<8> PROTO_UDP     = 17;
@@ -87,8 +90,9 @@ const drop_reason_t DROP_REASON_QUEUE_FULL      = 7;  /* egress queue estimate >
 const drop_reason_t DROP_REASON_NOT_IP          = 8;  /* neither IPv4 nor IPv6 */
 
 /* ---- packet-in reasons (packet_in.reason) ------------------------------------------------------ */
-const packet_in_reason_t PACKET_IN_REASON_FORWARDED = 0;  /* a route pointed at the CPU port */
-const packet_in_reason_t PACKET_IN_REASON_PROBE     = 1;  /* MRC probe/port-status ending here */
-const packet_in_reason_t PACKET_IN_REASON_POSTCARD  = 2;  /* telemetry postcard (E2E clone) */
+const packet_in_reason_t PACKET_IN_REASON_FORWARDED  = 0;  /* a route pointed at the CPU port */
+const packet_in_reason_t PACKET_IN_REASON_PROBE      = 1;  /* MRC probe/port-status ending here */
+const packet_in_reason_t PACKET_IN_REASON_POSTCARD   = 2;  /* telemetry postcard (E2E clone) */
+const packet_in_reason_t PACKET_IN_REASON_LINK_PROBE = 3;  /* link probe (ETHERTYPE_LINK_PROBE) received */
 
 #endif  /* MRC_DEFINE_P4 */

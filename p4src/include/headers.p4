@@ -183,6 +183,7 @@ struct local_metadata_t {
     bool        forwarded;           /* a next hop was chosen: decrement hop limit / TTL */
     bool        usid_local;          /* the carrier (or SRH) ends at this switch */
     bool        is_packet_out;
+    bool        link_probe;          /* ETHERTYPE_LINK_PROBE frame: punted, or sent past port admin */
     bool        egress_dropped;      /* dropped in egress (port down) */
     bool        use_ecmp;            /* route chose an ECMP group */
     bool        use_ev_direct;       /* route chose an EV-direct group */

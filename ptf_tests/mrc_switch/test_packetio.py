@@ -1,11 +1,25 @@
-"""Controller I/O: PacketOut to a port bypassing the pipeline; PacketIn with port and reason."""
+"""Controller I/O: PacketOut to a port bypassing the pipeline; PacketIn with port and reason;
+the link-probe punt the wiring check relies on (ethertype 0x88B5, reason LINK_PROBE)."""
 from __future__ import annotations
 
-from base.mrc_fabric import MrcFabricTest
+import unittest
+
+from base.mrc_fabric import SWITCH_MAC, MrcFabricTest
 from base.mrc_packets import stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, Raw
+
+ETHERTYPE_LINK_PROBE = 0x88B5  # define.p4: IEEE 802 Local Experimental Ethertype 1
+REASON_FORWARDED, REASON_LINK_PROBE = 0, 3  # define.p4 PACKET_IN_REASON_*
+
+
+def link_probe(tag: str, ether_type: int = ETHERTYPE_LINK_PROBE) -> Packet:
+    """A minimum-size link-probe frame whose payload names the test and the port it is for."""
+    body = f"h8-link-probe {tag}".encode()
+    return Ether(dst="01:80:c2:00:00:0e", src=SWITCH_MAC, type=ether_type) / Raw(body.ljust(46, b"\0"))
 
 
 @group("packetio")
@@ -31,3 +45,96 @@ class PacketInForwardedTest(MrcFabricTest):
         self.assertEqual(pin.metadata["ingress_port"], 3)
         self.assertEqual(pin.metadata["reason"], 0)
         testutils.verify_no_other_packets(self)
+
+
+@group("packetio")
+class LinkProbePuntTest(MrcFabricTest):
+    """A link probe on any front-panel port reaches the CPU untouched, reason LINK_PROBE, with its
+    ingress port, without a single table entry and through an admin-down port; counted per port."""
+
+    @autocleanup
+    def runTest(self):
+        down = self.ports()[-1]
+        self.set_port_down(down)
+        admin_drops = self.drops("port_admin_down")
+        for port in self.ports():
+            probe = bytes(link_probe(f"port {port}"))
+            probes0 = self.read_counter("link_probe_counter", port)
+            rx0 = self.read_counter("port_rx_counter", port)
+            testutils.send_packet(self, port, probe)
+            pin = self.get_packet_in()
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (port, REASON_LINK_PROBE),
+                             f"port {port}")
+            self.assertEqual(pin.payload, probe)
+            probes = self.wait_counter(lambda p=port: self.read_counter("link_probe_counter", p), probes0[0] + 1)
+            self.assertEqual(probes, (probes0[0] + 1, probes0[1] + len(probe)), f"link_probe_counter[{port}]")
+            rx = self.wait_counter(lambda p=port: self.read_counter("port_rx_counter", p), rx0[0] + 1)
+            self.assertEqual(rx[0], rx0[0] + 1, f"port_rx_counter[{port}]")
+        testutils.verify_no_other_packets(self)
+        self.verify_no_packet_in()
+        self.assertEqual(self.drops("port_admin_down"), admin_drops, "a link probe is no admin drop")
+
+
+@group("packetio")
+class LinkProbeEthertypeOnlyTest(MrcFabricTest):
+    """Only 0x88B5 is punted: the other experimental ethertype (0x88B6) is no IP and is dropped."""
+
+    @autocleanup
+    def runTest(self):
+        before = self.drops("not_ip")
+        probes0 = self.read_counter("link_probe_counter", 1)
+        testutils.send_packet(self, 1, link_probe("other ethertype", ether_type=0x88B6))
+        self.expect_drop_count("not_ip", before)
+        self.verify_no_packet_in()
+        testutils.verify_no_other_packets(self)
+        self.assertEqual(self.read_counter("link_probe_counter", 1), probes0)
+
+
+@group("packetio")
+class LinkProbePacketOutTest(MrcFabricTest):
+    """A link probe sent as PacketOut leaves its port as is, even an admin-down one (the cable is still
+    there); any other PacketOut to that port is dropped by the port's admin state."""
+
+    @autocleanup
+    def runTest(self):
+        port = self.ports()[1]
+        self.set_port_down(port)
+        probe = link_probe(f"out of {port}")
+        tx0 = self.read_counter("port_tx_counter", port)
+        self.send_packet_out(bytes(probe), egress_port=port)
+        testutils.verify_packet(self, probe, port)
+        self.assertEqual(self.wait_counter(lambda: self.read_counter("port_tx_counter", port), tx0[0] + 1)[0],
+                         tx0[0] + 1)
+
+        before = self.drops("port_admin_down")
+        self.send_packet_out(bytes(stev_packet("2001:db8:1::1", "2001:db8:2::1")), egress_port=port)
+        self.expect_drop_count("port_admin_down", before)
+        testutils.verify_no_other_packets(self)
+        self.verify_no_packet_in()
+
+
+@group("packetio")
+class LinkProbeAcrossCableTest(MrcFabricTest):
+    """The wiring check over one real cable: a PacketOut probe out of s1's chain port is a PacketIn at
+    s2 naming s2's port, with s2's receiving port admin-down and neither switch holding a route."""
+
+    @autocleanup
+    def runTest(self):
+        if not testutils.test_param_get("grpcaddr2"):
+            raise unittest.SkipTest("needs the second switch (test param grpcaddr2)")
+        s1_out = int(testutils.test_param_get("chain_s1_port", 5))
+        s2_in = int(testutils.test_param_get("chain_s2_in_port", 1))
+        s2 = self.connect("grpcaddr2")
+        try:
+            self._load_pipeline(s2)
+            self.insert_table_entry("port_rx_admin", {"port": s2_in}, "set_port_down", client=s2)
+            probe = bytes(link_probe(f"s1:{s1_out}"))
+            self.send_packet_out(probe, egress_port=s1_out)
+            pin = self.get_packet_in(client=s2)
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (s2_in, REASON_LINK_PROBE))
+            self.assertEqual(pin.payload, probe)
+            self.verify_no_packet_in()  # nothing came back to s1
+            testutils.verify_no_other_packets(self)
+        finally:
+            self.undo_all()
+            s2.close()

@@ -1,10 +1,15 @@
-/* packetio.p4 -- controller packet I/O.
+/* packetio.p4 -- controller packet I/O and the link-probe punt.
  *
  * PacketOut: a packet from the CPU port carries packet_out{egress_port}; it is sent to that port
- * as is, bypassing every forwarding feature (port admin state and port counters still apply).
+ * as is, bypassing every forwarding feature (port admin state and port counters still apply,
+ * except that a link probe also passes an administratively down port).
+ * Link probes: a frame of ETHERTYPE_LINK_PROBE (0x88B5) arriving on a front-panel port goes to
+ * the CPU port (PacketIn reason LINK_PROBE) before port admin, parser-error, SRv6 or routing
+ * processing, so the controller's wiring check depends on the cable alone, not on tables.
+ * Each one is counted in link_probe_counter[ingress_port] (and in port_rx_counter).
  * PacketIn: every packet leaving on CPU_PORT gets packet_in{ingress_port, reason} in egress;
- * the reason is the one ingress recorded (probe), POSTCARD for telemetry clones, FORWARDED when
- * a route simply pointed at the CPU port.
+ * the reason is the one ingress recorded (probe, link probe), POSTCARD for telemetry clones,
+ * FORWARDED when a route simply pointed at the CPU port.
  */
 #ifndef MRC_PACKETIO_P4
 #define MRC_PACKETIO_P4
@@ -12,12 +17,24 @@
 control packetio_ingress(inout headers_t hdr,
                          inout local_metadata_t lmd,
                          inout standard_metadata_t std_md) {
+    counter(MAX_PORTS, CounterType.packets_and_bytes) link_probe_counter;
+
     apply {
+        bool is_link_probe = hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_LINK_PROBE;
         if (hdr.cpu_out.isValid()) {
             std_md.egress_spec = hdr.cpu_out.egress_port;
             hdr.cpu_out.setInvalid();
             lmd.is_packet_out = true;
+            lmd.link_probe = is_link_probe;
             lmd.skip_forwarding = true;
+        } else if (is_link_probe && std_md.ingress_port != CPU_PORT) {
+            /* A link probe is wired to whatever sent it: punt it whatever the port's admin
+             * state, routes or uSIDs say. */
+            std_md.egress_spec = CPU_PORT;
+            lmd.packet_in_reason = PACKET_IN_REASON_LINK_PROBE;
+            lmd.link_probe = true;
+            lmd.skip_forwarding = true;
+            link_probe_counter.count((bit<32>) std_md.ingress_port);
         }
     }
 }

@@ -4,7 +4,8 @@
  * keyed on the ingress port) and `port_tx_admin` (egress, keyed on the egress port).  Packets
  * arriving on or leaving through a down port are dropped and counted as
  * DROP_REASON_PORT_ADMIN_DOWN, so failures can be injected without touching links.  Deleting
- * the entries brings the port back up.
+ * the entries brings the port back up.  Link probes (ETHERTYPE_LINK_PROBE) pass a down port both
+ * ways: the cable is still there, and the wiring check reports cables, not admin state.
  */
 #ifndef MRC_PORT_ADMIN_P4
 #define MRC_PORT_ADMIN_P4
@@ -65,7 +66,9 @@ control port_admin_egress(inout headers_t hdr,
     }
 
     apply {
-        port_tx_admin.apply();
+        if (!lmd.link_probe) {
+            port_tx_admin.apply();
+        }
     }
 }
 
