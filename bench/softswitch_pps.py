@@ -184,7 +184,11 @@ def _bare_forwarder(in_if: str, out_if: str) -> None:
     tx.bind((out_if, 0))
     recv, send = rx.recv, tx.send
     while True:
-        send(recv(65536))
+        frame = recv(65536)
+        try:
+            send(frame)
+        except OSError:  # e.g. a stray oversized frame (EMSGSIZE): skip it, as a switch would
+            pass
 
 
 def _rx_count(ifname: str) -> int:
