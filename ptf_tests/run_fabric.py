@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 log_dir / "evgen.log", "mrc-controller ev gen", 60)
             print(f"run_fabric.py: converged ({time.monotonic() - t0:.1f}s)", flush=True)
             params = {"topology": topo_path, "prefix": args.prefix, "grpc_base_port": base,
-                      "target": args.target, "p4info": str(p4info_path), "device_config": str(config_path),
+                      "target": args.target, "stev_mode": "ecmp", "p4info": str(p4info_path), "device_config": str(config_path),
                       "evplan_dir": str(evplan_dir), "state_dir": str(fab.state_dir)}
             cmd = [str(Path(py).with_name("ptf")), "--test-dir", str(ROOT / "ptf_tests" / "fabric"),
                    "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),

@@ -14,6 +14,7 @@ that must go through the controller (port admin state) included.
 """
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import time
 from collections.abc import Callable
@@ -146,6 +147,29 @@ class FabricTest(P4RuntimeTest):
             action(ctl)
         finally:
             ctl.sessions[switch].close()
+
+    def converge(self, switches: list[str], stev_mode: str) -> None:
+        """Re-converge ``switches`` through the controller with another STEV load-balancing mode
+        (``ecmp`` or ``ev_direct``); the run's mode (test parameter ``stev_mode``) is restored after."""
+        run_mode = testutils.test_param_get("stev_mode", "ecmp")
+
+        def apply(mode: str) -> None:
+            for name in switches:
+                self._drop_client(name)
+            plan = dataclasses.replace(self.plan, switches={n: self.plan.switches[n] for n in switches})
+            pipeline = PipelineConfig.from_files(self.p4info_path, self.device_config_path)
+            ctl = Controller(plan, pipeline, Options(election_id=self.election_id, stev_mode=mode, retries=2,
+                                                     grpc_base_port=self.grpc_base_port or None))
+            try:
+                result = ctl.converge_all(deadline_s=60)
+            finally:
+                ctl.close()
+            bad = sorted(n for n, ok in result.items() if not ok)
+            if bad:
+                raise RuntimeError(f"controller did not converge {bad} in STEV mode {mode}")
+
+        apply(stev_mode)
+        self._undo.append((None, lambda: apply(run_mode)))
 
     def port_admin(self, switch: str, port: int, up: bool) -> None:
         """Set a port's admin state through the controller (kept by its reconciles); undone after."""

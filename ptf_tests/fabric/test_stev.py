@@ -86,3 +86,23 @@ class StevStickyTest(StevBase):
         per_spine = self.spray(src, dst, ev.port, [evb] * STICKY_PACKETS)
         self.assertEqual(len(per_spine), 1, f"EV {evb:#010x} was split over {per_spine}")
         self.assertEqual(sum(per_spine.values()), STICKY_PACKETS)
+
+
+@group("stev")
+class StevEvDirectTest(StevBase):
+    """With the leaves in EV-direct mode (re-converged through the controller), every STEV EV of the
+    controller's EV plan takes exactly the spine the plan names for it."""
+
+    def runTest(self):
+        src = self.topo.host_list()[0].name
+        dst = self.host_pair_other_leaf(src)
+        self.converge([s.name for s in self.topo.leaves()], "ev_direct")
+        for plane in range(1, self.topo.planes + 1):  # the controller switched the leaf's GID route
+            leaf = self.topo.host_leaf(src, plane)[0].name
+            entry = self.sw(leaf).read(self.table_entry("route_v6", {"dst_addr": f"{self.sids.host_gid(dst)}/128"}))
+            self.assertEqual(len(entry), 1, f"{leaf}: route to {dst}")
+            self.assertEqual(self.p4info.name_of("actions", entry[0].table_entry.action.action.action_id),
+                             "ingress.routing.set_ev_direct_group")
+        for ev in self.ev_plan(src, dst, "stev"):
+            per_spine = self.spray(src, dst, ev.port, [int.from_bytes(ev.value, "big")] * 3)
+            self.assertEqual(per_spine, {ev.spine: 3}, f"STEV EV {ev.index} ({ev.value.hex()})")
