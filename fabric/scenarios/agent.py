@@ -1,6 +1,6 @@
 """One host's traffic agent: an MRC endpoint in the host's namespace, driven over stdin/stdout.
 
-Started by the runner as ``ip netns exec <ns> python -m fabric.scenarios.agent``; JSON lines:
+Started by the runner as ``ip netns exec <ns> python fabric/scenarios/agent.py`` (a script: it imports only ``mrc``); JSON lines:
   in ``config``  -> out ``hello`` {gid, in: {flow: {qpns, psns, va, rkey}}, out: {flow: {qpns, psns}}}
   in ``connect`` -> out ``ready``;  in ``start`` {t0_ns} -> traffic; out ``progress`` lines, ``sent``
   in ``stop`` -> out ``halted`` {done: {flow: messages}}; in ``verify`` {done} -> out ``result`` (samples, latencies, retransmissions by cause,

@@ -324,8 +324,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
         for h in involved:
             errpath = env.workdir / f"agent-{mode}-{h}.log"
             with open(errpath, "w") as err:
-                proc = subprocess.Popen(["ip", "netns", "exec", env.fab.netns(h), sys.executable, "-m",
-                                         "fabric.scenarios.agent"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                proc = subprocess.Popen(["ip", "netns", "exec", env.fab.netns(h), sys.executable,
+                                         str(Path(__file__).with_name("agent.py"))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=err, text=True, cwd=REPO,
                                         env={**os.environ, "PYTHONPATH": str(REPO)})
             a = _Agent(h, proc)
