@@ -2,8 +2,9 @@
 
 Table, action, key and parameter names are the program's P4Info names (``docs/dataplane.md``);
 ids are resolved from the P4Info the switch runs, so nothing here depends on p4c's hash ids.
-Besides the plan's intents the controller owns two fixed things: the postcard clone session
-(``POSTCARD_SESSION`` → CPU port) and the wiring-probe punt route (``WIRING_PROBE_ADDR`` → CPU port).
+Besides the plan's intents the controller owns one fixed thing: the postcard clone session
+(``POSTCARD_SESSION`` → CPU port).  Wiring probes need no entry: the program punts every frame of
+``ETHERTYPE_LINK_PROBE`` itself (PacketIn reason ``REASON_LINK_PROBE``).
 """
 from __future__ import annotations
 
@@ -65,11 +66,12 @@ QDEPTH_MAX = (1 << 19) - 1  # qdepth_t is 19 bits: "never" for a threshold
 
 DROP_REASONS = {0: "unspecified", 1: "parser_error", 2: "port_admin_down", 3: "no_route", 4: "hop_limit",
                 5: "usid_unknown", 6: "local_not_probe", 7: "queue_full", 8: "not_ip"}
-PACKET_IN_REASONS = {0: "forwarded", 1: "probe", 2: "postcard"}
-REASON_FORWARDED, REASON_PROBE, REASON_POSTCARD = 0, 1, 2
+PACKET_IN_REASONS = {0: "forwarded", 1: "probe", 2: "postcard", 3: "link_probe"}
+REASON_FORWARDED, REASON_PROBE, REASON_POSTCARD, REASON_LINK_PROBE = 0, 1, 2, 3
 
-# Wiring probes go to a link-local address every switch punts to the CPU (one hop, never forwarded).
-WIRING_PROBE_ADDR = "fe80::4d52:4357"
+# Link probes (the wiring check): IEEE 802 Local Experimental Ethertype 1; every switch punts them to
+# the CPU on arrival, before port admin and forwarding (define.p4 ETHERTYPE_LINK_PROBE).
+ETHERTYPE_LINK_PROBE = 0x88B5
 
 STEV_ECMP = "ecmp"
 STEV_EV_DIRECT = "ev_direct"
@@ -274,7 +276,7 @@ def member_id(group_id: int, index: int) -> int:
 
 
 def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
-                  postcards: bool = True, wiring_punt: bool = True,
+                  postcards: bool = True,
                   watch_qps: tuple[int, ...] = ()) -> DesiredState:
     """Every entity ``sp`` needs on a switch running ``p4src/mrc_switch.p4`` (deterministic).
 
@@ -328,10 +330,6 @@ def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
                                            priority=1))
     if postcards:
         d.pre.append(clone_session(POSTCARD_SESSION, sp.cpu_port))
-    if wiring_punt:
-        d.entries.append(names.table_entry(T_ROUTE_V6, {"dst_addr": (int(ipaddress.IPv6Address(WIRING_PROBE_ADDR)),
-                                                                     128)},
-                                           A_NEXT_HOP, params={"port": sp.cpu_port, "dst_mac": 0, "src_mac": 0}))
     return d
 
 

@@ -1,13 +1,13 @@
 """Wiring check: a PacketOut probe on every fabric port, expected as a PacketIn at the named neighbour.
 
-A probe is an IPv6/UDP frame to ``WIRING_PROBE_ADDR`` (link-local), which every switch routes to
-its CPU port (``mapping.desired_state`` installs the punt route), so it arrives as a PacketIn
-carrying the ingress port at whatever switch is really at the other end of the cable.  The payload
-names the sending switch, port and round, so each arrival is matched to its probe.
+A probe is a bare Ethernet frame of ethertype ``ETHERTYPE_LINK_PROBE`` (0x88B5).  Every switch
+punts such a frame to its CPU on arrival, before port admin state and forwarding (no table entry
+is involved), so it comes back as a PacketIn (reason ``LINK_PROBE``) carrying the ingress port at
+whatever switch really is at the other end of the cable.  The payload names the sending switch,
+port and round, so each arrival is matched to its probe.
 """
 from __future__ import annotations
 
-import ipaddress
 import itertools
 import logging
 import struct
@@ -16,46 +16,46 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .mapping import WIRING_PROBE_ADDR
+from .mapping import ETHERTYPE_LINK_PROBE, REASON_LINK_PROBE
 from .session import PacketIn, SessionError, SwitchSession
 from .sidplan import SidPlan
 from .topology import Topology
 
-MAGIC = b"MRCWIRE1"
-PROBE_UDP_PORT = 0x4D57
-_HDR = struct.Struct(">8sIH")  # magic, round, port; then the switch name (utf-8)
+MAGIC = b"MRCWIRE2"
+# IEEE 802.1Q nearest-bridge group address: a bridge never forwards it, so a probe stays on its cable.
+PROBE_DST_MAC = bytes.fromhex("0180c200000e")
+_ETH = struct.Struct(">6s6sH")
+_HDR = struct.Struct(">8sIHB")  # magic, round, port, name length; then the switch name (utf-8)
+MIN_FRAME = 60  # Ethernet minimum without FCS: shorter probes are zero-padded
 
 UP, DEAD, MISWIRED, HALF = "up", "dead", "miswired", "half"
 
 
 def probe_frame(switch: str, port: int, round_id: int, src_mac: str) -> bytes:
-    """The probe sent out of ``switch:port`` (Ethernet / IPv6 / UDP / magic, round, port, name)."""
-    from scapy.layers.inet import UDP
-    from scapy.layers.inet6 import IPv6
-    from scapy.layers.l2 import Ether
-
-    body = _HDR.pack(MAGIC, round_id & 0xFFFFFFFF, port) + switch.encode()
-    pkt = (Ether(src=src_mac, dst="33:33:4d:52:43:57") /
-           IPv6(src="fe80::4d52:1", dst=WIRING_PROBE_ADDR, hlim=64) /
-           UDP(sport=PROBE_UDP_PORT, dport=PROBE_UDP_PORT) / body)
-    return bytes(pkt)
+    """The probe sent out of ``switch:port``: Ethernet (0x88B5) / magic, round, port, name."""
+    name = switch.encode()
+    if len(name) > 255:
+        raise ValueError(f"switch name {switch!r} is longer than 255 bytes")
+    if not 0 <= port <= 0xFFFF:
+        raise ValueError(f"port {port} does not fit 16 bits")
+    frame = (_ETH.pack(PROBE_DST_MAC, bytes.fromhex(src_mac.replace(":", "")), ETHERTYPE_LINK_PROBE) +
+             _HDR.pack(MAGIC, round_id & 0xFFFFFFFF, port, len(name)) + name)
+    return frame.ljust(MIN_FRAME, b"\0")
 
 
 def parse_probe(frame: bytes) -> tuple[str, int, int] | None:
-    """(switch, port, round) of a probe frame, or None if the frame is not one."""
-    off = 14 + 40 + 8
-    if len(frame) < off + _HDR.size or frame[12:14] != b"\x86\xdd" or frame[20] != 17:
+    """(switch, port, round) of a probe frame (padding allowed), or None if the frame is not one."""
+    off = _ETH.size
+    if len(frame) < off + _HDR.size or _ETH.unpack_from(frame)[2] != ETHERTYPE_LINK_PROBE:
         return None
-    if frame[38:54] != ipaddress.IPv6Address(WIRING_PROBE_ADDR).packed:
-        return None
-    magic, rnd, port = _HDR.unpack_from(frame, off)
-    if magic != MAGIC:
+    magic, rnd, port, name_len = _HDR.unpack_from(frame, off)
+    name = frame[off + _HDR.size:off + _HDR.size + name_len]
+    if magic != MAGIC or len(name) != name_len:
         return None
     try:
-        name = frame[off + _HDR.size:].decode()
+        return name.decode(), port, rnd
     except UnicodeDecodeError:
         return None
-    return name, port, rnd
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +123,17 @@ class WiringChecker:
         self.last: WiringReport | None = None
 
     def on_packet_in(self, pi: PacketIn) -> bool:
-        """Record a probe arrival; False if the PacketIn is not a probe."""
+        """Record a probe arrival; False if the PacketIn is not a probe.
+
+        Only the link-probe punt counts as a cable: a probe reaching the CPU for another reason
+        (a route, say) is consumed but proves nothing about where it was plugged in."""
         got = parse_probe(pi.payload)
         if got is None:
             return False
+        if pi.metadata.get("reason") != REASON_LINK_PROBE:
+            self.log.debug("probe with another PacketIn reason ignored",
+                           extra={"fields": {"switch": pi.switch, "reason": pi.metadata.get("reason")}})
+            return True
         name, port, rnd = got
         with self._lock:
             if rnd == self._round:
