@@ -280,6 +280,44 @@ def test_wiring_check_reports_swapped_links_and_dead_link(fab, ctl, plan):
     assert _wait(lambda: ctl.wiring_check().ok, 10.0, 0.2)
 
 
+def test_wiring_check_needs_no_forwarding_state(ctl, plan):
+    """Probes are punted by ethertype, not routed: a switch with every route deleted behind the
+    controller's back and a port held admin-down still shows all its cables up, and the data plane
+    counts each probe it punts."""
+    from p4.v1 import p4runtime_pb2
+
+    from controller.mapping import T_ROUTE_V6
+
+    _primary(ctl)
+    s = ctl.sessions["p1l1"]
+    route_id = s.names.table(T_ROUTE_V6).preamble.id
+    routes = [e for e in ctl.desired("p1l1").entries if e.table_entry.table_id == route_id]
+    counter = s.names.counters["ingress.packetio.link_probe_counter"].preamble.id
+    probes_before = _link_probes(s, counter, 1)
+    try:
+        ctl.set_port_admin("p1l1", 1, False)  # p1l1:1 faces p1s1:1
+        s.write([p4runtime_pb2.Update(type=p4runtime_pb2.Update.DELETE, entity=e) for e in routes])
+        rep = ctl.wiring_check()
+        assert rep.ok, rep.summary()
+        assert [ln.state for ln in rep.links] == [UP] * 8
+        assert _wait(lambda: _link_probes(s, counter, 1) > probes_before, 3.0)  # p1s1's probe, punted
+    finally:
+        ctl.set_port_admin("p1l1", 1, True)
+        _primary(ctl)
+    assert ctl.status["p1l1"].last_result.written == 0  # routes and admin state all back
+
+
+def _link_probes(s, counter_id: int, port: int) -> int:
+    """Packets in link_probe_counter[port] of one switch."""
+    from p4.v1 import p4runtime_pb2
+
+    e = p4runtime_pb2.Entity()
+    e.counter_entry.counter_id = counter_id
+    e.counter_entry.index.index = port
+    got = s.read([e])
+    return got[0].counter_entry.data.packet_count if got else 0
+
+
 def test_metrics_show_counters_moving(fab, ctl, plan):
     _primary(ctl)
     port = BASE + 90

@@ -28,7 +28,7 @@ from controller.reconcile import SwitchContents, entity_key, plan_updates
 from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import SwitchCounters, decode_postcard
-from controller.wiring import parse_probe, probe_frame
+from controller.wiring import MIN_FRAME, WiringChecker, parse_probe, probe_frame
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
 
@@ -50,13 +50,13 @@ def _count(d, names, table):
 
 def test_leaf_and_spine_entities(names, plan):
     leaf = desired_state(names, plan.switches["p1l1"])
-    # /32 drop + 2 spine uSIDs + 2 host-port uSIDs + 4 GIDs + wiring punt
-    assert _count(leaf, names, T_ROUTE_V6) == 10
+    # /32 drop + 2 spine uSIDs + 2 host-port uSIDs + 4 GIDs (wiring probes need no route)
+    assert _count(leaf, names, T_ROUTE_V6) == 9
     assert _count(leaf, names, T_USID_UN) == 1
     assert _count(leaf, names, T_EV_DIRECT) == 256
     assert (len(leaf.members), len(leaf.groups), len(leaf.defaults), len(leaf.pre)) == (2, 1, 1, 1)
     spine = desired_state(names, plan.switches["p1s1"])
-    assert _count(spine, names, T_ROUTE_V6) == 1 + 2 + 4 + 1 and not spine.members
+    assert _count(spine, names, T_ROUTE_V6) == 1 + 2 + 4 and not spine.members
     assert desired_state(names, plan.switches["p1l1"]).all() == leaf.all()  # deterministic
 
 
@@ -112,11 +112,48 @@ def test_diff_orders_by_dependency_and_deletes_in_reverse(names, plan):
     assert not phases[-1][1][0].entity.action_profile_member.HasField("action")  # DELETE carries the key only
 
 
+def test_no_entry_of_any_switch_points_at_the_cpu(names, plan):
+    """Wiring probes are punted by the program itself: no route (or group member) sends to the CPU."""
+    nh = names.action(A_NEXT_HOP)
+    port_id = next(p.id for p in nh.params if p.name == "port")
+    seen = 0
+    for name, sp in plan.switches.items():
+        d = desired_state(names, sp)
+        for e in [*d.entries, *d.members]:
+            act = e.table_entry.action.action if e.HasField("table_entry") else e.action_profile_member.action
+            if act.action_id == nh.preamble.id:
+                seen += 1
+                port = next(p.value for p in act.params if p.param_id == port_id)
+                assert port != canonical(255), (name, e)
+    assert seen > 100  # the check looked at every next hop of the fabric
+
+
 def test_probe_frame_round_trip():
     f = probe_frame("p1l1", 2, 77, "02:00:21:01:00:02")
+    assert len(f) == MIN_FRAME
+    assert f[:14] == bytes.fromhex("0180c200000e" "020021010002" "88b5")  # link-probe ethertype
     assert parse_probe(f) == ("p1l1", 2, 77)
-    assert parse_probe(f[:40]) is None
-    assert parse_probe(f.replace(b"MRCWIRE1", b"MRCWIRE0")) is None
+    assert parse_probe(f + b"\0" * 20) == ("p1l1", 2, 77)  # extra padding on the way
+    assert parse_probe(f[:25]) is None
+    assert parse_probe(f.replace(b"MRCWIRE2", b"MRCWIRE0")) is None
+    assert parse_probe(f[:12] + b"\x88\xb6" + f[14:]) is None  # the other experimental ethertype
+    long = probe_frame("s" * 60, 65535, 2**32 + 5, "02:00:00:00:00:01")
+    assert parse_probe(long) == ("s" * 60, 65535, 5) and len(long) > MIN_FRAME
+    assert parse_probe(long[:-1]) is None  # name cut short
+    with pytest.raises(ValueError, match="255 bytes"):
+        probe_frame("x" * 256, 1, 1, "02:00:00:00:00:01")
+
+
+def test_probe_arrival_counts_only_with_reason_link_probe(plan):
+    """A probe frame with another PacketIn reason (a route to the CPU) is consumed, not counted."""
+    wc = WiringChecker(plan.topology, plan.sids, {})
+    wc._round = 9
+    f = probe_frame("p1l1", 1, 9, "02:00:21:01:00:01")
+    assert wc.on_packet_in(PacketIn("p1s1", f, {"ingress_port": 1, "reason": 0})) is True
+    assert wc._arrivals == {}
+    assert wc.on_packet_in(PacketIn("p1s1", f, {"ingress_port": 1, "reason": 3})) is True
+    assert {(str(k), str(v)) for k, v in wc._arrivals.items()} == {("p1l1:1", "p1s1:1")}
+    assert wc.on_packet_in(PacketIn("p1s1", b"\0" * 60, {"ingress_port": 1, "reason": 3})) is False
 
 
 def test_postcard_decoding():
