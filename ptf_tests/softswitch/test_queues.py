@@ -16,7 +16,7 @@ from base.p4rt_test import autocleanup
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
-SLOW_PORT, RATE_PPS, N_EACH = 4, 25, 8
+SLOW_PORT, RATE_PPS, N_EACH = 4, 10, 8
 LOW, HIGH = 0, 7
 Q_FMT = "!BBBBII"
 
