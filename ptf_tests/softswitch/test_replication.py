@@ -6,6 +6,7 @@ import struct
 from dataclasses import dataclass
 
 from base.p4rt_test import autocleanup
+from p4.v1 import p4runtime_pb2
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
@@ -141,4 +142,25 @@ class MulticastTest(ReplicationTest):
         self.send(1, r_frame(OP_MCAST, 8))
         rids = sorted(r_fields(self.recv(2)).rid for _ in range(2))
         self.assertEqual(rids, [9, 10])
+        self.expect_silence([1, 2, 3, 4])
+
+
+@group("clone")
+class CloneSessionReplicasTest(ReplicationTest):
+    """A clone session with two replicas: one clone per port, egress_rid = the replica's instance."""
+
+    @autocleanup
+    def runTest(self):
+        entity_ports = [(3, 11), (4, 12)]
+        e = p4runtime_pb2.Entity()
+        cs = e.packet_replication_engine_entry.clone_session_entry
+        cs.session_id = 9
+        for port, instance in entity_ports:
+            cs.replicas.add(egress_port=port, instance=instance)
+        self.insert(e)
+        self.send(1, r_frame(OP_CLONE_I2E, 9))
+        self.assertEqual(r_fields(self.recv(2)).inst, NORMAL)
+        for port, instance in entity_ports:
+            c = r_fields(self.recv(port))
+            self.assertEqual((c.inst, c.port, c.rid, c.kept), (I2E_CLONE, port, instance, 0x11110009))
         self.expect_silence([1, 2, 3, 4])

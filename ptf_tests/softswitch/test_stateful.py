@@ -6,10 +6,11 @@ import struct
 import time
 
 from base.p4rt_test import autocleanup
+from p4.v1 import p4runtime_pb2
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
-OP_NONE, OP_REG_WRITE, OP_REG_READ, OP_METER = 0, 1, 2, 3
+OP_NONE, OP_REG_WRITE, OP_REG_READ, OP_METER, OP_DIRECT_METER = 0, 1, 2, 3, 4
 GREEN, YELLOW, RED = 0, 1, 2
 
 
@@ -108,3 +109,30 @@ class MeterTest(StatefulTest):
         self.assertEqual(color, GREEN, "the meter never refilled")
         # an unconfigured meter cell marks everything green
         self.assertEqual([self.through(s_frame(OP_METER, 2))[2] for _ in range(6)], [GREEN] * 6)
+
+
+@group("meters")
+class DirectMeterTest(StatefulTest):
+    """A direct meter configured on one table entry colours that entry's hits only."""
+
+    @autocleanup
+    def runTest(self):
+        metered = self.insert_table_entry("t_dm", {"h.s.idx": 1}, "read_color")
+        self.insert_table_entry("t_dm", {"h.s.idx": 2}, "read_color")
+        e = p4runtime_pb2.Entity()
+        e.direct_meter_entry.table_entry.CopyFrom(metered.table_entry)
+        e.direct_meter_entry.table_entry.ClearField("action")
+        cfg = e.direct_meter_entry.config
+        cfg.cir, cfg.cburst, cfg.pir, cfg.pburst = 2, 1, 4, 2
+        self.client.write(p4runtime_pb2.Update.MODIFY, e)
+        for _ in range(6):
+            self.send(1, s_frame(OP_DIRECT_METER, 1))
+        colors = [s_fields(f)[2] for f in self.recv_n(2, 6)]
+        self.assertEqual(colors[0], GREEN, colors)
+        self.assertEqual(colors, sorted(colors), colors)
+        self.assertEqual(colors[-1], RED, colors)
+        for _ in range(6):  # the other entry has no meter config: always green
+            self.send(1, s_frame(OP_DIRECT_METER, 2))
+        self.assertEqual([s_fields(f)[2] for f in self.recv_n(2, 6)], [GREEN] * 6)
+        self.send(1, s_frame(OP_DIRECT_METER, 3))  # a miss does not run the action
+        self.assertEqual(s_fields(self.recv(2))[2], 0xFF)

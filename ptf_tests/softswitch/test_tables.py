@@ -8,6 +8,7 @@ from collections import Counter
 
 from base.p4rt_test import autocleanup
 from p4.v1 import p4runtime_pb2
+from ptf import testutils
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
@@ -68,6 +69,10 @@ class MatchKindsTest(TablesTest):
         self.assertEqual(self.lookup(addr="10.1.2.3", port=80)["tern"], 4)
         self.delete_table_entry("t_tern", {"h.t.port": (80, 0xFFFF)}, priority=30)
         self.assertEqual(self.lookup(addr="10.1.2.3", port=80)["tern"], 2)
+        # the default action (run on a miss) can be changed, with its parameters
+        self.set_default_action("t_exact", "set_exact", {"v": 0x77}, restore=("NoAction", None))
+        self.assertEqual(self.lookup(addr="10.9.9.9")["exact"], 0x77)
+        self.assertEqual(self.lookup(addr="10.1.2.3")["exact"], 9)
         # MODIFY changes the action data of an existing entry
         self.modify_table_entry("t_exact", {"h.t.addr": "10.1.2.3"}, "set_exact", {"v": 10})
         self.assertEqual(self.lookup(addr="10.1.2.3")["exact"], 10)
@@ -127,7 +132,6 @@ class ActionSelectorTest(TablesTest):
             self.assertEqual(port, first[flow], f"flow {flow} moved from port {first[flow]} to {port}")
 
     def recv_any(self) -> tuple[int, bytes]:
-        from ptf import testutils
         res = testutils.dp_poll(self, 0, None, timeout=2.0)
         if isinstance(res, self.dataplane.PollFailure):
             self.fail("no packet out of the selector")

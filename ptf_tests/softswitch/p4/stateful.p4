@@ -7,6 +7,7 @@
 #define OP_REG_WRITE 1
 #define OP_REG_READ 2
 #define OP_METER 3
+#define OP_DIRECT_METER 4
 
 header s_t { bit<8> op; bit<8> idx; bit<8> color; bit<8> hit; bit<32> value; }
 struct headers_t { ethernet_t eth; s_t s; }
@@ -27,10 +28,15 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
     counter(16, CounterType.packets_and_bytes) per_idx;
     meter(4, MeterType.packets) rate;
     direct_counter(CounterType.packets_and_bytes) dc;
+    direct_meter<bit<8>>(MeterType.packets) dm;
 
     action count_hit() { h.s.hit = 1; }   /* the direct counter counts every hit */
     table t_dc { key = { h.s.idx: exact; } actions = { count_hit; NoAction; }
                  default_action = NoAction(); counters = dc; }
+
+    action read_color() { dm.read(h.s.color); }
+    table t_dm { key = { h.s.idx: exact; } actions = { read_color; NoAction; }
+                 default_action = NoAction(); meters = dm; }
 
     apply {
         sm.egress_spec = 2;
@@ -43,6 +49,9 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             cells.read(h.s.value, (bit<32>) h.s.idx);
         } else if (h.s.op == OP_METER) {
             rate.execute_meter((bit<32>) h.s.idx, h.s.color);
+        } else if (h.s.op == OP_DIRECT_METER) {
+            h.s.color = 0xFF;                    /* a miss leaves this marker */
+            t_dm.apply();
         }
     }
 }
