@@ -25,7 +25,8 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from softswitch.api import SoftSwitch
+from softswitch.api import SoftSwitch, free_tcp_port
+from softswitch.engine.control import send_command
 
 ROOT = Path(__file__).resolve().parents[2]
 IPV4_P4 = ROOT / "ptf_tests" / "softswitch" / "p4" / "ipv4.p4"     # counts parser errors by kind
@@ -82,7 +83,7 @@ def flood_switch(veth_factory, tmp_path) -> Iterator[tuple[SoftSwitch, str, str]
     veth_factory("w3cbs1", "w3cbt1")
     veth_factory("w3cbs2", "w3cbt2")
     sw = SoftSwitch(IPV4_P4, interfaces={1: "w3cbs1", 2: "w3cbs2"}, subprocess=True,
-                    log_file=str(tmp_path / "switch.log"))
+                    runtime_addr=f"127.0.0.1:{free_tcp_port()}", log_file=str(tmp_path / "switch.log"))
     sw.start()
     try:
         yield sw, "w3cbt1", "w3cbt2"
@@ -117,6 +118,10 @@ def test_malformed_flood_counted_no_crash_still_forwards(flood_switch):
             and time.monotonic() < deadline:
         time.sleep(0.05)
     assert after - before == expected_short, "PacketTooShort count (program counter over P4Runtime)"
+    # every bad frame went through the program and was dropped by it: none hit an internal error
+    stats = send_command(sw.runtime_addr, "switch_stats", [])
+    assert stats["pipeline_errors"] == 0, stats
+    assert stats["ingress_drops"] >= len(flood), stats
 
 
 # ----------------------------------------------------------------------------- P4 errors
