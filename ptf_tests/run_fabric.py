@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -58,6 +59,17 @@ def free_port_block(count: int, offset: int) -> int:
             for s in socks:
                 s.close()
     raise RuntimeError("no free block of TCP ports on 127.0.0.1")
+
+
+def ptf_bin() -> str:
+    """PTF's script next to this interpreter (a venv), else the one on PATH (a system install)."""
+    local = Path(sys.executable).with_name("ptf")
+    if local.exists():
+        return str(local)
+    found = shutil.which("ptf")
+    if found is None:
+        raise RuntimeError("the ptf script is neither next to this Python nor on PATH (pip install ptf)")
+    return found
 
 
 def run(cmd: list[str], log: Path, what: str, timeout: float) -> None:
@@ -118,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             params = {"topology": topo_path, "prefix": args.prefix, "grpc_base_port": base,
                       "target": args.target, "stev_mode": "ecmp", "p4info": str(p4info_path), "device_config": str(config_path),
                       "evplan_dir": str(evplan_dir), "state_dir": str(fab.state_dir)}
-            cmd = [str(Path(py).with_name("ptf")), "--test-dir", str(ROOT / "ptf_tests" / "fabric"),
+            cmd = [ptf_bin(), "--test-dir", str(ROOT / "ptf_tests" / "fabric"),
                    "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),
                    "--platform-dir", str(ROOT / "ptf_tests" / "platforms"), "--platform", "netns_eth",
                    "--log-file", str(log_dir / "ptf.log"),
