@@ -36,6 +36,7 @@ from controller.sidplan import build_sid_plan
 from controller.topology import TopologyError, load_topology
 from fabric import Fabric
 from fabric.fabric import FabricError
+from fabric.naming import NamingError, check_prefix
 from fabric.switches import target_available
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
@@ -99,10 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run_fabric.py: target {args.target}: {why}", file=sys.stderr)
         return 2
     try:
+        check_prefix(args.prefix)
         topo_path = str(Path(args.topology).resolve())
         topo = load_topology(topo_path)
         pipeline = load_pipeline(args.target)
-    except (TopologyError, SessionError, OSError) as e:
+    except (NamingError, TopologyError, SessionError, OSError) as e:
         print(f"run_fabric.py: {e}", file=sys.stderr)
         return 2
 
