@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from base.p4rt_test import autocleanup
 from p4.v1 import p4runtime_pb2
+from ptf import testutils
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
-OP_CLONE_I2E, OP_CLONE_E2E, OP_RECIRC, OP_TRUNCATE, OP_MCAST = 1, 2, 3, 4, 5
+OP_CLONE_I2E, OP_CLONE_E2E, OP_RECIRC, OP_TRUNCATE, OP_MCAST, OP_MCAST_PRUNE = 1, 2, 3, 4, 5, 6
 NORMAL, I2E_CLONE, E2E_CLONE, RECIRCULATED, REPLICATED = 0, 1, 2, 4, 5  # bmv2's instance_type
 R_FMT = "!BBBBHHII"
 
@@ -143,6 +144,12 @@ class MulticastTest(ReplicationTest):
         rids = sorted(r_fields(self.recv(2)).rid for _ in range(2))
         self.assertEqual(rids, [9, 10])
         self.expect_silence([1, 2, 3, 4])
+        # egress keeps ingress_port for every replica and may drop one (source pruning)
+        self.insert_multicast_group(9, [(1, 1), (2, 2), (3, 3)])
+        self.send(3, r_frame(OP_MCAST_PRUNE, 9))
+        for port, rid in ((1, 1), (2, 2)):
+            self.assertEqual(r_fields(self.recv(port)).rid, rid)
+        self.expect_silence([1, 2, 3, 4])
 
 
 @group("clone")
@@ -163,4 +170,24 @@ class CloneSessionReplicasTest(ReplicationTest):
         for port, instance in entity_ports:
             c = r_fields(self.recv(port))
             self.assertEqual((c.inst, c.port, c.rid, c.kept), (I2E_CLONE, port, instance, 0x11110009))
+        self.expect_silence([1, 2, 3, 4])
+
+
+@group("clone")
+@group("packetio")
+class CloneToCpuTest(ReplicationTest):
+    """A clone session whose replica is the CPU port delivers the clone as a PacketIn."""
+
+    @autocleanup
+    def runTest(self):
+        cpu = int(testutils.test_param_get("cpu_port", 255))
+        self.insert_clone_session(10, [cpu])
+        frame = r_frame(OP_CLONE_I2E, 10)
+        self.send(1, frame)
+        self.assertEqual(r_fields(self.recv(2)).inst, NORMAL)
+        pin = self.client.packet_ins.get(timeout=5.0)  # no @controller_header here: no metadata
+        self.assertEqual(len(pin.payload), len(frame))
+        self.assertEqual(list(pin.metadata), [])
+        c = r_fields(pin.payload)
+        self.assertEqual((c.inst, c.port, c.kept), (I2E_CLONE, cpu, 0x1111000A))
         self.expect_silence([1, 2, 3, 4])

@@ -10,6 +10,7 @@
 #define OP_RECIRC 3
 #define OP_TRUNCATE 4
 #define OP_MCAST 5
+#define OP_MCAST_PRUNE 6
 
 header r_t {
     bit<8> op; bit<8> arg; bit<8> inst; bit<8> passes;
@@ -47,7 +48,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             clone_preserving_field_list(CloneType.I2E, (bit<32>) h.r.arg, 1);
         } else if (h.r.op == OP_TRUNCATE) {
             truncate((bit<32>) h.r.arg);
-        } else if (h.r.op == OP_MCAST) {
+        } else if (h.r.op == OP_MCAST || h.r.op == OP_MCAST_PRUNE) {
             sm.mcast_grp = (bit<16>) h.r.arg;
         }
     }
@@ -70,6 +71,8 @@ control E(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
                 h.r.kept = m.kept;
                 h.r.lost = m.lost;
             }
+        } else if (h.r.op == OP_MCAST_PRUNE) {
+            if (sm.egress_port == sm.ingress_port) { mark_to_drop(sm); }   /* no copy back */
         } else if (h.r.op == OP_RECIRC) {
             h.r.passes = h.r.passes + 1;
             if (h.r.passes < h.r.arg) {
