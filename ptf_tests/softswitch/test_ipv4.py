@@ -1,5 +1,5 @@
 """IPv4 checksums (verify_checksum flags a bad one, update_checksum writes a correct one after
-TTL-1, both checked with scapy) and parser errors (truncated and malformed packets reach ingress
+TTL-1, update_checksum_with_payload a correct UDP one after a port change, checked with scapy) and parser errors (truncated and malformed packets reach ingress
 with parser_error set, are counted by kind and dropped; the switch keeps forwarding)."""
 from __future__ import annotations
 
@@ -54,7 +54,14 @@ class ChecksumTest(Ipv4Test):
         del fixed.chksum
         self.assertEqual(sent_sum, IP(bytes(fixed))[IP].chksum, "update_checksum wrote a wrong checksum")
         self.assertNotEqual(sent_sum, Ether(good)[IP].chksum)
-        self.assertEqual(bytes(out[UDP]), bytes(Ether(good)[UDP]), "payload changed")
+        udp_in, udp_out = Ether(good)[UDP], out[UDP]
+        self.assertEqual(udp_out.dport, udp_in.dport + 1)
+        self.assertEqual(bytes(udp_out.payload), bytes(udp_in.payload), "payload changed")
+        fixed_udp = out[IP].copy()
+        del fixed_udp[UDP].chksum
+        self.assertEqual(udp_out.chksum, IP(bytes(fixed_udp))[UDP].chksum,
+                         "update_checksum_with_payload wrote a wrong UDP checksum")
+        self.assertNotEqual(udp_out.chksum, udp_in.chksum)
 
         bad = ipv4_packet(chksum=0x1234)
         self.send(1, bad)
