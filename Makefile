@@ -67,7 +67,6 @@ ptf: build  ## run ptf_tests/mrc_switch against TARGET (root: veth interfaces)
 	$(PYTHON) ptf_tests/run.py --target $(TARGET) $(PTF_ARGS)
 
 ptf-fabric: build  ## run the fabric PTF suite (issue 7) against TARGET (root)
-	@test -f $(PTF_FABRIC_RUN) || { echo "ptf-fabric: $(PTF_FABRIC_RUN) is not in this tree yet (issue 7)" >&2; exit 2; }
 	$(PYTHON) $(PTF_FABRIC_RUN) --target $(TARGET) $(PTF_ARGS)
 
 ptf-softswitch:  ## run the target acceptance PTF suite (ptf_tests/softswitch, own programs) against TARGET
