@@ -11,8 +11,8 @@ from ptf import testutils
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
-OP_CLONE_I2E, OP_CLONE_E2E, OP_RECIRC, OP_TRUNCATE, OP_MCAST, OP_MCAST_PRUNE = 1, 2, 3, 4, 5, 6
-NORMAL, I2E_CLONE, E2E_CLONE, RECIRCULATED, REPLICATED = 0, 1, 2, 4, 5  # bmv2's instance_type
+OP_CLONE_I2E, OP_CLONE_E2E, OP_RECIRC, OP_TRUNCATE, OP_MCAST, OP_MCAST_PRUNE, OP_RESUBMIT = 1, 2, 3, 4, 5, 6, 7
+NORMAL, I2E_CLONE, E2E_CLONE, RECIRCULATED, REPLICATED, RESUBMITTED = 0, 1, 2, 4, 5, 6  # bmv2's
 R_FMT = "!BBBBHHII"
 
 
@@ -106,6 +106,22 @@ class RecirculateTest(ReplicationTest):
         self.assertEqual(out.lost, 0x66660000 | RECIRCULATED, "ingress instance_type of the last pass")
         self.assertEqual(out.inst, NORMAL)
         self.assertEqual(out.kept, 0x55550002, "field list not preserved across recirculation")
+        self.expect_silence([1, 2, 3, 4])
+
+
+@group("recirculate")
+class ResubmitTest(ReplicationTest):
+    """Resubmit re-runs ingress on the original packet (first-pass edits gone) with the field list."""
+
+    @autocleanup
+    def runTest(self):
+        self.send(3, r_frame(OP_RESUBMIT, 0x42))
+        out = r_fields(self.recv(2))
+        self.assertEqual(out.lost, 0x66660000 | RESUBMITTED, "ingress instance_type of the second pass")
+        self.assertEqual(out.kept, 0x77770042, "field list not preserved across resubmit")
+        self.assertEqual(out.passes, 0, "a first-pass header edit survived the resubmit")
+        self.assertEqual(out.inst, NORMAL)
+        self.assertEqual(out.arg, 3, "ingress_port of the resubmitted pass")
         self.expect_silence([1, 2, 3, 4])
 
 

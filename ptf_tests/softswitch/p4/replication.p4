@@ -11,6 +11,7 @@
 #define OP_TRUNCATE 4
 #define OP_MCAST 5
 #define OP_MCAST_PRUNE 6
+#define OP_RESUBMIT 7
 
 header r_t {
     bit<8> op; bit<8> arg; bit<8> inst; bit<8> passes;
@@ -39,8 +40,18 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         if (sm.instance_type == 4) {             /* recirculated: the field list came along */
             h.r.kept = m.kept;
         }
-        if (h.r.op == OP_RECIRC) {               /* egress sees NORMAL again (bmv2 resets it) */
+        if (h.r.op == OP_RECIRC || h.r.op == OP_RESUBMIT) {   /* egress sees NORMAL again */
             h.r.lost = 32w0x66660000 | (bit<32>) sm.instance_type;
+        }
+        if (h.r.op == OP_RESUBMIT) {
+            if (sm.instance_type == 6) {         /* resubmitted: the original packet, field list kept */
+                h.r.kept = m.kept;
+                h.r.arg = (bit<8>) sm.ingress_port;   /* kept by a resubmit (unlike recirculate) */
+            } else {
+                h.r.passes = 0x99;               /* lost: resubmit starts from the original packet */
+                m.kept = 32w0x77770000 | (bit<32>) h.r.arg;
+                resubmit_preserving_field_list(1);
+            }
         }
         if (h.r.op == OP_CLONE_I2E) {
             m.kept = 32w0x11110000 | (bit<32>) h.r.arg;
