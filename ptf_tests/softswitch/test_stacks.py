@@ -93,3 +93,18 @@ class StackOverflowTest(SubsetTest):
         self.assertEqual(depth, 4)
         self.assertEqual(mask, 0b1111)
         self.assertEqual([lb[0] for lb in labels], [1, 2, 3, 4])
+
+
+@group("stacks")
+class LookaheadAdvanceTest(SubsetTest):
+    """lookahead<bit<32>> peeks at bytes that advance(32) then removes from the packet."""
+
+    program = "stacks"
+
+    @autocleanup
+    def runTest(self):
+        self.send(1, eth(struct.pack("!BBBBI", 0, 0xAD, 0, 0, 0) + b"\xde\xad\xbe\xef" + b"rest"))
+        out = self.recv(2)
+        _, depth, err, _, label_in = struct.unpack("!BBBBI", out[14:22])
+        self.assertEqual((depth, err, label_in), (0xAD, 0, 0xDEADBEEF))
+        self.assertEqual(out[22:], b"rest", "advanced bytes must not be re-emitted")

@@ -1,5 +1,5 @@
 /* Header stacks: a parse loop over an MPLS-like label stack (bottom-of-stack bit ends it),
- * push_front/pop_front in ingress, StackOutOfBounds when the stack overflows. */
+ * push_front/pop_front in ingress, StackOutOfBounds when the stack overflows; lookahead/advance. */
 #include <core.p4>
 #include <v1model.p4>
 #include "common.p4"
@@ -18,7 +18,12 @@ parser P(packet_in pkt, out headers_t h, inout meta_t m, inout standard_metadata
     state op {
         pkt.extract(h.op);
         m.depth = 0;
-        transition select(h.op.depth) { 0: accept; default: labels; }
+        transition select(h.op.depth) { 0: accept; 0xAD: skip; default: labels; }
+    }
+    state skip {                                  /* lookahead, then drop 4 bytes from the packet */
+        h.op.label_in = pkt.lookahead<bit<32>>();
+        pkt.advance(32);
+        transition accept;
     }
     state labels {
         pkt.extract(h.labels.next);
@@ -34,7 +39,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         sm.egress_spec = 2;
         if (!h.op.isValid()) { mark_to_drop(sm); return; }
         if (sm.parser_error == error.StackOutOfBounds) { h.op.err = 1; }
-        h.op.depth = m.depth;
+        if (h.op.depth != 0xAD) { h.op.depth = m.depth; }
         if (h.op.op == 1) {
             h.labels.push_front(1);
             h.labels[0].setValid();
