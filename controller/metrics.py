@@ -88,6 +88,8 @@ class FabricCollector:
                                  labels=["switch", "reason"])
         tp = CounterMetricFamily("mrc_table_hit_packets", "packets that hit a table entry (direct counters)",
                                  labels=["switch", "table"])
+        ce = CounterMetricFamily("mrc_congestion_events", "packets trimmed, CE-marked or dropped early by the program",
+                                 labels=["switch", "event"])
         qd = GaugeMetricFamily("mrc_queue_depth_packets", "last egress queue depth seen by the program",
                                labels=sp)
         for name, c in sorted(snap.counters.items()):
@@ -104,7 +106,9 @@ class FabricCollector:
                 tp.add_metric([name, table], p)
             for port, depth in sorted(c.qdepth.items()):
                 qd.add_metric([name, str(port)], depth)
-        yield from (rxp, rxb, txp, txb, dp, db, tp, qd)
+            for event, n in sorted(c.congestion.items()):
+                ce.add_metric([name, event], n)
+        yield from (rxp, rxb, txp, txb, dp, db, tp, qd, ce)
 
         pc = CounterMetricFamily("mrc_postcards", "telemetry postcards received", labels=sw)
         for name, n in sorted(snap.postcards_total.items()):

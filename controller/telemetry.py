@@ -18,6 +18,8 @@ from .mapping import C_DROP_REASONS, C_PORT_RX, C_PORT_TX, DROP_REASONS, R_EGRES
 from .session import PacketIn, SwitchSession
 
 POSTCARD_RECORD_LEN = 20
+C_CONGESTION_EVENTS = "congestion_events"  # top-level counter of p4src congestion.p4 (docs/dataplane.md)
+CONGESTION_EVENTS = {0: "trimmed", 1: "ecn_marked", 2: "early_drop"}
 
 
 @dataclass
@@ -29,6 +31,7 @@ class SwitchCounters:
     drops: dict[str, tuple[int, int]] = field(default_factory=dict)
     tables: dict[str, tuple[int, int]] = field(default_factory=dict)
     qdepth: dict[int, int] = field(default_factory=dict)
+    congestion: dict[str, int] = field(default_factory=dict)  # trimmed / ecn_marked / early_drop packets
     read_at: float = 0.0
 
 
@@ -108,11 +111,16 @@ class TelemetryCollector:
             if cname in names.counters:
                 reqs.append((kind, names.counters[cname].preamble.id))
         reqs += [("drop", c.preamble.id) for c in names.counters_named(C_DROP_REASONS)]
+        reqs += [("congestion", c.preamble.id) for c in names.counters_named(C_CONGESTION_EVENTS)]
         for kind, cid in reqs:
             ent = p4runtime_pb2.Entity()
             ent.counter_entry.counter_id = cid
             vals = _counter_values(s.read([ent]))
-            if kind == "drop":
+            if kind == "congestion":  # a program without the counter simply has no such request
+                for idx, (p, _) in vals.items():
+                    ev = CONGESTION_EVENTS.get(idx, f"event_{idx}")
+                    out.congestion[ev] = out.congestion.get(ev, 0) + p
+            elif kind == "drop":
                 for idx, (p, b) in vals.items():
                     reason = DROP_REASONS.get(idx, f"reason_{idx}")
                     op, ob = out.drops.get(reason, (0, 0))

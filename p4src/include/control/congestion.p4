@@ -2,11 +2,14 @@
  *
  * Queue estimate: v1model only reports queue depths in egress, so egress writes the depth it
  * observes at dequeue (deq_qdepth, packets) into `egress_qdepth[egress_port]` and ingress reads
- * it for the port a packet is routed to.  Packets on the trimmed (highest) priority queue do
- * not update it, so the estimate tracks the data queue.  Every packet that ingress trims or
- * drops early on the estimate decrements it by one (the data queue drains while nothing is
- * added), so the estimate cannot stay above the threshold for ever on a port that carries only
- * data packets.
+ * it for the port a packet is routed to.  Between two dequeues ingress keeps it current itself:
+ * every packet it admits to the data queues of a port with thresholds adds one (a burst that
+ * arrives between two departures of a slow port is seen at once, not only after the next
+ * dequeue, so trimming starts before the queue tail-drops).  Packets on the trimmed (highest)
+ * priority queue neither add to it nor update it in egress, so the estimate tracks the data
+ * queue.  Every packet that ingress trims or drops early on the estimate decrements it by one
+ * (the data queue drains while nothing is added), so the estimate cannot stay above the
+ * threshold for ever on a port that carries only data packets.
  *
  * Trimming (ingress, table queue_thresholds keyed on the egress port, no entry = off):
  *   estimate >= trim_threshold and the packet is an MRC data packet (BTH WRITE opcodes
@@ -16,16 +19,29 @@
  *        (or IPv4 total length) recomputed, DSCP = 11, priority 7.
  *   otherwise estimate >= drop_threshold and the packet is not a trimmed one
  *     -> dropped, DROP_REASON_QUEUE_FULL.
- *   ACKs (0x11), probes (0xc0-0xc2) and trimmed packets are never trimmed.
+ *   ACKs (0x11), probes (0xc0-0xc2) and trimmed packets are never trimmed.  A packet trimmed
+ *   upstream (DSCP 11) keeps priority 7 at every later hop.
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
  *   ECN-capable (ECT(0)/ECT(1)) and enq_qdepth >= threshold -> CE, on the outer (or only) IP
  *   header.  Threshold 0 marks every ECN-capable packet.
+ * Counter congestion_events[event] (packets): CONGESTION_EVENT_TRIMMED (0) packets trimmed here,
+ *   CONGESTION_EVENT_ECN_CE (1) packets CE-marked here (not those that arrived CE),
+ *   CONGESTION_EVENT_EARLY_DROP (2) packets dropped on the estimate (also in drop_reasons).
  */
 #ifndef MRC_CONGESTION_P4
 #define MRC_CONGESTION_P4
 
-/* Shared by ingress (read) and egress (write): the last observed depth per egress port. */
+/* Shared by ingress (read, admit/decay) and egress (write): the data-queue estimate per port. */
 register<qdepth_t>(MAX_PORTS) egress_qdepth;
+
+/* congestion_events indices: what this switch did to packets because of congestion. */
+const bit<32> CONGESTION_EVENT_TRIMMED = 0;
+const bit<32> CONGESTION_EVENT_ECN_CE = 1;
+const bit<32> CONGESTION_EVENT_EARLY_DROP = 2;
+const bit<32> CONGESTION_EVENT_COUNT = 3;
+const qdepth_t QDEPTH_ESTIMATE_MAX = 0x7FFFF;  /* the estimate saturates instead of wrapping */
+/* Shared by ingress (trims, early drops) and egress (CE marks). */
+counter(CONGESTION_EVENT_COUNT, CounterType.packets) congestion_events;
 
 control congestion_ingress(inout headers_t hdr,
                            inout local_metadata_t lmd,
@@ -52,12 +68,15 @@ control congestion_ingress(inout headers_t hdr,
 
     apply {
         if (lmd.forwarded && std_md.egress_spec != CPU_PORT) {
+            bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
+                                   (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
+            if (already_trimmed) {
+                std_md.priority = PRIORITY_TRIMMED;  /* trimmed upstream: still the highest queue */
+            }
             if (queue_thresholds.apply().hit) {
                 qdepth_t estimate;
                 egress_qdepth.read(estimate, (bit<32>) std_md.egress_spec);
 
-                bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
-                                       (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
                 bool decay = false;
                 bool data = hdr.bth.isValid() && hdr.reth.isValid() &&
                             hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
@@ -93,18 +112,25 @@ control congestion_ingress(inout headers_t hdr,
                     std_md.priority = PRIORITY_TRIMMED;
                     lmd.trimmed = true;
                     decay = true;
+                    congestion_events.count(CONGESTION_EVENT_TRIMMED);
                 } else if (!already_trimmed && estimate >= lmd.drop_threshold) {
                     mark_to_drop(std_md);
                     lmd.drop_reason = DROP_REASON_QUEUE_FULL;
                     lmd.forwarded = false;
                     lmd.skip_forwarding = true;
                     decay = true;
+                    congestion_events.count(CONGESTION_EVENT_EARLY_DROP);
                 }
                 /* A packet kept out of the data queue lets it drain by one; without this a port
                  * that carries only data would keep trimming (or dropping) for ever, because
                  * nothing would reach egress on the data queue to refresh the estimate. */
-                if (decay && estimate > 0) {
-                    egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
+                if (decay) {
+                    if (estimate > 0) {
+                        egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
+                    }
+                } else if (!already_trimmed && estimate != QDEPTH_ESTIMATE_MAX) {
+                    /* admitted to the data queue: one more packet until egress reports the truth */
+                    egress_qdepth.write((bit<32>) std_md.egress_spec, estimate + 1);
                 }
             }
         }
@@ -143,8 +169,14 @@ control congestion_egress(inout headers_t hdr,
         if (ecn_threshold.apply().hit) {
             if (std_md.enq_qdepth >= lmd.ecn_threshold) {
                 if (hdr.ipv6.isValid() && hdr.ipv6.ecn != ECN_NOT_ECT) {
+                    if (hdr.ipv6.ecn != ECN_CE) {
+                        congestion_events.count(CONGESTION_EVENT_ECN_CE);
+                    }
                     hdr.ipv6.ecn = ECN_CE;
                 } else if (hdr.ipv4.isValid() && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                    if (hdr.ipv4.ecn != ECN_CE) {
+                        congestion_events.count(CONGESTION_EVENT_ECN_CE);
+                    }
                     hdr.ipv4.ecn = ECN_CE;
                 }
             }
