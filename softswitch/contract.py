@@ -43,9 +43,9 @@ class TmItem:
     meta: object
     # filled by the traffic manager:
     enq_timestamp_us: int = 0
-    enq_qdepth: int = 0  # packets in the queue when this one was enqueued (not counting it)
+    enq_qdepth: int = 0  # packets queued on the port (all priorities) when this one was enqueued
     deq_timedelta_us: int = 0
-    deq_qdepth: int = 0  # packets left in the queue when this one was dequeued
+    deq_qdepth: int = 0  # packets left on the port (all priorities) when this one was dequeued
     qid: int = 0
 
 

@@ -97,9 +97,9 @@ def test_forwarding_packet_io_link_flap_and_runtime_control(fabric, tmp_path):
     with sw:
         c = Client(sw.grpc_addr)
         try:
-            c.insert_exact("I.fwd", {"standard_metadata.ingress_port": port_bytes(1)}, "I.set_port",
+            c.insert_exact("I.fwd", {"sm.ingress_port": port_bytes(1)}, "I.set_port",
                            {"port": port_bytes(2)})
-            c.insert_exact("I.fwd", {"standard_metadata.ingress_port": port_bytes(3)}, "I.to_cpu", {})
+            c.insert_exact("I.fwd", {"sm.ingress_port": port_bytes(3)}, "I.to_cpu", {})
             # data plane: port 1 -> port 2
             fabric[1].send(udp_frame(1))
             assert recv_tagged(fabric[2], 1) is not None
