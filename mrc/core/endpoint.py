@@ -59,6 +59,7 @@ class Endpoint:
         self._peers: dict[bytes, list[QueuePair]] = {}
         self._reply_encaps: dict[tuple[bytes, int, int], Encap] = {}
         self._out: list[tuple[int, bytes]] = []
+        self._rr = 0  # round-robin start among QPs with data to send
         self._completions: list[Completion] = []
 
     # ------------------------------------------------------------------ setup
@@ -253,9 +254,18 @@ class Endpoint:
     def datagrams_to_send(self, now_ns: int) -> list[tuple[int, bytes]]:
         """Frames to transmit now, as ``(port, frame)``: control first, then paced data."""
         out, self._out = self._out, []
-        for qp in self.qps.values():
-            if qp.has_work():
-                qp.fill(now_ns, out)
+        # One packet per QP per turn, starting one QP further each call: QPs share the ports
+        # round robin as a NIC's scheduler does (filling QP by QP let the first QP with work
+        # take every pacing slot and starved the later ones for seconds).
+        busy = [qp for qp in self.qps.values() if qp.has_work()]
+        if busy:
+            k = self._rr % len(busy)
+            self._rr += 1
+            busy = busy[k:] + busy[:k]
+            while len(busy) > 1:
+                busy = [qp for qp in busy if qp.fill(now_ns, out, 1) and qp.has_work()]
+            if busy:  # the last one left takes what remains
+                busy[0].fill(now_ns, out)
         return out
 
     def get_timer(self) -> int | None:

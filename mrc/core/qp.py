@@ -48,7 +48,9 @@ class QpAttr:
     exp_retry_cnt: int = 7  # exponential retries (<= 25; 25 = infinite)
     ev_min_active: int = 1
     probe_good_count: int = 3  # k answers in a row bring an ASSUMED_BAD EV back to GOOD
-    probe_interval_ns: int = 0  # 0: 4 x smoothed RTT, at least 10 us
+    probe_interval_ns: int = 0  # ASSUMED_BAD probe period; 0: max(4 x srtt, probe_min_ns), the ACK timeout before an RTT sample
+    probe_min_ns: int = 1_000_000  # floor of the automatic probe period (an srtt of a few us must not flood the fabric)
+    probe_pad_to_mtu: bool = True  # probe requests as large as a full-MTU data frame of their EV (docs/protocol.md)
     ack_every: int = 4  # responder coalesces this many packets per ACK
     ack_delay_ns: int = 2_000  # ...or acknowledges after this long
     reorder_min_ns: int = 2_000  # floor of the RACK reordering window
@@ -71,6 +73,8 @@ class QpAttr:
             raise ValueError("exp_retry_cnt must be 0..25 (25 = infinite)")
         if self.max_wimm < 1 or self.max_wimm_dest < 1:
             raise ValueError("max_wimm and max_wimm_dest must be >= 1")
+        if self.probe_interval_ns < 0 or self.probe_min_ns < 0:
+            raise ValueError("probe_interval_ns and probe_min_ns must be >= 0")
 
 
 class _Wqe:
@@ -169,6 +173,7 @@ class QueuePair:
         self.ack_ecn: list[int] = []
         self.ack_trim: list[int] = []
         self.wimm_unpolled = 0
+        self._probe_pad: dict[int, int] = {}  # EV index -> frame length of a full-MTU data packet
 
     # ------------------------------------------------------------------ state machine
     def modify_to_init(self) -> None:
@@ -219,14 +224,17 @@ class QueuePair:
         return bool(self.retx) or self.snd_ptr < self.next_assign
 
     # ------------------------------------------------------------------ requester: sending
-    def fill(self, now_ns: int, out: list) -> None:
-        """Emit every data packet the window, the ports and the QP state allow now."""
+    def fill(self, now_ns: int, out: list, budget: int = 0) -> int:
+        """Emit the data packets the window, the ports and the QP state allow now, at most ``budget``
+        (0: no limit; the endpoint gives every QP one packet per turn so QPs share the ports fairly).
+        Returns how many were emitted."""
         self.wake_ns = None
         if self.state is not QpState.RTS:
-            return
+            return 0
         ep = self.ep
         port_ok = ep.port_ok_fn(now_ns)
-        while True:
+        sent = 0
+        while not budget or sent < budget:
             if self.retx:
                 seq, cause = self.retx[0]
                 pkt = self.pkts.get(seq)
@@ -234,13 +242,14 @@ class QueuePair:
                     self.retx.popleft()
                     continue
                 if not self._cwnd_ok(pkt.length):
-                    return
+                    return sent
                 i = self._pick(port_ok)
                 if i < 0:
-                    return
+                    return sent
                 self.retx.popleft()
                 self._count_retx(cause)
                 self._transmit(pkt, i, now_ns, out)
+                sent += 1
                 continue
             if self.rc and self.snd_ptr < self.snd_nxt:  # go-back-N resend
                 pkt = self.pkts.get(self.snd_ptr)
@@ -249,23 +258,26 @@ class QueuePair:
                     continue
                 i = self._pick(port_ok)
                 if i < 0:
-                    return
+                    return sent
                 self.counters.retx_nak += 1
                 self.snd_ptr += 1
                 self._transmit(pkt, i, now_ns, out)
+                sent += 1
                 continue
             if self.snd_nxt >= self.next_assign or self.snd_nxt - self.snd_una >= self.window:
-                return
+                return sent
             pkt = self._new_packet()
             if pkt is None:
-                return
+                return sent
             if not self._cwnd_ok(pkt.length):
-                return
+                return sent
             i = self._pick(port_ok)
             if i < 0:
-                return
+                return sent
             self._commit_new(pkt)
             self._transmit(pkt, i, now_ns, out)
+            sent += 1
+        return sent
 
     def _pick(self, port_ok) -> int:
         if self.rc:
@@ -580,9 +592,23 @@ class QueuePair:
 
     # ------------------------------------------------------------------ probes
     def _probe_interval(self) -> int:
-        if self.attr.probe_interval_ns:
-            return self.attr.probe_interval_ns
-        return max(4 * self.srtt, 10_000)
+        """Probe period of an ASSUMED_BAD EV: the attribute if set, else 4 x srtt with a floor of
+        ``probe_min_ns``; before the first RTT sample, the ACK timeout (with the same floor)."""
+        a = self.attr
+        if a.probe_interval_ns:
+            return a.probe_interval_ns
+        if self.srtt:
+            return max(4 * self.srtt, a.probe_min_ns)
+        return max(self.base_timeout_ns, a.probe_min_ns)
+
+    def _probe_frame_len(self, i: int, e: EvEntry) -> int:
+        """Length of a full-MTU data frame on EV ``i`` (what a probe is padded to)."""
+        n = self._probe_pad.get(i)
+        if n is None:
+            mtu = self.attr.mtu
+            n = self._probe_pad[i] = len(encode_data(e.encap, F.OP_WRITE_MIDDLE, self.remote.qpn, 0, 0, 0, mtu,
+                                                     bytes(mtu)))
+        return n
 
     def _probe(self, now_ns: int, out: list) -> None:
         for i, e in enumerate(self.evset.entries):
@@ -599,6 +625,11 @@ class QueuePair:
             e.probe_req_id = rid
             e.probe_sent_ns = now_ns
             pkt = encode_probe(e.encap, F.OP_PROBE_REQ, ProbeInfo(rid, e.port, 0, now_ns, 0, 0))
+            if self.attr.probe_pad_to_mtu:
+                # Ethernet trailer after the IP packet: IP/UDP lengths stay those of the probe, so
+                # every receiver parses it as is, but the frame is as large as a data frame and a
+                # path that drops only large frames loses the probe too.
+                pkt += bytes(self._probe_frame_len(i, e) - len(pkt))
             self.counters.probes_sent += 1
             self.ep.port_send(e.port, len(pkt), now_ns)
             out.append((e.port, pkt))
@@ -713,6 +744,10 @@ class QueuePair:
         seq, arrived, evi, entropy = trig
         e = self.evset.entries[self.evset.reply_index(evi)]
         if self.rc:
+            # classic RC has no ECN/trim echo in its ACK: drop the marks (keeping them made the
+            # "more marks than one SACK holds" loop below recurse for ever on a CE-marked packet)
+            self.ack_ecn.clear()
+            self.ack_trim.clear()
             pkt = encode_ack(e.encap, self.remote.qpn, self.rcv_nxt - 1, F.AETH_ACK, self.msn)
         else:
             base = self.rcv_nxt + 1

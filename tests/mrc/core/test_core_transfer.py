@@ -74,7 +74,8 @@ def test_path_dies_mid_message_assumed_bad_at_first_loss_and_completes():
 def test_revived_path_returns_to_good_through_probes():
     paths = [PathSpec() for _ in range(4)]
     paths[1].down = [(10_000, 60_000)]
-    p = make_pair(paths, attr=QpAttr(probe_good_count=3), buf_len=8 << 20)
+    # the simulated RTT is a few us: a 20 us probe floor instead of the 1 ms default for real networks
+    p = make_pair(paths, attr=QpAttr(probe_good_count=3, probe_min_ns=20_000), buf_len=8 << 20)
     msgs = _messages(random.Random(2), p.mr.base_va, [4 << 20, 3 << 20], imm_every=1)
     transfer(p, msgs)
     p.net.run(until_ns=p.net.now + 200_000)

@@ -1,0 +1,129 @@
+"""Probe period floor, probes padded to the data frame size, fair QP scheduling, RC with CE marks."""
+
+from __future__ import annotations
+
+import random
+
+from mrc.core import EvState, QpAttr, WcStatus
+from mrc.core.endpoint import Endpoint
+from mrc.sim import PathSpec, make_pair, transfer
+from mrc.sim.scenario import GID_A, GID_B, srv6_carrier
+from mrc.wire import formats as F
+from mrc.wire.codec import decode_frame
+
+
+def _dead_ev_probes(attr: QpAttr, window_ns: int) -> int:
+    """Probes sent to an EV whose path is down for the whole run, over ``window_ns`` after the data."""
+    paths = [PathSpec() for _ in range(4)]
+    paths[2].down = [(0, None)]
+    p = make_pair(paths, attr=attr, buf_len=1 << 20)
+    transfer(p, [(1, random.Random(5).randbytes(200_000), p.mr.base_va, None)])
+    assert p.qa.evset.entries[2].state is EvState.ASSUMED_BAD
+    before = p.qa.counters.probes_sent
+    p.net.run(until_ns=p.net.now + window_ns)
+    return p.qa.counters.probes_sent - before
+
+
+def test_probe_period_has_a_floor_with_a_tiny_srtt():
+    # the simulated RTT is a few us: 4 x srtt would probe every ~20 us (~500 probes in 10 ms)
+    n = _dead_ev_probes(QpAttr(), 10_000_000)
+    assert 5 <= n <= 11, n  # one probe per ms (probe_min_ns default 1 ms)
+
+
+def test_probe_period_attribute_overrides_the_floor():
+    assert _dead_ev_probes(QpAttr(probe_interval_ns=100_000), 2_000_000) >= 15
+    assert _dead_ev_probes(QpAttr(probe_min_ns=4_000_000), 10_000_000) <= 3
+
+
+def test_probe_period_without_rtt_sample_is_the_ack_timeout():
+    ep = Endpoint(GID_A, [1])
+    qp = ep.create_qp([(srv6_carrier(1, 2, 3, 4), 1)], QpAttr(ack_timeout=14))
+    assert qp.srtt == 0
+    assert qp._probe_interval() == 1024 << 14  # 16.8 ms
+    qp.srtt = 3_000
+    assert qp._probe_interval() == 1_000_000
+    qp.srtt = 2_000_000
+    assert qp._probe_interval() == 8_000_000
+
+
+def _pump(a: Endpoint, b: Endpoint, until_ns: int, drop) -> None:
+    """A tiny lossless network with a 5 us hop and a drop predicate (port, frame) for a -> b."""
+    t = 0
+    while t < until_ns:
+        t += 5_000
+        for src, dst, filt in ((a, b, drop), (b, a, lambda _p, _f: False)):
+            tm = src.get_timer()
+            if tm is not None and tm <= t:
+                src.handle_timer(t)
+            for port, fr in src.datagrams_to_send(t):
+                if not filt(port, fr):
+                    dst.receive(fr, port, t)
+
+
+def _probe_path_drops_large_frames(pad: bool) -> tuple[EvState, list[int]]:
+    paths = [PathSpec() for _ in range(2)]
+    attr = QpAttr(mtu=4096, probe_interval_ns=200_000, probe_pad_to_mtu=pad)
+    p = make_pair(paths, attr=attr)
+    p.qa.evset.mark_bad(1, 0, "test")  # EV 1's path drops every frame larger than 1500 bytes
+    sizes: list[int] = []
+
+    def drop(port: int, fr: bytes) -> bool:
+        if port == 2:
+            sizes.append(len(fr))
+            return len(fr) > 1500
+        return False
+    _pump(p.a, p.b, 5_000_000, drop)
+    return p.qa.evset.entries[1].state, sizes
+
+
+def test_padded_probes_keep_a_large_frame_dropping_path_assumed_bad():
+    state, sizes = _probe_path_drops_large_frames(pad=True)
+    assert sizes and min(sizes) > 4096  # every probe is as large as a full-MTU data frame
+    assert state is EvState.ASSUMED_BAD
+
+
+def test_unpadded_probes_pass_such_a_path_and_flip_it_back_to_good():
+    state, sizes = _probe_path_drops_large_frames(pad=False)
+    assert sizes and max(sizes) < 200
+    assert state is EvState.GOOD  # the flap probe_pad_to_mtu avoids
+
+
+def test_padded_probe_is_a_data_frame_long_and_decodes_as_the_probe():
+    p = make_pair([PathSpec(), PathSpec()], attr=QpAttr(mtu=2048, probe_interval_ns=1_000))
+    p.qa.evset.mark_bad(0, 0, "test")
+    p.a.handle_timer(10_000)
+    probes = [fr for _port, fr in p.a.datagrams_to_send(10_000)]
+    assert len(probes) == 1
+    e = p.qa.evset.entries[0]
+    from mrc.wire.codec import encode_data
+    assert len(probes[0]) == len(encode_data(e.encap, F.OP_WRITE_MIDDLE, 1, 0, 0, 0, 2048, bytes(2048)))
+    fr = decode_frame(probes[0])
+    assert fr.opcode == F.OP_PROBE_REQ and fr.probe.req_id == e.probe_req_id
+
+
+def test_qps_share_the_ports_round_robin():
+    """Three QPs with plenty to send on paced ports: each gets a third of the packets."""
+    a = Endpoint(GID_A, [1, 2], port_rate_bps=1e9)
+    evs = [(srv6_carrier(1, 0x100 + i, 2, 0x12), i + 1) for i in range(2)]
+    qps = [a.create_qp(evs, QpAttr(mtu=1024)) for _ in range(3)]
+    for i, qp in enumerate(qps):
+        a.connect(qp, 0x200 + i, GID_B, rq_psn=0, sq_psn=0)
+        a.post_write(qp, 1, bytes(100 * 1024), 0x1000, 0x1234)
+    t = 0
+    for _ in range(300):
+        t += 1_000
+        a.datagrams_to_send(t)
+    sent = [qp.counters.data_packets_sent for qp in qps]
+    assert sum(sent) > 60
+    assert max(sent) - min(sent) <= 2, sent
+
+
+def test_rc_receiver_with_ce_marked_packets_completes():
+    """Classic RC has no ECN echo; CE marks must not loop the ACK path (RecursionError before)."""
+    paths = [PathSpec(rate_bps=25e9, ecn_bytes=8_000, queue_bytes=4 << 20)]
+    p = make_pair(paths, mode="rc", port_rate_bps=100e9, buf_len=2 << 20)
+    msgs = [(1, random.Random(9).randbytes(1 << 20), p.mr.base_va, None)]
+    transfer(p, msgs)
+    assert sum(s[0].ecn_marked for s in p.net.stats()) > 0
+    assert [c.status for c in p.done] == [WcStatus.SUCCESS]
+    assert p.mr.buf[: 1 << 20] == msgs[0][1]
