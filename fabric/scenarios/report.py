@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of the pre-failure mean
@@ -91,8 +92,13 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
     bins = goodput_bins(run, bin_ms / 1000)
     srtt = sorted(x for h in hosts for x in h["srtt_ns"])
     sw_drops: Counter = Counter()
+    sw_cong: Counter = Counter()
     for c in run.get("switch_counters", {}).values():
         sw_drops.update(c["drops"])
+        sw_cong.update(c.get("congestion", {}))
+    cong_by_s: dict[int, Counter] = {}
+    for t_end, counts in congestion_series(run):
+        cong_by_s.setdefault(max(0, int(t_end - 1e-9)), Counter()).update(counts)
     recov = []
     downs = [f for f in run["faults"] if f.get("down")]
     for f in downs:
@@ -126,10 +132,29 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 3) if srtt else None,
-        "switch_drops": dict(sw_drops), "goodput_bins": [(round(t, 3), round(g, 3)) for t, g in bins],
+        "switch_drops": dict(sw_drops),
+        "switch_trims": sw_cong["trimmed"], "switch_ecn_marks": sw_cong["ecn_marked"],
+        "switch_early_drops": sw_cong["early_drop"],
+        "switch_congestion_per_s": {s: dict(c) for s, c in sorted(cong_by_s.items())},
+        "goodput_bins": [(round(t, 3), round(g, 3)) for t, g in bins],
         "recovery": recov, "faults": run["faults"],
         "errors": [e for h in hosts for e in h["errors"]],
     }
+
+
+def congestion_series(run: dict[str, Any]) -> list[tuple[float, dict[str, int]]]:
+    """Switch trims / CE marks / early drops (all switches) in each sampling interval: [(end s, counts)]."""
+    out = []
+    samples = run.get("congestion_samples") or []
+    for (_t_a, a), (t_b, b) in pairwise(samples):
+        acc: Counter = Counter()
+        for sw, cur in b.items():
+            prev = a.get(sw, {})
+            for ev, n in cur.items():
+                p = prev.get(ev, 0)
+                acc[ev] += n - p if n >= p else n  # a restarted switch counts from 0
+        out.append((t_b, dict(acc)))
+    return out
 
 
 def per_second(m: dict[str, Any]) -> list[tuple[int, float]]:
@@ -142,23 +167,27 @@ def per_second(m: dict[str, Any]) -> list[tuple[int, float]]:
 
 def timeline_lines(m: dict[str, Any]) -> list[str]:
     """Per-second goodput with the faults, EV changes and retransmissions of each second."""
-    lines = [f"timeline ({m['mode']}):  second  goodput MB/s  EV->BAD  EV->GOOD  retx  faults"]
+    lines = [f"timeline ({m['mode']}):  second  goodput MB/s  EV->BAD  EV->GOOD  sw trims  sw ECN  faults"]
     evs_by_s: dict[int, Counter] = {}
     for e in m["ev_events"]:
         evs_by_s.setdefault(int(e[0] / 1e9), Counter())[e[5]] += 1
     faults_by_s: dict[int, list[str]] = {}
     for f in m["faults"]:
         faults_by_s.setdefault(int(f["t_s"]), []).append(f"{f.get('did', f['fault'])} @{f['t_s']:.2f}s")
+    cong = {int(k): v for k, v in m.get("switch_congestion_per_s", {}).items()}
     for s, g in per_second(m):
         c = evs_by_s.get(s, Counter())
-        lines.append(f"  {s:>6}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}        {'; '.join(faults_by_s.get(s, []))}")
+        k = cong.get(s, {})
+        lines.append(f"  {s:>6}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}  {k.get('trimmed', 0):8}  "
+                     f"{k.get('ecn_marked', 0):6}  {'; '.join(faults_by_s.get(s, []))}")
     r = m["retransmissions"]
     lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}, "
                  f"trim {r.get('trim', 0)}, nak (go-back-N) {r.get('nak', 0)}")
     lines.append("  EV state changes: " + (", ".join(f"{k} x{v}" for k, v in sorted(m["ev_changes"].items()))
                                            or "none"))
-    lines.append(f"  trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}, "
-                 f"switch drops {m['switch_drops'] or 'none'}")
+    lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
+                 f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}")
+    lines.append(f"  endpoints: trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}")
     return lines
 
 

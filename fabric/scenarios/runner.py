@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any, Self
 
 import yaml
+from p4.v1 import p4runtime_pb2
 
 from controller import build_plan, parse_topology
 from controller.daemon import Controller, Options, load_pipeline
 from controller.evplan import write_ev_files
+from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
 
 from ..fabric import Fabric
@@ -231,18 +233,43 @@ class FabricEnv:
         self.ctl.poll_counters()
         snap, _, _ = self.ctl.telemetry.snapshot()
         return {n: {"drops": {r: v[0] for r, v in c.drops.items()}, "tx": sum(v[0] for v in c.port_tx.values()),
-                    "rx": sum(v[0] for v in c.port_rx.values())} for n, c in snap.items()}
+                    "rx": sum(v[0] for v in c.port_rx.values()), "congestion": dict(c.congestion)}
+                for n, c in snap.items()}
+
+    def congestion_counts(self) -> dict[str, dict[str, int]]:
+        """Per switch: packets trimmed / CE-marked / dropped early so far (``congestion_events``).
+
+        One small counter read per switch, cheap enough to sample during a run; a switch that does
+        not answer (stopped by a fault) is left out."""
+        assert self.ctl is not None
+        out: dict[str, dict[str, int]] = {}
+        for name, s in self.ctl.sessions.items():
+            if s.names is None:
+                continue
+            for c in s.names.counters_named(C_CONGESTION_EVENTS):
+                ent = p4runtime_pb2.Entity()
+                ent.counter_entry.counter_id = c.preamble.id
+                try:
+                    ents = s.read([ent])
+                except Exception as e:  # noqa: BLE001 - a stopped switch is simply not sampled
+                    self.log.debug("congestion counters of %s not read: %s", name, e)
+                    continue
+                out[name] = {CONGESTION_EVENTS.get(e.counter_entry.index.index, "other"):
+                             e.counter_entry.data.packet_count for e in ents}
+        return out
 
 
 def counter_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """Per-switch differences of :meth:`FabricEnv.counters` (switches restarted in between count from 0)."""
     out: dict[str, Any] = {}
     for n, a in after.items():
-        b = before.get(n, {"drops": {}, "tx": 0, "rx": 0})
+        b = before.get(n, {"drops": {}, "tx": 0, "rx": 0, "congestion": {}})
         restarted = a["tx"] < b["tx"]
         drops = {r: v - (0 if restarted else b["drops"].get(r, 0)) for r, v in a["drops"].items()}
+        cong = {k: v - (0 if restarted else b.get("congestion", {}).get(k, 0))
+                for k, v in a.get("congestion", {}).items()}
         out[n] = {"drops": {r: v for r, v in drops.items() if v}, "tx": a["tx"] - (0 if restarted else b["tx"]),
-                  "rx": a["rx"] - (0 if restarted else b["rx"])}
+                  "rx": a["rx"] - (0 if restarted else b["rx"]), "congestion": {k: v for k, v in cong.items() if v}}
     return out
 
 
@@ -318,6 +345,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
     agents: dict[str, _Agent] = {}
     fault_log: list[dict[str, Any]] = []
     stop_faults = threading.Event()
+    cong_samples: list[list] = []
+    cthread: threading.Thread | None = None
     counters_before = env.counters() if sc.measure.switch_counters else {}
     involved = sorted({f.src for f in flows} | {f.dst for f in flows}, key=env.hosts.index)
     try:
@@ -355,6 +384,11 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             a.send({"start": {"t0_ns": t0}})
         fthread = threading.Thread(target=_inject, args=(env, sc.faults, t0, fault_log, stop_faults), daemon=True)
         fthread.start()
+        if sc.measure.switch_counters:
+            cthread = threading.Thread(target=_sample_congestion, args=(env, t0, cong_samples, stop_faults,
+                                                                       sc.measure.congestion_ms / 1000),
+                                       daemon=True)
+            cthread.start()
         deadline = t0 + int(sc.deadline_s * 1e9)
         senders = {f.src for f in flows}
         completed = False
@@ -384,6 +418,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             a.send({"verify": {"done": {str(f.fid): done.get(str(f.fid), 0) for f in flows if f.dst == h}}})
         results = {h: a.wait("result", 120.0) for h, a in agents.items()}
         fthread.join(timeout=30)
+        if cthread is not None:
+            cthread.join(timeout=30)
     finally:
         stop_faults.set()
         for a in agents.values():
@@ -400,6 +436,7 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
     return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
             "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
+            "congestion_samples": cong_samples,
             "rc_pins": {f"{a}-{b}": j for (a, b), j in pins.items()} if mode == "rc" else {}}
 
 
@@ -424,3 +461,13 @@ def _inject(env: FabricEnv, faults: tuple[FaultSpec, ...], t0: int, log: list[di
                         and not (f.kind == "port_admin" and f.up)})
         except Exception as e:  # noqa: BLE001 - a fault that cannot be applied is reported in the result
             log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "error": str(e), "down": False})
+
+
+def _sample_congestion(env: FabricEnv, t0: int, out: list[list], stop: threading.Event, period_s: float) -> None:
+    """Every ``period_s`` until ``stop``: [t_s, {switch: {event: packets}}] (the timeline's trims/ECN)."""
+    while True:
+        t_s = (time.monotonic_ns() - t0) / 1e9
+        out.append([round(t_s, 4), env.congestion_counts()])
+        if stop.wait(period_s):
+            out.append([round((time.monotonic_ns() - t0) / 1e9, 4), env.congestion_counts()])
+            return

@@ -74,7 +74,7 @@ class TrafficSpec:
     encap: str = "srv6"
     ack_timeout: int = 18  # QP ACK timeout t (1.024 us * 2^t; 18 = 268 ms: switches in Python queue for tens of ms)
     reorder_ms: float = 40.0  # RACK reordering floor: paths through CPU-shared switches differ by tens of ms
-    probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (the core's default, 4 x srtt, may be ~10 us)
+    probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ class MeasureSpec:
     sample_ms: float = 20.0
     bin_ms: float = 100.0
     switch_counters: bool = True
+    congestion_ms: float = 500.0  # period of the switches' trim/ECN counter samples (timeline)
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
         "faults": tuple(_build(FaultSpec, f, f"{where}.faults[{i}]", fconv) for i, f in enumerate(faults_raw)),
         "modes": tuple([modes] if isinstance(modes, str) else modes),
         "measure": _build(MeasureSpec, data.get("measure"), f"{where}.measure",
-                          {"sample_ms": _num(float), "bin_ms": _num(float)}),
+                          {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float)}),
     }
     unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure"})
     if unknown:
