@@ -116,7 +116,7 @@ def test_incast_with_trimming(trim_env):
     assert m["retransmissions"]["trim"] > 0, "no retransmission was caused by a trim NACK"
     assert m["trims_received"] <= m["switch_trims"]
     r = _run(trim_env, "rc", pattern="incast", count=16, size=64 << 10, rate_gbps=0.02)
-    assert r["corrupt_messages"] == 0 and r["trims_received"] == 0
+    assert r["corrupt_messages"] == 0  # RC drops a trimmed packet and goes back N (no trim NACK)
     print(f"incast p99 latency: mrc {m['latency_us']['p99']:.0f} us, rc {r['latency_us']['p99']:.0f} us; "
           f"switch trims {m['switch_trims']}, received {m['trims_received']}, trim retx "
           f"{m['retransmissions']['trim']}; ECN marks {m['switch_ecn_marks']}; rc drops {r['switch_drops']}")
