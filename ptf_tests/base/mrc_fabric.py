@@ -19,7 +19,7 @@ POSTCARD_SESSION_ID = 100
 
 DROP = {"unspecified": 0, "parser_error": 1, "port_admin_down": 2, "no_route": 3, "hop_limit": 4,
         "usid_unknown": 5, "local_not_probe": 6, "queue_full": 7, "not_ip": 8}
-PACKET_IN = {"forwarded": 0, "probe": 1, "postcard": 2}
+PACKET_IN = {"forwarded": 0, "probe": 1, "postcard": 2, "link_probe": 3}  # define.p4 PACKET_IN_REASON_*
 QDEPTH_MAX = (1 << 19) - 1
 
 

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import unittest
 
-from base.mrc_fabric import BLOCK, MY_USID, QDEPTH_MAX, MrcFabricTest
+from base.mrc_fabric import BLOCK, MY_USID, QDEPTH_MAX, SWITCH_MAC, MrcFabricTest, neighbour_mac
 from base.mrc_packets import (
-    ACK,
-    DSCP_TRIMMED,
-    PROBE_REQ,
-    WRITE_FIRST,
-    WRITE_ONLY_IMM,
-    Telemetry,
     carrier,
-    parse_frame,
+    explain,
+    fill_hop,
+    rewrite,
     srv6_packet,
     stev_packet,
+    transport_fields,
+    trimmed,
 )
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
+from scapy.layers.inet import UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import NoPayload
+
+from mrc.wire import formats as F
+from mrc.wire.layers import RETH, HBHOptMrcTelemetry, ImmDt, MrcBTH, is_trimmed, telemetry_option
 
 DST = "2001:db8:300::9"
 
@@ -27,6 +32,16 @@ DST = "2001:db8:300::9"
 @group("congestion")
 class TrimTest(MrcFabricTest):
     """Threshold 0: every data packet to port 3 is trimmed after RETH [+ ImmDt]."""
+
+    def check_trimmed(self, got: Ether, sent: Ether, last: type) -> None:
+        """Decoded with the layers: DSCP 11 with ECN kept, transport headers intact, nothing after
+        the last one, no ICRC."""
+        self.assertTrue(is_trimmed(got))
+        self.assertEqual(got[IPv6].tc, F.DSCP_TRIMMED << 2 | sent[IPv6].tc & 3)
+        self.assertEqual(transport_fields(got), transport_fields(sent))
+        self.assertIsInstance(got[last].payload, NoPayload)
+        self.assertIsNone(got[MrcBTH].icrc)
+        self.assertEqual(got[UDP].chksum, 0)
 
     @autocleanup
     def runTest(self):
@@ -37,45 +52,56 @@ class TrimTest(MrcFabricTest):
         self.set_switch_id(5)
 
         # STEV mode with telemetry: the record's queue id shows the priority (7)
-        pkt = stev_packet("2001:db8:1::1", DST, opcode=WRITE_FIRST, payload_len=1000, telemetry=Telemetry())
+        pkt = stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_FIRST, payload_len=1000, psn=77,
+                          telemetry=HBHOptMrcTelemetry())
         testutils.send_packet(self, 1, pkt)
         _, data = self.receive_any([3])
-        f = parse_frame(data)
-        self.assertEqual(f["udp_len"], 8 + 12 + 16)
+        got = Ether(data)
+        self.check_trimmed(got, pkt, RETH)
+        self.assertEqual(got[UDP].len, 8 + 12 + 16)
         self.assertEqual(len(data), 14 + 40 + 88 + 36)
-        self.assertEqual(f["payload_len"], 88 + 36)
-        self.assertEqual(f["tc"] >> 2, DSCP_TRIMMED)
-        self.assertEqual(f["telemetry"].records[0].queue_id, 7)
+        self.assertEqual(got[IPv6].plen, 88 + 36)
+        tel = telemetry_option(got)
+        self.assertEqual((tel.max_hops, tel.hop_count), (4, 1))
+        rec = tel.records[0]
+        self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port, rec.queue_id),
+                         (5, 1, 3, F.TRIM_PRIORITY))
+        exp = fill_hop(trimmed(rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC)), rec)
+        self.assertEqual(data, bytes(exp), explain(data, exp))
 
         # SRv6 mode with SRH and ImmDt: inner and outer lengths fixed
         pkt = srv6_packet(carrier(BLOCK, MY_USID, 0x0303), segments=["fc00::1"], segments_left=1,
-                          opcode=WRITE_ONLY_IMM, payload_len=1000)
+                          opcode=F.OP_WRITE_ONLY_IMM, payload_len=1000, psn=0x123456)
         testutils.send_packet(self, 1, pkt)
         _, data = self.receive_any([3])
-        f = parse_frame(data)
-        self.assertEqual(f["udp_len"], 40)
-        self.assertEqual(f["inner_payload_len"], 40)
-        self.assertEqual(f["payload_len"], 24 + 40 + 40)
+        got = Ether(data)
+        self.check_trimmed(got, pkt, ImmDt)
+        self.assertEqual(got[UDP].len, 40)
+        self.assertEqual(got.getlayer(IPv6, 2).plen, 40)
+        self.assertEqual(got[IPv6].plen, 24 + 40 + 40)
         self.assertEqual(len(data), 14 + 40 + 24 + 40 + 40)
-        self.assertEqual(f["tc"] >> 2, DSCP_TRIMMED)
+        exp = trimmed(rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, 0x0303)))
+        self.assertEqual(data, bytes(exp), explain(data, exp))
         testutils.verify_no_other_packets(self)
 
 
 @group("congestion")
 class TrimExemptionsTest(MrcFabricTest):
-    """ACKs, probes and already-trimmed packets pass whole even at threshold 0."""
+    """ACKs, probes and already-trimmed packets pass whole (ICRC intact) even at threshold 0."""
 
     @autocleanup
     def runTest(self):
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=0)
-        already = stev_packet("2001:db8:1::1", DST, tc=DSCP_TRIMMED << 2, payload_len=0)
-        for pkt in (stev_packet("2001:db8:1::1", DST, opcode=ACK),
-                    stev_packet("2001:db8:1::1", DST, opcode=PROBE_REQ, payload_len=24),
+        already = trimmed(stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_LAST_IMM, payload_len=1000))
+        self.assertTrue(is_trimmed(already))
+        for pkt in (stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK),
+                    stev_packet("2001:db8:1::1", DST, opcode=F.OP_PROBE_REQ),
                     already):
             testutils.send_packet(self, 1, pkt)
-            _, data = self.receive_any([3])
-            self.assertEqual(len(data), len(bytes(pkt)))
+            testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC), 3)
+            if pkt is not already:
+                self.assertIs(Ether(bytes(pkt))[MrcBTH].icrc_ok(), True)
         testutils.verify_no_other_packets(self)
 
 
@@ -92,14 +118,13 @@ class TrimFromQueueEstimateTest(MrcFabricTest):
         self.set_queue_thresholds(3, trim=40)
         self.write_register("egress_qdepth", 3, 41)
         pkt = stev_packet("2001:db8:1::1", DST, payload_len=500)
+        whole = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC)
         for expected_after in (40, 39):  # 41 and 40 are >= 40: trimmed, and the estimate decays
             testutils.send_packet(self, 1, pkt)
-            _, data = self.receive_any([3])
-            self.assertEqual(parse_frame(data)["tc"] >> 2, DSCP_TRIMMED)
+            testutils.verify_packet(self, trimmed(whole), 3)
             self.assertEqual(self.read_register("egress_qdepth", 3), expected_after)
         testutils.send_packet(self, 1, pkt)  # 39 < 40: forwarded whole
-        _, data = self.receive_any([3])
-        self.assertEqual(len(data), len(bytes(pkt)))
+        testutils.verify_packet(self, whole, 3)
         self.assertEqual(self.read_register("egress_qdepth", 3), 0)  # egress wrote the real depth
 
 
@@ -110,7 +135,7 @@ class QueueFullDropTest(MrcFabricTest):
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=QDEPTH_MAX, drop=0)
         before = self.drops("queue_full")
-        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=ACK))
+        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK))
         testutils.verify_no_other_packets(self)
         self.expect_drop_count("queue_full", before)
 
@@ -124,9 +149,12 @@ class EcnTest(MrcFabricTest):
         self.add_route("2001:db8:300::/48", port=3)
         self.set_ecn_threshold(3, 0)
         for tc, expected in ((0x6A, 0x6B), (0x69, 0x6B), (0x68, 0x68), (0x6B, 0x6B)):
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, tc=tc))
+            pkt = stev_packet("2001:db8:1::1", DST, tc=tc)
+            testutils.send_packet(self, 1, pkt)
             _, data = self.receive_any([3])
-            self.assertEqual(parse_frame(data)["tc"], expected, f"tc {tc:#x}")
+            self.assertEqual(Ether(data)[IPv6].tc, expected, f"tc {tc:#x}")
+            exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, tc=expected)
+            self.assertEqual(data, bytes(exp), explain(data, exp))  # the ICRC masks the traffic class
         testutils.verify_no_other_packets(self)
 
 
@@ -145,6 +173,6 @@ class EcnQueueDepthTest(MrcFabricTest):
         burst = 16
         for i in range(burst):
             testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i))
-        marks = [parse_frame(self.receive_any([slow], timeout=10)[1])["tc"] & 3 for _ in range(burst)]
+        marks = [Ether(self.receive_any([slow], timeout=10)[1])[IPv6].tc & 3 for _ in range(burst)]
         self.assertEqual(marks[0], 2, "the first packet found an empty queue")
         self.assertIn(3, marks, f"no CE in a burst of {burst}: {marks}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unittest
 
-from base.mrc_fabric import SWITCH_MAC, MrcFabricTest
+from base.mrc_fabric import PACKET_IN, SWITCH_MAC, MrcFabricTest
 from base.mrc_packets import stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
@@ -13,7 +13,6 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
 ETHERTYPE_LINK_PROBE = 0x88B5  # define.p4: IEEE 802 Local Experimental Ethertype 1
-REASON_FORWARDED, REASON_LINK_PROBE = 0, 3  # define.p4 PACKET_IN_REASON_*
 
 
 def link_probe(tag: str, ether_type: int = ETHERTYPE_LINK_PROBE) -> Packet:
@@ -43,7 +42,7 @@ class PacketInForwardedTest(MrcFabricTest):
         testutils.send_packet(self, 3, stev_packet("2001:db8:1::1", "2001:db8:cc::1"))
         pin = self.get_packet_in()
         self.assertEqual(pin.metadata["ingress_port"], 3)
-        self.assertEqual(pin.metadata["reason"], 0)
+        self.assertEqual(pin.metadata["reason"], PACKET_IN["forwarded"])
         testutils.verify_no_other_packets(self)
 
 
@@ -63,7 +62,7 @@ class LinkProbePuntTest(MrcFabricTest):
             rx0 = self.read_counter("port_rx_counter", port)
             testutils.send_packet(self, port, probe)
             pin = self.get_packet_in()
-            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (port, REASON_LINK_PROBE),
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (port, PACKET_IN["link_probe"]),
                              f"port {port}")
             self.assertEqual(pin.payload, probe)
             probes = self.wait_counter(lambda p=port: self.read_counter("link_probe_counter", p), probes0[0] + 1)
@@ -131,7 +130,7 @@ class LinkProbeAcrossCableTest(MrcFabricTest):
             probe = bytes(link_probe(f"s1:{s1_out}"))
             self.send_packet_out(probe, egress_port=s1_out)
             pin = self.get_packet_in(client=s2)
-            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (s2_in, REASON_LINK_PROBE))
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (s2_in, PACKET_IN["link_probe"]))
             self.assertEqual(pin.payload, probe)
             self.verify_no_packet_in()  # nothing came back to s1
             testutils.verify_no_other_packets(self)

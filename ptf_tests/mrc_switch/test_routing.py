@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from base.mrc_fabric import MrcFabricTest, neighbour_mac
-from base.mrc_packets import parse_frame, stev_packet
+from base.mrc_fabric import SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import explain, rewrite, stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
@@ -21,10 +21,11 @@ class _GroupTest(MrcFabricTest):
         for i in range(PACKETS):
             kwargs = {"flow_label": 0x100 + i} if vary == "flow_label" else \
                 {"sport": 0xC000 + i} if vary == "sport" else {"flow_label": 0x77, "sport": 0xC123}
-            testutils.send_packet(self, 1, stev_packet("2001:db8:100::1", DST, **kwargs))
+            pkt = stev_packet("2001:db8:100::1", DST, **kwargs)
+            testutils.send_packet(self, 1, pkt)
             port, data = self.receive_any(MEMBERS)
-            self.assertEqual(data[:6], bytes.fromhex(neighbour_mac(port).replace(":", "")))
-            self.assertEqual(parse_frame(data)["hop_limit"], 63)
+            exp = rewrite(pkt, eth_dst=neighbour_mac(port), eth_src=SWITCH_MAC)  # the member's next hop
+            self.assertEqual(data, bytes(exp), explain(data, exp))
             seen[port] += 1
         testutils.verify_no_other_packets(self)
         return seen

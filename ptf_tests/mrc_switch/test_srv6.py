@@ -2,11 +2,15 @@
 host delivery, unknown uSID, hop limit expiry, parser errors."""
 from __future__ import annotations
 
-from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
-from base.mrc_packets import PROBE_REQ, WRITE_ONLY, carrier, rewrite, srv6_packet
+from base.mrc_fabric import BLOCK, MY_USID, PACKET_IN, SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import carrier, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
+from scapy.layers.l2 import Ether
+
+from mrc.wire import formats as F
+from mrc.wire.layers import MrcBTH, MrcProbe
 
 
 @group("srv6")
@@ -38,17 +42,20 @@ class EndOfCarrierNoSrhTest(MrcFabricTest):
     def runTest(self):
         self.add_own_usid()
         before = self.drops("local_not_probe")
-        data = srv6_packet(carrier(BLOCK, MY_USID), opcode=WRITE_ONLY)
+        data = srv6_packet(carrier(BLOCK, MY_USID), opcode=F.OP_WRITE_ONLY)
         testutils.send_packet(self, 2, data)
         testutils.verify_no_other_packets(self)
         self.expect_drop_count("local_not_probe", before)
 
-        probe = srv6_packet(carrier(BLOCK, MY_USID), opcode=PROBE_REQ, payload_len=24)
+        probe = srv6_packet(carrier(BLOCK, MY_USID), opcode=F.OP_PROBE_REQ, psn=0x4711)
         testutils.send_packet(self, 2, probe)
         pin = self.get_packet_in()
         self.assertEqual(pin.metadata["ingress_port"], 2)
-        self.assertEqual(pin.metadata["reason"], 1)
+        self.assertEqual(pin.metadata["reason"], PACKET_IN["probe"])
         self.assertEqual(pin.payload, bytes(probe))  # not forwarded: hop limit untouched
+        got = Ether(pin.payload)
+        self.assertEqual((got[MrcBTH].opcode, got[MrcProbe].req_id), (F.OP_PROBE_REQ, 0x4711))
+        self.assertIs(got[MrcBTH].icrc_ok(), True)
 
 
 @group("srv6")
@@ -61,9 +68,8 @@ class EndOfCarrierWithSrhTest(MrcFabricTest):
         next_carrier = carrier(BLOCK, 0x0777, 0x0888)
         self.route_usid(0x0777, port=3)
         pkt = srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1)
-        raw = bytearray(bytes(pkt)[54:])
-        raw[3] = 0  # segments left 1 -> 0
-        exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier, raw=bytes(raw))
+        exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier,
+                      segments_left=0)
         testutils.send_packet(self, 1, pkt)
         testutils.verify_packet(self, exp, 3)
         testutils.verify_no_other_packets(self)
@@ -80,9 +86,7 @@ class ClassicEndTest(MrcFabricTest):
         self.add_route("2001:db8:99::/48", port=4)
         segs = ["2001:db8:99::1", sid]  # List[0] is the last segment
         pkt = srv6_packet(sid, segments=segs, segments_left=1)
-        raw = bytearray(bytes(pkt)[54:])
-        raw[3] = 0
-        exp = rewrite(pkt, eth_dst=neighbour_mac(4), eth_src=SWITCH_MAC, ip_dst=segs[0], raw=bytes(raw))
+        exp = rewrite(pkt, eth_dst=neighbour_mac(4), eth_src=SWITCH_MAC, ip_dst=segs[0], segments_left=0)
         testutils.send_packet(self, 1, pkt)
         testutils.verify_packet(self, exp, 4)
         testutils.verify_no_other_packets(self)

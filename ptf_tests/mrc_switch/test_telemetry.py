@@ -1,14 +1,17 @@
 """Telemetry: hop records filled by a chain of two switches; postcards as PacketIn."""
 from __future__ import annotations
 
-import struct
 import unittest
 
-from base.mrc_fabric import MrcFabricTest
-from base.mrc_packets import HBH_LEN, Telemetry, TelemetryRecord, parse_frame, stev_packet
+from base.mrc_fabric import PACKET_IN, SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import explain, fill_hop, rewrite, stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+
+from mrc.wire.layers import HBHOptMrcTelemetry, MrcBTH, MrcTelemetryRecord, telemetry_option
 
 DST = "2001:db8:400::4"
 
@@ -32,20 +35,27 @@ class TelemetryChainTest(MrcFabricTest):
             self.set_switch_id(22, client=s2)
             self.add_route("2001:db8:400::/48", port=s1_out)
             self.add_route("2001:db8:400::/48", port=s2_out, client=s2)
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, telemetry=Telemetry()))
+            pkt = stev_packet("2001:db8:1::1", DST, telemetry=HBHOptMrcTelemetry())
+            testutils.send_packet(self, 1, pkt)
             _, data = self.receive_any([ptf_port], timeout=5)
-            f = parse_frame(data)
-            tel = f["telemetry"]
-            self.assertEqual(tel.hop_count, 2)
-            self.assertEqual(f["hop_limit"], 62)
-            r1, r2 = tel.records[0], tel.records[1]
+            got = Ether(data)
+            tel = telemetry_option(got)
+            self.assertEqual((tel.max_hops, tel.hop_count), (4, 2))
+            self.assertEqual(got[IPv6].hlim, 62)
+            r1, r2 = tel.filled()
             self.assertEqual((r1.switch_id, r1.ingress_port, r1.egress_port), (11, 1, s1_out))
             self.assertEqual((r2.switch_id, r2.ingress_port, r2.egress_port), (22, s2_in, s2_out))
             for r in (r1, r2):
                 self.assertLess(r.hop_latency_us, 1_000_000)
                 self.assertEqual(r.queue_id, 0)
                 self.assertLess(r.queue_depth, 64)
-            self.assertEqual(tel.records[2], TelemetryRecord())
+            for unused in tel.records[2:]:
+                self.assertEqual(bytes(unused), bytes(MrcTelemetryRecord()))
+            # every other byte as sent; the ICRC does not cover the Hop-by-Hop header, so it still holds
+            exp = fill_hop(fill_hop(rewrite(pkt, eth_dst=neighbour_mac(s2_out), eth_src=SWITCH_MAC,
+                                            hop_limit_delta=-2), r1), r2)
+            self.assertEqual(data, bytes(exp), explain(data, exp))
+            self.assertIs(got[MrcBTH].icrc_ok(), True)
         finally:
             self.undo_all()
             s2.close()
@@ -58,11 +68,15 @@ class TelemetryFullTest(MrcFabricTest):
     @autocleanup
     def runTest(self):
         self.add_route("2001:db8:400::/48", port=2)
-        full = Telemetry(max_hops=2, hop_count=2)
-        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, telemetry=full))
+        full = HBHOptMrcTelemetry(max_hops=2, hop_count=2)
+        pkt = stev_packet("2001:db8:1::1", DST, telemetry=full)
+        testutils.send_packet(self, 1, pkt)
         _, data = self.receive_any([2])
-        tel = parse_frame(data)["telemetry"]
-        self.assertEqual((tel.hop_count, tel.records), (2, full.records))
+        tel = telemetry_option(Ether(data))
+        self.assertEqual((tel.max_hops, tel.hop_count), (2, 2))
+        self.assertEqual([bytes(r) for r in tel.records], [bytes(r) for r in full.records])
+        exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)
+        self.assertEqual(data, bytes(exp), explain(data, exp))
 
 
 @group("telemetry")
@@ -78,17 +92,19 @@ class PostcardTest(MrcFabricTest):
         pkt = stev_packet("2001:db8:1::1", DST, dest_qp=0x4242, payload_len=1000)
         testutils.send_packet(self, 3, pkt)
         _, data = self.receive_any([2])
-        self.assertEqual(len(data), len(bytes(pkt)))
+        exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)
+        self.assertEqual(data, bytes(exp), explain(data, exp))  # forwarded whole
         pin = self.get_packet_in()
-        self.assertEqual(pin.metadata["reason"], 2)
+        self.assertEqual(pin.metadata["reason"], PACKET_IN["postcard"])
         self.assertEqual(pin.metadata["ingress_port"], 3)
-        rec = TelemetryRecord.unpack(pin.payload[:20])
+        rec = MrcTelemetryRecord(pin.payload[:20])
         self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port), (0x5151, 3, 2))
-        self.assertLessEqual(len(pin.payload), 272 - 3)  # packet_in header is 3 bytes
-        self.assertEqual(pin.payload[20:20 + 14 + 40], data[:14 + 40])
+        self.assertEqual(rec.queue_id, 0)
+        self.assertLess(rec.hop_latency_us, 1_000_000)
+        # the record, then the forwarded frame cut so the PacketIn is 272 bytes with its 3-byte header
+        self.assertEqual(pin.payload[20:], data[:272 - 3 - 20])
+        self.assertEqual(Ether(pin.payload[20:])[MrcBTH].dqpn, 0x4242)
         # an unwatched flow makes no postcard
         testutils.send_packet(self, 3, stev_packet("2001:db8:1::1", DST, dest_qp=0x99))
         self.receive_any([2])
         self.verify_no_packet_in()
-        self.assertEqual(struct.calcsize("!IHHIII"), 20)
-        self.assertEqual(HBH_LEN, 88)
