@@ -144,6 +144,9 @@ class Scenario:
                 raise ScenarioError(f"scenario.modes: {m!r} is not mrc or rc")
         if self.deadline_s <= 0:
             raise ScenarioError("scenario.deadline_s: must be positive")
+        m = self.measure
+        if min(m.sample_ms, m.bin_ms, m.congestion_ms) <= 0:
+            raise ScenarioError("scenario.measure: sample_ms, bin_ms and congestion_ms must be positive")
         if self.fabric.topology is None and not self.fabric.generate:
             raise ScenarioError("scenario.fabric: give a topology file or generate arguments")
         for i, f in enumerate(self.faults):
