@@ -1,4 +1,4 @@
-"""Packets/s through softswitch running /work/shared/conformance/bench4.p4 (four tables + SRH stack).
+"""Packets/s through softswitch running the conformance program bench4.p4 (four tables + SRH stack).
 
 Two drivers, both with pre-built frames so the generator is not the bottleneck:
   * inject: frames handed straight to the packet loop's ingress (in-process, no sockets);
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PROGRAM = Path(os.environ.get("BENCH4_P4", "/work/shared/conformance/bench4.p4"))
+PROGRAM = Path(os.environ.get("BENCH4_P4", str(Path(__file__).resolve().parents[1] / "tests/softswitch/data/conformance/bench4.p4")))
 SW_MAC, NEXT_MAC = bytes.fromhex("000000000001"), bytes.fromhex("000000000002")
 ETH_P_ALL = 3
 

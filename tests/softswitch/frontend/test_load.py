@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from softswitch.frontend import (
 )
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
-CONF = "/work/shared/conformance"
+CONF = str(Path(__file__).resolve().parents[1] / "data" / "conformance")
 
 HEAD = "#include <core.p4>\n#include <v1model.p4>\n"
 TAIL = """

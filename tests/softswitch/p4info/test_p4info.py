@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from google.protobuf import text_format
@@ -14,7 +15,7 @@ from softswitch.frontend import load_program, load_source
 from softswitch.frontend.errors import P4InfoError
 from softswitch.p4info import _aliases, build_p4info, jenkins_hash
 
-CONF = "/work/shared/conformance"
+CONF = str(Path(__file__).resolve().parents[1] / "data" / "conformance")
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 
 
