@@ -10,6 +10,10 @@ for cmd_pkg in ip:iproute2 tshark:tshark ethtool:ethtool make:make; do
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# ptf depends on netifaces, which has no wheel for recent Pythons: pip builds it from source.
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+py_inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+[ -f "$py_inc/Python.h" ] || need+=(python3-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing system packages: ${need[*]}"
   apt-get update -qq

@@ -82,10 +82,10 @@ def test_base_image_lock_when_present_is_a_digest_of_the_documented_tag() -> Non
 
 def test_dockerfile_installs_what_the_tests_need() -> None:
     text = DOCKERFILE.read_text()
-    for pkg in ("iproute2", "tshark", "ethtool", "python3-venv", "make", "procps"):
+    for pkg in ("iproute2", "tshark", "ethtool", "python3-venv", "make", "procps", "build-essential"):
         assert re.search(rf"\b{re.escape(pkg)}\b", text), f"docker/Dockerfile does not install {pkg}"
     assert "debconf-set-selections" in text, "tshark must be installed non-interactively"
-    assert "pip install --no-cache-dir --no-deps '.[test]'" in text, "the project is not pip-installed"
+    assert "pip install --no-cache-dir --no-deps -e '.[test]'" in text, "the project is not pip-installed (editable)"
     for tool in ("p4c-bm2-ss --version", "simple_switch_grpc --version", "--priority-queues"):
         assert tool in text, f"the image build does not check {tool}"
 
