@@ -204,7 +204,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands carry their handler in ``func``)."""
-    ap = argparse.ArgumentParser(prog="mrc-controller", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="mrc-controller", description=" ".join(__doc__.split("\n\n")[0].split()))
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     topo = sub.add_parser("topo", help="generate or check topologies").add_subparsers(dest="topo_cmd",

@@ -118,7 +118,7 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; each subcommand carries its handler in ``func``."""
-    ap = argparse.ArgumentParser(prog="mrc-fabric", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="mrc-fabric", description=" ".join(__doc__.split("\n\n")[0].split()))
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--prefix", default="mrc", help="name prefix of this fabric (default mrc)")
     common.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
