@@ -52,6 +52,14 @@ def _run(env, mode: str, **kw) -> dict:
     return analyse(run_traffic(env, sc, mode))
 
 
+def _mid_transfer(m: dict) -> None:
+    """The faults hit a running transfer (a fast run must not pass a fault test vacuously)."""
+    for f in m["faults"]:
+        if f.get("down"):
+            assert m["completion_s"] and m["completion_s"] > f["t_s"] + 0.2, \
+                f"transfer ended at {m['completion_s']} s, before/at the fault {f['fault']} @{f['t_s']} s"
+
+
 def _intact(m: dict) -> None:
     assert m["completed"], f"{m['mode']} did not complete: {m['delivered_bytes']} of {m['total_bytes']} B, {m['errors']}"
     assert not m["data_loss"] and m["corrupt_messages"] == 0
@@ -74,6 +82,7 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     flap = FaultSpec(at=0.6, kind="flap", a="p1l1", b="p1s1", duration=1.2)
     m = _run(env, "mrc", pattern="all-to-all", count=40, faults=[flap])
     _intact(m)
+    _mid_transfer(m)
     bad = [e for e in m["ev_events"] if e[5] == "ASSUMED_BAD" and 0.6 <= e[0] / 1e9 <= 1.8]
     assert bad, "no EV went ASSUMED_BAD after the link failure"
     back = [e for e in m["ev_events"] if e[4] == "ASSUMED_BAD" and e[5] == "GOOD" and e[6] == "probe"
@@ -87,21 +96,24 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
 
 
 def test_spine_loss_mrc_completes(env):
-    m = _run(env, "mrc", pattern="all-to-all", count=12,
+    m = _run(env, "mrc", pattern="all-to-all", count=16,
               faults=[FaultSpec(at=0.6, kind="spine_loss", spine="p2s1", method="links")])
     _intact(m)
+    _mid_transfer(m)
     assert any(e[5] == "ASSUMED_BAD" for e in m["ev_events"])
 
 
 def test_spine_switch_stopped_mrc_completes(env):
-    m = _run(env, "mrc", pattern="permutation", count=12,
-              faults=[FaultSpec(at=0.6, kind="spine_loss", spine="p1s2", method="stop")])
+    m = _run(env, "mrc", pattern="permutation", count=36,
+              faults=[FaultSpec(at=0.5, kind="spine_loss", spine="p1s2", method="stop")])
     _intact(m)
+    _mid_transfer(m)
 
 
 def test_nic_port_loss_continues_on_other_plane(env):
-    m = _run(env, "mrc", pattern="permutation", count=12, faults=[FaultSpec(at=0.6, kind="nic_down", host="h1", plane=2)])
+    m = _run(env, "mrc", pattern="permutation", count=36, faults=[FaultSpec(at=0.5, kind="nic_down", host="h1", plane=2)])
     _intact(m)
+    _mid_transfer(m)
     causes = {e[6] for e in m["ev_events"] if e[5] == "ASSUMED_BAD"}
     assert causes & {"port_down", "peer_port_down"}, causes
 
