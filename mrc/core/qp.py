@@ -50,7 +50,7 @@ class QpAttr:
     probe_good_count: int = 3  # k answers in a row bring an ASSUMED_BAD EV back to GOOD
     probe_interval_ns: int = 0  # ASSUMED_BAD probe period; 0: max(4 x srtt, probe_min_ns), the ACK timeout before an RTT sample
     probe_min_ns: int = 1_000_000  # floor of the automatic probe period (an srtt of a few us must not flood the fabric)
-    probe_pad_to_mtu: bool = True  # probe requests as large as a full-MTU data frame of their EV (docs/protocol.md)
+    probe_pad_to_mtu: bool = True  # the streak's last probe is as large as a full-MTU data frame of its EV (docs/protocol.md)
     ack_every: int = 4  # responder coalesces this many packets per ACK
     ack_delay_ns: int = 2_000  # ...or acknowledges after this long
     reorder_min_ns: int = 2_000  # floor of the RACK reordering window
@@ -625,10 +625,12 @@ class QueuePair:
             e.probe_req_id = rid
             e.probe_sent_ns = now_ns
             pkt = encode_probe(e.encap, F.OP_PROBE_REQ, ProbeInfo(rid, e.port, 0, now_ns, 0, 0))
-            if self.attr.probe_pad_to_mtu:
-                # Ethernet trailer after the IP packet: IP/UDP lengths stay those of the probe, so
-                # every receiver parses it as is, but the frame is as large as a data frame and a
-                # path that drops only large frames loses the probe too.
+            if self.attr.probe_pad_to_mtu and e.probe_streak == self.attr.probe_good_count - 1:
+                # The probe that would bring the EV back is as large as a data frame (Ethernet
+                # trailer after the IP packet: IP/UDP lengths stay those of the probe, so every
+                # receiver parses it as is): a path that drops only large frames never completes a
+                # streak.  Only that one: a dead path's probes stay small (padding every probe cost
+                # a quarter of a slow port's bandwidth per ASSUMED_BAD EV in the emulated fabric).
                 pkt += bytes(self._probe_frame_len(i, e) - len(pkt))
             self.counters.probes_sent += 1
             self.ep.port_send(e.port, len(pkt), now_ns)

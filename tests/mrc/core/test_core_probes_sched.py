@@ -78,8 +78,26 @@ def _probe_path_drops_large_frames(pad: bool) -> tuple[EvState, list[int]]:
 
 def test_padded_probes_keep_a_large_frame_dropping_path_assumed_bad():
     state, sizes = _probe_path_drops_large_frames(pad=True)
-    assert sizes and min(sizes) > 4096  # every probe is as large as a full-MTU data frame
+    big = [n for n in sizes if n > 4096]  # the streak's last probe: as large as a full-MTU data frame
+    small = [n for n in sizes if n < 200]
+    assert big and small and len(big) + len(small) == len(sizes)
+    assert len(small) >= 2 * len(big)  # k = 3: two small probes answered, the padded third lost
     assert state is EvState.ASSUMED_BAD
+
+
+def test_a_dead_paths_probes_are_not_padded():
+    paths = [PathSpec() for _ in range(2)]
+    p = make_pair(paths, attr=QpAttr(mtu=4096, probe_interval_ns=200_000))
+    p.qa.evset.mark_bad(1, 0, "test")
+    sizes: list[int] = []
+
+    def drop(port: int, fr: bytes) -> bool:
+        if port == 2:
+            sizes.append(len(fr))
+            return True
+        return False
+    _pump(p.a, p.b, 3_000_000, drop)
+    assert len(sizes) >= 10 and max(sizes) < 200  # never answered: the streak never reaches k - 1
 
 
 def test_unpadded_probes_pass_such_a_path_and_flip_it_back_to_good():
@@ -89,7 +107,7 @@ def test_unpadded_probes_pass_such_a_path_and_flip_it_back_to_good():
 
 
 def test_padded_probe_is_a_data_frame_long_and_decodes_as_the_probe():
-    p = make_pair([PathSpec(), PathSpec()], attr=QpAttr(mtu=2048, probe_interval_ns=1_000))
+    p = make_pair([PathSpec(), PathSpec()], attr=QpAttr(mtu=2048, probe_interval_ns=1_000, probe_good_count=1))
     p.qa.evset.mark_bad(0, 0, "test")
     p.a.handle_timer(10_000)
     probes = [fr for _port, fr in p.a.datagrams_to_send(10_000)]
