@@ -1,6 +1,6 @@
 """Packets of the MRC fabric for PTF tests, built and decoded with the scapy layers of ``mrc.wire.layers``:
-SRv6-mode and STEV-mode RoCEv2 with the telemetry Hop-by-Hop option, and what a switch makes of them
-(forwarded, uSID-shifted, SRH End, trimmed).
+SRv6-mode and STEV-mode RoCEv2 with the telemetry Hop-by-Hop option, UDP-mode RoCEv2 over IPv4 (what
+``route_v4`` carries), and what a switch makes of them (forwarded, uSID-shifted, SRH End, trimmed).
 
 Importing this module registers MRC's layers with scapy, so ``Ether(received_bytes)`` shows BTH, RETH,
 ImmDt, AETH, probes and the telemetry records field by field, and ``is_trimmed`` tells a trimmed one.
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import ipaddress
 
-from scapy.contrib.roce import AETH
-from scapy.layers.inet import UDP
+from scapy.contrib.roce import AETH, BTH
+from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrHopByHop, IPv6ExtHdrSegmentRouting
 from scapy.layers.l2 import Ether
 from scapy.packet import NoPayload, Packet, Raw
+from scapy.utils import checksum
 
 from mrc.wire import formats as F
 from mrc.wire.layers import (
@@ -28,6 +29,7 @@ from mrc.wire.layers import (
 )
 
 TC_DATA = F.DSCP_DATA << 2 | F.ECN_ECT0  # 0x6a: DSCP 26 (AF31), ECT(0)
+ICRC_LEN = 4
 DEFAULT_DEST_QP = 0x12
 
 
@@ -110,16 +112,53 @@ def srv6_packet(outer_dst: str, *, outer_src: str = "fc00::1", inner_src: str = 
             / IPv6(src=outer_src, dst=outer_dst, nh=first, tc=tc, fl=flow_label, hlim=hop_limit) / ext)
 
 
+def ipv4_packet(src: str, dst: str, *, sport: int = 0xC000, opcode: int = F.OP_WRITE_ONLY,
+                payload_len: int = 64, tos: int = TC_DATA, ttl: int = 64, ip_id: int = 0x4D52,
+                dest_qp: int = DEFAULT_DEST_QP, psn: int = 0, eth_dst: str = "00:00:00:00:00:01",
+                eth_src: str = "00:00:00:00:00:02") -> Packet:
+    """UDP-mode RoCEv2 over IPv4: Ethernet / IPv4 / UDP / BTH / ..., with a correct IPv4 header checksum
+    and the RoCEv2 ICRC as defined for IPv4 (TTL, TOS and header checksum masked)."""
+    pkt = (Ether(dst=eth_dst, src=eth_src)
+           / IP(src=src, dst=dst, tos=tos, ttl=ttl, id=ip_id) / udp(sport, transport(opcode, payload_len, dest_qp, psn)))
+    pkt[MrcBTH].icrc = 0  # MrcBTH computes IPv6 ICRCs only; the IPv4 one is spliced in below
+    frame = bytes(pkt)
+    return Ether(frame[:-ICRC_LEN] + ipv4_icrc(Ether(frame)))
+
+
+def ipv4_icrc(pkt: Packet) -> bytes:
+    """The RoCEv2 ICRC of an IPv4 packet as it should be on the wire (scapy's RoCEv2 definition)."""
+    if not pkt.haslayer(IP):
+        raise ValueError("ipv4_icrc needs an IPv4 packet")
+    return BTH.compute_icrc(pkt[MrcBTH], b"")
+
+
+def ipv4_checksum_ok(pkt: Packet) -> bool:
+    """Whether the IPv4 header checksum of ``pkt`` is valid: scapy's Internet checksum over the whole
+    header as on the wire (checksum field included) is zero."""
+    ip = pkt[IP]
+    return checksum(bytes(ip)[: ip.ihl * 4]) == 0
+
+
 def rewrite(pkt: Packet, *, eth_dst: str | None = None, eth_src: str | None = None,
             ip_dst: str | None = None, hop_limit_delta: int = -1, tc: int | None = None,
             segments_left: int | None = None) -> Packet:
-    """The packet as the switch should send it: MACs, outer DA, hop limit, traffic class, SRH segments
-    left; every other byte (the ICRC included) as sent."""
+    """The packet as the switch should send it: MACs, outer DA, hop limit (IPv4: TTL, with the header
+    checksum recomputed), traffic class (IPv4: TOS), SRH segments left; every other byte (the ICRC
+    included) as sent."""
     out = Ether(bytes(pkt))  # dissected: the ICRC stays the sender's, as the switch leaves it
     if eth_dst is not None:
         out[Ether].dst = eth_dst
     if eth_src is not None:
         out[Ether].src = eth_src
+    if not out.haslayer(IPv6) and out.haslayer(IP):
+        ip4 = out[IP]
+        if ip_dst is not None:
+            ip4.dst = ip_dst
+        ip4.ttl = ip4.ttl + hop_limit_delta
+        if tc is not None:
+            ip4.tos = tc
+        ip4.chksum = None  # the switch recomputes it after changing the header
+        return Ether(bytes(out))
     if ip_dst is not None:
         out[IPv6].dst = ip_dst
     out[IPv6].hlim = out[IPv6].hlim + hop_limit_delta

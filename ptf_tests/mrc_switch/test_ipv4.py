@@ -1,0 +1,88 @@
+"""IPv4 routing: route_v4 longest-prefix match to a next hop (port, MACs), TTL decremented once with a
+valid header checksum, TTL expiry dropped and counted as HOP_LIMIT, route_v4's direct counter."""
+from __future__ import annotations
+
+from base.mrc_fabric import SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import explain, ipv4_checksum_ok, ipv4_icrc, ipv4_packet, rewrite
+from base.p4rt_test import autocleanup
+from ptf import testutils
+from ptf.testutils import group
+from scapy.layers.inet import IP
+from scapy.layers.l2 import Ether
+
+SRC = "10.0.0.1"
+
+
+class _Ipv4Test(MrcFabricTest):
+    def add_route_v4(self, prefix: str, port: int):
+        return self.insert_table_entry("route_v4", {"dst_addr": prefix}, "set_next_hop", self.next_hop(port))
+
+    def forward(self, pkt, port: int) -> Ether:
+        """Send ``pkt`` on port 1 and check it leaves ``port`` byte for byte as routed: neighbour and own
+        MAC, TTL one less, header checksum valid (and changed), ICRC untouched and still valid."""
+        testutils.send_packet(self, 1, pkt)
+        _, data = self.receive_any([port])
+        got = Ether(data)
+        self.assertEqual(got[IP].ttl, pkt[IP].ttl - 1)
+        self.assertTrue(ipv4_checksum_ok(got), f"bad IPv4 header checksum {got[IP].chksum:#06x}")
+        self.assertNotEqual(got[IP].chksum, pkt[IP].chksum, "TTL changed but the checksum did not")
+        self.assertEqual(ipv4_icrc(got), data[-4:], "the ICRC masks the TTL and checksum: still valid")
+        exp = rewrite(pkt, eth_dst=neighbour_mac(port), eth_src=SWITCH_MAC)
+        self.assertEqual(data, bytes(exp), explain(data, exp))
+        return got
+
+
+@group("ipv4")
+class Ipv4RouteTest(_Ipv4Test):
+    """LPM: the /24 wins over the /16 it sits in; each entry's direct counter counts its packets."""
+
+    @autocleanup
+    def runTest(self):
+        wide = self.add_route_v4("10.1.0.0/16", port=2)
+        narrow = self.add_route_v4("10.1.2.0/24", port=3)
+        host = self.add_route_v4("10.1.2.200/32", port=4)
+        sent = {2: [], 3: [], 4: []}
+        for dst, port in (("10.1.7.1", 2), ("10.1.2.9", 3), ("10.1.2.200", 4), ("10.1.3.255", 2),
+                          ("10.1.2.201", 3)):
+            for ttl in (64, 2, 255):  # 2: the lowest TTL that is still forwarded (leaves with 1)
+                pkt = ipv4_packet(SRC, dst, ttl=ttl, payload_len=32 + ttl % 7)
+                self.forward(pkt, port)
+                sent[port].append(len(bytes(pkt)))
+        testutils.verify_no_other_packets(self)
+        for entry, port in ((wide, 2), (narrow, 3), (host, 4)):
+            packets, octets = self.wait_counter(lambda e=entry: self.read_direct_counter(e), len(sent[port]))
+            self.assertEqual(packets, len(sent[port]), f"route_v4 counter of the port-{port} entry")
+            self.assertEqual(octets, sum(sent[port]), f"route_v4 byte counter of the port-{port} entry")
+
+
+@group("ipv4")
+class Ipv4NoRouteTest(_Ipv4Test):
+    """A destination outside every prefix is dropped and counted as NO_ROUTE."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route_v4("10.1.0.0/16", port=2)
+        before = self.drops("no_route")
+        testutils.send_packet(self, 1, ipv4_packet(SRC, "192.0.2.7"))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("no_route", before)
+
+
+@group("ipv4")
+class Ipv4TtlExpiryTest(_Ipv4Test):
+    """TTL 1 and 0 are dropped with HOP_LIMIT after the route lookup (its direct counter counts the
+    hit); TTL 2 still leaves, with TTL 1."""
+
+    @autocleanup
+    def runTest(self):
+        route = self.add_route_v4("10.1.2.0/24", port=3)
+        before = self.drops("hop_limit")
+        for ttl in (1, 0):
+            testutils.send_packet(self, 1, ipv4_packet(SRC, "10.1.2.9", ttl=ttl))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count("hop_limit", before, count=2)
+        self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(route), 2)[0], 2)
+        self.forward(ipv4_packet(SRC, "10.1.2.9", ttl=2), 3)
+        self.assertEqual(self.drops("hop_limit"), before + 2, "a forwarded packet counted as expired")
+        self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(route), 3)[0], 3)
+        testutils.verify_no_other_packets(self)
