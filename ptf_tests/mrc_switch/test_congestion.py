@@ -27,10 +27,27 @@ from mrc.wire import formats as F
 from mrc.wire.layers import RETH, HBHOptMrcTelemetry, ImmDt, MrcBTH, is_trimmed, telemetry_option
 
 DST = "2001:db8:300::9"
+EVENTS = ("trimmed", "ce_marked", "early_drop")  # congestion_events indices 0, 1, 2 (docs/dataplane.md)
+
+
+class _CongestionTest(MrcFabricTest):
+    def events(self) -> dict[str, int]:
+        """congestion_events[0..2] (packets) by name."""
+        return {name: self.read_counter("congestion_events", i)[0] for i, name in enumerate(EVENTS)}
+
+    def expect_events(self, before: dict[str, int], **delta: int) -> None:
+        """Each congestion_events cell moved by exactly ``delta[name]`` (0 when not named) since ``before``."""
+        for name in delta:
+            if name not in EVENTS:
+                raise ValueError(f"no congestion event {name!r}")
+        for i, name in enumerate(EVENTS):
+            want = before[name] + delta.get(name, 0)
+            got = self.wait_counter(lambda i=i: self.read_counter("congestion_events", i), want)[0]
+            self.assertEqual(got, want, f"congestion_events[{i}] ({name})")
 
 
 @group("congestion")
-class TrimTest(MrcFabricTest):
+class TrimTest(_CongestionTest):
     """Threshold 0: every data packet to port 3 is trimmed after RETH [+ ImmDt]."""
 
     def check_trimmed(self, got: Ether, sent: Ether, last: type) -> None:
@@ -50,6 +67,7 @@ class TrimTest(MrcFabricTest):
         self.route_usid(0x0303, port=3)
         self.set_queue_thresholds(3, trim=0)
         self.set_switch_id(5)
+        before = self.events()
 
         # STEV mode with telemetry: the record's queue id shows the priority (7)
         pkt = stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_FIRST, payload_len=1000, psn=77,
@@ -83,10 +101,11 @@ class TrimTest(MrcFabricTest):
         exp = trimmed(rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, 0x0303)))
         self.assertEqual(data, bytes(exp), explain(data, exp))
         testutils.verify_no_other_packets(self)
+        self.expect_events(before, trimmed=2)  # no ECN entry on port 3: nothing CE-marked
 
 
 @group("congestion")
-class TrimExemptionsTest(MrcFabricTest):
+class TrimExemptionsTest(_CongestionTest):
     """ACKs, probes and already-trimmed packets pass whole (ICRC intact) even at threshold 0."""
 
     @autocleanup
@@ -95,6 +114,7 @@ class TrimExemptionsTest(MrcFabricTest):
         self.set_queue_thresholds(3, trim=0)
         already = trimmed(stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_LAST_IMM, payload_len=1000))
         self.assertTrue(is_trimmed(already))
+        before = self.events()
         for pkt in (stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK),
                     stev_packet("2001:db8:1::1", DST, opcode=F.OP_PROBE_REQ),
                     already):
@@ -103,10 +123,11 @@ class TrimExemptionsTest(MrcFabricTest):
             if pkt is not already:
                 self.assertIs(Ether(bytes(pkt))[MrcBTH].icrc_ok(), True)
         testutils.verify_no_other_packets(self)
+        self.expect_events(before)  # exempt packets are not counted as trimmed
 
 
 @group("congestion")
-class TrimFromQueueEstimateTest(MrcFabricTest):
+class TrimFromQueueEstimateTest(_CongestionTest):
     """The ingress estimate comes from egress_qdepth; each trim decays it by one, and the first
     packet that goes through untrimmed refreshes it with the real depth in egress."""
 
@@ -119,6 +140,7 @@ class TrimFromQueueEstimateTest(MrcFabricTest):
         self.write_register("egress_qdepth", 3, 41)
         pkt = stev_packet("2001:db8:1::1", DST, payload_len=500)
         whole = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC)
+        before = self.events()
         for expected_after in (40, 39):  # 41 and 40 are >= 40: trimmed, and the estimate decays
             testutils.send_packet(self, 1, pkt)
             testutils.verify_packet(self, trimmed(whole), 3)
@@ -126,28 +148,32 @@ class TrimFromQueueEstimateTest(MrcFabricTest):
         testutils.send_packet(self, 1, pkt)  # 39 < 40: forwarded whole
         testutils.verify_packet(self, whole, 3)
         self.assertEqual(self.read_register("egress_qdepth", 3), 0)  # egress wrote the real depth
+        self.expect_events(before, trimmed=2)
 
 
 @group("congestion")
-class QueueFullDropTest(MrcFabricTest):
+class QueueFullDropTest(_CongestionTest):
     @autocleanup
     def runTest(self):
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=QDEPTH_MAX, drop=0)
         before = self.drops("queue_full")
+        events = self.events()
         testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK))
         testutils.verify_no_other_packets(self)
         self.expect_drop_count("queue_full", before)
+        self.expect_events(events, early_drop=1)
 
 
 @group("congestion")
-class EcnTest(MrcFabricTest):
+class EcnTest(_CongestionTest):
     """Threshold 0 marks every ECN-capable packet CE; Not-ECT is never marked."""
 
     @autocleanup
     def runTest(self):
         self.add_route("2001:db8:300::/48", port=3)
         self.set_ecn_threshold(3, 0)
+        before = self.events()
         for tc, expected in ((0x6A, 0x6B), (0x69, 0x6B), (0x68, 0x68), (0x6B, 0x6B)):
             pkt = stev_packet("2001:db8:1::1", DST, tc=tc)
             testutils.send_packet(self, 1, pkt)
@@ -156,10 +182,12 @@ class EcnTest(MrcFabricTest):
             exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, tc=expected)
             self.assertEqual(data, bytes(exp), explain(data, exp))  # the ICRC masks the traffic class
         testutils.verify_no_other_packets(self)
+        # ECT(0) and ECT(1) were marked here; Not-ECT is never marked, an arriving CE is not counted again
+        self.expect_events(before, ce_marked=2)
 
 
 @group("congestion")
-class EcnQueueDepthTest(MrcFabricTest):
+class EcnQueueDepthTest(_CongestionTest):
     """A burst into a rate-limited port builds a real queue; packets behind 3 others get CE."""
 
     @autocleanup
@@ -171,8 +199,10 @@ class EcnQueueDepthTest(MrcFabricTest):
         self.add_route("2001:db8:300::/48", port=slow)
         self.set_ecn_threshold(slow, 3)
         burst = 16
+        before = self.events()
         for i in range(burst):
             testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i))
         marks = [Ether(self.receive_any([slow], timeout=10)[1])[IPv6].tc & 3 for _ in range(burst)]
         self.assertEqual(marks[0], 2, "the first packet found an empty queue")
         self.assertIn(3, marks, f"no CE in a burst of {burst}: {marks}")
+        self.expect_events(before, ce_marked=marks.count(3))  # all were sent ECT(0): each CE is ours
