@@ -92,8 +92,8 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)
-    lines = [f"setup: bring-up {res['setup']['bringup_s']} s, controller converge {res['setup']['converge_s']} s; "
-             f"wall time {res['wall_s']} s", ""]
+    lines = [(f"setup: bring-up {res['setup']['bringup_s']} s, controller converge {res['setup']['converge_s']} s; "
+              f"wall time {res['wall_s']} s"), ""]
     for mode in sc.modes:
         lines += timeline_lines(res["metrics"][mode]) + [""]
     lines += ["summary:"]
