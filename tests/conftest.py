@@ -9,6 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
+# Same reason as in fabric/__init__.py: tests load gRPC and pyroute2's forking netns helper together.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
+
 TARGETS = ("softswitch", "bmv2")
 
 
