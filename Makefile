@@ -2,7 +2,7 @@
 #
 # Variables (override on the command line or in the environment):
 #   TARGET       switch target for ptf / ptf-fabric: softswitch (default) or bmv2
-#   PYTHON (PY)  interpreter: .venv/bin/python, else /opt/mrcvenv/bin/python, else python3
+#   PYTHON (PY)  interpreter: .venv/bin/python (scripts/setup.sh makes it), else python3
 #   P4C          the p4c bmv2 back end (default p4c-bm2-ss); `make build` uses it when it is on PATH
 #   BUILD_DIR    (command line only) output folder of `make build`; the runners read build/mrc_switch
 #   PTF_ARGS     extra arguments for the PTF runners, e.g. PTF_ARGS="--test srv6"
@@ -18,7 +18,7 @@ BUILD_DIR := build/$(PROG)
 P4C       ?= p4c-bm2-ss
 TARGET    ?= softswitch
 PY        ?=
-PYTHON    ?= $(or $(PY),$(firstword $(wildcard .venv/bin/python /opt/mrcvenv/bin/python)),python3)
+PYTHON    ?= $(or $(PY),$(firstword $(wildcard .venv/bin/python)),python3)
 PTF_ARGS  ?=
 HAVE_P4C  := $(shell command -v $(P4C) 2>/dev/null)
 # softswitch's compiler is part of the build when it is the compiler in use
