@@ -200,22 +200,42 @@ class FabricEnv:
             else:
                 if not fab.switch_running(f.spine):
                     fab.switch_start(f.spine)
-                self.ctl.converge_switch(f.spine)
+                self._converge_with_retry(f.spine)
             return f"spine {f.spine} {'lost' if down else 'restored'} ({f.method})"
         up = f.up if not undo else True
         fab.port_admin(f.switch, f.port, up)
         return f"port {f.switch}:{f.port} admin {'up' if up else 'down'}"
 
+    def _converge_with_retry(self, switch: str, deadline_s: float = 30.0) -> None:
+        """Converge a restarted switch; a freshly started process may not answer the first attempt
+        (its gRPC server is still coming up on a loaded machine), so retry until the deadline."""
+        assert self.ctl is not None
+        end = time.monotonic() + deadline_s
+        while True:
+            try:
+                if self.ctl.converge_switch(switch):
+                    return
+                why = "controller is not primary"
+            except Exception as e:  # noqa: BLE001 - retried, and re-raised at the deadline
+                why = str(e)
+            if time.monotonic() > end:
+                raise RunError(f"switch {switch} did not converge within {deadline_s:.0f} s: {why}")
+            time.sleep(0.5)  # retry interval of a deadline-bounded loop
+
     def restore(self, faults: tuple[FaultSpec, ...]) -> None:
         """Undo every fault a run may have left behind and wait until host NICs are up again."""
+        failed = []
         for f in faults:
             try:
                 self.apply(f, undo=True)
-            except Exception as e:  # noqa: BLE001 - restore what can be restored, report the rest
+            except Exception as e:  # noqa: BLE001 - restore what can be restored, then report the rest
                 self.log.warning("restore failed: %s: %s", f.label(), e)
+                failed.append(f"{f.label()}: {e}")
         end = time.monotonic() + 10.0
         while time.monotonic() < end and not self.nics_up():
             time.sleep(0.1)  # polling the carrier with a deadline
+        if failed:  # the next run would start on a broken fabric and compare nothing fairly
+            raise RunError("could not restore the fabric after a run: " + "; ".join(failed))
 
     def nics_up(self) -> bool:
         assert self.fab is not None
