@@ -56,12 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     res: dict[str, dict] = {}
-    with FabricEnv(FabricSpec(), prefix="bnch", grpc_base_port=57500, target=args.target,
+    with FabricEnv(FabricSpec(), prefix="bnch", grpc_base_port=22500, target=args.target,
                    workdir=args.out / "a2a") as env:
         res["a2a"] = _pair(env, Scenario(traffic=A2A, deadline_s=DEADLINE))
         res["a2a_fail"] = _pair(env, Scenario(traffic=A2A, faults=(FAIL,), deadline_s=DEADLINE))
     spec = FabricSpec(host_links={"rate_pps": 600, "queue_depth": 16})
-    with FabricEnv(spec, prefix="bnci", grpc_base_port=57600, target=args.target, workdir=args.out / "incast") as env:
+    with FabricEnv(spec, prefix="bnci", grpc_base_port=22600, target=args.target, workdir=args.out / "incast") as env:
         res["incast"] = _pair(env, Scenario(traffic=INCAST, deadline_s=DEADLINE))
     rows = []
 

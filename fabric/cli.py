@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
     demo.add_argument("--out", type=Path, default=Path("demo-out"), help="result.json, summary.txt, goodput.png")
     demo.add_argument("--prefix", default="demo", help="namespace prefix of the demo fabric (default demo)")
-    demo.add_argument("--grpc-base-port", type=int, default=57300)
+    demo.add_argument("--grpc-base-port", type=int, default=27300)
     demo.add_argument("--deadline", type=float, default=20.0, help="seconds each run may take (RC is cut off)")
     demo.set_defaults(func=cmd_demo)
     scen = sub.add_parser("scenario", help="scenarios as code").add_subparsers(dest="scenario", required=True)
@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
     srun.add_argument("--out", type=Path, default=Path("scenario-out"))
     srun.add_argument("--prefix", default="scn")
-    srun.add_argument("--grpc-base-port", type=int, default=57400)
+    srun.add_argument("--grpc-base-port", type=int, default=27400)
     srun.add_argument("--json", action="store_true", help="print the metrics as JSON")
     srun.set_defaults(func=cmd_scenario_run)
     return ap

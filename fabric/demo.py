@@ -17,7 +17,7 @@ from .scenarios.plot import goodput_png
 from .scenarios.spec import FabricSpec
 
 DEMO_PREFIX = "demo"
-DEMO_GRPC_BASE = 57300
+DEMO_GRPC_BASE = 27300
 
 
 def demo_scenario(deadline_s: float = 20.0) -> Scenario:

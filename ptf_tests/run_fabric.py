@@ -41,7 +41,7 @@ from fabric.switches import target_available
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
 DEFAULT_PREFIX = "w3b"
-PORT_SEARCH = range(47000, 60000, 97)
+PORT_SEARCH = range(28000, 31000, 97)  # below the kernel's ephemeral range (32768+), +1000 too
 
 
 def free_port_block(count: int, offset: int) -> int:

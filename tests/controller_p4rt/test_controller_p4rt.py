@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 TOPO = REPO / "examples" / "small.yaml"
 TARGET = os.environ.get("TARGET", "softswitch")
 PREFIX = "w2a"
-BASE = 52300  # gRPC ports BASE..BASE+7 (file order), metrics BASE+90
+BASE = 21300  # gRPC ports BASE..BASE+7 (file order), metrics BASE+90
 ETH_P_ALL = 0x0003
 
 

@@ -37,7 +37,7 @@ def _env(tmp_path_factory, prefix: str, base: int, spec: FabricSpec):
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    with _env(tmp_path_factory, "w3a", 56300, FabricSpec(topology="examples/small.yaml")) as e:
+    with _env(tmp_path_factory, "w3a", 24300, FabricSpec(topology="examples/small.yaml")) as e:
         yield e
 
 
@@ -45,7 +45,7 @@ def env(tmp_path_factory):
 def trim_env(tmp_path_factory):
     # host downlinks: 600 packets/s, 16-packet queues -> the controller writes trim threshold 14, ECN 4
     spec = FabricSpec(topology="examples/small.yaml", host_links={"rate_pps": 600, "queue_depth": 16})
-    with _env(tmp_path_factory, "w3t", 56400, spec) as e:
+    with _env(tmp_path_factory, "w3t", 24400, spec) as e:
         yield e
 
 

@@ -192,7 +192,7 @@ def test_switch_processes(tmp_path, target):
     why = target_available(target)
     if why:
         pytest.skip(why)
-    base = 47700 + (100 if target == "bmv2" else 0)
+    base = 20700 + (100 if target == "bmv2" else 0)
     fab = Fabric(load_topology(SMALL), prefix="h7s", target=target, state_dir=tmp_path, grpc_base_port=base,
                  runtime_port_offset=50)
     with fab:
