@@ -72,6 +72,4 @@ def install_program_entries(program: ir.Program, state) -> None:
         args = tuple(int(a.value) & _mask(p.bitwidth) for a, p in zip(da.args, ainfo.params))
         if ts.initial_default != (ainfo.id, args):
             # the P4Info carried no (or another) initial default: the program's is the truth
-            ts.initial_default = (ainfo.id, args)
-            ts.default_hit = (ainfo.id, args, None)
-            ts._set_default_msg()
+            ts.set_initial_default(ainfo.id, args)
