@@ -2,19 +2,21 @@
 that ptf ran every test of the suite (an empty or partial selection is a failure, not a pass)."""
 from __future__ import annotations
 
-import ast
-import os
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from ptf_runner import (
+    ROOT,
+    TARGET,
+    assert_complete_run,
+    ran_count,
+    run_suite,
+    skipped_tests,
+    suite_tests,
+    target_missing,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "ptf_tests" / "mrc_switch"
-TARGET = os.environ.get("TARGET", "softswitch")
 # Tests that may skip on a target, with why; any other skip fails this test.
 ALLOWED_SKIPS = {
     "softswitch": set(),
@@ -22,65 +24,21 @@ ALLOWED_SKIPS = {
 }
 
 
-def _target_missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (veth interfaces)"
-    if TARGET == "bmv2":
-        if shutil.which("simple_switch_grpc") is None:
-            return "simple_switch_grpc is not on PATH"
-        if not (ROOT / "build/mrc_switch/bmv2.json").exists():
-            return "build/mrc_switch/bmv2.json missing (make build with p4c)"
-        return None
-    if TARGET != "softswitch":
-        return f"unknown TARGET {TARGET!r} (softswitch or bmv2)"
-    probe = subprocess.run([sys.executable, "-m", "softswitch", "--version"], check=False, cwd=ROOT,
-                           capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"softswitch does not run: {probe.stderr.strip()[-200:]}"
-    return None
-
-
-def suite_tests(suite: Path = SUITE) -> set[str]:
-    """``module.Class`` of every test in the suite: public classes with a ``runTest`` method, read from
-    the source (importing them would need ptf's runtime)."""
-    found = set()
-    for path in sorted(suite.glob("test_*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and any(
-                    isinstance(f, ast.FunctionDef) and f.name == "runTest" for f in node.body):
-                found.add(f"{path.stem}.{node.name}")
-    return found
-
-
-def ran_count(output: str) -> int:
-    """N of unittest's "Ran N tests" line in ptf's output (an AssertionError when it is missing)."""
-    match = re.search(r"^Ran (\d+) tests? in ", output, re.MULTILINE)
-    assert match, f"no 'Ran N tests' line in ptf's output:\n{output[-3000:]}"
-    return int(match.group(1))
-
-
-def skipped_tests(output: str) -> set[str]:
-    """``module.Class`` of each test ptf reported as skipped (verbose ``... skipped 'why'`` lines)."""
-    return set(re.findall(r"^(\S+) \.\.\. skipped", output, re.MULTILINE))
-
-
-def assert_complete_run(out: str, expected: set[str], allowed_skips: set[str]) -> None:
-    """ptf ran at least every test of ``expected``, each reported ok unless it is an allowed skip."""
-    skipped = skipped_tests(out)
-    assert skipped <= allowed_skips, f"unexpected skips: {sorted(skipped - allowed_skips)}"
-    ran = ran_count(out)
-    assert ran >= len(expected), f"ptf ran {ran} tests, the suite has {len(expected)}:\n{out[-3000:]}"
-    passed = set(re.findall(r"^(\S+) \.\.\. ok$", out, re.MULTILINE))
-    assert passed >= expected - skipped, f"not reported ok: {sorted(expected - skipped - passed)}"
-
-
 def test_suite_discovery_finds_the_groups() -> None:
     """The AST count sees the suite (a broken count would make the run check below vacuous)."""
-    tests = suite_tests()
+    tests = suite_tests(SUITE)
     assert len(tests) >= 30, sorted(tests)
     for name in ("test_ipv4.Ipv4RouteTest", "test_congestion.TrimTest", "test_srv6.HopLimitTest"):
         assert name in tests
     assert not any(name.split(".")[1].startswith("_") for name in tests)
+
+
+def test_other_suites_are_discovered() -> None:
+    """The fabric and softswitch wrappers use the same AST count; it must see their suites too."""
+    fabric = suite_tests(ROOT / "ptf_tests" / "fabric")
+    softswitch = suite_tests(ROOT / "ptf_tests" / "softswitch")
+    assert len(fabric) >= 10 and "test_srv6_paths.EvPathsSameLeafTest" in fabric, sorted(fabric)
+    assert len(softswitch) >= 25, sorted(softswitch)
 
 
 def test_run_check_rejects_partial_runs() -> None:
@@ -106,12 +64,7 @@ def test_run_check_rejects_partial_runs() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_ptf_mrc_switch(tmp_path: Path) -> None:
-    reason = _target_missing()
+    reason = target_missing(TARGET, "veth interfaces")
     if reason:
         pytest.skip(f"{TARGET}: {reason}")
-    result = subprocess.run([sys.executable, str(ROOT / "ptf_tests/run.py"), "--target", TARGET,
-                             "--log-dir", str(tmp_path)],
-                            check=False, cwd=ROOT, capture_output=True, text=True, timeout=880)
-    out = result.stdout + result.stderr
-    assert result.returncode == 0, out[-6000:]
-    assert_complete_run(out, suite_tests(), ALLOWED_SKIPS[TARGET])
+    run_suite("run.py", SUITE, ["--target", TARGET, "--log-dir", str(tmp_path)], ALLOWED_SKIPS[TARGET], timeout=880)
