@@ -63,13 +63,17 @@ class P4RuntimeClient:
     def _read_stream(self) -> None:
         try:
             for resp in self._stream:
-                kind = resp.WhichOneof("update")
-                if kind == "arbitration":
-                    self._arbitration.put(resp.arbitration)
-                elif kind == "packet":
-                    self.packet_ins.put(resp.packet)
+                self._on_update(resp)
         except grpc.RpcError:
             pass  # the channel closed (tear down) or the switch went away
+
+    def _on_update(self, resp: p4runtime_pb2.StreamMessageResponse) -> None:
+        """Queue one stream message (arbitration, packet-in); subclasses override it to keep other kinds."""
+        kind = resp.WhichOneof("update")
+        if kind == "arbitration":
+            self._arbitration.put(resp.arbitration)
+        elif kind == "packet":
+            self.packet_ins.put(resp.packet)
 
     def _arbitrate(self) -> None:
         req = p4runtime_pb2.StreamMessageRequest()

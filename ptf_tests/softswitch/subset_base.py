@@ -18,7 +18,6 @@ import time
 import zlib
 from collections.abc import Callable
 
-import grpc
 from base.p4info import P4Info
 from base.p4rt_test import DEFAULT_TIMEOUT, P4RuntimeClient, P4RuntimeTest
 from p4.v1 import p4runtime_pb2
@@ -42,18 +41,11 @@ class DigestClient(P4RuntimeClient):
         self.digests: queue.Queue = queue.Queue()
         super().__init__(addr, device_id, election_id)
 
-    def _read_stream(self) -> None:
-        try:
-            for resp in self._stream:
-                kind = resp.WhichOneof("update")
-                if kind == "arbitration":
-                    self._arbitration.put(resp.arbitration)
-                elif kind == "packet":
-                    self.packet_ins.put(resp.packet)
-                elif kind == "digest":
-                    self.digests.put(resp.digest)
-        except grpc.RpcError:
-            pass  # the channel closed (tear down) or the switch went away
+    def _on_update(self, resp: p4runtime_pb2.StreamMessageResponse) -> None:
+        if resp.WhichOneof("update") == "digest":
+            self.digests.put(resp.digest)
+        else:
+            super()._on_update(resp)
 
     def ack_digest(self, digest_id: int, list_id: int) -> None:
         req = p4runtime_pb2.StreamMessageRequest()
