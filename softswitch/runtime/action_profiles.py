@@ -212,24 +212,22 @@ class ActionProfileState:
 
     # ---- reads --------------------------------------------------------------------------------
     def read_members(self, mid: int) -> list[p4runtime_pb2.Entity]:
-        ids = sorted(self._member_msgs) if mid == 0 else [mid]
-        if mid and mid not in self._member_msgs:
-            raise not_found(f"action profile '{self.name}' member {mid} does not exist")
-        out = []
-        for i in ids:
-            e = p4runtime_pb2.Entity()
-            e.action_profile_member.CopyFrom(self._member_msgs[i])
-            out.append(e)
-        return out
+        return self._read(self._member_msgs, mid, "action_profile_member",
+                          f"action profile '{self.name}' member")
 
     def read_groups(self, gid: int) -> list[p4runtime_pb2.Entity]:
-        ids = sorted(self._group_msgs) if gid == 0 else [gid]
-        if gid and gid not in self._group_msgs:
-            raise not_found(f"action selector '{self.name}' group {gid} does not exist")
+        return self._read(self._group_msgs, gid, "action_profile_group",
+                          f"action selector '{self.name}' group")
+
+    @staticmethod
+    def _read(msgs: dict, id_: int, field: str, what: str) -> list[p4runtime_pb2.Entity]:
+        """Entities for one stored member/group message (``id_`` != 0) or all of them, by id."""
+        if id_ and id_ not in msgs:
+            raise not_found(f"{what} {id_} does not exist")
         out = []
-        for i in ids:
+        for i in (sorted(msgs) if id_ == 0 else [id_]):
             e = p4runtime_pb2.Entity()
-            e.action_profile_group.CopyFrom(self._group_msgs[i])
+            getattr(e, field).CopyFrom(msgs[i])
             out.append(e)
         return out
 
