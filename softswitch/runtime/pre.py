@@ -71,15 +71,11 @@ class PacketReplicationEngine:
             raise invalid("multicast group id 0 is invalid")
         present = gid in self._groups
         if utype == p4runtime_pb2.Update.DELETE:
-            if not present:
-                raise not_found(f"{what} does not exist")
+            _check_presence(utype, present, what)
             del self._groups[gid]
             del self._group_msgs[gid]
             return
-        if utype == p4runtime_pb2.Update.INSERT and present:
-            raise exists(f"{what} already exists")
-        if utype == p4runtime_pb2.Update.MODIFY and not present:
-            raise not_found(f"{what} does not exist")
+        _check_presence(utype, present, what)
         reps = _replicas(m.replicas, what)
         msg = p4runtime_pb2.MulticastGroupEntry()
         msg.CopyFrom(m)
@@ -93,15 +89,11 @@ class PacketReplicationEngine:
             raise invalid("clone session id 0 is invalid")
         present = sid in self._sessions
         if utype == p4runtime_pb2.Update.DELETE:
-            if not present:
-                raise not_found(f"{what} does not exist")
+            _check_presence(utype, present, what)
             del self._sessions[sid]
             del self._session_msgs[sid]
             return
-        if utype == p4runtime_pb2.Update.INSERT and present:
-            raise exists(f"{what} already exists")
-        if utype == p4runtime_pb2.Update.MODIFY and not present:
-            raise not_found(f"{what} does not exist")
+        _check_presence(utype, present, what)
         if m.packet_length_bytes < 0:
             raise invalid(f"{what}: packet_length_bytes must be >= 0")
         if m.class_of_service > 7:
@@ -138,3 +130,12 @@ class PacketReplicationEngine:
             out += self.read(p4runtime_pb2.PacketReplicationEngineEntry(
                 clone_session_entry=p4runtime_pb2.CloneSessionEntry()))
         return out
+
+
+def _check_presence(utype: int, present: bool, what: str) -> None:
+    """INSERT needs the entry absent, MODIFY and DELETE need it present (P4Runtime codes)."""
+    if utype == p4runtime_pb2.Update.INSERT:
+        if present:
+            raise exists(f"{what} already exists")
+    elif not present and utype in (p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE):
+        raise not_found(f"{what} does not exist")
