@@ -208,25 +208,15 @@ class SwitchState:
             for st in self._select(self.counters, c.counter_id, "counter"):
                 out += self._read_counter(st, _index(c))
         elif kind == "direct_counter_entry":
-            dce = ent.direct_counter_entry
-            for table in self._select(self.tables, dce.table_entry.table_id, "table"):
-                if table.direct_counter is None:
-                    if dce.table_entry.table_id:
-                        raise invalid(f"table '{table.name}' has no direct counter")
-                    continue
-                out += self._read_direct_counter(table, dce.table_entry)
+            out += self._read_direct(ent.direct_counter_entry.table_entry, "direct_counter",
+                                     self._read_direct_counter)
         elif kind == "meter_entry":
             me = ent.meter_entry
             for st in self._select(self.meters, me.meter_id, "meter"):
                 out += self._read_meter(st, _index(me))
         elif kind == "direct_meter_entry":
-            dme = ent.direct_meter_entry
-            for table in self._select(self.tables, dme.table_entry.table_id, "table"):
-                if table.direct_meter is None:
-                    if dme.table_entry.table_id:
-                        raise invalid(f"table '{table.name}' has no direct meter")
-                    continue
-                out += self._read_direct_meter(table, dme.table_entry)
+            out += self._read_direct(ent.direct_meter_entry.table_entry, "direct_meter",
+                                     self._read_direct_meter)
         elif kind == "register_entry":
             r = ent.register_entry
             for st in self._select(self.registers, r.register_id, "register"):
@@ -268,6 +258,18 @@ class SwitchState:
             except P4RuntimeError:
                 return []
         return table.entries()
+
+    def _read_direct(self, te: p4runtime_pb2.TableEntry, attr: str, read) -> list:
+        """Direct counter/meter (``attr``) read of one table, or of every table having one
+        when ``te.table_id`` is 0; naming a table without that resource is an error."""
+        out = []
+        for table in self._select(self.tables, te.table_id, "table"):
+            if getattr(table, attr) is None:
+                if te.table_id:
+                    raise invalid(f"table '{table.name}' has no {attr.replace('_', ' ')}")
+                continue
+            out += read(table, te)
+        return out
 
     def _read_direct_counter(self, table: TableState, te: p4runtime_pb2.TableEntry):
         out = []
