@@ -254,28 +254,19 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     unit_c = {"PACKETS": p4info_pb2.CounterSpec.PACKETS, "BYTES": p4info_pb2.CounterSpec.BYTES,
               "BOTH": p4info_pb2.CounterSpec.BOTH}
     unit_m = {"PACKETS": p4info_pb2.MeterSpec.PACKETS, "BYTES": p4info_pb2.MeterSpec.BYTES}
-    for e in ext("counter"):
-        pc = p.counters.add()
-        _preamble(pc.preamble, ids.get("counter", e.name), e.name, alias[e.name], e.annotations)
-        pc.spec.unit = unit_c[e.unit or "PACKETS"]
-        pc.size = e.size or 0
-    for e in ext("direct_counter"):
-        pc = p.direct_counters.add()
-        _preamble(pc.preamble, ids.get("direct_counter", e.name), e.name, alias[e.name], e.annotations)
-        pc.spec.unit = unit_c[e.unit or "PACKETS"]
-        if e.tables:
-            pc.direct_table_id = ids.get("table", e.tables[0])
-    for e in ext("meter"):
-        pm = p.meters.add()
-        _preamble(pm.preamble, ids.get("meter", e.name), e.name, alias[e.name], e.annotations)
-        pm.spec.unit = unit_m[e.unit or "PACKETS"]
-        pm.size = e.size or 0
-    for e in ext("direct_meter"):
-        pm = p.direct_meters.add()
-        _preamble(pm.preamble, ids.get("direct_meter", e.name), e.name, alias[e.name], e.annotations)
-        pm.spec.unit = unit_m[e.unit or "PACKETS"]
-        if e.tables:
-            pm.direct_table_id = ids.get("table", e.tables[0])
+    # counters and meters, indexed or direct: same preamble + unit, then a size or a table
+    for kind, repeated, units in (("counter", p.counters, unit_c),
+                                  ("direct_counter", p.direct_counters, unit_c),
+                                  ("meter", p.meters, unit_m),
+                                  ("direct_meter", p.direct_meters, unit_m)):
+        for e in ext(kind):
+            msg = repeated.add()
+            _preamble(msg.preamble, ids.get(kind, e.name), e.name, alias[e.name], e.annotations)
+            msg.spec.unit = units[e.unit or "PACKETS"]
+            if not kind.startswith("direct_"):
+                msg.size = e.size or 0
+            elif e.tables:
+                msg.direct_table_id = ids.get("table", e.tables[0])
     for ch in program.controller_headers:
         cm = p.controller_packet_metadata.add()
         _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
