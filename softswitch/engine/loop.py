@@ -317,7 +317,10 @@ class PacketLoop:
                 line = self._delay[port] = deque()
             line.append((now + delay_us, data))
             return
-        p = self.ports.get(port)
+        self._send(self.ports.get(port), port, data)
+
+    def _send(self, p, port: int, data: bytes) -> None:
+        """Send on bound port ``p`` (``self.ports[port]`` or None), else the tx hook, else count a drop."""
         if p is not None:
             p.send(data)
         elif self._tx_hook is not None:
@@ -331,13 +334,7 @@ class PacketLoop:
         for port, line in list(self._delay.items()):
             p = self.ports.get(port)
             while line and line[0][0] <= now:
-                data = line.popleft()[1]
-                if p is not None:
-                    p.send(data)
-                elif self._tx_hook is not None:
-                    self._tx_hook(port, data)
-                else:
-                    self.counters.unbound_port_drops += 1
+                self._send(p, port, line.popleft()[1])
             if line:
                 if next_due is None or line[0][0] < next_due:
                     next_due = line[0][0]
