@@ -288,15 +288,19 @@ class V1Pipeline:
             return
         # bmv2 re-parses the original packet for the clone, then resets the metadata
         H2, _, _, C2 = self._parse(data, port, now, PKT_INSTANCE_INGRESS_CLONE, None)
-        M2 = self._preserved_meta(M, index)
-        for eport, rid in sess.replicas:
-            S2 = self._S()
-            S2.f_instance_type = PKT_INSTANCE_INGRESS_CLONE
-            S2.f_egress_rid = rid
-            st = PacketState(H2.copy(), M2.copy(), S2, C2.payload, len(data), 0, sess.packet_length_bytes)
-            res.to_tm.append(TmItem(eport, sess.class_of_service & 7, len(data), st))
+        self._clone_copies(res, sess, PKT_INSTANCE_INGRESS_CLONE, H2, self._preserved_meta(M, index),
+                           C2.payload, len(data))
         if self.trace:
             self.trace(f"ingress clone to session {sid}: {len(sess.replicas)} copies")
+
+    def _clone_copies(self, res, sess, itype: int, H, M2, payload: bytes, nbytes: int) -> None:
+        """Queue one clone per replica of ``sess``: fresh standard metadata, copied H and M2."""
+        for eport, rid in sess.replicas:
+            S2 = self._S()
+            S2.f_instance_type = itype
+            S2.f_egress_rid = rid
+            st = PacketState(H.copy(), M2.copy(), S2, payload, nbytes, 0, sess.packet_length_bytes)
+            res.to_tm.append(TmItem(eport, sess.class_of_service & 7, nbytes, st))
 
     # ------------------------------------------------------------------ egress
 
@@ -361,12 +365,7 @@ class V1Pipeline:
             if self.trace:
                 self.trace(f"clone session {sid} not configured: no egress clone")
             return
-        M2 = self._preserved_meta(M, index)
-        for eport, rid in sess.replicas:
-            S2 = self._S()
-            S2.f_instance_type = PKT_INSTANCE_EGRESS_CLONE
-            S2.f_egress_rid = rid
-            st2 = PacketState(H.copy(), M2.copy(), S2, st.payload, st.nbytes, 0, sess.packet_length_bytes)
-            res.to_tm.append(TmItem(eport, sess.class_of_service & 7, st.nbytes, st2))
+        self._clone_copies(res, sess, PKT_INSTANCE_EGRESS_CLONE, H, self._preserved_meta(M, index),
+                           st.payload, st.nbytes)
         if self.trace:
             self.trace(f"egress clone to session {sid}: {len(sess.replicas)} copies")

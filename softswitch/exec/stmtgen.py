@@ -233,21 +233,13 @@ class StmtGen(ExprGen):
         elif n == "truncate":
             out.add(ind, f"C.truncate = {self.ex(a[0])}")
         elif n in ("verify_checksum", "verify_checksum_with_payload"):
-            fn = self.algo(a[3])
-            data = self.pack_code(a[1])
-            if n.endswith("payload"):
-                data = f"{data} + C.payload"
-            w = ir.type_width(a[2].type)
+            fn, data, w = self._checksum_parts(n, a)
             out.add(ind, f"if {self.ex(a[0])} and ({fn}({data}) & {bitmask(w):#x}) != {self.ex(a[2])}:")
             out.add(ind + 1, "C.checksum_error = 1")
             if self.trace:
                 out.add(ind + 1, f"TR('checksum verification failed at {e.loc}')")
         elif n in ("update_checksum", "update_checksum_with_payload"):
-            fn = self.algo(a[3])
-            data = self.pack_code(a[1])
-            if n.endswith("payload"):
-                data = f"{data} + C.payload"
-            w = ir.type_width(a[2].type)
+            fn, data, w = self._checksum_parts(n, a)
             out.add(ind, f"if {self.ex(a[0])}:")
             self.assign(a[2], f"({fn}({data}) & {bitmask(w):#x})", out, ind + 1)
         elif n in ("assert", "assume"):
@@ -261,6 +253,14 @@ class StmtGen(ExprGen):
             out.add(ind, f"C.log(_format_log({fmt}, {vals}))")
         else:
             raise compile_error(e.loc, f"unsupported: {n}")
+
+    def _checksum_parts(self, n: str, a: list) -> tuple[str, str, int]:
+        """Hash function, input-bytes code and checksum width of a verify/update_checksum call."""
+        fn = self.algo(a[3])
+        data = self.pack_code(a[1])
+        if n.endswith("payload"):
+            data = f"{data} + C.payload"
+        return fn, data, ir.type_width(a[2].type)
 
     def _digest_values(self, data: ir.Expr) -> str:
         leaves = [x for x, _ in self._flatten(data)]
