@@ -356,7 +356,7 @@ class Compiler(StmtGen):
             "_stk_last": support.stack_last, "_la_bits": support.lookahead_bits,
             "_la_hdr": support.lookahead_header, "_pack_opt": support.pack_optional,
             "_hash_offset": hashes.hash_offset, "_randint": support.randint,
-            "_format_log": support.format_log, "_entry_text": support.entry_text,
+            "_entry_text": support.entry_text,
             "_key_text": support.key_text,
             "ERRNAMES": dict(enumerate(p.errors)),
         }

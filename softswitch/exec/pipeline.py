@@ -48,10 +48,21 @@ from softswitch.contract import (
     TmItem,
 )
 from softswitch.exec.codegen import CompiledBlocks
-from softswitch.exec.support import AssertionFailed
+from softswitch.exec.support import AssertionFailed, format_log
 from softswitch.frontend import ir
 
 log = logging.getLogger("softswitch.p4")
+
+
+def _log_msg(fmt: str, args: tuple) -> None:
+    """``log_msg`` without a tracer: format only when the logger would emit (hot path)."""
+    if log.isEnabledFor(logging.INFO):
+        log.info(format_log(fmt, args))
+
+
+def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
+    """``log_msg`` to the tracer, formatted."""
+    return lambda fmt, args: trace(format_log(fmt, args))
 
 MAX_RESUBMITS = 16  # resubmit passes per received packet before the packet is dropped
 _M48 = (1 << 48) - 1
@@ -77,7 +88,7 @@ class Ctx:
         "truncate",
     )
 
-    def __init__(self, data: bytes, nbytes: int, now: int, logf: Callable[[str], None]) -> None:
+    def __init__(self, data: bytes, nbytes: int, now: int, logf: Callable[[str, tuple], None]) -> None:
         self.data = data
         self.off = 0
         self.payload = b""
@@ -144,7 +155,7 @@ class V1Pipeline:
         self.state = state
         self.cpu_port = cpu_port
         self.trace = trace
-        self._log = trace if trace is not None else log.info
+        self._log = _trace_log(trace) if trace is not None else _log_msg
         self.field_lists = FieldLists(program, program.ingress.params[1].type)
         self._H, self._M, self._S = blocks.header_cls, blocks.meta_cls, blocks.std_cls
 

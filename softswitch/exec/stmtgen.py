@@ -250,7 +250,7 @@ class StmtGen(ExprGen):
             vals = "()"
             if len(a) > 1:
                 vals = "(" + "".join(f"{self.ex(x)}, " for x, _ in self._flatten(a[1])) + ")"
-            out.add(ind, f"C.log(_format_log({fmt}, {vals}))")
+            out.add(ind, f"C.log({fmt}, {vals})")
         else:
             raise compile_error(e.loc, f"unsupported: {n}")
 

@@ -89,6 +89,18 @@ def test_log_msg_formats_values():
     assert "value 4 and 5" in lines
 
 
+def test_log_msg_goes_to_the_logger_only_when_enabled(rig, caplog):
+    # no tracer: log_msg reaches the "softswitch.p4" logger at INFO, formatted...
+    with caplog.at_level("INFO", logger="softswitch.p4"):
+        assert result(rig, op(17, 4, 5))[-1] == 17
+    assert "value 4 and 5" in [r.getMessage() for r in caplog.records]
+    # ...and nothing is recorded when INFO is off (the packet is still processed)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="softswitch.p4"):
+        assert result(rig, op(17, 6, 7))[-1] == 17
+    assert not [r for r in caplog.records if "value" in r.getMessage()]
+
+
 def test_assert_failure_drops_without_raising(rig):
     assert result(rig, op(18, 0))[-1] == 18
     res = rig.pipeline.ingress(op(18, 1), 0, 0)
