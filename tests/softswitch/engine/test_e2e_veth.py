@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 PROGRAM = Path(__file__).parent / "p4" / "h4_port_fwd.p4"
 ETH_P_ALL = 3
@@ -28,16 +29,6 @@ def _missing_parts() -> list[str]:
 
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-
-
-def wait_for(cond, timeout: float = 5.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def port_bytes(p: int) -> bytes:

@@ -6,21 +6,12 @@ import threading
 import time
 
 import pytest
+from polling import wait_for
 from tiny_pipeline import TinyPipeline
 
 from softswitch.engine.loop import PacketLoop
 from softswitch.engine.ports import ETH_P_ALL, LinuxPort
 from softswitch.engine.tm import TrafficManager
-
-
-def wait_for(cond, timeout: float = 5.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.005)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def frame(port: int, pri: int = 0, flag: int = 0, tag: int = 0, size: int = 64) -> bytes:
