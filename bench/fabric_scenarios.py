@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-# before grpc is imported: pyroute2's NetNS helper child must not run gRPC's fork handlers (they
-# aborted it now and then while controller channels were open)
-os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 from fabric.scenarios import (
     FabricEnv,

@@ -9,11 +9,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# Before grpc is imported: pyroute2's NetNS forks a helper child, and gRPC's fork handlers in that
-# child aborted it now and then while controller channels were open ("Check failed:
-# next_worker->state == KICKED"), failing a fabric bring-up.  The child never uses gRPC.
-os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
-
 import pytest
 
 from fabric.scenarios import FabricEnv, FabricSpec, FaultSpec, Scenario, TrafficSpec, analyse, run_traffic
