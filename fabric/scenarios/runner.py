@@ -238,6 +238,9 @@ class FabricEnv:
             raise RunError("could not restore the fabric after a run: " + "; ".join(failed))
 
     def nics_up(self) -> bool:
+        """True when no host NIC lacks LOWER_UP.  Asks ``ip`` rather than ``netbuild.link_info``: that
+        forks a pyroute2 NetNS helper from this process, which holds the controller's gRPC channels,
+        and with it the e2e suite's later counter reads failed (incast trimming saw no trims)."""
         assert self.fab is not None
         for h in self.hosts:
             out = subprocess.run(["ip", "-n", self.fab.netns(h), "-o", "link", "show"], capture_output=True,
