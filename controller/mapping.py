@@ -56,7 +56,7 @@ A_WATCH_POSTCARD = "ingress.telemetry.watch_postcard"
 C_PORT_RX = "ingress.stats.port_rx_counter"
 C_PORT_TX = "egress.stats.port_tx_counter"
 C_DROP_REASONS = "drop_reasons"  # top level; a program that splits it per control has *.drop_reasons
-R_EGRESS_QDEPTH = "egress_qdepth"  # top-level register: last dequeue depth per port
+R_EGRESS_QDEPTH = "egress_qdepth"  # top-level register: data-queue depth estimate per port (docs/dataplane.md)
 
 PACKET_IN = "packet_in"
 PACKET_OUT = "packet_out"

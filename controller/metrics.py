@@ -90,7 +90,7 @@ class FabricCollector:
                                  labels=["switch", "table"])
         ce = CounterMetricFamily("mrc_congestion_events", "packets trimmed, CE-marked or dropped early by the program",
                                  labels=["switch", "event"])
-        qd = GaugeMetricFamily("mrc_queue_depth_packets", "last egress queue depth seen by the program",
+        qd = GaugeMetricFamily("mrc_queue_depth_packets", "the program's data-queue depth estimate per port (egress_qdepth: last dequeue depth, adjusted by ingress)",
                                labels=sp)
         for name, c in sorted(snap.counters.items()):
             for port, (p, b) in sorted(c.port_rx.items()):
