@@ -610,12 +610,22 @@ class QueuePair:
                                                      bytes(mtu)))
         return n
 
+    def _probe_wait(self) -> int:
+        """How long a probe may stay unanswered before it counts as lost: one probe period, and never
+        less than twice the smoothed RTT (a period shorter than the RTT would give up on every probe
+        before its answer could arrive, and no EV would ever come back)."""
+        return max(self._probe_interval(), 2 * self.srtt)
+
     def _probe(self, now_ns: int, out: list) -> None:
         for i, e in enumerate(self.evset.entries):
             if e.state.value != "ASSUMED_BAD" or now_ns < e.probe_next_ns:
                 continue
-            if e.probe_req_id >= 0:  # previous probe unanswered: the streak starts over
-                e.probe_streak = 0
+            if e.probe_req_id >= 0:
+                late = e.probe_sent_ns + self._probe_wait()
+                if now_ns < late:  # still in flight: give it its time before sending the next
+                    e.probe_next_ns = late
+                    continue
+                e.probe_streak = 0  # previous probe unanswered: the streak starts over
                 self.ep._forget_probe(e.probe_req_id)
             e.probe_next_ns = now_ns + self._probe_interval()
             if e.port in self.evset.ports_down:

@@ -145,3 +145,16 @@ def test_rc_receiver_with_ce_marked_packets_completes():
     assert sum(s[0].ecn_marked for s in p.net.stats()) > 0
     assert [c.status for c in p.done] == [WcStatus.SUCCESS]
     assert p.mr.buf[: 1 << 20] == msgs[0][1]
+
+
+def test_an_ev_comes_back_when_the_rtt_is_longer_than_the_probe_period():
+    # 10 ms RTT, probes every 2 ms: a probe must not count as lost before its answer can arrive
+    # (it used to: every probe was given up 2 ms after it left, and the EV stayed ASSUMED_BAD for ever)
+    p = make_pair([PathSpec(delay_ns=5_000_000) for _ in range(2)], attr=QpAttr(probe_interval_ns=2_000_000, ack_timeout=16))
+    transfer(p, [(1, random.Random(1).randbytes(100_000), p.mr.base_va, None)])
+    assert p.qa.srtt >= 9_000_000
+    p.qa.evset.mark_bad(1, p.net.now, "test")
+    sent = p.qa.counters.probes_sent
+    p.net.run(until_ns=p.net.now + 100_000_000)
+    assert p.qa.evset.entries[1].state is EvState.GOOD
+    assert p.qa.counters.probes_sent - sent == 3  # one in flight at a time: k = 3 answers, no extra probes
