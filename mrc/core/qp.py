@@ -153,6 +153,7 @@ class QueuePair:
         self.retx: deque[tuple[int, str]] = deque()
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
+        self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
         self.srtt = 0
         self.min_rtt = 0
         self.retries = 0
@@ -425,7 +426,7 @@ class QueuePair:
                         self.inflight -= pkt.length
                     pkt.state = _Pkt.SACKED
                     progressed = True
-                    self.rack_ts = max(self.rack_ts, pkt.sent_ns)
+                    self._delivered(pkt)
         if rtt_sample is not None:
             self._rtt(rtt_sample)
         if self.cc is not None:
@@ -452,12 +453,18 @@ class QueuePair:
             if pkt is not None:
                 if pkt.state == _Pkt.INFLIGHT:
                     self.inflight -= pkt.length
-                self.rack_ts = max(self.rack_ts, pkt.sent_ns)
+                self._delivered(pkt)
         if cum > self.snd_una:
             self.snd_una = cum
             self.snd_ptr = max(self.snd_ptr, cum)
             self._progress(now_ns)
             self._complete_wqes(now_ns)
+
+    def _delivered(self, pkt: _Pkt) -> None:
+        if pkt.sent_ns > self.rack_ts:
+            self.rack_ts = pkt.sent_ns
+        if pkt.ev >= 0 and pkt.sent_ns > self.ev_rack_ts[pkt.ev]:
+            self.ev_rack_ts[pkt.ev] = pkt.sent_ns
 
     def _progress(self, now_ns: int) -> None:
         self.retries = 0
@@ -510,15 +517,33 @@ class QueuePair:
         pkt.state = _Pkt.LOST
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
+        retire = False
         if pkt.ev >= 0:
             if cause == "timeout":
                 self.evset.penalize(pkt.ev, PENALTY_TIMEOUT)
-            self.evset.mark_bad(pkt.ev, now_ns, cause)
+            # a path that delivered something sent after this packet is alive: only this one was lost
+            retire = self.evset.mark_bad(pkt.ev, now_ns, cause) and cause != "timeout" \
+                and self.ev_rack_ts[pkt.ev] < pkt.sent_ns
         if self.cc is not None:
             if cause == "timeout":
                 self.cc.on_timeout(now_ns)
             else:
                 self.cc.on_loss(now_ns)
+        if retire:
+            self._retire_ev(pkt.ev, now_ns)
+
+    def _retire_ev(self, ev_i: int, now_ns: int) -> None:
+        """EV ``ev_i`` just went ASSUMED_BAD on a loss, and nothing sent on it after the lost packet
+        has been delivered: what is still in flight on it is behind the lost packet on the same path
+        (a path is FIFO), so it is resent on the GOOD EVs now (counted as RACK retransmissions) instead
+        of being found lost one reordering window after another.  On a dead path that saves a round
+        of detection (RTT + reordering window) for every packet sent on it after the failure; a path
+        that dropped one packet and still delivers is left alone (the check in ``_lose``)."""
+        pkts = self.pkts
+        for seq in range(self.snd_una, self.snd_nxt):
+            p = pkts.get(seq)
+            if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i:
+                self._lose(p, now_ns, "rack")
 
     def _on_rto(self, now_ns: int) -> None:
         self.counters.timeouts += 1

@@ -158,3 +158,43 @@ def test_an_ev_comes_back_when_the_rtt_is_longer_than_the_probe_period():
     p.net.run(until_ns=p.net.now + 100_000_000)
     assert p.qa.evset.entries[1].state is EvState.GOOD
     assert p.qa.counters.probes_sent - sent == 3  # one in flight at a time: k = 3 answers, no extra probes
+
+
+def _dead_path_run(kill: bool) -> tuple[list[tuple[int, int]], int]:
+    """4 paths with 1 ms one-way delay; path 2 dies at 0.3 ms (if ``kill``).  Returns (send time, EV)
+    of every packet that was in flight on EV 1 when it went ASSUMED_BAD, and the completion time."""
+    paths = [PathSpec(delay_ns=1_000_000, rate_bps=10e9) for _ in range(4)]
+    if kill:
+        paths[1].down = [(300_000, None)]
+    p = make_pair(paths, attr=QpAttr(ack_timeout=16, mpr=8), buf_len=4 << 20)
+    stuck: list[tuple[int, int]] = []
+    orig = p.qa._retire_ev
+
+    def spy(ev_i: int, now_ns: int) -> None:
+        stuck.extend((q.sent_ns, q.ev) for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0)
+        orig(ev_i, now_ns)
+        assert not [q for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0]  # none left in flight
+    p.qa._retire_ev = spy
+    end = transfer(p, [(1, random.Random(3).randbytes(3 << 20), p.mr.base_va, None)])
+    assert p.qa.evset.entries[1].state is (EvState.ASSUMED_BAD if kill else EvState.GOOD)
+    assert bytes(p.mr.buf[: 3 << 20]) == random.Random(3).randbytes(3 << 20)
+    return stuck, end
+
+
+def test_a_dead_evs_packets_in_flight_are_resent_when_it_goes_assumed_bad():
+    stuck, _ = _dead_path_run(kill=True)
+    # several packets had followed the lost one onto the dead path; all were resent at once
+    assert len(stuck) >= 2 and all(ev == 1 for _, ev in stuck)
+    assert all(t >= 300_000 for t, _ in stuck)  # all sent after the failure
+
+
+def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
+    # one random loss on a live path: later packets on the same EV are delivered, nothing is retired
+    paths = [PathSpec(delay_ns=1_000_000, rate_bps=10e9) for _ in range(4)]
+    paths[1].loss = 0.02
+    p = make_pair(paths, attr=QpAttr(ack_timeout=16, mpr=8), buf_len=4 << 20)
+    retired: list[int] = []
+    orig = p.qa._retire_ev
+    p.qa._retire_ev = lambda ev_i, now_ns: (retired.append(ev_i), orig(ev_i, now_ns))
+    transfer(p, [(1, random.Random(4).randbytes(3 << 20), p.mr.base_va, None)])
+    assert p.qa.counters.retx_rack >= 1 and not retired
