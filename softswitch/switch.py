@@ -167,11 +167,14 @@ class Switch:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        # The data plane first: a switch told to stop forwards nothing more (the gRPC server's grace
+        # period for open streams kept a "stopped" spine forwarding for up to half a second); server
+        # calls into the loop run inline once its thread is gone.
+        self.loop.stop()
         if self.control is not None:
             self.control.stop()
         if self.server is not None:
             self.server.stop()
-        self.loop.stop()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until ``stop`` was called; True if it was."""
