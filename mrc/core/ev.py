@@ -2,8 +2,10 @@
 
 Rules (MRC_PROTOCOL.md section 5): pick round robin among GOOD EVs on up ports, skipping an EV
 while its penalty is positive and decrementing the penalty on each skip (ECN echo +1, timeout +15,
-after UET's REPS); a loss makes an EV ASSUMED_BAD unless that leaves fewer than ``ev_min_active``
-GOOD EVs; ASSUMED_BAD EVs are probed and return to GOOD after ``probe_good_count`` answers in a row.
+after UET's REPS); a loss makes an EV ASSUMED_BAD; if that would leave fewer than
+``ev_min_active`` GOOD EVs, the ASSUMED_BAD EV with the most answered probes in a row takes its
+place, and with none answering the verdict is held; ASSUMED_BAD EVs are probed and return to GOOD
+after ``probe_good_count`` answers in a row.
 """
 
 from __future__ import annotations
@@ -125,13 +127,28 @@ class EvSet:
         if e.state is not EvState.GOOD:
             return False
         if self.good_count() - 1 < self.min_active:
-            self.holds += 1
-            return False
+            # Keep ev_min_active GOOD EVs with the ASSUMED_BAD EV that has answered the most probes
+            # in a row (it is alive, this one just lost a packet); with none answering, hold.
+            j = self._best_probed()
+            if j < 0:
+                self.holds += 1
+                return False
+            self._set(j, EvState.GOOD, now_ns, "min_active")
+            self.entries[j].penalty = 0
         self._set(i, EvState.ASSUMED_BAD, now_ns, cause)
         e.probe_streak = 0
         e.probe_req_id = -1
         e.probe_next_ns = now_ns
         return True
+
+    def _best_probed(self) -> int:
+        """Index of the ASSUMED_BAD EV on an up port with the longest run of answered probes (at
+        least one), or -1."""
+        best, streak = -1, 0
+        for j, e in enumerate(self.entries):
+            if e.state is EvState.ASSUMED_BAD and e.port not in self.ports_down and e.probe_streak > streak:
+                best, streak = j, e.probe_streak
+        return best
 
     def mark_good(self, i: int, now_ns: int, cause: str) -> bool:
         e = self.entries[i]

@@ -198,3 +198,15 @@ def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
     p.qa._retire_ev = lambda ev_i, now_ns: (retired.append(ev_i), orig(ev_i, now_ns))
     transfer(p, [(1, random.Random(4).randbytes(3 << 20), p.mr.base_va, None)])
     assert p.qa.counters.retx_rack >= 1 and not retired
+
+
+def test_min_active_swaps_in_the_ev_with_answered_probes():
+    from mrc.core.ev import EvEntry, EvSet
+    evs = EvSet(1, [EvEntry(b"a", 1), EvEntry(b"b", 2)], min_active=1)
+    assert evs.mark_bad(1, 10, "rack")
+    assert not evs.mark_bad(0, 20, "rack") and evs.holds == 1  # EV 1 never answered a probe: hold
+    evs.entries[1].probe_streak = 1  # EV 1 answered one probe: it is alive
+    assert evs.mark_bad(0, 30, "rack")
+    assert [e.state for e in evs.entries] == [EvState.ASSUMED_BAD, EvState.GOOD]
+    assert [(ev.ev_index, ev.new_state, ev.cause) for ev in evs.events[-2:]] == \
+        [(1, EvState.GOOD, "min_active"), (0, EvState.ASSUMED_BAD, "rack")]
