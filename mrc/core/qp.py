@@ -461,8 +461,7 @@ class QueuePair:
             self._complete_wqes(now_ns)
 
     def _delivered(self, pkt: _Pkt) -> None:
-        if pkt.sent_ns > self.rack_ts:
-            self.rack_ts = pkt.sent_ns
+        self.rack_ts = max(self.rack_ts, pkt.sent_ns)
         if pkt.ev >= 0 and pkt.sent_ns > self.ev_rack_ts[pkt.ev]:
             self.ev_rack_ts[pkt.ev] = pkt.sent_ns
 
