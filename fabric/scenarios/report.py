@@ -6,6 +6,8 @@ from itertools import pairwise
 from typing import Any
 
 RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of the pre-failure mean
+DIP_WINDOW_RTTS = 3.0  # a failure's dip is looked for this many median srtts after it (or until the next one)
+RECOVERY_HORIZON_S = 0.3  # ...or this long when the run has no RTT samples (the RC baseline)
 
 
 def _pct(vals: list[float], q: float) -> float:
@@ -43,6 +45,39 @@ def goodput_bins(run: dict[str, Any], bin_s: float) -> list[tuple[float, float]]
     edges = [i * bin_s for i in range(n + 1)]
     acc = [sum(_at(s, t) for s in ser.values()) for t in edges]
     return [(edges[i], (acc[i + 1] - acc[i]) / bin_s / 1e6) for i in range(n)]
+
+
+def goodput_recovery(bins: list[tuple[float, float]], bin_s: float, t_fault: float, horizon: float,
+                     pre_mean: float) -> dict[str, Any]:
+    """How long goodput took to come back after a failure at ``t_fault``.
+
+    The dip is the lowest bin that overlaps ``[t_fault, horizon)``; recovery is the end of the first
+    bin from there on that reaches ``RECOVERED_FRACTION`` of ``pre_mean``, measured from the failure.
+    A failure whose lowest bin stays at or above that share made no dip: recovery 0.  ``None``: goodput
+    never came back within the run (e.g. capacity was lost for good).  Looking for the lowest bin
+    first matters: the bins right after a failure still carry packets sent before it, and the first of
+    them is usually above the bar although the dip is still to come.  The horizon (``analyse``: three
+    median srtts) matters too: packets lost at the failure are missing from the ACK stream one RTT
+    later, so its dip starts within about two; a lower bin later on is the emulation's scheduling noise
+    (a 20-30 ms pause of every process at once happens about once a second on 2 shared cores).
+    """
+    out: dict[str, Any] = {"recovery_s": None, "min_mb_s": 0.0, "min_at_s": None}
+    if not pre_mean:
+        return out
+    bar = RECOVERED_FRACTION * pre_mean
+    idx = [i for i, (t, _) in enumerate(bins) if t + bin_s > t_fault and t < horizon]
+    if not idx:
+        return out
+    low = min(idx, key=lambda i: bins[i][1])
+    out["min_mb_s"] = round(bins[low][1], 3)
+    out["min_at_s"] = round(bins[low][0] - t_fault, 3)
+    if bins[low][1] >= bar:
+        out["recovery_s"] = 0.0
+        return out
+    back = next((i for i in range(low + 1, len(bins)) if bins[i][1] >= bar), None)
+    if back is not None:
+        out["recovery_s"] = round(bins[back][0] + bin_s - t_fault, 3)
+    return out
 
 
 def flow_stalls(run: dict[str, Any], t_fault: float) -> dict[int, dict[str, Any]]:
@@ -101,20 +136,25 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         cong_by_s.setdefault(max(0, int(t_end - 1e-9)), Counter()).update(counts)
     recov = []
     downs = [f for f in run["faults"] if f.get("down")]
-    for f in downs:
+    srtt_med = srtt[len(srtt) // 2] / 1e9 if srtt else None
+    for k, f in enumerate(downs):
         tf = f["t_s"]
         pre = [g for t, g in bins if tf - 1.0 <= t < tf - bin_ms / 1000]
         pre_mean = sum(pre) / len(pre) if pre else 0.0
-        after = [(t, g) for t, g in bins if t >= tf]
-        rec_t = next((t + bin_ms / 1000 - tf for t, g in after if pre_mean and g >= RECOVERED_FRACTION * pre_mean),
-                     None)
+        window = DIP_WINDOW_RTTS * srtt_med if srtt_med else RECOVERY_HORIZON_S
+        horizon = min([tf + window] + [g["t_s"] for g in downs[k + 1:]])
+        rec = goodput_recovery(bins, bin_ms / 1000, tf, horizon, pre_mean)
         stalls = flow_stalls(run, tf)
         affected = {fid: s for fid, s in stalls.items() if s["stall_s"] > 3 * sample_ms / 1000 and
                     (s["from_s"] or 0) <= tf + 1.0}
+        max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 4)
+        rec_s = rec["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
-                      "min_mb_s_after": round(min((g for _, g in after[:20]), default=0.0), 3),
-                      "goodput_recovery_s": None if rec_t is None else round(rec_t, 3),
-                      "max_flow_stall_s": round(max((s["stall_s"] for s in stalls.values()), default=0.0), 4),
+                      "min_mb_s_after": rec["min_mb_s"], "min_at_s": rec["min_at_s"],
+                      "goodput_recovery_s": rec_s,
+                      "goodput_recovery_rtts": None if rec_s is None or not srtt_med else round(rec_s / srtt_med, 1),
+                      "max_flow_stall_s": max_stall,
+                      "max_flow_stall_rtts": round(max_stall / srtt_med, 1) if srtt_med else None,
                       "stalled_until_end": sorted(fid for fid, s in stalls.items() if s["until_end"]),
                       "affected_flows": sorted(affected)})
     return {
@@ -132,6 +172,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 3) if srtt else None,
+        "bin_ms": bin_ms,
         "switch_drops": dict(sw_drops),
         "switch_trims": sw_cong["trimmed"], "switch_ecn_marks": sw_cong["ecn_marked"],
         "switch_early_drops": sw_cong["early_drop"],
@@ -201,9 +242,18 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
              f"p50 {m['latency_us']['p50'] / 1000:.1f} ms p99 {m['latency_us']['p99'] / 1000:.1f} ms; "
              f"srtt {m['srtt_ms_median']} ms")]
     for r in m["recovery"]:
-        rec = "not within the run" if r["goodput_recovery_s"] is None else f"{r['goodput_recovery_s'] * 1000:.0f} ms"
+        rtts = r.get("goodput_recovery_rtts")
+        if r["goodput_recovery_s"] is None:
+            rec = "not within the run"
+        elif r["goodput_recovery_s"] == 0:
+            rec = "no bin fell below it"
+        else:
+            rec = f"{r['goodput_recovery_s'] * 1000:.0f} ms" + (f" ({rtts:g} RTTs)" if rtts is not None else "")
+        low = "" if r.get("min_at_s") is None else f" at +{r['min_at_s'] * 1000:.0f} ms"
+        st = r.get("max_flow_stall_rtts")
         lines.append(f"  after {r['fault']} @{r['t_s']:.2f}s: goodput {r['pre_mb_s']:.2f} -> min "
-                     f"{r['min_mb_s_after']:.2f} MB/s, back to {int(RECOVERED_FRACTION * 100)}% in {rec}; longest flow "
-                     f"stall {r['max_flow_stall_s'] * 1000:.0f} ms; flows stalled until the end: "
-                     f"{r['stalled_until_end'] or 'none'}")
+                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({m.get('bin_ms', 100):g} ms bins), back to "
+                     f"{int(RECOVERED_FRACTION * 100)}%: {rec}; longest flow stall "
+                     f"{r['max_flow_stall_s'] * 1000:.0f} ms" + (f" ({st:g} RTTs)" if st is not None else "") +
+                     f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines

@@ -1,10 +1,10 @@
-"""Scenario pieces that need no fabric: the switch congestion series and the measure section."""
+"""Scenario pieces that need no fabric: the switch congestion series, goodput recovery, the measure section."""
 from __future__ import annotations
 
 import pytest
 
 from fabric.scenarios import ScenarioError, parse_scenario
-from fabric.scenarios.report import congestion_series
+from fabric.scenarios.report import congestion_series, goodput_recovery
 
 
 def test_congestion_series_sums_switches_per_interval_and_survives_a_restart():
@@ -25,3 +25,28 @@ def test_measure_congestion_period_is_parsed_and_checked():
         parse_scenario({"measure": {"congestion_ms": "often"}})
     with pytest.raises(ScenarioError, match="must be positive"):
         parse_scenario({"measure": {"congestion_ms": 0}})
+
+
+def _bins(rates: list[float], bin_s: float = 0.02) -> list[tuple[float, float]]:
+    return [(round(i * bin_s, 3), g) for i, g in enumerate(rates)]
+
+
+def test_goodput_recovery_waits_for_the_dip_that_follows_the_failure():
+    # failure at 0.10 s; the first bins after it still carry packets sent before it (above the bar),
+    # the dip comes a round trip later; recovery is the end of the first bin back at >= 80%
+    bins = _bins([10, 10, 10, 10, 10, 10, 9.5, 2, 3, 7, 8.5, 10, 10])
+    r = goodput_recovery(bins, 0.02, 0.10, 0.40, 10.0)
+    assert r == {"recovery_s": 0.12, "min_mb_s": 2, "min_at_s": 0.04}
+
+
+def test_goodput_recovery_is_zero_without_a_dip_and_none_without_a_return():
+    assert goodput_recovery(_bins([10, 10, 10, 9, 8.5, 10]), 0.02, 0.04, 0.2, 10.0)["recovery_s"] == 0.0
+    # capacity lost for good: never back to 80% within the run
+    assert goodput_recovery(_bins([10, 10, 10, 5, 5, 5, 5]), 0.02, 0.04, 0.2, 10.0)["recovery_s"] is None
+    assert goodput_recovery(_bins([10, 10]), 0.02, 0.04, 0.2, 0.0)["recovery_s"] is None  # no pre-failure rate
+
+
+def test_goodput_recovery_ignores_dips_after_the_horizon():
+    # a dip 0.5 s later (another cause, or the next failure) is not this failure's
+    bins = _bins([10] * 10 + [1] + [10] * 5, bin_s=0.05)
+    assert goodput_recovery(bins, 0.05, 0.0, 0.3, 10.0)["recovery_s"] == 0.0
