@@ -14,21 +14,36 @@ from typing import Any
 
 from .scenarios import FaultSpec, Scenario, TrafficSpec, run_scenario, summary_lines, timeline_lines
 from .scenarios.plot import goodput_png
-from .scenarios.spec import FabricSpec
+from .scenarios.spec import FabricSpec, MeasureSpec
 
 DEMO_PREFIX = "demo"
 DEMO_GRPC_BASE = 27300
+# Propagation delay of every switch egress port (softswitch --link-delay): 3 delayed hops each way,
+# about 30 ms of the ~35 ms RTT.  Why: at the port rate this emulation can carry (12 Mb/s), one 8 KiB
+# packet takes 5.4 ms to serialize, longer than the ~4 ms RTT of the bare fabric; that fabric has a
+# bandwidth-delay product below one packet and a per-flow packet gap (~9 ms) larger than its RTT,
+# unlike any datacenter fabric (400 Gb/s x 10 us is ~120 packets).  With the delay, a flow has
+# several packets per RTT in flight, and the RTT dwarfs the scheduling jitter of Python processes
+# on 2 cores, as the RTT dwarfs switch jitter in a real fabric.  docs/demo.md has the measurements.
+DEMO_LINK_DELAY_US = 5000
+FEW_RTTS = 5.0  # the acceptance bar for "goodput recovers within a few RTTs of the failure"
 
 
-def demo_scenario(deadline_s: float = 20.0) -> Scenario:
-    """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s."""
+def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
+    """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s.
+
+    On softswitch every switch port adds DEMO_LINK_DELAY_US of propagation delay; bmv2 has no link
+    delay, so there the fabric runs without it (and the RTT multiples are those of the bare fabric).
+    """
+    delay = {"delay_us": DEMO_LINK_DELAY_US} if target == "softswitch" else None
     return Scenario(
         name="demo: all-to-all, spine link down then a whole spine",
-        fabric=FabricSpec(topology="examples/small.yaml"),
-        traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, rate_gbps=0.012),
+        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=delay),
+        traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, rate_gbps=0.012,
+                            reorder_ms=10.0),
         faults=(FaultSpec(at=1.5, kind="link_down", a="p1l1", b="p1s1"),
                 FaultSpec(at=3.5, kind="spine_loss", spine="p2s2", method="stop")),
-        modes=("mrc", "rc"), deadline_s=deadline_s).check()
+        modes=("mrc", "rc"), deadline_s=deadline_s, measure=MeasureSpec(sample_ms=5.0, bin_ms=20.0)).check()
 
 
 def acceptance_lines(res: dict[str, Any]) -> list[str]:
@@ -41,11 +56,19 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
     out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC completed every write, {m['verified_bytes'] / 1e6:.1f} MB checked "
                f"byte for byte at the receivers, {m['corrupt_messages']} corrupt, {m['failed_messages']} failed")
     for a in m["recovery"]:
-        rec = a["goodput_recovery_s"]
-        rtts = f" = {rec * 1000 / srtt:.1f} RTTs (median srtt {srtt:.1f} ms)" if rec is not None and srtt else ""
-        out.append(f"  [{'PASS' if rec is not None else 'FAIL'}] MRC goodput back to 80% of its pre-failure rate "
-                   f"{'in ' + format(rec * 1000, '.0f') + ' ms' if rec is not None else 'NOT within the run'}{rtts} "
-                   f"after {a['fault']} (100 ms bins)")
+        rec, rtts = a["goodput_recovery_s"], a.get("goodput_recovery_rtts")
+        ok = rec is not None and rtts is not None and rtts <= FEW_RTTS
+        if rec is None:
+            how = "NOT within the run"
+        elif rec == 0:
+            how = f"at once: no {m.get('bin_ms', 100):g} ms bin fell below 80% (lowest {a['min_mb_s_after']:.2f} " \
+                  f"of {a['pre_mb_s']:.2f} MB/s)"
+        else:
+            how = f"in {rec * 1000:.0f} ms = {rtts:g} RTTs (median srtt {srtt:.1f} ms; {m.get('bin_ms', 100):g} ms bins)"
+        stall = f"; longest flow stall {a['max_flow_stall_s'] * 1000:.0f} ms" + \
+            (f" = {a['max_flow_stall_rtts']:g} RTTs" if a.get("max_flow_stall_rtts") is not None else "")
+        out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of its pre-failure rate after {a['fault']} "
+                   f"{how}{stall} (bar: {FEW_RTTS:g} RTTs)")
     for b in r["recovery"]:
         stall = b["max_flow_stall_s"]
         out.append(f"  [{'PASS' if stall >= rto_s else 'FAIL'}] RC baseline: longest flow stall {stall:.2f} s after "
@@ -71,9 +94,14 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console()
-    sc = demo_scenario(deadline_s)
+    sc = demo_scenario(deadline_s, target)
     console.print(f"[bold]{sc.name}[/bold]: bring-up of examples/small.yaml ({target}), controller converge, "
                   f"then {len(sc.modes)} runs; faults: {', '.join(f.label() + f' @{f.at:g}s' for f in sc.faults)}")
+    if sc.fabric.link_defaults:
+        console.print(f"links: {sc.fabric.link_defaults['delay_us'] / 1000:g} ms propagation delay per switch port "
+                      "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")
+    else:
+        console.print("links: no propagation delay (bmv2 has no link delay); the RTT is the bare fabric's")
     old = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:

@@ -188,6 +188,9 @@ class Fabric:
         sw = self.topo.switches[name]
         ports = {p: self.names.switch_if(name, p) for p in self.topo.ports_of(name)}
         props = {p: self.topo.link_at(name, p).props for p in ports}
+        if (self.target or "softswitch") == "bmv2" and any(v.delay_us for v in props.values()):
+            raise FabricError(f"switch {name}: its links ask for delay_us, and bmv2 has no per-port link delay; "
+                              "use the softswitch target or drop delay_us")
         grpc_port = self._grpc[name]
         runtime_port = grpc_port + self.runtime_port_offset  # softswitch runtime / bmv2 thrift
         log_dir = self.state_dir / self.prefix
