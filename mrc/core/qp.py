@@ -54,6 +54,7 @@ class QpAttr:
     ack_every: int = 4  # responder coalesces this many packets per ACK
     ack_delay_ns: int = 2_000  # ...or acknowledges after this long
     reorder_min_ns: int = 2_000  # floor of the RACK reordering window
+    reorder_adapt: bool = True  # widen the window when a loss verdict proves spurious (RFC 8985 6.2)
     cc: NsccConfig | None = None  # None: no congestion window (pacing at port rate only)
     pkey: int = F.DEFAULT_PKEY
 
@@ -154,6 +155,9 @@ class QueuePair:
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
         self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
+        self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
+        self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
+        self.reo_bump_ns = -(1 << 62)
         self.srtt = 0
         self.min_rtt = 0
         self.retries = 0
@@ -398,6 +402,8 @@ class QueuePair:
                 self.counters.trims_received += 1
                 if self.cc is not None:
                     self.cc.on_trim(now_ns)
+        if s.flags & F.SACK_FLAG_RETX_ECHO:
+            self._spurious(now_ns)
         acked_before = self.inflight
         trig = self.pkts.get(unwrap(s.trigger_psn, self.snd_una))
         rtt_sample = None
@@ -484,7 +490,23 @@ class QueuePair:
             self.rto_at = None
 
     def _reorder_window(self) -> int:
-        return max(self.min_rtt >> 2, self.attr.reorder_min_ns)
+        w = (self.min_rtt >> 2) * self.reo_mult
+        if self.reo_mult > 1 and self.srtt:
+            w = min(w, self.srtt)
+        return max(w, self.attr.reorder_min_ns)
+
+    def _spurious(self, now_ns: int) -> None:
+        """The responder echoed a duplicate: a packet we declared lost had arrived after all (or was
+        still on its way).  As RACK does on a DSACK (RFC 8985 6.2): widen the reordering window by
+        another min_rtt/4 (at most once per RTT, never beyond srtt) and keep it wide for the next 16
+        loss verdicts."""
+        if not self.attr.reorder_adapt or now_ns - self.reo_bump_ns < self.srtt:
+            return
+        self.reo_bump_ns = now_ns
+        if self.reo_mult < 4:
+            self.reo_mult += 1
+            self.counters.reorder_widened += 1
+        self.reo_persist = 16
 
     def _pto(self) -> int:
         """Per-packet time limit (tail loss): twice the smoothed RTT plus reordering and ACK delay."""
@@ -513,6 +535,10 @@ class QueuePair:
             break
 
     def _lose(self, pkt: _Pkt, now_ns: int, cause: str) -> None:
+        if self.reo_mult > 1 and cause == "rack":
+            self.reo_persist -= 1
+            if self.reo_persist <= 0:
+                self.reo_mult = 1
         pkt.state = _Pkt.LOST
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))

@@ -89,6 +89,7 @@ class QpCounters:
     bad_access: int = 0
     wimm_overflow: int = 0
     min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
+    reorder_widened: int = 0  # times a duplicate echo widened the RACK reordering window
     bytes_placed: int = 0
 
     def as_dict(self) -> dict[str, int]:

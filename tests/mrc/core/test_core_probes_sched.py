@@ -210,3 +210,22 @@ def test_min_active_swaps_in_the_ev_with_answered_probes():
     assert [e.state for e in evs.entries] == [EvState.ASSUMED_BAD, EvState.GOOD]
     assert [(ev.ev_index, ev.new_state, ev.cause) for ev in evs.events[-2:]] == \
         [(1, EvState.GOOD, "min_active"), (0, EvState.ASSUMED_BAD, "rack")]
+
+
+def _reordering_run(adapt: bool):
+    # every path holds 2% of its packets back by 3 us: beyond min_rtt / 4 (~1 us), within srtt (~5 us)
+    paths = [PathSpec(reorder=0.02, reorder_ns=3_000) for _ in range(4)]
+    p = make_pair(paths, attr=QpAttr(reorder_adapt=adapt), buf_len=8 << 20)
+    data = random.Random(9).randbytes(6 << 20)
+    transfer(p, [(1, data, p.mr.base_va, None)])
+    assert bytes(p.mr.buf[: len(data)]) == data
+    return p
+
+
+def test_duplicate_echoes_widen_the_reordering_window():
+    fixed, adaptive = _reordering_run(False), _reordering_run(True)
+    assert fixed.qa.reo_mult == 1 and fixed.qa.counters.reorder_widened == 0
+    assert adaptive.qa.counters.reorder_widened >= 1
+    # fewer spurious loss verdicts: fewer retransmissions and fewer duplicates at the responder
+    assert adaptive.qa.counters.retx_rack < fixed.qa.counters.retx_rack
+    assert adaptive.qb.counters.duplicates_received < fixed.qb.counters.duplicates_received
