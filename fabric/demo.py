@@ -32,10 +32,13 @@ FEW_RTTS = 5.0  # the acceptance bar for "goodput recovers within a few RTTs of 
 def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
     """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s.
 
-    On softswitch every switch port adds DEMO_LINK_DELAY_US of propagation delay; bmv2 has no link
-    delay, so there the fabric runs without it (and the RTT multiples are those of the bare fabric).
+    Every switch port adds DEMO_LINK_DELAY_US of propagation delay: softswitch's link model, or on
+    bmv2 (which has none) a netem qdisc on the switch's veth; where the kernel has no netem the bmv2
+    fabric runs without it (and the RTT multiples are those of the bare fabric).
     """
-    delay = {"delay_us": DEMO_LINK_DELAY_US} if target == "softswitch" else None
+    from .netbuild import netem_available
+
+    delay = {"delay_us": DEMO_LINK_DELAY_US} if target == "softswitch" or netem_available() else None
     return Scenario(
         name="demo: all-to-all, spine link down then a whole spine",
         fabric=FabricSpec(topology="examples/small.yaml", link_defaults=delay),
@@ -101,7 +104,8 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
         console.print(f"links: {sc.fabric.link_defaults['delay_us'] / 1000:g} ms propagation delay per switch port "
                       "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")
     else:
-        console.print("links: no propagation delay (bmv2 has no link delay); the RTT is the bare fabric's")
+        console.print("links: no propagation delay (bmv2 has no link delay and this kernel no netem qdisc); "
+                      "the RTT is the bare fabric's")
     old = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:

@@ -188,9 +188,6 @@ class Fabric:
         sw = self.topo.switches[name]
         ports = {p: self.names.switch_if(name, p) for p in self.topo.ports_of(name)}
         props = {p: self.topo.link_at(name, p).props for p in ports}
-        if (self.target or "softswitch") == "bmv2" and any(v.delay_us for v in props.values()):
-            raise FabricError(f"switch {name}: its links ask for delay_us, and bmv2 has no per-port link delay; "
-                              "use the softswitch target or drop delay_us")
         grpc_port = self._grpc[name]
         runtime_port = grpc_port + self.runtime_port_offset  # softswitch runtime / bmv2 thrift
         log_dir = self.state_dir / self.prefix
@@ -217,6 +214,8 @@ class Fabric:
                     v = self.topo.link_at(name, p).props
                     if v.queue_depth or v.rate_pps:
                         self.shape(name, p, rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None)
+                    if v.delay_us:  # and it has no link delay: netem on the switch's end of the veth
+                        self._netem(name, p, v.delay_us)
 
     # -- teardown ---------------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -293,7 +292,7 @@ class Fabric:
     def shape(self, switch: str, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
               queue_depth: int | None = None) -> None:
         """Change a port's link delay / queue rate / queue depth at run time (softswitch runtime
-        control, or bmv2's ``simple_switch_CLI`` over Thrift; bmv2 has no link delay)."""
+        control; on bmv2 ``simple_switch_CLI`` over Thrift, and a netem qdisc for the delay)."""
         from softswitch.engine.control import send_command
 
         rec = self._rec(switch)
@@ -301,13 +300,14 @@ class Fabric:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
         if self.state.target == "bmv2":
             if delay_us is not None:
-                raise FabricError("bmv2 has no per-port link delay; use the softswitch target")
+                self._netem(switch, port, delay_us)
             cmds = []
             if rate_pps is not None:
                 cmds.append(f"set_queue_rate {rate_pps} {port}")
             if queue_depth is not None:
                 cmds.append(f"set_queue_depth {queue_depth} {port}")
-            switches.bmv2_cli(rec.runtime_port, cmds)
+            if cmds:
+                switches.bmv2_cli(rec.runtime_port, cmds)
             return
         addr = f"127.0.0.1:{rec.runtime_port}"
         if delay_us is not None:
@@ -316,6 +316,16 @@ class Fabric:
             send_command(addr, "set_queue_rate", [rate_pps, port])
         if queue_depth is not None:
             send_command(addr, "set_queue_depth", [queue_depth, port])
+
+    def _netem(self, switch: str, port: int, delay_us: int) -> None:
+        """bmv2's link delay: a netem qdisc on the switch's end of the port's veth (egress, as
+        softswitch's --link-delay)."""
+        try:
+            netbuild.set_netem_delay(self.names.switch_if(switch, port), delay_us)
+        except netbuild.NetemUnavailable as e:
+            raise FabricError(f"switch {switch} port {port}: bmv2 has no link delay of its own and the fabric "
+                              f"emulates it with the netem qdisc, which is not available here ({e}); use the "
+                              "softswitch target or drop delay_us") from None
 
     # -- status -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

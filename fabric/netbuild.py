@@ -175,3 +175,40 @@ def delete_interface(ifname: str) -> bool:
                 raise
             return False
     return True
+
+
+class NetemUnavailable(RuntimeError):
+    """The kernel (or the tc binary) cannot give an interface a netem delay."""
+
+
+def set_netem_delay(ifname: str, delay_us: int) -> None:
+    """Delay every frame sent out of ``ifname`` (root namespace) by ``delay_us`` with the netem qdisc
+    (``tc qdisc replace dev IF root netem delay Nus``); 0 removes it.  The link model for targets
+    without one of their own (bmv2); softswitch delays in its ports instead."""
+    import subprocess
+
+    if delay_us <= 0:
+        subprocess.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False, capture_output=True, text=True)
+        return
+    try:
+        r = subprocess.run(["tc", "qdisc", "replace", "dev", ifname, "root", "netem", "delay", f"{int(delay_us)}us"],
+                           check=False, capture_output=True, text=True, timeout=10)
+    except FileNotFoundError:
+        raise NetemUnavailable("tc (iproute2) is not installed") from None
+    if r.returncode != 0:
+        raise NetemUnavailable(f"tc qdisc replace dev {ifname} root netem delay {int(delay_us)}us: "
+                               f"{(r.stderr or r.stdout).strip() or 'exit ' + str(r.returncode)}")
+
+
+def netem_available() -> bool:
+    """Whether netem delays can be set here: tried on a throw-away veth pair."""
+    name = "mrcnetemprb0"
+    with ipr() as sock, contextlib.suppress(NetlinkError):
+        sock.link("add", ifname=name, kind="veth", peer="mrcnetemprb1")
+    try:
+        set_netem_delay(name, 1000)
+        return True
+    except NetemUnavailable:
+        return False
+    finally:
+        delete_interface(name)

@@ -238,3 +238,22 @@ def test_sigterm_tears_down(tmp_path):
             p.kill()
             p.wait()
         down_prefix("h7t", tmp_path)
+
+
+def test_netem_link_delay_is_set_or_refused_with_the_reason():
+    """bmv2's link delay: a netem qdisc on the switch's veth end; kernels without netem refuse it."""
+    name = "h7netem0"
+    with netbuild.ipr() as s:
+        s.link("add", ifname=name, kind="veth", peer="h7netem1")
+    try:
+        if netbuild.netem_available():
+            netbuild.set_netem_delay(name, 5000)
+            out = subprocess.run(["tc", "qdisc", "show", "dev", name], capture_output=True, text=True,
+                                 check=True).stdout
+            assert "netem" in out and "delay 5ms" in out, out
+        else:
+            with pytest.raises(netbuild.NetemUnavailable, match=rf"tc qdisc replace dev {name} root netem"):
+                netbuild.set_netem_delay(name, 5000)
+    finally:
+        netbuild.delete_interface(name)
+    assert not netbuild.interface_exists(name)
