@@ -16,7 +16,7 @@ from base.p4rt_test import autocleanup
 from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
-SLOW_PORT, RATE_PPS, N_EACH = 4, 10, 8
+SLOW_PORT, RATE_PPS, N_EACH = 4, 4, 8  # 250 ms a low packet: room for a slow sender on a loaded machine
 LOW, HIGH = 0, 7
 Q_FMT = "!BBBBII"
 
