@@ -530,15 +530,15 @@ class QueuePair:
                 continue
             if sent + reo < self.rack_ts or now_ns - sent >= pto:
                 log.popleft()
+                if self.reo_mult > 1:  # a widened window lasts for 16 verdicts (not counting retirements)
+                    self.reo_persist -= 1
+                    if self.reo_persist <= 0:
+                        self.reo_mult = 1
                 self._lose(pkt, now_ns, "rack")
                 continue
             break
 
     def _lose(self, pkt: _Pkt, now_ns: int, cause: str) -> None:
-        if self.reo_mult > 1 and cause == "rack":
-            self.reo_persist -= 1
-            if self.reo_persist <= 0:
-                self.reo_mult = 1
         pkt.state = _Pkt.LOST
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
