@@ -2,10 +2,11 @@
 
     python bench/fabric_scenarios.py [--target softswitch] [--out bench-out/fabric] [--json]
 
-One fabric (examples/small.yaml, with the demo's 5 ms propagation delay per switch port on softswitch)
-for the all-to-all runs, one with slow shallow host downlinks for incast.  Prints: completion time of an all-to-all without and with a spine-link failure, goodput
-recovery time and longest flow stall after the failure, and p99 message latency under incast; each as
-MRC and RC measured in this run, and their ratio.  A run that does not finish by its deadline is
+One fabric (examples/small.yaml, with the demo's links: 5 ms propagation delay per switch port) for
+the all-to-all runs, one with slow shallow host downlinks for incast.  Prints: completion time of an
+all-to-all without and with a spine-link failure, goodput recovery time and longest flow stall after
+the failure, and p99 message latency under incast; each as MRC and RC measured in this run, and
+their ratio.  A run that does not finish by its deadline is
 reported as ">= deadline" (a single-path QP pinned to a dead path never recovers on a static fabric).
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fabric.demo import DEMO_LINK_DELAY_US
+from fabric.demo import demo_link_defaults
 from fabric.scenarios import (
     FabricEnv,
     FabricSpec,
@@ -30,10 +31,9 @@ from fabric.scenarios import (
     run_traffic,
 )
 
-# The demo's fabric and QP settings: 5 ms propagation delay per switch port (a fabric with several
-# packets per RTT; see fabric/demo.py), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
+# The demo's links and QP settings (fabric/demo.py): 5 ms propagation delay per switch port (a fabric
+# with several packets per RTT), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
 A2A = TrafficSpec(pattern="all-to-all", size=256 << 10, count=12, tx_depth=2, rate_gbps=0.012, reorder_ms=10.0)
-A2A_FABRIC = FabricSpec(link_defaults={"delay_us": DEMO_LINK_DELAY_US})
 A2A_MEASURE = MeasureSpec(sample_ms=5.0, bin_ms=20.0)
 # 3 -> 1 into 600 packets/s, 16-packet host downlinks (trim threshold 14): two messages in flight per
 # sender keep the downlinks congested (one in flight barely queued: no trims, p99 ratio 1.00)
@@ -58,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     res: dict[str, dict] = {}
-    a2a_fabric = A2A_FABRIC if args.target == "softswitch" else FabricSpec()  # bmv2 has no link delay
-    with FabricEnv(a2a_fabric, prefix="bnch", grpc_base_port=22500, target=args.target,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target)), prefix="bnch", grpc_base_port=22500, target=args.target,
                    workdir=args.out / "a2a") as env:
         res["a2a"] = _pair(env, Scenario(traffic=A2A, deadline_s=DEADLINE, measure=A2A_MEASURE))
         res["a2a_fail"] = _pair(env, Scenario(traffic=A2A, faults=(FAIL,), deadline_s=DEADLINE, measure=A2A_MEASURE))

@@ -29,19 +29,21 @@ DEMO_LINK_DELAY_US = 5000
 FEW_RTTS = 5.0  # the acceptance bar for "goodput recovers within a few RTTs of the failure"
 
 
-def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
-    """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s.
-
-    Every switch port adds DEMO_LINK_DELAY_US of propagation delay: softswitch's link model, or on
-    bmv2 (which has none) a netem qdisc on the switch's veth; where the kernel has no netem the bmv2
-    fabric runs without it (and the RTT multiples are those of the bare fabric).
-    """
+def demo_link_defaults(target: str) -> dict[str, int] | None:
+    """The link properties of the demo's fabric (also the fabric failure bench's): DEMO_LINK_DELAY_US
+    on every switch port, from softswitch's link model or, on bmv2 (which has none), a netem qdisc on
+    the switch's veth; None where the target is bmv2 and the kernel has no netem (the bare fabric)."""
     from .netbuild import netem_available
 
-    delay = {"delay_us": DEMO_LINK_DELAY_US} if target == "softswitch" or netem_available() else None
+    return {"delay_us": DEMO_LINK_DELAY_US} if target == "softswitch" or netem_available() else None
+
+
+def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
+    """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s,
+    on links with ``demo_link_defaults(target)``."""
     return Scenario(
         name="demo: all-to-all, spine link down then a whole spine",
-        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=delay),
+        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=demo_link_defaults(target)),
         traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, rate_gbps=0.012,
                             reorder_ms=10.0),
         faults=(FaultSpec(at=1.5, kind="link_down", a="p1l1", b="p1s1"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import subprocess
 from collections.abc import Iterator
 
 from pyroute2 import IPRoute, NetNS, netns
@@ -185,8 +186,6 @@ def set_netem_delay(ifname: str, delay_us: int) -> None:
     """Delay every frame sent out of ``ifname`` (root namespace) by ``delay_us`` with the netem qdisc
     (``tc qdisc replace dev IF root netem delay Nus``); 0 removes it.  The link model for targets
     without one of their own (bmv2); softswitch delays in its ports instead."""
-    import subprocess
-
     if delay_us <= 0:
         subprocess.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False, capture_output=True, text=True)
         return
