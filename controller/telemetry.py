@@ -1,7 +1,7 @@
 """Counters (periodic reads) and postcards (PacketIns) from the switches, kept as plain snapshots.
 
 Per switch: per-port rx/tx packets and bytes, drops by reason, per-table direct-counter totals,
-the egress queue-depth register, and the postcards received (decoded with ``mrc.wire.layers``).
+the egress queue-depth register, and the postcards received (hop records decoded with ``mrc.wire.codec``).
 ``controller/metrics.py`` exports the snapshots in Prometheus format.
 """
 from __future__ import annotations
@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 
 from p4.v1 import p4runtime_pb2
 
+from mrc.wire import formats as F
+from mrc.wire.codec import TelemetryRecord, decode_telemetry_record
+
 from .mapping import C_DROP_REASONS, C_PORT_RX, C_PORT_TX, DROP_REASONS, R_EGRESS_QDEPTH, REASON_POSTCARD
 from .session import PacketIn, SwitchSession
 
-POSTCARD_RECORD_LEN = 20
+POSTCARD_RECORD_LEN = F.TELEMETRY_RECORD_LEN
 C_CONGESTION_EVENTS = "congestion_events"  # top-level counter of p4src congestion.p4 (docs/dataplane.md)
 CONGESTION_EVENTS = {0: "trimmed", 1: "ecn_marked", 2: "early_drop"}
 
@@ -37,33 +40,24 @@ class SwitchCounters:
 
 @dataclass(frozen=True)
 class Postcard:
-    """A decoded postcard: the hop record and a one-line summary of the packet it describes."""
+    """A decoded postcard: which switch sent it, its hop record (the same record the Hop-by-Hop
+    telemetry option carries) and a one-line summary of the packet it describes."""
 
     switch: str
-    switch_id: int
-    ingress_port: int
-    egress_port: int
-    ingress_ts_us: int
-    hop_latency_us: int
-    queue_depth: int
-    queue_id: int
+    hop: TelemetryRecord
     packet: str
     received_at: float
 
 
 def decode_postcard(pi: PacketIn) -> Postcard:
-    """Decode a POSTCARD PacketIn: 20-byte record (``MrcTelemetryRecord``) then the frame start."""
+    """Decode a POSTCARD PacketIn: a 20-byte hop record, then the start of the frame."""
     from scapy.layers.l2 import Ether
-
-    from mrc.wire.layers import MrcTelemetryRecord
 
     if len(pi.payload) < POSTCARD_RECORD_LEN:
         raise ValueError(f"postcard from {pi.switch}: {len(pi.payload)} bytes, need {POSTCARD_RECORD_LEN}")
-    rec = MrcTelemetryRecord(pi.payload[:POSTCARD_RECORD_LEN])
     frame = pi.payload[POSTCARD_RECORD_LEN:]
     summary = Ether(frame).summary() if frame else ""
-    return Postcard(pi.switch, rec.switch_id, rec.ingress_port, rec.egress_port, rec.ingress_ts_us,
-                    rec.hop_latency_us, rec.queue_depth, rec.queue_id, summary, time.time())
+    return Postcard(pi.switch, decode_telemetry_record(pi.payload), summary, time.time())
 
 
 def _counter_values(ents: list[p4runtime_pb2.Entity]) -> dict[int, tuple[int, int]]:

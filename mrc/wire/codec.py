@@ -442,16 +442,20 @@ def _decode_sack(data: bytes, h: int, end: int) -> AckInfo:
                    trim_psns=[p & F.PSN_MASK for p in lst[n_ecn:]])
 
 
+def decode_telemetry_record(data: bytes, off: int = 0) -> TelemetryRecord:
+    """One 20-byte hop record at ``off`` (in the Hop-by-Hop option, or a postcard's payload)."""
+    if len(data) - off < F.TELEMETRY_RECORD_LEN:
+        raise WireError(f"telemetry record: {len(data) - off} bytes, need {F.TELEMETRY_RECORD_LEN}")
+    sw, ip, ep, ts, lat, qd = _TREC.unpack_from(data, off)
+    return TelemetryRecord(sw, ip, ep, ts, lat, qd >> 8, qd & 0xFF)
+
+
 def decode_telemetry(data: bytes, off: int) -> tuple[int, list[TelemetryRecord]]:
     """Decode the telemetry option of the Hop-by-Hop header at ``off``: (hop_count, filled records)."""
     d = off + 4
     max_hops, hop_count = data[d], data[d + 1]
     n = min(hop_count, max_hops, F.TELEMETRY_MAX_HOPS)
-    recs = []
-    for i in range(n):
-        sw, ip, ep, ts, lat, qd = _TREC.unpack_from(data, d + 4 + i * F.TELEMETRY_RECORD_LEN)
-        recs.append(TelemetryRecord(sw, ip, ep, ts, lat, qd >> 8, qd & 0xFF))
-    return hop_count, recs
+    return hop_count, [decode_telemetry_record(data, d + 4 + i * F.TELEMETRY_RECORD_LEN) for i in range(n)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -165,7 +165,8 @@ def test_postcard_decoding():
     rec = bytes(MrcTelemetryRecord(switch_id=0x2101, ingress_port=3, egress_port=1, ingress_ts_us=5,
                                    hop_latency_us=7, queue_depth=9, queue_id=0))
     pc = decode_postcard(PacketIn("p1l1", rec + bytes(Ether() / IPv6()), {"reason": 2}))
-    assert (pc.switch_id, pc.ingress_port, pc.egress_port, pc.hop_latency_us, pc.queue_depth) == (0x2101, 3, 1, 7, 9)
+    h = pc.hop
+    assert (h.switch_id, h.ingress_port, h.egress_port, h.hop_latency_us, h.queue_depth) == (0x2101, 3, 1, 7, 9)
     assert pc.packet.startswith("Ether / ::1 > ::1")
     with pytest.raises(ValueError, match="need 20"):
         decode_postcard(PacketIn("p1l1", b"\x00" * 5, {"reason": 2}))
