@@ -87,7 +87,7 @@ def goodput_png(metrics: dict[str, dict[str, Any]], path: Path, title: str) -> P
         z.tick_params(labelsize=7)
         z.grid(alpha=0.3)
         if j == 0:
-            z.set_ylabel(f"MB/s ({metrics[next(iter(metrics))].get('bin_ms', 100):g} ms bins)", fontsize=8)
+            z.set_ylabel(f"MB/s ({metrics[next(iter(metrics))]['bin_ms']:g} ms bins)", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

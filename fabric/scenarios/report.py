@@ -252,7 +252,7 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
         low = "" if r.get("min_at_s") is None else f" at +{r['min_at_s'] * 1000:.0f} ms"
         st = r.get("max_flow_stall_rtts")
         lines.append(f"  after {r['fault']} @{r['t_s']:.2f}s: goodput {r['pre_mb_s']:.2f} -> min "
-                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({m.get('bin_ms', 100):g} ms bins), back to "
+                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({m['bin_ms']:g} ms bins), back to "
                      f"{int(RECOVERED_FRACTION * 100)}%: {rec}; longest flow stall "
                      f"{r['max_flow_stall_s'] * 1000:.0f} ms" + (f" ({st:g} RTTs)" if st is not None else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
