@@ -118,8 +118,8 @@ class FabricCollector:
         lat = GaugeMetricFamily("mrc_postcard_hop_latency_us", "hop latency of the latest postcard", labels=sw)
         pq = GaugeMetricFamily("mrc_postcard_queue_depth", "queue depth of the latest postcard", labels=sw)
         for name, p in sorted(last.items()):
-            lat.add_metric([name], p.hop_latency_us)
-            pq.add_metric([name], p.queue_depth)
+            lat.add_metric([name], p.hop.hop_latency_us)
+            pq.add_metric([name], p.hop.queue_depth)
         yield from (lat, pq)
 
         lu = GaugeMetricFamily("mrc_link_up", "fabric link liveness from the wiring check (1 = both ways)",

@@ -379,10 +379,11 @@ def test_postcards_collected_for_a_watched_qp(fab, ctl, plan):
         by_switch = {pc.switch: pc for pc in cards()}
         assert set(by_switch) == {"p2l1", "p2s2", "p2l2"}
         for name, pc in by_switch.items():
-            assert pc.switch_id == plan.sids.switch_id(name)
-        assert (by_switch["p2l1"].ingress_port, by_switch["p2l1"].egress_port) == (3, 2)  # h1 port -> p2s2
-        assert (by_switch["p2s2"].ingress_port, by_switch["p2s2"].egress_port) == (1, 2)
-        assert (by_switch["p2l2"].ingress_port, by_switch["p2l2"].egress_port) == (2, 3)  # -> h3
+            assert pc.hop.switch_id == plan.sids.switch_id(name)
+        hops = {name: pc.hop for name, pc in by_switch.items()}
+        assert (hops["p2l1"].ingress_port, hops["p2l1"].egress_port) == (3, 2)  # h1 port -> p2s2
+        assert (hops["p2s2"].ingress_port, hops["p2s2"].egress_port) == (1, 2)
+        assert (hops["p2l2"].ingress_port, hops["p2l2"].egress_port) == (2, 3)  # -> h3
         assert "IPv6" in by_switch["p2l2"].packet
         assert ctl.metrics_snapshot().postcards_total["p2s2"] >= 1
     finally:

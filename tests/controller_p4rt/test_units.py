@@ -27,7 +27,7 @@ from controller.metrics import FabricCollector, MetricsSnapshot, SwitchInfo
 from controller.reconcile import SwitchContents, entity_key, plan_updates
 from controller.session import PacketIn
 from controller.status import parse, render
-from controller.telemetry import SwitchCounters, decode_postcard
+from controller.telemetry import Postcard, SwitchCounters, decode_postcard
 from controller.wiring import MIN_FRAME, WiringChecker, parse_probe, probe_frame
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
@@ -173,11 +173,14 @@ def test_postcard_decoding():
 
 
 def _snapshot() -> MetricsSnapshot:
+    from mrc.wire.codec import TelemetryRecord
+
     c = SwitchCounters(port_rx={3: (10, 1000)}, port_tx={1: (9, 900)}, drops={"no_route": (2, 200)},
                        tables={"ingress.srv6.usid_un": (10, 1000)}, qdepth={1: 4})
+    card = Postcard("p1l1", TelemetryRecord(0x2101, 3, 1, 5, 7, 9, 0), "Ether / IPv6", 0.0)
     return MetricsSnapshot({"p1l1": SwitchInfo(connected=True, primary=True, converged=True, desired_entities=281)},
-                           {"p1l1": c}, {"p1l1": 1}, [], {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"},
-                           {"dead": 2})
+                           {"p1l1": c}, {"p1l1": 1}, [card],
+                           {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"}, {"dead": 2})
 
 
 def test_metrics_text_and_status_view():
@@ -188,6 +191,8 @@ def test_metrics_text_and_status_view():
     assert 'mrc_drop_packets_total{reason="no_route",switch="p1l1"} 2.0' in text
     assert 'mrc_link_up{a="p1l1:2",b="p1s2:1"} 0.0' in text
     assert 'mrc_queue_depth_packets{port="1",switch="p1l1"} 4.0' in text
+    assert 'mrc_postcard_hop_latency_us{switch="p1l1"} 7.0' in text
+    assert 'mrc_postcard_queue_depth{switch="p1l1"} 9.0' in text
     d = parse(text)
     assert d.links == {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"}
     assert d.drops == {("p1l1", "no_route"): 2.0} and d.wiring == {"dead": 2.0}
