@@ -57,8 +57,13 @@ def _prefix(hex_bits: str, width_bytes: int = 16) -> bytes:
     return raw + bytes(width_bytes - len(raw))
 
 
-def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2) -> None:
-    """Write one entry in each of bench4's four tables over plain P4Runtime (any target)."""
+def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2,
+                     pipeline: tuple[Path, Path] | None = None) -> None:
+    """Write one entry in each of bench4's four tables over plain P4Runtime (any target).
+
+    ``pipeline`` = (P4Info text file, device config) is pushed first with SetForwardingPipelineConfig:
+    bmv2 started with a JSON on its command line still has no P4Info in its P4Runtime server and
+    answers every Write with "No forwarding pipeline config set for this device"."""
     import grpc
     from p4.v1 import p4runtime_pb2 as pb
     from p4.v1 import p4runtime_pb2_grpc
@@ -77,8 +82,20 @@ def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2) -
 
     stream = stub.StreamChannel(arbitration())
     next(stream)  # arbitration answer: we are primary
-    cfg = stub.GetForwardingPipelineConfig(pb.GetForwardingPipelineConfigRequest(device_id=device_id))
-    info = cfg.config.p4info
+    if pipeline is not None:
+        from google.protobuf import text_format
+        from p4.config.v1 import p4info_pb2
+
+        info = text_format.Parse(pipeline[0].read_text(), p4info_pb2.P4Info())
+        sfpc = pb.SetForwardingPipelineConfigRequest(
+            device_id=device_id, action=pb.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        sfpc.election_id.low = 1
+        sfpc.config.p4info.CopyFrom(info)
+        sfpc.config.p4_device_config = pipeline[1].read_bytes()
+        stub.SetForwardingPipelineConfig(sfpc, timeout=60)
+    else:
+        cfg = stub.GetForwardingPipelineConfig(pb.GetForwardingPipelineConfigRequest(device_id=device_id))
+        info = cfg.config.p4info
     tables = {t.preamble.name: t for t in info.tables}
     actions = {a.preamble.name: a for a in info.actions}
 
@@ -259,8 +276,9 @@ def run_veth(sizes: list[int], seconds: float) -> dict:
                 results[("softswitch", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
         if shutil.which("simple_switch_grpc"):
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
-            if not bmv2_json.exists():
-                print(f"bmv2: {bmv2_json} missing (build it with p4c-bm2-ss); skipped")
+            if not (bmv2_json.exists() and bmv2_json.with_name("p4info.txtpb").exists()):
+                print(f"bmv2: {bmv2_json} or p4info.txtpb beside it missing (build them with p4c-bm2-ss "
+                      f"--p4runtime-files); skipped")
             else:
                 results.update(_run_bmv2(bmv2_json, sizes, seconds))
         else:
@@ -276,15 +294,15 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
 
     port = free_tcp_port()
     addr = f"127.0.0.1:{port}"
-    proc = subprocess.Popen(["taskset", "-c", "0", "simple_switch_grpc", "-i", "1@h4bs1", "-i", "2@h4bs2",
-                             str(bmv2_json), "--", "--grpc-server-addr", addr],
+    proc = subprocess.Popen(["taskset", "-c", "0", "simple_switch_grpc", "--device-id", "1",
+                             "-i", "1@h4bs1", "-i", "2@h4bs2", str(bmv2_json), "--", "--grpc-server-addr", addr],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = {}
     try:
         deadline = time.monotonic() + 30
         while not grpc_ready(addr) and time.monotonic() < deadline:
             time.sleep(0.1)
-        configure_tables(addr)
+        configure_tables(addr, pipeline=(bmv2_json.with_name("p4info.txtpb"), bmv2_json))
         for size in sizes:
             out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
     finally:

@@ -123,14 +123,19 @@ class TelemetryCollector:
             else:
                 target = out.port_rx if kind == "rx" else out.port_tx
                 target.update({i: v for i, v in vals.items() if i in ports or v[0]})
-        dce = p4runtime_pb2.Entity()
-        dce.direct_counter_entry.table_entry.SetInParent()
-        for e in s.read([dce]):
-            t = names.table_by_id.get(e.direct_counter_entry.table_entry.table_id)
-            tname = t.preamble.name if t else str(e.direct_counter_entry.table_entry.table_id)
+        # One wildcard per table: PI/bmv2 answers UNIMPLEMENTED to table_id 0 ("all tables"), and a
+        # per-table wildcard is what the spec requires every server to support.
+        for dc in names.p4info.direct_counters:
+            tid = dc.direct_table_id
+            dce = p4runtime_pb2.Entity()
+            dce.direct_counter_entry.table_entry.table_id = tid
+            t = names.table_by_id.get(tid)
+            tname = t.preamble.name if t else str(tid)
             p, b = out.tables.get(tname, (0, 0))
-            out.tables[tname] = (p + e.direct_counter_entry.data.packet_count,
-                                 b + e.direct_counter_entry.data.byte_count)
+            for e in s.read([dce]):
+                p += e.direct_counter_entry.data.packet_count
+                b += e.direct_counter_entry.data.byte_count
+            out.tables[tname] = (p, b)
         for reg in names.registers_named(R_EGRESS_QDEPTH):
             ent = p4runtime_pb2.Entity()
             ent.register_entry.register_id = reg.preamble.id

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import secrets
 import struct
 import threading
 import time
@@ -115,10 +116,12 @@ class WiringChecker:
                 a, b = End(lk.a.node, lk.a.port), End(lk.b.node, lk.b.port)
                 self.expected[a], self.expected[b] = b, a
                 self.links.append((a, b))
-        self._rounds = itertools.count(int(time.time()) & 0xFFFF)
+        # a random first round: two checkers (or two controllers) never share round ids, so a late
+        # probe of another checker's round cannot be taken for one of ours
+        self._rounds = itertools.count(secrets.randbits(31))
         self._lock = threading.Condition()
         self._round = -1
-        self._arrivals: dict[End, End] = {}  # sent from -> arrived at (current round)
+        self._arrivals: dict[End, set[End]] = {}  # sent from -> where it arrived (current round)
         self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
         self.last: WiringReport | None = None
 
@@ -137,7 +140,9 @@ class WiringChecker:
         name, port, rnd = got
         with self._lock:
             if rnd == self._round:
-                self._arrivals[End(name, port)] = End(pi.switch, pi.metadata.get("ingress_port", -1))
+                src, at = End(name, port), End(pi.switch, pi.metadata.get("ingress_port", -1))
+                if at != src:  # a frame seen on the very port that sent it proves no cable
+                    self._arrivals.setdefault(src, set()).add(at)
                 self._lock.notify_all()
         return True
 
@@ -164,12 +169,13 @@ class WiringChecker:
         with self._lock:
             while (left := deadline - time.monotonic()) > 0 and not all(e in self._arrivals for e in sent):
                 self._lock.wait(left)
-            arrivals = dict(self._arrivals)
+            arrivals = {src: set(seen) for src, seen in self._arrivals.items()}
         for src in sent:
-            exp, got = self.expected[src], arrivals.get(src)
-            if got is None:
+            exp, seen = self.expected[src], arrivals.get(src, set())
+            if not seen:
                 report.dead.append((src, exp))
-            elif got != exp:
+            elif exp not in seen:  # an arrival at the expected end proves the cable; extra copies do not
+                got = min(seen, key=str)
                 if got in self.expected:
                     report.miswired.append((src, exp, got))
                 else:
@@ -179,8 +185,8 @@ class WiringChecker:
         for a, b in self.links:
             if a.switch in skipped and b.switch in skipped:
                 continue
-            ok_ab = arrivals.get(a) == b or a.switch in skipped
-            ok_ba = arrivals.get(b) == a or b.switch in skipped
+            ok_ab = b in arrivals.get(a, ()) or a.switch in skipped
+            ok_ba = a in arrivals.get(b, ()) or b.switch in skipped
             if a in elsewhere or b in elsewhere:  # a probe of this cable came out somewhere else
                 st, det = MISWIRED, ", ".join(f"{s} reached {elsewhere[s]}" for s in (a, b) if s in elsewhere)
             elif ok_ab and ok_ba:

@@ -444,7 +444,10 @@ def test_backup_controller_takes_over(fab, ctl, plan, pipeline):
         for s in ctl.sessions.values():  # the primary stops
             s.close()
         assert _wait(lambda: all(s.is_primary for s in backup.sessions.values()), 10.0)
-        assert all(s.election_id > 10 for s in backup.sessions.values())
+        # P4Runtime 1.3+ (softswitch): no primary until a client re-arbitrates above the highest id seen,
+        # so the backup takes over with an id above 10.  PI/bmv2 keeps the older rule (PI issue 553): the
+        # server itself promotes the highest remaining backup, which stays primary with its own id 5.
+        assert all(s.election_id > 10 or s.election_id == 5 for s in backup.sessions.values())
         res = backup.converge_all(attempts=1)
         assert all(res.values())
         assert sum(st.last_result.written for st in backup.status.values()) == 0

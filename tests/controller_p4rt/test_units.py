@@ -152,8 +152,88 @@ def test_probe_arrival_counts_only_with_reason_link_probe(plan):
     assert wc.on_packet_in(PacketIn("p1s1", f, {"ingress_port": 1, "reason": 0})) is True
     assert wc._arrivals == {}
     assert wc.on_packet_in(PacketIn("p1s1", f, {"ingress_port": 1, "reason": 3})) is True
-    assert {(str(k), str(v)) for k, v in wc._arrivals.items()} == {("p1l1:1", "p1s1:1")}
+    assert {(str(k), str(v)) for k, vs in wc._arrivals.items() for v in vs} == {("p1l1:1", "p1s1:1")}
     assert wc.on_packet_in(PacketIn("p1s1", b"\0" * 60, {"ingress_port": 1, "reason": 3})) is False
+
+
+class _CableSession:
+    """A stand-in switch session for the wiring checker alone: each PacketOut comes back as the
+    link-probe PacketIn the far end of the real cable (``cables``) would send, plus the extra
+    copies listed in ``extra`` (sent-from end -> other ends that also report it)."""
+
+    def __init__(self, name, cables, extra, checker_ref):
+        self.name, self.cables, self.extra, self.ref = name, cables, extra, checker_ref
+        self.is_primary, self.names = True, object()
+
+    def packet_out(self, payload, egress_port):
+        src = (self.name, egress_port)
+        for sw, port in [self.cables[src], *self.extra.get(src, ())]:
+            self.ref[0].on_packet_in(PacketIn(sw, payload, {"ingress_port": port, "reason": 3}))
+
+
+def test_wiring_check_extra_copies_of_a_probe_do_not_make_a_miswire(plan):
+    """A probe seen at its expected end proves the cable, whatever else reports it (a copy seen on
+    the sending port itself, or a second copy elsewhere): before, the last arrival overwrote the
+    first, so the order of two copies decided between "up" and "miswired"."""
+    topo = plan.topology
+    cables = {}
+    for lk in topo.links:
+        if lk.a.node in topo.switches and lk.b.node in topo.switches:
+            cables[(lk.a.node, lk.a.port)] = (lk.b.node, lk.b.port)
+            cables[(lk.b.node, lk.b.port)] = (lk.a.node, lk.a.port)
+    # the copy arrives *after* the real one (the order that used to lose)
+    extra = {("p2s1", 2): [("p2s1", 2), ("p2l2", 2)]}
+    ref = []
+    sessions = {n: _CableSession(n, cables, extra, ref) for n in topo.switches}
+    wc = WiringChecker(topo, plan.sids, sessions)
+    ref.append(wc)
+    rep = wc.check(timeout_s=0.5)
+    assert rep.ok, rep.summary()
+    assert all(ln.state == "up" for ln in rep.links)
+
+
+def test_wiring_rounds_of_two_checkers_differ(plan):
+    """Round ids start at random: a late probe of one checker never counts for another."""
+    a = WiringChecker(plan.topology, plan.sids, {})
+    b = WiringChecker(plan.topology, plan.sids, {})
+    assert next(a._rounds) != next(b._rounds)
+
+
+class _PiLikeSession:
+    """Answers reads the way PI/bmv2 does: a direct-counter wildcard over all tables (table_id 0) is
+    UNIMPLEMENTED; per-table wildcards return one entry per table entry."""
+
+    def __init__(self, names):
+        self.name, self.names, self.reads = "s", names, []
+
+    def read(self, entities):
+        from controller.session import SessionError
+
+        out = []
+        for e in entities:
+            self.reads.append(e)
+            if e.WhichOneof("entity") == "direct_counter_entry":
+                tid = e.direct_counter_entry.table_entry.table_id
+                if tid == 0:
+                    raise SessionError("switch s: Read: UNIMPLEMENTED: Reading all direct counters for ALL "
+                                       "tables is not supported yet")
+                r = p4runtime_pb2.Entity()
+                r.direct_counter_entry.table_entry.table_id = tid
+                r.direct_counter_entry.data.packet_count = 7
+                r.direct_counter_entry.data.byte_count = 700
+                out.append(r)
+        return out
+
+
+def test_counter_poll_reads_direct_counters_one_table_at_a_time(names):
+    """bmv2 (PI) refuses the all-tables direct-counter wildcard; the poll asks per table and sums."""
+    from controller.telemetry import TelemetryCollector
+
+    s = _PiLikeSession(names)
+    got = TelemetryCollector({}).poll(s)
+    with_dc = {names.table_by_id[dc.direct_table_id].preamble.name for dc in names.p4info.direct_counters}
+    assert with_dc and set(got.tables) == with_dc
+    assert all(v == (7, 700) for v in got.tables.values())
 
 
 def test_postcard_decoding():
