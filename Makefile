@@ -38,7 +38,7 @@ DOCKER_LOCK     := docker/base-image.lock
 DOCKER_RUN       = $(DOCKER) run --rm --privileged -e TARGET=bmv2 $(if $(shell [ -t 0 ] && echo y),-it) \
                    $(DOCKER_IMAGE)
 
-.PHONY: help build ptf ptf-fabric ptf-softswitch clean docker-pin docker-build docker-test docker-demo docker-ptf \
+.PHONY: help build contract ptf ptf-fabric ptf-softswitch clean docker-pin docker-build docker-test docker-demo docker-ptf \
         docker-shell
 
 help:  ## list the targets
@@ -62,6 +62,9 @@ $(BUILD_DIR)/softswitch.json: $(P4_SRCS) $(SOFTSWITCH_SRCS)
 	@echo "build: $(P4C) is not on PATH; compiling $(P4_MAIN) with softswitch: p4info.txtpb, softswitch.json (no bmv2.json)"
 	$(PYTHON) -m softswitch compile $(P4_MAIN) -o $(BUILD_DIR)
 	@echo "softswitch" > $(BUILD_DIR)/COMPILER
+
+contract: build  ## regenerate controller/p4contract.py (names + constants) from build/'s P4Info and define.p4
+	$(PYTHON) -m controller.gen_p4contract --p4info $(BUILD_DIR)/p4info.txtpb
 
 ptf: build  ## run ptf_tests/mrc_switch against TARGET (root: veth interfaces)
 	$(PYTHON) ptf_tests/run.py --target $(TARGET) $(PTF_ARGS)

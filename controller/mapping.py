@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
+from . import p4contract as P4
 from .plan import (
     DropUnknownUsid,
     EcmpGroup,
@@ -28,50 +29,51 @@ from .plan import (
     Telemetry,
 )
 
-# ---- p4src names (docs/dataplane.md "Tables") -------------------------------------------------
-T_PORT_RX_ADMIN = "ingress.port_admin.port_rx_admin"
-T_PORT_TX_ADMIN = "egress.port_admin.port_tx_admin"
-T_USID_UN = "ingress.srv6.usid_un"
-T_ROUTE_V6 = "ingress.routing.route_v6"
-T_ECMP_SELECT = "ingress.routing.ecmp_select"
-T_EV_DIRECT = "ingress.routing.ev_direct"
-T_QUEUE_THRESHOLDS = "ingress.congestion.queue_thresholds"
-T_ECN_THRESHOLD = "egress.congestion.ecn_threshold"
-T_SWITCH_INFO = "egress.telemetry.switch_info"
-T_TELEMETRY_WATCH = "ingress.telemetry.telemetry_watch"
-AP_ECMP = "ingress.routing.ecmp_selector"
+# ---- p4src names: short aliases of the generated contract (controller/p4contract.py, `make contract`) ----
+T_PORT_RX_ADMIN = P4.T_INGRESS_PORT_ADMIN_PORT_RX_ADMIN
+T_PORT_TX_ADMIN = P4.T_EGRESS_PORT_ADMIN_PORT_TX_ADMIN
+T_USID_UN = P4.T_INGRESS_SRV6_USID_UN
+T_ROUTE_V6 = P4.T_INGRESS_ROUTING_ROUTE_V6
+T_ECMP_SELECT = P4.T_INGRESS_ROUTING_ECMP_SELECT
+T_EV_DIRECT = P4.T_INGRESS_ROUTING_EV_DIRECT
+T_QUEUE_THRESHOLDS = P4.T_INGRESS_CONGESTION_QUEUE_THRESHOLDS
+T_ECN_THRESHOLD = P4.T_EGRESS_CONGESTION_ECN_THRESHOLD
+T_SWITCH_INFO = P4.T_EGRESS_TELEMETRY_SWITCH_INFO
+T_TELEMETRY_WATCH = P4.T_INGRESS_TELEMETRY_TELEMETRY_WATCH
+AP_ECMP = P4.AP_INGRESS_ROUTING_ECMP_SELECTOR
 
-A_RX_DOWN = "ingress.port_admin.set_port_down"
-A_TX_DOWN = "egress.port_admin.set_port_down"
-A_UN = "ingress.srv6.un"
-A_NEXT_HOP = "ingress.routing.set_next_hop"
-A_ECMP_GROUP = "ingress.routing.set_ecmp_group"
-A_EV_DIRECT_GROUP = "ingress.routing.set_ev_direct_group"
-A_DROP_USID_UNKNOWN = "ingress.routing.drop_usid_unknown"
-A_QUEUE_THRESHOLDS = "ingress.congestion.set_queue_thresholds"
-A_ECN_THRESHOLD = "egress.congestion.set_ecn_threshold"
-A_SWITCH_ID = "egress.telemetry.set_switch_id"
-A_WATCH_POSTCARD = "ingress.telemetry.watch_postcard"
+A_RX_DOWN = P4.A_INGRESS_PORT_ADMIN_SET_PORT_DOWN
+A_TX_DOWN = P4.A_EGRESS_PORT_ADMIN_SET_PORT_DOWN
+A_UN = P4.A_INGRESS_SRV6_UN
+A_NEXT_HOP = P4.A_INGRESS_ROUTING_SET_NEXT_HOP
+A_ECMP_GROUP = P4.A_INGRESS_ROUTING_SET_ECMP_GROUP
+A_EV_DIRECT_GROUP = P4.A_INGRESS_ROUTING_SET_EV_DIRECT_GROUP
+A_DROP_USID_UNKNOWN = P4.A_INGRESS_ROUTING_DROP_USID_UNKNOWN
+A_QUEUE_THRESHOLDS = P4.A_INGRESS_CONGESTION_SET_QUEUE_THRESHOLDS
+A_ECN_THRESHOLD = P4.A_EGRESS_CONGESTION_SET_ECN_THRESHOLD
+A_SWITCH_ID = P4.A_EGRESS_TELEMETRY_SET_SWITCH_ID
+A_WATCH_POSTCARD = P4.A_INGRESS_TELEMETRY_WATCH_POSTCARD
 
-C_PORT_RX = "ingress.stats.port_rx_counter"
-C_PORT_TX = "egress.stats.port_tx_counter"
-C_DROP_REASONS = "drop_reasons"  # top level; a program that splits it per control has *.drop_reasons
-R_EGRESS_QDEPTH = "egress_qdepth"  # top-level register: data-queue depth estimate per port (docs/dataplane.md)
+C_PORT_RX = P4.C_INGRESS_STATS_PORT_RX_COUNTER
+C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER
+C_DROP_REASONS = P4.C_DROP_REASONS  # top level; a program that splits it per control has *.drop_reasons
+C_CONGESTION_EVENTS = P4.C_CONGESTION_EVENTS
+R_EGRESS_QDEPTH = P4.R_EGRESS_QDEPTH  # data-queue depth estimate per port (docs/dataplane.md)
 
-PACKET_IN = "packet_in"
-PACKET_OUT = "packet_out"
-CPU_PORT = 255
-POSTCARD_SESSION = 100
-QDEPTH_MAX = (1 << 19) - 1  # qdepth_t is 19 bits: "never" for a threshold
+PACKET_IN = P4.PACKET_IN
+PACKET_OUT = P4.PACKET_OUT
+CPU_PORT = P4.CPU_PORT
+POSTCARD_SESSION = P4.POSTCARD_SESSION_ID
+QDEPTH_MAX = P4.QDEPTH_ESTIMATE_MAX  # qdepth_t is 19 bits: "never" for a threshold
 
-DROP_REASONS = {0: "unspecified", 1: "parser_error", 2: "port_admin_down", 3: "no_route", 4: "hop_limit",
-                5: "usid_unknown", 6: "local_not_probe", 7: "queue_full", 8: "not_ip"}
-PACKET_IN_REASONS = {0: "forwarded", 1: "probe", 2: "postcard", 3: "link_probe"}
-REASON_FORWARDED, REASON_PROBE, REASON_POSTCARD, REASON_LINK_PROBE = 0, 1, 2, 3
+DROP_REASONS = P4.DROP_REASONS
+PACKET_IN_REASONS = P4.PACKET_IN_REASONS
+REASON_FORWARDED, REASON_PROBE = P4.PACKET_IN_REASON_FORWARDED, P4.PACKET_IN_REASON_PROBE
+REASON_POSTCARD, REASON_LINK_PROBE = P4.PACKET_IN_REASON_POSTCARD, P4.PACKET_IN_REASON_LINK_PROBE
 
 # Link probes (the wiring check): IEEE 802 Local Experimental Ethertype 1; every switch punts them to
-# the CPU on arrival, before port admin and forwarding (define.p4 ETHERTYPE_LINK_PROBE).
-ETHERTYPE_LINK_PROBE = 0x88B5
+# the CPU on arrival, before port admin and forwarding.
+ETHERTYPE_LINK_PROBE = P4.ETHERTYPE_LINK_PROBE
 
 STEV_ECMP = "ecmp"
 STEV_EV_DIRECT = "ev_direct"

@@ -17,12 +17,22 @@ from p4.v1 import p4runtime_pb2
 from mrc.wire import formats as F
 from mrc.wire.codec import TelemetryRecord, decode_telemetry_record
 
-from .mapping import C_DROP_REASONS, C_PORT_RX, C_PORT_TX, DROP_REASONS, R_EGRESS_QDEPTH, REASON_POSTCARD
+from . import p4contract as P4
+from .mapping import (
+    C_CONGESTION_EVENTS,
+    C_DROP_REASONS,
+    C_PORT_RX,
+    C_PORT_TX,
+    DROP_REASONS,
+    R_EGRESS_QDEPTH,
+    REASON_POSTCARD,
+)
 from .session import PacketIn, SwitchSession
 
 POSTCARD_RECORD_LEN = F.TELEMETRY_RECORD_LEN
-C_CONGESTION_EVENTS = "congestion_events"  # top-level counter of p4src congestion.p4 (docs/dataplane.md)
-CONGESTION_EVENTS = {0: "trimmed", 1: "ecn_marked", 2: "early_drop"}
+# the controller's labels of the program's congestion events (metrics and reports say "ecn_marked")
+CONGESTION_EVENTS = {P4.CONGESTION_EVENT_TRIMMED: "trimmed", P4.CONGESTION_EVENT_ECN_CE: "ecn_marked",
+                     P4.CONGESTION_EVENT_EARLY_DROP: "early_drop"}
 
 
 @dataclass

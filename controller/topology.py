@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-CPU_PORT = 255
-DROP_PORT = 511
+from .p4contract import CPU_PORT, DROP_PORT
+
 MAX_PORT = 510  # 9-bit port space, 511 is the v1model drop port
 RESERVED_PORTS = {CPU_PORT: "the CPU port", DROP_PORT: "the drop port"}
 DEFAULT_GRPC_BASE = 9559

@@ -10,10 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+from controller.p4contract import CPU_PORT
+
 from .state import ProcRecord
 
 TARGETS = ("softswitch", "bmv2")
-CPU_PORT = 255
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -32,6 +32,7 @@ from ptf.base_tests import BaseTest
 from scapy.layers.l2 import Ether
 
 import mrc.wire.layers  # noqa: F401 -- registers the MRC scapy layers for readable failure dumps
+from controller import p4contract as P4
 from controller.daemon import Controller, Options
 from controller.evplan import Ev, Hop, walk_srv6
 from controller.plan import build_plan
@@ -41,9 +42,9 @@ from controller.topology import load_topology
 from mrc.wire import codec
 from mrc.wire import formats as F
 
-DROP = {"unspecified": 0, "parser_error": 1, "port_admin_down": 2, "no_route": 3, "hop_limit": 4,
-        "usid_unknown": 5, "local_not_probe": 6, "queue_full": 7, "not_ip": 8}
-C_DROPS, C_PORT_RX, C_PORT_TX = "drop_reasons", "port_rx_counter", "port_tx_counter"
+DROP = {name: code for code, name in P4.DROP_REASONS.items()}  # reason name -> drop_reasons index
+C_DROPS, C_PORT_RX = P4.C_DROP_REASONS, P4.C_INGRESS_STATS_PORT_RX_COUNTER
+C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER
 ETH, HLIM_OFF, DST_OFF = 14, 14 + 7, 14 + 24
 RECV_TIMEOUT = 3.0
 QUIET_S = 0.3

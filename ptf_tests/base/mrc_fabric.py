@@ -1,7 +1,8 @@
 """Domain layer for the MRC switch program: intents ("my uSID is X", "route uSID Y to port P",
 "ECMP group over ports", "port down", thresholds) turned into the program's table entries.
 
-Names here are the controller contract documented in docs/dataplane.md.
+Program names and constants come from the generated data-plane contract (controller/p4contract.py,
+`make contract`); the values below the contract (block, uSID, MAC) are this suite's own test fabric.
 """
 from __future__ import annotations
 
@@ -11,16 +12,17 @@ from base.mrc_packets import carrier
 from base.p4rt_test import P4RuntimeClient, P4RuntimeTest
 from ptf import testutils
 
+from controller import p4contract as P4
+
 BLOCK = 0xFC000000           # locator block of the test fabric (fc00:0000::/32)
 MY_USID = 0x0100             # this switch's uSID
 SWITCH_MAC = "00:aa:00:00:00:01"
-CPU_PORT = 255
-POSTCARD_SESSION_ID = 100
+CPU_PORT = P4.CPU_PORT
+POSTCARD_SESSION_ID = P4.POSTCARD_SESSION_ID
 
-DROP = {"unspecified": 0, "parser_error": 1, "port_admin_down": 2, "no_route": 3, "hop_limit": 4,
-        "usid_unknown": 5, "local_not_probe": 6, "queue_full": 7, "not_ip": 8}
-PACKET_IN = {"forwarded": 0, "probe": 1, "postcard": 2, "link_probe": 3}  # define.p4 PACKET_IN_REASON_*
-QDEPTH_MAX = (1 << 19) - 1
+DROP = {name: code for code, name in P4.DROP_REASONS.items()}  # reason name -> drop_reasons index
+PACKET_IN = {name: code for code, name in P4.PACKET_IN_REASONS.items()}  # reason name -> packet_in.reason
+QDEPTH_MAX = P4.QDEPTH_ESTIMATE_MAX
 
 
 def neighbour_mac(port: int) -> str:
@@ -36,17 +38,17 @@ class MrcFabricTest(P4RuntimeTest):
 
     # -- SRv6 ------------------------------------------------------------------------------------------
     def add_own_usid(self, usid: int = MY_USID, block: int = BLOCK, client: P4RuntimeClient | None = None):
-        return self.insert_table_entry("usid_un", {"block_usid": (block << 16) | usid}, "un",
+        return self.insert_table_entry(P4.T_INGRESS_SRV6_USID_UN, {"block_usid": (block << 16) | usid}, P4.A_INGRESS_SRV6_UN,
                                        client=client)
 
     def add_my_sid(self, sid: str):
-        return self.insert_table_entry("my_sid", {"sid": sid}, "srv6_end")
+        return self.insert_table_entry(P4.T_INGRESS_SRV6_MY_SID, {"sid": sid}, P4.A_INGRESS_SRV6_SRV6_END)
 
     def next_hop(self, port: int) -> dict:
         return {"port": port, "dst_mac": neighbour_mac(port), "src_mac": SWITCH_MAC}
 
     def add_route(self, prefix: str, port: int, client: P4RuntimeClient | None = None):
-        return self.insert_table_entry("route_v6", {"dst_addr": prefix}, "set_next_hop",
+        return self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": prefix}, P4.A_INGRESS_ROUTING_SET_NEXT_HOP,
                                        self.next_hop(port), client=client)
 
     def route_usid(self, usid: int, port: int, block: int = BLOCK, client: P4RuntimeClient | None = None):
@@ -55,18 +57,19 @@ class MrcFabricTest(P4RuntimeTest):
 
     def block_unknown_usids(self, block: int = BLOCK):
         """/32 on our block: a uSID we neither own nor route is dropped as USID_UNKNOWN."""
-        return self.insert_table_entry("route_v6", {"dst_addr": f"{carrier(block)}/32"}, "drop_usid_unknown")
+        return self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": f"{carrier(block)}/32"},
+                                       P4.A_INGRESS_ROUTING_DROP_USID_UNKNOWN)
 
     # -- groups -------------------------------------------------------------------------------------------
     def add_ecmp_route(self, prefix: str, group_id: int, ports: list[int]):
         member_ids = []
         for port in ports:
             mid = group_id * 100 + port
-            self.insert_action_profile_member("ecmp_selector", mid, "set_next_hop", self.next_hop(port))
+            self.insert_action_profile_member(P4.AP_INGRESS_ROUTING_ECMP_SELECTOR, mid, P4.A_INGRESS_ROUTING_SET_NEXT_HOP, self.next_hop(port))
             member_ids.append(mid)
-        self.insert_action_profile_group("ecmp_selector", group_id, member_ids)
-        self.insert_table_entry("ecmp_select", {"group_id": group_id}, group_id=group_id)
-        return self.insert_table_entry("route_v6", {"dst_addr": prefix}, "set_ecmp_group",
+        self.insert_action_profile_group(P4.AP_INGRESS_ROUTING_ECMP_SELECTOR, group_id, member_ids)
+        self.insert_table_entry(P4.T_INGRESS_ROUTING_ECMP_SELECT, {"group_id": group_id}, group_id=group_id)
+        return self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": prefix}, P4.A_INGRESS_ROUTING_SET_ECMP_GROUP,
                                        {"group_id": group_id})
 
     def add_ev_direct_route(self, prefix: str, group_id: int, ports: list[int]):
@@ -75,44 +78,49 @@ class MrcFabricTest(P4RuntimeTest):
         k = max(1, (n - 1).bit_length())
         mask = (1 << k) - 1
         for j in range(1 << k):
-            self.insert_table_entry("ev_direct", {"group_id": group_id, "ev": (j, mask)}, "set_next_hop",
+            self.insert_table_entry(P4.T_INGRESS_ROUTING_EV_DIRECT, {"group_id": group_id, "ev": (j, mask)},
+                                    P4.A_INGRESS_ROUTING_SET_NEXT_HOP,
                                     self.next_hop(ports[j % n]), priority=10)
-        return self.insert_table_entry("route_v6", {"dst_addr": prefix}, "set_ev_direct_group",
+        return self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": prefix}, P4.A_INGRESS_ROUTING_SET_EV_DIRECT_GROUP,
                                        {"group_id": group_id})
 
     # -- port state and congestion ----------------------------------------------------------------
     def set_port_down(self, port: int, ingress: bool = True, egress: bool = True) -> None:
         if ingress:
-            self.insert_table_entry("port_rx_admin", {"port": port}, "set_port_down")
+            self.insert_table_entry(P4.T_INGRESS_PORT_ADMIN_PORT_RX_ADMIN, {"port": port},
+                                    P4.A_INGRESS_PORT_ADMIN_SET_PORT_DOWN)
         if egress:
-            self.insert_table_entry("port_tx_admin", {"port": port}, "set_port_down")
+            self.insert_table_entry(P4.T_EGRESS_PORT_ADMIN_PORT_TX_ADMIN, {"port": port},
+                                    P4.A_EGRESS_PORT_ADMIN_SET_PORT_DOWN)
 
     def set_queue_thresholds(self, port: int, trim: int, drop: int = QDEPTH_MAX):
-        return self.insert_table_entry("queue_thresholds", {"port": port}, "set_queue_thresholds",
+        return self.insert_table_entry(P4.T_INGRESS_CONGESTION_QUEUE_THRESHOLDS, {"port": port},
+                                       P4.A_INGRESS_CONGESTION_SET_QUEUE_THRESHOLDS,
                                        {"trim_threshold": trim, "drop_threshold": drop})
 
     def set_ecn_threshold(self, port: int, threshold: int):
-        return self.insert_table_entry("ecn_threshold", {"port": port}, "set_ecn_threshold",
+        return self.insert_table_entry(P4.T_EGRESS_CONGESTION_ECN_THRESHOLD, {"port": port},
+                                       P4.A_EGRESS_CONGESTION_SET_ECN_THRESHOLD,
                                        {"threshold": threshold})
 
     # -- telemetry ------------------------------------------------------------------------------------
     def set_switch_id(self, switch_id: int, client: P4RuntimeClient | None = None) -> None:
-        self.set_default_action("switch_info", "set_switch_id", {"switch_id": switch_id},
-                                restore=("set_switch_id", {"switch_id": 0}), client=client)
+        self.set_default_action(P4.T_EGRESS_TELEMETRY_SWITCH_INFO, P4.A_EGRESS_TELEMETRY_SET_SWITCH_ID,
+                                {"switch_id": switch_id}, restore=(P4.A_EGRESS_TELEMETRY_SET_SWITCH_ID, {"switch_id": 0}), client=client)
 
     def watch_dest_qp(self, dest_qp: int):
-        return self.insert_table_entry("telemetry_watch", {"dest_qp": (dest_qp, 0xFFFFFF)},
-                                       "watch_postcard", priority=10)
+        return self.insert_table_entry(P4.T_INGRESS_TELEMETRY_TELEMETRY_WATCH, {"dest_qp": (dest_qp, 0xFFFFFF)},
+                                       P4.A_INGRESS_TELEMETRY_WATCH_POSTCARD, priority=10)
 
     def enable_postcards(self) -> None:
         self.insert_clone_session(POSTCARD_SESSION_ID, [CPU_PORT])
 
     # -- counters ---------------------------------------------------------------------------------------
     def drops(self, reason: str) -> int:
-        return self.read_counter("drop_reasons", DROP[reason])[0]
+        return self.read_counter(P4.C_DROP_REASONS, DROP[reason])[0]
 
     def expect_drop_count(self, reason: str, before: int, count: int = 1) -> None:
-        got = self.wait_counter(lambda: self.read_counter("drop_reasons", DROP[reason]), before + count)[0]
+        got = self.wait_counter(lambda: self.read_counter(P4.C_DROP_REASONS, DROP[reason]), before + count)[0]
         self.assertEqual(got, before + count, f"drop_reasons[{reason}]")
 
     # -- receive ------------------------------------------------------------------------------------------

@@ -1,0 +1,90 @@
+"""The generated data-plane contract (controller/p4contract.py) is current, and no second copy of a
+program name or a define.p4 constant is typed anywhere in the code that drives the program."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from controller import gen_p4contract, p4contract
+
+REPO = Path(__file__).resolve().parents[2]
+# the code that talks to mrc_switch.p4: it must take names and constants from the contract
+CONSUMERS = ("controller", "ptf_tests/base", "ptf_tests/run.py", "ptf_tests/run_fabric.py", "fabric")
+GENERATED = {REPO / "controller" / "p4contract.py", REPO / "controller" / "gen_p4contract.py"}
+# program-agnostic P4Runtime plumbing: "packet_in"/"packet_out" there are the P4Runtime convention for
+# any program (the softswitch acceptance programs too), not this program's names
+GENERIC = {REPO / "ptf_tests" / "base" / "p4rt_test.py", REPO / "ptf_tests" / "base" / "p4info.py"}
+
+
+def _program_names() -> set[str]:
+    return {v for k, v in vars(p4contract).items()
+            if isinstance(v, str) and re.match(r"(T|A|AP|C|DC|R)_|PACKET_(IN|OUT)$", k) and v != "NoAction"}
+
+
+def _constants() -> dict[str, int]:
+    return {k: v for k, v in vars(p4contract).items() if k.isupper() and isinstance(v, int)}
+
+
+def _sources() -> list[Path]:
+    out: list[Path] = []
+    for c in CONSUMERS:
+        p = REPO / c
+        out += [p] if p.is_file() else sorted(p.rglob("*.py"))
+    return [p for p in out if p not in GENERATED | GENERIC]
+
+
+def test_committed_contract_is_current():
+    """`make contract` output equals what the generator makes from today's P4 source."""
+    want = gen_p4contract.generate()
+    have = (REPO / "controller" / "p4contract.py").read_text()
+    assert have == want, "controller/p4contract.py is not current: run `make contract`"
+
+
+def test_no_program_name_typed_outside_the_contract():
+    names = _program_names()
+    assert "ingress.routing.route_v6" in names and "drop_reasons" in names
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    assert not found, "program names typed outside controller/p4contract.py:\n" + "\n".join(found)
+
+
+def test_no_contract_constant_defined_twice():
+    consts = _constants()
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, int)):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id in consts:
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {t.id}")
+    assert not found, "define.p4 constants defined again:\n" + "\n".join(found)
+
+
+def test_constants_read_from_p4(tmp_path):
+    f = tmp_path / "d.p4"
+    f.write_text("#ifndef MRC_X\n#define MRC_X\n#define CPU_PORT 255  /* c */\n"
+                 "const bit<16> ETHERTYPE_X = 0x88b5;\ncontrol c() { const bit<8> LOCAL = 1; apply {} }\n"
+                 "const drop_reason_t DROP_REASON_A = 3;\n")
+    assert gen_p4contract.read_constants([f]) == {"CPU_PORT": 255, "ETHERTYPE_X": 0x88B5, "DROP_REASON_A": 3}
+    g = tmp_path / "e.p4"
+    g.write_text("#define CPU_PORT 255\n#define CPU_PORT 256\n")
+    with pytest.raises(gen_p4contract.ContractError, match="CPU_PORT defined twice"):
+        gen_p4contract.read_constants([g])
+
+
+def test_identifiers_collide_loudly():
+    from p4.config.v1 import p4info_pb2
+
+    info = p4info_pb2.P4Info()
+    for i, n in enumerate(("a.b_c", "a_b.c")):
+        t = info.tables.add()
+        t.preamble.id, t.preamble.name = i + 1, n
+    with pytest.raises(gen_p4contract.ContractError, match="both become T_A_B_C"):
+        gen_p4contract.render(info, {}, "x")
