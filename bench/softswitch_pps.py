@@ -59,43 +59,33 @@ def _prefix(hex_bits: str, width_bytes: int = 16) -> bytes:
 
 def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2,
                      pipeline: tuple[Path, Path] | None = None) -> None:
-    """Write one entry in each of bench4's four tables over plain P4Runtime (any target).
+    """Write one entry in each of bench4's four tables with the project's P4Runtime client (any target).
 
     ``pipeline`` = (P4Info text file, device config) is pushed first with SetForwardingPipelineConfig:
     bmv2 started with a JSON on its command line still has no P4Info in its P4Runtime server and
     answers every Write with "No forwarding pipeline config set for this device"."""
-    import grpc
+    from controller.p4rt import P4RuntimeClient
+
+    client = P4RuntimeClient(grpc_addr, device_id, election_id=1)
+    try:
+        if pipeline is not None:
+            from google.protobuf import text_format
+            from p4.config.v1 import p4info_pb2
+
+            info = text_format.Parse(pipeline[0].read_text(), p4info_pb2.P4Info())
+            client.set_pipeline(info, pipeline[1].read_bytes())
+        else:
+            info = client.get_p4info()
+            if info is None:
+                raise SystemExit(f"{grpc_addr}: the switch runs no pipeline")
+        _write_bench_entries(client, info, egress_port)
+    finally:
+        client.close()
+
+
+def _write_bench_entries(client, info, egress_port: int) -> None:
     from p4.v1 import p4runtime_pb2 as pb
-    from p4.v1 import p4runtime_pb2_grpc
 
-    ch = grpc.insecure_channel(grpc_addr)
-    stub = p4runtime_pb2_grpc.P4RuntimeStub(ch)
-    stream_q: list = []
-
-    def arbitration():
-        req = pb.StreamMessageRequest()
-        req.arbitration.device_id = device_id
-        req.arbitration.election_id.low = 1
-        yield req
-        while not stream_q:
-            time.sleep(0.01)
-
-    stream = stub.StreamChannel(arbitration())
-    next(stream)  # arbitration answer: we are primary
-    if pipeline is not None:
-        from google.protobuf import text_format
-        from p4.config.v1 import p4info_pb2
-
-        info = text_format.Parse(pipeline[0].read_text(), p4info_pb2.P4Info())
-        sfpc = pb.SetForwardingPipelineConfigRequest(
-            device_id=device_id, action=pb.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        sfpc.election_id.low = 1
-        sfpc.config.p4info.CopyFrom(info)
-        sfpc.config.p4_device_config = pipeline[1].read_bytes()
-        stub.SetForwardingPipelineConfig(sfpc, timeout=60)
-    else:
-        cfg = stub.GetForwardingPipelineConfig(pb.GetForwardingPipelineConfigRequest(device_id=device_id))
-        info = cfg.config.p4info
     tables = {t.preamble.name: t for t in info.tables}
     actions = {a.preamble.name: a for a in info.actions}
 
@@ -127,15 +117,7 @@ def configure_tables(grpc_addr: str, device_id: int = 1, egress_port: int = 2,
         entry("I.acl", "I.nop", {}, [("h.ipv6.next_hdr", "ternary", b"\x2b", b"\xff"),
                                      ("h.udp.dport", "ternary", b"\x12\xb7", b"\xff\xff")], priority=10),
     ]
-    req = pb.WriteRequest(device_id=device_id)
-    req.election_id.low = 1
-    for e in entries:
-        u = req.updates.add(type=pb.Update.INSERT)
-        u.entity.table_entry.CopyFrom(e)
-    stub.Write(req)
-    stream_q.append(None)
-    stream.cancel()
-    ch.close()
+    client.write_updates([pb.Update(type=pb.Update.INSERT, entity=pb.Entity(table_entry=e)) for e in entries])
 
 
 # ----------------------------------------------------------------------------- in-process injection

@@ -11,6 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+import grpc
 from p4.v1 import p4runtime_pb2
 
 from .mapping import DesiredState, canonical_bytes
@@ -157,7 +158,7 @@ def read_contents(s: SwitchSession, desired: DesiredState) -> SwitchContents:
         try:
             c.pre.update(_index(s.read([probe])))
         except SessionError as e:
-            if "NOT_FOUND" not in str(e):
+            if e.code != grpc.StatusCode.NOT_FOUND:  # no such clone session yet: nothing to compare
                 raise
     for want in desired.defaults:
         probe = p4runtime_pb2.Entity()

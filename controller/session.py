@@ -1,4 +1,4 @@
-"""One P4Runtime session per switch over the raw p4runtime protos and grpc.
+"""One P4Runtime session per switch, on the project's P4Runtime client pieces (``controller/p4rt.py``).
 
 A session owns a gRPC channel and one StreamChannel: mastership by election id (primary or
 backup; a backup takes over when the primary goes away by re-sending an election id above the
@@ -18,21 +18,29 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import text_format
-from google.rpc import code_pb2, status_pb2
+from google.rpc import code_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from . import p4rt
 from .mapping import PACKET_IN, PACKET_OUT, P4Names, canonical
+from .p4rt import P4RuntimeError, UpdateError
 
-WRITE_CHUNK = 500
-PIPELINE_TIMEOUT_S = 60.0
-_U64 = (1 << 64) - 1
-SFPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
+WRITE_CHUNK = p4rt.WRITE_BATCH
+PIPELINE_TIMEOUT_S = p4rt.PIPELINE_TIMEOUT_S
 GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 
 class SessionError(RuntimeError):
-    """A switch could not be reached or refused an operation; the message names the switch."""
+    """A switch could not be reached or refused an operation; the message names the switch.
+
+    ``code`` is the gRPC status of the failed RPC (None when no RPC was made) and ``errors`` the
+    failed updates of a Write: callers decide on these, never on the message text."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None,
+                 errors: tuple[UpdateError, ...] = ()) -> None:
+        super().__init__(message)
+        self.code, self.errors = code, errors
 
 
 @dataclass(frozen=True)
@@ -82,21 +90,7 @@ class PacketIn:
 
 
 def _uint128(msg, value: int) -> None:
-    msg.high, msg.low = value >> 64, value & _U64
-
-
-def batch_errors(err: grpc.RpcError) -> list[tuple[int, str]]:
-    """Per-update (code, message) of a failed Write, from the grpc-status-details-bin trailer."""
-    out: list[tuple[int, str]] = []
-    for key, value in (err.trailing_metadata() or ()):
-        if key != "grpc-status-details-bin":
-            continue
-        st = status_pb2.Status.FromString(value)
-        for detail in st.details:
-            e = p4runtime_pb2.Error()
-            if detail.Unpack(e):
-                out.append((e.canonical_code, e.message))
-    return out
+    p4rt.uint128(msg, value)
 
 
 class SwitchSession:
@@ -134,13 +128,10 @@ class SwitchSession:
     def connect(self, timeout_s: float = 5.0) -> None:
         """Open the channel and the stream and arbitrate; raises ``SessionError`` if unreachable."""
         self.close()
-        ch = grpc.insecure_channel(self.address, options=[("grpc.max_receive_message_length", 64 << 20),
-                                                          ("grpc.max_send_message_length", 64 << 20)])
         try:
-            grpc.channel_ready_future(ch).result(timeout=timeout_s)
-        except grpc.FutureTimeoutError:
-            ch.close()
-            raise SessionError(f"switch {self.name}: no P4Runtime server at {self.address}") from None
+            ch = p4rt.open_channel(self.address, timeout_s)
+        except P4RuntimeError as e:
+            raise SessionError(f"switch {self.name}: {e.details()}", e.code()) from None
         self._channel, self._stub = ch, p4runtime_pb2_grpc.P4RuntimeStub(ch)
         self._requests = q = queue.Queue()
         with self._arb:
@@ -161,7 +152,8 @@ class SwitchSession:
             ok = self._arb_seen
         if not ok:
             self.close()
-            raise SessionError(f"switch {self.name}: no arbitration answer from {self.address}")
+            raise SessionError(f"switch {self.name}: no arbitration answer from {self.address}",
+                               grpc.StatusCode.DEADLINE_EXCEEDED)
         self.stream_up.set()
         self.generation += 1
 
@@ -260,57 +252,42 @@ class SwitchSession:
             self._reader.join(timeout=2.0)
             self._reader = None
 
-    # ---- unary calls --------------------------------------------------------------------------
-    def _call(self, what: str, fn, req):
+    # ---- unary calls (controller/p4rt.py does the wire work) -----------------------------------
+    def _stub_or_raise(self) -> p4runtime_pb2_grpc.P4RuntimeStub:
         stub = self._stub
         if stub is None:
             raise SessionError(f"switch {self.name}: not connected")
-        try:
-            return fn(stub)(req, timeout=self.rpc_timeout_s)
-        except grpc.RpcError as e:
-            raise SessionError(f"switch {self.name}: {what}: {e.code().name}: {e.details()}") from e
+        return stub
+
+    def _error(self, e: P4RuntimeError, extra: str = "") -> SessionError:
+        return SessionError(f"switch {self.name}: {e}{extra}", e.code(), e.errors)
 
     def get_pipeline_cookie(self) -> int | None:
         """The running pipeline's cookie, 0 if it has none, None if no pipeline is set."""
-        req = GFPC(device_id=self.device_id, response_type=GFPC.COOKIE_ONLY)
-        stub = self._stub
-        if stub is None:
-            raise SessionError(f"switch {self.name}: not connected")
         try:
-            resp = stub.GetForwardingPipelineConfig(req, timeout=self.rpc_timeout_s)
-        except grpc.RpcError as e:
-            if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
-                return None
-            raise SessionError(f"switch {self.name}: GetForwardingPipelineConfig: {e.code().name}: "
-                               f"{e.details()}") from e
-        return resp.config.cookie.cookie if resp.config.HasField("cookie") else 0
+            cfg = p4rt.get_pipeline(self._stub_or_raise(), self.device_id, GFPC.COOKIE_ONLY, self.rpc_timeout_s)
+        except P4RuntimeError as e:
+            raise self._error(e) from e
+        if cfg is None:
+            return None
+        return cfg.cookie.cookie if cfg.HasField("cookie") else 0
 
     def get_p4info(self) -> p4info_pb2.P4Info | None:
         """The running pipeline's P4Info, or None if no pipeline is set."""
-        req = GFPC(device_id=self.device_id, response_type=GFPC.P4INFO_AND_COOKIE)
         try:
-            resp = self._call("GetForwardingPipelineConfig", lambda s: s.GetForwardingPipelineConfig, req)
-        except SessionError as e:
-            if isinstance(e.__cause__, grpc.RpcError) and e.__cause__.code() == grpc.StatusCode.FAILED_PRECONDITION:
-                return None
-            raise
-        return resp.config.p4info
+            cfg = p4rt.get_pipeline(self._stub_or_raise(), self.device_id, GFPC.P4INFO_AND_COOKIE,
+                                    self.rpc_timeout_s)
+        except P4RuntimeError as e:
+            raise self._error(e) from e
+        return cfg.p4info if cfg is not None else None
 
     def set_pipeline(self, cfg: PipelineConfig) -> None:
         """VERIFY_AND_COMMIT the pipeline (the switch starts empty)."""
-        req = SFPC(device_id=self.device_id, action=SFPC.VERIFY_AND_COMMIT)
-        _uint128(req.election_id, self.election_id)
-        req.config.p4info.CopyFrom(cfg.p4info)
-        req.config.p4_device_config = cfg.device_config
-        req.config.cookie.cookie = cfg.cookie
-        stub = self._stub
-        if stub is None:
-            raise SessionError(f"switch {self.name}: not connected")
-        try:  # a target compiles/loads the program here: allow more than a table write
-            stub.SetForwardingPipelineConfig(req, timeout=max(self.rpc_timeout_s, PIPELINE_TIMEOUT_S))
-        except grpc.RpcError as e:
-            raise SessionError(f"switch {self.name}: SetForwardingPipelineConfig: {e.code().name}: "
-                               f"{e.details()}") from e
+        try:
+            p4rt.set_pipeline(self._stub_or_raise(), self.device_id, self.election_id, cfg.p4info,
+                              cfg.device_config, cfg.cookie, max(self.rpc_timeout_s, PIPELINE_TIMEOUT_S))
+        except P4RuntimeError as e:
+            raise self._error(e) from e
         self.names = P4Names.from_p4info(cfg.p4info)
 
     def use_p4info(self, p4info: p4info_pb2.P4Info) -> None:
@@ -318,38 +295,28 @@ class SwitchSession:
         self.names = P4Names.from_p4info(p4info)
 
     def write(self, updates: Iterable[p4runtime_pb2.Update], chunk: int = WRITE_CHUNK) -> int:
-        """Write updates in batches of ``chunk``; returns how many were written or raises on the first
-        failed batch (the message lists each failed update)."""
+        """Write updates in batches of ``chunk`` (every batch is sent); returns how many were written.
+        If any update failed, each failed one is logged (index, table, code, message) and a
+        ``SessionError`` carrying all of them (``errors``) is raised."""
         ups = list(updates)
-        done = 0
-        for i in range(0, len(ups), chunk):
-            req = p4runtime_pb2.WriteRequest(device_id=self.device_id, atomicity=p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR)
-            _uint128(req.election_id, self.election_id)
-            req.updates.extend(ups[i:i + chunk])
-            try:
-                self._call("Write", lambda s: s.Write, req)
-            except SessionError as e:
-                cause = e.__cause__
-                errs = batch_errors(cause) if isinstance(cause, grpc.RpcError) else []
-                failed = [(j, c, m) for j, (c, m) in enumerate(errs) if c != code_pb2.OK]
-                done += len(errs) - len(failed) if errs else 0
-                detail = "; ".join(f"update {i + j} ({_describe(ups[i + j], self.names)}): "
-                                   f"{code_pb2.Code.Name(c)} {m}" for j, c, m in failed[:5])
-                raise SessionError(f"{e}{' -- ' + detail if detail else ''}") from cause
-            done += len(req.updates)
-        return done
+        try:
+            return p4rt.write(self._stub_or_raise(), self.device_id, self.election_id, ups, batch=chunk,
+                              timeout_s=self.rpc_timeout_s)
+        except P4RuntimeError as e:
+            for err in e.errors:
+                self.log.warning("update failed", extra={"fields": {
+                    "switch": self.name, "index": err.index, "update": _describe(ups[err.index], self.names),
+                    "code": err.code_name, "error": err.message}})
+            detail = "; ".join(f"update {err.index} ({_describe(ups[err.index], self.names)}): "
+                               f"{err.code_name} {err.message}" for err in e.errors[:5])
+            raise self._error(e, f" -- {detail}" if detail else "") from e
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
         """Read (wildcards allowed); all entities of all responses."""
-        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
-        req.entities.extend(entities)
-        stub = self._stub
-        if stub is None:
-            raise SessionError(f"switch {self.name}: not connected")
         try:
-            return [e for resp in stub.Read(req, timeout=self.rpc_timeout_s) for e in resp.entities]
-        except grpc.RpcError as e:
-            raise SessionError(f"switch {self.name}: Read: {e.code().name}: {e.details()}") from e
+            return p4rt.read(self._stub_or_raise(), self.device_id, entities, self.rpc_timeout_s)
+        except P4RuntimeError as e:
+            raise self._error(e) from e
 
     def packet_out(self, payload: bytes, **metadata: int) -> None:
         """Send a PacketOut (controller header fields by name, e.g. ``egress_port=3``)."""

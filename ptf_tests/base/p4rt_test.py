@@ -5,6 +5,8 @@ Test parameters (``--test-params``): ``grpcaddr`` (host:port), ``device_id`` (1)
 push with SetForwardingPipelineConfig; absent = keep the program the switch runs), ``target``
 ("softswitch" or "bmv2"), ``election_id`` (default 1).
 
+The client is the project's one P4Runtime client (``controller/p4rt.py``); a failed write raises its
+``P4RuntimeError`` (a ``grpc.RpcError`` with the server's code and per-update errors).
 Writes go through helpers that remember how to undo them; ``@autocleanup`` undoes them in
 reverse order after the test, so every test leaves the switch as it found it.
 """
@@ -12,17 +14,17 @@ from __future__ import annotations
 
 import functools
 import queue
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import grpc
 import ptf
 from base.p4info import P4Info, Value, encode_value, split_prefix
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2
 from ptf import testutils
 from ptf.base_tests import BaseTest
+
+from controller import p4rt
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -35,102 +37,23 @@ class PacketIn:
     metadata: dict[str, int]
 
 
-class P4RuntimeClient:
-    """One P4Runtime session: stream channel with arbitration, writes, reads, packet I/O."""
+class P4RuntimeClient(p4rt.P4RuntimeClient):
+    """The project's P4Runtime client (``controller/p4rt.py``) with the PTF tests' conventions:
+    ``election_id`` as a Uint128 message, pipelines and P4Info as ``base.p4info.P4Info``."""
 
     def __init__(self, addr: str, device_id: int = 1, election_id: int = 1) -> None:
+        super().__init__(addr, device_id, election_id, timeout_s=DEFAULT_TIMEOUT)
         self.addr = addr
-        self.device_id = device_id
-        self.election_id = p4runtime_pb2.Uint128(high=0, low=election_id)
-        self.channel = grpc.insecure_channel(addr)
-        grpc.channel_ready_future(self.channel).result(timeout=DEFAULT_TIMEOUT)
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()
-        self._arbitration: queue.Queue = queue.Queue()
-        self.packet_ins: queue.Queue = queue.Queue()
-        self._stream = self.stub.StreamChannel(self._request_iter())
-        self._reader = threading.Thread(target=self._read_stream, name=f"p4rt-{addr}", daemon=True)
-        self._reader.start()
-        self._arbitrate()
+        self.election_id = p4runtime_pb2.Uint128(high=election_id >> 64, low=election_id & ((1 << 64) - 1))
 
-    def _request_iter(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
-        while True:
-            req = self._requests.get()
-            if req is None:
-                return
-            yield req
+    def set_pipeline(self, p4info: P4Info, device_config: bytes) -> None:  # type: ignore[override]
+        super().set_pipeline(p4info.info, device_config)
 
-    def _read_stream(self) -> None:
-        try:
-            for resp in self._stream:
-                self._on_update(resp)
-        except grpc.RpcError:
-            pass  # the channel closed (tear down) or the switch went away
-
-    def _on_update(self, resp: p4runtime_pb2.StreamMessageResponse) -> None:
-        """Queue one stream message (arbitration, packet-in); subclasses override it to keep other kinds."""
-        kind = resp.WhichOneof("update")
-        if kind == "arbitration":
-            self._arbitration.put(resp.arbitration)
-        elif kind == "packet":
-            self.packet_ins.put(resp.packet)
-
-    def _arbitrate(self) -> None:
-        req = p4runtime_pb2.StreamMessageRequest()
-        req.arbitration.device_id = self.device_id
-        req.arbitration.election_id.CopyFrom(self.election_id)
-        self._requests.put(req)
-        try:
-            reply = self._arbitration.get(timeout=DEFAULT_TIMEOUT)
-        except queue.Empty:
-            raise RuntimeError(f"no arbitration answer from {self.addr}") from None
-        if reply.status.code != grpc.StatusCode.OK.value[0]:
-            raise RuntimeError(f"not primary on {self.addr}: {reply.status.message}")
-
-    def close(self) -> None:
-        self._requests.put(None)
-        self.channel.close()
-        self._reader.join(timeout=DEFAULT_TIMEOUT)
-
-    # -- pipeline ------------------------------------------------------------------------------
-    def set_pipeline(self, p4info: P4Info, device_config: bytes) -> None:
-        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, election_id=self.election_id,
-            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        req.config.p4info.CopyFrom(p4info.info)
-        req.config.p4_device_config = device_config
-        self.stub.SetForwardingPipelineConfig(req, timeout=30)
-
-    def get_p4info(self) -> P4Info:
-        req = p4runtime_pb2.GetForwardingPipelineConfigRequest(
-            device_id=self.device_id,
-            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
-        return P4Info(self.stub.GetForwardingPipelineConfig(req, timeout=DEFAULT_TIMEOUT).config.p4info)
-
-    # -- write / read ------------------------------------------------------------------------------
-    def write(self, update_type: int, entity: p4runtime_pb2.Entity) -> None:
-        req = p4runtime_pb2.WriteRequest(device_id=self.device_id, election_id=self.election_id)
-        update = req.updates.add()
-        update.type = update_type
-        update.entity.CopyFrom(entity)
-        self.stub.Write(req, timeout=DEFAULT_TIMEOUT)
-
-    def read(self, entity: p4runtime_pb2.Entity) -> list[p4runtime_pb2.Entity]:
-        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
-        req.entities.add().CopyFrom(entity)
-        out: list[p4runtime_pb2.Entity] = []
-        for resp in self.stub.Read(req, timeout=DEFAULT_TIMEOUT):
-            out.extend(resp.entities)
-        return out
-
-    def send_packet_out(self, payload: bytes, metadata: dict[int, bytes]) -> None:
-        req = p4runtime_pb2.StreamMessageRequest()
-        req.packet.payload = payload
-        for mid, value in metadata.items():
-            md = req.packet.metadata.add()
-            md.metadata_id = mid
-            md.value = value
-        self._requests.put(req)
+    def get_p4info(self) -> P4Info:  # type: ignore[override]
+        info = super().get_p4info()
+        if info is None:
+            raise RuntimeError(f"{self.addr}: no pipeline set (give the 'p4info' and 'config' test parameters)")
+        return P4Info(info)
 
 
 class P4RuntimeTest(BaseTest):
