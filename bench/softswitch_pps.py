@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -256,7 +255,9 @@ def run_veth(sizes: list[int], seconds: float) -> dict:
             configure_tables(sw.grpc_addr)
             for size in sizes:
                 results[("softswitch", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
-        if shutil.which("simple_switch_grpc"):
+        from fabric.targets import target_available
+
+        if not target_available("bmv2"):
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
             if not (bmv2_json.exists() and bmv2_json.with_name("p4info.txtpb").exists()):
                 print(f"bmv2: {bmv2_json} or p4info.txtpb beside it missing (build them with p4c-bm2-ss "
@@ -276,9 +277,11 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
 
     port = free_tcp_port()
     addr = f"127.0.0.1:{port}"
-    proc = subprocess.Popen(["taskset", "-c", "0", "simple_switch_grpc", "--device-id", "1",
-                             "-i", "1@h4bs1", "-i", "2@h4bs2", str(bmv2_json), "--", "--grpc-server-addr", addr],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from fabric.targets import get_target
+
+    # the bmv2 plugin's command line (starts empty: the pipeline is pushed below, as a controller does)
+    argv = get_target("bmv2").switch_argv(1, {1: "h4bs1", 2: "h4bs2"}, port, runtime_port=free_tcp_port())
+    proc = subprocess.Popen(["taskset", "-c", "0", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = {}
     try:
         deadline = time.monotonic() + 30

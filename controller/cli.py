@@ -126,7 +126,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from .daemon import Controller, Options, load_pipeline, setup_logging
+    # The command line is where a pipeline is built for the daemon: the target plugin compiles or
+    # loads it (the controller library itself only receives the ready PipelineConfig).
+    from fabric.targets import load_pipeline
+
+    from .daemon import Controller, Options, setup_logging
     from .mapping import MappingError
     from .session import SessionError
 
@@ -244,7 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="converge the switches over P4Runtime and keep them converged")
     r.add_argument("--topology", "-t", required=True, help="topology YAML file")
-    r.add_argument("--target", choices=("softswitch", "bmv2"), default=os.environ.get("TARGET", "softswitch"))
+    r.add_argument("--target", default=os.environ.get("TARGET", "softswitch"),
+                   help="switch target plugin that builds the pipeline (fabric/targets; default $TARGET or "
+                        "softswitch)")
     r.add_argument("--once", action="store_true", help="converge every switch, then exit (1 if one failed)")
     r.add_argument("--election-id", type=int, default=1, help="P4Runtime election id (higher = primary)")
     r.add_argument("--no-takeover", action="store_true", help="stay backup when the primary goes away")
@@ -252,8 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--metrics-addr", default="127.0.0.1")
     r.add_argument("--log-format", choices=("json", "text"), default="text")
     r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
-    r.add_argument("--program", help="P4 source for softswitch (default p4src/mrc_switch.p4)")
-    r.add_argument("--p4info", help="P4Info text file (with --device-config; default for bmv2: build/mrc_switch/)")
+    r.add_argument("--program", help="P4 source for a target that compiles it (default p4src/mrc_switch.p4)")
+    r.add_argument("--p4info", help="P4Info text file (with --device-config; default: what the target builds)")
     r.add_argument("--device-config", help="device config file (bmv2 JSON or softswitch bundle)")
     r.add_argument("--grpc-host", default="127.0.0.1")
     r.add_argument("--grpc-base-port", type=int, help="switch i (file order) at this port + i")

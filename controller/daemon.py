@@ -2,7 +2,8 @@
 
 ``Controller`` holds one ``SwitchSession`` per switch.  Each switch is handled on its own worker,
 so an unreachable switch (retried with bounded exponential backoff, logged) never holds up the
-others.  A converge attempt: connect + arbitrate, push the pipeline if the switch has none (or a
+others.  The controller receives a ready ``PipelineConfig`` (the target plugins in ``fabric/targets``
+build it) and imports no target code.  A converge attempt: connect + arbitrate, push the pipeline if the switch has none (or a
 different one: its cookie differs), then ``reconcile``.  The loop re-converges a switch whose stream
 was lost (restart), that just became primary (backup takeover), or whose reconcile period elapsed.
 """
@@ -16,7 +17,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
 from .metrics import MetricsSnapshot, SwitchInfo
@@ -25,25 +25,6 @@ from .reconcile import ReconcileResult, reconcile
 from .session import PacketIn, PipelineConfig, SessionError, SwitchSession
 from .telemetry import TelemetryCollector
 from .wiring import WiringChecker, WiringReport
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "mrc_switch.p4"
-DEFAULT_BUILD = REPO_ROOT / "build" / "mrc_switch"
-TARGETS = ("softswitch", "bmv2")
-
-
-def load_pipeline(target: str, program: str | Path | None = None, p4info: str | Path | None = None,
-                  device_config: str | Path | None = None) -> PipelineConfig:
-    """The pipeline to push: explicit files, else softswitch compiles ``program``, else bmv2's ``build/``."""
-    if target not in TARGETS:
-        raise SessionError(f"unknown target {target!r} (choose {', '.join(TARGETS)})")
-    if p4info or device_config:
-        if not (p4info and device_config):
-            raise SessionError("give both --p4info and --device-config")
-        return PipelineConfig.from_files(p4info, device_config)
-    if target == "softswitch":
-        return PipelineConfig.softswitch(program or DEFAULT_PROGRAM)
-    return PipelineConfig.from_files(DEFAULT_BUILD / "p4info.txtpb", DEFAULT_BUILD / "bmv2.json")
 
 
 @dataclass

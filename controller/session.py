@@ -57,20 +57,6 @@ class PipelineConfig:
         return int.from_bytes(h.digest()[:8], "big") & ((1 << 63) - 1)
 
     @classmethod
-    def softswitch(cls, program: str | Path) -> PipelineConfig:
-        """Compile ``program`` with softswitch's front end (P4Info + softswitch device config)."""
-        from softswitch.devconfig import make_device_config
-        from softswitch.frontend.errors import P4Error
-        from softswitch.frontend.load import load_program
-        from softswitch.p4info import build_p4info
-
-        try:
-            p4info = build_p4info(load_program(str(program)))
-            return cls(p4info, make_device_config(str(program)), f"softswitch:{program}")
-        except P4Error as e:
-            raise SessionError(f"cannot compile {program} for softswitch: {e}") from None
-
-    @classmethod
     def from_files(cls, p4info_path: str | Path, device_config_path: str | Path) -> PipelineConfig:
         """A P4Info text file and a device config (bmv2 JSON or softswitch bundle) from ``build/``."""
         for p in (p4info_path, device_config_path):

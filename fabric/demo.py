@@ -31,11 +31,13 @@ FEW_RTTS = 5.0  # the acceptance bar for "goodput recovers within a few RTTs of 
 
 def demo_link_defaults(target: str) -> dict[str, int] | None:
     """The link properties of the demo's fabric (also the fabric failure bench's): DEMO_LINK_DELAY_US
-    on every switch port, from softswitch's link model or, on bmv2 (which has none), a netem qdisc on
-    the switch's veth; None where the target is bmv2 and the kernel has no netem (the bare fabric)."""
+    on every switch port, from the target's link model or, for a target without one (bmv2), a netem
+    qdisc on the switch's veth; None where neither exists (the bare fabric)."""
     from .netbuild import netem_available
+    from .targets import get_target
 
-    return {"delay_us": DEMO_LINK_DELAY_US} if target == "softswitch" or netem_available() else None
+    return ({"delay_us": DEMO_LINK_DELAY_US} if get_target(target).has_link_delay or netem_available()
+            else None)
 
 
 def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
@@ -106,7 +108,7 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
         console.print(f"links: {sc.fabric.link_defaults['delay_us'] / 1000:g} ms propagation delay per switch port "
                       "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")
     else:
-        console.print("links: no propagation delay (bmv2 has no link delay and this kernel no netem qdisc); "
+        console.print(f"links: no propagation delay ({target} has no link delay and this kernel no netem qdisc); "
                       "the RTT is the bare fabric's")
     old = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

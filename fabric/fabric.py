@@ -28,6 +28,7 @@ from controller.topology import Link, Topology, load_topology
 from . import netbuild, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
+from .targets import TargetError, get_target
 
 DEFAULT_RUNTIME_OFFSET = 1000
 PortAdminHook = Callable[[str, int, bool], None]
@@ -189,7 +190,7 @@ class Fabric:
         ports = {p: self.names.switch_if(name, p) for p in self.topo.ports_of(name)}
         props = {p: self.topo.link_at(name, p).props for p in ports}
         grpc_port = self._grpc[name]
-        runtime_port = grpc_port + self.runtime_port_offset  # softswitch runtime / bmv2 thrift
+        runtime_port = grpc_port + self.runtime_port_offset  # the target's run-time control port
         log_dir = self.state_dir / self.prefix
         log_dir.mkdir(parents=True, exist_ok=True)
         argv = switches.switch_argv(
@@ -208,14 +209,14 @@ class Fabric:
             self._procs[name] = switches.start(rec)
             self._save()
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
-        if self.target == "bmv2":  # bmv2 takes queue settings over Thrift, not on its command line
+        target = get_target(self.target or "softswitch")
+        if not target.shapes_at_start:  # e.g. bmv2: queue settings over its runtime port once it runs
             for name in self.topo.switches:
                 for p in self.topo.ports_of(name):
                     v = self.topo.link_at(name, p).props
-                    if v.queue_depth or v.rate_pps:
-                        self.shape(name, p, rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None)
-                    if v.delay_us:  # and it has no link delay: netem on the switch's end of the veth
-                        self._netem(name, p, v.delay_us)
+                    if v.queue_depth or v.rate_pps or v.delay_us:
+                        self.shape(name, p, rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
+                                   delay_us=v.delay_us or None)
 
     # -- teardown ---------------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -291,41 +292,32 @@ class Fabric:
 
     def shape(self, switch: str, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
               queue_depth: int | None = None) -> None:
-        """Change a port's link delay / queue rate / queue depth at run time (softswitch runtime
-        control; on bmv2 ``simple_switch_CLI`` over Thrift, and a netem qdisc for the delay)."""
-        from softswitch.engine.control import send_command
-
+        """Change a port's link delay / queue rate / queue depth at run time, through the target's
+        runtime control (softswitch runtime port, bmv2 Thrift); a target without a link-delay model
+        (``has_link_delay`` False) gets a netem qdisc on the switch's end of the veth instead."""
         rec = self._rec(switch)
         if not rec.runtime_port:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
-        if self.state.target == "bmv2":
-            if delay_us is not None:
-                self._netem(switch, port, delay_us)
-            cmds = []
-            if rate_pps is not None:
-                cmds.append(f"set_queue_rate {rate_pps} {port}")
-            if queue_depth is not None:
-                cmds.append(f"set_queue_depth {queue_depth} {port}")
-            if cmds:
-                switches.bmv2_cli(rec.runtime_port, cmds)
+        target = get_target(self.state.target or "softswitch")
+        if delay_us is not None and not target.has_link_delay:
+            self._netem(switch, port, delay_us)
+            delay_us = None
+        if delay_us is None and rate_pps is None and queue_depth is None:
             return
-        addr = f"127.0.0.1:{rec.runtime_port}"
-        if delay_us is not None:
-            send_command(addr, "set_link_delay", [delay_us, port])
-        if rate_pps is not None:
-            send_command(addr, "set_queue_rate", [rate_pps, port])
-        if queue_depth is not None:
-            send_command(addr, "set_queue_depth", [queue_depth, port])
+        try:
+            target.shape(rec.runtime_port, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth)
+        except TargetError as e:
+            raise FabricError(f"switch {switch} port {port}: {e}") from None
 
     def _netem(self, switch: str, port: int, delay_us: int) -> None:
-        """bmv2's link delay: a netem qdisc on the switch's end of the port's veth (egress, as
-        softswitch's --link-delay)."""
+        """Link delay for a target without its own: a netem qdisc on the switch's end of the port's
+        veth (egress, as softswitch's --link-delay)."""
         try:
             netbuild.set_netem_delay(self.names.switch_if(switch, port), delay_us)
         except netbuild.NetemUnavailable as e:
-            raise FabricError(f"switch {switch} port {port}: bmv2 has no link delay of its own and the fabric "
-                              f"emulates it with the netem qdisc, which is not available here ({e}); use the "
-                              "softswitch target or drop delay_us") from None
+            raise FabricError(f"switch {switch} port {port}: target {self.state.target} has no link delay of its "
+                              f"own and the fabric emulates it with the netem qdisc, which is not available here "
+                              f"({e}); use a target with has_link_delay or drop delay_us") from None
 
     # -- status -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

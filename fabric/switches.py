@@ -2,19 +2,19 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from controller.p4contract import CPU_PORT
-
 from .state import ProcRecord
+from .targets import TARGETS, TargetError, get_target, target_available
 
-TARGETS = ("softswitch", "bmv2")
+# re-exported: fabric.cli, the tests and the runners take the target list and check from here
+__all__ = ["TARGETS", "SwitchError", "is_running", "port_open", "start", "stop", "switch_argv",
+           "target_available", "wait_ready"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -22,56 +22,18 @@ class SwitchError(RuntimeError):
     """A switch process failed to start or stop; the message carries its log tail."""
 
 
-def target_available(target: str) -> str | None:
-    """None if the target can run here, else the reason it cannot."""
-    if target == "bmv2":
-        return None if shutil.which("simple_switch_grpc") else "bmv2: simple_switch_grpc is not on PATH"
-    if target == "softswitch":
-        if shutil.which("softswitch") or (REPO_ROOT / "softswitch" / "__main__.py").exists():
-            return None
-        return "softswitch: neither the console script nor the source tree was found"
-    return f"unknown target {target!r} (choose {', '.join(TARGETS)})"
-
-
 def switch_argv(target: str, device_id: int, ports: dict[int, str], grpc_port: int, *,
                 runtime_port: int = 0, queue_depth: dict[int, int] | None = None,
                 queue_rate: dict[int, int] | None = None, link_delay: dict[int, int] | None = None,
                 log_file: str = "") -> list[str]:
-    """The command line of one switch (same flags for softswitch and simple_switch_grpc)."""
-    if target == "softswitch":
-        exe = shutil.which("softswitch")
-        argv = [exe] if exe else [sys.executable, "-m", "softswitch"]
-    elif target == "bmv2":
-        argv = ["simple_switch_grpc"]
-    else:
-        raise SwitchError(f"unknown target {target!r} (choose {', '.join(TARGETS)})")
-    argv += ["--device-id", str(device_id)]
-    for port, ifname in sorted(ports.items()):
-        argv += ["-i", f"{port}@{ifname}"]
-    if log_file:
-        argv += ["--log-file", log_file, "-L", "info"]
-    if target == "softswitch":  # shaping is softswitch's; bmv2 sets it over its thrift CLI
-        for port, n in sorted((queue_depth or {}).items()):
-            argv += ["--queue-depth", f"{port}:{n}"]
-        for port, n in sorted((queue_rate or {}).items()):
-            argv += ["--queue-rate", f"{port}:{n}"]
-        for port, n in sorted((link_delay or {}).items()):
-            argv += ["--link-delay", f"{port}:{n}"]
-        if runtime_port:
-            argv += ["--runtime-addr", f"127.0.0.1:{runtime_port}"]
-    if target == "bmv2":
-        # Every fabric switch runs in the root namespace: give each its own Thrift port (bmv2's
-        # default 9090 would collide; simple_switch_CLI uses it for set_queue_depth/rate) and its
-        # own notifications socket (default ipc:///tmp/bmv2-<device-id>-notifications.ipc).
-        if runtime_port:
-            argv += ["--thrift-port", str(runtime_port)]
-        argv += ["--notifications-addr", f"ipc:///tmp/mrc-bmv2-{grpc_port}-notifications.ipc"]
-    argv += ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port", str(CPU_PORT)]
-    if target == "bmv2":
-        # bmv2 has one queue per port unless told otherwise and drops packets whose priority is
-        # out of range: trimmed packets travel at priority 7.
-        argv += ["--priority-queues", "8"]
-    return argv
+    """The command line of one fabric switch (the target plugin's; it starts empty, the controller
+    pushes the pipeline)."""
+    try:
+        t = get_target(target)
+    except TargetError as e:
+        raise SwitchError(str(e)) from None
+    return t.switch_argv(device_id, ports, grpc_port, runtime_port=runtime_port, queue_depth=queue_depth,
+                         queue_rate=queue_rate, link_delay=link_delay, log_file=log_file)
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.2) -> bool:
@@ -173,18 +135,3 @@ def stop(rec: ProcRecord, proc: subprocess.Popen | None = None, grace_s: float =
         while is_running(rec) and time.monotonic() < end:
             time.sleep(0.02)
     return True
-
-
-def bmv2_cli(thrift_port: int, commands: list[str], timeout_s: float = 20.0) -> str:
-    """Run ``simple_switch_CLI`` commands against a bmv2 switch's Thrift port; raise on failure."""
-    if not commands:
-        return ""
-    exe = shutil.which("simple_switch_CLI")
-    if exe is None:
-        raise SwitchError("bmv2: simple_switch_CLI is not on PATH (needed for queue settings)")
-    res = subprocess.run([exe, "--thrift-port", str(thrift_port)], check=False, input="\n".join(commands) + "\n",
-                         capture_output=True, text=True, timeout=timeout_s)
-    if res.returncode != 0 or "Error" in res.stdout:
-        raise SwitchError(f"simple_switch_CLI on thrift port {thrift_port} failed: "
-                          f"{(res.stderr or res.stdout).strip()[-400:]}")
-    return res.stdout

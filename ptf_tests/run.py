@@ -2,7 +2,7 @@
 """Run the MRC switch PTF tests: create veths (prefix h8), start the target switch(es), run ptf,
 tear everything down (also on failure).
 
-    ptf_tests/run.py [--target softswitch|bmv2] [--test GROUP_OR_TEST ...] [--log-dir DIR]
+    ptf_tests/run.py [--target TARGET] [--test GROUP_OR_TEST ...] [--log-dir DIR]
 
 Switch 1 ports 1-4 face PTF ports 1-4; switch 1 port 5 is wired to switch 2 port 1 (the
 telemetry chain) and switch 2 port 2 faces PTF port 12.  Needs root (veth, AF_PACKET).
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,9 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from google.protobuf import text_format
+
+from controller.session import SessionError
+from fabric.targets import TARGETS, Target, get_target
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "build" / "mrc_switch"
 PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
 PREFIX = "h8"
 SLOW_PORT, SLOW_RATE_PPS = 4, 200
@@ -77,39 +79,36 @@ def wait_grpc(addr: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     raise RuntimeError(f"switch did not serve gRPC on {addr} within {timeout}s")
 
 
-def switch_command(target: str, ports: dict[int, str], addr: str, slow: bool, program: str,
-                   device_id: int = 1, thrift_port: int = 9090) -> list[str]:
-    ifs = [arg for port, ifname in sorted(ports.items()) for arg in ("-i", f"{port}@{ifname}")]
-    tail = ["--", "--grpc-server-addr", addr, "--cpu-port", "255"]
-    if target == "bmv2":
-        # Two switches side by side: distinct Thrift ports and notification sockets; 8 priority
-        # queues so trimmed packets (priority 7) are not dropped. The slow port's rate is set over
-        # Thrift once the switch is up (see main).
-        return ["simple_switch_grpc", "--device-id", str(device_id), *ifs, "--thrift-port", str(thrift_port),
-                "--notifications-addr", f"ipc:///tmp/mrc-ptf-{thrift_port}-notifications.ipc",
-                "--no-p4", *tail, "--priority-queues", "8"]
-    extra = ["--queue-rate", f"{SLOW_PORT}:{SLOW_RATE_PPS}"] if slow else []
-    return [sys.executable, "-m", "softswitch", "--device-id", str(device_id), *ifs, *extra, program, *tail]
+def switch_command(target: Target, ports: dict[int, str], grpc_port: int, slow: bool, program: str,
+                   device_id: int = 1, runtime_port: int = 0) -> list[str]:
+    """One switch of the suite, from the target plugin: the slow port's rate on the command line when
+    the target takes shaping there (else ``main`` sets it over the runtime port once it runs); the
+    program loaded at start when the target can (else the tests push the pipeline)."""
+    return target.switch_argv(device_id, ports, grpc_port, runtime_port=runtime_port,
+                              queue_rate={SLOW_PORT: SLOW_RATE_PPS} if slow and target.shapes_at_start else None,
+                              program=program if target.loads_source_at_start else None)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=("softswitch", "bmv2"), default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
     ap.add_argument("--test", action="append", default=[], help="ptf test spec or group (repeatable)")
     ap.add_argument("--log-dir", default=None, help="keep switch and ptf logs here")
-    ap.add_argument("--program", default=str(PROGRAM), help="P4 source softswitch loads (default: ours)")
+    ap.add_argument("--program", default=str(PROGRAM), help="P4 source a target that compiles gets (default: ours)")
     args = ap.parse_args(argv)
 
     if os.geteuid() != 0:
         print("run.py: needs root (veth interfaces, raw sockets)", file=sys.stderr)
         return 2
-    if args.target == "bmv2":
-        if shutil.which("simple_switch_grpc") is None:
-            print("run.py: simple_switch_grpc is not on PATH", file=sys.stderr)
-            return 2
-        if not (BUILD / "bmv2.json").exists():
-            print("run.py: build/mrc_switch/bmv2.json missing: run `make build` with p4c", file=sys.stderr)
-            return 2
+    target = get_target(args.target)
+    why = target.missing()
+    try:
+        pipeline = None if why else target.pipeline(args.program)
+    except SessionError as e:
+        why = str(e)
+    if why or pipeline is None:
+        print(f"run.py: {why}", file=sys.stderr)
+        return 2
 
     log_dir = Path(args.log_dir or tempfile.mkdtemp(prefix="h8ptf-"))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -124,30 +123,32 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(delete_link, link)
             create_link(link)
         procs = []
-        thrift1 = free_port()
+        runtime1 = free_port()
         for name, ports, addr in (
                 ("s1", {**{p: lk.switch_if for p, lk in s1_links.items()}, 5: chain.switch_if}, addr1),
                 ("s2", {1: chain.peer, 2: s2_out.switch_if}, addr2)):
             log = open(log_dir / f"{name}.log", "w")  # noqa: SIM115 -- closed by the stack
             stack.callback(log.close)
-            cmd = switch_command(args.target, ports, addr, slow=(name == "s1"), program=args.program,
-                                 thrift_port=thrift1 if name == "s1" else free_port())
+            cmd = switch_command(target, ports, int(addr.rsplit(":", 1)[1]), slow=(name == "s1"),
+                                 program=args.program, runtime_port=runtime1 if name == "s1" else free_port())
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
             stack.callback(_stop, proc)
             procs.append((proc, addr))
         for proc, addr in procs:
             wait_grpc(addr, proc)
-        if args.target == "bmv2":
-            from fabric.switches import bmv2_cli
-            bmv2_cli(thrift1, [f"set_queue_rate {SLOW_RATE_PPS} {SLOW_PORT}"])
+        if not target.shapes_at_start:
+            target.shape(runtime1, SLOW_PORT, rate_pps=SLOW_RATE_PPS)
 
         params = {"grpcaddr": addr1, "grpcaddr2": addr2, "target": args.target, "ports": "1,2,3,4",
                   "chain_s1_port": 5, "chain_s2_in_port": 1, "chain_s2_out_port": 2, "chain_ptf_port": 12}
-        if (BUILD / "p4info.txtpb").exists():
-            params["p4info"] = str(BUILD / "p4info.txtpb")
+        # the P4Info of the pipeline the target runs; its device config too when the tests must push it
+        (log_dir / "p4info.txtpb").write_text(text_format.MessageToString(pipeline.p4info))
+        params["p4info"] = str(log_dir / "p4info.txtpb")
         params["slow_port"] = SLOW_PORT
-        if args.target == "bmv2":
-            params["config"] = str(BUILD / "bmv2.json")
+        params["can_write_registers"] = int(target.can_write_registers)
+        if not target.loads_source_at_start:
+            (log_dir / target.device_config_name).write_bytes(pipeline.device_config)
+            params["config"] = str(log_dir / target.device_config_name)
         ptf_bin = str(Path(sys.executable).with_name("ptf"))
         cmd = [ptf_bin, "--test-dir", str(ROOT / "ptf_tests" / "mrc_switch"),
                "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),

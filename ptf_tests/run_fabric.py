@@ -30,14 +30,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ptf_tests")]
 
 from base.fabric_ports import fabric_ports
 
-from controller.daemon import load_pipeline
 from controller.session import SessionError
 from controller.sidplan import build_sid_plan
 from controller.topology import TopologyError, load_topology
 from fabric import Fabric
 from fabric.fabric import FabricError
 from fabric.naming import NamingError, check_prefix
-from fabric.switches import target_available
+from fabric.switches import TARGETS, target_available
+from fabric.targets import load_pipeline
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
 DEFAULT_PREFIX = "w3b"
@@ -84,7 +84,7 @@ def run(cmd: list[str], log: Path, what: str, timeout: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=("softswitch", "bmv2"), default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
     ap.add_argument("--topology", "-t", default=str(DEFAULT_TOPOLOGY))
     ap.add_argument("--test", action="append", default=[], help="ptf test name or group (repeatable)")
     ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="fabric run prefix (namespaces, interfaces)")

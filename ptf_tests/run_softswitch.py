@@ -2,7 +2,7 @@
 """Run the softswitch acceptance PTF suite (ptf_tests/softswitch): compile its P4 programs, create
 veths (prefix w3c), start one switch with no program, run ptf, tear everything down (also on failure).
 
-    ptf_tests/run_softswitch.py [--target softswitch|bmv2] [--test GROUP_OR_TEST ...] [--log-dir DIR]
+    ptf_tests/run_softswitch.py [--target TARGET] [--test GROUP_OR_TEST ...] [--log-dir DIR]
 
 Switch ports 1-4 face PTF ports 1-4; the CPU port is 255.  Each test class pushes its program
 over P4Runtime (SetForwardingPipelineConfig), as a controller would.  With ``--target bmv2`` the
@@ -22,6 +22,8 @@ from pathlib import Path
 
 from run import Link, _stop, create_link, delete_link, free_port, wait_grpc
 
+from fabric.targets import TARGETS, Target, get_target
+
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "ptf_tests" / "softswitch"
 PREFIX = "w3c"
@@ -29,44 +31,38 @@ PORTS = (1, 2, 3, 4)
 CPU_PORT = 255
 
 
-def missing_tools(target: str) -> str | None:
-    """Name the first binary the target needs that is not on PATH (None when all are there)."""
-    if target == "bmv2":
-        for binary in ("p4c-bm2-ss", "simple_switch_grpc", "simple_switch_CLI"):
-            if shutil.which(binary) is None:
-                return f"{binary} is not on PATH (needed for TARGET=bmv2)"
+def missing_tools(target: Target, build: Path) -> str | None:
+    """Why the target cannot run the suite here (its switch, or the compiler it names), or None."""
+    why = target.missing()
+    if why:
+        return why
+    compiler = target.compile_argv(SUITE / "p4" / "x.p4", build)[0]
+    if not (shutil.which(compiler) or Path(compiler).exists()):
+        return f"{compiler} is not on PATH (needed for TARGET={target.name})"
     return None
 
 
-def compile_programs(target: str, build: Path) -> None:
+def compile_programs(target: Target, build: Path) -> None:
     """Compile every program of the suite into ``build/<name>/`` (P4Info + device config)."""
     for src in sorted((SUITE / "p4").glob("*.p4")):
         if src.name == "common.p4":
             continue
         out = build / src.stem
         out.mkdir(parents=True, exist_ok=True)
-        if target == "bmv2":
-            cmd = ["p4c-bm2-ss", "--arch", "v1model", "-o", str(out / "bmv2.json"),
-                   "--p4runtime-files", str(out / "p4info.txtpb"), str(src)]
-        else:
-            cmd = [sys.executable, "-m", "softswitch", "compile", str(src), "-o", str(out)]
-        res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+        res = subprocess.run(target.compile_argv(src, out), capture_output=True, text=True, cwd=ROOT, check=False)
         if res.returncode != 0:
             raise RuntimeError(f"compiling {src.name} failed:\n{res.stdout}{res.stderr}")
 
 
-def switch_command(target: str, links: dict[int, Link], grpc_addr: str, runtime: str) -> list[str]:
-    ifs = [arg for port, lk in sorted(links.items()) for arg in ("-i", f"{port}@{lk.switch_if}")]
-    tail = ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(CPU_PORT), "--priority-queues", "8"]
-    if target == "bmv2":
-        return ["simple_switch_grpc", "--device-id", "1", *ifs, "--thrift-port", runtime, "--no-p4", *tail]
-    return [sys.executable, "-m", "softswitch", "--device-id", "1", *ifs, "--runtime-addr", runtime,
-            "--no-p4", *tail]
+def switch_command(target: Target, links: dict[int, Link], grpc_port: int, runtime_port: int) -> list[str]:
+    """The switch, started empty (each test class pushes its program), from the target plugin."""
+    return target.switch_argv(1, {p: lk.switch_if for p, lk in links.items()}, grpc_port,
+                              runtime_port=runtime_port, cpu_port=CPU_PORT)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=("softswitch", "bmv2"), default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
     ap.add_argument("--test", action="append", default=[], help="ptf test spec or group (repeatable)")
     ap.add_argument("--log-dir", default=None, help="keep the build, switch and ptf logs here")
     args = ap.parse_args(argv)
@@ -74,30 +70,33 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("run_softswitch.py: needs root (veth interfaces, raw sockets)", file=sys.stderr)
         return 2
-    missing = missing_tools(args.target)
+    target = get_target(args.target)
+    log_dir = Path(args.log_dir or tempfile.mkdtemp(prefix="w3cptf-"))
+    build = log_dir / "build"
+    missing = missing_tools(target, build)
     if missing:
         print(f"run_softswitch.py: {missing}", file=sys.stderr)
         return 2
 
-    log_dir = Path(args.log_dir or tempfile.mkdtemp(prefix="w3cptf-"))
-    build = log_dir / "build"
-    compile_programs(args.target, build)
+    compile_programs(target, build)
     links = {p: Link(f"{PREFIX}s{p}", f"{PREFIX}t{p}") for p in PORTS}
-    grpc_addr = f"127.0.0.1:{free_port()}"
-    runtime = str(free_port()) if args.target == "bmv2" else f"127.0.0.1:{free_port()}"
+    grpc_port, runtime_port = free_port(), free_port()
+    grpc_addr = f"127.0.0.1:{grpc_port}"
+    runtime = target.runtime_address(runtime_port)
 
     with ExitStack() as stack:
         for link in links.values():
             stack.callback(delete_link, link)
             create_link(link)
         log = stack.enter_context(open(log_dir / "switch.log", "w"))
-        proc = subprocess.Popen(switch_command(args.target, links, grpc_addr, runtime),
+        proc = subprocess.Popen(switch_command(target, links, grpc_port, runtime_port),
                                 stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         stack.callback(_stop, proc)
         wait_grpc(grpc_addr, proc)
 
         params = {"grpcaddr": grpc_addr, "target": args.target, "build_dir": str(build),
-                  "runtime": runtime, "cpu_port": CPU_PORT}
+                  "runtime": runtime, "cpu_port": CPU_PORT, "device_config_name": target.device_config_name,
+                  "can_write_registers": int(target.can_write_registers)}
         ptf_bin = str(Path(sys.executable).with_name("ptf"))
         cmd = [ptf_bin, "--test-dir", str(SUITE),
                "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(SUITE), "--pypath", str(ROOT),

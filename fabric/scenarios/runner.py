@@ -24,10 +24,11 @@ import yaml
 from p4.v1 import p4runtime_pb2
 
 from controller import build_plan, parse_topology
-from controller.daemon import Controller, Options, load_pipeline
+from controller.daemon import Controller, Options
 from controller.evplan import write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
+from fabric.targets import load_pipeline
 
 from ..fabric import Fabric
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec

@@ -12,7 +12,7 @@ from p4.v1 import p4runtime_pb2
 from prometheus_client import CollectorRegistry, generate_latest
 
 from controller import build_plan, load_topology
-from controller.daemon import JsonFormatter, load_pipeline, setup_logging
+from controller.daemon import JsonFormatter, setup_logging
 from controller.mapping import (
     A_NEXT_HOP,
     T_EV_DIRECT,
@@ -29,6 +29,7 @@ from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import Postcard, SwitchCounters, decode_postcard
 from controller.wiring import MIN_FRAME, WiringChecker, parse_probe, probe_frame
+from fabric.targets import load_pipeline
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
 

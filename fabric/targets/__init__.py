@@ -1,0 +1,112 @@
+"""Switch targets as plugins: one ``Target`` interface, implemented once per target.
+
+A target says how to start a switch (its command line), how the pipeline config the controller
+pushes is built (compile the P4 source, or load ``build/`` outputs of p4c), how link shaping is
+applied (on the command line at start or over the switch's runtime port afterwards) and what it can
+do (``has_link_delay``, ``can_write_registers``).  Everything else -- the fabric, the PTF runners,
+the test configuration, the demo -- asks the target instead of testing its name; the controller
+imports none of this and receives a ready ``PipelineConfig``.
+
+Adding a target = one module here with a ``Target`` subclass, registered in ``_REGISTRY``.
+"""
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+from typing import ClassVar
+
+from controller.p4contract import CPU_PORT
+from controller.session import PipelineConfig, SessionError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "mrc_switch.p4"
+DEFAULT_BUILD = REPO_ROOT / "build" / "mrc_switch"
+PRIORITY_QUEUES = 8  # trimmed packets travel at priority 7 (define.p4 PRIORITY_TRIMMED)
+
+
+class TargetError(RuntimeError):
+    """A target cannot do what was asked (unknown name, a tool missing, a shaping it lacks)."""
+
+
+class Target(abc.ABC):
+    """One switch target."""
+
+    name: ClassVar[str]
+    # capabilities: differences between targets are declared here, never tested by name
+    has_link_delay: ClassVar[bool]  # models propagation delay per port itself (else: netem qdisc)
+    can_write_registers: ClassVar[bool]  # P4Runtime RegisterEntry writes are accepted
+    shapes_at_start: ClassVar[bool]  # queue depth/rate/delay go on the command line (else: shape())
+    loads_source_at_start: ClassVar[bool]  # can start with a P4 source loaded (else: push a pipeline)
+    device_config_name: ClassVar[str]  # the device config file in a build folder
+
+    @abc.abstractmethod
+    def missing(self) -> str | None:
+        """None if the target can run here, else why not."""
+
+    @abc.abstractmethod
+    def switch_argv(self, device_id: int, ports: dict[int, str], grpc_port: int, *, runtime_port: int = 0,
+                    queue_depth: dict[int, int] | None = None, queue_rate: dict[int, int] | None = None,
+                    link_delay: dict[int, int] | None = None, log_file: str = "",
+                    program: str | Path | None = None, cpu_port: int = CPU_PORT) -> list[str]:
+        """The command line of one switch.  ``program``: a P4 source a target may load at start
+        (None: start empty, the controller pushes the pipeline).  ``runtime_port``: the run-time
+        control port (softswitch runtime / bmv2 Thrift), 0 for none."""
+
+    @abc.abstractmethod
+    def pipeline(self, program: str | Path | None = None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
+        """The P4Info + device config to push (compiled here, or read from ``build_dir``)."""
+
+    @abc.abstractmethod
+    def compile_argv(self, source: Path, out_dir: Path) -> list[str]:
+        """A command that compiles ``source`` into ``out_dir`` (p4info.txtpb + the device config)."""
+
+    @abc.abstractmethod
+    def runtime_address(self, runtime_port: int) -> str:
+        """How the target's own tools address its run-time control port (for test parameters)."""
+
+    @abc.abstractmethod
+    def shape(self, runtime_port: int, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
+              queue_depth: int | None = None) -> None:
+        """Change a port's delay / queue rate / queue depth on a running switch.  A target without
+        ``has_link_delay`` raises ``TargetError`` for ``delay_us`` (the caller uses netem instead)."""
+
+
+def _registry() -> dict[str, type[Target]]:
+    from .bmv2 import Bmv2
+    from .softswitch import Softswitch
+
+    return {t.name: t for t in (Softswitch, Bmv2)}
+
+
+TARGETS: tuple[str, ...] = ("softswitch", "bmv2")  # the registry's names, in this order (checked by a test)
+
+
+def get_target(name: str) -> Target:
+    """The target plugin called ``name``."""
+    reg = _registry()
+    if name not in reg:
+        raise TargetError(f"unknown target {name!r} (choose {', '.join(TARGETS)})")
+    return reg[name]()
+
+
+def target_available(name: str) -> str | None:
+    """None if target ``name`` can run here, else the reason it cannot."""
+    try:
+        return get_target(name).missing()
+    except TargetError as e:
+        return str(e)
+
+
+def load_pipeline(target: str, program: str | Path | None = None, p4info: str | Path | None = None,
+                  device_config: str | Path | None = None) -> PipelineConfig:
+    """The pipeline to push: explicit files if given, else what ``target`` builds (``SessionError`` on
+    bad input, as the controller reports it)."""
+    if p4info or device_config:
+        if not (p4info and device_config):
+            raise SessionError("give both --p4info and --device-config")
+        return PipelineConfig.from_files(p4info, device_config)
+    try:
+        t = get_target(target)
+    except TargetError as e:
+        raise SessionError(str(e)) from None
+    return t.pipeline(program)

@@ -1,0 +1,86 @@
+"""The bmv2 target: ``simple_switch_grpc`` (PI P4Runtime server) with p4c's outputs from ``build/``.
+
+What it cannot do, as measured (/work design notes BMV2_FACTS, docs/targets.md): no link-delay model
+(the fabric adds a netem qdisc on the switch's veth instead), no P4Runtime register writes, queue
+rate/depth only over its Thrift CLI once it runs.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from controller.p4contract import CPU_PORT
+from controller.session import PipelineConfig, SessionError
+
+from . import DEFAULT_BUILD, PRIORITY_QUEUES, Target, TargetError
+
+P4C = "p4c-bm2-ss"
+
+
+class Bmv2(Target):
+    """simple_switch_grpc; pipeline = build/mrc_switch/{p4info.txtpb,bmv2.json} from p4c."""
+
+    name = "bmv2"
+    has_link_delay = False
+    can_write_registers = False
+    loads_source_at_start = False
+    shapes_at_start = False
+    device_config_name = "bmv2.json"
+
+    def missing(self) -> str | None:
+        return None if shutil.which("simple_switch_grpc") else "bmv2: simple_switch_grpc is not on PATH"
+
+    def switch_argv(self, device_id, ports, grpc_port, *, runtime_port=0, queue_depth=None, queue_rate=None,
+                    link_delay=None, log_file="", program=None, cpu_port=CPU_PORT):
+        argv = ["simple_switch_grpc", "--device-id", str(device_id)]
+        for port, ifname in sorted(ports.items()):
+            argv += ["-i", f"{port}@{ifname}"]
+        if log_file:
+            argv += ["--log-file", log_file, "-L", "info"]
+        # Every switch of a fabric runs in the root namespace: each its own Thrift port (the default
+        # 9090 would collide; simple_switch_CLI uses it for queue settings) and notifications socket.
+        if runtime_port:
+            argv += ["--thrift-port", str(runtime_port)]
+        argv += ["--notifications-addr", f"ipc:///tmp/mrc-bmv2-{grpc_port}-notifications.ipc"]
+        # bmv2 loads no P4 source: it starts empty and the controller pushes build/'s JSON
+        return argv + ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port",
+                       str(cpu_port), "--priority-queues", str(PRIORITY_QUEUES)]
+
+    def pipeline(self, program=None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
+        """p4c's outputs from ``build_dir`` (``make build``); ``program`` is not compiled here."""
+        if not (build_dir / self.device_config_name).exists():
+            raise SessionError(f"bmv2: {build_dir / self.device_config_name} missing (run `make build` with p4c)")
+        return PipelineConfig.from_files(build_dir / "p4info.txtpb", build_dir / self.device_config_name)
+
+    def compile_argv(self, source: Path, out_dir: Path) -> list[str]:
+        return [P4C, "--arch", "v1model", "-o", str(out_dir / self.device_config_name),
+                "--p4runtime-files", str(out_dir / "p4info.txtpb"), str(source)]
+
+    def runtime_address(self, runtime_port: int) -> str:
+        return str(runtime_port)  # simple_switch_CLI --thrift-port
+
+    def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None) -> None:
+        if delay_us is not None:
+            raise TargetError("bmv2 has no link-delay model (use a netem qdisc on the port's veth)")
+        cmds = []
+        if rate_pps is not None:
+            cmds.append(f"set_queue_rate {rate_pps} {port}")
+        if queue_depth is not None:
+            cmds.append(f"set_queue_depth {queue_depth} {port}")
+        cli(runtime_port, cmds)
+
+
+def cli(thrift_port: int, commands: list[str], timeout_s: float = 20.0) -> str:
+    """Run ``simple_switch_CLI`` commands against a bmv2 switch's Thrift port; raise on failure."""
+    if not commands:
+        return ""
+    exe = shutil.which("simple_switch_CLI")
+    if exe is None:
+        raise TargetError("bmv2: simple_switch_CLI is not on PATH (needed for queue settings)")
+    res = subprocess.run([exe, "--thrift-port", str(thrift_port)], check=False, input="\n".join(commands) + "\n",
+                         capture_output=True, text=True, timeout=timeout_s)
+    if res.returncode != 0 or "Error" in res.stdout:
+        raise TargetError(f"simple_switch_CLI on thrift port {thrift_port} failed: "
+                          f"{(res.stderr or res.stdout).strip()[-400:]}")
+    return res.stdout

@@ -1,0 +1,82 @@
+"""The softswitch target: this project's Python v1model switch (``python -m softswitch``)."""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from controller.p4contract import CPU_PORT
+from controller.session import PipelineConfig, SessionError
+
+from . import DEFAULT_BUILD, DEFAULT_PROGRAM, REPO_ROOT, Target
+
+
+class Softswitch(Target):
+    """Compiles P4 itself; shaping (delay, rate, depth) on its command line and over its runtime port."""
+
+    name = "softswitch"
+    has_link_delay = True
+    can_write_registers = True
+    loads_source_at_start = True
+    shapes_at_start = True
+    device_config_name = "softswitch.json"
+
+    def missing(self) -> str | None:
+        if shutil.which("softswitch") or (REPO_ROOT / "softswitch" / "__main__.py").exists():
+            return None
+        return "softswitch: neither the console script nor the source tree was found"
+
+    @staticmethod
+    def _exe() -> list[str]:
+        exe = shutil.which("softswitch")
+        return [exe] if exe else [sys.executable, "-m", "softswitch"]
+
+    def switch_argv(self, device_id, ports, grpc_port, *, runtime_port=0, queue_depth=None, queue_rate=None,
+                    link_delay=None, log_file="", program=None, cpu_port=CPU_PORT):
+        argv = [*self._exe(), "--device-id", str(device_id)]
+        for port, ifname in sorted(ports.items()):
+            argv += ["-i", f"{port}@{ifname}"]
+        if log_file:
+            argv += ["--log-file", log_file, "-L", "info"]
+        for port, n in sorted((queue_depth or {}).items()):
+            argv += ["--queue-depth", f"{port}:{n}"]
+        for port, n in sorted((queue_rate or {}).items()):
+            argv += ["--queue-rate", f"{port}:{n}"]
+        for port, n in sorted((link_delay or {}).items()):
+            argv += ["--link-delay", f"{port}:{n}"]
+        if runtime_port:
+            argv += ["--runtime-addr", f"127.0.0.1:{runtime_port}"]
+        argv += [str(program)] if program else ["--no-p4"]
+        # (softswitch always has PRIORITY_QUEUES priority queues: no flag needed)
+        return argv + ["--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port", str(cpu_port)]
+
+    def pipeline(self, program=None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
+        """Compile ``program`` (default p4src/mrc_switch.p4) with softswitch's front end."""
+        from softswitch.devconfig import make_device_config
+        from softswitch.frontend.errors import P4Error
+        from softswitch.frontend.load import load_program
+        from softswitch.p4info import build_p4info
+
+        program = program or DEFAULT_PROGRAM
+        try:
+            p4info = build_p4info(load_program(str(program)))
+            return PipelineConfig(p4info, make_device_config(str(program)), f"softswitch:{program}")
+        except P4Error as e:
+            raise SessionError(f"cannot compile {program} for softswitch: {e}") from None
+
+    def compile_argv(self, source: Path, out_dir: Path) -> list[str]:
+        return [*self._exe(), "compile", str(source), "-o", str(out_dir)]
+
+    def runtime_address(self, runtime_port: int) -> str:
+        return f"127.0.0.1:{runtime_port}"
+
+    def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None) -> None:
+        from softswitch.engine.control import send_command
+
+        addr = f"127.0.0.1:{runtime_port}"
+        if delay_us is not None:
+            send_command(addr, "set_link_delay", [delay_us, port])
+        if rate_pps is not None:
+            send_command(addr, "set_queue_rate", [rate_pps, port])
+        if queue_depth is not None:
+            send_command(addr, "set_queue_depth", [queue_depth, port])

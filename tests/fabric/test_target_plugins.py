@@ -1,0 +1,78 @@
+"""The target plugins (fabric/targets): one registry, one interface, and no target-name branch
+anywhere else in the code that starts switches, builds pipelines or runs the suites."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from fabric import targets
+from fabric.targets import TARGETS, Target, TargetError, get_target, load_pipeline
+
+REPO = Path(__file__).resolve().parents[2]
+# code that used to branch on the target's name (issue 12); the plugins themselves are exempt
+CHECKED = ("controller", "fabric", "ptf_tests/run.py", "ptf_tests/run_fabric.py", "ptf_tests/run_softswitch.py",
+           "ptf_tests/base", "tests/conftest.py")
+EXEMPT = REPO / "fabric" / "targets"
+
+
+def test_registry_matches_targets_tuple():
+    assert tuple(targets._registry()) == TARGETS
+    for name in TARGETS:
+        t = get_target(name)
+        assert isinstance(t, Target) and t.name == name
+    with pytest.raises(TargetError, match="unknown target 'tofino'"):
+        get_target("tofino")
+
+
+def test_capabilities_are_declared():
+    ss, bm = get_target("softswitch"), get_target("bmv2")
+    assert (ss.has_link_delay, ss.can_write_registers, ss.shapes_at_start) == (True, True, True)
+    assert (bm.has_link_delay, bm.can_write_registers, bm.shapes_at_start) == (False, False, False)
+    with pytest.raises(TargetError, match="no link-delay model"):
+        bm.shape(9090, 1, delay_us=5)
+
+
+def test_command_lines():
+    ss = get_target("softswitch").switch_argv(2, {1: "a"}, 50001, runtime_port=50002, queue_rate={1: 100},
+                                              program="p.p4")
+    assert "--queue-rate" in ss and "--runtime-addr" in ss and "p.p4" in ss and "--no-p4" not in ss
+    bm = get_target("bmv2").switch_argv(2, {1: "a"}, 50001, runtime_port=50002, queue_rate={1: 100},
+                                        program="p.p4")
+    assert bm[0] == "simple_switch_grpc" and "--queue-rate" not in bm and "--no-p4" in bm
+    assert bm[bm.index("--thrift-port") + 1] == "50002" and bm[-2:] == ["--priority-queues", "8"]
+
+
+def test_pipelines():
+    p = load_pipeline("softswitch")
+    assert p.source.startswith("softswitch:") and p.device_config and p.p4info.tables
+    from controller.session import SessionError
+
+    with pytest.raises(SessionError, match="missing"):
+        get_target("bmv2").pipeline(build_dir=REPO / "no-such-build")
+    with pytest.raises(SessionError, match="unknown target"):
+        load_pipeline("tofino")
+
+
+def _sources() -> list[Path]:
+    out: list[Path] = []
+    for c in CHECKED:
+        p = REPO / c
+        out += [p] if p.is_file() else sorted(p.rglob("*.py"))
+    return [p for p in out if EXEMPT not in p.parents]
+
+
+def test_no_target_name_branch_outside_the_plugins():
+    """No comparison with, or membership test against, a target's name outside fabric/targets."""
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Compare):
+                continue
+            for operand in (node.left, *node.comparators):
+                vals = [operand] if isinstance(operand, ast.Constant) else (
+                    list(operand.elts) if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [])
+                if any(isinstance(v, ast.Constant) and v.value in TARGETS for v in vals):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, "target-name branches outside fabric/targets:\n" + "\n".join(found)
