@@ -3,7 +3,8 @@
 Test parameters (``--test-params``): ``grpcaddr`` (host:port), ``device_id`` (1), ``p4info``
 (text P4Info file; when absent it is read back from the switch), ``config`` (device config to
 push with SetForwardingPipelineConfig; absent = keep the program the switch runs), ``target``
-("softswitch" or "bmv2"), ``election_id`` (default 1).
+(a ``fabric.targets`` name), ``can_write_registers`` (1/0, the target's capability), ``election_id``
+(default 1).
 
 The client is the project's one P4Runtime client (``controller/p4rt.py``); a failed write raises its
 ``P4RuntimeError`` (a ``grpc.RpcError`` with the server's code and per-update errors).
@@ -66,6 +67,8 @@ class P4RuntimeTest(BaseTest):
         self.dataplane = ptf.dataplane_instance
         self.dataplane.flush()
         self.target = testutils.test_param_get("target", "softswitch")
+        # the target plugin's capability (the runners pass it): test on this, not on the target's name
+        self.can_write_registers = bool(int(testutils.test_param_get("can_write_registers", 1)))
         self.device_id = int(testutils.test_param_get("device_id", 1))
         self._undo: list[tuple[object, Callable[[], None]]] = []
         self.client = self.connect(self.grpc_param)
