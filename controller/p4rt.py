@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import grpc
@@ -185,6 +185,57 @@ def get_pipeline(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, respons
         raise rpc_error("GetForwardingPipelineConfig", e) from None
 
 
+class StreamChannel:
+    """One P4Runtime StreamChannel: requests go through ``send`` (a queue feeding the call), a reader
+    thread hands every response to ``on_message`` and, once the stream ends, calls
+    ``on_end(self, error)`` (``error`` None when it ended cleanly or was closed by us).  Call
+    ``start()`` once the owner holds it."""
+
+    def __init__(self, stub: p4runtime_pb2_grpc.P4RuntimeStub,
+                 on_message: Callable[[p4runtime_pb2.StreamMessageResponse], None],
+                 on_end: Callable[[StreamChannel, grpc.RpcError | None], None] | None = None,
+                 name: str = "p4rt-stream") -> None:
+        self.requests: queue.Queue = queue.Queue()
+        self.closed = False
+        self._on_message, self._on_end = on_message, on_end
+        self._responses = stub.StreamChannel(self._iter())
+        self._reader = threading.Thread(target=self._read, name=name, daemon=True)
+
+    def start(self) -> StreamChannel:
+        """Start the reader (after the owner stored this stream: ``on_end`` may compare with it)."""
+        self._reader.start()
+        return self
+
+    def _iter(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
+        while True:
+            item = self.requests.get()
+            if item is None:
+                return
+            yield item
+
+    def _read(self) -> None:
+        err: grpc.RpcError | None = None
+        try:
+            for msg in self._responses:
+                self._on_message(msg)
+        except grpc.RpcError as e:
+            err = None if self.closed else e
+        finally:
+            if self._on_end is not None:
+                self._on_end(self, err)
+
+    def send(self, req: p4runtime_pb2.StreamMessageRequest) -> None:
+        self.requests.put(req)
+
+    def close(self) -> None:
+        """End the request side (the switch sees the stream close); ``join`` waits for the reader."""
+        self.closed = True
+        self.requests.put(None)
+
+    def join(self, timeout_s: float) -> None:
+        self._reader.join(timeout=timeout_s)
+
+
 class P4RuntimeClient:
     """One P4Runtime session (one stream): arbitration, pipeline, writes, reads, packet I/O.
 
@@ -197,29 +248,19 @@ class P4RuntimeClient:
         self.timeout_s = timeout_s
         self.channel = open_channel(address, timeout_s)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()
         self.arbitrations: queue.Queue = queue.Queue()
         self.packet_ins: queue.Queue = queue.Queue()
         self.stream_errors: queue.Queue = queue.Queue()
         self.primary = False
-        self._stream = self.stub.StreamChannel(self._request_iter())
-        self._reader = threading.Thread(target=self._read_stream, name=f"p4rt-{address}", daemon=True)
-        self._reader.start()
+        self.stream = StreamChannel(self.stub, lambda m: self._on_update(m), self._on_stream_end,
+                                    name=f"p4rt-{address}")
+        self._requests = self.stream.requests  # subclasses queue their own stream messages here
+        self.stream.start()
         self.arbitrate(require_primary)
 
-    def _request_iter(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
-        while True:
-            req = self._requests.get()
-            if req is None:
-                return
-            yield req
-
-    def _read_stream(self) -> None:
-        try:
-            for resp in self._stream:
-                self._on_update(resp)
-        except grpc.RpcError as e:  # the channel closed (tear down) or the switch went away
-            self.stream_errors.put(e)
+    def _on_stream_end(self, stream: StreamChannel, err: grpc.RpcError | None) -> None:
+        if err is not None:  # the switch went away (not our close)
+            self.stream_errors.put(err)
 
     def _on_update(self, resp: p4runtime_pb2.StreamMessageResponse) -> None:
         kind = resp.WhichOneof("update")
@@ -236,7 +277,7 @@ class P4RuntimeClient:
         req = p4runtime_pb2.StreamMessageRequest()
         req.arbitration.device_id = self.device_id
         uint128(req.arbitration.election_id, self.election)
-        self._requests.put(req)
+        self.stream.send(req)
         try:
             reply = self.arbitrations.get(timeout=self.timeout_s)
         except queue.Empty:
@@ -249,9 +290,9 @@ class P4RuntimeClient:
 
     def close(self) -> None:
         """End the stream and the channel."""
-        self._requests.put(None)
+        self.stream.close()
         self.channel.close()
-        self._reader.join(timeout=self.timeout_s)
+        self.stream.join(self.timeout_s)
 
     def set_pipeline(self, p4info: p4info_pb2.P4Info, device_config: bytes, cookie: int | None = None) -> None:
         set_pipeline(self.stub, self.device_id, self.election, p4info, device_config, cookie)
@@ -284,4 +325,4 @@ class P4RuntimeClient:
         req.packet.payload = payload
         for mid, value in metadata.items():
             req.packet.metadata.add(metadata_id=mid, value=value)
-        self._requests.put(req)
+        self.stream.send(req)

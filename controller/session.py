@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,8 +94,7 @@ class SwitchSession:
         self.names: P4Names | None = None
         self._channel: grpc.Channel | None = None
         self._stub: p4runtime_pb2_grpc.P4RuntimeStub | None = None
-        self._requests: queue.Queue | None = None
-        self._reader: threading.Thread | None = None
+        self._stream: p4rt.StreamChannel | None = None
         self._lock = threading.Lock()
         self._arb = threading.Condition()
         self._primary = False
@@ -119,14 +117,12 @@ class SwitchSession:
         except P4RuntimeError as e:
             raise SessionError(f"switch {self.name}: {e.details()}", e.code()) from None
         self._channel, self._stub = ch, p4runtime_pb2_grpc.P4RuntimeStub(ch)
-        self._requests = q = queue.Queue()
         with self._arb:
             self._arb_seen, self._primary = False, False
         self.stream_lost.clear()
-        responses = self._stub.StreamChannel(self._iter_requests(q))
-        self._reader = threading.Thread(target=self._read_stream, args=(responses, q),
-                                        name=f"p4rt-{self.name}", daemon=True)
-        self._reader.start()
+        self._stream = p4rt.StreamChannel(self._stub, self._on_message, self._on_stream_end,
+                                          name=f"p4rt-{self.name}")
+        self._stream.start()
         self._send_arbitration()
         deadline = time.monotonic() + timeout_s
         with self._arb:
@@ -143,43 +139,34 @@ class SwitchSession:
         self.stream_up.set()
         self.generation += 1
 
-    @staticmethod
-    def _iter_requests(q: queue.Queue) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
-        while True:
-            item = q.get()
-            if item is None:
-                return
-            yield item
-
     def _send_arbitration(self) -> None:
         req = p4runtime_pb2.StreamMessageRequest()
         req.arbitration.device_id = self.device_id
         _uint128(req.arbitration.election_id, self.election_id)
-        if self._requests is not None:
-            self._requests.put(req)
+        if self._stream is not None:
+            self._stream.send(req)
 
-    def _read_stream(self, responses, q: queue.Queue) -> None:
-        try:
-            for msg in responses:
-                kind = msg.WhichOneof("update")
-                if kind == "arbitration":
-                    self._on_arbitration(msg.arbitration)
-                elif kind == "packet":
-                    self._on_packet(msg.packet)
-                elif kind == "error":
-                    self.log.warning("stream error", extra={"fields": {
-                        "switch": self.name, "code": msg.error.canonical_code, "error": msg.error.message}})
-        except grpc.RpcError as e:
-            if q is self._requests:  # not a close() of ours
-                self.log.warning("stream lost", extra={"fields": {"switch": self.name, "code": str(e.code()),
-                                                                  "detail": e.details()}})
-        finally:
-            if q is self._requests:
-                self.stream_up.clear()
-                self.stream_lost.set()
-                with self._arb:
-                    self._primary = False
-                    self._arb.notify_all()
+    def _on_message(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
+        kind = msg.WhichOneof("update")
+        if kind == "arbitration":
+            self._on_arbitration(msg.arbitration)
+        elif kind == "packet":
+            self._on_packet(msg.packet)
+        elif kind == "error":
+            self.log.warning("stream error", extra={"fields": {
+                "switch": self.name, "code": msg.error.canonical_code, "error": msg.error.message}})
+
+    def _on_stream_end(self, stream: p4rt.StreamChannel, err: grpc.RpcError | None) -> None:
+        if stream is not self._stream:  # an old stream, or one we closed
+            return
+        if err is not None:
+            self.log.warning("stream lost", extra={"fields": {"switch": self.name, "code": str(err.code()),
+                                                              "detail": err.details()}})
+        self.stream_up.clear()
+        self.stream_lost.set()
+        with self._arb:
+            self._primary = False
+            self._arb.notify_all()
 
     def _on_arbitration(self, arb) -> None:
         eid = (arb.election_id.high << 64) | arb.election_id.low
@@ -225,18 +212,17 @@ class SwitchSession:
 
     def close(self) -> None:
         """End the stream and the channel (the switch sees the stream close)."""
-        q, self._requests = self._requests, None
-        if q is not None:
-            q.put(None)
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.close()
         ch, self._channel, self._stub = self._channel, None, None
         self.stream_up.clear()
         with self._arb:
             self._primary = False
         if ch is not None:
             ch.close()
-        if self._reader is not None:
-            self._reader.join(timeout=2.0)
-            self._reader = None
+        if stream is not None:
+            stream.join(2.0)
 
     # ---- unary calls (controller/p4rt.py does the wire work) -----------------------------------
     def _stub_or_raise(self) -> p4runtime_pb2_grpc.P4RuntimeStub:
@@ -306,7 +292,7 @@ class SwitchSession:
 
     def packet_out(self, payload: bytes, **metadata: int) -> None:
         """Send a PacketOut (controller header fields by name, e.g. ``egress_port=3``)."""
-        if self._requests is None or self.names is None:
+        if self._stream is None or self.names is None:
             raise SessionError(f"switch {self.name}: not connected")
         ids = self.names.metadata_ids(PACKET_OUT)
         req = p4runtime_pb2.StreamMessageRequest()
@@ -315,7 +301,7 @@ class SwitchSession:
             if name not in ids:
                 raise SessionError(f"switch {self.name}: packet_out has no field {name!r}")
             req.packet.metadata.add(metadata_id=ids[name][0], value=canonical(value))
-        self._requests.put(req)
+        self._stream.send(req)
 
 
 def _describe(u: p4runtime_pb2.Update, names: P4Names | None) -> str:
