@@ -35,6 +35,10 @@ class SessionError(RuntimeError):
     """A switch could not be reached or refused an operation; the message names the switch."""
 
 
+class ElectionIdInUse(SessionError):
+    """The switch ended the stream: another controller holds this election id."""
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     """P4Info + target device config, with a cookie that identifies this exact pair."""
@@ -122,6 +126,7 @@ class SwitchSession:
         self._primary = False
         self._arb_seen = False
         self._highest: int | None = None
+        self.stream_status: tuple[grpc.StatusCode, str] | None = None
         self.stream_up = threading.Event()
         self.stream_lost = threading.Event()
         self.generation = 0  # increments on each successful connect
@@ -143,6 +148,7 @@ class SwitchSession:
             raise SessionError(f"switch {self.name}: no P4Runtime server at {self.address}") from None
         self._channel, self._stub = ch, p4runtime_pb2_grpc.P4RuntimeStub(ch)
         self._requests = q = queue.Queue()
+        self.stream_status: tuple[grpc.StatusCode, str] | None = None  # how the stream ended, if it did
         with self._arb:
             self._arb_seen, self._primary = False, False
         self.stream_lost.clear()
@@ -160,7 +166,13 @@ class SwitchSession:
                 self._arb.wait(left)
             ok = self._arb_seen
         if not ok:
+            ended = self.stream_status
             self.close()
+            if ended is not None and ended[0] == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ended[1]:
+                # the spec's answer to a duplicate election id (what softswitch and PI/bmv2 send)
+                raise ElectionIdInUse(f"switch {self.name}: election id {self.election_id} is already used by "
+                                      f"another controller at {self.address} (a second mrc-controller? give this "
+                                      f"one another --election-id): {ended[1]}")
             raise SessionError(f"switch {self.name}: no arbitration answer from {self.address}")
         self.stream_up.set()
         self.generation += 1
@@ -192,6 +204,7 @@ class SwitchSession:
                     self.log.warning("stream error", extra={"fields": {
                         "switch": self.name, "code": msg.error.canonical_code, "error": msg.error.message}})
         except grpc.RpcError as e:
+            self.stream_status = (e.code(), e.details() or "")
             if q is self._requests:  # not a close() of ours
                 self.log.warning("stream lost", extra={"fields": {"switch": self.name, "code": str(e.code()),
                                                                   "detail": e.details()}})
