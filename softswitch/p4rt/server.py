@@ -581,7 +581,8 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             srv.admit_stream(host)
         except P4RuntimeError as err:
-            log.warning("%s", err.message)
+            if srv.streams_refused in (1, 10, 100, 1000) or srv.streams_refused % 10000 == 0:  # no log flood
+                log.warning("%s (%d refused so far)", err.message, srv.streams_refused)
             abort(context, err)
         outbox = _Outbox(srv.limits.stream_queue)
         c = Controller(outbox)
