@@ -586,11 +586,10 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             abort(context, err)
         outbox = _Outbox(srv.limits.stream_queue)
         c = Controller(outbox)
-        released = threading.Event()
+        once = threading.Lock()
 
-        def release() -> None:
-            if not released.is_set():
-                released.set()
+        def release() -> None:  # from the RPC's done callback and the generator: exactly once
+            if once.acquire(blocking=False):
                 srv.stream_closed(c)
                 srv.release_stream(host)
 
