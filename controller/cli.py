@@ -152,9 +152,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     server = None
     try:
         if args.metrics_port:
-            from .metrics import serve
+            from .metrics import MetricsError, serve
 
-            _, server, _ = serve(ctl.metrics_snapshot, args.metrics_port, args.metrics_addr)
+            try:
+                _, server, _ = serve(ctl.metrics_snapshot, args.metrics_port, args.metrics_addr)
+            except MetricsError as e:
+                print(f"mrc-controller: error: {e}", file=sys.stderr)
+                return 2
             log.info("metrics", extra={"fields": {"url": f"http://{args.metrics_addr}:{args.metrics_port}/metrics"}})
         if args.once:
             try:

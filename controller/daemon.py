@@ -22,7 +22,7 @@ from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_sta
 from .metrics import MetricsSnapshot, SwitchInfo
 from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
 from .reconcile import ReconcileResult, reconcile
-from .session import PacketIn, PipelineConfig, SessionError, SwitchSession
+from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
 from .telemetry import TelemetryCollector
 from .wiring import WiringChecker, WiringReport
 
@@ -54,7 +54,7 @@ class SwitchStatus:
     """The controller's bookkeeping for one switch."""
 
     name: str
-    state: str = "new"  # new | unreachable | backup | converged | error
+    state: str = "new"  # new | unreachable | election_id_in_use | backup | converged | error
     last_error: str = ""
     converged_generation: int = -1
     was_primary: bool = False
@@ -172,9 +172,13 @@ class Controller:
             st.info.connected = self.sessions[name].stream_up.is_set()
             st.info.converged = False
             st.state = "unreachable" if not st.info.connected else "error"
+            if isinstance(e, ElectionIdInUse):
+                st.state = "election_id_in_use"
             st.last_error = str(e)
             st.next_try = time.monotonic() + st.backoff_s
-            self.log.warning("switch not converged; will retry", extra={"fields": {
+            level = logging.ERROR if st.state == "election_id_in_use" else logging.WARNING
+            self.log.log(level, "election id taken by another controller; will retry" if level == logging.ERROR
+                         else "switch not converged; will retry", extra={"fields": {
                 "switch": name, "state": st.state, "error": str(e), "retry_in_s": round(st.backoff_s, 2),
                 "failures": st.info.connect_failures}})
             st.backoff_s = min(st.backoff_s * 2, self.opts.backoff_max_s)

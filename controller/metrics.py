@@ -5,6 +5,7 @@ private registry served by prometheus-client's HTTP server (``--metrics-port``).
 """
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -136,10 +137,19 @@ class FabricCollector:
         yield from (lu, ls, wp)
 
 
+class MetricsError(RuntimeError):
+    """The metrics endpoint could not be opened (the message says which address and why)."""
+
+
 def serve(snapshot: Callable[[], MetricsSnapshot], port: int, addr: str = "127.0.0.1"):
     """Serve the metrics on ``addr:port``; returns (registry, server or None, thread or None)."""
     reg = CollectorRegistry(auto_describe=False)
     reg.register(FabricCollector(snapshot))
-    started = start_http_server(port, addr=addr, registry=reg)
+    try:
+        started = start_http_server(port, addr=addr, registry=reg)
+    except OSError as exc:  # most often EADDRINUSE: another controller already serves there
+        raise MetricsError(f"cannot serve metrics on {addr}:{port}: {exc.strerror or exc}"
+                           + (" (another mrc-controller running? choose another --metrics-port)"
+                              if exc.errno == errno.EADDRINUSE else "")) from None
     server, thread = started if isinstance(started, tuple) else (None, None)
     return reg, server, thread

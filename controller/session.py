@@ -42,6 +42,10 @@ class SessionError(RuntimeError):
         self.code, self.errors = code, errors
 
 
+class ElectionIdInUse(SessionError):
+    """The switch ended the stream: another controller holds this election id."""
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     """P4Info + target device config, with a cookie that identifies this exact pair."""
@@ -100,6 +104,7 @@ class SwitchSession:
         self._primary = False
         self._arb_seen = False
         self._highest: int | None = None
+        self.stream_status: tuple[grpc.StatusCode, str] | None = None
         self.stream_up = threading.Event()
         self.stream_lost = threading.Event()
         self.generation = 0  # increments on each successful connect
@@ -117,6 +122,7 @@ class SwitchSession:
         except P4RuntimeError as e:
             raise SessionError(f"switch {self.name}: {e.details()}", e.code()) from None
         self._channel, self._stub = ch, p4runtime_pb2_grpc.P4RuntimeStub(ch)
+        self.stream_status: tuple[grpc.StatusCode, str] | None = None  # how the stream ended, if it did
         with self._arb:
             self._arb_seen, self._primary = False, False
         self.stream_lost.clear()
@@ -133,7 +139,13 @@ class SwitchSession:
                 self._arb.wait(left)
             ok = self._arb_seen
         if not ok:
+            ended = self.stream_status
             self.close()
+            if ended is not None and ended[0] == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ended[1]:
+                # the spec's answer to a duplicate election id (what softswitch and PI/bmv2 send)
+                raise ElectionIdInUse(f"switch {self.name}: election id {self.election_id} is already used by "
+                                      f"another controller at {self.address} (a second mrc-controller? give this "
+                                      f"one another --election-id): {ended[1]}", ended[0])
             raise SessionError(f"switch {self.name}: no arbitration answer from {self.address}",
                                grpc.StatusCode.DEADLINE_EXCEEDED)
         self.stream_up.set()
@@ -160,6 +172,7 @@ class SwitchSession:
         if stream is not self._stream:  # an old stream, or one we closed
             return
         if err is not None:
+            self.stream_status = (err.code(), err.details() or "")
             self.log.warning("stream lost", extra={"fields": {"switch": self.name, "code": str(err.code()),
                                                               "detail": err.details()}})
         self.stream_up.clear()

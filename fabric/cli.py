@@ -31,7 +31,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     topo = load_topology(args.topology)
     fab = Fabric(topo, prefix=args.prefix, target=target, state_dir=args.state_dir,
                  grpc_base_port=args.grpc_base_port, ready_timeout_s=args.ready_timeout,
-                 topology_path=str(Path(args.topology).resolve()))
+                 topology_path=str(Path(args.topology).resolve()), restart=not args.no_restart)
     if not args.wait:
         fab.up()
         fab.detach()
@@ -61,8 +61,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"fabric {st['prefix']}  target {st['target'] or 'none'}  topology {st['topology']}")
     for name, p in st["switches"].items():
         state = "running" if p["running"] else "STOPPED"
+        sup = p.get("supervisor") or {}
+        extra = f"  restarts {sup.get('restarts', 0)}" if sup else ""
+        if sup.get("last_exit"):
+            extra += f", last exit: {sup['last_exit']}"
         print(f"  switch {name:8} {state:8} pid {p['pid']:<7} {p['grpc']} "
-              f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}")
+              f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}{extra}")
     for name, lk in st["links"].items():
         print(f"  link {name:24} {'up' if lk['up'] else 'DOWN':5} {' <-> '.join(lk['ends'])}")
     missing = [ns for ns, ok in st["namespaces"].items() if not ok]
@@ -132,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--grpc-base-port", type=int, help="override the topology's gRPC ports: base + index")
     up.add_argument("--ready-timeout", type=float, default=60.0, help="seconds to wait for every gRPC port")
     up.add_argument("--wait", action="store_true", help="stay in the foreground; tear down on Ctrl-C")
+    up.add_argument("--no-restart", action="store_true",
+                    help="do not restart a switch that crashes (its exit reason is still logged)")
     up.set_defaults(func=cmd_up)
 
     down = sub.add_parser("down", parents=[common], help="remove everything a fabric run recorded")

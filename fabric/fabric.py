@@ -25,7 +25,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 from controller.sidplan import SidPlan, build_sid_plan
 from controller.topology import Link, Topology, load_topology
 
-from . import netbuild, switches
+from . import netbuild, supervise, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
 from .targets import TargetError, get_target
@@ -44,7 +44,7 @@ class Fabric:
     def __init__(self, topology: Topology, *, prefix: str = "mrc", target: str | None = "softswitch",
                  sids: SidPlan | None = None, state_dir: Path | None = None, mtu: int = netbuild.DEFAULT_MTU,
                  grpc_base_port: int | None = None, runtime_port_offset: int = DEFAULT_RUNTIME_OFFSET,
-                 ready_timeout_s: float = 60.0, topology_path: str = "") -> None:
+                 ready_timeout_s: float = 60.0, topology_path: str = "", restart: bool = True) -> None:
         self.topo = topology
         self.sids = sids or build_sid_plan(topology)
         self.names = Names.for_topology(prefix, topology)
@@ -55,6 +55,7 @@ class Fabric:
         self.ready_timeout_s = ready_timeout_s
         self.runtime_port_offset = runtime_port_offset
         self.port_admin_hook: PortAdminHook | None = None
+        self.restart = restart  # supervisors restart crashed switches (fabric/supervise.py)
         self._grpc = {name: (grpc_base_port + i if grpc_base_port else sw.grpc_port)
                       for i, (name, sw) in enumerate(topology.switches.items())}
         self._procs: dict[str, subprocess.Popen] = {}
@@ -198,8 +199,10 @@ class Fabric:
             queue_depth={p: v.queue_depth for p, v in props.items() if v.queue_depth},
             queue_rate={p: v.rate_pps for p, v in props.items() if v.rate_pps},
             link_delay={p: v.delay_us for p, v in props.items() if v.delay_us})
-        return ProcRecord(name, argv, log=str(log_dir / f"{name}.log"), grpc_port=grpc_port,
-                          runtime_port=runtime_port)
+        log = str(log_dir / f"{name}.log")
+        argv = supervise.wrap(argv, status_file=supervise.status_path(log), grpc_port=grpc_port,
+                              restart=self.restart)
+        return ProcRecord(name, argv, log=log, grpc_port=grpc_port, runtime_port=runtime_port)
 
     def start_switches(self) -> None:
         """Start every switch process and wait (bounded) until each gRPC port answers."""
@@ -323,7 +326,8 @@ class Fabric:
     def status(self) -> dict[str, Any]:
         """Processes, links and namespaces as they are now."""
         procs = {n: {"pid": r.pid, "running": switches.is_running(r), "grpc": f"127.0.0.1:{r.grpc_port}",
-                     "grpc_answers": switches.port_open(r.grpc_port), "log": r.log}
+                     "grpc_answers": switches.port_open(r.grpc_port), "log": r.log,
+                     "supervisor": supervise.read_status(r.log)}
                  for n, r in self.state.procs.items()}
         links = {}
         for name, ends in self.state.links.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Any
 
@@ -200,10 +201,20 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r, default=str) if a.json else format_client(r), flush=True)
             return 0 if r["ok"] else 1
         listener = Listener(parse_address(a.bootstrap))
+        # SIGTERM ends the server like Ctrl-C, so that the finally below removes a unix socket file
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             if not a.json:
                 print(f"mrc-perf server listening on {listener.addr}", file=sys.stderr, flush=True)
             status = 0
+            if a.forever:  # a bad or idle peer is refused and logged, never ends the daemon
+                from mrc.endpoint.perf import serve_forever
+
+                serve_forever(host, listener, ServerLimits(a.max_bytes),
+                              lambda r: print(json.dumps(r, default=str) if a.json else format_server(r), flush=True),
+                              lambda msg: print(f"mrc-perf server: session failed: {msg}", file=sys.stderr,
+                                                flush=True))
+                return 0
             while True:
                 r = serve_one(host, listener, ServerLimits(a.max_bytes),
                               a.accept_timeout if a.accept_timeout > 0 else None)

@@ -128,9 +128,16 @@ class Switch:
 
     def _packet_out(self, frame: bytes) -> None:
         if self.config.cpu_port is None:
-            log.warning("PacketOut dropped: no --cpu-port configured")
-            return
+            from softswitch.runtime.errors import Code, P4RuntimeError
+
+            raise P4RuntimeError(Code.FAILED_PRECONDITION, "PacketOut refused: the switch has no --cpu-port")
         self.loop.inject(self.config.cpu_port, frame)
+
+    def _egress_ports(self) -> set[int] | None:
+        """Ports a PacketOut may name (None: any, when a tx hook stands in for interfaces)."""
+        if self.loop._tx_hook is not None:
+            return None
+        return set(self.loop.ports)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -140,7 +147,8 @@ class Switch:
         from softswitch.p4rt import P4RuntimeServer
 
         self.server = P4RuntimeServer(self.config.device_id, self.load_pipeline, self._packet_out,
-                                      self.config.grpc_addr, on_commit=self.commit_pipeline)
+                                      self.config.grpc_addr, on_commit=self.commit_pipeline,
+                                      egress_ports=self._egress_ports)
         if self.config.program:
             p4info, device_config = self.compile_source(self.config.program)
             req = p4runtime_pb2.SetForwardingPipelineConfigRequest(

@@ -4,6 +4,9 @@ Like perftest's TCP exchange, the client and server swap what RDMA cannot tell t
 start PSNs, port MACs, and the remote buffer (VA, rkey).  Addresses: ``HOST:PORT``, ``[V6]:PORT``,
 ``HOST`` (port 18515, perftest's default) or ``unix:PATH`` (works across network namespaces, since
 a path-named unix socket lives in the file system, not in a namespace).
+
+Nothing a peer sends can make this side hang or grow: a message is one line of at most
+``MAX_LINE`` bytes, every receive has a deadline and every send a timeout (``SEND_TIMEOUT``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_PORT = 18515
-MAX_LINE = 1 << 20
+MAX_LINE = 64 << 10  # the largest bootstrap message (a hello with 64 QPs is about 2 KiB)
+SEND_TIMEOUT = 10.0  # a peer that does not read its messages for this long is gone
 
 
 class BootstrapError(ConnectionError):
@@ -82,7 +86,11 @@ class Channel:
 
     def send(self, obj: dict[str, Any]) -> None:
         try:
-            self.sock.sendall(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+            self.sock.settimeout(SEND_TIMEOUT)
+            try:
+                self.sock.sendall(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+            finally:
+                self.sock.settimeout(None)
         except OSError as exc:
             raise BootstrapError(f"bootstrap peer gone: {exc}") from None
 
@@ -102,11 +110,11 @@ class Channel:
                 raise BootstrapError("bootstrap peer closed the connection")
             self._buf += chunk
             if len(self._buf) > MAX_LINE:
-                raise BootstrapError("bootstrap message too long")
+                raise BootstrapError(f"bootstrap message longer than {MAX_LINE} bytes")
         line, self._buf = self._buf.split(b"\n", 1)
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise BootstrapError("bootstrap message is not JSON") from None
         if not isinstance(obj, dict):
             raise BootstrapError("bootstrap message is not a JSON object")
@@ -142,7 +150,7 @@ class Listener:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.sock.bind(target)
-            self.sock.listen(1)
+            self.sock.listen(16)
         except OSError as exc:
             self.sock.close()
             raise BootstrapError(f"cannot listen on {addr}: {exc.strerror or exc}") from None
@@ -152,7 +160,10 @@ class Listener:
         r, _, _ = select.select([self.sock], [], [], timeout_s)
         if not r:
             return None
-        conn, _ = self.sock.accept()
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:  # the peer gave up between select and accept
+            return None
         return Channel(conn)
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -308,10 +309,85 @@ def _progress(qps, start_seq, mtu, prm, posted, done, t0, now) -> dict[str, Any]
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class ServerLimits:
-    """What a server accepts."""
+    """What a server accepts from a client (docs/mrc_endpoint.md "Server limits")."""
 
-    max_bytes: int = 1 << 30
+    max_bytes: int = 1 << 30  # qps x size
     timeout: float = 600.0  # longest a session may last
+    max_qps: int = 64
+    max_mpr: int = 64  # PSN window in units of 128 packets
+    hello_timeout: float = 10.0  # a connection must send its hello (and later its connect) within this
+    max_pending: int = 8  # connections between accept and the end of their session; more get "busy"
+
+
+@dataclass(frozen=True)
+class Hello:
+    """A validated client ``hello``."""
+
+    gid: bytes
+    ports: dict[int, bytes]
+    mode: str
+    mtu: int
+    mpr: int
+    qps: int
+    size: int
+    seed: int
+    imm: bool
+    verify: bool
+
+
+def _int(hello: dict[str, Any], key: str, lo: int, hi: int) -> int:
+    v = hello.get(key)
+    if type(v) is not int:
+        raise PerfError(f"bootstrap: '{key}' must be an integer, not {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise PerfError(f"bootstrap: '{key}' = {v} is outside {lo}..{hi}")
+    return v
+
+
+def _bool(hello: dict[str, Any], key: str) -> bool:
+    v = hello.get(key)
+    if type(v) is not bool:
+        raise PerfError(f"bootstrap: '{key}' must be true or false")
+    return v
+
+
+def check_hello(hello: dict[str, Any], host: HostConfig, limits: ServerLimits) -> Hello:
+    """Validate a client's ``hello`` against the protocol and ``limits``; PerfError says what is wrong."""
+    if hello.get("hello") != PROTO_VERSION:
+        raise PerfError(f"bootstrap: unsupported hello {hello.get('hello')!r} (want {PROTO_VERSION})")
+    if hello.get("encap") != host.encap:
+        raise PerfError(f"encap mismatch: client {hello.get('encap')}, server {host.encap}")
+    mode = hello.get("mode")
+    if mode not in ("mrc", "rc"):
+        raise PerfError(f"bootstrap: 'mode' must be mrc or rc, not {mode!r}")
+    ports = hello.get("ports")
+    if not isinstance(ports, dict) or len(ports) > 64:
+        raise PerfError("bootstrap: 'ports' must map at most 64 port numbers to MACs")
+    peer_macs = _peer_macs(ports)
+    if any(not 0 <= p < 1 << 16 for p in peer_macs):
+        raise PerfError("bootstrap: port numbers must be 0..65535")
+    qps = _int(hello, "qps", 1, limits.max_qps)
+    size = _int(hello, "size", 1, 1 << 32)
+    if qps * size > limits.max_bytes:
+        raise PerfError(f"qps x size = {qps * size} bytes exceeds the server's --max-bytes {limits.max_bytes}")
+    return Hello(_gid(hello.get("gid")), peer_macs, mode, _int(hello, "mtu", 256, 1 << 16),
+                 _int(hello, "mpr", 1, limits.max_mpr), qps, size, _int(hello, "seed", -(1 << 63), (1 << 63) - 1),
+                 _bool(hello, "imm"), _bool(hello, "verify"))
+
+
+def handshake(ch: Channel, host: HostConfig, limits: ServerLimits) -> Hello:
+    """Receive and validate a client's hello (within ``limits.hello_timeout``)."""
+    return check_hello(ch.recv(limits.hello_timeout), host, limits)
+
+
+def _refuse(ch: Channel, exc: BaseException) -> None:
+    try:
+        ch.send({"error": str(exc)})
+    except BootstrapError:
+        pass
+
+
+SESSION_ERRORS = (PerfError, BootstrapError, EndpointError, PlanError, ValueError, OverflowError)
 
 
 def serve_one(host: HostConfig, listener: Listener, limits: ServerLimits,
@@ -321,36 +397,73 @@ def serve_one(host: HostConfig, listener: Listener, limits: ServerLimits,
     if ch is None:
         return None
     try:
+        hello = handshake(ch, host, limits)
         with host.open() as ep:
-            return _serve(ep, ch, host, limits)
-    except (PerfError, EndpointError, PlanError, ValueError) as exc:
-        try:
-            ch.send({"error": str(exc)})
-        except BootstrapError:
-            pass
+            return _serve(ep, ch, host, hello, limits)
+    except SESSION_ERRORS as exc:
+        _refuse(ch, exc)
         raise
     finally:
         ch.close()
 
 
-def _serve(ep: Endpoint, ch: Channel, host: HostConfig, limits: ServerLimits) -> dict[str, Any]:
-    hello = ch.recv(30.0)
-    if hello.get("hello") != PROTO_VERSION:
-        raise PerfError(f"bootstrap: unsupported hello {hello.get('hello')!r} (want {PROTO_VERSION})")
-    if hello.get("encap") != host.encap:
-        raise PerfError(f"encap mismatch: client {hello.get('encap')}, server {host.encap}")
-    try:
-        mode, mtu, mpr = str(hello["mode"]), int(hello["mtu"]), int(hello["mpr"])
-        nqps, size, seed = int(hello["qps"]), int(hello["size"]), int(hello["seed"])
-        want_imm, verify = bool(hello["imm"]), bool(hello["verify"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PerfError(f"bootstrap: bad hello ({exc})") from None
-    if nqps < 1 or size < 1 or nqps * size > limits.max_bytes:
-        raise PerfError(f"qps x size = {nqps * size} bytes exceeds the server's --max-bytes {limits.max_bytes}")
+def serve_forever(host: HostConfig, listener: Listener, limits: ServerLimits,
+                  on_result: Callable[[dict[str, Any]], None],
+                  on_error: Callable[[str], None], stop: threading.Event | None = None) -> None:
+    """Serve clients until ``stop`` is set (or KeyboardInterrupt): no peer can end or stall it.
+
+    Each connection gets its own thread, which reads and validates the hello (bounded by
+    ``limits.hello_timeout``) so that an idle or slow peer holds up nobody; the sessions
+    themselves (which own the interfaces) run one at a time.  Past ``limits.max_pending``
+    connections a new one is answered ``{"error": "server busy ..."}`` and closed.  A bad peer
+    is answered ``{"error": ...}``, reported through ``on_error`` and forgotten."""
+    stop = stop or threading.Event()
+    session = threading.Lock()
+    slots = threading.BoundedSemaphore(limits.max_pending)
+    threads: list[threading.Thread] = []
+
+    def one(ch: Channel) -> None:
+        try:
+            hello = handshake(ch, host, limits)
+            with session:
+                if stop.is_set():
+                    return
+                with host.open() as ep:
+                    on_result(_serve(ep, ch, host, hello, limits))
+        except SESSION_ERRORS as exc:
+            _refuse(ch, exc)
+            on_error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a peer must never end the daemon
+            _refuse(ch, exc)
+            on_error(f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            ch.close()
+            slots.release()
+
+    while not stop.is_set():
+        ch = listener.accept(0.25)
+        threads = [t for t in threads if t.is_alive()]
+        if ch is None:
+            continue
+        if not slots.acquire(blocking=False):
+            _refuse(ch, PerfError(f"server busy: {limits.max_pending} connections are pending; retry later"))
+            ch.close()
+            on_error("refused a connection: server busy")
+            continue
+        t = threading.Thread(target=one, args=(ch,), name="mrc-perf-session", daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join(timeout=1.0)
+
+
+def _serve(ep: Endpoint, ch: Channel, host: HostConfig, hello: Hello, limits: ServerLimits) -> dict[str, Any]:
+    mode, mtu, mpr, nqps, size, seed = hello.mode, hello.mtu, hello.mpr, hello.qps, hello.size, hello.seed
+    want_imm, verify = hello.imm, hello.verify
     if mtu > ep.max_mtu():
         raise PerfError(f"MTU {mtu} does not fit the server's interfaces (largest {ep.max_mtu()})")
-    peer_gid = _gid(hello["gid"])
-    evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(hello["ports"]))
+    peer_gid = hello.gid
+    evs, min_active = host.peer_setup(ep, peer_gid, hello.ports)
     buf = bytearray(nqps * size)
     mr = ep.reg_mr(buf, BASE_VA)
     attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active)
@@ -359,10 +472,15 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, limits: ServerLimits) ->
     sq = [rng.getrandbits(24) for _ in qps]
     ch.send({"accept": PROTO_VERSION, "gid": str(ipaddress.IPv6Address(ep.gid)), "ports": _macs(ep),
              "qpns": [q.qpn for q in qps], "psns": sq, "va": BASE_VA, "rkey": mr.rkey})
-    con = ch.recv(30.0)
+    con = ch.recv(limits.hello_timeout)
     try:
-        for qp, rq, rpsn, spsn in zip(qps, con["connect"], con["psns"], sq, strict=True):
-            ep.connect(qp, int(rq), peer_gid, rq_psn=int(rpsn), sq_psn=spsn)
+        rqs, rpsns = con["connect"], con["psns"]
+        if not (isinstance(rqs, list) and isinstance(rpsns, list) and len(rqs) == len(rpsns) == nqps):
+            raise ValueError(f"want {nqps} QPNs and PSNs")
+        for qp, rq, rpsn, spsn in zip(qps, rqs, rpsns, sq, strict=True):
+            if type(rq) is not int or type(rpsn) is not int or not (0 < rq < 1 << 24 and 0 <= rpsn < 1 << 24):
+                raise ValueError(f"QPN {rq!r} / PSN {rpsn!r} is not a 24-bit number")
+            ep.connect(qp, rq, peer_gid, rq_psn=rpsn, sq_psn=spsn)
     except (KeyError, TypeError, ValueError) as exc:
         raise PerfError(f"bootstrap: bad connect ({exc})") from None
     ch.send({"ready": True})

@@ -6,16 +6,27 @@ The engine gives three callbacks: ``pipeline_loader(p4info, device_config) -> lo
 (optional) is told when a loaded pipeline becomes the running one; ``on_packet_out(frame)``
 receives PacketOut frames with the ``packet_out`` controller header prepended. The engine calls
 ``send_packet_in(frame)`` for frames the data plane sends to the CPU port.
+
+Every resource a client can make the server hold is bounded (``Limits``; docs/softswitch.md
+lists them): open streams (in total and per client address), streams that never arbitrate,
+messages queued to a stream that is not read (PacketIns and digests beyond the bound are dropped
+and counted), concurrent Reads (a Read is answered in small units, taking the lock per unit, so
+it never holds up a Write for long), PacketOut size and egress port.  A client over a limit gets
+RESOURCE_EXHAUSTED (or the StreamError the spec gives for a PacketOut); the worker pool is sized
+so that streams can never take the threads the unary RPCs (Capabilities, Write, Read,
+SetForwardingPipelineConfig) need.
 """
 from __future__ import annotations
 
 import importlib.metadata
 import logging
-import queue
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections import deque
+from collections.abc import Callable, Collection, Iterator
 from concurrent import futures
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Self
 
 import grpc
@@ -29,6 +40,7 @@ from softswitch.runtime.errors import Code, P4RuntimeError
 from .arbitration import Arbiter, Controller, Notice
 from .errors import abort, abort_batch
 from .packet_io import ControllerHeader, controller_headers
+from .reads import read_units
 
 log = logging.getLogger("softswitch.p4rt")
 
@@ -62,6 +74,20 @@ class _Pipeline:
     packet_out: ControllerHeader | None
 
 
+@dataclass
+class Limits:
+    """What one client can make the server hold (see docs/softswitch.md "Limits")."""
+
+    max_streams: int = 16  # open StreamChannels in total; the next one gets RESOURCE_EXHAUSTED
+    max_streams_per_client: int = 8  # open StreamChannels from one client address (host)
+    arbitration_timeout_s: float = 10.0  # a stream must send its MasterArbitrationUpdate within this
+    stream_queue: int = 1024  # messages queued to one stream; PacketIns/digests beyond are dropped
+    max_concurrent_reads: int = 8  # Reads in progress; the next one gets RESOURCE_EXHAUSTED
+    unary_workers: int = 16  # threads kept for unary RPCs on top of one per allowed stream
+    max_packet_out_bytes: int = 9216 + 64  # PacketOut payload (a jumbo frame plus headroom)
+    max_message_bytes: int = 4 << 20  # largest request gRPC accepts (its default, written down)
+
+
 class _StreamEnd:
     """Queued to a stream to terminate it with an error status (or normally when err is None)."""
 
@@ -69,18 +95,98 @@ class _StreamEnd:
         self.err = err
 
 
+class _WritersFirst:
+    """Lets a waiting Write (or pipeline change) take the server lock ahead of the next unit of a
+    Read: a lock is not fair, and a Read re-taking it at once would starve the writer."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._waiting = 0
+
+    @contextmanager
+    def writing(self, lock: threading.RLock) -> Iterator[None]:
+        with self._cv:
+            self._waiting += 1
+        try:
+            with lock:
+                yield
+        finally:
+            with self._cv:
+                self._waiting -= 1
+                if not self._waiting:
+                    self._cv.notify_all()
+
+    def reader_pause(self, timeout: float = 1.0) -> None:
+        """Before a Read takes the lock again: wait (bounded) until no writer is waiting."""
+        with self._cv:
+            if self._waiting:
+                self._cv.wait_for(lambda: not self._waiting, timeout)
+
+
+@dataclass(eq=False)
+class _Outbox:
+    """Bounded queue of messages to one stream.  ``put`` drops (returns False) past ``limit`` or
+    after ``close``; ``_StreamEnd`` always gets in.  ``close`` frees what was queued."""
+
+    limit: int
+    dropped: int = 0
+    closed: bool = False
+    _q: deque = field(default_factory=deque)
+    _cv: threading.Condition = field(default_factory=threading.Condition)
+
+    def put(self, item: object) -> bool:
+        with self._cv:
+            if self.closed:
+                return False
+            if len(self._q) >= self.limit and not isinstance(item, _StreamEnd):
+                self.dropped += 1
+                return False
+            self._q.append(item)
+            self._cv.notify()
+            return True
+
+    def get(self, timeout: float | None = None) -> object | None:
+        """Next item; None after ``close`` or when ``timeout`` passes."""
+        with self._cv:
+            if not self._q and not self.closed:
+                self._cv.wait(timeout)
+            if self.closed or not self._q:
+                return None
+            return self._q.popleft()
+
+    def close(self) -> None:
+        with self._cv:
+            self.closed = True
+            self._q.clear()
+            self._cv.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
 class P4RuntimeServer:
     """P4Runtime server for one device. ``start()`` binds ``address`` (port 0 picks a free port)."""
 
     def __init__(self, device_id: int, pipeline_loader: Callable[[p4info_pb2.P4Info, bytes], object],
                  on_packet_out: Callable[[bytes], None], address: str = "127.0.0.1:9559",
-                 on_commit: Callable[[object], None] | None = None, max_workers: int = 32) -> None:
+                 on_commit: Callable[[object], None] | None = None, max_workers: int | None = None,
+                 limits: Limits | None = None,
+                 egress_ports: Callable[[], Collection[int] | None] | None = None) -> None:
         self.device_id = device_id
         self.address = address
         self._loader = pipeline_loader
         self._on_packet_out = on_packet_out
         self._on_commit = on_commit
-        self._max_workers = max_workers
+        self.limits = limits or Limits()
+        # one thread per allowed stream plus the unary reserve: streams can never starve unary RPCs
+        self._max_workers = max_workers or self.limits.max_streams + self.limits.unary_workers
+        self._egress_ports = egress_ports
+        self._streams: dict[str, int] = {}  # client host -> open streams
+        self._streams_lock = threading.Lock()
+        self._reads = threading.BoundedSemaphore(self.limits.max_concurrent_reads)
+        self._writers = _WritersFirst()
+        self.packet_ins_dropped = 0  # PacketIns/digests not queued: the primary's stream was full
+        self.streams_refused = 0
         self._lock = threading.RLock()  # serialises writes, reads of tables, pipeline changes
         self._arb_lock = threading.Lock()
         self._arbiter = Arbiter()
@@ -95,7 +201,8 @@ class P4RuntimeServer:
     def start(self) -> int:
         """Start serving; returns the bound TCP port."""
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._max_workers,
-                                                        thread_name_prefix="p4rt"))
+                                                        thread_name_prefix="p4rt"),
+                             options=[("grpc.max_receive_message_length", self.limits.max_message_bytes)])
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(_Servicer(self), server)
         port = server.add_insecure_port(self.address)
         if port == 0:
@@ -161,7 +268,12 @@ class P4RuntimeServer:
         primary = self._arbiter.primary
         if primary is None:
             return False
-        primary.outbox.put(msg)
+        if not primary.outbox.put(msg):
+            self.packet_ins_dropped += 1
+            if self.packet_ins_dropped in (1, 10, 100, 1000) or self.packet_ins_dropped % 10000 == 0:
+                log.warning("PacketIn dropped: the primary's stream has %d messages queued (%d dropped "
+                            "so far)", self.limits.stream_queue, self.packet_ins_dropped)
+            return False
         return True
 
     # ---- digests ------------------------------------------------------------------------------
@@ -179,7 +291,8 @@ class P4RuntimeServer:
         primary = self._arbiter.primary
         if p is None or primary is None:
             return
-        primary.outbox.put(p4runtime_pb2.StreamMessageResponse(digest=p.state.digests.to_proto(lst)))
+        if not primary.outbox.put(p4runtime_pb2.StreamMessageResponse(digest=p.state.digests.to_proto(lst))):
+            self.packet_ins_dropped += 1
 
     # ---- pipeline config ----------------------------------------------------------------------
     def _load(self, config: p4runtime_pb2.ForwardingPipelineConfig) -> _Pipeline:
@@ -215,7 +328,7 @@ class P4RuntimeServer:
 
     def set_pipeline(self, req: p4runtime_pb2.SetForwardingPipelineConfigRequest) -> None:
         action = req.action
-        with self._lock:
+        with self._writers.writing(self._lock):
             if action == SFPC.VERIFY:
                 self._load(req.config)
             elif action == SFPC.VERIFY_AND_SAVE:
@@ -278,19 +391,37 @@ class P4RuntimeServer:
             self._stream_error(c, Code.FAILED_PRECONDITION, "no forwarding pipeline is set", pkt)
             return
         try:
+            if len(pkt.payload) > self.limits.max_packet_out_bytes:
+                raise P4RuntimeError(Code.INVALID_ARGUMENT, f"PacketOut payload of {len(pkt.payload)} bytes is "
+                                     f"over the {self.limits.max_packet_out_bytes}-byte limit")
             if p.packet_out is not None:
                 frame = p.packet_out.encode(pkt.metadata) + pkt.payload
+                self._check_egress_port(p.packet_out, pkt)
             elif len(pkt.metadata):
                 raise P4RuntimeError(Code.INVALID_ARGUMENT, "the program has no packet_out header")
             else:
                 frame = bytes(pkt.payload)
+            self._on_packet_out(frame)
         except P4RuntimeError as err:
             self._stream_error(c, err.code, err.message, pkt)
+
+    def _check_egress_port(self, hdr: ControllerHeader, pkt: p4runtime_pb2.PacketOut) -> None:
+        """An ``egress_port`` metadata naming no port of this switch is refused (INVALID_ARGUMENT)."""
+        if self._egress_ports is None:
             return
-        self._on_packet_out(frame)
+        ports = self._egress_ports()
+        fid = next((f for f, name, _ in hdr.fields if name == "egress_port"), None)
+        if ports is None or fid is None:
+            return
+        m = next((m for m in pkt.metadata if m.metadata_id == fid), None)
+        port = 0 if m is None else int.from_bytes(m.value, "big")
+        if port not in ports:
+            raise P4RuntimeError(Code.INVALID_ARGUMENT, f"PacketOut egress_port {port} is not a port of this "
+                                 f"switch (ports: {', '.join(map(str, sorted(ports))) or 'none'})")
 
     @staticmethod
     def _stream_error(c: Controller, code: Code, message: str, pkt: p4runtime_pb2.PacketOut | None = None) -> None:
+        """A ``StreamError`` (with the PacketOut when it is about one) on ``c``'s stream."""
         msg = p4runtime_pb2.StreamMessageResponse()
         msg.error.canonical_code = int(code)
         msg.error.message = message
@@ -299,8 +430,45 @@ class P4RuntimeServer:
         c.outbox.put(msg)
 
     def stream_closed(self, c: Controller) -> None:
+        """``c``'s stream ended: leave arbitration, free its queue (idempotent)."""
         with self._arb_lock:
             self._post(self._arbiter.leave(c))
+        c.outbox.close()
+
+    # ---- stream admission ---------------------------------------------------------------------
+    @staticmethod
+    def client_host(peer: str) -> str:
+        """The host part of a gRPC peer string (``ipv4:1.2.3.4:5``, ``ipv6:[::1]:5``, ``unix:...``)."""
+        kind, _, rest = peer.partition(":")
+        if kind in ("ipv4", "ipv6"):
+            return rest.rsplit(":", 1)[0]
+        return peer
+
+    def admit_stream(self, host: str) -> None:
+        """Count a new stream from ``host``; RESOURCE_EXHAUSTED when a stream limit is reached."""
+        lim = self.limits
+        with self._streams_lock:
+            total = sum(self._streams.values())
+            mine = self._streams.get(host, 0)
+            if total >= lim.max_streams or mine >= lim.max_streams_per_client:
+                self.streams_refused += 1
+                which = (f"{lim.max_streams} streams are open" if total >= lim.max_streams else
+                         f"{lim.max_streams_per_client} streams from {host} are open")
+                raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"StreamChannel refused: {which} (the limit)")
+            self._streams[host] = mine + 1
+
+    def release_stream(self, host: str) -> None:
+        with self._streams_lock:
+            n = self._streams.get(host, 0) - 1
+            if n > 0:
+                self._streams[host] = n
+            else:
+                self._streams.pop(host, None)
+
+    @property
+    def open_streams(self) -> int:
+        with self._streams_lock:
+            return sum(self._streams.values())
 
 
 class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
@@ -325,7 +493,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
             abort(context, P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported"))
         results: list[P4RuntimeError | None] = []
-        with srv._lock:
+        with srv._writers.writing(srv._lock):
             p = srv._pipeline
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
@@ -343,22 +511,41 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         return p4runtime_pb2.WriteResponse()
 
     def Read(self, request, context) -> Iterator[p4runtime_pb2.ReadResponse]:
+        """Answer in units (``reads.read_units``) taking the lock per unit, streaming responses of
+        at most READ_CHUNK entities; at most ``max_concurrent_reads`` Reads run at once."""
         srv = self.srv
         self._check_device(request.device_id, context)
-        with srv._lock:
+        if not srv._reads.acquire(blocking=False):
+            abort(context, P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"{srv.limits.max_concurrent_reads} Reads are "
+                                          "in progress (the limit); retry when one has finished"))
+        try:
             p = srv._pipeline
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
+            out: list[p4runtime_pb2.Entity] = []
+            sent = False
             try:
-                out = []
                 for ent in request.entities:
-                    out += p.state.read(ent)
+                    for unit in read_units(p.state, ent):
+                        if not context.is_active():
+                            return
+                        srv._writers.reader_pause()
+                        with srv._lock:
+                            if srv._pipeline is not p:
+                                raise P4RuntimeError(Code.ABORTED, "the forwarding pipeline changed during "
+                                                     "the Read")
+                            for e in unit:
+                                out += p.state.read(e)
+                        while len(out) >= READ_CHUNK:
+                            chunk, out = out[:READ_CHUNK], out[READ_CHUNK:]
+                            sent = True
+                            yield p4runtime_pb2.ReadResponse(entities=chunk)
             except P4RuntimeError as err:
                 abort(context, err)
-        if not out:
-            yield p4runtime_pb2.ReadResponse()
-        for i in range(0, len(out), READ_CHUNK):
-            yield p4runtime_pb2.ReadResponse(entities=out[i:i + READ_CHUNK])
+            if out or not sent:
+                yield p4runtime_pb2.ReadResponse(entities=out)
+        finally:
+            srv._reads.release()
 
     def SetForwardingPipelineConfig(self, request, context):
         self._check_device(request.device_id, context)
@@ -390,8 +577,21 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def StreamChannel(self, request_iterator, context):
         srv = self.srv
-        outbox: queue.Queue = queue.Queue()
+        host = srv.client_host(context.peer())
+        try:
+            srv.admit_stream(host)
+        except P4RuntimeError as err:
+            if srv.streams_refused in (1, 10, 100, 1000) or srv.streams_refused % 10000 == 0:  # no log flood
+                log.warning("%s (%d refused so far)", err.message, srv.streams_refused)
+            abort(context, err)
+        outbox = _Outbox(srv.limits.stream_queue)
         c = Controller(outbox)
+        once = threading.Lock()
+
+        def release() -> None:  # from the RPC's done callback and the generator: exactly once
+            if once.acquire(blocking=False):
+                srv.stream_closed(c)
+                srv.release_stream(host)
 
         def reader() -> None:
             try:
@@ -405,17 +605,27 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 log.debug("stream closed: %s", exc)
             outbox.put(_StreamEnd())
 
-        context.add_callback(lambda: outbox.put(_StreamEnd()))
+        context.add_callback(release)  # the RPC ended (also when the generator is never resumed)
         th = threading.Thread(target=reader, name="p4rt-stream", daemon=True)
         th.start()
+        deadline = time.monotonic() + srv.limits.arbitration_timeout_s
         try:
             while True:
-                item = outbox.get()
+                wait = None if c.joined else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    release()
+                    abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no MasterArbitrationUpdate within "
+                                                  f"{srv.limits.arbitration_timeout_s:g} s of opening the stream"))
+                item = outbox.get(wait)
+                if item is None:
+                    if outbox.closed:
+                        return
+                    continue
                 if isinstance(item, _StreamEnd):
                     if item.err is not None:
-                        srv.stream_closed(c)
+                        release()
                         abort(context, item.err)
                     return
                 yield item
         finally:
-            srv.stream_closed(c)
+            release()

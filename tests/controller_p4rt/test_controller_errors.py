@@ -1,0 +1,92 @@
+"""Issue 14 finding 7: a second controller gets a clear error, not a traceback or "unreachable".
+
+A busy metrics port is reported with the address and a hint; a taken election id is named as
+such (the switch ends the stream with INVALID_ARGUMENT, as the P4Runtime spec says).  Real gRPC
+on loopback against an in-process softswitch P4Runtime server; no namespaces."""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from controller import build_plan, load_topology
+from controller.daemon import Controller, Options, load_pipeline
+from controller.metrics import MetricsError, MetricsSnapshot, serve
+from controller.session import ElectionIdInUse, SwitchSession
+from softswitch.p4rt import P4RuntimeServer
+from softswitch.runtime import SwitchState
+
+REPO = os.path.join(os.path.dirname(__file__), "..", "..")
+TOPO = os.path.join(REPO, "examples", "small.yaml")
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    return load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM"))
+
+
+@pytest.fixture()
+def busy_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    try:
+        yield s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def test_metrics_port_in_use_is_a_clear_error(busy_port):
+    with pytest.raises(MetricsError) as ei:
+        serve(lambda: MetricsSnapshot({}, {}, 0, []), busy_port)
+    msg = str(ei.value)
+    assert f"127.0.0.1:{busy_port}" in msg and "another mrc-controller" in msg
+
+
+def test_cli_second_instance_on_the_metrics_port_exits_2_without_traceback(busy_port):
+    p = subprocess.run([sys.executable, "-m", "controller", "run", "-t", TOPO, "--once", "--retries", "1",
+                        "--grpc-base-port", "1", "--metrics-port", str(busy_port)],
+                       check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert f"cannot serve metrics on 127.0.0.1:{busy_port}" in p.stderr
+
+
+def test_taken_election_id_is_named(pipeline):
+    plan = build_plan(load_topology(TOPO))
+    name = next(iter(plan.switches))
+    dev = plan.switches[name].device_id
+    srv = P4RuntimeServer(dev, lambda info, cfg: SwitchState(info), lambda f: None, "127.0.0.1:0")
+    port = srv.start()
+    first = SwitchSession(name, f"127.0.0.1:{port}", dev, 7)
+    ctl = None
+    try:
+        first.connect(5)
+        assert first.wait_primary(5)
+        # the session alone: the error names the election id
+        second = SwitchSession(name, f"127.0.0.1:{port}", dev, 7)
+        with pytest.raises(ElectionIdInUse) as ei:
+            second.connect(5)
+        assert "election id 7 is already used by another controller" in str(ei.value)
+        second.close()
+        # the daemon: state and log say so (not "unreachable / no arbitration answer")
+        opts = Options(election_id=7, addresses={n: ("127.0.0.1:1" if n != name else f"127.0.0.1:{port}")
+                                                 for n in plan.switches}, connect_timeout_s=3)
+        records: list[logging.LogRecord] = []
+        log = logging.getLogger("test.controller.election")
+        log.addHandler(type("H", (logging.Handler,), {"emit": lambda self, r: records.append(r)})())
+        ctl = Controller(plan, pipeline, opts, log)
+        assert ctl._attempt(name) is None
+        st = ctl.status[name]
+        assert st.state == "election_id_in_use" and "already used" in st.last_error
+        assert any(r.levelno == logging.ERROR and "election id taken" in r.getMessage() for r in records)
+        assert first.is_primary  # the first controller is untouched
+    finally:
+        if ctl is not None:
+            ctl.close()
+        first.close()
+        srv.stop()
