@@ -157,7 +157,15 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
                       "max_flow_stall_rtts": round(max_stall / srtt_med, 1) if srtt_med else None,
                       "stalled_until_end": sorted(fid for fid, s in stalls.items() if s["until_end"]),
                       "affected_flows": sorted(affected)})
+    fct = sorted(x / 1000 for h in hosts for f in h["flows"].values()
+                 for x in (f.get("fct_ns") or ([f["last_done_ns"]] if f["last_done_ns"] is not None
+                                               and f["done"] >= f["count"] else [])))
     return {
+        "engine": run.get("engine", "netns"),
+        "fct_us": {"mean": round(sum(fct) / len(fct), 3) if fct else 0.0, "p50": _pct(fct, 0.5),
+                   "p99": _pct(fct, 0.99), "max": fct[-1] if fct else 0.0, "flows": len(fct)},
+        "step_s": run.get("step_s", []),
+        "sim": run.get("sim", {}),
         "mode": run["mode"], "completed": run["completed"] and not failed and done_bytes == run["total_bytes"],
         "completion_s": None if completion is None else round(completion, 3),
         "elapsed_s": round(run["elapsed_s"], 3), "deadline_s": run["deadline_s"],
@@ -241,6 +249,16 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
              f"failed messages {m['failed_messages']}; goodput {m['goodput_mb_s']:.2f} MB/s; message latency "
              f"p50 {m['latency_us']['p50'] / 1000:.1f} ms p99 {m['latency_us']['p99'] / 1000:.1f} ms; "
              f"srtt {m['srtt_ms_median']} ms")]
+    f = m.get("fct_us") or {}
+    if f.get("flows"):
+        lines.append(f"  flow completion times ({f['flows']} flows x steps): mean {f['mean']:.1f} us, "
+                     f"p99 {f['p99']:.1f} us, max {f['max']:.1f} us")
+    if len(m.get("step_s") or []) > 1:
+        lines.append("  step times (us): " + ", ".join(f"{x * 1e6:.1f}" for x in m["step_s"]))
+    if m.get("sim"):
+        s = m["sim"]
+        lines.append(f"  simulator: {s['hosts']} hosts, {s['paths_per_pair']} paths per pair, {s['events']} events "
+                     f"in {s['cpu_s']:.1f} s CPU ({s['events_per_s']:.0f} events/s), wall {s['wall_s']:.1f} s")
     for r in m["recovery"]:
         rtts = r.get("goodput_recovery_rtts")
         if r["goodput_recovery_s"] is None:

@@ -139,6 +139,8 @@ def flows_for(t: TrafficSpec, hosts: list[str]) -> list[Flow]:
         raise ScenarioError("scenario.traffic: needs at least two hosts")
     if t.pattern == "all-to-all":
         pairs = [(a, b) for a in hs for b in hs if a != b]
+    elif t.pattern == "allreduce":  # ring all-reduce: host i writes to host i+1 (size x count = its 2(n-1)/n share)
+        pairs = [(h, hs[(i + 1) % len(hs)]) for i, h in enumerate(hs)]
     elif t.pattern == "permutation":
         if t.shift % len(hs) == 0:
             raise ScenarioError("scenario.traffic.shift: a multiple of the host count maps hosts to themselves")

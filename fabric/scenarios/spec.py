@@ -21,7 +21,7 @@ import yaml
 
 from .. import faults
 
-PATTERNS = ("permutation", "all-to-all", "incast")
+PATTERNS = ("permutation", "all-to-all", "incast", "allreduce")
 MODES = ("mrc", "rc")
 FAULT_KINDS = faults.FAULT_KINDS
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -76,6 +76,7 @@ class TrafficSpec:
     ack_timeout: int = 18  # QP ACK timeout t (1.024 us * 2^t; 18 = 268 ms: switches in Python queue for tens of ms)
     reorder_ms: float = 40.0  # RACK reordering floor: paths through CPU-shared switches differ by tens of ms
     probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
+    steps: int = 1  # a job of this many steps: each step writes every flow's messages; next step when all are done
 
 
 @dataclass(frozen=True, init=False)
@@ -134,6 +135,18 @@ class MeasureSpec:
 
 
 @dataclass(frozen=True)
+class SimSpec:
+    """Settings only the simulated engine uses (``--engine sim``); the emulation ignores them."""
+
+    link_gbps: float = 0.0  # switch-to-switch line rate; 0: traffic.rate_gbps (the NIC rate)
+    delay_ns: int | None = None  # one-way propagation delay of every link; None: the topology's delay_us
+    queue_packets: int = 0  # per-port queue depth (ECN 1/4, trim 7/8, drop at it); 0: the topology's
+    stev_mode: str = "ev_direct"  # STEV/UDP leaves: ev_direct (the EV picks the spine) or ecmp (flow hash)
+    rc_path: str = "hash"  # RC baseline's pinned path: hash (as ECMP hashing, collisions included) or even
+    evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A complete scenario; run it with :func:`fabric.scenarios.run_scenario`."""
 
@@ -145,14 +158,24 @@ class Scenario:
     deadline_s: float = 60.0  # a run that has not completed by then is stopped and reported as such
     seed: int = 1
     measure: MeasureSpec = field(default_factory=MeasureSpec)
+    sim: SimSpec = field(default_factory=SimSpec)
 
     def check(self) -> Scenario:
         """Raise ScenarioError on values no run can use."""
         t = self.traffic
         if t.pattern not in PATTERNS:
             raise ScenarioError(f"scenario.traffic.pattern: {t.pattern!r} is not one of {', '.join(PATTERNS)}")
-        if t.count < 1 or t.qps < 1 or t.tx_depth < 1:
-            raise ScenarioError("scenario.traffic: count, qps and tx_depth must be >= 1")
+        if t.count < 1 or t.qps < 1 or t.tx_depth < 1 or t.steps < 1:
+            raise ScenarioError("scenario.traffic: count, qps, tx_depth and steps must be >= 1")
+        sm = self.sim
+        if sm.stev_mode not in ("ev_direct", "ecmp"):
+            raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not ev_direct or ecmp")
+        if sm.rc_path not in ("hash", "even"):
+            raise ScenarioError(f"scenario.sim.rc_path: {sm.rc_path!r} is not hash or even")
+        if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0):
+            raise ScenarioError("scenario.sim: link_gbps, queue_packets and delay_ns must be >= 0")
+        if not 1 <= sm.evs_per_path <= 256:
+            raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
         if t.rate_gbps <= 0:
             raise ScenarioError("scenario.traffic.rate_gbps: must be positive")
         if t.encap not in ("srv6", "stev", "udp"):
@@ -249,6 +272,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     sizes = {"size": parse_size, "count": _num(int), "qps": _num(int), "tx_depth": _num(int),
              "rate_gbps": _num(float), "senders": _num(int), "shift": _num(int), "mtu": _num(int),
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
+             "steps": _num(int),
              "hosts": lambda v, w: tuple(str(x) for x in v)}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):
@@ -261,8 +285,11 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
         "modes": tuple([modes] if isinstance(modes, str) else modes),
         "measure": _build(MeasureSpec, data.get("measure"), f"{where}.measure",
                           {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float)}),
+        "sim": _build(SimSpec, data.get("sim"), f"{where}.sim",
+                      {"link_gbps": _num(float), "delay_ns": _num(int), "queue_packets": _num(int),
+                       "evs_per_path": _num(int)}),
     }
-    unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure"})
+    unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if "name" in data:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet
 from mrc.core.nscc import Nscc, NsccConfig
-from mrc.core.types import Completion, QpCounters, QpState, WcOpcode, WcStatus
+from mrc.core.types import Completion, EvState, QpCounters, QpState, WcOpcode, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import AckInfo, Encap, Frame, ProbeInfo, encode_ack, encode_data, encode_probe
 
@@ -295,7 +295,11 @@ class QueuePair:
             return 0
         i = self.evset.pick(port_ok)
         if i < 0:
-            self.wake_ns = self.ep.earliest_port_wake([e.port for e in self.evset.entries])
+            # wake when a port this QP can send on frees up: a free port whose EVs are all
+            # ASSUMED_BAD would wake it at once, for nothing, until a usable port frees
+            ents = self.evset.entries
+            ports = [e.port for e in ents if e.state is EvState.GOOD] or [e.port for e in ents]
+            self.wake_ns = self.ep.earliest_port_wake(ports)
         return i
 
     def _cwnd_ok(self, length: int) -> bool:
