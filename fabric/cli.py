@@ -100,10 +100,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
     from .scenarios import load_scenario, run_scenario, summary_lines, timeline_lines
+    from .scenarios.plot import goodput_png
 
     sc = load_scenario(args.file)
+    progress = None
+    if args.engine == "sim" and not args.quiet:
+        from .sim import progress_bar
+
+        progress = progress_bar()
     res = run_scenario(sc, prefix=args.prefix, grpc_base_port=args.grpc_base_port, workdir=args.out,
-                       target=args.target)
+                       target=args.target, engine=args.engine, progress=progress)
+    if progress is not None:
+        print(file=sys.stderr)
+    if not args.no_plot:
+        goodput_png(res["metrics"], Path(args.out) / "goodput.png", f"{sc.name} ({args.engine})")
     if args.json:
         print(json.dumps({"metrics": res["metrics"], "comparison": res.get("comparison")}, indent=1, default=str))
         return 0
@@ -164,7 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
     scen = sub.add_parser("scenario", help="scenarios as code").add_subparsers(dest="scenario", required=True)
     srun = scen.add_parser("run", help="run a scenario YAML file (every mode it lists) and print the results")
     srun.add_argument("file", type=Path)
-    srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    srun.add_argument("--engine", choices=("netns", "sim"), default="netns",
+                      help="netns: the emulated fabric (namespaces, switch processes; default); sim: the "
+                      "simulated fabric (docs/simulation.md)")
+    srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"),
+                      help="switch target of the netns engine")
+    srun.add_argument("--no-plot", action="store_true", help="do not write goodput.png")
+    srun.add_argument("--quiet", action="store_true", help="no progress bar")
     srun.add_argument("--out", type=Path, default=Path("scenario-out"))
     srun.add_argument("--prefix", default="scn")
     srun.add_argument("--grpc-base-port", type=int, default=27400)
