@@ -142,7 +142,7 @@ def check_engine(kind: FaultKind, target_primitives: frozenset[str], engine: str
 # ---- the kinds ----------------------------------------------------------------------------------
 def _link(up: bool | None) -> Callable[[Any, Any, bool], str]:
     def apply(t: Any, f: Any, undo: bool) -> str:
-        state = (not undo) if up is None else (up or undo)
+        state = undo if up is None else (up or undo)  # flap (None): down, and up again on undo
         t.set_link(f.a, f.b, state)
         return f"link {f.a}-{f.b} {'up' if state else 'down'}"
     return apply

@@ -274,10 +274,10 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
              f"srtt {dur(srtt / 1000) if srtt else None}")]
     f = m.get("fct_us") or {}
     if f.get("flows"):
-        lines.append(f"  flow completion times ({f['flows']} flows x steps): mean {f['mean']:.1f} us, "
-                     f"p99 {f['p99']:.1f} us, max {f['max']:.1f} us")
+        lines.append(f"  flow completion times ({f['flows']} flows x steps): mean {dur(f['mean'] / 1e6)}, "
+                     f"p99 {dur(f['p99'] / 1e6)}, max {dur(f['max'] / 1e6)}")
     if len(m.get("step_s") or []) > 1:
-        lines.append("  step times (us): " + ", ".join(f"{x * 1e6:.1f}" for x in m["step_s"]))
+        lines.append("  step times: " + ", ".join(dur(x) for x in m["step_s"]))
     if m.get("sim"):
         s = m["sim"]
         lines.append(f"  simulator: {s['hosts']} hosts, {s['paths_per_pair']} paths per pair, {s['events']} events "

@@ -144,6 +144,7 @@ class SimSpec:
     stev_mode: str = "ev_direct"  # STEV/UDP leaves: ev_direct (the EV picks the spine) or ecmp (flow hash)
     rc_path: str = "hash"  # RC baseline's pinned path: hash (as ECMP hashing, collisions included) or even
     evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
+    shuffle_evs: bool = True  # MRC: each QP sprays its EVs in its own (seeded) order, not all in plan order
 
 
 @dataclass(frozen=True)

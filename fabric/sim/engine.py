@@ -139,15 +139,16 @@ class SimRun:
         self._build_endpoints()
 
     # ---- set-up -------------------------------------------------------------------------------
-    def _evs(self, src: str, dst: str) -> list[tuple[bytes | int, int]]:
+    def _evs(self, src: str, dst: str) -> list[tuple[bytes | int, int, str]]:
+        """The controller's EV plan from ``src`` to ``dst``: (EV, NIC port, spine) in plan order."""
         e = self.sc.sim.evs_per_path
         if self.encap == "srv6":
             prof = srv6_profile(self.plan, src, dst, e)
-            return [(ev.value, ev.port) for ev in prof.evs]
+            return [(ev.value, ev.port, ev.spine) for ev in prof.evs]
         prof = stev_profile(self.plan, src, dst, e)
         if self.encap == "stev":
-            return [(int.from_bytes(ev.value, "big"), ev.port) for ev in prof.evs]
-        return [(ev.udp_sport, ev.port) for ev in prof.evs]
+            return [(int.from_bytes(ev.value, "big"), ev.port, ev.spine) for ev in prof.evs]
+        return [(ev.udp_sport, ev.port, ev.spine) for ev in prof.evs]
 
     def _attr(self) -> QpAttr:
         t = self.sc.traffic
@@ -175,6 +176,7 @@ class SimRun:
         rng = random.Random(self.sc.seed ^ 0x5EED)
         self.msgs = t.count * t.size
         self.base_count = t.count
+        self.rc_spines: dict[int, tuple[str, str]] = {}
         for f in self.flows:
             s, d = hi[f.src], hi[f.dst]
             evs_sd, evs_ds = self._evs(f.src, f.dst), self._evs(f.dst, f.src)
@@ -182,8 +184,12 @@ class SimRun:
                 pin = self._rc_pin(f.src, f.dst)
                 evs_sd = [evs_sd[pin % len(evs_sd)]]
                 evs_ds = [evs_ds[pin % len(evs_ds)]]
-            qs = self.eps[s].create_qp(evs_sd, self._attr())
-            qd = self.eps[d].create_qp(evs_ds, self._attr())
+                self.rc_spines[f.fid] = (evs_sd[0][2], evs_ds[0][2])
+            elif self.sc.sim.shuffle_evs:  # the same EVs, each QP's round robin in its own order
+                rng.shuffle(evs_sd)
+                rng.shuffle(evs_ds)
+            qs = self.eps[s].create_qp([(v, p) for v, p, _ in evs_sd], self._attr())
+            qd = self.eps[d].create_qp([(v, p) for v, p, _ in evs_ds], self._attr())
             ps, pd = rng.getrandbits(24), rng.getrandbits(24)
             self.eps[s].connect(qs, qd.qpn, self.gids[d], rq_psn=pd, sq_psn=ps)
             self.eps[d].connect(qd, qs.qpn, self.gids[s], rq_psn=ps, sq_psn=pd)
@@ -493,7 +499,7 @@ class SimRun:
                 "flows": [f.__dict__ for f in self.flows], "hosts": hosts, "faults": self.fault_log,
                 "switch_counters": self.fab.counters(), "congestion_samples": self.cong_samples,
                 "step_s": [x / 1e9 for x in self.step_ns],
-                "rc_pins": {}, "sim": {"events": self.events, "wall_s": round(self.wall_s, 3),
+                "rc_pins": {str(k): list(v) for k, v in self.rc_spines.items()}, "sim": {"events": self.events, "wall_s": round(self.wall_s, 3),
                                        "cpu_s": round(self.cpu_s, 3),
                                        "events_per_s": round(self.events / max(self.cpu_s, 1e-9)),
                                        "hosts": len(self.hosts), "paths_per_pair": len(self._evs(self.hosts[0],

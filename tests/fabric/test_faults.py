@@ -86,6 +86,11 @@ def test_apply_and_undo_go_through_the_primitives():
     g.spec.apply(t, g, False)
     g.spec.apply(t, g, True)
     assert t.calls == [("link_rate", "p1l1", "p1s1", 0.1), ("link_rate", "p1l1", "p1s1", 1.0)]
+    t.calls.clear()
+    fl = FaultSpec(at=0, kind="flap", a="p1l1", b="p1s1", duration=1.0)
+    assert fl.spec.apply(t, fl, False) == "link p1l1-p1s1 down"
+    assert fl.spec.apply(t, fl, True) == "link p1l1-p1s1 up"
+    assert t.calls == [("set_link", "p1l1", "p1s1", False), ("set_link", "p1l1", "p1s1", True)]
     n = FaultSpec(at=0, kind="nic_down", host="h1", plane=2)
     assert n.spec.apply(t, n, False) == "NIC h1 plane 2 down"
     assert n.spec.is_failure(n, False) and not n.spec.is_failure(n, True)
