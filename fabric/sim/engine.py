@@ -185,9 +185,13 @@ class SimRun:
                 evs_sd = [evs_sd[pin % len(evs_sd)]]
                 evs_ds = [evs_ds[pin % len(evs_ds)]]
                 self.rc_spines[f.fid] = (evs_sd[0][2], evs_ds[0][2])
-            elif self.sc.sim.shuffle_evs:  # the same EVs, each QP's round robin in its own order
-                rng.shuffle(evs_sd)
-                rng.shuffle(evs_ds)
+            elif self.sc.sim.shuffle_evs:  # the same EVs, each QP's round robin in its own order; one
+                # permutation for both ends, so EV i of one end still names the path of EV i of the other
+                # (the core answers probes and acknowledges on the EV of the same index)
+                perm = list(range(len(evs_sd)))
+                rng.shuffle(perm)
+                evs_sd = [evs_sd[i] for i in perm]
+                evs_ds = [evs_ds[i] for i in perm]
             qs = self.eps[s].create_qp([(v, p) for v, p, _ in evs_sd], self._attr())
             qd = self.eps[d].create_qp([(v, p) for v, p, _ in evs_ds], self._attr())
             ps, pd = rng.getrandbits(24), rng.getrandbits(24)
