@@ -5,7 +5,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self
 
 from ..faults import FaultError, check_engine
 from .report import analyse
@@ -33,7 +33,93 @@ def compare(mrc: dict[str, Any], rc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-ENGINES = ("netns", "sim")
+class Engine(Protocol):
+    """Where a scenario runs.  ``check`` refuses what the engine cannot do before anything starts;
+    ``run`` returns one mode's raw run (the shape ``report.analyse`` reads); ``setup`` is what the
+    engine reports about itself.  Used as a context manager around all modes of a scenario."""
+
+    name: str
+    fault_primitives: frozenset[str]
+
+    def check(self, sc: Scenario) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
+    def run(self, sc: Scenario, mode: str, progress: ProgressFn | None) -> dict[str, Any]: ...
+    def setup(self) -> dict[str, Any]: ...
+
+
+def _check_faults(engine: Engine, sc: Scenario) -> None:
+    for i, f in enumerate(sc.faults):
+        try:
+            check_engine(f.spec, engine.fault_primitives, engine.name, f"scenario.faults[{i}]")
+        except FaultError as e:
+            raise ScenarioError(str(e)) from None
+
+
+class NetnsEngine:
+    """The emulated fabric: namespaces, veths, switch processes, a controller (``FabricEnv``)."""
+
+    name = "netns"
+    fault_primitives = NetnsFaults.fault_primitives
+
+    def __init__(self, sc: Scenario, *, prefix: str, grpc_base_port: int, workdir: Path, target: str,
+                 env: FabricEnv | None = None) -> None:
+        self.own = env is None
+        self.env = env or FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target,
+                                    workdir=workdir)
+        self.target = target
+
+    def check(self, sc: Scenario) -> None:
+        if sc.traffic.steps > 1:
+            raise ScenarioError("scenario.traffic.steps: jobs of several steps need --engine sim")
+        _check_faults(self, sc)
+
+    def __enter__(self) -> Self:
+        if self.own:
+            self.env.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.own:
+            self.env.__exit__(None, None, None)
+
+    def run(self, sc: Scenario, mode: str, progress: ProgressFn | None) -> dict[str, Any]:
+        return run_traffic(self.env, sc, mode, progress)
+
+    def setup(self) -> dict[str, Any]:
+        return {"bringup_s": round(self.env.bringup_s, 2), "converge_s": round(self.env.converge_s, 2)}
+
+
+class SimEngine:
+    """The simulated fabric (``fabric.sim``): a fresh simulated fabric per mode."""
+
+    name = "sim"
+
+    def __init__(self, sc: Scenario, **_: Any) -> None:
+        from ..sim import SimFaults
+
+        self.fault_primitives = SimFaults.fault_primitives
+        self.target = "sim"
+
+    def check(self, sc: Scenario) -> None:
+        _check_faults(self, sc)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, sc: Scenario, mode: str, progress: ProgressFn | None) -> dict[str, Any]:
+        from ..sim import run_sim
+
+        return run_sim(sc, mode, progress)
+
+    def setup(self) -> dict[str, Any]:
+        return {}
+
+
+ENGINES: dict[str, type] = {"netns": NetnsEngine, "sim": SimEngine}
 
 
 def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 27400, workdir: Path,
@@ -41,37 +127,18 @@ def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 274
                  engine: str = "netns") -> dict[str, Any]:
     """Run every mode of ``sc`` on an engine and analyse it; returns the results (also ``result.json``).
 
-    ``netns``: the emulated fabric (namespaces, switch processes, a controller), brought up unless
-    ``env`` is given and torn down after.  ``sim``: the simulated fabric (``fabric.sim``), a fresh one
-    per mode.  Both return the same raw run shape, analysed by the same report code."""
+    ``netns``: the emulated fabric, brought up unless ``env`` is given and torn down after.  ``sim``:
+    the simulated fabric.  Both return the same raw run shape, analysed by the same report code."""
     sc.check()
     t0 = time.monotonic()
     if engine not in ENGINES:
         raise ScenarioError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
-    if engine == "sim":
-        from ..sim import run_sim
-
-        runs = {m: run_sim(sc, m, progress) for m in sc.modes}
-        setup: dict[str, Any] = {}
-        target = "sim"
-    else:
-        if sc.traffic.steps > 1:
-            raise ScenarioError("scenario.traffic.steps: jobs of several steps need --engine sim")
-        for i, f in enumerate(sc.faults):
-            try:
-                check_engine(f.spec, NetnsFaults.fault_primitives, "netns", f"scenario.faults[{i}]")
-            except FaultError as e:
-                raise ScenarioError(str(e)) from None
-        own = env is None
-        if env is None:
-            env = FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target, workdir=workdir)
-            env.__enter__()
-        try:
-            runs = {m: run_traffic(env, sc, m, progress) for m in sc.modes}
-            setup = {"bringup_s": round(env.bringup_s, 2), "converge_s": round(env.converge_s, 2)}
-        finally:
-            if own:
-                env.__exit__(None, None, None)
+    eng = ENGINES[engine](sc, prefix=prefix, grpc_base_port=grpc_base_port, workdir=workdir, target=target, env=env)
+    eng.check(sc)
+    with eng:
+        runs = {m: eng.run(sc, m, progress) for m in sc.modes}
+        setup = eng.setup()
+    target = eng.target
     metrics = {m: analyse(r, sc.measure.bin_ms, sc.measure.sample_ms) for m, r in runs.items()}
     out = {"scenario": dataclasses.asdict(sc), "engine": engine, "target": target, "setup": setup,
            "wall_s": round(time.monotonic() - t0, 2), "metrics": metrics, "runs": runs}
