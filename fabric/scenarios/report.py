@@ -204,6 +204,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "switch_trims": sw_cong["trimmed"], "switch_ecn_marks": sw_cong["ecn_marked"],
         "switch_early_drops": sw_cong["early_drop"],
         "switch_congestion_per_s": {s: dict(c) for s, c in sorted(cong_by_s.items())},
+        "switch_congestion_series": [(round(t, 9), c) for t, c in congestion_series(run)],
         "goodput_bins": [(round(t, 9), round(g, 3)) for t, g in bins],
         "recovery": recov, "faults": run["faults"],
         "errors": [e for h in hosts for e in h["errors"]],
@@ -244,7 +245,12 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
     faults_by_s: dict[int, list[str]] = {}
     for f in m["faults"]:
         faults_by_s.setdefault(int(f["t_s"] / per + 1e-9), []).append(f"{f.get('did', f['fault'])} @{dur(f['t_s'])}")
-    cong = {int(k): v for k, v in m.get("switch_congestion_per_s", {}).items()} if per == 1.0 else {}
+    if per == 1.0:
+        cong = {int(k): v for k, v in m.get("switch_congestion_per_s", {}).items()}
+    else:  # short (simulated) runs: the sampled series, per timeline row
+        cong = {}
+        for t_end, counts in m.get("switch_congestion_series", []):
+            cong.setdefault(max(0, int(t_end / per - 1e-9)), Counter()).update(counts)
     for s, g in per_second(m, per):
         c = evs_by_s.get(s, Counter())
         k = cong.get(s, {})
