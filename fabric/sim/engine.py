@@ -172,6 +172,7 @@ class SimRun:
         hi = self.fab.host_index
         self.out: list[list[_Out]] = [[] for _ in self.hosts]
         self.in_bufs: dict[int, tuple[int, bytearray, int]] = {}
+        self.in_by_host: list[list[int]] = [[] for _ in self.hosts]
         self.by_qpn: list[dict[int, _Out]] = [{} for _ in self.hosts]
         rng = random.Random(self.sc.seed ^ 0x5EED)
         self.msgs = t.count * t.size
@@ -205,6 +206,7 @@ class SimRun:
             self.out[s].append(o)
             self.by_qpn[s][qs.qpn] = o
             self.in_bufs[f.fid] = (d, buf, t.size)
+            self.in_by_host[d].append(f.fid)
         self.fab.invalidate()
         self._data: dict[tuple[int, int], bytes] = {}
 
@@ -457,6 +459,7 @@ class SimRun:
     def _result(self, steps: int) -> dict[str, Any]:
         sc = self.sc
         hosts: dict[str, Any] = {}
+        by_fid = {o.fid: o for outs in self.out for o in outs}
         for h, name in enumerate(self.hosts):
             ep = self.eps[h]
             outs = self.out[h]
@@ -475,10 +478,9 @@ class SimRun:
                     extra["trims_received"] += c.trims_received
                     extra["duplicates_received"] += c.duplicates_received
             verify = {}
-            for fid, (d, buf, size) in self.in_bufs.items():
-                if d != h:
-                    continue
-                o = next(x for outs2 in self.out for x in outs2 if x.fid == fid)
+            for fid in self.in_by_host[h]:
+                _, buf, size = self.in_bufs[fid]
+                o = by_fid[fid]
                 done = min(o.done, self.base_count)  # every step rewrites the same messages
                 bad = [k for k in range(done) if buf[k * size:(k + 1) * size] != payload(sc.seed, fid, k, size)]
                 verify[str(fid)] = {"messages_checked": done, "bytes_checked": done * size * steps,
