@@ -523,7 +523,7 @@ def progress_bar(total_hint: str = "") -> Callable[[dict[str, Any]], None]:
         frac = p["acked"] / p["total"] if p["total"] else 0.0
         bar = "#" * int(frac * 30)
         sys.stderr.write(f"\r{p['mode']:>3} [{bar:<30}] {frac:6.1%}  sim {p['t_s'] * 1e6:9.1f} us  "
-                         f"{p.get('events', 0):>10} events  {p.get('events_per_s', 0):8.0f} ev/s  "
+                         f"{p.get('events', 0):>10} events  {p.get('events_per_s', 0):8.0f} events/s  "
                          f"wall {p.get('wall_s', 0):6.1f} s {total_hint}")
         sys.stderr.flush()
     return show

@@ -120,3 +120,31 @@ def test_engines_refuse_what_they_cannot_do(tmp_path):
         run_scenario(grey, workdir=tmp_path, engine="netns")
     with pytest.raises(ScenarioError, match="steps"):
         run_scenario(_sc(traffic={"steps": 2}), workdir=tmp_path, engine="netns")
+
+
+def test_link_slow_divides_the_rate_and_undo_restores_it():
+    from fabric.sim.engine import SimFaults, SimRun
+
+    r = SimRun(_sc(), "mrc")
+    ports = r.fab.link_ports("p1l1", "p1s1")
+    base = [p.ns_per_byte for p in ports]
+    SimFaults(r).link_rate("p1l1", "p1s1", 0.25)
+    assert [p.ns_per_byte for p in ports] == [b * 4 for b in base]
+    SimFaults(r).link_rate("p1l1", "p1s1", 1.0)
+    assert [p.ns_per_byte for p in ports] == base
+
+
+def test_cli_scenario_run_engine_sim(tmp_path, capsys):
+    from fabric.cli import main
+
+    path = tmp_path / "s.yaml"
+    data = json.loads(json.dumps(SMALL))
+    data["modes"] = ["mrc", "rc"]
+    data["faults"] = [{"at": 0.00002, "kind": "link_down", "a": "p1l1", "b": "p1s1"}]
+    path.write_text(json.dumps(data))  # JSON is YAML
+    assert main(["scenario", "run", str(path), "--engine", "sim", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr()
+    assert "mrc: completed in" in out.out and "flow completion times" in out.out
+    assert "events/s" in out.err  # the progress bar: simulated time and events/s
+    assert (tmp_path / "out" / "goodput.png").stat().st_size > 10_000
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["engine"] == "sim"
