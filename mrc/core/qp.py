@@ -625,7 +625,7 @@ class QueuePair:
                 t = c
         if self.state is QpState.RTS and not self.rc:
             for e in self.evset.entries:
-                if e.state.value == "ASSUMED_BAD":
+                if e.state is EvState.ASSUMED_BAD:
                     c = e.probe_next_ns
                     if t is None or c < t:
                         t = c
@@ -672,7 +672,7 @@ class QueuePair:
 
     def _probe(self, now_ns: int, out: list) -> None:
         for i, e in enumerate(self.evset.entries):
-            if e.state.value != "ASSUMED_BAD" or now_ns < e.probe_next_ns:
+            if e.state is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
                 continue
             if e.probe_req_id >= 0:
                 late = e.probe_sent_ns + self._probe_wait()
