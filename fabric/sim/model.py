@@ -99,8 +99,10 @@ class SimFabric:
         settings = {(n, ps.port): ps for n, sp in plan.switches.items() for ps in sp.of(PortSetting)}
         for lk in topo.links:
             for end, other in ((lk.a, lk.b), (lk.b, lk.a)):
-                d = delay_ns if delay_ns is not None else lk.props.delay_us * 1000
                 ps = settings.get((end.node, end.port))
+                # the topology's delay_us is a switch port's egress delay (softswitch --link-delay), as
+                # in the emulation; sim.delay_ns delays every link in both directions
+                d = delay_ns if delay_ns is not None else (lk.props.delay_us * 1000 if ps is not None else 0)
                 thr = None
                 if ps is not None:
                     depth = queue_packets or lk.props.queue_depth or DEFAULT_QUEUE_DEPTH
