@@ -298,7 +298,9 @@ class QueuePair:
             # wake when a port this QP can send on frees up: a free port whose EVs are all
             # ASSUMED_BAD would wake it at once, for nothing, until a usable port frees
             ents = self.evset.entries
-            ports = [e.port for e in ents if e.state is EvState.GOOD] or [e.port for e in ents]
+            # (no GOOD EV on an up port: pick's last resort sends on any EV, so any port will do)
+            down = self.evset.ports_down
+            ports = [e.port for e in ents if e.state is EvState.GOOD and e.port not in down] or [e.port for e in ents]
             self.wake_ns = self.ep.earliest_port_wake(ports)
         return i
 
