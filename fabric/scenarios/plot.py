@@ -64,7 +64,7 @@ def goodput_png(metrics: dict[str, dict[str, Any]], path: Path, title: str) -> P
             ax.axvline(f["t_s"] * k, color="black", ls="--", lw=0.8)
             ax.text(f["t_s"] * k, ax.get_ylim()[1] * 0.97, " " + key[1], rotation=90, va="top", fontsize=7)
     ax.set_xlabel(f"time since traffic start ({unit})")
-    ax.set_ylabel(f"goodput (MB/s, {smooth * zk:g} {zunit} mean)")
+    ax.set_ylabel(f"goodput (MB/s, {smooth * zk:.3g} {zunit} mean)")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper right", fontsize=8)
     ax.grid(alpha=0.3)
