@@ -12,6 +12,7 @@ from pathlib import Path
 from controller.topology import TopologyError, load_topology
 
 from .fabric import Fabric, FabricError, down_prefix
+from .faults import REGISTRY, FaultError
 from .naming import NamingError
 from .netbuild import NetBuildError
 from .scenarios.runner import RunError
@@ -19,7 +20,7 @@ from .scenarios.spec import ScenarioError
 from .state import DEFAULT_STATE_DIR
 from .switches import TARGETS, SwitchError
 
-ERRORS = (FabricError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError)
+ERRORS = (FabricError, FaultError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError)
 
 
 def _fabric(args: argparse.Namespace) -> Fabric:
@@ -76,23 +77,21 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_fault(args: argparse.Namespace) -> int:
-    fab = _fabric(args)
-    kind = args.fault
-    if kind in ("link-down", "link-up"):
-        link = fab.set_link(args.a, args.b, kind == "link-up")
-        print(f"link {link.name} {kind.split('-')[1]}")
-    elif kind == "switch-stop":
-        fab.switch_stop(args.switch)
-        print(f"switch {args.switch} stopped")
-    elif kind == "switch-start":
-        fab.switch_start(args.switch)
-        print(f"switch {args.switch} started (pid {fab.state.procs[args.switch].pid})")
-    elif kind in ("port-down", "port-up"):
-        fab.port_admin(args.switch, args.port, kind == "port-up")
-    elif kind == "shape":
-        fab.shape(args.switch, args.port, delay_us=args.delay_us, rate_pps=args.rate_pps,
-                  queue_depth=args.queue_depth)
-        print(f"switch {args.switch} port {args.port} shaped")
+    """Apply one fault kind of the registry to a running fabric (``--duration``: undo it after that long)."""
+    from .faults import check_engine, get
+    from .scenarios.runner import NetnsFaults
+    from .scenarios.spec import FaultSpec
+
+    kind = get(args.fault)
+    f = FaultSpec(at=0.0, kind=kind.name, duration=args.duration,
+                  params={p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name) is not None})
+    kind.validate(f, f"fault {kind.cli_name}")
+    check_engine(kind, NetnsFaults.fault_primitives, "netns", f"fault {kind.cli_name}")
+    target = NetnsFaults(_fabric(args))
+    print(kind.apply(target, f, False), flush=True)
+    if args.duration > 0:
+        threading.Event().wait(args.duration)  # the fault's duration, then its undo
+        print(kind.apply(target, f, True))
     return 0
 
 
@@ -105,10 +104,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
     from .scenarios import load_scenario, run_scenario, summary_lines, timeline_lines
+    from .scenarios.plot import goodput_png
 
     sc = load_scenario(args.file)
+    progress = None
+    if args.engine == "sim" and not args.quiet:
+        from .sim import progress_bar
+
+        progress = progress_bar()
     res = run_scenario(sc, prefix=args.prefix, grpc_base_port=args.grpc_base_port, workdir=args.out,
-                       target=args.target)
+                       target=args.target, engine=args.engine, progress=progress)
+    if progress is not None:
+        print(file=sys.stderr)
+    if not args.no_plot:
+        goodput_png(res["metrics"], Path(args.out) / "goodput.png", f"{sc.name} ({args.engine})")
     if args.json:
         print(json.dumps({"metrics": res["metrics"], "comparison": res.get("comparison")}, indent=1, default=str))
         return 0
@@ -147,26 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
 
-    fault = sub.add_parser("fault", help="inject a fault").add_subparsers(dest="fault", required=True)
-    for kind in ("link-down", "link-up"):
-        f = fault.add_parser(kind, parents=[common], help="both veth ends of a link down/up")
-        f.add_argument("a", help="node or node:port")
-        f.add_argument("b", help="node or node:port")
-    for kind in ("switch-stop", "switch-start"):
-        f = fault.add_parser(kind, parents=[common], help="kill / restart a switch process")
-        f.add_argument("switch")
-    for kind in ("port-down", "port-up"):
-        f = fault.add_parser(kind, parents=[common], help="port admin state (through the controller)")
-        f.add_argument("switch")
-        f.add_argument("port", type=int)
-    f = fault.add_parser("shape", parents=[common], help="softswitch port delay/rate/queue depth")
-    f.add_argument("switch")
-    f.add_argument("port", type=int)
-    f.add_argument("--delay-us", type=int)
-    f.add_argument("--rate-pps", type=int)
-    f.add_argument("--queue-depth", type=int)
-    for p in fault.choices.values():
-        p.set_defaults(func=cmd_fault)
+    fault = sub.add_parser("fault", help="inject a fault (kinds: fabric/faults.py)").add_subparsers(
+        dest="fault", required=True)
+    for kind in REGISTRY.values():
+        f = fault.add_parser(kind.cli_name, parents=[common], help=kind.help)
+        for p in kind.params:
+            conv = (lambda v: v.lower() in ("1", "true", "yes", "up")) if p.type is bool else p.type
+            if p.positional:
+                f.add_argument(p.name, type=conv, help=p.help)
+            else:
+                f.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=conv, help=p.help)
+        f.add_argument("--duration", type=float, default=0.0, help="undo the fault after this many seconds")
+        f.set_defaults(func=cmd_fault)
     # `mrc-fabric demo` (issue 6: traffic, failures, timeline) registers its subparser here.
     demo = sub.add_parser("demo", help="MRC vs the RC baseline through the small fabric while a spine link "
                           "and then a spine fail (timeline, summary, plot)")
@@ -179,7 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     scen = sub.add_parser("scenario", help="scenarios as code").add_subparsers(dest="scenario", required=True)
     srun = scen.add_parser("run", help="run a scenario YAML file (every mode it lists) and print the results")
     srun.add_argument("file", type=Path)
-    srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    srun.add_argument("--engine", choices=("netns", "sim"), default="netns",
+                      help="netns: the emulated fabric (namespaces, switch processes; default); sim: the "
+                      "simulated fabric (docs/simulation.md)")
+    srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"),
+                      help="switch target of the netns engine")
+    srun.add_argument("--no-plot", action="store_true", help="do not write goodput.png")
+    srun.add_argument("--quiet", action="store_true", help="no progress bar")
     srun.add_argument("--out", type=Path, default=Path("scenario-out"))
     srun.add_argument("--prefix", default="scn")
     srun.add_argument("--grpc-base-port", type=int, default=27400)

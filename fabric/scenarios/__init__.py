@@ -8,13 +8,14 @@ from .spec import (
     MeasureSpec,
     Scenario,
     ScenarioError,
+    SimSpec,
     TrafficSpec,
     load_scenario,
     parse_scenario,
 )
 
 __all__ = [
-    "FabricEnv", "FabricSpec", "FaultSpec", "MeasureSpec", "RunError", "Scenario", "ScenarioError",
+    "FabricEnv", "FabricSpec", "FaultSpec", "MeasureSpec", "RunError", "Scenario", "ScenarioError", "SimSpec",
     "TrafficSpec", "analyse", "flows_for", "load_scenario", "parse_scenario", "run_scenario", "run_traffic",
     "summary_lines", "timeline_lines", "topology_data",
 ]

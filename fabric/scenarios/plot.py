@@ -33,10 +33,16 @@ def goodput_png(metrics: dict[str, dict[str, Any]], path: Path, title: str) -> P
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    span = max((m["elapsed_s"] for m in metrics.values()), default=1.0)
+    # time axis: seconds for the emulation; us for a simulated datacenter run (tens of us to ms)
+    short = span < 0.1
+    k, unit, zk, zunit = (1e6, "us", 1e6, "us") if short else (1.0, "s", 1000.0, "ms")
+    smooth = span / 60 if short else 0.1
+    before, after, near = (span * 0.1, span * 0.3, span * 0.01) if short else (0.2, 0.6, 0.05)
     downs: list[dict[str, Any]] = []
     for m in metrics.values():
         for f in m["faults"]:
-            if f.get("down") and all(abs(f["t_s"] - d["t_s"]) > 0.05 for d in downs):
+            if f.get("down") and all(abs(f["t_s"] - d["t_s"]) > near for d in downs):
                 downs.append(f)
     downs.sort(key=lambda f: f["t_s"])
     n = len(downs)
@@ -46,19 +52,19 @@ def goodput_png(metrics: dict[str, dict[str, Any]], path: Path, title: str) -> P
     marked: set[tuple[float, str]] = set()
     for mode, m in metrics.items():
         color, label = STYLES.get(mode, ("tab:gray", mode))
-        ts, gs = _smooth(m["goodput_bins"], 0.1)
-        ax.step(ts, gs, where="post", color=color, label=label)
+        ts, gs = _smooth(m["goodput_bins"], smooth)
+        ax.step([t * k for t in ts], gs, where="post", color=color, label=label)
         if m["completion_s"]:
-            ax.axvline(m["completion_s"], color=color, ls=":", lw=1)
+            ax.axvline(m["completion_s"] * k, color=color, ls=":", lw=1)
         for f in m["faults"]:
-            key = (round(f["t_s"], 1), f.get("did", f["fault"]))
+            key = (round(f["t_s"] / near), f.get("did", f["fault"]))
             if key in marked:
                 continue
             marked.add(key)
-            ax.axvline(f["t_s"], color="black", ls="--", lw=0.8)
-            ax.text(f["t_s"], ax.get_ylim()[1] * 0.97, " " + key[1], rotation=90, va="top", fontsize=7)
-    ax.set_xlabel("time since traffic start (s)")
-    ax.set_ylabel("goodput (MB/s, 100 ms mean)")
+            ax.axvline(f["t_s"] * k, color="black", ls="--", lw=0.8)
+            ax.text(f["t_s"] * k, ax.get_ylim()[1] * 0.97, " " + key[1], rotation=90, va="top", fontsize=7)
+    ax.set_xlabel(f"time since traffic start ({unit})")
+    ax.set_ylabel(f"goodput (MB/s, {smooth * zk:.3g} {zunit} mean)")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper right", fontsize=8)
     ax.grid(alpha=0.3)
@@ -67,27 +73,27 @@ def goodput_png(metrics: dict[str, dict[str, Any]], path: Path, title: str) -> P
         tf = f["t_s"]
         for mode, m in metrics.items():
             color, _ = STYLES.get(mode, ("tab:gray", mode))
-            pts = [((t - tf) * 1000, g) for t, g in m["goodput_bins"] if tf - 0.2 <= t <= tf + 0.6]
+            pts = [((t - tf) * zk, g) for t, g in m["goodput_bins"] if tf - before <= t <= tf + after]
             if not pts:
                 continue
             z.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=color, lw=1)
-            rec = next((r for r in m["recovery"] if abs(r["t_s"] - tf) <= 0.05), None)
+            rec = next((r for r in m["recovery"] if abs(r["t_s"] - tf) <= near), None)
             if rec is None or mode != "mrc":
                 continue
             z.axhline(0.8 * rec["pre_mb_s"], color=color, ls=":", lw=0.8)
             if rec["goodput_recovery_s"] is not None:
-                at = rec["goodput_recovery_s"] * 1000
+                at = rec["goodput_recovery_s"] * zk
                 rtts = rec.get("goodput_recovery_rtts")
                 z.axvline(at, color=color, ls="-.", lw=0.8)
-                z.text(at, 0.5, f" MRC back to 80%: +{at:.0f} ms" + (f"\n ({rtts:g} RTTs)" if rtts is not None else ""),
+                z.text(at, 0.5, f" MRC back to 80%: +{at:.0f} {zunit}" + (f"\n ({rtts:g} RTTs)" if rtts is not None else ""),
                        fontsize=7, color=color, va="bottom")
         z.axvline(0, color="black", ls="--", lw=0.8)
         z.set_title(f.get("did", f["fault"]), fontsize=8)
-        z.set_xlabel("ms after the failure", fontsize=8)
+        z.set_xlabel(f"{zunit} after the failure", fontsize=8)
         z.tick_params(labelsize=7)
         z.grid(alpha=0.3)
         if j == 0:
-            z.set_ylabel(f"MB/s ({metrics[next(iter(metrics))]['bin_ms']:g} ms bins)", fontsize=8)
+            z.set_ylabel(f"MB/s ({metrics[next(iter(metrics))]['bin_ms'] * zk / 1000:g} {zunit} bins)", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

@@ -1,6 +1,7 @@
 """Turn the raw per-host results of a run into metrics, a timeline and a summary (text)."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from itertools import pairwise
 from typing import Any
@@ -8,6 +9,20 @@ from typing import Any
 RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of the pre-failure mean
 DIP_WINDOW_RTTS = 3.0  # a failure's dip is looked for this many median srtts after it (or until the next one)
 RECOVERY_HORIZON_S = 0.3  # ...or this long when the run has no RTT samples (the RC baseline)
+
+
+def dur(s: float) -> str:
+    """A duration in the unit that suits it: us for simulated datacenter runs, ms or s for the emulation."""
+    if s < 0.01:
+        return f"{s * 1e6:.1f} us"
+    if s < 10:
+        return f"{s * 1000:.0f} ms"
+    return f"{s:.2f} s"
+
+
+def timeline_period(elapsed_s: float) -> float:
+    """Row length of the timeline: a second for the emulation, a tenth of the run when it is short."""
+    return 1.0 if elapsed_s >= 5 else max(elapsed_s / 10, 1e-9)
 
 
 def _pct(vals: list[float], q: float) -> float:
@@ -29,12 +44,9 @@ def _series(run: dict[str, Any]) -> dict[int, list[tuple[float, int]]]:
 
 
 def _at(series: list[tuple[float, int]], t: float) -> int:
-    v = 0
-    for ts, x in series:
-        if ts > t:
-            break
-        v = x
-    return v
+    """The value of a sample series at time ``t`` (the last sample at or before it)."""
+    i = bisect_right(series, t, key=lambda x: x[0])
+    return series[i - 1][1] if i else 0
 
 
 def goodput_bins(run: dict[str, Any], bin_s: float) -> list[tuple[float, float]]:
@@ -43,7 +55,14 @@ def goodput_bins(run: dict[str, Any], bin_s: float) -> list[tuple[float, float]]
     end = run["elapsed_s"]
     n = max(1, int(end / bin_s + 0.999))
     edges = [i * bin_s for i in range(n + 1)]
-    acc = [sum(_at(s, t) for s in ser.values()) for t in edges]
+    acc = [0] * (n + 1)
+    for s in ser.values():  # one pass per series: the edges and the samples are both in time order
+        j, v = 0, 0
+        for i, t in enumerate(edges):
+            while j < len(s) and s[j][0] <= t:
+                v = s[j][1]
+                j += 1
+            acc[i] += v
     return [(edges[i], (acc[i + 1] - acc[i]) / bin_s / 1e6) for i in range(n)]
 
 
@@ -70,13 +89,13 @@ def goodput_recovery(bins: list[tuple[float, float]], bin_s: float, t_fault: flo
         return out
     low = min(idx, key=lambda i: bins[i][1])
     out["min_mb_s"] = round(bins[low][1], 3)
-    out["min_at_s"] = round(bins[low][0] - t_fault, 3)
+    out["min_at_s"] = round(bins[low][0] - t_fault, 9)
     if bins[low][1] >= bar:
         out["recovery_s"] = 0.0
         return out
     back = next((i for i in range(low + 1, len(bins)) if bins[i][1] >= bar), None)
     if back is not None:
-        out["recovery_s"] = round(bins[back][0] + bin_s - t_fault, 3)
+        out["recovery_s"] = round(bins[back][0] + bin_s - t_fault, 9)
     return out
 
 
@@ -103,7 +122,7 @@ def flow_stalls(run: dict[str, Any], t_fault: float) -> dict[int, dict[str, Any]
             gap = run["elapsed_s"] - last_inc_t
             if gap > best:
                 best, best_start, open_end = gap, last_inc_t, True
-        out[fid] = {"stall_s": round(best, 4), "from_s": best_start, "until_end": open_end}
+        out[fid] = {"stall_s": round(best, 9), "from_s": best_start, "until_end": open_end}
     return out
 
 
@@ -147,7 +166,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         stalls = flow_stalls(run, tf)
         affected = {fid: s for fid, s in stalls.items() if s["stall_s"] > 3 * sample_ms / 1000 and
                     (s["from_s"] or 0) <= tf + 1.0}
-        max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 4)
+        max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 9)
         rec_s = rec["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
                       "min_mb_s_after": rec["min_mb_s"], "min_at_s": rec["min_at_s"],
@@ -157,10 +176,18 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
                       "max_flow_stall_rtts": round(max_stall / srtt_med, 1) if srtt_med else None,
                       "stalled_until_end": sorted(fid for fid, s in stalls.items() if s["until_end"]),
                       "affected_flows": sorted(affected)})
+    fct = sorted(x / 1000 for h in hosts for f in h["flows"].values()
+                 for x in (f.get("fct_ns") or ([f["last_done_ns"]] if f["last_done_ns"] is not None
+                                               and f["done"] >= f["count"] else [])))
     return {
+        "engine": run.get("engine", "netns"),
+        "fct_us": {"mean": round(sum(fct) / len(fct), 3) if fct else 0.0, "p50": _pct(fct, 0.5),
+                   "p99": _pct(fct, 0.99), "max": fct[-1] if fct else 0.0, "flows": len(fct)},
+        "step_s": run.get("step_s", []),
+        "sim": run.get("sim", {}),
         "mode": run["mode"], "completed": run["completed"] and not failed and done_bytes == run["total_bytes"],
-        "completion_s": None if completion is None else round(completion, 3),
-        "elapsed_s": round(run["elapsed_s"], 3), "deadline_s": run["deadline_s"],
+        "completion_s": None if completion is None else round(completion, 9),
+        "elapsed_s": round(run["elapsed_s"], 9), "deadline_s": run["deadline_s"],
         "total_bytes": run["total_bytes"], "delivered_bytes": done_bytes, "failed_messages": failed,
         "verified_bytes": checked, "corrupt_messages": bad,
         "data_loss": bad > 0 or failed > 0,
@@ -171,13 +198,14 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "trims_received": ctr["trims_received"], "ecn_echoes": ctr["ecn_echoes"],
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
-        "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 3) if srtt else None,
+        "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
         "bin_ms": bin_ms,
         "switch_drops": dict(sw_drops),
         "switch_trims": sw_cong["trimmed"], "switch_ecn_marks": sw_cong["ecn_marked"],
         "switch_early_drops": sw_cong["early_drop"],
         "switch_congestion_per_s": {s: dict(c) for s, c in sorted(cong_by_s.items())},
-        "goodput_bins": [(round(t, 3), round(g, 3)) for t, g in bins],
+        "switch_congestion_series": [(round(t, 9), c) for t, c in congestion_series(run)],
+        "goodput_bins": [(round(t, 9), round(g, 3)) for t, g in bins],
         "recovery": recov, "faults": run["faults"],
         "errors": [e for h in hosts for e in h["errors"]],
     }
@@ -198,28 +226,36 @@ def congestion_series(run: dict[str, Any]) -> list[tuple[float, dict[str, int]]]
     return out
 
 
-def per_second(m: dict[str, Any]) -> list[tuple[int, float]]:
-    """Goodput per whole second from the bins."""
+def per_second(m: dict[str, Any], period_s: float = 1.0) -> list[tuple[int, float]]:
+    """Goodput per whole period (a second unless given) from the bins: [(period index, MB/s)]."""
     acc: dict[int, list[float]] = {}
     for t, g in m["goodput_bins"]:
-        acc.setdefault(int(t), []).append(g)
+        acc.setdefault(int(t / period_s + 1e-9), []).append(g)
     return [(s, sum(v) / len(v)) for s, v in sorted(acc.items())]
 
 
 def timeline_lines(m: dict[str, Any]) -> list[str]:
     """Per-second goodput with the faults, EV changes and retransmissions of each second."""
-    lines = [f"timeline ({m['mode']}):  second  goodput MB/s  EV->BAD  EV->GOOD  sw trims  sw ECN  faults"]
+    per = timeline_period(m["elapsed_s"])
+    col = "second" if per == 1.0 else "  t us"
+    lines = [f"timeline ({m['mode']}):  {col}  goodput MB/s  EV->BAD  EV->GOOD  sw trims  sw ECN  faults"]
     evs_by_s: dict[int, Counter] = {}
     for e in m["ev_events"]:
-        evs_by_s.setdefault(int(e[0] / 1e9), Counter())[e[5]] += 1
+        evs_by_s.setdefault(int(e[0] / 1e9 / per + 1e-9), Counter())[e[5]] += 1
     faults_by_s: dict[int, list[str]] = {}
     for f in m["faults"]:
-        faults_by_s.setdefault(int(f["t_s"]), []).append(f"{f.get('did', f['fault'])} @{f['t_s']:.2f}s")
-    cong = {int(k): v for k, v in m.get("switch_congestion_per_s", {}).items()}
-    for s, g in per_second(m):
+        faults_by_s.setdefault(int(f["t_s"] / per + 1e-9), []).append(f"{f.get('did', f['fault'])} @{dur(f['t_s'])}")
+    if per == 1.0:
+        cong = {int(k): v for k, v in m.get("switch_congestion_per_s", {}).items()}
+    else:  # short (simulated) runs: the sampled series, per timeline row
+        cong = {}
+        for t_end, counts in m.get("switch_congestion_series", []):
+            cong.setdefault(max(0, int(t_end / per - 1e-9)), Counter()).update(counts)
+    for s, g in per_second(m, per):
         c = evs_by_s.get(s, Counter())
         k = cong.get(s, {})
-        lines.append(f"  {s:>6}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}  {k.get('trimmed', 0):8}  "
+        label = f"{s:>6}" if per == 1.0 else f"{s * per * 1e6:6.0f}"
+        lines.append(f"  {label}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}  {k.get('trimmed', 0):8}  "
                      f"{k.get('ecn_marked', 0):6}  {'; '.join(faults_by_s.get(s, []))}")
     r = m["retransmissions"]
     lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}, "
@@ -234,13 +270,24 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
 
 def summary_lines(m: dict[str, Any]) -> list[str]:
     """One paragraph per run: completion, data integrity, latency, recovery after each fault."""
-    done = (f"completed in {m['completion_s']:.2f} s" if m["completed"] else
-            f"DID NOT COMPLETE within {m['elapsed_s']:.1f} s")
+    done = (f"completed in {dur(m['completion_s'])}" if m["completed"] else
+            f"DID NOT COMPLETE within {dur(m['elapsed_s'])}")
+    srtt = m["srtt_ms_median"]
     lines = [(f"{m['mode']}: {done}; delivered {m['delivered_bytes'] / 1e6:.1f} of {m['total_bytes'] / 1e6:.1f} MB, "
              f"{m['verified_bytes'] / 1e6:.1f} MB verified byte for byte, corrupt messages {m['corrupt_messages']}, "
              f"failed messages {m['failed_messages']}; goodput {m['goodput_mb_s']:.2f} MB/s; message latency "
-             f"p50 {m['latency_us']['p50'] / 1000:.1f} ms p99 {m['latency_us']['p99'] / 1000:.1f} ms; "
-             f"srtt {m['srtt_ms_median']} ms")]
+             f"p50 {dur(m['latency_us']['p50'] / 1e6)} p99 {dur(m['latency_us']['p99'] / 1e6)}; "
+             f"srtt {dur(srtt / 1000) if srtt else None}")]
+    f = m.get("fct_us") or {}
+    if f.get("flows"):
+        lines.append(f"  flow completion times ({f['flows']} flows x steps): mean {dur(f['mean'] / 1e6)}, "
+                     f"p99 {dur(f['p99'] / 1e6)}, max {dur(f['max'] / 1e6)}")
+    if len(m.get("step_s") or []) > 1:
+        lines.append("  step times: " + ", ".join(dur(x) for x in m["step_s"]))
+    if m.get("sim"):
+        s = m["sim"]
+        lines.append(f"  simulator: {s['hosts']} hosts, {s['paths_per_pair']} paths per pair, {s['events']} events "
+                     f"in {s['cpu_s']:.1f} s CPU ({s['events_per_s']:.0f} events/s), wall {s['wall_s']:.1f} s")
     for r in m["recovery"]:
         rtts = r.get("goodput_recovery_rtts")
         if r["goodput_recovery_s"] is None:
@@ -248,12 +295,12 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
         elif r["goodput_recovery_s"] == 0:
             rec = "no bin fell below it"
         else:
-            rec = f"{r['goodput_recovery_s'] * 1000:.0f} ms" + (f" ({rtts:g} RTTs)" if rtts is not None else "")
-        low = "" if r.get("min_at_s") is None else f" at +{r['min_at_s'] * 1000:.0f} ms"
+            rec = dur(r["goodput_recovery_s"]) + (f" ({rtts:g} RTTs)" if rtts is not None else "")
+        low = "" if r.get("min_at_s") is None else f" at +{dur(r['min_at_s'])}"
         st = r.get("max_flow_stall_rtts")
-        lines.append(f"  after {r['fault']} @{r['t_s']:.2f}s: goodput {r['pre_mb_s']:.2f} -> min "
-                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({m['bin_ms']:g} ms bins), back to "
+        lines.append(f"  after {r['fault']} @{dur(r['t_s'])}: goodput {r['pre_mb_s']:.2f} -> min "
+                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({dur(m['bin_ms'] / 1000)} bins), back to "
                      f"{int(RECOVERED_FRACTION * 100)}%: {rec}; longest flow stall "
-                     f"{r['max_flow_stall_s'] * 1000:.0f} ms" + (f" ({st:g} RTTs)" if st is not None else "") +
+                     f"{dur(r['max_flow_stall_s'])}" + (f" ({st:g} RTTs)" if st is not None else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines

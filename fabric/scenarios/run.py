@@ -5,11 +5,12 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self
 
+from ..faults import FaultError, check_engine
 from .report import analyse
-from .runner import FabricEnv, ProgressFn, run_traffic
-from .spec import Scenario
+from .runner import FabricEnv, NetnsFaults, ProgressFn, run_traffic
+from .spec import Scenario, ScenarioError
 
 
 def compare(mrc: dict[str, Any], rc: dict[str, Any]) -> dict[str, Any]:
@@ -32,23 +33,114 @@ def compare(mrc: dict[str, Any], rc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_scenario(sc: Scenario, *, prefix: str, grpc_base_port: int, workdir: Path, target: str = "softswitch",
-                 progress: ProgressFn | None = None, env: FabricEnv | None = None) -> dict[str, Any]:
-    """Bring the fabric up (unless ``env`` is given), run every mode, tear down; returns the results."""
+class Engine(Protocol):
+    """Where a scenario runs.  ``check`` refuses what the engine cannot do before anything starts;
+    ``run`` returns one mode's raw run (the shape ``report.analyse`` reads); ``setup`` is what the
+    engine reports about itself.  Used as a context manager around all modes of a scenario."""
+
+    name: str
+    fault_primitives: frozenset[str]
+
+    def check(self, sc: Scenario) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
+    def run(self, sc: Scenario, mode: str, progress: ProgressFn | None) -> dict[str, Any]: ...
+    def setup(self) -> dict[str, Any]: ...
+
+
+def _check_faults(engine: Engine, sc: Scenario) -> None:
+    for i, f in enumerate(sc.faults):
+        try:
+            check_engine(f.spec, engine.fault_primitives, engine.name, f"scenario.faults[{i}]")
+        except FaultError as e:
+            raise ScenarioError(str(e)) from None
+
+
+class NetnsEngine:
+    """The emulated fabric: namespaces, veths, switch processes, a controller (``FabricEnv``)."""
+
+    name = "netns"
+    fault_primitives = NetnsFaults.fault_primitives
+
+    def __init__(self, sc: Scenario, *, prefix: str, grpc_base_port: int, workdir: Path, target: str,
+                 env: FabricEnv | None = None) -> None:
+        self.own = env is None
+        self.env = env or FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target,
+                                    workdir=workdir)
+        self.target = target
+
+    def check(self, sc: Scenario) -> None:
+        if sc.traffic.steps > 1:
+            raise ScenarioError("scenario.traffic.steps: jobs of several steps need --engine sim")
+        _check_faults(self, sc)
+
+    def __enter__(self) -> Self:
+        if self.own:
+            self.env.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.own:
+            self.env.__exit__(None, None, None)
+
+    def run(self, sc: Scenario, mode: str, progress: ProgressFn | None) -> dict[str, Any]:
+        return run_traffic(self.env, sc, mode, progress)
+
+    def setup(self) -> dict[str, Any]:
+        return {"bringup_s": round(self.env.bringup_s, 2), "converge_s": round(self.env.converge_s, 2)}
+
+
+class SimEngine:
+    """The simulated fabric (``fabric.sim``): a fresh simulated fabric per mode."""
+
+    name = "sim"
+
+    def __init__(self, sc: Scenario, **_: Any) -> None:
+        from ..sim import SimFaults
+
+        self.fault_primitives = SimFaults.fault_primitives
+        self.target = "sim"
+
+    def check(self, sc: Scenario) -> None:
+        _check_faults(self, sc)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, sc: Scenario, mode: str, progress: ProgressFn | None) -> dict[str, Any]:
+        from ..sim import run_sim
+
+        return run_sim(sc, mode, progress)
+
+    def setup(self) -> dict[str, Any]:
+        return {}
+
+
+ENGINES: dict[str, type] = {"netns": NetnsEngine, "sim": SimEngine}
+
+
+def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 27400, workdir: Path,
+                 target: str = "softswitch", progress: ProgressFn | None = None, env: FabricEnv | None = None,
+                 engine: str = "netns") -> dict[str, Any]:
+    """Run every mode of ``sc`` on an engine and analyse it; returns the results (also ``result.json``).
+
+    ``netns``: the emulated fabric, brought up unless ``env`` is given and torn down after.  ``sim``:
+    the simulated fabric.  Both return the same raw run shape, analysed by the same report code."""
     sc.check()
     t0 = time.monotonic()
-    own = env is None
-    if env is None:
-        env = FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target, workdir=workdir)
-        env.__enter__()
-    try:
-        runs = {m: run_traffic(env, sc, m, progress) for m in sc.modes}
-        setup = {"bringup_s": round(env.bringup_s, 2), "converge_s": round(env.converge_s, 2)}
-    finally:
-        if own:
-            env.__exit__(None, None, None)
+    if engine not in ENGINES:
+        raise ScenarioError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
+    eng = ENGINES[engine](sc, prefix=prefix, grpc_base_port=grpc_base_port, workdir=workdir, target=target, env=env)
+    eng.check(sc)
+    with eng:
+        runs = {m: eng.run(sc, m, progress) for m in sc.modes}
+        setup = eng.setup()
+    target = eng.target
     metrics = {m: analyse(r, sc.measure.bin_ms, sc.measure.sample_ms) for m, r in runs.items()}
-    out = {"scenario": dataclasses.asdict(sc), "target": target, "setup": setup,
+    out = {"scenario": dataclasses.asdict(sc), "engine": engine, "target": target, "setup": setup,
            "wall_s": round(time.monotonic() - t0, 2), "metrics": metrics, "runs": runs}
     if "mrc" in metrics and "rc" in metrics:
         out["comparison"] = compare(metrics["mrc"], metrics["rc"])

@@ -68,6 +68,59 @@ def topology_data(spec: FabricSpec) -> dict[str, Any]:
     return data
 
 
+class NetnsFaults:
+    """The emulated fabric's fault primitives (``fabric.faults.FaultTarget``): veth carrier, switch
+    processes, P4Runtime port admin, softswitch/netem shaping.  ``converge`` (the scenario runner's
+    controller) re-programs a restarted switch; without it (``mrc-fabric fault``) a restarted switch
+    comes back empty until a controller converges it."""
+
+    fault_primitives = frozenset({"set_link", "host_link", "spine_links", "switch_stop", "switch_start",
+                                  "port_admin", "shape", "unshape"})
+
+    def __init__(self, fab: Fabric, converge: Callable[[str], None] | None = None) -> None:
+        self.fab, self.topo, self.converge = fab, fab.topo, converge
+
+    def set_link(self, a: str, b: str, up: bool) -> None:
+        self.fab.set_link(a, b, up)
+
+    def host_link(self, host: str, plane: int) -> tuple[str, str]:
+        if host not in self.topo.hosts:
+            raise ScenarioError(f"fault: no host {host!r}")
+        lk = self.topo.link_at(host, plane)
+        if lk is None:
+            raise ScenarioError(f"fault: host {host} has no NIC port {plane}")
+        return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
+
+    def spine_links(self, spine: str) -> list[tuple[str, str]]:
+        if spine not in self.topo.switches or self.topo.switches[spine].role != "spine":
+            raise ScenarioError(f"fault: {spine!r} is not a spine of this fabric")
+        return [(str(lk.a), str(lk.b)) for lk in self.topo.links if spine in (lk.a.node, lk.b.node)]
+
+    def switch_stop(self, switch: str) -> None:
+        self.fab.switch_stop(switch)
+
+    def switch_start(self, switch: str) -> None:
+        if not self.fab.switch_running(switch):
+            self.fab.switch_start(switch)
+        if self.converge is not None:
+            self.converge(switch)
+
+    def port_admin(self, switch: str, port: int, up: bool) -> None:
+        self.fab.port_admin(switch, port, up)
+
+    def shape(self, switch: str, port: int, delay_us: int | None, rate_pps: int | None,
+              queue_depth: int | None) -> None:
+        self.fab.shape(switch, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth)
+
+    def unshape(self, switch: str, port: int) -> None:
+        lk = self.topo.link_at(switch, port)
+        if lk is None:
+            raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
+        p = lk.props
+        self.fab.shape(switch, port, delay_us=p.delay_us, rate_pps=p.rate_pps or None,
+                       queue_depth=p.queue_depth or None)
+
+
 @dataclass
 class Flow:
     """One sender -> receiver flow of a pattern."""
@@ -87,6 +140,8 @@ def flows_for(t: TrafficSpec, hosts: list[str]) -> list[Flow]:
         raise ScenarioError("scenario.traffic: needs at least two hosts")
     if t.pattern == "all-to-all":
         pairs = [(a, b) for a in hs for b in hs if a != b]
+    elif t.pattern == "allreduce":  # ring all-reduce: host i writes to host i+1 (size x count = its 2(n-1)/n share)
+        pairs = [(h, hs[(i + 1) % len(hs)]) for i, h in enumerate(hs)]
     elif t.pattern == "permutation":
         if t.shift % len(hs) == 0:
             raise ScenarioError("scenario.traffic.shift: a multiple of the host count maps hosts to themselves")
@@ -167,45 +222,10 @@ class FabricEnv:
             self.fab = None
 
     # ---- faults ------------------------------------------------------------------------------------
-    def _host_link(self, host: str, plane: int) -> tuple[str, str]:
-        lk = self.topo.link_at(host, plane)
-        if lk is None:
-            raise ScenarioError(f"fault: host {host} has no NIC port {plane}")
-        return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
-
-    def spine_links(self, spine: str) -> list[tuple[str, str]]:
-        if spine not in self.topo.switches or self.topo.switches[spine].role != "spine":
-            raise ScenarioError(f"fault: {spine!r} is not a spine of this fabric")
-        return [(str(lk.a), str(lk.b)) for lk in self.topo.links if spine in (lk.a.node, lk.b.node)]
-
     def apply(self, f: FaultSpec, undo: bool = False) -> str:
-        """Carry out one fault (or its undo); returns what was done."""
-        fab, kind = self.fab, f.kind
-        assert fab is not None and self.ctl is not None
-        down = not undo
-        if kind in ("link_up", "nic_up", "spine_restore"):
-            down = False
-        if kind in ("link_down", "link_up", "flap"):
-            fab.set_link(f.a, f.b, not down)
-            return f"link {f.a}-{f.b} {'down' if down else 'up'}"
-        if kind in ("nic_down", "nic_up"):
-            a, b = self._host_link(f.host, f.plane)
-            fab.set_link(a, b, not down)
-            return f"NIC {f.host} plane {f.plane} {'down' if down else 'up'}"
-        if kind in ("spine_loss", "spine_restore"):
-            if f.method == "links":
-                for a, b in self.spine_links(f.spine):
-                    fab.set_link(a, b, not down)
-            elif down:
-                fab.switch_stop(f.spine)
-            else:
-                if not fab.switch_running(f.spine):
-                    fab.switch_start(f.spine)
-                self._converge_with_retry(f.spine)
-            return f"spine {f.spine} {'lost' if down else 'restored'} ({f.method})"
-        up = f.up if not undo else True
-        fab.port_admin(f.switch, f.port, up)
-        return f"port {f.switch}:{f.port} admin {'up' if up else 'down'}"
+        """Carry out one fault (or its undo) through the fault registry; returns what was done."""
+        assert self.fab is not None and self.ctl is not None
+        return f.spec.apply(NetnsFaults(self.fab, self._converge_with_retry), f, undo)
 
     def _converge_with_retry(self, switch: str, deadline_s: float = 30.0) -> None:
         """Converge a restarted switch; a freshly started process may not answer the first attempt
@@ -481,8 +501,7 @@ def _inject(env: FabricEnv, faults: tuple[FaultSpec, ...], t0: int, log: list[di
         try:
             what = env.apply(f, undo=undo)
             log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "did": what,
-                        "down": not undo and f.kind not in ("link_up", "nic_up", "spine_restore")
-                        and not (f.kind == "port_admin" and f.up)})
+                        "down": f.spec.is_failure(f, undo)})
         except Exception as e:  # noqa: BLE001 - a fault that cannot be applied is reported in the result
             log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "error": str(e), "down": False})
 

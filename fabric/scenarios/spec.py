@@ -19,10 +19,11 @@ from typing import Any
 
 import yaml
 
-PATTERNS = ("permutation", "all-to-all", "incast")
+from .. import faults
+
+PATTERNS = ("permutation", "all-to-all", "incast", "allreduce")
 MODES = ("mrc", "rc")
-FAULT_KINDS = ("link_down", "link_up", "flap", "spine_loss", "spine_restore", "nic_down", "nic_up", "port_admin")
-SPINE_METHODS = ("stop", "links")
+FAULT_KINDS = faults.FAULT_KINDS
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -75,34 +76,52 @@ class TrafficSpec:
     ack_timeout: int = 18  # QP ACK timeout t (1.024 us * 2^t; 18 = 268 ms: switches in Python queue for tens of ms)
     reorder_ms: float = 40.0  # RACK reordering floor: paths through CPU-shared switches differ by tens of ms
     probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
+    steps: int = 1  # a job of this many steps: each step writes every flow's messages; next step when all are done
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class FaultSpec:
-    """One fault at ``at`` seconds after traffic starts; ``duration`` > 0 undoes it after that long."""
+    """One fault at ``at`` seconds after traffic starts; ``duration`` > 0 undoes it after that long.
+
+    The kind's parameters (``a``/``b``, ``spine``, ``host``/``plane``, ...; see ``fabric.faults``) are
+    keyword arguments and read back as attributes; a parameter not given reads as its default."""
 
     at: float
     kind: str
-    a: str = ""
-    b: str = ""
-    spine: str = ""
-    method: str = "stop"
-    host: str = ""
-    plane: int = 0
-    switch: str = ""
-    port: int = 0
-    up: bool = False
     duration: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, at: float, kind: str, duration: float = 0.0, params: dict[str, Any] | None = None,
+                 **kw: Any) -> None:
+        object.__setattr__(self, "at", at)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "duration", duration)
+        object.__setattr__(self, "params", {**(params or {}), **kw})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        kind = faults.REGISTRY.get(self.__dict__.get("kind", ""))
+        for p in kind.params if kind else ():
+            if p.name == name:
+                return p.default if p.default is not None else ("" if p.type is str else p.type())
+        raise AttributeError(f"fault {self.__dict__.get('kind')!r} has no parameter {name!r}")
+
+    def __hash__(self) -> int:
+        return hash((self.at, self.kind, self.duration, tuple(sorted(self.params.items()))))
+
+    @property
+    def spec(self) -> faults.FaultKind:
+        """The registered kind (raises FaultError for an unknown one)."""
+        return faults.get(self.kind)
 
     def label(self) -> str:
         """Short text for timelines and plots."""
-        if self.kind in ("link_down", "link_up", "flap"):
-            return f"{self.kind} {self.a}-{self.b}"
-        if self.kind in ("spine_loss", "spine_restore"):
-            return f"{self.kind} {self.spine}"
-        if self.kind in ("nic_down", "nic_up"):
-            return f"{self.kind} {self.host} plane {self.plane}"
-        return f"port_admin {self.switch}:{self.port} {'up' if self.up else 'down'}"
+        k = faults.REGISTRY.get(self.kind)
+        return k.label(self) if k else self.kind
 
 
 @dataclass(frozen=True)
@@ -113,6 +132,19 @@ class MeasureSpec:
     bin_ms: float = 100.0
     switch_counters: bool = True
     congestion_ms: float = 500.0  # period of the switches' trim/ECN counter samples (timeline)
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    """Settings only the simulated engine uses (``--engine sim``); the emulation ignores them."""
+
+    link_gbps: float = 0.0  # switch-to-switch line rate; 0: traffic.rate_gbps (the NIC rate)
+    delay_ns: int | None = None  # one-way propagation delay of every link; None: the topology's delay_us
+    queue_packets: int = 0  # per-port queue depth (ECN 1/4, trim 7/8, drop at it); 0: the topology's
+    stev_mode: str = "ev_direct"  # STEV/UDP leaves: ev_direct (the EV picks the spine) or ecmp (flow hash)
+    rc_path: str = "hash"  # RC baseline's pinned path: hash (as ECMP hashing, collisions included) or even
+    evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
+    shuffle_evs: bool = True  # MRC: each QP sprays its EVs in its own (seeded) order, not all in plan order
 
 
 @dataclass(frozen=True)
@@ -127,14 +159,24 @@ class Scenario:
     deadline_s: float = 60.0  # a run that has not completed by then is stopped and reported as such
     seed: int = 1
     measure: MeasureSpec = field(default_factory=MeasureSpec)
+    sim: SimSpec = field(default_factory=SimSpec)
 
     def check(self) -> Scenario:
         """Raise ScenarioError on values no run can use."""
         t = self.traffic
         if t.pattern not in PATTERNS:
             raise ScenarioError(f"scenario.traffic.pattern: {t.pattern!r} is not one of {', '.join(PATTERNS)}")
-        if t.count < 1 or t.qps < 1 or t.tx_depth < 1:
-            raise ScenarioError("scenario.traffic: count, qps and tx_depth must be >= 1")
+        if t.count < 1 or t.qps < 1 or t.tx_depth < 1 or t.steps < 1:
+            raise ScenarioError("scenario.traffic: count, qps, tx_depth and steps must be >= 1")
+        sm = self.sim
+        if sm.stev_mode not in ("ev_direct", "ecmp"):
+            raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not ev_direct or ecmp")
+        if sm.rc_path not in ("hash", "even"):
+            raise ScenarioError(f"scenario.sim.rc_path: {sm.rc_path!r} is not hash or even")
+        if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0):
+            raise ScenarioError("scenario.sim: link_gbps, queue_packets and delay_ns must be >= 0")
+        if not 1 <= sm.evs_per_path <= 256:
+            raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
         if t.rate_gbps <= 0:
             raise ScenarioError("scenario.traffic.rate_gbps: must be positive")
         if t.encap not in ("srv6", "stev", "udp"):
@@ -151,20 +193,13 @@ class Scenario:
             raise ScenarioError("scenario.fabric: give a topology file or generate arguments")
         for i, f in enumerate(self.faults):
             w = f"scenario.faults[{i}]"
-            if f.kind not in FAULT_KINDS:
-                raise ScenarioError(f"{w}.kind: {f.kind!r} is not one of {', '.join(FAULT_KINDS)}")
-            if f.at < 0 or f.duration < 0:
-                raise ScenarioError(f"{w}: at and duration must be >= 0")
-            if f.kind in ("link_down", "link_up", "flap") and not (f.a and f.b):
-                raise ScenarioError(f"{w}: {f.kind} needs a and b (node or node:port)")
-            if f.kind in ("spine_loss", "spine_restore") and not f.spine:
-                raise ScenarioError(f"{w}: {f.kind} needs spine")
-            if f.kind in ("spine_loss", "spine_restore") and f.method not in SPINE_METHODS:
-                raise ScenarioError(f"{w}.method: {f.method!r} is not stop or links")
-            if f.kind in ("nic_down", "nic_up") and not (f.host and f.plane >= 1):
-                raise ScenarioError(f"{w}: {f.kind} needs host and plane")
-            if f.kind == "port_admin" and not (f.switch and f.port):
-                raise ScenarioError(f"{w}: port_admin needs switch and port")
+            try:
+                kind = faults.get(f.kind, w)
+                if f.at < 0 or f.duration < 0:
+                    raise ScenarioError(f"{w}: at and duration must be >= 0")
+                kind.validate(f, w)
+            except faults.FaultError as e:
+                raise ScenarioError(str(e)) from None
         return self
 
 
@@ -200,6 +235,37 @@ def _num(t: type):
     return f
 
 
+def _fault(raw: Any, where: str) -> FaultSpec:
+    """A fault entry: ``at``, ``kind``, ``duration`` and the parameters its kind declares."""
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: expected a mapping")
+    if "at" not in raw or "kind" not in raw:
+        raise ScenarioError(f"{where}: needs at and kind")
+    try:
+        kind = faults.get(str(raw["kind"]), where)
+    except faults.FaultError as e:
+        raise ScenarioError(str(e)) from None
+    types = {p.name: p.type for p in kind.params}
+    unknown = sorted(set(raw) - set(types) - {"at", "kind", "duration"})
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} for {kind.name} "
+                            f"(known: at, kind, duration, {', '.join(types)})")
+    params: dict[str, Any] = {}
+    for k, t in types.items():
+        if k in raw:
+            v = raw[k]
+            if t is bool:
+                if not isinstance(v, bool):
+                    raise ScenarioError(f"{where}.{k}: expected true or false, got {v!r}")
+                params[k] = v
+            elif t is str:
+                params[k] = str(v)
+            else:
+                params[k] = _num(t)(v, f"{where}.{k}")
+    return FaultSpec(at=_num(float)(raw["at"], f"{where}.at"), kind=kind.name,
+                     duration=_num(float)(raw.get("duration", 0.0), f"{where}.duration"), params=params)
+
+
 def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     """Build and check a Scenario from loaded YAML/JSON."""
     if not isinstance(data, dict):
@@ -207,21 +273,24 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     sizes = {"size": parse_size, "count": _num(int), "qps": _num(int), "tx_depth": _num(int),
              "rate_gbps": _num(float), "senders": _num(int), "shift": _num(int), "mtu": _num(int),
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
+             "steps": _num(int),
              "hosts": lambda v, w: tuple(str(x) for x in v)}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):
         raise ScenarioError(f"{where}.faults: expected a list")
-    fconv = {"at": _num(float), "duration": _num(float), "plane": _num(int), "port": _num(int)}
     modes = data.get("modes", ["mrc"])
     kw: dict[str, Any] = {
         "fabric": _build(FabricSpec, data.get("fabric"), f"{where}.fabric"),
         "traffic": _build(TrafficSpec, data.get("traffic"), f"{where}.traffic", sizes),
-        "faults": tuple(_build(FaultSpec, f, f"{where}.faults[{i}]", fconv) for i, f in enumerate(faults_raw)),
+        "faults": tuple(_fault(f, f"{where}.faults[{i}]") for i, f in enumerate(faults_raw)),
         "modes": tuple([modes] if isinstance(modes, str) else modes),
         "measure": _build(MeasureSpec, data.get("measure"), f"{where}.measure",
                           {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float)}),
+        "sim": _build(SimSpec, data.get("sim"), f"{where}.sim",
+                      {"link_gbps": _num(float), "delay_ns": _num(int), "queue_packets": _num(int),
+                       "evs_per_path": _num(int)}),
     }
-    unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure"})
+    unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if "name" in data:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet
 from mrc.core.nscc import Nscc, NsccConfig
-from mrc.core.types import Completion, QpCounters, QpState, WcOpcode, WcStatus
+from mrc.core.types import Completion, EvState, QpCounters, QpState, WcOpcode, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import AckInfo, Encap, Frame, ProbeInfo, encode_ack, encode_data, encode_probe
 
@@ -295,7 +295,13 @@ class QueuePair:
             return 0
         i = self.evset.pick(port_ok)
         if i < 0:
-            self.wake_ns = self.ep.earliest_port_wake([e.port for e in self.evset.entries])
+            # wake when a port this QP can send on frees up: a free port whose EVs are all
+            # ASSUMED_BAD would wake it at once, for nothing, until a usable port frees
+            ents = self.evset.entries
+            # (no GOOD EV on an up port: pick's last resort sends on any EV, so any port will do)
+            down = self.evset.ports_down
+            ports = [e.port for e in ents if e.state is EvState.GOOD and e.port not in down] or [e.port for e in ents]
+            self.wake_ns = self.ep.earliest_port_wake(ports)
         return i
 
     def _cwnd_ok(self, length: int) -> bool:
@@ -621,7 +627,7 @@ class QueuePair:
                 t = c
         if self.state is QpState.RTS and not self.rc:
             for e in self.evset.entries:
-                if e.state.value == "ASSUMED_BAD":
+                if e.state is EvState.ASSUMED_BAD:
                     c = e.probe_next_ns
                     if t is None or c < t:
                         t = c
@@ -668,7 +674,7 @@ class QueuePair:
 
     def _probe(self, now_ns: int, out: list) -> None:
         for i, e in enumerate(self.evset.entries):
-            if e.state.value != "ASSUMED_BAD" or now_ns < e.probe_next_ns:
+            if e.state is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
                 continue
             if e.probe_req_id >= 0:
                 late = e.probe_sent_ns + self._probe_wait()

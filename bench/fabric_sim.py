@@ -1,0 +1,302 @@
+"""The simulated fabric at datacenter scale: MRC spraying vs the single-path RC baseline, from one run.
+
+Cases (each in its own process, so its peak memory is its own; docs/simulation.md explains them):
+  permutation  128 hosts (1 plane, 8 leaves x 16 hosts, 16 spines), 100 Gb/s, ~12 us RTT, 4 KiB MTU,
+               a permutation of 2 MiB flows: MRC vs RC (path pinned by a hash, as ECMP) mean/max FCT,
+               their ratio, MRC's max FCT against the ideal (size / line rate + base RTT), and the
+               htsim reference (ECMP 378/766 us, REPS 197/215 us).
+  link-failure the same permutation, leaf-spine link p1l1-p1s1 down mid-run and back after --reroute-us
+               (the time a routing protocol would take): MRC's affected flows back to 80% of their rate
+               (us and RTTs); RC's flows pinned to the link stall until the link returns.
+  allreduce    a 10-step job of ring all-reduce steps (64 hosts, 16 spines); a spine lost during step
+               --step-j (restored --reroute-us later): step-time inflation for MRC and RC.
+  scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host.
+Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
+Simulated time is deterministic; wall and CPU time depend on the machine's load.
+
+    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from fabric.scenarios.report import analyse, goodput_recovery
+from fabric.scenarios.spec import FabricSpec, FaultSpec, MeasureSpec, Scenario, SimSpec, TrafficSpec
+from fabric.sim import run_sim
+
+MIB = 1 << 20
+HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
+CASES = ("permutation", "link-failure", "allreduce", "scale")
+
+
+def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, pattern: str = "permutation",
+             shift: int = 0, steps: int = 1, faults: tuple = (), gbps: float = 100.0, delay_ns: int = 1250,
+             deadline_s: float = 0.02, sample_us: float = 1.0, modes: tuple = ("mrc", "rc")) -> Scenario:
+    """A simulated scenario: a Clos fabric, one message of ``size`` per flow, datacenter timers."""
+    hosts = leaves * hpl
+    return Scenario(
+        name=f"{hosts} hosts {pattern}",
+        fabric=FabricSpec(topology=None, generate={"planes": planes, "spines": spines, "leaves": leaves,
+                                                   "hosts_per_leaf": hpl}),
+        # shift = hosts per leaf: every flow leaves its leaf (a permutation across the fabric)
+        traffic=TrafficSpec(pattern=pattern, size=size, count=1, qps=1, tx_depth=1, rate_gbps=gbps,
+                            shift=shift or hpl, ack_timeout=8, reorder_ms=0.004, probe_interval_ms=0.05,
+                            steps=steps),
+        faults=faults, modes=modes, deadline_s=deadline_s, seed=1,
+        measure=MeasureSpec(sample_ms=sample_us / 1000, bin_ms=sample_us * 2 / 1000, congestion_ms=0.01,
+                            switch_counters=True),
+        sim=SimSpec(link_gbps=gbps, delay_ns=delay_ns, queue_packets=64)).check()
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _run(sc: Scenario, mode: str) -> tuple[dict, dict]:
+    raw = run_sim(sc, mode)
+    return raw, analyse(raw, sc.measure.bin_ms, sc.measure.sample_ms)
+
+
+def _perf(raw: dict) -> dict:
+    s = raw["sim"]
+    return {"events": s["events"], "wall_s": s["wall_s"], "cpu_s": s["cpu_s"], "events_per_s": s["events_per_s"]}
+
+
+def case_permutation(a: argparse.Namespace) -> dict:
+    size = 2 * MIB
+    sc = scenario(1, 16, 8, 16, size)
+    out: dict = {"case": "permutation", "hosts": 128, "size_bytes": size}
+    for mode in ("mrc", "rc"):
+        raw, m = _run(sc, mode)
+        out[mode] = {"completed": m["completed"], "fct_mean_us": m["fct_us"]["mean"], "fct_p99_us": m["fct_us"]["p99"],
+                     "fct_max_us": m["fct_us"]["max"], "srtt_us": (m["srtt_ms_median"] or 0) * 1000,
+                     "retx": m["retransmissions"], "trims": m["switch_trims"], "ecn": m["switch_ecn_marks"],
+                     "drops": m["switch_drops"], **_perf(raw)}
+    base_rtt_us = 8 * 1.25 + 4 * 4250 * 8 / 100e9 * 1e6  # 8 link delays + a full frame over 4 hops
+    ideal = size * 8 / 100e9 * 1e6 + base_rtt_us
+    out["ideal_fct_us"] = round(ideal, 1)
+    out["max_fct_ratio_rc_over_mrc"] = round(out["rc"]["fct_max_us"] / out["mrc"]["fct_max_us"], 2)
+    out["mean_fct_ratio_rc_over_mrc"] = round(out["rc"]["fct_mean_us"] / out["mrc"]["fct_mean_us"], 2)
+    out["mrc_max_over_ideal"] = round(out["mrc"]["fct_max_us"] / ideal, 2)
+    out["htsim"] = HTSIM
+    out["htsim_max_ratio"] = round(HTSIM["ecmp_max_us"] / HTSIM["reps_max_us"], 2)
+    out["floors"] = {"max_fct_ratio>=3": out["max_fct_ratio_rc_over_mrc"] >= 3,
+                     "mrc_max<=1.5x_ideal": out["mrc_max_over_ideal"] <= 1.5}
+    return out
+
+
+def _flow_series(raw: dict, fids: set[int]) -> dict[int, list[tuple[float, int]]]:
+    ser: dict[int, list[tuple[float, int]]] = {}
+    for res in raw["hosts"].values():
+        order = res["flow_order"]
+        for s in res["samples"]:
+            for fid, v in zip(order, s[1:], strict=True):
+                if fid in fids:
+                    ser.setdefault(fid, []).append((s[0] / 1e9, v))
+    return ser
+
+
+def _bins(ser: dict[int, list[tuple[float, int]]], bin_s: float, end: float) -> list[tuple[float, float]]:
+    from fabric.scenarios.report import goodput_bins
+
+    run = {"elapsed_s": end, "hosts": {"x": {"flow_order": list(ser), "samples": []}}}
+    times = sorted({t for s in ser.values() for t, _ in s})
+    idx = {fid: 0 for fid in ser}
+    last = {fid: 0 for fid in ser}
+    for t in times:  # re-sample every series at every sample time (they share the sampling clock)
+        for fid, s in ser.items():
+            while idx[fid] < len(s) and s[idx[fid]][0] <= t:
+                last[fid] = s[idx[fid]][1]
+                idx[fid] += 1
+        run["hosts"]["x"]["samples"].append([t * 1e9] + [last[f] for f in ser])
+    return goodput_bins(run, bin_s)
+
+
+def case_link_failure(a: argparse.Namespace) -> dict:
+    size = 2 * MIB
+    at_s = 60e-6
+    reroute = a.reroute_us * 1e-6
+    sc = scenario(1, 16, 8, 16, size, faults=(FaultSpec(at=at_s, kind="flap", a="p1l1", b="p1s1",
+                                                        duration=reroute),),
+                  deadline_s=at_s + reroute + 0.002)
+    out: dict = {"case": "link-failure", "hosts": 128, "fault": "p1l1-p1s1 down at 60 us",
+                 "reroute_us": a.reroute_us}
+    leaf1 = {f"h{i}" for i in range(1, 17)}
+    for mode in ("mrc", "rc"):
+        raw, m = _run(sc, mode)
+        flows = raw["flows"]
+        srtt = (m["srtt_ms_median"] or 0.012) / 1000
+        if mode == "mrc":  # every flow from or to leaf 1 sprays some packets over the failed link
+            fids = {f["fid"] for f in flows if f["src"] in leaf1 or f["dst"] in leaf1}
+            ser = _flow_series(raw, fids)
+            bin_s = 2e-6
+            bins = _bins(ser, bin_s, raw["elapsed_s"])
+            pre = [g for t, g in bins if 20e-6 <= t < at_s - bin_s]
+            pre_mean = sum(pre) / len(pre) if pre else 0.0
+            rec = goodput_recovery(bins, bin_s, at_s, at_s + 3 * srtt, pre_mean)
+            r_s = rec["recovery_s"]
+            out[mode] = {"affected_flows": len(fids), "pre_fault_mb_s": round(pre_mean, 1),
+                         "dip_mb_s": rec["min_mb_s"],
+                         "recovery_us": None if r_s is None else round(r_s * 1e6, 1),
+                         "recovery_rtts": None if r_s is None else round(r_s / srtt, 2),
+                         "srtt_us": round(srtt * 1e6, 2), "fct_max_us": m["fct_us"]["max"],
+                         "completed": m["completed"], **_perf(raw)}
+        else:
+            # RC flows whose pinned spine (data or ACK direction) is p1s1 and that start or end on leaf 1
+            pins = raw["rc_pins"]
+            fids = {f["fid"] for f in flows if (f["src"] in leaf1 or f["dst"] in leaf1)
+                    and "p1s1" in pins.get(str(f["fid"]), ())}
+            st = _stalls(raw, at_s)
+            pinned = [st[fid] for fid in fids if fid in st]
+            others = [v for fid, v in st.items() if fid not in fids]
+            out[mode] = {"pinned_flows": len(fids),
+                         "stall_us_min": round(min(pinned) * 1e6, 1) if pinned else None,
+                         "stall_us_max": round(max(pinned) * 1e6, 1) if pinned else None,
+                         "other_flows_max_stall_us": round(max(others) * 1e6, 1) if others else None,
+                         "fct_max_us": m["fct_us"]["max"], "completed": m["completed"], **_perf(raw)}
+    out["floors"] = {"mrc_recovery<=3_rtts": (out["mrc"]["recovery_rtts"] or 99) <= 3,
+                     "rc_pinned_stall>=reroute": bool(out["rc"]["stall_us_min"])
+                     and out["rc"]["stall_us_min"] >= a.reroute_us * 0.9}
+    return out
+
+
+def _stalls(raw: dict, at_s: float) -> dict[int, float]:
+    """Per flow: the longest gap without acknowledged progress that starts after ``at_s`` - 20 us."""
+    out = {}
+    for fid, s in _flow_series(raw, {f["fid"] for f in raw["flows"]}).items():
+        best, last_t, last_v = 0.0, 0.0, -1
+        for t, v in s:
+            if v > last_v:
+                if last_v >= 0 and last_t >= at_s - 20e-6:
+                    best = max(best, t - last_t)
+                last_t, last_v = t, v
+        out[fid] = best
+    return out
+
+
+def case_allreduce(a: argparse.Namespace) -> dict:
+    hosts, steps, j = 64, 10, a.step_j
+    share = 256 << 10  # bytes each host writes to its ring neighbour per step
+    out: dict = {"case": "allreduce", "hosts": hosts, "steps": steps, "fault_step": j,
+                 "bytes_per_host_per_step": share, "reroute_us": a.reroute_us}
+    for mode in ("mrc", "rc"):
+        base_sc = scenario(1, 16, 4, 16, share, pattern="allreduce", steps=steps, modes=(mode,), deadline_s=0.05)
+        raw0, _ = _run(base_sc, mode)
+        st = raw0["step_s"]
+        t_j = sum(st[:j - 1]) + st[j - 1] / 2 if len(st) >= j else 0.0
+        f = FaultSpec(at=t_j, kind="spine_loss", spine="p1s1", duration=a.reroute_us * 1e-6)
+        sc = scenario(1, 16, 4, 16, share, pattern="allreduce", steps=steps, modes=(mode,), faults=(f,),
+                      deadline_s=0.05)
+        raw, m = _run(sc, mode)
+        sf = raw["step_s"]
+        clean = sorted(st)[len(st) // 2] if st else 0.0
+        out[mode] = {"clean_step_us_median": round(clean * 1e6, 1),
+                     "fault_at_us": round(t_j * 1e6, 1),
+                     "faulted_run_step_us": [round(x * 1e6, 1) for x in sf],
+                     "step_j_us": round(sf[j - 1] * 1e6, 1) if len(sf) >= j else None,
+                     "step_j_inflation": round(sf[j - 1] / clean, 2) if len(sf) >= j and clean else None,
+                     "job_us": round(sum(sf) * 1e6, 1), "clean_job_us": round(sum(st) * 1e6, 1),
+                     "completed": m["completed"], **_perf(raw)}
+    return out
+
+
+def case_scale(a: argparse.Namespace) -> dict:
+    sc = scenario(8, 32, a.scale_leaves, 32, MIB, modes=("mrc",), deadline_s=0.05, sample_us=5.0)
+    t0, c0 = time.monotonic(), time.process_time()
+    raw, m = _run(sc, "mrc")
+    return {"case": "scale", "hosts": raw["sim"]["hosts"], "planes": 8, "spines_per_plane": 32,
+            "paths_per_pair": raw["sim"]["paths_per_pair"], "size_bytes": MIB, "completed": m["completed"],
+            "fct_mean_us": m["fct_us"]["mean"], "fct_max_us": m["fct_us"]["max"],
+            "total_wall_s": round(time.monotonic() - t0, 1), "total_cpu_s": round(time.process_time() - c0, 1),
+            **_perf(raw)}
+
+
+def run_case(name: str, a: argparse.Namespace) -> dict:
+    t0, c0 = time.monotonic(), time.process_time()
+    fn = {"permutation": case_permutation, "link-failure": case_link_failure, "allreduce": case_allreduce,
+          "scale": case_scale}[name]
+    out = fn(a)
+    out["case_wall_s"] = round(time.monotonic() - t0, 1)
+    out["case_cpu_s"] = round(time.process_time() - c0, 1)
+    out["peak_rss_mib"] = round(_rss_mib(), 1)
+    return out
+
+
+def show(r: dict) -> None:
+    c = r["case"]
+    print(f"== {c}: wall {r['case_wall_s']} s, process CPU {r['case_cpu_s']} s, peak RSS {r['peak_rss_mib']} MiB")
+    if c == "permutation":
+        for mode in ("mrc", "rc"):
+            x = r[mode]
+            print(f"  {mode.upper():3} FCT mean {x['fct_mean_us']:7.1f} us  p99 {x['fct_p99_us']:7.1f}  max "
+                  f"{x['fct_max_us']:7.1f}  srtt {x['srtt_us']:.1f} us  retx {x['retx']}  trims {x['trims']}  "
+                  f"ECN {x['ecn']}  drops {x['drops'] or 'none'}  {x['events']} events, "
+                  f"{x['events_per_s']} events/s (CPU)")
+        print(f"  RC/MRC: mean {r['mean_fct_ratio_rc_over_mrc']}x, max {r['max_fct_ratio_rc_over_mrc']}x "
+              f"(htsim ECMP/REPS max {r['htsim_max_ratio']}x: {HTSIM})")
+        print(f"  MRC max FCT / ideal ({r['ideal_fct_us']} us) = {r['mrc_max_over_ideal']}")
+    elif c == "link-failure":
+        x, y = r["mrc"], r["rc"]
+        print(f"  MRC: {x['affected_flows']} affected flows, {x['pre_fault_mb_s']} MB/s before, dip "
+              f"{x['dip_mb_s']} MB/s, back to 80% in {x['recovery_us']} us = {x['recovery_rtts']} RTTs "
+              f"(srtt {x['srtt_us']} us); max FCT {x['fct_max_us']} us")
+        print(f"  RC:  {y['pinned_flows']} flows pinned to the link stalled {y['stall_us_min']}..{y['stall_us_max']} us "
+              f"(link back after {r['reroute_us']} us; other flows' longest stall {y['other_flows_max_stall_us']} us); "
+              f"max FCT {y['fct_max_us']} us")
+    elif c == "allreduce":
+        for mode in ("mrc", "rc"):
+            x = r[mode]
+            print(f"  {mode.upper():3} clean step {x['clean_step_us_median']} us; spine p1s1 lost at "
+                  f"{x['fault_at_us']} us (step {r['fault_step']}): step {r['fault_step']} took {x['step_j_us']} us "
+                  f"= {x['step_j_inflation']}x; job {x['job_us']} us vs {x['clean_job_us']} us clean")
+    else:
+        print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, 1 MiB each: completed "
+              f"{r['completed']}, FCT mean {r['fct_mean_us']} us max {r['fct_max_us']} us; {r['events']} events, "
+              f"{r['events_per_s']} events/s (CPU); sim loop wall {r['wall_s']} s CPU {r['cpu_s']} s")
+    if "floors" in r:
+        print("  floors: " + ", ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in r["floors"].items()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--reroute-us", type=float, default=500.0, help="time until a failed link/spine is back")
+    ap.add_argument("--step-j", type=int, default=4, help="allreduce: the step during which the spine fails")
+    ap.add_argument("--scale-leaves", type=int, default=32, help="scale case: leaves per plane (32 hosts each)")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one:
+        print(json.dumps(run_case(a.one, a)))
+        return 0
+    results = []
+    for name in a.cases.split(","):
+        if name not in CASES:
+            ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
+        cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
+               "--scale-leaves", str(a.scale_leaves)]
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if p.returncode != 0:
+            print(f"== {name}: FAILED\n{p.stderr[-3000:]}")
+            results.append({"case": name, "error": p.stderr[-3000:]})
+            continue
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        results.append(r)
+        if not a.json:
+            show(r)
+            sys.stdout.flush()
+    if a.json:
+        print(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,532 @@
+"""Run one traffic mode of a scenario on the simulated fabric: real ``mrc.core`` endpoints, simulated time.
+
+One ``mrc.core.Endpoint`` per host (NIC port p = plane p), one QP per flow and direction, EVs from the
+controller's own EV plans (``controller.evplan``); endpoints are driven exactly as ``mrc.sim.network``
+drives them (``receive`` / ``datagrams_to_send`` / ``get_timer`` / ``handle_timer`` with ``now_ns``).
+The result has the shape of the emulated runner's (``fabric.scenarios.runner.run_traffic``), so the
+report and plot code is shared.  Time is integer nanoseconds in a binary heap; same inputs, same run.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from controller import build_plan, parse_topology
+from controller.evplan import srv6_profile, stev_profile
+from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
+from mrc.wire.codec import mark_ce, trim_packet
+
+from ..faults import check_engine
+from ..scenarios.runner import flows_for, rc_pins, topology_data
+from ..scenarios.spec import FaultSpec, Scenario, ScenarioError
+from .model import Port, Route, SimFabric
+
+BASE_VA = 0x2_0000_0000
+_EV_DATA, _EV_TIMER, _EV_CALL = 0, 1, 2
+
+
+def payload(seed: int, flow: int, msg: int, size: int) -> bytes:
+    """Message bytes (the netns agent's formula, so both engines verify the same data)."""
+    return random.Random((seed << 40) ^ (flow << 20) ^ msg).randbytes(size)
+
+
+class SimFaults:
+    """The simulator's fault primitives (``fabric.faults.FaultTarget``)."""
+
+    fault_primitives = frozenset({"set_link", "host_link", "spine_links", "switch_stop", "switch_start",
+                                  "port_admin", "link_loss", "link_rate"})
+
+    def __init__(self, sim: SimRun) -> None:
+        self.sim, self.fab = sim, sim.fab
+
+    def set_link(self, a: str, b: str, up: bool) -> None:
+        for p in self.fab.link_ports(a, b):
+            p.up = up
+        self.sim.link_changed(a, b, up)
+
+    def host_link(self, host: str, plane: int) -> tuple[str, str]:
+        p = self.fab.ports.get((host, plane))
+        if p is None:
+            raise ScenarioError(f"fault: host {host} has no NIC port {plane}")
+        return f"{host}:{plane}", f"{p.peer}:{p.peer_port}"
+
+    def spine_links(self, spine: str) -> list[tuple[str, str]]:
+        sw = self.fab.topo.switches.get(spine)
+        if sw is None or sw.role != "spine":
+            raise ScenarioError(f"fault: {spine!r} is not a spine of this fabric")
+        return [(f"{n}:{p}", f"{q.peer}:{q.peer_port}") for (n, p), q in self.fab.ports.items() if n == spine]
+
+    def _switch(self, switch: str, running: bool) -> None:
+        st = self.fab.switches.get(switch)
+        if st is None:
+            raise ScenarioError(f"fault: no switch {switch!r}")
+        st.running = running
+        for (n, p), q in self.fab.ports.items():
+            if n == switch:  # a stopped switch neither sends nor receives: every link goes dark
+                q.up = running
+                self.fab.ports[(q.peer, q.peer_port)].up = running
+                self.sim.link_changed(f"{n}:{p}", f"{q.peer}:{q.peer_port}", running)
+
+    def switch_stop(self, switch: str) -> None:
+        self._switch(switch, False)
+
+    def switch_start(self, switch: str) -> None:
+        self._switch(switch, True)
+
+    def port_admin(self, switch: str, port: int, up: bool) -> None:
+        p = self.fab.ports.get((switch, port))
+        if p is None or p.sw is None:
+            raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
+        p.admin_up = up
+        self.fab.ports[(p.peer, p.peer_port)].admin_up = up
+
+    def link_loss(self, a: str, b: str, loss: float) -> None:
+        for p in self.fab.link_ports(a, b):
+            p.loss = loss
+
+    def link_rate(self, a: str, b: str, fraction: float) -> None:
+        for p in self.fab.link_ports(a, b):
+            p.ns_per_byte = p.base_ns_per_byte / fraction
+
+
+class _Out:
+    __slots__ = ("count", "done", "dst", "failed", "fct_ns", "fid", "last_done_ns", "lat_us", "outstanding",
+                 "post_ns", "posted", "qp", "rkey", "size", "start_ns", "start_seq", "step_done_ns", "tx_depth", "va")
+
+    def __init__(self, fid: int, dst: int, size: int, count: int, tx_depth: int) -> None:
+        self.fid, self.dst, self.size, self.count, self.tx_depth = fid, dst, size, count, tx_depth
+        self.posted = self.done = self.failed = self.outstanding = 0
+        self.post_ns: dict[int, int] = {}
+        self.lat_us: list[float] = []
+        self.last_done_ns = 0
+        self.start_ns = 0
+        self.fct_ns: list[int] = []
+        self.step_done_ns = 0
+
+
+class SimRun:
+    """One mode of one scenario on a fresh simulated fabric (``run()`` returns the runner-shaped result)."""
+
+    def __init__(self, sc: Scenario, mode: str, progress: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.sc, self.mode, self.progress = sc, mode, progress
+        s = sc.sim
+        data = topology_data(sc.fabric)
+        self.topo = parse_topology(data)
+        self.plan = build_plan(self.topo)
+        t = sc.traffic
+        nic = t.rate_gbps
+        self.fab = SimFabric(self.plan, link_gbps=s.link_gbps or nic, nic_gbps=nic,
+                             delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=s.stev_mode)
+        self.encap = t.encap
+        self.hosts = self.fab.hosts
+        self.flows = flows_for(t, self.hosts)
+        self.rng = random.Random(sc.seed)
+        self.heap: list = []
+        self.seq = 0
+        self.now = 0
+        self.events = 0
+        self.timer_at: list[int | None] = [None] * len(self.hosts)
+        self.fault_log: list[dict[str, Any]] = []
+        self.cong_samples: list[list] = []
+        self.step_ns: list[int] = []
+        self.link_events: list[list] = [[] for _ in self.hosts]
+        for i, f in enumerate(sc.faults):
+            check_engine(f.spec, SimFaults.fault_primitives, "sim", f"scenario.faults[{i}]")
+        self._build_endpoints()
+
+    # ---- set-up -------------------------------------------------------------------------------
+    def _evs(self, src: str, dst: str) -> list[tuple[bytes | int, int, str]]:
+        """The controller's EV plan from ``src`` to ``dst``: (EV, NIC port, spine) in plan order."""
+        e = self.sc.sim.evs_per_path
+        if self.encap == "srv6":
+            prof = srv6_profile(self.plan, src, dst, e)
+            return [(ev.value, ev.port, ev.spine) for ev in prof.evs]
+        prof = stev_profile(self.plan, src, dst, e)
+        if self.encap == "stev":
+            return [(int.from_bytes(ev.value, "big"), ev.port, ev.spine) for ev in prof.evs]
+        return [(ev.udp_sport, ev.port, ev.spine) for ev in prof.evs]
+
+    def _attr(self) -> QpAttr:
+        t = self.sc.traffic
+        return QpAttr(mode=self.mode, mtu=t.mtu or 4096, ack_timeout=t.ack_timeout,
+                      reorder_min_ns=int(t.reorder_ms * 1e6), probe_interval_ns=int(t.probe_interval_ms * 1e6),
+                      probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000))
+
+    def _rc_pin(self, a: str, b: str) -> int:
+        if self.sc.sim.rc_path == "even":
+            return self._pins[tuple(sorted((a, b)))]
+        # "hash": a static per-pair choice as a switch's ECMP hash makes it (collisions included)
+        return random.Random(f"{self.sc.seed}:{min(a, b)}:{max(a, b)}").getrandbits(32)
+
+    def _build_endpoints(self) -> None:
+        t, sids = self.sc.traffic, self.plan.sids
+        planes = list(range(1, self.topo.planes + 1))
+        self.gids = [sids.host_gid(h).packed for h in self.hosts]
+        self.eps = [Endpoint(g, planes, encap=self.encap, port_rate_bps=t.rate_gbps * 1e9, first_qpn=0x100)
+                    for g in self.gids]
+        self._pins = rc_pins(self.hosts) if self.mode == "rc" and self.sc.sim.rc_path == "even" else {}
+        hi = self.fab.host_index
+        self.out: list[list[_Out]] = [[] for _ in self.hosts]
+        self.in_bufs: dict[int, tuple[int, bytearray, int]] = {}
+        self.in_by_host: list[list[int]] = [[] for _ in self.hosts]
+        self.by_qpn: list[dict[int, _Out]] = [{} for _ in self.hosts]
+        rng = random.Random(self.sc.seed ^ 0x5EED)
+        self.msgs = t.count * t.size
+        self.base_count = t.count
+        self.rc_spines: dict[int, tuple[str, str]] = {}
+        for f in self.flows:
+            s, d = hi[f.src], hi[f.dst]
+            evs_sd, evs_ds = self._evs(f.src, f.dst), self._evs(f.dst, f.src)
+            if self.mode == "rc":
+                pin = self._rc_pin(f.src, f.dst)
+                evs_sd = [evs_sd[pin % len(evs_sd)]]
+                evs_ds = [evs_ds[pin % len(evs_ds)]]
+                self.rc_spines[f.fid] = (evs_sd[0][2], evs_ds[0][2])
+            elif self.sc.sim.shuffle_evs:  # the same EVs, each QP's round robin in its own order; one
+                # permutation for both ends, so EV i of one end still names the path of EV i of the other
+                # (the core answers probes and acknowledges on the EV of the same index)
+                perm = list(range(len(evs_sd)))
+                rng.shuffle(perm)
+                evs_sd = [evs_sd[i] for i in perm]
+                evs_ds = [evs_ds[i] for i in perm]
+            qs = self.eps[s].create_qp([(v, p) for v, p, _ in evs_sd], self._attr())
+            qd = self.eps[d].create_qp([(v, p) for v, p, _ in evs_ds], self._attr())
+            ps, pd = rng.getrandbits(24), rng.getrandbits(24)
+            self.eps[s].connect(qs, qd.qpn, self.gids[d], rq_psn=pd, sq_psn=ps)
+            self.eps[d].connect(qd, qs.qpn, self.gids[s], rq_psn=ps, sq_psn=pd)
+            buf = bytearray(t.size * t.count)
+            va = BASE_VA + (f.fid << 32)
+            mr = self.eps[d].reg_mr(buf, va)
+            o = _Out(f.fid, d, t.size, t.count, t.tx_depth)
+            o.qp, o.va, o.rkey, o.start_seq = qs, va, mr.rkey, qs.snd_una
+            self.out[s].append(o)
+            self.by_qpn[s][qs.qpn] = o
+            self.in_bufs[f.fid] = (d, buf, t.size)
+            self.in_by_host[d].append(f.fid)
+        self.fab.invalidate()
+        self._data: dict[tuple[int, int], bytes] = {}
+
+    # ---- events -------------------------------------------------------------------------------
+    def push(self, t: int, kind: int, a: Any, b: Any = None, c: Any = None) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, a, b, c))
+
+    def at(self, t_ns: int, fn: Callable[[], None]) -> None:
+        """Call ``fn`` at simulated time ``t_ns``."""
+        self.push(t_ns, _EV_CALL, fn)
+
+    def link_changed(self, a: str, b: str, up: bool) -> None:
+        """A host NIC link changed carrier: the host's endpoint learns it, as the driver's netlink does."""
+        for x in (a, b):
+            node, _, port = x.partition(":")
+            if node in self.fab.host_index and port:
+                h = self.fab.host_index[node]
+                self.link_events[h].append([self.now, int(port), up])
+                self.eps[h].set_port_state(int(port), up, self.now)
+                self._flush(h)
+
+    def _enqueue(self, p: Port, r: Route, i: int, data: bytes, prio: bool, now: int) -> None:
+        """A packet reaches egress port ``p`` (hop ``i`` of ``r``) at ``now``: admit, trim, mark or drop."""
+        sw = p.sw
+        if sw is not None:
+            sw.rx += 1
+        if not p.up:
+            if sw is not None:
+                sw.drops["link_down" if sw.running else "switch_down"] += 1
+            return
+        if not p.admin_up:
+            if sw is not None:
+                sw.drops["port_admin_down"] += 1
+            return
+        if p.loss and self.rng.random() < p.loss:
+            if sw is not None:
+                sw.drops["grey_loss"] += 1
+            return
+        n = len(data)
+        if prio:  # trimmed packets: the strict-priority queue, ahead of the data queue
+            t = now + n * p.ns_per_byte + p.delay_ns
+        else:
+            deps = p.deps
+            while deps and deps[0] <= now:
+                deps.popleft()
+            depth = len(deps)
+            if depth >= p.trim_thr:
+                tr = trim_packet(data)
+                if tr is not None:
+                    sw.congestion["trimmed"] += 1
+                    sw.tx += 1
+                    self.push(int(now + len(tr) * p.ns_per_byte + p.delay_ns) + 1, _EV_DATA, r, i + 1, (tr, True))
+                    return
+                if depth >= p.drop_thr:
+                    sw.drops["queue_full"] += 1
+                    sw.congestion["early_drop"] += 1
+                    return
+            elif depth >= p.drop_thr:  # the host NIC queue: never reached (its endpoint paces)
+                return
+            if depth >= p.ecn_thr:
+                m = mark_ce(data)
+                if m is not data and sw is not None:
+                    sw.congestion["ecn_marked"] += 1
+                    data = m
+            start = max(now, p.free)
+            p.free = start + n * p.ns_per_byte
+            deps.append(p.free)
+            t = p.free + p.delay_ns
+        if sw is not None:
+            sw.tx += 1
+        self.push(int(t) + 1, _EV_DATA, r, i + 1, (data, prio))
+
+    def _send(self, h: int, port: int, data: bytes) -> None:
+        r = self.fab.route(self.hosts[h], port, data, self.encap)
+        if r.drop and len(r.ports) == 1:
+            self.fab.switches[r.drop_at].drops[r.drop] += 1
+            return
+        self._enqueue(r.ports[0], r, 0, data, False, self.now)
+
+    def _flush(self, h: int) -> None:
+        ep = self.eps[h]
+        for port, data in ep.datagrams_to_send(self.now):
+            self._send(h, port, data)
+        t = ep.get_timer()
+        if t is not None:
+            if t <= self.now:
+                t = self.now + 1
+            cur = self.timer_at[h]
+            if cur is None or t < cur or cur <= self.now:
+                self.timer_at[h] = t
+                self.push(t, _EV_TIMER, h)
+        cs = ep.poll_completions()
+        if cs:
+            self._completions(h, cs)
+
+    def _post(self, h: int) -> None:
+        seed, ep = self.sc.seed, self.eps[h]
+        for o in self.out[h]:
+            while o.posted < o.count and o.outstanding < o.tx_depth:
+                k = o.posted
+                m = k % self.base_count  # a later step rewrites the same messages
+                data = payload(seed, o.fid, m, o.size)
+                o.post_ns[k] = self.now
+                ep.post_write(o.qp, k, data, o.va + m * o.size, o.rkey)
+                o.outstanding += 1
+                o.posted += 1
+
+    def _completions(self, h: int, cs: list) -> None:
+        by = self.by_qpn[h]
+        more = False
+        for c in cs:
+            o = by.get(c.qpn)
+            if o is None or c.opcode is not WcOpcode.RDMA_WRITE:
+                continue
+            o.outstanding -= 1
+            t_post = o.post_ns.pop(c.wr_id, c.time_ns)
+            if c.status is not WcStatus.SUCCESS:
+                o.failed += 1
+                continue
+            o.done += 1
+            o.lat_us.append((c.time_ns - t_post) / 1000)
+            o.last_done_ns = c.time_ns
+            if o.done + o.failed >= o.count:
+                o.fct_ns.append(c.time_ns - o.start_ns)
+                self.pending -= 1
+            more = True
+        if more:
+            self._post(h)
+            ep = self.eps[h]
+            for port, data in ep.datagrams_to_send(self.now):
+                self._send(h, port, data)
+
+    # ---- the run ------------------------------------------------------------------------------
+    def _start_step(self) -> None:
+        """Start a step: every flow writes its ``count`` messages again (a collective's step)."""
+        self.step_start = self.now
+        first = not self.step_ns
+        self.pending = 0
+        for h, outs in enumerate(self.out):
+            for o in outs:
+                if not first:
+                    o.count += self.base_count
+                o.start_ns = self.now
+                self.pending += 1
+            if outs:
+                self._post(h)
+                self._flush(h)
+
+    def _sample(self) -> None:
+        now = self.now
+        for h, outs in enumerate(self.out):
+            if outs:
+                self.samples[h].append([now] + [self._acked(o) for o in outs])
+        self.at(now + self.sample_ns, self._sample)
+
+    def _acked(self, o: _Out) -> int:
+        mtu = self.sc.traffic.mtu or 4096
+        per = max(1, -(-o.size // mtu))
+        n = max(0, o.qp.snd_una - o.start_seq)
+        return min((n // per) * o.size + min((n % per) * mtu, o.size), o.posted * o.size)
+
+    def _cong(self) -> None:
+        self.cong_samples.append([self.now / 1e9, self.fab.congestion_counts()])
+        self.at(self.now + self.cong_ns, self._cong)
+
+    def _fault(self, f: FaultSpec, undo: bool) -> None:
+        try:
+            what = f.spec.apply(SimFaults(self), f, undo)
+            self.fault_log.append({"t_s": self.now / 1e9, "fault": f.label(), "undo": undo, "did": what,
+                                   "down": f.spec.is_failure(f, undo)})
+        except (ScenarioError, ValueError) as e:
+            self.fault_log.append({"t_s": self.now / 1e9, "fault": f.label(), "undo": undo, "error": str(e),
+                                   "down": False})
+
+    def run(self) -> dict[str, Any]:
+        """Simulate until every step completes or the deadline; returns the runner-shaped result."""
+        sc, t = self.sc, self.sc.traffic
+        steps = max(1, t.steps)
+        deadline = int(sc.deadline_s * 1e9)
+        self.sample_ns = max(1, int(sc.measure.sample_ms * 1e6))
+        self.cong_ns = max(1, int(sc.measure.congestion_ms * 1e6))
+        self.samples: list[list] = [[] for _ in self.hosts]
+        for f in sc.faults:
+            self.at(int(f.at * 1e9), lambda f=f: self._fault(f, False))
+            if f.duration > 0:
+                self.at(int((f.at + f.duration) * 1e9), lambda f=f: self._fault(f, True))
+        self.at(0, self._sample)
+        self.at(0, self._cong)
+        wall0, cpu0 = time.monotonic(), time.process_time()
+        self._start_step()
+        heap, eps, fab = self.heap, self.eps, self.fab
+        pop = heapq.heappop
+        next_report = wall0 + 1.0
+        steps_done = 0
+        completed = False
+        while heap:
+            tt, _s, kind, a, b, c = heap[0]
+            if tt > deadline:
+                self.now = deadline
+                break
+            pop(heap)
+            self.events += 1
+            self.now = tt
+            if kind == _EV_DATA:
+                r: Route = a
+                if b < len(r.ports):
+                    self._enqueue(r.ports[b], r, b, c[0], c[1], tt)
+                elif r.drop:
+                    fab.switches[r.drop_at].drops[r.drop] += 1
+                else:
+                    h = r.dst_host
+                    eps[h].receive(c[0], r.dst_port, tt)
+                    self._flush(h)
+            elif kind == _EV_TIMER:
+                if self.timer_at[a] == tt:
+                    self.timer_at[a] = None
+                eps[a].handle_timer(tt)
+                self._flush(a)
+            else:
+                a()
+            if self.pending <= 0:
+                self.step_ns.append(self.now - self.step_start)
+                steps_done += 1
+                if steps_done >= steps:
+                    completed = True
+                    break
+                self._start_step()
+            if self.progress is not None and not (self.events & 0x3FF) and time.monotonic() >= next_report:
+                next_report = time.monotonic() + 1.0
+                self._report_progress(wall0)
+        self.wall_s, self.cpu_s = time.monotonic() - wall0, time.process_time() - cpu0
+        self.completed = completed
+        for h, outs in enumerate(self.out):
+            if outs:
+                self.samples[h].append([self.now] + [self._acked(o) for o in outs])
+        self.cong_samples.append([self.now / 1e9, fab.congestion_counts()])
+        if self.progress is not None:
+            self._report_progress(wall0)
+        return self._result(steps)
+
+    def _report_progress(self, wall0: float) -> None:
+        acked = sum(self._acked(o) for outs in self.out for o in outs)
+        el = max(1e-9, time.monotonic() - wall0)
+        self.progress({"mode": self.mode, "t_s": self.now / 1e9, "acked": acked,
+                       "total": len(self.flows) * self.msgs * max(1, self.sc.traffic.steps),
+                       "faults": list(self.fault_log), "events": self.events, "events_per_s": self.events / el,
+                       "wall_s": el})
+
+    def _result(self, steps: int) -> dict[str, Any]:
+        sc = self.sc
+        hosts: dict[str, Any] = {}
+        by_fid = {o.fid: o for outs in self.out for o in outs}
+        for h, name in enumerate(self.hosts):
+            ep = self.eps[h]
+            outs = self.out[h]
+            out_qpns = {o.qp.qpn for o in outs}
+            retx = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0}
+            extra = {"trims_received": 0, "ecn_echoes": 0, "duplicates_received": 0, "timeouts": 0,
+                     "probes_sent": 0, "data_packets_sent": 0}
+            for qpn, qp in ep.qps.items():
+                c = qp.counters
+                if qpn in out_qpns:
+                    for k in retx:
+                        retx[k] += getattr(c, f"retx_{k}")
+                    for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent"):
+                        extra[k] += getattr(c, k)
+                else:
+                    extra["trims_received"] += c.trims_received
+                    extra["duplicates_received"] += c.duplicates_received
+            verify = {}
+            for fid in self.in_by_host[h]:
+                _, buf, size = self.in_bufs[fid]
+                o = by_fid[fid]
+                done = min(o.done, self.base_count)  # every step rewrites the same messages
+                bad = [k for k in range(done) if buf[k * size:(k + 1) * size] != payload(sc.seed, fid, k, size)]
+                verify[str(fid)] = {"messages_checked": done, "bytes_checked": done * size * steps,
+                                    "bad_messages": bad[:20], "bad_count": len(bad)}
+            events = ep.poll_events()
+            hosts[name] = {
+                "host": name, "mode": self.mode, "errors": [],
+                "flows": {str(o.fid): {"dst": self.hosts[o.dst], "size": o.size, "count": o.count,
+                                       "posted": o.posted, "done": o.done, "failed": o.failed,
+                                       "lat_us": [round(x, 3) for x in o.lat_us],
+                                       "last_done_ns": o.last_done_ns or None, "fct_ns": o.fct_ns}
+                          for o in outs},
+                "flow_order": [o.fid for o in outs],
+                "samples": self.samples[h],
+                "ev_events": [[e.time_ns, e.qpn, e.ev_index, e.port, e.old_state.value, e.new_state.value, e.cause]
+                              for e in events],
+                "link_events": self.link_events[h], "retx": retx, "counters": extra,
+                "srtt_ns": sorted(o.qp.srtt for o in outs if o.qp.srtt), "verify": verify, "driver": {},
+            }
+        return {"mode": self.mode, "engine": "sim", "completed": self.completed, "elapsed_s": self.now / 1e9,
+                "deadline_s": sc.deadline_s, "total_bytes": len(self.flows) * self.msgs * steps,
+                "flows": [f.__dict__ for f in self.flows], "hosts": hosts, "faults": self.fault_log,
+                "switch_counters": self.fab.counters(), "congestion_samples": self.cong_samples,
+                "step_s": [x / 1e9 for x in self.step_ns],
+                "rc_pins": {str(k): list(v) for k, v in self.rc_spines.items()}, "sim": {"events": self.events, "wall_s": round(self.wall_s, 3),
+                                       "cpu_s": round(self.cpu_s, 3),
+                                       "events_per_s": round(self.events / max(self.cpu_s, 1e-9)),
+                                       "hosts": len(self.hosts), "paths_per_pair": len(self._evs(self.hosts[0],
+                                                                                                 self.hosts[1]))}}
+
+
+def run_sim(sc: Scenario, mode: str, progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Simulate one mode of ``sc`` (a fresh fabric per mode, so modes do not share state)."""
+    return SimRun(sc, mode, progress).run()
+
+
+def progress_bar(total_hint: str = "") -> Callable[[dict[str, Any]], None]:
+    """A one-line progress bar on stderr: simulated time, bytes acknowledged, events/s."""
+    def show(p: dict[str, Any]) -> None:
+        frac = p["acked"] / p["total"] if p["total"] else 0.0
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\r{p['mode']:>3} [{bar:<30}] {frac:6.1%}  sim {p['t_s'] * 1e6:9.1f} us  "
+                         f"{p.get('events', 0):>10} events  {p.get('events_per_s', 0):8.0f} events/s  "
+                         f"wall {p.get('wall_s', 0):6.1f} s {total_hint}")
+        sys.stderr.flush()
+    return show
+
+
+__all__ = ["SimFaults", "SimRun", "progress_bar", "run_sim"]

@@ -1,0 +1,218 @@
+"""The simulated fabric: switches with the P4 program's forwarding and queueing, built from the controller's plan.
+
+Everything is derived from ``controller.build_plan(topology)``: the same uSIDs, routes, ECMP and
+EV-direct groups and queue thresholds the controller writes into ``p4src/mrc_switch.p4``'s tables,
+held here as per-switch dicts.  A packet's carrier (SRv6 outer destination, or the STEV/UDP flow
+fields) is parsed once, at the first hop, and walked through those tables to the list of egress
+ports it will cross (cached per carrier); queues, marks, trims and drops then happen per port and
+per packet, in simulated time.
+"""
+from __future__ import annotations
+
+import ipaddress
+import zlib
+from collections import Counter, deque
+from dataclasses import dataclass
+
+from controller.plan import (
+    DEFAULT_QUEUE_DEPTH,
+    EcmpGroup,
+    EvDirectMap,
+    FabricPlan,
+    HostRoute,
+    HostRouteGroup,
+    OwnUsid,
+    PortSetting,
+    RouteUsid,
+)
+from mrc.wire import formats as F
+
+DROP_REASONS = ("link_down", "port_admin_down", "no_route", "usid_unknown", "local_not_probe", "queue_full",
+                "grey_loss", "switch_down")
+_BIG = 1 << 30
+
+
+class Port:
+    """One egress port (one direction of a link): a FIFO data queue, a strict-priority trimmed queue,
+    the program's thresholds (packets), line rate and propagation delay."""
+
+    __slots__ = ("admin_up", "base_ns_per_byte", "delay_ns", "deps", "drop_thr", "ecn_thr", "free", "loss",
+                 "name", "ns_per_byte", "owner", "peer", "peer_port", "sw", "trim_thr", "tx", "up")
+
+    def __init__(self, owner: str, port: int, peer: str, peer_port: int, gbps: float, delay_ns: int,
+                 thresholds: tuple[int, int, int] | None, sw: SwitchState | None) -> None:
+        self.owner, self.name, self.peer, self.peer_port = owner, f"{owner}:{port}", peer, peer_port
+        self.base_ns_per_byte = self.ns_per_byte = 8.0 / gbps
+        self.delay_ns = delay_ns
+        ecn, trim, drop = thresholds if thresholds else (_BIG, _BIG, _BIG)
+        self.ecn_thr, self.trim_thr, self.drop_thr = ecn, trim, drop
+        self.deps: deque[float] = deque()  # departure times of the packets in the data queue
+        self.free = 0.0  # when the data queue's last packet has left
+        self.up = True  # carrier (both ends of the link)
+        self.admin_up = True
+        self.loss = 0.0  # grey failure: silent drop probability
+        self.tx = 0
+        self.sw = sw
+
+    def depth(self, now: float) -> int:
+        """Packets in the data queue at ``now``."""
+        deps = self.deps
+        while deps and deps[0] <= now:
+            deps.popleft()
+        return len(deps)
+
+
+@dataclass
+class SwitchState:
+    """Counters of one switch (as the controller reads them from the program)."""
+
+    name: str
+    drops: Counter
+    congestion: Counter
+    rx: int = 0
+    tx: int = 0
+    running: bool = True
+
+
+class Route:
+    """Where a packet goes: the egress ports it crosses and the host NIC port it arrives on (or the
+    drop reason and switch when the tables drop it)."""
+
+    __slots__ = ("drop", "drop_at", "dst_host", "dst_port", "ports")
+
+    def __init__(self, ports: tuple[Port, ...], dst_host: int = -1, dst_port: int = 0, drop: str = "",
+                 drop_at: str = "") -> None:
+        self.ports, self.dst_host, self.dst_port, self.drop, self.drop_at = ports, dst_host, dst_port, drop, drop_at
+
+
+class SimFabric:
+    """Ports, per-switch tables and counters of a fabric plan; ``route`` resolves a frame's path."""
+
+    def __init__(self, plan: FabricPlan, *, link_gbps: float, nic_gbps: float, delay_ns: int | None,
+                 queue_packets: int | None, stev_mode: str = "ev_direct") -> None:
+        topo = plan.topology
+        self.plan, self.topo, self.stev_mode = plan, topo, stev_mode
+        self.hosts = [h.name for h in topo.host_list()]
+        self.host_index = {h: i for i, h in enumerate(self.hosts)}
+        self.switches = {n: SwitchState(n, Counter(), Counter()) for n in plan.switches}
+        self.ports: dict[tuple[str, int], Port] = {}
+        settings = {(n, ps.port): ps for n, sp in plan.switches.items() for ps in sp.of(PortSetting)}
+        for lk in topo.links:
+            for end, other in ((lk.a, lk.b), (lk.b, lk.a)):
+                ps = settings.get((end.node, end.port))
+                # the topology's delay_us is a switch port's egress delay (softswitch --link-delay), as
+                # in the emulation; sim.delay_ns delays every link in both directions
+                d = delay_ns if delay_ns is not None else (lk.props.delay_us * 1000 if ps is not None else 0)
+                thr = None
+                if ps is not None:
+                    depth = queue_packets or lk.props.queue_depth or DEFAULT_QUEUE_DEPTH
+                    thr = (max(1, depth // 4), max(1, depth * 7 // 8), depth) if queue_packets else \
+                        (ps.ecn_threshold, ps.trim_threshold, ps.drop_threshold)
+                sw = self.switches.get(end.node)
+                gbps = link_gbps if sw is not None else nic_gbps
+                self.ports[(end.node, end.port)] = Port(end.node, end.port, other.node, other.port, gbps, d, thr, sw)
+        self.block = plan.sids.block_value
+        self.own: dict[str, int] = {}
+        self.usid_routes: dict[str, dict[int, Port]] = {}
+        self.gid_routes: dict[str, dict[bytes, Port | tuple[Port, ...]]] = {}
+        self.ev_direct: dict[str, int] = {}
+        for n, sp in plan.switches.items():
+            self.own[n] = sp.of(OwnUsid)[0].block_usid
+            self.usid_routes[n] = {int(ipaddress.IPv6Network(r.prefix).network_address) >> 80:
+                                   self.ports[(n, r.next_hop.port)] for r in sp.of(RouteUsid)}
+            groups = {g.group_id: tuple(self.ports[(n, m.port)] for m in g.members) for g in sp.of(EcmpGroup)}
+            gr: dict[bytes, Port | tuple[Port, ...]] = {}
+            for hr in sp.of(HostRoute):
+                gr[ipaddress.IPv6Network(hr.prefix).network_address.packed] = self.ports[(n, hr.next_hop.port)]
+            for hg in sp.of(HostRouteGroup):
+                gr[ipaddress.IPv6Network(hg.prefix).network_address.packed] = groups[hg.group_id]
+            self.gid_routes[n] = gr
+            for ev in sp.of(EvDirectMap):
+                self.ev_direct[n] = ev.mask
+        self._cache: dict[tuple, Route] = {}
+
+    # ---- forwarding ---------------------------------------------------------------------------
+    def invalidate(self) -> None:
+        """Forget cached routes (tables changed: an ECMP group lost or regained a member)."""
+        self._cache.clear()
+
+    def route(self, host: str, nic_port: int, data: bytes, encap: str) -> Route:
+        """The egress ports a frame sent by ``host`` on ``nic_port`` crosses (cached per carrier)."""
+        if encap == "srv6":
+            key = (host, nic_port, data[38:54])
+        else:
+            udp = F.ETH_LEN + F.IPV6_LEN + (F.HBH_TELEMETRY_LEN if data[20] == F.NH_HOP_BY_HOP else 0)
+            key = (host, nic_port, data[15:18], data[22:54], data[udp:udp + 4])
+        r = self._cache.get(key)
+        if r is None:
+            r = self._cache[key] = (self._walk_srv6(host, nic_port, key[2]) if encap == "srv6"
+                                    else self._walk_ip(host, nic_port, key))
+        return r
+
+    def _walk_srv6(self, host: str, nic_port: int, dst_b: bytes) -> Route:
+        """uN: a switch whose ``block|uSID`` tops the carrier shifts it; then route on the top /48."""
+        first = self.ports[(host, nic_port)]
+        ports = [first]
+        node = first.peer
+        dst = int.from_bytes(dst_b, "big")
+        block = dst >> 96
+        for _ in range(8):
+            if node in self.host_index:
+                return Route(tuple(ports), self.host_index[node], ports[-1].peer_port)
+            top = dst >> 80
+            if top == self.own[node]:
+                if (dst >> 64) & 0xFFFF == 0:
+                    return Route(tuple(ports), drop="local_not_probe", drop_at=node)
+                dst = (block << 96) | ((dst << 16) & ((1 << 96) - 1))
+                top = dst >> 80
+            p = self.usid_routes[node].get(top)
+            if p is None:
+                why = "usid_unknown" if block == self.block else "no_route"
+                return Route(tuple(ports), drop=why, drop_at=node)
+            ports.append(p)
+            node = p.peer
+        return Route(tuple(ports), drop="no_route", drop_at=node)
+
+    def _walk_ip(self, host: str, nic_port: int, key: tuple) -> Route:
+        """STEV/UDP: GID host routes; a group picks its member by EV (ev_direct) or a flow hash (ecmp)."""
+        flow = key[2]
+        label = ((flow[0] & 0x0F) << 16) | (flow[1] << 8) | flow[2]
+        dst_gid = key[3][16:32]
+        first = self.ports[(host, nic_port)]
+        ports = [first]
+        node = first.peer
+        for _ in range(8):
+            if node in self.host_index:
+                return Route(tuple(ports), self.host_index[node], ports[-1].peer_port)
+            nh = self.gid_routes[node].get(dst_gid)
+            if nh is None:
+                return Route(tuple(ports), drop="no_route", drop_at=node)
+            if isinstance(nh, tuple):
+                live = nh
+                if self.stev_mode == "ev_direct":
+                    nh = live[(label & self.ev_direct.get(node, 0xFF)) % len(live)]
+                else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16)
+                    nh = live[zlib.crc32(key[3] + key[4] + flow) % len(live)]
+            ports.append(nh)
+            node = nh.peer
+        return Route(tuple(ports), drop="no_route", drop_at=node)
+
+    # ---- faults -------------------------------------------------------------------------------
+    def link_ports(self, a: str, b: str) -> list[Port]:
+        """Both directions of the link between ``a`` and ``b`` (node or node:port)."""
+        def parse(x: str) -> tuple[str, int | None]:
+            n, _, p = x.partition(":")
+            return n, int(p) if p else None
+        (na, pa), (nb, pb) = parse(a), parse(b)
+        for (node, port), p in self.ports.items():
+            if node == na and (pa is None or port == pa) and p.peer == nb and (pb is None or p.peer_port == pb):
+                return [p, self.ports[(p.peer, p.peer_port)]]
+        raise ValueError(f"fault: no link between {a} and {b}")
+
+    def congestion_counts(self) -> dict[str, dict[str, int]]:
+        return {n: dict(s.congestion) for n, s in self.switches.items() if s.congestion}
+
+    def counters(self) -> dict[str, dict]:
+        """Per switch: drops by reason, tx/rx packets, congestion events (the netns runner's shape)."""
+        return {n: {"drops": {r: v for r, v in s.drops.items() if v}, "tx": s.tx, "rx": s.rx,
+                    "congestion": {k: v for k, v in s.congestion.items() if v}} for n, s in self.switches.items()}

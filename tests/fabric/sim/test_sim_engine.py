@@ -1,0 +1,150 @@
+"""The simulated engine end to end on small fabrics (seconds): real mrc.core endpoints, faults, reports."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from fabric.demo import demo_scenario
+from fabric.scenarios import ScenarioError, analyse, parse_scenario, run_scenario
+from fabric.sim import run_sim
+
+SMALL = {  # examples/small.yaml (2 planes x 2 spines x 2 leaves, 4 hosts) at datacenter speed
+    "fabric": {"topology": "examples/small.yaml"},
+    "traffic": {"pattern": "all-to-all", "size": "64K", "count": 2, "rate_gbps": 100, "ack_timeout": 8,
+                "reorder_ms": 0.004, "probe_interval_ms": 0.05},
+    "sim": {"link_gbps": 100, "delay_ns": 1000, "queue_packets": 64},
+    "deadline_s": 0.005, "measure": {"sample_ms": 0.001, "bin_ms": 0.005, "congestion_ms": 0.005},
+}
+
+
+def _sc(**over):
+    data = json.loads(json.dumps(SMALL))
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(data.get(k), dict):
+            data[k].update(v)
+        else:
+            data[k] = v
+    return parse_scenario(data)
+
+
+def test_mrc_all_to_all_completes_and_every_byte_is_checked():
+    sc = _sc()
+    m = analyse(run_sim(sc, "mrc"), sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"]
+    assert m["verified_bytes"] == m["total_bytes"] == 12 * 2 * 65536
+    assert m["fct_us"]["flows"] == 12 and 0 < m["fct_us"]["mean"] <= m["fct_us"]["max"] < 1000
+    assert m["engine"] == "sim" and m["sim"]["paths_per_pair"] == 4
+
+
+def test_same_seed_same_run():
+    sc = _sc()
+    a, b = run_sim(sc, "mrc"), run_sim(sc, "mrc")
+    assert a["sim"]["events"] == b["sim"]["events"]
+    assert a["hosts"]["h1"]["samples"] == b["hosts"]["h1"]["samples"]
+
+
+def test_demo_scenario_mrc_completes_rc_through_the_dead_link_never_resumes():
+    """The demo's own scenario (fabric/demo.py: its ms-scale NIC pacing, 5 ms links, fault times), 16 of
+    its 24 messages per flow.  Switch links at 200 Mb/s: the emulation's Python switches forward faster
+    than its NICs are paced (12 Mb/s); at the NIC rate the fabric would have no headroom at all."""
+    sc = demo_scenario()
+    sc = dataclasses.replace(sc, traffic=dataclasses.replace(sc.traffic, count=16),
+                             sim=dataclasses.replace(sc.sim, link_gbps=0.2))
+    mrc = analyse(run_sim(sc, "mrc"), sc.measure.bin_ms, sc.measure.sample_ms)
+    rc = analyse(run_sim(sc, "rc"), sc.measure.bin_ms, sc.measure.sample_ms)
+    assert mrc["completed"] and not mrc["data_loss"] and mrc["verified_bytes"] == mrc["total_bytes"]
+    assert [r["fault"] for r in mrc["recovery"]] == ["link_down p1l1-p1s1", "spine_loss p2s2"]
+    assert all(not r["stalled_until_end"] for r in mrc["recovery"])
+    assert not rc["completed"]
+    assert rc["recovery"][0]["stalled_until_end"], "RC flows pinned to p1l1-p1s1 must never resume"
+    assert rc["switch_drops"].get("link_down", 0) > 0
+
+
+def test_incast_trims_and_marks_and_mrc_recovers_the_trimmed_packets():
+    sc = _sc(traffic={"pattern": "incast", "size": "256K", "count": 1}, sim={"queue_packets": 16})
+    m = analyse(run_sim(sc, "mrc"), sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"]
+    assert m["switch_trims"] > 0 and m["trims_received"] > 0 and m["retransmissions"]["trim"] > 0
+    assert m["switch_ecn_marks"] > 0
+
+
+def test_grey_failures_lose_and_slow_but_mrc_delivers():
+    faults = [{"at": 0.00001, "kind": "link_loss", "a": "p1l1", "b": "p1s1", "loss": 0.2},
+              {"at": 0.00001, "kind": "link_slow", "a": "p2l2", "b": "p2s2", "rate": 0.1}]
+    sc = _sc(faults=faults, deadline_s=0.05)
+    raw = run_sim(sc, "mrc")
+    m = analyse(raw, sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"]
+    assert m["switch_drops"].get("grey_loss", 0) > 0
+    assert [f["did"] for f in raw["faults"]] == ["link p1l1-p1s1 drops 20% silently",
+                                                  "link p2l2-p2s2 at 10% of its rate"]
+
+
+def test_spine_loss_and_nic_down_and_restore():
+    faults = [{"at": 0.00002, "kind": "spine_loss", "spine": "p1s1", "duration": 0.00002},
+              {"at": 0.00003, "kind": "nic_down", "host": "h2", "plane": 2}]
+    sc = _sc(faults=faults, traffic={"count": 4}, deadline_s=0.05)
+    raw = run_sim(sc, "mrc")
+    m = analyse(raw, sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"]
+    assert [(f["fault"], f["down"]) for f in raw["faults"]] == [("spine_loss p1s1", True), ("nic_down h2 plane 2", True),
+                                                                ("spine_loss p1s1", False)]
+    assert raw["hosts"]["h2"]["link_events"] and raw["hosts"]["h2"]["link_events"][0][1:] == [2, False]
+    assert any(e[6] == "peer_port_down" for h in raw["hosts"].values() for e in h["ev_events"])
+
+
+def test_a_job_of_steps_reports_each_step():
+    sc = _sc(traffic={"pattern": "allreduce", "steps": 3, "size": "32K", "count": 1})
+    raw = run_sim(sc, "mrc")
+    m = analyse(raw, sc.measure.bin_ms)
+    assert m["completed"] and len(m["step_s"]) == 3 and all(s > 0 for s in m["step_s"])
+    assert m["total_bytes"] == 4 * 32768 * 3
+
+
+def test_run_scenario_sim_writes_the_emulations_report(tmp_path):
+    sc = _sc(modes=["mrc", "rc"], faults=[{"at": 0.00002, "kind": "link_down", "a": "p1l1", "b": "p1s1"}])
+    res = run_scenario(sc, workdir=tmp_path, engine="sim")
+    assert res["engine"] == "sim" and set(res["metrics"]) == {"mrc", "rc"}
+    assert "comparison" in res and (tmp_path / "result.json").exists()
+    assert res["metrics"]["mrc"]["recovery"][0]["fault"] == "link_down p1l1-p1s1"
+
+
+def test_engines_refuse_what_they_cannot_do(tmp_path):
+    sc = _sc(faults=[{"at": 0.1, "kind": "shape", "switch": "p1l1", "port": 1, "delay_us": 5}])
+    with pytest.raises(Exception, match="not supported by the sim engine"):
+        run_sim(sc, "mrc")
+    grey = _sc(faults=[{"at": 0.1, "kind": "link_loss", "a": "p1l1", "b": "p1s1", "loss": 0.1}])
+    with pytest.raises(ScenarioError, match="not supported by the netns engine"):
+        run_scenario(grey, workdir=tmp_path, engine="netns")
+    with pytest.raises(ScenarioError, match="steps"):
+        run_scenario(_sc(traffic={"steps": 2}), workdir=tmp_path, engine="netns")
+
+
+def test_link_slow_divides_the_rate_and_undo_restores_it():
+    from fabric.sim.engine import SimFaults, SimRun
+
+    r = SimRun(_sc(), "mrc")
+    ports = r.fab.link_ports("p1l1", "p1s1")
+    base = [p.ns_per_byte for p in ports]
+    SimFaults(r).link_rate("p1l1", "p1s1", 0.25)
+    assert [p.ns_per_byte for p in ports] == [b * 4 for b in base]
+    SimFaults(r).link_rate("p1l1", "p1s1", 1.0)
+    assert [p.ns_per_byte for p in ports] == base
+
+
+def test_cli_scenario_run_engine_sim(tmp_path, capsys):
+    from fabric.cli import main
+
+    path = tmp_path / "s.yaml"
+    data = json.loads(json.dumps(SMALL))
+    data["modes"] = ["mrc", "rc"]
+    data["faults"] = [{"at": 0.00002, "kind": "link_down", "a": "p1l1", "b": "p1s1"}]
+    path.write_text(json.dumps(data))  # JSON is YAML
+    assert main(["scenario", "run", str(path), "--engine", "sim", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr()
+    assert "mrc: completed in" in out.out and "flow completion times" in out.out
+    assert "events/s" in out.err  # the progress bar: simulated time and events/s
+    assert (tmp_path / "out" / "goodput.png").stat().st_size > 10_000
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["engine"] == "sim"

@@ -1,0 +1,87 @@
+"""The simulated switches forward as the controller's plan says: every EV's path against the plan walkers."""
+from __future__ import annotations
+
+import ipaddress
+
+from controller import build_plan
+from controller.evplan import srv6_profile, stev_profile, walk_srv6, walk_stev
+from controller.topogen import clos
+from fabric.sim.model import SimFabric
+from mrc.wire import formats as F
+from mrc.wire.codec import Encap, encode_data
+
+
+def _fabric(stev_mode: str = "ev_direct") -> tuple[SimFabric, object]:
+    plan = build_plan(clos(2, 3, 2, 2))
+    return SimFabric(plan, link_gbps=100, nic_gbps=100, delay_ns=1000, queue_packets=0, stev_mode=stev_mode), plan
+
+
+def _frame(plan, src: str, dst: str, ev, encap: str) -> bytes:
+    sids = plan.sids
+    enc = Encap(encap, sids.host_gid(src).packed, sids.host_gid(dst).packed, ev)
+    return encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64))
+
+
+def test_srv6_paths_follow_the_uSID_plan_for_every_pair_and_ev():
+    fab, plan = _fabric()
+    hosts = fab.hosts
+    checked = 0
+    for src in hosts:
+        for dst in hosts:
+            if src == dst:
+                continue
+            for ev in srv6_profile(plan, src, dst).evs:
+                r = fab.route(src, ev.port, _frame(plan, src, dst, ev.value, "srv6"), "srv6")
+                host, port, hops = walk_srv6(plan, src, ev.port, ev.value)
+                assert not r.drop
+                assert (fab.hosts[r.dst_host], r.dst_port) == (host, port)
+                assert [p.name for p in r.ports[1:]] == [f"{h.switch}:{h.out_port}" for h in hops]
+                assert r.ports[2].owner == ev.spine  # the spine the controller named
+                checked += 1
+    assert checked == 4 * 3 * 6
+
+
+def test_stev_ev_direct_picks_the_planned_spine():
+    fab, plan = _fabric()
+    for src, dst in (("h1", "h4"), ("h2", "h3"), ("h1", "h2")):
+        for ev in stev_profile(plan, src, dst).evs:
+            data = _frame(plan, src, dst, int.from_bytes(ev.value, "big"), "stev")
+            r = fab.route(src, ev.port, data, "stev")
+            _, _, hops = walk_stev(plan, src, ev.port, str(plan.sids.host_gid(dst)), ev.flow_label)
+            assert [p.name for p in r.ports[1:]] == [f"{h.switch}:{h.out_port}" for h in hops]
+            if (src, dst) != ("h1", "h2"):  # same leaf: the leaf's host route, no spine
+                assert r.ports[1].peer == ev.spine
+
+
+def test_ecmp_hash_is_static_per_flow_and_spreads():
+    fab, plan = _fabric("ecmp")
+    spines = set()
+    for ev in stev_profile(plan, "h1", "h4", 8).evs:
+        data = _frame(plan, "h1", "h4", int.from_bytes(ev.value, "big"), "stev")
+        a = fab.route("h1", ev.port, data, "stev")
+        fab.invalidate()
+        assert fab.route("h1", ev.port, data, "stev").ports == a.ports
+        spines.add(a.ports[1].peer)
+    assert len(spines) > 1
+
+
+def test_unknown_usid_and_carrier_ending_at_a_switch_are_dropped_with_their_reason():
+    fab, plan = _fabric()
+    sids = plan.sids
+    bad = sids.carrier(sids.switch_usid["p1l1"], 0x1FFF).packed  # our block, a uSID nobody routes
+    r = fab.route("h1", 1, _frame(plan, "h1", "h4", bad, "srv6"), "srv6")
+    assert (r.drop, r.drop_at) == ("usid_unknown", "p1l1")
+    ends = sids.carrier(sids.switch_usid["p1l1"], sids.switch_usid["p1s1"]).packed
+    r = fab.route("h1", 1, _frame(plan, "h1", "h4", ends, "srv6"), "srv6")
+    assert (r.drop, r.drop_at) == ("local_not_probe", "p1s1")
+    other = ipaddress.IPv6Address("2001:db8::1").packed
+    r = fab.route("h1", 1, _frame(plan, "h1", "h4", other, "srv6"), "srv6")
+    assert (r.drop, r.drop_at) == ("no_route", "p1l1")
+
+
+def test_ports_carry_the_programs_thresholds():
+    fab, _ = _fabric()
+    p = fab.ports[("p1l1", 1)]
+    assert (p.ecn_thr, p.trim_thr, p.drop_thr) == (16, 56, 64)  # controller.plan.thresholds of depth 64
+    assert fab.ports[("h1", 1)].sw is None  # a host NIC: no switch program
+    assert [q.name for q in fab.link_ports("p1l1", "p1s2")] == ["p1l1:2", "p1s2:1"]

@@ -1,0 +1,120 @@
+"""The fault registry: one vocabulary for scenario files, the CLI and every engine."""
+from __future__ import annotations
+
+import pytest
+
+from fabric import faults
+from fabric.cli import build_parser
+from fabric.scenarios import ScenarioError, parse_scenario
+from fabric.scenarios.runner import NetnsFaults
+from fabric.scenarios.spec import FaultSpec
+
+
+class Recorder:
+    """A FaultTarget that records the primitive calls (the engines' own tests check what they do)."""
+
+    fault_primitives = frozenset({"set_link", "host_link", "spine_links", "switch_stop", "switch_start",
+                                  "port_admin", "link_loss", "link_rate"})
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*args):
+            self.calls.append((name, *args))
+            if name == "host_link":
+                return (f"{args[0]}:{args[1]}", "p1l1:3")
+            if name == "spine_links":
+                return [("p1l1:1", f"{args[0]}:1"), ("p1l2:1", f"{args[0]}:2")]
+            return None
+        return call
+
+
+def test_every_kind_is_a_cli_subcommand_and_a_scenario_kind():
+    ap = build_parser()
+    sub = next(a for a in ap._subparsers._group_actions if a.dest == "cmd").choices["fault"]
+    cli = set(next(a for a in sub._subparsers._group_actions).choices)
+    assert cli == {k.cli_name for k in faults.REGISTRY.values()}
+    assert {"link-down", "link-up", "switch-stop", "switch-start", "port-down", "port-up", "shape"} <= cli
+    for k in faults.REGISTRY.values():  # each kind parses from a scenario file with its parameters
+        raw = {"at": 1, "kind": k.name}
+        for p in k.params:
+            raw[p.name] = {str: "p1s1", int: 1, float: 0.5, bool: False}[p.type]
+        if k.name in ("spine_loss", "spine_restore"):
+            raw["method"] = "links"
+        sc = parse_scenario({"faults": [raw]})
+        assert sc.faults[0].label().startswith(k.name)
+
+
+def test_cli_kebab_case_and_scenario_snake_case_name_the_same_kind():
+    assert faults.get("link-down") is faults.get("link_down")
+    ns = build_parser().parse_args(["fault", "link-slow", "p1l1", "p1s1", "0.25", "--duration", "2"])
+    assert (ns.fault, ns.a, ns.b, ns.rate, ns.duration) == ("link-slow", "p1l1", "p1s1", 0.25, 2.0)
+
+
+def test_bad_faults_name_the_field():
+    with pytest.raises(ScenarioError, match=r"faults\[0\]: link_down needs a, b \(b is missing\)"):
+        parse_scenario({"faults": [{"at": 1, "kind": "link_down", "a": "p1l1"}]})
+    with pytest.raises(ScenarioError, match=r"faults\[0\].kind: 'melt' is not one of"):
+        parse_scenario({"faults": [{"at": 1, "kind": "melt"}]})
+    with pytest.raises(ScenarioError, match=r"unknown key\(s\) spine for link_down"):
+        parse_scenario({"faults": [{"at": 1, "kind": "link_down", "a": "x", "b": "y", "spine": "z"}]})
+    with pytest.raises(ScenarioError, match="loss must be in"):
+        parse_scenario({"faults": [{"at": 1, "kind": "link_loss", "a": "x", "b": "y", "loss": 2}]})
+    with pytest.raises(ScenarioError, match="method"):
+        parse_scenario({"faults": [{"at": 1, "kind": "spine_loss", "spine": "p1s1", "method": "melt"}]})
+
+
+def test_apply_and_undo_go_through_the_primitives():
+    t = Recorder()
+    f = FaultSpec(at=0, kind="spine_loss", spine="p1s2", method="links")
+    assert f.spec.apply(t, f, False) == "spine p1s2 lost (links)"
+    f.spec.apply(t, f, True)
+    assert t.calls == [("spine_links", "p1s2"), ("set_link", "p1l1:1", "p1s2:1", False),
+                       ("set_link", "p1l2:1", "p1s2:2", False), ("spine_links", "p1s2"),
+                       ("set_link", "p1l1:1", "p1s2:1", True), ("set_link", "p1l2:1", "p1s2:2", True)]
+    t.calls.clear()
+    f = FaultSpec(at=0, kind="spine_loss", spine="p1s2")  # default method: stop the switch
+    f.spec.apply(t, f, False)
+    f.spec.apply(t, f, True)
+    assert t.calls == [("switch_stop", "p1s2"), ("switch_start", "p1s2")]
+    t.calls.clear()
+    g = FaultSpec(at=0, kind="link_slow", a="p1l1", b="p1s1", rate=0.1)
+    g.spec.apply(t, g, False)
+    g.spec.apply(t, g, True)
+    assert t.calls == [("link_rate", "p1l1", "p1s1", 0.1), ("link_rate", "p1l1", "p1s1", 1.0)]
+    t.calls.clear()
+    fl = FaultSpec(at=0, kind="flap", a="p1l1", b="p1s1", duration=1.0)
+    assert fl.spec.apply(t, fl, False) == "link p1l1-p1s1 down"
+    assert fl.spec.apply(t, fl, True) == "link p1l1-p1s1 up"
+    assert t.calls == [("set_link", "p1l1", "p1s1", False), ("set_link", "p1l1", "p1s1", True)]
+    n = FaultSpec(at=0, kind="nic_down", host="h1", plane=2)
+    assert n.spec.apply(t, n, False) == "NIC h1 plane 2 down"
+    assert n.spec.is_failure(n, False) and not n.spec.is_failure(n, True)
+    up = FaultSpec(at=0, kind="link_up", a="x", b="y")
+    assert not up.spec.is_failure(up, False)
+
+
+def test_an_engine_refuses_a_kind_it_cannot_do():
+    k = faults.get("link_loss")
+    with pytest.raises(faults.FaultError, match="not supported by the netns engine.*link_loss"):
+        faults.check_engine(k, NetnsFaults.fault_primitives, "netns", "scenario.faults[0]")
+    faults.check_engine(faults.get("link_down"), NetnsFaults.fault_primitives, "netns", "x")
+
+
+def test_a_kind_registered_once_reaches_parser_and_cli():
+    kind = faults.FaultKind("test_melt", "melt a switch", (faults.SWITCH,), frozenset({"switch_stop"}),
+                            lambda t, f, undo: f"melted {f.switch}")
+    faults.register(kind)
+    try:
+        sc = parse_scenario({"faults": [{"at": 0.5, "kind": "test_melt", "switch": "p1s1"}]})
+        assert sc.faults[0].spec.apply(Recorder(), sc.faults[0], False) == "melted p1s1"
+        ns = build_parser().parse_args(["fault", "test-melt", "p1s1"])
+        assert ns.switch == "p1s1"
+        with pytest.raises(ValueError, match="twice"):
+            faults.register(kind)
+    finally:
+        del faults.REGISTRY["test_melt"]
