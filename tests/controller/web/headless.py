@@ -5,6 +5,7 @@ take a screenshot."""
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -38,8 +39,10 @@ class Browser:
                 f"--user-data-dir={self._profile.name}", f"--window-size={width},{height}", "about:blank"]
 
         def fds() -> None:
-            os.dup2(to_r, 3)
-            os.dup2(from_w, 4)
+            # Move both ends above 4 first (either may be 3 or 4 itself), then onto 3 and 4, inheritable.
+            r, w = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
+            os.dup2(r, 3)
+            os.dup2(w, 4)
 
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, preexec_fn=fds,  # noqa: PLW1509 - only dup2 runs there
