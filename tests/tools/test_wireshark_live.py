@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from scapy.utils import rdpcap
-from tshark_mrc import TSHARK, codec_fields, compare, tshark_cmd, tshark_fields
+from tshark_mrc import REPO, TSHARK, codec_fields, compare, docs_capture, tshark_cmd, tshark_fields
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 TARGET = os.environ.get("TARGET", "softswitch")
@@ -133,3 +133,5 @@ def test_live_capture_decodes_like_the_codec(tmp_path: Path) -> None:
     assert [int(x) for x in sacks] == want
     hops = [r for r in rows if r["mrc.telemetry.hop_count"] and r["mrc.telemetry.hop_count"][0] >= 2]
     assert hops, "no packet with two or more filled hop records"
+    if os.environ.get("MRC_DOCS_IMG") == "1":
+        docs_capture(pcap, frames, REPO)

@@ -151,3 +151,48 @@ def compare(frames: list[bytes], rows: list[dict[str, list[int]]]) -> dict[str, 
         diff = {f: (want[f], got[f]) for f in want if want[f] != got[f]}
         assert not diff, f"frame {i} ({k}): codec != tshark for {diff}"
     return kinds
+
+
+def text_png(text: str, path: Path, title: str = "") -> Path:
+    """Render monospace text (a tshark decode) as a PNG, for the docs' picture of a decoded capture."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines = text.splitlines()
+    width = max(len(x) for x in lines)
+    fig = plt.figure(figsize=(max(6.0, width * 0.075), 0.4 + len(lines) * 0.158), dpi=110)
+    fig.text(0.01, 0.99, (title + "\n" if title else "") + text, family="monospace", fontsize=8.5, va="top")
+    fig.savefig(path, facecolor="white")
+    plt.close(fig)
+    return path
+
+
+def docs_capture(pcap: Path, frames: list[bytes], repo: Path) -> None:
+    """With MRC_DOCS_IMG=1: keep one frame of every kind as tools/wireshark/mrc-sample.pcapng and draw
+    docs/img/tshark-mrc.png (the packet list, then one data packet's MRC tree with its hop records)."""
+    firsts: dict[str, int] = {}
+    for i, raw in enumerate(frames, start=1):
+        f = codec_fields(raw)
+        if f is None:
+            continue
+        k = kind(f)
+        if k == "data" and len(f["mrc.telemetry.hop.switch_id"]) >= 3:
+            k = "data3"
+        if k == "sack" and f["mrc.sack.trim_psn"]:
+            k = "sack_trim"
+        firsts.setdefault(k, i)
+    nums = sorted(firsts.values())
+    sample = repo / "tools" / "wireshark" / "mrc-sample.pcapng"
+    subprocess.run(tshark_cmd("-r", str(pcap), "-Y", " || ".join(f"frame.number == {n}" for n in nums),
+                              "-w", str(sample)), check=True, timeout=120, capture_output=True)
+    listing = subprocess.run(tshark_cmd("-r", str(sample)), capture_output=True, text=True, check=True,
+                             timeout=60).stdout
+    detail_frame = nums.index(firsts.get("data3") or firsts["data"]) + 1
+    detail = subprocess.run(tshark_cmd("-r", str(sample), "-O", "mrc", "-Y", f"frame.number == {detail_frame}"),
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    keep = [ln for ln in detail.splitlines() if ln.startswith(("Multipath", "    ")) and "[Expert" not in ln]
+    text_png("$ tshark -X lua_script:tools/wireshark/mrc.lua -r tools/wireshark/mrc-sample.pcapng\n"
+             + listing.rstrip() + f"\n\n$ tshark ... -O mrc -Y 'frame.number == {detail_frame}'\n" + "\n".join(keep),
+             repo / "docs" / "img" / "tshark-mrc.png")

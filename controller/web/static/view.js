@@ -50,7 +50,9 @@ function build(st) {
     const g = el("g", { "data-link": l.id }, links);
     const line = el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "link state-unknown", "stroke-width": 3 }, g);
     line.appendChild(el("title", {})).textContent = l.id;
-    el("text", { x: (a.x + b.x) / 2 + 4, y: (a.y + b.y) / 2, class: "load" }, g);
+    // the label sits a quarter of the way from the lower end, so crossing links do not share a spot
+    const lo = a.y > b.y ? a : b, hi = lo === a ? b : a;
+    el("text", { x: lo.x + (hi.x - lo.x) * 0.25 + 4, y: lo.y + (hi.y - lo.y) * 0.25, class: "load" }, g);
   }
   const nodes = el("g", { id: "nodes" }, svg);
   for (const s of st.switches) {
