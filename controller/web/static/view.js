@@ -50,9 +50,12 @@ function build(st) {
     const g = el("g", { "data-link": l.id }, links);
     const line = el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "link state-unknown", "stroke-width": 3 }, g);
     line.appendChild(el("title", {})).textContent = l.id;
-    // the label sits a quarter of the way from the lower end, so crossing links do not share a spot
+    // Labels sit near the lower end: left of a vertical link, and at different heights for links
+    // leaving to the left and to the right, so the labels of crossing links do not share a spot.
     const lo = a.y > b.y ? a : b, hi = lo === a ? b : a;
-    el("text", { x: lo.x + (hi.x - lo.x) * 0.25 + 4, y: lo.y + (hi.y - lo.y) * 0.25, class: "load" }, g);
+    const dir = Math.sign(hi.x - lo.x), t = dir < 0 ? 0.22 : (dir > 0 ? 0.38 : 0.3);
+    el("text", { x: lo.x + (hi.x - lo.x) * t + (dir > 0 ? 5 : -5), y: lo.y + (hi.y - lo.y) * t,
+                 "text-anchor": dir > 0 ? "start" : "end", class: "load" }, g);
   }
   const nodes = el("g", { id: "nodes" }, svg);
   for (const s of st.switches) {
