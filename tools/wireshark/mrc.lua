@@ -17,6 +17,16 @@
 -- Wireshark's RoCEv2 dissector only to keep a trimmed packet away from it (it would read the RETH as
 -- payload and an ICRC that is not there); every other packet still goes to the InfiniBand dissector.
 
+-- Bit operations: Lua 5.2 (Debian 12's Wireshark 4.0) has bit32; Lua 5.3+ (newer Wireshark builds) has operators
+-- instead (that branch is not exercised by the tests here).
+local band, rshift, lshift
+if bit32 then
+    band, rshift, lshift = bit32.band, bit32.rshift, bit32.lshift
+else
+    band, rshift, lshift = load("return function(a, b) return a & b end, function(a, n) return a >> n end, "
+        .. "function(a, n) return (a << n) & 0xFFFFFFFF end")()
+end
+
 local DSCP_TRIMMED = 11
 local ROCE_PORT = 4791
 local NH_HBH, NH_ROUTING, NH_IPV6, NH_UDP = 0, 43, 41, 17
@@ -130,7 +140,7 @@ local function walk(tvb, off)
     local nh, stop = NH_IPV6, n
     for _ = 1, 8 do
         if nh == NH_IPV6 then
-            if off + 40 > stop or bit32.rshift(tvb(off, 1):uint(), 4) ~= 6 then return nil end
+            if off + 40 > stop or rshift(tvb(off, 1):uint(), 4) ~= 6 then return nil end
             local plen = tvb(off + 4, 2):uint()
             if off + 40 + plen < stop then stop = off + 40 + plen end
             info.ips[#info.ips + 1] = off
@@ -160,7 +170,7 @@ local function walk(tvb, off)
 end
 
 local function dscp_of(tvb, ip)
-    return bit32.rshift(tvb(ip, 2):uint(), 6) % 64
+    return rshift(tvb(ip, 2):uint(), 6) % 64
 end
 
 local function add_usid(tree, tvb, ip)
@@ -271,7 +281,7 @@ function mrc.dissector(tvb, pinfo, tree)
         summary = string.format("%s QP=0x%06x PSN=%d", what, tvb(b + 5, 3):uint(), tvb(b + 9, 3):uint())
     elseif op == OP_ACK and h + 4 <= body_end then
         bt:add(F.aeth_syn, tvb(h, 1)); bt:add(F.aeth_msn, tvb(h + 1, 3))
-        if body_end - (h + 4) >= SACK_FIXED_LEN and bit32.band(tvb(h + 4, 1):uint(), SACK_FLAG_MRC) ~= 0 then
+        if body_end - (h + 4) >= SACK_FIXED_LEN and band(tvb(h + 4, 1):uint(), SACK_FLAG_MRC) ~= 0 then
             add_sack(root, tvb, h + 4, body_end)
             summary = string.format("SACK QP=0x%06x cum=%d trigger=%d", tvb(b + 5, 3):uint(), tvb(h + 5, 3):uint(),
                 tvb(h + 13, 3):uint())
@@ -292,7 +302,7 @@ function mrc.dissector(tvb, pinfo, tree)
         local n, mask = tvb(h + 4, 1):uint(), tvb(h + 12, 4):uint()
         local ups = {}
         for p = 1, math.min(n, 32) do
-            if bit32.band(mask, bit32.lshift(1, p - 1)) ~= 0 then
+            if band(mask, lshift(1, p - 1)) ~= 0 then
                 t:add(F.ps_up, p):set_generated(); ups[#ups + 1] = tostring(p)
             end
         end
