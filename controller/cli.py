@@ -29,6 +29,11 @@ from .status import DEFAULT_METRICS_PORT
 from .topogen import clos_data, dump_yaml
 from .topology import DEFAULT_GRPC_BASE, TopologyError, load_topology, parse_topology
 
+# With the live view on, the loop checks wiring and reads counters this often (s) unless told otherwise.
+VIEW_WIRING_INTERVAL = 0.5
+VIEW_WIRING_TIMEOUT = 0.5
+VIEW_COUNTERS_INTERVAL = 1.0
+
 
 def _emit(data: Any, fmt: str, out: str | None) -> None:
     text = (json.dumps(data, indent=1) + "\n" if fmt == "json"
@@ -142,15 +147,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     except SessionError as e:
         print(f"mrc-controller: error: {e}", file=sys.stderr)
         return 2
+    live = bool(args.view_port)  # the live view wants a fault shown within a second: probe and read often
     opts = Options(election_id=args.election_id, takeover=not args.no_takeover, retries=args.retries,
-                   reconcile_interval_s=args.interval, wiring_interval_s=args.wiring_interval,
-                   counters_interval_s=args.counters_interval, stev_mode=args.stev_mode,
+                   reconcile_interval_s=args.interval,
+                   wiring_interval_s=args.wiring_interval or (VIEW_WIRING_INTERVAL if live else 10.0),
+                   wiring_timeout_s=args.wiring_timeout or (VIEW_WIRING_TIMEOUT if live else 1.5),
+                   counters_interval_s=args.counters_interval or (VIEW_COUNTERS_INTERVAL if live else 2.0),
+                   stev_mode=args.stev_mode,
                    grpc_host=args.grpc_host, grpc_base_port=args.grpc_base_port,
                    watch_qps=tuple(args.watch_qp))
     ctl = Controller(plan, pipeline, opts, log)
     stop = threading.Event()
-    server = None
+    server = view = None
     try:
+        if args.view_port:
+            from .web import serve_view
+
+            view = serve_view(ctl, args.view_port, args.view_addr)
+            log.info("live view", extra={"fields": {"url": view.url}})
         if args.metrics_port:
             from .metrics import MetricsError, serve
 
@@ -177,6 +191,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         ctl.close()
         if server is not None:
             server.shutdown()
+        if view is not None:
+            view.stop()
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -269,8 +285,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--grpc-base-port", type=int, help="switch i (file order) at this port + i")
     r.add_argument("--retries", type=int, default=4, help="attempts per switch with --once")
     r.add_argument("--interval", type=float, default=10.0, help="reconcile period (s)")
-    r.add_argument("--wiring-interval", type=float, default=10.0, help="wiring check period (s)")
-    r.add_argument("--counters-interval", type=float, default=2.0, help="counter read period (s)")
+    r.add_argument("--view-port", type=int, default=0, help="serve the live fabric view (HTML) on this port")
+    r.add_argument("--view-addr", default="127.0.0.1")
+    r.add_argument("--wiring-interval", type=float,
+                   help=f"wiring check period (s; default 10, {VIEW_WIRING_INTERVAL:g} with --view-port)")
+    r.add_argument("--wiring-timeout", type=float,
+                   help=f"how long a wiring round waits for its probes (s; default 1.5, {VIEW_WIRING_TIMEOUT:g} "
+                        "with --view-port)")
+    r.add_argument("--counters-interval", type=float,
+                   help=f"counter read period (s; default 2, {VIEW_COUNTERS_INTERVAL:g} with --view-port)")
     r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
     r.add_argument("--stev-mode", choices=("ecmp", "ev_direct"), default="ecmp",
                    help="how leaves spread STEV traffic to remote hosts")

@@ -99,7 +99,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
-                    deadline_s=args.deadline)
+                    deadline_s=args.deadline, keep=args.keep, view_port=args.view_port,
+                    metrics_port=args.metrics_port)
 
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
@@ -176,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--prefix", default="demo", help="namespace prefix of the demo fabric (default demo)")
     demo.add_argument("--grpc-base-port", type=int, default=27300)
     demo.add_argument("--deadline", type=float, default=20.0, help="seconds each run may take (RC is cut off)")
+    demo.add_argument("--keep", action="store_true",
+                      help="keep the fabric, its controller, live view and metrics up after the runs (Ctrl-C ends)")
+    demo.add_argument("--view-port", type=int, default=9180, help="live fabric view port (0: none; default 9180)")
+    demo.add_argument("--metrics-port", type=int, default=9108,
+                      help="Prometheus metrics port of the demo's controller (0: none; default 9108)")
     demo.set_defaults(func=cmd_demo)
     scen = sub.add_parser("scenario", help="scenarios as code").add_subparsers(dest="scenario", required=True)
     srun = scen.add_parser("run", help="run a scenario YAML file (every mode it lists) and print the results")

@@ -7,12 +7,23 @@ acceptance checks; writes ``result.json``, ``summary.txt`` and ``goodput.png`` t
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from .scenarios import FaultSpec, Scenario, TrafficSpec, run_scenario, summary_lines, timeline_lines
+from .scenarios import (
+    FabricEnv,
+    FaultSpec,
+    Scenario,
+    TrafficSpec,
+    run_scenario,
+    summary_lines,
+    timeline_lines,
+)
 from .scenarios.plot import goodput_png
 from .scenarios.spec import FabricSpec, MeasureSpec
 
@@ -27,6 +38,9 @@ DEMO_GRPC_BASE = 27300
 # on 2 cores, as the RTT dwarfs switch jitter in a real fabric.  docs/demo.md has the measurements.
 DEMO_LINK_DELAY_US = 5000
 FEW_RTTS = 5.0  # the acceptance bar for "goodput recovers within a few RTTs of the failure"
+DEMO_VIEW_PORT = 9180  # live fabric view (controller/web) of the demo's controller
+DEMO_METRICS_PORT = 9108  # its Prometheus metrics (grafana/prometheus.yml scrapes this)
+LIVE_REFRESH_S = 1.0  # counters and wiring of the demo's controller are read this often for the view
 
 
 def demo_link_defaults(target: str) -> dict[str, int] | None:
@@ -94,9 +108,84 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
     return out
 
 
+class LiveView:
+    """The live view and Prometheus metrics of the demo's controller (which runs in this process, with no
+    daemon loop): a thread reads the counters and runs a wiring check every ``LIVE_REFRESH_S``."""
+
+    def __init__(self, env: FabricEnv, view_port: int, metrics_port: int) -> None:
+        self.env, self.view_port, self.metrics_port = env, view_port, metrics_port
+        self.urls: list[str] = []
+        self.problems: list[str] = []
+        self._stop = threading.Event()
+        self._servers: list = []
+        self._thread: threading.Thread | None = None
+        self.log = logging.getLogger("fabric.demo.live")
+
+    def __enter__(self) -> Self:
+        from controller.metrics import serve
+        from controller.web import serve_view
+
+        ctl = self.env.ctl
+        assert ctl is not None
+        if self.view_port:
+            try:
+                v = serve_view(ctl, self.view_port)
+                self._servers.append(v.stop)
+                self.urls.append(f"live view {v.url}")
+            except OSError as e:  # a busy port costs the view, not the demo
+                self.problems.append(f"live view not served on port {self.view_port}: {e}")
+        if self.metrics_port:
+            try:
+                _, server, _ = serve(ctl.metrics_snapshot, self.metrics_port)
+                if server is not None:
+                    self._servers.append(server.shutdown)
+                self.urls.append(f"metrics http://127.0.0.1:{self.metrics_port}/metrics")
+            except OSError as e:
+                self.problems.append(f"metrics not served on port {self.metrics_port}: {e}")
+        if self._servers:
+            # A wiring round logs a warning per dead link; the demo breaks links on purpose and prints
+            # its own timeline, so the rounds of the view log to a quiet logger.
+            self.log.setLevel(logging.ERROR)
+            ctl.wiring.log = self.log
+            self._thread = threading.Thread(target=self._refresh, name="demo-live", daemon=True)
+            self._thread.start()
+        return self
+
+    def _refresh(self) -> None:
+        ctl = self.env.ctl
+        while not self._stop.is_set() and ctl is not None:
+            try:
+                ctl.poll_counters()
+                ctl.wiring.check(0.5)
+            except Exception as e:  # noqa: BLE001 - a switch stopped by a fault must not end the view
+                self.log.debug("live view refresh failed: %s", e)
+            self._stop.wait(LIVE_REFRESH_S)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        for stop in self._servers:
+            stop()
+
+
+def _wait_for_ctrl_c(console) -> None:
+    """Block until SIGINT/SIGTERM (``--keep``)."""
+    stop = threading.Event()
+    old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(3600):
+            pass
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFIX,
-             grpc_base_port: int = DEMO_GRPC_BASE, deadline_s: float = 20.0) -> int:
-    """Run the demo with a progress bar; 0 if every acceptance check passed, 1 otherwise."""
+             grpc_base_port: int = DEMO_GRPC_BASE, deadline_s: float = 20.0, keep: bool = False,
+             view_port: int = DEMO_VIEW_PORT, metrics_port: int = DEMO_METRICS_PORT) -> int:
+    """Run the demo with a progress bar; 0 if every acceptance check passed, 1 otherwise.  With ``keep``
+    the fabric and its controller (live view, metrics) stay up after the runs until Ctrl-C."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -112,7 +201,16 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
                       "the RTT is the bare fabric's")
     old = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    env = live = None
+    t0 = time.monotonic()
     try:
+        env = FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target, workdir=out_dir)
+        env.__enter__()
+        live = LiveView(env, view_port, metrics_port).__enter__()
+        for line in live.urls:
+            console.print(f"[bold]{line}[/bold]")
+        for line in live.problems:
+            console.print(f"[yellow]{line}[/yellow]")
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
                       TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=console) as bar:
             tasks = {m: bar.add_task(f"{m:>3} all-to-all", total=1.0, info="waiting") for m in sc.modes}
@@ -122,12 +220,29 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
                 bar.update(tasks[p["mode"]], completed=p["acked"] / p["total"],
                            info=f"t={p['t_s']:5.1f}s {last}")
             res = run_scenario(sc, prefix=prefix, grpc_base_port=grpc_base_port, workdir=out_dir, target=target,
-                               progress=progress)
+                               progress=progress, env=env)
+        res["wall_s"] = round(time.monotonic() - t0, 2)  # run_scenario's excludes the bring-up done here
+        (out_dir / "result.json").write_text(dump(res))
+        status = _report(res, sc, out_dir)
+        if keep:
+            console.print(f"fabric {prefix} kept up: {'; '.join(live.urls) or 'no view (ports busy)'}; "
+                          f"`mrc-fabric fault ... --prefix {prefix} --state-dir {out_dir / 'state'}` breaks it; "
+                          "Ctrl-C tears it down")
+            _wait_for_ctrl_c(console)
+        return status
     except KeyboardInterrupt:
         console.print("interrupted: everything the demo started has been removed")
         return 130
     finally:
+        if live is not None:
+            live.__exit__(None, None, None)
+        if env is not None:
+            env.__exit__(None, None, None)
         signal.signal(signal.SIGTERM, old)
+
+
+def _report(res: dict[str, Any], sc: Scenario, out_dir: Path) -> int:
+    """Print and write the timelines, summaries and acceptance checks; 0 if every check passed."""
     lines = [(f"setup: bring-up {res['setup']['bringup_s']} s, controller converge {res['setup']['converge_s']} s; "
               f"wall time {res['wall_s']} s"), ""]
     for mode in sc.modes:

@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 need=()
-for cmd_pkg in ip:iproute2 tshark:tshark ethtool:ethtool make:make; do
+# tshark (with Lua, for tools/wireshark/mrc.lua) and chromium (headless, for the live view's test).
+for cmd_pkg in ip:iproute2 tshark:tshark ethtool:ethtool make:make chromium:chromium; do
   cmd=${cmd_pkg%%:*}; pkg=${cmd_pkg##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

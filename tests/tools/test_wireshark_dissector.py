@@ -1,0 +1,128 @@
+"""tools/wireshark/mrc.lua in tshark: every MRC packet kind the codec builds decodes to the codec's
+values, trimmed packets are not malformed, filters work, and the documented install line works."""
+from __future__ import annotations
+
+import ipaddress
+import os
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from scapy.layers.l2 import Ether
+from scapy.utils import wrpcap
+from tshark_mrc import LUA, TSHARK, compare, tshark_cmd, tshark_fields
+
+from mrc.wire import codec as C
+from mrc.wire import formats as F
+
+pytestmark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed (apt-get install tshark)")
+
+SRC = ipaddress.IPv6Address("fd00::1").packed
+DST = ipaddress.IPv6Address("fd00::2").packed
+CARRIER = ipaddress.IPv6Address("fc00:0:101:201:301:2::").packed
+
+
+def _with_hops(frame: bytes, hops: list[tuple[int, int, int, int, int, int, int]]) -> bytes:
+    """Fill the telemetry option of an SRv6 frame as switches would (records, hop count)."""
+    b = bytearray(frame)
+    opt = F.ETH_LEN + F.IPV6_LEN + 2
+    b[opt + 3] = len(hops)
+    for i, (sw, ip, ep, ts, lat, qd, qid) in enumerate(hops):
+        struct.pack_into(">IHHIII", b, opt + 6 + i * F.TELEMETRY_RECORD_LEN, sw, ip, ep, ts, lat, qd << 8 | qid)
+    return bytes(b)
+
+
+def sample_frames() -> list[bytes]:
+    """One frame of every kind: data with telemetry, trimmed, SACK, plain ACK, probes, PORT_STATUS, STEV."""
+    tel = C.Encap("srv6", SRC, DST, CARRIER, ev_index=5, telemetry=True)
+    e = C.Encap("srv6", SRC, DST, CARRIER, ev_index=6)
+    back = C.Encap("srv6", DST, SRC, ipaddress.IPv6Address("fc00:0:102:202:302:1::").packed, ev_index=1)
+    data = C.encode_data(tel, F.OP_WRITE_FIRST, 0x123, 0xABCDEF, 0x7F0000001000, 0x55, 8192, b"a" * 64)
+    sack = C.AckInfo(cum_psn=5, sack_base=3, bitmap=(1 << 255) | 0b1011, trigger_psn=9,
+                     flags=F.SACK_FLAG_MRC | F.SACK_FLAG_TRIM | F.SACK_FLAG_ECN_ECHO, service_time_ns=1234,
+                     received_bytes=(1 << 40) + 7, ev_echo=0xC0050005, ecn_psns=[4], trim_psns=[6, 7])
+    return [
+        _with_hops(data, [(3, 1, 2, 1000, 7, 5, 0), (1, 1, 2, 1009, 12, 70000, 7)]),
+        C.trim_packet(C.encode_data(e, F.OP_WRITE_MIDDLE, 0x123, 17, 0x1000, 0x55, 8192, b"b" * 512)),
+        C.trim_packet(C.encode_data(e, F.OP_WRITE_LAST_IMM, 0x123, 18, 0x1200, 0x55, 8192, b"c" * 9, imm=0xFEED)),
+        C.encode_ack(back, 0x77, 9, msn=3, sack=sack),
+        C.encode_ack(back, 0x77, 10, msn=4),
+        C.encode_probe(e, F.OP_PROBE_REQ, C.ProbeInfo(42, 1, 0, 123456789012, 0, 0)),
+        C.encode_probe(e, F.OP_PROBE_RESP, C.ProbeInfo(42, 2, F.PROBE_FLAG_SERVICE_TIME, 123456789012, 555,
+                                                       0xC0060006)),
+        C.encode_port_status(e, C.PortStatusInfo(43, 2, 0b10)),
+        C.encode_data(C.Encap("stev", SRC, DST, 0xBEEF1234), F.OP_WRITE_ONLY_IMM, 0x456, 7, 0x2000, 0x66, 4,
+                      b"abcd", imm=0xDEADBEEF),
+    ]
+
+
+@pytest.fixture
+def pcap(tmp_path: Path) -> tuple[Path, list[bytes]]:
+    frames = sample_frames()
+    path = tmp_path / "mrc.pcap"
+    wrpcap(str(path), [Ether(f) for f in frames])
+    return path, frames
+
+
+def test_every_kind_decodes_to_the_codec_values(pcap) -> None:
+    path, frames = pcap
+    rows = tshark_fields(path)
+    assert len(rows) == len(frames)
+    kinds = compare(frames, rows)
+    assert kinds == {"data": 2, "telemetry": 1, "trimmed": 2, "sack": 1, "ack": 1, "probe": 2, "port_status": 1}
+    assert rows[0]["mrc.telemetry.hop.queue_depth"] == [5, 70000]  # 24-bit field, not cut to 16
+    assert rows[0]["mrc.usid.id"] == [0x101, 0x201, 0x301, 0x2]
+
+
+def _shown(path: Path, flt: str) -> list[int]:
+    out = subprocess.run(tshark_cmd("-r", str(path), "-Y", flt, "-T", "fields", "-e", "frame.number"),
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def test_display_filters(pcap) -> None:
+    path, _ = pcap
+    assert _shown(path, "mrc.sack") == [4]
+    assert _shown(path, "mrc.sack.trim_psn == 7") == [4]
+    assert _shown(path, "mrc.trimmed") == [2, 3]  # the field is on trimmed packets only
+    assert _shown(path, "mrc.trimmed == 1") == [2, 3]
+    assert _shown(path, "mrc.probe") == [6, 7]
+    assert _shown(path, "mrc.probe.response == 1") == [7]
+    assert _shown(path, "mrc.port_status.up_mask == 2") == [8]
+    assert _shown(path, "mrc.telemetry.hop.switch_id == 1") == [1]
+    assert _shown(path, "mrc.usid.id == 0x0301") == [1, 2, 3, 6, 7, 8]
+    assert _shown(path, "mrc") == list(range(1, 10))
+
+
+def test_trimmed_packet_is_not_malformed(pcap) -> None:
+    path, _ = pcap
+    assert _shown(path, "_ws.malformed") == []
+    text = subprocess.run(tshark_cmd("-r", str(path), "-Y", "frame.number == 2", "-V"), capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+    assert "Malformed" not in text and "Invariant CRC" not in text  # no ICRC invented from RETH bytes
+    assert "TRIMMED RDMA WRITE Middle" in text and "Payload trimmed by a switch" in text
+
+
+def test_summary_lines(pcap) -> None:
+    path, _ = pcap
+    out = subprocess.run(tshark_cmd("-r", str(path), "-T", "fields", "-e", "_ws.col.Protocol", "-e", "_ws.col.Info"),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    assert all(line.startswith("MRC\t") for line in out)
+    assert "SACK QP=0x000077 cum=5 trigger=9" in out[3]
+    assert "PORT_STATUS id=43 up=[2] of 2" in out[7]
+
+
+def test_documented_install_line(tmp_path: Path, pcap) -> None:
+    """docs/visualize.md's one-liner puts the plugin where tshark looks for personal plugins."""
+    path, _ = pcap
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    line = next(x for x in (Path(__file__).resolve().parents[2] / "docs" / "visualize.md").read_text().splitlines()
+                if "cp tools/wireshark/mrc.lua" in x)
+    subprocess.run(["bash", "-c", line.strip().strip("`")], cwd=LUA.parents[2], env=env, check=True, timeout=30)
+    assert (home / ".local/lib/wireshark/plugins/mrc.lua").is_file()
+    out = subprocess.run([str(TSHARK), "-r", str(path), "-Y", "mrc.sack", "-T", "fields", "-e", "frame.number"],
+                         capture_output=True, text=True, timeout=60, env=env, check=True).stdout
+    assert out.split() == ["4"]
