@@ -117,9 +117,18 @@ class Compiler(StmtGen):
                 shown = " + ', ' + ".join(f"str(a{i})" for i, p in enumerate(act.params) if p.direction == "")
                 out.add(1, f"TR('action {name}(' + {shown or repr('')} + ')')")
             self._param_prologue(act, out, 1)
-            self.block(act.body, out, 1)
             if any(p.direction in ("out", "inout") for p in act.params):
+                # exit in the action (or in an action it calls) still copies out its out/inout
+                # arguments (P4_16 spec, exit statement; p4c and bmv2 do): the values ride on the
+                # exception to the caller, which assigns them before unwinding further
+                out.add(1, "try:")
+                self.block(act.body, out, 2)
+                out.add(1, "except _Exit as _x:")
+                out.add(2, f"_x.outs = {self._action_outs()}")
+                out.add(2, "raise")
                 out.add(1, f"return {self._action_outs()}")
+            else:
+                self.block(act.body, out, 1)
             self.funcs.append("\n".join(out.lines) + "\n")
             self.action = None
 

@@ -146,7 +146,12 @@ class StmtGen(ExprGen):
             out.add(ind, call)
             return
         r = self.t()
-        out.add(ind, f"{r} = {call}")
+        out.add(ind, "try:")
+        out.add(ind + 1, f"{r} = {call}")
+        out.add(ind, "except _Exit as _x:")
+        for k, (_, a) in enumerate(outs):
+            self.assign(a, f"_x.outs[{k}]", out, ind + 1)
+        out.add(ind + 1, "raise")
         for k, (_, a) in enumerate(outs):
             self.assign(a, f"{r}[{k}]", out, ind)
 

@@ -189,6 +189,8 @@ class TableChecker(CheckerBase):
         out = []
         n = len(_trees(p, "entry"))
         needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in mkeys)
+        explicit: list[bool] = []
+        bmv2_prio: list[tuple[int, int]] = []
         for i, en in enumerate(_trees(p, "entry")):
             kids = [c for c in _trees(en) if c.data not in ("annotations",)]
             prio_t = _tree(en, "entry_priority")
@@ -244,10 +246,28 @@ class TableChecker(CheckerBase):
                 if not isinstance(pc, ir.Const):
                     raise self.err(prio_t, "priority must be a constant")
                 prio = int(pc.value)
-            elif pa is not None and pa.args:
-                prio = int(pa.args[0])
+                explicit.append(True)
             else:
-                # p4c gives earlier const entries higher priority
-                prio = (n - i) if needs_prio else 0
+                explicit.append(False)
+                # p4c's bmv2 back end: an entry's bmv2 priority is its @priority(N), otherwise its
+                # position (1, 2, ...); bmv2 lets the smallest number win
+                prio = i + 1
+                if pa is not None and pa.args:
+                    try:
+                        prio = int(str(pa.args[0]), 0)
+                    except ValueError:
+                        raise self.err(en, f"@priority needs an integer, not '{pa.args[0]}'") from None
+                bmv2_prio.append((prio, i))
             out.append(ir.TableEntry(kss, ent.name, args, prio, self.loc(en)))
+        if needs_prio and bmv2_prio:
+            if any(explicit):
+                raise self.err(p, "unsupported: const entries mixing 'priority =' with "
+                                  "unannotated or @priority entries")
+            # P4Runtime priorities (higher wins) in bmv2's order: smallest @priority first, ties
+            # in textual order
+            for rank, (_, i) in enumerate(sorted(bmv2_prio)):
+                out[i].priority = n - rank
+        elif not needs_prio:
+            for e in out:
+                e.priority = 0
         return out
