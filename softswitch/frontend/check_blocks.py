@@ -270,6 +270,9 @@ class BlockChecker(CheckerBase):
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:
                     actions.append(ar.action)
+        for an in sorted(ir.actions_called(body)):  # and those its apply block calls directly
+            if self.actions[an].owner is None and an not in actions:
+                actions.append(an)
         glob_order = list(self.actions)
         actions.sort(key=glob_order.index)
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]

@@ -91,6 +91,31 @@ class Annotation:
         return f"@{self.name}" if self.body is None else f"@{self.name}({self.body})"
 
 
+def actions_called(node: object) -> set[str]:
+    """Names of the actions called (``ActionCall``) anywhere under ``node``.  On a control's
+    body this is the actions its apply block calls directly: p4c keeps those in P4Info (its mid
+    end wraps each call in a hidden table), while an action called only from other actions is
+    inlined there and left out, so action bodies are not part of a control's body."""
+    found: set[str] = set()
+
+    def walk(n: object) -> None:
+        if isinstance(n, list):
+            for x in n:
+                walk(x)
+            return
+        if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
+            return
+        if isinstance(n, ActionCall):
+            found.add(n.action)
+        for klass in type(n).__mro__:
+            for a in getattr(klass, "__slots__", ()):
+                if a not in ("loc", "type"):
+                    walk(getattr(n, a, None))
+
+    walk(node)
+    return found
+
+
 def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:
     """The first annotation called ``name``, or None."""
     for a in annotations:
