@@ -73,3 +73,11 @@ def test_exit_in_nested_action_copies_out_through_both(rig):
 def test_action_without_exit_copies_out_as_before(rig):
     out = run(rig, 6, a=3, b=0)
     assert out[3] == 104 and out[2] == 0x55
+
+
+def test_resubmitted_pass_reads_ingress_port_and_timestamp_0(rig):
+    """bmv2 1.15 builds the resubmitted copy on reset standard_metadata (measured in the PTF run
+    of test_replication: ingress_port 0)."""
+    res = rig.pipeline.ingress(ETH + bytes([7, 0, 0xAA, 0xAA]), 5, 1000)
+    out = rig.pipeline.egress(res.to_tm[0], 1001).frames[0].data[14:]
+    assert out[3] == 0 and out[2] == 0

@@ -78,6 +78,15 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             h.op.r = 0xEE;
         }
         if (h.op.op == 5) { outer(h.op.r); h.op.r = 0xEE; }
+        if (h.op.op == 7) {
+            // resubmit: the second pass starts from reset standard_metadata, as on bmv2
+            if (sm.instance_type == 6) {
+                h.op.r = (bit<8>) sm.ingress_port;
+                h.op.b = (bit<8>) sm.ingress_global_timestamp;
+            } else {
+                resubmit_preserving_field_list(1);
+            }
+        }
         if (h.op.op == 6) { h.op.r = h.op.a; bump_exit(h.op.r, m.acc); h.op.b = m.acc; }
     }
 }
