@@ -162,7 +162,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     for c in program.controls:
         used = {r.action for t in c.tables.values() for r in t.actions} | ir.actions_called(c.body)
         for an in c.actions:
-            if an not in action_names and an in used:
+            if an not in action_names and an in used and not program.actions[an].function:
                 action_names.append(an)
     actions = [program.actions[a] for a in action_names]
     ids = _Ids()

@@ -99,9 +99,11 @@ class Compiler(StmtGen):
         self.funcs.append("\n".join(src) + "\n")
         return lname
 
-    def gen_actions(self, ctl: ir.Control) -> None:
+    def gen_actions(self, ctl: ir.Control | ir.Parser, only_functions: bool = False) -> None:
         for name, act in self.p.actions.items():
             if act.owner is not None and act.owner != ctl.name:
+                continue
+            if only_functions and not act.function:
                 continue
             fn = f"act{self.ctl_index}_{len(self.action_fn)}"
             self.action_fn[(self.ctl_index, name)] = fn
@@ -110,6 +112,7 @@ class Compiler(StmtGen):
             if key not in self.action_fn:
                 continue
             self.action = act
+            saved_vars = self._bind_action_locals(act)
             out = Out()
             params = "".join(f", a{i}" for i in range(len(act.params)))
             out.add(0, f"def {self.action_fn[key]}(H, M, S, L, C{params}):")
@@ -131,6 +134,17 @@ class Compiler(StmtGen):
                 self.block(act.body, out, 1)
             self.funcs.append("\n".join(out.lines) + "\n")
             self.action = None
+            self.var_map = saved_vars
+
+    def _bind_action_locals(self, act: ir.Action) -> dict:
+        """Map a top-level action's (or function's) own locals to Python locals of the code
+        it runs in; returns the previous variable map to restore."""
+        saved = self.var_map
+        if act.locals:
+            self.var_map = dict(saved)
+            for i, name in enumerate(act.locals):
+                self.var_map[name] = f"_al{i}"
+        return saved
 
     def gen_tables(self, ctl: ir.Control) -> None:
         for tname in ctl.tables:
@@ -230,8 +244,10 @@ class Compiler(StmtGen):
             shown = " + ', ' + ".join(f"str(a{i})" for i in range(n))
             out.add(ind, f"TR('action {act.name}(' + {shown or repr('')} + ')')")
         saved, self.action = self.action, act
+        saved_vars = self._bind_action_locals(act)
         self.block(act.body, out, ind)
         self.action = saved
+        self.var_map = saved_vars
 
     def _param_prologue(self, act: ir.Action, out: Out, ind: int) -> None:
         for i, prm in enumerate(act.params):
@@ -263,6 +279,7 @@ class Compiler(StmtGen):
     def gen_parser(self, prs: ir.Parser) -> None:
         self.ctl_index += 1
         lname = self._bind_block(prs, [None, "H", "M", "S"])
+        self.gen_actions(prs, only_functions=True)  # user functions called in parser states
         names = {n: f"ps_{i}" for i, n in enumerate(prs.states)}
         inline = _inlinable_states(prs)
 

@@ -16,6 +16,7 @@ from .checkbase import (
     _Ctx,
     _Decl,
     _direction,
+    _FuncRef,
     _id_ann,
     _Inlined,
     _name,
@@ -29,6 +30,20 @@ from .checkbase import (
     _type_child,
 )
 from .types import InfIntT
+
+
+def _always_returns(b: ir.Stmt | None) -> bool:
+    """True when every path through ``b`` ends in ``return`` (p4c rejects a function that can
+    fall off its end)."""
+    if b is None:
+        return False
+    if isinstance(b, ir.Return):
+        return True
+    if isinstance(b, ir.Block):
+        return any(_always_returns(s) for s in b.stmts)
+    if isinstance(b, ir.If):
+        return _always_returns(b.then) and _always_returns(b.else_)
+    return False
 
 
 class BlockChecker(CheckerBase):
@@ -45,6 +60,54 @@ class BlockChecker(CheckerBase):
         if act_locals:
             self.action_locals[pname] = act_locals
         self.declare(d, local, _ActionRef(pname))
+
+    def top_function(self, d: Tree) -> None:
+        """``T f(params) { body }``: lowered to an action (never in P4Info or a table) whose return
+        value, unless void, is a last ``out`` parameter ``$ret``; ``return e`` assigns it and
+        returns.  Calls are hoisted before the statement that makes them (as p4c orders side
+        effects), their result read from a fresh variable."""
+        proto = _tree(d, "function_proto")
+        name = _name(proto)
+        if _tree(proto, "type_params") is not None:
+            raise self.unsupported(d, f"generic function '{name}'")
+        rt = self.type_ref(_type_child(proto))
+        params = []
+        scope: dict[str, Any] = {}
+        for i, p in enumerate(_trees(_tree(proto, "params"), "param")):
+            pt = self.type_ref(_type_child(p))
+            direc = _direction(p)
+            direc = "in" if direc == "" else direc
+            pn = _name(p)
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            ap = ir.ActionParam(pt, self.loc(p), pn, i)
+            if direc in ("out", "inout"):
+                self.writable_params.add(id(ap))
+            scope[pn] = _ParamEntry(ap, direc)
+        ret = None
+        if not isinstance(rt, ir.VoidT):
+            params.append(ir.Param("$ret", rt, "out", (), self.loc(d)))
+            ret = ir.ActionParam(rt, self.loc(d), "$ret", len(params) - 1)
+            self.writable_params.add(id(ret))
+        anns = self.annotations(_tree(d, "annotations"))
+        if name in self.actions:
+            raise self.err(d, f"'{name}' is declared twice")
+        store = _Block(name, "function")
+        ctx = _Ctx(None, in_parser=False, in_action=True)
+        ctx.scope = [scope]  # type: ignore[attr-defined]
+        ctx.action_block = store  # type: ignore[attr-defined]
+        ctx.var_prefix = ""  # type: ignore[attr-defined]
+        ctx.fn_ret = ret if ret is not None else False  # type: ignore[attr-defined]
+        fn = ir.Action(name, name, params, ir.Block(self.loc(d), []), anns, self.loc(d), None, None,
+                       function=True)
+        self.actions[name] = fn
+        self.declare(d, name, _FuncRef(name))  # before the body: recursion is caught as a cycle
+        fn.body = self.block(_tree(d, "block"), ctx)
+        if store.locals:
+            self.action_locals[name] = store.locals
+        if ret is not None and not _always_returns(fn.body):
+            raise self.err(d, f"function '{name}' can end without returning a value")
+        if name in ir.actions_called(fn.body):
+            raise self.unsupported(d, f"recursive function '{name}'")
 
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
                      owner: str | None) -> ir.Action:

@@ -132,7 +132,7 @@ class DeclChecker(CheckerBase):
         elif k == "action_decl":
             self.top_action(d)
         elif k == "function_decl":
-            raise self.unsupported(d, "function declaration")
+            self.top_function(d)
         elif k == "instantiation":
             name = _name(d)
             if name == "main":

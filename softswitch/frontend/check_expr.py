@@ -14,6 +14,7 @@ from .checkbase import (
     _ActionRef,
     _Ctx,
     _ExternFunc,
+    _FuncRef,
     _Method,
     _name,
     _Named,
@@ -27,6 +28,12 @@ from .checkbase import (
     _VerifyMarker,
 )
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
+
+
+class _FnVoid(ir.Expr):
+    """The value of a void function call (the call itself is in the statement's prelude)."""
+
+    __slots__ = ()
 
 
 class ExprChecker(CheckerBase):
@@ -402,6 +409,8 @@ class ExprChecker(CheckerBase):
                 return self.builtin_call(e.name, arg_trees, targs, ctx, t)
             if isinstance(e, _ActionRef):
                 return self.action_call(e.name, arg_trees, ctx, t)
+            if isinstance(e, _FuncRef):
+                return self.function_call(e.name, arg_trees, ctx, t)
             raise self.err(t, f"'{callee.name}' cannot be called")
         if isinstance(callee, _Named) is False and isinstance(callee, ir.Expr):
             raise self.err(t, "this expression cannot be called")
@@ -417,6 +426,31 @@ class ExprChecker(CheckerBase):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)
         return ir.ActionCall(ir.VoidT(), self.loc(t), aname, args)
+
+    def function_call(self, fname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """A user function call: an ``ActionCall`` put in the statement's prelude; the value is
+        a fresh variable the call's last ``out`` argument writes."""
+        fn = self.actions[fname]
+        params = [p for p in fn.params if p.name != "$ret"]
+        if len(arg_trees) != len(params):
+            raise self.err(t, f"function '{fname}' takes {len(params)} arguments, {len(arg_trees)} given")
+        if ctx.prelude is None:
+            raise self.unsupported(t, f"call of function '{fname}' outside a statement (e.g. in a "
+                                      "table key, a select or a declaration initialiser at block level)")
+        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, params)]
+        for a, p in zip(args, params):
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(a, a.loc)
+        loc = self.loc(t)
+        if len(params) == len(fn.params):  # void
+            ctx.prelude.append(ir.ExprStmt(loc, ir.ActionCall(ir.VoidT(), loc, fname, args)))
+            return _FnVoid(ir.VoidT(), loc)
+        rt = fn.params[-1].type
+        store = ctx.block if ctx.block is not None else ctx.action_block  # type: ignore[attr-defined]
+        v = ir.Var(rt, loc, store.fresh(getattr(ctx, "var_prefix", "") + f"{fname}$result", rt))
+        self.fn_results.add(v.name)
+        ctx.prelude.append(ir.ExprStmt(loc, ir.ActionCall(ir.VoidT(), loc, fname, args + [v])))
+        return v
 
     def args(self, arg_trees: list[Tree], ctx: _Ctx, types: list[ir.Type | None], t: Tree,
              what: str) -> list[ir.Expr]:

@@ -10,6 +10,7 @@ from .checkbase import (
     CheckerBase,
     _ActionRef,
     _Ctx,
+    _FuncRef,
     _Inlined,
     _name,
     _StmtMarker,
@@ -36,6 +37,48 @@ class StmtChecker(CheckerBase):
             ctx.scope.pop()  # type: ignore[attr-defined]
 
     def stmt(self, s: Tree, ctx: _Ctx) -> list[ir.Stmt]:
+        """Lower one statement; calls of user functions in its expressions come first (their
+        results are read from fresh variables), as p4c orders side effects."""
+        saved = ctx.prelude
+        ctx.prelude = []
+        self._no_side_effects_in_conditionals(s)
+        try:
+            out = self._stmt(s, ctx)
+        finally:
+            pre, ctx.prelude = ctx.prelude, saved
+        return pre + out if pre else out
+
+    def _no_side_effects_in_conditionals(self, s: Tree) -> None:
+        """Hoisting a call before its statement keeps the meaning when the function only reads
+        its arguments.  A function with out/inout parameters is accepted only as a statement of
+        its own, the whole right-hand side of an assignment or initialiser, or the whole
+        condition of an ``if`` (where hoisting cannot reorder it against other reads or skip a
+        ``&&``/``||``/``?:``); elsewhere it is rejected by name."""
+        allowed: set[int] = set()
+        calls = []
+        for sub in s.iter_subtrees():
+            kids = _trees(sub)
+            if sub.data == "call_stmt" and kids:
+                allowed.add(id(kids[0]))
+            elif sub.data == "assign_stmt" and len(kids) > 1:
+                allowed.add(id(kids[1]))
+            elif sub.data == "var_decl" and len(kids) > 3:
+                allowed.add(id(kids[-1]))
+            elif sub.data == "if_stmt" and kids:
+                allowed.add(id(kids[0]))
+            elif sub.data in ("call_expr", "generic_call") and kids:
+                calls.append(sub)
+        for c in calls:
+            if id(c) in allowed:
+                continue
+            nm = _tree(_trees(c)[0], "name")
+            ent = self.globals.get(str(nm.children[0])) if nm is not None else None
+            if isinstance(ent, _FuncRef) and any(p.direction in ("out", "inout") and p.name != "$ret"
+                                                 for p in self.actions[ent.name].params):
+                raise self.unsupported(c, f"call of function '{ent.name}' (it has out/inout "
+                                          "parameters) inside a larger expression")
+
+    def _stmt(self, s: Tree, ctx: _Ctx) -> list[ir.Stmt]:
         k = s.data
         loc = self.loc(s)
         if k == "empty_stmt":
@@ -72,11 +115,18 @@ class StmtChecker(CheckerBase):
             return [ir.If(loc, c, then, els)]
         if k == "switch_stmt":
             return [self.switch(s, ctx)]
+        fn_ret = getattr(ctx, "fn_ret", None)
         if k == "exit_stmt":
+            if fn_ret is not None:
+                raise self.err(s, "exit is not allowed in a function")
             return [ir.Exit(loc)]
         if k == "return_stmt":
             if _trees(s):
-                raise self.err(s, "return with a value outside a function")
+                if not fn_ret:
+                    raise self.err(s, "return with a value outside a function returning one")
+                return [ir.Assign(loc, fn_ret, self.expr(_trees(s)[0], ctx, fn_ret.type)), ir.Return(loc)]
+            if fn_ret:
+                raise self.err(s, "return without a value in a function returning one")
             return [ir.Return(loc)]
         raise self.unsupported(s, k.replace("_", " "))
 
@@ -108,6 +158,8 @@ class StmtChecker(CheckerBase):
             return [ir.Verify(loc, e.args[0], e.args[1])]
         if isinstance(e, _Inlined):
             return e.stmts
+        if (isinstance(e, ir.Var) and e.name in self.fn_results) or type(e).__name__ == "_FnVoid":
+            return []  # a function called for its side effects: the call is in the prelude
         if isinstance(e, (ir.ApplyTable, ir.ActionCall, ir.ExternCall, ir.BuiltinCall, ir.SetValid,
                           ir.SetInvalid, ir.PushFront, ir.PopFront)):
             return [ir.ExprStmt(loc, e)]

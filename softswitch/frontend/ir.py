@@ -683,6 +683,9 @@ class Action:
     id: int | None = None  # @id if given
     # hoisted locals of a top-level action (owner None); Vars naming them are per-invocation
     locals: dict[str, Type] = field(default_factory=dict)
+    # a P4 function lowered to an action: its return value (if any) is a last ``out`` parameter
+    # named ``$ret``; never in P4Info or a table
+    function: bool = False
 
     @property
     def data_params(self) -> list[Param]:
