@@ -9,16 +9,13 @@ from softswitch.frontend.errors import P4Error
 
 PROG = DATA / "exec_functions.p4"
 
-
 @pytest.fixture(scope="module")
 def rig():
     return Rig(PROG)
 
-
 def run(rig, a: int, b: int) -> list[int]:
     res = rig.pipeline.ingress(bytes([a, b, 0, 0]), 1, 0)
     return list(rig.pipeline.egress(res.to_tm[0], 0).frames[0].data)
-
 
 def test_values_returns_inout_and_hoisting(rig):
     # parser: m.x = a + 3; r = max(a, b) + 3; big(a) swaps a and b; s = max + 1, then
@@ -26,10 +23,8 @@ def test_values_returns_inout_and_hoisting(rig):
     assert run(rig, 150, 7) == [7, 150, 153, (151 + 5 + 1 + 153) & 0xFF]
     assert run(rig, 50, 70) == [50, 70, 73, (71 + 5 + 1 + 53) & 0xFF]
 
-
 def test_functions_are_not_in_p4info(rig):
     assert [a.preamble.name for a in rig.p4info.actions] == ["I.act_fn"]
-
 
 _BASE = """
 #include <core.p4>
@@ -45,7 +40,6 @@ control C(inout hs_t h, inout m_t m) { apply { } }
 control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
-
 
 @pytest.mark.parametrize("fn,body,words", [
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
@@ -66,16 +60,13 @@ def test_rejected_by_name_at_file_line_col(fn, body, words):
     msg = str(ei.value)
     assert words in msg and "fn.p4:" in msg, msg
 
-
 def test_pure_function_in_short_circuit_operand_is_fine():
     prog = load_source(_BASE % ("bool f(bit<8> c) { return c == 3; }",
                                 "apply { if (h.h.a != 0 && f(h.h.a)) { h.h.a = 9; } }"), "fn.p4")
     assert "f" in prog.actions and prog.actions["f"].function
 
-
 def test_top_level_action_with_a_local_variable_compiles_and_runs():
     """Its locals live in the generated function (this failed to compile: 'unknown variable')."""
-    from p4.config.v1 import p4info_pb2  # noqa: F401  (the runtime needs the P4Info types)
 
     from softswitch.exec import build_pipeline
     from softswitch.p4info import build_p4info
