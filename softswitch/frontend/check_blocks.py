@@ -147,9 +147,12 @@ class BlockChecker(CheckerBase):
         kinds = ["parser", "control", "control", "control", "control", "control"]
         blocks: list[Any] = []
         for a, kind in zip(args, kinds):
-            if a.data != "ctor_call":
+            if a.data == "ident" and str(_tree(a, "name").children[0]) in self.block_instances:
+                n = self.block_instances[str(_tree(a, "name").children[0])][0]  # a top-level instance
+            elif a.data != "ctor_call":
                 raise self.err(a, "V1Switch arguments must be parser/control instantiations")
-            n = str(a.children[0])
+            else:
+                n = str(a.children[0])
             d = self.globals.get(n)
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")

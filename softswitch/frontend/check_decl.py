@@ -146,6 +146,13 @@ class DeclChecker(CheckerBase):
         """A top-level extern instance: shared by every control that uses it, P4Info name bare."""
         tref = _type_child(d)
         tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        decl = self.globals.get(tname)
+        if isinstance(decl, _Decl) and decl.kind in ("parser", "control") and not decl.builtin:
+            # ``MyIngress() ig;`` at the top level, then ``V1Switch(..., ig, ...) main``
+            if _trees(_tree(d, "args")):
+                raise self.unsupported(d, f"{decl.kind} constructor arguments ('{name}')")
+            self.block_instances[name] = (tname, d)
+            return
         if tname not in _EXTERN_KINDS:
             raise self.unsupported(d, f"top-level instance '{name}' of '{tname}' (only v1model extern "
                                       f"objects and 'main' may be instantiated at the top level)")

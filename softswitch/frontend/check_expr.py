@@ -97,6 +97,12 @@ class ExprChecker(CheckerBase):
         if k == "number":
             v, ty = _parse_int(str(t.children[0]))
             return ir.Const(ty if ty is not None else INFINT, loc, v)  # type: ignore[arg-type]
+        if k == "dontcare_arg":
+            # ``_`` as an out argument: a fresh variable whose value is dropped
+            store = ctx.block if ctx.block is not None else getattr(ctx, "action_block", None)
+            if expected is None or store is None:
+                raise self.unsupported(t, "'_' argument here (only for a parameter of known type)")
+            return ir.Var(expected, loc, store.fresh(getattr(ctx, "var_prefix", "") + "$dontcare", expected))
         if k == "true_":
             return ir.Const(BOOL, loc, True)
         if k == "false_":
@@ -135,8 +141,8 @@ class ExprChecker(CheckerBase):
             if isinstance(idx, ir.Const):
                 if not 0 <= int(idx.value) < base.type.size:
                     raise self.err(t, f"index {idx.value} out of range for {show(base.type)}")
-            elif not isinstance(idx.type, ir.BitT):
-                raise self.err(t, f"stack index must be bit<W>, not {show(idx.type)}")
+            elif not isinstance(idx.type, (ir.BitT, ir.IntT)):  # a negative int<W> is out of range
+                raise self.err(t, f"stack index must be bit<W> or int<W>, not {show(idx.type)}")
             return ir.StackIndex(base.type.elem, loc, base, idx)
         if k == "slice":
             base = self.expr(_trees(t)[0], ctx, None)

@@ -76,3 +76,49 @@ def test_top_level_action_with_a_local_variable_compiles_and_runs():
     pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
     res = pl.ingress(bytes([0]), 1, 0)
     assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([42])
+
+
+def test_package_forms_type_decls_int_stack_index_dontcare_and_enum_entries():
+    """Issue 16's small forms: top-level parser/control instances passed to a specialised
+    V1Switch<H, M>, a ``type`` declaration, an int<N> run-time stack index, ``_`` for an out
+    argument and serializable-enum keys in const entries."""
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; } struct hs_t { h_t[2] h; } struct m_t { bit<8> x; }
+enum bit<8> Kind { A = 1, B = 2 }
+type bit<8> MyT;
+void two(out bit<8> x, out bit<8> y) { x = 3; y = 4; }
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h[0]); p.extract(h.h[1]); transition accept; } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
+    action set(bit<8> v) { h.h[0].b = v; }
+    table t { key = { h.h[0].a: exact; } actions = { set; NoAction; }
+              const entries = { Kind.A : set(10); Kind.B : set(20); } default_action = NoAction(); }
+    apply {
+        s.egress_spec = 1;
+        int<8> i = 1;
+        MyT v = (MyT) h.h[0].a;
+        h.h[i].a = (bit<8>) v + 1;
+        two(_, h.h[i].b);
+        t.apply();
+    }
+}
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
+P() prs;
+I() ig;
+V1Switch<hs_t, m_t>(prs, V(), ig, E(), C(), D()) main;
+"""
+    prog = load_source(src, "forms.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    got = []
+    for a in (1, 2, 3):
+        res = pl.ingress(bytes([a, 0, 0, 0]), 1, 0)
+        got.append(list(pl.egress(res.to_tm[0], 0).frames[0].data))
+    assert got == [[1, 10, 2, 4], [2, 20, 3, 4], [3, 0, 4, 4]]
