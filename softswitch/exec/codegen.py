@@ -223,11 +223,36 @@ class Compiler(StmtGen):
             act = self.p.actions[ref.action]
             out.add(ind, f"{'if' if first else 'elif'} {aid} == {self.res.action_id(ref.action)}:")
             first = False
-            if self._inlinable(act):
+            if ref.args:
+                self._bound_call(act, ref, args, out, ind + 1)
+            elif self._inlinable(act):
                 self.inline_action(act, args, out, ind + 1)
             else:
                 out.add(ind + 1, f"{self.action_fn[(self.ctl_index, ref.action)]}(H, M, S, L, C, *{args})")
         return aid, entry
+
+    def _bound_call(self, act: ir.Action, ref: ir.TableActionRef, args: str, out: Out, ind: int) -> None:
+        """Run a table's action whose directional parameters are bound in the actions list:
+        bound arguments first, the entry's data after; out/inout ones copied back (also on exit)."""
+        codes = []
+        for p, a in zip(act.params, ref.args):
+            code = self.ex(a)
+            codes.append(f"{code}.copy()" if self._is_aggregate(p.type) else code)
+        fn = self.action_fn[(self.ctl_index, ref.action)]
+        call = f"{fn}(H, M, S, L, C, {''.join(c + ', ' for c in codes)}*{args})"
+        outs = [a for p, a in zip(act.params, ref.args) if p.direction in ("out", "inout")]
+        if not outs:
+            out.add(ind, call)
+            return
+        r = self.t()
+        out.add(ind, "try:")
+        out.add(ind + 1, f"{r} = {call}")
+        out.add(ind, "except _Exit as _x:")
+        for k, a in enumerate(outs):
+            self.assign(a, f"_x.outs[{k}]", out, ind + 1)
+        out.add(ind + 1, "raise")
+        for k, a in enumerate(outs):
+            self.assign(a, f"{r}[{k}]", out, ind)
 
     def _inlinable(self, act: ir.Action) -> bool:
         """Actions without return or directional parameters are inlined into table applies."""

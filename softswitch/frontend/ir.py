@@ -738,6 +738,9 @@ class TableActionRef:
     annotations: tuple[Annotation, ...]
     loc: Loc
     implicit: bool = False  # added by the compiler (NoAction as default, as p4c does)
+    # arguments bound in the actions list (``a(hdr.f)``): the action's leading directional
+    # parameters; the control plane supplies the rest
+    args: list[Expr] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)

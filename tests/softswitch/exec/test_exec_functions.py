@@ -122,3 +122,31 @@ V1Switch<hs_t, m_t>(prs, V(), ig, E(), C(), D()) main;
         res = pl.ingress(bytes([a, 0, 0, 0]), 1, 0)
         got.append(list(pl.egress(res.to_tm[0], 0).frames[0].data))
     assert got == [[1, 10, 2, 4], [2, 20, 3, 4], [3, 0, 4, 4]]
+
+
+def test_action_arguments_bound_in_the_actions_list():
+    """``actions = { add(1, h.h.b); }``: the bound in/inout arguments are the action's leading
+    directional parameters; the entry supplies the rest; P4Info lists only those."""
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = _BASE % ("", """
+    action add(in bit<8> k, inout bit<8> acc, bit<8> v) { acc = acc + k + v; }
+    table t { key = { h.h.a: exact; } actions = { add(1, m.x); NoAction; }
+              const entries = { 5 : add(1, m.x, 10); 6 : add(20); } default_action = add(1, m.x, 100); }
+    apply { s.egress_spec = 1; m.x = 2; t.apply(); h.h.a = m.x; }""")
+    prog = load_source(src, "bound.p4")
+    info = build_p4info(prog)
+    (add,) = [a for a in info.actions if a.preamble.name == "I.add"]
+    assert [p.name for p in add.params] == ["v"]
+    pl = build_pipeline(prog, SwitchState(info), None)
+    got = []
+    for a in (5, 6, 7):
+        res = pl.ingress(bytes([a]), 1, 0)
+        got.append(pl.egress(res.to_tm[0], 0).frames[0].data[0])
+    assert got == [2 + 1 + 10, 2 + 1 + 20, 2 + 1 + 100]
+    with pytest.raises(P4Error) as ei:
+        body = ("action a(bit<8> v) { } table t { key = { h.h.a: exact; } "
+                "actions = { a(1); } } apply { t.apply(); }")
+        load_source(_BASE % ("", body), "b2.p4")
+    assert "set by the control plane" in str(ei.value) and "b2.p4:" in str(ei.value)
