@@ -407,6 +407,11 @@ class ExprChecker(CheckerBase):
             targs = tuple(self.type_ref(x) for x in _trees(_tree(t, "type_args")))
         arg_trees = _trees(_tree(t, "args")) if _tree(t, "args") is not None else []
         callee = self.expr(callee_t, ctx, None)
+        if any(a.data == "named_arg" for a in arg_trees):
+            names = None
+            if isinstance(callee, _Named) and isinstance(callee.entry, (_ActionRef, _FuncRef)):
+                names = [p.name for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+            arg_trees = self.positional_args(arg_trees, names, t)
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
         if isinstance(callee, _Named):
@@ -432,6 +437,25 @@ class ExprChecker(CheckerBase):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)
         return ir.ActionCall(ir.VoidT(), self.loc(t), aname, args)
+
+    def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree) -> list[Tree]:
+        """Named arguments (``f(x = 1)``) in parameter order.  Without the parameter names (a
+        built-in method or function) only a single argument can be named."""
+        if not all(a.data == "named_arg" for a in arg_trees):
+            raise self.err(t, "either all arguments are named or none")
+        if names is None:
+            if len(arg_trees) != 1:
+                raise self.unsupported(t, "named arguments for a built-in method or function with "
+                                          "more than one argument")
+            return [_trees(arg_trees[0])[-1]]
+        given = {_name(a): _trees(a)[-1] for a in arg_trees}
+        unknown = [n for n in given if n not in names]
+        if unknown:
+            raise self.err(t, f"no parameter named '{unknown[0]}'")
+        if len(given) != len(names):
+            missing = [n for n in names if n not in given]
+            raise self.err(t, f"argument for '{missing[0]}' missing")
+        return [given[n] for n in names]
 
     def function_call(self, fname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """A user function call: an ``ActionCall`` put in the statement's prelude; the value is
@@ -603,7 +627,7 @@ class ExprChecker(CheckerBase):
             if mem == "extract":
                 if len(arg_trees) != 1:
                     raise self.unsupported(t, "two-argument extract (varbit)")
-                h = self.expr(arg_trees[0], ctx, None)
+                h = self.expr(arg_trees[0], ctx, targs[0] if len(targs) == 1 else None)
                 if not isinstance(h.type, ir.HeaderT):
                     raise self.err(t, f"extract needs a header, got {show(h.type)}")
                 self.check_lvalue(h, loc)

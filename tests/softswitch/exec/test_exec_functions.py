@@ -150,3 +150,15 @@ def test_action_arguments_bound_in_the_actions_list():
                 "actions = { a(1); } } apply { t.apply(); }")
         load_source(_BASE % ("", body), "b2.p4")
     assert "set by the control plane" in str(ei.value) and "b2.p4:" in str(ei.value)
+
+
+def test_named_arguments_and_extract_into_dont_care():
+    rig = Rig(DATA / "exec_named_args.p4")
+    res = rig.pipeline.ingress(bytes([5, 6, 7, 8, 9]), 1, 0)
+    # h.a = sub8(y = 1, x = 10); a(w = 2, v = 7) sets h.b = 5; extract<h_t>(_) skipped 7, 8
+    assert rig.pipeline.egress(res.to_tm[0], 0).frames[0].data == bytes([9, 5, 9])
+    res = rig.pipeline.ingress(bytes([5, 6, 7]), 1, 0)
+    assert res.to_tm[0].meta.S.f_parser_error == 1  # PacketTooShort on the discarded header
+    with pytest.raises(P4Error) as ei:
+        load_source(_BASE % ("bit<8> f(bit<8> x) { return x; }", "apply { h.h.a = f(z = 1); }"), "n.p4")
+    assert "no parameter named 'z'" in str(ei.value)
