@@ -76,7 +76,18 @@ class DeclChecker(CheckerBase):
                 self.controller_headers.append(ir.ControllerHeader(cname, t, anns, self.loc(d),
                                                                    _id_ann(anns)))
         elif k == "header_union_decl":
-            raise self.unsupported(d, "header_union")
+            name = _name(d)
+            fields = []
+            for f in _trees(d, "field"):
+                ft = self.type_ref(_type_child(f))
+                if not isinstance(ft, ir.HeaderT):
+                    raise self.err(f, f"header_union member '{_name(f)}' must be a header, not {show(ft)}")
+                if any(x.name == _name(f) for x in fields):
+                    raise self.err(f, f"duplicate field '{_name(f)}' in '{name}'")
+                fields.append(ir.Field(_name(f), ft, self.annotations(_tree(f, "annotations"))))
+            t = ir.StructT(name, tuple(fields), self.annotations(_tree(d, "annotations")), union=True)
+            self.named_types[name] = t
+            self.declare(d, name, ("type", t))
         elif k == "enum_decl":
             name = _name(d)
             members = tuple(str(n.children[0]) for n in _trees(_tree(d, "ident_list"), "name"))
@@ -207,6 +218,8 @@ class DeclChecker(CheckerBase):
         if k == "stack_type":
             elem = self.type_ref(_trees(t)[0])
             size = self.expr(_trees(t)[1], _Ctx(None), None)
+            if isinstance(elem, ir.StructT) and elem.union:
+                raise self.unsupported(t, "header_union in a header stack")
             if not isinstance(elem, ir.HeaderT):
                 raise self.err(t, f"header stack element must be a header, not {show(elem)}")
             if not isinstance(size, ir.Const) or int(size.value) <= 0:

@@ -15,6 +15,7 @@ from .checkbase import (
     _Ctx,
     _ExternFunc,
     _FuncRef,
+    _Inlined,
     _Method,
     _name,
     _Named,
@@ -376,6 +377,8 @@ class ExprChecker(CheckerBase):
         if isinstance(bt, (ir.HeaderT, ir.StructT)):
             if mem in ("isValid", "setValid", "setInvalid") and isinstance(bt, ir.HeaderT):
                 return _Method(ir.VoidT(), loc, base, mem)
+            if mem == "isValid" and isinstance(bt, ir.StructT) and bt.union:
+                return _Method(ir.VoidT(), loc, base, mem)
             try:
                 ft = bt.field_type(mem)
             except KeyError:
@@ -606,12 +609,25 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
+        if isinstance(bt, ir.StructT) and bt.union and mem == "isValid":
+            if arg_trees:
+                raise self.err(t, "isValid() takes no arguments")
+            any_valid: ir.Expr | None = None  # a union is valid when one of its members is
+            for f in bt.fields:
+                v = ir.IsValid(BOOL, loc, ir.Member(f.type, loc, base, f.name))
+                any_valid = v if any_valid is None else ir.Binary(BOOL, loc, "||", any_valid, v)
+            return any_valid if any_valid is not None else ir.Const(BOOL, loc, False)
         if isinstance(bt, ir.HeaderT) and mem in ("isValid", "setValid", "setInvalid"):
             if arg_trees:
                 raise self.err(t, f"{mem}() takes no arguments")
             if mem == "isValid":
                 return ir.IsValid(BOOL, loc, base)
             self.check_lvalue(base, loc)
+            sibs = ir.union_siblings(base)
+            if mem == "setValid" and sibs:  # the other members of its header_union become invalid
+                return _Inlined(ir.VoidT(), loc, [ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s))
+                                                  for s in sibs]
+                                + [ir.ExprStmt(loc, ir.SetValid(ir.VoidT(), loc, base))])
             return (ir.SetValid if mem == "setValid" else ir.SetInvalid)(ir.VoidT(), loc, base)
         if isinstance(bt, ir.StackT) and mem in ("push_front", "pop_front"):
             if len(arg_trees) != 1:
@@ -631,6 +647,10 @@ class ExprChecker(CheckerBase):
                 if not isinstance(h.type, ir.HeaderT):
                     raise self.err(t, f"extract needs a header, got {show(h.type)}")
                 self.check_lvalue(h, loc)
+                sibs = ir.union_siblings(h)
+                if sibs:  # extracting a header_union member invalidates the others (once it worked)
+                    return _StmtMarker(ir.VoidT(), loc, ir.Block(loc, [ir.Extract(loc, h)] + [
+                        ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s)) for s in sibs]))
                 return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h))
             if mem == "advance":
                 b = self.expr(arg_trees[0], ctx, BIT32) if len(arg_trees) == 1 else None

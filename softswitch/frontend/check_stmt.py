@@ -89,6 +89,10 @@ class StmtChecker(CheckerBase):
             lhs = self.expr(_trees(s)[0], ctx, None)
             self.check_lvalue(lhs, loc)
             rhs = self.expr(_trees(s)[1], ctx, lhs.type)
+            sibs = ir.union_siblings(lhs)
+            if sibs:  # a valid header written into a header_union member invalidates the others
+                return [ir.Assign(loc, lhs, rhs), ir.If(loc, ir.IsValid(BOOL, loc, lhs), ir.Block(loc, [
+                    ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, x)) for x in sibs]), None)]
             return [ir.Assign(loc, lhs, rhs)]
         if k == "call_stmt":
             e = self.expr(_trees(s)[0], ctx, None)

@@ -206,6 +206,7 @@ class StructT:
     name: str
     fields: tuple[Field, ...]
     annotations: tuple[Annotation, ...] = ()
+    union: bool = False  # a header_union: every field a header, at most one valid
 
     def field_type(self, name: str) -> Type:
         for f in self.fields:
@@ -239,6 +240,13 @@ class ExternT:
 
 Type = (BitT | IntT | BoolT | ErrorT | StringT | VoidT | MatchKindT | EnumT | HeaderT | StructT | StackT
         | TupleT | ExternT)
+
+
+def union_siblings(e: Expr) -> list[Expr]:
+    """For ``u.a`` with ``u`` a header_union: the other members ``u.b``, ...; else []."""
+    if isinstance(e, Member) and isinstance(e.expr.type, StructT) and e.expr.type.union:
+        return [Member(f.type, e.loc, e.expr, f.name) for f in e.expr.type.fields if f.name != e.field]
+    return []
 
 
 def type_width(t: Type) -> int:
