@@ -121,7 +121,10 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
             for f in t.fields:
                 m = h.members.add()
                 m.name = f.name
-                m.type_spec.bit.bitwidth = ir.type_width(f.type)
+                if isinstance(f.type, ir.VarbitT):
+                    m.type_spec.varbit.max_bitwidth = f.type.max_width
+                else:
+                    m.type_spec.bit.bitwidth = ir.type_width(f.type)
     elif isinstance(t, ir.EnumT) and t.underlying is not None:
         spec.serializable_enum.name = t.name
         if t.name not in info.serializable_enums:
@@ -273,6 +276,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
                   ch.annotations)
         for i, f in enumerate(ch.header.fields, 1):
+            if isinstance(f.type, ir.VarbitT):
+                raise P4InfoError(ch.loc, f"controller header '{ch.name}' cannot have a varbit field")
             md = cm.metadata.add()
             md.id = i
             md.name = f.name

@@ -61,6 +61,13 @@ class DeclChecker(CheckerBase):
                     raise self.err(f, f"duplicate field '{fname}' in '{name}'")
                 seen.add(fname)
                 ft = self.type_ref(_type_child(f))
+                if isinstance(ft, ir.VarbitT):
+                    if k != "header_decl":
+                        raise self.unsupported(f, "varbit outside a header")
+                    if any(isinstance(x.type, ir.VarbitT) for x in fields):
+                        raise self.err(f, f"header '{name}' has more than one varbit field")
+                    fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+                    continue
                 if k == "header_decl" and not isinstance(ft, (ir.BitT, ir.IntT, ir.BoolT)) \
                         and not (isinstance(ft, ir.EnumT) and ft.underlying is not None):
                     raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool or a "
@@ -194,7 +201,10 @@ class DeclChecker(CheckerBase):
                 raise self.err(t, f"bad width {w}")
             return ir.BitT(w) if k == "bit_type" else ir.IntT(w)
         if k == "varbit_type":
-            raise self.unsupported(t, "varbit")
+            w = self.width(_trees(t)[0])
+            if w <= 0:
+                raise self.err(t, f"bad width {w}")
+            return ir.VarbitT(w)
         if k == "infint_type":
             return INFINT  # type: ignore[return-value]
         if k == "dontcare_type":
@@ -224,6 +234,8 @@ class DeclChecker(CheckerBase):
                 raise self.err(t, f"header stack element must be a header, not {show(elem)}")
             if not isinstance(size, ir.Const) or int(size.value) <= 0:
                 raise self.err(t, "header stack size must be a positive constant")
+            if elem.varbit is not None:
+                raise self.unsupported(t, "header stack of a header with a varbit field")
             return ir.StackT(elem, int(size.value))
         if k == "tuple_type":
             return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))

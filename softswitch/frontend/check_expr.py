@@ -31,6 +31,16 @@ from .checkbase import (
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
 
 
+def _has_varbit(t: ir.Type) -> bool:
+    if isinstance(t, ir.VarbitT):
+        return True
+    if isinstance(t, (ir.HeaderT, ir.StructT)):
+        return any(_has_varbit(f.type) for f in t.fields)
+    if isinstance(t, ir.StackT):
+        return _has_varbit(t.elem)
+    return False
+
+
 class _FnVoid(ir.Expr):
     """The value of a void function call (the call itself is in the statement's prelude)."""
 
@@ -641,11 +651,20 @@ class ExprChecker(CheckerBase):
             if not ctx.in_parser:
                 raise self.err(t, "packet_in can only be used in a parser")
             if mem == "extract":
-                if len(arg_trees) != 1:
-                    raise self.unsupported(t, "two-argument extract (varbit)")
+                if len(arg_trees) not in (1, 2):
+                    raise self.err(t, "extract takes 1 or 2 arguments")
                 h = self.expr(arg_trees[0], ctx, targs[0] if len(targs) == 1 else None)
                 if not isinstance(h.type, ir.HeaderT):
                     raise self.err(t, f"extract needs a header, got {show(h.type)}")
+                if len(arg_trees) == 2 or h.type.varbit is not None:
+                    if h.type.varbit is None or len(arg_trees) != 2:
+                        raise self.err(t, "the two-argument extract is for a header with a varbit "
+                                          "field, and such a header needs it")
+                    if isinstance(h, ir.StackNext) or ir.union_siblings(h):
+                        raise self.unsupported(t, "varbit header in a stack or header_union")
+                    self.check_lvalue(h, loc)
+                    nbits = self.expr(arg_trees[1], ctx, BIT32)
+                    return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h, nbits))
                 self.check_lvalue(h, loc)
                 sibs = ir.union_siblings(h)
                 if sibs:  # extracting a header_union member invalidates the others (once it worked)
@@ -661,6 +680,8 @@ class ExprChecker(CheckerBase):
                 if len(targs) != 1 or arg_trees:
                     raise self.err(t, "lookahead needs one type argument and no arguments")
                 lt = targs[0]
+                if _has_varbit(lt):
+                    raise self.unsupported(t, "lookahead of a type with a varbit field")
                 try:
                     ir.type_width(lt)
                 except TypeError:

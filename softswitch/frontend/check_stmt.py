@@ -88,6 +88,12 @@ class StmtChecker(CheckerBase):
         if k == "assign_stmt":
             lhs = self.expr(_trees(s)[0], ctx, None)
             self.check_lvalue(lhs, loc)
+            if isinstance(lhs.type, ir.VarbitT):
+                rhs = self.expr(_trees(s)[1], ctx, None)
+                if rhs.type != lhs.type or not isinstance(rhs, ir.Member):
+                    raise self.err(s, f"a {show(lhs.type)} field can only be assigned another "
+                                      f"{show(lhs.type)} header field")
+                return [ir.Assign(loc, lhs, rhs)]
             rhs = self.expr(_trees(s)[1], ctx, lhs.type)
             sibs = ir.union_siblings(lhs)
             if sibs:  # a valid header written into a header_union member invalidates the others

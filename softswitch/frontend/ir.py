@@ -191,14 +191,27 @@ class HeaderT:
 
     @property
     def width(self) -> int:
-        """Total width in bits (all fields are bit<W>/int<W>/serializable enums)."""
+        """Total width in bits of the fixed fields (a varbit field counts 0: its width is
+        per packet)."""
         return sum(type_width(f.type) for f in self.fields)
+
+    @property
+    def varbit(self) -> Field | None:
+        """The header's varbit field, if it has one (P4 allows one)."""
+        return next((f for f in self.fields if isinstance(f.type, VarbitT)), None)
 
     def field_type(self, name: str) -> Type:
         for f in self.fields:
             if f.name == name:
                 return f.type
         raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class VarbitT:
+    """``varbit<max_width>``: a header field whose width is set by the two-argument extract."""
+
+    max_width: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +252,7 @@ class ExternT:
 
 
 Type = (BitT | IntT | BoolT | ErrorT | StringT | VoidT | MatchKindT | EnumT | HeaderT | StructT | StackT
-        | TupleT | ExternT)
+        | TupleT | ExternT | VarbitT)
 
 
 def union_siblings(e: Expr) -> list[Expr]:
@@ -255,6 +268,8 @@ def type_width(t: Type) -> int:
         return t.width
     if isinstance(t, BoolT):
         return 1
+    if isinstance(t, VarbitT):
+        return 0  # the fixed part of a header does not include it
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
     if isinstance(t, (HeaderT, StructT)):
@@ -580,9 +595,11 @@ class Return(Stmt):
 
 @dataclass(slots=True, eq=False)
 class Extract(Stmt):
-    """``pkt.extract(hdr)``; ``header`` is a header lvalue or ``StackNext``."""
+    """``pkt.extract(hdr)``; ``header`` is a header lvalue or ``StackNext``.  ``bits``: the
+    varbit field's width of the two-argument extract."""
 
     header: Expr
+    bits: Expr | None = None
 
 
 @dataclass(slots=True, eq=False)
