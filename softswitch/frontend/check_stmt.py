@@ -170,9 +170,13 @@ class StmtChecker(CheckerBase):
             return e.stmts
         if (isinstance(e, ir.Var) and e.name in self.fn_results) or type(e).__name__ == "_FnVoid":
             return []  # a function called for its side effects: the call is in the prelude
+        if isinstance(e, ir.ApplyTable) and e.result != "none":  # t.apply().hit; -- still applies
+            return [ir.ExprStmt(loc, ir.ApplyTable(ir.VoidT(), e.loc, e.table))]
         if isinstance(e, (ir.ApplyTable, ir.ActionCall, ir.ExternCall, ir.BuiltinCall, ir.SetValid,
                           ir.SetInvalid, ir.PushFront, ir.PopFront)):
             return [ir.ExprStmt(loc, e)]
+        if isinstance(e, ir.IsValid):
+            return []  # h.isValid(); reads nothing that matters
         raise self.err(loc, "expression is not a statement")
 
     def switch(self, s: Tree, ctx: _Ctx) -> ir.Stmt:

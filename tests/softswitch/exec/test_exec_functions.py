@@ -162,3 +162,17 @@ def test_named_arguments_and_extract_into_dont_care():
     with pytest.raises(P4Error) as ei:
         load_source(_BASE % ("bit<8> f(bit<8> x) { return x; }", "apply { h.h.a = f(z = 1); }"), "n.p4")
     assert "no parameter named 'z'" in str(ei.value)
+
+
+def test_expression_statements_apply_the_table_and_ignore_values():
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = _BASE % ("bit<8> g(bit<8> x) { return x + 1; }", """
+    action set() { h.h.a = 0x42; }
+    table t { key = { h.h.a: exact; } actions = { set; } default_action = set(); }
+    apply { s.egress_spec = 1; h.h.isValid(); g(3); t.apply().hit; }""")
+    prog = load_source(src, "es.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(bytes([7]), 1, 0)
+    assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([0x42])
