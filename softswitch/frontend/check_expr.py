@@ -31,6 +31,9 @@ from .checkbase import (
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
 
 
+_SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
+
+
 def _has_varbit(t: ir.Type) -> bool:
     if isinstance(t, ir.VarbitT):
         return True
@@ -203,6 +206,8 @@ class ExprChecker(CheckerBase):
             return ir.Unary(a.type, loc, op, a)
         if k == "cast":
             tt = self.type_ref(_trees(t)[0])
+            if isinstance(tt, (ir.HeaderT, ir.StructT)) and _trees(t)[1].data == "list_expr":
+                return self.expr(_trees(t)[1], ctx, tt)  # (h_t) { 1, 2 }: a typed initialiser
             a = self.expr(_trees(t)[1], ctx, None)
             return self.cast(a, tt, t)
         if k == "mux":
@@ -388,6 +393,8 @@ class ExprChecker(CheckerBase):
             if mem in ("isValid", "setValid", "setInvalid") and isinstance(bt, ir.HeaderT):
                 return _Method(ir.VoidT(), loc, base, mem)
             if mem == "isValid" and isinstance(bt, ir.StructT) and bt.union:
+                return _Method(ir.VoidT(), loc, base, mem)
+            if mem in _SIZE_METHODS:
                 return _Method(ir.VoidT(), loc, base, mem)
             try:
                 ft = bt.field_type(mem)
@@ -619,6 +626,15 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
+        if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
+            if arg_trees:
+                raise self.err(t, f"{mem}() takes no arguments")
+            if _has_varbit(bt) and not mem.startswith("min"):
+                raise self.unsupported(t, f"{mem}() of a type with a varbit field")
+            if isinstance(bt, ir.StructT) and bt.union:
+                raise self.unsupported(t, f"{mem}() of a header_union")
+            bits = ir.type_width(bt)
+            return ir.Const(INFINT, loc, bits if mem.endswith("Bits") else (bits + 7) // 8)
         if isinstance(bt, ir.StructT) and bt.union and mem == "isValid":
             if arg_trees:
                 raise self.err(t, "isValid() takes no arguments")

@@ -176,3 +176,17 @@ def test_method_call_statements_whose_value_is_unused():
     pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
     res = pl.ingress(bytes([7]), 1, 0)
     assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([0x42])
+
+
+def test_size_methods_and_typed_initialisers():
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = _BASE % ("header g_t { bit<8> x; bit<16> y; }", """
+    apply { s.egress_spec = 1; g_t g = (g_t) { 7, 0x0102 };
+            h.h.a = (bit<8>) g.sizeInBits() + (bit<8>) g.sizeInBytes() + (bit<8>) h.h.minSizeInBits()
+                    + (g.isValid() ? 8w100 : 8w0) + g.x; }""")
+    prog = load_source(src, "sz.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(bytes([0]), 1, 0)
+    assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([24 + 3 + 8 + 100 + 7])
