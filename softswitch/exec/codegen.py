@@ -122,8 +122,8 @@ class Compiler(StmtGen):
             self._param_prologue(act, out, 1)
             if any(p.direction in ("out", "inout") for p in act.params):
                 # exit in the action (or in an action it calls) still copies out its out/inout
-                # arguments (P4_16 spec, exit statement; p4c and bmv2 do): the values ride on the
-                # exception to the caller, which assigns them before unwinding further
+                # arguments (P4 spec since p4-spec PR #823; p4c since its PR #2443): the values
+                # ride on the exception to the caller, which assigns them before unwinding further
                 out.add(1, "try:")
                 self.block(act.body, out, 2)
                 out.add(1, "except _Exit as _x:")
