@@ -121,7 +121,10 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
             for f in t.fields:
                 m = h.members.add()
                 m.name = f.name
-                m.type_spec.bit.bitwidth = ir.type_width(f.type)
+                if isinstance(f.type, ir.VarbitT):
+                    m.type_spec.varbit.max_bitwidth = f.type.max_width
+                else:
+                    m.type_spec.bit.bitwidth = ir.type_width(f.type)
     elif isinstance(t, ir.EnumT) and t.underlying is not None:
         spec.serializable_enum.name = t.name
         if t.name not in info.serializable_enums:
@@ -160,8 +163,9 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     externs = program.all_externs()
     action_names: list[str] = []
     for c in program.controls:
+        used = {r.action for t in c.tables.values() for r in t.actions} | ir.actions_called(c.body)
         for an in c.actions:
-            if an not in action_names and any(r.action == an for t in c.tables.values() for r in t.actions):
+            if an not in action_names and an in used and not program.actions[an].function:
                 action_names.append(an)
     actions = [program.actions[a] for a in action_names]
     ids = _Ids()
@@ -272,6 +276,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
                   ch.annotations)
         for i, f in enumerate(ch.header.fields, 1):
+            if isinstance(f.type, ir.VarbitT):
+                raise P4InfoError(ch.loc, f"controller header '{ch.name}' cannot have a varbit field")
             md = cm.metadata.add()
             md.id = i
             md.name = f.name

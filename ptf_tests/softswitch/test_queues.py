@@ -5,8 +5,9 @@ bmv2's priority queueing (QueueingLogicPriRL) limits the rate of each priority q
 and serves, among the queue heads whose rate allows them to leave, the highest priority first.
 So: port 4's queues are limited to RATE_PPS except priority 7; a burst of low-priority packets
 followed by high-priority ones must see every high one overtake the queued low ones, low ones stay
-FIFO at the configured rate, and the program's copy of enq_qdepth (the port's occupancy, all
-priorities, as bmv2 counts it) grows through the burst.
+FIFO at the configured rate, and the program's copy of enq_qdepth grows through the low burst.
+enq_qdepth counts the packet's own priority queue (bmv2 since its PR #1270; bmv2 1.15.5 read 0
+for every high packet here), so the unlimited high queue reads (near) 0 behind the low backlog.
 """
 from __future__ import annotations
 
@@ -57,8 +58,9 @@ class StrictPriorityTest(SubsetTest):
         self.assertLessEqual(lows[0], 1, f"enq_qdepth of the low burst: {lows}")
         self.assertEqual(lows[1:], sorted(lows[1:]), f"enq_qdepth of the low burst: {lows}")
         self.assertGreaterEqual(lows[-1], N_EACH - 3, f"enq_qdepth of the low burst: {lows}")
-        # the high ones found the low backlog on the port
-        self.assertGreaterEqual(min(highs), N_EACH - 3, f"enq_qdepth of the high burst: {highs}")
+        # the high ones do not count the low backlog: the k-th high packet finds at most the k
+        # highs before it in its own queue (all priorities counted, the first would read >= 5)
+        self.assertTrue(all(d <= k for k, d in enumerate(highs)), f"enq_qdepth of the high burst: {highs}")
         # lows leave at the configured rate: the last one waited for ~N_EACH-1 intervals;
         # highs are not held by the lows' rate limit
         interval_us = 1_000_000 // RATE_PPS

@@ -129,7 +129,7 @@ class TrafficManager:
             q.stats.dropped += 1
             return False
         item.enq_timestamp_us = now_us
-        item.enq_qdepth = pq.count  # like bmv2's egress_buffers.size(port): all priorities
+        item.enq_qdepth = n  # the packet's own priority queue, as bmv2 since PR #1270 (1.15.5 measured)
         item.qid = pri
         if q.interval_us:
             dep = q.last_departure_us + q.interval_us
@@ -149,8 +149,8 @@ class TrafficManager:
     def dequeue(self, now_us: int, budget: int, out: list) -> float | None:
         """Move up to ``budget`` eligible items into ``out`` as (port_queues, item).
 
-        ``enq_qdepth``/``deq_qdepth`` count every priority queue of the port, as bmv2's
-        ``egress_buffers.size(port)`` does.  Ports are served round-robin, up to ``QUANTUM`` packets each per turn; within a port the
+        ``enq_qdepth``/``deq_qdepth`` count the packet's own priority queue, as bmv2 does since
+        its PR #1270 (bmv2 1.15.5 reported 0 for a high-priority burst behind a low backlog).  Ports are served round-robin, up to ``QUANTUM`` packets each per turn; within a port the
         highest non-empty priority whose head may leave (rate limit) goes first.  Returns the
         earliest departure time (µs) of a packet held back by a rate limit, or None.
         """
@@ -178,7 +178,7 @@ class TrafficManager:
                         if not left:
                             pq.mask &= ~(1 << pri)
                         item.deq_timedelta_us = now_us - item.enq_timestamp_us
-                        item.deq_qdepth = pq.count - 1  # the port's other packets, all priorities
+                        item.deq_qdepth = left  # what stays in the packet's priority queue
                         q.stats.dequeued += 1
                         out.append((pq, item))
                         break

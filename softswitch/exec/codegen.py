@@ -99,9 +99,11 @@ class Compiler(StmtGen):
         self.funcs.append("\n".join(src) + "\n")
         return lname
 
-    def gen_actions(self, ctl: ir.Control) -> None:
+    def gen_actions(self, ctl: ir.Control | ir.Parser, only_functions: bool = False) -> None:
         for name, act in self.p.actions.items():
             if act.owner is not None and act.owner != ctl.name:
+                continue
+            if only_functions and not act.function:
                 continue
             fn = f"act{self.ctl_index}_{len(self.action_fn)}"
             self.action_fn[(self.ctl_index, name)] = fn
@@ -110,6 +112,7 @@ class Compiler(StmtGen):
             if key not in self.action_fn:
                 continue
             self.action = act
+            saved_vars = self._bind_action_locals(act)
             out = Out()
             params = "".join(f", a{i}" for i in range(len(act.params)))
             out.add(0, f"def {self.action_fn[key]}(H, M, S, L, C{params}):")
@@ -117,11 +120,31 @@ class Compiler(StmtGen):
                 shown = " + ', ' + ".join(f"str(a{i})" for i, p in enumerate(act.params) if p.direction == "")
                 out.add(1, f"TR('action {name}(' + {shown or repr('')} + ')')")
             self._param_prologue(act, out, 1)
-            self.block(act.body, out, 1)
             if any(p.direction in ("out", "inout") for p in act.params):
+                # exit in the action (or in an action it calls) still copies out its out/inout
+                # arguments (P4 spec since p4-spec PR #823; p4c since its PR #2443): the values
+                # ride on the exception to the caller, which assigns them before unwinding further
+                out.add(1, "try:")
+                self.block(act.body, out, 2)
+                out.add(1, "except _Exit as _x:")
+                out.add(2, f"_x.outs = {self._action_outs()}")
+                out.add(2, "raise")
                 out.add(1, f"return {self._action_outs()}")
+            else:
+                self.block(act.body, out, 1)
             self.funcs.append("\n".join(out.lines) + "\n")
             self.action = None
+            self.var_map = saved_vars
+
+    def _bind_action_locals(self, act: ir.Action) -> dict:
+        """Map a top-level action's (or function's) own locals to Python locals of the code
+        it runs in; returns the previous variable map to restore."""
+        saved = self.var_map
+        if act.locals:
+            self.var_map = dict(saved)
+            for i, name in enumerate(act.locals):
+                self.var_map[name] = f"_al{i}"
+        return saved
 
     def gen_tables(self, ctl: ir.Control) -> None:
         for tname in ctl.tables:
@@ -200,11 +223,36 @@ class Compiler(StmtGen):
             act = self.p.actions[ref.action]
             out.add(ind, f"{'if' if first else 'elif'} {aid} == {self.res.action_id(ref.action)}:")
             first = False
-            if self._inlinable(act):
+            if ref.args:
+                self._bound_call(act, ref, args, out, ind + 1)
+            elif self._inlinable(act):
                 self.inline_action(act, args, out, ind + 1)
             else:
                 out.add(ind + 1, f"{self.action_fn[(self.ctl_index, ref.action)]}(H, M, S, L, C, *{args})")
         return aid, entry
+
+    def _bound_call(self, act: ir.Action, ref: ir.TableActionRef, args: str, out: Out, ind: int) -> None:
+        """Run a table's action whose directional parameters are bound in the actions list:
+        bound arguments first, the entry's data after; out/inout ones copied back (also on exit)."""
+        codes = []
+        for p, a in zip(act.params, ref.args):
+            code = self.ex(a)
+            codes.append(f"{code}.copy()" if self._is_aggregate(p.type) else code)
+        fn = self.action_fn[(self.ctl_index, ref.action)]
+        call = f"{fn}(H, M, S, L, C, {''.join(c + ', ' for c in codes)}*{args})"
+        outs = [a for p, a in zip(act.params, ref.args) if p.direction in ("out", "inout")]
+        if not outs:
+            out.add(ind, call)
+            return
+        r = self.t()
+        out.add(ind, "try:")
+        out.add(ind + 1, f"{r} = {call}")
+        out.add(ind, "except _Exit as _x:")
+        for k, a in enumerate(outs):
+            self.assign(a, f"_x.outs[{k}]", out, ind + 1)
+        out.add(ind + 1, "raise")
+        for k, a in enumerate(outs):
+            self.assign(a, f"{r}[{k}]", out, ind)
 
     def _inlinable(self, act: ir.Action) -> bool:
         """Actions without return or directional parameters are inlined into table applies."""
@@ -221,8 +269,10 @@ class Compiler(StmtGen):
             shown = " + ', ' + ".join(f"str(a{i})" for i in range(n))
             out.add(ind, f"TR('action {act.name}(' + {shown or repr('')} + ')')")
         saved, self.action = self.action, act
+        saved_vars = self._bind_action_locals(act)
         self.block(act.body, out, ind)
         self.action = saved
+        self.var_map = saved_vars
 
     def _param_prologue(self, act: ir.Action, out: Out, ind: int) -> None:
         for i, prm in enumerate(act.params):
@@ -254,6 +304,7 @@ class Compiler(StmtGen):
     def gen_parser(self, prs: ir.Parser) -> None:
         self.ctl_index += 1
         lname = self._bind_block(prs, [None, "H", "M", "S"])
+        self.gen_actions(prs, only_functions=True)  # user functions called in parser states
         names = {n: f"ps_{i}" for i, n in enumerate(prs.states)}
         inline = _inlinable_states(prs)
 

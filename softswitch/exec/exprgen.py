@@ -361,7 +361,13 @@ class ExprGen:
         any_cond = False
         for x, cond in leaves:
             t = x.type
-            if isinstance(t, ir.HeaderT):
+            if isinstance(t, ir.HeaderT) and t.varbit is not None:  # width known per packet
+                v, w = f"{self.ex(x)}.to_int()", f"{t.width} + {self.ex(x)}.vbw"
+                cond = cond or "True"
+            elif isinstance(t, ir.VarbitT):
+                v, w = self.ex(x), f"{self.ex(x.expr)}.vbw"  # type: ignore[attr-defined]
+                cond = cond or "True"
+            elif isinstance(t, ir.HeaderT):
                 v, w = f"{self.ex(x)}.to_int()", t.width
             else:
                 w = ir.type_width(t)

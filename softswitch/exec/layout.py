@@ -47,9 +47,13 @@ class TypeNames:
 
 
 def header_fields(t: ir.HeaderT) -> list[tuple[str, int, str]]:
-    """(attribute, width, kind) per field; kind is 'bit', 'int' or 'bool'."""
+    """(attribute, width, kind) per field; kind is 'bit', 'int', 'bool' or 'varbit' (width: the
+    maximum; the current width is the object's ``vbw``)."""
     out = []
     for f in t.fields:
+        if isinstance(f.type, ir.VarbitT):
+            out.append((f"f_{f.name}", f.type.max_width, "varbit"))
+            continue
         w = ir.type_width(f.type)
         kind = "int" if isinstance(f.type, ir.IntT) else "bool" if isinstance(f.type, ir.BoolT) else "bit"
         out.append((f"f_{f.name}", w, kind))
@@ -82,6 +86,8 @@ def unpack_lines(t: ir.HeaderT, target: str, value: str, indent: str) -> list[st
 
 def pack_expr(t: ir.HeaderT, src: str) -> str:
     """Expression for the header object's fields packed into one integer (MSB first)."""
+    if t.varbit is not None:
+        return _pack_varbit_expr(t, src)
     parts = []
     shift = t.width
     for attr, w, kind in header_fields(t):
@@ -95,46 +101,80 @@ def pack_expr(t: ir.HeaderT, src: str) -> str:
     return " | ".join(parts) if parts else "0"
 
 
+def _pack_varbit_expr(t: ir.HeaderT, src: str) -> str:
+    """``pack_expr`` for a header with a varbit field: fields before it shift by its current
+    width ``src.vbw``."""
+    fields = header_fields(t)
+    vi = next(i for i, (_, _, k) in enumerate(fields) if k == "varbit")
+    after = sum(w for _, w, _ in fields[vi + 1:])
+    parts = []
+    shift = after
+    for attr, w, kind in reversed(fields[:vi]):
+        v = f"{src}.{attr}"
+        if kind == "int":
+            v = f"({v} & {(1 << w) - 1:#x})"
+        elif kind == "bool":
+            v = f"int({v})"
+        parts.append(f"({v} << ({shift} + {src}.vbw))")
+        shift += w
+    parts.append(f"({src}.{fields[vi][0]} << {after})")
+    shift = after
+    for attr, w, kind in fields[vi + 1:]:
+        shift -= w
+        v = f"{src}.{attr}"
+        if kind == "int":
+            v = f"({v} & {(1 << w) - 1:#x})"
+        elif kind == "bool":
+            v = f"int({v})"
+        parts.append(f"({v} << {shift})" if shift else v)
+    return " | ".join(parts)
+
+
 def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     fields = header_fields(t)
     attrs = [a for a, _, _ in fields]
     zero = {a: ("False" if k == "bool" else "0") for a, _, k in fields}
     nbytes = (t.width + 7) // 8
+    vb = t.varbit is not None
+    state = attrs + (["vbw"] if vb else [])  # vbw: the varbit field's current width in bits
+    zero["vbw"] = "0"
     L = [f"class {name}:",
          f"    \"\"\"header {t.name}\"\"\"",
-         f"    __slots__ = {tuple(['valid'] + attrs)!r}",
+         f"    __slots__ = {tuple(['valid'] + state)!r}",
          f"    P4NAME = {t.name!r}",
          f"    NBYTES = {nbytes}",
          f"    FIELDS = {tuple((a[2:], w) for a, w, _ in fields)!r}",
          "    def __init__(self):",
          "        self.valid = False"]
-    L += [f"        self.{a} = {zero[a]}" for a in attrs]
+    L += [f"        self.{a} = {zero[a]}" for a in state]
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})",
           "        n.valid = self.valid"]
-    L += [f"        n.{a} = self.{a}" for a in attrs]
+    L += [f"        n.{a} = self.{a}" for a in state]
     L += ["        return n",
           "    def copy_from(self, o):",
           "        self.valid = o.valid"]
-    L += [f"        self.{a} = o.{a}" for a in attrs]
+    L += [f"        self.{a} = o.{a}" for a in state]
     L += ["    def set_valid(self):",
           "        if not self.valid:",
           "            self.valid = True"]
-    L += [f"            self.{a} = {zero[a]}" for a in attrs]
+    L += [f"            self.{a} = {zero[a]}" for a in state]
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",
-          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in attrs) or "True") + ")",
+          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in state) or "True") + ")",
           "    @staticmethod",
           f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
           f"        n = {name}.__new__({name})",
           "        n.valid = _v"]
     L += [f"        n.{a} = a{i}" for i, a in enumerate(attrs)]
+    L += ["        n.vbw = 0"] if vb else []
     L += ["        return n",
           "    def to_int(self):",
           f"        return {pack_expr(t, 'self')}",
           "    def emit(self):",
-          f"        return ({pack_expr(t, 'self')}).to_bytes({nbytes}, 'big')",
+          f"        return ({pack_expr(t, 'self')}).to_bytes("
+          + (f"({t.width} + self.vbw) // 8" if vb else f"{nbytes}") + ", 'big')",
           "    def values(self):",
           "        return (" + "".join(f"self.{a}, " for a in attrs) + ")",
           "    def __repr__(self):",

@@ -24,8 +24,9 @@ Choices where bmv2 is unspecified or would abort, kept here so they can be docum
 * Ingress clones re-parse the original packet and, like every copy bmv2 makes with
   ``reset_metadata``, start with all standard_metadata zero except ``instance_type``,
   ``egress_rid`` (the replica's instance) and what egress sets; recirculated packets enter with
-  ``ingress_port`` 0 for the same reason.  Resubmitted packets keep their ``ingress_port``
-  (v1model.p4 documents a resubmitted packet as the original except ``instance_type``).
+  ``ingress_port`` 0 for the same reason.  Resubmitted packets too: bmv2 1.15 builds the
+  resubmitted pass on reset metadata, so ``ingress_port`` and ``ingress_global_timestamp`` read 0
+  there (measured on bmv2; keep the port in a preserved user field to see it).
 * ``digest`` values are taken when ``digest()`` runs; like bmv2, only the last call of a pass
   is delivered.  The I2E clone, digest, resubmit, multicast and drop checks run in that order.
 """
@@ -207,13 +208,14 @@ class V1Pipeline:
         b = self.blocks
         parse, verify = b.parser, b.verify_checksum
         new_h, new_m, new_s, logf = self._H, self._M, self._S, self._log
+        ts = now
         for _ in range(MAX_RESUBMITS):
             # parser + verifyChecksum (same as _parse, inlined on the per-packet path)
             H, M, S = new_h(), new_m(), new_s()
             S.f_ingress_port = port
             S.f_packet_length = n & _M32
             S.f_instance_type = itype
-            S.f_ingress_global_timestamp = now & _M48
+            S.f_ingress_global_timestamp = ts & _M48
             if preserved is not None:
                 self.field_lists.get(preserved[0])[1](M, preserved[1])
             C = Ctx(data, n, now, logf)
@@ -238,6 +240,7 @@ class V1Pipeline:
                     idx = C.resubmit
                     preserved = (idx, self.field_lists.get(idx)[0](M))
                     itype = PKT_INSTANCE_RESUBMIT
+                    port = ts = 0  # bmv2 resets standard_metadata on the resubmitted copy
                     if trace:
                         trace("resubmit")
                     continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from softswitch.exec import layout
 from softswitch.exec.exprgen import (
+    PE_HEADER_TOO_SHORT,
     PE_PACKET_TOO_SHORT,
     PE_PARSER_INVALID_ARGUMENT,
     PE_STACK_OUT_OF_BOUNDS,
@@ -39,6 +40,8 @@ class StmtGen(ExprGen):
             self.stmt(x, out, ind)
 
     def st_Assign(self, s: ir.Assign, out: Out, ind: int) -> None:
+        if isinstance(s.lhs.type, ir.VarbitT):  # the value and its current width
+            out.add(ind, f"{self.ex(s.lhs.expr)}.vbw = {self.ex(s.rhs.expr)}.vbw")
         self.assign(s.lhs, self.ex(s.rhs), out, ind)
 
     def st_VarDecl(self, s: ir.VarDecl, out: Out, ind: int) -> None:
@@ -146,7 +149,12 @@ class StmtGen(ExprGen):
             out.add(ind, call)
             return
         r = self.t()
-        out.add(ind, f"{r} = {call}")
+        out.add(ind, "try:")
+        out.add(ind + 1, f"{r} = {call}")
+        out.add(ind, "except _Exit as _x:")
+        for k, (_, a) in enumerate(outs):
+            self.assign(a, f"_x.outs[{k}]", out, ind + 1)
+        out.add(ind + 1, "raise")
         for k, (_, a) in enumerate(outs):
             self.assign(a, f"{r}[{k}]", out, ind)
 
@@ -274,7 +282,53 @@ class StmtGen(ExprGen):
 
     # parser statements
 
+    def _extract_varbit(self, s: ir.Extract, out: Out, ind: int) -> None:
+        """Two-argument extract: the fixed fields and ``bits`` bits of the varbit field.  Like
+        bmv2: more bits than the maximum is HeaderTooShort, a header that does not end on a byte
+        is ParserInvalidArgument, then PacketTooShort."""
+        t = s.header.type
+        fields = layout.header_fields(t)
+        vi = next(i for i, (_, _, k) in enumerate(fields) if k == "varbit")
+        after = sum(w for _, w, _ in fields[vi + 1:])
+        n, nb, v, hv = self.t(), self.t(), self.t(), self.t()
+        out.add(ind, f"{n} = {self.ex(s.bits)}")
+        out.add(ind, f"if {n} > {fields[vi][1]}:")
+        out.add(ind + 1, f"raise _PE({PE_HEADER_TOO_SHORT})")
+        out.add(ind, f"if ({t.width} + {n}) & 7:")
+        out.add(ind + 1, f"raise _PE({PE_PARSER_INVALID_ARGUMENT})")
+        out.add(ind, f"{nb} = ({t.width} + {n}) >> 3")
+        out.add(ind, f"if off + {nb} > len(data):")
+        out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
+        out.add(ind, f"{hv} = {self.ex(s.header)}")
+        out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
+
+        def put(attr: str, w: int, kind: str, shift: str) -> None:
+            e = f"({v} >> ({shift})) & {(1 << w) - 1:#x}"
+            if kind == "int":
+                e = f"(({e}) ^ {1 << (w - 1):#x}) - {1 << (w - 1):#x}"
+            elif kind == "bool":
+                e = f"({e}) != 0"
+            out.add(ind, f"{hv}.{attr} = {e}")
+        shift = after
+        for attr, w, kind in fields[vi + 1:]:
+            shift -= w
+            put(attr, w, kind, str(shift))
+        out.add(ind, f"{hv}.{fields[vi][0]} = ({v} >> {after}) & ((1 << {n}) - 1)")
+        shift = after
+        for attr, w, kind in reversed(fields[:vi]):
+            put(attr, w, kind, f"{shift} + {n}")
+            shift += w
+        out.add(ind, f"{hv}.vbw = {n}")
+        out.add(ind, f"{hv}.valid = True")
+        out.add(ind, f"off += {nb}")
+        out.add(ind, "C.off = off")
+        if self.trace:
+            out.add(ind, f"TR('extract {t.name}: ' + repr({hv}))")
+
     def st_Extract(self, s: ir.Extract, out: Out, ind: int) -> None:
+        if s.bits is not None:
+            self._extract_varbit(s, out, ind)
+            return
         h = s.header
         if isinstance(h, ir.StackNext):
             st = self.t()
@@ -330,4 +384,5 @@ class StmtGen(ExprGen):
         h = self.t()
         out.add(ind, f"{h} = {self.ex(s.header)}")
         out.add(ind, f"if {h}.valid:")
-        out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({(t.width + 7) // 8}, 'big'))")
+        size = f"({t.width} + {h}.vbw) // 8" if t.varbit is not None else f"{(t.width + 7) // 8}"
+        out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")

@@ -16,6 +16,7 @@ from .checkbase import (
     _Ctx,
     _Decl,
     _direction,
+    _FuncRef,
     _id_ann,
     _Inlined,
     _name,
@@ -29,6 +30,20 @@ from .checkbase import (
     _type_child,
 )
 from .types import InfIntT
+
+
+def _always_returns(b: ir.Stmt | None) -> bool:
+    """True when every path through ``b`` ends in ``return`` (p4c rejects a function that can
+    fall off its end)."""
+    if b is None:
+        return False
+    if isinstance(b, ir.Return):
+        return True
+    if isinstance(b, ir.Block):
+        return any(_always_returns(s) for s in b.stmts)
+    if isinstance(b, ir.If):
+        return _always_returns(b.then) and _always_returns(b.else_)
+    return False
 
 
 class BlockChecker(CheckerBase):
@@ -45,6 +60,54 @@ class BlockChecker(CheckerBase):
         if act_locals:
             self.action_locals[pname] = act_locals
         self.declare(d, local, _ActionRef(pname))
+
+    def top_function(self, d: Tree) -> None:
+        """``T f(params) { body }``: lowered to an action (never in P4Info or a table) whose return
+        value, unless void, is a last ``out`` parameter ``$ret``; ``return e`` assigns it and
+        returns.  Calls are hoisted before the statement that makes them (as p4c orders side
+        effects), their result read from a fresh variable."""
+        proto = _tree(d, "function_proto")
+        name = _name(proto)
+        if _tree(proto, "type_params") is not None:
+            raise self.unsupported(d, f"generic function '{name}'")
+        rt = self.type_ref(_type_child(proto))
+        params = []
+        scope: dict[str, Any] = {}
+        for i, p in enumerate(_trees(_tree(proto, "params"), "param")):
+            pt = self.type_ref(_type_child(p))
+            direc = _direction(p)
+            direc = "in" if direc == "" else direc
+            pn = _name(p)
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            ap = ir.ActionParam(pt, self.loc(p), pn, i)
+            if direc in ("out", "inout"):
+                self.writable_params.add(id(ap))
+            scope[pn] = _ParamEntry(ap, direc)
+        ret = None
+        if not isinstance(rt, ir.VoidT):
+            params.append(ir.Param("$ret", rt, "out", (), self.loc(d)))
+            ret = ir.ActionParam(rt, self.loc(d), "$ret", len(params) - 1)
+            self.writable_params.add(id(ret))
+        anns = self.annotations(_tree(d, "annotations"))
+        if name in self.actions:
+            raise self.err(d, f"'{name}' is declared twice")
+        store = _Block(name, "function")
+        ctx = _Ctx(None, in_parser=False, in_action=True)
+        ctx.scope = [scope]  # type: ignore[attr-defined]
+        ctx.action_block = store  # type: ignore[attr-defined]
+        ctx.var_prefix = ""  # type: ignore[attr-defined]
+        ctx.fn_ret = ret if ret is not None else False  # type: ignore[attr-defined]
+        fn = ir.Action(name, name, params, ir.Block(self.loc(d), []), anns, self.loc(d), None, None,
+                       function=True)
+        self.actions[name] = fn
+        self.declare(d, name, _FuncRef(name))  # before the body: recursion is caught as a cycle
+        fn.body = self.block(_tree(d, "block"), ctx)
+        if store.locals:
+            self.action_locals[name] = store.locals
+        if ret is not None and not _always_returns(fn.body):
+            raise self.err(d, f"function '{name}' can end without returning a value")
+        if name in ir.actions_called(fn.body):
+            raise self.unsupported(d, f"recursive function '{name}'")
 
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
                      owner: str | None) -> ir.Action:
@@ -84,9 +147,12 @@ class BlockChecker(CheckerBase):
         kinds = ["parser", "control", "control", "control", "control", "control"]
         blocks: list[Any] = []
         for a, kind in zip(args, kinds):
-            if a.data != "ctor_call":
+            if a.data == "ident" and str(_tree(a, "name").children[0]) in self.block_instances:
+                n = self.block_instances[str(_tree(a, "name").children[0])][0]  # a top-level instance
+            elif a.data != "ctor_call":
                 raise self.err(a, "V1Switch arguments must be parser/control instantiations")
-            n = str(a.children[0])
+            else:
+                n = str(a.children[0])
             d = self.globals.get(n)
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
@@ -126,7 +192,25 @@ class BlockChecker(CheckerBase):
         params, scope = self.block_params(d, blk)
         ctx = _Ctx(blk, in_parser=True)
         ctx.scope = [scope]  # type: ignore[attr-defined]
+        states: dict[str, ir.ParserState] = {}
+        self._parser_body(d, ctx, blk, "", "accept", states, 0)
+        if "start" not in states:
+            raise self.err(d, f"parser '{name}' has no 'start' state")
+        states = {"start": states["start"], **{k: v for k, v in states.items() if k != "start"}}
+        return ir.Parser(name, params, blk.locals, states, self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def _parser_body(self, d: Tree, ctx: _Ctx, blk: _Block, prefix: str, accept: str,
+                     states: dict[str, ir.ParserState], depth: int) -> None:
+        """Lower parser ``d``'s locals and states into ``states`` with names prefixed by
+        ``prefix``; its ``accept`` becomes ``accept``.  A sub-parser ``sp.apply(pkt, ...)`` in a
+        state is inlined as p4c does: the state ends there and goes to the sub-parser's copied
+        states, whose accept continues with the rest of the state; arguments are copied in at
+        the call and out (``out``/``inout``) on the sub-parser's accept, so an error inside it
+        leaves the caller's arguments as they were."""
+        if depth > 8:
+            raise self.unsupported(d, "sub-parsers nested more than 8 deep (or recursive)")
         init: list[ir.Stmt] = []
+        subs: dict[str, Tree] = {}
         for loc_t in _trees(d):
             if loc_t.data == "var_decl":
                 init += self.stmt(loc_t, ctx)
@@ -135,31 +219,112 @@ class BlockChecker(CheckerBase):
             elif loc_t.data == "value_set_decl":
                 raise self.unsupported(loc_t, "parser value_set")
             elif loc_t.data == "instantiation":
-                raise self.unsupported(loc_t, "instances in a parser (sub-parsers, Checksum16)")
-        states: dict[str, ir.ParserState] = {}
+                subs[_name(loc_t)] = self._sub_parser_decl(loc_t)
         state_trees = _trees(d, "parser_state")
         names = [_name(s) for s in state_trees]
+
+        def ren(n: str) -> str:
+            return accept if n == "accept" else "reject" if n == "reject" else prefix + n
+
         for s in state_trees:
             sn = _name(s)
-            if sn in states:
+            if prefix + sn in states:
                 raise self.err(s, f"duplicate state '{sn}'")
+            anns = self.annotations(_tree(s, "annotations"))
             ctx.scope.append({})  # type: ignore[attr-defined]
-            stmts: list[ir.Stmt] = []
+            cur = prefix + sn
+            stmts: list[ir.Stmt] = list(init) if sn == "start" else []
+            tr = None
+            k = 0
             for st in _trees(s):
                 if st.data in ("annotations", "name"):
                     continue
                 if st.data in ("direct_transition", "select_transition"):
                     tr = self.transition(st, ctx, names)
-                else:
+                    tr.next_state = ren(tr.next_state) if tr.next_state else None
+                    for c in tr.cases:
+                        c.next_state = ren(c.next_state)
+                    continue
+                inst = self._sub_parser_call(st, subs)
+                if inst is None:
                     stmts += self.stmt(st, ctx)
+                    continue
+                k += 1
+                sub_prefix = f"{cur}${inst}{k}."
+                cont = f"{cur}$after{k}"
+                copy_in, copy_out, sub_scope = self._bind_sub_parser(st, subs[inst], ctx, blk, sub_prefix)
+                states[cur] = ir.ParserState(cur, stmts + copy_in, ir.Transition(self.loc(st), sub_prefix + "start"),
+                                             anns, self.loc(s))
+                sub_ctx = _Ctx(blk, in_parser=True)
+                sub_ctx.scope = [sub_scope]  # type: ignore[attr-defined]
+                sub_ctx.var_prefix = sub_prefix  # type: ignore[attr-defined]
+                self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
+                cur, stmts = cont, list(copy_out)
             ctx.scope.pop()  # type: ignore[attr-defined]
-            if sn == "start" and init:
-                stmts = init + stmts
-            states[sn] = ir.ParserState(sn, stmts, tr, self.annotations(_tree(s, "annotations")), self.loc(s))
-        if "start" not in states:
-            raise self.err(d, f"parser '{name}' has no 'start' state")
-        states = {"start": states["start"], **{k: v for k, v in states.items() if k != "start"}}
-        return ir.Parser(name, params, blk.locals, states, self.annotations(_tree(d, "annotations")), self.loc(d))
+            if tr is None:
+                raise self.err(s, f"state '{sn}' has no transition")
+            states[cur] = ir.ParserState(cur, stmts, tr, anns, self.loc(s))
+
+    def _sub_parser_decl(self, lt: Tree) -> Tree:
+        """The declaration of a parser instantiated inside a parser (anything else is rejected)."""
+        tref = _type_child(lt)
+        tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        decl = self.globals.get(tname)
+        if not (isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin):
+            raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers)")
+        if _trees(_tree(lt, "args")):
+            raise self.unsupported(lt, "parser constructor arguments")
+        return decl.tree
+
+    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree]) -> str | None:
+        """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance."""
+        if st.data != "call_stmt" or not subs:
+            return None
+        call = _trees(st)[0]
+        if call.data != "call_expr":
+            return None
+        callee = _trees(call)[0]
+        if callee.data != "member" or str(_tree(callee, "mname").children[0]) != "apply":
+            return None
+        base = _trees(callee)[0]
+        if base.data != "ident":
+            return None
+        n = str(_tree(base, "name").children[0])
+        return n if n in subs else None
+
+    def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block,
+                         prefix: str) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
+        """Copy-in statements, copy-out statements and the sub-parser's scope for one call."""
+        call = _trees(st)[0]
+        arg_trees = _trees(_tree(call, "args")) if _tree(call, "args") is not None else []
+        prms = _trees(_tree(sub, "params"), "param")
+        if len(arg_trees) != len(prms):
+            raise self.err(st, f"parser '{_name(sub)}' takes {len(prms)} arguments, {len(arg_trees)} given")
+        copy_in: list[ir.Stmt] = []
+        copy_out: list[ir.Stmt] = []
+        scope: dict[str, Any] = {}
+        loc = self.loc(st)
+        for a, p in zip(arg_trees, prms):
+            pt = self.type_ref(_type_child(p))
+            direc = _direction(p)
+            pn = _name(p)
+            if isinstance(pt, ir.ExternT) and pt.name == "packet_in":
+                arg = self.expr(a, ctx, None)
+                if not (isinstance(arg.type, ir.ExternT) and arg.type.name == "packet_in"):
+                    raise self.err(a, "a sub-parser's packet_in argument must be the parser's packet")
+                scope[pn] = arg
+                continue
+            if direc == "":
+                raise self.unsupported(p, "directionless sub-parser parameter")
+            v = ir.Var(pt, loc, blk.fresh(prefix + pn, pt))
+            scope[pn] = v
+            arg = self.expr(a, ctx, pt)
+            if direc in ("in", "inout"):
+                copy_in.append(ir.Assign(loc, v, arg))
+            if direc in ("out", "inout"):
+                self.check_lvalue(arg, loc)
+                copy_out.append(ir.Assign(loc, arg, v))
+        return copy_in, copy_out, scope
 
     def transition(self, t: Tree, ctx: _Ctx, names: list[str]) -> ir.Transition:
         loc = self.loc(t)
@@ -270,6 +435,9 @@ class BlockChecker(CheckerBase):
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:
                     actions.append(ar.action)
+        for an in sorted(ir.actions_called(body)):  # and those its apply block calls directly
+            if self.actions[an].owner is None and an not in actions:
+                actions.append(an)
         glob_order = list(self.actions)
         actions.sort(key=glob_order.index)
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]

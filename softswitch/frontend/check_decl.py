@@ -61,6 +61,13 @@ class DeclChecker(CheckerBase):
                     raise self.err(f, f"duplicate field '{fname}' in '{name}'")
                 seen.add(fname)
                 ft = self.type_ref(_type_child(f))
+                if isinstance(ft, ir.VarbitT):
+                    if k != "header_decl":
+                        raise self.unsupported(f, "varbit outside a header")
+                    if any(isinstance(x.type, ir.VarbitT) for x in fields):
+                        raise self.err(f, f"header '{name}' has more than one varbit field")
+                    fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+                    continue
                 if k == "header_decl" and not isinstance(ft, (ir.BitT, ir.IntT, ir.BoolT)) \
                         and not (isinstance(ft, ir.EnumT) and ft.underlying is not None):
                     raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool or a "
@@ -76,7 +83,18 @@ class DeclChecker(CheckerBase):
                 self.controller_headers.append(ir.ControllerHeader(cname, t, anns, self.loc(d),
                                                                    _id_ann(anns)))
         elif k == "header_union_decl":
-            raise self.unsupported(d, "header_union")
+            name = _name(d)
+            fields = []
+            for f in _trees(d, "field"):
+                ft = self.type_ref(_type_child(f))
+                if not isinstance(ft, ir.HeaderT):
+                    raise self.err(f, f"header_union member '{_name(f)}' must be a header, not {show(ft)}")
+                if any(x.name == _name(f) for x in fields):
+                    raise self.err(f, f"duplicate field '{_name(f)}' in '{name}'")
+                fields.append(ir.Field(_name(f), ft, self.annotations(_tree(f, "annotations"))))
+            t = ir.StructT(name, tuple(fields), self.annotations(_tree(d, "annotations")), union=True)
+            self.named_types[name] = t
+            self.declare(d, name, ("type", t))
         elif k == "enum_decl":
             name = _name(d)
             members = tuple(str(n.children[0]) for n in _trees(_tree(d, "ident_list"), "name"))
@@ -132,7 +150,7 @@ class DeclChecker(CheckerBase):
         elif k == "action_decl":
             self.top_action(d)
         elif k == "function_decl":
-            raise self.unsupported(d, "function declaration")
+            self.top_function(d)
         elif k == "instantiation":
             name = _name(d)
             if name == "main":
@@ -146,6 +164,13 @@ class DeclChecker(CheckerBase):
         """A top-level extern instance: shared by every control that uses it, P4Info name bare."""
         tref = _type_child(d)
         tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
+        decl = self.globals.get(tname)
+        if isinstance(decl, _Decl) and decl.kind in ("parser", "control") and not decl.builtin:
+            # ``MyIngress() ig;`` at the top level, then ``V1Switch(..., ig, ...) main``
+            if _trees(_tree(d, "args")):
+                raise self.unsupported(d, f"{decl.kind} constructor arguments ('{name}')")
+            self.block_instances[name] = (tname, d)
+            return
         if tname not in _EXTERN_KINDS:
             raise self.unsupported(d, f"top-level instance '{name}' of '{tname}' (only v1model extern "
                                       f"objects and 'main' may be instantiated at the top level)")
@@ -176,7 +201,10 @@ class DeclChecker(CheckerBase):
                 raise self.err(t, f"bad width {w}")
             return ir.BitT(w) if k == "bit_type" else ir.IntT(w)
         if k == "varbit_type":
-            raise self.unsupported(t, "varbit")
+            w = self.width(_trees(t)[0])
+            if w <= 0:
+                raise self.err(t, f"bad width {w}")
+            return ir.VarbitT(w)
         if k == "infint_type":
             return INFINT  # type: ignore[return-value]
         if k == "dontcare_type":
@@ -200,10 +228,14 @@ class DeclChecker(CheckerBase):
         if k == "stack_type":
             elem = self.type_ref(_trees(t)[0])
             size = self.expr(_trees(t)[1], _Ctx(None), None)
+            if isinstance(elem, ir.StructT) and elem.union:
+                raise self.unsupported(t, "header_union in a header stack")
             if not isinstance(elem, ir.HeaderT):
                 raise self.err(t, f"header stack element must be a header, not {show(elem)}")
             if not isinstance(size, ir.Const) or int(size.value) <= 0:
                 raise self.err(t, "header stack size must be a positive constant")
+            if elem.varbit is not None:
+                raise self.unsupported(t, "header stack of a header with a varbit field")
             return ir.StackT(elem, int(size.value))
         if k == "tuple_type":
             return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))

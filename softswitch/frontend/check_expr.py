@@ -14,6 +14,8 @@ from .checkbase import (
     _ActionRef,
     _Ctx,
     _ExternFunc,
+    _FuncRef,
+    _Inlined,
     _Method,
     _name,
     _Named,
@@ -27,6 +29,24 @@ from .checkbase import (
     _VerifyMarker,
 )
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
+
+_SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
+
+
+def _has_varbit(t: ir.Type) -> bool:
+    if isinstance(t, ir.VarbitT):
+        return True
+    if isinstance(t, (ir.HeaderT, ir.StructT)):
+        return any(_has_varbit(f.type) for f in t.fields)
+    if isinstance(t, ir.StackT):
+        return _has_varbit(t.elem)
+    return False
+
+
+class _FnVoid(ir.Expr):
+    """The value of a void function call (the call itself is in the statement's prelude)."""
+
+    __slots__ = ()
 
 
 class ExprChecker(CheckerBase):
@@ -90,6 +110,12 @@ class ExprChecker(CheckerBase):
         if k == "number":
             v, ty = _parse_int(str(t.children[0]))
             return ir.Const(ty if ty is not None else INFINT, loc, v)  # type: ignore[arg-type]
+        if k == "dontcare_arg":
+            # ``_`` as an out argument: a fresh variable whose value is dropped
+            store = ctx.block if ctx.block is not None else getattr(ctx, "action_block", None)
+            if expected is None or store is None:
+                raise self.unsupported(t, "'_' argument here (only for a parameter of known type)")
+            return ir.Var(expected, loc, store.fresh(getattr(ctx, "var_prefix", "") + "$dontcare", expected))
         if k == "true_":
             return ir.Const(BOOL, loc, True)
         if k == "false_":
@@ -128,8 +154,8 @@ class ExprChecker(CheckerBase):
             if isinstance(idx, ir.Const):
                 if not 0 <= int(idx.value) < base.type.size:
                     raise self.err(t, f"index {idx.value} out of range for {show(base.type)}")
-            elif not isinstance(idx.type, ir.BitT):
-                raise self.err(t, f"stack index must be bit<W>, not {show(idx.type)}")
+            elif not isinstance(idx.type, (ir.BitT, ir.IntT)):  # a negative int<W> is out of range
+                raise self.err(t, f"stack index must be bit<W> or int<W>, not {show(idx.type)}")
             return ir.StackIndex(base.type.elem, loc, base, idx)
         if k == "slice":
             base = self.expr(_trees(t)[0], ctx, None)
@@ -179,6 +205,8 @@ class ExprChecker(CheckerBase):
             return ir.Unary(a.type, loc, op, a)
         if k == "cast":
             tt = self.type_ref(_trees(t)[0])
+            if isinstance(tt, (ir.HeaderT, ir.StructT)) and _trees(t)[1].data == "list_expr":
+                return self.expr(_trees(t)[1], ctx, tt)  # (h_t) { 1, 2 }: a typed initialiser
             a = self.expr(_trees(t)[1], ctx, None)
             return self.cast(a, tt, t)
         if k == "mux":
@@ -363,6 +391,10 @@ class ExprChecker(CheckerBase):
         if isinstance(bt, (ir.HeaderT, ir.StructT)):
             if mem in ("isValid", "setValid", "setInvalid") and isinstance(bt, ir.HeaderT):
                 return _Method(ir.VoidT(), loc, base, mem)
+            if mem == "isValid" and isinstance(bt, ir.StructT) and bt.union:
+                return _Method(ir.VoidT(), loc, base, mem)
+            if mem in _SIZE_METHODS:
+                return _Method(ir.VoidT(), loc, base, mem)
             try:
                 ft = bt.field_type(mem)
             except KeyError:
@@ -394,6 +426,11 @@ class ExprChecker(CheckerBase):
             targs = tuple(self.type_ref(x) for x in _trees(_tree(t, "type_args")))
         arg_trees = _trees(_tree(t, "args")) if _tree(t, "args") is not None else []
         callee = self.expr(callee_t, ctx, None)
+        if any(a.data == "named_arg" for a in arg_trees):
+            names = None
+            if isinstance(callee, _Named) and isinstance(callee.entry, (_ActionRef, _FuncRef)):
+                names = [p.name for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+            arg_trees = self.positional_args(arg_trees, names, t)
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
         if isinstance(callee, _Named):
@@ -402,6 +439,8 @@ class ExprChecker(CheckerBase):
                 return self.builtin_call(e.name, arg_trees, targs, ctx, t)
             if isinstance(e, _ActionRef):
                 return self.action_call(e.name, arg_trees, ctx, t)
+            if isinstance(e, _FuncRef):
+                return self.function_call(e.name, arg_trees, ctx, t)
             raise self.err(t, f"'{callee.name}' cannot be called")
         if isinstance(callee, _Named) is False and isinstance(callee, ir.Expr):
             raise self.err(t, "this expression cannot be called")
@@ -417,6 +456,50 @@ class ExprChecker(CheckerBase):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)
         return ir.ActionCall(ir.VoidT(), self.loc(t), aname, args)
+
+    def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree) -> list[Tree]:
+        """Named arguments (``f(x = 1)``) in parameter order.  Without the parameter names (a
+        built-in method or function) only a single argument can be named."""
+        if not all(a.data == "named_arg" for a in arg_trees):
+            raise self.err(t, "either all arguments are named or none")
+        if names is None:
+            if len(arg_trees) != 1:
+                raise self.unsupported(t, "named arguments for a built-in method or function with "
+                                          "more than one argument")
+            return [_trees(arg_trees[0])[-1]]
+        given = {_name(a): _trees(a)[-1] for a in arg_trees}
+        unknown = [n for n in given if n not in names]
+        if unknown:
+            raise self.err(t, f"no parameter named '{unknown[0]}'")
+        if len(given) != len(names):
+            missing = [n for n in names if n not in given]
+            raise self.err(t, f"argument for '{missing[0]}' missing")
+        return [given[n] for n in names]
+
+    def function_call(self, fname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """A user function call: an ``ActionCall`` put in the statement's prelude; the value is
+        a fresh variable the call's last ``out`` argument writes."""
+        fn = self.actions[fname]
+        params = [p for p in fn.params if p.name != "$ret"]
+        if len(arg_trees) != len(params):
+            raise self.err(t, f"function '{fname}' takes {len(params)} arguments, {len(arg_trees)} given")
+        if ctx.prelude is None:
+            raise self.unsupported(t, f"call of function '{fname}' outside a statement (e.g. in a "
+                                      "table key, a select or a declaration initialiser at block level)")
+        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, params)]
+        for a, p in zip(args, params):
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(a, a.loc)
+        loc = self.loc(t)
+        if len(params) == len(fn.params):  # void
+            ctx.prelude.append(ir.ExprStmt(loc, ir.ActionCall(ir.VoidT(), loc, fname, args)))
+            return _FnVoid(ir.VoidT(), loc)
+        rt = fn.params[-1].type
+        store = ctx.block if ctx.block is not None else ctx.action_block  # type: ignore[attr-defined]
+        v = ir.Var(rt, loc, store.fresh(getattr(ctx, "var_prefix", "") + f"{fname}$result", rt))
+        self.fn_results.add(v.name)
+        ctx.prelude.append(ir.ExprStmt(loc, ir.ActionCall(ir.VoidT(), loc, fname, args + [v])))
+        return v
 
     def args(self, arg_trees: list[Tree], ctx: _Ctx, types: list[ir.Type | None], t: Tree,
              what: str) -> list[ir.Expr]:
@@ -542,12 +625,34 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
+        if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
+            if arg_trees:
+                raise self.err(t, f"{mem}() takes no arguments")
+            if _has_varbit(bt) and not mem.startswith("min"):
+                raise self.unsupported(t, f"{mem}() of a type with a varbit field")
+            if isinstance(bt, ir.StructT) and bt.union:
+                raise self.unsupported(t, f"{mem}() of a header_union")
+            bits = ir.type_width(bt)
+            return ir.Const(INFINT, loc, bits if mem.endswith("Bits") else (bits + 7) // 8)
+        if isinstance(bt, ir.StructT) and bt.union and mem == "isValid":
+            if arg_trees:
+                raise self.err(t, "isValid() takes no arguments")
+            any_valid: ir.Expr | None = None  # a union is valid when one of its members is
+            for f in bt.fields:
+                v = ir.IsValid(BOOL, loc, ir.Member(f.type, loc, base, f.name))
+                any_valid = v if any_valid is None else ir.Binary(BOOL, loc, "||", any_valid, v)
+            return any_valid if any_valid is not None else ir.Const(BOOL, loc, False)
         if isinstance(bt, ir.HeaderT) and mem in ("isValid", "setValid", "setInvalid"):
             if arg_trees:
                 raise self.err(t, f"{mem}() takes no arguments")
             if mem == "isValid":
                 return ir.IsValid(BOOL, loc, base)
             self.check_lvalue(base, loc)
+            sibs = ir.union_siblings(base)
+            if mem == "setValid" and sibs:  # the other members of its header_union become invalid
+                return _Inlined(ir.VoidT(), loc, [ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s))
+                                                  for s in sibs]
+                                + [ir.ExprStmt(loc, ir.SetValid(ir.VoidT(), loc, base))])
             return (ir.SetValid if mem == "setValid" else ir.SetInvalid)(ir.VoidT(), loc, base)
         if isinstance(bt, ir.StackT) and mem in ("push_front", "pop_front"):
             if len(arg_trees) != 1:
@@ -561,12 +666,25 @@ class ExprChecker(CheckerBase):
             if not ctx.in_parser:
                 raise self.err(t, "packet_in can only be used in a parser")
             if mem == "extract":
-                if len(arg_trees) != 1:
-                    raise self.unsupported(t, "two-argument extract (varbit)")
-                h = self.expr(arg_trees[0], ctx, None)
+                if len(arg_trees) not in (1, 2):
+                    raise self.err(t, "extract takes 1 or 2 arguments")
+                h = self.expr(arg_trees[0], ctx, targs[0] if len(targs) == 1 else None)
                 if not isinstance(h.type, ir.HeaderT):
                     raise self.err(t, f"extract needs a header, got {show(h.type)}")
+                if len(arg_trees) == 2 or h.type.varbit is not None:
+                    if h.type.varbit is None or len(arg_trees) != 2:
+                        raise self.err(t, "the two-argument extract is for a header with a varbit "
+                                          "field, and such a header needs it")
+                    if isinstance(h, ir.StackNext) or ir.union_siblings(h):
+                        raise self.unsupported(t, "varbit header in a stack or header_union")
+                    self.check_lvalue(h, loc)
+                    nbits = self.expr(arg_trees[1], ctx, BIT32)
+                    return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h, nbits))
                 self.check_lvalue(h, loc)
+                sibs = ir.union_siblings(h)
+                if sibs:  # extracting a header_union member invalidates the others (once it worked)
+                    return _StmtMarker(ir.VoidT(), loc, ir.Block(loc, [ir.Extract(loc, h)] + [
+                        ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s)) for s in sibs]))
                 return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h))
             if mem == "advance":
                 b = self.expr(arg_trees[0], ctx, BIT32) if len(arg_trees) == 1 else None
@@ -577,6 +695,8 @@ class ExprChecker(CheckerBase):
                 if len(targs) != 1 or arg_trees:
                     raise self.err(t, "lookahead needs one type argument and no arguments")
                 lt = targs[0]
+                if _has_varbit(lt):
+                    raise self.unsupported(t, "lookahead of a type with a varbit field")
                 try:
                     ir.type_width(lt)
                 except TypeError:

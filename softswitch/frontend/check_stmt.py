@@ -10,6 +10,7 @@ from .checkbase import (
     CheckerBase,
     _ActionRef,
     _Ctx,
+    _FuncRef,
     _Inlined,
     _name,
     _StmtMarker,
@@ -36,6 +37,48 @@ class StmtChecker(CheckerBase):
             ctx.scope.pop()  # type: ignore[attr-defined]
 
     def stmt(self, s: Tree, ctx: _Ctx) -> list[ir.Stmt]:
+        """Lower one statement; calls of user functions in its expressions come first (their
+        results are read from fresh variables), as p4c orders side effects."""
+        saved = ctx.prelude
+        ctx.prelude = []
+        self._no_side_effects_in_conditionals(s)
+        try:
+            out = self._stmt(s, ctx)
+        finally:
+            pre, ctx.prelude = ctx.prelude, saved
+        return pre + out if pre else out
+
+    def _no_side_effects_in_conditionals(self, s: Tree) -> None:
+        """Hoisting a call before its statement keeps the meaning when the function only reads
+        its arguments.  A function with out/inout parameters is accepted only as a statement of
+        its own, the whole right-hand side of an assignment or initialiser, or the whole
+        condition of an ``if`` (where hoisting cannot reorder it against other reads or skip a
+        ``&&``/``||``/``?:``); elsewhere it is rejected by name."""
+        allowed: set[int] = set()
+        calls = []
+        for sub in s.iter_subtrees():
+            kids = _trees(sub)
+            if sub.data == "call_stmt" and kids:
+                allowed.add(id(kids[0]))
+            elif sub.data == "assign_stmt" and len(kids) > 1:
+                allowed.add(id(kids[1]))
+            elif sub.data == "var_decl" and len(kids) > 3:
+                allowed.add(id(kids[-1]))
+            elif sub.data == "if_stmt" and kids:
+                allowed.add(id(kids[0]))
+            elif sub.data in ("call_expr", "generic_call") and kids:
+                calls.append(sub)
+        for c in calls:
+            if id(c) in allowed:
+                continue
+            nm = _tree(_trees(c)[0], "name")
+            ent = self.globals.get(str(nm.children[0])) if nm is not None else None
+            if isinstance(ent, _FuncRef) and any(p.direction in ("out", "inout") and p.name != "$ret"
+                                                 for p in self.actions[ent.name].params):
+                raise self.unsupported(c, f"call of function '{ent.name}' (it has out/inout "
+                                          "parameters) inside a larger expression")
+
+    def _stmt(self, s: Tree, ctx: _Ctx) -> list[ir.Stmt]:
         k = s.data
         loc = self.loc(s)
         if k == "empty_stmt":
@@ -45,7 +88,17 @@ class StmtChecker(CheckerBase):
         if k == "assign_stmt":
             lhs = self.expr(_trees(s)[0], ctx, None)
             self.check_lvalue(lhs, loc)
+            if isinstance(lhs.type, ir.VarbitT):
+                rhs = self.expr(_trees(s)[1], ctx, None)
+                if rhs.type != lhs.type or not isinstance(rhs, ir.Member):
+                    raise self.err(s, f"a {show(lhs.type)} field can only be assigned another "
+                                      f"{show(lhs.type)} header field")
+                return [ir.Assign(loc, lhs, rhs)]
             rhs = self.expr(_trees(s)[1], ctx, lhs.type)
+            sibs = ir.union_siblings(lhs)
+            if sibs:  # a valid header written into a header_union member invalidates the others
+                return [ir.Assign(loc, lhs, rhs), ir.If(loc, ir.IsValid(BOOL, loc, lhs), ir.Block(loc, [
+                    ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, x)) for x in sibs]), None)]
             return [ir.Assign(loc, lhs, rhs)]
         if k == "call_stmt":
             e = self.expr(_trees(s)[0], ctx, None)
@@ -72,11 +125,18 @@ class StmtChecker(CheckerBase):
             return [ir.If(loc, c, then, els)]
         if k == "switch_stmt":
             return [self.switch(s, ctx)]
+        fn_ret = getattr(ctx, "fn_ret", None)
         if k == "exit_stmt":
+            if fn_ret is not None:
+                raise self.err(s, "exit is not allowed in a function")
             return [ir.Exit(loc)]
         if k == "return_stmt":
             if _trees(s):
-                raise self.err(s, "return with a value outside a function")
+                if not fn_ret:
+                    raise self.err(s, "return with a value outside a function returning one")
+                return [ir.Assign(loc, fn_ret, self.expr(_trees(s)[0], ctx, fn_ret.type)), ir.Return(loc)]
+            if fn_ret:
+                raise self.err(s, "return without a value in a function returning one")
             return [ir.Return(loc)]
         raise self.unsupported(s, k.replace("_", " "))
 
@@ -108,9 +168,15 @@ class StmtChecker(CheckerBase):
             return [ir.Verify(loc, e.args[0], e.args[1])]
         if isinstance(e, _Inlined):
             return e.stmts
+        if (isinstance(e, ir.Var) and e.name in self.fn_results) or type(e).__name__ == "_FnVoid":
+            return []  # a function called for its side effects: the call is in the prelude
+        if isinstance(e, ir.ApplyTable) and e.result != "none":  # t.apply().hit; -- still applies
+            return [ir.ExprStmt(loc, ir.ApplyTable(ir.VoidT(), e.loc, e.table))]
         if isinstance(e, (ir.ApplyTable, ir.ActionCall, ir.ExternCall, ir.BuiltinCall, ir.SetValid,
                           ir.SetInvalid, ir.PushFront, ir.PopFront)):
             return [ir.ExprStmt(loc, e)]
+        if isinstance(e, ir.IsValid):
+            return []  # h.isValid(); reads nothing that matters
         raise self.err(loc, "expression is not a statement")
 
     def switch(self, s: Tree, ctx: _Ctx) -> ir.Stmt:

@@ -69,8 +69,9 @@ class TableChecker(CheckerBase):
                     ent = self.lookup(an, ctx) if ar.data == "action_ref" else self.globals.get(an)
                     if not isinstance(ent, _ActionRef):
                         raise self.err(ai, f"'{an}' is not an action")
+                    bound: list[ir.Expr] = []
                     if _tree(ar, "args") is not None and _trees(_tree(ar, "args")):
-                        raise self.unsupported(ai, "action arguments in a table's actions list")
+                        bound = self.bound_action_args(ai, ent.name, _trees(_tree(ar, "args")), ctx)
                     scope = "TABLE_AND_DEFAULT"
                     if ir.find_annotation(aanns, "defaultonly"):
                         scope = "DEFAULT_ONLY"
@@ -78,7 +79,8 @@ class TableChecker(CheckerBase):
                         scope = "TABLE_ONLY"
                     if any(a.action == ent.name for a in actions):
                         raise self.err(ai, f"action '{an}' listed twice")
-                    actions.append(ir.TableActionRef(ent.name, scope, aanns, self.loc(ai)))  # type: ignore
+                    actions.append(ir.TableActionRef(ent.name, scope, aanns, self.loc(ai),  # type: ignore
+                                                     args=bound))
             elif p.data == "entries_prop":
                 entries_t = p
                 entries_const = _tok(p, "CONST") is not None
@@ -154,6 +156,33 @@ class TableChecker(CheckerBase):
             raise self.err(val_t, f"expected a {' or '.join(kinds)} instance")
         return e.entry.name
 
+    def bound_action_args(self, ai: Tree, aname: str, arg_trees: list[Tree], ctx: _Ctx) -> list[ir.Expr]:
+        """Arguments of an action in a table's actions list: they bind the action's leading
+        directional parameters (P4_16 spec, table actions); directionless ones stay for the
+        control plane."""
+        act = self.actions[aname]
+        if len(arg_trees) > len(act.params):
+            raise self.err(ai, f"action '{act.local_name}' takes {len(act.params)} arguments")
+        out = []
+        for a, p in zip(arg_trees, act.params):
+            if p.direction == "":
+                raise self.err(a, f"parameter '{p.name}' of '{act.local_name}' is set by the control "
+                                  "plane and cannot be bound in the actions list")
+            e = self.expr(a, ctx, p.type)
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(e, e.loc)
+            out.append(e)
+        if any(p.direction for p in act.params[len(out):]):
+            raise self.err(ai, f"every directional parameter of '{act.local_name}' must be bound here")
+        return out
+
+    def _data_arg_trees(self, arg_trees: list[Tree], ref: ir.TableActionRef) -> list[Tree]:
+        """A default action or entry naming an action with bound arguments may repeat them."""
+        act = self.actions[ref.action]
+        if ref.args and len(arg_trees) == len(act.params):
+            return arg_trees[len(ref.args):]
+        return arg_trees
+
     def default_action(self, val_t: Tree, ctx: _Ctx, actions: list[ir.TableActionRef], is_const: bool,
                        table: str) -> ir.DefaultAction:
         if val_t.data in ("call_expr",):
@@ -174,6 +203,7 @@ class TableChecker(CheckerBase):
             raise self.err(val_t, f"action '{an}' is @tableonly and cannot be the default action")
         act = self.actions[ent.name]
         dps = act.data_params
+        arg_trees = self._data_arg_trees(arg_trees, ref)
         if len(arg_trees) != len(dps):
             raise self.err(val_t, f"action '{an}' takes {len(dps)} arguments, {len(arg_trees)} given")
         args = []
@@ -189,6 +219,8 @@ class TableChecker(CheckerBase):
         out = []
         n = len(_trees(p, "entry"))
         needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in mkeys)
+        explicit: list[bool] = []
+        bmv2_prio: list[tuple[int, int]] = []
         for i, en in enumerate(_trees(p, "entry")):
             kids = [c for c in _trees(en) if c.data not in ("annotations",)]
             prio_t = _tree(en, "entry_priority")
@@ -229,6 +261,7 @@ class TableChecker(CheckerBase):
                 raise self.err(ar, f"action '{an}' is @defaultonly and cannot be used in an entry")
             act = self.actions[ent.name]
             arg_trees = _trees(_tree(ar, "args")) if _tree(ar, "args") is not None else []
+            arg_trees = self._data_arg_trees(arg_trees, ref)
             if len(arg_trees) != len(act.data_params):
                 raise self.err(ar, f"action '{an}' takes {len(act.data_params)} arguments")
             args = []
@@ -244,10 +277,28 @@ class TableChecker(CheckerBase):
                 if not isinstance(pc, ir.Const):
                     raise self.err(prio_t, "priority must be a constant")
                 prio = int(pc.value)
-            elif pa is not None and pa.args:
-                prio = int(pa.args[0])
+                explicit.append(True)
             else:
-                # p4c gives earlier const entries higher priority
-                prio = (n - i) if needs_prio else 0
+                explicit.append(False)
+                # p4c's bmv2 back end: an entry's bmv2 priority is its @priority(N), otherwise its
+                # position (1, 2, ...); bmv2 lets the smallest number win
+                prio = i + 1
+                if pa is not None and pa.args:
+                    try:
+                        prio = int(str(pa.args[0]), 0)
+                    except ValueError:
+                        raise self.err(en, f"@priority needs an integer, not '{pa.args[0]}'") from None
+                bmv2_prio.append((prio, i))
             out.append(ir.TableEntry(kss, ent.name, args, prio, self.loc(en)))
+        if needs_prio and bmv2_prio:
+            if any(explicit):
+                raise self.err(p, "unsupported: const entries mixing 'priority =' with "
+                                  "unannotated or @priority entries")
+            # P4Runtime priorities (higher wins) in bmv2's order: smallest @priority first, ties
+            # in textual order
+            for rank, (_, i) in enumerate(sorted(bmv2_prio)):
+                out[i].priority = n - rank
+        elif not needs_prio:
+            for e in out:
+                e.priority = 0
         return out

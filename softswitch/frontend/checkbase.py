@@ -91,6 +91,13 @@ class _ActionRef:
 
 
 @dataclass
+class _FuncRef:
+    """A user function (lowered to an action with ``function=True``)."""
+
+    name: str
+
+
+@dataclass
 class _ExternFunc:
     name: str
 
@@ -145,6 +152,8 @@ class CheckerBase:
         self.main: Tree | None = None
         self.selector_inputs: dict[str, tuple[list[str], ir.Loc]] = {}
         self.action_locals: dict[str, dict[str, ir.Type]] = {}
+        self.fn_results: set[str] = set()
+        self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances  # fresh variables holding a function call's value
         self.writable_params: set[int] = set()
         self.global_externs: dict[str, ir.ExternInstance] = {}
 

@@ -91,6 +91,31 @@ class Annotation:
         return f"@{self.name}" if self.body is None else f"@{self.name}({self.body})"
 
 
+def actions_called(node: object) -> set[str]:
+    """Names of the actions called (``ActionCall``) anywhere under ``node``.  On a control's
+    body this is the actions its apply block calls directly: p4c keeps those in P4Info (its mid
+    end wraps each call in a hidden table), while an action called only from other actions is
+    inlined there and left out, so action bodies are not part of a control's body."""
+    found: set[str] = set()
+
+    def walk(n: object) -> None:
+        if isinstance(n, list):
+            for x in n:
+                walk(x)
+            return
+        if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
+            return
+        if isinstance(n, ActionCall):
+            found.add(n.action)
+        for klass in type(n).__mro__:
+            for a in getattr(klass, "__slots__", ()):
+                if a not in ("loc", "type"):
+                    walk(getattr(n, a, None))
+
+    walk(node)
+    return found
+
+
 def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:
     """The first annotation called ``name``, or None."""
     for a in annotations:
@@ -166,8 +191,14 @@ class HeaderT:
 
     @property
     def width(self) -> int:
-        """Total width in bits (all fields are bit<W>/int<W>/serializable enums)."""
+        """Total width in bits of the fixed fields (a varbit field counts 0: its width is
+        per packet)."""
         return sum(type_width(f.type) for f in self.fields)
+
+    @property
+    def varbit(self) -> Field | None:
+        """The header's varbit field, if it has one (P4 allows one)."""
+        return next((f for f in self.fields if isinstance(f.type, VarbitT)), None)
 
     def field_type(self, name: str) -> Type:
         for f in self.fields:
@@ -177,10 +208,18 @@ class HeaderT:
 
 
 @dataclass(frozen=True, slots=True)
+class VarbitT:
+    """``varbit<max_width>``: a header field whose width is set by the two-argument extract."""
+
+    max_width: int
+
+
+@dataclass(frozen=True, slots=True)
 class StructT:
     name: str
     fields: tuple[Field, ...]
     annotations: tuple[Annotation, ...] = ()
+    union: bool = False  # a header_union: every field a header, at most one valid
 
     def field_type(self, name: str) -> Type:
         for f in self.fields:
@@ -213,7 +252,14 @@ class ExternT:
 
 
 Type = (BitT | IntT | BoolT | ErrorT | StringT | VoidT | MatchKindT | EnumT | HeaderT | StructT | StackT
-        | TupleT | ExternT)
+        | TupleT | ExternT | VarbitT)
+
+
+def union_siblings(e: Expr) -> list[Expr]:
+    """For ``u.a`` with ``u`` a header_union: the other members ``u.b``, ...; else []."""
+    if isinstance(e, Member) and isinstance(e.expr.type, StructT) and e.expr.type.union:
+        return [Member(f.type, e.loc, e.expr, f.name) for f in e.expr.type.fields if f.name != e.field]
+    return []
 
 
 def type_width(t: Type) -> int:
@@ -222,6 +268,8 @@ def type_width(t: Type) -> int:
         return t.width
     if isinstance(t, BoolT):
         return 1
+    if isinstance(t, VarbitT):
+        return 0  # the fixed part of a header does not include it
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
     if isinstance(t, (HeaderT, StructT)):
@@ -547,9 +595,11 @@ class Return(Stmt):
 
 @dataclass(slots=True, eq=False)
 class Extract(Stmt):
-    """``pkt.extract(hdr)``; ``header`` is a header lvalue or ``StackNext``."""
+    """``pkt.extract(hdr)``; ``header`` is a header lvalue or ``StackNext``.  ``bits``: the
+    varbit field's width of the two-argument extract."""
 
     header: Expr
+    bits: Expr | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -658,6 +708,9 @@ class Action:
     id: int | None = None  # @id if given
     # hoisted locals of a top-level action (owner None); Vars naming them are per-invocation
     locals: dict[str, Type] = field(default_factory=dict)
+    # a P4 function lowered to an action: its return value (if any) is a last ``out`` parameter
+    # named ``$ret``; never in P4Info or a table
+    function: bool = False
 
     @property
     def data_params(self) -> list[Param]:
@@ -710,6 +763,9 @@ class TableActionRef:
     annotations: tuple[Annotation, ...]
     loc: Loc
     implicit: bool = False  # added by the compiler (NoAction as default, as p4c does)
+    # arguments bound in the actions list (``a(hdr.f)``): the action's leading directional
+    # parameters; the control plane supplies the rest
+    args: list[Expr] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)

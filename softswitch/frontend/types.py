@@ -34,6 +34,8 @@ def show(t: object) -> str:
         return "void"
     if isinstance(t, (ir.EnumT, ir.HeaderT, ir.StructT)):
         return t.name
+    if isinstance(t, ir.VarbitT):
+        return f"varbit<{t.max_width}>"
     if isinstance(t, ir.StackT):
         return f"{t.elem.name}[{t.size}]"
     if isinstance(t, ir.TupleT):

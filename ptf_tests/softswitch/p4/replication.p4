@@ -46,7 +46,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         if (h.r.op == OP_RESUBMIT) {
             if (sm.instance_type == 6) {         /* resubmitted: the original packet, field list kept */
                 h.r.kept = m.kept;
-                h.r.arg = (bit<8>) sm.ingress_port;   /* kept by a resubmit (unlike recirculate) */
+                h.r.arg = (bit<8>) sm.ingress_port;   /* 0: bmv2 resets it on the resubmitted copy */
             } else {
                 h.r.passes = 0x99;               /* lost: resubmit starts from the original packet */
                 m.kept = 32w0x77770000 | (bit<32>) h.r.arg;

@@ -120,9 +120,10 @@ def test_large_program_loads_fast() -> None:
     (prog("apply { zz = 1; }"), P4TypeError, "t.p4:{line}:", "'zz' is not declared"),
     (prog("apply { m.x = h.e.a + h.e.b; }"), P4TypeError, "t.p4:{line}:",
      "cannot apply '+' to bit<8> and bit<16>"),
-    (prog("apply { }", "header e_t { varbit<8> a; }\n"), P4Unsupported, "t.p4:3:", "unsupported: varbit"),
-    (prog("apply { }", "header e_t { bit<8> a; }\nheader_union u_t { e_t a; }\n"), P4Unsupported, "t.p4:4:",
-     "unsupported: header_union"),
+    (prog("apply { }", "struct e_t { varbit<8> a; }\n"), P4Unsupported, "t.p4:3:",
+     "unsupported: varbit outside a header"),
+    (prog("apply { }", "header e_t { bit<8> a; }\nheader_union u_t { e_t a; }\nstruct s_t { u_t[2] us; }\n"),
+     P4Unsupported, "t.p4:5:", "unsupported: header_union in a header stack"),
 ])
 def test_errors_are_located(text: str, cls: type, where: str, msg: str) -> None:
     e = err(text)
@@ -164,12 +165,12 @@ def test_include_not_found_points_at_directive(tmp_path) -> None:
 
 def test_errors_in_included_file_point_at_it(tmp_path) -> None:
     (tmp_path / "inc").mkdir()
-    (tmp_path / "inc" / "hdr.p4").write_text("// header file\nheader e_t { bit<8> a; varbit<16> v; }\n")
+    (tmp_path / "inc" / "hdr.p4").write_text("// header file\nstruct e_t { bit<8> a; varbit<16> v; }\n")
     f = tmp_path / "main.p4"
     f.write_text('#include <core.p4>\n#include "hdr.p4"\n')
     with pytest.raises(P4Unsupported) as ei:
         load_program(str(f), include_dirs=[str(tmp_path / "inc")])
-    assert str(ei.value).startswith(f"{tmp_path / 'inc' / 'hdr.p4'}:2:24: error: unsupported: varbit")
+    assert str(ei.value).startswith(f"{tmp_path / 'inc' / 'hdr.p4'}:2:24: error: unsupported: varbit outside")
 
 
 def test_control_named_like_v1model_type() -> None:

@@ -98,3 +98,39 @@ def test_compile_defines() -> None:
     with pytest.raises(Exception) as ei:
         load_source(src, "d.p4")
     assert "d.p4:3:1: error: #error need OK" in str(ei.value)
+
+
+_DIRECT_CALLS = """
+#include <core.p4>
+#include <v1model.p4>
+struct h_t { } struct m_t { bit<8> x; }
+parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) { state start { transition accept; } }
+control V(inout h_t h, inout m_t m) { apply { } }
+action top_direct(bit<8> v) { }
+action top_unused() { }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action helper(bit<8> v) { m.x = v; }
+    action direct(bit<8> v) { m.x = v; }
+    action via_action() { helper(3); }
+    action unused() { }
+    table t { key = { m.x: exact; } actions = { via_action; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); if (m.x == 1) { direct(2); } top_direct(1); }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out p, in h_t h) { apply { } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_actions_called_from_apply_are_listed_as_p4c_does() -> None:
+    """p4c lists an action called directly from an apply block (its mid end wraps the call in a
+    hidden table); one called only from another action is inlined and left out, as is an unused
+    one.  mrc_switch.p4's ingress.routing.drop_with is such an action (BMV2_FACTS.md)."""
+    names = [a.preamble.name for a in build_p4info(load_source(_DIRECT_CALLS, "d.p4")).actions]
+    assert "I.direct" in names and "top_direct" in names and "I.via_action" in names
+    assert "I.helper" not in names and "I.unused" not in names and "top_unused" not in names
+    root = Path(__file__).resolve().parents[3]
+    mrc = build_p4info(load_program(str(root / "p4src" / "mrc_switch.p4")))
+    acts = [a.preamble.name for a in mrc.actions]
+    assert acts.index("ingress.routing.drop_with") == acts.index("ingress.srv6.srv6_end") + 1

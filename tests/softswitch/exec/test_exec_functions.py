@@ -1,0 +1,192 @@
+"""User function declarations: run through the compiled pipeline, and what stays rejected."""
+from __future__ import annotations
+
+import pytest
+from exec_rig import DATA, Rig
+
+from softswitch.frontend import load_source
+from softswitch.frontend.errors import P4Error
+
+PROG = DATA / "exec_functions.p4"
+
+@pytest.fixture(scope="module")
+def rig():
+    return Rig(PROG)
+
+def run(rig, a: int, b: int) -> list[int]:
+    res = rig.pipeline.ingress(bytes([a, b, 0, 0]), 1, 0)
+    return list(rig.pipeline.egress(res.to_tm[0], 0).frames[0].data)
+
+def test_values_returns_inout_and_hoisting(rig):
+    # parser: m.x = a + 3; r = max(a, b) + 3; big(a) swaps a and b; s = max + 1, then
+    # s + 5 (count_and's value) + 1 (its inout c, written before the statement reads it) + m.x
+    assert run(rig, 150, 7) == [7, 150, 153, (151 + 5 + 1 + 153) & 0xFF]
+    assert run(rig, 50, 70) == [50, 70, 73, (71 + 5 + 1 + 53) & 0xFF]
+
+def test_functions_are_not_in_p4info(rig):
+    assert [a.preamble.name for a in rig.p4info.actions] == ["I.act_fn"]
+
+_BASE = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; } struct hs_t { h_t h; } struct m_t { bit<8> x; }
+%s
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h); transition accept; } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) { %s }
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+@pytest.mark.parametrize("fn,body,words", [
+    ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
+     "apply { h.h.a = h.h.a + f(m.x); }", "inside a larger expression"),
+    ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
+     "apply { if (h.h.a == 1 && f(m.x) == 2) { h.h.a = 0; } }", "inside a larger expression"),
+    ("bit<8> f(bit<8> c) { return c; }",
+     "table t { key = { f(h.h.a): exact; } actions = { NoAction; } } apply { t.apply(); }",
+     "outside a statement"),
+    ("bit<8> f(bit<8> c) { if (c == 1) { return c; } }", "apply { h.h.a = f(h.h.a); }",
+     "without returning"),
+    ("bit<8> f(bit<8> c) { exit; return c; }", "apply { h.h.a = f(h.h.a); }", "exit is not allowed"),
+    ("bit<8> f<T>(T c) { return 1; }", "apply { h.h.a = f(h.h.a); }", "generic function"),
+])
+def test_rejected_by_name_at_file_line_col(fn, body, words):
+    with pytest.raises(P4Error) as ei:
+        load_source(_BASE % (fn, body), "fn.p4")
+    msg = str(ei.value)
+    assert words in msg and "fn.p4:" in msg, msg
+
+def test_pure_function_in_short_circuit_operand_is_fine():
+    prog = load_source(_BASE % ("bool f(bit<8> c) { return c == 3; }",
+                                "apply { if (h.h.a != 0 && f(h.h.a)) { h.h.a = 9; } }"), "fn.p4")
+    assert "f" in prog.actions and prog.actions["f"].function
+
+def test_top_level_action_with_a_local_variable_compiles_and_runs():
+    """Its locals live in the generated function (this failed to compile: 'unknown variable')."""
+
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    prog = load_source(_BASE % ("action top(inout bit<8> y, bit<8> v) { bit<8> t = v + 1; y = t; }",
+                                "apply { s.egress_spec = 1; top(h.h.a, 41); }"), "act.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(bytes([0]), 1, 0)
+    assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([42])
+
+
+def test_package_forms_type_decls_int_stack_index_dontcare_and_enum_entries():
+    """Issue 16's small forms: top-level parser/control instances passed to a specialised
+    V1Switch<H, M>, a ``type`` declaration, an int<N> run-time stack index, ``_`` for an out
+    argument and serializable-enum keys in const entries."""
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; } struct hs_t { h_t[2] h; } struct m_t { bit<8> x; }
+enum bit<8> Kind { A = 1, B = 2 }
+type bit<8> MyT;
+void two(out bit<8> x, out bit<8> y) { x = 3; y = 4; }
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h[0]); p.extract(h.h[1]); transition accept; } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
+    action set(bit<8> v) { h.h[0].b = v; }
+    table t { key = { h.h[0].a: exact; } actions = { set; NoAction; }
+              const entries = { Kind.A : set(10); Kind.B : set(20); } default_action = NoAction(); }
+    apply {
+        s.egress_spec = 1;
+        int<8> i = 1;
+        MyT v = (MyT) h.h[0].a;
+        h.h[i].a = (bit<8>) v + 1;
+        two(_, h.h[i].b);
+        t.apply();
+    }
+}
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
+P() prs;
+I() ig;
+V1Switch<hs_t, m_t>(prs, V(), ig, E(), C(), D()) main;
+"""
+    prog = load_source(src, "forms.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    got = []
+    for a in (1, 2, 3):
+        res = pl.ingress(bytes([a, 0, 0, 0]), 1, 0)
+        got.append(list(pl.egress(res.to_tm[0], 0).frames[0].data))
+    assert got == [[1, 10, 2, 4], [2, 20, 3, 4], [3, 0, 4, 4]]
+
+
+def test_action_arguments_bound_in_the_actions_list():
+    """``actions = { add(1, h.h.b); }``: the bound in/inout arguments are the action's leading
+    directional parameters; the entry supplies the rest; P4Info lists only those."""
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = _BASE % ("", """
+    action add(in bit<8> k, inout bit<8> acc, bit<8> v) { acc = acc + k + v; }
+    table t { key = { h.h.a: exact; } actions = { add(1, m.x); NoAction; }
+              const entries = { 5 : add(1, m.x, 10); 6 : add(20); } default_action = add(1, m.x, 100); }
+    apply { s.egress_spec = 1; m.x = 2; t.apply(); h.h.a = m.x; }""")
+    prog = load_source(src, "bound.p4")
+    info = build_p4info(prog)
+    (add,) = [a for a in info.actions if a.preamble.name == "I.add"]
+    assert [p.name for p in add.params] == ["v"]
+    pl = build_pipeline(prog, SwitchState(info), None)
+    got = []
+    for a in (5, 6, 7):
+        res = pl.ingress(bytes([a]), 1, 0)
+        got.append(pl.egress(res.to_tm[0], 0).frames[0].data[0])
+    assert got == [2 + 1 + 10, 2 + 1 + 20, 2 + 1 + 100]
+    with pytest.raises(P4Error) as ei:
+        body = ("action a(bit<8> v) { } table t { key = { h.h.a: exact; } "
+                "actions = { a(1); } } apply { t.apply(); }")
+        load_source(_BASE % ("", body), "b2.p4")
+    assert "set by the control plane" in str(ei.value) and "b2.p4:" in str(ei.value)
+
+
+def test_named_arguments_and_extract_into_dont_care():
+    rig = Rig(DATA / "exec_named_args.p4")
+    res = rig.pipeline.ingress(bytes([5, 6, 7, 8, 9]), 1, 0)
+    # h.a = sub8(y = 1, x = 10); a(w = 2, v = 7) sets h.b = 5; extract<h_t>(_) skipped 7, 8
+    assert rig.pipeline.egress(res.to_tm[0], 0).frames[0].data == bytes([9, 5, 9])
+    res = rig.pipeline.ingress(bytes([5, 6, 7]), 1, 0)
+    assert res.to_tm[0].meta.S.f_parser_error == 1  # PacketTooShort on the discarded header
+    with pytest.raises(P4Error) as ei:
+        load_source(_BASE % ("bit<8> f(bit<8> x) { return x; }", "apply { h.h.a = f(z = 1); }"), "n.p4")
+    assert "no parameter named 'z'" in str(ei.value)
+
+
+def test_method_call_statements_whose_value_is_unused():
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = _BASE % ("bit<8> g(bit<8> x) { return x + 1; }", """
+    action set() { h.h.a = 0x42; }
+    table t { key = { h.h.a: exact; } actions = { set; } default_action = set(); }
+    apply { s.egress_spec = 1; h.h.isValid(); g(3); t.apply(); }""")
+    prog = load_source(src, "es.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(bytes([7]), 1, 0)
+    assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([0x42])
+
+
+def test_size_methods_and_typed_initialisers():
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = _BASE % ("header g_t { bit<8> x; bit<16> y; }", """
+    apply { s.egress_spec = 1; g_t g = (g_t) { 7, 0x0102 };
+            h.h.a = (bit<8>) g.sizeInBits() + (bit<8>) g.sizeInBytes() + (bit<8>) h.h.minSizeInBits()
+                    + (g.isValid() ? 8w100 : 8w0) + g.x; }""")
+    prog = load_source(src, "sz.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(bytes([0]), 1, 0)
+    assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([24 + 3 + 8 + 100 + 7])
