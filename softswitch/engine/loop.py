@@ -157,7 +157,7 @@ class PacketLoop:
         stop = self._stop
         while not stop.is_set():
             events = poll(timeout_ms)
-            for fd, _ev in events:
+            for fd, ev in events:
                 if fd == wake_fd:
                     try:
                         os.eventfd_read(wake_fd)
@@ -166,6 +166,8 @@ class PacketLoop:
                     continue
                 port = by_fd.get(fd)
                 if port is not None:
+                    if ev & select.POLLERR:
+                        port.take_error()
                     frames = port.receive(RX_BATCH)
                     if frames:
                         self._ingress_batch(port.number, frames)
