@@ -8,7 +8,7 @@ Two drivers, both with pre-built frames so the generator is not the bottleneck:
             P4) on the same core: the ratio softswitch/bare is printed, and softswitch/bmv2 when
             ``simple_switch_grpc`` is on PATH.
 
-    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--sizes 64,1500] [--seconds 3]
+    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--sizes 64,1500] [--seconds 3] [--rx ring|both]
 """
 from __future__ import annotations
 
@@ -137,10 +137,9 @@ def run_inject(size: int, packets: int) -> float:
         def work() -> float:
             t0 = time.perf_counter()
             for _ in range(packets // 64):
-                now = loop.now_us()
-                loop._ingress_batch(1, batch, now)
+                loop._ingress_batch(1, batch)
                 while loop.tm.total:
-                    loop._service_tm(now)
+                    loop._service_tm()
             return time.perf_counter() - t0
 
         elapsed = loop.call(work, timeout=600)
@@ -235,7 +234,7 @@ def _del_veths(pairs) -> None:
                 ipr.link("del", ifname=a)
 
 
-def run_veth(sizes: list[int], seconds: float) -> dict:
+def run_veth(sizes: list[int], seconds: float, rx: str = "ring") -> dict:
     from softswitch.api import SoftSwitch
 
     pairs = _veths()
@@ -250,13 +249,19 @@ def run_veth(sizes: list[int], seconds: float) -> dict:
         finally:
             fwd.terminate()
             fwd.join()
-        # softswitch, pinned to CPU 0
-        sw = SoftSwitch(PROGRAM, interfaces={1: "h4bs1", 2: "h4bs2"}, cpu_port=255, subprocess=True)
-        with sw:
-            subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True, check=False)
-            configure_tables(sw.grpc_addr)
-            for size in sizes:
-                results[("softswitch", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+        # softswitch, pinned to CPU 0; with --rx both also with the rx ring off (recvmsg per frame)
+        for label, ring in (("softswitch", "1"), ("softswitch-recvmsg", "0")):
+            if label == "softswitch-recvmsg" and rx != "both":
+                continue
+            os.environ["SOFTSWITCH_RX_RING"] = ring
+            sw = SoftSwitch(PROGRAM, interfaces={1: "h4bs1", 2: "h4bs2"}, cpu_port=255, subprocess=True)
+            with sw:
+                subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True,
+                               check=False)
+                configure_tables(sw.grpc_addr)
+                for size in sizes:
+                    results[(label, size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+        os.environ.pop("SOFTSWITCH_RX_RING", None)
         if shutil.which("simple_switch_grpc"):
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
             if not bmv2_json.exists():
@@ -299,6 +304,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="64,1500")
     ap.add_argument("--packets", type=int, default=50_000, help="packets per size for inject mode")
     ap.add_argument("--seconds", type=float, default=3.0, help="generator run time per size for veth mode")
+    ap.add_argument("--rx", choices=["ring", "both"], default="ring",
+                    help="veth mode: 'both' also runs softswitch receiving with recvmsg (rx ring off)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if not PROGRAM.exists():
@@ -313,7 +320,7 @@ def main() -> int:
         if os.geteuid() != 0:
             print("veth mode needs root; skipped")
             return 0
-        res = run_veth(sizes, args.seconds)
+        res = run_veth(sizes, args.seconds, args.rx)
         for size in sizes:
             bare, offered = res[("bare", size)]
             sw, sw_offered = res[("softswitch", size)]
@@ -323,6 +330,10 @@ def main() -> int:
                 bm = res[("bmv2", size)][0]
                 line += f" | bmv2 {bm:.0f} pps, ratio {sw / bm if bm else 0:.2f}"
             print(line)
+            if ("softswitch-recvmsg", size) in res:
+                rm = res[("softswitch-recvmsg", size)][0]
+                print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps "
+                      f"| ratio {rm / bare if bare else 0:.2f} | rx ring gain {sw / rm if rm else 0:.2f}x")
             if offered < bare * 1.2:
                 print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
     return 0

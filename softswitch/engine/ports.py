@@ -19,6 +19,7 @@ import errno
 import fcntl
 import logging
 import mmap
+import os
 import socket
 import struct
 from dataclasses import dataclass, field
@@ -154,7 +155,8 @@ class LinuxPort:
     bound_ifindex: int = 0
     up: bool = False
     offload_failures: list[str] = field(default_factory=list)
-    use_ring: bool = True  # False: recvmsg + PACKET_AUXDATA, one frame per call
+    # False: recvmsg + PACKET_AUXDATA, one frame per call (SOFTSWITCH_RX_RING=0 sets it, for benches)
+    use_ring: bool = field(default_factory=lambda: os.environ.get("SOFTSWITCH_RX_RING", "1") != "0")
     ring: mmap.mmap | None = field(default=None, repr=False)
     ring_frame: int = 0  # bytes per ring slot
     ring_slots: int = 0
