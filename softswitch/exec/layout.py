@@ -95,6 +95,17 @@ def pack_expr(t: ir.HeaderT, src: str) -> str:
     return " | ".join(parts) if parts else "0"
 
 
+def _zero_lines(attrs: list[str], zero: dict[str, str], indent: str) -> list[str]:
+    """Zero every field with one chained assignment per zero value (fewer bytecodes than one
+    statement per field: header objects are created for every packet)."""
+    lines = []
+    for z in ("0", "False"):
+        same = [a for a in attrs if zero[a] == z]
+        if same:
+            lines.append(indent + " = ".join(f"self.{a}" for a in same) + f" = {z}")
+    return lines
+
+
 def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     fields = header_fields(t)
     attrs = [a for a, _, _ in fields]
@@ -108,7 +119,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
          f"    FIELDS = {tuple((a[2:], w) for a, w, _ in fields)!r}",
          "    def __init__(self):",
          "        self.valid = False"]
-    L += [f"        self.{a} = {zero[a]}" for a in attrs]
+    L += _zero_lines(attrs, zero, "        ")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})",
           "        n.valid = self.valid"]
@@ -120,7 +131,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += ["    def set_valid(self):",
           "        if not self.valid:",
           "            self.valid = True"]
-    L += [f"            self.{a} = {zero[a]}" for a in attrs]
+    L += _zero_lines(attrs, zero, "            ")
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",
@@ -182,7 +193,7 @@ def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
          f"    SIZE = {t.size}",
          f"    ELEM = {ec}",
          "    def __init__(self):",
-         f"        self.arr = [{ec}() for _ in range({t.size})]",
+         f"        self.arr = [{', '.join([f'{ec}()'] * t.size)}]",  # unrolled: built per packet
          "        self.nxt = 0",
          "    def copy(self):",
          f"        n = {name}.__new__({name})",
