@@ -96,10 +96,10 @@ def pack_expr(t: ir.HeaderT, src: str) -> str:
 
 
 def _zero_lines(attrs: list[str], zero: dict[str, str], indent: str) -> list[str]:
-    """Zero every field with one chained assignment per zero value (fewer bytecodes than one
-    statement per field: header objects are created for every packet)."""
-    lines = []
-    for z in ("0", "False"):
+    """Zero every field, with one chained assignment per immutable zero value: fewer bytecodes
+    than one statement per field, and header/metadata objects are created for every packet."""
+    lines = [f"{indent}self.{a} = {zero[a]}" for a in attrs if zero[a] not in ("0", "False")]
+    for z in ("0", "False"):  # only these are shared: any other zero value may be mutable
         same = [a for a in attrs if zero[a] == z]
         if same:
             lines.append(indent + " = ".join(f"self.{a}" for a in same) + f" = {z}")
@@ -164,7 +164,11 @@ def _struct_source(name: str, t: ir.StructT, names: TypeNames) -> str:
          f"    __slots__ = {tuple(a for a, _ in attrs)!r}",
          f"    P4NAME = {t.name!r}",
          "    def __init__(self):"]
-    L += [f"        self.{a} = {z}" for a, z in inits] or ["        pass"]
+    scalars = {a: z for a, z in inits if a not in aggregate}
+    L += [f"        self.{a} = {z}" for a, z in inits if a in aggregate]
+    L += _zero_lines(list(scalars), scalars, "        ")  # one chained assignment per zero value
+    if not inits:
+        L.append("        pass")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})"]
     L += [f"        n.{a} = self.{a}.copy()" if a in aggregate else f"        n.{a} = self.{a}" for a, _ in attrs]
