@@ -194,20 +194,31 @@ def _rx_count(ifname: str) -> int:
     return int(Path(f"/sys/class/net/{ifname}/statistics/rx_packets").read_text())
 
 
-def measure_veth(gen_if: str, sink_if: str, size: int, seconds: float) -> tuple[float, float]:
-    """(delivered pps, offered pps) while the generator runs for ``seconds``."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_veth(gen_if: str, sink_if: str, size: int, seconds: float,
+                 pid: int | None = None) -> tuple[float, float, float]:
+    """(delivered pps, offered pps, CPU µs of process ``pid`` per delivered packet) while the
+    generator runs for ``seconds``.  The CPU cost per packet does not depend on how much of the
+    core other work took, so it is the figure to compare on a shared machine."""
     gen_count = mp.Value("q", 0)
     warm = mp.Process(target=_generator, args=(gen_if, bench_frame(size), 0.3, mp.Value("q", 0)))
     warm.start()
     warm.join()
     before = _rx_count(sink_if)
+    cpu0 = cpu_seconds(pid) if pid else 0.0
     t0 = time.monotonic()
     g = mp.Process(target=_generator, args=(gen_if, bench_frame(size), seconds, gen_count))
     g.start()
     g.join()
     elapsed = time.monotonic() - t0
+    cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
     delivered = _rx_count(sink_if) - before
-    return delivered / elapsed, gen_count.value / elapsed
+    return delivered / elapsed, gen_count.value / elapsed, (cpu * 1e6 / delivered if delivered else 0.0)
 
 
 def _veths():
@@ -245,7 +256,7 @@ def run_veth(sizes: list[int], seconds: float, rx: str = "ring") -> dict:
         fwd.start()
         try:
             for size in sizes:
-                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", size, seconds, fwd.pid)
         finally:
             fwd.terminate()
             fwd.join()
@@ -260,7 +271,7 @@ def run_veth(sizes: list[int], seconds: float, rx: str = "ring") -> dict:
                                check=False)
                 configure_tables(sw.grpc_addr)
                 for size in sizes:
-                    results[(label, size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+                    results[(label, size)] = measure_veth("h4bg1", "h4bg2", size, seconds, sw.process.pid)
         os.environ.pop("SOFTSWITCH_RX_RING", None)
         if shutil.which("simple_switch_grpc"):
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
@@ -291,7 +302,7 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
             time.sleep(0.1)
         configure_tables(addr)
         for size in sizes:
-            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds, proc.pid)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -322,18 +333,24 @@ def main() -> int:
             return 0
         res = run_veth(sizes, args.seconds, args.rx)
         for size in sizes:
-            bare, offered = res[("bare", size)]
-            sw, sw_offered = res[("softswitch", size)]
+            bare, offered, bare_us = res[("bare", size)]
+            sw, sw_offered, sw_us = res[("softswitch", size)]
             line = (f"veth    {size:5d} B: softswitch {sw:10.0f} pps | bare AF_PACKET loop {bare:10.0f} pps "
                     f"| ratio {sw / bare if bare else 0:.2f} | generator offered {sw_offered:.0f} pps")
             if ("bmv2", size) in res:
                 bm = res[("bmv2", size)][0]
                 line += f" | bmv2 {bm:.0f} pps, ratio {sw / bm if bm else 0:.2f}"
             print(line)
+            line = (f"        CPU per forwarded packet: softswitch {sw_us:.2f} us | bare loop {bare_us:.2f} us "
+                    f"| ratio {bare_us / sw_us if sw_us else 0:.2f}")
+            if ("bmv2", size) in res:
+                bm_us = res[("bmv2", size)][2]
+                line += f" | bmv2 {bm_us:.2f} us, ratio {bm_us / sw_us if sw_us else 0:.2f}"
+            print(line + f" | one full core: softswitch {1e6 / sw_us if sw_us else 0:.0f} pps")
             if ("softswitch-recvmsg", size) in res:
-                rm = res[("softswitch-recvmsg", size)][0]
-                print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps "
-                      f"| ratio {rm / bare if bare else 0:.2f} | rx ring gain {sw / rm if rm else 0:.2f}x")
+                rm, _o, rm_us = res[("softswitch-recvmsg", size)]
+                print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps, "
+                      f"{rm_us:.2f} us CPU per packet | rx ring gain {rm_us / sw_us if sw_us else 0:.2f}x")
             if offered < bare * 1.2:
                 print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
     return 0
