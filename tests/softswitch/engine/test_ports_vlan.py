@@ -101,3 +101,41 @@ def test_tagged_frames_reach_the_pipeline_as_on_the_wire(veth_factory, use_ring)
         lp.stop()
         tx.close()
         rx.close()
+
+
+def test_mrc_switch_drops_a_tagged_frame_it_forwards_untagged():
+    """What the restored tag changes for p4src/mrc_switch.p4 (leaf p1l1, the controller's tables):
+    the untagged frame is routed, the same frame with an 802.1Q or 802.1ad tag is not IPv6 to the
+    parser and is dropped, as on bmv2."""
+    from pathlib import Path
+
+    from p4.v1 import p4runtime_pb2
+
+    from controller import build_plan, load_topology
+    from controller.mapping import P4Names, desired_state
+    from softswitch.exec import build_pipeline
+    from softswitch.frontend import load_program
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+
+    root = Path(__file__).resolve().parents[3]
+    program = load_program(str(root / "p4src" / "mrc_switch.p4"), {}, [str(root / "p4src")])
+    p4info = build_p4info(program)
+    state = SwitchState(p4info)
+    pipeline = build_pipeline(program, state, 255)
+    d = desired_state(P4Names.from_p4info(p4info),
+                      build_plan(load_topology(str(root / "examples" / "small.yaml"))).switches["p1l1"])
+    for e in d.all():
+        utype = p4runtime_pb2.Update.MODIFY if e in d.defaults else p4runtime_pb2.Update.INSERT
+        state.write(p4runtime_pb2.Update(type=utype, entity=e))
+    # host h1 (port 3) -> uSIDs p1l1, p1s1, ...: routed to spine port 1
+    ip6 = (bytes([0x60, 0, 0, 0, 0, 10, 17, 64]) + bytes.fromhex("fc000000801100000000000000000000")
+           + bytes.fromhex("fc000000210111012102801200000000"))
+    udp = bytes.fromhex("c00004d2000a0000") + b"\0\0"
+    macs = bytes.fromhex("020021010003020180110001")
+    untagged = macs + b"\x86\xdd" + ip6 + udp
+    res = pipeline.ingress(untagged, 3, 0)
+    assert [it.egress_port for it in res.to_tm] == [1], res.drop_reason
+    for tag in (b"\x81\x00\x00\x64", b"\x88\xa8\x00\xc8\x81\x00\x00\x64"):
+        res = pipeline.ingress(macs + tag + b"\x86\xdd" + ip6 + udp, 3, 0)
+        assert res.dropped and not res.to_tm, tag.hex()
