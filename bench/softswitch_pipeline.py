@@ -4,7 +4,11 @@ Packets are injected by calling ``Pipeline.ingress`` / ``Pipeline.egress`` direc
 no traffic manager), so the generator is not the bottleneck.  Prints packets/s for 64-byte and
 1500-byte frames and the ratio to a bare-Python baseline measured in the same run (alternating
 batches, best batch of each): a hand-written loop that does the same forwarding work (parse, one
-dict lookup, rewrite, re-serialise) with no P4 at all.  Usage: ``python bench/softswitch_pipeline.py [--seconds S]``.
+dict lookup, rewrite, re-serialise) with no P4 at all.  ``--program mrc`` runs ``p4src/mrc_switch.p4``
+as leaf p1l1 of ``examples/small.yaml`` with the controller's tables instead (host port 3 to spine
+port 1: uN shift, route, telemetry/congestion tables; 64-byte frames are plain UDP since a RoCE BTH
+does not fit, larger ones RoCE v2), against the same hand-written baseline.
+Usage: ``python bench/softswitch_pipeline.py [--seconds S] [--program bench4|mrc|both]``.
 """
 from __future__ import annotations
 
@@ -89,6 +93,37 @@ def frame(size: int) -> bytes:
     return eth + ipv6 + body + bytes(pad)
 
 
+def build_mrc():
+    """mrc_switch.p4 as leaf p1l1 with every entity the controller writes there."""
+    from controller import build_plan, load_topology
+    from controller.mapping import P4Names, desired_state
+
+    program = load_program(str(ROOT / "p4src" / "mrc_switch.p4"), {}, [str(ROOT / "p4src")])
+    p4info = _p4info(program)
+    state = SwitchState(p4info)
+    pipeline = build_pipeline(program, state, 255)
+    plan = build_plan(load_topology(str(ROOT / "examples" / "small.yaml")))
+    d = desired_state(P4Names.from_p4info(p4info), plan.switches["p1l1"])
+    for e in d.all():
+        utype = p4runtime_pb2.Update.MODIFY if e in d.defaults else p4runtime_pb2.Update.INSERT
+        state.write(p4runtime_pb2.Update(type=utype, entity=e))
+    return pipeline
+
+
+def mrc_frame(size: int) -> bytes:
+    """Host h1 → leaf p1l1 (port 3) → spine p1s1: dst fc00:0:2101:1101:2102:8012:: (uSIDs)."""
+    dst = bytes.fromhex("fc000000210111012102801200000000")
+    src = bytes.fromhex("fc000000801100000000000000000000")
+    roce = size >= 14 + 40 + 8 + 12
+    udp_len = size - 14 - 40
+    udp = (49152).to_bytes(2, "big") + (4791 if roce else 1234).to_bytes(2, "big") + udp_len.to_bytes(2, "big") \
+        + b"\0\0"
+    if roce:  # BTH: SEND only, pkey 0xffff, QP 0x11, PSN 1
+        udp += bytes([0x04, 0, 0xFF, 0xFF, 0, 0, 0, 0x11, 0, 0, 0, 1])
+    ip6 = bytes([0x60, 0, 0, 0]) + udp_len.to_bytes(2, "big") + bytes([17, 64]) + src + dst
+    return bytes.fromhex("020021010003020180110001") + b"\x86\xdd" + ip6 + udp + bytes(size - 54 - len(udp))
+
+
 def baseline(routes: dict[int, tuple[int, int]]):
     """Same forwarding work written directly in Python (reference for the ratio)."""
     def forward(data: bytes):
@@ -125,32 +160,42 @@ def measure_pair(fn_a, fn_b, seconds: float, batch: int = 500) -> tuple[float, f
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="measuring time per case")
+    ap.add_argument("--program", choices=["bench4", "mrc", "both"], default="bench4",
+                    help="bench4.p4 (default), p4src/mrc_switch.p4 with the controller's tables, or both")
     args = ap.parse_args()
-    pl = build()
     routes = {0xFC000001_0003 + i: (1 + i % 8, 0x020000000000 + i) for i in range(64)}
     fwd = baseline(routes)
+    cases = []
+    if args.program in ("bench4", "both"):
+        cases.append(("bench4.p4", build(), frame, 1, True))
+    if args.program in ("mrc", "both"):
+        cases.append(("mrc_switch.p4 leaf p1l1", build_mrc(), mrc_frame, 3, False))
     print("softswitch pipeline, in-process injection (Pipeline.ingress + egress), one core")
-    for size in (64, 1500):
-        data = frame(size)
-        res = pl.ingress(data, 1, 0)
-        assert res.to_tm, f"bench packet of {size} bytes was dropped: {res.drop_reason}"
-        out = pl.egress(res.to_tm[0], 1).frames[0]
-        ref = fwd(data)
-        assert ref is not None and ref[0] == out.port, "baseline and pipeline disagree"
-        ingress, egress = pl.ingress, pl.egress
+    for label, pl, make, in_port, same_work in cases:
+        print(label + ("" if same_work else " (baseline: the bench4 hand-written forwarder, as a fixed reference)"))
+        for size in (64, 1500):
+            data = make(size)
+            res = pl.ingress(data, in_port, 0)
+            assert res.to_tm, f"bench packet of {size} bytes was dropped: {res.drop_reason}"
+            out = pl.egress(res.to_tm[0], 1).frames[0]
+            ref_data = frame(size)
+            ref = fwd(ref_data)
+            if same_work:
+                assert ref is not None and ref[0] == out.port, "baseline and pipeline disagree"
+            ingress, egress = pl.ingress, pl.egress
 
-        def run_pipeline(n, data=data, ingress=ingress, egress=egress):
-            for i in range(n):
-                for item in ingress(data, 1, i).to_tm:
-                    egress(item, i)
+            def run_pipeline(n, data=data, ingress=ingress, egress=egress, in_port=in_port):
+                for i in range(n):
+                    for item in ingress(data, in_port, i).to_tm:
+                        egress(item, i)
 
-        def run_baseline(n, data=data):
-            for _ in range(n):
-                fwd(data)
+            def run_baseline(n, data=ref_data):
+                for _ in range(n):
+                    fwd(data)
 
-        pps, base = measure_pair(run_pipeline, run_baseline, args.seconds)
-        print(f"{size:5d}-byte frames: {pps:10,.0f} packets/s   baseline {base:10,.0f} packets/s   "
-              f"ratio {pps / base:.3f}")
+            pps, base = measure_pair(run_pipeline, run_baseline, args.seconds)
+            print(f"{size:5d}-byte frames: {pps:10,.0f} packets/s   baseline {base:10,.0f} packets/s   "
+                  f"ratio {pps / base:.3f}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Two drivers, both with pre-built frames so the generator is not the bottleneck:
             P4) on the same core: the ratio softswitch/bare is printed, and softswitch/bmv2 when
             ``simple_switch_grpc`` is on PATH.
 
-    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--sizes 64,1500] [--seconds 3]
+    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--sizes 64,1500] [--seconds 3] [--rx ring|both]
 """
 from __future__ import annotations
 
@@ -135,10 +135,9 @@ def run_inject(size: int, packets: int) -> float:
         def work() -> float:
             t0 = time.perf_counter()
             for _ in range(packets // 64):
-                now = loop.now_us()
-                loop._ingress_batch(1, batch, now)
+                loop._ingress_batch(1, batch)
                 while loop.tm.total:
-                    loop._service_tm(now)
+                    loop._service_tm()
             return time.perf_counter() - t0
 
         elapsed = loop.call(work, timeout=600)
@@ -193,20 +192,31 @@ def _rx_count(ifname: str) -> int:
     return int(Path(f"/sys/class/net/{ifname}/statistics/rx_packets").read_text())
 
 
-def measure_veth(gen_if: str, sink_if: str, size: int, seconds: float) -> tuple[float, float]:
-    """(delivered pps, offered pps) while the generator runs for ``seconds``."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_veth(gen_if: str, sink_if: str, size: int, seconds: float,
+                 pid: int | None = None) -> tuple[float, float, float]:
+    """(delivered pps, offered pps, CPU µs of process ``pid`` per delivered packet) while the
+    generator runs for ``seconds``.  The CPU cost per packet does not depend on how much of the
+    core other work took, so it is the figure to compare on a shared machine."""
     gen_count = mp.Value("q", 0)
     warm = mp.Process(target=_generator, args=(gen_if, bench_frame(size), 0.3, mp.Value("q", 0)))
     warm.start()
     warm.join()
     before = _rx_count(sink_if)
+    cpu0 = cpu_seconds(pid) if pid else 0.0
     t0 = time.monotonic()
     g = mp.Process(target=_generator, args=(gen_if, bench_frame(size), seconds, gen_count))
     g.start()
     g.join()
     elapsed = time.monotonic() - t0
+    cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
     delivered = _rx_count(sink_if) - before
-    return delivered / elapsed, gen_count.value / elapsed
+    return delivered / elapsed, gen_count.value / elapsed, (cpu * 1e6 / delivered if delivered else 0.0)
 
 
 def _veths():
@@ -233,7 +243,7 @@ def _del_veths(pairs) -> None:
                 ipr.link("del", ifname=a)
 
 
-def run_veth(sizes: list[int], seconds: float) -> dict:
+def run_veth(sizes: list[int], seconds: float, rx: str = "ring") -> dict:
     from softswitch.api import SoftSwitch
 
     pairs = _veths()
@@ -244,20 +254,26 @@ def run_veth(sizes: list[int], seconds: float) -> dict:
         fwd.start()
         try:
             for size in sizes:
-                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", size, seconds, fwd.pid)
         finally:
             fwd.terminate()
             fwd.join()
-        # softswitch, pinned to CPU 0
-        sw = SoftSwitch(PROGRAM, interfaces={1: "h4bs1", 2: "h4bs2"}, cpu_port=255, subprocess=True)
-        with sw:
-            subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True, check=False)
-            configure_tables(sw.grpc_addr)
-            for size in sizes:
-                results[("softswitch", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+        # softswitch, pinned to CPU 0; with --rx both also with the rx ring off (recvmsg per frame)
+        for label, ring in (("softswitch", "1"), ("softswitch-recvmsg", "0")):
+            if label == "softswitch-recvmsg" and rx != "both":
+                continue
+            os.environ["SOFTSWITCH_RX_RING"] = ring
+            sw = SoftSwitch(PROGRAM, interfaces={1: "h4bs1", 2: "h4bs2"}, cpu_port=255, subprocess=True)
+            with sw:
+                subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True,
+                               check=False)
+                configure_tables(sw.grpc_addr)
+                for size in sizes:
+                    results[(label, size)] = measure_veth("h4bg1", "h4bg2", size, seconds, sw.process.pid)
+        os.environ.pop("SOFTSWITCH_RX_RING", None)
         from fabric.targets import target_available
 
-        if not target_available("bmv2"):
+        if not target_available("bmv2"):  # None: it can run here
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
             if not (bmv2_json.exists() and bmv2_json.with_name("p4info.txtpb").exists()):
                 print(f"bmv2: {bmv2_json} or p4info.txtpb beside it missing (build them with p4c-bm2-ss "
@@ -289,7 +305,7 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
             time.sleep(0.1)
         configure_tables(addr, pipeline=(bmv2_json.with_name("p4info.txtpb"), bmv2_json))
         for size in sizes:
-            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds)
+            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds, proc.pid)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -302,6 +318,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="64,1500")
     ap.add_argument("--packets", type=int, default=50_000, help="packets per size for inject mode")
     ap.add_argument("--seconds", type=float, default=3.0, help="generator run time per size for veth mode")
+    ap.add_argument("--rx", choices=["ring", "both"], default="ring",
+                    help="veth mode: 'both' also runs softswitch receiving with recvmsg (rx ring off)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if not PROGRAM.exists():
@@ -316,16 +334,26 @@ def main() -> int:
         if os.geteuid() != 0:
             print("veth mode needs root; skipped")
             return 0
-        res = run_veth(sizes, args.seconds)
+        res = run_veth(sizes, args.seconds, args.rx)
         for size in sizes:
-            bare, offered = res[("bare", size)]
-            sw, sw_offered = res[("softswitch", size)]
+            bare, offered, bare_us = res[("bare", size)]
+            sw, sw_offered, sw_us = res[("softswitch", size)]
             line = (f"veth    {size:5d} B: softswitch {sw:10.0f} pps | bare AF_PACKET loop {bare:10.0f} pps "
                     f"| ratio {sw / bare if bare else 0:.2f} | generator offered {sw_offered:.0f} pps")
             if ("bmv2", size) in res:
                 bm = res[("bmv2", size)][0]
                 line += f" | bmv2 {bm:.0f} pps, ratio {sw / bm if bm else 0:.2f}"
             print(line)
+            line = (f"        CPU per forwarded packet: softswitch {sw_us:.2f} us | bare loop {bare_us:.2f} us "
+                    f"| ratio {bare_us / sw_us if sw_us else 0:.2f}")
+            if ("bmv2", size) in res:
+                bm_us = res[("bmv2", size)][2]
+                line += f" | bmv2 {bm_us:.2f} us, ratio {bm_us / sw_us if sw_us else 0:.2f}"
+            print(line + f" | one full core: softswitch {1e6 / sw_us if sw_us else 0:.0f} pps")
+            if ("softswitch-recvmsg", size) in res:
+                rm, _o, rm_us = res[("softswitch-recvmsg", size)]
+                print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps, "
+                      f"{rm_us:.2f} us CPU per packet | rx ring gain {rm_us / sw_us if sw_us else 0:.2f}x")
             if offered < bare * 1.2:
                 print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
     return 0

@@ -157,8 +157,7 @@ class PacketLoop:
         stop = self._stop
         while not stop.is_set():
             events = poll(timeout_ms)
-            now = self.now_us()
-            for fd, _ev in events:
+            for fd, ev in events:
                 if fd == wake_fd:
                     try:
                         os.eventfd_read(wake_fd)
@@ -167,16 +166,18 @@ class PacketLoop:
                     continue
                 port = by_fd.get(fd)
                 if port is not None:
+                    if ev & select.POLLERR:
+                        port.take_error()
                     frames = port.receive(RX_BATCH)
                     if frames:
-                        self._ingress_batch(port.number, frames, now)
+                        self._ingress_batch(port.number, frames)
             if self._calls:
                 self._run_calls()
             if self._inject:
-                self._drain_injected(now)
+                self._drain_injected()
             if self._recirc:
-                self._drain_recirc(now)
-            next_due = self._service_tm(now) if tm.total else None
+                self._drain_recirc()
+            next_due = self._service_tm() if tm.total else None
             next_delay = self._service_delay(self.now_us()) if self._delay else None
             busy = bool(self._inject or self._recirc)
             t = time.monotonic()
@@ -208,7 +209,9 @@ class PacketLoop:
             return 0
         return int(wait_us + 999) // 1000  # round up: never spin for sub-millisecond waits
 
-    def _ingress_batch(self, port: int, frames: list[bytes], now: int) -> None:
+    def _ingress_batch(self, port: int, frames: list[bytes]) -> None:
+        """Ingress for each frame, with the clock read per packet: ``ingress_global_timestamp``
+        (and the enqueue time) is when that packet's ingress starts, as in bmv2."""
         pipeline = self.pipeline
         c = self.counters
         if pipeline is None:
@@ -216,8 +219,10 @@ class PacketLoop:
             return
         ingress = pipeline.ingress
         enqueue = self.tm.enqueue
+        now_us = self.now_us
         c.ingress_packets += len(frames)
         for data in frames:
+            now = now_us()
             try:
                 res = ingress(data, port, now)
             except Exception:  # a pipeline bug must not kill the switch
@@ -230,19 +235,20 @@ class PacketLoop:
             elif res.dropped:
                 c.ingress_drops += 1
 
-    def _drain_injected(self, now: int) -> None:
+    def _drain_injected(self) -> None:
         inj = self._inject
         while inj:
             port, data = inj.popleft()
-            self._ingress_batch(port, [data], now)
+            self._ingress_batch(port, [data])
 
-    def _drain_recirc(self, now: int) -> None:
+    def _drain_recirc(self) -> None:
         pipeline = self.pipeline
         rec = self._recirc
         c = self.counters
         enqueue = self.tm.enqueue
         for _ in range(len(rec)):
             data, preserved = rec.popleft()
+            now = self.now_us()
             if pipeline is None:
                 c.no_pipeline_drops += 1
                 continue
@@ -258,11 +264,18 @@ class PacketLoop:
             if res.dropped and not res.to_tm:
                 c.ingress_drops += 1
 
-    def _service_tm(self, now: int) -> float | None:
-        """Dequeue eligible items, run egress, transmit; returns the next rate-limited departure."""
+    def _service_tm(self) -> float | None:
+        """Dequeue eligible items, run egress, transmit; returns the next rate-limited departure.
+
+        The clock is read at dequeue (so ``deq_timedelta`` is the real time spent queued, ingress
+        of the same wake-up included) and again when each packet's egress starts: that is v1model's
+        ``egress_global_timestamp``, later than ``ingress_global_timestamp`` by the queueing delay.
+        """
         pipeline = self.pipeline
         tm = self.tm
         out: list = []
+        now_us = self.now_us
+        now = now_us()
         next_due = tm.dequeue(now, TM_BATCH, out)
         if not out:
             return next_due
@@ -275,6 +288,7 @@ class PacketLoop:
         ports_get = self.ports.get
         cpu = self.cpu_port
         for pq, item in out:
+            now = now_us()
             try:
                 res = egress(item, now)
             except Exception:

@@ -3,6 +3,14 @@
 A bound interface that goes down stops carrying packets (sends are counted as drops); the switch
 keeps running and the port carries packets again when the interface comes back, even if it was
 deleted and re-created (the socket is re-opened on the new ifindex).
+
+Receiving goes through a ``PACKET_RX_RING`` (TPACKET_V2, mmap'ed): frames are read from shared
+memory with no system call per packet.  The kernel strips the outer 802.1Q/802.1ad tag before
+AF_PACKET sees a frame (the tag travels in the skb's metadata, also on a veth whose peer sent it in
+the bytes); like libpcap, the port puts it back from the ring header (``tp_vlan_tci``/
+``tp_vlan_tpid``), so the parser sees the frame as it was on the wire and the rx byte counter
+includes the tag.  When the ring cannot be set up, ``recvmsg`` with ``PACKET_AUXDATA`` does the
+same one frame per call.
 """
 from __future__ import annotations
 
@@ -10,6 +18,8 @@ import ctypes
 import errno
 import fcntl
 import logging
+import mmap
+import os
 import socket
 import struct
 from dataclasses import dataclass, field
@@ -19,6 +29,21 @@ log = logging.getLogger("softswitch.ports")
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23  # linux/if_packet.h, Linux >= 4.20
+PACKET_RX_RING = 5
+PACKET_AUXDATA = 8
+PACKET_VERSION = 10
+TPACKET_V2 = 1
+TP_STATUS_USER = 0x1
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+ETH_P_8021Q = 0x8100
+# struct tpacket2_hdr: status, len, snaplen, mac, net, sec, nsec, vlan_tci, vlan_tpid, padding
+_TP2_HDR = struct.Struct("=IIIHHIIHH4x")
+# struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
+_AUXDATA = struct.Struct("=IIIHHHH")
+_TAG = struct.Struct("!HH")
+RING_BYTES = 2 << 20  # rx ring memory per port
+RING_BLOCK = 1 << 16  # one ring block (frames never straddle blocks)
 SIOCETHTOOL = 0x8946
 # legacy ethtool_value commands (linux/ethtool.h)
 _ETHTOOL_SET = {"tso": 0x1F, "gso": 0x24, "gro": 0x2C, "tx-checksum": 0x17, "sg": 0x19}
@@ -76,6 +101,37 @@ def ifindex(ifname: str) -> int:
         return 0
 
 
+def mtu(ifname: str) -> int:
+    """The interface MTU (1500 when it cannot be read)."""
+    try:
+        with open(f"/sys/class/net/{ifname}/mtu") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 1500
+
+
+def ring_frame_size(if_mtu: int) -> int:
+    """Ring slot size for an interface MTU: the ring header, the link header, two VLAN tags of
+    slack and the MTU, rounded up to a power of two (at least 2 KiB)."""
+    need = if_mtu + 14 + 8 + 128
+    size = 2048
+    while size < need:
+        size <<= 1
+    return size
+
+
+def with_vlan_tag(data: bytes, status: int, tci: int, tpid: int) -> bytes:
+    """``data`` with the outer VLAN tag the kernel took off put back after the MAC addresses.
+
+    ``status`` is the ring/auxdata ``tp_status``; like libpcap, a non-zero TCI also counts as a
+    tag (kernels before TP_STATUS_VLAN_VALID reported TCI 0 as "no tag")."""
+    if not (tci or status & TP_STATUS_VLAN_VALID):
+        return data
+    if not status & TP_STATUS_VLAN_TPID_VALID:
+        tpid = ETH_P_8021Q
+    return data[:12] + _TAG.pack(tpid, tci) + data[12:]
+
+
 def oper_up(ifname: str) -> bool:
     """True when the interface exists, is administratively up and has carrier."""
     try:
@@ -99,6 +155,13 @@ class LinuxPort:
     bound_ifindex: int = 0
     up: bool = False
     offload_failures: list[str] = field(default_factory=list)
+    # False: recvmsg + PACKET_AUXDATA, one frame per call (SOFTSWITCH_RX_RING=0 sets it, for benches)
+    use_ring: bool = field(default_factory=lambda: os.environ.get("SOFTSWITCH_RX_RING", "1") != "0")
+    ring: mmap.mmap | None = field(default=None, repr=False)
+    ring_frame: int = 0  # bytes per ring slot
+    ring_slots: int = 0
+    ring_next: int = 0  # next slot the kernel fills
+    mtu: int = 0  # interface MTU the ring was sized for
 
     def open(self) -> bool:
         """(Re)open the socket if the interface exists; True when the port has a socket."""
@@ -128,10 +191,40 @@ class LinuxPort:
         self.sock = s
         self.bound_ifindex = idx
         self.up = oper_up(self.ifname)
+        self.mtu = mtu(self.ifname)
+        self._open_ring(s)
         return True
+
+    def _open_ring(self, s: socket.socket) -> None:
+        """Map a TPACKET_V2 rx ring on ``s``; without it, ``recvmsg`` + PACKET_AUXDATA is used."""
+        frame = ring_frame_size(self.mtu)
+        block = max(RING_BLOCK, frame)
+        nblocks = max(1, RING_BYTES // block)
+        try:
+            if not self.use_ring:
+                raise OSError("disabled")
+            s.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V2)
+            s.setsockopt(SOL_PACKET, PACKET_RX_RING,
+                         struct.pack("IIII", block, nblocks, frame, nblocks * (block // frame)))
+            self.ring = mmap.mmap(s.fileno(), block * nblocks, mmap.MAP_SHARED,
+                                  mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as e:
+            log.warning("%s: no PACKET_RX_RING (%s); receiving one frame per recvmsg", self.ifname, e)
+            self.ring = None
+            try:
+                s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+            except OSError:
+                log.warning("%s: no PACKET_AUXDATA: VLAN tags of received frames are lost", self.ifname)
+            return
+        self.ring_frame = frame
+        self.ring_slots = nblocks * (block // frame)
+        self.ring_next = 0
 
     def close(self) -> None:
         """Close the socket (the port stays configured)."""
+        if self.ring is not None:
+            self.ring.close()
+            self.ring = None
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -155,19 +248,31 @@ class LinuxPort:
                 self.up = False
             return self.fileno() != was
         self.up = bool(idx) and oper_up(self.ifname)
+        if idx and self.ring is not None and mtu(self.ifname) != self.mtu:
+            was = self.fileno()
+            self.open()  # MTU changed: re-size the ring slots so no frame is cut
+            return self.fileno() != was
         return False
 
     def receive(self, budget: int) -> list[bytes]:
-        """Up to ``budget`` frames waiting on the socket (non-blocking)."""
+        """Up to ``budget`` frames waiting on the socket (non-blocking), as they were on the wire."""
+        ring = self.ring
+        if ring is not None:
+            return self._receive_ring(ring, budget)
         s = self.sock
         out: list[bytes] = []
         if s is None:
             return out
-        recv = s.recv
+        recvmsg = s.recvmsg
         c = self.counters
+        aux_level, aux_type, aux_size = SOL_PACKET, PACKET_AUXDATA, socket.CMSG_SPACE(_AUXDATA.size)
         try:
             for _ in range(budget):
-                data = recv(MAX_FRAME)
+                data, anc, _flags, _addr = recvmsg(MAX_FRAME, aux_size)
+                for level, typ, raw in anc:
+                    if level == aux_level and typ == aux_type and len(raw) >= _AUXDATA.size:
+                        st, _l, _sl, _m, _n, tci, tpid = _AUXDATA.unpack_from(raw)
+                        data = with_vlan_tag(data, st, tci, tpid)
                 out.append(data)
                 c.rx_bytes += len(data)
         except BlockingIOError:
@@ -178,6 +283,51 @@ class LinuxPort:
             else:
                 c.rx_errors += 1
         c.rx_packets += len(out)
+        return out
+
+    def take_error(self) -> None:
+        """Read (and so clear) the socket's pending error, e.g. ENETDOWN after a link flap.
+
+        ``recv`` used to consume it; with the rx ring nothing does, and a pending error would
+        make poll() report the socket forever and fail the next ``send``."""
+        s = self.sock
+        if s is None:
+            return
+        err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err in _DOWN_ERRNOS:
+            self.up = False
+        elif err:
+            self.counters.rx_errors += 1
+
+    def _receive_ring(self, ring: mmap.mmap, budget: int) -> list[bytes]:
+        """Frames the kernel has put in the rx ring, each slot handed back once copied."""
+        out: list[bytes] = []
+        c = self.counters
+        unpack = _TP2_HDR.unpack_from
+        frame, slots = self.ring_frame, self.ring_slots
+        i = self.ring_next
+        nbytes = 0
+        for _ in range(budget):
+            off = i * frame
+            status, wire_len, snaplen, mac, _net, _sec, _nsec, tci, tpid = unpack(ring, off)
+            if not status & TP_STATUS_USER:
+                break
+            start = off + mac
+            data = ring[start:start + snaplen]
+            ring[off:off + 4] = b"\0\0\0\0"  # TP_STATUS_KERNEL: the slot is the kernel's again
+            i += 1
+            if i == slots:
+                i = 0
+            if snaplen < wire_len:  # cannot happen with slots sized from the MTU; never forward a cut frame
+                c.rx_errors += 1
+                continue
+            if tci or status & TP_STATUS_VLAN_VALID:
+                data = with_vlan_tag(data, status, tci, tpid)
+            out.append(data)
+            nbytes += len(data)
+        self.ring_next = i
+        c.rx_packets += len(out)
+        c.rx_bytes += nbytes
         return out
 
     def send(self, data: bytes) -> bool:

@@ -130,6 +130,17 @@ def _pack_varbit_expr(t: ir.HeaderT, src: str) -> str:
     return " | ".join(parts)
 
 
+def _zero_lines(attrs: list[str], zero: dict[str, str], indent: str) -> list[str]:
+    """Zero every field, with one chained assignment per immutable zero value: fewer bytecodes
+    than one statement per field, and header/metadata objects are created for every packet."""
+    lines = [f"{indent}self.{a} = {zero[a]}" for a in attrs if zero[a] not in ("0", "False")]
+    for z in ("0", "False"):  # only these are shared: any other zero value may be mutable
+        same = [a for a in attrs if zero[a] == z]
+        if same:
+            lines.append(indent + " = ".join(f"self.{a}" for a in same) + f" = {z}")
+    return lines
+
+
 def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     fields = header_fields(t)
     attrs = [a for a, _, _ in fields]
@@ -146,7 +157,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
          f"    FIELDS = {tuple((a[2:], w) for a, w, _ in fields)!r}",
          "    def __init__(self):",
          "        self.valid = False"]
-    L += [f"        self.{a} = {zero[a]}" for a in state]
+    L += _zero_lines(state, zero, "        ")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})",
           "        n.valid = self.valid"]
@@ -158,7 +169,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += ["    def set_valid(self):",
           "        if not self.valid:",
           "            self.valid = True"]
-    L += [f"            self.{a} = {zero[a]}" for a in state]
+    L += _zero_lines(state, zero, "            ")
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",
@@ -193,7 +204,11 @@ def _struct_source(name: str, t: ir.StructT, names: TypeNames) -> str:
          f"    __slots__ = {tuple(a for a, _ in attrs)!r}",
          f"    P4NAME = {t.name!r}",
          "    def __init__(self):"]
-    L += [f"        self.{a} = {z}" for a, z in inits] or ["        pass"]
+    scalars = {a: z for a, z in inits if a not in aggregate}
+    L += [f"        self.{a} = {z}" for a, z in inits if a in aggregate]
+    L += _zero_lines(list(scalars), scalars, "        ")  # one chained assignment per zero value
+    if not inits:
+        L.append("        pass")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})"]
     L += [f"        n.{a} = self.{a}.copy()" if a in aggregate else f"        n.{a} = self.{a}" for a, _ in attrs]
@@ -222,7 +237,7 @@ def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
          f"    SIZE = {t.size}",
          f"    ELEM = {ec}",
          "    def __init__(self):",
-         f"        self.arr = [{ec}() for _ in range({t.size})]",
+         f"        self.arr = [{', '.join([f'{ec}()'] * t.size)}]",  # unrolled: built per packet
          "        self.nxt = 0",
          "    def copy(self):",
          f"        n = {name}.__new__({name})",
@@ -246,3 +261,138 @@ def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
          "    def __repr__(self):",
          "        return repr(self.arr)"]
     return "\n".join(L) + "\n"
+
+
+# ---------------------------------------------------------------- struct-based extract / emit
+# A header is cut at the byte boundaries where a field starts; each piece (a "segment": one or
+# more whole fields) is read with struct codes of 8/4/2/1 bytes.  Fields then come out of
+# integers of at most 64 bits (a few CPython digits) instead of one integer as wide as the
+# header, which is what made extract/emit of wide headers (IPv6: 320 bits) slow.
+_CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
+_STRUCTS: dict[str, object] = {}
+
+
+@dataclass
+class _Segment:
+    codes: list[tuple[int, str]]  # (bytes, struct code), most significant first
+    fields: list[tuple[str, int, str, int]]  # (attribute, width, kind, shift inside the segment)
+
+    @property
+    def bits(self) -> int:
+        return 8 * sum(n for n, _ in self.codes)
+
+
+def _segments(t: ir.HeaderT) -> list[_Segment]:
+    fields = header_fields(t)
+    segs: list[_Segment] = []
+    pos = 0
+    cur: list[tuple[str, int, str, int]] = []  # (attr, width, kind, bit offset in segment)
+    start = 0
+    for attr, w, kind in fields:
+        if pos % 8 == 0 and cur:
+            segs.append(_close(cur, pos - start))
+            cur, start = [], pos
+        cur.append((attr, w, kind, pos - start))
+        pos += w
+    if cur:
+        segs.append(_close(cur, pos - start))
+    return segs
+
+
+def _close(cur: list[tuple[str, int, str, int]], bits: int) -> _Segment:
+    n = bits // 8
+    codes = []
+    while n:
+        for size, code in _CODES:
+            if size <= n:
+                codes.append((size, code))
+                n -= size
+                break
+    return _Segment(codes, [(a, w, k, bits - off - w) for a, w, k, off in cur])
+
+
+def header_struct(t: ir.HeaderT):
+    """The cached ``struct.Struct`` reading/writing header ``t`` (byte-multiple width)."""
+    import struct
+    fmt = "!" + "".join(c for s in _segments(t) for _n, c in s.codes)
+    st = _STRUCTS.get(fmt)
+    if st is None:
+        st = _STRUCTS[fmt] = struct.Struct(fmt)
+    return st
+
+
+def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off: str,
+                        tmp: str) -> list[str]:
+    """Lines setting every field of ``target`` from ``data`` at ``off`` with the struct
+    ``st_name`` (from ``header_struct``); temporaries are named ``tmp`` + a number."""
+    segs = _segments(t)
+    words = [f"{tmp}{i}" for i in range(sum(len(s.codes) for s in segs))]
+    lines = [", ".join(words) + ("," if len(words) == 1 else "") + f" = {st_name}.unpack_from({data}, {off})"]
+    k = 0
+    for si, s in enumerate(segs):
+        ws = words[k:k + len(s.codes)]
+        k += len(s.codes)
+        if len(ws) == 1:
+            sv = ws[0]
+        else:
+            acc = ws[0]
+            for w, (n, _c) in zip(ws[1:], s.codes[1:]):
+                acc = f"(({acc}) << {8 * n}) | {w}"
+            if len(s.fields) == 1 and s.fields[0][2] == "bit":  # one wide field: no temporary
+                lines.append(f"{target}.{s.fields[0][0]} = {acc}")
+                continue
+            sv = f"{tmp}s{si}"
+            lines.append(f"{sv} = {acc}")
+        total = s.bits
+        for attr, w, kind, shift in s.fields:
+            m = (1 << w) - 1
+            if shift == 0:
+                e = sv if w == total else f"{sv} & {m:#x}"
+            elif shift + w == total:
+                e = f"{sv} >> {shift}"
+            else:
+                e = f"({sv} >> {shift}) & {m:#x}"
+            if kind == "int":
+                h = 1 << (w - 1)
+                e = f"(({e}) ^ {h:#x}) - {h:#x}"
+            elif kind == "bool":
+                e = f"({e}) != 0"
+            lines.append(f"{target}.{attr} = {e}")
+    lines.append(f"{target}.valid = True")
+    return lines
+
+
+def pack_struct_lines(t: ir.HeaderT, src: str, st_name: str, tmp: str) -> tuple[list[str], str]:
+    """(lines, expression): the lines compute wide segments into temporaries, the expression is
+    the header's bytes packed with struct ``st_name``."""
+    lines: list[str] = []
+    args: list[str] = []
+    for si, s in enumerate(_segments(t)):
+        parts = []
+        for attr, w, kind, shift in s.fields:
+            v = f"{src}.{attr}"
+            if kind == "int":
+                v = f"({v} & {(1 << w) - 1:#x})"
+            elif kind == "bool":
+                v = f"int({v})"
+            parts.append(f"({v} << {shift})" if shift else v)
+        expr = " | ".join(parts)
+        if len(s.codes) == 1:
+            args.append(expr)
+            continue
+        if len(parts) > 1:
+            sv = f"{tmp}{si}"
+            lines.append(f"{sv} = {expr}")
+        else:
+            sv = f"{src}.{s.fields[0][0]}" if s.fields[0][2] == "bit" else f"({expr})"
+        rest = s.bits
+        for n, _c in s.codes:
+            rest -= 8 * n
+            m = (1 << (8 * n)) - 1
+            if rest == 0:
+                args.append(f"{sv} & {m:#x}")
+            elif rest + 8 * n == s.bits:
+                args.append(f"{sv} >> {rest}")
+            else:
+                args.append(f"({sv} >> {rest}) & {m:#x}")
+    return lines, f"{st_name}.pack({', '.join(args)})"

@@ -91,16 +91,13 @@ class Ctx:
 
     def __init__(self, data: bytes, nbytes: int, now: int, logf: Callable[[str, tuple], None]) -> None:
         self.data = data
-        self.off = 0
         self.payload = b""
         self.nbytes = nbytes
         self.now = now
-        self.clone = None  # (session, field list index or -1)
-        self.resubmit = None  # field list index
-        self.recirculate = None  # field list index
-        self.truncate = 0  # bytes, 0 = none
-        self.digest = None  # (digest id, values)
-        self.checksum_error = 0
+        # clone: (session, field list index or -1); resubmit/recirculate: field list index;
+        # digest: (digest id, values); truncate: bytes, 0 = none.  Chained: built per packet.
+        self.clone = self.resubmit = self.recirculate = self.digest = None
+        self.off = self.truncate = self.checksum_error = 0
         self.log = logf
 
 

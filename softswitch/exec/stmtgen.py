@@ -352,10 +352,12 @@ class StmtGen(ExprGen):
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
-        v = self.t()
-        out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
-        for line in layout.unpack_lines(t, hv, v, ""):
-            out.add(ind, line)
+        if nb:  # struct codes per byte-aligned field group: no header-wide integer
+            stn = self.g(layout.header_struct(t), "ST")
+            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_"):
+                out.add(ind, line)
+        else:
+            out.add(ind, f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
         out.add(ind, "C.off = off")
         if post:
@@ -384,5 +386,13 @@ class StmtGen(ExprGen):
         h = self.t()
         out.add(ind, f"{h} = {self.ex(s.header)}")
         out.add(ind, f"if {h}.valid:")
-        size = f"({t.width} + {h}.vbw) // 8" if t.varbit is not None else f"{(t.width + 7) // 8}"
-        out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")
+        if t.varbit is not None:
+            size = f"({t.width} + {h}.vbw) // 8"
+            out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")
+        elif t.width and t.width % 8 == 0:
+            lines, expr = layout.pack_struct_lines(t, h, self.g(layout.header_struct(t), "ST"), self.t() + "_")
+            for line in lines:
+                out.add(ind + 1, line)
+            out.add(ind + 1, f"OUT.append({expr})")
+        else:
+            out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({(t.width + 7) // 8}, 'big'))")

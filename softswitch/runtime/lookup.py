@@ -12,6 +12,8 @@ tolerate: dict item set/delete, and replacing whole lists/tuples.
 """
 from __future__ import annotations
 
+import operator
+
 from .entry import Entry
 from .match import EXACT, LPM, OPTIONAL, RANGE, TERNARY, FieldInfo
 
@@ -133,15 +135,10 @@ class TupleSpaceIndex:
     def make_lookup(self, table):
         index = self
         shifts = tuple(self.shifts)
-        single = len(shifts) == 1
+        pack = _key_packer(shifts)
 
         def lookup(key, sel_hash=0):
-            if single:
-                k = key[0]
-            else:
-                k = 0
-                for v, s in zip(key, shifts):
-                    k |= v << s
+            k = pack(key)
             best = None
             bestp = -1
             for mask, top, d in index.walk:
@@ -174,6 +171,27 @@ class TupleSpaceIndex:
             return best.resolve(sel_hash)
 
         return lookup
+
+
+def _key_packer(shifts: tuple[int, ...]):
+    """A function packing a key tuple into one int, unrolled for the field count (the generic
+    loop cost as much as the rest of a two-field ternary lookup)."""
+    if len(shifts) == 1:
+        return operator.itemgetter(0)
+    if len(shifts) == 2:
+        s0, s1 = shifts
+        return lambda key: (key[0] << s0) | (key[1] << s1)
+    if len(shifts) == 3:
+        s0, s1, s2 = shifts
+        return lambda key: (key[0] << s0) | (key[1] << s1) | (key[2] << s2)
+
+    def pack(key):
+        k = 0
+        for v, s in zip(key, shifts):
+            k |= v << s
+        return k
+
+    return pack
 
 
 def needs_priority(fields: tuple[FieldInfo, ...]) -> bool:
