@@ -9,6 +9,7 @@ does, so a driver never needs a deep transmit queue.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable
 from typing import Any
@@ -28,13 +29,15 @@ from mrc.wire.codec import (
     encode_probe,
 )
 
+_FMT_MODE = 1 << 2  # mrc.ctl.EvFmtProfileAttrMask.MODE (mrc.ctl is imported where it is used)
+
 
 class Endpoint:
     """One host's MRC transport: owns its QPs and registered memory, driven by a driver/simulator."""
 
     def __init__(self, gid: bytes, ports: Iterable[int] = (1,), *, encap: str = "srv6",
                  port_rate_bps: float = 100e9, telemetry: bool = False, mac: bytes = b"\x02\0\0\0\0\1",
-                 peer_macs: dict[int, bytes] | None = None, first_qpn: int = 0x100):
+                 peer_macs: dict[int, bytes] | None = None, first_qpn: int = 0x100, ctl: Any = None):
         if len(gid) != 16:
             raise ValueError("gid must be a 16-byte IPv6 address")
         self.gid = bytes(gid)
@@ -61,6 +64,27 @@ class Endpoint:
         self._out: list[tuple[int, bytes]] = []
         self._rr = 0  # round-robin start among QPs with data to send
         self._completions: list[Completion] = []
+        self._ctl = ctl
+        if ctl is not None:
+            missing = set(self.ports) - set(ctl.query_device().ports())
+            if missing:
+                raise ValueError(f"the MrcCtlContext's device lacks port(s) {sorted(missing)} of this endpoint")
+
+    # ------------------------------------------------------------------ control (mrc_ctl.h)
+    @property
+    def ctl(self) -> Any:
+        """This NIC's ``mrc.ctl.MrcCtlContext``: the format, EV and CC profiles QPs bind to by id.
+
+        Made on first use (device: this endpoint's ports, every optional feature the transport
+        implements, including modifying ONLINE EV profiles) unless one was given to the constructor.
+        """
+        if self._ctl is None:
+            from mrc.ctl import AttrOpt, DeviceAttr, MrcCtlContext
+
+            dev = DeviceAttr(phy_port_mask=sum(1 << p for p in self.ports))
+            dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE
+            self._ctl = MrcCtlContext(dev)
+        return self._ctl
 
     # ------------------------------------------------------------------ setup
     def reg_mr(self, buf: bytearray, base_va: int = 0, rkey: int | None = None,
@@ -78,16 +102,78 @@ class Endpoint:
     def dereg_mr(self, mr: MemoryRegion) -> None:
         self.mrs.pop(mr.rkey, None)
 
-    def create_qp(self, evs: Iterable[Any], attr: QpAttr | None = None) -> QueuePair:
-        """A QP in RST spraying over ``evs`` (EvEntry, (ev, port) tuples, or mrc.ctl EV objects)."""
-        entries = ev_entries(evs)
+    def create_qp(self, evs: Iterable[Any] | None = None, attr: QpAttr | None = None) -> QueuePair:
+        """A QP in RST: bound to the EV (and CC) profile of ``attr.ev_profile_id`` (``cc_profile_id``),
+        as mrc.h's QP attributes bind it, or spraying over its own ``evs`` (EvEntry, ``(ev, port)``
+        tuples, ``mrc.ctl`` ``Ev`` objects), which become a profile private to this QP."""
+        attr = attr or QpAttr()
+        attr.validate()
+        qpn = next(self._qpns)
+        profile = None
+        if attr.ev_profile_id is None:
+            if evs is None:
+                raise ValueError("create_qp needs EVs or QpAttr.ev_profile_id")
+            entries = ev_entries(evs)
+        else:
+            if evs is not None:
+                raise ValueError("give create_qp either EVs or QpAttr.ev_profile_id, not both")
+            profile, entries = self._bind_profile(qpn, attr)
+            if attr.cc_profile_id is not None:
+                attr = dataclasses.replace(attr, cc=self._cc_of_profile(attr.cc_profile_id))
         for e in entries:
             if e.port not in self.port_free:
                 raise ValueError(f"EV on port {e.port}, but this endpoint has ports {self.ports}")
-        qp = QueuePair(self, next(self._qpns), attr or QpAttr(), entries)
+        if attr.ev_profile_id is not None:
+            self.ctl.attach_qp(qpn, attr.ev_profile_id, attr.cc_profile_id)
+        qp = QueuePair(self, qpn, attr, entries, profile)
         qp.evset.ports_down = set(self.ports_down)
         self.qps[qp.qpn] = qp
         return qp
+
+    def _bind_profile(self, qpn: int, attr: QpAttr) -> tuple[Any, list[EvEntry]]:
+        """The ONLINE ctl EV profile ``attr.ev_profile_id`` and one entry per slot (its expanded EV)."""
+        from mrc.ctl import EvFmtMode, EvMode, ProfileState
+
+        ctx = self.ctl
+        pid = attr.ev_profile_id
+        prof = ctx.ev_profile(pid)
+        if prof.state != ProfileState.ONLINE:
+            raise ValueError(f"QP {qpn}: EV profile {pid} is {prof.state.name}, not ONLINE")
+        if prof.mode == EvMode.AUTO:
+            raise ValueError(f"QP {qpn}: EV profile {pid} is AUTO (device-chosen ECMP), which this "
+                             "endpoint does not implement; use an EXP or GEN profile")
+        mode = ctx.query_ev_fmt_profile(prof.fmt_profile_id, _FMT_MODE).ev_fmt_mode
+        want = {"srv6": EvFmtMode.SRV6, "stev": EvFmtMode.STEV, "udp": EvFmtMode.UDP}[self.encap_mode]
+        if mode != want:
+            raise ValueError(f"QP {qpn}: EV profile {pid} is {EvFmtMode(mode).name} but this endpoint "
+                             f"sends {self.encap_mode}")
+        entries = [EvEntry(prof.expanded(i), ev.port) for i, ev in enumerate(prof.evs)]
+        if not entries:
+            raise ValueError(f"QP {qpn}: EV profile {pid} has no EVs")
+        return prof, entries
+
+    def _cc_of_profile(self, cc_profile_id: int) -> Any:
+        """The congestion control configuration of an ONLINE ctl CC profile (None: CC disabled)."""
+        from mrc.ctl import CC_ALGO_NSCC, CcProfileAttrMask, ProfileState
+
+        q = self.ctl.query_cc_profile(cc_profile_id, CcProfileAttrMask.STATE | CcProfileAttrMask.ALGORITHM
+                                      | CcProfileAttrMask.CONFIG)
+        if q.cur_profile_state != ProfileState.ONLINE:
+            raise ValueError(f"CC profile {cc_profile_id} is {q.cur_profile_state.name}, not ONLINE")
+        if q.algorithm is None:
+            return None
+        if q.algorithm != CC_ALGO_NSCC:
+            raise ValueError(f"CC profile {cc_profile_id}: algorithm {q.algorithm!r} is not implemented")
+        return q.cc_config
+
+    def refresh_entries(self, qp: QueuePair) -> None:
+        """Take a bound profile's current EV values into ``qp``'s entries (after a REPLACE_EV)."""
+        prof = qp.evset.prof
+        if not hasattr(prof, "expanded"):
+            return
+        for i, e in enumerate(qp.evset.entries):
+            e.ev = prof.expanded(i)
+            e.port = prof.evs[i].port
 
     def connect(self, qp: QueuePair, remote_qpn: int, remote_gid: bytes, rq_psn: int, sq_psn: int,
                 now_ns: int = 0) -> None:
@@ -120,11 +206,13 @@ class Endpoint:
         return out
 
     def poll_events(self) -> list[EvEvent]:
-        """EV state changes (to GOOD / ASSUMED_BAD) since the last call, oldest first."""
+        """EV state changes (to GOOD / ASSUMED_BAD) of every EV profile our QPs use since the last call,
+        oldest first: one event per change of a profile, however many QPs are bound to it."""
+        profiles = {id(qp.evset.prof): qp.evset.prof for qp in self.qps.values()}
         ev: list[EvEvent] = []
-        for qp in self.qps.values():
-            ev.extend(qp.evset.events)
-            qp.evset.events.clear()
+        for prof in profiles.values():
+            ev.extend(prof.events)
+            prof.events.clear()
         ev.sort(key=lambda e: e.time_ns)
         return ev
 
@@ -285,5 +373,5 @@ class Endpoint:
                 qp.on_timer(now_ns, self._out)
 
     def ev_states(self, qp: QueuePair) -> list[EvState]:
-        """Current state of each EV of ``qp``."""
-        return [e.state for e in qp.evset.entries]
+        """Current state of each EV of ``qp`` (its profile's, shared by every QP bound to it)."""
+        return list(qp.evset.prof.states)

@@ -263,7 +263,7 @@ class Endpoint:
                                if p.port in self.core.peer_macs else None}
                       for p in self._ports.values()},
             "qps": {qp.qpn: {"state": qp.state.value, **qp.counters.as_dict(),
-                             "ev_states": [s.value for s in self.core.ev_states(qp)]}
+                             "ev_states": [s.name for s in self.core.ev_states(qp)]}
                     for qp in self.core.qps.values()},
         }
 

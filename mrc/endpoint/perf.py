@@ -140,7 +140,7 @@ def percentile(sorted_vals: list[float], q: float) -> float:
 def ev_timeline(events: list[EvEvent], t0_ns: int) -> list[dict[str, Any]]:
     """EV events as plain records with times relative to the start of the run."""
     return [{"t_s": round((e.time_ns - t0_ns) / 1e9, 6), "qpn": e.qpn, "ev": e.ev_index, "port": e.port,
-             "from": e.old_state.value, "to": e.new_state.value, "cause": e.cause} for e in events]
+             "from": e.old_state.name, "to": e.new_state.name, "cause": e.cause} for e in events]
 
 
 def link_timeline(ep: Endpoint, t0_ns: int) -> list[dict[str, Any]]:

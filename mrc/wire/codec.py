@@ -156,8 +156,9 @@ def _hbh_telemetry() -> bytes:
 class Encap:
     """Everything around the RoCE transport for one (peer, EV): Ethernet, outer/only IPv6, UDP entropy.
 
-    ``ev`` is the EV value: bytes (SRv6: 16 B carrier [+ 16 B SRH segment]) or an int (STEV 32-bit,
-    UDP 16-bit).  ``ev_index`` is echoed in SRv6 mode through the inner UDP source port.
+    ``ev`` is the EV value: bytes (SRv6: 16 B carrier [+ 16 B SRH segment]; STEV/UDP: an
+    ``mrc_ctl_ev_t``, value from byte 0) or an int (STEV 32-bit, UDP 16-bit).  ``ev_index`` is echoed
+    in SRv6 mode through the inner UDP source port.
     """
 
     __slots__ = (
@@ -208,11 +209,21 @@ class Encap:
             self._outer_nh = F.NH_HOP_BY_HOP if hbh else (F.NH_ROUTING if srh else F.NH_IPV6)
             self._inner_nh = F.NH_UDP
         else:
-            v = int(ev) if isinstance(ev, int) else int.from_bytes(bytes(ev)[-4:], "big")
-            if mode == ENCAP_STEV:
+            # An int is the EV value itself (STEV 32 bits, UDP 16 bits).  Bytes are an mrc_ctl_ev_t as
+            # mrc_ctl.h lays it out and mrc.ctl expands it: the value starts at byte 0 (STEV: bytes
+            # 0-3; UDP: bytes 0-1, a 16-bit format's expansion), whatever the length.
+            if isinstance(ev, int):
+                v = ev if mode == ENCAP_STEV else ev << 16
+            else:
+                evb = bytes(ev)
+                n = 4 if mode == ENCAP_STEV else 2
+                if len(evb) < n:
+                    raise ValueError(f"a {mode} EV given as bytes needs at least {n} bytes, got {len(evb)}")
+                v = int.from_bytes(evb[:n], "big") << (32 - 8 * n)
+            if mode == ENCAP_STEV:  # high 16 bits: UDP source port; low 16: flow label low bits
                 self.sport, self.flow_label = (v >> 16) & 0xFFFF, v & 0xFFFF
             else:
-                self.sport, self.flow_label = v & 0xFFFF, 0
+                self.sport, self.flow_label = (v >> 16) & 0xFFFF, 0
             self._outer_ext = (bytes((F.NH_UDP,)) + hbh[1:]) if hbh else b""
             self._outer_nh = None
             self._inner_nh = F.NH_HOP_BY_HOP if hbh else F.NH_UDP
