@@ -225,8 +225,14 @@ class Endpoint:
     def dereg_mr(self, mr: MemoryRegion) -> None:
         self.core.dereg_mr(mr)
 
-    def create_qp(self, evs: Iterable[Any], attr: QpAttr | None = None) -> QueuePair:
-        """A QP spraying over ``evs`` (``(ev, port)`` tuples, EvEntry or mrc.ctl EVs)."""
+    @property
+    def ctl(self) -> Any:
+        """This NIC's ``mrc.ctl.MrcCtlContext`` (format, EV and CC profiles QPs bind to by id)."""
+        return self.core.ctl
+
+    def create_qp(self, evs: Iterable[Any] | None = None, attr: QpAttr | None = None) -> QueuePair:
+        """A QP bound to ``attr.ev_profile_id`` (a profile of :attr:`ctl`), or spraying over its own
+        ``evs`` (``(ev, port)`` tuples, EvEntry or mrc.ctl EVs)."""
         self._check_open()
         return self.core.create_qp(evs, attr or self.qp_attr())
 
