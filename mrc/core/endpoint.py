@@ -30,6 +30,8 @@ from mrc.wire.codec import (
 )
 
 _FMT_MODE = 1 << 2  # mrc.ctl.EvFmtProfileAttrMask.MODE (mrc.ctl is imported where it is used)
+_FMT_MODES = {1: "stev", 2: "srv6", 4: "udp"}  # enum mrc_ctl_ev_fmt_mode -> Encap mode
+_CTL_RESPONSES_MAX = 65536  # answers to controller requests kept until the transport takes them
 
 
 class Endpoint:
@@ -65,6 +67,7 @@ class Endpoint:
         self._rr = 0  # round-robin start among QPs with data to send
         self._completions: list[Completion] = []
         self._ctl = ctl
+        self.ctl_responses: list[tuple[int, int, int, int, int, int | None]] = []
         if ctl is not None:
             missing = set(self.ports) - set(ctl.query_device().ports())
             if missing:
@@ -297,32 +300,62 @@ class Endpoint:
         if op == F.OP_PROBE_REQ:
             self._answer_probe(fr, port, now_ns)
         elif op == F.OP_PROBE_RESP:
-            ent = self._probes.pop(fr.probe.req_id, None)
+            pr = fr.probe
+            if pr.flags & F.PROBE_FLAG_CTL:  # the answer to a controller request (ep_batch_send_wait)
+                svc = pr.service_time_ns if pr.flags & F.PROBE_FLAG_SERVICE_TIME else None
+                op_type = 1 if pr.flags & F.PROBE_FLAG_PORT_STATUS_ACK else 0  # mrc_ctl_ep_op_type
+                if len(self.ctl_responses) < _CTL_RESPONSES_MAX:
+                    self.ctl_responses.append((op_type, pr.req_id, pr.sender_ts_ns, port, now_ns, svc))
+                return
+            ent = self._probes.pop(pr.req_id, None)
             if ent is not None:
-                ent[0].on_probe_resp(ent[1], fr.probe.req_id, now_ns)
+                ent[0].on_probe_resp(ent[1], pr.req_id, now_ns)
         elif op == F.OP_PORT_STATUS:
-            self._on_port_status(fr, now_ns)
+            self._on_port_status(fr, now_ns, port)
+
+    def _reply_path(self, fr, port: int) -> tuple[Encap, int] | None:
+        """(encapsulation, port) to answer a connectionless packet from ``fr.src_gid`` that came in on
+        ``port``: the mirror EV of a QP to that peer, else (STEV/UDP) the same entropy back on the same
+        port; None when there is no way back (SRv6 without a QP: no carrier to the sender)."""
+        qps = self._peers.get(fr.src_gid)
+        if qps:
+            qp = qps[0]
+            evi = qp.ev_index_of(fr)
+            e = qp.evset.entries[evi] if 0 <= evi < len(qp.evset.entries) else None
+            if e is None or e.port in self.ports_down:
+                e = qp.evset.entries[qp.evset.reply_index(evi)]
+            return e.encap, e.port
+        if fr.outer_dst is not None or port in self.ports_down:
+            return None
+        # the entropy it came with (UDP source port, flow label low bits) as an STEV value: the same
+        # headers back, so a STEV or UDP fabric hashes the answer like the request
+        return Encap("stev", self.gid, fr.src_gid, fr.entropy, src_mac=self.mac,
+                     dst_mac=self.peer_macs.get(port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry), port
 
     def _answer_probe(self, fr, port: int, now_ns: int) -> None:
-        qps = self._peers.get(fr.src_gid)
-        if not qps:
+        path = self._reply_path(fr, port)
+        if path is None:
             self.counters.rx_unknown_qp += 1
             return
-        qp = qps[0]
-        evi = qp.ev_index_of(fr)
-        e = qp.evset.entries[evi] if 0 <= evi < len(qp.evset.entries) else None
-        if e is None or e.port in self.ports_down:
-            e = qp.evset.entries[qp.evset.reply_index(evi)]
+        encap, out_port = path
         p = fr.probe
-        pkt = encode_probe(e.encap, F.OP_PROBE_RESP,
-                           ProbeInfo(p.req_id, port, F.PROBE_FLAG_SERVICE_TIME, p.sender_ts_ns, 0, fr.entropy))
+        flags = F.PROBE_FLAG_SERVICE_TIME | (p.flags & F.PROBE_FLAG_CTL)
+        pkt = encode_probe(encap, F.OP_PROBE_RESP, ProbeInfo(p.req_id, port, flags, p.sender_ts_ns, 0, fr.entropy))
         self.counters.probes_answered += 1
-        self.port_send(e.port, len(pkt), now_ns)
-        self._out.append((e.port, pkt))
+        self.port_send(out_port, len(pkt), now_ns)
+        self._out.append((out_port, pkt))
 
-    def _on_port_status(self, fr, now_ns: int) -> None:
+    def _on_port_status(self, fr, now_ns: int, port: int = 0) -> None:
         self.counters.port_status_received += 1
         ps = fr.port_status
+        if ps.flags & F.PORT_STATUS_FLAG_CTL:  # a controller's PORT_STATUS_UPDATE: acknowledge it
+            path = self._reply_path(fr, port)
+            if path is not None:
+                encap, out_port = path
+                flags = F.PROBE_FLAG_CTL | F.PROBE_FLAG_PORT_STATUS_ACK | F.PROBE_FLAG_SERVICE_TIME
+                pkt = encode_probe(encap, F.OP_PROBE_RESP, ProbeInfo(ps.req_id, port, flags, 0, 0, fr.entropy))
+                self.port_send(out_port, len(pkt), now_ns)
+                self._out.append((out_port, pkt))
         down = {p for p in range(1, min(ps.n_ports, 64) + 1) if not ps.up_mask >> (p - 1) & 1}
         for qp in self._peers.get(fr.src_gid, []):
             qp.peer_down = down
@@ -330,6 +363,31 @@ class Endpoint:
             for i, e in enumerate(qp.evset.entries):
                 if e.port in down:
                     qp.evset.mark_bad(i, now_ns, "peer_port_down")
+
+    def send_ctl_request(self, req: Any, now_ns: int) -> None:
+        """Put one controller request on the wire (an ``mrc.ctl.EpWireRequest``: EV probe or
+        PORT_STATUS_UPDATE) on ``req.ev.port``, its EV taken as the wire value in ``req.ev_fmt_mode``.
+        Answers come back in :attr:`ctl_responses` as ``(op_type, req_id, sender_ts_ns, rx_port,
+        rx_ns, service_time_ns or None)``."""
+        port = req.ev.port
+        if port not in self.port_free:
+            raise ValueError(f"no port {port} (ports {self.ports})")
+        mode = _FMT_MODES.get(int(req.ev_fmt_mode))
+        if mode is None:
+            raise ValueError(f"ev_fmt_mode {req.ev_fmt_mode!r} is not one of STEV, SRV6, UDP")
+        ev = bytes(req.ev.val)
+        if mode == "srv6" and not any(ev[16:]):
+            ev = ev[:16]
+        encap = Encap(mode, bytes(req.sgid), bytes(req.dgid), ev, src_mac=self.mac,
+                      dst_mac=self.peer_macs.get(port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry,
+                      dscp=req.dscp)
+        if int(req.op_type) == 0:  # MRC_CTL_EP_OP_EV_PROBE
+            pkt = encode_probe(encap, F.OP_PROBE_REQ, ProbeInfo(req.req_id, port, F.PROBE_FLAG_CTL, req.sender_ts_ns))
+        else:  # MRC_CTL_EP_OP_PORT_STATUS_UPDATE (req.port_status: bit p-1 = port p, as on the wire)
+            pkt = encode_port_status(encap, PortStatusInfo(req.req_id, max(self.ports), req.port_status,
+                                                           F.PORT_STATUS_FLAG_CTL))
+        self.port_send(port, len(pkt), now_ns)
+        self._out.append((port, pkt))
 
     def _new_probe(self, qp: QueuePair, ev_i: int) -> int:
         rid = next(self._probe_ids) & 0xFFFFFFFF

@@ -27,7 +27,7 @@ _U32 = struct.Struct(">I")
 _AETH = struct.Struct(">I")
 _SACK = struct.Struct(">IIIIQI32s")
 _PROBE = struct.Struct(">IBBHQII")
-_PORT_STATUS = struct.Struct(">IB3xQ")
+_PORT_STATUS = struct.Struct(">IBB2xQ")
 _TREC = struct.Struct(">IHHIII")
 
 ENCAP_SRV6 = "srv6"
@@ -74,6 +74,7 @@ class PortStatusInfo:
     req_id: int
     n_ports: int
     up_mask: int
+    flags: int = 0  # PORT_STATUS_FLAG_CTL: a controller request that wants an answer
 
 
 @dataclass(slots=True)
@@ -298,7 +299,7 @@ def encode_probe(encap: Encap, opcode: int, probe: ProbeInfo) -> bytes:
 
 def encode_port_status(encap: Encap, ps: PortStatusInfo) -> bytes:
     """PORT_STATUS (0xC2) [ours]: tells the peer which of our NIC ports are up."""
-    body = _PORT_STATUS.pack(ps.req_id & 0xFFFFFFFF, ps.n_ports, ps.up_mask)
+    body = _PORT_STATUS.pack(ps.req_id & 0xFFFFFFFF, ps.n_ports, ps.flags & 0xFF, ps.up_mask)
     return encap.wrap(bth(F.OP_PORT_STATUS, F.PROBE_QPN, 0) + body, F.ECN_NOT_ECT)
 
 
@@ -433,8 +434,8 @@ def _decode(data: bytes) -> Frame:
     else:  # PORT_STATUS
         if body_end - h != F.PORT_STATUS_LEN:
             raise WireError("PORT_STATUS payload has the wrong length")
-        rid, n_ports, mask = _PORT_STATUS.unpack_from(data, h)
-        fr.port_status = PortStatusInfo(rid, n_ports, mask)
+        rid, n_ports, pflags, mask = _PORT_STATUS.unpack_from(data, h)
+        fr.port_status = PortStatusInfo(rid, n_ports, mask, pflags)
     return fr
 
 

@@ -16,6 +16,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -132,3 +133,49 @@ def test_stev_plan_expanded_by_ctl_reaches_the_wire(direct_link, tmp_path):
         want = {(e["udp_sport"], e["flow_label"]) for e in plan_rows}
         assert seen == want, f"port {p}: wire (sport, flow label) {sorted(seen)} != plan {sorted(want)}"
         assert all(sport != 0 for sport, _ in seen)
+
+
+def test_controller_probes_go_out_through_the_driver(direct_link):
+    """mrc_ctl_ep_batch_send_wait on the real driver: EV probes and a PORT_STATUS_UPDATE to a peer
+    endpoint with no QP at all (connectionless), answered by its transport, RTTs measured."""
+    from mrc.ctl import EpOpType, EpReq, Ev, EvFmtMode, MrcCtlError
+
+    link = direct_link("p", planes=2)
+    gid_a, gid_b = bytes.fromhex("fd00" + "00" * 13 + "0a"), bytes.fromhex("fd00" + "00" * 13 + "0b")
+
+    def open_ep(side: str, gid: bytes, encap: str) -> Endpoint:
+        other = "b" if side == "a" else "a"
+        with in_netns(link.ns[side]):
+            return Endpoint([PortConfig(link.ifname(side, p), p, next_hop_mac=parse_mac(_mac(other, p)))
+                             for p in (1, 2)], gid, encap=encap)
+
+    a, b = open_ep("a", gid_a, "stev"), open_ep("b", gid_b, "stev")
+    with a, b:
+        reqs = [EpReq(i, gid_a, gid_b, EvFmtMode.STEV, Ev.from_int(0xC0000000 | i, 4, p))
+                for i, p in ((1, 1), (2, 2), (3, 1))]
+        stop = threading.Event()
+
+        def serve_b() -> None:  # b's transport answers from its own loop, as on another host
+            deadline = time.monotonic() + 30
+            while not stop.is_set() and time.monotonic() < deadline:
+                b.progress(0.001)
+
+        t = threading.Thread(target=serve_b, daemon=True)
+        t.start()
+        try:
+            out = a.ep_batch_send_wait(46, EpOpType.EV_PROBE, reqs, 2_000_000_000)
+            assert sorted((r.req_id, r.port) for r in out) == [(1, 1), (2, 2), (3, 1)]
+            assert all(r.rtt > 0 and r.adj_svc_time for r in out)
+            ps = a.ep_batch_send_wait(46, EpOpType.PORT_STATUS_UPDATE,
+                                      [EpReq(9, gid_a, gid_b, EvFmtMode.STEV, Ev.from_int(0xC0000009, 4, 2),
+                                             port_status=a.ctl.port_status_mask())], 2_000_000_000)
+            assert [(r.req_id, r.port) for r in ps] == [(9, 2)]
+            with pytest.raises(MrcCtlError) as ei:  # SRv6 with no QP: the peer has no way back
+                a.ep_batch_send_wait(46, EpOpType.EV_PROBE, [EpReq(4, gid_a, gid_b, EvFmtMode.SRV6,
+                                                                   Ev(bytes.fromhex("fc00" + "00" * 14), 1))],
+                                     50_000_000)
+            assert ei.value.responses == []
+        finally:
+            stop.set()
+            t.join(10)
+        assert b.core.counters.probes_answered == 3 and b.core.counters.port_status_received == 1
