@@ -107,9 +107,14 @@ class Endpoint:
 
     def create_qp(self, evs: Iterable[Any] | None = None, attr: QpAttr | None = None) -> QueuePair:
         """A QP in RST: bound to the EV (and CC) profile of ``attr.ev_profile_id`` (``cc_profile_id``),
-        as mrc.h's QP attributes bind it, or spraying over its own ``evs`` (EvEntry, ``(ev, port)``
-        tuples, ``mrc.ctl`` ``Ev`` objects), which become a profile private to this QP."""
+        as mrc.h's QP attributes bind it (or given as ``evs``: a profile of :attr:`ctl`), or spraying over
+        its own ``evs`` (EvEntry, ``(ev, port)`` tuples, ``mrc.ctl`` ``Ev`` objects), which become a
+        profile private to this QP."""
         attr = attr or QpAttr()
+        if evs is not None and hasattr(evs, "expanded") and hasattr(evs, "profile_id"):  # an mrc.ctl EvProfile
+            if evs is not self.ctl.ev_profile(evs.profile_id):
+                raise ValueError(f"EV profile {evs.profile_id} is not a profile of this endpoint's MrcCtlContext")
+            attr, evs = dataclasses.replace(attr, ev_profile_id=evs.profile_id), None
         attr.validate()
         qpn = next(self._qpns)
         profile = None

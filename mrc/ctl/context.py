@@ -163,6 +163,15 @@ class MrcCtlContext:
             prof = self._ev[ev_profile_id] = EvProfile(ev_profile_id, env)
         return prof
 
+    def unused_profile_id(self) -> int:
+        """The lowest id whose EV format profile and EV profile are both unconfigured (INIT) [ours:
+        a convenience for callers that make one profile pair per peer, e.g. from an EV plan]."""
+        limit = min(self._device.ev.ev_max_fmt_profiles, self._device.ev.ev_max_profiles)
+        for pid in range(limit):
+            if self._fmt_profile(pid).state == ProfileState.INIT and self.ev_profile(pid).state == ProfileState.INIT:
+                return pid
+        raise MrcCtlError(errno.E2BIG, f"all {limit} profile ids are in use")
+
     def deny_evs(self, ev_profile_id: int, exists: Callable[[Ev, list[int]], bool]) -> list[Ev]:
         """Query the EV array and DENY every EV for which ``exists(ev, field_values)`` is False.
 

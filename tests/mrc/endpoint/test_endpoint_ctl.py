@@ -179,3 +179,28 @@ def test_controller_probes_go_out_through_the_driver(direct_link):
             stop.set()
             t.join(10)
         assert b.core.counters.probes_answered == 3 and b.core.counters.port_status_received == 1
+
+
+def test_mrc_perf_binds_its_qps_to_the_plans_ctl_profile(direct_link, tmp_path):
+    """mrc-perf with --plan: the plan's profile to the peer is loaded into ep.ctl and every QP binds to it."""
+    from controller.evplan import write_ev_files
+    from controller.plan import build_plan
+    from controller.topogen import clos
+    from mrc.ctl import ProfileState
+    from mrc.endpoint.perf import HostConfig
+
+    files = write_ev_files(build_plan(clos(2, 2, 2, 1)), tmp_path / "plan")
+    plan_a, plan_b = (load_plan(p) for p in files)
+    link = direct_link("q", planes=2)
+    host = HostConfig([(1, link.ifname("a", 1)), (2, link.ifname("a", 2))], encap="stev", plan=plan_a,
+                     next_hop_macs={p: parse_mac(_mac("b", p)) for p in (1, 2)})
+    with in_netns(link.ns["a"]):
+        ep = host.open()
+    with ep:
+        for _ in range(2):  # a second set-up (the server's next client) gets a fresh profile
+            prof, min_active = host.peer_setup(ep, plan_b.gid, {})
+            qps = [ep.create_qp(prof, ep.qp_attr()) for _ in range(2)]
+            assert prof.state == ProfileState.ONLINE and min_active == prof.ev_min_active
+            assert all(qp.evset.prof is prof for qp in qps)
+            (peer,) = plan_a.peers.values()
+            assert [(ev.val[:4], ev.port) for ev in prof.evs] == list(peer.profiles["stev"].evs)
