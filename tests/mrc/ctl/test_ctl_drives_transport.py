@@ -206,3 +206,44 @@ def test_query_version_is_the_headers_encoding() -> None:
     assert MrcCtlContext.query_version() == (0x1000001, 0, 0x1000000, 0)
     with pytest.raises(MrcCtlError):
         api_ver(1, 0, 1 << 16)
+
+
+def test_vendor_cfg_is_bounded_by_the_header() -> None:
+    from mrc.ctl import (
+        MAX_VENDOR_CFG_SIZE,
+        CcProfileAttr,
+        CcProfileAttrMask,
+        EvFmtProfileAttr,
+        EvFmtProfileAttrMask,
+    )
+
+    ctx = MrcCtlContext()
+    big, ok = bytes(MAX_VENDOR_CFG_SIZE + 1), bytes(range(MAX_VENDOR_CFG_SIZE))
+    C = CcProfileAttrMask
+    for cfg, want in ((big, errno.EINVAL), ("text", errno.EINVAL)):
+        with pytest.raises(MrcCtlError) as ei:
+            ctx.modify_cc_profile(1, CcProfileAttr(profile_state=ProfileState.OFFLINE, algorithm=None,
+                                                   vendor_cfg=cfg), C.STATE | C.ALGORITHM | C.VENDOR_CFG)
+        assert ei.value.errno == want
+    assert ctx.query_cc_profile(1, C.STATE).cur_profile_state == ProfileState.INIT  # nothing changed
+    ctx.modify_cc_profile(1, CcProfileAttr(profile_state=ProfileState.OFFLINE, algorithm=None, vendor_cfg=ok),
+                          C.STATE | C.ALGORITHM | C.VENDOR_CFG)
+    assert ctx.query_cc_profile(1, C.VENDOR_CFG).vendor_cfg == ok
+    F = EvFmtProfileAttrMask
+    with pytest.raises(MrcCtlError):
+        ctx.modify_ev_fmt_profile(2, EvFmtProfileAttr(profile_state=ProfileState.OFFLINE, ev_fmt_mode=EvFmtMode.UDP,
+                                                      vendor_cfg=big), F.STATE | F.MODE | F.VENDOR_CFG)
+    with pytest.raises(MrcCtlError):
+        ctx.modify_ev_profile(3, EvProfileAttr(profile_state=ProfileState.OFFLINE, ev_mode=EvMode.AUTO,
+                                               vendor_cfg=big), M.STATE | M.MODE | M.VENDOR_CFG)
+
+
+def test_port_masks_api_bit_n_wire_bit_n_minus_1() -> None:
+    from mrc.ctl import DeviceAttr, EpBatch, EpOpType, EpReq, api_port_mask, wire_port_mask
+
+    assert wire_port_mask(0b1_0110) == 0b1011 and api_port_mask(0b1011) == 0b1_0110
+    with pytest.raises(MrcCtlError):
+        wire_port_mask(0b1)  # bit 0 names no port
+    req = EpReq(1, "fd00::1", "fd00::2", EvFmtMode.STEV, Ev.from_int(1, 4, 1), port_status=0b110)  # ports 1, 2
+    batch = EpBatch.start(DeviceAttr.for_ports(2), 0, EpOpType.PORT_STATUS_UPDATE, [req], 1000, 0)
+    assert batch.requests[0].port_status == 0b11  # on the wire: bit 0 = port 1, bit 1 = port 2
