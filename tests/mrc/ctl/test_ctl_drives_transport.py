@@ -247,3 +247,24 @@ def test_port_masks_api_bit_n_wire_bit_n_minus_1() -> None:
     req = EpReq(1, "fd00::1", "fd00::2", EvFmtMode.STEV, Ev.from_int(1, 4, 1), port_status=0b110)  # ports 1, 2
     batch = EpBatch.start(DeviceAttr.for_ports(2), 0, EpOpType.PORT_STATUS_UPDATE, [req], 1000, 0)
     assert batch.requests[0].port_status == 0b11  # on the wire: bit 0 = port 1, bit 1 = port 2
+
+
+def test_cc_profile_binding_gives_the_qp_its_nscc_config() -> None:
+    from mrc.core import NsccConfig
+    from mrc.ctl import CC_ALGO_NSCC, CcProfileAttr, CcProfileAttrMask
+
+    ep = Endpoint(GID_A, list(range(1, N + 1)), encap="stev")
+    _online_profile(ep.ctl)
+    C = CcProfileAttrMask
+    cfg = NsccConfig.for_network(8_000, 100)
+    ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.OFFLINE, algorithm=CC_ALGO_NSCC,
+                                              cc_config=cfg), C.STATE | C.ALGORITHM | C.CONFIG)
+    with pytest.raises(ValueError, match="not ONLINE"):
+        ep.create_qp(attr=QpAttr(ev_profile_id=PROFILE, cc_profile_id=2))
+    ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.ONLINE), C.STATE)
+    qp = ep.create_qp(attr=QpAttr(ev_profile_id=PROFILE, cc_profile_id=2))
+    ep.connect(qp, 0x200, GID_B, 0, 0)
+    assert qp.attr.cc is cfg and qp.cc is not None and qp.cc.cfg is cfg
+    with pytest.raises(MrcCtlError) as ei:  # bound: the CC profile cannot leave ONLINE
+        ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.OFFLINE), C.STATE)
+    assert ei.value.errno == errno.EBUSY
