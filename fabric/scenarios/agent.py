@@ -255,7 +255,7 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
                   for f in outflows.values()},
         "flow_order": [f.fid for f in outflows.values()],
         "samples": samples,
-        "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.value, e.new_state.value, e.cause]
+        "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause]
                       for e in events],
         "link_events": [[e.time_ns - t0, e.port, e.up] for e in ep.link_events],
         "retx": retx, "counters": extra, "srtt_ns": sorted(srtt), "verify": verify,

@@ -9,6 +9,7 @@ does, so a driver never needs a deep transmit queue.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable
 from typing import Any
@@ -28,13 +29,17 @@ from mrc.wire.codec import (
     encode_probe,
 )
 
+_FMT_MODE = 1 << 2  # mrc.ctl.EvFmtProfileAttrMask.MODE (mrc.ctl is imported where it is used)
+_FMT_MODES = {1: "stev", 2: "srv6", 4: "udp"}  # enum mrc_ctl_ev_fmt_mode -> Encap mode
+_CTL_RESPONSES_MAX = 65536  # answers to controller requests kept until the transport takes them
+
 
 class Endpoint:
     """One host's MRC transport: owns its QPs and registered memory, driven by a driver/simulator."""
 
     def __init__(self, gid: bytes, ports: Iterable[int] = (1,), *, encap: str = "srv6",
                  port_rate_bps: float = 100e9, telemetry: bool = False, mac: bytes = b"\x02\0\0\0\0\1",
-                 peer_macs: dict[int, bytes] | None = None, first_qpn: int = 0x100):
+                 peer_macs: dict[int, bytes] | None = None, first_qpn: int = 0x100, ctl: Any = None):
         if len(gid) != 16:
             raise ValueError("gid must be a 16-byte IPv6 address")
         self.gid = bytes(gid)
@@ -61,6 +66,28 @@ class Endpoint:
         self._out: list[tuple[int, bytes]] = []
         self._rr = 0  # round-robin start among QPs with data to send
         self._completions: list[Completion] = []
+        self._ctl = ctl
+        self.ctl_responses: list[tuple[int, int, int, int, int, int | None]] = []
+        if ctl is not None:
+            missing = set(self.ports) - set(ctl.query_device().ports())
+            if missing:
+                raise ValueError(f"the MrcCtlContext's device lacks port(s) {sorted(missing)} of this endpoint")
+
+    # ------------------------------------------------------------------ control (mrc_ctl.h)
+    @property
+    def ctl(self) -> Any:
+        """This NIC's ``mrc.ctl.MrcCtlContext``: the format, EV and CC profiles QPs bind to by id.
+
+        Made on first use (device: this endpoint's ports, every optional feature the transport
+        implements, including modifying ONLINE EV profiles) unless one was given to the constructor.
+        """
+        if self._ctl is None:
+            from mrc.ctl import AttrOpt, DeviceAttr, MrcCtlContext
+
+            dev = DeviceAttr(phy_port_mask=sum(1 << p for p in self.ports))
+            dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE
+            self._ctl = MrcCtlContext(dev)
+        return self._ctl
 
     # ------------------------------------------------------------------ setup
     def reg_mr(self, buf: bytearray, base_va: int = 0, rkey: int | None = None,
@@ -78,16 +105,83 @@ class Endpoint:
     def dereg_mr(self, mr: MemoryRegion) -> None:
         self.mrs.pop(mr.rkey, None)
 
-    def create_qp(self, evs: Iterable[Any], attr: QpAttr | None = None) -> QueuePair:
-        """A QP in RST spraying over ``evs`` (EvEntry, (ev, port) tuples, or mrc.ctl EV objects)."""
-        entries = ev_entries(evs)
+    def create_qp(self, evs: Iterable[Any] | None = None, attr: QpAttr | None = None) -> QueuePair:
+        """A QP in RST: bound to the EV (and CC) profile of ``attr.ev_profile_id`` (``cc_profile_id``),
+        as mrc.h's QP attributes bind it (or given as ``evs``: a profile of :attr:`ctl`), or spraying over
+        its own ``evs`` (EvEntry, ``(ev, port)`` tuples, ``mrc.ctl`` ``Ev`` objects), which become a
+        profile private to this QP."""
+        attr = attr or QpAttr()
+        if evs is not None and hasattr(evs, "expanded") and hasattr(evs, "profile_id"):  # an mrc.ctl EvProfile
+            if evs is not self.ctl.ev_profile(evs.profile_id):
+                raise ValueError(f"EV profile {evs.profile_id} is not a profile of this endpoint's MrcCtlContext")
+            attr, evs = dataclasses.replace(attr, ev_profile_id=evs.profile_id), None
+        attr.validate()
+        qpn = next(self._qpns)
+        profile = None
+        if attr.ev_profile_id is None:
+            if evs is None:
+                raise ValueError("create_qp needs EVs or QpAttr.ev_profile_id")
+            entries = ev_entries(evs)
+        else:
+            if evs is not None:
+                raise ValueError("give create_qp either EVs or QpAttr.ev_profile_id, not both")
+            profile, entries = self._bind_profile(qpn, attr)
+            if attr.cc_profile_id is not None:
+                attr = dataclasses.replace(attr, cc=self._cc_of_profile(attr.cc_profile_id))
         for e in entries:
             if e.port not in self.port_free:
                 raise ValueError(f"EV on port {e.port}, but this endpoint has ports {self.ports}")
-        qp = QueuePair(self, next(self._qpns), attr or QpAttr(), entries)
+        if attr.ev_profile_id is not None:
+            self.ctl.attach_qp(qpn, attr.ev_profile_id, attr.cc_profile_id)
+        qp = QueuePair(self, qpn, attr, entries, profile)
         qp.evset.ports_down = set(self.ports_down)
         self.qps[qp.qpn] = qp
         return qp
+
+    def _bind_profile(self, qpn: int, attr: QpAttr) -> tuple[Any, list[EvEntry]]:
+        """The ONLINE ctl EV profile ``attr.ev_profile_id`` and one entry per slot (its expanded EV)."""
+        from mrc.ctl import EvFmtMode, EvMode, ProfileState
+
+        ctx = self.ctl
+        pid = attr.ev_profile_id
+        prof = ctx.ev_profile(pid)
+        if prof.state != ProfileState.ONLINE:
+            raise ValueError(f"QP {qpn}: EV profile {pid} is {prof.state.name}, not ONLINE")
+        if prof.mode == EvMode.AUTO:
+            raise ValueError(f"QP {qpn}: EV profile {pid} is AUTO (device-chosen ECMP), which this "
+                             "endpoint does not implement; use an EXP or GEN profile")
+        mode = ctx.query_ev_fmt_profile(prof.fmt_profile_id, _FMT_MODE).ev_fmt_mode
+        want = {"srv6": EvFmtMode.SRV6, "stev": EvFmtMode.STEV, "udp": EvFmtMode.UDP}[self.encap_mode]
+        if mode != want:
+            raise ValueError(f"QP {qpn}: EV profile {pid} is {EvFmtMode(mode).name} but this endpoint "
+                             f"sends {self.encap_mode}")
+        entries = [EvEntry(prof.expanded(i), ev.port) for i, ev in enumerate(prof.evs)]
+        if not entries:
+            raise ValueError(f"QP {qpn}: EV profile {pid} has no EVs")
+        return prof, entries
+
+    def _cc_of_profile(self, cc_profile_id: int) -> Any:
+        """The congestion control configuration of an ONLINE ctl CC profile (None: CC disabled)."""
+        from mrc.ctl import CC_ALGO_NSCC, CcProfileAttrMask, ProfileState
+
+        q = self.ctl.query_cc_profile(cc_profile_id, CcProfileAttrMask.STATE | CcProfileAttrMask.ALGORITHM
+                                      | CcProfileAttrMask.CONFIG)
+        if q.cur_profile_state != ProfileState.ONLINE:
+            raise ValueError(f"CC profile {cc_profile_id} is {q.cur_profile_state.name}, not ONLINE")
+        if q.algorithm is None:
+            return None
+        if q.algorithm != CC_ALGO_NSCC:
+            raise ValueError(f"CC profile {cc_profile_id}: algorithm {q.algorithm!r} is not implemented")
+        return q.cc_config
+
+    def refresh_entries(self, qp: QueuePair) -> None:
+        """Take a bound profile's current EV values into ``qp``'s entries (after a REPLACE_EV)."""
+        prof = qp.evset.prof
+        if not hasattr(prof, "expanded"):
+            return
+        for i, e in enumerate(qp.evset.entries):
+            e.ev = prof.expanded(i)
+            e.port = prof.evs[i].port
 
     def connect(self, qp: QueuePair, remote_qpn: int, remote_gid: bytes, rq_psn: int, sq_psn: int,
                 now_ns: int = 0) -> None:
@@ -120,11 +214,13 @@ class Endpoint:
         return out
 
     def poll_events(self) -> list[EvEvent]:
-        """EV state changes (to GOOD / ASSUMED_BAD) since the last call, oldest first."""
+        """EV state changes (to GOOD / ASSUMED_BAD) of every EV profile our QPs use since the last call,
+        oldest first: one event per change of a profile, however many QPs are bound to it."""
+        profiles = {id(qp.evset.prof): qp.evset.prof for qp in self.qps.values()}
         ev: list[EvEvent] = []
-        for qp in self.qps.values():
-            ev.extend(qp.evset.events)
-            qp.evset.events.clear()
+        for prof in profiles.values():
+            ev.extend(prof.events)
+            prof.events.clear()
         ev.sort(key=lambda e: e.time_ns)
         return ev
 
@@ -209,32 +305,62 @@ class Endpoint:
         if op == F.OP_PROBE_REQ:
             self._answer_probe(fr, port, now_ns)
         elif op == F.OP_PROBE_RESP:
-            ent = self._probes.pop(fr.probe.req_id, None)
+            pr = fr.probe
+            if pr.flags & F.PROBE_FLAG_CTL:  # the answer to a controller request (ep_batch_send_wait)
+                svc = pr.service_time_ns if pr.flags & F.PROBE_FLAG_SERVICE_TIME else None
+                op_type = 1 if pr.flags & F.PROBE_FLAG_PORT_STATUS_ACK else 0  # mrc_ctl_ep_op_type
+                if len(self.ctl_responses) < _CTL_RESPONSES_MAX:
+                    self.ctl_responses.append((op_type, pr.req_id, pr.sender_ts_ns, port, now_ns, svc))
+                return
+            ent = self._probes.pop(pr.req_id, None)
             if ent is not None:
-                ent[0].on_probe_resp(ent[1], fr.probe.req_id, now_ns)
+                ent[0].on_probe_resp(ent[1], pr.req_id, now_ns)
         elif op == F.OP_PORT_STATUS:
-            self._on_port_status(fr, now_ns)
+            self._on_port_status(fr, now_ns, port)
+
+    def _reply_path(self, fr, port: int) -> tuple[Encap, int] | None:
+        """(encapsulation, port) to answer a connectionless packet from ``fr.src_gid`` that came in on
+        ``port``: the mirror EV of a QP to that peer, else (STEV/UDP) the same entropy back on the same
+        port; None when there is no way back (SRv6 without a QP: no carrier to the sender)."""
+        qps = self._peers.get(fr.src_gid)
+        if qps:
+            qp = qps[0]
+            evi = qp.ev_index_of(fr)
+            e = qp.evset.entries[evi] if 0 <= evi < len(qp.evset.entries) else None
+            if e is None or e.port in self.ports_down:
+                e = qp.evset.entries[qp.evset.reply_index(evi)]
+            return e.encap, e.port
+        if fr.outer_dst is not None or port in self.ports_down:
+            return None
+        # the entropy it came with (UDP source port, flow label low bits) as an STEV value: the same
+        # headers back, so a STEV or UDP fabric hashes the answer like the request
+        return Encap("stev", self.gid, fr.src_gid, fr.entropy, src_mac=self.mac,
+                     dst_mac=self.peer_macs.get(port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry), port
 
     def _answer_probe(self, fr, port: int, now_ns: int) -> None:
-        qps = self._peers.get(fr.src_gid)
-        if not qps:
+        path = self._reply_path(fr, port)
+        if path is None:
             self.counters.rx_unknown_qp += 1
             return
-        qp = qps[0]
-        evi = qp.ev_index_of(fr)
-        e = qp.evset.entries[evi] if 0 <= evi < len(qp.evset.entries) else None
-        if e is None or e.port in self.ports_down:
-            e = qp.evset.entries[qp.evset.reply_index(evi)]
+        encap, out_port = path
         p = fr.probe
-        pkt = encode_probe(e.encap, F.OP_PROBE_RESP,
-                           ProbeInfo(p.req_id, port, F.PROBE_FLAG_SERVICE_TIME, p.sender_ts_ns, 0, fr.entropy))
+        flags = F.PROBE_FLAG_SERVICE_TIME | (p.flags & F.PROBE_FLAG_CTL)
+        pkt = encode_probe(encap, F.OP_PROBE_RESP, ProbeInfo(p.req_id, port, flags, p.sender_ts_ns, 0, fr.entropy))
         self.counters.probes_answered += 1
-        self.port_send(e.port, len(pkt), now_ns)
-        self._out.append((e.port, pkt))
+        self.port_send(out_port, len(pkt), now_ns)
+        self._out.append((out_port, pkt))
 
-    def _on_port_status(self, fr, now_ns: int) -> None:
+    def _on_port_status(self, fr, now_ns: int, port: int = 0) -> None:
         self.counters.port_status_received += 1
         ps = fr.port_status
+        if ps.flags & F.PORT_STATUS_FLAG_CTL:  # a controller's PORT_STATUS_UPDATE: acknowledge it
+            path = self._reply_path(fr, port)
+            if path is not None:
+                encap, out_port = path
+                flags = F.PROBE_FLAG_CTL | F.PROBE_FLAG_PORT_STATUS_ACK | F.PROBE_FLAG_SERVICE_TIME
+                pkt = encode_probe(encap, F.OP_PROBE_RESP, ProbeInfo(ps.req_id, port, flags, 0, 0, fr.entropy))
+                self.port_send(out_port, len(pkt), now_ns)
+                self._out.append((out_port, pkt))
         down = {p for p in range(1, min(ps.n_ports, 64) + 1) if not ps.up_mask >> (p - 1) & 1}
         for qp in self._peers.get(fr.src_gid, []):
             qp.peer_down = down
@@ -242,6 +368,31 @@ class Endpoint:
             for i, e in enumerate(qp.evset.entries):
                 if e.port in down:
                     qp.evset.mark_bad(i, now_ns, "peer_port_down")
+
+    def send_ctl_request(self, req: Any, now_ns: int) -> None:
+        """Put one controller request on the wire (an ``mrc.ctl.EpWireRequest``: EV probe or
+        PORT_STATUS_UPDATE) on ``req.ev.port``, its EV taken as the wire value in ``req.ev_fmt_mode``.
+        Answers come back in :attr:`ctl_responses` as ``(op_type, req_id, sender_ts_ns, rx_port,
+        rx_ns, service_time_ns or None)``."""
+        port = req.ev.port
+        if port not in self.port_free:
+            raise ValueError(f"no port {port} (ports {self.ports})")
+        mode = _FMT_MODES.get(int(req.ev_fmt_mode))
+        if mode is None:
+            raise ValueError(f"ev_fmt_mode {req.ev_fmt_mode!r} is not one of STEV, SRV6, UDP")
+        ev = bytes(req.ev.val)
+        if mode == "srv6" and not any(ev[16:]):
+            ev = ev[:16]
+        encap = Encap(mode, bytes(req.sgid), bytes(req.dgid), ev, src_mac=self.mac,
+                      dst_mac=self.peer_macs.get(port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry,
+                      dscp=req.dscp)
+        if int(req.op_type) == 0:  # MRC_CTL_EP_OP_EV_PROBE
+            pkt = encode_probe(encap, F.OP_PROBE_REQ, ProbeInfo(req.req_id, port, F.PROBE_FLAG_CTL, req.sender_ts_ns))
+        else:  # MRC_CTL_EP_OP_PORT_STATUS_UPDATE (req.port_status: bit p-1 = port p, as on the wire)
+            pkt = encode_port_status(encap, PortStatusInfo(req.req_id, max(self.ports), req.port_status,
+                                                           F.PORT_STATUS_FLAG_CTL))
+        self.port_send(port, len(pkt), now_ns)
+        self._out.append((port, pkt))
 
     def _new_probe(self, qp: QueuePair, ev_i: int) -> int:
         rid = next(self._probe_ids) & 0xFFFFFFFF
@@ -285,5 +436,5 @@ class Endpoint:
                 qp.on_timer(now_ns, self._out)
 
     def ev_states(self, qp: QueuePair) -> list[EvState]:
-        """Current state of each EV of ``qp``."""
-        return [e.state for e in qp.evset.entries]
+        """Current state of each EV of ``qp`` (its profile's, shared by every QP bound to it)."""
+        return list(qp.evset.prof.states)

@@ -1,17 +1,22 @@
-"""The set of EVs (paths) one QP sprays over: states, round robin with congestion penalties, probes.
+"""The EVs (paths) one QP sprays over: per-profile states, round robin with congestion penalties, probes.
 
-Rules (MRC_PROTOCOL.md section 5): pick round robin among GOOD EVs on up ports, skipping an EV
-while its penalty is positive and decrementing the penalty on each skip (ECN echo +1, timeout +15,
-after UET's REPS); a loss makes an EV ASSUMED_BAD; if that would leave fewer than
+Rules (docs/protocol.md, "Transport rules"): pick round robin among GOOD EVs on up ports, skipping an
+EV while its penalty is positive and decrementing the penalty on each skip (ECN echo +1, timeout
++15, after UET's REPS); a loss makes an EV ASSUMED_BAD; if that would leave fewer than
 ``ev_min_active`` GOOD EVs, the ASSUMED_BAD EV with the most answered probes in a row takes its
 place, and with none answering the verdict is held; ASSUMED_BAD EVs are probed and return to GOOD
 after ``probe_good_count`` answers in a row.
+
+EV *states*, ``ev_min_active`` and the events live in the QP's EV profile, as ``mrc_ctl.h`` keeps
+them: every QP bound to a profile sees a state change at once, and one change is one event naming
+the profile and the EV.  The profile is an ``mrc.ctl`` EV profile (``QpAttr.ev_profile_id``) or, for a
+QP created with its own EV list, a :class:`LocalEvProfile` private to that QP.  What stays per QP in
+:class:`EvEntry`: the encapsulation towards the QP's peer, the congestion penalty and probe progress.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from mrc.core.types import EvEvent, EvState
@@ -20,35 +25,120 @@ PENALTY_ECN = 1
 PENALTY_TIMEOUT = 15
 
 
-@dataclass(slots=True)
-class EvEntry:
-    """One path: the EV value (SRv6 bytes or STEV/UDP int) and the 1-based NIC port (plane)."""
+class LocalEvProfile:
+    """The private EV profile of a QP created with its own EV list (no ``mrc.ctl`` profile).
 
-    ev: bytes | int
-    port: int
-    state: EvState = EvState.GOOD
-    penalty: int = 0
-    probe_streak: int = 0
-    probe_next_ns: int = 0
-    probe_req_id: int = -1
-    probe_sent_ns: int = 0
-    last_change_ns: int = 0
-    encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
+    Same interface as ``mrc.ctl.EvProfile`` as the transport uses it: ``profile_id`` (None here),
+    ``states``, ``ev_min_active``, ``generation`` (bumped when an EV slot is replaced), ``events`` (every
+    GOOD/ASSUMED_BAD transition, drained by ``Endpoint.poll_events``), :meth:`good_count` and
+    :meth:`endpoint_set_state`.
+    """
+
+    __slots__ = ("ev_min_active", "events", "evs", "generation", "ports", "profile_id", "states")
+
+    def __init__(self, evs: list[Any], ports: list[int], states: list[EvState], min_active: int = 1):
+        self.profile_id: int | None = None
+        self.evs = evs
+        self.ports = ports
+        self.states = states
+        self.ev_min_active = max(0, min_active)
+        self.generation = 0
+        self.events: list[EvEvent] = []
+
+    def good_count(self) -> int:
+        """How many EVs are GOOD."""
+        return sum(1 for s in self.states if s is EvState.GOOD)
+
+    def endpoint_set_state(self, index: int, state: EvState, *, force: bool = False, qpn: int = 0,
+                           now_ns: int = 0, cause: str = "endpoint") -> bool:
+        """GOOD or ASSUMED_BAD as the endpoint observed; False if refused (DENIED EV, or the floor)."""
+        cur = self.states[index]
+        if cur is EvState.DENIED:
+            return False
+        if cur is state:
+            return True
+        if state is EvState.ASSUMED_BAD and not force and self.good_count() - 1 < self.ev_min_active:
+            return False
+        self._set(index, state, qpn, now_ns, cause)
+        return True
+
+    def set_state(self, index: int, state: EvState, now_ns: int = 0, cause: str = "controller") -> None:
+        """Controller override (e.g. DENIED and back); transitions to DENIED are not events."""
+        if self.states[index] is not state:
+            self._set(index, state, 0, now_ns, cause)
+
+    def _set(self, index: int, state: EvState, qpn: int, now_ns: int, cause: str) -> None:
+        old = self.states[index]
+        self.states[index] = state
+        if state is EvState.GOOD or state is EvState.ASSUMED_BAD:
+            self.events.append(EvEvent(None, self.evs[index], 0, state, now_ns, qpn, index, self.ports[index],
+                                       old, cause))
+
+
+class EvEntry:
+    """One path as one QP uses it: the EV value (SRv6 bytes or STEV/UDP int, or a profile's expanded EV),
+    the 1-based NIC port (plane), and the QP's own penalty, probe progress and encapsulation.
+
+    ``state`` reads the EV's state in the QP's profile (shared by every QP bound to it); before the
+    entry joins a QP it is the state it was created with.
+    """
+
+    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "penalty", "port", "probe_next_ns",
+                 "probe_req_id", "probe_sent_ns", "probe_streak")
+
+    def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
+        self.ev = ev
+        self.port = port
+        self._state = state
+        self._prof: Any = None
+        self.index = -1
+        self.penalty = 0
+        self.probe_streak = 0
+        self.probe_next_ns = 0
+        self.probe_req_id = -1
+        self.probe_sent_ns = 0
+        self.last_change_ns = 0
+        self.encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
+
+    @property
+    def state(self) -> EvState:
+        """The EV's state in its profile."""
+        return self._state if self._prof is None else self._prof.states[self.index]
+
+    def __repr__(self) -> str:
+        ev = self.ev.hex() if isinstance(self.ev, (bytes, bytearray)) else hex(self.ev)
+        return f"EvEntry({ev}, port={self.port}, {self.state.name})"
+
+
+def _ev_and_port(it: Any) -> tuple[Any, int, EvState]:
+    """(wire value, port, state) of one item given to ``create_qp``."""
+    if isinstance(it, tuple):
+        return it[0], int(it[1]), EvState.GOOD
+    state = getattr(it, "state", EvState.GOOD)
+    if not isinstance(state, EvState):
+        state = EvState[getattr(state, "name", str(state))]
+    if hasattr(it, "val") and hasattr(it, "port"):  # an mrc.ctl.Ev: its value is taken as the wire EV
+        return bytes(it.val), int(it.port), state
+    inner = getattr(it, "ev", None)
+    if hasattr(inner, "val") and hasattr(inner, "port"):  # an mrc.ctl.EvOpEntry (e.g. from QUERY_EV_ARRAY)
+        return bytes(inner.val), int(inner.port), state
+    return inner, int(it.port), state
 
 
 def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
-    """Adapter: EvEntry, ``(ev, port)`` tuples, or any object with ``ev``/``port`` (e.g. mrc.ctl EVs)."""
+    """Adapter: EvEntry, ``(ev, port)`` tuples, ``mrc.ctl`` ``Ev``/``EvOpEntry`` objects (their value is the
+    wire EV: SRv6 bytes 0-31, STEV bytes 0-3, UDP bytes 0-1), or any object with ``ev``/``port``.
+
+    A profile's *compact* EVs need its expansion: bind the QP to the profile instead
+    (``QpAttr(ev_profile_id=...)``).
+    """
     out = []
     for it in items:
         if isinstance(it, EvEntry):
             out.append(EvEntry(it.ev, it.port, it.state))
-        elif isinstance(it, tuple):
-            out.append(EvEntry(it[0], int(it[1])))
         else:
-            state = getattr(it, "state", EvState.GOOD)
-            if not isinstance(state, EvState):
-                state = EvState(getattr(state, "name", str(state)))
-            out.append(EvEntry(it.ev, int(it.port), state))
+            ev, port, state = _ev_and_port(it)
+            out.append(EvEntry(ev, port, state))
     if not out:
         raise ValueError("a QP needs at least one EV")
     for e in out:
@@ -58,37 +148,56 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
 
 
 class EvSet:
-    """EVs of one QP with the spray/penalty/state rules; state changes go to ``events``."""
+    """One QP's view of its EV profile: spray/penalty/probe rules over the profile's shared states."""
 
-    __slots__ = ("entries", "events", "holds", "min_active", "ports_down", "qpn", "rr")
+    __slots__ = ("entries", "gen", "holds", "ports_down", "prof", "qpn", "rr")
 
-    def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1):
+    def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1, profile: Any = None):
         self.qpn = qpn
         self.entries = entries
-        self.min_active = max(0, min_active)
+        if profile is None:
+            profile = LocalEvProfile([e.ev for e in entries], [e.port for e in entries],
+                                     [e.state for e in entries], min_active)
+        elif len(profile.states) != len(entries):
+            raise ValueError(f"{len(entries)} entries for a profile of {len(profile.states)} EVs")
+        self.prof = profile
+        self.gen = profile.generation
+        for i, e in enumerate(entries):
+            e._prof = profile
+            e.index = i
         self.rr = 0
         self.ports_down: set[int] = set()
-        self.events: list[EvEvent] = []
         self.holds = 0
 
+    @property
+    def min_active(self) -> int:
+        """The profile's ``ev_min_active``."""
+        return self.prof.ev_min_active or 0
+
+    @property
+    def events(self) -> list[EvEvent]:
+        """The profile's transitions not yet taken by ``Endpoint.poll_events``."""
+        return self.prof.events
+
     def good_count(self) -> int:
-        return sum(1 for e in self.entries if e.state is EvState.GOOD)
+        return self.prof.good_count()
 
     def usable(self, i: int) -> bool:
-        e = self.entries[i]
-        return e.state is EvState.GOOD and e.port not in self.ports_down
+        return self.prof.states[i] is EvState.GOOD and self.entries[i].port not in self.ports_down
 
     def pick(self, port_ok=None) -> int:
         """Next EV index round robin; -1 if nothing can send (``port_ok(port)`` filters busy ports)."""
         ents = self.entries
+        states = self.prof.states
         n = len(ents)
         down = self.ports_down
+        good = EvState.GOOD
         fallback = -1
         for _ in range(2 * n):
             i = self.rr
             self.rr = i + 1 if i + 1 < n else 0
             e = ents[i]
-            if e.state is not EvState.GOOD or e.port in down:
+            if states[i] is not good or e.port in down:
                 continue
             if port_ok is not None and not port_ok(e.port):
                 continue
@@ -100,14 +209,15 @@ class EvSet:
             return i
         if fallback >= 0:
             return fallback
-        if not any(e.state is EvState.GOOD and e.port not in down for e in ents):
-            # No GOOD EV at all (e.g. every one DENIED or all ports down): use any EV on an up port
-            # rather than stall; the timeout machinery decides whether the QP survives.
+        if not any(states[i] is good and ents[i].port not in down for i in range(n)):
+            # No GOOD EV at all (e.g. all ASSUMED_BAD or all ports down): use any EV on an up port that
+            # the controller has not DENIED rather than stall; the timeout machinery decides whether
+            # the QP survives.
             for _ in range(n):
                 i = self.rr
                 self.rr = i + 1 if i + 1 < n else 0
                 e = ents[i]
-                if e.state is not EvState.DENIED and e.port not in down and (port_ok is None or port_ok(e.port)):
+                if states[i] is not EvState.DENIED and e.port not in down and (port_ok is None or port_ok(e.port)):
                     return i
         return -1
 
@@ -122,20 +232,25 @@ class EvSet:
         self.entries[i].penalty += amount
 
     def mark_bad(self, i: int, now_ns: int, cause: str) -> bool:
-        """GOOD -> ASSUMED_BAD unless that breaks ev_min_active; True if the state changed."""
-        e = self.entries[i]
-        if e.state is not EvState.GOOD:
+        """GOOD -> ASSUMED_BAD (in the profile) unless that breaks ev_min_active; True if it changed."""
+        prof = self.prof
+        if prof.states[i] is not EvState.GOOD:
             return False
-        if self.good_count() - 1 < self.min_active:
+        if prof.good_count() - 1 < (prof.ev_min_active or 0):
             # Keep ev_min_active GOOD EVs with the ASSUMED_BAD EV that has answered the most probes
             # in a row (it is alive, this one just lost a packet); with none answering, hold.
             j = self._best_probed()
-            if j < 0:
+            if j < 0 or not prof.endpoint_set_state(j, EvState.GOOD, qpn=self.qpn, now_ns=now_ns,
+                                                    cause="min_active"):
                 self.holds += 1
                 return False
-            self._set(j, EvState.GOOD, now_ns, "min_active")
             self.entries[j].penalty = 0
-        self._set(i, EvState.ASSUMED_BAD, now_ns, cause)
+            self.entries[j].last_change_ns = now_ns
+        if not prof.endpoint_set_state(i, EvState.ASSUMED_BAD, qpn=self.qpn, now_ns=now_ns, cause=cause):
+            self.holds += 1
+            return False
+        e = self.entries[i]
+        e.last_change_ns = now_ns
         e.probe_streak = 0
         e.probe_req_id = -1
         e.probe_next_ns = now_ns
@@ -145,28 +260,27 @@ class EvSet:
         """Index of the ASSUMED_BAD EV on an up port with the longest run of answered probes (at
         least one), or -1."""
         best, streak = -1, 0
+        states = self.prof.states
         for j, e in enumerate(self.entries):
-            if e.state is EvState.ASSUMED_BAD and e.port not in self.ports_down and e.probe_streak > streak:
+            if states[j] is EvState.ASSUMED_BAD and e.port not in self.ports_down and e.probe_streak > streak:
                 best, streak = j, e.probe_streak
         return best
 
     def mark_good(self, i: int, now_ns: int, cause: str) -> bool:
-        e = self.entries[i]
-        if e.state is not EvState.ASSUMED_BAD:
+        """ASSUMED_BAD -> GOOD (probes answered); True if it changed."""
+        if self.prof.states[i] is not EvState.ASSUMED_BAD:
             return False
-        self._set(i, EvState.GOOD, now_ns, cause)
+        if not self.prof.endpoint_set_state(i, EvState.GOOD, qpn=self.qpn, now_ns=now_ns, cause=cause):
+            return False
+        e = self.entries[i]
         e.penalty = 0
+        e.last_change_ns = now_ns
         return True
 
     def set_state(self, i: int, state: EvState, now_ns: int, cause: str = "controller") -> None:
-        """Controller override (DENIED or back); DENIED changes are not reported as events."""
-        if self.entries[i].state is not state:
-            self._set(i, state, now_ns, cause)
-
-    def _set(self, i: int, state: EvState, now_ns: int, cause: str) -> None:
-        e = self.entries[i]
-        old = e.state
-        e.state = state
-        e.last_change_ns = now_ns
-        if state in (EvState.GOOD, EvState.ASSUMED_BAD):
-            self.events.append(EvEvent(now_ns, self.qpn, i, e.port, old, state, cause))
+        """Controller override of a private profile (DENIED or back); a ``mrc.ctl`` profile is changed
+        through its ``MrcCtlContext`` (MODIFY_EV_STATE) instead."""
+        if self.prof.profile_id is not None:
+            raise ValueError(f"QP {self.qpn} is bound to EV profile {self.prof.profile_id}: change EV "
+                             "states with MrcCtlContext.modify_ev_profile (MODIFY_EV_STATE)")
+        self.prof.set_state(i, state, now_ns, cause)

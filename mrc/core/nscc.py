@@ -9,35 +9,76 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+REFERENCE_BDP_BYTES = 100_000  # [ours] the BDP the scaled gains are given for: 100 Gb/s x 8 us
+
 
 @dataclass(slots=True)
 class NsccConfig:
-    """mrc_ctl_cc_nscc_cfg, field for field."""
+    """mrc_ctl_cc_nscc_cfg, field for field; the one NSCC configuration type (``mrc.ctl`` re-exports it).
 
-    disable_qa: bool
-    adjust_bytes_threshold: int  # B
-    adjust_period_threshold: int  # ns
-    base_rtt: int  # ns
-    eta: float  # B added once per adjust period
-    fi: float  # fair increase: B per RTT when d >= target without ECN
-    fi_scale: float  # proportional increase gain when d < target without ECN
-    gamma: float
-    max_md_jump: float
-    max_cwnd: int  # B
-    qa_gate: int
-    qa_threshold: int  # ns
-    target_delay: int  # ns
+    The defaults are :meth:`defaults` for a 100 Gb/s, 12 us, MTU 4096 network.
+    """
+
+    disable_qa: bool = False
+    adjust_bytes_threshold: int = 8 * 4096  # B
+    adjust_period_threshold: int = 12_000  # ns
+    base_rtt: int = 12_000  # ns
+    eta: float = 0.15 * 4096 * 1.5  # B added once per adjust period
+    fi: float = 5 * 4096 * 1.5  # fair increase: B per RTT when d >= target without ECN
+    fi_scale: float = 0.25  # proportional increase gain when d < target without ECN
+    gamma: float = 0.8
+    max_md_jump: float = 0.5
+    max_cwnd: int = 225_000  # B
+    qa_gate: int = 3
+    qa_threshold: int = 36_000  # ns
+    target_delay: int = 9_000  # ns
 
     @classmethod
     def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True) -> NsccConfig:
         """The UET 1.0 default shape for a path set of total ``rate_bps`` and ``base_rtt_ns``."""
         bdp = max(mtu, int(rate_bps / 8 * base_rtt_ns / 1e9))
-        scale = bdp / (12_500 * 8)  # [ours] reference BDP: 100 Gb/s x 8 us (UET's scaling point)
+        scale = bdp / REFERENCE_BDP_BYTES
         target = int(0.75 * base_rtt_ns) if trimming else base_rtt_ns
         return cls(disable_qa=False, adjust_bytes_threshold=8 * mtu, adjust_period_threshold=base_rtt_ns,
                    base_rtt=base_rtt_ns, eta=0.15 * mtu * max(scale, 1.0), fi=5 * mtu * max(scale, 1.0),
                    fi_scale=0.25, gamma=0.8, max_md_jump=0.5, max_cwnd=int(1.5 * bdp), qa_gate=3,
                    qa_threshold=4 * target, target_delay=target)
+
+    @classmethod
+    def for_network(cls, base_rtt_ns: int, link_gbps: float, mtu: int = 4096, *, trimming: bool = True,
+                    **overrides: object) -> NsccConfig:
+        """:meth:`defaults` with the rate in Gb/s, then ``overrides`` (validated); ValueError if bad."""
+        if base_rtt_ns <= 0 or link_gbps <= 0 or mtu <= 0:
+            raise ValueError("base_rtt_ns, link_gbps and mtu must be positive")
+        cfg = cls.defaults(base_rtt_ns, link_gbps * 1e9, mtu, trimming)
+        return cfg.replace(**overrides) if overrides else cfg
+
+    def replace(self, **changes: object) -> NsccConfig:
+        """A copy with some parameters changed; ValueError on an unknown or unusable parameter."""
+        names = set(self.__slots__)
+        bad = set(changes) - names
+        if bad:
+            raise ValueError(f"unknown NSCC parameter(s): {', '.join(sorted(bad))}")
+        cfg = NsccConfig(**({n: getattr(self, n) for n in self.__slots__} | changes))  # type: ignore[arg-type]
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        """ValueError on a parameter no NSCC could run with (the C struct's ranges)."""
+        for name in ("adjust_bytes_threshold", "adjust_period_threshold", "base_rtt", "max_cwnd",
+                     "qa_threshold", "target_delay"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v < 1 << 32:
+                raise ValueError(f"NSCC {name}={v!r} must be a positive uint32")
+        if not 0 < self.gamma <= 1:
+            raise ValueError(f"NSCC gamma={self.gamma} must be in (0, 1]")
+        if not 0 < self.max_md_jump <= 1:
+            raise ValueError(f"NSCC max_md_jump={self.max_md_jump} must be in (0, 1]")
+        for name in ("eta", "fi", "fi_scale"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"NSCC {name} must not be negative")
+        if not 0 <= self.qa_gate < 32:
+            raise ValueError(f"NSCC qa_gate={self.qa_gate} must be in 0..31 (a shift of max_cwnd)")
 
 
 class Nscc:

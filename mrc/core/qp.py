@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet
 from mrc.core.nscc import Nscc, NsccConfig
@@ -46,7 +46,7 @@ class QpAttr:
     ack_timeout: int = 10  # t: timeout = 1.024 us * 2^t (t <= 24)
     retry_cnt: int = 7  # linear retries (<= 7)
     exp_retry_cnt: int = 7  # exponential retries (<= 25; 25 = infinite)
-    ev_min_active: int = 1
+    ev_min_active: int = 1  # the private profile's floor; a bound EV profile has its own
     probe_good_count: int = 3  # k answers in a row bring an ASSUMED_BAD EV back to GOOD
     probe_interval_ns: int = 0  # ASSUMED_BAD probe period; 0: max(4 x srtt, probe_min_ns), the ACK timeout before an RTT sample
     probe_min_ns: int = 1_000_000  # floor of the automatic probe period (an srtt of a few us must not flood the fabric)
@@ -57,6 +57,8 @@ class QpAttr:
     reorder_adapt: bool = True  # widen the window when a loss verdict proves spurious (RFC 8985 6.2)
     cc: NsccConfig | None = None  # None: no congestion window (pacing at port rate only)
     pkey: int = F.DEFAULT_PKEY
+    ev_profile_id: int | None = None  # mrc.h MRC_EV_PROFILE_ID: an ONLINE mrc.ctl EV profile of the endpoint
+    cc_profile_id: int | None = None  # mrc.h MRC_CC_PROFILE_ID: an ONLINE mrc.ctl CC profile of the endpoint
 
     def validate(self) -> None:
         """Raise ValueError on attributes outside what mrc.h allows."""
@@ -129,14 +131,14 @@ class _Remote:
 class QueuePair:
     """A reliable-connection QP driven by its :class:`~mrc.core.endpoint.Endpoint`."""
 
-    def __init__(self, ep: Endpoint, qpn: int, attr: QpAttr, evs: list[EvEntry]):
+    def __init__(self, ep: Endpoint, qpn: int, attr: QpAttr, evs: list[EvEntry], profile: Any = None):
         attr.validate()
         self.ep = ep
         self.qpn = qpn
         self.attr = attr
         self.rc = attr.mode == MODE_RC
         self.state = QpState.RST
-        self.evset = EvSet(qpn, evs, attr.ev_min_active)
+        self.evset = EvSet(qpn, evs, attr.ev_min_active, profile)
         self.remote = _Remote()
         self.counters = QpCounters()
         self.window = attr.mpr * 128
@@ -191,9 +193,7 @@ class QueuePair:
         self.remote.qpn = remote_qpn & F.QPN_MASK
         self.remote.gid = bytes(remote_gid)
         self.rcv_nxt = rq_psn & F.PSN_MASK
-        for i, e in enumerate(self.evset.entries):
-            e.encap = self.ep.make_encap(self.remote.gid, e, i)
-            self.remote.entropy_index[self._entropy_of(e.encap)] = i
+        self._build_encaps()
         self.ep._register_peer(self)
         self.state = QpState.RTR
 
@@ -208,6 +208,23 @@ class QueuePair:
     def _expect(self, st: QpState) -> None:
         if self.state is not st:
             raise ValueError(f"QP {self.qpn}: transition needs state {st.value}, QP is {self.state.value}")
+
+    def _build_encaps(self) -> None:
+        """One encapsulation per EV towards the peer, and the entropy -> EV index map of the responder."""
+        self.remote.entropy_index = {}
+        for i, e in enumerate(self.evset.entries):
+            e.encap = self.ep.make_encap(self.remote.gid, e, i)
+            self.remote.entropy_index[self._entropy_of(e.encap)] = i
+        self._probe_pad.clear()
+
+    def _sync_evs(self) -> None:
+        """The profile replaced EV slots (REPLACE_EV on an ONLINE profile): take the new values."""
+        evset = self.evset
+        prof = evset.prof
+        evset.gen = prof.generation
+        self.ep.refresh_entries(self)
+        if self.remote.gid:
+            self._build_encaps()
 
     @staticmethod
     def _entropy_of(encap: Encap) -> int:
@@ -236,6 +253,8 @@ class QueuePair:
         self.wake_ns = None
         if self.state is not QpState.RTS:
             return 0
+        if self.evset.gen != self.evset.prof.generation:
+            self._sync_evs()
         ep = self.ep
         port_ok = ep.port_ok_fn(now_ns)
         sent = 0
@@ -626,14 +645,18 @@ class QueuePair:
             if t is None or c < t:
                 t = c
         if self.state is QpState.RTS and not self.rc:
-            for e in self.evset.entries:
-                if e.state is EvState.ASSUMED_BAD:
+            states = self.evset.prof.states
+            bad = EvState.ASSUMED_BAD
+            for i, e in enumerate(self.evset.entries):
+                if states[i] is bad:
                     c = e.probe_next_ns
                     if t is None or c < t:
                         t = c
         return t
 
     def on_timer(self, now_ns: int, out: list) -> None:
+        if self.evset.gen != self.evset.prof.generation:
+            self._sync_evs()
         if self.ack_at is not None and now_ns >= self.ack_at:
             self._send_ack(now_ns, out)
         if self.state is not QpState.RTS:
@@ -673,8 +696,9 @@ class QueuePair:
         return max(self._probe_interval(), 2 * self.srtt)
 
     def _probe(self, now_ns: int, out: list) -> None:
+        states = self.evset.prof.states
         for i, e in enumerate(self.evset.entries):
-            if e.state is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
+            if states[i] is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
                 continue
             if e.probe_req_id >= 0:
                 late = e.probe_sent_ns + self._probe_wait()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class QpState(enum.Enum):
@@ -16,12 +17,19 @@ class QpState(enum.Enum):
     ERR = "ERR"
 
 
-class EvState(enum.Enum):
-    """mrc_ctl EV states: GOOD, ASSUMED_BAD (endpoint's verdict), DENIED (controller's)."""
+class EvState(enum.IntFlag):
+    """enum mrc_ctl_ev_state, with the header's values (the one definition; ``mrc.ctl`` re-exports it).
 
-    GOOD = "GOOD"
-    ASSUMED_BAD = "ASSUMED_BAD"
-    DENIED = "DENIED"
+    GOOD and ASSUMED_BAD are the endpoint's verdicts, DENIED the controller's, UNKNOWN the state of
+    an unpopulated slot; NONE (0) is the empty event mask.  ``.name`` gives the text form
+    ("ASSUMED_BAD") that JSON outputs and logs use.
+    """
+
+    NONE = 0
+    GOOD = 1 << 0
+    ASSUMED_BAD = 1 << 1
+    DENIED = 1 << 2
+    UNKNOWN = 1 << 31
 
 
 class WcStatus(enum.Enum):
@@ -55,15 +63,31 @@ class Completion:
 
 @dataclass(frozen=True, slots=True)
 class EvEvent:
-    """An EV state change (mrc_ctl reports only transitions to GOOD and ASSUMED_BAD)."""
+    """An EV state change: ``struct mrc_ctl_ev_event`` (profile, EV, drop count, new state) plus what
+    the transport knows about it (one definition for ``mrc.core`` and ``mrc.ctl``).
 
-    time_ns: int
-    qpn: int
-    ev_index: int
-    port: int
-    old_state: EvState
-    new_state: EvState
-    cause: str
+    Only transitions into GOOD and ASSUMED_BAD are events.  ``profile_id`` is the EV profile the EV
+    belongs to (None for the private profile of a QP created with its own EV list); ``ev`` is the
+    profile's EV (an ``mrc.ctl.Ev``: value and port) or, for a private profile, the EV value as given
+    to ``create_qp``.  ``qpn`` is the QP whose observation caused the change (0: the controller or a
+    port event), ``ev_index`` the slot in the profile's EV array, ``port`` its NIC port.
+    """
+
+    profile_id: int | None
+    ev: Any
+    drop_count: int
+    state: EvState
+    time_ns: int = 0
+    qpn: int = 0
+    ev_index: int = -1
+    port: int = 0
+    old_state: EvState = EvState.UNKNOWN
+    cause: str = ""
+
+    @property
+    def new_state(self) -> EvState:
+        """The state the EV moved to (the same as ``state``)."""
+        return self.state
 
 
 @dataclass(slots=True)

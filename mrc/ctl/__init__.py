@@ -5,6 +5,7 @@ from .constants import (
     CC_ALGO_NSCC,
     EV_MAX_BYTES,
     FMT_MODE_MAX_WIDTH,
+    MAX_VENDOR_CFG_SIZE,
     AttrOpt,
     CcProfileAttrMask,
     EpOpType,
@@ -36,7 +37,9 @@ from .probe import (
     EpTransport,
     EpWireRequest,
     EpWireResponse,
+    api_port_mask,
     ep_batch_send_wait,
+    wire_port_mask,
 )
 from .types import (
     EV_UNPOPULATED,
@@ -61,6 +64,7 @@ __all__ = [
     "EV_MAX_BYTES",
     "EV_UNPOPULATED",
     "FMT_MODE_MAX_WIDTH",
+    "MAX_VENDOR_CFG_SIZE",
     "AttrOpt",
     "CcDeviceAttr",
     "CcProfile",
@@ -108,6 +112,7 @@ __all__ = [
     "ProfileState",
     "ProtocolVersion",
     "WireEv",
+    "api_port_mask",
     "api_ver",
     "entries_for",
     "ep_batch_send_wait",
@@ -115,4 +120,5 @@ __all__ = [
     "validate_ev_fields",
     "validate_fmt_fields",
     "wire_ev",
+    "wire_port_mask",
 ]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from enum import IntEnum, IntFlag
 
+from mrc.core.types import EvState  # enum mrc_ctl_ev_state: one definition, in the transport core
+
 EV_MAX_BYTES = 32  # MRC_CTL_EV_MAX_BYTES
-MAX_VENDOR_CFG_SIZE = 128  # MRC_CTL_MAX_VENDOR_CFG_SIZE
+MAX_VENDOR_CFG_SIZE = 128  # MRC_CTL_MAX_VENDOR_CFG_SIZE: vendor_cfg is a uint8_t array of this size
 CC_ALGO_NSCC = "uet-1.0-nscc"  # the common algorithm string defined by mrc_ctl.h
 
 
@@ -80,16 +82,6 @@ class EvFmtProfileAttrMask(IntFlag):
     MODE = 1 << 2
     OP = 1 << 3
     VENDOR_CFG = 1 << 31
-
-
-class EvState(IntFlag):
-    """enum mrc_ctl_ev_state (NONE: the empty event mask)."""
-
-    NONE = 0
-    GOOD = 1 << 0
-    ASSUMED_BAD = 1 << 1
-    DENIED = 1 << 2
-    UNKNOWN = 1 << 31
 
 
 class EvMode(IntFlag):

@@ -40,13 +40,18 @@ from .types import (
     PortAttr,
 )
 
-API_VERSION = (1, 0, 1)  # MRC_CTL_API_VER this model follows
-LAST_SUPPORTED_API_VERSION = (1, 0, 0)
+# mrc_ctl_api_ver.h: the versions this model implements, as the header defines them
+API_VERSION = (1, 0, 1)  # MRC_CTL_API_CURRENT_VERSION
+LAST_SUPPORTED_API_VERSION = (0, 0, 0)  # MRC_CTL_API_LAST_SUPPORTED_VERSION
+VENDOR_API_VERSION = (1, 0, 0)  # MRC_CTL_VENDOR_API_CURRENT_VERSION
+LAST_SUPPORTED_VENDOR_API_VERSION = (0, 0, 0)  # MRC_CTL_VENDOR_API_LAST_SUPPORTED_VERSION
 
 
 def api_ver(major: int, minor: int, subminor: int) -> int:
-    """MRC_CTL_API_VER(major, minor, subminor) packed as one integer (16/8/8 bits, ours)."""
-    return major << 16 | minor << 8 | subminor
+    """MRC_CTL_API_VER(major, minor, subminor): major in bits 31..24, minor 23..16, subminor 15..0."""
+    if not (0 <= major <= 0xFF and 0 <= minor <= 0xFF and 0 <= subminor <= 0xFFFF):
+        raise einval(f"version {major}.{minor}.{subminor} does not fit 8.8.16 bits")
+    return major << 24 | minor << 16 | subminor
 
 
 class MrcCtlContext:
@@ -74,8 +79,8 @@ class MrcCtlContext:
     @staticmethod
     def query_version() -> tuple[int, int, int, int]:
         """mrc_ctl_query_version: (current, last supported, vendor, last supported vendor) versions."""
-        cur, last = api_ver(*API_VERSION), api_ver(*LAST_SUPPORTED_API_VERSION)
-        return cur, last, cur, last
+        return (api_ver(*API_VERSION), api_ver(*LAST_SUPPORTED_API_VERSION), api_ver(*VENDOR_API_VERSION),
+                api_ver(*LAST_SUPPORTED_VENDOR_API_VERSION))
 
     # ------------------------------------------------------------------ ports
     def query_port(self, port_num: int, attr_mask: PortAttrMask = PortAttrMask.ADMIN_STATE) -> PortAttr:
@@ -101,7 +106,8 @@ class MrcCtlContext:
         return self._port_admin[port_num] == PortAdminState.ENABLED and self._port_oper[port_num]
 
     def port_status_mask(self) -> int:
-        """Our up ports as a PORT_STATUS_UPDATE mask (bit N = port N up)."""
+        """Our up ports as a PORT_STATUS_UPDATE mask (bit N = port N up, the API's convention; the
+        wire carries bit p-1 for port p, see :func:`mrc.ctl.probe.wire_port_mask`)."""
         return sum(1 << p for p in self._port_admin if self.port_is_up(p))
 
     def port_down(self, port_num: int) -> int:
@@ -156,6 +162,15 @@ class MrcCtlContext:
                                self._emit_event, self._gen_seed)
             prof = self._ev[ev_profile_id] = EvProfile(ev_profile_id, env)
         return prof
+
+    def unused_profile_id(self) -> int:
+        """The lowest id whose EV format profile and EV profile are both unconfigured (INIT) [ours:
+        a convenience for callers that make one profile pair per peer, e.g. from an EV plan]."""
+        limit = min(self._device.ev.ev_max_fmt_profiles, self._device.ev.ev_max_profiles)
+        for pid in range(limit):
+            if self._fmt_profile(pid).state == ProfileState.INIT and self.ev_profile(pid).state == ProfileState.INIT:
+                return pid
+        raise MrcCtlError(errno.E2BIG, f"all {limit} profile ids are in use")
 
     def deny_evs(self, ev_profile_id: int, exists: Callable[[Ev, list[int]], bool]) -> list[Ev]:
         """Query the EV array and DENY every EV for which ``exists(ev, field_values)`` is False.
@@ -267,9 +282,9 @@ class MrcCtlContext:
             raise MrcCtlError(errno.E2BIG, f"{delta} more EVs requested; {free} EV resources are free")
         self._ev_in_use += delta
 
-    def _emit_event(self, profile_id: int, ev: Ev, state: EvState) -> None:
+    def _emit_event(self, profile_id: int, ev: Ev, state: EvState, detail: EvEvent | None = None) -> None:
         for cq in self._cqs:
-            cq.push(profile_id, ev, state)
+            cq.push(profile_id, ev, state, detail)
 
     def _check_port(self, port: int) -> None:
         if port not in self._port_admin:

@@ -25,9 +25,20 @@ from .constants import (
     ProfileState,
 )
 from .errors import MrcCtlError, einval
+from .events import EvEvent
 from .expansion import Expander, WireEv, wire_ev
 from .fmt_profile import EvFmtProfile, check_transition
-from .types import EV_UNPOPULATED, DeviceAttr, Ev, EvField, EvFieldsOpArgs, EvOpArgs, EvOpEntry, EvProfileAttr
+from .types import (
+    EV_UNPOPULATED,
+    DeviceAttr,
+    Ev,
+    EvField,
+    EvFieldsOpArgs,
+    EvOpArgs,
+    EvOpEntry,
+    EvProfileAttr,
+    vendor_cfg_bytes,
+)
 
 M = EvProfileAttrMask
 S = ProfileState
@@ -43,7 +54,7 @@ class EvProfileEnv:
     fmt_profile: Callable[[int], EvFmtProfile]
     qps_attached: Callable[[int], int]
     reserve_evs: Callable[[int], None]  # delta EVs (negative frees); raises E2BIG when exhausted
-    emit_event: Callable[[int, Ev, EvState], None]
+    emit_event: Callable[[int, Ev, EvState, EvEvent | None], None]
     gen_seed: int = 0
 
 
@@ -66,21 +77,27 @@ class EvProfile:
     _expander: Expander | None = field(default=None, repr=False)
     _expanded: list[bytes | None] = field(default_factory=list, repr=False)
     _index: dict[Ev, list[int]] = field(default_factory=dict, repr=False)
+    # the transport's side: bumped whenever an EV slot changes value (bound QPs rebuild their
+    # encapsulations), and every GOOD/ASSUMED_BAD transition of the ONLINE profile for
+    # mrc.core.Endpoint.poll_events (whatever the event mask; the CQs get what the mask names)
+    generation: int = field(default=0, repr=False)
+    events: list[EvEvent] = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ controller side
     def modify(self, attr: EvProfileAttr, mask: EvProfileAttrMask) -> None:
         """mrc_ctl_modify_ev_profile: all-or-nothing; events are emitted only after success."""
         snap = self._snapshot()
-        events: list[tuple[Ev, EvState]] = []
+        events: list[tuple[int, EvState, EvState]] = []
         try:
             self._modify(attr, M(mask), events)
         except BaseException:
             self._restore(snap)
             raise
-        for ev, st in events:
-            self.env.emit_event(self.profile_id, ev, st)
+        for j, old, st in events:
+            self._record(j, old, st, 0, 0, "controller")
 
-    def _modify(self, attr: EvProfileAttr, mask: EvProfileAttrMask, events: list[tuple[Ev, EvState]]) -> None:
+    def _modify(self, attr: EvProfileAttr, mask: EvProfileAttrMask,
+                events: list[tuple[int, EvState, EvState]]) -> None:
         pid = self.profile_id
         if mask & M.CUR_STATE:
             raise einval(f"EV profile {pid}: CUR_STATE is read-only")
@@ -124,6 +141,8 @@ class EvProfile:
                 raise MrcCtlError(errno.E2BIG, f"ev_count {count} > ev_max_count_profile {dev.ev_max_count_profile}")
             if dev.ev_count_align > 1 and count % dev.ev_count_align:
                 raise einval(f"ev_count {count} is not a multiple of ev_count_align {dev.ev_count_align}")
+        vendor_cfg = vendor_cfg_bytes(attr.vendor_cfg, f"EV profile {pid}") if mask & M.VENDOR_CFG \
+            else self.vendor_cfg
         min_active = attr.ev_min_active if mask & M.MIN_ACTIVE else self.ev_min_active
         event_mask = EvState(attr.ev_event_mask) if mask & M.EVENT_MASK else self.ev_event_mask
         if event_mask is not None and event_mask & ~EVENT_STATES:
@@ -166,8 +185,7 @@ class EvProfile:
         self.mode, self.fmt_profile_id, self.ev_count = mode, fmt_id, count
         self.ev_min_active, self.ev_event_mask, self.fields = min_active, event_mask, fields
         self._expander = expander
-        if mask & M.VENDOR_CFG:
-            self.vendor_cfg = bytes(attr.vendor_cfg)
+        self.vendor_cfg = vendor_cfg
         want = count if mode != EvMode.AUTO else 0
         if want != old_len:
             self.env.reserve_evs(want - old_len)
@@ -248,9 +266,10 @@ class EvProfile:
                     raise einval(f"{where}: cannot set the state of an unpopulated slot")
                 for j in self._find(entry.ev, where):
                     if self.states[j] != st:
+                        old = self.states[j]
                         self.states[j] = st
-                        if self.state == S.ONLINE and self.ev_event_mask and st & self.ev_event_mask:
-                            events.append((self.evs[j], st))
+                        if self.state == S.ONLINE:
+                            events.append((j, old, st))
             elif op == EvOp.REPLACE_EV:
                 self._replace(entry, where)
             else:
@@ -283,12 +302,14 @@ class EvProfile:
             raise einval(f"{where}: {exc.strerror}") from None
 
     # ------------------------------------------------------------------ endpoint side
-    def endpoint_set_state(self, index: int, state: EvState, *, force: bool = False) -> bool:
+    def endpoint_set_state(self, index: int, state: EvState, *, force: bool = False, qpn: int = 0,
+                           now_ns: int = 0, cause: str = "endpoint") -> bool:
         """Move EV slot ``index`` to GOOD or ASSUMED_BAD as the endpoint observed; False if refused.
 
         Refused (no change) when the profile is not ONLINE, the EV is DENIED or unpopulated, or
         ASSUMED_BAD would leave fewer than ``ev_min_active`` GOOD EVs (``force`` overrides the floor,
-        e.g. for a port that went down).  Reported to the event queue if the event mask asks.
+        e.g. for a port that went down).  Reported to the event queue if the event mask asks; ``qpn``,
+        ``now_ns`` and ``cause`` (which QP saw what, when) go into the event's transport fields.
         """
         if state not in (EvState.GOOD, EvState.ASSUMED_BAD):
             raise einval(f"the endpoint sets GOOD or ASSUMED_BAD, not {state!r}")
@@ -302,9 +323,18 @@ class EvProfile:
         if state == EvState.ASSUMED_BAD and not force and self.good_count() - 1 < (self.ev_min_active or 0):
             return False
         self.states[index] = state
-        if self.ev_event_mask and state & self.ev_event_mask:
-            self.env.emit_event(self.profile_id, self.evs[index], state)
+        self._record(index, cur, state, qpn, now_ns, cause)
         return True
+
+    def _record(self, index: int, old: EvState, state: EvState, qpn: int, now_ns: int, cause: str) -> None:
+        """One transition: kept for the transport if GOOD/ASSUMED_BAD, queued if the event mask names it."""
+        if state is not EvState.GOOD and state is not EvState.ASSUMED_BAD:
+            return
+        ev = self.evs[index]
+        detail = EvEvent(self.profile_id, ev, 0, state, now_ns, qpn, index, ev.port, old, cause)
+        self.events.append(detail)
+        if self.ev_event_mask and state & self.ev_event_mask:
+            self.env.emit_event(self.profile_id, ev, state, detail)
 
     def good_count(self) -> int:
         """How many EV slots are GOOD."""
@@ -360,6 +390,7 @@ class EvProfile:
         self._expanded[j] = expanded
         self._index.setdefault(ev, []).append(j)
         self._index[ev].sort()
+        self.generation += 1
 
     def _resize(self, n: int) -> None:
         """Keep the first ``n`` slots (re-expanded under the current fields), pad with unpopulated."""
@@ -406,6 +437,7 @@ class EvProfile:
         self._rebuild_index()
 
     def _rebuild_index(self) -> None:
+        self.generation += 1
         self._index = {}
         for j, ev in enumerate(self.evs):
             self._index.setdefault(ev, []).append(j)
@@ -428,6 +460,7 @@ class EvProfile:
         self.mode = self.fmt_profile_id = self.ev_min_active = self.ev_event_mask = None
         self.ev_count, self.fields, self.vendor_cfg = 0, (), b""
         self.evs, self.states, self._expanded, self._index = [], [], [], {}
+        self.generation += 1
         self._expander = None
 
     _SNAP = ("state", "mode", "fmt_profile_id", "ev_count", "ev_min_active", "ev_event_mask", "fields",

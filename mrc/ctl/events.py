@@ -8,21 +8,13 @@ next event that does fit carries the number of events dropped since the previous
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import replace
+
+from mrc.core.types import EvEvent  # struct mrc_ctl_ev_event: one definition, in the transport core
 
 from .constants import EvState
 from .errors import einval
 from .types import Ev
-
-
-@dataclass(frozen=True)
-class EvEvent:
-    """struct mrc_ctl_ev_event: which EV of which profile changed, to what, and drops before it."""
-
-    profile_id: int
-    ev: Ev
-    drop_count: int
-    state: EvState
 
 
 class EvEventCq:
@@ -38,15 +30,21 @@ class EvEventCq:
         self.total_dropped = 0
         self.total_delivered = 0
 
-    def push(self, profile_id: int, ev: Ev, state: EvState) -> bool:
-        """Queue one event; False (and counted) if the queue is full."""
+    def push(self, profile_id: int, ev: Ev, state: EvState, detail: EvEvent | None = None) -> bool:
+        """Queue one event; False (and counted) if the queue is full.
+
+        ``detail`` (what the transport knows: time, QP, slot, old state, cause) is kept when given.
+        """
         if len(self._q) >= self.cqe:
             self._pending_drops += 1
             self.total_dropped += 1
             return False
         drops = self._pending_drops if self.precise_drop_count else int(self._pending_drops > 0)
         self._pending_drops = 0
-        self._q.append(EvEvent(profile_id, ev, drops, state))
+        if detail is not None:
+            self._q.append(replace(detail, profile_id=profile_id, ev=ev, drop_count=drops, state=state))
+        else:
+            self._q.append(EvEvent(profile_id, ev, drops, state))
         self.total_delivered += 1
         return True
 

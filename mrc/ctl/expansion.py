@@ -185,7 +185,7 @@ def expand_ev(mode: EvFmtMode, fmt_fields: Sequence[EvFmtField], fields: Sequenc
 
 @dataclass(frozen=True)
 class WireEv:
-    """Where an expanded EV goes in a packet (see MRC_PROTOCOL.md §4)."""
+    """Where an expanded EV goes in a packet (docs/protocol.md, "Packet stacks")."""
 
     mode: EvFmtMode
     udp_sport: int | None = None  # STEV high 16 bits / UDP mode

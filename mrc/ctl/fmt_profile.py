@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .constants import EvFmtMode, EvFmtOp, EvFmtProfileAttrMask, ProfileState
 from .errors import MrcCtlError, einval
 from .expansion import validate_fmt_fields
-from .types import EvFmtField, EvFmtOpArgs, EvFmtProfileAttr
+from .types import EvFmtField, EvFmtOpArgs, EvFmtProfileAttr, vendor_cfg_bytes
 
 M = EvFmtProfileAttrMask
 S = ProfileState
@@ -58,6 +58,8 @@ class EvFmtProfile:
                 raise einval(f"EV format mode {attr.ev_fmt_mode!r} must be exactly one of STEV, SRV6, UDP")
             if not mode & self.allowed_modes:
                 raise einval(f"EV format mode {mode.name} is not supported by the device")
+        vendor_cfg = vendor_cfg_bytes(attr.vendor_cfg, f"EV format profile {self.profile_id}") \
+            if mask & M.VENDOR_CFG else self.vendor_cfg
         fields = self.fmt_fields
         if op == EvFmtOp.MODIFY_FIELDS:
             fields = tuple(attr.ev_fmt_op.fmt_fields)
@@ -74,8 +76,7 @@ class EvFmtProfile:
             self.mode, self.fmt_fields, self.vendor_cfg = None, (), b""
         else:
             self.mode, self.fmt_fields = mode, fields
-            if mask & M.VENDOR_CFG:
-                self.vendor_cfg = bytes(attr.vendor_cfg)
+            self.vendor_cfg = vendor_cfg
         self.state = new
 
     def query(self, mask: EvFmtProfileAttrMask, capacity: int | None = None) -> EvFmtProfileAttr:

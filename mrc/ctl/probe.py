@@ -20,6 +20,19 @@ from .types import DeviceAttr, Ev
 MAX_DSCP = 63
 
 
+def wire_port_mask(port_mask: int) -> int:
+    """A port mask in the API's convention (``phy_port_mask``: bit N = port N, 1-based) as the wire
+    carries it in PORT_STATUS (bit p-1 = port p, docs/protocol.md)."""
+    if port_mask & 1:
+        raise einval(f"port mask {port_mask:#x} sets bit 0: ports are 1-based (bit N = port N)")
+    return port_mask >> 1
+
+
+def api_port_mask(wire_mask: int) -> int:
+    """The inverse of :func:`wire_port_mask`: a PORT_STATUS up-mask as bit N = port N."""
+    return wire_mask << 1
+
+
 def _gid(value: object) -> bytes:
     """A GID as 16 bytes, from bytes, an IPv6/IPv4 address object or string (IPv4 is v4-mapped)."""
     if isinstance(value, (bytes, bytearray)):
@@ -40,7 +53,7 @@ class EpReq:
     """struct mrc_ctl_ep_req: request id, GIDs, EV format and EV+port, and the op's parameters.
 
     ``port_status`` (PORT_STATUS_UPDATE only) uses the ``phy_port_mask`` convention: bit N set means
-    port N (1-based) is up.
+    port N (1-based) is up; on the wire it becomes bit N-1 (:func:`wire_port_mask`).
     """
 
     req_id: int
@@ -67,7 +80,10 @@ class EpRsp:
 
 @dataclass(frozen=True)
 class EpWireRequest:
-    """What goes on the wire for one request (the codec encodes it as PROBE_REQ or PORT_STATUS)."""
+    """What goes on the wire for one request (the codec encodes it as PROBE_REQ or PORT_STATUS).
+
+    ``port_status`` is already in the wire's convention: bit p-1 = port p up.
+    """
 
     op_type: EpOpType
     req_id: int
@@ -142,8 +158,9 @@ class EpBatch:
                 raise einval(f"request {i}: port {r.req_ev.port} is not a port of this device")
             if op_type == EpOpType.PORT_STATUS_UPDATE and r.port_status & ~ports:
                 raise einval(f"request {i}: port_status {r.port_status:#x} names ports the device lacks")
+            status = wire_port_mask(r.port_status) if op_type == EpOpType.PORT_STATUS_UPDATE else 0
             wire.append(EpWireRequest(op_type, r.req_id, bytes(r.sgid), bytes(r.dgid), r.ev_fmt_mode, r.req_ev,
-                                      req_tc, now_ns, r.port_status if op_type == EpOpType.PORT_STATUS_UPDATE else 0))
+                                      req_tc, now_ns, status))
         batch = cls(op_type, wire, now_ns + rsp_timeout_ns)
         batch._pending = {w.req_id: w for w in wire}
         return batch
@@ -202,7 +219,7 @@ class EpResponder:
     """The answering side: echoes probes with its service time and records peers' port status."""
 
     report_service_time: bool = True
-    peer_port_status: dict[bytes, int] = field(default_factory=dict)  # sgid -> up-port mask
+    peer_port_status: dict[bytes, int] = field(default_factory=dict)  # sgid -> up ports, bit N = port N
 
     def respond(self, req: EpWireRequest, rx_port: int, rx_ns: int, tx_ns: int) -> EpWireResponse:
         """Answer ``req`` (received at ``rx_ns`` on ``rx_port``, answered at ``tx_ns``).
@@ -213,6 +230,6 @@ class EpResponder:
         if tx_ns < rx_ns:
             raise einval("a response cannot leave before its request arrived")
         if req.op_type == EpOpType.PORT_STATUS_UPDATE:
-            self.peer_port_status[req.sgid] = req.port_status
+            self.peer_port_status[req.sgid] = api_port_mask(req.port_status)
         svc = tx_ns - rx_ns if self.report_service_time else None
         return EpWireResponse(req.op_type, req.req_id, req.sender_ts_ns, rx_port, tx_ns, svc)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from .constants import (
     CC_ALGO_NSCC,
     EV_MAX_BYTES,
+    MAX_VENDOR_CFG_SIZE,
     AttrOpt,
     EvFieldsOp,
     EvFmtMode,
@@ -64,6 +65,16 @@ class Ev:
 
 
 EV_UNPOPULATED = Ev()  # MRC_CTL_EV_UNPOPULATED
+
+
+def vendor_cfg_bytes(value: object, where: str) -> bytes:
+    """``vendor_cfg`` as bytes; EINVAL past MRC_CTL_MAX_VENDOR_CFG_SIZE (the C member is a fixed array)."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise einval(f"{where}: vendor_cfg must be bytes, got {type(value).__name__}")
+    data = bytes(value)
+    if len(data) > MAX_VENDOR_CFG_SIZE:
+        raise einval(f"{where}: vendor_cfg is {len(data)} bytes; the maximum is {MAX_VENDOR_CFG_SIZE}")
+    return data
 
 
 @dataclass(frozen=True)

@@ -225,8 +225,23 @@ class Endpoint:
     def dereg_mr(self, mr: MemoryRegion) -> None:
         self.core.dereg_mr(mr)
 
-    def create_qp(self, evs: Iterable[Any], attr: QpAttr | None = None) -> QueuePair:
-        """A QP spraying over ``evs`` (``(ev, port)`` tuples, EvEntry or mrc.ctl EVs)."""
+    @property
+    def ctl(self) -> Any:
+        """This NIC's ``mrc.ctl.MrcCtlContext`` (format, EV and CC profiles QPs bind to by id)."""
+        return self.core.ctl
+
+    def ep_batch_send_wait(self, req_tc: int, op_type: Any, reqs: list[Any], rsp_timeout: int) -> list[Any]:
+        """mrc_ctl_ep_batch_send_wait through this driver's sockets: EV probes / PORT_STATUS_UPDATE
+        requests (``mrc.ctl.EpReq``) go out on their EV's port, the peer's endpoint answers, and the
+        responses (``mrc.ctl.EpRsp``, RTT on ``time.monotonic_ns``) come back in arrival order.  The
+        transport keeps running meanwhile.  MrcCtlError ETIMEDOUT (with ``.responses``) if any is missing
+        after ``rsp_timeout`` ns."""
+        self._check_open()
+        return self.ctl.ep_batch_send_wait(_DriverEpTransport(self), req_tc, op_type, reqs, rsp_timeout)
+
+    def create_qp(self, evs: Iterable[Any] | None = None, attr: QpAttr | None = None) -> QueuePair:
+        """A QP bound to ``attr.ev_profile_id`` (a profile of :attr:`ctl`), or spraying over its own
+        ``evs`` (``(ev, port)`` tuples, EvEntry or mrc.ctl EVs)."""
         self._check_open()
         return self.core.create_qp(evs, attr or self.qp_attr())
 
@@ -263,7 +278,7 @@ class Endpoint:
                                if p.port in self.core.peer_macs else None}
                       for p in self._ports.values()},
             "qps": {qp.qpn: {"state": qp.state.value, **qp.counters.as_dict(),
-                             "ev_states": [s.value for s in self.core.ev_states(qp)]}
+                             "ev_states": [s.name for s in self.core.ev_states(qp)]}
                     for qp in self.core.qps.values()},
         }
 
@@ -436,3 +451,35 @@ class Endpoint:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _DriverEpTransport:
+    """``mrc.ctl.EpTransport`` over a driver: the core encodes the requests, the loop carries them."""
+
+    def __init__(self, ep: Endpoint):
+        self.ep = ep
+        self.sent: dict[tuple[int, int], int] = {}  # (op type, req_id) -> send time
+        ep.core.ctl_responses.clear()  # answers to an earlier batch are not this batch's
+
+    @staticmethod
+    def now_ns() -> int:
+        return time.monotonic_ns()
+
+    def send(self, request: Any) -> None:
+        self.sent[(int(request.op_type), request.req_id)] = request.sender_ts_ns
+        self.ep.core.send_ctl_request(request, time.monotonic_ns())
+        self.ep._tx(time.monotonic_ns())
+
+    def wait(self, deadline_ns: int) -> list[Any]:
+        from mrc.ctl import EpOpType, EpWireResponse
+
+        core = self.ep.core
+        while not core.ctl_responses:
+            left = deadline_ns - time.monotonic_ns()
+            if left <= 0:
+                break
+            self.ep.progress(min(left / 1e9, 0.01))
+        got, core.ctl_responses[:] = list(core.ctl_responses), []
+        # a PORT_STATUS acknowledgement carries no timestamp (PORT_STATUS has none): use our send time
+        return [EpWireResponse(EpOpType(op), rid, ts if op == 0 else self.sent.get((op, rid), ts), port, rx, svc)
+                for op, rid, ts, port, rx, svc in got]

@@ -25,7 +25,7 @@ from mrc.core import Completion, EvEvent, WcOpcode, WcStatus
 from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
 from mrc.endpoint.netif import format_mac, parse_mac
-from mrc.endpoint.plan import HostPlan, PlanError, direct_evs
+from mrc.endpoint.plan import HostPlan, PlanError, direct_evs, load_profile
 
 PROTO_VERSION = 1
 BASE_VA = 0x1_0000_0000
@@ -70,7 +70,7 @@ class HostConfig:
             gid = bytes.fromhex("fd00") + bytes(8) + first_mac
         return Endpoint(ports, gid, encap=self.encap, port_rate_gbps=self.rate_gbps, telemetry=self.telemetry)
 
-    def peer_setup(self, ep: Endpoint, peer_gid: bytes, peer_macs: dict[int, bytes]) -> tuple[list, int]:
+    def peer_setup(self, ep: Endpoint, peer_gid: bytes, peer_macs: dict[int, bytes]) -> tuple[Any, int]:
         """EVs to the peer and ev_min_active; fill missing next hops with the peer's MACs (direct link)."""
         for p in ep.ports:
             if p not in ep.core.peer_macs:
@@ -78,15 +78,15 @@ class HostConfig:
                     raise PerfError(f"no next-hop MAC for port {p}: the peer has no port {p} and no plan "
                                     "or --next-hop-macs gives one")
                 ep.set_next_hop(p, peer_macs[p])
-        if self.plan is not None:
+        if self.plan is not None:  # the plan's profile becomes an mrc_ctl EV profile the QPs bind to
             try:
                 peer = self.plan.peer_by_gid(peer_gid)
-                evs = [e for e in self.plan.evs_to(peer, self.encap) if e[1] in ep.ports]
+                self.plan.evs_to(peer, self.encap)
+                pid = ep.ctl.unused_profile_id()  # a fresh profile per peer set-up
+                prof = load_profile(ep.ctl, peer.profiles[self.encap], pid, ports=ep.ports)
             except PlanError as exc:
                 raise PerfError(str(exc)) from None
-            if not evs:
-                raise PerfError(f"the EV plan has no EVs to {peer.name} on ports {ep.ports}")
-            return evs, peer.ev_min_active.get(self.encap, 1)
+            return prof, prof.ev_min_active
         me = int.from_bytes(ep.gid[-2:], "big")
         them = int.from_bytes(peer_gid[-2:], "big")
         return direct_evs(self.encap, ep.ports, self.evs_per_port, me, them), 1
@@ -141,7 +141,7 @@ def percentile(sorted_vals: list[float], q: float) -> float:
 def ev_timeline(events: list[EvEvent], t0_ns: int) -> list[dict[str, Any]]:
     """EV events as plain records with times relative to the start of the run."""
     return [{"t_s": round((e.time_ns - t0_ns) / 1e9, 6), "qpn": e.qpn, "ev": e.ev_index, "port": e.port,
-             "from": e.old_state.value, "to": e.new_state.value, "cause": e.cause} for e in events]
+             "from": e.old_state.name, "to": e.new_state.name, "cause": e.cause} for e in events]
 
 
 def link_timeline(ep: Endpoint, t0_ns: int) -> list[dict[str, Any]]:

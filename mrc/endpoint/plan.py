@@ -6,6 +6,10 @@ host: ``host``, ``gid``, ``ports`` (per NIC port: ``mac``, ``leaf_mac`` = next h
 profile: ``mode``, ``format``, ``ev_min_active``, ``evs: [{index, port, ev (hex), udp_sport, ...}]``).
 UDP mode has no profile of its own: its 16-bit EV is each EV's ``udp_sport``.
 
+:func:`load_profile` puts one such profile into an ``mrc.ctl`` context as an EV format profile (the
+plan's ``field_widths``) and an EXP EV profile: QPs then bind to it by id
+(``QpAttr(ev_profile_id=...)``), and what goes on the wire is ctl's expansion of the plan's EVs.
+
 Two hosts joined directly (veth, no switches) have no plan: :func:`direct_evs` makes ``k`` EVs per
 port, numbered like the controller's (variant-major, then port, so a round robin alternates planes).
 """
@@ -42,6 +46,17 @@ class PortInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanProfile:
+    """One EV profile of the plan as ``mrc_ctl.h`` would take it: format mode and field widths, the
+    ``ev_min_active`` floor and the EXP array ``[(ev bytes, port), ...]`` (values MSB-first from byte 0)."""
+
+    encap: str  # "srv6" | "stev" | "udp"
+    field_widths: tuple[int, ...]
+    ev_min_active: int
+    evs: tuple[tuple[bytes, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PeerPlan:
     """The EVs this host uses to reach one peer, per encapsulation: ``[(ev, port), ...]``."""
 
@@ -49,6 +64,7 @@ class PeerPlan:
     gid: bytes
     evs: dict[str, list[tuple[bytes | int, int]]] = field(default_factory=dict)
     ev_min_active: dict[str, int] = field(default_factory=dict)
+    profiles: dict[str, PlanProfile] = field(default_factory=dict)  # per encap, for load_profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +105,27 @@ def _int(d: dict, key: str, where: str) -> int:
     return v
 
 
-def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | int, int]]], int]:
+def _field_widths(prof: dict, fmt: str, where: str) -> tuple[int, ...]:
+    raw = (prof.get("format_profile") or {}).get("field_widths")
+    if raw is None:  # older plans: the controller's fixed layouts
+        return (32, 16, 16, 16, 16) if fmt == "SRV6" else (16, 16)
+    if not isinstance(raw, list) or not raw or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0
+                                                       for w in raw):
+        raise PlanError(f"{where}.format_profile.field_widths: expected a list of positive integers, got {raw!r}")
+    return tuple(raw)
+
+
+def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | int, int]]], int,
+                                                 dict[str, PlanProfile]]:
     if not isinstance(prof, dict) or not isinstance(prof.get("evs"), list):
         raise PlanError(f"{where}: expected a profile with an 'evs' list")
     fmt = str(prof.get("format", "")).upper()
     if fmt not in ("SRV6", "STEV"):
         raise PlanError(f"{where}.format: expected SRV6 or STEV, got {prof.get('format')!r}")
+    widths = _field_widths(prof, fmt, where)
     main: list[tuple[bytes | int, int]] = []
     udp: list[tuple[bytes | int, int]] = []
+    raw: list[tuple[bytes, int]] = []
     for i, e in enumerate(prof["evs"]):
         w = f"{where}.evs[{i}]"
         if not isinstance(e, dict):
@@ -116,6 +145,7 @@ def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | in
             if len(val) != 4:
                 raise PlanError(f"{w}.ev: an STEV EV is 4 bytes, got {len(val)}")
             main.append((int.from_bytes(val, "big"), port))
+        raw.append((val, port))
         if "udp_sport" in e:
             udp.append((_int(e, "udp_sport", w) & 0xFFFF, port))
     if not main:
@@ -126,7 +156,11 @@ def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | in
     min_active = prof.get("ev_min_active", 1)
     if isinstance(min_active, bool) or not isinstance(min_active, int) or min_active < 0:
         raise PlanError(f"{where}.ev_min_active: expected a non-negative integer, got {min_active!r}")
-    return out, min_active
+    profiles = {fmt.lower(): PlanProfile(fmt.lower(), widths, min_active, tuple(raw))}
+    if "udp" in out:
+        profiles["udp"] = PlanProfile("udp", (16,), min_active,
+                                      tuple((sport.to_bytes(2, "big"), port) for sport, port in out["udp"]))
+    return out, min_active, profiles
 
 
 def parse_plan(data: Any, where: str = "plan") -> HostPlan:
@@ -165,12 +199,14 @@ def parse_plan(data: Any, where: str = "plan") -> HostPlan:
             raise PlanError(f"{w}: expected a mapping")
         evs: dict[str, list[tuple[bytes | int, int]]] = {}
         mins: dict[str, int] = {}
+        profs: dict[str, PlanProfile] = {}
         for pname, prof in (v.get("profiles") or {}).items():
-            got, m = _profile_evs(prof, f"{w}.profiles.{pname}")
+            got, m, pp = _profile_evs(prof, f"{w}.profiles.{pname}")
             for enc, lst in got.items():
                 evs.setdefault(enc, lst)
                 mins.setdefault(enc, m)
-        peers[str(name)] = PeerPlan(str(name), _gid(v.get("gid"), f"{w}.gid"), evs, mins)
+                profs.setdefault(enc, pp[enc])
+        peers[str(name)] = PeerPlan(str(name), _gid(v.get("gid"), f"{w}.gid"), evs, mins, profs)
     return HostPlan(host, gid, ports, peers)
 
 
@@ -212,3 +248,63 @@ def direct_evs(encap: str, ports: list[int], per_port: int = 1, src_id: int = 1,
             else:
                 out.append((UDP_SPORT_BASE + idx, p))
     return out
+
+
+def load_profile(ctx: Any, prof: PlanProfile, ev_profile_id: int, fmt_profile_id: int | None = None, *,
+                 ports: list[int] | None = None) -> Any:
+    """Configure ``prof`` in ``ctx`` (an ``mrc.ctl.MrcCtlContext``) and bring it ONLINE.
+
+    EV format profile ``fmt_profile_id`` (default: ``ev_profile_id``) gets the plan's mode and field
+    widths; EV profile ``ev_profile_id`` becomes an EXP profile of the plan's EVs (only those on
+    ``ports``, default every port of the device) with one EV field per format field, each taking
+    all of its format field's bits (``mask`` = all ones, ``init_val`` 0), so ctl's expansion of an EV
+    is the value the plan wrote.  Event mask: GOOD and ASSUMED_BAD.  Returns the live profile.
+    Raises PlanError naming the profile when ctl refuses it.
+    """
+    from mrc.ctl import Ev as CtlEv
+    from mrc.ctl import (
+        EvField,
+        EvFieldsOp,
+        EvFieldsOpArgs,
+        EvFmtField,
+        EvFmtMode,
+        EvFmtOp,
+        EvFmtOpArgs,
+        EvFmtProfileAttr,
+        EvFmtProfileAttrMask,
+        EvMode,
+        EvOp,
+        EvOpArgs,
+        EvProfileAttr,
+        EvProfileAttrMask,
+        EvState,
+        MrcCtlError,
+        ProfileState,
+        entries_for,
+    )
+
+    fid = ev_profile_id if fmt_profile_id is None else fmt_profile_id
+    allowed = set(ctx.query_device().ports()) if ports is None else set(ports)
+    evs = [CtlEv(val, port) for val, port in prof.evs if port in allowed]
+    if not evs:
+        raise PlanError(f"EV plan {prof.encap} profile: no EV on port(s) {sorted(allowed)}")
+    mode = {"srv6": EvFmtMode.SRV6, "stev": EvFmtMode.STEV, "udp": EvFmtMode.UDP}[prof.encap]
+    F, M, S = EvFmtProfileAttrMask, EvProfileAttrMask, ProfileState
+    fields = [EvField(w, 0, 0, 0, (1 << w) - 1) for w in prof.field_widths]
+    try:
+        ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(
+            profile_state=S.OFFLINE, ev_fmt_mode=mode,
+            ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(w) for w in prof.field_widths])),
+            F.STATE | F.MODE | F.OP)
+        ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(profile_state=S.ONLINE), F.STATE)
+        ctx.modify_ev_profile(ev_profile_id, EvProfileAttr(
+            profile_state=S.OFFLINE, ev_mode=EvMode.EXP, ev_fmt_profile_id=fid, ev_count=len(evs),
+            ev_min_active=min(prof.ev_min_active, len(evs)), ev_event_mask=EvState.GOOD | EvState.ASSUMED_BAD,
+            ev_fields_op=EvFieldsOpArgs(EvFieldsOp.MODIFY_FIELDS, fields)),
+            M.STATE | M.MODE | M.FMT_ID | M.COUNT | M.MIN_ACTIVE | M.EVENT_MASK | M.EV_FIELDS_OP)
+        ctx.modify_ev_profile(ev_profile_id, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, entries_for(evs))),
+                              M.EV_OP)
+        ctx.modify_ev_profile(ev_profile_id, EvProfileAttr(profile_state=S.ONLINE), M.STATE)
+    except MrcCtlError as exc:
+        raise PlanError(f"EV plan {prof.encap} profile -> EV profile {ev_profile_id}: {exc}") from None
+    return ctx.ev_profile(ev_profile_id)

@@ -27,7 +27,7 @@ _U32 = struct.Struct(">I")
 _AETH = struct.Struct(">I")
 _SACK = struct.Struct(">IIIIQI32s")
 _PROBE = struct.Struct(">IBBHQII")
-_PORT_STATUS = struct.Struct(">IB3xQ")
+_PORT_STATUS = struct.Struct(">IBB2xQ")
 _TREC = struct.Struct(">IHHIII")
 
 ENCAP_SRV6 = "srv6"
@@ -74,6 +74,7 @@ class PortStatusInfo:
     req_id: int
     n_ports: int
     up_mask: int
+    flags: int = 0  # PORT_STATUS_FLAG_CTL: a controller request that wants an answer
 
 
 @dataclass(slots=True)
@@ -156,8 +157,9 @@ def _hbh_telemetry() -> bytes:
 class Encap:
     """Everything around the RoCE transport for one (peer, EV): Ethernet, outer/only IPv6, UDP entropy.
 
-    ``ev`` is the EV value: bytes (SRv6: 16 B carrier [+ 16 B SRH segment]) or an int (STEV 32-bit,
-    UDP 16-bit).  ``ev_index`` is echoed in SRv6 mode through the inner UDP source port.
+    ``ev`` is the EV value: bytes (SRv6: 16 B carrier [+ 16 B SRH segment]; STEV/UDP: an
+    ``mrc_ctl_ev_t``, value from byte 0) or an int (STEV 32-bit, UDP 16-bit).  ``ev_index`` is echoed
+    in SRv6 mode through the inner UDP source port.
     """
 
     __slots__ = (
@@ -208,11 +210,21 @@ class Encap:
             self._outer_nh = F.NH_HOP_BY_HOP if hbh else (F.NH_ROUTING if srh else F.NH_IPV6)
             self._inner_nh = F.NH_UDP
         else:
-            v = int(ev) if isinstance(ev, int) else int.from_bytes(bytes(ev)[-4:], "big")
-            if mode == ENCAP_STEV:
+            # An int is the EV value itself (STEV 32 bits, UDP 16 bits).  Bytes are an mrc_ctl_ev_t as
+            # mrc_ctl.h lays it out and mrc.ctl expands it: the value starts at byte 0 (STEV: bytes
+            # 0-3; UDP: bytes 0-1, a 16-bit format's expansion), whatever the length.
+            if isinstance(ev, int):
+                v = ev if mode == ENCAP_STEV else ev << 16
+            else:
+                evb = bytes(ev)
+                n = 4 if mode == ENCAP_STEV else 2
+                if len(evb) < n:
+                    raise ValueError(f"a {mode} EV given as bytes needs at least {n} bytes, got {len(evb)}")
+                v = int.from_bytes(evb[:n], "big") << (32 - 8 * n)
+            if mode == ENCAP_STEV:  # high 16 bits: UDP source port; low 16: flow label low bits
                 self.sport, self.flow_label = (v >> 16) & 0xFFFF, v & 0xFFFF
             else:
-                self.sport, self.flow_label = v & 0xFFFF, 0
+                self.sport, self.flow_label = (v >> 16) & 0xFFFF, 0
             self._outer_ext = (bytes((F.NH_UDP,)) + hbh[1:]) if hbh else b""
             self._outer_nh = None
             self._inner_nh = F.NH_HOP_BY_HOP if hbh else F.NH_UDP
@@ -287,7 +299,7 @@ def encode_probe(encap: Encap, opcode: int, probe: ProbeInfo) -> bytes:
 
 def encode_port_status(encap: Encap, ps: PortStatusInfo) -> bytes:
     """PORT_STATUS (0xC2) [ours]: tells the peer which of our NIC ports are up."""
-    body = _PORT_STATUS.pack(ps.req_id & 0xFFFFFFFF, ps.n_ports, ps.up_mask)
+    body = _PORT_STATUS.pack(ps.req_id & 0xFFFFFFFF, ps.n_ports, ps.flags & 0xFF, ps.up_mask)
     return encap.wrap(bth(F.OP_PORT_STATUS, F.PROBE_QPN, 0) + body, F.ECN_NOT_ECT)
 
 
@@ -422,8 +434,8 @@ def _decode(data: bytes) -> Frame:
     else:  # PORT_STATUS
         if body_end - h != F.PORT_STATUS_LEN:
             raise WireError("PORT_STATUS payload has the wrong length")
-        rid, n_ports, mask = _PORT_STATUS.unpack_from(data, h)
-        fr.port_status = PortStatusInfo(rid, n_ports, mask)
+        rid, n_ports, pflags, mask = _PORT_STATUS.unpack_from(data, h)
+        fr.port_status = PortStatusInfo(rid, n_ports, mask, pflags)
     return fr
 
 

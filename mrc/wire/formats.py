@@ -44,7 +44,7 @@ MRC SACK [ours]   60+4n  flags(8) cum_psn(24) | n_ecn(8) sack_base(24) | n_trim(
                          | n_trim x (rsv(8) psn(24))
 PROBE_REQ/RESP       24  req_id(32) flags(8) port(8) reserved(16) sender_ts_ns(64)
   [ours]                 service_time_ns(32) ev_echo(32)
-PORT_STATUS [ours]   16  req_id(32) n_ports(8) reserved(24) up_mask(64) (bit p-1 = port p up)
+PORT_STATUS [ours]   16  req_id(32) n_ports(8) flags(8) reserved(16) up_mask(64) (bit p-1 = port p up)
 ICRC                  4  CRC-32, little-endian
 =================  ====  ===================================================================
 
@@ -152,6 +152,9 @@ SACK_FLAG_MRC = 0x80  # always set: distinguishes an MRC SACK from a bare RC ACK
 # --- Probes and PORT_STATUS [ours] -------------------------------------------------------------
 PROBE_LEN = 24
 PROBE_FLAG_SERVICE_TIME = 0x01  # response: service_time_ns is valid and was measured
+PROBE_FLAG_CTL = 0x02  # a controller request (mrc_ctl_ep_batch_send_wait); the response echoes it
+PROBE_FLAG_PORT_STATUS_ACK = 0x04  # response: the answer to a controller PORT_STATUS (same req_id)
+PORT_STATUS_FLAG_CTL = 0x01  # PORT_STATUS from mrc_ctl_ep_batch_send_wait: answer with a PROBE_RESP
 PORT_STATUS_LEN = 16
 
 # --- Offsets inside fixed headers (used by codec fast paths) ------------------------------------

@@ -204,8 +204,15 @@ def test_nscc_config_converts_to_the_core_algorithm(rtt: int, gbps: int, mtu: in
 @pytest.mark.parametrize("change", [{"gamma": 0.0}, {"max_md_jump": 1.5}, {"base_rtt": 0}, {"qa_gate": 40},
                                     {"eta": -1.0}, {"nonsense": 1}])
 def test_nscc_bad_parameters(change: dict) -> None:
-    with pytest.raises(MrcCtlError) as ei:
+    with pytest.raises(ValueError):  # the core's config type: ValueError, as QpAttr.validate
         NsccConfig().replace(**change)
+    if "nonsense" in change:
+        return
+    bad = NsccConfig(**change)  # the constructor does not validate; the CC profile does, with EINVAL
+    ctx = MrcCtlContext()
+    with pytest.raises(MrcCtlError) as ei:
+        ctx.modify_cc_profile(1, CcProfileAttr(profile_state=S.OFFLINE, algorithm=CC_ALGO_NSCC, cc_config=bad),
+                              C.STATE | C.ALGORITHM | C.CONFIG)
     assert ei.value.errno == errno.EINVAL
 
 

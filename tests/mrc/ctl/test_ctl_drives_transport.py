@@ -1,0 +1,270 @@
+"""mrc_ctl drives the transport: QPs bind to ctl profiles by id; state, floor and events are per profile.
+
+Two sans-IO endpoints over the deterministic simulated network (mrc.sim): ``a`` has two QPs bound to
+one STEV EV profile made through ``a.ctl``; ``b`` answers with private EV lists.
+"""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+from conftest import make_fmt
+
+from mrc.core import Endpoint, EvState, QpAttr, WcStatus
+from mrc.ctl import (
+    Ev,
+    EvField,
+    EvFieldsOp,
+    EvFieldsOpArgs,
+    EvFmtMode,
+    EvMode,
+    EvOp,
+    EvOpArgs,
+    EvOpEntry,
+    EvProfileAttr,
+    EvProfileAttrMask,
+    MrcCtlError,
+    ProfileState,
+    api_ver,
+    entries_for,
+)
+from mrc.ctl.context import MrcCtlContext
+from mrc.sim import PathSpec
+from mrc.sim.network import Network
+from mrc.sim.scenario import GID_A, GID_B
+
+M = EvProfileAttrMask
+PROFILE = 5
+N = 4  # EVs = paths = NIC ports
+# STEV EV i: UDP source port 0xC000+i, flow label low 16 bits 0x0100+i, on port i+1 (path i)
+STEV = [((0xC000 + i) << 16) | (0x0100 + i) for i in range(N)]
+
+
+def _online_profile(ctx: MrcCtlContext, min_active: int = 1) -> None:
+    """EXP STEV profile PROFILE over format profile 1 (16 + 16 bits), EV i on port i + 1."""
+    make_fmt(ctx, 1, EvFmtMode.STEV, [16, 16])
+    fields = [EvField(16, mask=0xFFFF), EvField(16, mask=0xFFFF)]
+    ctx.modify_ev_profile(PROFILE, EvProfileAttr(
+        profile_state=ProfileState.OFFLINE, ev_mode=EvMode.EXP, ev_fmt_profile_id=1, ev_count=N,
+        ev_min_active=min_active, ev_event_mask=EvState.GOOD | EvState.ASSUMED_BAD,
+        ev_fields_op=EvFieldsOpArgs(EvFieldsOp.MODIFY_FIELDS, fields)),
+        M.STATE | M.MODE | M.FMT_ID | M.COUNT | M.MIN_ACTIVE | M.EVENT_MASK | M.EV_FIELDS_OP)
+    evs = [Ev.from_int(v, 4, i + 1) for i, v in enumerate(STEV)]
+    ctx.modify_ev_profile(PROFILE, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, entries_for(evs))), M.EV_OP)
+    ctx.modify_ev_profile(PROFILE, EvProfileAttr(profile_state=ProfileState.ONLINE), M.STATE)
+
+
+class Setup:
+    """a: two QPs on EV profile PROFILE; b: one QP per a-QP with private mirror EVs; N paths."""
+
+    def __init__(self, paths: list[PathSpec] | None = None) -> None:
+        ports = list(range(1, N + 1))
+        self.a = Endpoint(GID_A, ports, encap="stev")
+        self.b = Endpoint(GID_B, ports, encap="stev")
+        _online_profile(self.a.ctl)
+        self.cq = self.a.ctl.create_ev_event_cq(64)
+        self.qa = [self.a.create_qp(attr=QpAttr(ev_profile_id=PROFILE)) for _ in range(2)]
+        self.qb = [self.b.create_qp([(v, i + 1) for i, v in enumerate(STEV)]) for _ in range(2)]
+        self.net = Network(self.a, self.b, paths or [PathSpec() for _ in range(N)])
+        self.mr = self.b.reg_mr(bytearray(1 << 21), 0x10000)
+        for qa, qb in zip(self.qa, self.qb, strict=True):
+            self.a.connect(qa, qb.qpn, GID_B, rq_psn=0, sq_psn=0)
+            self.b.connect(qb, qa.qpn, GID_A, rq_psn=0, sq_psn=0)
+            self.net.connect_qps(qa, qb)
+        self.done: list = []
+        self.wr = 0
+
+    def sent_on(self, path: int) -> int:
+        """Frames a has put on ``path`` so far (data and probes; a is the requester)."""
+        return self.net.links[(0, path)].stats.sent
+
+    def write(self, qps: list[int], size: int = 64 * 4096, run: bool = True) -> None:
+        """Post one ``size`` write on each a-QP in ``qps``; with ``run``, run until they complete."""
+        want = len(self.done) + len(qps)
+        for k in qps:
+            self.wr += 1
+            self.a.post_write(self.qa[k], self.wr, bytes(size), self.mr.base_va, self.mr.rkey)
+        if run:
+            self.run_until(want)
+
+    def run_until(self, want: int) -> None:
+        def stop() -> bool:
+            self.done.extend(self.a.poll_completions())
+            self.b.poll_completions()
+            return len(self.done) >= want
+
+        self.net.run(stop=stop, until_ns=self.net.now + 2_000_000_000)
+        assert len(self.done) >= want and all(c.status is WcStatus.SUCCESS for c in self.done)
+
+
+def _set_state(ctx: MrcCtlContext, value: int, port: int, state: EvState) -> None:
+    entry = EvOpEntry(ev=Ev.from_int(value, 4, port), state=state)
+    ctx.modify_ev_profile(PROFILE, EvProfileAttr(ev_op=EvOpArgs(EvOp.MODIFY_EV_STATE, [entry])), M.EV_OP)
+
+
+def test_two_qps_share_the_profile_deny_reaches_both_and_one_event_names_the_profile() -> None:
+    s = Setup()
+    s.write([0, 1])
+    assert all(s.sent_on(i) > 0 for i in range(N))  # both QPs spray over all four EVs
+    assert s.qa[0].evset.prof is s.qa[1].evset.prof is s.a.ctl.ev_profile(PROFILE)
+    assert s.a.ctl.query_ev_profile(PROFILE, M.STATE).cur_profile_state == ProfileState.ONLINE
+
+    # deny EV 2 at run time, in the middle of a transfer on both QPs: from the next packet on,
+    # neither QP sends on it (its path carries nothing more from a)
+    s.write([0, 1], size=256 * 4096, run=False)
+    s.net.run(until_ns=s.net.now + 20_000)
+    assert 0 < s.qa[0].counters.data_packets_sent and s.qa[1].snd_nxt < s.qa[1].next_assign  # mid-transfer
+    _set_state(s.a.ctl, STEV[2], 3, EvState.DENIED)
+    before = [s.sent_on(i) for i in range(N)]
+    s.run_until(4)
+    s.write([0], size=128 * 4096)
+    s.write([1], size=128 * 4096)
+    after = [s.sent_on(i) for i in range(N)]
+    assert after[2] == before[2], f"a sent {after[2] - before[2]} frames on the DENIED EV"
+    assert all(after[i] > before[i] for i in (0, 1, 3))
+    assert s.a.ev_states(s.qa[0])[2] is EvState.DENIED and s.a.ev_states(s.qa[1])[2] is EvState.DENIED
+    assert s.a.poll_events() == [] and s.cq.poll(8) == []  # DENIED is not an event (mrc_ctl.h)
+
+    # path 1 dies while both QPs send on EV 1: one transition of the profile, so one event naming
+    # profile and EV, however many QPs saw the loss
+    s.net.paths[1].down = [(s.net.now, None)]
+    s.write([0, 1], size=128 * 4096)
+    events = s.cq.poll(64)
+    assert [(e.profile_id, e.ev, e.state) for e in events] == [(PROFILE, Ev.from_int(STEV[1], 4, 2),
+                                                                 EvState.ASSUMED_BAD)]
+    assert events[0].qpn in (s.qa[0].qpn, s.qa[1].qpn) and events[0].cause in ("rack", "timeout")
+    core = [e for e in s.a.poll_events() if e.state is EvState.ASSUMED_BAD]
+    assert [(e.profile_id, e.ev_index) for e in core] == [(PROFILE, 1)]
+
+    # the controller lifts the deny: both QPs use EV 2 again
+    _set_state(s.a.ctl, STEV[2], 3, EvState.GOOD)
+    mark = s.sent_on(2)
+    s.write([0])
+    s.write([1])
+    assert s.sent_on(2) > mark
+    assert [(e.profile_id, e.ev_index, e.state, e.cause) for e in s.a.poll_events()] == \
+        [(PROFILE, 2, EvState.GOOD, "controller")]
+
+
+def test_replace_ev_on_an_online_profile_moves_every_bound_qp() -> None:
+    s = Setup()
+    s.write([0, 1])
+    new = ((0xD000) << 16) | 0x0777  # a new EV for slot 3, same port 4
+    s.net.routes[0][(4, (0x0777).to_bytes(2, "big") + (0xD000).to_bytes(2, "big"))] = 3
+    entry = EvOpEntry(ev=Ev.from_int(STEV[3], 4, 4), ev_new=Ev.from_int(new, 4, 4), state=EvState.GOOD)
+    s.a.ctl.modify_ev_profile(PROFILE, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, [entry])), M.EV_OP)
+    unrouted, mark = s.net.unrouted, s.sent_on(3)
+    s.write([0])
+    s.write([1])
+    assert s.net.unrouted == unrouted  # no frame went out with the old EV
+    assert s.sent_on(3) > mark
+    for qp in s.qa:
+        assert (qp.evset.entries[3].encap.sport, qp.evset.entries[3].encap.flow_label) == (0xD000, 0x0777)
+
+
+def test_ev_min_active_is_the_profiles_floor() -> None:
+    s = Setup()
+    prof = s.a.ctl.ev_profile(PROFILE)
+    assert s.qa[0].evset.min_active == prof.ev_min_active == 1
+    for i in range(N - 1):  # QP 0 retires three EVs, QP 1 tries the last one: the floor holds it
+        assert s.qa[0].evset.mark_bad(i, 0, "test")
+    assert not s.qa[1].evset.mark_bad(N - 1, 0, "test")
+    assert prof.good_count() == 1 and s.qa[1].evset.holds == 1
+
+
+def test_bound_profile_cannot_go_offline_and_bad_bindings_are_refused() -> None:
+    s = Setup()
+    with pytest.raises(MrcCtlError) as ei:
+        s.a.ctl.modify_ev_profile(PROFILE, EvProfileAttr(profile_state=ProfileState.OFFLINE), M.STATE)
+    assert ei.value.errno == errno.EBUSY
+    with pytest.raises(ValueError, match="not ONLINE"):
+        s.a.create_qp(attr=QpAttr(ev_profile_id=PROFILE + 1))
+    with pytest.raises(ValueError, match="either EVs or"):
+        s.a.create_qp([(1, 1)], QpAttr(ev_profile_id=PROFILE))
+    srv6 = Endpoint(GID_A, [1, 2, 3, 4], encap="srv6", ctl=s.a.ctl)
+    with pytest.raises(ValueError, match="is STEV but this endpoint sends srv6"):
+        srv6.create_qp(attr=QpAttr(ev_profile_id=PROFILE))
+
+
+def test_ctl_evs_given_to_create_qp_are_wire_values() -> None:
+    ep = Endpoint(GID_A, [1, 2], encap="stev")
+    qp = ep.create_qp([Ev.from_int(0xC0010203, 4, 1), Ev.from_int(0xC0040506, 4, 2)])
+    ep.connect(qp, 0x200, GID_B, 0, 0)
+    assert [(e.encap.sport, e.encap.flow_label) for e in qp.evset.entries] == [(0xC001, 0x0203), (0xC004, 0x0506)]
+    arr = [EvOpEntry(ev=Ev.from_int(0xC007, 2, 2), state=EvState.GOOD)]  # QUERY_EV_ARRAY entries work too
+    udp = Endpoint(GID_A, [1, 2], encap="udp")
+    q2 = udp.create_qp(arr)
+    udp.connect(q2, 0x200, GID_B, 0, 0)
+    assert q2.evset.entries[0].encap.sport == 0xC007
+
+
+def test_query_version_is_the_headers_encoding() -> None:
+    # mrc_ctl_api_ver.h: MRC_CTL_API_VER(major, minor, sub) = major << 24 | minor << 16 | sub;
+    # current 1.0.1, last supported 0.0.0, vendor current 1.0.0, vendor last supported 0.0.0
+    assert api_ver(1, 0, 1) == 0x1000001 and api_ver(0xFF, 0xFF, 0xFFFF) == 0xFFFFFFFF
+    assert MrcCtlContext.query_version() == (0x1000001, 0, 0x1000000, 0)
+    with pytest.raises(MrcCtlError):
+        api_ver(1, 0, 1 << 16)
+
+
+def test_vendor_cfg_is_bounded_by_the_header() -> None:
+    from mrc.ctl import (
+        MAX_VENDOR_CFG_SIZE,
+        CcProfileAttr,
+        CcProfileAttrMask,
+        EvFmtProfileAttr,
+        EvFmtProfileAttrMask,
+    )
+
+    ctx = MrcCtlContext()
+    big, ok = bytes(MAX_VENDOR_CFG_SIZE + 1), bytes(range(MAX_VENDOR_CFG_SIZE))
+    C = CcProfileAttrMask
+    for cfg, want in ((big, errno.EINVAL), ("text", errno.EINVAL)):
+        with pytest.raises(MrcCtlError) as ei:
+            ctx.modify_cc_profile(1, CcProfileAttr(profile_state=ProfileState.OFFLINE, algorithm=None,
+                                                   vendor_cfg=cfg), C.STATE | C.ALGORITHM | C.VENDOR_CFG)
+        assert ei.value.errno == want
+    assert ctx.query_cc_profile(1, C.STATE).cur_profile_state == ProfileState.INIT  # nothing changed
+    ctx.modify_cc_profile(1, CcProfileAttr(profile_state=ProfileState.OFFLINE, algorithm=None, vendor_cfg=ok),
+                          C.STATE | C.ALGORITHM | C.VENDOR_CFG)
+    assert ctx.query_cc_profile(1, C.VENDOR_CFG).vendor_cfg == ok
+    F = EvFmtProfileAttrMask
+    with pytest.raises(MrcCtlError):
+        ctx.modify_ev_fmt_profile(2, EvFmtProfileAttr(profile_state=ProfileState.OFFLINE, ev_fmt_mode=EvFmtMode.UDP,
+                                                      vendor_cfg=big), F.STATE | F.MODE | F.VENDOR_CFG)
+    with pytest.raises(MrcCtlError):
+        ctx.modify_ev_profile(3, EvProfileAttr(profile_state=ProfileState.OFFLINE, ev_mode=EvMode.AUTO,
+                                               vendor_cfg=big), M.STATE | M.MODE | M.VENDOR_CFG)
+
+
+def test_port_masks_api_bit_n_wire_bit_n_minus_1() -> None:
+    from mrc.ctl import DeviceAttr, EpBatch, EpOpType, EpReq, api_port_mask, wire_port_mask
+
+    assert wire_port_mask(0b1_0110) == 0b1011 and api_port_mask(0b1011) == 0b1_0110
+    with pytest.raises(MrcCtlError):
+        wire_port_mask(0b1)  # bit 0 names no port
+    req = EpReq(1, "fd00::1", "fd00::2", EvFmtMode.STEV, Ev.from_int(1, 4, 1), port_status=0b110)  # ports 1, 2
+    batch = EpBatch.start(DeviceAttr.for_ports(2), 0, EpOpType.PORT_STATUS_UPDATE, [req], 1000, 0)
+    assert batch.requests[0].port_status == 0b11  # on the wire: bit 0 = port 1, bit 1 = port 2
+
+
+def test_cc_profile_binding_gives_the_qp_its_nscc_config() -> None:
+    from mrc.core import NsccConfig
+    from mrc.ctl import CC_ALGO_NSCC, CcProfileAttr, CcProfileAttrMask
+
+    ep = Endpoint(GID_A, list(range(1, N + 1)), encap="stev")
+    _online_profile(ep.ctl)
+    C = CcProfileAttrMask
+    cfg = NsccConfig.for_network(8_000, 100)
+    ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.OFFLINE, algorithm=CC_ALGO_NSCC,
+                                              cc_config=cfg), C.STATE | C.ALGORITHM | C.CONFIG)
+    with pytest.raises(ValueError, match="not ONLINE"):
+        ep.create_qp(attr=QpAttr(ev_profile_id=PROFILE, cc_profile_id=2))
+    ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.ONLINE), C.STATE)
+    qp = ep.create_qp(attr=QpAttr(ev_profile_id=PROFILE, cc_profile_id=2))
+    ep.connect(qp, 0x200, GID_B, 0, 0)
+    assert qp.attr.cc is cfg and qp.cc is not None and qp.cc.cfg is cfg
+    with pytest.raises(MrcCtlError) as ei:  # bound: the CC profile cannot leave ONLINE
+        ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.OFFLINE), C.STATE)
+    assert ei.value.errno == errno.EBUSY
