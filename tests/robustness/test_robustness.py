@@ -47,8 +47,9 @@ from hostile import (
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from controller import build_plan, load_topology
-from controller.daemon import Controller, Options, load_pipeline
+from controller.daemon import Controller, Options
 from controller.evplan import host_ev_data, srv6_profile, write_ev_files
+from fabric.targets import load_pipeline
 
 pytestmark = pytest.mark.root
 

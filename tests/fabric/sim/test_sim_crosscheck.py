@@ -13,10 +13,11 @@ import ipaddress
 import pytest
 
 from controller import build_plan
-from controller.daemon import Controller, Options, load_pipeline
+from controller.daemon import Controller, Options
 from controller.evplan import srv6_profile, stev_profile
 from controller.topogen import clos
 from fabric.sim.model import SimFabric
+from fabric.targets import load_pipeline
 from mrc.wire import formats as F
 from mrc.wire.codec import Encap, encode_ack, encode_data
 from softswitch.api import SoftSwitch
