@@ -42,7 +42,12 @@ _TP2_HDR = struct.Struct("=IIIHHIIHH4x")
 # struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
 _AUXDATA = struct.Struct("=IIIHHHH")
 _TAG = struct.Struct("!HH")
-RING_BYTES = 2 << 20  # rx ring memory per port
+RING_BYTES = 2 << 20  # rx ring memory per port (at least RING_MIN_SLOTS slots, see below)
+# A ring holds a fixed number of frames whatever their size, unlike the socket buffer it replaces
+# (~250 small frames at the default rmem): with jumbo-MTU slots 2 MiB was only 128 frames, and a
+# 250-frame burst lost half of itself in the kernel before the pipeline saw it.  512 slots keep a
+# burst the socket buffer held.
+RING_MIN_SLOTS = 512
 RING_BLOCK = 1 << 16  # one ring block (frames never straddle blocks)
 SIOCETHTOOL = 0x8946
 # legacy ethtool_value commands (linux/ethtool.h)
@@ -199,7 +204,8 @@ class LinuxPort:
         """Map a TPACKET_V2 rx ring on ``s``; without it, ``recvmsg`` + PACKET_AUXDATA is used."""
         frame = ring_frame_size(self.mtu)
         block = max(RING_BLOCK, frame)
-        nblocks = max(1, RING_BYTES // block)
+        per_block = block // frame
+        nblocks = max(1, RING_BYTES // block, -(-RING_MIN_SLOTS // per_block))
         try:
             if not self.use_ring:
                 raise OSError("disabled")
