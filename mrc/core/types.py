@@ -83,6 +83,8 @@ class QpCounters:
     probes_sent: int = 0
     probe_answers: int = 0
     ecn_echoes: int = 0
+    cnps_sent: int = 0  # responder: RoCEv2 CNPs for CE-marked packets (RC)
+    cnps_received: int = 0  # requester
     trims_received: int = 0
     duplicates_received: int = 0
     out_of_window: int = 0
