@@ -61,8 +61,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"fabric {st['prefix']}  target {st['target'] or 'none'}  topology {st['topology']}")
     for name, p in st["switches"].items():
         state = "running" if p["running"] else "STOPPED"
+        kd = st.get("kernel_rx_drops", {}).get(name)
         print(f"  switch {name:8} {state:8} pid {p['pid']:<7} {p['grpc']} "
-              f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}")
+              f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}"
+              + (f"  kernel rx drops {kd}" if kd is not None else ""))
     for name, lk in st["links"].items():
         print(f"  link {name:24} {'up' if lk['up'] else 'DOWN':5} {' <-> '.join(lk['ends'])}")
     missing = [ns for ns, ok in st["namespaces"].items() if not ok]

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrc.core import Completion, EvEvent, WcOpcode, WcStatus
+from mrc.core import CC_NAMES, Completion, EvEvent, WcOpcode, WcStatus
 from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
 from mrc.endpoint.netif import format_mac, parse_mac
@@ -108,6 +108,7 @@ class PerfParams:
     mpr: int = 1  # PSN window in units of 128 (1 = 128 packets in flight)
     progress: float = 1.0  # seconds between progress reports (0: none)
     timeout: float = 120.0
+    cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC
 
     def check(self) -> None:
         if self.mode not in ("mrc", "rc"):
@@ -122,6 +123,12 @@ class PerfParams:
             raise PerfError("--tx-depth must be >= 1")
         if self.timeout <= 0:
             raise PerfError("--timeout must be positive")
+        if self.cc not in ("", *CC_NAMES):
+            raise PerfError(f"--cc must be one of {', '.join(CC_NAMES)}, not {self.cc!r}")
+
+    def cc_name(self) -> str:
+        """The congestion control this run uses (the mode's default when none was asked for)."""
+        return self.cc or ("nscc" if self.mode == "mrc" else "dcqcn")
 
 
 def payload(seed: int, qp_index: int, size: int) -> bytes:
@@ -154,6 +161,7 @@ def _retx(stats: dict[str, Any]) -> dict[str, int]:
         for k in out:
             out[k] += q[f"retx_{k}"]
     out["total"] = sum(out.values())
+    out["data_packets"] = sum(q["data_packets_sent"] for q in stats["qps"].values())
     return out
 
 
@@ -199,13 +207,13 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
         raise PerfError(f"--mtu {mtu} does not fit the interfaces (largest: {ep.max_mtu()})")
     ch.send({"hello": PROTO_VERSION, "gid": str(ipaddress.IPv6Address(ep.gid)), "ports": _macs(ep),
              "mode": prm.mode, "encap": host.encap, "mtu": mtu, "mpr": prm.mpr, "qps": prm.qps,
-             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify})
+             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify, "cc": prm.cc_name()})
     acc = ch.recv(30.0)
     if "accept" not in acc:
         raise PerfError(f"bootstrap: expected 'accept', got {sorted(acc)}")
     peer_gid = _gid(acc["gid"])
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
-    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active)
+    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=prm.cc_name())
     qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]
@@ -275,7 +283,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     ok = not errors and (not prm.verify or server.get("verify") == "ok")
     return {
         "role": "client", "ok": ok, "errors": errors,
-        "config": {"mode": prm.mode, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
+        "config": {"mode": prm.mode, "cc": prm.cc_name(), "rate_gbps": host.rate_gbps, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
                    "duration": prm.duration, "imm": prm.imm, "mtu": mtu, "mpr": prm.mpr, "tx_depth": prm.tx_depth,
                    "ports": {str(p): stats["ports"][p]["ifname"] for p in ep.ports},
                    "evs": len(evs), "gid": str(ipaddress.IPv6Address(ep.gid)),
@@ -343,6 +351,7 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, limits: ServerLimits) ->
         mode, mtu, mpr = str(hello["mode"]), int(hello["mtu"]), int(hello["mpr"])
         nqps, size, seed = int(hello["qps"]), int(hello["size"]), int(hello["seed"])
         want_imm, verify = bool(hello["imm"]), bool(hello["verify"])
+        cc = str(hello.get("cc") or ("nscc" if mode == "mrc" else "dcqcn"))
     except (KeyError, TypeError, ValueError) as exc:
         raise PerfError(f"bootstrap: bad hello ({exc})") from None
     if nqps < 1 or size < 1 or nqps * size > limits.max_bytes:
@@ -353,7 +362,9 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, limits: ServerLimits) ->
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(hello["ports"]))
     buf = bytearray(nqps * size)
     mr = ep.reg_mr(buf, BASE_VA)
-    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active)
+    if cc not in CC_NAMES:
+        raise PerfError(f"bootstrap: unknown congestion control {cc!r}")
+    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active, cc=cc)
     qps = [ep.create_qp(evs, attr) for _ in range(nqps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]

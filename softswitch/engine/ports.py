@@ -19,6 +19,7 @@ log = logging.getLogger("softswitch.ports")
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23  # linux/if_packet.h, Linux >= 4.20
+PACKET_STATISTICS = 6  # linux/if_packet.h: struct tpacket_stats {tp_packets, tp_drops}, reset on read
 SIOCETHTOOL = 0x8946
 # legacy ethtool_value commands (linux/ethtool.h)
 _ETHTOOL_SET = {"tso": 0x1F, "gso": 0x24, "gro": 0x2C, "tx-checksum": 0x17, "sg": 0x19}
@@ -37,6 +38,7 @@ class PortCounters:
     tx_bytes: int = 0
     tx_drops: int = 0  # could not be sent: interface down, buffer full, gone
     rx_errors: int = 0
+    rx_kernel_drops: int = 0  # frames the kernel dropped before we read them (socket buffer full)
 
 
 class _EthtoolValue(ctypes.Structure):
@@ -130,9 +132,24 @@ class LinuxPort:
         self.up = oper_up(self.ifname)
         return True
 
+    def kernel_drops(self) -> int:
+        """Frames lost outside the pipeline so far: the kernel's receive drops on this port's socket
+        (``PACKET_STATISTICS``, which resets on every read, so they are added up here).  A switch
+        process that cannot keep up loses frames there, where nothing is trimmed, marked or counted
+        by the P4 program."""
+        s = self.sock
+        if s is not None:
+            try:
+                _packets, drops = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+            except OSError:
+                drops = 0
+            self.counters.rx_kernel_drops += drops
+        return self.counters.rx_kernel_drops
+
     def close(self) -> None:
         """Close the socket (the port stays configured)."""
         if self.sock is not None:
+            self.kernel_drops()  # keep what the old socket counted
             self.sock.close()
             self.sock = None
         self.bound_ifindex = 0
