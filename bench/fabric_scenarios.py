@@ -2,7 +2,7 @@
 
     python bench/fabric_scenarios.py [--target softswitch] [--out bench-out/fabric] [--json]
 
-One fabric (examples/small.yaml, with the demo's links: 180 frames/s and 5 ms propagation delay per
+One fabric (examples/small.yaml, with the demo's links: 300 frames/s, 16-frame queues and 5 ms propagation delay per
 switch port) for the all-to-all runs, one with 300 frames/s links and shallow host downlinks for
 incast.  NIC ports run at the links' line rate; congestion control is each mode's default (MRC:
 NSCC, RC: DCQCN); nothing is hand-paced.  Prints: completion time of an all-to-all without and with
@@ -35,7 +35,7 @@ from fabric.scenarios import (
     run_traffic,
 )
 
-# The demo's links and QP settings (fabric/demo.py): 180 frames/s and 5 ms propagation delay per switch
+# The demo's links and QP settings (fabric/demo.py): 300 frames/s, 16-frame queues and 5 ms propagation delay per switch
 # port (a fabric with several packets per RTT), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
 A2A = TrafficSpec(pattern="all-to-all", size=256 << 10, count=12, tx_depth=2, reorder_ms=10.0)
 A2A_MEASURE = MeasureSpec(sample_ms=5.0, bin_ms=20.0)

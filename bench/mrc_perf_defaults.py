@@ -1,6 +1,6 @@
 """mrc-perf with its DEFAULT settings through the emulated fabric, against a hand-paced sweep (one run).
 
-    sudo .venv/bin/python bench/mrc_perf_defaults.py [--rate-pps 180] [--size 256K] [--iters 40] [--bare]
+    sudo .venv/bin/python bench/mrc_perf_defaults.py [--rate-pps 300] [--size 256K] [--iters 40] [--bare]
 
 Brings up examples/small.yaml with every link modelled at --rate-pps full frames/s (the switch
 egress queues' rate, as the demo's fabric: links slower than the Python switch processes, so
@@ -106,7 +106,7 @@ def _fabric_runs(env: FabricEnv, args: argparse.Namespace, line_gbps: float | No
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rate-pps", type=int, default=180, help="modelled link rate, full frames/s (default 180)")
+    ap.add_argument("--rate-pps", type=int, default=300, help="modelled link rate, full frames/s (default 300, the demo's)")
     ap.add_argument("--size", default="256K")
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=120.0)

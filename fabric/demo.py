@@ -26,13 +26,17 @@ DEMO_GRPC_BASE = 27300
 # several packets per RTT in flight, and the RTT dwarfs the scheduling jitter of Python processes
 # on 2 cores, as the RTT dwarfs switch jitter in a real fabric.  docs/demo.md has the measurements.
 DEMO_LINK_DELAY_US = 5000
-# Rate of every link (each switch egress queue, bmv2 set_queue_rate): 180 full 8 KiB frames/s, about
-# 12 Mb/s.  The Python switch processes of this emulation forward a few thousand frames/s between them
+# Rate of every link (each switch egress queue, bmv2 set_queue_rate): 300 frames/s, 20 Mb/s of full 8 KiB
+# frames.  The Python switch processes of this emulation forward a few thousand frames/s between them
 # on 2 shared cores; links slower than that make congestion queue up in the traffic manager, where
 # mrc_switch.p4 marks ECN and trims (as on a real switch), instead of in the kernel's socket buffers,
 # where frames are lost unseen.  The hosts' NIC ports run at the same line rate
 # (fabric.scenarios.runner.FabricEnv.line_rate_gbps) and congestion control does the rest.
-DEMO_LINK_RATE_PPS = 180
+DEMO_LINK_RATE_PPS = 300
+# Queue depth of every link: 16 frames (the controller derives ECN at 4, trim at 14, drop at 16 from
+# it), about 1.5 bandwidth-delay products of a 35 ms RTT at 300 frames/s -- a datacenter switch's
+# shallow buffer relative to its BDP, rather than bmv2's 64-frame default (213 ms at this rate).
+DEMO_LINK_QUEUE_DEPTH = 16
 FEW_RTTS = 3.0  # the acceptance bar for "goodput recovers within a few RTTs of the failure"
 
 
@@ -43,7 +47,7 @@ def demo_link_defaults(target: str) -> dict[str, int]:
     has no netem (the bare fabric's RTT)."""
     from .netbuild import netem_available
 
-    d = {"rate_pps": DEMO_LINK_RATE_PPS}
+    d = {"rate_pps": DEMO_LINK_RATE_PPS, "queue_depth": DEMO_LINK_QUEUE_DEPTH}
     if target == "softswitch" or netem_available():
         d["delay_us"] = DEMO_LINK_DELAY_US
     return d

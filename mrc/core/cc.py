@@ -74,7 +74,9 @@ class NoControl(CongestionControl):
 class NsccControl(CongestionControl):
     """NSCC behind the interface.  ``learn_base_rtt``: the configured base RTT is a guess (a real
     driver does not know its fabric), so the smallest RTT sample seen replaces it and the window
-    limits are derived again from it ([ours]; UET configures base_rtt per fabric)."""
+    limits are derived again from it ([ours]; UET configures base_rtt per fabric).  The window
+    starts, as NSCC's does, at the maximum -- from the first RTT sample on, since the guess's
+    maximum means nothing."""
 
     name = "nscc"
 
@@ -113,7 +115,10 @@ class NsccControl(CongestionControl):
 
     def _rebase(self, base_rtt: int) -> None:
         n = self.nscc
+        first = n.cfg.base_rtt == DEFAULT_BASE_RTT_NS and not n.decreases and not n.quick_adapts
         n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
+        if first:  # NSCC starts at its full window; the guessed one was only a placeholder
+            n.cwnd = float(n.cfg.max_cwnd)
         n._clamp()
 
     def on_trim(self, now_ns: int) -> None:
@@ -189,8 +194,10 @@ class Dcqcn(CongestionControl):
 
     name = "dcqcn"
 
-    def __init__(self, cfg: DcqcnConfig, now_ns: int = 0):
+    def __init__(self, cfg: DcqcnConfig, now_ns: int = 0, *, learn_base_rtt: bool = False):
         self.cfg = cfg
+        self.learn = learn_base_rtt
+        self.min_rtt = 0
         self.rc = cfg.line_rate_bps
         self.rt = cfg.line_rate_bps
         self.alpha = cfg.initial_alpha
@@ -221,6 +228,13 @@ class Dcqcn(CongestionControl):
         self.inc_at = now_ns + c.increase_period_ns
 
     def on_ack(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn: bool) -> None:
+        if rtt_ns is not None and self.learn and (self.min_rtt == 0 or rtt_ns < self.min_rtt):
+            # [ours] the timers were set for an unknown RTT: scale them to the smallest RTT seen
+            # (DCQCN's 55 us timers assume a fabric RTT of a few us; at a 35 ms RTT they would
+            # undo every rate cut long before the next CNP could arrive)
+            self.min_rtt = max(1, rtt_ns)
+            c = self.cfg
+            self.cfg = DcqcnConfig.defaults(c.line_rate_bps, self.min_rtt)
         if ecn:  # an ECN echo carried in an ACK counts as a CNP
             self.on_cnp(now_ns)
 
@@ -286,5 +300,5 @@ def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_n
         return NsccControl(NsccConfig.defaults(base, rate_bps, mtu, trimming), mtu, now_ns, rate_bps=rate_bps,
                            learn_base_rtt=not base_rtt_ns, trimming=trimming)
     if spec == "dcqcn":
-        return Dcqcn(DcqcnConfig.defaults(rate_bps, base_rtt_ns), now_ns)
+        return Dcqcn(DcqcnConfig.defaults(rate_bps, base_rtt_ns), now_ns, learn_base_rtt=not base_rtt_ns)
     raise ValueError(f"congestion control must be one of {', '.join(CC_NAMES)} or a config, not {spec!r}")

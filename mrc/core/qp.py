@@ -393,6 +393,7 @@ class QueuePair:
             return
         if self.rc:
             before = self.inflight
+            rtt = None
             if syn == F.AETH_NAK_PSN_SEQ_ERR:
                 seq = unwrap(fr.psn, self.snd_una)
                 if self.snd_una <= seq <= self.snd_nxt:
@@ -401,8 +402,11 @@ class QueuePair:
             elif syn >> 5 == 0:
                 seq = unwrap(fr.psn, self.snd_una) + 1
                 if self.snd_una < seq <= self.snd_nxt:
+                    last = self.pkts.get(seq - 1)  # RTT sample: the newest packet acked, if sent once
+                    if last is not None and last.xmits == 1:
+                        rtt = now_ns - last.sent_ns
                     self._cum_ack(seq, now_ns)
-            self.cc.on_ack(now_ns, max(0, before - self.inflight), None, False)
+            self.cc.on_ack(now_ns, max(0, before - self.inflight), rtt, False)
             self._after_ack(now_ns)
             return
         s = fr.sack

@@ -64,6 +64,7 @@ def test_nscc_learns_its_base_rtt_when_none_is_given():
     assert cc.cfg.base_rtt == 10_000
     cc.on_ack(1_000, MTU, 2_000_000, False)
     assert cc.cfg.base_rtt == 2_000_000 and cc.cfg.max_cwnd == int(1.5 * 1e9 / 8 * 2e-3)
+    assert cc.window() == cc.cfg.max_cwnd  # NSCC starts at its full window once it knows its RTT
     cc.on_ack(2_000, MTU, 3_000_000, False)  # larger sample: base stays
     assert cc.cfg.base_rtt == 2_000_000
 
