@@ -163,6 +163,8 @@ class QueuePair:
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
         self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
+        self.ev_ack_ns = [0] * len(evs)  # per EV: when an ACK last reported a new delivery on it
+        self.ack_now = 0  # time of the ACK being processed
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
         self.reo_bump_ns = -(1 << 62)
@@ -209,6 +211,7 @@ class QueuePair:
         """Start sending at ``sq_psn``."""
         self._expect(QpState.RTR)
         self.snd_una = self.snd_nxt = self.snd_ptr = self.next_assign = sq_psn & F.PSN_MASK
+        self.ev_ack_ns = [now_ns] * len(self.ev_ack_ns)
         ports = {e.port for e in self.evset.entries}
         line = len(ports) * self.ep.port_rate_bps if not self.rc else self.ep.port_rate_bps
         self.cc = make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=line, now_ns=now_ns,
@@ -385,6 +388,7 @@ class QueuePair:
         if self.state is not QpState.RTS:
             return
         self.counters.acks_received += 1
+        self.ack_now = now_ns
         syn = fr.syndrome
         if syn == F.AETH_NAK_REMOTE_ACCESS or syn == F.AETH_NAK_INVALID_REQ or syn == F.AETH_NAK_REMOTE_OP:
             seq = unwrap(fr.psn, self.snd_una)
@@ -501,8 +505,9 @@ class QueuePair:
 
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)
-        if pkt.ev >= 0 and pkt.sent_ns > self.ev_rack_ts[pkt.ev]:
-            self.ev_rack_ts[pkt.ev] = pkt.sent_ns
+        if pkt.ev >= 0:
+            self.ev_ack_ns[pkt.ev] = self.ack_now
+            self.ev_rack_ts[pkt.ev] = max(self.ev_rack_ts[pkt.ev], pkt.sent_ns)
 
     def _progress(self, now_ns: int) -> None:
         self.retries = 0
@@ -582,12 +587,22 @@ class QueuePair:
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
         retire = False
-        if pkt.ev >= 0:
+        ev = pkt.ev
+        if ev >= 0:
             if cause == "timeout":
-                self.evset.penalize(pkt.ev, PENALTY_TIMEOUT)
-            # a path that delivered something sent after this packet is alive: only this one was lost
-            retire = self.evset.mark_bad(pkt.ev, now_ns, cause) and cause != "timeout" \
-                and self.ev_rack_ts[pkt.ev] < pkt.sent_ns
+                self.evset.penalize(ev, PENALTY_TIMEOUT)
+                self.evset.mark_bad(ev, now_ns, cause)
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns or now_ns - self.ev_ack_ns[ev] >= self._reorder_window():
+                # the path lost this packet (a later one on it arrived: paths are FIFO), or it has
+                # gone quiet for a reordering window: ASSUMED_BAD.  Retire its other packets in
+                # flight only in the second case (a path that delivered something sent after this
+                # packet is alive: only this one was lost)
+                retire = self.evset.mark_bad(ev, now_ns, cause) and self.ev_rack_ts[ev] < pkt.sent_ns
+            else:
+                # [ours] the path is still delivering (an ACK reported a new delivery on it within
+                # the reordering window): the packet is more likely queued behind a congested hop,
+                # which the switches signal with ECN and trims; resend it, keep the EV
+                self.counters.rack_ev_kept += 1
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
         else:

@@ -199,3 +199,25 @@ def test_mrc_with_nscc_by_name_learns_rtt_and_uses_trims_not_evs():
     assert bytes(p.mr.buf[: len(data)]) == data
     assert p.qa.cc.name == "nscc" and p.qa.cc.cfg.base_rtt < 100_000
     assert not [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
+
+
+def test_rack_keeps_an_ev_whose_path_still_delivers_and_retires_a_dead_one():
+    """One of two paths 10x slower (a deep queue, no loss): RACK's cross-path verdicts resend, but
+    the slow path keeps delivering, so they leave its EV GOOD; the same path dead goes ASSUMED_BAD."""
+    data = random.Random(9).randbytes(2 << 20)
+    slow = [PathSpec(delay_ns=2_000, rate_bps=40e9, queue_bytes=8 << 20),
+            PathSpec(delay_ns=2_000, rate_bps=4e9, queue_bytes=8 << 20)]
+    attr = QpAttr(cc="none", reorder_adapt=False, reorder_min_ns=50_000)  # ACKs on the slow path: every ~8 us
+    p = make_pair(slow, attr=attr, buf_len=4 << 20, port_rate_bps=40e9)
+    transfer(p, [(1, data, p.mr.base_va, None)])
+    assert bytes(p.mr.buf[: len(data)]) == data
+    c = p.qa.counters
+    bad = [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
+    # nearly every verdict found the slow path still delivering (one early verdict may still retire it)
+    assert c.retx_rack > 20 and c.rack_ev_kept > 0.5 * c.retx_rack and len(bad) <= 1
+    dead = [PathSpec(delay_ns=2_000, rate_bps=40e9), PathSpec(delay_ns=2_000, rate_bps=40e9, down=[(20_000, None)])]
+    p = make_pair(dead, attr=QpAttr(cc="none"), buf_len=4 << 20, port_rate_bps=40e9)
+    transfer(p, [(1, data, p.mr.base_va, None)])
+    assert bytes(p.mr.buf[: len(data)]) == data
+    bad = [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
+    assert bad and bad[0].ev_index == 1 and bad[0].cause == "rack"
