@@ -221,3 +221,12 @@ def test_rack_keeps_an_ev_whose_path_still_delivers_and_retires_a_dead_one():
     assert bytes(p.mr.buf[: len(data)]) == data
     bad = [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
     assert bad and bad[0].ev_index == 1 and bad[0].cause == "rack"
+
+
+def test_cnp_round_trips_through_the_codec():
+    from mrc.wire import formats as F
+    from mrc.wire.codec import Encap, decode_frame, encode_cnp
+
+    enc = Encap("udp", bytes(15) + b"\x01", bytes(15) + b"\x02", 0xC001)
+    fr = decode_frame(encode_cnp(enc, 0x123456))
+    assert fr.opcode == F.OP_CNP and fr.dest_qp == 0x123456 and not fr.ce
