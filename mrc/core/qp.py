@@ -164,6 +164,7 @@ class QueuePair:
         self.rack_ts = 0
         self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
         self.ev_ack_ns = [0] * len(evs)  # per EV: when an ACK last reported a new delivery on it
+        self.ev_gap_ns = [0] * len(evs)  # per EV: smoothed time between ACKs reporting new deliveries on it
         self.ack_now = 0  # time of the ACK being processed
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
@@ -505,8 +506,15 @@ class QueuePair:
 
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)
-        if pkt.ev >= 0:
-            self.ev_ack_ns[pkt.ev] = self.ack_now
+        ev = pkt.ev
+        # per-EV evidence only from packets sent once (Karn's rule): a resent packet may have been
+        # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
+        if ev >= 0 and pkt.xmits == 1:
+            last, now = self.ev_ack_ns[ev], self.ack_now
+            if now > last:
+                g = self.ev_gap_ns[ev]
+                self.ev_gap_ns[ev] = now - last if not g else (7 * g + now - last) >> 3
+                self.ev_ack_ns[ev] = now
             self.ev_rack_ts[pkt.ev] = max(self.ev_rack_ts[pkt.ev], pkt.sent_ns)
 
     def _progress(self, now_ns: int) -> None:
@@ -539,12 +547,13 @@ class QueuePair:
             w = max(w, self.srtt - self.min_rtt)
         return max(w, self.attr.reorder_min_ns)
 
-    def _quiet_ns(self) -> int:
-        """How long an EV may go without a newly delivered packet before a RACK verdict on it counts
-        as a path failure: an RTT, at least the reordering window.  A QP spreads its packets over
-        all its EVs, so one EV's deliveries are several packet gaps apart ([ours]; with the
-        reordering window alone a fault-free emulated run still retired 24 EVs)."""
-        return max(self._reorder_window(), self.srtt)
+    def _quiet_ns(self, ev: int) -> int:
+        """How long EV ``ev`` may go without a newly delivered packet before a RACK verdict on it
+        counts as a path failure: an RTT, at least the reordering window, and at least twice the
+        usual time between its deliveries.  A QP spreads its packets over all its EVs, so with a
+        small window one EV sees about one delivery per RTT ([ours]; with the reordering window
+        alone a fault-free emulated run retired 24 EVs, with an RTT 58)."""
+        return max(self._reorder_window(), self.srtt, 2 * self.ev_gap_ns[ev])
 
     def _spurious(self, now_ns: int) -> None:
         """The responder echoed a duplicate: a packet we declared lost had arrived after all (or was
@@ -599,7 +608,7 @@ class QueuePair:
             if cause == "timeout":
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
                 self.evset.mark_bad(ev, now_ns, cause)
-            elif self.ev_rack_ts[ev] >= pkt.sent_ns or now_ns - self.ev_ack_ns[ev] >= self._quiet_ns():
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns or now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev):
                 # the path lost this packet (a later one on it arrived: paths are FIFO), or it has
                 # gone quiet (no new delivery for an RTT): ASSUMED_BAD.  Retire its other packets in
                 # flight only in the second case (a path that delivered something sent after this
