@@ -164,7 +164,6 @@ class QueuePair:
         self.rack_ts = 0
         self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
         self.ev_ack_ns = [0] * len(evs)  # per EV: when an ACK last reported a new delivery on it
-        self.ev_gap_ns = [0] * len(evs)  # per EV: smoothed time between ACKs reporting new deliveries on it
         self.ack_now = 0  # time of the ACK being processed
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
@@ -510,11 +509,7 @@ class QueuePair:
         # per-EV evidence only from packets sent once (Karn's rule): a resent packet may have been
         # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
         if ev >= 0 and pkt.xmits == 1:
-            last, now = self.ev_ack_ns[ev], self.ack_now
-            if now > last:
-                g = self.ev_gap_ns[ev]
-                self.ev_gap_ns[ev] = now - last if not g else (7 * g + now - last) >> 3
-                self.ev_ack_ns[ev] = now
+            self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], self.ack_now)
             self.ev_rack_ts[pkt.ev] = max(self.ev_rack_ts[pkt.ev], pkt.sent_ns)
 
     def _progress(self, now_ns: int) -> None:
@@ -551,9 +546,8 @@ class QueuePair:
         """How long EV ``ev`` may go without a newly delivered packet before a RACK verdict on it
         counts as a path failure: an RTT, at least the reordering window.  A QP spreads its packets
         over all its EVs, so one EV's deliveries are several packet gaps apart ([ours]).  Waiting
-        twice the EV's usual delivery gap as well (``ev_gap_ns``, kept for this measurement) cut
-        fault-free retirements but slowed recovery after a failure from 2-3 to 4.1-4.4 RTTs in the
-        demo, so it is not used."""
+        twice the EV's usual delivery gap as well cut fault-free retirements but slowed recovery
+        after a failure from 2-3 to 4.1-4.4 RTTs in the demo (bench/README.md), so it is not done."""
         return max(self._reorder_window(), self.srtt)
 
     def _spurious(self, now_ns: int) -> None:
