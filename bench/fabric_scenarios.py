@@ -2,12 +2,16 @@
 
     python bench/fabric_scenarios.py [--target softswitch] [--out bench-out/fabric] [--json]
 
-One fabric (examples/small.yaml, with the demo's links: 5 ms propagation delay per switch port) for
-the all-to-all runs, one with slow shallow host downlinks for incast.  Prints: completion time of an
-all-to-all without and with a spine-link failure, goodput recovery time and longest flow stall after
-the failure, and p99 message latency under incast; each as MRC and RC measured in this run, and
-their ratio.  A run that does not finish by its deadline is
-reported as ">= deadline" (a single-path QP pinned to a dead path never recovers on a static fabric).
+One fabric (examples/small.yaml, with the demo's links: 300 frames/s, 16-frame queues and 5 ms propagation delay per
+switch port) for the all-to-all runs, one with 300 frames/s links and shallow host downlinks for
+incast.  NIC ports run at the links' line rate; congestion control is each mode's default (MRC:
+NSCC, RC: DCQCN); nothing is hand-paced.  Prints: completion time of an all-to-all without and with
+a spine-link failure, goodput recovery time and longest flow stall after the failure, and p99
+message latency under incast; each as MRC and RC measured in this run, and their ratio; then the
+acceptance lines (fault-free run: no EV retirements, no frames lost outside the pipeline,
+congestion seen as trims and ECN marks; recovery within 3 RTTs; incast p99 MRC <= RC).  A run that
+does not finish by its deadline is reported as ">= deadline" (a single-path QP pinned to a dead
+path never recovers on a static fabric).
 """
 from __future__ import annotations
 
@@ -31,15 +35,17 @@ from fabric.scenarios import (
     run_traffic,
 )
 
-# The demo's links and QP settings (fabric/demo.py): 5 ms propagation delay per switch port (a fabric
-# with several packets per RTT), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
-A2A = TrafficSpec(pattern="all-to-all", size=256 << 10, count=12, tx_depth=2, rate_gbps=0.012, reorder_ms=10.0)
+# The demo's links and QP settings (fabric/demo.py): 300 frames/s, 16-frame queues and 5 ms propagation delay per switch
+# port (a fabric with several packets per RTT), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
+A2A = TrafficSpec(pattern="all-to-all", size=256 << 10, count=12, tx_depth=2, reorder_ms=10.0)
 A2A_MEASURE = MeasureSpec(sample_ms=5.0, bin_ms=20.0)
-# 3 -> 1 into 600 packets/s, 16-packet host downlinks (trim threshold 14): two messages in flight per
-# sender keep the downlinks congested (one in flight barely queued: no trims, p99 ratio 1.00)
-INCAST = TrafficSpec(pattern="incast", size=64 << 10, count=16, tx_depth=2, rate_gbps=0.02)
+# 3 -> 1 over 300 frames/s links, 16-packet host downlinks (trim threshold 14): two messages in
+# flight per sender keep the downlinks congested
+INCAST = TrafficSpec(pattern="incast", size=64 << 10, count=16, tx_depth=2)
+INCAST_FABRIC = FabricSpec(link_defaults={"rate_pps": 300}, host_links={"rate_pps": 300, "queue_depth": 16})
 FAIL = FaultSpec(at=1.0, kind="link_down", a="p1l1", b="p1s1")
 DEADLINE = 20.0
+RECOVERY_RTTS = 3.0
 
 
 def _pair(env: FabricEnv, sc: Scenario) -> dict[str, dict]:
@@ -62,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                    workdir=args.out / "a2a") as env:
         res["a2a"] = _pair(env, Scenario(traffic=A2A, deadline_s=DEADLINE, measure=A2A_MEASURE))
         res["a2a_fail"] = _pair(env, Scenario(traffic=A2A, faults=(FAIL,), deadline_s=DEADLINE, measure=A2A_MEASURE))
-    spec = FabricSpec(host_links={"rate_pps": 600, "queue_depth": 16})
-    with FabricEnv(spec, prefix="bnci", grpc_base_port=22600, target=args.target, workdir=args.out / "incast") as env:
+    with FabricEnv(INCAST_FABRIC, prefix="bnci", grpc_base_port=22600, target=args.target, workdir=args.out / "incast") as env:
         res["incast"] = _pair(env, Scenario(traffic=INCAST, deadline_s=DEADLINE))
     rows = []
 
@@ -104,13 +109,39 @@ def main(argv: list[str] | None = None) -> int:
           f"{mi['switch_ecn_marks']} / {ri['switch_ecn_marks']}, dropped early {mi['switch_early_drops']} / "
           f"{ri['switch_early_drops']}; MRC trims received {mi['trims_received']}, trim retransmissions "
           f"{mi['retransmissions'].get('trim', 0)}; RC go-back-N resends {ri['retransmissions'].get('nak', 0)}")
+    a0 = res["a2a"]["mrc"]
+    print(f"fault-free all-to-all, MRC: trims {a0['switch_trims']}, CE marks {a0['switch_ecn_marks']}, early drops "
+          f"{a0['switch_early_drops']}, EV retirements {a0['ev_retirements']}, frames lost outside the pipeline "
+          f"{a0['kernel_rx_drops']}, resent {a0['retransmissions_total']} of {a0['data_packets_sent']} data packets; "
+          f"RC: CNPs {res['a2a']['rc']['cnps']}, go-back-N resends {res['a2a']['rc']['retransmissions'].get('nak', 0)}, "
+          f"frames lost outside the pipeline {res['a2a']['rc']['kernel_rx_drops']}")
+    checks = [
+        (a0["completed"] and not a0["data_loss"] and all(res[k][m]["corrupt_messages"] == 0 for k in res for m in res[k]),
+         "MRC delivered every byte of every run, 0 corrupt messages in every run"),
+        (a0["ev_retirements"] == 0, f"fault-free MRC run: {a0['ev_retirements']} EV retirements (bar: 0)"),
+        (a0["kernel_rx_drops"] == 0,
+         f"fault-free MRC run: {a0['kernel_rx_drops']} frames lost outside the pipeline (bar: 0)"),
+        (a0["switch_trims"] + a0["switch_ecn_marks"] > 0 or a0["retransmissions_total"] == 0,
+         (f"fault-free MRC run: congestion seen as {a0['switch_trims']} trims and {a0['switch_ecn_marks']} ECN marks; "
+          f"{a0['retransmissions'].get('rack', 0)} RACK and {a0['retransmissions'].get('timeout', 0)} timeout resends")),
+    ]
+    for x in res["a2a_fail"]["mrc"]["recovery"]:
+        rtts = x.get("goodput_recovery_rtts")
+        checks.append((rtts is not None and rtts <= RECOVERY_RTTS,
+                       f"MRC goodput recovery after {x['fault']}: {rtts} RTTs (bar: <= {RECOVERY_RTTS:g})"))
+    checks.append((mi["latency_us"]["p99"] <= ri["latency_us"]["p99"],
+                   (f"incast 3->1 p99: MRC {mi['latency_us']['p99'] / 1000:.1f} ms <= RC "
+                    f"{ri['latency_us']['p99'] / 1000:.1f} ms")))
+    print("acceptance (measured in this run):")
+    for ok, text in checks:
+        print(f"  [{'PASS' if ok else 'FAIL'}] {text}")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.json").write_text(json.dumps({k: {m: {x: v for x, v in d.items() if x != "ev_events"}
                                                          for m, d in pair.items()} for k, pair in res.items()},
                                                     indent=1, default=str))
     if args.json:
-        print(json.dumps({"rows": rows}, indent=1))
-    return 0
+        print(json.dumps({"rows": rows, "checks": checks}, indent=1))
+    return 0 if all(ok for ok, _ in checks) else 1
 
 
 if __name__ == "__main__":

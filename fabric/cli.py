@@ -66,6 +66,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         extra = f"  restarts {sup.get('restarts', 0)}" if sup else ""
         if sup.get("last_exit"):
             extra += f", last exit: {sup['last_exit']}"
+        kd = st.get("kernel_rx_drops", {}).get(name)
+        if kd is not None:
+            extra += f"  kernel rx drops {kd}"
         print(f"  switch {name:8} {state:8} pid {p['pid']:<7} {p['grpc']} "
               f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}{extra}")
     for name, lk in st["links"].items():

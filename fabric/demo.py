@@ -37,21 +37,35 @@ DEMO_GRPC_BASE = 27300
 # several packets per RTT in flight, and the RTT dwarfs the scheduling jitter of Python processes
 # on 2 cores, as the RTT dwarfs switch jitter in a real fabric.  docs/demo.md has the measurements.
 DEMO_LINK_DELAY_US = 5000
-FEW_RTTS = 5.0  # the acceptance bar for "goodput recovers within a few RTTs of the failure"
+# Rate of every link (each switch egress queue, bmv2 set_queue_rate): 300 frames/s, 20 Mb/s of full 8 KiB
+# frames.  The Python switch processes of this emulation forward a few thousand frames/s between them
+# on 2 shared cores; links slower than that make congestion queue up in the traffic manager, where
+# mrc_switch.p4 marks ECN and trims (as on a real switch), instead of in the kernel's socket buffers,
+# where frames are lost unseen.  The hosts' NIC ports run at the same line rate
+# (fabric.scenarios.runner.FabricEnv.line_rate_gbps) and congestion control does the rest.
+DEMO_LINK_RATE_PPS = 300
+# Queue depth of every link: 16 frames (the controller derives ECN at 4, trim at 14, drop at 16 from
+# it), about 1.5 bandwidth-delay products of a 35 ms RTT at 300 frames/s -- a datacenter switch's
+# shallow buffer relative to its BDP, rather than bmv2's 64-frame default (213 ms at this rate).
+DEMO_LINK_QUEUE_DEPTH = 16
+FEW_RTTS = 3.0  # the acceptance bar for "goodput recovers within a few RTTs of the failure"
 DEMO_VIEW_PORT = 9180  # live fabric view (controller/web) of the demo's controller
 DEMO_METRICS_PORT = 9108  # its Prometheus metrics (grafana/prometheus.yml scrapes this)
 LIVE_REFRESH_S = 1.0  # counters and wiring of the demo's controller are read this often for the view
 
 
-def demo_link_defaults(target: str) -> dict[str, int] | None:
-    """The link properties of the demo's fabric (also the fabric failure bench's): DEMO_LINK_DELAY_US
-    on every switch port, from the target's link model or, for a target without one (bmv2), a netem
-    qdisc on the switch's veth; None where neither exists (the bare fabric)."""
+def demo_link_defaults(target: str) -> dict[str, int]:
+    """The link properties of the demo's fabric (also the fabric benches'): DEMO_LINK_RATE_PPS and
+    DEMO_LINK_DELAY_US on every switch port; the delay from softswitch's link model or, on bmv2 (which
+    has none), a netem qdisc on the switch's veth, left out where the target is bmv2 and the kernel
+    has no netem (the bare fabric's RTT)."""
     from .netbuild import netem_available
     from .targets import get_target
 
-    return ({"delay_us": DEMO_LINK_DELAY_US} if get_target(target).has_link_delay or netem_available()
-            else None)
+    d = {"rate_pps": DEMO_LINK_RATE_PPS, "queue_depth": DEMO_LINK_QUEUE_DEPTH}
+    if get_target(target).has_link_delay or netem_available():
+        d["delay_us"] = DEMO_LINK_DELAY_US
+    return d
 
 
 def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
@@ -60,8 +74,7 @@ def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scena
     return Scenario(
         name="demo: all-to-all, spine link down then a whole spine",
         fabric=FabricSpec(topology="examples/small.yaml", link_defaults=demo_link_defaults(target)),
-        traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, rate_gbps=0.012,
-                            reorder_ms=10.0),
+        traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, reorder_ms=10.0),
         faults=(FaultSpec(at=1.5, kind="link_down", a="p1l1", b="p1s1"),
                 FaultSpec(at=3.5, kind="spine_loss", spine="p2s2", method="stop")),
         modes=("mrc", "rc"), deadline_s=deadline_s, measure=MeasureSpec(sample_ms=5.0, bin_ms=20.0)).check()
@@ -193,12 +206,15 @@ def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFI
     sc = demo_scenario(deadline_s, target)
     console.print(f"[bold]{sc.name}[/bold]: bring-up of examples/small.yaml ({target}), controller converge, "
                   f"then {len(sc.modes)} runs; faults: {', '.join(f.label() + f' @{f.at:g}s' for f in sc.faults)}")
-    if sc.fabric.link_defaults:
-        console.print(f"links: {sc.fabric.link_defaults['delay_us'] / 1000:g} ms propagation delay per switch port "
+    ld = sc.fabric.link_defaults or {}
+    rate = f"{ld['rate_pps']} frames/s (NIC ports at the same line rate; congestion control: NSCC for MRC, " \
+        "DCQCN for RC)" if ld.get("rate_pps") else "no rate model"
+    if ld.get("delay_us"):
+        console.print(f"links: {rate}; {ld['delay_us'] / 1000:g} ms propagation delay per switch port "
                       "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")
     else:
-        console.print(f"links: no propagation delay ({target} has no link delay and this kernel no netem qdisc); "
-                      "the RTT is the bare fabric's")
+        console.print(f"links: {rate}; no propagation delay ({target} has no link delay and this kernel no "
+                      "netem qdisc); the RTT is the bare fabric's")
     old = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     env = live = None

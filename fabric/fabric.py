@@ -322,6 +322,24 @@ class Fabric:
                               f"own and the fabric emulates it with the netem qdisc, which is not available here "
                               f"({e}); use a target with has_link_delay or drop delay_us") from None
 
+    def kernel_drops(self) -> dict[str, int]:
+        """Per softswitch: frames its ports' sockets lost in the kernel before the pipeline saw them
+        (``PACKET_STATISTICS``); a switch that does not answer is left out (bmv2: not available)."""
+        from softswitch.engine.control import send_command
+
+        out: dict[str, int] = {}
+        if self.state.target != "softswitch":
+            return out
+        for name, rec in self.state.procs.items():
+            if not rec.runtime_port:
+                continue
+            try:
+                rows = send_command(f"127.0.0.1:{rec.runtime_port}", "port_stats", [])
+            except Exception:  # noqa: BLE001, S112 - a stopped switch is simply not read
+                continue
+            out[name] = sum(int(r.get("rx_kernel_drops", 0)) for r in rows)
+        return out
+
     # -- status -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """Processes, links and namespaces as they are now."""
@@ -336,7 +354,7 @@ class Fabric:
                            "up": all(x is not None and x["up"] for x in infos)}
         return {"prefix": self.prefix, "target": self.state.target, "topology": self.state.topology,
                 "namespaces": {ns: netbuild.netns_exists(ns) for ns in self.state.namespaces},
-                "switches": procs, "links": links}
+                "switches": procs, "links": links, "kernel_rx_drops": self.kernel_drops()}
 
 
 def teardown(state: FabricState, state_dir: Path | None = None,

@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--duration", type=float, default=0.0, help="write for this many seconds instead of --iters")
     c.add_argument("--qps", type=int, default=1, help="queue pairs (default 1)")
     c.add_argument("--mode", choices=("mrc", "rc"), default="mrc", help="mrc (sprayed) or rc (single-path baseline)")
+    c.add_argument("--cc", choices=("nscc", "dcqcn", "none"), default="",
+                   help="congestion control (default: nscc for --mode mrc, dcqcn for rc; the server uses the same)")
     c.add_argument("--imm", action="store_true", help="WRITE_WITH_IMM (the server counts immediates)")
     c.add_argument("--tx-depth", type=int, default=16, help="outstanding messages per QP (default 16)")
     c.add_argument("--mtu", type=int, default=0, help="path MTU (default: largest the interfaces allow)")
@@ -138,7 +140,7 @@ def format_client(r: dict[str, Any]) -> str:
     cfg, res, rx = r["config"], r["results"], r["retransmissions"]
     lat = res["latency_us"]
     lines = [
-        (f"mrc-perf client  mode={cfg['mode']} encap={cfg['encap']} qps={cfg['qps']} size={cfg['size']} "
+        (f"mrc-perf client  mode={cfg['mode']} cc={cfg.get('cc')} encap={cfg['encap']} qps={cfg['qps']} size={cfg['size']} "
         f"mtu={cfg['mtu']} ports={len(cfg['ports'])} evs={cfg['evs']} imm={'yes' if cfg['imm'] else 'no'}"),
         (f"{'bytes':>14} {'messages':>9} {'seconds':>9} {'MB/s':>10} {'Gb/s':>8} "
         f"{'lat p50 us':>11} {'p99 us':>10} {'p999 us':>10}"),
@@ -196,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         host = _host(a)
         if a.role == "client":
             prm = PerfParams(a.size, a.iters, a.qps, a.mode, a.imm, a.duration, a.tx_depth, a.verify, a.seed,
-                             a.mtu, a.mpr, a.progress, a.timeout)
+                             a.mtu, a.mpr, a.progress, a.timeout, a.cc)
             r = run_client(host, prm, parse_address(a.peer), _progress_printer(a.json))
             print(json.dumps(r, default=str) if a.json else format_client(r), flush=True)
             return 0 if r["ok"] else 1

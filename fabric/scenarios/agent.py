@@ -114,8 +114,10 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
                 evs = evs[pin:] + evs[:pin]
             return evs
 
+        cc = cfg.get("cc") or ("nscc" if mode == "mrc" else "dcqcn")
+
         def attr():
-            return ep.qp_attr(mode, mtu=mtu, mpr=int(cfg.get("mpr", 1)), ack_timeout=int(cfg.get("ack_timeout", 16)),
+            return ep.qp_attr(mode, mtu=mtu, cc=cc, mpr=int(cfg.get("mpr", 1)), ack_timeout=int(cfg.get("ack_timeout", 16)),
                               reorder_min_ns=int(float(cfg.get("reorder_ms", 10)) * 1e6),
                               probe_interval_ns=int(float(cfg.get("probe_interval_ms", 0)) * 1e6))
         inflows: dict[int, dict[str, Any]] = {}
@@ -234,21 +236,23 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
     in_qpns = {qp.qpn for fl in inflows.values() for qp in fl["qps"]}
     retx = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0}
     extra = {"trims_received": 0, "ecn_echoes": 0, "duplicates_received": 0, "timeouts": 0, "probes_sent": 0,
-             "data_packets_sent": 0}
+             "data_packets_sent": 0, "cnps_sent": 0, "cnps_received": 0}
     srtt = []
     for qpn, q in stats["qps"].items():
         if qpn in out_qpns:
             for k in retx:
                 retx[k] += q[f"retx_{k}"]
-            for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent"):
+            for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "cnps_received"):
                 extra[k] += q[k]
         if qpn in in_qpns:
             extra["trims_received"] += q["trims_received"]
             extra["duplicates_received"] += q["duplicates_received"]
+            extra["cnps_sent"] += q["cnps_sent"]
     for f in outflows.values():
         srtt += [qp.srtt for qp in f.qps if qp.srtt]
     return {
-        "host": cfg["host"], "mode": cfg["mode"], "errors": errors,
+        "host": cfg["host"], "mode": cfg["mode"], "cc": cfg.get("cc") or "", "errors": errors,
+        "cc_state": [qp.cc.state() for f in outflows.values() for qp in f.qps if qp.cc is not None],
         "flows": {str(f.fid): {"dst": f.dst, "size": f.size, "count": f.count, "posted": f.posted, "done": f.done,
                                "failed": f.failed, "lat_us": [round(x, 1) for x in f.lat_us],
                                "last_done_ns": f.last_done_ns - t0 if f.last_done_ns else None}

@@ -197,6 +197,9 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "retransmissions": dict(retx), "retransmissions_total": sum(retx.values()),
         "trims_received": ctr["trims_received"], "ecn_echoes": ctr["ecn_echoes"],
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
+        "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
+        "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
+        "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
         "bin_ms": bin_ms,
@@ -263,8 +266,11 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
     lines.append("  EV state changes: " + (", ".join(f"{k} x{v}" for k, v in sorted(m["ev_changes"].items()))
                                            or "none"))
     lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
-                 f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}")
-    lines.append(f"  endpoints: trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}")
+                 f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}; "
+                 f"frames lost outside the pipeline (kernel receive drops) {m.get('kernel_rx_drops', 0)}")
+    lines.append(f"  endpoints: trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}, "
+                 f"CNPs {m.get('cnps', 0)}; data packets sent {m.get('data_packets_sent', 0)}, resent "
+                 f"{sum(r.values())}")
     return lines
 
 

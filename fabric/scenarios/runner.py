@@ -34,6 +34,7 @@ from ..fabric import Fabric
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
 
 REPO = Path(__file__).resolve().parents[2]
+FULL_FRAME_BYTES = 8192 + 148 + 14  # a full-MTU SRv6 data frame on the wire (mrc.endpoint.driver.qp_overhead)
 ProgressFn = Callable[[dict[str, Any]], None]
 
 
@@ -189,6 +190,16 @@ class FabricEnv:
     @property
     def hosts(self) -> list[str]:
         return [h.name for h in self.topo.host_list()]
+
+    def line_rate_gbps(self, host: str) -> float:
+        """The NIC line rate of ``host`` as the fabric models its links: the slowest host link's
+        ``rate_pps`` times a full frame (QP MTU 8192 + SRv6 headers + Ethernet), as bits; 10 Gb/s
+        where the links have no rate.  The agents pace their NIC ports at it (a NIC sends at its
+        line rate; congestion control, not a hand-tuned pacing knob, keeps the fabric's queues short)."""
+        rates = [lk.props.rate_pps for lk in self.topo.links if host in (lk.a.node, lk.b.node) and lk.props.rate_pps]
+        if not rates:
+            return 10.0
+        return min(rates) * FULL_FRAME_BYTES * 8 / 1e9
 
     def __enter__(self) -> Self:
         t0 = time.monotonic()
@@ -392,6 +403,7 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
     cong_samples: list[list] = []
     cthread: threading.Thread | None = None
     counters_before = env.counters() if sc.measure.switch_counters else {}
+    kdrops_before = env.fab.kernel_drops()
     involved = sorted({f.src for f in flows} | {f.dst for f in flows}, key=env.hosts.index)
     try:
         for h in involved:
@@ -408,7 +420,7 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             peers = {(f.dst if f.src == h else f.src) for f in flows if h in (f.src, f.dst)}
             a.send({"config": {
                 "host": h, "plan": str(env.plan_dir / f"{h}.json"), "mode": mode, "encap": t.encap, "seed": sc.seed,
-                "rate_gbps": t.rate_gbps, "mtu": t.mtu, "ack_timeout": t.ack_timeout,
+                "rate_gbps": t.rate_gbps or env.line_rate_gbps(h), "cc": t.cc, "mtu": t.mtu, "ack_timeout": t.ack_timeout,
                 "probe_interval_ms": t.probe_interval_ms, "reorder_ms": t.reorder_ms, "sample_ms": sc.measure.sample_ms,
                 "rc_pin": {p: pins[tuple(sorted((h, p)))] for p in peers},
                 "flows_out": [{"id": f.fid, "dst": f.dst, "size": t.size, "count": t.count, "qps": t.qps,
@@ -477,10 +489,13 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
                 a.proc.wait(timeout=5)
         env.restore(sc.faults)
     counters_after = env.counters() if sc.measure.switch_counters else {}
+    kdrops_after = env.fab.kernel_drops()
     return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
             "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
             "congestion_samples": cong_samples,
+            "kernel_rx_drops": {n: v - kdrops_before.get(n, 0) if v >= kdrops_before.get(n, 0) else v
+                                for n, v in kdrops_after.items()},
             "rc_pins": {f"{a}-{b}": j for (a, b), j in pins.items()} if mode == "rc" else {}}
 
 

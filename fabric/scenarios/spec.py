@@ -66,7 +66,7 @@ class TrafficSpec:
     count: int = 8
     qps: int = 1
     tx_depth: int = 2
-    rate_gbps: float = 0.03  # per NIC port pacing: the softswitch fabric forwards ~10^3-10^4 packets/s
+    rate_gbps: float = 0.0  # NIC port line rate; 0: the fabric's host-link rate (rate_pps x a full frame), else 10
     hosts: tuple[str, ...] = ()  # empty: every host
     incast_dst: str | None = None  # incast receiver (default: the first host)
     senders: int = 0  # incast senders (0: every other host)
@@ -77,6 +77,7 @@ class TrafficSpec:
     reorder_ms: float = 40.0  # RACK reordering floor: paths through CPU-shared switches differ by tens of ms
     probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
     steps: int = 1  # a job of this many steps: each step writes every flow's messages; next step when all are done
+    cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC (mrc.core.cc)
 
 
 @dataclass(frozen=True, init=False)
@@ -177,8 +178,10 @@ class Scenario:
             raise ScenarioError("scenario.sim: link_gbps, queue_packets and delay_ns must be >= 0")
         if not 1 <= sm.evs_per_path <= 256:
             raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
-        if t.rate_gbps <= 0:
-            raise ScenarioError("scenario.traffic.rate_gbps: must be positive")
+        if t.rate_gbps < 0:
+            raise ScenarioError("scenario.traffic.rate_gbps: must be >= 0 (0: the fabric's link rate)")
+        if t.cc not in ("", "nscc", "dcqcn", "none"):
+            raise ScenarioError(f"scenario.traffic.cc: {t.cc!r} is not nscc, dcqcn or none")
         if t.encap not in ("srv6", "stev", "udp"):
             raise ScenarioError(f"scenario.traffic.encap: {t.encap!r} is not srv6, stev or udp")
         for m in self.modes:
@@ -273,7 +276,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     sizes = {"size": parse_size, "count": _num(int), "qps": _num(int), "tx_depth": _num(int),
              "rate_gbps": _num(float), "senders": _num(int), "shift": _num(int), "mtu": _num(int),
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
-             "steps": _num(int),
+             "steps": _num(int), "cc": lambda v, w: str(v),
              "hosts": lambda v, w: tuple(str(x) for x in v)}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):

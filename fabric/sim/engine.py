@@ -26,6 +26,7 @@ from ..scenarios.spec import FaultSpec, Scenario, ScenarioError
 from .model import Port, Route, SimFabric
 
 BASE_VA = 0x2_0000_0000
+SIM_DEFAULT_GBPS = 100.0  # NIC and link rate when the scenario gives none (traffic.rate_gbps 0)
 _EV_DATA, _EV_TIMER, _EV_CALL = 0, 1, 2
 
 
@@ -118,7 +119,9 @@ class SimRun:
         self.topo = parse_topology(data)
         self.plan = build_plan(self.topo)
         t = sc.traffic
-        nic = t.rate_gbps
+        # NIC line rate: traffic.rate_gbps, else the switch links' rate, else a datacenter NIC's 100 Gb/s
+        nic = t.rate_gbps or s.link_gbps or SIM_DEFAULT_GBPS
+        self.nic_gbps = nic
         self.fab = SimFabric(self.plan, link_gbps=s.link_gbps or nic, nic_gbps=nic,
                              delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=s.stev_mode)
         self.encap = t.encap
@@ -154,7 +157,8 @@ class SimRun:
         t = self.sc.traffic
         return QpAttr(mode=self.mode, mtu=t.mtu or 4096, ack_timeout=t.ack_timeout,
                       reorder_min_ns=int(t.reorder_ms * 1e6), probe_interval_ns=int(t.probe_interval_ms * 1e6),
-                      probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000))
+                      probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000),
+                      cc=t.cc or None)  # as the file says; empty: no congestion control (docs/simulation.md)
 
     def _rc_pin(self, a: str, b: str) -> int:
         if self.sc.sim.rc_path == "even":
@@ -166,7 +170,7 @@ class SimRun:
         t, sids = self.sc.traffic, self.plan.sids
         planes = list(range(1, self.topo.planes + 1))
         self.gids = [sids.host_gid(h).packed for h in self.hosts]
-        self.eps = [Endpoint(g, planes, encap=self.encap, port_rate_bps=t.rate_gbps * 1e9, first_qpn=0x100)
+        self.eps = [Endpoint(g, planes, encap=self.encap, port_rate_bps=self.nic_gbps * 1e9, first_qpn=0x100)
                     for g in self.gids]
         self._pins = rc_pins(self.hosts) if self.mode == "rc" and self.sc.sim.rc_path == "even" else {}
         hi = self.fab.host_index

@@ -24,6 +24,7 @@ Drive two endpoints by hand (a driver or :mod:`mrc.sim` does the same with real 
 Received frames are bytes (whole Ethernet frames); sent frames are ``(port, bytes)``.
 """
 
+from mrc.core.cc import CC_NAMES, CongestionControl, Dcqcn, DcqcnConfig, NoControl, NsccControl, make_cc
 from mrc.core.endpoint import Endpoint
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet, ev_entries
 from mrc.core.memory import MemoryRegion
@@ -41,7 +42,33 @@ from mrc.core.types import (
 )
 
 __all__ = [
-    "MODE_MRC", "MODE_RC", "PENALTY_ECN", "PENALTY_TIMEOUT", "Completion", "Endpoint", "EndpointCounters",
-    "EvEntry", "EvEvent", "EvSet", "EvState", "MemoryRegion", "Nscc", "NsccConfig", "QpAttr", "QpCounters",
-    "QpState", "QueuePair", "WcOpcode", "WcStatus", "ev_entries", "unwrap",
+                            "CC_NAMES",
+                            "MODE_MRC",
+                            "MODE_RC",
+                            "PENALTY_ECN",
+                            "PENALTY_TIMEOUT",
+                            "Completion",
+                            "CongestionControl",
+                            "Dcqcn",
+                            "DcqcnConfig",
+                            "Endpoint",
+                            "EndpointCounters",
+                            "EvEntry",
+                            "EvEvent",
+                            "EvSet",
+                            "EvState",
+                            "MemoryRegion",
+                            "NoControl",
+                            "Nscc",
+                            "NsccConfig",
+                            "NsccControl",
+                            "QpAttr",
+                            "QpCounters",
+                            "QpState",
+                            "QueuePair",
+                            "WcOpcode",
+                            "WcStatus",
+                            "ev_entries",
+                            "make_cc",
+                            "unwrap",
 ]

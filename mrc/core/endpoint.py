@@ -50,6 +50,7 @@ class Endpoint:
         self.telemetry = telemetry
         self.mac = mac
         self.peer_macs = peer_macs or {}
+        self.port_rate_bps = float(port_rate_bps)  # the NIC port's line rate (pacing; the CC's ceiling)
         self.ns_per_byte = 8e9 / port_rate_bps
         self.slack_ns = 2 * 4200 * self.ns_per_byte  # a 2-packet transmit ring per port
         self.port_free: dict[int, float] = {p: 0.0 for p in self.ports}
@@ -292,13 +293,15 @@ class Endpoint:
                 c.rx_malformed += 1
             return
         op = fr.opcode
-        if op in F.DATA_OPCODES or op == F.OP_ACK:
+        if op in F.DATA_OPCODES or op == F.OP_ACK or op == F.OP_CNP:
             qp = self.qps.get(fr.dest_qp)
             if qp is None or qp.remote.gid != fr.src_gid or fr.dst_gid != self.gid:
                 c.rx_unknown_qp += 1
                 return
             if op == F.OP_ACK:
                 qp.on_ack(fr, now_ns)
+            elif op == F.OP_CNP:
+                qp.on_cnp(now_ns)
             else:
                 qp.on_data(fr, now_ns, self._out)
             return

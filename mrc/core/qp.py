@@ -11,11 +11,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mrc.core.cc import CongestionControl, DcqcnConfig, make_cc
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet
-from mrc.core.nscc import Nscc, NsccConfig
+from mrc.core.nscc import NsccConfig
 from mrc.core.types import Completion, EvState, QpCounters, QpState, WcOpcode, WcStatus
 from mrc.wire import formats as F
-from mrc.wire.codec import AckInfo, Encap, Frame, ProbeInfo, encode_ack, encode_data, encode_probe
+from mrc.wire.codec import AckInfo, Encap, Frame, ProbeInfo, encode_ack, encode_cnp, encode_data, encode_probe
 
 if TYPE_CHECKING:
     from mrc.core.endpoint import Endpoint
@@ -55,7 +56,10 @@ class QpAttr:
     ack_delay_ns: int = 2_000  # ...or acknowledges after this long
     reorder_min_ns: int = 2_000  # floor of the RACK reordering window
     reorder_adapt: bool = True  # widen the window when a loss verdict proves spurious (RFC 8985 6.2)
-    cc: NsccConfig | None = None  # None: no congestion window (pacing at port rate only)
+    # congestion control (mrc.core.cc): "nscc" | "dcqcn" | "none", a config object, or None (= "none")
+    cc: str | NsccConfig | DcqcnConfig | CongestionControl | None = None
+    cc_base_rtt_ns: int = 0  # the fabric's base RTT if known; 0: NSCC learns it from the smallest RTT sample
+    cnp_interval_ns: int = 50_000  # responder: at most one CNP per this long per QP (RoCE NP default: 50 us)
     pkey: int = F.DEFAULT_PKEY
     ev_profile_id: int | None = None  # mrc.h MRC_EV_PROFILE_ID: an ONLINE mrc.ctl EV profile of the endpoint
     cc_profile_id: int | None = None  # mrc.h MRC_CC_PROFILE_ID: an ONLINE mrc.ctl CC profile of the endpoint
@@ -78,6 +82,8 @@ class QpAttr:
             raise ValueError("max_wimm and max_wimm_dest must be >= 1")
         if self.probe_interval_ns < 0 or self.probe_min_ns < 0:
             raise ValueError("probe_interval_ns and probe_min_ns must be >= 0")
+        if isinstance(self.cc, str) and self.cc not in ("nscc", "dcqcn", "none"):
+            raise ValueError(f"cc must be nscc, dcqcn or none, not {self.cc!r}")
 
 
 class _Wqe:
@@ -143,7 +149,9 @@ class QueuePair:
         self.counters = QpCounters()
         self.window = attr.mpr * 128
         self.base_timeout_ns = 1024 << attr.ack_timeout  # 1.024 us x 2^t, in ns
-        self.cc: Nscc | None = None
+        self.cc: CongestionControl | None = None  # built at RTS (mrc.core.cc); None until then
+        self.pace_ns = 0.0  # the CC's pacing rate: the earliest time the next data packet may leave
+        self.cnp_sent_ns = -(1 << 62)  # responder: last CNP we sent
         # requester
         self.wqes: deque[_Wqe] = deque()
         self.next_assign = 0
@@ -157,6 +165,8 @@ class QueuePair:
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
         self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
+        self.ev_ack_ns = [0] * len(evs)  # per EV: when an ACK last reported a new delivery on it
+        self.ack_now = 0  # time of the ACK being processed
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
         self.reo_bump_ns = -(1 << 62)
@@ -201,8 +211,12 @@ class QueuePair:
         """Start sending at ``sq_psn``."""
         self._expect(QpState.RTR)
         self.snd_una = self.snd_nxt = self.snd_ptr = self.next_assign = sq_psn & F.PSN_MASK
-        if self.attr.cc is not None and not self.rc:
-            self.cc = Nscc(self.attr.cc, self.attr.mtu, now_ns)
+        self.ev_ack_ns = [now_ns] * len(self.ev_ack_ns)
+        ports = {e.port for e in self.evset.entries}
+        line = len(ports) * self.ep.port_rate_bps if not self.rc else self.ep.port_rate_bps
+        self.cc = make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=line, now_ns=now_ns,
+                          base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=not self.rc)
+        self.pace_ns = float(now_ns)
         self.state = QpState.RTS
 
     def _expect(self, st: QpState) -> None:
@@ -258,7 +272,11 @@ class QueuePair:
         ep = self.ep
         port_ok = ep.port_ok_fn(now_ns)
         sent = 0
+        paced = self.cc.rate_bps(now_ns) is not None
         while not budget or sent < budget:
+            if paced and self.pace_ns > now_ns + ep.slack_ns:  # the CC's pacing rate (DCQCN)
+                self.wake_ns = int(self.pace_ns - ep.slack_ns) + 1
+                return sent
             if self.retx:
                 seq, cause = self.retx[0]
                 pkt = self.pkts.get(seq)
@@ -312,20 +330,18 @@ class QueuePair:
                 self.wake_ns = self.ep.port_wake(e.port)
                 return -1
             return 0
-        i = self.evset.pick(port_ok)
+        es = self.evset
+        i = es.pick(port_ok)
         if i < 0:
-            # wake when a port this QP can send on frees up: a free port whose EVs are all
-            # ASSUMED_BAD would wake it at once, for nothing, until a usable port frees
-            ents = self.evset.entries
-            # (no GOOD EV on an up port: pick's last resort sends on any EV, so any port will do)
-            down = self.evset.ports_down
-            ports = [e.port for e in ents if e.state is EvState.GOOD and e.port not in down] or [e.port for e in ents]
+            # wake when a port of an EV we may use frees up: an idle port behind an ASSUMED_BAD EV
+            # gave a wake time in the past and made the QP spin (1% loss took 20x the loss-free time)
+            ports = [e.port for j, e in enumerate(es.entries) if es.usable(j)] or [e.port for e in es.entries]
             self.wake_ns = self.ep.earliest_port_wake(ports)
         return i
 
     def _cwnd_ok(self, length: int) -> bool:
-        cc = self.cc
-        return cc is None or self.inflight == 0 or self.inflight + length <= cc.cwnd
+        w = self.cc.window()
+        return w is None or self.inflight == 0 or self.inflight + length <= w
 
     def _new_packet(self) -> _Pkt | None:
         seq = self.snd_nxt
@@ -363,6 +379,11 @@ class QueuePair:
         if pkt.state != _Pkt.INFLIGHT:
             pkt.state = _Pkt.INFLIGHT
         self.inflight += pkt.length
+        cc = self.cc
+        cc.on_sent(now_ns, pkt.length)
+        rate = cc.rate_bps(now_ns)
+        if rate is not None:
+            self.pace_ns = max(self.pace_ns, float(now_ns)) + len(data) * 8e9 / rate
         self.sent_log.append((now_ns, pkt.seq, pkt.xmits))
         self.counters.data_packets_sent += 1
         self.counters.data_bytes_sent += pkt.length
@@ -386,6 +407,7 @@ class QueuePair:
         if self.state is not QpState.RTS:
             return
         self.counters.acks_received += 1
+        self.ack_now = now_ns
         syn = fr.syndrome
         if syn == F.AETH_NAK_REMOTE_ACCESS or syn == F.AETH_NAK_INVALID_REQ or syn == F.AETH_NAK_REMOTE_OP:
             seq = unwrap(fr.psn, self.snd_una)
@@ -393,6 +415,8 @@ class QueuePair:
             self._to_error(now_ns, WcStatus.REM_ACCESS_ERR)
             return
         if self.rc:
+            before = self.inflight
+            rtt = None
             if syn == F.AETH_NAK_PSN_SEQ_ERR:
                 seq = unwrap(fr.psn, self.snd_una)
                 if self.snd_una <= seq <= self.snd_nxt:
@@ -401,7 +425,11 @@ class QueuePair:
             elif syn >> 5 == 0:
                 seq = unwrap(fr.psn, self.snd_una) + 1
                 if self.snd_una < seq <= self.snd_nxt:
+                    last = self.pkts.get(seq - 1)  # RTT sample: the newest packet acked, if sent once
+                    if last is not None and last.xmits == 1:
+                        rtt = now_ns - last.sent_ns
                     self._cum_ack(seq, now_ns)
+            self.cc.on_ack(now_ns, max(0, before - self.inflight), rtt, False)
             self._after_ack(now_ns)
             return
         s = fr.sack
@@ -425,8 +453,7 @@ class QueuePair:
                 self.inflight -= pkt.length
                 self.retx.appendleft((pkt.seq, "trim"))  # at once, ahead of new data; no EV retired
                 self.counters.trims_received += 1
-                if self.cc is not None:
-                    self.cc.on_trim(now_ns)
+                self.cc.on_trim(now_ns)
         if s.flags & F.SACK_FLAG_RETX_ECHO:
             self._spurious(now_ns)
         acked_before = self.inflight
@@ -460,14 +487,18 @@ class QueuePair:
                     self._delivered(pkt)
         if rtt_sample is not None:
             self._rtt(rtt_sample)
-        if self.cc is not None:
-            acked = max(0, acked_before - self.inflight)
-            delay = None if rtt_sample is None else rtt_sample - self.cc.cfg.base_rtt
-            self.cc.on_ack(now_ns, acked, delay, bool(s.flags & F.SACK_FLAG_ECN_ECHO))
+        self.cc.on_ack(now_ns, max(0, acked_before - self.inflight), rtt_sample,
+                       bool(s.flags & F.SACK_FLAG_ECN_ECHO))
         if progressed:
             self._progress(now_ns)
         self._detect_losses(now_ns, ev_bad)
         self._after_ack(now_ns)
+
+    def on_cnp(self, now_ns: int) -> None:
+        """A RoCEv2 CNP from the responder: congestion on the path (RC's ECN feedback)."""
+        if self.state is QpState.RTS:
+            self.counters.cnps_received += 1
+            self.cc.on_cnp(now_ns)
 
     def _rtt(self, sample: int) -> None:
         if self.srtt == 0:
@@ -493,8 +524,12 @@ class QueuePair:
 
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)
-        if pkt.ev >= 0 and pkt.sent_ns > self.ev_rack_ts[pkt.ev]:
-            self.ev_rack_ts[pkt.ev] = pkt.sent_ns
+        ev = pkt.ev
+        # per-EV evidence only from packets sent once (Karn's rule): a resent packet may have been
+        # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
+        if ev >= 0 and pkt.xmits == 1:
+            self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], self.ack_now)
+            self.ev_rack_ts[pkt.ev] = max(self.ev_rack_ts[pkt.ev], pkt.sent_ns)
 
     def _progress(self, now_ns: int) -> None:
         self.retries = 0
@@ -515,10 +550,24 @@ class QueuePair:
             self.rto_at = None
 
     def _reorder_window(self) -> int:
+        """RACK's reordering window: min_rtt/4 (widened on spurious verdicts), at least the floor,
+        and at least the queueing delay the QP sees now (srtt - min_rtt, [ours]): packets sprayed
+        over paths whose queues differ arrive that much out of order, and a congested path must
+        cost trims and ECN marks, not a loss verdict that retires a healthy EV."""
         w = (self.min_rtt >> 2) * self.reo_mult
         if self.reo_mult > 1 and self.srtt:
             w = min(w, self.srtt)
+        if self.srtt > self.min_rtt:
+            w = max(w, self.srtt - self.min_rtt)
         return max(w, self.attr.reorder_min_ns)
+
+    def _quiet_ns(self, ev: int) -> int:
+        """How long EV ``ev`` may go without a newly delivered packet before a RACK verdict on it
+        counts as a path failure: an RTT, at least the reordering window.  A QP spreads its packets
+        over all its EVs, so one EV's deliveries are several packet gaps apart ([ours]).  Waiting
+        twice the EV's usual delivery gap as well cut fault-free retirements but slowed recovery
+        after a failure from 2-3 to 4.1-4.4 RTTs in the demo (bench/README.md), so it is not done."""
+        return max(self._reorder_window(), self.srtt)
 
     def _spurious(self, now_ns: int) -> None:
         """The responder echoed a duplicate: a packet we declared lost had arrived after all (or was
@@ -568,17 +617,26 @@ class QueuePair:
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
         retire = False
-        if pkt.ev >= 0:
+        ev = pkt.ev
+        if ev >= 0:
             if cause == "timeout":
-                self.evset.penalize(pkt.ev, PENALTY_TIMEOUT)
-            # a path that delivered something sent after this packet is alive: only this one was lost
-            retire = self.evset.mark_bad(pkt.ev, now_ns, cause) and cause != "timeout" \
-                and self.ev_rack_ts[pkt.ev] < pkt.sent_ns
-        if self.cc is not None:
-            if cause == "timeout":
-                self.cc.on_timeout(now_ns)
+                self.evset.penalize(ev, PENALTY_TIMEOUT)
+                self.evset.mark_bad(ev, now_ns, cause)
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns or now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev):
+                # the path lost this packet (a later one on it arrived: paths are FIFO), or it has
+                # gone quiet (no new delivery for an RTT): ASSUMED_BAD.  Retire its other packets in
+                # flight only in the second case (a path that delivered something sent after this
+                # packet is alive: only this one was lost)
+                retire = self.evset.mark_bad(ev, now_ns, cause) and self.ev_rack_ts[ev] < pkt.sent_ns
             else:
-                self.cc.on_loss(now_ns)
+                # [ours] the path is still delivering (an ACK reported a new delivery on it within
+                # the reordering window): the packet is more likely queued behind a congested hop,
+                # which the switches signal with ECN and trims; resend it, keep the EV
+                self.counters.rack_ev_kept += 1
+        if cause == "timeout":
+            self.cc.on_timeout(now_ns)
+        else:
+            self.cc.on_loss(now_ns)
         if retire:
             self._retire_ev(pkt.ev, now_ns)
 
@@ -812,13 +870,24 @@ class QueuePair:
                                                          WcOpcode.RECV_RDMA_WITH_IMM, m.dma_len, m.imm,
                                                          now_ns))
         self.ack_trigger = (seq, now_ns, evi, fr.entropy)
-        if fr.ce:
+        if fr.ce and self.rc:  # RoCE's notification point: a CNP, at most one per cnp_interval_ns
+            if now_ns - self.cnp_sent_ns >= self.attr.cnp_interval_ns:
+                self.cnp_sent_ns = now_ns
+                self._send_cnp(evi, now_ns, out)
+        elif fr.ce:
             self.ack_ecn.append(seq)
         self.ack_pending += 1
         if fr.ce or d > 0 or fr.ack_req or self.ack_pending >= self.attr.ack_every:
             self._send_ack(now_ns, out)
         elif self.ack_at is None:
             self.ack_at = now_ns + self.attr.ack_delay_ns
+
+    def _send_cnp(self, evi: int, now_ns: int, out: list) -> None:
+        e = self.evset.entries[self.evset.reply_index(evi)]
+        pkt = encode_cnp(e.encap, self.remote.qpn)
+        self.counters.cnps_sent += 1
+        self.ep.port_send(e.port, len(pkt), now_ns)
+        out.append((e.port, pkt))
 
     def _send_nak(self, syndrome: int, seq: int, evi: int, now_ns: int, out: list) -> None:
         e = self.evset.entries[self.evset.reply_index(evi)]

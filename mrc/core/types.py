@@ -107,6 +107,8 @@ class QpCounters:
     probes_sent: int = 0
     probe_answers: int = 0
     ecn_echoes: int = 0
+    cnps_sent: int = 0  # responder: RoCEv2 CNPs for CE-marked packets (RC)
+    cnps_received: int = 0  # requester
     trims_received: int = 0
     duplicates_received: int = 0
     out_of_window: int = 0
@@ -114,6 +116,7 @@ class QpCounters:
     wimm_overflow: int = 0
     min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
     reorder_widened: int = 0  # times a duplicate echo widened the RACK reordering window
+    rack_ev_kept: int = 0  # RACK loss verdicts that left the EV GOOD: its path was still delivering
     bytes_placed: int = 0
 
     def as_dict(self) -> dict[str, int]:

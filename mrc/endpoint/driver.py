@@ -197,10 +197,12 @@ class Endpoint:
 
         MTU: :meth:`max_mtu`; ACK timeout t=16 (67 ms); RACK reordering floor 10 ms (a process moving
         between CPUs spreads veth planes over two softirq backlogs: ms of reordering); ACK coalescing
-        delay 100 µs.  Anything can be overridden by keyword.
+        delay 100 µs; congestion control NSCC for MRC and DCQCN for RC (``cc``, :mod:`mrc.core.cc`;
+        ``cc=None`` or ``"none"`` turns it off).  Anything can be overridden by keyword.
         """
         kw: dict[str, Any] = {"mode": mode, "mtu": self.max_mtu(), "ack_timeout": 16,
-                              "reorder_min_ns": 10_000_000, "ack_delay_ns": 100_000}
+                              "reorder_min_ns": 10_000_000, "ack_delay_ns": 100_000,
+                              "cc": "nscc" if mode == "mrc" else "dcqcn"}
         kw.update(overrides)
         return QpAttr(**kw)
 
@@ -278,6 +280,7 @@ class Endpoint:
                                if p.port in self.core.peer_macs else None}
                       for p in self._ports.values()},
             "qps": {qp.qpn: {"state": qp.state.value, **qp.counters.as_dict(),
+                             "cc": qp.cc.state() if qp.cc is not None else None,
                              "ev_states": [s.name for s in self.core.ev_states(qp)]}
                     for qp in self.core.qps.values()},
         }

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrc.core import Completion, EvEvent, WcOpcode, WcStatus
+from mrc.core import CC_NAMES, Completion, EvEvent, WcOpcode, WcStatus
 from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
 from mrc.endpoint.netif import format_mac, parse_mac
@@ -109,6 +109,7 @@ class PerfParams:
     mpr: int = 1  # PSN window in units of 128 (1 = 128 packets in flight)
     progress: float = 1.0  # seconds between progress reports (0: none)
     timeout: float = 120.0
+    cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC
 
     def check(self) -> None:
         if self.mode not in ("mrc", "rc"):
@@ -123,6 +124,12 @@ class PerfParams:
             raise PerfError("--tx-depth must be >= 1")
         if self.timeout <= 0:
             raise PerfError("--timeout must be positive")
+        if self.cc not in ("", *CC_NAMES):
+            raise PerfError(f"--cc must be one of {', '.join(CC_NAMES)}, not {self.cc!r}")
+
+    def cc_name(self) -> str:
+        """The congestion control this run uses (the mode's default when none was asked for)."""
+        return self.cc or ("nscc" if self.mode == "mrc" else "dcqcn")
 
 
 def payload(seed: int, qp_index: int, size: int) -> bytes:
@@ -155,6 +162,7 @@ def _retx(stats: dict[str, Any]) -> dict[str, int]:
         for k in out:
             out[k] += q[f"retx_{k}"]
     out["total"] = sum(out.values())
+    out["data_packets"] = sum(q["data_packets_sent"] for q in stats["qps"].values())
     return out
 
 
@@ -200,13 +208,13 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
         raise PerfError(f"--mtu {mtu} does not fit the interfaces (largest: {ep.max_mtu()})")
     ch.send({"hello": PROTO_VERSION, "gid": str(ipaddress.IPv6Address(ep.gid)), "ports": _macs(ep),
              "mode": prm.mode, "encap": host.encap, "mtu": mtu, "mpr": prm.mpr, "qps": prm.qps,
-             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify})
+             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify, "cc": prm.cc_name()})
     acc = ch.recv(30.0)
     if "accept" not in acc:
         raise PerfError(f"bootstrap: expected 'accept', got {sorted(acc)}")
     peer_gid = _gid(acc["gid"])
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
-    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active)
+    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=prm.cc_name())
     qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]
@@ -276,7 +284,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     ok = not errors and (not prm.verify or server.get("verify") == "ok")
     return {
         "role": "client", "ok": ok, "errors": errors,
-        "config": {"mode": prm.mode, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
+        "config": {"mode": prm.mode, "cc": prm.cc_name(), "rate_gbps": host.rate_gbps, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
                    "duration": prm.duration, "imm": prm.imm, "mtu": mtu, "mpr": prm.mpr, "tx_depth": prm.tx_depth,
                    "ports": {str(p): stats["ports"][p]["ifname"] for p in ep.ports},
                    "evs": len(getattr(evs, "evs", evs)), "gid": str(ipaddress.IPv6Address(ep.gid)),
@@ -333,6 +341,7 @@ class Hello:
     seed: int
     imm: bool
     verify: bool
+    cc: str  # congestion control the client asked for (nscc | dcqcn | none)
 
 
 def _int(hello: dict[str, Any], key: str, lo: int, hi: int) -> int:
@@ -372,7 +381,14 @@ def check_hello(hello: dict[str, Any], host: HostConfig, limits: ServerLimits) -
         raise PerfError(f"qps x size = {qps * size} bytes exceeds the server's --max-bytes {limits.max_bytes}")
     return Hello(_gid(hello.get("gid")), peer_macs, mode, _int(hello, "mtu", 256, 1 << 16),
                  _int(hello, "mpr", 1, limits.max_mpr), qps, size, _int(hello, "seed", -(1 << 63), (1 << 63) - 1),
-                 _bool(hello, "imm"), _bool(hello, "verify"))
+                 _bool(hello, "imm"), _bool(hello, "verify"), _cc(hello, mode))
+
+
+def _cc(hello: dict[str, Any], mode: str) -> str:
+    cc = hello.get("cc") or ("nscc" if mode == "mrc" else "dcqcn")  # older clients send none
+    if cc not in CC_NAMES:
+        raise PerfError(f"bootstrap: 'cc' must be one of {', '.join(CC_NAMES)}, not {cc!r}")
+    return cc
 
 
 def handshake(ch: Channel, host: HostConfig, limits: ServerLimits) -> Hello:
@@ -466,7 +482,7 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, hello: Hello, limits: Se
     evs, min_active = host.peer_setup(ep, peer_gid, hello.ports)
     buf = bytearray(nqps * size)
     mr = ep.reg_mr(buf, BASE_VA)
-    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active)
+    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active, cc=hello.cc)
     qps = [ep.create_qp(evs, attr) for _ in range(nqps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]

@@ -275,6 +275,13 @@ def encode_ack(encap: Encap, dest_qp: int, psn: int, syndrome: int = F.AETH_ACK,
     return encap.wrap(b"".join(parts), F.ECN_NOT_ECT)
 
 
+def encode_cnp(encap: Encap, dest_qp: int) -> bytes:
+    """A RoCEv2 CNP to the requester's QP ``dest_qp``: BTH opcode 0x81 with BECN set, PSN 0, 16
+    reserved bytes; not ECN-capable (a notification must not itself be marked)."""
+    head = _BTH.pack(F.OP_CNP, 0, F.DEFAULT_PKEY, F.BTH_BECN | (dest_qp & F.QPN_MASK), 0)
+    return encap.wrap(head + bytes(F.CNP_LEN), F.ECN_NOT_ECT)
+
+
 def encode_sack(s: AckInfo) -> bytes:
     """The MRC SACK header bytes."""
     ecn = s.ecn_psns[: F.SACK_MAX_LIST]
@@ -426,6 +433,9 @@ def _decode(data: bytes) -> Frame:
             fr.sack = _decode_sack(data, h, body_end)
         elif h != body_end:
             raise WireError("trailing bytes after AETH")
+    elif op == F.OP_CNP:
+        if body_end - h != F.CNP_LEN:
+            raise WireError("CNP payload has the wrong length")
     elif op in (F.OP_PROBE_REQ, F.OP_PROBE_RESP):
         if body_end - h != F.PROBE_LEN:
             raise WireError("probe payload has the wrong length")

@@ -116,6 +116,9 @@ OP_WRITE_LAST_IMM = 0x09
 OP_WRITE_ONLY = 0x0A
 OP_WRITE_ONLY_IMM = 0x0B
 OP_ACK = 0x11
+OP_CNP = 0x81  # RoCEv2 congestion notification packet (Annex A17): BTH + 16 reserved bytes + ICRC
+CNP_LEN = 16
+BTH_BECN = 0x40000000  # in the resv8a|dest_qp word
 # [ours] MRC opcodes in the manufacturer-specific range
 OP_PROBE_REQ = 0xC0
 OP_PROBE_RESP = 0xC1
@@ -127,7 +130,7 @@ DATA_OPCODES = frozenset(
 IMM_OPCODES = frozenset((OP_WRITE_LAST_IMM, OP_WRITE_ONLY_IMM))
 LAST_OPCODES = frozenset((OP_WRITE_LAST, OP_WRITE_LAST_IMM, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM))
 FIRST_OPCODES = frozenset((OP_WRITE_FIRST, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM))
-KNOWN_OPCODES = DATA_OPCODES | {OP_ACK, OP_PROBE_REQ, OP_PROBE_RESP, OP_PORT_STATUS}
+KNOWN_OPCODES = DATA_OPCODES | {OP_ACK, OP_CNP, OP_PROBE_REQ, OP_PROBE_RESP, OP_PORT_STATUS}
 
 PROBE_QPN = 1  # [ours] probes and PORT_STATUS are connectionless: BTH dest QP = 1
 

@@ -379,6 +379,7 @@ class PacketLoop:
                 "port": num, "ifname": p.ifname, "up": p.up,
                 "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
                 "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes, "tx_drops": c.tx_drops,
+                "rx_kernel_drops": p.kernel_drops(),
                 "queue_drops": sum(q["dropped"] for q in queues),
                 "link_delay_us": self.tm.port(num).link_delay_us,
                 "queues": queues,

@@ -49,6 +49,7 @@ RING_BYTES = 2 << 20  # rx ring memory per port (at least RING_MIN_SLOTS slots, 
 # burst the socket buffer held.
 RING_MIN_SLOTS = 512
 RING_BLOCK = 1 << 16  # one ring block (frames never straddle blocks)
+PACKET_STATISTICS = 6  # linux/if_packet.h: struct tpacket_stats {tp_packets, tp_drops}, reset on read
 SIOCETHTOOL = 0x8946
 # legacy ethtool_value commands (linux/ethtool.h)
 _ETHTOOL_SET = {"tso": 0x1F, "gso": 0x24, "gro": 0x2C, "tx-checksum": 0x17, "sg": 0x19}
@@ -67,6 +68,7 @@ class PortCounters:
     tx_bytes: int = 0
     tx_drops: int = 0  # could not be sent: interface down, buffer full, gone
     rx_errors: int = 0
+    rx_kernel_drops: int = 0  # frames the kernel dropped before we read them (socket buffer full)
 
 
 class _EthtoolValue(ctypes.Structure):
@@ -226,12 +228,27 @@ class LinuxPort:
         self.ring_slots = nblocks * (block // frame)
         self.ring_next = 0
 
+    def kernel_drops(self) -> int:
+        """Frames lost outside the pipeline so far: the kernel's receive drops on this port's socket
+        (``PACKET_STATISTICS``, which resets on every read, so they are added up here).  A switch
+        process that cannot keep up loses frames there, where nothing is trimmed, marked or counted
+        by the P4 program."""
+        s = self.sock
+        if s is not None:
+            try:
+                _packets, drops = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+            except OSError:
+                drops = 0
+            self.counters.rx_kernel_drops += drops
+        return self.counters.rx_kernel_drops
+
     def close(self) -> None:
         """Close the socket (the port stays configured)."""
         if self.ring is not None:
             self.ring.close()
             self.ring = None
         if self.sock is not None:
+            self.kernel_drops()  # keep what the old socket counted
             self.sock.close()
             self.sock = None
         self.bound_ifindex = 0

@@ -127,3 +127,38 @@ def test_cli_json_report_shape():
          "server": {"verify": "ok"}, "errors": []}
     text = format_client(json.loads(json.dumps(r)))
     assert "GOOD -> ASSUMED_BAD  (port_down)" in text and "port 2 (x) down" in text
+
+
+def test_cc_choice_defaults_per_mode_and_bad_names_are_refused(capsys):
+    from mrc.endpoint.perf import PerfError, PerfParams
+
+    assert PerfParams(mode="mrc").cc_name() == "nscc" and PerfParams(mode="rc").cc_name() == "dcqcn"
+    assert PerfParams(mode="rc", cc="none").cc_name() == "none"
+    with pytest.raises(PerfError, match="--cc"):
+        PerfParams(cc="cubic").check()
+    a = build_parser().parse_args(["client", "--ifaces", "a", "--peer", "h", "--cc", "dcqcn"])
+    assert a.cc == "dcqcn"
+    with pytest.raises(SystemExit):
+        main(["client", "--ifaces", "a", "--peer", "h", "--cc", "reno"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_scenario_traffic_cc_and_line_rate_default():
+    from fabric.scenarios import ScenarioError, parse_scenario
+
+    sc = parse_scenario({"traffic": {"cc": "none"}})
+    assert sc.traffic.cc == "none" and sc.traffic.rate_gbps == 0.0  # 0: the fabric's link rate
+    with pytest.raises(ScenarioError, match="traffic.cc"):
+        parse_scenario({"traffic": {"cc": "bbr"}})
+    with pytest.raises(ScenarioError, match="rate_gbps"):
+        parse_scenario({"traffic": {"rate_gbps": -1}})
+
+
+def test_fabric_line_rate_follows_the_link_model(tmp_path):
+    from fabric.scenarios import FabricEnv, FabricSpec
+    from fabric.scenarios.runner import FULL_FRAME_BYTES
+
+    env = FabricEnv(FabricSpec(link_defaults={"rate_pps": 300}), prefix="u", grpc_base_port=1, workdir=tmp_path)
+    assert env.line_rate_gbps("h1") == pytest.approx(300 * FULL_FRAME_BYTES * 8 / 1e9)
+    bare = FabricEnv(FabricSpec(), prefix="u", grpc_base_port=1, workdir=tmp_path / "b")
+    assert bare.line_rate_gbps("h1") == 10.0  # no rate model: a 10 Gb/s NIC

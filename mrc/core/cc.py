@@ -1,0 +1,304 @@
+"""Congestion control as one interface: signals in, a window and a pacing rate out.
+
+The QP reports what it learns (:meth:`CongestionControl.on_ack` with the newly delivered bytes, an
+RTT sample and the ECN echo; trims; losses; timeouts; CNPs; bytes sent) and asks two questions
+before it sends a data packet: :meth:`CongestionControl.window` (bytes allowed in flight, None = no
+limit) and :meth:`CongestionControl.rate_bps` (the QP's pacing rate, None = the NIC port's rate).
+Three implementations:
+
+* :class:`NsccControl` -- UET 1.0 NSCC (mrc_ctl ``uet-1.0-nscc``, :mod:`mrc.core.nscc`): a window
+  over all paths of the QP, driven by queueing delay, ECN echoes and trims.  The MRC default.
+* :class:`Dcqcn` -- DCQCN, the rate-based algorithm RoCE NICs run (reaction point): each CNP cuts
+  the rate by alpha/2 and raises alpha; without CNPs alpha decays, and the rate climbs back in
+  fast-recovery, additive-increase and hyper-increase stages driven by a timer and a byte counter.
+  The RC baseline's default.
+* :class:`NoControl` -- ``none``: no window, NIC port pacing only (experiments).
+
+:func:`make_cc` builds one from what ``QpAttr.cc`` holds (a name, a config object, or None).
+Sans-IO like the rest of the core: every call takes ``now_ns``; DCQCN's timers are run lazily when
+its rate is read, so it needs no timer of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mrc.core.nscc import Nscc, NsccConfig
+
+CC_NAMES = ("nscc", "dcqcn", "none")
+DEFAULT_BASE_RTT_NS = 10_000  # [ours] NSCC's base RTT before the first sample (datacenter scale)
+
+
+class CongestionControl:
+    """The interface the QP talks to; the base class is ``none`` (every signal ignored)."""
+
+    name = "none"
+
+    def on_ack(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn: bool) -> None:
+        """An ACK: ``acked_bytes`` newly delivered, an RTT sample (service time removed, packets
+        sent once only) or None, and whether it echoes a CE mark."""
+
+    def on_trim(self, now_ns: int) -> None:
+        """A trim NACK: a switch queue was full on the path (congestion, not a failed path)."""
+
+    def on_loss(self, now_ns: int) -> None:
+        """A packet found lost by SACK/RACK."""
+
+    def on_timeout(self, now_ns: int) -> None:
+        """A packet given up on by the retransmission timeout."""
+
+    def on_cnp(self, now_ns: int) -> None:
+        """A RoCEv2 congestion notification packet from the responder."""
+
+    def on_sent(self, now_ns: int, nbytes: int) -> None:
+        """``nbytes`` of data just left (rate-based algorithms count bytes)."""
+
+    def window(self) -> float | None:
+        """Bytes allowed in flight (None: no window)."""
+        return None
+
+    def rate_bps(self, now_ns: int) -> float | None:
+        """The QP's pacing rate in bit/s (None: as fast as the NIC port)."""
+        return None
+
+    def state(self) -> dict[str, Any]:
+        """What the algorithm holds now, for counters and --json."""
+        return {"cc": self.name}
+
+
+class NoControl(CongestionControl):
+    """``none``: no window and no rate; the NIC port's pacing is the only limit."""
+
+
+class NsccControl(CongestionControl):
+    """NSCC behind the interface.  ``learn_base_rtt``: the configured base RTT is a guess (a real
+    driver does not know its fabric), so the smallest RTT sample seen replaces it and the window
+    limits are derived again from it ([ours]; UET configures base_rtt per fabric).  The window
+    starts, as NSCC's does, at the maximum -- from the first RTT sample on, since the guess's
+    maximum means nothing."""
+
+    name = "nscc"
+
+    def __init__(self, cfg: NsccConfig, mtu: int, now_ns: int = 0, *, rate_bps: float = 0.0,
+                 learn_base_rtt: bool = False, trimming: bool = True):
+        self.nscc = Nscc(cfg, mtu, now_ns)
+        self.mtu = mtu
+        self.rate = rate_bps
+        self.learn = learn_base_rtt
+        self.trimming = trimming
+        self.min_rtt = 0
+
+    @property
+    def cfg(self) -> NsccConfig:
+        return self.nscc.cfg
+
+    @property
+    def cwnd(self) -> float:
+        """The window in bytes (also what :meth:`window` returns)."""
+        return self.nscc.cwnd
+
+    @property
+    def decreases(self) -> int:
+        return self.nscc.decreases
+
+    @property
+    def quick_adapts(self) -> int:
+        return self.nscc.quick_adapts
+
+    def on_ack(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn: bool) -> None:
+        if rtt_ns is not None and self.learn and (self.min_rtt == 0 or rtt_ns < self.min_rtt):
+            self.min_rtt = max(1, rtt_ns)
+            self._rebase(self.min_rtt)
+        delay = None if rtt_ns is None else rtt_ns - self.nscc.cfg.base_rtt
+        self.nscc.on_ack(now_ns, acked_bytes, delay, ecn)
+
+    def _rebase(self, base_rtt: int) -> None:
+        n = self.nscc
+        first = n.cfg.base_rtt == DEFAULT_BASE_RTT_NS and not n.decreases and not n.quick_adapts
+        n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
+        if first:  # NSCC starts at its full window; the guessed one was only a placeholder
+            n.cwnd = float(n.cfg.max_cwnd)
+        n._clamp()
+
+    def on_trim(self, now_ns: int) -> None:
+        self.nscc.on_trim(now_ns)
+
+    def on_loss(self, now_ns: int) -> None:
+        self.nscc.on_loss(now_ns)
+
+    def on_timeout(self, now_ns: int) -> None:
+        self.nscc.on_timeout(now_ns)
+
+    def on_cnp(self, now_ns: int) -> None:  # an ECN echo without an ACK: as a marked ACK of nothing
+        self.nscc.on_ack(now_ns, 0, None, True)
+
+    def window(self) -> float | None:
+        return self.nscc.cwnd
+
+    def state(self) -> dict[str, Any]:
+        n = self.nscc
+        return {"cc": self.name, "cwnd": int(n.cwnd), "base_rtt_ns": n.cfg.base_rtt, "decreases": n.decreases,
+                "quick_adapts": n.quick_adapts}
+
+
+@dataclass(slots=True)
+class DcqcnConfig:
+    """DCQCN reaction-point parameters (names after the DCQCN paper and NIC firmware settings).
+
+    ``g``: alpha gain; ``alpha_period_ns``: alpha decays by (1-g) per period without a CNP (K);
+    ``increase_period_ns``: the rate-increase timer (T); ``byte_counter``: bytes sent per
+    byte-counter increase event (B); ``fast_recovery_steps``: F; ``rai_bps`` / ``rhai_bps``:
+    additive / hyper increase steps; ``min_rate_bps``: floor; ``min_dec_period_ns``: at most one
+    rate decrease per this period (the NIC's rate-reduce monitor period).
+    """
+
+    line_rate_bps: float
+    g: float = 1 / 256
+    alpha_period_ns: int = 55_000
+    increase_period_ns: int = 55_000
+    byte_counter: int = 10 << 20
+    fast_recovery_steps: int = 5
+    rai_bps: float = 40e6
+    rhai_bps: float = 400e6
+    min_rate_bps: float = 10e6
+    min_dec_period_ns: int = 4_000
+    initial_alpha: float = 1.0
+
+    @classmethod
+    def defaults(cls, line_rate_bps: float, base_rtt_ns: int = 0) -> DcqcnConfig:
+        """The published shape scaled to this port: increase steps of line/1000 (40 Mb/s at 40 Gb/s)
+        and line/100; timers of 55 us, or one base RTT where the RTT is longer ([ours]: an emulated
+        fabric with a 35 ms RTT would otherwise raise its rate hundreds of times per round trip
+        before a CNP could come back); the byte counter is 10 MiB or a base RTT's worth of line rate,
+        whichever is smaller."""
+        period = max(55_000, base_rtt_ns)
+        bdp = int(line_rate_bps / 8 * max(base_rtt_ns, 55_000) / 1e9)
+        return cls(line_rate_bps=line_rate_bps, alpha_period_ns=period, increase_period_ns=period,
+                   byte_counter=max(64 << 10, min(10 << 20, bdp)), rai_bps=line_rate_bps / 1000,
+                   rhai_bps=line_rate_bps / 100, min_rate_bps=max(line_rate_bps / 1000, 1e3),
+                   min_dec_period_ns=max(4_000, base_rtt_ns // 2))
+
+
+class Dcqcn(CongestionControl):
+    """DCQCN reaction point: current rate Rc, target rate Rt, alpha.
+
+    On a CNP (at most one decrease per ``min_dec_period_ns``): Rt = Rc, Rc = Rc (1 - alpha/2),
+    alpha = (1-g) alpha + g, and both increase counters restart.  Every ``alpha_period_ns`` without a
+    CNP: alpha = (1-g) alpha.  An increase event (timer T expired, or B bytes sent) counts and raises
+    Rc: for the first F events of each counter, fast recovery (Rc = (Rt + Rc)/2); when one counter
+    is past F, additive increase (Rt += R_AI first); when both are, hyper increase (Rt += i x R_HAI,
+    i = events past F).
+    The line rate caps both rates.
+    """
+
+    name = "dcqcn"
+
+    def __init__(self, cfg: DcqcnConfig, now_ns: int = 0, *, learn_base_rtt: bool = False):
+        self.cfg = cfg
+        self.learn = learn_base_rtt
+        self.min_rtt = 0
+        self.rc = cfg.line_rate_bps
+        self.rt = cfg.line_rate_bps
+        self.alpha = cfg.initial_alpha
+        self.timer_count = 0
+        self.byte_count = 0
+        self.bytes_since = 0
+        self.last_cnp_ns = -(1 << 62)
+        self.last_dec_ns = -(1 << 62)
+        self.alpha_at = now_ns + cfg.alpha_period_ns
+        self.inc_at = now_ns + cfg.increase_period_ns
+        self.cnps = 0
+        self.decreases = 0
+
+    def on_cnp(self, now_ns: int) -> None:
+        self._advance(now_ns)
+        c = self.cfg
+        self.cnps += 1
+        self.last_cnp_ns = now_ns
+        self.alpha_at = now_ns + c.alpha_period_ns
+        if now_ns - self.last_dec_ns < c.min_dec_period_ns:
+            return
+        self.last_dec_ns = now_ns
+        self.decreases += 1
+        self.rt = self.rc
+        self.rc = max(c.min_rate_bps, self.rc * (1 - self.alpha / 2))
+        self.alpha = (1 - c.g) * self.alpha + c.g
+        self.timer_count = self.byte_count = self.bytes_since = 0
+        self.inc_at = now_ns + c.increase_period_ns
+
+    def on_ack(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn: bool) -> None:
+        if rtt_ns is not None and self.learn and (self.min_rtt == 0 or rtt_ns < self.min_rtt):
+            # [ours] the timers were set for an unknown RTT: scale them to the smallest RTT seen
+            # (DCQCN's 55 us timers assume a fabric RTT of a few us; at a 35 ms RTT they would
+            # undo every rate cut long before the next CNP could arrive)
+            self.min_rtt = max(1, rtt_ns)
+            c = self.cfg
+            self.cfg = DcqcnConfig.defaults(c.line_rate_bps, self.min_rtt)
+        if ecn:  # an ECN echo carried in an ACK counts as a CNP
+            self.on_cnp(now_ns)
+
+    def on_sent(self, now_ns: int, nbytes: int) -> None:
+        self.bytes_since += nbytes
+        if self.bytes_since >= self.cfg.byte_counter:
+            self.bytes_since = 0
+            self.byte_count += 1
+            self._increase()
+
+    def _advance(self, now_ns: int) -> None:
+        c = self.cfg
+        for _ in range(64):  # bounded: after a long idle spell the rate is back at the line rate anyway
+            if self.alpha_at > now_ns and self.inc_at > now_ns:
+                return
+            if self.alpha_at <= self.inc_at:
+                self.alpha *= 1 - c.g
+                self.alpha_at += c.alpha_period_ns
+            else:
+                self.timer_count += 1
+                self.inc_at += c.increase_period_ns
+                self._increase()
+        self.alpha_at = now_ns + c.alpha_period_ns
+        self.inc_at = now_ns + c.increase_period_ns
+
+    def _increase(self) -> None:
+        c = self.cfg
+        f = c.fast_recovery_steps
+        t, b = self.timer_count, self.byte_count
+        if t > f and b > f:
+            self.rt += (min(t, b) - f) * c.rhai_bps
+        elif t > f or b > f:
+            self.rt += c.rai_bps
+        self.rt = min(self.rt, c.line_rate_bps)
+        self.rc = min((self.rt + self.rc) / 2, c.line_rate_bps)
+
+    def rate_bps(self, now_ns: int) -> float | None:
+        self._advance(now_ns)
+        return self.rc
+
+    def state(self) -> dict[str, Any]:
+        return {"cc": self.name, "rate_bps": round(self.rc), "target_bps": round(self.rt),
+                "alpha": round(self.alpha, 4), "cnps": self.cnps, "decreases": self.decreases}
+
+
+def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_ns: int = 0,
+            trimming: bool = True) -> CongestionControl:
+    """The algorithm ``spec`` names: ``"nscc"`` / ``"dcqcn"`` / ``"none"`` / None, or a config object
+    (:class:`~mrc.core.nscc.NsccConfig`, :class:`DcqcnConfig`) or a ready :class:`CongestionControl`.
+
+    ``rate_bps`` is what the QP's NIC ports carry together (the line rate); ``base_rtt_ns`` a known
+    base RTT (0: unknown; NSCC then learns it from the smallest RTT sample)."""
+    if spec is None or spec == "none":
+        return NoControl()
+    if isinstance(spec, CongestionControl):
+        return spec
+    if isinstance(spec, NsccConfig):
+        return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming)
+    if isinstance(spec, DcqcnConfig):
+        return Dcqcn(spec, now_ns)
+    if spec == "nscc":
+        base = base_rtt_ns or DEFAULT_BASE_RTT_NS
+        return NsccControl(NsccConfig.defaults(base, rate_bps, mtu, trimming), mtu, now_ns, rate_bps=rate_bps,
+                           learn_base_rtt=not base_rtt_ns, trimming=trimming)
+    if spec == "dcqcn":
+        return Dcqcn(DcqcnConfig.defaults(rate_bps, base_rtt_ns), now_ns, learn_base_rtt=not base_rtt_ns)
+    raise ValueError(f"congestion control must be one of {', '.join(CC_NAMES)} or a config, not {spec!r}")
