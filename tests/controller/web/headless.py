@@ -10,6 +10,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -46,7 +47,7 @@ class Browser:
 
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, preexec_fn=fds,  # noqa: PLW1509 - only dup2 runs there
-                                     close_fds=False)
+                                     close_fds=False, start_new_session=True)
         os.close(to_r)
         os.close(from_w)
         self._buf = b""
@@ -80,7 +81,20 @@ class Browser:
                 os.close(fd)
             except OSError:
                 pass
-        self._profile.cleanup()
+        # Chromium's helpers (zygote, crashpad) can outlive the browser and still write into the
+        # profile: stop the whole process group this browser leads, then remove the profile (bounded).
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for _ in range(50):
+            try:
+                self._profile.cleanup()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            shutil.rmtree(self._profile.name, ignore_errors=True)
 
     def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 15.0,
              page: bool = False) -> dict[str, Any]:
