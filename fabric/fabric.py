@@ -328,7 +328,7 @@ class Fabric:
         from softswitch.engine.control import send_command
 
         out: dict[str, int] = {}
-        if self.state.target != "softswitch":
+        if not self.state.target or not get_target(self.state.target).reports_kernel_drops:
             return out
         for name, rec in self.state.procs.items():
             if not rec.runtime_port:

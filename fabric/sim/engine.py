@@ -499,7 +499,7 @@ class SimRun:
                           for o in outs},
                 "flow_order": [o.fid for o in outs],
                 "samples": self.samples[h],
-                "ev_events": [[e.time_ns, e.qpn, e.ev_index, e.port, e.old_state.value, e.new_state.value, e.cause]
+                "ev_events": [[e.time_ns, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause]
                               for e in events],
                 "link_events": self.link_events[h], "retx": retx, "counters": extra,
                 "srtt_ns": sorted(o.qp.srtt for o in outs if o.qp.srtt), "verify": verify, "driver": {},

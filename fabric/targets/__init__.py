@@ -38,6 +38,8 @@ class Target(abc.ABC):
     shapes_at_start: ClassVar[bool]  # queue depth/rate/delay go on the command line (else: shape())
     loads_source_at_start: ClassVar[bool]  # can start with a P4 source loaded (else: push a pipeline)
     device_config_name: ClassVar[str]  # the device config file in a build folder
+    # answers softswitch's runtime "port_stats" with rx_kernel_drops (frames lost before the pipeline)
+    reports_kernel_drops: ClassVar[bool]
 
     @abc.abstractmethod
     def missing(self) -> str | None:

@@ -24,6 +24,7 @@ class Bmv2(Target):
     name = "bmv2"
     has_link_delay = False
     can_write_registers = False
+    reports_kernel_drops = False
     loads_source_at_start = False
     shapes_at_start = False
     device_config_name = "bmv2.json"

@@ -17,6 +17,7 @@ class Softswitch(Target):
     name = "softswitch"
     has_link_delay = True
     can_write_registers = True
+    reports_kernel_drops = True
     loads_source_at_start = True
     shapes_at_start = True
     device_config_name = "softswitch.json"

@@ -46,11 +46,11 @@ def test_same_seed_same_run():
 
 
 def test_demo_scenario_mrc_completes_rc_through_the_dead_link_never_resumes():
-    """The demo's own scenario (fabric/demo.py: its ms-scale NIC pacing, 5 ms links, fault times), 16 of
-    its 24 messages per flow.  Switch links at 200 Mb/s: the emulation's Python switches forward faster
-    than its NICs are paced (12 Mb/s); at the NIC rate the fabric would have no headroom at all."""
+    """The demo's own scenario (fabric/demo.py: 5 ms links, fault times), 16 of its 24 messages per
+    flow, with NICs at 12 Mb/s (the demo's emulated rate scale) so the traffic spans both faults, and
+    switch links at 200 Mb/s: headroom above the NICs, as the emulation's links have."""
     sc = demo_scenario()
-    sc = dataclasses.replace(sc, traffic=dataclasses.replace(sc.traffic, count=16),
+    sc = dataclasses.replace(sc, traffic=dataclasses.replace(sc.traffic, count=16, rate_gbps=0.012),
                              sim=dataclasses.replace(sc.sim, link_gbps=0.2))
     mrc = analyse(run_sim(sc, "mrc"), sc.measure.bin_ms, sc.measure.sample_ms)
     rc = analyse(run_sim(sc, "rc"), sc.measure.bin_ms, sc.measure.sample_ms)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from mrc.core import QpAttr
+from mrc.core import EvState, QpAttr
 from mrc.core.cc import Dcqcn, DcqcnConfig, NoControl, NsccControl, make_cc
 from mrc.core.nscc import NsccConfig
 from mrc.sim import PathSpec, make_pair, transfer
@@ -198,7 +198,7 @@ def test_mrc_with_nscc_by_name_learns_rtt_and_uses_trims_not_evs():
     transfer(p, [(1, data, p.mr.base_va, None)])
     assert bytes(p.mr.buf[: len(data)]) == data
     assert p.qa.cc.name == "nscc" and p.qa.cc.cfg.base_rtt < 100_000
-    assert not [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
+    assert not [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
 
 
 def test_rack_keeps_an_ev_whose_path_still_delivers_and_retires_a_dead_one():
@@ -212,14 +212,14 @@ def test_rack_keeps_an_ev_whose_path_still_delivers_and_retires_a_dead_one():
     transfer(p, [(1, data, p.mr.base_va, None)])
     assert bytes(p.mr.buf[: len(data)]) == data
     c = p.qa.counters
-    bad = [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
+    bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
     # nearly every verdict found the slow path still delivering (one early verdict may still retire it)
     assert c.retx_rack > 20 and c.rack_ev_kept > 20 and len(bad) <= 1
     dead = [PathSpec(delay_ns=2_000, rate_bps=40e9), PathSpec(delay_ns=2_000, rate_bps=40e9, down=[(20_000, None)])]
     p = make_pair(dead, attr=QpAttr(cc="none"), buf_len=4 << 20, port_rate_bps=40e9)
     transfer(p, [(1, data, p.mr.base_va, None)])
     assert bytes(p.mr.buf[: len(data)]) == data
-    bad = [e for e in p.a.poll_events() if e.new_state.value == "ASSUMED_BAD"]
+    bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
     assert bad and bad[0].ev_index == 1 and bad[0].cause == "rack"
 
 

@@ -17,7 +17,7 @@ def test_kernel_receive_drops_are_counted_and_kept_across_reads(veth_factory):
         port.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a few frames: the rest is dropped
         tx.bind((b, 0))
         frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5" + bytes(1000)
-        sent = 300
+        sent = port.ring_slots + 300  # more than the rx ring holds (with the ring, SO_RCVBUF does not bound it)
         for _ in range(sent):
             tx.send(frame)
         drops = wait_for(lambda: port.kernel_drops() or None, what="kernel receive drops")
