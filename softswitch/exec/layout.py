@@ -60,6 +60,24 @@ def header_fields(t: ir.HeaderT) -> list[tuple[str, int, str]]:
     return out
 
 
+def _field_expr(value: str, w: int, kind: str, shift: int, total: int) -> str:
+    """Expression for a ``w``-bit field at bit ``shift`` of the ``total``-bit integer ``value``
+    (signed for ``int``, a bool for ``bool``): one place for the integer and the struct paths."""
+    m = (1 << w) - 1
+    if shift == 0:
+        e = value if w == total else f"{value} & {m:#x}"
+    elif shift + w == total:
+        e = f"{value} >> {shift}"
+    else:
+        e = f"({value} >> {shift}) & {m:#x}"
+    if kind == "int":
+        h = 1 << (w - 1)
+        e = f"(({e}) ^ {h:#x}) - {h:#x}"
+    elif kind == "bool":
+        e = f"({e}) != 0"
+    return e
+
+
 def unpack_lines(t: ir.HeaderT, target: str, value: str, indent: str) -> list[str]:
     """Lines assigning every field of header object ``target`` from the integer ``value``."""
     lines = []
@@ -67,19 +85,7 @@ def unpack_lines(t: ir.HeaderT, target: str, value: str, indent: str) -> list[st
     shift = total
     for attr, w, kind in header_fields(t):
         shift -= w
-        m = (1 << w) - 1
-        if shift == 0:
-            e = value if w == total else f"{value} & {m:#x}"
-        elif shift + w == total:
-            e = f"{value} >> {shift}"
-        else:
-            e = f"({value} >> {shift}) & {m:#x}"
-        if kind == "int":
-            h = 1 << (w - 1)
-            e = f"(({e}) ^ {h:#x}) - {h:#x}"
-        elif kind == "bool":
-            e = f"({e}) != 0"
-        lines.append(f"{indent}{target}.{attr} = {e}")
+        lines.append(f"{indent}{target}.{attr} = {_field_expr(value, w, kind, shift, total)}")
     lines.append(f"{indent}{target}.valid = True")
     return lines
 
@@ -345,19 +351,7 @@ def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off
             lines.append(f"{sv} = {acc}")
         total = s.bits
         for attr, w, kind, shift in s.fields:
-            m = (1 << w) - 1
-            if shift == 0:
-                e = sv if w == total else f"{sv} & {m:#x}"
-            elif shift + w == total:
-                e = f"{sv} >> {shift}"
-            else:
-                e = f"({sv} >> {shift}) & {m:#x}"
-            if kind == "int":
-                h = 1 << (w - 1)
-                e = f"(({e}) ^ {h:#x}) - {h:#x}"
-            elif kind == "bool":
-                e = f"({e}) != 0"
-            lines.append(f"{target}.{attr} = {e}")
+            lines.append(f"{target}.{attr} = {_field_expr(sv, w, kind, shift, total)}")
     lines.append(f"{target}.valid = True")
     return lines
 
