@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mrc.core import CC_NAMES, Completion, EvEvent, WcOpcode, WcStatus
+from mrc.ctl import EvProfile
 from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
 from mrc.endpoint.netif import format_mac, parse_mac
@@ -214,6 +215,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
         raise PerfError(f"bootstrap: expected 'accept', got {sorted(acc)}")
     peer_gid = _gid(acc["gid"])
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
+    n_evs = len(evs.evs) if isinstance(evs, EvProfile) else len(evs)  # a plan's ctl profile, or an EV list
     attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=prm.cc_name())
     qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
     rng = random.Random()
@@ -287,7 +289,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
         "config": {"mode": prm.mode, "cc": prm.cc_name(), "rate_gbps": host.rate_gbps, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
                    "duration": prm.duration, "imm": prm.imm, "mtu": mtu, "mpr": prm.mpr, "tx_depth": prm.tx_depth,
                    "ports": {str(p): stats["ports"][p]["ifname"] for p in ep.ports},
-                   "evs": len(getattr(evs, "evs", evs)), "gid": str(ipaddress.IPv6Address(ep.gid)),
+                   "evs": n_evs, "gid": str(ipaddress.IPv6Address(ep.gid)),
                    "peer_gid": str(ipaddress.IPv6Address(peer_gid))},
         "results": {"messages": len(lat_ns), "bytes": nbytes, "seconds": round(seconds, 6),
                     "mb_per_s": round(nbytes / seconds / 1e6, 3), "gbit_per_s": round(nbytes * 8 / seconds / 1e9, 4),
