@@ -141,8 +141,8 @@ class SwitchSession:
         if not ok:
             ended = self.stream_status
             self.close()
-            if ended is not None and ended[0] == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ended[1]:
-                # the spec's answer to a duplicate election id (what softswitch and PI/bmv2 send)
+            if ended is not None and ended[0] == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ended[1].lower():
+                # the spec's answer to a duplicate election id; PI words it "Election id already exists"
                 raise ElectionIdInUse(f"switch {self.name}: election id {self.election_id} is already used by "
                                       f"another controller at {self.address} (a second mrc-controller? give this "
                                       f"one another --election-id): {ended[1]}", ended[0])
