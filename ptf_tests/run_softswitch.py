@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,14 +31,9 @@ CPU_PORT = 255
 
 
 def missing_tools(target: Target, build: Path) -> str | None:
-    """Why the target cannot run the suite here (its switch, or the compiler it names), or None."""
-    why = target.missing()
-    if why:
-        return why
-    compiler = target.compile_argv(SUITE / "p4" / "x.p4", build)[0]
-    if not (shutil.which(compiler) or Path(compiler).exists()):
-        return f"{compiler} is not on PATH (needed for TARGET={target.name})"
-    return None
+    """Why the target cannot run the suite here (its switch, its run-time tools, the compiler it
+    names), or None."""
+    return target.missing() or target.tools_missing() or target.compiler_missing()
 
 
 def compile_programs(target: Target, build: Path) -> None:

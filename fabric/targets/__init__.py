@@ -12,6 +12,7 @@ Adding a target = one module here with a ``Target`` subclass, registered in ``_R
 from __future__ import annotations
 
 import abc
+import shutil
 from pathlib import Path
 from typing import ClassVar
 
@@ -40,6 +41,8 @@ class Target(abc.ABC):
     device_config_name: ClassVar[str]  # the device config file in a build folder
     # answers softswitch's runtime "port_stats" with rx_kernel_drops (frames lost before the pipeline)
     reports_kernel_drops: ClassVar[bool]
+    # accepts a clone session with packet_length_bytes (truncating clones) over P4Runtime
+    can_truncate_clones: ClassVar[bool]
 
     @abc.abstractmethod
     def missing(self) -> str | None:
@@ -62,9 +65,31 @@ class Target(abc.ABC):
     def compile_argv(self, source: Path, out_dir: Path) -> list[str]:
         """A command that compiles ``source`` into ``out_dir`` (p4info.txtpb + the device config)."""
 
+    def compiler_missing(self) -> str | None:
+        """None if the program ``compile_argv`` names is here, else why not."""
+        exe = self.compile_argv(Path("x.p4"), Path("."))[0]
+        if shutil.which(exe) or Path(exe).exists():
+            return None
+        return f"{self.name}: {exe} is not on PATH (needed to compile P4 for this target)"
+
     @abc.abstractmethod
     def runtime_address(self, runtime_port: int) -> str:
         """How the target's own tools address its run-time control port (for test parameters)."""
+
+    def tools_missing(self) -> str | None:
+        """None if the tools beside the switch and its compiler that a run needs (its run-time command
+        line) are here, else which one is not."""
+        return None
+
+    def build_missing(self, build_dir: Path = DEFAULT_BUILD) -> str | None:
+        """None if ``pipeline(build_dir=build_dir)`` has what it needs, else what is missing (a
+        target that compiles the source itself needs nothing from ``build/``)."""
+        return None
+
+    @abc.abstractmethod
+    def runtime_command(self, address: str, line: str) -> str:
+        """Run one ``simple_switch_CLI``-style command (``set_queue_rate 20 4``) on a running switch's
+        run-time control port (``address`` as ``runtime_address`` gives it); raise on failure."""
 
     @abc.abstractmethod
     def shape(self, runtime_port: int, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,

@@ -28,6 +28,7 @@ class Bmv2(Target):
     loads_source_at_start = False
     shapes_at_start = False
     device_config_name = "bmv2.json"
+    can_truncate_clones = False  # PI answered UNKNOWN, no details, to packet_length_bytes (BMV2_FACTS)
 
     def missing(self) -> str | None:
         return None if shutil.which("simple_switch_grpc") else "bmv2: simple_switch_grpc is not on PATH"
@@ -48,10 +49,21 @@ class Bmv2(Target):
         return argv + ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port",
                        str(cpu_port), "--priority-queues", str(PRIORITY_QUEUES)]
 
+    def tools_missing(self) -> str | None:
+        if shutil.which("simple_switch_CLI") is None:
+            return "bmv2: simple_switch_CLI is not on PATH (queue rate and depth are set through it)"
+        return None
+
+    def build_missing(self, build_dir: Path = DEFAULT_BUILD) -> str | None:
+        if (build_dir / self.device_config_name).exists():
+            return None
+        return f"bmv2: {build_dir / self.device_config_name} missing (run `make build` with p4c)"
+
     def pipeline(self, program=None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
         """p4c's outputs from ``build_dir`` (``make build``); ``program`` is not compiled here."""
-        if not (build_dir / self.device_config_name).exists():
-            raise SessionError(f"bmv2: {build_dir / self.device_config_name} missing (run `make build` with p4c)")
+        why = self.build_missing(build_dir)
+        if why:
+            raise SessionError(why)
         return PipelineConfig.from_files(build_dir / "p4info.txtpb", build_dir / self.device_config_name)
 
     def compile_argv(self, source: Path, out_dir: Path) -> list[str]:
@@ -60,6 +72,9 @@ class Bmv2(Target):
 
     def runtime_address(self, runtime_port: int) -> str:
         return str(runtime_port)  # simple_switch_CLI --thrift-port
+
+    def runtime_command(self, address: str, line: str) -> str:
+        return cli(int(address), [line])
 
     def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None) -> None:
         if delay_us is not None:

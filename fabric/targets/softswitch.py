@@ -8,7 +8,7 @@ from pathlib import Path
 from controller.p4contract import CPU_PORT
 from controller.session import PipelineConfig, SessionError
 
-from . import DEFAULT_BUILD, DEFAULT_PROGRAM, REPO_ROOT, Target
+from . import DEFAULT_BUILD, DEFAULT_PROGRAM, REPO_ROOT, Target, TargetError
 
 
 class Softswitch(Target):
@@ -21,6 +21,7 @@ class Softswitch(Target):
     loads_source_at_start = True
     shapes_at_start = True
     device_config_name = "softswitch.json"
+    can_truncate_clones = True
 
     def missing(self) -> str | None:
         if shutil.which("softswitch") or (REPO_ROOT / "softswitch" / "__main__.py").exists():
@@ -70,6 +71,15 @@ class Softswitch(Target):
 
     def runtime_address(self, runtime_port: int) -> str:
         return f"127.0.0.1:{runtime_port}"
+
+    def runtime_command(self, address: str, line: str) -> str:
+        from softswitch.engine.control import ControlError, send_command
+
+        cmd, *args = line.split()
+        try:
+            return str(send_command(address, cmd, args))
+        except (ControlError, OSError, ValueError) as e:
+            raise TargetError(f"softswitch runtime {address}: {line!r} failed: {e}") from None
 
     def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None) -> None:
         from softswitch.engine.control import send_command

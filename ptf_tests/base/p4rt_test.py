@@ -26,6 +26,7 @@ from ptf import testutils
 from ptf.base_tests import BaseTest
 
 from controller import p4rt
+from fabric.targets import get_target
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -67,8 +68,10 @@ class P4RuntimeTest(BaseTest):
         self.dataplane = ptf.dataplane_instance
         self.dataplane.flush()
         self.target = testutils.test_param_get("target", "softswitch")
-        # the target plugin's capability (the runners pass it): test on this, not on the target's name
-        self.can_write_registers = bool(int(testutils.test_param_get("can_write_registers", 1)))
+        # the target plugin (fabric/targets): tests ask its declared capabilities, never its name
+        self.switch_target = get_target(self.target)
+        self.can_write_registers = bool(int(testutils.test_param_get(
+            "can_write_registers", int(self.switch_target.can_write_registers))))
         self.device_id = int(testutils.test_param_get("device_id", 1))
         self._undo: list[tuple[object, Callable[[], None]]] = []
         self.client = self.connect(self.grpc_param)

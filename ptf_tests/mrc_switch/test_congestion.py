@@ -133,8 +133,8 @@ class TrimFromQueueEstimateTest(_CongestionTest):
 
     @autocleanup
     def runTest(self):
-        if self.target == "bmv2":
-            raise unittest.SkipTest("bmv2's P4Runtime server cannot write registers")
+        if not self.can_write_registers:
+            raise unittest.SkipTest(f"{self.target}'s P4Runtime server cannot write registers")
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=40)
         self.write_register("egress_qdepth", 3, 41)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import queue
-import subprocess
-import sys
 import time
 import zlib
 from collections.abc import Callable
@@ -22,6 +20,8 @@ from base.p4info import P4Info
 from base.p4rt_test import DEFAULT_TIMEOUT, P4RuntimeClient, P4RuntimeTest
 from p4.v1 import p4runtime_pb2
 from ptf import testutils
+
+from fabric.targets import TargetError
 
 ETHERTYPE_TEST = 0x88B5
 DST_MAC = bytes.fromhex("020000000002")
@@ -71,8 +71,7 @@ class SubsetTest(P4RuntimeTest):
             raise RuntimeError("test parameter 'build_dir' and the class's 'program' are needed")
         folder = os.path.join(build, self.program)
         p4info = P4Info.from_file(os.path.join(folder, "p4info.txtpb"))
-        config_name = "bmv2.json" if self.target == "bmv2" else "softswitch.json"
-        with open(os.path.join(folder, config_name), "rb") as f:
+        with open(os.path.join(folder, self.switch_target.device_config_name), "rb") as f:
             config = f.read()
         cookie = zlib.crc32(config) | (len(config) << 32)
         if self._running_cookie(client) != cookie:
@@ -157,15 +156,10 @@ class SubsetTest(P4RuntimeTest):
         where = str(testutils.test_param_get("runtime", ""))
         if not where:
             self.skipTest("test parameter 'runtime' (runtime control address) is missing")
-        if self.target == "bmv2":
-            cmd = ["simple_switch_CLI", "--thrift-port", where]
-            res = subprocess.run(cmd, input=line + "\n", capture_output=True, text=True, timeout=30,
-                                 check=False)
-        else:
-            cmd = [sys.executable, "-m", "softswitch", "cli", "--addr", where, *line.split()]
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
-        self.assertEqual(res.returncode, 0, f"{line!r} failed: {res.stdout}{res.stderr}")
-        self.assertNotIn("Error", res.stdout, f"{line!r} failed: {res.stdout}")
+        try:
+            self.switch_target.runtime_command(where, line)
+        except TargetError as e:
+            self.fail(str(e))
 
     def poll(self, cond: Callable[[], bool], what: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait (bounded) until ``cond()`` holds."""

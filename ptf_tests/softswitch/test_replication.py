@@ -82,10 +82,10 @@ class CloneSessionTruncationTest(ReplicationTest):
 
     @autocleanup
     def runTest(self):
-        if self.target == "bmv2":
-            self.skipTest("bmv2's P4Runtime server (PI) rejects a clone session with "
-                          "packet_length_bytes (UNKNOWN, no details): truncating clone sessions "
-                          "are not supported there")
+        if not self.switch_target.can_truncate_clones:
+            self.skipTest(f"{self.target}'s P4Runtime server rejects a clone session with "
+                          "packet_length_bytes (bmv2/PI: UNKNOWN, no details): truncating clone "
+                          "sessions are not supported there")
         self.insert_clone_session(7, [3], truncate=20)
         frame = r_frame(OP_CLONE_I2E, 7, pad=40)
         self.send(1, frame)

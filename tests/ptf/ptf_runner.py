@@ -6,37 +6,27 @@ from __future__ import annotations
 import ast
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from fabric.targets import TargetError, get_target
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = os.environ.get("TARGET", "softswitch")
 
 
-def target_missing(target: str, root_why: str, bmv2_binaries: tuple[str, ...] = ("simple_switch_grpc",),
-                   bmv2_json: bool = True, probe_softswitch: bool = True) -> str | None:
-    """Why ``target`` cannot run a suite here (not root, a bmv2 binary or build missing, softswitch
-    broken when ``probe_softswitch``), or None when it can."""
+def target_missing(target: str, root_why: str, compiles: bool = False) -> str | None:
+    """Why ``target`` cannot run a suite here (not root; the target plugin's switch, run-time tools,
+    and either its compiler when the suite ``compiles`` its own programs or the ``build/`` outputs it
+    loads), or None when it can.  Asks the plugin (fabric/targets), never tests the target's name."""
     if os.geteuid() != 0:
         return f"needs root ({root_why})"
-    if target == "bmv2":
-        for binary in bmv2_binaries:
-            if shutil.which(binary) is None:
-                return f"{binary} is not on PATH"
-        if bmv2_json and not (ROOT / "build/mrc_switch/bmv2.json").exists():
-            return "build/mrc_switch/bmv2.json missing (make build with p4c)"
-        return None
-    if target != "softswitch":
-        return f"unknown TARGET {target!r} (softswitch or bmv2)"
-    if not probe_softswitch:
-        return None
-    probe = subprocess.run([sys.executable, "-m", "softswitch", "--version"], check=False, cwd=ROOT,
-                           capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"softswitch does not run: {probe.stderr.strip()[-200:]}"
-    return None
+    try:
+        t = get_target(target)
+    except TargetError as e:
+        return str(e)
+    return t.missing() or t.tools_missing() or (t.compiler_missing() if compiles else t.build_missing())
 
 
 def suite_tests(suite: Path) -> set[str]:

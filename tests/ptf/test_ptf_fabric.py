@@ -14,7 +14,7 @@ PREFIX = "w3bp"  # its own namespaces/interfaces, so it never meets a manual run
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ptf_fabric(tmp_path: Path) -> None:
-    reason = target_missing(TARGET, "network namespaces, veth interfaces, raw sockets", probe_softswitch=False)
+    reason = target_missing(TARGET, "network namespaces, veth interfaces, raw sockets")
     if reason:
         pytest.skip(f"fabric PTF suite on {TARGET}: {reason}")
     run_suite("run_fabric.py", ROOT / "ptf_tests" / "fabric",

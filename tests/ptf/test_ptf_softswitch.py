@@ -13,8 +13,7 @@ from ptf_runner import ROOT, TARGET, run_suite, target_missing
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ptf_softswitch_suite(tmp_path: Path) -> None:
-    reason = target_missing(TARGET, "veth interfaces", ("p4c-bm2-ss", "simple_switch_grpc", "simple_switch_CLI"),
-                            bmv2_json=False, probe_softswitch=False)
+    reason = target_missing(TARGET, "veth interfaces", compiles=True)
     if reason:
         pytest.skip(f"{TARGET}: {reason}")
     run_suite("run_softswitch.py", ROOT / "ptf_tests" / "softswitch",
