@@ -10,7 +10,8 @@ fabric-tna's ``gen-p4-constants.py``).  Inputs:
   resolves ids from the P4Info the switch runs.  Only actions a table or profile refers to are listed
   (p4c also lists actions called directly from an apply block, softswitch does not; a controller can
   write neither), so both compilers give the same module;
-* integer constants (``#define NAME N`` and top-level ``const <type> NAME = N;``) of the P4 files
+* integer constants (``#define NAME N``, also width-typed as ``16w0x0800``, and top-level
+  ``const <type> NAME = N;``) of the P4 files
   given (by default ``p4src/include/define.p4`` and ``p4src/include/control/congestion.p4``).
 
     python -m controller.gen_p4contract [--p4info FILE] [-o controller/p4contract.py] [--check]
@@ -34,7 +35,7 @@ PROGRAM = REPO / "p4src" / "mrc_switch.p4"
 CONSTANT_FILES = (REPO / "p4src" / "include" / "define.p4", REPO / "p4src" / "include" / "control" / "congestion.p4")
 OUTPUT = REPO / "controller" / "p4contract.py"
 
-_DEFINE = re.compile(r"^\s*#define\s+([A-Z][A-Z0-9_]*)\s+(0[xX][0-9a-fA-F]+|\d+)\b")
+_DEFINE = re.compile(r"^\s*#define\s+([A-Z][A-Z0-9_]*)\s+(?:\d+[ws])?(0[xX][0-9a-fA-F]+|\d+)\b")
 _CONST = re.compile(r"^\s*const\s+[\w<>\s]+?\s+([A-Z][A-Z0-9_]*)\s*=\s*(?:\d+w)?(0[xX][0-9a-fA-F]+|\d+)\s*;")
 # prefixes of constant families that also get a value -> name table
 _FAMILIES = (("DROP_REASON_", "DROP_REASONS"), ("PACKET_IN_REASON_", "PACKET_IN_REASONS"),

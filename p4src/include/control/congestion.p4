@@ -35,11 +35,11 @@
 register<qdepth_t>(MAX_PORTS) egress_qdepth;
 
 /* congestion_events indices: what this switch did to packets because of congestion. */
-const bit<32> CONGESTION_EVENT_TRIMMED = 0;
-const bit<32> CONGESTION_EVENT_ECN_CE = 1;
-const bit<32> CONGESTION_EVENT_EARLY_DROP = 2;
-const bit<32> CONGESTION_EVENT_COUNT = 3;
-const qdepth_t QDEPTH_ESTIMATE_MAX = 0x7FFFF;  /* the estimate saturates instead of wrapping */
+#define CONGESTION_EVENT_TRIMMED  32w0
+#define CONGESTION_EVENT_ECN_CE  32w1
+#define CONGESTION_EVENT_EARLY_DROP  32w2
+#define CONGESTION_EVENT_COUNT  32w3
+#define QDEPTH_ESTIMATE_MAX  19w0x7FFFF  /* the estimate saturates instead of wrapping */
 /* Shared by ingress (trims, early drops) and egress (CE marks). */
 counter(CONGESTION_EVENT_COUNT, CounterType.packets) congestion_events;
 
