@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from controller import p4contract as P4
+
 ROOT = Path(__file__).resolve().parents[1]
 MAKEFILE = ROOT / "Makefile"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
@@ -175,7 +177,7 @@ def test_make_build_with_softswitch(tmp_path: Path) -> None:
 
     info = text_format.Parse((out_dir / "p4info.txtpb").read_text(), p4info_pb2.P4Info())
     tables = {t.preamble.name for t in info.tables}
-    assert "ingress.srv6.usid_un" in tables and "ingress.routing.route_v6" in tables, sorted(tables)
+    assert P4.T_INGRESS_SRV6_USID_UN in tables and P4.T_INGRESS_ROUTING_ROUTE_V6 in tables, sorted(tables)
 
     again = make(f"BUILD_DIR={out_dir}", "P4C=/nonexistent/p4c-bm2-ss", "build")
     assert again.returncode == 0 and "softswitch compile" not in again.stdout, "up-to-date build recompiled"

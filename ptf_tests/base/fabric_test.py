@@ -42,7 +42,6 @@ from controller.topology import load_topology
 from mrc.wire import codec
 from mrc.wire import formats as F
 
-DROP = {name: code for code, name in P4.DROP_REASONS.items()}  # reason name -> drop_reasons index
 C_DROPS, C_PORT_RX = P4.C_DROP_REASONS, P4.C_INGRESS_STATS_PORT_RX_COUNTER
 C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER
 ETH, HLIM_OFF, DST_OFF = 14, 14 + 7, 14 + 24
@@ -121,10 +120,11 @@ class FabricTest(P4RuntimeTest):
         """Packet count of one cell of an indirect counter of ``switch``."""
         return self.read_counter(name, index, client=self.sw(switch))[0]
 
-    def drops(self, switch: str, reason: str) -> int:
-        return self.counter(switch, C_DROPS, DROP[reason])
+    def drops(self, switch: str, reason: int) -> int:
+        """``drop_reasons[reason]`` of ``switch`` (``reason``: a contract code, P4.DROP_REASON_*)."""
+        return self.counter(switch, C_DROPS, reason)
 
-    def drop_snapshot(self, reason: str) -> dict[str, int]:
+    def drop_snapshot(self, reason: int) -> dict[str, int]:
         return {name: self.drops(name, reason) for name in self.topo.switches}
 
     def wait_switch_counter(self, switch: str, name: str, index: int, at_least: int,

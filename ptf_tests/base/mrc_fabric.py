@@ -20,8 +20,6 @@ SWITCH_MAC = "00:aa:00:00:00:01"
 CPU_PORT = P4.CPU_PORT
 POSTCARD_SESSION_ID = P4.POSTCARD_SESSION_ID
 
-DROP = {name: code for code, name in P4.DROP_REASONS.items()}  # reason name -> drop_reasons index
-PACKET_IN = {name: code for code, name in P4.PACKET_IN_REASONS.items()}  # reason name -> packet_in.reason
 QDEPTH_MAX = P4.QDEPTH_ESTIMATE_MAX
 
 
@@ -116,12 +114,13 @@ class MrcFabricTest(P4RuntimeTest):
         self.insert_clone_session(POSTCARD_SESSION_ID, [CPU_PORT])
 
     # -- counters ---------------------------------------------------------------------------------------
-    def drops(self, reason: str) -> int:
-        return self.read_counter(P4.C_DROP_REASONS, DROP[reason])[0]
+    def drops(self, reason: int) -> int:
+        """``drop_reasons[reason]`` (``reason``: a contract code, P4.DROP_REASON_*)."""
+        return self.read_counter(P4.C_DROP_REASONS, reason)[0]
 
-    def expect_drop_count(self, reason: str, before: int, count: int = 1) -> None:
-        got = self.wait_counter(lambda: self.read_counter(P4.C_DROP_REASONS, DROP[reason]), before + count)[0]
-        self.assertEqual(got, before + count, f"drop_reasons[{reason}]")
+    def expect_drop_count(self, reason: int, before: int, count: int = 1) -> None:
+        got = self.wait_counter(lambda: self.read_counter(P4.C_DROP_REASONS, reason), before + count)[0]
+        self.assertEqual(got, before + count, f"drop_reasons[{P4.DROP_REASONS.get(reason, reason)}]")
 
     # -- receive ------------------------------------------------------------------------------------------
     def receive_any(self, ports: list[int], timeout: float = 2.0) -> tuple[int, bytes]:

@@ -2,9 +2,10 @@
 are dropped and counted at that spine; every other EV still delivers; bringing it up restores them."""
 from __future__ import annotations
 
-from base.fabric_test import C_DROPS, DROP, FabricTest
+from base.fabric_test import C_DROPS, FabricTest
 from ptf.testutils import group
 
+from controller import p4contract as P4
 from mrc.wire import codec
 
 
@@ -35,16 +36,16 @@ class SpinePortAdminDownTest(FabricTest):
         dleaf = self.topo.host_leaf(dst, 1)[0].name
         port = next(p for p in self.topo.ports_of(spine) if self.topo.peer(spine, p).node == dleaf)
 
-        before = self.drop_snapshot("port_admin_down")
+        before = self.drop_snapshot(P4.DROP_REASON_PORT_ADMIN_DOWN)
         self.port_admin(spine, port, False)
         dropped = self.send_all(src, dst, (spine, port))
         self.assertEqual(dropped, 1, "exactly one EV (plane 1, first spine) crosses the port")
-        got = self.wait_switch_counter(spine, C_DROPS, DROP["port_admin_down"], before[spine] + dropped)
+        got = self.wait_switch_counter(spine, C_DROPS, P4.DROP_REASON_PORT_ADMIN_DOWN, before[spine] + dropped)
         self.assertEqual(got - before[spine], dropped, f"{spine} drop_reasons[port_admin_down]")
-        after = self.drop_snapshot("port_admin_down")
+        after = self.drop_snapshot(P4.DROP_REASON_PORT_ADMIN_DOWN)
         self.assertEqual({n: after[n] - before[n] for n in after if n != spine and after[n] != before[n]}, {},
                          "port_admin_down counted at other switches")
 
         self.undo_all()  # the controller brings the port back up
         self.send_all(src, dst, None)
-        self.assertEqual(self.drops(spine, "port_admin_down"), after[spine])
+        self.assertEqual(self.drops(spine, P4.DROP_REASON_PORT_ADMIN_DOWN), after[spine])

@@ -8,6 +8,8 @@ from base.fabric_ports import host_port, tap_port
 from base.fabric_test import C_PORT_TX, FabricTest
 from ptf.testutils import group
 
+from controller import p4contract as P4
+from controller.mapping import STEV_EV_DIRECT
 from mrc.wire import codec
 from mrc.wire import formats as F
 
@@ -96,13 +98,13 @@ class StevEvDirectTest(StevBase):
     def runTest(self):
         src = self.topo.host_list()[0].name
         dst = self.host_pair_other_leaf(src)
-        self.converge([s.name for s in self.topo.leaves()], "ev_direct")
+        self.converge([s.name for s in self.topo.leaves()], STEV_EV_DIRECT)
         for plane in range(1, self.topo.planes + 1):  # the controller switched the leaf's GID route
             leaf = self.topo.host_leaf(src, plane)[0].name
-            entry = self.sw(leaf).read(self.table_entry("route_v6", {"dst_addr": f"{self.sids.host_gid(dst)}/128"}))
+            entry = self.sw(leaf).read(self.table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": f"{self.sids.host_gid(dst)}/128"}))
             self.assertEqual(len(entry), 1, f"{leaf}: route to {dst}")
             self.assertEqual(self.p4info.name_of("actions", entry[0].table_entry.action.action.action_id),
-                             "ingress.routing.set_ev_direct_group")
+                             P4.A_INGRESS_ROUTING_SET_EV_DIRECT_GROUP)
         for ev in self.ev_plan(src, dst, "stev"):
             per_spine = self.spray(src, dst, ev.port, [int.from_bytes(ev.value, "big")] * 3)
             self.assertEqual(per_spine, {ev.spine: 3}, f"STEV EV {ev.index} ({ev.value.hex()})")

@@ -7,6 +7,7 @@ from base.fabric_test import FabricTest
 from ptf.testutils import group
 from scapy.layers.l2 import Ether
 
+from controller import p4contract as P4
 from controller.plan import PortSetting
 from mrc.wire import codec
 from mrc.wire import formats as F
@@ -22,7 +23,8 @@ class TrimLastHopTest(FabricTest):
         _, _, hops = self.srv6_hops(src, ev)
         last = hops[-1]
         ps = next(p for p in self.plan.switches[last.switch].of(PortSetting) if p.port == last.out_port)
-        self.modify_entry(last.switch, "queue_thresholds", {"port": last.out_port}, "set_queue_thresholds",
+        self.modify_entry(last.switch, P4.T_INGRESS_CONGESTION_QUEUE_THRESHOLDS, {"port": last.out_port},
+                          P4.A_INGRESS_CONGESTION_SET_QUEUE_THRESHOLDS,
                           {"trim_threshold": 0, "drop_threshold": ps.drop_threshold})
         enc = self.encap(src, dst, ev.port, codec.ENCAP_SRV6, ev.value, ev_index=ev.index)
 

@@ -2,9 +2,10 @@
 and counted there as usid_unknown (no other switch counts it, no host receives it)."""
 from __future__ import annotations
 
-from base.fabric_test import C_DROPS, DROP, FabricTest
+from base.fabric_test import C_DROPS, FabricTest
 from ptf.testutils import group
 
+from controller import p4contract as P4
 from mrc.wire import codec
 
 BOGUS_SPINE, BOGUS_LEAF, BOGUS_HOST = 0x1FFF, 0x2FFF, 0x8FFF
@@ -32,12 +33,12 @@ class UnknownUsidTest(FabricTest):
         for usids, at in cases:
             carrier = self.sids.carrier(*usids).packed
             what = f"carrier {self.sids.carrier(*usids)} (dropped at {at})"
-            before = self.drop_snapshot("usid_unknown")
+            before = self.drop_snapshot(P4.DROP_REASON_USID_UNKNOWN)
             frame, psn = self.data_packet(self.encap(src, dst, plane, codec.ENCAP_SRV6, carrier))
             self.send_from(src, plane, frame)
-            got = self.wait_switch_counter(at, C_DROPS, DROP["usid_unknown"], before[at] + 1)
+            got = self.wait_switch_counter(at, C_DROPS, P4.DROP_REASON_USID_UNKNOWN, before[at] + 1)
             self.assertEqual(got, before[at] + 1, f"{what}: {at} drop_reasons[usid_unknown]")
             self.assert_delivered_only({psn}, set())
-            after = self.drop_snapshot("usid_unknown")
+            after = self.drop_snapshot(P4.DROP_REASON_USID_UNKNOWN)
             moved = {n: after[n] - before[n] for n in after if after[n] != before[n]}
             self.assertEqual(moved, {at: 1}, f"{what}: usid_unknown drops by switch")

@@ -23,26 +23,27 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.packet import NoPayload
 
+from controller import p4contract as P4
 from mrc.wire import formats as F
 from mrc.wire.layers import RETH, HBHOptMrcTelemetry, ImmDt, MrcBTH, is_trimmed, telemetry_option
 
 DST = "2001:db8:300::9"
-EVENTS = ("trimmed", "ce_marked", "early_drop")  # congestion_events indices 0, 1, 2 (docs/dataplane.md)
+EVENTS = P4.CONGESTION_EVENTS  # congestion_events index -> name (trimmed, ecn_ce, early_drop), from define.p4
 
 
 class _CongestionTest(MrcFabricTest):
     def events(self) -> dict[str, int]:
         """congestion_events[0..2] (packets) by name."""
-        return {name: self.read_counter("congestion_events", i)[0] for i, name in enumerate(EVENTS)}
+        return {name: self.read_counter(P4.C_CONGESTION_EVENTS, i)[0] for i, name in EVENTS.items()}
 
     def expect_events(self, before: dict[str, int], **delta: int) -> None:
         """Each congestion_events cell moved by exactly ``delta[name]`` (0 when not named) since ``before``."""
         for name in delta:
-            if name not in EVENTS:
+            if name not in EVENTS.values():
                 raise ValueError(f"no congestion event {name!r}")
-        for i, name in enumerate(EVENTS):
+        for i, name in EVENTS.items():
             want = before[name] + delta.get(name, 0)
-            got = self.wait_counter(lambda i=i: self.read_counter("congestion_events", i), want)[0]
+            got = self.wait_counter(lambda i=i: self.read_counter(P4.C_CONGESTION_EVENTS, i), want)[0]
             self.assertEqual(got, want, f"congestion_events[{i}] ({name})")
 
 
@@ -137,17 +138,17 @@ class TrimFromQueueEstimateTest(_CongestionTest):
             raise unittest.SkipTest(f"{self.target}'s P4Runtime server cannot write registers")
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=40)
-        self.write_register("egress_qdepth", 3, 41)
+        self.write_register(P4.R_EGRESS_QDEPTH, 3, 41)
         pkt = stev_packet("2001:db8:1::1", DST, payload_len=500)
         whole = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC)
         before = self.events()
         for expected_after in (40, 39):  # 41 and 40 are >= 40: trimmed, and the estimate decays
             testutils.send_packet(self, 1, pkt)
             testutils.verify_packet(self, trimmed(whole), 3)
-            self.assertEqual(self.read_register("egress_qdepth", 3), expected_after)
+            self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), expected_after)
         testutils.send_packet(self, 1, pkt)  # 39 < 40: forwarded whole
         testutils.verify_packet(self, whole, 3)
-        self.assertEqual(self.read_register("egress_qdepth", 3), 0)  # egress wrote the real depth
+        self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 0)  # egress wrote the real depth
         self.expect_events(before, trimmed=2)
 
 
@@ -157,11 +158,11 @@ class QueueFullDropTest(_CongestionTest):
     def runTest(self):
         self.add_route("2001:db8:300::/48", port=3)
         self.set_queue_thresholds(3, trim=QDEPTH_MAX, drop=0)
-        before = self.drops("queue_full")
+        before = self.drops(P4.DROP_REASON_QUEUE_FULL)
         events = self.events()
         testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("queue_full", before)
+        self.expect_drop_count(P4.DROP_REASON_QUEUE_FULL, before)
         self.expect_events(events, early_drop=1)
 
 
@@ -183,7 +184,7 @@ class EcnTest(_CongestionTest):
             self.assertEqual(data, bytes(exp), explain(data, exp))  # the ICRC masks the traffic class
         testutils.verify_no_other_packets(self)
         # ECT(0) and ECT(1) were marked here; Not-ECT is never marked, an arriving CE is not counted again
-        self.expect_events(before, ce_marked=2)
+        self.expect_events(before, ecn_ce=2)
 
 
 @group("congestion")
@@ -205,4 +206,4 @@ class EcnQueueDepthTest(_CongestionTest):
         marks = [Ether(self.receive_any([slow], timeout=10)[1])[IPv6].tc & 3 for _ in range(burst)]
         self.assertEqual(marks[0], 2, "the first packet found an empty queue")
         self.assertIn(3, marks, f"no CE in a burst of {burst}: {marks}")
-        self.expect_events(before, ce_marked=marks.count(3))  # all were sent ECT(0): each CE is ours
+        self.expect_events(before, ecn_ce=marks.count(3))  # all were sent ECT(0): each CE is ours

@@ -10,12 +10,15 @@ from ptf.testutils import group
 from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 
+from controller import p4contract as P4
+
 SRC = "10.0.0.1"
 
 
 class _Ipv4Test(MrcFabricTest):
     def add_route_v4(self, prefix: str, port: int):
-        return self.insert_table_entry("route_v4", {"dst_addr": prefix}, "set_next_hop", self.next_hop(port))
+        return self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V4, {"dst_addr": prefix}, P4.A_INGRESS_ROUTING_SET_NEXT_HOP,
+                                       self.next_hop(port))
 
     def forward(self, pkt, port: int) -> Ether:
         """Send ``pkt`` on port 1 and check it leaves ``port`` byte for byte as routed: neighbour and own
@@ -62,10 +65,10 @@ class Ipv4NoRouteTest(_Ipv4Test):
     @autocleanup
     def runTest(self):
         self.add_route_v4("10.1.0.0/16", port=2)
-        before = self.drops("no_route")
+        before = self.drops(P4.DROP_REASON_NO_ROUTE)
         testutils.send_packet(self, 1, ipv4_packet(SRC, "192.0.2.7"))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("no_route", before)
+        self.expect_drop_count(P4.DROP_REASON_NO_ROUTE, before)
 
 
 @group("ipv4")
@@ -76,13 +79,13 @@ class Ipv4TtlExpiryTest(_Ipv4Test):
     @autocleanup
     def runTest(self):
         route = self.add_route_v4("10.1.2.0/24", port=3)
-        before = self.drops("hop_limit")
+        before = self.drops(P4.DROP_REASON_HOP_LIMIT)
         for ttl in (1, 0):
             testutils.send_packet(self, 1, ipv4_packet(SRC, "10.1.2.9", ttl=ttl))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("hop_limit", before, count=2)
+        self.expect_drop_count(P4.DROP_REASON_HOP_LIMIT, before, count=2)
         self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(route), 2)[0], 2)
         self.forward(ipv4_packet(SRC, "10.1.2.9", ttl=2), 3)
-        self.assertEqual(self.drops("hop_limit"), before + 2, "a forwarded packet counted as expired")
+        self.assertEqual(self.drops(P4.DROP_REASON_HOP_LIMIT), before + 2, "a forwarded packet counted as expired")
         self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(route), 3)[0], 3)
         testutils.verify_no_other_packets(self)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unittest
 
-from base.mrc_fabric import PACKET_IN, SWITCH_MAC, MrcFabricTest
+from base.mrc_fabric import SWITCH_MAC, MrcFabricTest
 from base.mrc_packets import stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
@@ -12,7 +12,9 @@ from ptf.testutils import group
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
-ETHERTYPE_LINK_PROBE = 0x88B5  # define.p4: IEEE 802 Local Experimental Ethertype 1
+from controller import p4contract as P4
+
+ETHERTYPE_LINK_PROBE = P4.ETHERTYPE_LINK_PROBE  # define.p4: IEEE 802 Local Experimental Ethertype 1
 
 
 def link_probe(tag: str, ether_type: int = ETHERTYPE_LINK_PROBE) -> Packet:
@@ -38,11 +40,11 @@ class PacketInForwardedTest(MrcFabricTest):
 
     @autocleanup
     def runTest(self):
-        self.add_route("2001:db8:cc::/48", port=255)
+        self.add_route("2001:db8:cc::/48", port=P4.CPU_PORT)
         testutils.send_packet(self, 3, stev_packet("2001:db8:1::1", "2001:db8:cc::1"))
         pin = self.get_packet_in()
         self.assertEqual(pin.metadata["ingress_port"], 3)
-        self.assertEqual(pin.metadata["reason"], PACKET_IN["forwarded"])
+        self.assertEqual(pin.metadata["reason"], P4.PACKET_IN_REASON_FORWARDED)
         testutils.verify_no_other_packets(self)
 
 
@@ -55,23 +57,23 @@ class LinkProbePuntTest(MrcFabricTest):
     def runTest(self):
         down = self.ports()[-1]
         self.set_port_down(down)
-        admin_drops = self.drops("port_admin_down")
+        admin_drops = self.drops(P4.DROP_REASON_PORT_ADMIN_DOWN)
         for port in self.ports():
             probe = bytes(link_probe(f"port {port}"))
-            probes0 = self.read_counter("link_probe_counter", port)
-            rx0 = self.read_counter("port_rx_counter", port)
+            probes0 = self.read_counter(P4.C_INGRESS_PACKETIO_LINK_PROBE_COUNTER, port)
+            rx0 = self.read_counter(P4.C_INGRESS_STATS_PORT_RX_COUNTER, port)
             testutils.send_packet(self, port, probe)
             pin = self.get_packet_in()
-            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (port, PACKET_IN["link_probe"]),
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (port, P4.PACKET_IN_REASON_LINK_PROBE),
                              f"port {port}")
             self.assertEqual(pin.payload, probe)
-            probes = self.wait_counter(lambda p=port: self.read_counter("link_probe_counter", p), probes0[0] + 1)
+            probes = self.wait_counter(lambda p=port: self.read_counter(P4.C_INGRESS_PACKETIO_LINK_PROBE_COUNTER, p), probes0[0] + 1)
             self.assertEqual(probes, (probes0[0] + 1, probes0[1] + len(probe)), f"link_probe_counter[{port}]")
-            rx = self.wait_counter(lambda p=port: self.read_counter("port_rx_counter", p), rx0[0] + 1)
+            rx = self.wait_counter(lambda p=port: self.read_counter(P4.C_INGRESS_STATS_PORT_RX_COUNTER, p), rx0[0] + 1)
             self.assertEqual(rx[0], rx0[0] + 1, f"port_rx_counter[{port}]")
         testutils.verify_no_other_packets(self)
         self.verify_no_packet_in()
-        self.assertEqual(self.drops("port_admin_down"), admin_drops, "a link probe is no admin drop")
+        self.assertEqual(self.drops(P4.DROP_REASON_PORT_ADMIN_DOWN), admin_drops, "a link probe is no admin drop")
 
 
 @group("packetio")
@@ -80,13 +82,13 @@ class LinkProbeEthertypeOnlyTest(MrcFabricTest):
 
     @autocleanup
     def runTest(self):
-        before = self.drops("not_ip")
-        probes0 = self.read_counter("link_probe_counter", 1)
+        before = self.drops(P4.DROP_REASON_NOT_IP)
+        probes0 = self.read_counter(P4.C_INGRESS_PACKETIO_LINK_PROBE_COUNTER, 1)
         testutils.send_packet(self, 1, link_probe("other ethertype", ether_type=0x88B6))
-        self.expect_drop_count("not_ip", before)
+        self.expect_drop_count(P4.DROP_REASON_NOT_IP, before)
         self.verify_no_packet_in()
         testutils.verify_no_other_packets(self)
-        self.assertEqual(self.read_counter("link_probe_counter", 1), probes0)
+        self.assertEqual(self.read_counter(P4.C_INGRESS_PACKETIO_LINK_PROBE_COUNTER, 1), probes0)
 
 
 @group("packetio")
@@ -99,15 +101,15 @@ class LinkProbePacketOutTest(MrcFabricTest):
         port = self.ports()[1]
         self.set_port_down(port)
         probe = link_probe(f"out of {port}")
-        tx0 = self.read_counter("port_tx_counter", port)
+        tx0 = self.read_counter(P4.C_EGRESS_STATS_PORT_TX_COUNTER, port)
         self.send_packet_out(bytes(probe), egress_port=port)
         testutils.verify_packet(self, probe, port)
-        self.assertEqual(self.wait_counter(lambda: self.read_counter("port_tx_counter", port), tx0[0] + 1)[0],
+        self.assertEqual(self.wait_counter(lambda: self.read_counter(P4.C_EGRESS_STATS_PORT_TX_COUNTER, port), tx0[0] + 1)[0],
                          tx0[0] + 1)
 
-        before = self.drops("port_admin_down")
+        before = self.drops(P4.DROP_REASON_PORT_ADMIN_DOWN)
         self.send_packet_out(bytes(stev_packet("2001:db8:1::1", "2001:db8:2::1")), egress_port=port)
-        self.expect_drop_count("port_admin_down", before)
+        self.expect_drop_count(P4.DROP_REASON_PORT_ADMIN_DOWN, before)
         testutils.verify_no_other_packets(self)
         self.verify_no_packet_in()
 
@@ -126,11 +128,12 @@ class LinkProbeAcrossCableTest(MrcFabricTest):
         s2 = self.connect("grpcaddr2")
         try:
             self._load_pipeline(s2)
-            self.insert_table_entry("port_rx_admin", {"port": s2_in}, "set_port_down", client=s2)
+            self.insert_table_entry(P4.T_INGRESS_PORT_ADMIN_PORT_RX_ADMIN, {"port": s2_in},
+                                    P4.A_INGRESS_PORT_ADMIN_SET_PORT_DOWN, client=s2)
             probe = bytes(link_probe(f"s1:{s1_out}"))
             self.send_packet_out(probe, egress_port=s1_out)
             pin = self.get_packet_in(client=s2)
-            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (s2_in, PACKET_IN["link_probe"]))
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (s2_in, P4.PACKET_IN_REASON_LINK_PROBE))
             self.assertEqual(pin.payload, probe)
             self.verify_no_packet_in()  # nothing came back to s1
             testutils.verify_no_other_packets(self)

@@ -2,13 +2,14 @@
 host delivery, unknown uSID, hop limit expiry, parser errors."""
 from __future__ import annotations
 
-from base.mrc_fabric import BLOCK, MY_USID, PACKET_IN, SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
 from base.mrc_packets import carrier, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
 from scapy.layers.l2 import Ether
 
+from controller import p4contract as P4
 from mrc.wire import formats as F
 from mrc.wire.layers import MrcBTH, MrcProbe
 
@@ -41,17 +42,17 @@ class EndOfCarrierNoSrhTest(MrcFabricTest):
     @autocleanup
     def runTest(self):
         self.add_own_usid()
-        before = self.drops("local_not_probe")
+        before = self.drops(P4.DROP_REASON_LOCAL_NOT_PROBE)
         data = srv6_packet(carrier(BLOCK, MY_USID), opcode=F.OP_WRITE_ONLY)
         testutils.send_packet(self, 2, data)
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("local_not_probe", before)
+        self.expect_drop_count(P4.DROP_REASON_LOCAL_NOT_PROBE, before)
 
         probe = srv6_packet(carrier(BLOCK, MY_USID), opcode=F.OP_PROBE_REQ, psn=0x4711)
         testutils.send_packet(self, 2, probe)
         pin = self.get_packet_in()
         self.assertEqual(pin.metadata["ingress_port"], 2)
-        self.assertEqual(pin.metadata["reason"], PACKET_IN["probe"])
+        self.assertEqual(pin.metadata["reason"], P4.PACKET_IN_REASON_PROBE)
         self.assertEqual(pin.payload, bytes(probe))  # not forwarded: hop limit untouched
         got = Ether(pin.payload)
         self.assertEqual((got[MrcBTH].opcode, got[MrcProbe].req_id), (F.OP_PROBE_REQ, 0x4711))
@@ -121,15 +122,15 @@ class UnknownUsidTest(MrcFabricTest):
     def runTest(self):
         self.add_own_usid()
         entry = self.block_unknown_usids()
-        before = self.drops("usid_unknown")
+        before = self.drops(P4.DROP_REASON_USID_UNKNOWN)
         testutils.send_packet(self, 1, srv6_packet(carrier(BLOCK, 0x0BAD, 0x0202)))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("usid_unknown", before)
+        self.expect_drop_count(P4.DROP_REASON_USID_UNKNOWN, before)
         self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(entry), 1)[0], 1)
-        before = self.drops("no_route")
+        before = self.drops(P4.DROP_REASON_NO_ROUTE)
         testutils.send_packet(self, 1, srv6_packet("2001:db8:dead::1"))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("no_route", before)
+        self.expect_drop_count(P4.DROP_REASON_NO_ROUTE, before)
 
 
 @group("srv6")
@@ -140,10 +141,10 @@ class HopLimitTest(MrcFabricTest):
     def runTest(self):
         self.add_own_usid()
         self.route_usid(0x0202, port=2)
-        before = self.drops("hop_limit")
+        before = self.drops(P4.DROP_REASON_HOP_LIMIT)
         testutils.send_packet(self, 1, srv6_packet(carrier(BLOCK, MY_USID, 0x0202), hop_limit=1))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("hop_limit", before)
+        self.expect_drop_count(P4.DROP_REASON_HOP_LIMIT, before)
         pkt = srv6_packet(carrier(BLOCK, MY_USID, 0x0202), hop_limit=2)
         exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC, ip_dst=carrier(BLOCK, 0x0202))
         testutils.send_packet(self, 1, pkt)
@@ -157,11 +158,11 @@ class SrhTooManySegmentsTest(MrcFabricTest):
     @autocleanup
     def runTest(self):
         self.add_route("fc00::/16", port=2)
-        before = self.drops("parser_error")
+        before = self.drops(P4.DROP_REASON_PARSER_ERROR)
         segs = [f"fc00::{i}" for i in range(5)]
         testutils.send_packet(self, 1, srv6_packet("fc00::9", segments=segs))
         testutils.verify_no_other_packets(self)
-        self.expect_drop_count("parser_error", before)
+        self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
         ok = srv6_packet("fc00::9", segments=segs[:4])
         testutils.send_packet(self, 1, ok)
         testutils.verify_packet(self, rewrite(ok, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import unittest
 
-from base.mrc_fabric import PACKET_IN, SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_fabric import SWITCH_MAC, MrcFabricTest, neighbour_mac
 from base.mrc_packets import explain, fill_hop, rewrite, stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
@@ -11,6 +11,7 @@ from ptf.testutils import group
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+from controller import p4contract as P4
 from mrc.wire.layers import HBHOptMrcTelemetry, MrcBTH, MrcTelemetryRecord, telemetry_option
 
 DST = "2001:db8:400::4"
@@ -95,7 +96,7 @@ class PostcardTest(MrcFabricTest):
         exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)
         self.assertEqual(data, bytes(exp), explain(data, exp))  # forwarded whole
         pin = self.get_packet_in()
-        self.assertEqual(pin.metadata["reason"], PACKET_IN["postcard"])
+        self.assertEqual(pin.metadata["reason"], P4.PACKET_IN_REASON_POSTCARD)
         self.assertEqual(pin.metadata["ingress_port"], 3)
         rec = MrcTelemetryRecord(pin.payload[:20])
         self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port), (0x5151, 3, 2))

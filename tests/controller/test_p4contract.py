@@ -12,7 +12,11 @@ from controller import gen_p4contract, p4contract
 
 REPO = Path(__file__).resolve().parents[2]
 # the code that talks to mrc_switch.p4: it must take names and constants from the contract
-CONSUMERS = ("controller", "ptf_tests/base", "ptf_tests/run.py", "ptf_tests/run_fabric.py", "fabric")
+CONSUMERS = ("controller", "ptf_tests/base", "ptf_tests/run.py", "ptf_tests/run_fabric.py", "ptf_tests/mrc_switch",
+             "ptf_tests/fabric", "fabric", "bench")
+# the PTF suites of this program: not even the short form of a name (``route_v6``), a drop or
+# packet-in reason name, or a congestion event name may be typed there
+PTF_SUITES = ("ptf_tests/base", "ptf_tests/mrc_switch", "ptf_tests/fabric")
 GENERATED = {REPO / "controller" / "p4contract.py", REPO / "controller" / "gen_p4contract.py"}
 # program-agnostic P4Runtime plumbing: "packet_in"/"packet_out" there are the P4Runtime convention for
 # any program (the softswitch acceptance programs too), not this program's names
@@ -52,6 +56,27 @@ def test_no_program_name_typed_outside_the_contract():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
     assert not found, "program names typed outside controller/p4contract.py:\n" + "\n".join(found)
+
+
+def _short_names() -> set[str]:
+    names = {n.rsplit(".", 1)[-1] for n in _program_names()}
+    return names | {v for fam in (p4contract.DROP_REASONS, p4contract.PACKET_IN_REASONS,
+                                  p4contract.CONGESTION_EVENTS) for v in fam.values()}
+
+
+def test_no_short_program_name_typed_in_the_ptf_suites():
+    short = _short_names()
+    assert {"route_v6", "port_rx_counter", "port_admin_down", "link_probe", "ecn_ce"} <= short
+    found = []
+    for c in PTF_SUITES:
+        for path in sorted((REPO / c).rglob("*.py")):
+            if path in GENERIC:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in short:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    assert not found, "short program names typed in the PTF suites (use controller/p4contract.py):\n" + \
+        "\n".join(found)
 
 
 def test_no_contract_constant_defined_twice():

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from controller import p4contract as P4
 from controller.metrics import MetricsSnapshot, SwitchInfo, serve
 from controller.telemetry import Postcard, SwitchCounters
 from mrc.wire.codec import TelemetryRecord
@@ -27,7 +28,7 @@ PROMQL_WORDS = {"sum", "by", "rate", "max", "count", "or", "vector", "without", 
 def _snapshot() -> MetricsSnapshot:
     c = SwitchCounters(port_rx={1: (10, 1000)}, port_tx={1: (12, 1200), 3: (5, 500)},
                        drops={"no_route": (2, 200), "queue_full": (1, 100), "port_admin_down": (0, 0)},
-                       tables={"ingress.routing.route_v6": (7, 700)}, qdepth={1: 4, 3: 9},
+                       tables={P4.T_INGRESS_ROUTING_ROUTE_V6: (7, 700)}, qdepth={1: 4, 3: 9},
                        congestion={"trimmed": 3, "ecn_marked": 5, "early_drop": 0}, read_at=1.0)
     card = Postcard("p1l1", TelemetryRecord(3, 3, 1, 5, 7, 9, 0), "Ether / IPv6", 0.0)
     return MetricsSnapshot({"p1l1": SwitchInfo(connected=True, primary=True, converged=True)}, {"p1l1": c},
