@@ -90,6 +90,8 @@ class WiringReport:
     dead: list[tuple[End, End]] = field(default_factory=list)  # (sent from, expected at)
     unexpected: list[tuple[End, End]] = field(default_factory=list)  # (arrived at, sent from): no link there
     skipped: list[str] = field(default_factory=list)  # switches not probed (not primary / unreachable)
+    resent: int = 0  # probes sent again because no copy had arrived within the timeout
+    late_before: int = 0  # probes of earlier rounds that arrived after their round had ended
 
     @property
     def ok(self) -> bool:
@@ -99,7 +101,8 @@ class WiringReport:
         return {"round": self.round_id, "links_up": sum(ln.state == UP for ln in self.links),
                 "links": len(self.links), "miswired": [f"{s}->{g} (expected {e})" for s, e, g in self.miswired],
                 "dead": [f"{s}->{e}" for s, e in self.dead],
-                "unexpected": [f"{s}->{a}" for a, s in self.unexpected], "skipped": self.skipped}
+                "unexpected": [f"{s}->{a}" for a, s in self.unexpected], "skipped": self.skipped,
+                "resent": self.resent, "late_before": self.late_before}
 
 
 class WiringChecker:
@@ -122,6 +125,9 @@ class WiringChecker:
         self._lock = threading.Condition()
         self._round = -1
         self._arrivals: dict[End, set[End]] = {}  # sent from -> where it arrived (current round)
+        self._first_round = -1
+        self._closed = -1  # the last round whose wait is over
+        self._late = 0  # probes of this checker's earlier rounds that arrived after their round
         self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
         self.last: WiringReport | None = None
 
@@ -144,32 +150,57 @@ class WiringChecker:
                 if at != src:  # a frame seen on the very port that sent it proves no cable
                     self._arrivals.setdefault(src, set()).add(at)
                 self._lock.notify_all()
+            elif self._first_round <= rnd <= self._closed:  # ours, but its round is over: too slow
+                self._late += 1
         return True
 
-    def check(self, timeout_s: float = 1.5) -> WiringReport:
-        """One round: probe every fabric port of every primary switch, wait (bounded), evaluate."""
+    def check(self, timeout_s: float = 1.5, attempts: int = 2) -> WiringReport:
+        """One round: probe every fabric port of every primary switch, wait (bounded), evaluate.
+
+        A probe with no arrival after ``timeout_s`` is sent again, up to ``attempts`` sends in all,
+        each followed by another ``timeout_s`` wait; every copy carries the same round id, so a
+        late first copy counts as well as the resent one.  A slow target (bmv2 on a loaded machine
+        took more than a second for one probe) then shows a link up, not dead; a dead cable is
+        still dead after the last wait, and a miswire is seen on the first arrival."""
         rnd = next(self._rounds) & 0xFFFFFFFF
         with self._lock:
-            self._round, self._arrivals = rnd, {}
-        report = WiringReport(rnd)
+            if self._first_round < 0:
+                self._first_round = rnd
+            self._round, self._arrivals, late = rnd, {}, self._late
+            self._late = 0
+        report = WiringReport(rnd, late_before=late)
         sent: list[End] = []
+        by_switch: dict[str, list[End]] = {}
         for name in sorted({e.switch for e in self.expected}):
             s = self.sessions.get(name)
             if s is None or not s.is_primary or s.names is None:
                 report.skipped.append(name)
                 continue
-            for end in sorted((e for e in self.expected if e.switch == name), key=lambda e: e.port):
+            by_switch[name] = sorted((e for e in self.expected if e.switch == name), key=lambda e: e.port)
+        todo = [end for ends in by_switch.values() for end in ends]
+        arrivals: dict[End, set[End]] = {}
+        for attempt in range(max(1, attempts)):
+            if attempt:
+                report.resent += len(todo)
+            for end in todo:
                 try:
-                    s.packet_out(probe_frame(name, end.port, rnd, self.sids.switch_mac(name, end.port)),
-                                 egress_port=end.port)
-                    sent.append(end)
+                    self.sessions[end.switch].packet_out(
+                        probe_frame(end.switch, end.port, rnd, self.sids.switch_mac(end.switch, end.port)),
+                        egress_port=end.port)
+                    if attempt == 0:
+                        sent.append(end)
                 except SessionError as e:
                     self.log.warning("probe not sent", extra={"fields": {"end": str(end), "error": str(e)}})
-        deadline = time.monotonic() + timeout_s
-        with self._lock:
-            while (left := deadline - time.monotonic()) > 0 and not all(e in self._arrivals for e in sent):
-                self._lock.wait(left)
-            arrivals = {src: set(seen) for src, seen in self._arrivals.items()}
+            deadline = time.monotonic() + timeout_s
+            with self._lock:
+                while (left := deadline - time.monotonic()) > 0 and not all(e in self._arrivals for e in sent):
+                    self._lock.wait(left)
+                arrivals = {src: set(seen) for src, seen in self._arrivals.items()}
+            todo = [e for e in sent if e not in arrivals]
+            if not todo:
+                break
+        with self._lock:  # the round is over: a copy arriving from now on is late
+            self._round, self._closed = -1, rnd
         for src in sent:
             exp, seen = self.expected[src], arrivals.get(src, set())
             if not seen:

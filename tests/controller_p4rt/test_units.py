@@ -12,6 +12,7 @@ from p4.v1 import p4runtime_pb2
 from prometheus_client import CollectorRegistry, generate_latest
 
 from controller import build_plan, load_topology
+from controller import p4contract as P4
 from controller.daemon import JsonFormatter, setup_logging
 from controller.mapping import (
     A_NEXT_HOP,
@@ -103,7 +104,7 @@ def test_diff_converged_is_empty_even_with_padded_bytes(names, plan):
 def test_diff_orders_by_dependency_and_deletes_in_reverse(names, plan):
     d = desired_state(names, plan.switches["p1l1"])
     have = SwitchContents()
-    have.members[("action_profile_member", 1, 99)] = names.member("ingress.routing.ecmp_selector", 99, A_NEXT_HOP,
+    have.members[("action_profile_member", 1, 99)] = names.member(P4.AP_INGRESS_ROUTING_ECMP_SELECTOR, 99, A_NEXT_HOP,
                                                                   port=1, dst_mac=1, src_mac=1)
     phases = plan_updates(d, have)
     assert [p for p, _ in phases] == ["clone_sessions", "members", "groups", "entries", "defaults",
@@ -193,6 +194,75 @@ def test_wiring_check_extra_copies_of_a_probe_do_not_make_a_miswire(plan):
     assert all(ln.state == "up" for ln in rep.links)
 
 
+def _cables(topo) -> dict:
+    cables = {}
+    for lk in topo.links:
+        if lk.a.node in topo.switches and lk.b.node in topo.switches:
+            cables[(lk.a.node, lk.a.port)] = (lk.b.node, lk.b.port)
+            cables[(lk.b.node, lk.b.port)] = (lk.a.node, lk.a.port)
+    return cables
+
+
+class _SlowCableSession(_CableSession):
+    """Like ``_CableSession``, but the first ``held[end]`` probes sent from an end are held back
+    (a slow or lossy target) and come out, late, only when ``release()`` is called."""
+
+    def __init__(self, name, cables, held, checker_ref):
+        super().__init__(name, cables, {}, checker_ref)
+        self.held, self.pending = held, []
+
+    def packet_out(self, payload, egress_port):
+        src = (self.name, egress_port)
+        if self.held.get(src, 0) > 0:
+            self.held[src] -= 1
+            self.pending.append((payload, egress_port))
+            return
+        super().packet_out(payload, egress_port)
+
+    def release(self):
+        pending, self.pending = self.pending, []
+        for payload, port in pending:
+            super().packet_out(payload, port)
+
+
+def test_wiring_check_resends_a_probe_that_is_slow_or_lost(plan):
+    """bmv2 once needed more than the timeout for one probe, and the check called a good cable dead.
+    A probe with no arrival is sent again in the same round: the link is up, the report counts the
+    resend, and the first copy, released after its round ended, is counted as late, not as an
+    arrival of the next round."""
+    topo = plan.topology
+    cables, ref = _cables(topo), []
+    held = {("p2s1", 2): 1}
+    sessions = {n: _SlowCableSession(n, cables, held, ref) for n in topo.switches}
+    wc = WiringChecker(topo, plan.sids, sessions)
+    ref.append(wc)
+    rep = wc.check(timeout_s=0.2)
+    assert rep.ok and all(ln.state == "up" for ln in rep.links), rep.summary()
+    assert rep.resent == 1 and rep.late_before == 0
+    sessions["p2s1"].release()  # the held first copy arrives now, after its round
+    rep = wc.check(timeout_s=0.2)
+    assert rep.ok and rep.resent == 0 and rep.late_before == 1, rep.summary()
+    # with one send only, the same slow probe makes the link dead: the resend is what saves it
+    held[("p2s1", 2)] = 1
+    rep = wc.check(timeout_s=0.2, attempts=1)
+    assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")}
+
+
+def test_wiring_check_dead_cable_stays_dead_after_the_resends(plan):
+    """A cable that never carries a probe is dead after every attempt; the others are up."""
+    topo = plan.topology
+    cables, ref = _cables(topo), []
+    held = {("p2s1", 2): 99}
+    sessions = {n: _SlowCableSession(n, cables, held, ref) for n in topo.switches}
+    wc = WiringChecker(topo, plan.sids, sessions)
+    ref.append(wc)
+    rep = wc.check(timeout_s=0.1, attempts=3)
+    assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")}
+    assert rep.resent == 2 and held[("p2s1", 2)] == 96
+    states = {(str(ln.a), str(ln.b)): ln.state for ln in rep.links}
+    assert sum(st == "half" for st in states.values()) == 1 and sum(st == "up" for st in states.values()) == 7
+
+
 def test_wiring_rounds_of_two_checkers_differ(plan):
     """Round ids start at random: a late probe of one checker never counts for another."""
     a = WiringChecker(plan.topology, plan.sids, {})
@@ -257,7 +327,7 @@ def _snapshot() -> MetricsSnapshot:
     from mrc.wire.codec import TelemetryRecord
 
     c = SwitchCounters(port_rx={3: (10, 1000)}, port_tx={1: (9, 900)}, drops={"no_route": (2, 200)},
-                       tables={"ingress.srv6.usid_un": (10, 1000)}, qdepth={1: 4})
+                       tables={P4.T_INGRESS_SRV6_USID_UN: (10, 1000)}, qdepth={1: 4})
     card = Postcard("p1l1", TelemetryRecord(0x2101, 3, 1, 5, 7, 9, 0), "Ether / IPv6", 0.0)
     return MetricsSnapshot({"p1l1": SwitchInfo(connected=True, primary=True, converged=True, desired_entities=281)},
                            {"p1l1": c}, {"p1l1": 1}, [card],
