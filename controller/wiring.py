@@ -8,6 +8,7 @@ port and round, so each arrival is matched to its probe.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import secrets
@@ -30,6 +31,11 @@ _HDR = struct.Struct(">8sIHB")  # magic, round, port, name length; then the swit
 MIN_FRAME = 60  # Ethernet minimum without FCS: shorter probes are zero-padded
 
 UP, DEAD, MISWIRED, HALF = "up", "dead", "miswired", "half"
+# how long a round waits, beyond the caller's timeout, on a target whose probes are slow (round_wait)
+LATENCY_FACTOR = 3.0  # times the delay of the slowest late probe of the recent rounds
+LATENCY_ROUNDS = 5  # rounds a late probe is remembered for
+FIRST_ROUND_S = 3.0  # a checker's first round, which knows nothing about the target yet
+MAX_WAIT_S = 10.0
 
 
 def probe_frame(switch: str, port: int, round_id: int, src_mac: str) -> bytes:
@@ -90,8 +96,9 @@ class WiringReport:
     dead: list[tuple[End, End]] = field(default_factory=list)  # (sent from, expected at)
     unexpected: list[tuple[End, End]] = field(default_factory=list)  # (arrived at, sent from): no link there
     skipped: list[str] = field(default_factory=list)  # switches not probed (not primary / unreachable)
-    resent: int = 0  # probes sent again because no copy had arrived within the timeout
+    resent: int = 0  # probes sent again (same round) because no copy had arrived half-way
     late_before: int = 0  # probes of earlier rounds that arrived after their round had ended
+    wait_s: float = 0.0  # how long this round would wait for the last arrival
 
     @property
     def ok(self) -> bool:
@@ -102,14 +109,14 @@ class WiringReport:
                 "links": len(self.links), "miswired": [f"{s}->{g} (expected {e})" for s, e, g in self.miswired],
                 "dead": [f"{s}->{e}" for s, e in self.dead],
                 "unexpected": [f"{s}->{a}" for a, s in self.unexpected], "skipped": self.skipped,
-                "resent": self.resent, "late_before": self.late_before}
+                "resent": self.resent, "late_before": self.late_before, "wait_s": round(self.wait_s, 3)}
 
 
 class WiringChecker:
     """Sends probe rounds through the sessions and matches the PacketIns to the topology."""
 
     def __init__(self, topology: Topology, sids: SidPlan, sessions: Mapping[str, SwitchSession],
-                 log: logging.Logger | None = None) -> None:
+                 log: logging.Logger | None = None, first_round_s: float = FIRST_ROUND_S) -> None:
         self.topo, self.sids, self.sessions = topology, sids, sessions
         self.log = log or logging.getLogger("controller.wiring")
         self.expected: dict[End, End] = {}
@@ -128,6 +135,11 @@ class WiringChecker:
         self._first_round = -1
         self._closed = -1  # the last round whose wait is over
         self._late = 0  # probes of this checker's earlier rounds that arrived after their round
+        self._sent_at: dict[End, float] = {}  # send time of each probe of the current round
+        self._closed_sent: dict[End, float] = {}  # ... and of the last closed round (late copies)
+        # (round, delay) of probes that arrived after their round: how slow the target has been
+        self._late_delays: collections.deque[tuple[int, float]] = collections.deque(maxlen=64)
+        self.first_round_s = first_round_s
         self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
         self.last: WiringReport | None = None
 
@@ -152,55 +164,78 @@ class WiringChecker:
                 self._lock.notify_all()
             elif self._first_round <= rnd <= self._closed:  # ours, but its round is over: too slow
                 self._late += 1
+                if rnd == self._closed and (t := self._closed_sent.get(End(name, port))) is not None:
+                    self._late_delays.append((rnd, time.monotonic() - t))  # the next rounds wait long enough
         return True
 
-    def check(self, timeout_s: float = 1.5, attempts: int = 2) -> WiringReport:
+    def _send(self, ends: list[End], rnd: int, again: bool = False) -> list[End]:
+        """PacketOut one probe out of each end; the ends it could be sent from."""
+        out = []
+        for end in ends:
+            try:
+                self.sessions[end.switch].packet_out(
+                    probe_frame(end.switch, end.port, rnd, self.sids.switch_mac(end.switch, end.port)),
+                    egress_port=end.port)
+                out.append(end)
+                if not again:
+                    with self._lock:
+                        self._sent_at[end] = time.monotonic()
+            except SessionError as e:
+                self.log.warning("probe not sent", extra={"fields": {"end": str(end), "error": str(e)}})
+        return out
+
+    def round_wait(self, timeout_s: float) -> float:
+        """How long a round waits for its last probe: ``timeout_s``, or longer on a target whose
+        probes have been seen to come too late -- ``LATENCY_FACTOR`` times the delay of the slowest
+        probe that arrived after its round in the last ``LATENCY_ROUNDS`` rounds -- and at least
+        ``first_round_s`` in a checker's first round, which has nothing to go by (capped at
+        ``MAX_WAIT_S``).  A target whose probes all arrive in time keeps ``timeout_s``, so a dead
+        cable is reported as fast as before."""
+        with self._lock:
+            seen = max((d for r, d in self._late_delays if r > self._closed - LATENCY_ROUNDS), default=0.0)
+            first = self._first_round < 0
+        wait = max(timeout_s, LATENCY_FACTOR * seen, self.first_round_s if first else 0.0)
+        return min(wait, max(timeout_s, MAX_WAIT_S))
+
+    def check(self, timeout_s: float = 1.5) -> WiringReport:
         """One round: probe every fabric port of every primary switch, wait (bounded), evaluate.
 
-        A probe with no arrival after ``timeout_s`` is sent again, up to ``attempts`` sends in all,
-        each followed by another ``timeout_s`` wait; every copy carries the same round id, so a
-        late first copy counts as well as the resent one.  A slow target (bmv2 on a loaded machine
-        took more than a second for one probe) then shows a link up, not dead; a dead cable is
-        still dead after the last wait, and a miswire is seen on the first arrival."""
+        The round waits ``round_wait(timeout_s)``, so a slow target (bmv2 on a loaded machine once
+        took more than a second for one probe) is given the time its probes need instead of having
+        good cables called dead, while a fast one keeps the short timeout and a dead cable is still
+        reported after one round.  Half-way, every probe with no arrival yet is sent once more (same
+        round id): a lost probe does not make a dead cable either.  A miswire is seen on the first
+        arrival."""
+        wait = self.round_wait(timeout_s)
         rnd = next(self._rounds) & 0xFFFFFFFF
         with self._lock:
             if self._first_round < 0:
                 self._first_round = rnd
             self._round, self._arrivals, late = rnd, {}, self._late
-            self._late = 0
-        report = WiringReport(rnd, late_before=late)
+            self._late, self._sent_at = 0, {}
+        report = WiringReport(rnd, late_before=late, wait_s=wait)
         sent: list[End] = []
-        by_switch: dict[str, list[End]] = {}
         for name in sorted({e.switch for e in self.expected}):
             s = self.sessions.get(name)
             if s is None or not s.is_primary or s.names is None:
                 report.skipped.append(name)
                 continue
-            by_switch[name] = sorted((e for e in self.expected if e.switch == name), key=lambda e: e.port)
-        todo = [end for ends in by_switch.values() for end in ends]
+            sent += sorted((e for e in self.expected if e.switch == name), key=lambda e: e.port)
+        t0 = time.monotonic()
+        sent = self._send(sent, rnd)
         arrivals: dict[End, set[End]] = {}
-        for attempt in range(max(1, attempts)):
-            if attempt:
-                report.resent += len(todo)
-            for end in todo:
-                try:
-                    self.sessions[end.switch].packet_out(
-                        probe_frame(end.switch, end.port, rnd, self.sids.switch_mac(end.switch, end.port)),
-                        egress_port=end.port)
-                    if attempt == 0:
-                        sent.append(end)
-                except SessionError as e:
-                    self.log.warning("probe not sent", extra={"fields": {"end": str(end), "error": str(e)}})
-            deadline = time.monotonic() + timeout_s
+        for until in (t0 + wait / 2, t0 + wait):
             with self._lock:
-                while (left := deadline - time.monotonic()) > 0 and not all(e in self._arrivals for e in sent):
+                while (left := until - time.monotonic()) > 0 and not all(e in self._arrivals for e in sent):
                     self._lock.wait(left)
                 arrivals = {src: set(seen) for src, seen in self._arrivals.items()}
             todo = [e for e in sent if e not in arrivals]
             if not todo:
                 break
+            if until < t0 + wait:
+                report.resent += len(self._send(todo, rnd, again=True))
         with self._lock:  # the round is over: a copy arriving from now on is late
-            self._round, self._closed = -1, rnd
+            self._round, self._closed, self._closed_sent = -1, rnd, self._sent_at
         for src in sent:
             exp, seen = self.expected[src], arrivals.get(src, set())
             if not seen:

@@ -6,12 +6,14 @@ import io
 import json
 import logging
 import os
+import threading
+import time
 
 import pytest
 from p4.v1 import p4runtime_pb2
 from prometheus_client import CollectorRegistry, generate_latest
 
-from controller import build_plan, load_topology
+from controller import build_plan, load_topology, wiring
 from controller import p4contract as P4
 from controller.daemon import JsonFormatter, setup_logging
 from controller.mapping import (
@@ -225,42 +227,61 @@ class _SlowCableSession(_CableSession):
             super().packet_out(payload, port)
 
 
-def test_wiring_check_resends_a_probe_that_is_slow_or_lost(plan):
-    """bmv2 once needed more than the timeout for one probe, and the check called a good cable dead.
-    A probe with no arrival is sent again in the same round: the link is up, the report counts the
-    resend, and the first copy, released after its round ended, is counted as late, not as an
-    arrival of the next round."""
-    topo = plan.topology
-    cables, ref = _cables(topo), []
-    held = {("p2s1", 2): 1}
-    sessions = {n: _SlowCableSession(n, cables, held, ref) for n in topo.switches}
-    wc = WiringChecker(topo, plan.sids, sessions)
+def _slow_checker(plan, held):
+    topo, ref = plan.topology, []
+    sessions = {n: _SlowCableSession(n, _cables(topo), held, ref) for n in topo.switches}
+    wc = WiringChecker(topo, plan.sids, sessions, first_round_s=0.0)
     ref.append(wc)
-    rep = wc.check(timeout_s=0.2)
+    return wc, sessions
+
+
+def test_wiring_check_resends_a_lost_probe_within_the_round(plan):
+    """A probe with no arrival half-way through the round is sent again (same round id): one lost
+    probe does not make a good cable dead, and the round is no longer for it."""
+    wc, _ = _slow_checker(plan, {("p2s1", 2): 1})
+    rep = wc.check(timeout_s=0.4)
     assert rep.ok and all(ln.state == "up" for ln in rep.links), rep.summary()
-    assert rep.resent == 1 and rep.late_before == 0
-    sessions["p2s1"].release()  # the held first copy arrives now, after its round
+    assert rep.resent == 1 and rep.wait_s == 0.4
+
+
+def test_wiring_check_waits_longer_on_a_slow_target(plan):
+    """bmv2 once needed more than the timeout for one probe (p2s1:2 -> p2l2:1), and the check called
+    the cable dead.  A probe that arrives after its round is counted as late and its delay makes the
+    next rounds wait long enough: the same slowness then shows the cable up."""
+    held = {("p2s1", 2): 2}  # the first copy and the resend are both held back
+    wc, sessions = _slow_checker(plan, held)
     rep = wc.check(timeout_s=0.2)
-    assert rep.ok and rep.resent == 0 and rep.late_before == 1, rep.summary()
-    # with one send only, the same slow probe makes the link dead: the resend is what saves it
+    assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")} and rep.resent == 1
+    time.sleep(0.3)  # the held copies come out 0.5 s after they were sent: a slow target
+    sessions["p2s1"].release()
+    assert wc.round_wait(0.2) >= 3 * 0.45
     held[("p2s1", 2)] = 1
-    rep = wc.check(timeout_s=0.2, attempts=1)
-    assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")}
+    t0 = time.monotonic()
+    threading.Timer(0.4, sessions["p2s1"].release).start()  # this round's first copy, 0.4 s late
+    rep = wc.check(timeout_s=0.2)
+    assert rep.ok and rep.late_before == 2 and rep.wait_s >= 1.35, rep.summary()
+    assert time.monotonic() - t0 < 1.0  # the round ended with the last arrival, not at wait_s
 
 
-def test_wiring_check_dead_cable_stays_dead_after_the_resends(plan):
-    """A cable that never carries a probe is dead after every attempt; the others are up."""
-    topo = plan.topology
-    cables, ref = _cables(topo), []
+def test_wiring_check_dead_cable_is_dead_after_one_round(plan):
+    """A cable that never carries a probe is dead after one round of the caller's timeout (on a fast
+    target nothing is lengthened); the others are up."""
     held = {("p2s1", 2): 99}
-    sessions = {n: _SlowCableSession(n, cables, held, ref) for n in topo.switches}
-    wc = WiringChecker(topo, plan.sids, sessions)
-    ref.append(wc)
-    rep = wc.check(timeout_s=0.1, attempts=3)
+    wc, _ = _slow_checker(plan, held)
+    t0 = time.monotonic()
+    rep = wc.check(timeout_s=0.3)
+    assert time.monotonic() - t0 < 0.6
     assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")}
-    assert rep.resent == 2 and held[("p2s1", 2)] == 96
+    assert rep.resent == 1 and held[("p2s1", 2)] == 97
     states = {(str(ln.a), str(ln.b)): ln.state for ln in rep.links}
     assert sum(st == "half" for st in states.values()) == 1 and sum(st == "up" for st in states.values()) == 7
+
+
+def test_wiring_checker_first_round_waits_for_a_slow_target(plan):
+    """A new checker knows nothing about the target: its first round waits ``first_round_s`` at least."""
+    topo = plan.topology
+    assert WiringChecker(topo, plan.sids, {}).round_wait(0.5) == wiring.FIRST_ROUND_S
+    assert WiringChecker(topo, plan.sids, {}, first_round_s=0.0).round_wait(0.5) == 0.5
 
 
 def test_wiring_rounds_of_two_checkers_differ(plan):
