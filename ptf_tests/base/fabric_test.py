@@ -39,13 +39,16 @@ from controller.plan import build_plan
 from controller.session import PipelineConfig
 from controller.sidplan import build_sid_plan
 from controller.topology import load_topology
+from fabric.state import FabricState
+from fabric.targets import get_target
 from mrc.wire import codec
 from mrc.wire import formats as F
 
 C_DROPS, C_PORT_RX = P4.C_DROP_REASONS, P4.C_INGRESS_STATS_PORT_RX_COUNTER
 C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER
 ETH, HLIM_OFF, DST_OFF = 14, 14 + 7, 14 + 24
-RECV_TIMEOUT = 3.0
+RECV_TIMEOUT = 3.0  # longest silence while frames are still expected (collect, expect_frame)
+SLOW_CAP_S = 30.0  # longest a collect waits in all when frames keep arriving (a slow target)
 QUIET_S = 0.3
 SEND_PPS = 2000  # frames/s from a host port: a fifth of what bmv2 forwards (send_from)
 
@@ -77,6 +80,7 @@ class FabricTest(P4RuntimeTest):
         self.plan = build_plan(self.topo, self.sids)
         self.grpc_base_port = int(param("grpc_base_port", 0))
         self.election_id = int(param("election_id", 1))
+        self.state_dir = param("state_dir")
         self.p4info_path, self.device_config_path = param("p4info"), param("device_config")
         self.p4info = P4Info.from_file(self.p4info_path)
         self.evplan_dir = Path(param("evplan_dir", "."))
@@ -317,9 +321,10 @@ class FabricTest(P4RuntimeTest):
     def frames_with_psn(self, keys: list[tuple[int, int]], psns: set[int], quiet: float = QUIET_S
                         ) -> dict[tuple[int, int], list[bytes]]:
         """MRC frames carrying one of ``psns`` on ``keys``, by port: waits ``quiet`` seconds for frames
-        still in flight, then drains what every port holds (other frames are dropped)."""
+        still in flight (longer after a slow batch: a tenth of the time the last ``collect`` took),
+        then drains what every port holds (other frames are dropped)."""
         got: dict[tuple[int, int], list[bytes]] = {}
-        deadline = time.monotonic() + quiet
+        deadline = time.monotonic() + max(quiet, getattr(self, "last_batch_s", 0.0) / 10)
         for key in keys:
             while (data := self.poll(key, max(0.01, deadline - time.monotonic()))) is not None:
                 if psn_of(data) in psns:
@@ -328,10 +333,20 @@ class FabricTest(P4RuntimeTest):
 
     def collect(self, key: tuple[int, int], psns: set[int], what: str,
                 timeout: float = RECV_TIMEOUT) -> dict[int, bytes]:
-        """The frames on ``key`` carrying each of ``psns``, in whatever order they arrive."""
+        """The frames on ``key`` carrying each of ``psns``, in whatever order they arrive.
+
+        ``timeout`` bounds a *silence*, not the whole batch: while frames of the batch keep coming
+        the wait goes on (up to ``SLOW_CAP_S``), so a slow target that delivers every frame late
+        passes and one that loses a frame still fails, naming the missing PSNs.  Every frame must
+        still arrive, exactly once."""
         got: dict[int, bytes] = {}
-        deadline = time.monotonic() + timeout
-        while len(got) < len(psns) and (left := deadline - time.monotonic()) > 0:
+        start = time.monotonic()
+        last = start
+        while len(got) < len(psns):
+            now = time.monotonic()
+            left = min(last + timeout, start + SLOW_CAP_S) - now
+            if left <= 0:
+                break
             data = self.poll(key, left)
             if data is None:
                 break
@@ -340,10 +355,25 @@ class FabricTest(P4RuntimeTest):
                 if psn in got:
                     self.fail(f"{what}: PSN {psn} received twice on {key}")
                 got[psn] = data
+                last = time.monotonic()
+        self.last_batch_s = last - start  # how long this batch took to arrive (quiet periods follow it)
         missing = sorted(psns - set(got))
         if missing:
-            self.fail(f"{what}: {len(missing)} of {len(psns)} frames missing on {key} (PSNs {missing[:8]}...)")
+            self.fail(f"{what}: {len(missing)} of {len(psns)} frames missing on {key} (PSNs {missing[:8]}...), "
+                      f"nothing more for {timeout}s after the last of {len(got)} in {self.last_batch_s:.1f}s")
         return got
+
+    def shape(self, switch: str, port: int, rate_pps: int) -> None:
+        """Set a port's queue rate through the target plugin (run-time control port from the fabric's
+        state); undone after the test (back to the topology's rate, 0 = unlimited)."""
+        state = FabricState.load(self.prefix, Path(self.state_dir) if self.state_dir else None)
+        rec = state.procs.get(switch) if state else None
+        if rec is None or not rec.runtime_port:
+            self.skipTest(f"no run-time control port of {switch} in the fabric state ({self.state_dir})")
+        target = get_target(self.target)
+        target.shape(rec.runtime_port, port, rate_pps=rate_pps)
+        link = self.topo.link_at(switch, port)
+        self._undo.append((None, lambda: target.shape(rec.runtime_port, port, rate_pps=link.props.rate_pps)))
 
     def assert_delivered_only(self, psns: set[int], allowed: set[tuple[int, int]]) -> None:
         """No frame with one of ``psns`` reached a host port outside ``allowed``."""
