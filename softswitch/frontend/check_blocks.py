@@ -157,6 +157,9 @@ class BlockChecker(CheckerBase):
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
             blocks.append(self.lower_parser(d.tree) if kind == "parser" else self.lower_control(d.tree))
+        for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
+            if cname not in self.used_consts:
+                self.warnings.append(f"{cloc}: [--Wwarn=unused] warning: '{cname}' is unused")
         prog = ir.Program(self.source_file, self.errors, self.match_kinds, dict(self.named_types), blocks[0],
                           blocks[1], blocks[2], blocks[3], blocks[4], blocks[5], {},
                           self.controller_headers, list(self.digests.values()), self.loc(m), self.warnings)

@@ -44,6 +44,8 @@ class DeclChecker(CheckerBase):
             if not isinstance(e, ir.Const):
                 raise self.err(d, f"constant '{name}' is not a compile-time constant")
             self.declare(d, name, e)
+            if not self.is_builtin(d):
+                self.const_decls[name] = self.loc(d)
         elif k == "typedef_decl":
             name = _name(d)
             t = self.type_ref(_type_child(d))

@@ -367,6 +367,7 @@ class ExprChecker(CheckerBase):
                     break
         if e is None:
             e = self.globals.get(name)
+            self.used_consts.add(name)
         if e is None:
             raise self.err(t, f"'{name}' is not declared")
         if isinstance(e, ir.Const):

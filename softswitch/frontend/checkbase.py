@@ -149,6 +149,9 @@ class CheckerBase:
         self.controller_headers: list[ir.ControllerHeader] = []
         self.digests: dict[str, ir.Digest] = {}
         self.warnings: list[str] = []
+        # top-level constants of the user's files and the ones referenced (p4c-like unused warning)
+        self.const_decls: dict[str, ir.Loc] = {}
+        self.used_consts: set[str] = set()
         self.main: Tree | None = None
         self.selector_inputs: dict[str, tuple[list[str], ir.Loc]] = {}
         self.action_locals: dict[str, dict[str, ir.Type]] = {}
