@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from .p4contract import CPU_PORT
 from .topology import DEFAULT_GRPC_BASE, Topology, TopologyError, parse_topology
 
 
@@ -21,8 +22,8 @@ def clos_data(planes: int, spines: int, leaves: int, hosts_per_leaf: int, *, nam
                         ("hosts-per-leaf", hosts_per_leaf, 200)):
         if not 1 <= v <= hi:
             raise TopologyError(f"{what}: must be 1..{hi}, got {v}")
-    if spines + hosts_per_leaf > 254:
-        raise TopologyError("spines + hosts-per-leaf must leave leaf ports below the CPU port 255")
+    if spines + hosts_per_leaf >= CPU_PORT:
+        raise TopologyError(f"spines + hosts-per-leaf must leave leaf ports below the CPU port {CPU_PORT}")
     switches: list[dict[str, Any]] = []
     links: list[list[str]] = []
     for p in range(1, planes + 1):
