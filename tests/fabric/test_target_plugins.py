@@ -32,6 +32,31 @@ def test_capabilities_are_declared():
     assert (bm.has_link_delay, bm.can_write_registers, bm.shapes_at_start) == (False, False, False)
     with pytest.raises(TargetError, match="no link-delay model"):
         bm.shape(9090, 1, delay_us=5)
+    assert (ss.can_truncate_clones, bm.can_truncate_clones) == (True, False)
+    assert (ss.device_config_name, bm.device_config_name) == ("softswitch.json", "bmv2.json")
+
+
+def test_what_a_run_needs_is_asked_of_the_plugin(tmp_path):
+    """The suites skip with the plugin's reasons: its compiler, its run-time tools, its build outputs."""
+    ss, bm = get_target("softswitch"), get_target("bmv2")
+    assert ss.compiler_missing() is None and ss.tools_missing() is None and ss.build_missing(tmp_path) is None
+    assert str(tmp_path / "bmv2.json") in bm.build_missing(tmp_path)
+    (tmp_path / "bmv2.json").write_text("{}")
+    assert bm.build_missing(tmp_path) is None
+    import shutil
+
+    if shutil.which("p4c-bm2-ss") is None:
+        assert "p4c-bm2-ss is not on PATH" in bm.compiler_missing()
+    if shutil.which("simple_switch_CLI") is None:
+        assert "simple_switch_CLI is not on PATH" in bm.tools_missing()
+
+
+def test_runtime_command_failure_is_a_target_error():
+    """A run-time command to a port nobody listens on fails with the plugin's error, not a crash."""
+    from softswitch.api import free_tcp_port
+
+    with pytest.raises(TargetError, match="set_queue_rate 20 4"):
+        get_target("softswitch").runtime_command(f"127.0.0.1:{free_tcp_port()}", "set_queue_rate 20 4")
 
 
 def test_command_lines():
