@@ -13,7 +13,7 @@ every entity the controller writes there (host port 3 in, spine port 1 out; 64-b
 UDP since a RoCE BTH does not fit, larger ones RoCE v2), the frames of ``bench/softswitch_pipeline.py``.
 
     sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--program bench4|mrc|both]
-                                        [--sizes 64,1500] [--seconds 3] [--rx ring|both]
+                                        [--sizes 64,1500] [--seconds 3] [--rx ring|both] [--tx ring|both]
 """
 from __future__ import annotations
 
@@ -164,8 +164,9 @@ class Case:
 
 
 # ----------------------------------------------------------------------------- in-process injection
-def run_inject(case: Case, size: int, packets: int) -> float:
-    """pps of ingress → TM → egress on frames injected in-process (the loop thread does the work)."""
+def run_inject(case: Case, size: int, packets: int) -> tuple[float, float]:
+    """(pps, CPU µs of the loop thread per packet) of ingress → TM → egress on frames injected
+    in-process (the loop thread does the work)."""
     from softswitch.api import SoftSwitch
 
     frame = case.frame(size)
@@ -176,19 +177,19 @@ def run_inject(case: Case, size: int, packets: int) -> float:
         loop.set_tx_hook(lambda port, data: sent.__setitem__(0, sent[0] + 1))
         batch = [frame] * 64
 
-        def work() -> float:
-            t0 = time.perf_counter()
+        def work() -> tuple[float, float]:
+            t0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(packets // 64):
                 loop._ingress_batch(case.in_port, batch)
                 while loop.tm.total:
                     loop._service_tm()
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, time.thread_time() - c0
 
-        elapsed = loop.call(work, timeout=600)
+        elapsed, cpu = loop.call(work, timeout=600)
         done = (packets // 64) * 64
         if sent[0] != done:
             raise SystemExit(f"inject: only {sent[0]} of {done} frames forwarded: tables not hit?")
-        return done / elapsed
+        return done / elapsed, cpu * 1e6 / done
 
 
 # ----------------------------------------------------------------------------- veth driver
@@ -287,7 +288,7 @@ def _del_veths(pairs) -> None:
                 ipr.link("del", ifname=a)
 
 
-def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "ring") -> dict:
+def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "ring", tx: str = "ring") -> dict:
     from softswitch.api import SoftSwitch
 
     pairs = _veths()
@@ -304,10 +305,12 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
             fwd.join()
         # softswitch, pinned to CPU 0; with --rx both also with the rx ring off (recvmsg per frame)
         for case in cases:
-            for label, ring in (("softswitch", "1"), ("softswitch-recvmsg", "0")):
-                if label == "softswitch-recvmsg" and rx != "both":
+            for label, ring, txring in (("softswitch", "1", "1"), ("softswitch-recvmsg", "0", "1"),
+                                        ("softswitch-send", "1", "0")):
+                if (label == "softswitch-recvmsg" and rx != "both") or (label == "softswitch-send" and tx != "both"):
                     continue
                 os.environ["SOFTSWITCH_RX_RING"] = ring
+                os.environ["SOFTSWITCH_TX_RING"] = txring
                 sw = SoftSwitch(case.program, interfaces={case.in_port: "h4bs1", case.out_port: "h4bs2"},
                                 cpu_port=255, include_dirs=case.include_dirs, subprocess=True)
                 with sw:
@@ -318,6 +321,7 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
                         results[(label, case.name, size)] = measure_veth("h4bg1", "h4bg2", case.frame(size),
                                                                          seconds, sw.process.pid)
         os.environ.pop("SOFTSWITCH_RX_RING", None)
+        os.environ.pop("SOFTSWITCH_TX_RING", None)
         from fabric.targets import target_available
 
         if not target_available("bmv2") and any(not c.mrc for c in cases):  # None: it can run here
@@ -369,6 +373,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=3.0, help="generator run time per size for veth mode")
     ap.add_argument("--rx", choices=["ring", "both"], default="ring",
                     help="veth mode: 'both' also runs softswitch receiving with recvmsg (rx ring off)")
+    ap.add_argument("--tx", choices=["ring", "both"], default="ring",
+                    help="veth mode: 'both' also runs softswitch sending one frame per send (tx ring off)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     cases = [Case(n) for n in (("bench4", "mrc") if args.program == "both" else (args.program,))]
@@ -380,14 +386,14 @@ def main() -> int:
     if args.mode in ("inject", "both"):
         for case in cases:
             for size in sizes:
-                pps = run_inject(case, size, args.packets)
-                print(f"inject  {case.name:6s} {size:5d} B: softswitch {pps:10.0f} pps "
+                pps, us = run_inject(case, size, args.packets)
+                print(f"inject  {case.name:6s} {size:5d} B: softswitch {pps:10.0f} pps, {us:6.2f} us CPU per packet "
                       f"(in-process injection, no sockets)")
     if args.mode in ("veth", "both"):
         if os.geteuid() != 0:
             print("veth mode needs root; skipped")
             return 0
-        res = run_veth(cases, sizes, args.seconds, args.rx)
+        res = run_veth(cases, sizes, args.seconds, args.rx, args.tx)
         for case in cases:
             for size in sizes:
                 _report_veth(res, case.name, size)
@@ -412,6 +418,10 @@ def _report_veth(res: dict, name: str, size: int) -> None:
         rm, _o, rm_us = res[("softswitch-recvmsg", name, size)]
         print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps, "
               f"{rm_us:.2f} us CPU per packet | rx ring gain {rm_us / sw_us if sw_us else 0:.2f}x")
+    if ("softswitch-send", name, size) in res:
+        sn, _o, sn_us = res[("softswitch-send", name, size)]
+        print(f"        softswitch without the tx ring (send per frame)    {sn:10.0f} pps, "
+              f"{sn_us:.2f} us CPU per packet | tx ring gain {sn_us / sw_us if sw_us else 0:.2f}x")
     if offered < bare * 1.2:
         print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
 
