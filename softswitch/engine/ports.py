@@ -240,6 +240,8 @@ class LinuxPort:
         if want_rx or want_tx:
             try:
                 s.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V2)
+                if want_tx:  # like the version, only settable before any ring exists (EBUSY)
+                    s.setsockopt(SOL_PACKET, PACKET_LOSS, 1)
             except OSError as e:
                 log.warning("%s: no TPACKET_V2 (%s): no rx/tx rings", self.ifname, e)
                 want_rx = want_tx = False
@@ -255,7 +257,6 @@ class LinuxPort:
                      self.ifname)
         if want_tx:
             try:
-                s.setsockopt(SOL_PACKET, PACKET_LOSS, 1)
                 s.setsockopt(SOL_PACKET, PACKET_TX_RING,
                              struct.pack("IIII", block, tx_blocks, frame, tx_blocks * per_block))
                 tx_len = block * tx_blocks
