@@ -177,6 +177,10 @@ class V1Pipeline:
         # to their initial values on reuse; None when the classes cannot be reset by stores
         self._reset = make_reset(self._H, self._M, self._S)
         self._pool: list[tuple] = []
+        # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
+        # thread only, one packet at a time); the other entry points build their own
+        self._ctx_in = Ctx(b"", 0, 0, self._log)
+        self._ctx_eg = Ctx(b"", 0, 0, self._log)
 
     # ------------------------------------------------------------------ ingress
 
@@ -258,7 +262,15 @@ class V1Pipeline:
             S.f_ingress_global_timestamp = ts & _M48
             if preserved is not None:
                 self.field_lists.get(preserved[0])[1](M, preserved[1])
-            C = Ctx(data, n, now, logf)
+            if pool is not None:
+                C = self._ctx_in
+                C.data = data
+                C.nbytes = n
+                C.now = now
+                C.clone = C.resubmit = C.recirculate = C.digest = None
+                C.off = C.truncate = C.checksum_error = 0
+            else:
+                C = Ctx(data, n, now, logf)
             if trace:
                 trace(f"packet in: port {port}, {n} bytes, instance_type {itype}")
             S.f_parser_error = parse(H, M, S, C)
@@ -389,7 +401,14 @@ class V1Pipeline:
         S.f_enq_qdepth = item.enq_qdepth & _M19
         S.f_deq_timedelta = item.deq_timedelta_us & _M32
         S.f_deq_qdepth = item.deq_qdepth & _M19
-        C = Ctx(b"", st.nbytes, now_us, self._log)
+        if recycle:
+            C = self._ctx_eg
+            C.nbytes = st.nbytes
+            C.now = now_us
+            C.clone = C.resubmit = C.recirculate = C.digest = None
+            C.off = C.checksum_error = 0
+        else:
+            C = Ctx(b"", st.nbytes, now_us, self._log)
         C.payload = st.payload
         C.truncate = st.truncate
         trace = self.trace
