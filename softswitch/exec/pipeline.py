@@ -446,7 +446,8 @@ class V1Pipeline:
         if res is not None:
             res.frames.append(Frame(item.egress_port, out))
             return res
-        if recycle and self._reset is not None:
+        if recycle and self._reset is not None and H.__class__ is self._H:
+            # (an item queued before a pipeline swap holds the old program's classes: not reused)
             pool = self._pool
             if len(pool) < POOL_MAX:
                 pool.append((H, M, S))
