@@ -54,7 +54,8 @@ TP_STATUS_VLAN_VALID = 0x10
 TP_STATUS_VLAN_TPID_VALID = 0x40
 ETH_P_8021Q = 0x8100
 # struct tpacket2_hdr: status, len, snaplen, mac, net, sec, nsec, vlan_tci, vlan_tpid, padding
-_TP2_HDR = struct.Struct("=IIIHHIIHH4x")
+# (net, sec and nsec skipped: not read per frame)
+_TP2_HDR = struct.Struct("=IIIH10xHH4x")
 # struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
 _AUXDATA = struct.Struct("=IIIHHHH")
 _TAG = struct.Struct("!HH")
@@ -396,7 +397,7 @@ class LinuxPort:
         nbytes = 0
         for _ in range(budget):
             off = i * frame
-            status, wire_len, snaplen, mac, _net, _sec, _nsec, tci, tpid = unpack(ring, off)
+            status, wire_len, snaplen, mac, tci, tpid = unpack(ring, off)
             if not status & TP_STATUS_USER:
                 break
             start = off + mac

@@ -428,7 +428,12 @@ class V1Pipeline:
             return self._drop(res or EgressResult(), "mark_to_drop in egress")
         if b.compute_checksum is not None:
             b.compute_checksum(H, M, S, C)
-        out = b"".join(b.deparser(H, M, S, C)) + st.payload
+        parts = b.deparser(H, M, S, C)
+        if parts.__class__ is list:
+            parts.append(st.payload)  # one join, no second copy of the frame
+            out = b"".join(parts)
+        else:
+            out = b"".join(parts) + st.payload
         if C.recirculate is not None:
             idx = C.recirculate
             res = res or EgressResult()
