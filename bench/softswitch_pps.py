@@ -324,15 +324,18 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
         os.environ.pop("SOFTSWITCH_TX_RING", None)
         from fabric.targets import target_available
 
-        if not target_available("bmv2") and any(not c.mrc for c in cases):  # None: it can run here
+        why = target_available("bmv2")  # None: it can run here
+        if not any(not c.mrc for c in cases):
+            print("bmv2: measured with bench4.p4 only (--program bench4 or both)")
+        elif why is not None:
+            print(f"{why}; ratio to bmv2 skipped")
+        else:
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
             if not (bmv2_json.exists() and bmv2_json.with_name("p4info.txtpb").exists()):
                 print(f"bmv2: {bmv2_json} or p4info.txtpb beside it missing (build them with p4c-bm2-ss "
                       f"--p4runtime-files); skipped")
             else:
                 results.update(_run_bmv2(bmv2_json, sizes, seconds))
-        else:
-            print("bmv2: simple_switch_grpc not on PATH; ratio to bmv2 skipped")
     finally:
         _del_veths(pairs)
     return results
