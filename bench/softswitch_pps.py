@@ -8,7 +8,12 @@ Two drivers, both with pre-built frames so the generator is not the bottleneck:
             P4) on the same core: the ratio softswitch/bare is printed, and softswitch/bmv2 when
             ``simple_switch_grpc`` is on PATH.
 
-    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--sizes 64,1500] [--seconds 3] [--rx ring|both]
+``--program mrc`` runs ``p4src/mrc_switch.p4`` instead, as leaf p1l1 of ``examples/small.yaml`` with
+every entity the controller writes there (host port 3 in, spine port 1 out; 64-byte frames are plain
+UDP since a RoCE BTH does not fit, larger ones RoCE v2), the frames of ``bench/softswitch_pipeline.py``.
+
+    sudo python bench/softswitch_pps.py [--mode inject|veth|both] [--program bench4|mrc|both]
+                                        [--sizes 64,1500] [--seconds 3] [--rx ring|both] [--tx ring|both]
 """
 from __future__ import annotations
 
@@ -23,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+MRC_PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
 PROGRAM = Path(os.environ.get("BENCH4_P4", str(Path(__file__).resolve().parents[1] / "tests/softswitch/data/conformance/bench4.p4")))
 SW_MAC, NEXT_MAC = bytes.fromhex("000000000001"), bytes.fromhex("000000000002")
 ETH_P_ALL = 3
@@ -119,32 +126,70 @@ def _write_bench_entries(client, info, egress_port: int) -> None:
     client.write_updates([pb.Update(type=pb.Update.INSERT, entity=pb.Entity(table_entry=e)) for e in entries])
 
 
+class Case:
+    """What differs between the two bench programs: source, ports, frames, table writes."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.mrc = name == "mrc"
+        self.program = MRC_PROGRAM if self.mrc else PROGRAM
+        self.include_dirs = [str(MRC_PROGRAM.parent)] if self.mrc else []
+        self.in_port, self.out_port = (3, 1) if self.mrc else (1, 2)
+
+    def frame(self, size: int) -> bytes:
+        if self.mrc:
+            from softswitch_pipeline import mrc_frame
+            return mrc_frame(size)
+        return bench_frame(size)
+
+    def configure(self, grpc_addr: str) -> None:
+        if not self.mrc:
+            configure_tables(grpc_addr, egress_port=self.out_port)
+            return
+        from p4.v1 import p4runtime_pb2 as pb
+
+        from controller import build_plan, load_topology
+        from controller.mapping import P4Names, desired_state
+        from controller.p4rt import P4RuntimeClient
+
+        client = P4RuntimeClient(grpc_addr, 1, election_id=1)
+        try:
+            info = client.get_p4info()
+            plan = build_plan(load_topology(str(ROOT / "examples" / "small.yaml")))
+            d = desired_state(P4Names.from_p4info(info), plan.switches["p1l1"])
+            client.write_updates([pb.Update(type=pb.Update.MODIFY if e in d.defaults else pb.Update.INSERT,
+                                            entity=e) for e in d.all()])
+        finally:
+            client.close()
+
+
 # ----------------------------------------------------------------------------- in-process injection
-def run_inject(size: int, packets: int) -> float:
-    """pps of ingress → TM → egress on frames injected in-process (the loop thread does the work)."""
+def run_inject(case: Case, size: int, packets: int) -> tuple[float, float]:
+    """(pps, CPU µs of the loop thread per packet) of ingress → TM → egress on frames injected
+    in-process (the loop thread does the work)."""
     from softswitch.api import SoftSwitch
 
-    frame = bench_frame(size)
-    with SoftSwitch(PROGRAM, cpu_port=255) as sw:
-        configure_tables(sw.grpc_addr)
+    frame = case.frame(size)
+    with SoftSwitch(case.program, cpu_port=255, include_dirs=case.include_dirs) as sw:
+        case.configure(sw.grpc_addr)
         loop = sw.switch.loop
         sent = [0]
         loop.set_tx_hook(lambda port, data: sent.__setitem__(0, sent[0] + 1))
         batch = [frame] * 64
 
-        def work() -> float:
-            t0 = time.perf_counter()
+        def work() -> tuple[float, float]:
+            t0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(packets // 64):
-                loop._ingress_batch(1, batch)
+                loop._ingress_batch(case.in_port, batch)
                 while loop.tm.total:
                     loop._service_tm()
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, time.thread_time() - c0
 
-        elapsed = loop.call(work, timeout=600)
+        elapsed, cpu = loop.call(work, timeout=600)
         done = (packets // 64) * 64
         if sent[0] != done:
             raise SystemExit(f"inject: only {sent[0]} of {done} frames forwarded: tables not hit?")
-        return done / elapsed
+        return done / elapsed, cpu * 1e6 / done
 
 
 # ----------------------------------------------------------------------------- veth driver
@@ -198,19 +243,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure_veth(gen_if: str, sink_if: str, size: int, seconds: float,
+def measure_veth(gen_if: str, sink_if: str, frame: bytes, seconds: float,
                  pid: int | None = None) -> tuple[float, float, float]:
     """(delivered pps, offered pps, CPU µs of process ``pid`` per delivered packet) while the
     generator runs for ``seconds``.  The CPU cost per packet does not depend on how much of the
     core other work took, so it is the figure to compare on a shared machine."""
     gen_count = mp.Value("q", 0)
-    warm = mp.Process(target=_generator, args=(gen_if, bench_frame(size), 0.3, mp.Value("q", 0)))
+    warm = mp.Process(target=_generator, args=(gen_if, frame, 0.3, mp.Value("q", 0)))
     warm.start()
     warm.join()
     before = _rx_count(sink_if)
     cpu0 = cpu_seconds(pid) if pid else 0.0
     t0 = time.monotonic()
-    g = mp.Process(target=_generator, args=(gen_if, bench_frame(size), seconds, gen_count))
+    g = mp.Process(target=_generator, args=(gen_if, frame, seconds, gen_count))
     g.start()
     g.join()
     elapsed = time.monotonic() - t0
@@ -243,7 +288,7 @@ def _del_veths(pairs) -> None:
                 ipr.link("del", ifname=a)
 
 
-def run_veth(sizes: list[int], seconds: float, rx: str = "ring") -> dict:
+def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "ring", tx: str = "ring") -> dict:
     from softswitch.api import SoftSwitch
 
     pairs = _veths()
@@ -254,34 +299,43 @@ def run_veth(sizes: list[int], seconds: float, rx: str = "ring") -> dict:
         fwd.start()
         try:
             for size in sizes:
-                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", size, seconds, fwd.pid)
+                results[("bare", size)] = measure_veth("h4bg1", "h4bg2", bench_frame(size), seconds, fwd.pid)
         finally:
             fwd.terminate()
             fwd.join()
         # softswitch, pinned to CPU 0; with --rx both also with the rx ring off (recvmsg per frame)
-        for label, ring in (("softswitch", "1"), ("softswitch-recvmsg", "0")):
-            if label == "softswitch-recvmsg" and rx != "both":
-                continue
-            os.environ["SOFTSWITCH_RX_RING"] = ring
-            sw = SoftSwitch(PROGRAM, interfaces={1: "h4bs1", 2: "h4bs2"}, cpu_port=255, subprocess=True)
-            with sw:
-                subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True,
-                               check=False)
-                configure_tables(sw.grpc_addr)
-                for size in sizes:
-                    results[(label, size)] = measure_veth("h4bg1", "h4bg2", size, seconds, sw.process.pid)
+        for case in cases:
+            for label, ring, txring in (("softswitch", "1", "1"), ("softswitch-recvmsg", "0", "1"),
+                                        ("softswitch-send", "1", "0")):
+                if (label == "softswitch-recvmsg" and rx != "both") or (label == "softswitch-send" and tx != "both"):
+                    continue
+                os.environ["SOFTSWITCH_RX_RING"] = ring
+                os.environ["SOFTSWITCH_TX_RING"] = txring
+                sw = SoftSwitch(case.program, interfaces={case.in_port: "h4bs1", case.out_port: "h4bs2"},
+                                cpu_port=255, include_dirs=case.include_dirs, subprocess=True)
+                with sw:
+                    subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True,
+                                   check=False)
+                    case.configure(sw.grpc_addr)
+                    for size in sizes:
+                        results[(label, case.name, size)] = measure_veth("h4bg1", "h4bg2", case.frame(size),
+                                                                         seconds, sw.process.pid)
         os.environ.pop("SOFTSWITCH_RX_RING", None)
+        os.environ.pop("SOFTSWITCH_TX_RING", None)
         from fabric.targets import target_available
 
-        if not target_available("bmv2"):  # None: it can run here
+        why = target_available("bmv2")  # None: it can run here
+        if not any(not c.mrc for c in cases):
+            print("bmv2: measured with bench4.p4 only (--program bench4 or both)")
+        elif why is not None:
+            print(f"{why}; ratio to bmv2 skipped")
+        else:
             bmv2_json = ROOT / "build" / "bench4" / "bmv2.json"
             if not (bmv2_json.exists() and bmv2_json.with_name("p4info.txtpb").exists()):
                 print(f"bmv2: {bmv2_json} or p4info.txtpb beside it missing (build them with p4c-bm2-ss "
                       f"--p4runtime-files); skipped")
             else:
                 results.update(_run_bmv2(bmv2_json, sizes, seconds))
-        else:
-            print("bmv2: simple_switch_grpc not on PATH; ratio to bmv2 skipped")
     finally:
         _del_veths(pairs)
     return results
@@ -305,7 +359,7 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
             time.sleep(0.1)
         configure_tables(addr, pipeline=(bmv2_json.with_name("p4info.txtpb"), bmv2_json))
         for size in sizes:
-            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", size, seconds, proc.pid)
+            out[("bmv2", size)] = measure_veth("h4bg1", "h4bg2", bench_frame(size), seconds, proc.pid)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -315,49 +369,64 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", choices=["inject", "veth", "both"], default="both")
+    ap.add_argument("--program", choices=["bench4", "mrc", "both"], default="bench4",
+                    help="bench4.p4 (default), p4src/mrc_switch.p4 with the controller's tables, or both")
     ap.add_argument("--sizes", default="64,1500")
     ap.add_argument("--packets", type=int, default=50_000, help="packets per size for inject mode")
     ap.add_argument("--seconds", type=float, default=3.0, help="generator run time per size for veth mode")
     ap.add_argument("--rx", choices=["ring", "both"], default="ring",
                     help="veth mode: 'both' also runs softswitch receiving with recvmsg (rx ring off)")
+    ap.add_argument("--tx", choices=["ring", "both"], default="ring",
+                    help="veth mode: 'both' also runs softswitch sending one frame per send (tx ring off)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    if not PROGRAM.exists():
-        print(f"{PROGRAM} not found (set BENCH4_P4)")
-        return 1
-    print(f"program: {PROGRAM}")
+    cases = [Case(n) for n in (("bench4", "mrc") if args.program == "both" else (args.program,))]
+    for case in cases:
+        if not case.program.exists():
+            print(f"{case.program} not found (set BENCH4_P4)")
+            return 1
+        print(f"program {case.name}: {case.program}")
     if args.mode in ("inject", "both"):
-        for size in sizes:
-            pps = run_inject(size, args.packets)
-            print(f"inject  {size:5d} B: softswitch {pps:10.0f} pps (in-process injection, no sockets)")
+        for case in cases:
+            for size in sizes:
+                pps, us = run_inject(case, size, args.packets)
+                print(f"inject  {case.name:6s} {size:5d} B: softswitch {pps:10.0f} pps, {us:6.2f} us CPU per packet "
+                      f"(in-process injection, no sockets)")
     if args.mode in ("veth", "both"):
         if os.geteuid() != 0:
             print("veth mode needs root; skipped")
             return 0
-        res = run_veth(sizes, args.seconds, args.rx)
-        for size in sizes:
-            bare, offered, bare_us = res[("bare", size)]
-            sw, sw_offered, sw_us = res[("softswitch", size)]
-            line = (f"veth    {size:5d} B: softswitch {sw:10.0f} pps | bare AF_PACKET loop {bare:10.0f} pps "
-                    f"| ratio {sw / bare if bare else 0:.2f} | generator offered {sw_offered:.0f} pps")
-            bmv2 = res.get(("bmv2", size))  # measured beside softswitch when bmv2 runs here
-            if bmv2:
-                bm = bmv2[0]
-                line += f" | bmv2 {bm:.0f} pps, ratio {sw / bm if bm else 0:.2f}"
-            print(line)
-            line = (f"        CPU per forwarded packet: softswitch {sw_us:.2f} us | bare loop {bare_us:.2f} us "
-                    f"| ratio {bare_us / sw_us if sw_us else 0:.2f}")
-            if bmv2:
-                bm_us = bmv2[2]
-                line += f" | bmv2 {bm_us:.2f} us, ratio {bm_us / sw_us if sw_us else 0:.2f}"
-            print(line + f" | one full core: softswitch {1e6 / sw_us if sw_us else 0:.0f} pps")
-            if ("softswitch-recvmsg", size) in res:
-                rm, _o, rm_us = res[("softswitch-recvmsg", size)]
-                print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps, "
-                      f"{rm_us:.2f} us CPU per packet | rx ring gain {rm_us / sw_us if sw_us else 0:.2f}x")
-            if offered < bare * 1.2:
-                print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
+        res = run_veth(cases, sizes, args.seconds, args.rx, args.tx)
+        for case in cases:
+            for size in sizes:
+                _report_veth(res, case.name, size)
     return 0
+
+
+def _report_veth(res: dict, name: str, size: int) -> None:
+    bare, offered, bare_us = res[("bare", size)]
+    sw, sw_offered, sw_us = res[("softswitch", name, size)]
+    line = (f"veth    {name:6s} {size:5d} B: softswitch {sw:10.0f} pps | bare AF_PACKET loop {bare:10.0f} pps "
+            f"| ratio {sw / bare if bare else 0:.2f} | generator offered {sw_offered:.0f} pps")
+    bm = res.get(("bmv2", size)) if name == "bench4" else None
+    if bm is not None:
+        line += f" | bmv2 {bm[0]:.0f} pps, ratio {sw / bm[0] if bm[0] else 0:.2f}"
+    print(line)
+    line = (f"        CPU per forwarded packet: softswitch {sw_us:.2f} us | bare loop {bare_us:.2f} us "
+            f"| ratio {bare_us / sw_us if sw_us else 0:.2f}")
+    if bm is not None:
+        line += f" | bmv2 {bm[2]:.2f} us, ratio {bm[2] / sw_us if sw_us else 0:.2f}"
+    print(line + f" | one full core: softswitch {1e6 / sw_us if sw_us else 0:.0f} pps")
+    if ("softswitch-recvmsg", name, size) in res:
+        rm, _o, rm_us = res[("softswitch-recvmsg", name, size)]
+        print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps, "
+              f"{rm_us:.2f} us CPU per packet | rx ring gain {rm_us / sw_us if sw_us else 0:.2f}x")
+    if ("softswitch-send", name, size) in res:
+        sn, _o, sn_us = res[("softswitch-send", name, size)]
+        print(f"        softswitch without the tx ring (send per frame)    {sn:10.0f} pps, "
+              f"{sn_us:.2f} us CPU per packet | tx ring gain {sn_us / sw_us if sw_us else 0:.2f}x")
+    if offered < bare * 1.2:
+        print(f"        note: the generator ({offered:.0f} pps) may limit the bare loop")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from softswitch.contract import Pipeline
+from softswitch.contract import IngressResult, Pipeline
 from softswitch.engine.ports import LinuxPort
 from softswitch.engine.tm import TrafficManager
 
@@ -44,8 +44,7 @@ class LoopCounters:
     pipeline_errors: int = 0
 
 
-def _now_us_fn() -> Callable[[], int]:
-    t0 = time.monotonic_ns()
+def _now_us_fn(t0: int) -> Callable[[], int]:
     mono = time.monotonic_ns
 
     def now_us() -> int:
@@ -65,7 +64,10 @@ class PacketLoop:
         self.on_packet_in = on_packet_in
         self.pipeline: Pipeline | None = None
         self.counters = LoopCounters()
-        self.now_us = _now_us_fn()
+        # the switch clock in µs: now_us(), or (_mono() - _t0) // 1000 inlined on the per-packet path
+        self._mono = time.monotonic_ns
+        self._t0 = time.monotonic_ns()
+        self.now_us = _now_us_fn(self._t0)
         self._inject: deque[tuple[int, bytes]] = deque()
         self._recirc: deque[tuple[bytes, object]] = deque()
         self._delay: dict[int, deque[tuple[int, bytes]]] = {}
@@ -76,6 +78,7 @@ class PacketLoop:
         self._by_fd: dict[int, LinuxPort] = {}
         self._tx_hook: Callable[[int, bytes], None] | None = None
         self._calls: deque[tuple[Callable[[], object], Future]] = deque()
+        self._flush: dict[int, LinuxPort] = {}  # ports with frames waiting in their tx ring
 
     # ------------------------------------------------------------- control (any thread)
     def set_pipeline(self, pipeline: Pipeline | None) -> None:
@@ -217,19 +220,23 @@ class PacketLoop:
         if pipeline is None:
             c.no_pipeline_drops += len(frames)
             return
-        ingress = pipeline.ingress
+        # a pipeline with the fast entry point (softswitch.exec's) returns the one TmItem of a plain
+        # unicast packet itself instead of an IngressResult holding it
+        ingress = getattr(pipeline, "ingress_item", None) or pipeline.ingress
         enqueue = self.tm.enqueue
-        now_us = self.now_us
+        mono, t0 = self._mono, self._t0
         c.ingress_packets += len(frames)
         for data in frames:
-            now = now_us()
+            now = (mono() - t0) // 1000
             try:
                 res = ingress(data, port, now)
             except Exception:  # a pipeline bug must not kill the switch
                 c.pipeline_errors += 1
                 log.exception("ingress failed on a packet from port %d", port)
                 continue
-            if res.to_tm:
+            if res.__class__ is not IngressResult:
+                enqueue(res, now)
+            elif res.to_tm:
                 for item in res.to_tm:
                     enqueue(item, now)
             elif res.dropped:
@@ -283,24 +290,39 @@ class PacketLoop:
         if pipeline is None:
             c.no_pipeline_drops += len(out)
             return next_due
-        egress = pipeline.egress
+        # softswitch.exec's fast entry point returns a single frame for item.egress_port as bytes
+        fast = getattr(pipeline, "egress_frame", None)
+        egress = fast or pipeline.egress
         transmit = self._transmit
         ports_get = self.ports.get
         cpu = self.cpu_port
+        mono, t0 = self._mono, self._t0
+        flush = self._flush
         for pq, item in out:
-            now = now_us()
+            now = (mono() - t0) // 1000
             try:
                 res = egress(item, now)
             except Exception:
                 c.pipeline_errors += 1
                 log.exception("egress failed on a packet for port %d", item.egress_port)
                 continue
+            if res.__class__ is bytes:
+                port = pq.port
+                if port != cpu and not pq.link_delay_us:
+                    p = ports_get(port)
+                    if p is not None:  # fast path: into the port's tx ring, sent below
+                        if p.queue(res):
+                            flush[port] = p
+                        continue
+                transmit(port, res, pq.link_delay_us, now)
+                continue
             for frame in res.frames:
                 port = frame.port
                 if port != cpu and not pq.link_delay_us:
                     p = ports_get(port)
-                    if p is not None:  # fast path: straight out of a Linux port
-                        p.send(frame.data)
+                    if p is not None:
+                        if p.queue(frame.data):
+                            flush[port] = p
                         continue
                 transmit(port, frame.data, pq.link_delay_us, now)
             for clone in res.to_tm:
@@ -314,6 +336,10 @@ class PacketLoop:
                         c.recirc_drops += 1
             if res.dropped and not res.frames:
                 c.egress_drops += 1
+        if flush:
+            for p in flush.values():
+                p.flush()
+            flush.clear()
         return next_due
 
     def _transmit(self, port: int, data: bytes, delay_us: int, now: int) -> None:

@@ -11,6 +11,13 @@ the bytes); like libpcap, the port puts it back from the ring header (``tp_vlan_
 ``tp_vlan_tpid``), so the parser sees the frame as it was on the wire and the rx byte counter
 includes the tag.  When the ring cannot be set up, ``recvmsg`` with ``PACKET_AUXDATA`` does the
 same one frame per call.
+
+Sending goes through a ``PACKET_TX_RING`` on the same socket: the loop writes the frames one
+round of the traffic manager dequeued into ring slots (``queue``) and hands them all to the
+kernel with one ``send`` (``flush``), instead of one system call per frame.  A frame the kernel
+did not take in that call (socket buffer full, link down) is taken back out of the ring and
+counted as a tx drop, as a failed ``send`` was, so the ring never holds frames back for later.
+``SOFTSWITCH_TX_RING=0`` (or a kernel refusing the ring) sends one frame per ``send``.
 """
 from __future__ import annotations
 
@@ -30,6 +37,15 @@ ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23  # linux/if_packet.h, Linux >= 4.20
 PACKET_RX_RING = 5
+PACKET_TX_RING = 13
+PACKET_LOSS = 14  # tx ring: skip a malformed frame instead of stopping at it
+TP_STATUS_AVAILABLE = 0
+TP_STATUS_SEND_REQUEST = 0x1
+TX_SLOTS = 256  # tx ring slots per port: one traffic-manager round (loop.TM_BATCH) fits
+# tx slot: tpacket2_hdr (status, len) then the frame at TPACKET_ALIGN(sizeof(tpacket2_hdr)) = 32,
+# where the kernel reads it when PACKET_TX_HAS_OFF is off
+_TX_HDR = struct.Struct("=II")
+_TX_DATA = 32
 PACKET_AUXDATA = 8
 PACKET_VERSION = 10
 TPACKET_V2 = 1
@@ -38,7 +54,8 @@ TP_STATUS_VLAN_VALID = 0x10
 TP_STATUS_VLAN_TPID_VALID = 0x40
 ETH_P_8021Q = 0x8100
 # struct tpacket2_hdr: status, len, snaplen, mac, net, sec, nsec, vlan_tci, vlan_tpid, padding
-_TP2_HDR = struct.Struct("=IIIHHIIHH4x")
+# (net, sec and nsec skipped: not read per frame)
+_TP2_HDR = struct.Struct("=IIIH10xHH4x")
 # struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
 _AUXDATA = struct.Struct("=IIIHHHH")
 _TAG = struct.Struct("!HH")
@@ -169,6 +186,15 @@ class LinuxPort:
     ring_slots: int = 0
     ring_next: int = 0  # next slot the kernel fills
     mtu: int = 0  # interface MTU the ring was sized for
+    # False: one send per frame (SOFTSWITCH_TX_RING=0 sets it, for benches)
+    use_tx_ring: bool = field(default_factory=lambda: os.environ.get("SOFTSWITCH_TX_RING", "1") != "0")
+    tx_ring: mmap.mmap | None = field(default=None, repr=False)  # the same mapping as ``ring``
+    tx_base: int = 0  # byte offset of the tx ring in the mapping (after the rx ring)
+    tx_frame: int = 0
+    tx_slots: int = 0
+    tx_next: int = 0  # next slot to fill; the kernel's send position when nothing is pending
+    tx_pending: int = 0  # frames queued since the last flush
+    tx_pending_bytes: int = 0
 
     def open(self) -> bool:
         """(Re)open the socket if the interface exists; True when the port has a socket."""
@@ -203,30 +229,65 @@ class LinuxPort:
         return True
 
     def _open_ring(self, s: socket.socket) -> None:
-        """Map a TPACKET_V2 rx ring on ``s``; without it, ``recvmsg`` + PACKET_AUXDATA is used."""
+        """Map a TPACKET_V2 rx ring and tx ring on ``s``; without the rx ring, ``recvmsg`` +
+        PACKET_AUXDATA is used, without the tx ring one ``send`` per frame."""
         frame = ring_frame_size(self.mtu)
         block = max(RING_BLOCK, frame)
         per_block = block // frame
         nblocks = max(1, RING_BYTES // block, -(-RING_MIN_SLOTS // per_block))
-        try:
-            if not self.use_ring:
-                raise OSError("disabled")
-            s.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V2)
-            s.setsockopt(SOL_PACKET, PACKET_RX_RING,
-                         struct.pack("IIII", block, nblocks, frame, nblocks * (block // frame)))
-            self.ring = mmap.mmap(s.fileno(), block * nblocks, mmap.MAP_SHARED,
-                                  mmap.PROT_READ | mmap.PROT_WRITE)
-        except OSError as e:
-            log.warning("%s: no PACKET_RX_RING (%s); receiving one frame per recvmsg", self.ifname, e)
-            self.ring = None
+        tx_blocks = -(-TX_SLOTS // per_block)
+        rx_len = tx_len = 0
+        want_rx, want_tx = self.use_ring, self.use_tx_ring
+        if want_rx or want_tx:
+            try:
+                s.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V2)
+                if want_tx:  # like the version, only settable before any ring exists (EBUSY)
+                    s.setsockopt(SOL_PACKET, PACKET_LOSS, 1)
+            except OSError as e:
+                log.warning("%s: no TPACKET_V2 (%s): no rx/tx rings", self.ifname, e)
+                want_rx = want_tx = False
+        if want_rx:
+            try:
+                s.setsockopt(SOL_PACKET, PACKET_RX_RING,
+                             struct.pack("IIII", block, nblocks, frame, nblocks * per_block))
+                rx_len = block * nblocks
+            except OSError as e:
+                log.warning("%s: no PACKET_RX_RING (%s); receiving one frame per recvmsg", self.ifname, e)
+        else:
+            log.info("%s: rx ring disabled (SOFTSWITCH_RX_RING=0); receiving one frame per recvmsg",
+                     self.ifname)
+        if want_tx:
+            try:
+                s.setsockopt(SOL_PACKET, PACKET_TX_RING,
+                             struct.pack("IIII", block, tx_blocks, frame, tx_blocks * per_block))
+                tx_len = block * tx_blocks
+            except OSError as e:
+                log.warning("%s: no PACKET_TX_RING (%s); sending one frame per send", self.ifname, e)
+        mapping = None
+        if rx_len or tx_len:
+            try:
+                mapping = mmap.mmap(s.fileno(), rx_len + tx_len, mmap.MAP_SHARED,
+                                    mmap.PROT_READ | mmap.PROT_WRITE)
+            except OSError as e:
+                # the rings exist on the socket but cannot be used: start over without them
+                log.warning("%s: cannot map the packet rings (%s); plain socket calls", self.ifname, e)
+                self.use_ring = self.use_tx_ring = False
+                self.open()
+                return
+        self.ring = mapping if rx_len else None
+        self.ring_frame = frame
+        self.ring_slots = nblocks * per_block if rx_len else 0
+        self.ring_next = 0
+        self.tx_ring = mapping if tx_len else None
+        self.tx_base = rx_len
+        self.tx_frame = frame
+        self.tx_slots = tx_blocks * per_block if tx_len else 0
+        self.tx_next = self.tx_pending = self.tx_pending_bytes = 0
+        if not rx_len:
             try:
                 s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
             except OSError:
                 log.warning("%s: no PACKET_AUXDATA: VLAN tags of received frames are lost", self.ifname)
-            return
-        self.ring_frame = frame
-        self.ring_slots = nblocks * (block // frame)
-        self.ring_next = 0
 
     def kernel_drops(self) -> int:
         """Frames lost outside the pipeline so far: the kernel's receive drops on this port's socket
@@ -244,9 +305,13 @@ class LinuxPort:
 
     def close(self) -> None:
         """Close the socket (the port stays configured)."""
-        if self.ring is not None:
-            self.ring.close()
-            self.ring = None
+        if self.tx_pending:
+            self.flush()
+        mapping = self.ring or self.tx_ring
+        if mapping is not None:
+            mapping.close()
+        self.ring = self.tx_ring = None
+        self.tx_pending = self.tx_pending_bytes = 0
         if self.sock is not None:
             self.kernel_drops()  # keep what the old socket counted
             self.sock.close()
@@ -271,7 +336,7 @@ class LinuxPort:
                 self.up = False
             return self.fileno() != was
         self.up = bool(idx) and oper_up(self.ifname)
-        if idx and self.ring is not None and mtu(self.ifname) != self.mtu:
+        if idx and (self.ring is not None or self.tx_ring is not None) and mtu(self.ifname) != self.mtu:
             was = self.fileno()
             self.open()  # MTU changed: re-size the ring slots so no frame is cut
             return self.fileno() != was
@@ -332,7 +397,7 @@ class LinuxPort:
         nbytes = 0
         for _ in range(budget):
             off = i * frame
-            status, wire_len, snaplen, mac, _net, _sec, _nsec, tci, tpid = unpack(ring, off)
+            status, wire_len, snaplen, mac, tci, tpid = unpack(ring, off)
             if not status & TP_STATUS_USER:
                 break
             start = off + mac
@@ -354,7 +419,12 @@ class LinuxPort:
         return out
 
     def send(self, data: bytes) -> bool:
-        """Transmit one frame; a frame that cannot leave (link down, queue full) is counted as a drop."""
+        """Transmit one frame now; a frame that cannot leave (link down, queue full) is counted as
+        a drop.  With a tx ring, frames queued before it leave first."""
+        if self.tx_ring is not None:
+            if not self.queue(data):
+                return False
+            return self.flush() == 0
         s = self.sock
         c = self.counters
         if s is None:
@@ -370,6 +440,79 @@ class LinuxPort:
         c.tx_packets += 1
         c.tx_bytes += len(data)
         return True
+
+    def queue(self, data: bytes) -> bool:
+        """Put one frame in the tx ring; True when ``flush`` must be called to send it.  Without a
+        tx ring the frame is sent at once (False)."""
+        ring = self.tx_ring
+        if ring is None:
+            self.send(data)
+            return False
+        n = len(data)
+        frame = self.tx_frame
+        off = self.tx_base + self.tx_next * frame
+        if n > frame - _TX_DATA or self.sock is None:
+            self.counters.tx_drops += 1  # larger than the MTU allows: the kernel refuses it too
+            return self.tx_pending > 0
+        if _TX_HDR.unpack_from(ring, off)[0] != TP_STATUS_AVAILABLE:
+            # the kernel still holds the slot (a sent frame not yet freed): send what is queued
+            if self.tx_pending:
+                self.flush()
+            if _TX_HDR.unpack_from(ring, off)[0] != TP_STATUS_AVAILABLE:
+                self.counters.tx_drops += 1  # every slot in flight: like a full device queue
+                return self.tx_pending > 0
+        start = off + _TX_DATA
+        ring[start:start + n] = data
+        _TX_HDR.pack_into(ring, off, TP_STATUS_SEND_REQUEST, n)
+        nxt = self.tx_next + 1
+        self.tx_next = 0 if nxt == self.tx_slots else nxt
+        self.tx_pending += 1
+        self.tx_pending_bytes += n
+        return True
+
+    def flush(self) -> int:
+        """Send every frame queued in the tx ring with one system call; returns how many of them
+        were dropped (taken back out of the ring and counted as tx drops)."""
+        pending, nbytes = self.tx_pending, self.tx_pending_bytes
+        if not pending:
+            return 0
+        self.tx_pending = self.tx_pending_bytes = 0
+        c = self.counters
+        s = self.sock
+        err = 0
+        if s is not None:
+            try:
+                s.send(b"", socket.MSG_DONTWAIT)
+            except OSError as e:
+                err = e.errno or -1
+        dropped, dropped_bytes = self._tx_unwind(pending)
+        if err in _DOWN_ERRNOS:
+            self.up = False
+        c.tx_packets += pending - dropped
+        c.tx_bytes += nbytes - dropped_bytes
+        c.tx_drops += dropped
+        return dropped
+
+    def _tx_unwind(self, pending: int) -> tuple[int, int]:
+        """Take the frames the last send left in the ring back out (the kernel sends in slot order
+        and stops at the first it cannot, so they are the newest ones); ``tx_next`` moves back to
+        the first of them, which is where the kernel will look next.  Returns (frames, bytes)."""
+        ring = self.tx_ring
+        frame, slots, base = self.tx_frame, self.tx_slots, self.tx_base
+        i = self.tx_next
+        frames = nbytes = 0
+        for _ in range(pending):
+            j = i - 1 if i else slots - 1
+            off = base + j * frame
+            status, n = _TX_HDR.unpack_from(ring, off)
+            if status != TP_STATUS_SEND_REQUEST:
+                break
+            _TX_HDR.pack_into(ring, off, TP_STATUS_AVAILABLE, 0)
+            frames += 1
+            nbytes += n
+            i = j
+        self.tx_next = i
+        return frames, nbytes
 
 
 def parse_interface(spec: str) -> tuple[int, str]:

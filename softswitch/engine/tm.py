@@ -161,6 +161,41 @@ class TrafficManager:
             for pq in tuple(ready):
                 queues = pq.queues
                 n = min(budget, QUANTUM)
+                m = pq.mask
+                if not m & (m - 1):
+                    # one priority holds packets: no choice between queues, take its eligible head
+                    # packets in one go (the same order and fields as the general loop below)
+                    pri = m.bit_length() - 1
+                    q = queues[pri]
+                    items = q.items
+                    popleft = items.popleft
+                    left = len(items)
+                    took = 0
+                    while took < n and left:
+                        dep = items[0][0]
+                        if dep > now_us:
+                            if next_due is None or dep < next_due:
+                                next_due = dep
+                            break
+                        item = popleft()[1]
+                        left -= 1
+                        item.deq_timedelta_us = now_us - item.enq_timestamp_us
+                        item.deq_qdepth = left
+                        out.append((pq, item))
+                        took += 1
+                    if took:
+                        progressed = True
+                        q.stats.dequeued += took
+                        budget -= took
+                        self.total -= took
+                        pq.count -= took
+                        if not left:
+                            pq.mask = 0
+                        if not pq.count:
+                            ready.remove(pq)
+                    if budget <= 0:
+                        break
+                    continue
                 while n:
                     m = pq.mask
                     while m:

@@ -49,6 +49,7 @@ from softswitch.contract import (
     TmItem,
 )
 from softswitch.exec.codegen import CompiledBlocks
+from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
 from softswitch.frontend import ir
 
@@ -65,6 +66,7 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
     """``log_msg`` to the tracer, formatted."""
     return lambda fmt, args: trace(format_log(fmt, args))
 
+POOL_MAX = 1024  # recycled (H, M, S) trees kept for reuse
 MAX_RESUBMITS = 16  # resubmit passes per received packet before the packet is dropped
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -101,12 +103,19 @@ class Ctx:
         self.log = logf
 
 
-class PacketState:
-    """What travels through the traffic manager (``TmItem.meta``)."""
+class PacketState(TmItem):
+    """What travels through the traffic manager: the ``TmItem`` itself, with the packet's
+    headers, metadata and payload (one object per packet instead of two; ``meta`` is the
+    item itself, as the contract's readers expect)."""
 
     __slots__ = ("H", "M", "S", "clone_truncate", "nbytes", "payload", "truncate")
 
-    def __init__(self, H, M, S, payload: bytes, nbytes: int, truncate: int, clone_truncate: int) -> None:
+    def __init__(self, egress_port: int, priority: int, H, M, S, payload: bytes, nbytes: int,
+                 truncate: int, clone_truncate: int) -> None:
+        self.egress_port = egress_port
+        self.priority = priority
+        self.length = nbytes
+        self.enq_timestamp_us = self.enq_qdepth = self.deq_timedelta_us = self.deq_qdepth = self.qid = 0
         self.H = H
         self.M = M
         self.S = S
@@ -115,8 +124,16 @@ class PacketState:
         self.truncate = truncate
         self.clone_truncate = clone_truncate
 
+    __eq__ = object.__eq__  # identity: the dataclass's field-wise eq would recurse through meta
+    __hash__ = object.__hash__
+
+    @property
+    def meta(self) -> PacketState:  # shadows TmItem's slot: no self-reference cycle for the GC
+        return self
+
     def __repr__(self) -> str:
-        return f"PacketState(H={self.H!r}, M={self.M!r}, S={self.S!r}, payload={len(self.payload)}B)"
+        return (f"PacketState(port={self.egress_port}, priority={self.priority}, H={self.H!r}, "
+                f"M={self.M!r}, S={self.S!r}, payload={len(self.payload)}B)")
 
 
 class FieldLists:
@@ -156,13 +173,31 @@ class V1Pipeline:
         self._log = _trace_log(trace) if trace is not None else _log_msg
         self.field_lists = FieldLists(program, program.ingress.params[1].type)
         self._H, self._M, self._S = blocks.header_cls, blocks.meta_cls, blocks.std_cls
+        # (H, M, S) trees of packets the loop has finished with (see ``egress_frame``), put back
+        # to their initial values on reuse; None when the classes cannot be reset by stores
+        self._reset = make_reset(self._H, self._M, self._S)
+        self._pool: list[tuple] = []
+        # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
+        # thread only, one packet at a time); the other entry points build their own
+        self._ctx_in = Ctx(b"", 0, 0, self._log)
+        self._ctx_eg = Ctx(b"", 0, 0, self._log)
 
     # ------------------------------------------------------------------ ingress
 
     def ingress(self, data: bytes, ingress_port: int, now_us: int) -> IngressResult:
         """Parser, verifyChecksum, ingress (with resubmit loops), clone I2E, PRE replication."""
         try:
-            return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None)
+            res = self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None, False)
+        except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
+            return self._internal_error(IngressResult(), e)
+        return IngressResult([res]) if res.__class__ is PacketState else res
+
+    def ingress_item(self, data: bytes, ingress_port: int, now_us: int) -> PacketState | IngressResult:
+        """``ingress`` for the packet loop: the one ``TmItem`` itself when the packet is plain
+        unicast (no result object to build), else the ``IngressResult``.  Its headers may come
+        from objects ``egress_frame`` recycled."""
+        try:
+            return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None, True)
         except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
             return self._internal_error(IngressResult(), e)
 
@@ -170,9 +205,10 @@ class V1Pipeline:
         """Re-enter ingress after ``recirculate_preserving_field_list`` (ingress_port 0, as bmv2
         resets all metadata but the preserved fields)."""
         try:
-            return self._ingress(data, 0, now_us, PKT_INSTANCE_RECIRC, preserved)
+            res = self._ingress(data, 0, now_us, PKT_INSTANCE_RECIRC, preserved, False)
         except Exception as e:  # noqa: BLE001
             return self._internal_error(IngressResult(), e)
+        return IngressResult([res]) if res.__class__ is PacketState else res
 
     def _internal_error(self, res, e: Exception):
         log.exception("internal error while processing a packet (dropped)")
@@ -198,24 +234,43 @@ class V1Pipeline:
             S.f_checksum_error = C.checksum_error
         return H, M, S, C
 
-    def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved) -> IngressResult:
+    def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved,
+                 pooled: bool) -> PacketState | IngressResult:
+        """One packet's ingress; the plain unicast case returns the ``TmItem`` alone.  With
+        ``pooled`` the header objects may be recycled ones (the loop's path, see ``egress_frame``)."""
         trace = self.trace
         run_ingress = self.blocks.ingress
         n = len(data)
         b = self.blocks
         parse, verify = b.parser, b.verify_checksum
         new_h, new_m, new_s, logf = self._H, self._M, self._S, self._log
+        pool = self._pool if pooled else None
         ts = now
         for _ in range(MAX_RESUBMITS):
             # parser + verifyChecksum (same as _parse, inlined on the per-packet path)
-            H, M, S = new_h(), new_m(), new_s()
+            if pool:
+                H, M, S = pool.pop()
+                try:
+                    self._reset(H, M, S)
+                except Mismatch:
+                    H, M, S = new_h(), new_m(), new_s()
+            else:
+                H, M, S = new_h(), new_m(), new_s()
             S.f_ingress_port = port
             S.f_packet_length = n & _M32
             S.f_instance_type = itype
             S.f_ingress_global_timestamp = ts & _M48
             if preserved is not None:
                 self.field_lists.get(preserved[0])[1](M, preserved[1])
-            C = Ctx(data, n, now, logf)
+            if pool is not None:
+                C = self._ctx_in
+                C.data = data
+                C.nbytes = n
+                C.now = now
+                C.clone = C.resubmit = C.recirculate = C.digest = None
+                C.off = C.truncate = C.checksum_error = 0
+            else:
+                C = Ctx(data, n, now, logf)
             if trace:
                 trace(f"packet in: port {port}, {n} bytes, instance_type {itype}")
             S.f_parser_error = parse(H, M, S, C)
@@ -248,15 +303,17 @@ class V1Pipeline:
                 return self._multicast(res or IngressResult(), H, M, S, C, mgid, n)
             espec = S.f_egress_spec
             if espec == DROP_PORT:
+                if res is None and pool is not None and self._reset is not None and len(pool) < POOL_MAX:
+                    pool.append((H, M, S))  # nothing else holds them: no clone, digest or copy
                 return self._drop(res or IngressResult(),
                                   "egress_spec is the drop port (mark_to_drop) at the end of ingress")
             S.f_instance_type = PKT_INSTANCE_NORMAL
             prio = S.f_priority & 7
-            item = TmItem(espec, prio, n, PacketState(H, M, S, C.payload, n, C.truncate, 0))
+            item = PacketState(espec, prio, H, M, S, C.payload, n, C.truncate, 0)
             if trace:
                 trace(f"to egress port {espec} priority {prio}")
             if res is None:
-                return IngressResult([item])
+                return item
             res.to_tm.append(item)
             return res
         return self._drop(IngressResult(), f"more than {MAX_RESUBMITS} resubmissions")
@@ -269,8 +326,8 @@ class V1Pipeline:
         for eport, rid in replicas:
             S2 = S.copy()
             S2.f_egress_rid = rid
-            st = PacketState(H.copy(), M.copy(), S2, C.payload, n, C.truncate, 0)
-            res.to_tm.append(TmItem(eport, S.f_priority & 7, n, st))
+            res.to_tm.append(PacketState(eport, S.f_priority & 7, H.copy(), M.copy(), S2, C.payload, n,
+                                         C.truncate, 0))
         if self.trace:
             self.trace(f"multicast group {mgid}: {len(replicas)} replicas")
         return res
@@ -310,20 +367,30 @@ class V1Pipeline:
             S2 = self._S()
             S2.f_instance_type = itype
             S2.f_egress_rid = rid
-            st = PacketState(H.copy(), M2.copy(), S2, payload, nbytes, 0, sess.packet_length_bytes)
-            res.to_tm.append(TmItem(eport, sess.class_of_service & 7, nbytes, st))
+            res.to_tm.append(PacketState(eport, sess.class_of_service & 7, H.copy(), M2.copy(), S2, payload,
+                                         nbytes, 0, sess.packet_length_bytes))
 
     # ------------------------------------------------------------------ egress
 
     def egress(self, item: TmItem, now_us: int) -> EgressResult:
         """Egress, clone E2E, recirculate, computeChecksum, deparser."""
         try:
-            return self._egress(item, now_us)
+            res = self._egress(item, now_us, False)
+        except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
+            return self._internal_error(EgressResult(), e)
+        return EgressResult([Frame(item.egress_port, res)]) if res.__class__ is bytes else res
+
+    def egress_frame(self, item: TmItem, now_us: int) -> bytes | EgressResult:
+        """``egress`` for the packet loop: the frame's bytes when the result is exactly one frame on
+        ``item.egress_port`` (no clone, no recirculation), else the ``EgressResult``.  In the bytes
+        case the packet's header objects are finished with and are kept for reuse by
+        ``ingress_item``: the caller must not read ``item``'s headers afterwards."""
+        try:
+            return self._egress(item, now_us, True)
         except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
             return self._internal_error(EgressResult(), e)
 
-    def _egress(self, item: TmItem, now_us: int) -> EgressResult:
-        res = EgressResult()
+    def _egress(self, item: TmItem, now_us: int, recycle: bool) -> bytes | EgressResult:
         st: PacketState = item.meta
         H, M, S = st.H, st.M, st.S
         S.f_egress_port = item.egress_port
@@ -334,7 +401,14 @@ class V1Pipeline:
         S.f_enq_qdepth = item.enq_qdepth & _M19
         S.f_deq_timedelta = item.deq_timedelta_us & _M32
         S.f_deq_qdepth = item.deq_qdepth & _M19
-        C = Ctx(b"", st.nbytes, now_us, self._log)
+        if recycle:
+            C = self._ctx_eg
+            C.nbytes = st.nbytes
+            C.now = now_us
+            C.clone = C.resubmit = C.recirculate = C.digest = None
+            C.off = C.checksum_error = 0
+        else:
+            C = Ctx(b"", st.nbytes, now_us, self._log)
         C.payload = st.payload
         C.truncate = st.truncate
         trace = self.trace
@@ -345,16 +419,24 @@ class V1Pipeline:
             try:
                 b.egress(H, M, S, C)
             except AssertionFailed as e:
-                return self._drop(res, f"assertion failed: {e}")
+                return self._drop(EgressResult(), f"assertion failed: {e}")
+        res = None
         if C.clone is not None:
+            res = EgressResult()
             self._clone_egress(res, st, C, H, M)
         if S.f_egress_spec == DROP_PORT:
-            return self._drop(res, "mark_to_drop in egress")
+            return self._drop(res or EgressResult(), "mark_to_drop in egress")
         if b.compute_checksum is not None:
             b.compute_checksum(H, M, S, C)
-        out = b"".join(b.deparser(H, M, S, C)) + st.payload
+        parts = b.deparser(H, M, S, C)
+        if parts.__class__ is list:
+            parts.append(st.payload)  # one join, no second copy of the frame
+            out = b"".join(parts)
+        else:
+            out = b"".join(parts) + st.payload
         if C.recirculate is not None:
             idx = C.recirculate
+            res = res or EgressResult()
             res.recirculate.append((out, (idx, self.field_lists.get(idx)[0](M))))
             if trace:
                 trace(f"recirculate ({len(out)} bytes)")
@@ -364,10 +446,17 @@ class V1Pipeline:
             cut = st.clone_truncate
         if cut and cut < len(out):
             out = out[:cut]
-        res.frames.append(Frame(item.egress_port, out))
         if trace:
             trace(f"transmit on port {item.egress_port}: {len(out)} bytes")
-        return res
+        if res is not None:
+            res.frames.append(Frame(item.egress_port, out))
+            return res
+        if recycle and self._reset is not None and H.__class__ is self._H:
+            # (an item queued before a pipeline swap holds the old program's classes: not reused)
+            pool = self._pool
+            if len(pool) < POOL_MAX:
+                pool.append((H, M, S))
+        return out
 
     def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M) -> None:
         sid, index = C.clone

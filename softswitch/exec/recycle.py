@@ -1,0 +1,130 @@
+"""Reset functions for the generated header/metadata objects, so the packet loop can reuse them.
+
+Creating a program's headers struct runs one ``__init__`` per header, struct and stack in it
+(1.1 µs for bench4.p4's nine objects, 3.5 µs for mrc_switch.p4's), once per packet.  Putting a
+used tree back to its initial values with attribute stores costs a quarter of that (0.3 / 1.0 µs,
+measured with ``timeit``; building the tree with ``__new__`` instead of ``__init__`` was slower on
+CPython 3.11).  ``make_reset`` derives the reset from an instance the class constructor made, so
+it needs no knowledge of how the classes were generated; when the tree holds anything it cannot
+put back exactly (shared objects, objects without ``__slots__``, lists other than a stack's
+elements), it returns None and the caller allocates as before.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+_IMMUTABLE = (int, bool, float, str, bytes, type(None))
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class Mismatch(Exception):
+    """A recycled tree no longer has the shape of a fresh one (the caller allocates instead)."""
+
+
+def _slot_names(cls: type) -> list[str]:
+    names: list[str] = []
+    for k in reversed(cls.__mro__):
+        s = k.__dict__.get("__slots__", ())
+        names.extend([s] if isinstance(s, str) else s)
+    return names
+
+
+def same_tree(a: object, b: object) -> bool:
+    """True when ``a`` and ``b`` are equal object trees of the same classes."""
+    if isinstance(a, _IMMUTABLE) or isinstance(b, _IMMUTABLE):
+        return type(a) is type(b) and a == b
+    if type(a) is not type(b):
+        return False
+    if type(a) is list:
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b))
+    for attr in _slot_names(type(a)):
+        if hasattr(a, attr) != hasattr(b, attr):
+            return False
+        if hasattr(a, attr) and not same_tree(getattr(a, attr), getattr(b, attr)):
+            return False
+    return True
+
+
+def dirty(obj: object) -> None:
+    """Overwrite every scalar in the tree (bools become True, numbers 1): what a packet leaves."""
+    if type(obj) is list:
+        for x in obj:
+            dirty(x)
+        return
+    for attr in _slot_names(type(obj)):
+        val = getattr(obj, attr, None)
+        if isinstance(val, bool):
+            setattr(obj, attr, True)
+        elif isinstance(val, int):
+            setattr(obj, attr, 1)
+        elif not isinstance(val, _IMMUTABLE):
+            dirty(val)
+
+
+def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[int], counter: list[int]) -> None:
+    """Statements that put ``path`` (an expression for ``obj``'s place in the tree) back to the
+    values ``obj`` has, by stores into the existing objects."""
+    if id(obj) in seen:
+        raise _Unsupported("shared object")
+    seen.add(id(obj))
+    cls = type(obj)
+    if type(obj) is list:
+        raise _Unsupported("list outside a stack")
+    if hasattr(obj, "__dict__") or "__slots__" not in cls.__dict__:
+        raise _Unsupported(f"{cls.__name__} has no __slots__")
+    var = f"r{counter[0]}"
+    counter[0] += 1
+    lines.append(f"    {var} = {path}")
+    zeros: dict[str, list[str]] = {}
+    for attr in _slot_names(cls):
+        if not hasattr(obj, attr):
+            raise _Unsupported("unset slot")
+        val = getattr(obj, attr)
+        if isinstance(val, (int, bool, type(None))):
+            zeros.setdefault(repr(val), []).append(attr)
+        elif isinstance(val, _IMMUTABLE):
+            lines.append(f"    {var}.{attr} = {val!r}")
+        elif type(val) is list:
+            # a header stack's elements: push/pop may have replaced them, so reset each one in
+            # place by position (same class, as the class always fills the list the same way)
+            for i, elem in enumerate(val):
+                _reset_lines(elem, f"{var}.{attr}[{i}]", lines, ns, seen, counter)
+            n = len(val)
+            lines.append(f"    if len({var}.{attr}) != {n}:")
+            lines.append("        raise _Mismatch")
+        else:
+            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter)
+    for expr, attrs in zeros.items():
+        lines.append("    " + " = ".join(f"{var}.{a}" for a in attrs) + f" = {expr}")
+
+
+def make_reset(*classes: type) -> Callable[..., None] | None:
+    """``reset(o1, o2, ...)`` putting objects of ``classes`` (e.g. headers, user metadata,
+    standard metadata) back to what ``cls()`` gives; None when that cannot be done by stores.
+    The reset raises ``Mismatch`` if a stack's element list changed length (never, for the
+    generated stacks); the objects must then be discarded."""
+    try:
+        lines: list[str] = []
+        ns: dict = {"_Mismatch": Mismatch}
+        seen: set[int] = set()
+        counter = [0]
+        protos = [cls() for cls in classes]
+        for i, proto in enumerate(protos):
+            _reset_lines(proto, f"a{i}", lines, ns, seen, counter)
+        args = ", ".join(f"a{i}" for i in range(len(classes)))
+        src = f"def reset({args}):\n" + "\n".join(lines) + "\n"
+        exec(compile(src, "<reset>", "exec"), ns)  # noqa: S102 - generated above from instances
+        fn = ns["reset"]
+        # check: a tree a packet has written all over must come back equal to a fresh one
+        probe = [cls() for cls in classes]
+        for o in probe:
+            dirty(o)
+        fn(*probe)
+        if not all(same_tree(a, b) for a, b in zip(probe, protos)):
+            return None
+        return fn
+    except _Unsupported:
+        return None
