@@ -15,6 +15,9 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.frontend import ir
 
+# A P4 for loop that has not ended after this many rounds drops the packet (as a failed assert
+# does): P4 loops over header stacks and bit<W> counters end far sooner.
+MAX_LOOP_ITERATIONS = 1 << 20
 
 class StmtGen(ExprGen):
     """Statements (the table-apply hooks ``_inline_apply``/``table_fn`` come from the subclass)."""
@@ -101,6 +104,32 @@ class StmtGen(ExprGen):
             else:
                 out.add(ind, "else:")
                 self.block(default.body, out, ind + 1)
+
+    def st_For(self, s: ir.For, out: Out, ind: int) -> None:
+        """A bounded Python loop: the update runs before every test but the first, so a P4
+        ``continue`` is Python's; running past ``MAX_LOOP_ITERATIONS`` fails the packet."""
+        for x in s.init:
+            self.stmt(x, out, ind)
+        it = self.t()
+        out.add(ind, f"for {it} in range({MAX_LOOP_ITERATIONS}):")
+        if s.update:
+            out.add(ind + 1, f"if {it}:")
+            for x in s.update:
+                self.stmt(x, out, ind + 2)
+        for x in s.cond_pre:
+            self.stmt(x, out, ind + 1)
+        if s.cond is not None:
+            out.add(ind + 1, f"if not ({self.ex(s.cond)}):")
+            out.add(ind + 2, "break")
+        self.block(s.body, out, ind + 1)
+        out.add(ind, "else:")
+        out.add(ind + 1, f"raise _AssertFail({f'for loop at {s.loc} ran {MAX_LOOP_ITERATIONS} times'!r})")
+
+    def st_Break(self, s: ir.Break, out: Out, ind: int) -> None:
+        out.add(ind, "break")
+
+    def st_Continue(self, s: ir.Continue, out: Out, ind: int) -> None:
+        out.add(ind, "continue")
 
     def st_Exit(self, s: ir.Exit, out: Out, ind: int) -> None:
         out.add(ind, "raise _Exit()")

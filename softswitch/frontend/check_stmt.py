@@ -125,6 +125,14 @@ class StmtChecker(CheckerBase):
             return [ir.If(loc, c, then, els)]
         if k == "switch_stmt":
             return [self.switch(s, ctx)]
+        if k == "for_stmt":
+            return [self.for_loop(s, ctx)]
+        if k == "for_in_stmt":
+            raise self.unsupported(s, "for-in loop ('for (T x in ...)')")
+        if k in ("break_stmt", "continue_stmt"):
+            if not getattr(ctx, "loop_depth", 0):
+                raise self.err(s, f"{k[:-5]} outside a for loop")
+            return [ir.Break(loc) if k == "break_stmt" else ir.Continue(loc)]
         fn_ret = getattr(ctx, "fn_ret", None)
         if k == "exit_stmt":
             if fn_ret is not None:
@@ -139,6 +147,43 @@ class StmtChecker(CheckerBase):
                 raise self.err(s, "return without a value in a function returning one")
             return [ir.Return(loc)]
         raise self.unsupported(s, k.replace("_", " "))
+
+    def for_loop(self, s: Tree, ctx: _Ctx) -> ir.Stmt:
+        """``for (init; cond; update) stmt``; the loop's variables are scoped to the loop.  Calls
+        of functions in the condition are re-run before each test (``cond_pre``)."""
+        init_t, cond_t, upd_t, body_t = _trees(s)
+        ctx.scope.append({})  # type: ignore[attr-defined]
+        try:
+            init: list[ir.Stmt] = []
+            for item in _trees(init_t):
+                if item.data == "for_var":
+                    t = self.type_ref(_type_child(item))
+                    init.append(self.declare_var(_name(item), t, self.expr(_trees(item)[-1], ctx, t),
+                                                 ctx, self.loc(item)))
+                else:
+                    init += self.stmt(item, ctx)
+            cond = None
+            saved, ctx.prelude = ctx.prelude, []
+            try:
+                if _trees(cond_t):
+                    cond = self.expr(_trees(cond_t)[0], ctx, BOOL)
+                cond_pre = ctx.prelude
+            finally:
+                ctx.prelude = saved
+            update: list[ir.Stmt] = []
+            for item in _trees(upd_t):
+                if item.data == "for_var":
+                    raise self.err(item, "a declaration in a for loop's update")
+                update += self.stmt(item, ctx)
+            depth = getattr(ctx, "loop_depth", 0)
+            ctx.loop_depth = depth + 1  # type: ignore[attr-defined]
+            try:
+                body = self.as_block(body_t, ctx)
+            finally:
+                ctx.loop_depth = depth  # type: ignore[attr-defined]
+        finally:
+            ctx.scope.pop()  # type: ignore[attr-defined]
+        return ir.For(self.loc(s), init, cond_pre, cond, update, body)
 
     def as_block(self, t: Tree, ctx: _Ctx) -> ir.Block:
         ctx.scope.append({})  # type: ignore[attr-defined]

@@ -127,3 +127,19 @@ def test_tally_over_a_small_corpus(tmp_path, capsys):
     assert out.splitlines()[0].startswith("4 programs: 2 pass, 1 fail, 1 rejected, 0 error")
     assert "rejected, by feature:" in out and "rejected.p4" in out
     assert "fail:\n  misrun.p4: FAIL port 1 frame 1" in out
+
+
+def test_for_loops():
+    """for loops with break, continue, nesting, several init/update items and a function call
+    in the condition (re-run before every test)."""
+    res = _run("loops.p4", (DATA / "loops.stf").read_text())
+    assert res.passed and len(res.checks) == 6
+
+
+def test_break_outside_a_loop_is_an_error(tmp_path):
+    from softswitch.frontend import P4Error
+
+    src = (DATA / "loops.p4").read_text().replace("h.h.r = 0;\n        for", "break;\n        for", 1)
+    (tmp_path / "x.p4").write_text(src)
+    with pytest.raises(P4Error, match=r"x\.p4:17:\d+: error: break outside a for loop"):
+        load_program(str(tmp_path / "x.p4"), {}, [])
