@@ -155,7 +155,7 @@ def parse_stf(text: str, name: str = "stf") -> list[Command]:
                     raise StfError(f"{where}: 'setdefault TABLE ACTION(...)' expected")
                 cmds.append(Command("setdefault", no, {"table": head, "action": action, "params": args}))
             elif kind == "packet":
-                if len(words) < 2:
+                if not words:  # no data is an empty frame (p4c's runner writes one)
                     raise StfError(f"{where}: 'packet PORT DATA' expected")
                 data = _hex(words[1:], where, False)
                 if len(data) % 2:

@@ -35,7 +35,7 @@ def test_parse_commands_and_comments():
 
 
 @pytest.mark.parametrize("bad", ["frobnicate 1", "packet 1 0g", "add t k:1", "expect 1 0$0",
-                                 "add t k:1 a(p)", "packet 1 012"])
+                                 "add t k:1 a(p)", "packet 1 012", "packet"])
 def test_malformed_lines_name_the_line(bad):
     with pytest.raises(StfError, match=r"stf:2"):
         parse_stf("\n" + bad)
