@@ -318,6 +318,17 @@ class StmtGen(ExprGen):
         t = s.header.type
         fields = layout.header_fields(t)
         vi = next(i for i, (_, _, k) in enumerate(fields) if k == "varbit")
+        post = None
+        h = s.header
+        if isinstance(h, ir.StackNext):  # stack.next: StackOutOfBounds first, as bmv2
+            st = self.t()
+            out.add(ind, f"{st} = {self.ex(h.stack)}")
+            out.add(ind, f"if {st}.nxt >= {h.stack.type.size}:")
+            out.add(ind + 1, f"raise _PE({PE_STACK_OUT_OF_BOUNDS})")
+            target = f"{st}.arr[{st}.nxt]"
+            post = f"{st}.nxt += 1"
+        else:
+            target = self.ex(h)
         after = sum(w for _, w, _ in fields[vi + 1:])
         n, nb, v, hv = self.t(), self.t(), self.t(), self.t()
         out.add(ind, f"{n} = {self.ex(s.bits)}")
@@ -328,7 +339,7 @@ class StmtGen(ExprGen):
         out.add(ind, f"{nb} = ({t.width} + {n}) >> 3")
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
-        out.add(ind, f"{hv} = {self.ex(s.header)}")
+        out.add(ind, f"{hv} = {target}")
         out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
 
         def put(attr: str, w: int, kind: str, shift: str) -> None:
@@ -351,6 +362,8 @@ class StmtGen(ExprGen):
         out.add(ind, f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
         out.add(ind, "C.off = off")
+        if post:
+            out.add(ind, post)
         if self.trace:
             out.add(ind, f"TR('extract {t.name}: ' + repr({hv}))")
 

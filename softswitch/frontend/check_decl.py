@@ -234,8 +234,6 @@ class DeclChecker(CheckerBase):
                 raise self.err(t, f"header stack element must be a header, not {show(elem)}")
             if not isinstance(size, ir.Const) or int(size.value) <= 0:
                 raise self.err(t, "header stack size must be a positive constant")
-            if elem.varbit is not None:
-                raise self.unsupported(t, "header stack of a header with a varbit field")
             return ir.StackT(elem, int(size.value))
         if k == "tuple_type":
             return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))

@@ -302,7 +302,7 @@ class ExprChecker(CheckerBase):
             raise self.err(t, f"cannot apply '{op}' to {show(a.type)} and {show(b.type)}")
         ty = a.type
         if op in ("==", "!="):
-            if isinstance(ty, (ir.ExternT, ir.StringT, ir.VoidT, ir.StackT)):
+            if isinstance(ty, (ir.ExternT, ir.StringT, ir.VoidT)):
                 raise self.err(t, f"cannot compare values of type {show(ty)}")
             rty: ir.Type = BOOL
         elif op in ("<", "<=", ">", ">="):
@@ -675,8 +675,8 @@ class ExprChecker(CheckerBase):
                     if h.type.varbit is None or len(arg_trees) != 2:
                         raise self.err(t, "the two-argument extract is for a header with a varbit "
                                           "field, and such a header needs it")
-                    if isinstance(h, ir.StackNext) or ir.union_siblings(h):
-                        raise self.unsupported(t, "varbit header in a stack or header_union")
+                    if ir.union_siblings(h):
+                        raise self.unsupported(t, "varbit header in a header_union")
                     self.check_lvalue(h, loc)
                     nbits = self.expr(arg_trees[1], ctx, BIT32)
                     return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h, nbits))

@@ -143,3 +143,10 @@ def test_break_outside_a_loop_is_an_error(tmp_path):
     (tmp_path / "x.p4").write_text(src)
     with pytest.raises(P4Error, match=r"x\.p4:17:\d+: error: break outside a for loop"):
         load_program(str(tmp_path / "x.p4"), {}, [])
+
+
+def test_varbit_header_stack_and_stack_equality():
+    """A stack of headers with a varbit field: two-argument extract into ``next`` (overflow is
+    StackOutOfBounds), emit at the parsed widths, ``==`` on headers and on whole stacks."""
+    res = _run("varbit_stack.p4", (DATA / "varbit_stack.stf").read_text())
+    assert res.passed and len(res.checks) == 4
