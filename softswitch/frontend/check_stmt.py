@@ -56,16 +56,33 @@ class StmtChecker(CheckerBase):
         ``&&``/``||``/``?:``); elsewhere it is rejected by name."""
         allowed: set[int] = set()
         calls = []
+
+        def allow(x: Tree) -> None:
+            # through casts: '(T) f(x)' evaluates nothing before the call
+            while isinstance(x, Tree) and x.data == "cast" and _trees(x):
+                x = _trees(x)[-1]
+            allowed.add(id(x))
+
+        def allow_lhs_indices(x: Tree) -> None:
+            # 'a[f(x)].b = e': an lvalue is evaluated before the right-hand side, its base is a
+            # reference (no value read), so a call that is a whole index of it runs first anyway
+            while isinstance(x, Tree) and x.data in ("member", "index", "slice"):
+                kids_ = _trees(x)
+                if x.data == "index" and len(kids_) == 2:
+                    allow(kids_[1])
+                x = kids_[0] if kids_ else None
+
         for sub in s.iter_subtrees():
             kids = _trees(sub)
             if sub.data == "call_stmt" and kids:
-                allowed.add(id(kids[0]))
+                allow(kids[0])
             elif sub.data == "assign_stmt" and len(kids) > 1:
-                allowed.add(id(kids[1]))
+                allow(kids[1])
+                allow_lhs_indices(kids[0])
             elif sub.data == "var_decl" and len(kids) > 3:
-                allowed.add(id(kids[-1]))
+                allow(kids[-1])
             elif sub.data == "if_stmt" and kids:
-                allowed.add(id(kids[0]))
+                allow(kids[0])
             elif sub.data in ("call_expr", "generic_call") and kids:
                 calls.append(sub)
         for c in calls:

@@ -190,3 +190,31 @@ def test_size_methods_and_typed_initialisers():
     pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
     res = pl.ingress(bytes([0]), 1, 0)
     assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([24 + 3 + 8 + 100 + 7])
+
+
+
+def _run_one(src: str, data: bytes) -> bytes:
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+
+    prog = load_source(src, "fn.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(data, 1, 0)
+    return pl.egress(res.to_tm[0], 0).frames[0].data
+
+
+def test_out_inout_call_under_a_cast():
+    """Nothing is evaluated before the call, so running it before the statement is its order."""
+    src = _BASE % ("bit<8> f(inout bit<8> c) { c = c + 10; return c; }",
+                   "apply { s.egress_spec = 1; m.x = 0x21; h.h.a = (bit<8>)(bit<4>) f(m.x); }")
+    assert _run_one(src, bytes([0])) == bytes([0x0B])  # f(0x21) = 0x2B, cut to 4 bits
+
+
+def test_out_inout_call_as_an_index_of_the_assigned_lvalue():
+    """The lvalue (with its index) is evaluated before the right-hand side, which reads m.x after
+    the call changed it."""
+    src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }",
+                    "apply { s.egress_spec = 1; m.x = 1; h.st[1].setValid(); h.st[f(m.x)].a = m.x; "
+                    "h.h.a = h.st[1].a; }")).replace("struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
+    assert _run_one(src, bytes([0])) == bytes([11])

@@ -32,10 +32,11 @@ def test_parse_commands_and_comments():
     assert cmds[3].args == {"port": 4, "pattern": "0*1$"}
     assert cmds[4].args == {"port": 5, "pattern": None}
     assert cmds[5].kind == "ignored"
+    assert parse_stf("packet 1 012")[0].args["data"] == b"\x01\x02"  # as p4c's HexToByte
 
 
 @pytest.mark.parametrize("bad", ["frobnicate 1", "packet 1 0g", "add t k:1", "expect 1 0$0",
-                                 "add t k:1 a(p)", "packet 1 012", "packet"])
+                                 "add t k:1 a(p)", "packet"])
 def test_malformed_lines_name_the_line(bad):
     with pytest.raises(StfError, match=r"stf:2"):
         parse_stf("\n" + bad)
