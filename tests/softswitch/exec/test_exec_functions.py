@@ -214,7 +214,7 @@ def test_out_inout_call_under_a_cast():
 def test_out_inout_call_as_an_index_of_the_assigned_lvalue():
     """The lvalue (with its index) is evaluated before the right-hand side, which reads m.x after
     the call changed it."""
-    src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }",
-                    "apply { s.egress_spec = 1; m.x = 1; h.st[1].setValid(); h.st[f(m.x)].a = m.x; "
-                    "h.h.a = h.st[1].a; }")).replace("struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
+    body = ("apply { s.egress_spec = 1; m.x = 1; h.st[1].setValid(); h.st[f(m.x)].a = m.x; "
+            "h.h.a = h.st[1].a; }")
+    src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }", body)).replace("struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
     assert _run_one(src, bytes([0])) == bytes([11])
