@@ -211,6 +211,9 @@ class ExprChecker(CheckerBase):
             return self.cast(a, tt, t)
         if k == "mux":
             c = self.expr(_trees(t)[0], ctx, BOOL)
+            if ctx.prelude is not None and not isinstance(c, ir.Const) and \
+                    (self.has_effect_call(_trees(t)[1]) or self.has_effect_call(_trees(t)[2])):
+                return self.mux_with_calls(c, t, ctx, expected)
             a = self.expr(_trees(t)[1], ctx, expected)
             b = self.expr(_trees(t)[2], ctx, expected)
             a, b = self.unify(a, b, t)
@@ -268,11 +271,29 @@ class ExprChecker(CheckerBase):
         lt, rt = _trees(t)[0], _trees(t)[-1]
         if op in ("&&", "||"):
             a = self.expr(lt, ctx, BOOL)
+            if isinstance(a, ir.Const) and bool(a.value) == (op == "||"):
+                saved, ctx.prelude = ctx.prelude, ([] if ctx.prelude is not None else None)
+                try:  # type-checked, never evaluated: its calls must not run
+                    self.expr(rt, ctx, BOOL)
+                finally:
+                    ctx.prelude = saved
+                return ir.Const(BOOL, loc, op == "||")
+            if ctx.prelude is not None and self.has_effect_call(rt):
+                # 'a || f(x)': f runs only when a is false -- as p4c lowers it, into an if
+                tv = self.temp_var(BOOL, ctx, loc)
+                ctx.prelude.append(ir.VarDecl(loc, tv, a))
+                saved, ctx.prelude = ctx.prelude, []
+                try:
+                    b = self.expr(rt, ctx, BOOL)
+                    inner = ctx.prelude
+                finally:
+                    ctx.prelude = saved
+                cond = tv if op == "&&" else ir.Unary(BOOL, loc, "!", tv)
+                ctx.prelude.append(ir.If(loc, cond, ir.Block(loc, inner + [ir.Assign(loc, tv, b)]), None))
+                return tv
             b = self.expr(rt, ctx, BOOL)
             if isinstance(a, ir.Const):
-                if op == "&&":
-                    return b if a.value else ir.Const(BOOL, loc, False)
-                return ir.Const(BOOL, loc, True) if a.value else b
+                return b
             return ir.Binary(BOOL, loc, op, a, b)
         if op in ("<<", ">>"):
             a = self.expr(lt, ctx, expected)
@@ -475,6 +496,48 @@ class ExprChecker(CheckerBase):
             missing = [n for n in names if n not in given]
             raise self.err(t, f"argument for '{missing[0]}' missing")
         return [given[n] for n in names]
+
+    def has_effect_call(self, t: Tree) -> bool:
+        """Does ``t`` call a user function with out/inout parameters (a call with effects)?"""
+        for sub in t.iter_subtrees():
+            if sub.data in ("call_expr", "generic_call") and _trees(sub):
+                nm = _tree(_trees(sub)[0], "name")
+                ent = self.globals.get(str(nm.children[0])) if nm is not None else None
+                if isinstance(ent, _FuncRef) and any(p.direction in ("out", "inout") and p.name != "$ret"
+                                                     for p in self.actions[ent.name].params):
+                    return True
+        return False
+
+    def temp_var(self, t: ir.Type, ctx: _Ctx, loc: ir.Loc) -> ir.Var:
+        """A fresh local of the current block or action (for lowered expressions)."""
+        store = ctx.block if ctx.block is not None else ctx.action_block  # type: ignore[attr-defined]
+        return ir.Var(t, loc, store.fresh(getattr(ctx, "var_prefix", "") + "$tmp", t))
+
+    def mux_with_calls(self, c: ir.Expr, t: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        """``c ? a : b`` where a branch calls a function with effects: only the chosen branch
+        runs, lowered into an if as p4c does."""
+        loc = self.loc(t)
+        pre = ctx.prelude
+        assert pre is not None
+        branches = []
+        for sub in _trees(t)[1:3]:
+            ctx.prelude = []
+            try:
+                branches.append((self.expr(sub, ctx, expected), ctx.prelude))
+            finally:
+                ctx.prelude = pre
+        (a, pa), (b, pb) = branches
+        a, b = self.unify(a, b, t)
+        if isinstance(a.type, InfIntT):
+            raise self.err(t, "cannot infer the width of '?:' operands")
+        if a.type != b.type:
+            raise self.err(t, f"'?:' branches have different types {show(a.type)} and {show(b.type)}")
+        tc = self.temp_var(BOOL, ctx, loc)
+        tv = self.temp_var(a.type, ctx, loc)
+        pre.append(ir.VarDecl(loc, tc, c))
+        pre.append(ir.If(loc, tc, ir.Block(loc, pa + [ir.Assign(loc, tv, a)]),
+                         ir.Block(loc, pb + [ir.Assign(loc, tv, b)])))
+        return tv
 
     def function_call(self, fname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """A user function call: an ``ActionCall`` put in the statement's prelude; the value is

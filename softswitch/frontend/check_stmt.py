@@ -58,10 +58,21 @@ class StmtChecker(CheckerBase):
         calls = []
 
         def allow(x: Tree) -> None:
-            # through casts: '(T) f(x)' evaluates nothing before the call
-            while isinstance(x, Tree) and x.data == "cast" and _trees(x):
-                x = _trees(x)[-1]
-            allowed.add(id(x))
+            # through casts: '(T) f(x)' evaluates nothing before the call; through '||', '&&'
+            # and '?:', which are lowered into ifs (operands evaluated in order into temporaries)
+            if not isinstance(x, Tree):
+                return
+            if x.data == "cast" and _trees(x):
+                allow(_trees(x)[-1])
+            elif x.data in ("bin_or", "bin_and", "mux"):
+                for k_ in _trees(x):
+                    allow(k_)
+            elif x.data.startswith("bin_") and len(_trees(x)) == 2 and not any(
+                    sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
+                                 "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
+                allow(_trees(x)[1])  # '8w1 != f(x)': the left operand reads nothing
+            else:
+                allowed.add(id(x))
 
         def allow_lhs_indices(x: Tree) -> None:
             # 'a[f(x)].b = e': an lvalue is evaluated before the right-hand side, its base is a

@@ -218,3 +218,22 @@ def test_out_inout_call_as_an_index_of_the_assigned_lvalue():
             "h.h.a = h.st[1].a; }")
     src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }", body)).replace("struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
     assert _run_one(src, bytes([0])) == bytes([11])
+
+
+@pytest.mark.parametrize("body,out", [
+    # f runs only when needed: '||' with a true left, '&&' with a false left skip it
+    ("m.x = 1; bool b = h.h.a == 0 || f(m.x); h.h.a = m.x;", 1),
+    ("m.x = 1; bool b = h.h.a == 7 || f(m.x); h.h.a = m.x;", 11),
+    ("m.x = 1; bool b = h.h.a == 7 && f(m.x); h.h.a = m.x;", 1),
+    ("m.x = 1; bool b = h.h.a == 0 && f(m.x); h.h.a = m.x;", 11),
+    ("m.x = 1; bool b = true || f(m.x); h.h.a = m.x;", 1),
+    # '?:' runs only the chosen branch
+    ("m.x = 1; h.h.a = h.h.a == 0 ? (bit<8>) 5 : (f(m.x) ? m.x : 8w0);", 5),
+    ("m.x = 1; h.h.a = h.h.a == 7 ? (bit<8>) 5 : (f(m.x) ? m.x : 8w0);", 11),
+    # a literal left operand reads nothing, so the call may be its right operand
+    ("m.x = 1; h.h.a = (8w1 != (bit<8>) (bit<1>) f(m.x)) ? m.x : 8w0;", 0),
+])
+def test_out_inout_calls_in_short_circuit_and_mux_run_only_when_chosen(body, out):
+    src = _BASE % ("bool f(inout bit<8> c) { c = c + 10; return true; }",
+                   "apply { s.egress_spec = 1; " + body + " }")
+    assert _run_one(src, bytes([0])) == bytes([out])
