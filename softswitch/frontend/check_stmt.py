@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark import Tree
+from lark import Token, Tree
 
 from . import ir
 from .checkbase import (
+    _BINOPS,
     CheckerBase,
     _ActionRef,
     _Ctx,
@@ -67,10 +68,11 @@ class StmtChecker(CheckerBase):
             elif x.data in ("bin_or", "bin_and", "mux"):
                 for k_ in _trees(x):
                     allow(k_)
-            elif x.data.startswith("bin_") and len(_trees(x)) == 2 and not any(
-                    sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
-                                 "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
-                allow(_trees(x)[1])  # '8w1 != f(x)': the left operand reads nothing
+            elif x.data.startswith("bin_") and len(_trees(x)) == 2:
+                allow(_trees(x)[0])  # the left operand is evaluated first
+                if not any(sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
+                                        "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
+                    allow(_trees(x)[1])  # '8w1 != f(x)': the left operand reads nothing
             else:
                 allowed.add(id(x))
 
@@ -87,8 +89,9 @@ class StmtChecker(CheckerBase):
             kids = _trees(sub)
             if sub.data == "call_stmt" and kids:
                 allow(kids[0])
-            elif sub.data == "assign_stmt" and len(kids) > 1:
-                allow(kids[1])
+            elif sub.data in ("assign_stmt", "opassign_stmt") and len(kids) > 1:
+                if sub.data == "assign_stmt":  # 'a op= f(x)' reads a before the call
+                    allow(kids[1])
                 allow_lhs_indices(kids[0])
             elif sub.data == "var_decl" and len(kids) > 3:
                 allow(kids[-1])
@@ -128,6 +131,20 @@ class StmtChecker(CheckerBase):
                 return [ir.Assign(loc, lhs, rhs), ir.If(loc, ir.IsValid(BOOL, loc, lhs), ir.Block(loc, [
                     ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, x)) for x in sibs]), None)]
             return [ir.Assign(loc, lhs, rhs)]
+        if k == "opassign_stmt":  # 'a op= b' is 'a = a op b' (P4_16 1.2.5)
+            lv, rhs_t = _trees(s)
+            op = next(str(c) for c in s.children if not isinstance(c, Tree))[:-1]
+            binop = {v: k_ for k_, v in _BINOPS.items()}[op]
+            # the lvalue is evaluated once (its calls too): bound to a name no program can write
+            lhs = self.expr(lv, ctx, None)
+            self.check_lvalue(lhs, loc)
+            ref = Tree("ident", [Tree("name", [Token("IDENT", "$lhs")], meta=lv.meta)], meta=lv.meta)
+            ctx.scope.append({"$lhs": lhs})  # type: ignore[attr-defined]
+            try:
+                return self._stmt(Tree("assign_stmt", [ref, Tree(binop, [ref, rhs_t], meta=s.meta)],
+                                       meta=s.meta), ctx)
+            finally:
+                ctx.scope.pop()  # type: ignore[attr-defined]
         if k == "call_stmt":
             e = self.expr(_trees(s)[0], ctx, None)
             return self.call_as_stmt(e, loc)

@@ -45,7 +45,9 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
      "apply { h.h.a = h.h.a + f(m.x); }", "inside a larger expression"),
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { if (h.h.a == 1 && f(m.x) == 2) { h.h.a = 0; } }", "inside a larger expression"),
+     "apply { if (h.h.a == 1 && h.h.a + f(m.x) == 2) { h.h.a = 0; } }", "inside a larger expression"),
+    ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
+     "apply { m.x += f(m.x); }", "inside a larger expression"),
     ("bit<8> f(bit<8> c) { return c; }",
      "table t { key = { f(h.h.a): exact; } actions = { NoAction; } } apply { t.apply(); }",
      "outside a statement"),
@@ -236,4 +238,18 @@ def test_out_inout_call_as_an_index_of_the_assigned_lvalue():
 def test_out_inout_calls_in_short_circuit_and_mux_run_only_when_chosen(body, out):
     src = _BASE % ("bool f(inout bit<8> c) { c = c + 10; return true; }",
                    "apply { s.egress_spec = 1; " + body + " }")
+    assert _run_one(src, bytes([0])) == bytes([out])
+
+
+@pytest.mark.parametrize("body,out", [
+    ("h.h.a = 5; h.h.a += 3; h.h.a -= 1; h.h.a *= 3; h.h.a <<= 1; h.h.a >>= 2; h.h.a |= 0x40;", 0x4A),
+    ("h.h.a = 0xF0; h.h.a &= 0x3C; h.h.a ^= 0x01; h.h.a |+|= 0xF0; h.h.a |-|= 0x03;", 0xFC),
+    ("h.h.a = 100; h.h.a /= 7; h.h.a %= 5;", 4),
+    # the lvalue (and the call in its index) is evaluated once
+    ("m.x = 0; h.st[1].setValid(); h.st[0].setValid(); h.st[f(m.x)].a += 7; h.h.a = h.st[1].a + m.x;", 7 + 10),
+])
+def test_compound_assignments(body, out):
+    src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }",
+                    "apply { s.egress_spec = 1; " + body + " }")).replace(
+        "struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
     assert _run_one(src, bytes([0])) == bytes([out])
