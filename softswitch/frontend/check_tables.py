@@ -274,7 +274,8 @@ class TableChecker(CheckerBase):
                 if not isinstance(c, ir.Const):
                     raise self.err(a, "entry action arguments must be constants")
                 args.append(c)
-            eanns = self.annotations(_tree(en, "annotations"))
+            # annotations may stand before the entry or after its action ('... : a(1) @priority(3);')
+            eanns = tuple(x for at in _trees(en, "annotations") for x in self.annotations(at))
             pa = ir.find_annotation(eanns, "priority")
             if prio_t is not None:
                 pc = self.expr(_trees(prio_t)[0], ctx, None)

@@ -151,3 +151,11 @@ def test_varbit_header_stack_and_stack_equality():
     StackOutOfBounds), emit at the parsed widths, ``==`` on headers and on whole stacks."""
     res = _run("varbit_stack.p4", (DATA / "varbit_stack.stf").read_text())
     assert res.passed and len(res.checks) == 4
+
+
+def test_const_entry_priority_annotation_after_the_action():
+    """'KEY : a(1) @priority(3);' -- the annotation after the action counts (it was ignored,
+    so the entries ran in textual order: a silent misrun found by p4c's
+    table-entries-priority-bmv2)."""
+    res = _run("const_priority.p4", (DATA / "const_priority.stf").read_text())
+    assert res.passed and len(res.checks) == 3
