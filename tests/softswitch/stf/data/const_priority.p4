@@ -2,7 +2,7 @@
 #include <v1model.p4>
 // const entries of a ternary table with @priority written after the action (where p4c's own
 // samples put it): the smallest number wins, an entry without one has its position.
-header h_t { bit<16> t; bit<8> out; }
+header h_t { bit<16> t; bit<8> res; }
 struct H { h_t h; }
 struct M { }
 parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
@@ -10,7 +10,7 @@ parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
 }
 control VC(inout H h, inout M m) { apply { } }
 control I(inout H h, inout M m, inout standard_metadata_t sm) {
-    action set(bit<8> v) { h.h.out = v; sm.egress_spec = 1; }
+    action set(bit<8> v) { h.h.res = v; sm.egress_spec = 1; }
     table t {
         key = { h.h.t: ternary; }
         actions = { set; NoAction; }
