@@ -24,6 +24,7 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
     ``error``: any other load-time error (a P4 error softswitch should not raise on a program
     p4c accepts); ``stf-error``: the script could not be applied; ``crash``: a Python exception
     (a softswitch bug)."""
+    from softswitch.exec.exprgen import CompileError
     from softswitch.frontend import P4Unsupported, load_program
     from softswitch.frontend.errors import P4Error
     from softswitch.stf.runner import run_stf
@@ -51,6 +52,11 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
         if kind == "rejected":
             d["feature"] = getattr(e, "construct", str(e))
         return d
+    except CompileError as e:  # the execution core refuses a construct, by name
+        msg = str(e)
+        if "unsupported: " in msg:
+            return {"status": "rejected", "feature": msg.split("unsupported: ", 1)[1], "message": msg}
+        return {"status": "error", "message": msg}
     except Exception as e:  # noqa: BLE001
         return {"status": "crash", "message": f"run: {e!r}", "trace": traceback.format_exc()}
     if verbose:
