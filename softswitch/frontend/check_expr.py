@@ -296,7 +296,7 @@ class ExprChecker(CheckerBase):
                 return b
             return ir.Binary(BOOL, loc, op, a, b)
         if op in ("<<", ">>"):
-            a = self.expr(lt, ctx, expected)
+            a = self.left_operand(lt, rt, ctx, expected)
             b = self.expr(rt, ctx, None)
             if not is_numeric(a.type) or not is_numeric(b.type):
                 raise self.err(t, f"'{op}' needs numeric operands")
@@ -312,7 +312,7 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, "cannot infer the width of the shifted integer; give it a width")
             return ir.Binary(a.type, loc, op, a, b)
         num_expected = expected if op not in ("==", "!=", "<", "<=", ">", ">=") else None
-        a = self.expr(lt, ctx, None)
+        a = self.left_operand(lt, rt, ctx, None)
         b = self.expr(rt, ctx, None)
         a, b = self.unify(a, b, t)
         if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and num_expected is not None \
@@ -496,6 +496,18 @@ class ExprChecker(CheckerBase):
             missing = [n for n in names if n not in given]
             raise self.err(t, f"argument for '{missing[0]}' missing")
         return [given[n] for n in names]
+
+    def left_operand(self, lt: Tree, rt: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        """The left operand of a binary operator; when the right one calls a function with
+        effects, its value is taken into a temporary first (the call may change what it reads),
+        as p4c orders side effects."""
+        a = self.expr(lt, ctx, expected)
+        if ctx.prelude is not None and not isinstance(a, ir.Const) and self.has_effect_call(rt) \
+                and not isinstance(a.type, InfIntT):
+            tv = self.temp_var(a.type, ctx, a.loc)
+            ctx.prelude.append(ir.VarDecl(a.loc, tv, a))
+            return tv
+        return a
 
     def has_effect_call(self, t: Tree) -> bool:
         """Does ``t`` call a user function with out/inout parameters (a call with effects)?"""

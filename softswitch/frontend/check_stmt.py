@@ -68,11 +68,13 @@ class StmtChecker(CheckerBase):
             elif x.data in ("bin_or", "bin_and", "mux"):
                 for k_ in _trees(x):
                     allow(k_)
-            elif x.data.startswith("bin_") and len(_trees(x)) == 2:
-                allow(_trees(x)[0])  # the left operand is evaluated first
-                if not any(sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
-                                        "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
-                    allow(_trees(x)[1])  # '8w1 != f(x)': the left operand reads nothing
+            elif x.data.startswith("bin_") and x.data != "bin_concat" and len(_trees(x)) == 2:
+                # the left operand is evaluated first; before a call in the right one it is
+                # taken into a temporary (check_expr.left_operand)
+                allow(_trees(x)[0])
+                allow(_trees(x)[1])
+            elif x.data == "slice" and _trees(x):
+                allow(_trees(x)[0])  # 'f(x)[15:0]': the bounds are constants
             else:
                 allowed.add(id(x))
 

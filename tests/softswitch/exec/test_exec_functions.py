@@ -43,9 +43,9 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 @pytest.mark.parametrize("fn,body,words", [
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { h.h.a = h.h.a + f(m.x); }", "inside a larger expression"),
+     "apply { bit<16> w = h.h.a ++ f(m.x); }", "inside a larger expression"),
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { if (h.h.a == 1 && h.h.a + f(m.x) == 2) { h.h.a = 0; } }", "inside a larger expression"),
+     "apply { if (h.h.a == 1 && (h.h.a ++ f(m.x)) == 2) { h.h.a = 0; } }", "inside a larger expression"),
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
      "apply { m.x += f(m.x); }", "inside a larger expression"),
     ("bit<8> f(bit<8> c) { return c; }",
@@ -252,4 +252,15 @@ def test_compound_assignments(body, out):
     src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }",
                     "apply { s.egress_spec = 1; " + body + " }")).replace(
         "struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
+    assert _run_one(src, bytes([0])) == bytes([out])
+
+
+@pytest.mark.parametrize("body,out", [
+    ("m.x = 1; h.h.a = m.x + f(m.x);", 1 + 11),  # m.x is read before f changes it
+    ("m.x = 1; h.h.a = (f(m.x) << 1)[7:0] + m.x;", 22 + 11),  # f first, then m.x
+    ("m.x = 1; if (m.x == f(m.x)) { h.h.a = 1; } else { h.h.a = 2; }", 2),
+])
+def test_left_operand_is_read_before_a_call_on_the_right(body, out):
+    src = _BASE % ("bit<8> f(inout bit<8> c) { c = c + 10; return c; }",
+                   "apply { s.egress_spec = 1; " + body + " }")
     assert _run_one(src, bytes([0])) == bytes([out])
