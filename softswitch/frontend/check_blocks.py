@@ -7,6 +7,7 @@ from typing import Any
 from lark import Tree
 
 from . import ir
+from .errors import P4Error
 from .checkbase import (
     _EXTERN_KINDS,
     CheckerBase,
@@ -360,7 +361,15 @@ class BlockChecker(CheckerBase):
         mask_all = (1 << ir.type_width(ty)) - 1 if not isinstance(ty, ir.ErrorT) else 0
 
         def const(x: Tree) -> int:
-            e = self.expr(x, ctx, ty)
+            if isinstance(ty, ir.EnumT) and ty.underlying is not None:
+                # a serializable-enum key also takes values of its underlying type, as p4c does
+                # ('(bit<16>) E.A &&& 0xff00')
+                try:
+                    e = self.expr(x, ctx, ty)
+                except P4Error:
+                    e = self.expr(x, ctx, ty.underlying)
+            else:
+                e = self.expr(x, ctx, ty)
             if not isinstance(e, ir.Const):
                 raise self.err(x, "keyset value must be a constant")
             return int(e.value) & mask_all if mask_all else int(e.value)

@@ -73,6 +73,11 @@ class StmtChecker(CheckerBase):
                 # taken into a temporary (check_expr.left_operand)
                 allow(_trees(x)[0])
                 allow(_trees(x)[1])
+            elif x.data == "bin_concat" and len(_trees(x)) == 2:
+                allow(_trees(x)[0])
+                if not any(sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
+                                        "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
+                    allow(_trees(x)[1])  # '16w1 ++ f(x)': the left operand reads nothing
             elif x.data == "slice" and _trees(x):
                 allow(_trees(x)[0])  # 'f(x)[15:0]': the bounds are constants
             else:

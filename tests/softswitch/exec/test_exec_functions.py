@@ -259,6 +259,7 @@ def test_compound_assignments(body, out):
     ("m.x = 1; h.h.a = m.x + f(m.x);", 1 + 11),  # m.x is read before f changes it
     ("m.x = 1; h.h.a = (f(m.x) << 1)[7:0] + m.x;", 22 + 11),  # f first, then m.x
     ("m.x = 1; if (m.x == f(m.x)) { h.h.a = 1; } else { h.h.a = 2; }", 2),
+    ("m.x = 1; h.h.a = (8w3 ++ f(m.x))[11:4];", 0x30),  # a constant left operand of ++
 ])
 def test_left_operand_is_read_before_a_call_on_the_right(body, out):
     src = _BASE % ("bit<8> f(inout bit<8> c) { c = c + 10; return c; }",

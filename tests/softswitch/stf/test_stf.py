@@ -159,3 +159,18 @@ def test_const_entry_priority_annotation_after_the_action():
     table-entries-priority-bmv2)."""
     res = _run("const_priority.p4", (DATA / "const_priority.stf").read_text())
     assert res.passed and len(res.checks) == 3
+
+
+def test_serializable_enum_key_takes_underlying_values_in_const_entries(tmp_path):
+    """'(bit<16>) E.B &&& 0xff00' in the const entries of a table keyed by an enum bit<16> value,
+    as p4c accepts (its table-entries-ser-enum-bmv2)."""
+    src = (DATA / "const_priority.p4").read_text()
+    src = src.replace("struct H {", "enum bit<16> En { A = 0x1100, B = 0x2200 }\nstruct H {")
+    src = src.replace("key = { h.h.t: ternary; }", "key = { (En) h.h.t: ternary; }")
+    src = src.replace("0x1111 &&& 0x000F : set(1) @priority(3);", "(bit<16>) En.B &&& 0xff00 : set(7);")
+    src = src.replace("0x1181            : set(2);", "En.A : set(8);")
+    src = src.replace("0x1181 &&& 0xF00F : set(3) @priority(1);", "")
+    (tmp_path / "e.p4").write_text(src)
+    res = run_stf(load_program(str(tmp_path / "e.p4"), {}, []),
+                  parse_stf("packet 0 2233 00\nexpect 1 2233 07 $\npacket 0 1100 00\nexpect 1 1100 08 $\n"))
+    assert res.passed and len(res.checks) == 2
