@@ -7,7 +7,6 @@ from typing import Any
 from lark import Tree
 
 from . import ir
-from .errors import P4Error
 from .checkbase import (
     _EXTERN_KINDS,
     CheckerBase,
@@ -30,6 +29,7 @@ from .checkbase import (
     _trees,
     _type_child,
 )
+from .errors import P4Error
 from .types import InfIntT
 
 
