@@ -154,7 +154,7 @@ class StmtChecker(CheckerBase):
                 ctx.scope.pop()  # type: ignore[attr-defined]
         if k == "call_stmt":
             e = self.expr(_trees(s)[0], ctx, None)
-            return self.call_as_stmt(e, loc)
+            return self.call_as_stmt(e, loc, ctx)
         if k == "var_decl":
             t = self.type_ref(_type_child(s))
             name = _name(s)
@@ -257,7 +257,7 @@ class StmtChecker(CheckerBase):
         ctx.scope[-1][name] = v  # type: ignore[attr-defined]
         return ir.VarDecl(loc, v, init)
 
-    def call_as_stmt(self, e: ir.Expr, loc: ir.Loc) -> list[ir.Stmt]:
+    def call_as_stmt(self, e: ir.Expr, loc: ir.Loc, ctx: _Ctx | None = None) -> list[ir.Stmt]:
         if isinstance(e, _StmtMarker):
             st = e.stmt
             return list(st.stmts) if isinstance(st, ir.Block) else [st]
@@ -274,6 +274,11 @@ class StmtChecker(CheckerBase):
             return [ir.ExprStmt(loc, e)]
         if isinstance(e, ir.IsValid):
             return []  # h.isValid(); reads nothing that matters
+        if isinstance(e, ir.Lookahead) and ctx is not None:
+            # the value is dropped; a packet too short for it still fails (PacketTooShort)
+            bits = ir.BitT(ir.type_width(e.type))  # only its length matters
+            tv = self.temp_var(bits, ctx, loc)  # type: ignore[attr-defined]
+            return [ir.VarDecl(loc, tv, ir.Lookahead(bits, e.loc))]
         raise self.err(loc, "expression is not a statement")
 
     def switch(self, s: Tree, ctx: _Ctx) -> ir.Stmt:

@@ -27,6 +27,10 @@ MAX_STEPS = 100_000  # traffic-manager rounds per input packet (a loop guard)
 MAX_RECIRCULATIONS = 16  # per input packet
 
 
+class InternalError(RuntimeError):
+    """softswitch raised while running a packet (a bug: the runner reports a crash)."""
+
+
 @dataclass
 class PortCheck:
     """The verdict on one expected frame (or one unexpected frame, ``pattern`` None)."""
@@ -287,19 +291,25 @@ class StfSwitch:
             for it in items:
                 self.tm.enqueue(it, self.now)
 
+        def check(res):  # a softswitch exception must not pass for a drop the program chose
+            why = getattr(res, "drop_reason", "") or ""
+            if why.startswith("internal error"):
+                raise InternalError(why)
+            return res
+
         self.now += 1
-        enqueue(self.pipeline.ingress(data, port, self.now).to_tm)
+        enqueue(check(self.pipeline.ingress(data, port, self.now)).to_tm)
         for _ in range(MAX_STEPS):
             got: list = []
             due = self.tm.dequeue(self.now, 1 << 30, got)
             for _pq, item in got:
-                res = self.pipeline.egress(item, self.now)
+                res = check(self.pipeline.egress(item, self.now))
                 out.extend((f.port, f.data) for f in res.frames)
                 enqueue(res.to_tm)
                 for d, preserved in res.recirculate:
                     recirc[0] += 1
                     if recirc[0] <= MAX_RECIRCULATIONS:
-                        enqueue(self.pipeline.ingress_recirculated(d, preserved, self.now).to_tm)
+                        enqueue(check(self.pipeline.ingress_recirculated(d, preserved, self.now)).to_tm)
             if got:
                 continue
             if due is None:

@@ -174,3 +174,41 @@ def test_serializable_enum_key_takes_underlying_values_in_const_entries(tmp_path
     res = run_stf(load_program(str(tmp_path / "e.p4"), {}, []),
                   parse_stf("packet 0 2233 00\nexpect 1 2233 07 $\npacket 0 1100 00\nexpect 1 1100 08 $\n"))
     assert res.passed and len(res.checks) == 2
+
+
+def test_a_softswitch_exception_is_a_crash_not_a_drop(monkeypatch):
+    """The pipeline turns an exception into a dropped packet; the runner must not count that as
+    the program's drop (an expectation of 'no frame' would pass)."""
+    from softswitch.contract import IngressResult
+    from softswitch.stf.__main__ import classify
+    from softswitch.stf.runner import StfSwitch
+
+    def boom(self, data, port, now):
+        return IngressResult(dropped=True, drop_reason="internal error: ValueError: x")
+
+    real_init = StfSwitch.__init__
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        monkeypatch.setattr(type(self.pipeline), "ingress", boom)
+
+    monkeypatch.setattr(StfSwitch, "__init__", init)
+    r = classify(DATA / "tables.p4", DATA / "tables.stf", verbose=False)
+    assert r["status"] == "crash" and "internal error" in r["message"]
+
+
+def test_lookahead_as_a_statement_still_needs_the_bytes(tmp_path):
+    src = (DATA / "tables.p4").read_text().replace(
+        "state start { pk.extract(h.eth); transition accept; }",
+        "state start { pk.lookahead<bit<160>>(); pk.extract(h.eth); transition accept; }")
+    (tmp_path / "la.p4").write_text(src)
+    prog = load_program(str(tmp_path / "la.p4"), {}, [])
+    stf = "add t_exact etype:0x0800 fwd(port:2, src:0)\n"
+    # 20 bytes: parsed, forwarded; 14 bytes: PacketTooShort before the extract, etype reads 0
+    assert _run_prog(prog, stf + "packet 1 000000000099 111111111111 0800 000000000000\n"
+                     "expect 2 000000000099 000000000000 0800\n").passed
+    assert _run_prog(prog, stf + "packet 1 000000000099 111111111111 0800\nexpect 2\n").outputs == {}
+
+
+def _run_prog(prog, text: str):
+    return run_stf(prog, parse_stf(text))
