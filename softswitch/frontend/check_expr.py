@@ -424,6 +424,9 @@ class ExprChecker(CheckerBase):
         if isinstance(bt, ir.StackT):
             if mem == "size":
                 return ir.Const(BIT32, loc, bt.size)
+            if isinstance(bt.elem, ir.StructT) and mem in ("next", "last", "lastIndex", "push_front",
+                                                           "pop_front"):
+                raise self.unsupported(t, f"'{mem}' of a header_union stack (index it instead)")
             if mem == "next":
                 if not ctx.in_parser:
                     raise self.err(t, "'next' can only be used in a parser")
@@ -790,8 +793,10 @@ class ExprChecker(CheckerBase):
         if isinstance(ht, ir.HeaderT):
             return [ir.Emit(h.loc, h)]
         if isinstance(ht, ir.StackT):
-            return [ir.Emit(h.loc, ir.StackIndex(ht.elem, h.loc, h, ir.Const(BIT32, h.loc, i)))
-                    for i in range(ht.size)]
+            out_: list[ir.Stmt] = []
+            for i in range(ht.size):  # (a stack of header_unions: each element's valid member)
+                out_ += self.emits(ir.StackIndex(ht.elem, h.loc, h, ir.Const(BIT32, h.loc, i)), t)
+            return out_
         if isinstance(ht, ir.StructT):
             out: list[ir.Stmt] = []
             for f in ht.fields:

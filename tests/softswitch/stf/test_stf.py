@@ -212,3 +212,8 @@ def test_lookahead_as_a_statement_still_needs_the_bytes(tmp_path):
 
 def _run_prog(prog, text: str):
     return run_stf(prog, parse_stf(text))
+
+
+def test_header_union_stack_indexed():
+    res = _run("union_stack.p4", (DATA / "union_stack.stf").read_text())
+    assert res.passed and len(res.checks) == 3
