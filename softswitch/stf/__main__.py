@@ -2,7 +2,8 @@
 
 Prints one PASS/FAIL line per expected frame and a summary.  Exit status: 0 every frame
 matched, 1 a mismatch (a misrun), 2 the program was rejected (not loadable: the message names
-the construct), 3 the STF script is malformed or asks for something the runner cannot do.
+the construct), 3 anything else: a malformed STF script or one the runner cannot apply, a
+load error that is not a named rejection, or an exception inside softswitch (a crash).
 """
 from __future__ import annotations
 
