@@ -15,6 +15,9 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.frontend import ir
 
+# A P4 for loop that has not ended after this many rounds drops the packet (as a failed assert
+# does): P4 loops over header stacks and bit<W> counters end far sooner.
+MAX_LOOP_ITERATIONS = 1 << 20
 
 class StmtGen(ExprGen):
     """Statements (the table-apply hooks ``_inline_apply``/``table_fn`` come from the subclass)."""
@@ -101,6 +104,32 @@ class StmtGen(ExprGen):
             else:
                 out.add(ind, "else:")
                 self.block(default.body, out, ind + 1)
+
+    def st_For(self, s: ir.For, out: Out, ind: int) -> None:
+        """A bounded Python loop: the update runs before every test but the first, so a P4
+        ``continue`` is Python's; running past ``MAX_LOOP_ITERATIONS`` fails the packet."""
+        for x in s.init:
+            self.stmt(x, out, ind)
+        it = self.t()
+        out.add(ind, f"for {it} in range({MAX_LOOP_ITERATIONS}):")
+        if s.update:
+            out.add(ind + 1, f"if {it}:")
+            for x in s.update:
+                self.stmt(x, out, ind + 2)
+        for x in s.cond_pre:
+            self.stmt(x, out, ind + 1)
+        if s.cond is not None:
+            out.add(ind + 1, f"if not ({self.ex(s.cond)}):")
+            out.add(ind + 2, "break")
+        self.block(s.body, out, ind + 1)
+        out.add(ind, "else:")
+        out.add(ind + 1, f"raise _AssertFail({f'for loop at {s.loc} ran {MAX_LOOP_ITERATIONS} times'!r})")
+
+    def st_Break(self, s: ir.Break, out: Out, ind: int) -> None:
+        out.add(ind, "break")
+
+    def st_Continue(self, s: ir.Continue, out: Out, ind: int) -> None:
+        out.add(ind, "continue")
 
     def st_Exit(self, s: ir.Exit, out: Out, ind: int) -> None:
         out.add(ind, "raise _Exit()")
@@ -289,6 +318,17 @@ class StmtGen(ExprGen):
         t = s.header.type
         fields = layout.header_fields(t)
         vi = next(i for i, (_, _, k) in enumerate(fields) if k == "varbit")
+        post = None
+        h = s.header
+        if isinstance(h, ir.StackNext):  # stack.next: StackOutOfBounds first, as bmv2
+            st = self.t()
+            out.add(ind, f"{st} = {self.ex(h.stack)}")
+            out.add(ind, f"if {st}.nxt >= {h.stack.type.size}:")
+            out.add(ind + 1, f"raise _PE({PE_STACK_OUT_OF_BOUNDS})")
+            target = f"{st}.arr[{st}.nxt]"
+            post = f"{st}.nxt += 1"
+        else:
+            target = self.ex(h)
         after = sum(w for _, w, _ in fields[vi + 1:])
         n, nb, v, hv = self.t(), self.t(), self.t(), self.t()
         out.add(ind, f"{n} = {self.ex(s.bits)}")
@@ -299,7 +339,7 @@ class StmtGen(ExprGen):
         out.add(ind, f"{nb} = ({t.width} + {n}) >> 3")
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
-        out.add(ind, f"{hv} = {self.ex(s.header)}")
+        out.add(ind, f"{hv} = {target}")
         out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
 
         def put(attr: str, w: int, kind: str, shift: str) -> None:
@@ -322,6 +362,8 @@ class StmtGen(ExprGen):
         out.add(ind, f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
         out.add(ind, "C.off = off")
+        if post:
+            out.add(ind, post)
         if self.trace:
             out.add(ind, f"TR('extract {t.name}: ' + repr({hv}))")
 

@@ -29,6 +29,7 @@ from .checkbase import (
     _trees,
     _type_child,
 )
+from .errors import P4Error
 from .types import InfIntT
 
 
@@ -363,7 +364,15 @@ class BlockChecker(CheckerBase):
         mask_all = (1 << ir.type_width(ty)) - 1 if not isinstance(ty, ir.ErrorT) else 0
 
         def const(x: Tree) -> int:
-            e = self.expr(x, ctx, ty)
+            if isinstance(ty, ir.EnumT) and ty.underlying is not None:
+                # a serializable-enum key also takes values of its underlying type, as p4c does
+                # ('(bit<16>) E.A &&& 0xff00')
+                try:
+                    e = self.expr(x, ctx, ty)
+                except P4Error:
+                    e = self.expr(x, ctx, ty.underlying)
+            else:
+                e = self.expr(x, ctx, ty)
             if not isinstance(e, ir.Const):
                 raise self.err(x, "keyset value must be a constant")
             return int(e.value) & mask_all if mask_all else int(e.value)

@@ -230,14 +230,10 @@ class DeclChecker(CheckerBase):
         if k == "stack_type":
             elem = self.type_ref(_trees(t)[0])
             size = self.expr(_trees(t)[1], _Ctx(None), None)
-            if isinstance(elem, ir.StructT) and elem.union:
-                raise self.unsupported(t, "header_union in a header stack")
-            if not isinstance(elem, ir.HeaderT):
-                raise self.err(t, f"header stack element must be a header, not {show(elem)}")
+            if not isinstance(elem, (ir.HeaderT, ir.StructT)) or isinstance(elem, ir.StructT) and not elem.union:
+                raise self.err(t, f"header stack element must be a header or header_union, not {show(elem)}")
             if not isinstance(size, ir.Const) or int(size.value) <= 0:
                 raise self.err(t, "header stack size must be a positive constant")
-            if elem.varbit is not None:
-                raise self.unsupported(t, "header stack of a header with a varbit field")
             return ir.StackT(elem, int(size.value))
         if k == "tuple_type":
             return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))

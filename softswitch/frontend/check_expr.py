@@ -211,6 +211,9 @@ class ExprChecker(CheckerBase):
             return self.cast(a, tt, t)
         if k == "mux":
             c = self.expr(_trees(t)[0], ctx, BOOL)
+            if ctx.prelude is not None and not isinstance(c, ir.Const) and \
+                    (self.has_effect_call(_trees(t)[1]) or self.has_effect_call(_trees(t)[2])):
+                return self.mux_with_calls(c, t, ctx, expected)
             a = self.expr(_trees(t)[1], ctx, expected)
             b = self.expr(_trees(t)[2], ctx, expected)
             a, b = self.unify(a, b, t)
@@ -268,14 +271,32 @@ class ExprChecker(CheckerBase):
         lt, rt = _trees(t)[0], _trees(t)[-1]
         if op in ("&&", "||"):
             a = self.expr(lt, ctx, BOOL)
+            if isinstance(a, ir.Const) and bool(a.value) == (op == "||"):
+                saved, ctx.prelude = ctx.prelude, ([] if ctx.prelude is not None else None)
+                try:  # type-checked, never evaluated: its calls must not run
+                    self.expr(rt, ctx, BOOL)
+                finally:
+                    ctx.prelude = saved
+                return ir.Const(BOOL, loc, op == "||")
+            if ctx.prelude is not None and self.has_effect_call(rt):
+                # 'a || f(x)': f runs only when a is false -- as p4c lowers it, into an if
+                tv = self.temp_var(BOOL, ctx, loc)
+                ctx.prelude.append(ir.VarDecl(loc, tv, a))
+                saved, ctx.prelude = ctx.prelude, []
+                try:
+                    b = self.expr(rt, ctx, BOOL)
+                    inner = ctx.prelude
+                finally:
+                    ctx.prelude = saved
+                cond = tv if op == "&&" else ir.Unary(BOOL, loc, "!", tv)
+                ctx.prelude.append(ir.If(loc, cond, ir.Block(loc, inner + [ir.Assign(loc, tv, b)]), None))
+                return tv
             b = self.expr(rt, ctx, BOOL)
             if isinstance(a, ir.Const):
-                if op == "&&":
-                    return b if a.value else ir.Const(BOOL, loc, False)
-                return ir.Const(BOOL, loc, True) if a.value else b
+                return b
             return ir.Binary(BOOL, loc, op, a, b)
         if op in ("<<", ">>"):
-            a = self.expr(lt, ctx, expected)
+            a = self.left_operand(lt, rt, ctx, expected)
             b = self.expr(rt, ctx, None)
             if not is_numeric(a.type) or not is_numeric(b.type):
                 raise self.err(t, f"'{op}' needs numeric operands")
@@ -291,7 +312,7 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, "cannot infer the width of the shifted integer; give it a width")
             return ir.Binary(a.type, loc, op, a, b)
         num_expected = expected if op not in ("==", "!=", "<", "<=", ">", ">=") else None
-        a = self.expr(lt, ctx, None)
+        a = self.left_operand(lt, rt, ctx, None)
         b = self.expr(rt, ctx, None)
         a, b = self.unify(a, b, t)
         if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and num_expected is not None \
@@ -302,7 +323,7 @@ class ExprChecker(CheckerBase):
             raise self.err(t, f"cannot apply '{op}' to {show(a.type)} and {show(b.type)}")
         ty = a.type
         if op in ("==", "!="):
-            if isinstance(ty, (ir.ExternT, ir.StringT, ir.VoidT, ir.StackT)):
+            if isinstance(ty, (ir.ExternT, ir.StringT, ir.VoidT)):
                 raise self.err(t, f"cannot compare values of type {show(ty)}")
             rty: ir.Type = BOOL
         elif op in ("<", "<=", ">", ">="):
@@ -404,6 +425,9 @@ class ExprChecker(CheckerBase):
         if isinstance(bt, ir.StackT):
             if mem == "size":
                 return ir.Const(BIT32, loc, bt.size)
+            if isinstance(bt.elem, ir.StructT) and mem in ("next", "last", "lastIndex", "push_front",
+                                                           "pop_front"):
+                raise self.unsupported(t, f"'{mem}' of a header_union stack (index it instead)")
             if mem == "next":
                 if not ctx.in_parser:
                     raise self.err(t, "'next' can only be used in a parser")
@@ -476,6 +500,60 @@ class ExprChecker(CheckerBase):
             missing = [n for n in names if n not in given]
             raise self.err(t, f"argument for '{missing[0]}' missing")
         return [given[n] for n in names]
+
+    def left_operand(self, lt: Tree, rt: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        """The left operand of a binary operator; when the right one calls a function with
+        effects, its value is taken into a temporary first (the call may change what it reads),
+        as p4c orders side effects."""
+        a = self.expr(lt, ctx, expected)
+        if ctx.prelude is not None and not isinstance(a, ir.Const) and self.has_effect_call(rt) \
+                and not isinstance(a.type, InfIntT):
+            tv = self.temp_var(a.type, ctx, a.loc)
+            ctx.prelude.append(ir.VarDecl(a.loc, tv, a))
+            return tv
+        return a
+
+    def has_effect_call(self, t: Tree) -> bool:
+        """Does ``t`` call a user function with out/inout parameters (a call with effects)?"""
+        for sub in t.iter_subtrees():
+            if sub.data in ("call_expr", "generic_call") and _trees(sub):
+                nm = _tree(_trees(sub)[0], "name")
+                ent = self.globals.get(str(nm.children[0])) if nm is not None else None
+                if isinstance(ent, _FuncRef) and any(p.direction in ("out", "inout") and p.name != "$ret"
+                                                     for p in self.actions[ent.name].params):
+                    return True
+        return False
+
+    def temp_var(self, t: ir.Type, ctx: _Ctx, loc: ir.Loc) -> ir.Var:
+        """A fresh local of the current block or action (for lowered expressions)."""
+        store = ctx.block if ctx.block is not None else ctx.action_block  # type: ignore[attr-defined]
+        return ir.Var(t, loc, store.fresh(getattr(ctx, "var_prefix", "") + "$tmp", t))
+
+    def mux_with_calls(self, c: ir.Expr, t: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        """``c ? a : b`` where a branch calls a function with effects: only the chosen branch
+        runs, lowered into an if as p4c does."""
+        loc = self.loc(t)
+        pre = ctx.prelude
+        assert pre is not None
+        branches = []
+        for sub in _trees(t)[1:3]:
+            ctx.prelude = []
+            try:
+                branches.append((self.expr(sub, ctx, expected), ctx.prelude))
+            finally:
+                ctx.prelude = pre
+        (a, pa), (b, pb) = branches
+        a, b = self.unify(a, b, t)
+        if isinstance(a.type, InfIntT):
+            raise self.err(t, "cannot infer the width of '?:' operands")
+        if a.type != b.type:
+            raise self.err(t, f"'?:' branches have different types {show(a.type)} and {show(b.type)}")
+        tc = self.temp_var(BOOL, ctx, loc)
+        tv = self.temp_var(a.type, ctx, loc)
+        pre.append(ir.VarDecl(loc, tc, c))
+        pre.append(ir.If(loc, tc, ir.Block(loc, pa + [ir.Assign(loc, tv, a)]),
+                         ir.Block(loc, pb + [ir.Assign(loc, tv, b)])))
+        return tv
 
     def function_call(self, fname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """A user function call: an ``ActionCall`` put in the statement's prelude; the value is
@@ -676,8 +754,8 @@ class ExprChecker(CheckerBase):
                     if h.type.varbit is None or len(arg_trees) != 2:
                         raise self.err(t, "the two-argument extract is for a header with a varbit "
                                           "field, and such a header needs it")
-                    if isinstance(h, ir.StackNext) or ir.union_siblings(h):
-                        raise self.unsupported(t, "varbit header in a stack or header_union")
+                    if ir.union_siblings(h):
+                        raise self.unsupported(t, "varbit header in a header_union")
                     self.check_lvalue(h, loc)
                     nbits = self.expr(arg_trees[1], ctx, BIT32)
                     return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h, nbits))
@@ -716,8 +794,10 @@ class ExprChecker(CheckerBase):
         if isinstance(ht, ir.HeaderT):
             return [ir.Emit(h.loc, h)]
         if isinstance(ht, ir.StackT):
-            return [ir.Emit(h.loc, ir.StackIndex(ht.elem, h.loc, h, ir.Const(BIT32, h.loc, i)))
-                    for i in range(ht.size)]
+            out_: list[ir.Stmt] = []
+            for i in range(ht.size):  # (a stack of header_unions: each element's valid member)
+                out_ += self.emits(ir.StackIndex(ht.elem, h.loc, h, ir.Const(BIT32, h.loc, i)), t)
+            return out_
         if isinstance(ht, ir.StructT):
             out: list[ir.Stmt] = []
             for f in ht.fields:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark import Tree
+from lark import Token, Tree
 
 from . import ir
 from .checkbase import (
+    _BINOPS,
     CheckerBase,
     _ActionRef,
     _Ctx,
@@ -56,16 +57,53 @@ class StmtChecker(CheckerBase):
         ``&&``/``||``/``?:``); elsewhere it is rejected by name."""
         allowed: set[int] = set()
         calls = []
+
+        def allow(x: Tree) -> None:
+            # through casts: '(T) f(x)' evaluates nothing before the call; through '||', '&&'
+            # and '?:', which are lowered into ifs (operands evaluated in order into temporaries)
+            if not isinstance(x, Tree):
+                return
+            if x.data == "cast" and _trees(x):
+                allow(_trees(x)[-1])
+            elif x.data in ("bin_or", "bin_and", "mux"):
+                for k_ in _trees(x):
+                    allow(k_)
+            elif x.data.startswith("bin_") and x.data != "bin_concat" and len(_trees(x)) == 2:
+                # the left operand is evaluated first; before a call in the right one it is
+                # taken into a temporary (check_expr.left_operand)
+                allow(_trees(x)[0])
+                allow(_trees(x)[1])
+            elif x.data == "bin_concat" and len(_trees(x)) == 2:
+                allow(_trees(x)[0])
+                if not any(sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
+                                        "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
+                    allow(_trees(x)[1])  # '16w1 ++ f(x)': the left operand reads nothing
+            elif x.data == "slice" and _trees(x):
+                allow(_trees(x)[0])  # 'f(x)[15:0]': the bounds are constants
+            else:
+                allowed.add(id(x))
+
+        def allow_lhs_indices(x: Tree) -> None:
+            # 'a[f(x)].b = e': an lvalue is evaluated before the right-hand side, its base is a
+            # reference (no value read), so a call that is a whole index of it runs first anyway
+            while isinstance(x, Tree) and x.data in ("member", "index", "slice"):
+                kids_ = _trees(x)
+                if x.data == "index" and len(kids_) == 2:
+                    allow(kids_[1])
+                x = kids_[0] if kids_ else None
+
         for sub in s.iter_subtrees():
             kids = _trees(sub)
             if sub.data == "call_stmt" and kids:
-                allowed.add(id(kids[0]))
-            elif sub.data == "assign_stmt" and len(kids) > 1:
-                allowed.add(id(kids[1]))
+                allow(kids[0])
+            elif sub.data in ("assign_stmt", "opassign_stmt") and len(kids) > 1:
+                if sub.data == "assign_stmt":  # 'a op= f(x)' reads a before the call
+                    allow(kids[1])
+                allow_lhs_indices(kids[0])
             elif sub.data == "var_decl" and len(kids) > 3:
-                allowed.add(id(kids[-1]))
+                allow(kids[-1])
             elif sub.data == "if_stmt" and kids:
-                allowed.add(id(kids[0]))
+                allow(kids[0])
             elif sub.data in ("call_expr", "generic_call") and kids:
                 calls.append(sub)
         for c in calls:
@@ -100,9 +138,23 @@ class StmtChecker(CheckerBase):
                 return [ir.Assign(loc, lhs, rhs), ir.If(loc, ir.IsValid(BOOL, loc, lhs), ir.Block(loc, [
                     ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, x)) for x in sibs]), None)]
             return [ir.Assign(loc, lhs, rhs)]
+        if k == "opassign_stmt":  # 'a op= b' is 'a = a op b' (P4_16 1.2.5)
+            lv, rhs_t = _trees(s)
+            op = next(str(c) for c in s.children if not isinstance(c, Tree))[:-1]
+            binop = {v: k_ for k_, v in _BINOPS.items()}[op]
+            # the lvalue is evaluated once (its calls too): bound to a name no program can write
+            lhs = self.expr(lv, ctx, None)
+            self.check_lvalue(lhs, loc)
+            ref = Tree("ident", [Tree("name", [Token("IDENT", "$lhs")], meta=lv.meta)], meta=lv.meta)
+            ctx.scope.append({"$lhs": lhs})  # type: ignore[attr-defined]
+            try:
+                return self._stmt(Tree("assign_stmt", [ref, Tree(binop, [ref, rhs_t], meta=s.meta)],
+                                       meta=s.meta), ctx)
+            finally:
+                ctx.scope.pop()  # type: ignore[attr-defined]
         if k == "call_stmt":
             e = self.expr(_trees(s)[0], ctx, None)
-            return self.call_as_stmt(e, loc)
+            return self.call_as_stmt(e, loc, ctx)
         if k == "var_decl":
             t = self.type_ref(_type_child(s))
             name = _name(s)
@@ -125,6 +177,14 @@ class StmtChecker(CheckerBase):
             return [ir.If(loc, c, then, els)]
         if k == "switch_stmt":
             return [self.switch(s, ctx)]
+        if k == "for_stmt":
+            return [self.for_loop(s, ctx)]
+        if k == "for_in_stmt":
+            raise self.unsupported(s, "for-in loop ('for (T x in ...)')")
+        if k in ("break_stmt", "continue_stmt"):
+            if not getattr(ctx, "loop_depth", 0):
+                raise self.err(s, f"{k[:-5]} outside a for loop")
+            return [ir.Break(loc) if k == "break_stmt" else ir.Continue(loc)]
         fn_ret = getattr(ctx, "fn_ret", None)
         if k == "exit_stmt":
             if fn_ret is not None:
@@ -139,6 +199,43 @@ class StmtChecker(CheckerBase):
                 raise self.err(s, "return without a value in a function returning one")
             return [ir.Return(loc)]
         raise self.unsupported(s, k.replace("_", " "))
+
+    def for_loop(self, s: Tree, ctx: _Ctx) -> ir.Stmt:
+        """``for (init; cond; update) stmt``; the loop's variables are scoped to the loop.  Calls
+        of functions in the condition are re-run before each test (``cond_pre``)."""
+        init_t, cond_t, upd_t, body_t = _trees(s)
+        ctx.scope.append({})  # type: ignore[attr-defined]
+        try:
+            init: list[ir.Stmt] = []
+            for item in _trees(init_t):
+                if item.data == "for_var":
+                    t = self.type_ref(_type_child(item))
+                    init.append(self.declare_var(_name(item), t, self.expr(_trees(item)[-1], ctx, t),
+                                                 ctx, self.loc(item)))
+                else:
+                    init += self.stmt(item, ctx)
+            cond = None
+            saved, ctx.prelude = ctx.prelude, []
+            try:
+                if _trees(cond_t):
+                    cond = self.expr(_trees(cond_t)[0], ctx, BOOL)
+                cond_pre = ctx.prelude
+            finally:
+                ctx.prelude = saved
+            update: list[ir.Stmt] = []
+            for item in _trees(upd_t):
+                if item.data == "for_var":
+                    raise self.err(item, "a declaration in a for loop's update")
+                update += self.stmt(item, ctx)
+            depth = getattr(ctx, "loop_depth", 0)
+            ctx.loop_depth = depth + 1  # type: ignore[attr-defined]
+            try:
+                body = self.as_block(body_t, ctx)
+            finally:
+                ctx.loop_depth = depth  # type: ignore[attr-defined]
+        finally:
+            ctx.scope.pop()  # type: ignore[attr-defined]
+        return ir.For(self.loc(s), init, cond_pre, cond, update, body)
 
     def as_block(self, t: Tree, ctx: _Ctx) -> ir.Block:
         ctx.scope.append({})  # type: ignore[attr-defined]
@@ -160,7 +257,7 @@ class StmtChecker(CheckerBase):
         ctx.scope[-1][name] = v  # type: ignore[attr-defined]
         return ir.VarDecl(loc, v, init)
 
-    def call_as_stmt(self, e: ir.Expr, loc: ir.Loc) -> list[ir.Stmt]:
+    def call_as_stmt(self, e: ir.Expr, loc: ir.Loc, ctx: _Ctx | None = None) -> list[ir.Stmt]:
         if isinstance(e, _StmtMarker):
             st = e.stmt
             return list(st.stmts) if isinstance(st, ir.Block) else [st]
@@ -177,6 +274,11 @@ class StmtChecker(CheckerBase):
             return [ir.ExprStmt(loc, e)]
         if isinstance(e, ir.IsValid):
             return []  # h.isValid(); reads nothing that matters
+        if isinstance(e, ir.Lookahead) and ctx is not None:
+            # the value is dropped; a packet too short for it still fails (PacketTooShort)
+            bits = ir.BitT(ir.type_width(e.type))  # only its length matters
+            tv = self.temp_var(bits, ctx, loc)  # type: ignore[attr-defined]
+            return [ir.VarDecl(loc, tv, ir.Lookahead(bits, e.loc))]
         raise self.err(loc, "expression is not a statement")
 
     def switch(self, s: Tree, ctx: _Ctx) -> ir.Stmt:

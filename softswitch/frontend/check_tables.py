@@ -57,6 +57,10 @@ class TableChecker(CheckerBase):
                     if isinstance(e.type, InfIntT) or not isinstance(e.type, (ir.BitT, ir.IntT, ir.BoolT,
                                                                                 ir.EnumT, ir.ErrorT)):
                         raise self.err(ke, f"table key must be bit<W>/int<W>/bool/enum, not {show(e.type)}")
+                    if isinstance(e.type, ir.ErrorT) or isinstance(e.type, ir.EnumT) and e.type.underlying is None:
+                        # P4Runtime has no bit width for them (p4c gives them a type name); not done
+                        raise self.unsupported(ke, f"table key of type {show(e.type)} (use a bit<W> "
+                                                   "or serializable enum key)")
                     kanns = self.annotations(_tree(ke, "annotations"))
                     nm = ir.find_annotation(kanns, "name")
                     kname = str(nm.args[0]) if nm is not None and nm.args else _print_tree(_trees(ke)[0])
@@ -270,7 +274,8 @@ class TableChecker(CheckerBase):
                 if not isinstance(c, ir.Const):
                     raise self.err(a, "entry action arguments must be constants")
                 args.append(c)
-            eanns = self.annotations(_tree(en, "annotations"))
+            # annotations may stand before the entry or after its action ('... : a(1) @priority(3);')
+            eanns = tuple(x for at in _trees(en, "annotations") for x in self.annotations(at))
             pa = ir.find_annotation(eanns, "priority")
             if prio_t is not None:
                 pc = self.expr(_trees(prio_t)[0], ctx, None)

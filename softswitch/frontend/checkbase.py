@@ -132,6 +132,7 @@ class _Ctx:
     in_parser: bool = False
     in_action: bool = False
     prelude: list[ir.Stmt] | None = None
+    loop_depth: int = 0  # enclosing for loops (break/continue are valid inside one)
 
 
 class CheckerBase:

@@ -591,6 +591,28 @@ class Return(Stmt):
     """``return`` from the current action or control apply body."""
 
 
+@dataclass(slots=True, eq=False)
+class For(Stmt):
+    """``for (init; cond; update) body``: ``init`` once, then while ``cond`` (after ``cond_pre``,
+    the hoisted function calls it makes) run ``body`` and ``update``; ``cond`` None is true."""
+
+    init: list[Stmt]
+    cond_pre: list[Stmt]
+    cond: Expr | None
+    update: list[Stmt]
+    body: Block
+
+
+@dataclass(slots=True, eq=False)
+class Break(Stmt):
+    """``break``: leave the innermost ``for``."""
+
+
+@dataclass(slots=True, eq=False)
+class Continue(Stmt):
+    """``continue``: the innermost ``for``'s update, then its condition."""
+
+
 # parser-only statements
 
 @dataclass(slots=True, eq=False)

@@ -82,6 +82,12 @@ class _PostLex:
                 return
             t = tok.type
             v = tok.value
+            if t == "TYPE_KW":  # 'type' is also a name, as p4c allows (a field 'type', h.type)
+                nxt = peek()
+                if prev is not None and prev.value == "." and prev.type != "STRING" or \
+                        nxt is not None and nxt.type != "STRING" and nxt.value in (";", "=", ")", ",", ":", "]"):
+                    tok = Token.new_borrow_pos("IDENT", v, tok)
+                    t = "IDENT"
             out = tok
             if prev is not None and prev.value == "@" and prev.type != "STRING":
                 # annotation name (may be a keyword) and optional body

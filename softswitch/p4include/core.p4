@@ -2,6 +2,7 @@
  * language specification, section "The core library"). */
 #ifndef _SOFTSWITCH_CORE_P4_
 #define _SOFTSWITCH_CORE_P4_
+#define _CORE_P4_  /* the guard name p4c's core.p4 defines; programs test it with #ifdef */
 
 error {
     NoError,

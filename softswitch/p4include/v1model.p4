@@ -2,6 +2,7 @@
  * v1model architecture description and bmv2 simple_switch documentation). */
 #ifndef _SOFTSWITCH_V1MODEL_P4_
 #define _SOFTSWITCH_V1MODEL_P4_
+#define _V1_MODEL_P4_  /* the guard name p4c's v1model.p4 defines */
 
 #include <core.p4>
 

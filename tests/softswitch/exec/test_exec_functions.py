@@ -43,9 +43,11 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 @pytest.mark.parametrize("fn,body,words", [
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { h.h.a = h.h.a + f(m.x); }", "inside a larger expression"),
+     "apply { bit<16> w = h.h.a ++ f(m.x); }", "inside a larger expression"),
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { if (h.h.a == 1 && f(m.x) == 2) { h.h.a = 0; } }", "inside a larger expression"),
+     "apply { if (h.h.a == 1 && (h.h.a ++ f(m.x)) == 2) { h.h.a = 0; } }", "inside a larger expression"),
+    ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
+     "apply { m.x += f(m.x); }", "inside a larger expression"),
     ("bit<8> f(bit<8> c) { return c; }",
      "table t { key = { f(h.h.a): exact; } actions = { NoAction; } } apply { t.apply(); }",
      "outside a statement"),
@@ -190,3 +192,76 @@ def test_size_methods_and_typed_initialisers():
     pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
     res = pl.ingress(bytes([0]), 1, 0)
     assert pl.egress(res.to_tm[0], 0).frames[0].data == bytes([24 + 3 + 8 + 100 + 7])
+
+
+
+def _run_one(src: str, data: bytes) -> bytes:
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+
+    prog = load_source(src, "fn.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    res = pl.ingress(data, 1, 0)
+    return pl.egress(res.to_tm[0], 0).frames[0].data
+
+
+def test_out_inout_call_under_a_cast():
+    """Nothing is evaluated before the call, so running it before the statement is its order."""
+    src = _BASE % ("bit<8> f(inout bit<8> c) { c = c + 10; return c; }",
+                   "apply { s.egress_spec = 1; m.x = 0x21; h.h.a = (bit<8>)(bit<4>) f(m.x); }")
+    assert _run_one(src, bytes([0])) == bytes([0x0B])  # f(0x21) = 0x2B, cut to 4 bits
+
+
+def test_out_inout_call_as_an_index_of_the_assigned_lvalue():
+    """The lvalue (with its index) is evaluated before the right-hand side, which reads m.x after
+    the call changed it."""
+    body = ("apply { s.egress_spec = 1; m.x = 1; h.st[1].setValid(); h.st[f(m.x)].a = m.x; "
+            "h.h.a = h.st[1].a; }")
+    src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }", body)).replace("struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
+    assert _run_one(src, bytes([0])) == bytes([11])
+
+
+@pytest.mark.parametrize("body,out", [
+    # f runs only when needed: '||' with a true left, '&&' with a false left skip it
+    ("m.x = 1; bool b = h.h.a == 0 || f(m.x); h.h.a = m.x;", 1),
+    ("m.x = 1; bool b = h.h.a == 7 || f(m.x); h.h.a = m.x;", 11),
+    ("m.x = 1; bool b = h.h.a == 7 && f(m.x); h.h.a = m.x;", 1),
+    ("m.x = 1; bool b = h.h.a == 0 && f(m.x); h.h.a = m.x;", 11),
+    ("m.x = 1; bool b = true || f(m.x); h.h.a = m.x;", 1),
+    # '?:' runs only the chosen branch
+    ("m.x = 1; h.h.a = h.h.a == 0 ? (bit<8>) 5 : (f(m.x) ? m.x : 8w0);", 5),
+    ("m.x = 1; h.h.a = h.h.a == 7 ? (bit<8>) 5 : (f(m.x) ? m.x : 8w0);", 11),
+    # a literal left operand reads nothing, so the call may be its right operand
+    ("m.x = 1; h.h.a = (8w1 != (bit<8>) (bit<1>) f(m.x)) ? m.x : 8w0;", 0),
+])
+def test_out_inout_calls_in_short_circuit_and_mux_run_only_when_chosen(body, out):
+    src = _BASE % ("bool f(inout bit<8> c) { c = c + 10; return true; }",
+                   "apply { s.egress_spec = 1; " + body + " }")
+    assert _run_one(src, bytes([0])) == bytes([out])
+
+
+@pytest.mark.parametrize("body,out", [
+    ("h.h.a = 5; h.h.a += 3; h.h.a -= 1; h.h.a *= 3; h.h.a <<= 1; h.h.a >>= 2; h.h.a |= 0x40;", 0x4A),
+    ("h.h.a = 0xF0; h.h.a &= 0x3C; h.h.a ^= 0x01; h.h.a |+|= 0xF0; h.h.a |-|= 0x03;", 0xFC),
+    ("h.h.a = 100; h.h.a /= 7; h.h.a %= 5;", 4),
+    # the lvalue (and the call in its index) is evaluated once
+    ("m.x = 0; h.st[1].setValid(); h.st[0].setValid(); h.st[f(m.x)].a += 7; h.h.a = h.st[1].a + m.x;", 7 + 10),
+])
+def test_compound_assignments(body, out):
+    src = (_BASE % ("bit<1> f(inout bit<8> c) { c = c + 10; return 1; }",
+                    "apply { s.egress_spec = 1; " + body + " }")).replace(
+        "struct hs_t { h_t h; }", "struct hs_t { h_t h; h_t[2] st; }")
+    assert _run_one(src, bytes([0])) == bytes([out])
+
+
+@pytest.mark.parametrize("body,out", [
+    ("m.x = 1; h.h.a = m.x + f(m.x);", 1 + 11),  # m.x is read before f changes it
+    ("m.x = 1; h.h.a = (f(m.x) << 1)[7:0] + m.x;", 22 + 11),  # f first, then m.x
+    ("m.x = 1; if (m.x == f(m.x)) { h.h.a = 1; } else { h.h.a = 2; }", 2),
+    ("m.x = 1; h.h.a = (8w3 ++ f(m.x))[11:4];", 0x30),  # a constant left operand of ++
+])
+def test_left_operand_is_read_before_a_call_on_the_right(body, out):
+    src = _BASE % ("bit<8> f(inout bit<8> c) { c = c + 10; return c; }",
+                   "apply { s.egress_spec = 1; " + body + " }")
+    assert _run_one(src, bytes([0])) == bytes([out])

@@ -122,8 +122,9 @@ def test_large_program_loads_fast() -> None:
      "cannot apply '+' to bit<8> and bit<16>"),
     (prog("apply { }", "struct e_t { varbit<8> a; }\n"), P4Unsupported, "t.p4:3:",
      "unsupported: varbit outside a header"),
-    (prog("apply { }", "header e_t { bit<8> a; }\nheader_union u_t { e_t a; }\nstruct s_t { u_t[2] us; }\n"),
-     P4Unsupported, "t.p4:5:", "unsupported: header_union in a header stack"),
+    (prog("apply { }", "header e_t { bit<8> a; }\nheader_union u_t { e_t a; }\nstruct s_t { u_t[2] us; }\n"
+                       "struct z_t { s_t[2] zs; }\n"),
+     P4TypeError, "t.p4:6:", "header stack element must be a header"),
 ])
 def test_errors_are_located(text: str, cls: type, where: str, msg: str) -> None:
     e = err(text)
