@@ -18,7 +18,7 @@ EXIT_PASS, EXIT_FAIL, EXIT_REJECTED, EXIT_STF_ERROR = 0, 1, 2, 3
 
 def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
              includes: list[str] | None = None, verbose: bool = True,
-             out=None) -> dict:
+             out=None, loop_path: bool = False) -> dict:
     """Run one program/STF pair -> ``{"status": pass|fail|rejected|error|stf-error|crash, ...}``.
 
     ``rejected``: the front end refused a construct by name (``unsupported: ...``);
@@ -44,7 +44,7 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
         return {"status": "crash", "message": f"load: {e!r}", "trace": traceback.format_exc()}
     try:
         commands = load_stf(stf)
-        res = run_stf(program_ir, commands)
+        res = run_stf(program_ir, commands, loop_path=loop_path)
     except StfError as e:
         return {"status": "stf-error", "message": str(e)}
     except P4Error as e:  # e.g. a P4Info/compile-time error found while building the pipeline
@@ -79,10 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     ap.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
     ap.add_argument("--json", action="store_true", help="print one JSON result line instead")
+    ap.add_argument("--loop-path", action="store_true",
+                    help="run packets through the switch loop's entry points (header objects recycled "
+                         "between packets) instead of the API's; results must be the same")
     a = ap.parse_args(argv)
     stf = a.stf or a.program.with_suffix(".stf")
     defines = dict(d.split("=", 1) if "=" in d else (d, "") for d in a.defines)
-    r = classify(a.program, stf, defines, a.includes, verbose=not a.json)
+    r = classify(a.program, stf, defines, a.includes, verbose=not a.json, loop_path=a.loop_path)
     if a.json:
         r.pop("trace", None)
         print(json.dumps(r))

@@ -111,7 +111,10 @@ def _key_name(fields: list[str], want: str) -> str:
 class StfSwitch:
     """One program loaded into a ``SwitchState`` and a compiled pipeline, driven by STF commands."""
 
-    def __init__(self, program: ir.Program, cpu_port: int | None = None) -> None:
+    def __init__(self, program: ir.Program, cpu_port: int | None = None, loop_path: bool = False) -> None:
+        """``loop_path``: run packets as the switch's packet loop does (``ingress_item`` /
+        ``egress_frame``: plain unicast without result objects, header objects recycled from one
+        packet to the next), so a corpus run also checks that reuse changes nothing."""
         from softswitch.exec import build_pipeline
         from softswitch.p4info import build_p4info
         from softswitch.runtime import SwitchState
@@ -121,6 +124,7 @@ class StfSwitch:
         self.pipeline = build_pipeline(program, self.state, cpu_port)
         self.tm = TrafficManager()
         self.now = 0
+        self.loop_path = loop_path
         self._tables = {t.preamble.name: t for t in self.p4info.tables}
         self._actions = {a.preamble.id: a for a in self.p4info.actions}
         self._mc_nodes: list[tuple[int, list[int]]] = []
@@ -298,12 +302,25 @@ class StfSwitch:
             return res
 
         self.now += 1
-        enqueue(check(self.pipeline.ingress(data, port, self.now)).to_tm)
+        pl = self.pipeline
+        if self.loop_path:
+            first = pl.ingress_item(data, port, self.now)
+            enqueue([first] if isinstance(first, TmItem) else check(first).to_tm)
+        else:
+            enqueue(check(pl.ingress(data, port, self.now)).to_tm)
         for _ in range(MAX_STEPS):
             got: list = []
             due = self.tm.dequeue(self.now, 1 << 30, got)
             for _pq, item in got:
-                res = check(self.pipeline.egress(item, self.now))
+                if self.loop_path:
+                    eport = item.egress_port
+                    frame = pl.egress_frame(item, self.now)
+                    if frame.__class__ is bytes:
+                        out.append((eport, frame))
+                        continue
+                    res = check(frame)
+                else:
+                    res = check(pl.egress(item, self.now))
                 out.extend((f.port, f.data) for f in res.frames)
                 enqueue(res.to_tm)
                 for d, preserved in res.recirculate:
@@ -318,9 +335,11 @@ class StfSwitch:
         return out
 
 
-def run_stf(program: ir.Program, commands: list[Command], cpu_port: int | None = None) -> StfResult:
-    """Apply ``commands`` in order and judge the outputs as p4c's bmv2 STF runner does."""
-    sw = StfSwitch(program, cpu_port)
+def run_stf(program: ir.Program, commands: list[Command], cpu_port: int | None = None,
+            loop_path: bool = False) -> StfResult:
+    """Apply ``commands`` in order and judge the outputs as p4c's bmv2 STF runner does
+    (``loop_path``: see :class:`StfSwitch`)."""
+    sw = StfSwitch(program, cpu_port, loop_path)
     res = StfResult()
     expected: dict[int, list[tuple[str, int]]] = {}
     any_ok: set[int] = set()

@@ -28,10 +28,10 @@ def find_pairs(corpus: Path, pattern: str = "*.p4") -> list[tuple[Path, Path]]:
     return out
 
 
-def run_one(program: Path, stf: Path, timeout_s: float) -> dict:
+def run_one(program: Path, stf: Path, timeout_s: float, loop_path: bool = False) -> dict:
     """One pair in a child process -> its JSON result (status ``timeout`` when it ran over)."""
     cmd = [sys.executable, "-m", "softswitch.stf", "--json", str(program), str(stf),
-           "-I", str(program.parent)]
+           "-I", str(program.parent), *(["--loop-path"] if loop_path else [])]
     try:
         cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     ap.add_argument("--json", type=Path, default=None, help="also write every result here")
+    ap.add_argument("--loop-path", action="store_true",
+                    help="run packets as the switch loop does (header objects recycled between packets)")
     a = ap.parse_args(argv)
     pairs = find_pairs(a.corpus, a.pattern)
     if a.only is not None:
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, dict] = {}
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_one, p, s, a.timeout): p.name for p, s in pairs}
+        futs = {ex.submit(run_one, p, s, a.timeout, a.loop_path): p.name for p, s in pairs}
         for i, (fut, name) in enumerate(futs.items(), 1):
             results[name] = r = fut.result()
             print(f"[{i}/{len(pairs)}] {r['status']:9s} {name}", file=sys.stderr, flush=True)
