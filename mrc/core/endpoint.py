@@ -83,13 +83,13 @@ class Endpoint:
         """This NIC's ``mrc.ctl.MrcCtlContext``: the format, EV and CC profiles QPs bind to by id.
 
         Made on first use (device: this endpoint's ports, every optional feature the transport
-        implements, including modifying ONLINE EV profiles) unless one was given to the constructor.
+        implements, including modifying ONLINE EV and CC profiles) unless one was given to the constructor.
         """
         if self._ctl is None:
             from mrc.ctl import AttrOpt, DeviceAttr, MrcCtlContext
 
             dev = DeviceAttr(phy_port_mask=sum(1 << p for p in self.ports))
-            dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE
+            dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE | AttrOpt.CC_PROFILE_MODIFY_ONLINE
             self._ctl = MrcCtlContext(dev)
         return self._ctl
 
@@ -121,7 +121,7 @@ class Endpoint:
             attr, evs = dataclasses.replace(attr, ev_profile_id=evs.profile_id), None
         attr.validate()
         qpn = next(self._qpns)
-        profile = None
+        profile = cc_profile = None
         if attr.ev_profile_id is None:
             if evs is None:
                 raise ValueError("create_qp needs EVs or QpAttr.ev_profile_id")
@@ -132,12 +132,13 @@ class Endpoint:
             profile, entries = self._bind_profile(qpn, attr)
             if attr.cc_profile_id is not None:
                 attr = dataclasses.replace(attr, cc=self._cc_of_profile(attr.cc_profile_id))
+                cc_profile = self.ctl.cc_profile(attr.cc_profile_id)
         for e in entries:
             if e.port not in self.port_free:
                 raise ValueError(f"EV on port {e.port}, but this endpoint has ports {self.ports}")
         if attr.ev_profile_id is not None:
             self.ctl.attach_qp(qpn, attr.ev_profile_id, attr.cc_profile_id)
-        qp = QueuePair(self, qpn, attr, entries, profile)
+        qp = QueuePair(self, qpn, attr, entries, profile, cc_profile)
         qp.evset.ports_down = set(self.ports_down)
         self.qps[qp.qpn] = qp
         return qp

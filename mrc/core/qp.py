@@ -103,7 +103,8 @@ class QueuePair:
     event to its :attr:`requester` or :attr:`responder`, whose classes are the mode's policy.
     """
 
-    def __init__(self, host: QpHost, qpn: int, attr: QpAttr, evs: list[EvEntry], profile: Any = None):
+    def __init__(self, host: QpHost, qpn: int, attr: QpAttr, evs: list[EvEntry], profile: Any = None,
+                 cc_profile: Any = None):
         attr.validate()
         self.host = host
         self.qpn = qpn
@@ -115,6 +116,10 @@ class QueuePair:
         self.counters = QpCounters()
         self.window = attr.mpr * 128
         self.peer_down: set[int] = set()  # the peer's NIC ports its last PORT_STATUS reported down
+        # the bound mrc.ctl CC profile (algorithm, cc_config, generation) or None: QpAttr.cc is its
+        # config, re-read whenever the profile's generation moves (a CONFIG change while ONLINE)
+        self.cc_profile = cc_profile
+        self.cc_gen = cc_profile.generation if cc_profile is not None else 0
         req, resp = (RcRequester, RcResponder) if self.rc else (MrcRequester, MrcResponder)
         self.requester: Requester = req(self)
         self.responder: Responder = resp(self)
@@ -195,11 +200,23 @@ class QueuePair:
         limit) through the host; returns how many."""
         if self.state is QpState.RTS and self.evset.gen != self.evset.prof.generation:
             self._sync_evs()
+        cp = self.cc_profile
+        if cp is not None and cp.generation != self.cc_gen:
+            self._sync_cc(now_ns)
         return self.requester.fill(now_ns, budget)
 
     def on_ack(self, fr: Frame, now_ns: int) -> None:
         """An ACK/NAK/SACK for our requester."""
+        cp = self.cc_profile
+        if cp is not None and cp.generation != self.cc_gen:
+            self._sync_cc(now_ns)
         self.requester.on_ack(fr, now_ns)
+
+    def _sync_cc(self, now_ns: int) -> None:
+        """The bound CC profile changed (CONFIG modified while ONLINE): take its algorithm and config."""
+        cp = self.cc_profile
+        self.cc_gen = cp.generation
+        self.requester.reconfigure_cc(cp.cc_config if cp.algorithm is not None else None, now_ns)
 
     def on_cnp(self, now_ns: int) -> None:
         """A CNP for our requester."""

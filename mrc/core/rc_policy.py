@@ -1,7 +1,12 @@
 """Classic RoCEv2 RC's loss and ack policy, the baseline MRC is measured against: one path, packets
 accepted in order only, a PSN sequence error NAK on a gap, go-back-N resends, CNPs for ECN marks.
 
-The QP's one path is its first EV slot.
+The QP's one path is its first EV slot, pinned as ECMP pins a flow: a loss, a timeout or a port
+going down never moves it (that is the baseline's weakness MRC is measured against).  Only the
+controller moves it: when the slot is DENIED (``mrc_ctl`` MODIFY_EV_STATE), the QP takes the next
+slot in profile order that is not DENIED, from its next packet on; with every slot DENIED it sends
+nothing (what it has in flight then times out, and after its retries the QP goes to ERR with
+RETRY_EXC_ERR, as on a dead path).
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 from mrc.core.psn import unwrap
 from mrc.core.requester import Requester
 from mrc.core.responder import Responder
+from mrc.core.types import EvState
 from mrc.wire import formats as F
 from mrc.wire.codec import Encap, Frame, encode_ack, encode_cnp
 
@@ -16,6 +22,9 @@ from mrc.wire.codec import Encap, Frame, encode_ack, encode_cnp
 class RcRequester(Requester):
     """The RC requester: every packet on one EV; a NAK or the RTO sends everything from the hole again."""
 
+    def __init__(self, qp) -> None:
+        super().__init__(qp)
+        self.path = 0  # the EV slot every packet takes
     def _resend_one(self, port_ok, now_ns: int) -> int:
         """Go-back-N: the packets from ``snd_ptr`` up to ``snd_nxt`` again, in order."""
         while self.snd_ptr < self.snd_nxt:
@@ -33,13 +42,22 @@ class RcRequester(Requester):
         return 0
 
     def _pick(self, port_ok) -> int:
-        e = self.evset.entries[0]
+        i = self.path
+        states = self.evset.prof.states
+        if states[i] is EvState.DENIED:  # the controller took our path away: the next one it allows
+            n = len(states)
+            i = next((j % n for j in range(i + 1, i + n) if states[j % n] is not EvState.DENIED), -1)
+            if i < 0:
+                return -1
+            self.path = i
+            self.counters.rc_path_moves += 1
+        e = self.evset.entries[i]
         if e.port in self.evset.ports_down:
             return -1
         if not port_ok(e.port):
             self.wake_ns = self.host.port_wake(e.port)
             return -1
-        return 0
+        return i
 
     def _on_ack(self, fr: Frame, now_ns: int) -> None:
         syn = fr.syndrome

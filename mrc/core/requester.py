@@ -107,9 +107,19 @@ class Requester:
     def start(self, sq_psn: int, now_ns: int) -> None:
         """RTS: send from ``sq_psn``; build the congestion control for the mode's line rate."""
         self.snd_una = self.snd_nxt = self.snd_ptr = self.next_assign = sq_psn & F.PSN_MASK
-        self.cc = make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=self._line_rate_bps(), now_ns=now_ns,
-                          base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING)
+        self.cc = self._make_cc(now_ns)
         self.pace_ns = float(now_ns)
+
+    def _make_cc(self, now_ns: int) -> CongestionControl:
+        return make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=self._line_rate_bps(), now_ns=now_ns,
+                       base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING)
+
+    def reconfigure_cc(self, spec: object, now_ns: int) -> None:
+        """The bound CC profile changed: run on with ``spec`` (kept in place by the algorithm if it
+        can, else a new instance from now on); before RTS it is what :meth:`start` will build."""
+        self.attr.cc = spec
+        if self.cc is not None and not self.cc.reconfigure(spec):
+            self.cc = self._make_cc(now_ns)
 
     def _line_rate_bps(self) -> float:
         return self.host.port_rate_bps
