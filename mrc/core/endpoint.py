@@ -125,6 +125,9 @@ class Endpoint:
         if attr.ev_profile_id is None:
             if evs is None:
                 raise ValueError("create_qp needs EVs or QpAttr.ev_profile_id")
+            if attr.cc_profile_id is not None:
+                raise ValueError("QpAttr.cc_profile_id needs QpAttr.ev_profile_id (mrc_ctl attaches a QP to "
+                                 "its EV profile); for a QP with its own EV list give QpAttr.cc instead")
             entries = ev_entries(evs)
         else:
             if evs is not None:

@@ -351,3 +351,9 @@ def test_an_rc_qp_moves_off_its_denied_ev_to_the_next_allowed_one() -> None:
     _set_state(s.a.ctl, STEV[0], 1, EvState.GOOD)
     s.write([0])
     assert s.sent_on(0) == before
+
+
+def test_a_cc_profile_without_an_ev_profile_is_refused() -> None:
+    ep = Endpoint(GID_A, [1], encap="stev")
+    with pytest.raises(ValueError, match="cc_profile_id needs QpAttr.ev_profile_id"):
+        ep.create_qp([(STEV[0], 1)], QpAttr(cc_profile_id=2))
