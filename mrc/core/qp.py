@@ -100,13 +100,14 @@ class _Wqe:
 
 
 class _Pkt:
-    __slots__ = ("ev", "length", "off", "opcode", "sent_ns", "seq", "state", "wqe", "xmits")
+    __slots__ = ("ev", "first_ev", "first_sent_ns", "length", "off", "opcode", "sent_ns", "seq", "state", "wqe",
+                 "xmits")
     INFLIGHT, SACKED, LOST = 0, 1, 2
 
     def __init__(self, seq, wqe, off, length, opcode):
         self.seq, self.wqe, self.off, self.length, self.opcode = seq, wqe, off, length, opcode
-        self.ev = -1
-        self.sent_ns = 0
+        self.ev = self.first_ev = -1
+        self.sent_ns = self.first_sent_ns = 0
         self.xmits = 0
         self.state = 0
 
@@ -164,9 +165,10 @@ class QueuePair:
         self.retx: deque[tuple[int, str]] = deque()
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
-        self.ev_rack_ts = [0] * len(evs)  # per EV: send time of the latest packet delivered on it
+        self.ev_rack_ts = [-1] * len(evs)  # per EV: send time of the latest packet delivered on it (-1: none yet)
         self.ev_ack_ns = [0] * len(evs)  # per EV: when an ACK last reported a new delivery on it
         self.ack_now = 0  # time of the ACK being processed
+        self.sack_blind = (0, 0)  # PSNs the latest SACK could not report on (between cum and its bitmap)
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
         self.reo_bump_ns = -(1 << 62)
@@ -375,6 +377,8 @@ class QueuePair:
                            w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None, ack_req=last)
         pkt.ev = ev_i
         pkt.sent_ns = now_ns
+        if not pkt.xmits:
+            pkt.first_ev, pkt.first_sent_ns = ev_i, now_ns
         pkt.xmits += 1
         if pkt.state != _Pkt.INFLIGHT:
             pkt.state = _Pkt.INFLIGHT
@@ -471,6 +475,9 @@ class QueuePair:
             self._cum_ack(cum, now_ns)
             progressed = True
         bm = s.bitmap
+        # PSNs between the cumulative ACK and the bitmap's base: the responder moved the base up to
+        # report its latest arrival (a bitmap is 64 bits), so it said nothing about these
+        self.sack_blind = (self.snd_una + 1, unwrap(s.sack_base, self.snd_una))
         if bm:
             base = unwrap(s.sack_base, self.snd_una)
             pkts = self.pkts
@@ -525,11 +532,25 @@ class QueuePair:
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)
         ev = pkt.ev
+        if pkt.xmits > 1 and self.ack_now - pkt.sent_ns < self.min_rtt and pkt.first_ev >= 0:
+            # reported sooner than any round trip after the resend: the first copy arrived (as Eifel
+            # tells a spurious retransmission, RFC 3522) -- its path is alive and this slow
+            e = self.evset.entries[pkt.first_ev]
+            e.rtt_sample(self.ack_now - pkt.first_sent_ns)
+            if e.suspect_ns and pkt.first_sent_ns >= e.suspect_sent_ns:
+                e.suspect_ns = 0
         # per-EV evidence only from packets sent once (Karn's rule): a resent packet may have been
         # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
         if ev >= 0 and pkt.xmits == 1:
             self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], self.ack_now)
             self.ev_rack_ts[pkt.ev] = max(self.ev_rack_ts[pkt.ev], pkt.sent_ns)
+            e = self.evset.entries[ev]
+            # the path's delivery time: from the send to the ACK that reported it, whichever path
+            # that ACK took (what RACK waits for; the trigger's RTT alone misses a slow path whose
+            # packets faster paths' SACKs report first)
+            e.rtt_sample(self.ack_now - pkt.sent_ns)
+            if e.suspect_ns and pkt.sent_ns >= e.suspect_sent_ns:  # the suspect path delivers: alive
+                e.suspect_ns = 0
 
     def _progress(self, now_ns: int) -> None:
         self.retries = 0
@@ -561,13 +582,28 @@ class QueuePair:
             w = max(w, self.srtt - self.min_rtt)
         return max(w, self.attr.reorder_min_ns)
 
+    def _ev_reorder_window(self, ev: int) -> int:
+        """RACK's reordering window for a packet sent on EV ``ev``: the QP's window, widened to the
+        extra delay this path shows over the fastest (its srtt + 2 x rttvar - min_rtt) [ours].  RACK
+        compares a packet's send time with that of the latest one delivered, usually on the least
+        queued path; a packet on a path whose queues hold it longer arrives that much later without
+        being lost.  With one window for all paths, the fault-free all-to-all of bench/fabric_scenarios.py
+        declared 25-53 packets lost that then arrived (every RACK resend a duplicate at the responder)
+        and retired 2-6 healthy EVs per run (bench/README.md).  An EV without a sample yet uses srtt."""
+        w = self._reorder_window()
+        if ev < 0:
+            return w
+        e = self.evset.entries[ev]
+        rtt = e.srtt + 2 * e.rttvar if e.srtt else self.srtt
+        return max(w, rtt - self.min_rtt)
+
     def _quiet_ns(self, ev: int) -> int:
         """How long EV ``ev`` may go without a newly delivered packet before a RACK verdict on it
         counts as a path failure: an RTT, at least the reordering window.  A QP spreads its packets
         over all its EVs, so one EV's deliveries are several packet gaps apart ([ours]).  Waiting
         twice the EV's usual delivery gap as well cut fault-free retirements but slowed recovery
         after a failure from 2-3 to 4.1-4.4 RTTs in the demo (bench/README.md), so it is not done."""
-        return max(self._reorder_window(), self.srtt)
+        return max(self._ev_reorder_window(ev), self.srtt, self.evset.entries[ev].srtt)
 
     def _spurious(self, now_ns: int) -> None:
         """The responder echoed a duplicate: a packet we declared lost had arrived after all (or was
@@ -587,6 +623,24 @@ class QueuePair:
         base = self.srtt if self.srtt else self.timeout_ns
         return 2 * base + self._reorder_window() + self.attr.ack_delay_ns
 
+    def _pto_deadline(self) -> int | None:
+        """When the first packet in flight reaches its tail-loss limit (its send time + the PTO with its
+        EV's reordering window); scans the send log only as far as a later send could still be first."""
+        pto = self._pto()
+        extra = pto - self._reorder_window()
+        pkts = self.pkts
+        t = None
+        for sent, seq, xm in self.sent_log:
+            if t is not None and sent + pto >= t:
+                break
+            pkt = pkts.get(seq)
+            if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
+                continue  # settled (dropped from the log when it reaches the head)
+            c = sent + extra + self._ev_reorder_window(pkt.ev)
+            if t is None or c < t:
+                t = c
+        return t
+
     def _detect_losses(self, now_ns: int, _ev_bad: set[int]) -> None:
         """RACK: a packet is lost once a packet sent more than the reordering window after it was
         delivered, or once it has been out longer than the PTO (tail loss)."""
@@ -594,23 +648,33 @@ class QueuePair:
             return
         log = self.sent_log
         pkts = self.pkts
-        reo = self._reorder_window()
+        reo = self._reorder_window()  # every EV's window is at least this (_ev_reorder_window)
         pto = self._pto()
-        while log:
+        extra = pto - reo  # a packet's PTO: this plus its EV's reordering window
+        while log:  # settled entries at the head go; lost packets are resent with a new entry
             sent, seq, xm = log[0]
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 log.popleft()
                 continue
-            if sent + reo < self.rack_ts or now_ns - sent >= pto:
-                log.popleft()
+            break
+        # In send order, up to the first packet not even the QP's window could call lost: a packet on
+        # a more queued EV waits its own window, and packets sent after it on other EVs are judged
+        # meanwhile (a dead path's packets must not wait behind a slow path's).
+        rack_ts = self.rack_ts
+        for sent, seq, xm in log:  # _lose does not touch the log
+            if sent + reo >= rack_ts and now_ns - sent < pto:
+                break
+            pkt = pkts.get(seq)
+            if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
+                continue
+            w = self._ev_reorder_window(pkt.ev)
+            if sent + w < rack_ts or now_ns - sent >= extra + w:
                 if self.reo_mult > 1:  # a widened window lasts for 16 verdicts (not counting retirements)
                     self.reo_persist -= 1
                     if self.reo_persist <= 0:
                         self.reo_mult = 1
                 self._lose(pkt, now_ns, "rack")
-                continue
-            break
 
     def _lose(self, pkt: _Pkt, now_ns: int, cause: str) -> None:
         pkt.state = _Pkt.LOST
@@ -622,12 +686,14 @@ class QueuePair:
             if cause == "timeout":
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
                 self.evset.mark_bad(ev, now_ns, cause)
-            elif self.ev_rack_ts[ev] >= pkt.sent_ns or now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev):
-                # the path lost this packet (a later one on it arrived: paths are FIFO), or it has
-                # gone quiet (no new delivery for an RTT): ASSUMED_BAD.  Retire its other packets in
-                # flight only in the second case (a path that delivered something sent after this
-                # packet is alive: only this one was lost)
-                retire = self.evset.mark_bad(ev, now_ns, cause) and self.ev_rack_ts[ev] < pkt.sent_ns
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns and not self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
+                # the path lost this packet (a later one on it arrived: paths are FIFO): ASSUMED_BAD;
+                # it is alive, so its other packets in flight are left alone
+                self.evset.mark_bad(ev, now_ns, cause)
+            elif now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev):
+                # it has gone quiet (no new delivery for an RTT): dead, or queued deeper than its
+                # RTT estimate says -- suspect until a probe decides (_suspect)
+                retire = self._suspect(ev, pkt.sent_ns, now_ns)
             else:
                 # [ours] the path is still delivering (an ACK reported a new delivery on it within
                 # the reordering window): the packet is more likely queued behind a congested hop,
@@ -639,6 +705,41 @@ class QueuePair:
             self.cc.on_loss(now_ns)
         if retire:
             self._retire_ev(pkt.ev, now_ns)
+
+    def _suspect(self, ev_i: int, sent_ns: int, now_ns: int) -> bool:
+        """A RACK verdict found EV ``ev_i`` quiet: probe before retiring it [ours].  The QP stops
+        spraying on it at once (``EvSet.pick`` takes a suspect EV only when nothing else can send) and
+        sends it one probe; a probe answer, or the delivery of a packet sent on it no earlier than the
+        missing one, clears it (the path was only slow); no such evidence within ``_confirm_ns`` makes
+        it ASSUMED_BAD (cause ``rack``).  Recovery is the same as retiring at once -- new packets avoid
+        the path from the verdict on, and what was in flight on it is resent now (True) -- but a path
+        that is merely queued deeper than its RTT estimate costs a probe instead of an EV.  Measured on
+        the fault-free all-to-all of bench/fabric_scenarios.py: every quiet-path verdict was followed
+        by the 'lost' packet arriving (bench/README.md).  False if the EV was already suspect or not GOOD."""
+        e = self.evset.entries[ev_i]
+        if e.suspect_ns or self.evset.prof.states[ev_i] is not EvState.GOOD:
+            return False
+        e.suspect_ns = now_ns
+        e.suspect_sent_ns = sent_ns
+        e.probe_next_ns = now_ns
+        e.probe_req_id = -1
+        self.counters.rack_ev_suspect += 1
+        return True
+
+    def _confirm_ns(self, e: EvEntry) -> int:
+        """How long a suspect EV has to show it is alive: two of its RTTs (srtt + 4 x rttvar), at least
+        two of the QP's -- a probe waits behind the same queues as the data; an EV that has not had a
+        sample yet, four of the QP's (nothing says how long its path is)."""
+        if not e.srtt:
+            return max(4 * self.srtt, self.attr.reorder_min_ns)
+        return max(2 * (e.srtt + 4 * e.rttvar), 2 * self.srtt, self.attr.reorder_min_ns)
+
+    def _check_suspects(self, now_ns: int) -> None:
+        """Retire the suspect EVs whose time to show life is up."""
+        for i, e in enumerate(self.evset.entries):
+            if e.suspect_ns and now_ns >= e.suspect_ns + self._confirm_ns(e):
+                e.suspect_ns = 0
+                self.evset.mark_bad(i, now_ns, "rack")
 
     def _retire_ev(self, ev_i: int, now_ns: int) -> None:
         """EV ``ev_i`` just went ASSUMED_BAD on a loss, and nothing sent on it after the lost packet
@@ -699,8 +800,8 @@ class QueuePair:
             if c is not None and (t is None or c < t):
                 t = c
         if not self.rc and self.sent_log and self.state is QpState.RTS:
-            c = self.sent_log[0][0] + self._pto()
-            if t is None or c < t:
+            c = self._pto_deadline()
+            if c is not None and (t is None or c < t):
                 t = c
         if self.state is QpState.RTS and not self.rc:
             states = self.evset.prof.states
@@ -708,6 +809,12 @@ class QueuePair:
             for i, e in enumerate(self.evset.entries):
                 if states[i] is bad:
                     c = e.probe_next_ns
+                    if t is None or c < t:
+                        t = c
+                elif e.suspect_ns:
+                    c = e.suspect_ns + self._confirm_ns(e)
+                    if e.probe_req_id < 0 and e.probe_next_ns < c:
+                        c = e.probe_next_ns
                     if t is None or c < t:
                         t = c
         return t
@@ -725,6 +832,7 @@ class QueuePair:
                 return
         if not self.rc:
             self._detect_losses(now_ns, set())
+            self._check_suspects(now_ns)
             self._probe(now_ns, out)
 
     # ------------------------------------------------------------------ probes
@@ -756,6 +864,12 @@ class QueuePair:
     def _probe(self, now_ns: int, out: list) -> None:
         states = self.evset.prof.states
         for i, e in enumerate(self.evset.entries):
+            if e.suspect_ns and states[i] is EvState.GOOD:  # one probe per suspicion (_suspect)
+                if e.probe_req_id >= 0 or now_ns < e.probe_next_ns or e.port in self.evset.ports_down:
+                    continue
+                self._send_probe(i, e, now_ns, out, pad=False)
+                e.probe_next_ns = 1 << 62
+                continue
             if states[i] is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
                 continue
             if e.probe_req_id >= 0:
@@ -769,20 +883,25 @@ class QueuePair:
             if e.port in self.evset.ports_down:
                 e.probe_req_id = -1
                 continue
-            rid = self.ep._new_probe(self, i)
-            e.probe_req_id = rid
-            e.probe_sent_ns = now_ns
-            pkt = encode_probe(e.encap, F.OP_PROBE_REQ, ProbeInfo(rid, e.port, 0, now_ns, 0, 0))
-            if self.attr.probe_pad_to_mtu and e.probe_streak == self.attr.probe_good_count - 1:
-                # The probe that would bring the EV back is as large as a data frame (Ethernet
-                # trailer after the IP packet: IP/UDP lengths stay those of the probe, so every
-                # receiver parses it as is): a path that drops only large frames never completes a
-                # streak.  Only that one: a dead path's probes stay small (padding every probe cost
-                # a quarter of a slow port's bandwidth per ASSUMED_BAD EV in the emulated fabric).
-                pkt += bytes(self._probe_frame_len(i, e) - len(pkt))
-            self.counters.probes_sent += 1
-            self.ep.port_send(e.port, len(pkt), now_ns)
-            out.append((e.port, pkt))
+            self._send_probe(i, e, now_ns, out,
+                             pad=self.attr.probe_pad_to_mtu and e.probe_streak == self.attr.probe_good_count - 1)
+
+    def _send_probe(self, i: int, e: EvEntry, now_ns: int, out: list, pad: bool) -> None:
+        """One PROBE_REQ on EV ``i``; ``pad``: as large as a full-MTU data frame of the EV."""
+        rid = self.ep._new_probe(self, i)
+        e.probe_req_id = rid
+        e.probe_sent_ns = now_ns
+        pkt = encode_probe(e.encap, F.OP_PROBE_REQ, ProbeInfo(rid, e.port, 0, now_ns, 0, 0))
+        if pad:
+            # The probe that would bring the EV back is as large as a data frame (Ethernet
+            # trailer after the IP packet: IP/UDP lengths stay those of the probe, so every
+            # receiver parses it as is): a path that drops only large frames never completes a
+            # streak.  Only that one: a dead path's probes stay small (padding every probe cost
+            # a quarter of a slow port's bandwidth per ASSUMED_BAD EV in the emulated fabric).
+            pkt += bytes(self._probe_frame_len(i, e) - len(pkt))
+        self.counters.probes_sent += 1
+        self.ep.port_send(e.port, len(pkt), now_ns)
+        out.append((e.port, pkt))
 
     def on_probe_resp(self, ev_i: int, rid: int, now_ns: int) -> None:
         e = self.evset.entries[ev_i]
@@ -790,6 +909,9 @@ class QueuePair:
             return
         e.probe_req_id = -1
         self.counters.probe_answers += 1
+        if e.suspect_ns:  # the suspect path answered: it was slow, not dead
+            e.suspect_ns = 0
+            return
         e.probe_streak += 1
         if e.probe_streak >= self.attr.probe_good_count:
             self.evset.mark_good(ev_i, now_ns, "probe")
