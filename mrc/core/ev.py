@@ -84,7 +84,8 @@ class EvEntry:
     """
 
     __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "penalty", "port", "probe_next_ns",
-                 "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "srtt", "suspect_ns", "suspect_sent_ns")
+                 "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt", "suspect_ns",
+                 "suspect_sent_ns")
 
     def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
         self.ev = ev
@@ -100,6 +101,7 @@ class EvEntry:
         self.last_change_ns = 0
         self.suspect_ns = 0  # when a RACK verdict made this path suspect (0: not suspect), see QueuePair._suspect
         self.suspect_sent_ns = 0  # ...and the send time of the packet it found missing
+        self.signal_ns = -(1 << 62)  # when an ACK last echoed a CE mark or a trim of a packet sent on this path
         self.srtt = 0  # this path's smoothed RTT (ns; 0: no sample yet), from packets sent once on it
         self.rttvar = 0  # ...and its mean deviation (RFC 6298)
         self.encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
