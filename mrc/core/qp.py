@@ -101,14 +101,15 @@ class _Wqe:
 
 
 class _Pkt:
-    __slots__ = ("ev", "first_ev", "first_sent_ns", "length", "off", "opcode", "sent_ns", "seq", "state", "wqe",
-                 "xmits")
+    __slots__ = ("ev", "first_ev", "first_sent_ns", "length", "off", "opcode", "sent_ns", "seq", "state", "trim_ns",
+                 "wqe", "xmits")
     INFLIGHT, SACKED, LOST = 0, 1, 2
 
     def __init__(self, seq, wqe, off, length, opcode):
         self.seq, self.wqe, self.off, self.length, self.opcode = seq, wqe, off, length, opcode
         self.ev = self.first_ev = -1
         self.sent_ns = self.first_sent_ns = 0
+        self.trim_ns = -(1 << 62)  # when a trim of this PSN was last acted on
         self.xmits = 0
         self.state = 0
 
@@ -456,10 +457,10 @@ class QueuePair:
                 self.counters.ecn_echoes += 1
         for p in s.trim_psns:
             pkt = self.pkts.get(unwrap(p, self.snd_una))
-            # a repeated trim (_trims_again) of a copy already resent comes within a fraction of an
-            # RTT of the first; a trim of the new copy cannot come back that fast
-            if pkt is not None and pkt.state == _Pkt.INFLIGHT and \
-                    (pkt.xmits == 1 or now_ns - pkt.sent_ns >= self.min_rtt >> 1):
+            # a repeated trim (_trims_again) comes within a fraction of an RTT of the first; a trim
+            # of the copy resent after it cannot come back that fast
+            if pkt is not None and pkt.state == _Pkt.INFLIGHT and now_ns - pkt.trim_ns >= self.min_rtt >> 1:
+                pkt.trim_ns = now_ns
                 if pkt.ev >= 0:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
                 pkt.state = _Pkt.LOST
