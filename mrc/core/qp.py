@@ -637,15 +637,25 @@ class QueuePair:
         self.reo_persist = 16
 
     def _pto(self) -> int:
-        """Per-packet time limit (tail loss): twice the smoothed RTT plus reordering and ACK delay."""
-        base = self.srtt if self.srtt else self.timeout_ns
-        return 2 * base + self._reorder_window() + self.attr.ack_delay_ns
+        """The least per-packet time limit (tail loss, ``_pkt_pto``): the smoothed RTT plus the reordering
+        window and the ACK delay; before the first RTT sample twice the ACK timeout."""
+        if not self.srtt:
+            return 2 * self.timeout_ns + self._reorder_window() + self.attr.ack_delay_ns
+        return self.srtt + self._reorder_window() + self.attr.ack_delay_ns
+
+    def _pkt_pto(self, ev: int) -> int:
+        """Tail-loss limit of a packet on EV ``ev``: its path's delivery time (or the QP's srtt, the larger)
+        plus that path's reordering window and the ACK delay [ours].  A packet that nothing sent later has
+        overtaken is lost once it is that late for its own path: a failed path's last packets (the QP
+        blocked behind them) were found only at twice the QP's srtt plus a reordering window, and the
+        demo's recovery after a link failure took 4-5 RTTs."""
+        if not self.srtt or ev < 0:
+            return self._pto()
+        return max(self.srtt, self.evset.entries[ev].srtt) + self._ev_reorder_window(ev) + self.attr.ack_delay_ns
 
     def _pto_deadline(self) -> int | None:
-        """When the first packet in flight reaches its tail-loss limit (its send time + the PTO with its
-        EV's reordering window); scans the send log only as far as a later send could still be first."""
+        """When the first packet in flight reaches its tail-loss limit (its send time + ``_pkt_pto``); scans the send log only as far as a later send could still be first."""
         pto = self._pto()
-        extra = pto - self._reorder_window()
         pkts = self.pkts
         t = None
         for sent, seq, xm in self.sent_log:
@@ -654,7 +664,7 @@ class QueuePair:
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue  # settled (dropped from the log when it reaches the head)
-            c = sent + extra + self._ev_reorder_window(pkt.ev)
+            c = sent + self._pkt_pto(pkt.ev)
             if t is None or c < t:
                 t = c
         return t
@@ -668,7 +678,6 @@ class QueuePair:
         pkts = self.pkts
         reo = self._reorder_window()  # every EV's window is at least this (_ev_reorder_window)
         pto = self._pto()
-        extra = pto - reo  # a packet's PTO: this plus its EV's reordering window
         while log:  # settled entries at the head go; lost packets are resent with a new entry
             sent, seq, xm = log[0]
             pkt = pkts.get(seq)
@@ -687,7 +696,7 @@ class QueuePair:
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue
             w = self._ev_reorder_window(pkt.ev)
-            if sent + w < rack_ts or now_ns - sent >= extra + w:
+            if sent + w < rack_ts or now_ns - sent >= self._pkt_pto(pkt.ev):
                 if self.reo_mult > 1:  # a widened window lasts for 16 verdicts (not counting retirements)
                     self.reo_persist -= 1
                     if self.reo_persist <= 0:
