@@ -457,9 +457,11 @@ class QueuePair:
                 self.counters.ecn_echoes += 1
         for p in s.trim_psns:
             pkt = self.pkts.get(unwrap(p, self.snd_una))
-            # a repeated trim (_trims_again) comes within a fraction of an RTT of the first; a trim
-            # of the copy resent after it cannot come back that fast
-            if pkt is not None and pkt.state == _Pkt.INFLIGHT and now_ns - pkt.trim_ns >= self.min_rtt >> 1:
+            # a repeated trim (_trims_again) may name a copy already resent: a trim of the resent copy
+            # cannot come back within a fraction of an RTT of its send, nor of the trim acted on before
+            half = self.min_rtt >> 1
+            if pkt is not None and pkt.state == _Pkt.INFLIGHT and now_ns - pkt.trim_ns >= half and \
+                    (pkt.xmits == 1 or now_ns - pkt.sent_ns >= half):
                 pkt.trim_ns = now_ns
                 if pkt.ev >= 0:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
@@ -711,10 +713,12 @@ class QueuePair:
         ev = pkt.ev
         if ev >= 0:
             if cause == "timeout":
-                # nothing was acknowledged on any path for an RTO: which one failed is not known;
-                # each EV that carried a packet is suspect, and its probe decides (_suspect)
+                # nothing was acknowledged on any path for an RTO: which one failed is not known, so
+                # each EV that carried a packet only gets the timeout penalty [ours].  A dead path's
+                # packets reach their per-path tail-loss limit (_pkt_pto) well before the RTO and make
+                # it suspect there; suspecting every EV here left the QP spraying over all of them,
+                # the dead ones included, as the fallback (the demo's spine loss: 5.2 RTTs).
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
-                self._suspect(ev, pkt.sent_ns, now_ns)
             elif self.ev_rack_ts[ev] >= pkt.sent_ns and not self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
                 # so its other packets in flight are left alone.  With congestion reported on it within
