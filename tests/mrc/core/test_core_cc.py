@@ -246,3 +246,19 @@ def test_a_path_much_slower_than_the_others_is_probed_not_retired():
     assert c.rack_ev_suspect >= 1
     assert not [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
     assert not p.qa.evset.entries[1].suspect_ns
+
+
+def test_responder_reports_a_trim_again_until_its_data_arrives():
+    """A trim NACK is an ACK a full queue may drop: the responder names each trimmed PSN again in its
+    next TRIM_REPEATS SACKs, never one whose data has arrived, and never twice in one SACK."""
+    from mrc.core.qp import TRIM_REPEATS
+
+    p = make_pair([PathSpec(), PathSpec()], attr=QpAttr(cc="none"))
+    qb = p.qb
+    qb.rcv_nxt, qb.rx_bits = 100, 1 << 1  # PSN 101 arrived, 100 and 102.. missing
+    qb.trim_again = [[105, TRIM_REPEATS], [101, TRIM_REPEATS], [103, TRIM_REPEATS]]
+    assert TRIM_REPEATS == 2
+    assert qb._trims_again([103]) == [103, 105]  # 101 arrived; 103 is already in this SACK
+    assert qb._trims_again([]) == [105, 103]  # 105's second and last repeat, 103's first
+    qb.rx_bits |= 1 << 3  # 103 arrives
+    assert qb._trims_again([]) == [] and qb.trim_again == []
