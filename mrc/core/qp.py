@@ -908,7 +908,9 @@ class QueuePair:
             if e.suspect_ns and states[i] is EvState.GOOD:  # one probe per suspicion (_suspect)
                 if e.probe_req_id >= 0 or now_ns < e.probe_next_ns or e.port in self.evset.ports_down:
                     continue
-                self._send_probe(i, e, now_ns, out, pad=False)
+                # as large as a data frame: a path that drops only large frames (a silent MTU
+                # blackhole) must not clear itself with a small probe
+                self._send_probe(i, e, now_ns, out, pad=self.attr.probe_pad_to_mtu)
                 e.probe_next_ns = 1 << 62
                 continue
             if states[i] is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
