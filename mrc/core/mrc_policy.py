@@ -1,9 +1,12 @@
 """MRC's loss and ack policy: spray every packet over the QP's EVs, SACKs with ECN and trim echoes,
 RACK loss detection, EV retirement, and probes that bring an ASSUMED_BAD EV back.
 
-A trimmed packet means congestion: resend it at once, keep its EV.  A lost packet (RACK: a later
-packet on its EV was delivered, or the EV went quiet; or the RTO) makes its EV ASSUMED_BAD; what is
-still in flight behind it on a dead path is resent on the GOOD EVs right away.  The rules and their
+A trimmed packet means congestion: resend it at once, keep its EV (the responder repeats each trim in
+its next SACKs).  RACK judges each packet against its own path's delivery time and reordering window.
+A lost packet makes its EV ASSUMED_BAD when a later packet on that EV arrived and no congestion was
+signalled on it; an EV gone quiet becomes suspect (no spraying on it, one probe) and is retired only
+if it shows no life in time, and what was in flight on it is resent on the other EVs right away; an
+RTO only penalizes the EVs.  The rules and their
 sources are in docs/protocol.md ("Transport rules").
 """
 
@@ -404,7 +407,8 @@ class MrcRequester(Requester):
 
     # ------------------------------------------------------------------ timers
     def timer(self) -> int | None:
-        """Also: the tail-loss PTO of the oldest packet, and the next probe of an ASSUMED_BAD EV."""
+        """Also: the first tail-loss deadline in flight (``_pto_deadline``), the next probe of an
+        ASSUMED_BAD EV, and a suspect EV's probe or the end of its time to show life."""
         t = super().timer()
         if self.sent_log and self.state is QpState.RTS:
             c = self._pto_deadline()
