@@ -207,15 +207,16 @@ class MrcRequester(Requester):
             w = max(w, self.srtt - self.min_rtt)
         return max(w, self.attr.reorder_min_ns)
 
-    def _ev_reorder_window(self, ev: int) -> int:
+    def _ev_reorder_window(self, ev: int, qp_window: int | None = None) -> int:
         """RACK's reordering window for a packet sent on EV ``ev``: the QP's window, widened to the
         extra delay this path shows over the fastest (its srtt + rttvar - min_rtt) [ours].  RACK
         compares a packet's send time with that of the latest one delivered, usually on the least
         queued path; a packet on a path whose queues hold it longer arrives that much later without
         being lost.  With one window for all paths, the fault-free all-to-all of bench/fabric_scenarios.py
         declared 25-53 packets lost that then arrived (every RACK resend a duplicate at the responder)
-        and retired 2-6 healthy EVs per run (bench/README.md).  An EV without a sample yet uses srtt."""
-        w = self._reorder_window()
+        and retired 2-6 healthy EVs per run (bench/README.md).  An EV without a sample yet uses srtt.
+        ``qp_window``: ``_reorder_window()`` if the caller has it already."""
+        w = self._reorder_window() if qp_window is None else qp_window
         if ev < 0:
             return w
         e = self.evset.entries[ev]
@@ -250,7 +251,7 @@ class MrcRequester(Requester):
             return 2 * self.timeout_ns + self._reorder_window() + self.attr.ack_delay_ns
         return self.srtt + self._reorder_window() + self.attr.ack_delay_ns
 
-    def _pkt_pto(self, ev: int) -> int:
+    def _pkt_pto(self, ev: int, qp_window: int | None = None) -> int:
         """Tail-loss limit of a packet on EV ``ev``: its path's delivery time (or the QP's srtt, the larger)
         plus that path's reordering window and the ACK delay [ours].  A packet that nothing sent later has
         overtaken is lost once it is that late for its own path: a failed path's last packets (the QP
@@ -258,12 +259,19 @@ class MrcRequester(Requester):
         demo's recovery after a link failure took 4-5 RTTs."""
         if not self.srtt or ev < 0:
             return self._pto()
-        return max(self.srtt, self.evset.entries[ev].srtt) + self._ev_reorder_window(ev) + self.attr.ack_delay_ns
+        return max(self.srtt, self.evset.entries[ev].srtt) + self._ev_reorder_window(ev, qp_window) + \
+            self.attr.ack_delay_ns
 
     def _pto_deadline(self) -> int | None:
-        """When the first packet in flight reaches its tail-loss limit (its send time + ``_pkt_pto``); scans the send log only as far as a later send could still be first."""
+        """When the first packet in flight reaches its tail-loss limit (its send time + ``_pkt_pto``);
+        scans the send log only as far as a later send could still be first.  The QP's reordering
+        window and each EV's limit are computed once per call (nothing here changes them): the QP's
+        timer asks on every event, and computing them per packet was a third of the wall time of
+        bench/mrc_sim.py's 1%-loss run."""
+        w = self._reorder_window()
         pto = self._pto()
         pkts = self.pkts
+        limits: dict[int, int] = {}
         t = None
         for sent, seq, xm in self.sent_log:
             if t is not None and sent + pto >= t:
@@ -271,7 +279,10 @@ class MrcRequester(Requester):
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue  # settled (dropped from the log when it reaches the head)
-            c = sent + self._pkt_pto(pkt.ev)
+            lim = limits.get(pkt.ev)
+            if lim is None:
+                lim = limits[pkt.ev] = self._pkt_pto(pkt.ev, w)
+            c = sent + lim
             if t is None or c < t:
                 t = c
         return t
