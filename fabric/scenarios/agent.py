@@ -7,6 +7,10 @@ Started by the runner as ``ip netns exec <ns> python fabric/scenarios/agent.py``
   EV events, link events, counters, byte-for-byte verification of every completed incoming message).
 Message k of a flow goes round robin to QP k % qps and lands at ``va + k * size``; its bytes are
 ``payload(seed, flow, k, size)`` so the receiver can check every byte.
+
+Paths: the plan's EV profile to each peer is loaded once into the endpoint's ``MrcCtlContext``
+(:func:`peer_profile`, as ``mrc-perf --plan`` does) and every QP to that peer binds to it by id, so EV
+states, ``ev_min_active`` and EV events are the profile's, shared by those QPs.
 """
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ import random
 import select
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mrc.core import WcOpcode, WcStatus
-from mrc.endpoint import Endpoint, PortConfig, load_plan
+from mrc.endpoint import Endpoint, HostPlan, PortConfig, load_plan, load_profile
 
 BASE_VA = 0x2_0000_0000
 
@@ -84,6 +88,23 @@ class Lines:
         raise SystemExit("agent: timed out waiting for the runner")
 
 
+def peer_profile(ctx: Any, plan: HostPlan, peer: str, encap: str, mode: str, pin: int,
+                 ports: list[int]) -> int:
+    """Load the plan's ``encap`` EV profile to ``peer`` into ``ctx`` (an ``mrc.ctl.MrcCtlContext``) as a
+    fresh format + EXP EV profile pair, ONLINE; return its id for ``QpAttr.ev_profile_id``.
+
+    RC: the EVs are rotated so that slot 0 -- the one path an RC QP takes -- is EV ``pin`` of the plan
+    (the runner picks it per peer, as ECMP pins a flow to a path).  PlanError if the plan has none.
+    """
+    pp = plan.peers[peer]
+    plan.evs_to(pp, encap)  # PlanError naming host, peer and encapsulation if there are none
+    prof = pp.profiles[encap]
+    if mode == "rc":
+        k = pin % len(prof.evs)
+        prof = replace(prof, evs=prof.evs[k:] + prof.evs[:k])
+    return load_profile(ctx, prof, ctx.unused_profile_id(), ports=ports).profile_id
+
+
 def emit(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -107,19 +128,21 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
         mtu = min(int(cfg.get("mtu") or ep.max_mtu()), ep.max_mtu())
         rng = random.Random()
 
-        def evs_to(peer: str) -> list:
-            evs = plan.evs_to(plan.peers[peer], encap)
-            if mode == "rc":  # single path: the flow is pinned to one EV, as ECMP pins a flow to a path
-                pin = int(cfg["rc_pin"][peer]) % len(evs)
-                evs = evs[pin:] + evs[:pin]
-            return evs
+        profiles: dict[str, int] = {}  # peer -> ctl EV profile id, made on first use
+
+        def profile_to(peer: str) -> int:
+            if peer not in profiles:
+                pin = int(cfg["rc_pin"][peer]) if mode == "rc" else 0
+                profiles[peer] = peer_profile(ep.ctl, plan, peer, encap, mode, pin, ep.ports)
+            return profiles[peer]
 
         cc = cfg.get("cc") or ("nscc" if mode == "mrc" else "dcqcn")
 
-        def attr():
+        def attr(peer: str):
             return ep.qp_attr(mode, mtu=mtu, cc=cc, mpr=int(cfg.get("mpr", 1)), ack_timeout=int(cfg.get("ack_timeout", 16)),
                               reorder_min_ns=int(float(cfg.get("reorder_ms", 10)) * 1e6),
-                              probe_interval_ns=int(float(cfg.get("probe_interval_ms", 0)) * 1e6))
+                              probe_interval_ns=int(float(cfg.get("probe_interval_ms", 0)) * 1e6),
+                              ev_profile_id=profile_to(peer))
         inflows: dict[int, dict[str, Any]] = {}
         hello_in: dict[str, Any] = {}
         for fl in cfg["flows_in"]:
@@ -127,7 +150,7 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
             buf = bytearray(int(fl["size"]) * int(fl["count"]))
             va = BASE_VA + (fid << 32)
             mr = ep.reg_mr(buf, va)
-            qps = [ep.create_qp(evs_to(fl["src"]), attr()) for _ in range(int(fl["qps"]))]
+            qps = [ep.create_qp(attr=attr(fl["src"])) for _ in range(int(fl["qps"]))]
             psns = [rng.getrandbits(24) for _ in qps]
             inflows[fid] = {"buf": buf, "qps": qps, "psns": psns, "size": int(fl["size"]), "src": fl["src"]}
             hello_in[str(fid)] = {"qpns": [q.qpn for q in qps], "psns": psns, "va": va, "rkey": mr.rkey}
@@ -135,7 +158,7 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
         hello_out: dict[str, Any] = {}
         for fl in cfg["flows_out"]:
             f = OutFlow(int(fl["id"]), fl["dst"], int(fl["size"]), int(fl["count"]), int(fl["tx_depth"]))
-            f.qps = [ep.create_qp(evs_to(f.dst), attr()) for _ in range(int(fl["qps"]))]
+            f.qps = [ep.create_qp(attr=attr(f.dst)) for _ in range(int(fl["qps"]))]
             f.psns = [rng.getrandbits(24) for _ in f.qps]
             f.outstanding = [0] * len(f.qps)
             outflows[f.fid] = f

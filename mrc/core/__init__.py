@@ -22,11 +22,17 @@ Drive two endpoints by hand (a driver or :mod:`mrc.sim` does the same with real 
     a.poll_events()       # EV state changes; qa.counters holds retransmissions by cause
 
 Received frames are bytes (whole Ethernet frames); sent frames are ``(port, bytes)``.
+
+Layout: ``endpoint`` (ports, memory, QPs; implements ``host.QpHost``, the only thing a QP calls) ->
+``qp`` (QP state machine, shared state) -> ``requester`` / ``responder`` (the send and receive state
+machines) with ``mrc_policy`` / ``rc_policy`` (the modes' loss and ack rules); ``ev`` (EV profiles,
+spraying), ``cc`` / ``nscc`` (congestion control), ``psn``, ``memory``, ``types``.
 """
 
 from mrc.core.cc import CC_NAMES, CongestionControl, Dcqcn, DcqcnConfig, NoControl, NsccControl, make_cc
 from mrc.core.endpoint import Endpoint
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry, EvSet, ev_entries
+from mrc.core.host import QpHost
 from mrc.core.memory import MemoryRegion
 from mrc.core.nscc import Nscc, NsccConfig
 from mrc.core.qp import MODE_MRC, MODE_RC, QpAttr, QueuePair, unwrap
@@ -64,6 +70,7 @@ __all__ = [
                             "NsccControl",
                             "QpAttr",
                             "QpCounters",
+                            "QpHost",
                             "QpState",
                             "QueuePair",
                             "WcOpcode",

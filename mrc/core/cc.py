@@ -66,9 +66,17 @@ class CongestionControl:
         """What the algorithm holds now, for counters and --json."""
         return {"cc": self.name}
 
+    def reconfigure(self, spec: Any) -> bool:
+        """Take a new configuration in place, keeping what the algorithm has learnt; False if
+        ``spec`` is not this algorithm's (the QP then builds a new one with :func:`make_cc`)."""
+        return False
+
 
 class NoControl(CongestionControl):
     """``none``: no window and no rate; the NIC port's pacing is the only limit."""
+
+    def reconfigure(self, spec: Any) -> bool:
+        return spec is None or spec == "none"
 
 
 class NsccControl(CongestionControl):
@@ -120,6 +128,15 @@ class NsccControl(CongestionControl):
         if first:  # NSCC starts at its full window; the guessed one was only a placeholder
             n.cwnd = float(n.cfg.max_cwnd)
         n._clamp()
+
+    def reconfigure(self, spec: Any) -> bool:
+        """A new :class:`NsccConfig`: its limits apply at once (the window is clamped into them); the
+        configured base RTT is taken as given from then on (no learning)."""
+        if not isinstance(spec, NsccConfig):
+            return False
+        self.learn = False
+        self.nscc.reconfigure(spec)
+        return True
 
     def on_trim(self, now_ns: int) -> None:
         self.nscc.on_trim(now_ns)

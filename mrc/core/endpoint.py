@@ -35,7 +35,10 @@ _CTL_RESPONSES_MAX = 65536  # answers to controller requests kept until the tran
 
 
 class Endpoint:
-    """One host's MRC transport: owns its QPs and registered memory, driven by a driver/simulator."""
+    """One host's MRC transport: owns its QPs and registered memory, driven by a driver/simulator.
+
+    It is the :class:`~mrc.core.host.QpHost` of its QPs: they reach it only through that interface.
+    """
 
     def __init__(self, gid: bytes, ports: Iterable[int] = (1,), *, encap: str = "srv6",
                  port_rate_bps: float = 100e9, telemetry: bool = False, mac: bytes = b"\x02\0\0\0\0\1",
@@ -80,13 +83,13 @@ class Endpoint:
         """This NIC's ``mrc.ctl.MrcCtlContext``: the format, EV and CC profiles QPs bind to by id.
 
         Made on first use (device: this endpoint's ports, every optional feature the transport
-        implements, including modifying ONLINE EV profiles) unless one was given to the constructor.
+        implements, including modifying ONLINE EV and CC profiles) unless one was given to the constructor.
         """
         if self._ctl is None:
             from mrc.ctl import AttrOpt, DeviceAttr, MrcCtlContext
 
             dev = DeviceAttr(phy_port_mask=sum(1 << p for p in self.ports))
-            dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE
+            dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE | AttrOpt.CC_PROFILE_MODIFY_ONLINE
             self._ctl = MrcCtlContext(dev)
         return self._ctl
 
@@ -118,10 +121,13 @@ class Endpoint:
             attr, evs = dataclasses.replace(attr, ev_profile_id=evs.profile_id), None
         attr.validate()
         qpn = next(self._qpns)
-        profile = None
+        profile = cc_profile = None
         if attr.ev_profile_id is None:
             if evs is None:
                 raise ValueError("create_qp needs EVs or QpAttr.ev_profile_id")
+            if attr.cc_profile_id is not None:
+                raise ValueError("QpAttr.cc_profile_id needs QpAttr.ev_profile_id (mrc_ctl attaches a QP to "
+                                 "its EV profile); for a QP with its own EV list give QpAttr.cc instead")
             entries = ev_entries(evs)
         else:
             if evs is not None:
@@ -129,12 +135,13 @@ class Endpoint:
             profile, entries = self._bind_profile(qpn, attr)
             if attr.cc_profile_id is not None:
                 attr = dataclasses.replace(attr, cc=self._cc_of_profile(attr.cc_profile_id))
+                cc_profile = self.ctl.cc_profile(attr.cc_profile_id)
         for e in entries:
             if e.port not in self.port_free:
                 raise ValueError(f"EV on port {e.port}, but this endpoint has ports {self.ports}")
         if attr.ev_profile_id is not None:
             self.ctl.attach_qp(qpn, attr.ev_profile_id, attr.cc_profile_id)
-        qp = QueuePair(self, qpn, attr, entries, profile)
+        qp = QueuePair(self, qpn, attr, entries, profile, cc_profile)
         qp.evset.ports_down = set(self.ports_down)
         self.qps[qp.qpn] = qp
         return qp
@@ -195,7 +202,8 @@ class Endpoint:
         return Encap(self.encap_mode, self.gid, remote_gid, e.ev, ev_index=index, src_mac=self.mac,
                      dst_mac=self.peer_macs.get(e.port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry)
 
-    def _register_peer(self, qp: QueuePair) -> None:
+    def register_peer(self, qp: QueuePair) -> None:
+        """``qp`` talks to ``qp.remote.gid`` (QpHost)."""
         self._peers.setdefault(qp.remote.gid, []).append(qp)
 
     # ------------------------------------------------------------------ application surface
@@ -210,8 +218,8 @@ class Endpoint:
         for c in out:
             if c.imm is not None:
                 qp = self.qps.get(c.qpn)
-                if qp is not None and qp.wimm_unpolled > 0:
-                    qp.wimm_unpolled -= 1
+                if qp is not None:
+                    qp.imm_polled()
         return out
 
     def poll_events(self) -> list[EvEvent]:
@@ -225,13 +233,28 @@ class Endpoint:
         ev.sort(key=lambda e: e.time_ns)
         return ev
 
-    def _complete(self, c: Completion) -> None:
+    def complete(self, c: Completion) -> None:
+        """A completion for the application's next :meth:`poll_completions` (QpHost)."""
         self._completions.append(c)
+
+    def count(self, name: str) -> None:
+        """One more of endpoint counter ``name`` (in ``counters.extra``) (QpHost)."""
+        extra = self.counters.extra
+        extra[name] = extra.get(name, 0) + 1
+
+    def memory_region(self, rkey: int) -> MemoryRegion | None:
+        """The region registered under ``rkey`` (QpHost)."""
+        return self.mrs.get(rkey)
 
     # ------------------------------------------------------------------ ports and pacing
     def port_ok_fn(self, now_ns: int):
         free, limit, down = self.port_free, now_ns + self.slack_ns, self.ports_down
         return lambda p: free[p] <= limit and p not in down
+
+    def send_frame(self, port: int, frame: bytes, now_ns: int) -> None:
+        """Queue ``frame`` on ``port``, after what is queued already (QpHost)."""
+        self.port_send(port, len(frame), now_ns)
+        self._out.append((port, frame))
 
     def port_send(self, port: int, nbytes: int, now_ns: int) -> None:
         f = self.port_free[port]
@@ -253,7 +276,7 @@ class Endpoint:
         else:
             self.ports_down.add(port)
         for qp in self.qps.values():
-            qp.evset.ports_down = self.ports_down | getattr(qp, "peer_down", set())
+            qp.evset.ports_down = self.ports_down | qp.peer_down
             if not up:
                 for i, e in enumerate(qp.evset.entries):
                     if e.port == port:
@@ -303,7 +326,7 @@ class Endpoint:
             elif op == F.OP_CNP:
                 qp.on_cnp(now_ns)
             else:
-                qp.on_data(fr, now_ns, self._out)
+                qp.on_data(fr, now_ns)
             return
         if op == F.OP_PROBE_REQ:
             self._answer_probe(fr, port, now_ns)
@@ -397,17 +420,19 @@ class Endpoint:
         self.port_send(port, len(pkt), now_ns)
         self._out.append((port, pkt))
 
-    def _new_probe(self, qp: QueuePair, ev_i: int) -> int:
+    def new_probe(self, qp: QueuePair, ev_i: int) -> int:
+        """A probe request id whose answer goes to ``qp``'s EV ``ev_i`` (QpHost)."""
         rid = next(self._probe_ids) & 0xFFFFFFFF
         self._probes[rid] = (qp, ev_i)
         return rid
 
-    def _forget_probe(self, rid: int) -> None:
+    def forget_probe(self, rid: int) -> None:
+        """Stop routing the answer of probe ``rid`` (QpHost)."""
         self._probes.pop(rid, None)
 
     def datagrams_to_send(self, now_ns: int) -> list[tuple[int, bytes]]:
         """Frames to transmit now, as ``(port, frame)``: control first, then paced data."""
-        out, self._out = self._out, []
+        out = self._out  # QPs append to it through send_frame, after the control frames
         # One packet per QP per turn, starting one QP further each call: QPs share the ports
         # round robin as a NIC's scheduler does (filling QP by QP let the first QP with work
         # take every pacing slot and starved the later ones for seconds).
@@ -417,9 +442,10 @@ class Endpoint:
             self._rr += 1
             busy = busy[k:] + busy[:k]
             while len(busy) > 1:
-                busy = [qp for qp in busy if qp.fill(now_ns, out, 1) and qp.has_work()]
+                busy = [qp for qp in busy if qp.fill(now_ns, 1) and qp.has_work()]
             if busy:  # the last one left takes what remains
-                busy[0].fill(now_ns, out)
+                busy[0].fill(now_ns)
+        self._out = []
         return out
 
     def get_timer(self) -> int | None:
@@ -436,7 +462,7 @@ class Endpoint:
         for qp in self.qps.values():
             c = qp.timer()
             if c is not None and c <= now_ns:
-                qp.on_timer(now_ns, self._out)
+                qp.on_timer(now_ns)
 
     def ev_states(self, qp: QueuePair) -> list[EvState]:
         """Current state of each EV of ``qp`` (its profile's, shared by every QP bound to it)."""

@@ -84,7 +84,8 @@ class EvEntry:
     """
 
     __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "penalty", "port", "probe_next_ns",
-                 "probe_req_id", "probe_sent_ns", "probe_streak")
+                 "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt", "suspect_ns",
+                 "suspect_sent_ns")
 
     def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
         self.ev = ev
@@ -98,7 +99,23 @@ class EvEntry:
         self.probe_req_id = -1
         self.probe_sent_ns = 0
         self.last_change_ns = 0
+        self.suspect_ns = 0  # when a RACK verdict made this path suspect (0: not suspect), see QueuePair._suspect
+        self.suspect_sent_ns = 0  # ...and the send time of the packet it found missing
+        self.signal_ns = -(1 << 62)  # when an ACK last echoed a CE mark or a trim of a packet sent on this path
+        self.srtt = 0  # this path's smoothed RTT (ns; 0: no sample yet), from packets sent once on it
+        self.rttvar = 0  # ...and its mean deviation (RFC 6298)
         self.encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
+
+    def rtt_sample(self, sample: int) -> None:
+        """A delivery-time sample of a packet sent once on this path (send to the ACK reporting it).  [ours] Sprayed
+        paths queue differently, so each keeps its own srtt/rttvar (RFC 6298's estimator): RACK waits a
+        path's own extra delay before calling its packets lost (``QueuePair._ev_reorder_window``)."""
+        if self.srtt == 0:
+            self.srtt = sample
+            self.rttvar = sample >> 1
+        else:
+            self.rttvar = (3 * self.rttvar + abs(self.srtt - sample)) >> 2
+            self.srtt = (7 * self.srtt + sample) >> 3
 
     @property
     def state(self) -> EvState:
@@ -192,7 +209,7 @@ class EvSet:
         n = len(ents)
         down = self.ports_down
         good = EvState.GOOD
-        fallback = -1
+        fallback = suspect = -1
         for _ in range(2 * n):
             i = self.rr
             self.rr = i + 1 if i + 1 < n else 0
@@ -200,6 +217,10 @@ class EvSet:
             if states[i] is not good or e.port in down:
                 continue
             if port_ok is not None and not port_ok(e.port):
+                continue
+            if e.suspect_ns:  # on trial (a probe decides): only if nothing else can send
+                if suspect < 0:
+                    suspect = i
                 continue
             if e.penalty > 0:
                 e.penalty -= 1
@@ -209,6 +230,8 @@ class EvSet:
             return i
         if fallback >= 0:
             return fallback
+        if suspect >= 0:
+            return suspect
         if not any(states[i] is good and ents[i].port not in down for i in range(n)):
             # No GOOD EV at all (e.g. all ASSUMED_BAD or all ports down): use any EV on an up port that
             # the controller has not DENIED rather than stall; the timeout machinery decides whether
@@ -251,6 +274,7 @@ class EvSet:
             return False
         e = self.entries[i]
         e.last_change_ns = now_ns
+        e.suspect_ns = 0
         e.probe_streak = 0
         e.probe_req_id = -1
         e.probe_next_ns = now_ns

@@ -199,5 +199,11 @@ class Nscc:
             return True
         return False
 
+    def reconfigure(self, cfg: NsccConfig) -> None:
+        """Run on from now with ``cfg`` (a CC profile changed while ONLINE): the window keeps its
+        value, clamped into the new limits."""
+        self.cfg = cfg
+        self._clamp()
+
     def _clamp(self) -> None:
         self.cwnd = min(max(self.cwnd, float(self.mtu)), float(self.cfg.max_cwnd))

@@ -117,6 +117,8 @@ class QpCounters:
     min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
     reorder_widened: int = 0  # times a duplicate echo widened the RACK reordering window
     rack_ev_kept: int = 0  # RACK loss verdicts that left the EV GOOD: its path was still delivering
+    rc_path_moves: int = 0  # RC: its EV was DENIED by the controller and it moved to the next allowed one
+    rack_ev_suspect: int = 0  # RACK verdicts that found an EV quiet and sent it a probe before retiring it
     bytes_placed: int = 0
 
     def as_dict(self) -> dict[str, int]:

@@ -29,6 +29,7 @@ class CcProfile:
         self.cc_config: object | None = None
         self.config_set = False
         self.vendor_cfg = b""
+        self.generation = 0  # bumped when the algorithm or config changes: bound QPs re-read it
 
     def modify(self, attr: CcProfileAttr, mask: CcProfileAttrMask) -> None:
         """Apply ``attr`` under ``mask``: to OFFLINE needs ALGORITHM, to ONLINE needs CONFIG."""
@@ -68,6 +69,8 @@ class CcProfile:
                 config.validate()
             except ValueError as exc:
                 raise einval(f"CC profile {pid}: {exc}") from None
+        if algorithm != self.algorithm or config is not self.cc_config:
+            self.generation += 1
         if new == S.INIT:
             self.algorithm, self.algorithm_set, self.cc_config, self.config_set = None, False, None, False
             self.vendor_cfg = b""

@@ -203,6 +203,10 @@ class MrcCtlContext:
         """mrc_ctl_query_cc_profile."""
         return self._cc_profile(cc_profile_id).query(attr_mask)
 
+    def cc_profile(self, cc_profile_id: int) -> CcProfile:
+        """The live CC profile object (what a bound QP reads its algorithm and config from)."""
+        return self._cc_profile(cc_profile_id)
+
     # ------------------------------------------------------------------ QPs (mrc.h side)
     def attach_qp(self, qpn: int, ev_profile_id: int, cc_profile_id: int | None = None) -> None:
         """Bind a QP to its EV (and CC) profile, as mrc.h's QP attributes do; profiles must be ONLINE."""

@@ -405,6 +405,12 @@ class Endpoint:
         self.counters.tx_bytes += len(frame)
         return True
 
+    def transmit(self, now: int | None = None) -> int:
+        """Put on the wire what the transport has to send now (frames queued for full socket
+        buffers first); returns how many frames were handled.  :meth:`progress` does this too."""
+        self._check_open()
+        return self._tx(time.monotonic_ns() if now is None else now)
+
     def _tx(self, now: int) -> int:
         n = 0
         for p in self._ports.values():
@@ -471,7 +477,7 @@ class _DriverEpTransport:
     def send(self, request: Any) -> None:
         self.sent[(int(request.op_type), request.req_id)] = request.sender_ts_ns
         self.ep.core.send_ctl_request(request, time.monotonic_ns())
-        self.ep._tx(time.monotonic_ns())
+        self.ep.transmit()
 
     def wait(self, deadline_ns: int) -> list[Any]:
         from mrc.ctl import EpOpType, EpWireResponse

@@ -202,8 +202,9 @@ def test_mrc_with_nscc_by_name_learns_rtt_and_uses_trims_not_evs():
 
 
 def test_rack_keeps_an_ev_whose_path_still_delivers_and_retires_a_dead_one():
-    """One of two paths 10x slower (a deep queue, no loss): RACK's cross-path verdicts resend, but
-    the slow path keeps delivering, so they leave its EV GOOD; the same path dead goes ASSUMED_BAD."""
+    """One of two paths 10x slower (a deep queue, no loss): the slow path's own delivery-time
+    estimate widens its reordering window, so RACK calls (almost) none of its packets lost and its EV
+    stays GOOD; the same path dead goes ASSUMED_BAD."""
     data = random.Random(9).randbytes(2 << 20)
     slow = [PathSpec(delay_ns=2_000, rate_bps=40e9, queue_bytes=8 << 20),
             PathSpec(delay_ns=2_000, rate_bps=4e9, queue_bytes=8 << 20)]
@@ -213,8 +214,8 @@ def test_rack_keeps_an_ev_whose_path_still_delivers_and_retires_a_dead_one():
     assert bytes(p.mr.buf[: len(data)]) == data
     c = p.qa.counters
     bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
-    # nearly every verdict found the slow path still delivering (one early verdict may still retire it)
-    assert c.retx_rack > 20 and c.rack_ev_kept > 20 and len(bad) <= 1
+    # (with one window for both paths: over 20 RACK resends, each one kept the EV as it was delivering)
+    assert c.retx_rack <= 10 and len(bad) <= 1
     dead = [PathSpec(delay_ns=2_000, rate_bps=40e9), PathSpec(delay_ns=2_000, rate_bps=40e9, down=[(20_000, None)])]
     p = make_pair(dead, attr=QpAttr(cc="none"), buf_len=4 << 20, port_rate_bps=40e9)
     transfer(p, [(1, data, p.mr.base_va, None)])
@@ -230,3 +231,34 @@ def test_cnp_round_trips_through_the_codec():
     enc = Encap("udp", bytes(15) + b"\x01", bytes(15) + b"\x02", 0xC001)
     fr = decode_frame(encode_cnp(enc, 0x123456))
     assert fr.opcode == F.OP_CNP and fr.dest_qp == 0x123456 and not fr.ce
+
+
+def test_a_path_much_slower_than_the_others_is_probed_not_retired():
+    """Two paths, one with 5x the other's delay (a deep queue, no loss): the slow path's first packets
+    look lost to RACK (nothing on it has been acknowledged yet), so its EV is suspect and probed; its
+    packets arrive, the suspicion is lifted and no EV goes ASSUMED_BAD."""
+    data = random.Random(3).randbytes(8 << 20)
+    paths = [PathSpec(delay_ns=2_000, rate_bps=40e9), PathSpec(delay_ns=10_000, rate_bps=40e9)]
+    p = make_pair(paths, attr=QpAttr(cc="none", reorder_adapt=False), buf_len=16 << 20, port_rate_bps=40e9)
+    transfer(p, [(1, data, p.mr.base_va, None)])
+    assert bytes(p.mr.buf[: len(data)]) == data
+    c = p.qa.counters
+    assert c.rack_ev_suspect >= 1
+    assert not [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
+    assert not p.qa.evset.entries[1].suspect_ns
+
+
+def test_responder_reports_a_trim_again_until_its_data_arrives():
+    """A trim NACK is an ACK a full queue may drop: the responder names each trimmed PSN again in its
+    next TRIM_REPEATS SACKs, never one whose data has arrived, and never twice in one SACK."""
+    from mrc.core.mrc_policy import TRIM_REPEATS
+
+    p = make_pair([PathSpec(), PathSpec()], attr=QpAttr(cc="none"))
+    qb = p.qb.responder  # the MRC responder (mrc.core.mrc_policy.MrcResponder)
+    qb.rcv_nxt, qb.rx_bits = 100, 1 << 1  # PSN 101 arrived, 100 and 102.. missing
+    qb.trim_again = [[105, TRIM_REPEATS], [101, TRIM_REPEATS], [103, TRIM_REPEATS]]
+    assert TRIM_REPEATS == 2
+    assert qb._trims_again([103]) == [103, 105]  # 101 arrived; 103 is already in this SACK
+    assert qb._trims_again([]) == [105, 103]  # 105's second and last repeat, 103's first
+    qb.rx_bits |= 1 << 3  # 103 arrives
+    assert qb._trims_again([]) == [] and qb.trim_again == []

@@ -18,6 +18,8 @@ def _dead_ev_probes(attr: QpAttr, window_ns: int) -> int:
     paths[2].down = [(0, None)]
     p = make_pair(paths, attr=attr, buf_len=1 << 20)
     transfer(p, [(1, random.Random(5).randbytes(200_000), p.mr.base_va, None)])
+    # the data may be done while the dead EV is still suspect (its probe unanswered): a few RTTs more
+    p.net.run(until_ns=p.net.now + 200_000)
     assert p.qa.evset.entries[2].state is EvState.ASSUMED_BAD
     before = p.qa.counters.probes_sent
     p.net.run(until_ns=p.net.now + window_ns)

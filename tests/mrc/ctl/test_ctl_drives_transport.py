@@ -13,6 +13,7 @@ from conftest import make_fmt
 
 from mrc.core import Endpoint, EvState, QpAttr, WcStatus
 from mrc.ctl import (
+    AttrOpt,
     Ev,
     EvField,
     EvFieldsOp,
@@ -36,6 +37,7 @@ from mrc.sim.scenario import GID_A, GID_B
 
 M = EvProfileAttrMask
 PROFILE = 5
+CC_PROFILE = 2
 N = 4  # EVs = paths = NIC ports
 # STEV EV i: UDP source port 0xC000+i, flow label low 16 bits 0x0100+i, on port i+1 (path i)
 STEV = [((0xC000 + i) << 16) | (0x0100 + i) for i in range(N)]
@@ -58,14 +60,26 @@ def _online_profile(ctx: MrcCtlContext, min_active: int = 1) -> None:
 class Setup:
     """a: two QPs on EV profile PROFILE; b: one QP per a-QP with private mirror EVs; N paths."""
 
-    def __init__(self, paths: list[PathSpec] | None = None) -> None:
+    def __init__(self, paths: list[PathSpec] | None = None, *, mode: str = "mrc", cc: object = None) -> None:
+        """``mode``: both sides' QP mode; ``cc``: an NsccConfig for a CC profile (CC_PROFILE) a's QPs bind to."""
         ports = list(range(1, N + 1))
         self.a = Endpoint(GID_A, ports, encap="stev")
         self.b = Endpoint(GID_B, ports, encap="stev")
         _online_profile(self.a.ctl)
+        cc_id = None
+        if cc is not None:
+            from mrc.ctl import CC_ALGO_NSCC, CcProfileAttr, CcProfileAttrMask
+
+            C = CcProfileAttrMask
+            self.a.ctl.modify_cc_profile(CC_PROFILE, CcProfileAttr(
+                profile_state=ProfileState.OFFLINE, algorithm=CC_ALGO_NSCC, cc_config=cc),
+                C.STATE | C.ALGORITHM | C.CONFIG)
+            self.a.ctl.modify_cc_profile(CC_PROFILE, CcProfileAttr(profile_state=ProfileState.ONLINE), C.STATE)
+            cc_id = CC_PROFILE
         self.cq = self.a.ctl.create_ev_event_cq(64)
-        self.qa = [self.a.create_qp(attr=QpAttr(ev_profile_id=PROFILE)) for _ in range(2)]
-        self.qb = [self.b.create_qp([(v, i + 1) for i, v in enumerate(STEV)]) for _ in range(2)]
+        self.qa = [self.a.create_qp(attr=QpAttr(mode=mode, ev_profile_id=PROFILE, cc_profile_id=cc_id))
+                   for _ in range(2)]
+        self.qb = [self.b.create_qp([(v, i + 1) for i, v in enumerate(STEV)], QpAttr(mode=mode)) for _ in range(2)]
         self.net = Network(self.a, self.b, paths or [PathSpec() for _ in range(N)])
         self.mr = self.b.reg_mr(bytearray(1 << 21), 0x10000)
         for qa, qb in zip(self.qa, self.qb, strict=True):
@@ -268,3 +282,78 @@ def test_cc_profile_binding_gives_the_qp_its_nscc_config() -> None:
     with pytest.raises(MrcCtlError) as ei:  # bound: the CC profile cannot leave ONLINE
         ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.OFFLINE), C.STATE)
     assert ei.value.errno == errno.EBUSY
+
+
+def test_a_cc_profile_change_reaches_every_bound_qp_within_one_rtt() -> None:
+    from mrc.core import NsccConfig
+    from mrc.ctl import CcProfileAttr, CcProfileAttrMask
+
+    cfg = NsccConfig.for_network(8_000, 100)
+    s = Setup(cc=cfg)
+    assert s.a.ctl.query_device().opt_attr & AttrOpt.CC_PROFILE_MODIFY_ONLINE
+    s.write([0, 1])
+    assert all(qp.cc.cfg is cfg for qp in s.qa)
+    peak_before = _peak_inflight(s, [0, 1])
+    assert peak_before > 4 * 4096  # the first config lets more than 4 packets fly: the check below can fail
+
+    # a new config on the ONLINE profile, mid-transfer on both QPs
+    small = cfg.replace(max_cwnd=4 * 4096)
+    s.write([0, 1], size=256 * 4096, run=False)
+    s.net.run(until_ns=s.net.now + 20_000)
+    assert all(qp.snd_nxt < qp.next_assign for qp in s.qa)  # both still sending
+    s.a.ctl.modify_cc_profile(CC_PROFILE, CcProfileAttr(cc_config=small), CcProfileAttrMask.CONFIG)
+    rtt = max(qp.srtt for qp in s.qa)
+    s.net.run(until_ns=s.net.now + rtt)  # one RTT later both QPs run on it
+    for qp in s.qa:
+        assert qp.cc.cfg is small and qp.attr.cc is small and qp.cc.window() <= small.max_cwnd
+    s.run_until(6)
+    assert _peak_inflight(s, [0, 1]) <= small.max_cwnd  # and the window holds from then on
+
+
+def _peak_inflight(s: Setup, qps: list[int]) -> int:
+    """Run one 64-packet write on each QP in ``qps`` in 1 us steps; the largest bytes in flight seen."""
+    want = len(s.done) + len(qps)
+    s.write(qps, run=False)
+    peak = 0
+    for _ in range(100_000):
+        s.net.run(until_ns=s.net.now + 1_000)
+        peak = max([peak] + [s.qa[k].inflight for k in qps])
+        s.done.extend(s.a.poll_completions())
+        s.b.poll_completions()
+        if len(s.done) >= want:
+            return peak
+    raise AssertionError("the writes did not complete")
+
+
+def test_an_rc_qp_moves_off_its_denied_ev_to_the_next_allowed_one() -> None:
+    s = Setup(mode="rc")
+    data = bytes(range(256)) * (64 * 16)  # 256 KiB, 64 packets
+    s.a.post_write(s.qa[0], 1, data, s.mr.base_va, s.mr.rkey)
+    s.run_until(1)
+    assert [s.sent_on(i) > 0 for i in range(N)] == [True, False, False, False]  # RC: one path, slot 0
+
+    # deny slot 0 while QP 0 sends: from its next packet on it uses slot 1 (and only slot 1)
+    s.a.post_write(s.qa[0], 2, data, s.mr.base_va + len(data), s.mr.rkey)
+    s.net.run(until_ns=s.net.now + 5_000)
+    assert s.qa[0].snd_nxt < s.qa[0].next_assign  # mid-transfer
+    _set_state(s.a.ctl, STEV[0], 1, EvState.DENIED)
+    before = s.sent_on(0)
+    s.run_until(2)
+    assert s.sent_on(0) == before, "the RC QP sent on its DENIED EV"
+    assert s.sent_on(1) > 0 and s.sent_on(2) == s.sent_on(3) == 0
+    assert bytes(s.mr.buf[: 2 * len(data)]) == data + data  # nothing lost or corrupted on the move
+    assert s.qa[0].counters.rc_path_moves == 1
+
+    # the other QP bound to the profile moves too, at its first packet; slot 0 back to GOOD does not
+    # move QP 0 back (a pinned path moves only when the controller takes it away)
+    s.write([1])
+    assert s.sent_on(0) == before and s.qa[1].counters.rc_path_moves == 1
+    _set_state(s.a.ctl, STEV[0], 1, EvState.GOOD)
+    s.write([0])
+    assert s.sent_on(0) == before
+
+
+def test_a_cc_profile_without_an_ev_profile_is_refused() -> None:
+    ep = Endpoint(GID_A, [1], encap="stev")
+    with pytest.raises(ValueError, match="cc_profile_id needs QpAttr.ev_profile_id"):
+        ep.create_qp([(STEV[0], 1)], QpAttr(cc_profile_id=2))

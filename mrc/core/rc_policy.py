@@ -1,0 +1,114 @@
+"""Classic RoCEv2 RC's loss and ack policy, the baseline MRC is measured against: one path, packets
+accepted in order only, a PSN sequence error NAK on a gap, go-back-N resends, CNPs for ECN marks.
+
+The QP's one path is its first EV slot, pinned as ECMP pins a flow: a loss, a timeout or a port
+going down never moves it (that is the baseline's weakness MRC is measured against).  Only the
+controller moves it: when the slot is DENIED (``mrc_ctl`` MODIFY_EV_STATE), the QP takes the next
+slot in profile order that is not DENIED, from its next packet on; with every slot DENIED it sends
+nothing (what it has in flight then times out, and after its retries the QP goes to ERR with
+RETRY_EXC_ERR, as on a dead path).
+"""
+
+from __future__ import annotations
+
+from mrc.core.psn import unwrap
+from mrc.core.requester import Requester
+from mrc.core.responder import Responder
+from mrc.core.types import EvState
+from mrc.wire import formats as F
+from mrc.wire.codec import Encap, Frame, encode_ack, encode_cnp
+
+
+class RcRequester(Requester):
+    """The RC requester: every packet on one EV; a NAK or the RTO sends everything from the hole again."""
+
+    def __init__(self, qp) -> None:
+        super().__init__(qp)
+        self.path = 0  # the EV slot every packet takes
+    def _resend_one(self, port_ok, now_ns: int) -> int:
+        """Go-back-N: the packets from ``snd_ptr`` up to ``snd_nxt`` again, in order."""
+        while self.snd_ptr < self.snd_nxt:
+            pkt = self.pkts.get(self.snd_ptr)
+            if pkt is None:
+                self.snd_ptr += 1
+                continue
+            i = self._pick(port_ok)
+            if i < 0:
+                return -1
+            self.counters.retx_nak += 1
+            self.snd_ptr += 1
+            self._transmit(pkt, i, now_ns)
+            return 1
+        return 0
+
+    def _pick(self, port_ok) -> int:
+        i = self.path
+        states = self.evset.prof.states
+        if states[i] is EvState.DENIED:  # the controller took our path away: the next one it allows
+            n = len(states)
+            i = next((j % n for j in range(i + 1, i + n) if states[j % n] is not EvState.DENIED), -1)
+            if i < 0:
+                return -1
+            self.path = i
+            self.counters.rc_path_moves += 1
+        e = self.evset.entries[i]
+        if e.port in self.evset.ports_down:
+            return -1
+        if not port_ok(e.port):
+            self.wake_ns = self.host.port_wake(e.port)
+            return -1
+        return i
+
+    def _on_ack(self, fr: Frame, now_ns: int) -> None:
+        syn = fr.syndrome
+        before = self.inflight
+        rtt = None
+        if syn == F.AETH_NAK_PSN_SEQ_ERR:
+            seq = unwrap(fr.psn, self.snd_una)
+            if self.snd_una <= seq <= self.snd_nxt:
+                self._cum_ack(seq, now_ns)
+                self.snd_ptr = seq  # go back N
+        elif syn >> 5 == 0:
+            seq = unwrap(fr.psn, self.snd_una) + 1
+            if self.snd_una < seq <= self.snd_nxt:
+                last = self.pkts.get(seq - 1)  # RTT sample: the newest packet acked, if sent once
+                if last is not None and last.xmits == 1:
+                    rtt = now_ns - last.sent_ns
+                self._cum_ack(seq, now_ns)
+        self.cc.on_ack(now_ns, max(0, before - self.inflight), rtt, False)
+        self._after_ack(now_ns)
+
+    def _rto_resend(self, now_ns: int) -> None:
+        if self.snd_ptr > self.snd_una:
+            self.snd_ptr = self.snd_una
+            self.counters.retx_timeout += 1  # the rest counts as go-back-N resends
+
+
+class RcResponder(Responder):
+    """The RC responder: in order only (NAK once per gap), CNPs, plain AETH ACKs."""
+
+    def _refuse_out_of_order(self, evi: int, now_ns: int) -> bool:
+        if not self.nak_pending:
+            self.nak_pending = True
+            self._send_nak(F.AETH_NAK_PSN_SEQ_ERR, self.rcv_nxt, evi, now_ns)
+        return True
+
+    def _on_ce(self, seq: int, evi: int, now_ns: int) -> None:
+        # RoCE's notification point: a CNP, at most one per cnp_interval_ns
+        if now_ns - self.cnp_sent_ns >= self.attr.cnp_interval_ns:
+            self.cnp_sent_ns = now_ns
+            self._send_cnp(evi, now_ns)
+
+    def _send_cnp(self, evi: int, now_ns: int) -> None:
+        e = self._reply_entry(evi)
+        pkt = encode_cnp(e.encap, self.remote.qpn)
+        self.counters.cnps_sent += 1
+        self.host.send_frame(e.port, pkt, now_ns)
+
+    def _ack_frame(self, encap: Encap, seq: int, arrived: int, entropy: int, now_ns: int, trim: bool,
+                   force_ack: bool) -> bytes:
+        # classic RC has no ECN/trim echo in its ACK: drop the marks (keeping them made the
+        # "more marks than one SACK holds" loop in _send_ack recurse for ever on a CE-marked packet)
+        self.ack_ecn.clear()
+        self.ack_trim.clear()
+        return encode_ack(encap, self.remote.qpn, self.rcv_nxt - 1, F.AETH_ACK, self.msn)

@@ -1,0 +1,387 @@
+"""The requester state machine common to MRC and RC: work requests in, data packets out, ACKs in,
+completions out.
+
+It segments posted RDMA WRITEs into MTU packets, keeps the PSN window, asks the congestion control
+(:mod:`mrc.core.cc`) for its window and pacing rate, retires acknowledged PSNs, completes work
+requests in order, and runs the retransmission timer (RTO with linear then exponential retries).
+How a packet is given a path, how an ACK is read and what is resent on a loss is the mode's loss/ack
+policy: :class:`mrc.core.mrc_policy.MrcRequester` (spraying, SACK, trims, RACK, EV retirement,
+probes) or :class:`mrc.core.rc_policy.RcRequester` (one path, go-back-N).  Every frame leaves through
+the QP's :class:`~mrc.core.host.QpHost`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from mrc.core.cc import CongestionControl, make_cc
+from mrc.core.psn import INFINITE_EXP_RETRIES, unwrap
+from mrc.core.types import Completion, QpState, WcOpcode, WcStatus
+from mrc.wire import formats as F
+from mrc.wire.codec import Frame, encode_data
+
+if TYPE_CHECKING:
+    from mrc.core.qp import QueuePair
+
+
+class _Wqe:
+    __slots__ = ("data", "first_seq", "imm", "length", "npkts", "rkey", "started", "va", "wr_id")
+
+    def __init__(self, wr_id, data, va, rkey, imm, first_seq, npkts):
+        self.wr_id, self.data, self.va, self.rkey, self.imm = wr_id, data, va, rkey, imm
+        self.first_seq, self.npkts, self.length = first_seq, npkts, len(data)
+        self.started = False
+
+    @property
+    def last_seq(self) -> int:
+        return self.first_seq + self.npkts - 1
+
+
+class _Pkt:
+    __slots__ = ("ev", "first_ev", "first_sent_ns", "length", "off", "opcode", "sent_ns", "seq", "state", "trim_ns",
+                 "wqe", "xmits")
+    INFLIGHT, SACKED, LOST = 0, 1, 2
+
+    def __init__(self, seq, wqe, off, length, opcode):
+        self.seq, self.wqe, self.off, self.length, self.opcode = seq, wqe, off, length, opcode
+        self.ev = self.first_ev = -1
+        self.sent_ns = self.first_sent_ns = 0
+        self.trim_ns = -(1 << 62)  # when a trim of this PSN was last acted on
+        self.xmits = 0
+        self.state = 0
+
+
+def _opcode(i: int, n: int, imm: bool) -> int:
+    if n == 1:
+        return F.OP_WRITE_ONLY_IMM if imm else F.OP_WRITE_ONLY
+    if i == 0:
+        return F.OP_WRITE_FIRST
+    if i == n - 1:
+        return F.OP_WRITE_LAST_IMM if imm else F.OP_WRITE_LAST
+    return F.OP_WRITE_MIDDLE
+
+
+class Requester:
+    """Send side of one QP; subclasses are the mode's loss/ack policy (see the module docstring)."""
+
+    TRIMMING = False  # the fabric trims this mode's packets (NSCC reads trims as congestion)
+
+    def __init__(self, qp: QueuePair):
+        self.qp = qp
+        self.host = qp.host
+        self.qpn = qp.qpn
+        self.attr = qp.attr
+        self.evset = qp.evset
+        self.remote = qp.remote
+        self.counters = qp.counters
+        self.window = qp.window
+        self.base_timeout_ns = 1024 << qp.attr.ack_timeout  # 1.024 us x 2^t, in ns
+        self.cc: CongestionControl | None = None  # built at RTS (mrc.core.cc); None until then
+        self.pace_ns = 0.0  # the CC's pacing rate: the earliest time the next data packet may leave
+        self.wqes: deque[_Wqe] = deque()
+        self.next_assign = 0
+        self.snd_una = 0
+        self.snd_nxt = 0
+        self.snd_ptr = 0  # RC go-back-N send pointer
+        self.send_wqe_i = 0  # index in wqes of the WQE being segmented
+        self.pkts: dict[int, _Pkt] = {}
+        self.inflight = 0
+        self.retx: deque[tuple[int, str]] = deque()
+        self.ack_now = 0  # time of the ACK being processed
+        self.srtt = 0
+        self.rttvar = 0
+        self.min_rtt = 0
+        self.retries = 0
+        self.timeout_ns = self.base_timeout_ns
+        self.rto_at: int | None = None
+        self.wimm_inflight = 0
+        self.wake_ns: int | None = None
+
+    @property
+    def state(self) -> QpState:
+        """The QP's state (RST/INIT/RTR/RTS/ERR), kept by the QP."""
+        return self.qp.state
+
+    def _to_error(self, now_ns: int, status: WcStatus) -> None:
+        self.qp.to_error(now_ns, status)
+
+    # ------------------------------------------------------------------ start and stop
+    def start(self, sq_psn: int, now_ns: int) -> None:
+        """RTS: send from ``sq_psn``; build the congestion control for the mode's line rate."""
+        self.snd_una = self.snd_nxt = self.snd_ptr = self.next_assign = sq_psn & F.PSN_MASK
+        self.cc = self._make_cc(now_ns)
+        self.pace_ns = float(now_ns)
+
+    def _make_cc(self, now_ns: int) -> CongestionControl:
+        return make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=self._line_rate_bps(), now_ns=now_ns,
+                       base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING)
+
+    def reconfigure_cc(self, spec: object, now_ns: int) -> None:
+        """The bound CC profile changed: run on with ``spec`` (kept in place by the algorithm if it
+        can, else a new instance from now on); before RTS it is what :meth:`start` will build."""
+        self.attr.cc = spec
+        if self.cc is not None and not self.cc.reconfigure(spec):
+            self.cc = self._make_cc(now_ns)
+
+    def _line_rate_bps(self) -> float:
+        return self.host.port_rate_bps
+
+    def flush(self, now_ns: int, status: WcStatus) -> None:
+        """The QP went to ERR: the oldest WQE completes with ``status``, the rest are flushed."""
+        first = True
+        while self.wqes:
+            w = self.wqes.popleft()
+            self.host.complete(Completion(self.qpn, w.wr_id, status if first else WcStatus.WR_FLUSH_ERR,
+                                          WcOpcode.RDMA_WRITE, 0, None, now_ns))
+            first = False
+        self.pkts.clear()
+        self.retx.clear()
+        self.inflight = 0
+        self.rto_at = None
+
+    def paths_changed(self) -> None:
+        """The EVs' encapsulations were rebuilt (the peer was learned, or a profile replaced an EV)."""
+
+    # ------------------------------------------------------------------ posting
+    def post_write(self, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,
+                   imm: int | None = None) -> None:
+        """Queue an RDMA WRITE (with immediate if ``imm`` is not None)."""
+        if self.state is not QpState.RTS:
+            raise ValueError(f"QP {self.qpn} is {self.state.value}; post_write needs RTS")
+        mtu = self.attr.mtu
+        n = max(1, -(-len(data) // mtu))
+        w = _Wqe(wr_id, memoryview(data), remote_va, rkey & 0xFFFFFFFF, imm, self.next_assign, n)
+        self.next_assign += n
+        self.wqes.append(w)
+
+    def has_work(self) -> bool:
+        return bool(self.retx) or self.snd_ptr < self.next_assign
+
+    # ------------------------------------------------------------------ sending
+    def fill(self, now_ns: int, budget: int = 0) -> int:
+        """Emit the data packets the window, the ports and the QP state allow now, at most ``budget``
+        (0: no limit; the endpoint gives every QP one packet per turn so QPs share the ports fairly).
+        Resends (the policy's) go ahead of new data.  Returns how many were emitted."""
+        self.wake_ns = None
+        if self.state is not QpState.RTS:
+            return 0
+        host = self.host
+        port_ok = host.port_ok_fn(now_ns)
+        sent = 0
+        paced = self.cc.rate_bps(now_ns) is not None
+        while not budget or sent < budget:
+            if paced and self.pace_ns > now_ns + host.slack_ns:  # the CC's pacing rate (DCQCN)
+                self.wake_ns = int(self.pace_ns - host.slack_ns) + 1
+                return sent
+            r = self._resend_one(port_ok, now_ns)
+            if r < 0:
+                return sent
+            if r:
+                sent += 1
+                continue
+            if self.snd_nxt >= self.next_assign or self.snd_nxt - self.snd_una >= self.window:
+                return sent
+            pkt = self._new_packet()
+            if pkt is None:
+                return sent
+            if not self._cwnd_ok(pkt.length):
+                return sent
+            i = self._pick(port_ok)
+            if i < 0:
+                return sent
+            self._commit_new(pkt)
+            self._transmit(pkt, i, now_ns)
+            sent += 1
+        return sent
+
+    def _resend_one(self, port_ok, now_ns: int) -> int:
+        """Policy: send one packet the policy must resend: 1 sent, 0 none to resend, -1 blocked."""
+        return 0
+
+    def _pick(self, port_ok) -> int:
+        """Policy: the EV index the next data packet takes, or -1 (and ``wake_ns`` set) if none now."""
+        raise NotImplementedError
+
+    def _cwnd_ok(self, length: int) -> bool:
+        w = self.cc.window()
+        return w is None or self.inflight == 0 or self.inflight + length <= w
+
+    def _new_packet(self) -> _Pkt | None:
+        seq = self.snd_nxt
+        while self.send_wqe_i < len(self.wqes) and self.wqes[self.send_wqe_i].last_seq < seq:
+            self.send_wqe_i += 1
+        if self.send_wqe_i >= len(self.wqes):
+            return None
+        w = self.wqes[self.send_wqe_i]
+        k = seq - w.first_seq
+        if k == 0 and w.imm is not None and not w.started and self.wimm_inflight >= self.attr.max_wimm:
+            return None
+        mtu = self.attr.mtu
+        off = k * mtu
+        return _Pkt(seq, w, off, min(mtu, w.length - off), _opcode(k, w.npkts, w.imm is not None))
+
+    def _commit_new(self, pkt: _Pkt) -> None:
+        w = pkt.wqe
+        if not w.started:
+            w.started = True
+            if w.imm is not None:
+                self.wimm_inflight += 1
+        self.pkts[pkt.seq] = pkt
+        self.snd_nxt += 1
+        self.snd_ptr = max(self.snd_ptr, self.snd_nxt)
+
+    def _transmit(self, pkt: _Pkt, ev_i: int, now_ns: int) -> None:
+        e = self.evset.entries[ev_i]
+        w = pkt.wqe
+        last = pkt.opcode in F.LAST_OPCODES
+        data = encode_data(e.encap, pkt.opcode, self.remote.qpn, pkt.seq, w.va + pkt.off, w.rkey, w.length,
+                           w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None, ack_req=last)
+        pkt.ev = ev_i
+        pkt.sent_ns = now_ns
+        if not pkt.xmits:
+            pkt.first_ev, pkt.first_sent_ns = ev_i, now_ns
+        pkt.xmits += 1
+        if pkt.state != _Pkt.INFLIGHT:
+            pkt.state = _Pkt.INFLIGHT
+        self.inflight += pkt.length
+        cc = self.cc
+        cc.on_sent(now_ns, pkt.length)
+        rate = cc.rate_bps(now_ns)
+        if rate is not None:
+            self.pace_ns = max(self.pace_ns, float(now_ns)) + len(data) * 8e9 / rate
+        self._sent(now_ns, pkt)
+        self.counters.data_packets_sent += 1
+        self.counters.data_bytes_sent += pkt.length
+        self.host.send_frame(e.port, data, now_ns)
+        if self.rto_at is None:
+            self.rto_at = now_ns + self.timeout_ns
+
+    def _sent(self, now_ns: int, pkt: _Pkt) -> None:
+        """Policy: a data packet just left (loss detection bookkeeping)."""
+
+    def _count_retx(self, cause: str) -> None:
+        c = self.counters
+        if cause == "timeout":
+            c.retx_timeout += 1
+        elif cause == "trim":
+            c.retx_trim += 1
+        else:
+            c.retx_rack += 1
+
+    # ------------------------------------------------------------------ ACKs
+    def on_ack(self, fr: Frame, now_ns: int) -> None:
+        """Process an ACK/NAK/SACK addressed to this QP."""
+        if self.state is not QpState.RTS:
+            return
+        self.counters.acks_received += 1
+        self.ack_now = now_ns
+        syn = fr.syndrome
+        if syn == F.AETH_NAK_REMOTE_ACCESS or syn == F.AETH_NAK_INVALID_REQ or syn == F.AETH_NAK_REMOTE_OP:
+            seq = unwrap(fr.psn, self.snd_una)
+            self._cum_ack(seq, now_ns)
+            self._to_error(now_ns, WcStatus.REM_ACCESS_ERR)
+            return
+        self._on_ack(fr, now_ns)
+
+    def _on_ack(self, fr: Frame, now_ns: int) -> None:
+        """Policy: an ACK that is not a fatal NAK."""
+        raise NotImplementedError
+
+    def on_cnp(self, now_ns: int) -> None:
+        """A RoCEv2 CNP from the responder: congestion on the path (RC's ECN feedback)."""
+        if self.state is QpState.RTS:
+            self.counters.cnps_received += 1
+            self.cc.on_cnp(now_ns)
+
+    def on_probe_resp(self, ev_i: int, rid: int, now_ns: int) -> None:
+        """Policy: the answer to a probe this QP sent (only MRC probes)."""
+
+    def _rtt(self, sample: int) -> None:
+        if self.srtt == 0:
+            self.srtt = sample
+            self.min_rtt = sample
+            self.rttvar = sample >> 1
+        else:
+            self.rttvar = (3 * self.rttvar + abs(self.srtt - sample)) >> 2
+            self.srtt = (7 * self.srtt + sample) >> 3
+            self.min_rtt = min(self.min_rtt, sample)
+
+    def _rto(self) -> int:
+        """The ACK timeout before backoff: ``1.024 us x 2^ack_timeout``, and at least srtt + 4 x rttvar
+        (RFC 6298) [ours]: RTTs that swing past the configured timeout (Python switches on a loaded
+        2-core machine: srtt 70 -> 190 ms within a second against 268 ms) must not read as no progress."""
+        return max(self.base_timeout_ns, self.srtt + 4 * self.rttvar)
+
+    def _cum_ack(self, cum: int, now_ns: int) -> None:
+        pkts = self.pkts
+        for seq in range(self.snd_una, cum):
+            pkt = pkts.pop(seq, None)
+            if pkt is not None:
+                if pkt.state == _Pkt.INFLIGHT:
+                    self.inflight -= pkt.length
+                self._delivered(pkt)
+        if cum > self.snd_una:
+            self.snd_una = cum
+            self.snd_ptr = max(self.snd_ptr, cum)
+            self._progress(now_ns)
+            self._complete_wqes(now_ns)
+
+    def _delivered(self, pkt: _Pkt) -> None:
+        """Policy: ``pkt`` is known delivered (evidence for loss detection)."""
+
+    def _progress(self, now_ns: int) -> None:
+        self.retries = 0
+        self.timeout_ns = self._rto()
+        self.rto_at = now_ns + self.timeout_ns if self.snd_una < self.snd_nxt else None
+
+    def _complete_wqes(self, now_ns: int) -> None:
+        while self.wqes and self.wqes[0].last_seq < self.snd_una:
+            w = self.wqes.popleft()
+            self.send_wqe_i = max(0, self.send_wqe_i - 1)
+            if w.imm is not None:
+                self.wimm_inflight -= 1
+            self.host.complete(Completion(self.qpn, w.wr_id, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE,
+                                          w.length, None, now_ns))
+
+    def _after_ack(self, now_ns: int) -> None:
+        if self.snd_una >= self.snd_nxt and not self.retx:
+            self.rto_at = None
+
+    # ------------------------------------------------------------------ timers
+    def _on_rto(self, now_ns: int) -> None:
+        self.counters.timeouts += 1
+        self.retries += 1
+        a = self.attr
+        extra = self.retries - a.retry_cnt
+        if extra > 0 and a.exp_retry_cnt != INFINITE_EXP_RETRIES and extra > a.exp_retry_cnt:
+            self._to_error(now_ns, WcStatus.RETRY_EXC_ERR)
+            return
+        self.timeout_ns = self._rto() << min(max(extra, 0), 20)
+        self.rto_at = now_ns + self.timeout_ns
+        self._rto_resend(now_ns)
+
+    def _rto_resend(self, now_ns: int) -> None:
+        """Policy: the retransmission timer fired (and the QP survives it): what to resend."""
+        raise NotImplementedError
+
+    def timer(self) -> int | None:
+        """Earliest deadline of the send side (RTO, port or pacing wake, and the policy's)."""
+        t = None
+        for c in (self.rto_at, self.wake_ns if self.has_work() else None):
+            if c is not None and (t is None or c < t):
+                t = c
+        return t
+
+    def on_timer(self, now_ns: int) -> None:
+        """Run the send side's deadlines that have passed."""
+        if self.state is not QpState.RTS:
+            return
+        if self.rto_at is not None and now_ns >= self.rto_at:
+            self._on_rto(now_ns)
+            if self.state is not QpState.RTS:
+                return
+        self._on_timer(now_ns)
+
+    def _on_timer(self, now_ns: int) -> None:
+        """Policy: periodic work after the RTO check (loss detection, probes)."""

@@ -1,0 +1,76 @@
+"""The scenario agent binds its QPs to mrc_ctl profiles made from the EV plan (one path from plan to wire).
+
+Pure logic: the controller writes real plan files for a small Clos; the agent's ``peer_profile`` loads
+them into a sans-IO endpoint's ``MrcCtlContext``; the frames a bound QP sends are compared byte for
+byte with those of a QP given the plan's EV list directly (what the agent did before).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fabric.scenarios.agent import peer_profile
+from mrc.core import Endpoint, QpAttr
+from mrc.endpoint import load_plan
+from mrc.wire import formats as F
+from mrc.wire.codec import encode_data
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory):
+    from controller.evplan import write_ev_files
+    from controller.plan import build_plan
+    from controller.topogen import clos
+
+    files = write_ev_files(build_plan(clos(2, 2, 2, 1)), tmp_path_factory.mktemp("plans"))
+    return [load_plan(p) for p in files]
+
+
+def _frames(qp) -> list[bytes]:
+    """One data frame per EV slot of ``qp`` (connected), as the requester would encode it."""
+    return [encode_data(e.encap, F.OP_WRITE_ONLY, qp.remote.qpn, 7, 0x1000, 0x55, 64, bytes(64))
+            for e in qp.evset.entries]
+
+
+@pytest.mark.parametrize("encap", ["srv6", "stev", "udp"])
+@pytest.mark.parametrize(("mode", "pin"), [("mrc", 0), ("rc", 3)])
+def test_agent_qps_bind_to_a_ctl_profile_that_puts_the_plans_evs_on_the_wire(plans, encap, mode, pin):
+    hp = plans[0]
+    (peer,) = hp.peers
+    pp = hp.peers[peer]
+    ep = Endpoint(hp.gid, sorted(hp.ports), encap=encap)
+    pid = peer_profile(ep.ctl, hp, peer, encap, mode, pin, ep.ports)
+    prof = ep.ctl.ev_profile(pid)
+    assert prof.ev_min_active == min(pp.profiles[encap].ev_min_active, len(prof.evs))  # the plan's floor
+
+    bound = [ep.create_qp(attr=QpAttr(mode=mode, ev_profile_id=pid)) for _ in range(2)]
+    evs = hp.evs_to(pp, encap)
+    if mode == "rc":  # the agent's RC flows used to rotate the list so the pinned EV comes first
+        evs = evs[pin % len(evs):] + evs[: pin % len(evs)]
+    private = ep.create_qp(evs, QpAttr(mode=mode))
+    for qp in [*bound, private]:
+        ep.connect(qp, 0x300, pp.gid, 0, 0)
+    assert all(qp.evset.prof is prof for qp in bound)  # shared states, floor and events
+    assert private.evset.prof is not prof
+    want = _frames(private)
+    assert _frames(bound[0]) == _frames(bound[1]) == want  # same headers, byte for byte
+    if mode == "rc":
+        assert bound[0].evset.entries[0].port == evs[0][1]
+
+
+def test_each_call_makes_a_fresh_profile_and_a_missing_encap_is_a_plan_error(plans):
+    from mrc.endpoint import PlanError
+
+    hp = plans[0]
+    (peer,) = hp.peers
+    ep = Endpoint(hp.gid, sorted(hp.ports), encap="srv6")
+    a = peer_profile(ep.ctl, hp, peer, "srv6", "mrc", 0, ep.ports)
+    b = peer_profile(ep.ctl, hp, peer, "srv6", "mrc", 0, ep.ports)
+    assert a != b
+    with pytest.raises(KeyError):
+        peer_profile(ep.ctl, hp, "no-such-host", "srv6", "mrc", 0, ep.ports)
+    bare = replace(hp, peers={peer: replace(hp.peers[peer], evs={}, profiles={})})
+    with pytest.raises(PlanError, match="no srv6 EVs"):
+        peer_profile(ep.ctl, bare, peer, "srv6", "mrc", 0, ep.ports)
