@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fabric.demo import demo_link_defaults
-from fabric.scenarios import (
+from mrc_fabric.demo import demo_link_defaults
+from mrc_fabric.scenarios import (
     FabricEnv,
     FabricSpec,
     FaultSpec,

@@ -28,9 +28,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fabric.scenarios.report import analyse, goodput_recovery
-from fabric.scenarios.spec import FabricSpec, FaultSpec, MeasureSpec, Scenario, SimSpec, TrafficSpec
-from fabric.sim import run_sim
+from mrc_fabric.scenarios.report import analyse, goodput_recovery
+from mrc_fabric.scenarios.spec import FabricSpec, FaultSpec, MeasureSpec, Scenario, SimSpec, TrafficSpec
+from mrc_fabric.sim import run_sim
 
 MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
@@ -105,7 +105,7 @@ def _flow_series(raw: dict, fids: set[int]) -> dict[int, list[tuple[float, int]]
 
 
 def _bins(ser: dict[int, list[tuple[float, int]]], bin_s: float, end: float) -> list[tuple[float, float]]:
-    from fabric.scenarios.report import goodput_bins
+    from mrc_fabric.scenarios.report import goodput_bins
 
     run = {"elapsed_s": end, "hosts": {"x": {"flow_order": list(ser), "samples": []}}}
     times = sorted({t for s in ser.values() for t, _ in s})

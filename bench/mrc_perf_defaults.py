@@ -29,8 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fabric.scenarios import FabricEnv, FabricSpec
-from fabric.scenarios.runner import FULL_FRAME_BYTES
+from mrc_fabric.scenarios import FabricEnv, FabricSpec
+from mrc_fabric.scenarios.runner import FULL_FRAME_BYTES
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = (0.5, 0.75, 0.9, 1.0, 1.1, 1.25)  # hand pacing, as fractions of the modelled link rate per NIC port

@@ -322,7 +322,7 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
                                                                          seconds, sw.process.pid)
         os.environ.pop("SOFTSWITCH_RX_RING", None)
         os.environ.pop("SOFTSWITCH_TX_RING", None)
-        from fabric.targets import target_available
+        from mrc_fabric.targets import target_available
 
         why = target_available("bmv2")  # None: it can run here
         if not any(not c.mrc for c in cases):
@@ -347,7 +347,7 @@ def _run_bmv2(bmv2_json: Path, sizes: list[int], seconds: float) -> dict:
 
     port = free_tcp_port()
     addr = f"127.0.0.1:{port}"
-    from fabric.targets import get_target
+    from mrc_fabric.targets import get_target
 
     # the bmv2 plugin's command line (starts empty: the pipeline is pushed below, as a controller does)
     argv = get_target("bmv2").switch_argv(1, {1: "h4bs1", 2: "h4bs2"}, port, runtime_port=free_tcp_port())

@@ -133,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     # The command line is where a pipeline is built for the daemon: the target plugin compiles or
     # loads it (the controller library itself only receives the ready PipelineConfig).
-    from fabric.targets import load_pipeline
+    from mrc_fabric.targets import load_pipeline
 
     from .daemon import Controller, Options, setup_logging
     from .mapping import MappingError

@@ -1,4 +1,4 @@
-"""``python -m fabric`` runs the ``mrc-fabric`` CLI."""
+"""``python -m mrc_fabric`` runs the ``mrc-fabric`` CLI."""
 import sys
 
 from .cli import main

@@ -42,7 +42,7 @@ DEMO_LINK_DELAY_US = 5000
 # on 2 shared cores; links slower than that make congestion queue up in the traffic manager, where
 # mrc_switch.p4 marks ECN and trims (as on a real switch), instead of in the kernel's socket buffers,
 # where frames are lost unseen.  The hosts' NIC ports run at the same line rate
-# (fabric.scenarios.runner.FabricEnv.line_rate_gbps) and congestion control does the rest.
+# (mrc_fabric.scenarios.runner.FabricEnv.line_rate_gbps) and congestion control does the rest.
 DEMO_LINK_RATE_PPS = 300
 # Queue depth of every link: 16 frames (the controller derives ECN at 4, trim at 14, drop at 16 from
 # it), about 1.5 bandwidth-delay products of a 35 ms RTT at 300 frames/s -- a datacenter switch's
@@ -140,7 +140,7 @@ class LiveView:
         self._stop = threading.Event()
         self._servers: list = []
         self._thread: threading.Thread | None = None
-        self.log = logging.getLogger("fabric.demo.live")
+        self.log = logging.getLogger("mrc_fabric.demo.live")
 
     def __enter__(self) -> Self:
         from controller.metrics import serve
@@ -283,7 +283,7 @@ def _report(res: dict[str, Any], sc: Scenario, out_dir: Path) -> int:
     return 1 if "[FAIL]" in text else 0
 
 
-def main(argv: list[str] | None = None) -> int:  # pragma: no cover - thin wrapper for python -m fabric.demo
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - thin wrapper for python -m mrc_fabric.demo
     from .cli import main as cli_main
 
     return cli_main(["demo", *(argv if argv is not None else sys.argv[1:])])

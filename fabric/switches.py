@@ -11,7 +11,7 @@ from pathlib import Path
 from .state import ProcRecord
 from .targets import TARGETS, TargetError, get_target, target_available
 
-# re-exported: fabric.cli, the tests and the runners take the target list and check from here
+# re-exported: mrc_fabric.cli, the tests and the runners take the target list and check from here
 __all__ = ["TARGETS", "SwitchError", "is_running", "port_open", "start", "stop", "switch_argv",
            "target_available", "wait_ready"]
 

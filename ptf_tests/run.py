@@ -24,7 +24,7 @@ import grpc
 from google.protobuf import text_format
 
 from controller.session import SessionError
-from fabric.targets import TARGETS, Target, get_target
+from mrc_fabric.targets import TARGETS, Target, get_target
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "p4src" / "mrc_switch.p4"

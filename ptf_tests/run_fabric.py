@@ -33,11 +33,11 @@ from base.fabric_ports import fabric_ports
 from controller.session import SessionError
 from controller.sidplan import build_sid_plan
 from controller.topology import TopologyError, load_topology
-from fabric import Fabric
-from fabric.fabric import FabricError
-from fabric.naming import NamingError, check_prefix
-from fabric.switches import TARGETS, target_available
-from fabric.targets import load_pipeline
+from mrc_fabric import Fabric
+from mrc_fabric.fabric import FabricError
+from mrc_fabric.naming import NamingError, check_prefix
+from mrc_fabric.switches import TARGETS, target_available
+from mrc_fabric.targets import load_pipeline
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
 DEFAULT_PREFIX = "w3b"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from run import Link, _stop, create_link, delete_link, free_port, wait_grpc
 
-from fabric.targets import TARGETS, Target, get_target
+from mrc_fabric.targets import TARGETS, Target, get_target
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "ptf_tests" / "softswitch"

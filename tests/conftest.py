@@ -13,7 +13,7 @@ import pytest
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 # (imported after the fork-support setting: it loads grpc)
-from fabric.targets import TARGETS, target_available
+from mrc_fabric.targets import TARGETS, target_available
 
 
 def pytest_configure(config: pytest.Config) -> None:

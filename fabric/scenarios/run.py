@@ -91,7 +91,7 @@ class NetnsEngine:
 
 
 class SimEngine:
-    """The simulated fabric (``fabric.sim``): a fresh simulated fabric per mode."""
+    """The simulated fabric (``mrc_fabric.sim``): a fresh simulated fabric per mode."""
 
     name = "sim"
 

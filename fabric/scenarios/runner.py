@@ -28,7 +28,7 @@ from controller.daemon import Controller, Options
 from controller.evplan import write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
-from fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline
 
 from ..fabric import Fabric
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
@@ -70,7 +70,7 @@ def topology_data(spec: FabricSpec) -> dict[str, Any]:
 
 
 class NetnsFaults:
-    """The emulated fabric's fault primitives (``fabric.faults.FaultTarget``): veth carrier, switch
+    """The emulated fabric's fault primitives (``mrc_fabric.faults.FaultTarget``): veth carrier, switch
     processes, P4Runtime port admin, softswitch/netem shaping.  ``converge`` (the scenario runner's
     controller) re-programs a restarted switch; without it (``mrc-fabric fault``) a restarted switch
     comes back empty until a controller converges it."""
@@ -175,7 +175,7 @@ class FabricEnv:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.grpc_base_port = grpc_base_port
         self.evs_per_path = evs_per_path
-        self.log = log or logging.getLogger("fabric.scenarios")
+        self.log = log or logging.getLogger("mrc_fabric.scenarios")
         data = topology_data(spec)
         self.topo = parse_topology(data)
         self.topo_path = self.workdir / "topology.yaml"

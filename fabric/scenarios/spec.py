@@ -84,7 +84,7 @@ class TrafficSpec:
 class FaultSpec:
     """One fault at ``at`` seconds after traffic starts; ``duration`` > 0 undoes it after that long.
 
-    The kind's parameters (``a``/``b``, ``spine``, ``host``/``plane``, ...; see ``fabric.faults``) are
+    The kind's parameters (``a``/``b``, ``spine``, ``host``/``plane``, ...; see ``mrc_fabric.faults``) are
     keyword arguments and read back as attributes; a parameter not given reads as its default."""
 
     at: float
@@ -150,7 +150,7 @@ class SimSpec:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A complete scenario; run it with :func:`fabric.scenarios.run_scenario`."""
+    """A complete scenario; run it with :func:`mrc_fabric.scenarios.run_scenario`."""
 
     name: str = "scenario"
     fabric: FabricSpec = field(default_factory=FabricSpec)

@@ -3,7 +3,7 @@
 One ``mrc.core.Endpoint`` per host (NIC port p = plane p), one QP per flow and direction, EVs from the
 controller's own EV plans (``controller.evplan``); endpoints are driven exactly as ``mrc.sim.network``
 drives them (``receive`` / ``datagrams_to_send`` / ``get_timer`` / ``handle_timer`` with ``now_ns``).
-The result has the shape of the emulated runner's (``fabric.scenarios.runner.run_traffic``), so the
+The result has the shape of the emulated runner's (``mrc_fabric.scenarios.runner.run_traffic``), so the
 report and plot code is shared.  Time is integer nanoseconds in a binary heap; same inputs, same run.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def payload(seed: int, flow: int, msg: int, size: int) -> bytes:
 
 
 class SimFaults:
-    """The simulator's fault primitives (``fabric.faults.FaultTarget``)."""
+    """The simulator's fault primitives (``mrc_fabric.faults.FaultTarget``)."""
 
     fault_primitives = frozenset({"set_link", "host_link", "spine_links", "switch_stop", "switch_start",
                                   "port_admin", "link_loss", "link_rate"})

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from controller.sidplan import SidPlan
 from controller.topology import Topology
-from fabric.naming import Names
+from mrc_fabric.naming import Names
 
 TAP_BASE = 1000
 

@@ -39,10 +39,10 @@ from controller.plan import build_plan
 from controller.session import PipelineConfig
 from controller.sidplan import build_sid_plan
 from controller.topology import load_topology
-from fabric.state import FabricState
-from fabric.targets import get_target
 from mrc.wire import codec
 from mrc.wire import formats as F
+from mrc_fabric.state import FabricState
+from mrc_fabric.targets import get_target
 
 C_DROPS, C_PORT_RX = P4.C_DROP_REASONS, P4.C_INGRESS_STATS_PORT_RX_COUNTER
 C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER

@@ -3,7 +3,7 @@
 Test parameters (``--test-params``): ``grpcaddr`` (host:port), ``device_id`` (1), ``p4info``
 (text P4Info file; when absent it is read back from the switch), ``config`` (device config to
 push with SetForwardingPipelineConfig; absent = keep the program the switch runs), ``target``
-(a ``fabric.targets`` name), ``can_write_registers`` (1/0, the target's capability), ``election_id``
+(a ``mrc_fabric.targets`` name), ``can_write_registers`` (1/0, the target's capability), ``election_id``
 (default 1).
 
 The client is the project's one P4Runtime client (``controller/p4rt.py``); a failed write raises its
@@ -26,7 +26,7 @@ from ptf import testutils
 from ptf.base_tests import BaseTest
 
 from controller import p4rt
-from fabric.targets import get_target
+from mrc_fabric.targets import get_target
 
 DEFAULT_TIMEOUT = 5.0
 

@@ -21,7 +21,7 @@ from base.p4rt_test import DEFAULT_TIMEOUT, P4RuntimeClient, P4RuntimeTest
 from p4.v1 import p4runtime_pb2
 from ptf import testutils
 
-from fabric.targets import TargetError
+from mrc_fabric.targets import TargetError
 
 ETHERTYPE_TEST = 0x88B5
 DST_MAC = bytes.fromhex("020000000002")

@@ -6,7 +6,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from controller.mapping import P4Names
 from controller.metrics import FabricCollector, MetricsSnapshot
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS, SwitchCounters
-from fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline
 
 
 def test_program_declares_the_counter_with_one_entry_per_event():

@@ -17,7 +17,7 @@ from controller import build_plan, load_topology
 from controller.daemon import Controller, Options
 from controller.metrics import MetricsError, MetricsSnapshot, serve
 from controller.session import ElectionIdInUse, SwitchSession
-from fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline
 from softswitch.p4rt import P4RuntimeServer
 from softswitch.runtime import SwitchState
 

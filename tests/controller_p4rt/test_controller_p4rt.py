@@ -53,14 +53,14 @@ def _wait(cond, timeout_s: float, step_s: float = 0.1):
 def fab(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces, veth, AF_PACKET)")
-    from fabric import Fabric
-    from fabric.switches import target_available
+    from mrc_fabric import Fabric
+    from mrc_fabric.switches import target_available
 
     why = target_available(TARGET)
     if why:
         pytest.skip(f"target {TARGET} not available: {why}")
     from controller.session import SessionError
-    from fabric.targets import load_pipeline
+    from mrc_fabric.targets import load_pipeline
 
     try:  # a target that loads build/ outputs (bmv2: p4c's) skips, saying why, when they are missing
         load_pipeline(TARGET, os.environ.get("MRC_P4_PROGRAM"))
@@ -79,7 +79,7 @@ def plan():
 
 @pytest.fixture(scope="module")
 def pipeline():
-    from fabric.targets import load_pipeline
+    from mrc_fabric.targets import load_pipeline
 
     return load_pipeline(TARGET, os.environ.get("MRC_P4_PROGRAM"))
 
@@ -294,7 +294,7 @@ def test_wiring_check_holds_on_a_slow_link(fab, ctl, plan):
     probe, p2s1:2 -> p2l2:1), and a new checker's first round waits for a slow target anyway.  The
     slowness is a 700 ms link delay on p2s1:2 (softswitch's delay model, netem for a target without
     one) against a 0.5 s timeout."""
-    from fabric.fabric import FabricError
+    from mrc_fabric.fabric import FabricError
 
     _primary(ctl)
     link = next(lk for lk in plan.topology.links if {str(lk.a), str(lk.b)} == {"p2s1:2", "p2l2:1"})

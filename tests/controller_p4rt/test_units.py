@@ -32,7 +32,7 @@ from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import Postcard, SwitchCounters, decode_postcard
 from controller.wiring import MIN_FRAME, WiringChecker, parse_probe, probe_frame
-from fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fabric.scenarios import FabricEnv, FabricSpec, FaultSpec, Scenario, TrafficSpec, analyse, run_traffic
+from mrc_fabric.scenarios import FabricEnv, FabricSpec, FaultSpec, Scenario, TrafficSpec, analyse, run_traffic
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 TARGET = os.environ.get("TARGET", "softswitch")
@@ -21,7 +21,7 @@ RTO_S = 1.024e-6 * (1 << TrafficSpec().ack_timeout)
 def _env(tmp_path_factory, prefix: str, base: int, spec: FabricSpec):
     if os.geteuid() != 0:
         pytest.skip("end-to-end tests need root (network namespaces, veth, AF_PACKET)")
-    from fabric.switches import target_available
+    from mrc_fabric.switches import target_available
 
     why = target_available(TARGET)
     if why:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabric.scenarios import ScenarioError, parse_scenario
-from fabric.scenarios.report import congestion_series, goodput_recovery
+from mrc_fabric.scenarios import ScenarioError, parse_scenario
+from mrc_fabric.scenarios.report import congestion_series, goodput_recovery
 
 
 def test_congestion_series_sums_switches_per_interval_and_survives_a_restart():

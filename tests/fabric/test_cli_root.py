@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pyroute2 import netns as pnetns
 
-from fabric import netbuild
-from fabric.cli import main
-from fabric.fabric import down_prefix
+from mrc_fabric import netbuild
+from mrc_fabric.cli import main
+from mrc_fabric.fabric import down_prefix
 
 pytestmark = pytest.mark.root
 SMALL = Path(__file__).resolve().parents[2] / "examples" / "small.yaml"

@@ -17,11 +17,11 @@ import pytest
 from pyroute2 import netns as pnetns
 
 from controller.topology import load_topology
-from fabric import netbuild
-from fabric.fabric import Fabric, FabricError, down_prefix
-from fabric.state import FabricState
-from fabric.switches import target_available
-from fabric.targets import TARGETS, get_target
+from mrc_fabric import netbuild
+from mrc_fabric.fabric import Fabric, FabricError, down_prefix
+from mrc_fabric.state import FabricState
+from mrc_fabric.switches import target_available
+from mrc_fabric.targets import TARGETS, get_target
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]

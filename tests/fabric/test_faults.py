@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from fabric import faults
-from fabric.cli import build_parser
-from fabric.scenarios import ScenarioError, parse_scenario
-from fabric.scenarios.runner import NetnsFaults
-from fabric.scenarios.spec import FaultSpec
+from mrc_fabric import faults
+from mrc_fabric.cli import build_parser
+from mrc_fabric.scenarios import ScenarioError, parse_scenario
+from mrc_fabric.scenarios.runner import NetnsFaults
+from mrc_fabric.scenarios.spec import FaultSpec
 
 
 class Recorder:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from controller.topogen import clos
-from fabric.naming import IFNAMSIZ, Names, NamingError, check_prefix
-from fabric.switches import SwitchError, switch_argv
+from mrc_fabric.naming import IFNAMSIZ, Names, NamingError, check_prefix
+from mrc_fabric.switches import SwitchError, switch_argv
 
 
 def test_prefix_rules():

@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from fabric.scenarios.agent import peer_profile
 from mrc.core import Endpoint, QpAttr
 from mrc.endpoint import load_plan
 from mrc.wire import formats as F
 from mrc.wire.codec import encode_data
+from mrc_fabric.scenarios.agent import peer_profile
 
 
 @pytest.fixture(scope="module")

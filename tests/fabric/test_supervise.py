@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fabric import supervise
+from mrc_fabric import supervise
 
 CHILD = """
 import os, socket, sys, signal

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from controller.topology import load_topology
-from fabric.fabric import Fabric
-from fabric.switches import port_open
+from mrc_fabric.fabric import Fabric
+from mrc_fabric.switches import port_open
 
 pytestmark = pytest.mark.root
 SMALL = Path(__file__).resolve().parents[2] / "examples" / "small.yaml"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fabric import targets
-from fabric.targets import TARGETS, Target, TargetError, get_target, load_pipeline
+from mrc_fabric import targets
+from mrc_fabric.targets import TARGETS, Target, TargetError, get_target, load_pipeline
 
 REPO = Path(__file__).resolve().parents[2]
 # every Python file of the project (issue 12: no target-name branch outside the plugins); the

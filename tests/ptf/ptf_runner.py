@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fabric.targets import TargetError, get_target
+from mrc_fabric.targets import TargetError, get_target
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = os.environ.get("TARGET", "softswitch")

@@ -16,7 +16,7 @@ from ptf_runner import (
     target_missing,
 )
 
-from fabric.targets import get_target
+from mrc_fabric.targets import get_target
 
 SUITE = ROOT / "ptf_tests" / "mrc_switch"
 # Tests that may skip on a target lacking a capability (fabric/targets), with why; any other skip fails.

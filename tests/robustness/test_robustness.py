@@ -49,7 +49,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from controller import build_plan, load_topology
 from controller.daemon import Controller, Options
 from controller.evplan import host_ev_data, srv6_profile, write_ev_files
-from fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline
 
 pytestmark = pytest.mark.root
 
@@ -81,7 +81,7 @@ def _wait(cond, timeout_s: float, step_s: float = 0.05):
 def fab(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces, veth, AF_PACKET)")
-    from fabric import Fabric
+    from mrc_fabric import Fabric
 
     state = tmp_path_factory.mktemp("h14r-state")
     with Fabric(load_topology(TOPO), prefix=PREFIX, target="softswitch", grpc_base_port=BASE, state_dir=state,

@@ -48,8 +48,8 @@ def test_live_capture_decodes_like_the_codec(tmp_path: Path) -> None:
         pytest.skip("tshark not installed (apt-get install tshark; scripts/setup.sh does)")
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces, veth, AF_PACKET, capture)")
-    from fabric.scenarios import FabricEnv, FabricSpec
-    from fabric.switches import target_available
+    from mrc_fabric.scenarios import FabricEnv, FabricSpec
+    from mrc_fabric.switches import target_available
 
     why = target_available(TARGET)
     if why:

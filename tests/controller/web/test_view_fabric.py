@@ -45,8 +45,8 @@ def fabric_view(tmp_path: Path):
         pytest.skip("needs root (network namespaces, veth, AF_PACKET)")
     if CHROMIUM is None:
         pytest.skip("chromium not on PATH (apt-get install chromium; scripts/setup.sh does)")
-    from fabric.fabric import Fabric
-    from fabric.switches import target_available
+    from mrc_fabric.fabric import Fabric
+    from mrc_fabric.switches import target_available
 
     why = target_available(TARGET)
     if why:
@@ -92,7 +92,7 @@ def _save(shot: Path, name: str) -> None:
 
 
 def test_view_draws_the_fabric_and_shows_a_link_fault(fabric_view, tmp_path: Path) -> None:
-    from fabric.cli import main as fabric_cli
+    from mrc_fabric.cli import main as fabric_cli
 
     _fab, url, state_dir, topo = fabric_view
     with Browser() as b:

@@ -4,7 +4,7 @@ controller's tables make the same forwarding decisions for the same packets.
 One plane of a 2x2x2 Clos: four in-process softswitches (loopback gRPC only, no interfaces), each
 converged by the real controller over P4Runtime.  Every packet is pushed hop by hop through the
 compiled program (ingress, traffic manager hand-off, egress, deparser: the next switch gets the bytes
-the previous one emitted) and through ``fabric.sim.model``; egress ports and drops must agree.
+the previous one emitted) and through ``mrc_fabric.sim.model``; egress ports and drops must agree.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from controller import build_plan
 from controller.daemon import Controller, Options
 from controller.evplan import srv6_profile, stev_profile
 from controller.topogen import clos
-from fabric.sim.model import SimFabric
-from fabric.targets import load_pipeline
 from mrc.wire import formats as F
 from mrc.wire.codec import Encap, encode_ack, encode_data
+from mrc_fabric.sim.model import SimFabric
+from mrc_fabric.targets import load_pipeline
 from softswitch.api import SoftSwitch
 from softswitch.contract import TmItem
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from fabric.demo import demo_scenario
-from fabric.scenarios import ScenarioError, analyse, parse_scenario, run_scenario
-from fabric.sim import run_sim
+from mrc_fabric.demo import demo_scenario
+from mrc_fabric.scenarios import ScenarioError, analyse, parse_scenario, run_scenario
+from mrc_fabric.sim import run_sim
 
 SMALL = {  # examples/small.yaml (2 planes x 2 spines x 2 leaves, 4 hosts) at datacenter speed
     "fabric": {"topology": "examples/small.yaml"},
@@ -123,7 +123,7 @@ def test_engines_refuse_what_they_cannot_do(tmp_path):
 
 
 def test_link_slow_divides_the_rate_and_undo_restores_it():
-    from fabric.sim.engine import SimFaults, SimRun
+    from mrc_fabric.sim.engine import SimFaults, SimRun
 
     r = SimRun(_sc(), "mrc")
     ports = r.fab.link_ports("p1l1", "p1s1")
@@ -135,7 +135,7 @@ def test_link_slow_divides_the_rate_and_undo_restores_it():
 
 
 def test_cli_scenario_run_engine_sim(tmp_path, capsys):
-    from fabric.cli import main
+    from mrc_fabric.cli import main
 
     path = tmp_path / "s.yaml"
     data = json.loads(json.dumps(SMALL))

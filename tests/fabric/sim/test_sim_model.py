@@ -6,9 +6,9 @@ import ipaddress
 from controller import build_plan
 from controller.evplan import srv6_profile, stev_profile, walk_srv6, walk_stev
 from controller.topogen import clos
-from fabric.sim.model import SimFabric
 from mrc.wire import formats as F
 from mrc.wire.codec import Encap, encode_data
+from mrc_fabric.sim.model import SimFabric
 
 
 def _fabric(stev_mode: str = "ev_direct") -> tuple[SimFabric, object]:

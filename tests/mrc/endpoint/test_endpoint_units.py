@@ -144,7 +144,7 @@ def test_cc_choice_defaults_per_mode_and_bad_names_are_refused(capsys):
 
 
 def test_scenario_traffic_cc_and_line_rate_default():
-    from fabric.scenarios import ScenarioError, parse_scenario
+    from mrc_fabric.scenarios import ScenarioError, parse_scenario
 
     sc = parse_scenario({"traffic": {"cc": "none"}})
     assert sc.traffic.cc == "none" and sc.traffic.rate_gbps == 0.0  # 0: the fabric's link rate
@@ -155,8 +155,8 @@ def test_scenario_traffic_cc_and_line_rate_default():
 
 
 def test_fabric_line_rate_follows_the_link_model(tmp_path):
-    from fabric.scenarios import FabricEnv, FabricSpec
-    from fabric.scenarios.runner import FULL_FRAME_BYTES
+    from mrc_fabric.scenarios import FabricEnv, FabricSpec
+    from mrc_fabric.scenarios.runner import FULL_FRAME_BYTES
 
     env = FabricEnv(FabricSpec(link_defaults={"rate_pps": 300}), prefix="u", grpc_base_port=1, workdir=tmp_path)
     assert env.line_rate_gbps("h1") == pytest.approx(300 * FULL_FRAME_BYTES * 8 / 1e9)
