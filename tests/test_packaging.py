@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,14 @@ def test_no_source_imports_top_level_fabric() -> None:
             bad += [f"{path.relative_to(REPO)}:{node.lineno}: {n}" for n in names
                     if n == "fabric" or n.startswith("fabric.")]
     assert not bad, "import the emulated-fabric package as mrc_fabric, not fabric:\n" + "\n".join(bad)
+
+
+def test_no_code_string_imports_top_level_fabric() -> None:
+    """Code run in child processes (``python -c "..."``) is text to the AST check above."""
+    pat = re.compile(r"\bfrom fabric(\.\w+)* import\b|\bimport fabric\b|-m fabric\b")
+    bad = [f"{p.relative_to(REPO)}:{n}" for p in _python_files() if p != Path(__file__)
+           for n, line in enumerate(p.read_text().splitlines(), 1) if pat.search(line)]
+    assert not bad, "use mrc_fabric:\n" + "\n".join(bad)
 
 
 def test_every_fabric_subpackage_imports_as_mrc_fabric() -> None:

@@ -170,7 +170,7 @@ def test_failed_build_cleans_up_and_second_up_refused(tmp_path):
 
 def test_down_after_crashed_process(tmp_path):
     """A process that builds a fabric and dies without cleanup: `down` removes what it left."""
-    code = ("import os, sys; from controller.topology import load_topology; from fabric import Fabric; "
+    code = ("import os, sys; from controller.topology import load_topology; from mrc_fabric import Fabric; "
             f"f = Fabric(load_topology({str(SMALL)!r}), prefix='h7c', target=None, state_dir={str(tmp_path)!r}); "
             "f.up(); os._exit(3)")
     try:
@@ -223,7 +223,7 @@ def test_sigterm_tears_down(tmp_path):
     """SIGTERM to a process inside ``with Fabric(...)`` unwinds through the context: nothing left."""
     import signal as sig
 
-    code = ("import signal; from controller.topology import load_topology; from fabric import Fabric\n"
+    code = ("import signal; from controller.topology import load_topology; from mrc_fabric import Fabric\n"
             f"with Fabric(load_topology({str(SMALL)!r}), prefix='h7t', target=None, state_dir={str(tmp_path)!r}):\n"
             "    print('ready', flush=True)\n"
             "    signal.pause()\n")
