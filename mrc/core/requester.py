@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mrc.core.cc import CongestionControl, make_cc
 from mrc.core.psn import INFINITE_EXP_RETRIES, unwrap
+from mrc.core.side import QpSide
 from mrc.core.types import Completion, QpState, WcOpcode, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import Frame, encode_data
@@ -62,20 +63,13 @@ def _opcode(i: int, n: int, imm: bool) -> int:
     return F.OP_WRITE_MIDDLE
 
 
-class Requester:
+class Requester(QpSide):
     """Send side of one QP; subclasses are the mode's loss/ack policy (see the module docstring)."""
 
     TRIMMING = False  # the fabric trims this mode's packets (NSCC reads trims as congestion)
 
     def __init__(self, qp: QueuePair):
-        self.qp = qp
-        self.host = qp.host
-        self.qpn = qp.qpn
-        self.attr = qp.attr
-        self.evset = qp.evset
-        self.remote = qp.remote
-        self.counters = qp.counters
-        self.window = qp.window
+        super().__init__(qp)
         self.base_timeout_ns = 1024 << qp.attr.ack_timeout  # 1.024 us x 2^t, in ns
         self.cc: CongestionControl | None = None  # built at RTS (mrc.core.cc); None until then
         self.pace_ns = 0.0  # the CC's pacing rate: the earliest time the next data packet may leave

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mrc.core.psn import unwrap
+from mrc.core.side import QpSide
 from mrc.core.types import Completion, QpState, WcOpcode, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import Encap, Frame, encode_ack
@@ -30,18 +31,11 @@ class _RxLast:
     dma_len: int
 
 
-class Responder:
+class Responder(QpSide):
     """Receive side of one QP; subclasses are the mode's ack policy (see the module docstring)."""
 
     def __init__(self, qp: QueuePair):
-        self.qp = qp
-        self.host = qp.host
-        self.qpn = qp.qpn
-        self.attr = qp.attr
-        self.evset = qp.evset
-        self.remote = qp.remote
-        self.counters = qp.counters
-        self.window = qp.window
+        super().__init__(qp)
         self.cnp_sent_ns = -(1 << 62)  # last CNP we sent
         self.rcv_nxt = 0
         self.rx_bits = 0  # bit i: seq rcv_nxt + i arrived (bit 0 is always 0 between packets)
