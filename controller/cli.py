@@ -28,6 +28,7 @@ from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
 from .status import DEFAULT_METRICS_PORT
 from .topogen import clos_data, dump_yaml
 from .topology import DEFAULT_GRPC_BASE, TopologyError, load_topology, parse_topology
+from .wiring import MAX_WAIT_S
 
 # With the live view on, the loop checks wiring and reads counters this often (s) unless told otherwise.
 VIEW_WIRING_INTERVAL = 0.5
@@ -152,6 +153,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                    reconcile_interval_s=args.interval,
                    wiring_interval_s=args.wiring_interval or (VIEW_WIRING_INTERVAL if live else 10.0),
                    wiring_timeout_s=args.wiring_timeout or (VIEW_WIRING_TIMEOUT if live else 1.5),
+                   # the live view shows a dead cable within ~2 s: its rounds are not stretched past
+                   # twice their timeout by late probes (a slow target: give a longer --wiring-timeout)
+                   wiring_max_wait_s=(2 * (args.wiring_timeout or VIEW_WIRING_TIMEOUT)) if live else MAX_WAIT_S,
                    counters_interval_s=args.counters_interval or (VIEW_COUNTERS_INTERVAL if live else 2.0),
                    stev_mode=args.stev_mode,
                    grpc_host=args.grpc_host, grpc_base_port=args.grpc_base_port,

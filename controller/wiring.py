@@ -116,7 +116,8 @@ class WiringChecker:
     """Sends probe rounds through the sessions and matches the PacketIns to the topology."""
 
     def __init__(self, topology: Topology, sids: SidPlan, sessions: Mapping[str, SwitchSession],
-                 log: logging.Logger | None = None, first_round_s: float = FIRST_ROUND_S) -> None:
+                 log: logging.Logger | None = None, first_round_s: float = FIRST_ROUND_S,
+                 max_wait_s: float = MAX_WAIT_S) -> None:
         self.topo, self.sids, self.sessions = topology, sids, sessions
         self.log = log or logging.getLogger("controller.wiring")
         self.expected: dict[End, End] = {}
@@ -140,6 +141,7 @@ class WiringChecker:
         # (round, delay) of probes that arrived after their round: how slow the target has been
         self._late_delays: collections.deque[tuple[int, float]] = collections.deque(maxlen=64)
         self.first_round_s = first_round_s
+        self.max_wait_s = max_wait_s  # the longest a round waits, however slow the probes have been
         self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
         self.last: WiringReport | None = None
 
@@ -189,13 +191,13 @@ class WiringChecker:
         probes have been seen to come too late -- ``LATENCY_FACTOR`` times the delay of the slowest
         probe that arrived after its round in the last ``LATENCY_ROUNDS`` rounds -- and at least
         ``first_round_s`` in a checker's first round, which has nothing to go by (capped at
-        ``MAX_WAIT_S``).  A target whose probes all arrive in time keeps ``timeout_s``, so a dead
+        ``max_wait_s``, ``MAX_WAIT_S`` unless the caller chose: the live view caps it near its timeout).  A target whose probes all arrive in time keeps ``timeout_s``, so a dead
         cable is reported as fast as before."""
         with self._lock:
             seen = max((d for r, d in self._late_delays if r > self._closed - LATENCY_ROUNDS), default=0.0)
             first = self._first_round < 0
         wait = max(timeout_s, LATENCY_FACTOR * seen, self.first_round_s if first else 0.0)
-        return min(wait, max(timeout_s, MAX_WAIT_S))
+        return min(wait, max(timeout_s, self.max_wait_s))
 
     def check(self, timeout_s: float = 1.5) -> WiringReport:
         """One round: probe every fabric port of every primary switch, wait (bounded), evaluate.

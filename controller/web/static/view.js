@@ -1,6 +1,6 @@
 // mrc-fabric live view: polls /api/state and draws the fabric as SVG (no libraries, no build step).
 "use strict";
-const POLL_MS = 400;
+const POLL_MS = 250;
 const SVG = "http://www.w3.org/2000/svg";
 const W = 1000, ROW = { spine: 70, leaf: 230, host: 400 }, H = 450;
 let built = false, pos = {}, polls = 0;
