@@ -305,16 +305,17 @@ class SwitchSession:
 
     def packet_out(self, payload: bytes, **metadata: int) -> None:
         """Send a PacketOut (controller header fields by name, e.g. ``egress_port=3``)."""
-        if self._stream is None or self.names is None:
+        stream, names = self._stream, self.names  # read once: the wiring thread sends while a reconnect may clear them
+        if stream is None or names is None:
             raise SessionError(f"switch {self.name}: not connected")
-        ids = self.names.metadata_ids(PACKET_OUT)
+        ids = names.metadata_ids(PACKET_OUT)
         req = p4runtime_pb2.StreamMessageRequest()
         req.packet.payload = payload
         for name, value in metadata.items():
             if name not in ids:
                 raise SessionError(f"switch {self.name}: packet_out has no field {name!r}")
             req.packet.metadata.add(metadata_id=ids[name][0], value=canonical(value))
-        self._stream.send(req)
+        stream.send(req)
 
 
 def _describe(u: p4runtime_pb2.Update, names: P4Names | None) -> str:
