@@ -228,6 +228,17 @@ class LinuxPort:
         self._open_ring(s)
         return True
 
+    def _request_ring(self, s: socket.socket, opt: int, name: str, block: int, nblocks: int, frame: int,
+                      fallback: str) -> int:
+        """Ask the kernel for one TPACKET_V2 ring of ``nblocks`` blocks; its size in bytes, or 0
+        (logged, with what the port does instead) when the kernel refuses it."""
+        try:
+            s.setsockopt(SOL_PACKET, opt, struct.pack("IIII", block, nblocks, frame, nblocks * (block // frame)))
+        except OSError as e:
+            log.warning("%s: no %s (%s); %s", self.ifname, name, e, fallback)
+            return 0
+        return block * nblocks
+
     def _open_ring(self, s: socket.socket) -> None:
         """Map a TPACKET_V2 rx ring and tx ring on ``s``; without the rx ring, ``recvmsg`` +
         PACKET_AUXDATA is used, without the tx ring one ``send`` per frame."""
@@ -247,22 +258,14 @@ class LinuxPort:
                 log.warning("%s: no TPACKET_V2 (%s): no rx/tx rings", self.ifname, e)
                 want_rx = want_tx = False
         if want_rx:
-            try:
-                s.setsockopt(SOL_PACKET, PACKET_RX_RING,
-                             struct.pack("IIII", block, nblocks, frame, nblocks * per_block))
-                rx_len = block * nblocks
-            except OSError as e:
-                log.warning("%s: no PACKET_RX_RING (%s); receiving one frame per recvmsg", self.ifname, e)
-        else:
+            rx_len = self._request_ring(s, PACKET_RX_RING, "PACKET_RX_RING", block, nblocks, frame,
+                                        "receiving one frame per recvmsg")
+        elif not self.use_ring:
             log.info("%s: rx ring disabled (SOFTSWITCH_RX_RING=0); receiving one frame per recvmsg",
                      self.ifname)
         if want_tx:
-            try:
-                s.setsockopt(SOL_PACKET, PACKET_TX_RING,
-                             struct.pack("IIII", block, tx_blocks, frame, tx_blocks * per_block))
-                tx_len = block * tx_blocks
-            except OSError as e:
-                log.warning("%s: no PACKET_TX_RING (%s); sending one frame per send", self.ifname, e)
+            tx_len = self._request_ring(s, PACKET_TX_RING, "PACKET_TX_RING", block, tx_blocks, frame,
+                                        "sending one frame per send")
         mapping = None
         if rx_len or tx_len:
             try:
