@@ -96,6 +96,11 @@ class _Remote:
     entropy_index: dict = field(default_factory=dict)
 
 
+def _forward(side: str, name: str, doc: str) -> property:
+    """A read-only property of ``QueuePair`` that reads ``name`` from its requester or responder."""
+    return property(lambda self: getattr(getattr(self, side), name), doc=doc)
+
+
 class QueuePair:
     """A reliable-connection QP driven by its endpoint (any :class:`~mrc.core.host.QpHost`).
 
@@ -264,43 +269,20 @@ class QueuePair:
     def srtt(self, v: int) -> None:
         self.requester.srtt = v
 
-    @property
-    def min_rtt(self) -> int:
-        return self.requester.min_rtt
-
-    @property
-    def snd_una(self) -> int:
-        return self.requester.snd_una
-
-    @property
-    def snd_nxt(self) -> int:
-        return self.requester.snd_nxt
-
-    @property
-    def next_assign(self) -> int:
-        return self.requester.next_assign
-
-    @property
-    def inflight(self) -> int:
-        return self.requester.inflight
-
-    @property
-    def pkts(self) -> dict:
-        """Unacknowledged packets by sequence number."""
-        return self.requester.pkts
+    # read-only views of the two directions' state, for tools and tests that read a QP
+    min_rtt = _forward("requester", "min_rtt", "Smallest RTT sample (ns).")
+    snd_una = _forward("requester", "snd_una", "Oldest unacknowledged sequence number.")
+    snd_nxt = _forward("requester", "snd_nxt", "Next sequence number to send.")
+    next_assign = _forward("requester", "next_assign", "First PSN of the next work request.")
+    inflight = _forward("requester", "inflight", "Packets sent and not yet acknowledged.")
+    pkts = _forward("requester", "pkts", "Unacknowledged packets by sequence number.")
+    rcv_nxt = _forward("responder", "rcv_nxt", "Next sequence number expected in order.")
+    wimm_unpolled = _forward("responder", "wimm_unpolled", "Write-with-immediate completions not polled yet.")
 
     @property
     def reo_mult(self) -> int:
         """MRC's RACK reordering-window multiplier (1 for RC)."""
         return getattr(self.requester, "reo_mult", 1)
-
-    @property
-    def rcv_nxt(self) -> int:
-        return self.responder.rcv_nxt
-
-    @property
-    def wimm_unpolled(self) -> int:
-        return self.responder.wimm_unpolled
 
     def _probe_interval(self) -> int:
         """MRC's probe period now (tests read it)."""
