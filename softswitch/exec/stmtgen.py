@@ -238,7 +238,7 @@ class StmtGen(ExprGen):
     def builtin_call(self, e: ir.BuiltinCall, out: Out, ind: int) -> None:
         n, a = e.name, e.args
         if n == "mark_to_drop":
-            sm = self.ex(a[0])
+            sm = self.ex(a[0]) if a else "S"  # mark_to_drop(): the packet's standard_metadata
             out.add(ind, f"{sm}.f_egress_spec = 511")
             out.add(ind, f"{sm}.f_mcast_grp = 0")
         elif n == "hash":

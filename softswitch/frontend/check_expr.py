@@ -590,14 +590,14 @@ class ExprChecker(CheckerBase):
         loc = self.loc(t)
         enum = self.enum_type
         if name in _DEPRECATED_FUNCS:
-            raise self.unsupported(t, _DEPRECATED_FUNCS[name])
+            return self.deprecated_call(name, arg_trees, ctx, t)
         if name not in _BUILTIN_FUNCS:
             raise self.unsupported(t, f"extern function '{name}'")
         n = len(arg_trees)
         if name == "mark_to_drop":
-            if n != 1:
-                raise self.unsupported(t, "mark_to_drop() without standard_metadata")
-            args = self.args(arg_trees, ctx, [self.std_meta_type()], t, name)
+            # v1model's deprecated mark_to_drop() acts on the packet's own standard_metadata, as
+            # bmv2's legacy drop primitive does: no arguments here means "the pipeline's".
+            args = self.args(arg_trees, ctx, [self.std_meta_type()], t, name) if n else []
         elif name == "hash":
             res = self.expr(arg_trees[0], ctx, None) if n == 5 else None
             if res is None:
@@ -667,6 +667,27 @@ class ExprChecker(CheckerBase):
             algo = self.expr(arg_trees[3], ctx, enum("HashAlgorithm"))
             args = [cond, data, ck, algo]
         return ir.BuiltinCall(ir.VoidT(), loc, name, args, targs)
+
+    def deprecated_call(self, name: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """v1model's deprecated ``resubmit(data)``, ``recirculate(data)`` and
+        ``clone3(type, session, data)`` with an empty list ``{}``: they preserve no field, which
+        is exactly the ``_preserving_field_list`` form with no field marked (index -1 here).
+        A non-empty list is rejected by name: p4c turns it into a field list whose members
+        are not always the ones written (its own v1model notes warn of that)."""
+        n_data = 2 if name == "clone3" else 0
+        if len(arg_trees) != n_data + 1:
+            raise self.err(t, f"{name} takes {n_data + 1} arguments")
+        data = self.expr(arg_trees[n_data], ctx, None)
+        empty = (isinstance(data, ir.StructInit) and not data.fields) or \
+            (isinstance(data, ir.ListExpr) and not data.elems)
+        if not empty:
+            raise self.unsupported(t, _DEPRECATED_FUNCS[name] + " with a non-empty field list")
+        loc = self.loc(t)
+        none = ir.Const(INFINT, loc, -1)  # no @field_list index can be -1: nothing preserved
+        if name == "clone3":
+            args = self.args(arg_trees[:2], ctx, [self.enum_type("CloneType"), BIT32], t, name)
+            return ir.BuiltinCall(ir.VoidT(), loc, "clone_preserving_field_list", args + [none], ())
+        return ir.BuiltinCall(ir.VoidT(), loc, f"{name}_preserving_field_list", [none], ())
 
     def as_list(self, e: ir.Expr, t: Tree) -> ir.Expr:
         if isinstance(e, ir.StructInit) and isinstance(e.type, ir.StructT) and e.type.name == "":

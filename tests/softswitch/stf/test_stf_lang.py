@@ -1,0 +1,41 @@
+"""Language coverage of issue 16's second round (p4c's v1model STF corpus): each feature runs
+as one of this project's small programs with its STF script, on the API's path and on the
+packet loop's path, and the forms still outside the subset are rejected by name."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from softswitch.frontend import load_program
+from softswitch.frontend.errors import P4Error
+from softswitch.stf import parse_stf, run_stf
+
+DATA = Path(__file__).parent / "data"
+
+# program -> how many expected frames its script checks
+PROGRAMS = {
+    "deprecated_v1": 4,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_passes_on_both_paths(name):
+    prog = load_program(str(DATA / f"{name}.p4"), {}, [])
+    cmds = parse_stf((DATA / f"{name}.stf").read_text())
+    api, loop = run_stf(prog, cmds), run_stf(prog, cmds, loop_path=True)
+    assert api.passed, [c for c in api.checks if not c.ok]
+    assert loop.passed, [c for c in loop.checks if not c.ok]
+    assert len(api.checks) == PROGRAMS[name] and loop.outputs == api.outputs
+
+
+def _load_variant(tmp_path, name: str, old: str, new: str):
+    src = (DATA / f"{name}.p4").read_text()
+    assert old in src
+    (tmp_path / "x.p4").write_text(src.replace(old, new, 1))
+    return load_program(str(tmp_path / "x.p4"), {}, [])
+
+
+def test_deprecated_resubmit_with_fields_is_rejected_by_name(tmp_path):
+    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: resubmit .*non-empty field list"):
+        _load_variant(tmp_path, "deprecated_v1", "{ resubmit({}); }", "{ resubmit({ m.seen }); }")
