@@ -262,6 +262,11 @@ def union_siblings(e: Expr) -> list[Expr]:
     return []
 
 
+# An ``error`` key is matched on the error's number (declaration order, see the module docstring)
+# in a field of bmv2's width for errors: p4c's bmv2 back end makes every error-typed field 32 bits.
+ERROR_KEY_WIDTH = 32
+
+
 def type_width(t: Type) -> int:
     """Bit width of a serializable type (bit/int/bool/serializable enum/header/struct of those)."""
     if isinstance(t, (BitT, IntT)):
@@ -775,6 +780,8 @@ class TableKey:
 
     @property
     def width(self) -> int:
+        if isinstance(self.expr.type, ErrorT):
+            return ERROR_KEY_WIDTH
         return type_width(self.expr.type)
 
 

@@ -16,6 +16,7 @@ DATA = Path(__file__).parent / "data"
 # program -> how many expected frames its script checks
 PROGRAMS = {
     "deprecated_v1": 4,
+    "error_key": 3,
 }
 
 
@@ -39,3 +40,10 @@ def _load_variant(tmp_path, name: str, old: str, new: str):
 def test_deprecated_resubmit_with_fields_is_rejected_by_name(tmp_path):
     with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: resubmit .*non-empty field list"):
         _load_variant(tmp_path, "deprecated_v1", "{ resubmit({}); }", "{ resubmit({ m.seen }); }")
+
+
+def test_error_key_is_a_32_bit_field_in_p4info():
+    from softswitch.p4info import build_p4info
+    info = build_p4info(load_program(str(DATA / "error_key.p4"), {}, []))
+    t = next(t for t in info.tables if t.preamble.name == "I.by_meta")
+    assert [(f.name, f.bitwidth) for f in t.match_fields] == [("m.e", 32)]
