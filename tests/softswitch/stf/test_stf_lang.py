@@ -17,6 +17,7 @@ DATA = Path(__file__).parent / "data"
 PROGRAMS = {
     "deprecated_v1": 4,
     "error_key": 3,
+    "nonbyte_header": 3,
 }
 
 
