@@ -381,6 +381,20 @@ class StmtGen(ExprGen):
             target = f"{st}.arr[{st}.nxt]"
             t = h.stack.type.elem
             post = f"{st}.nxt += 1"
+        elif isinstance(h, ir.Member) and isinstance(h.expr, ir.StackNext):
+            # stack_of_unions.next.member: like bmv2's union-stack extract, StackOutOfBounds
+            # first, then the member of the next union is extracted, its siblings become
+            # invalid, and only then does the stack move on
+            st, u = self.t(), self.t()
+            stack = h.expr.stack
+            out.add(ind, f"{st} = {self.ex(stack)}")
+            out.add(ind, f"if {st}.nxt >= {stack.type.size}:")
+            out.add(ind + 1, f"raise _PE({PE_STACK_OUT_OF_BOUNDS})")
+            out.add(ind, f"{u} = {st}.arr[{st}.nxt]")
+            target = f"{u}.f_{h.field}"
+            t = h.type
+            sibs = [f.name for f in h.expr.type.fields if f.name != h.field]
+            post = "; ".join([f"{u}.f_{n}.valid = False" for n in sibs] + [f"{st}.nxt += 1"])
         else:
             target = self.ex(h)
             t = h.type

@@ -425,9 +425,6 @@ class ExprChecker(CheckerBase):
         if isinstance(bt, ir.StackT):
             if mem == "size":
                 return ir.Const(BIT32, loc, bt.size)
-            if isinstance(bt.elem, ir.StructT) and mem in ("next", "last", "lastIndex", "push_front",
-                                                           "pop_front"):
-                raise self.unsupported(t, f"'{mem}' of a header_union stack (index it instead)")
             if mem == "next":
                 if not ctx.in_parser:
                     raise self.err(t, "'next' can only be used in a parser")
@@ -782,6 +779,8 @@ class ExprChecker(CheckerBase):
                     return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h, nbits))
                 self.check_lvalue(h, loc)
                 sibs = ir.union_siblings(h)
+                if isinstance(h, ir.Member) and isinstance(h.expr, ir.StackNext):
+                    sibs = []  # the extract itself invalidates them (before the stack moves on)
                 if sibs:  # extracting a header_union member invalidates the others (once it worked)
                     return _StmtMarker(ir.VoidT(), loc, ir.Block(loc, [ir.Extract(loc, h)] + [
                         ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s)) for s in sibs]))

@@ -18,6 +18,7 @@ PROGRAMS = {
     "deprecated_v1": 4,
     "error_key": 3,
     "nonbyte_header": 3,
+    "union_stack_ops": 4,
 }
 
 
