@@ -252,6 +252,15 @@ class StmtChecker(CheckerBase):
             raise self.err(loc, f"cannot declare a variable of type {show(t)}")
         store = ctx.block if ctx.block is not None else ctx.action_block
         prefix = getattr(ctx, "var_prefix", "")
+        if isinstance(t, ir.VarbitT):
+            # a local varbit keeps its current width with its value, as a header's varbit field
+            # does: it lives in a one-field header of its own, and the name stands for the field
+            box = ir.HeaderT(f"varbit<{t.max_width}>", (ir.Field("v", t),))
+            bv = ir.Var(box, loc, store.fresh(prefix + name, box))
+            ctx.scope[-1][name] = ir.Member(t, loc, bv, "v")  # type: ignore[attr-defined]
+            if init is not None:
+                raise self.unsupported(loc, "an initialiser on a varbit variable (assign it)")
+            return ir.VarDecl(loc, bv, None)
         uname = store.fresh(prefix + name, t)
         v = ir.Var(t, loc, uname)
         ctx.scope[-1][name] = v  # type: ignore[attr-defined]

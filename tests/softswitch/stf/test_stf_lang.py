@@ -19,6 +19,7 @@ PROGRAMS = {
     "error_key": 3,
     "nonbyte_header": 3,
     "union_stack_ops": 4,
+    "varbit_local": 3,
 }
 
 
@@ -49,3 +50,8 @@ def test_error_key_is_a_32_bit_field_in_p4info():
     info = build_p4info(load_program(str(DATA / "error_key.p4"), {}, []))
     t = next(t for t in info.tables if t.preamble.name == "I.by_meta")
     assert [(f.name, f.bitwidth) for f in t.match_fields] == [("m.e", 32)]
+
+
+def test_varbit_local_with_an_initialiser_is_rejected_by_name(tmp_path):
+    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: an initialiser on a varbit variable"):
+        _load_variant(tmp_path, "varbit_local", "varbit<32> u;", "varbit<32> u = h.a.v;")
