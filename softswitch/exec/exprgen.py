@@ -159,6 +159,12 @@ class ExprGen:
             return f"{s}.arr[{e.index.value}]"
         return f"_stk_get({s}, {self.ex(e.index)})"
 
+    def ex_ListExpr(self, e: ir.ListExpr) -> str:
+        """A tuple value (a ``tuple<...>`` local's initialiser): a Python tuple of its items."""
+        if any(isinstance(x.type, (ir.HeaderT, ir.StructT, ir.StackT)) for x in e.elems):
+            raise compile_error(e.loc, "unsupported: a tuple of headers/structs as a value")
+        return "(" + "".join(f"{self.ex(x)}, " for x in e.elems) + ")"
+
     def ex_StackNext(self, e: ir.StackNext) -> str:
         return f"_stk_next({self.ex(e.stack)})"
 

@@ -224,7 +224,11 @@ class ExprChecker(CheckerBase):
             return ir.Mux(a.type, loc, c, a, b)
         if k == "list_expr":
             el = _tree(t, "expr_list")
-            elems = [self.expr(x, ctx, None) for x in _trees(el)] if el is not None else []
+            items = _trees(el) if el is not None else []
+            tys: list = [None] * len(items)
+            if isinstance(expected, (ir.HeaderT, ir.StructT)) and len(expected.fields) == len(items):
+                tys = [f.type for f in expected.fields]  # '{ {a, 1}, b }': nested lists typed too
+            elems = self.elements(items, tys, ctx)
             if isinstance(expected, (ir.HeaderT, ir.StructT)):
                 return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t)
             for x in elems:
@@ -235,15 +239,16 @@ class ExprChecker(CheckerBase):
             pairs = [(_name(p), p) for p in _trees(t, "kv_pair")]
             if isinstance(expected, (ir.HeaderT, ir.StructT)):
                 names = [n for n, _ in pairs]
-                elems = []
+                fts = []
                 for n, p in pairs:
                     try:
-                        ft = expected.field_type(n)
+                        fts.append(expected.field_type(n))
                     except KeyError:
                         raise self.err(p, f"{expected.name} has no field '{n}'") from None
-                    elems.append(self.expr(p.children[-1], ctx, ft))
+                elems = self.elements([p.children[-1] for _, p in pairs], fts, ctx)
                 return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t, names)
-            vals = [(n, self.expr(p.children[-1], ctx, None)) for n, p in pairs]
+            vals = list(zip([n for n, _ in pairs],
+                            self.elements([p.children[-1] for _, p in pairs], [None] * len(pairs), ctx)))
             return ir.StructInit(ir.StructT("", tuple(ir.Field(n, v.type) for n, v in vals)), loc, vals)
         if k in ("call_expr", "generic_call"):
             return self.call(t, ctx)
@@ -391,6 +396,10 @@ class ExprChecker(CheckerBase):
             self.used_consts.add(name)
         if e is None:
             raise self.err(t, f"'{name}' is not declared")
+        if isinstance(e, ir.Var) and isinstance(e.type, ir.TupleT):
+            # a tuple local may be declared and initialised (its initialiser runs, calls and
+            # all); reading or writing it later is not done
+            raise self.unsupported(t, f"use of the tuple variable '{name}'")
         if isinstance(e, ir.Const):
             return ir.Const(e.type, self.loc(t), e.value)
         if isinstance(e, _ParamEntry):
@@ -509,6 +518,22 @@ class ExprChecker(CheckerBase):
             ctx.prelude.append(ir.VarDecl(a.loc, tv, a))
             return tv
         return a
+
+    def elements(self, trees: list[Tree], types: list, ctx: _Ctx) -> list[ir.Expr]:
+        """The elements of a list or struct initialiser, in written order; when a later element
+        calls a function with effects, each earlier one that reads something is taken into a
+        temporary first (the call may change what it read), as for a binary operator's left
+        operand."""
+        out = []
+        for i, (x, ty) in enumerate(zip(trees, types)):
+            e = self.expr(x, ctx, ty)
+            if ctx.prelude is not None and not isinstance(e, (ir.Const, ir.ListExpr, ir.StructInit)) \
+                    and not isinstance(e.type, InfIntT) and any(self.has_effect_call(y) for y in trees[i + 1:]):
+                tv = self.temp_var(e.type, ctx, e.loc)
+                ctx.prelude.append(ir.VarDecl(e.loc, tv, e))
+                e = tv
+            out.append(e)
+        return out
 
     def has_effect_call(self, t: Tree) -> bool:
         """Does ``t`` call a user function with out/inout parameters (a call with effects)?"""

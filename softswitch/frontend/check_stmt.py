@@ -80,6 +80,15 @@ class StmtChecker(CheckerBase):
                     allow(_trees(x)[1])  # '16w1 ++ f(x)': the left operand reads nothing
             elif x.data == "slice" and _trees(x):
                 allow(_trees(x)[0])  # 'f(x)[15:0]': the bounds are constants
+            elif x.data == "list_expr":
+                # '{a, f(a)}': elements in order, earlier ones taken into temporaries before a
+                # call with effects (check_expr.elements)
+                for el in _trees(x, "expr_list"):
+                    for k_ in _trees(el):
+                        allow(k_)
+            elif x.data == "struct_expr":
+                for kv in _trees(x, "kv_pair"):
+                    allow(kv.children[-1])
             else:
                 allowed.add(id(x))
 

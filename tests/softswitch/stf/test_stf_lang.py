@@ -17,6 +17,7 @@ DATA = Path(__file__).parent / "data"
 PROGRAMS = {
     "deprecated_v1": 4,
     "error_key": 3,
+    "init_calls": 2,
     "nonbyte_header": 3,
     "union_stack_ops": 4,
     "varbit_local": 3,
@@ -55,3 +56,8 @@ def test_error_key_is_a_32_bit_field_in_p4info():
 def test_varbit_local_with_an_initialiser_is_rejected_by_name(tmp_path):
     with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: an initialiser on a varbit variable"):
         _load_variant(tmp_path, "varbit_local", "varbit<32> u;", "varbit<32> u = h.a.v;")
+
+
+def test_reading_a_tuple_variable_is_rejected_by_name(tmp_path):
+    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: use of the tuple variable 't'"):
+        _load_variant(tmp_path, "init_calls", "h.h.d = n.d;", "h.h.d = n.d; t = { 1, 2 };")
