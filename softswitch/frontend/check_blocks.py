@@ -401,11 +401,13 @@ class BlockChecker(CheckerBase):
         ctx = _Ctx(blk)
         ctx.scope = [scope]  # type: ignore[attr-defined]
         ctx.var_prefix = var_prefix  # type: ignore[attr-defined]
+        ctx.p4_prefix = pfx  # type: ignore[attr-defined]
+        ctx.order = order  # type: ignore[attr-defined]
         init: list[ir.Stmt] = []
         for i, lt in enumerate(_trees(d)):
             key = order + (i,)
             k = lt.data
-            if k in ("annotations", "name", "params", "block"):
+            if k in ("annotations", "name", "params", "ctor_params", "block"):
                 continue
             if k == "var_decl":
                 init += self.stmt(lt, ctx)
@@ -428,8 +430,8 @@ class BlockChecker(CheckerBase):
                 raise self.unsupported(lt, k.replace("_", " "))
         body_t = _tree(d, "block")
         counts = _apply_counts(body_t)
-        for ent in scope.values():
-            if isinstance(ent, _SubControl):
+        for n, ent in scope.items():
+            if isinstance(ent, _SubControl) and n not in (bindings or {}):  # not one passed in
                 ent.applies = counts.get(ent.name, 0)
         body = self.block(body_t, ctx)
         body.stmts = init + body.stmts
@@ -462,10 +464,9 @@ class BlockChecker(CheckerBase):
         tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
         decl = self.globals.get(tname)
         if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
-            if _trees(_tree(lt, "args")):
-                raise self.unsupported(lt, "control constructor arguments")
             pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
             sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
+            sub.ctor = self.control_ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt)
             ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
             return
         if tname not in _EXTERN_KINDS:
@@ -475,6 +476,45 @@ class BlockChecker(CheckerBase):
         inst = self.build_extern(lt, ctx, pfx)
         blk.externs.append((key, inst))
         ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
+
+    def control_ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree) -> dict:
+        """Constructor arguments of a control instance: each names a control instance of the
+        enclosing control (the only constructor parameters taken, see check_decl); inside, the
+        parameter stands for that instance -- one instance, shared by all who were given it."""
+        cp = _tree(d, "ctor_params")
+        params = _trees(_tree(cp, "params"), "param") if cp is not None else []
+        if len(args) != len(params):
+            if not params:
+                raise self.unsupported(lt, "control constructor arguments")
+            raise self.err(lt, f"control '{_name(d)}' takes {len(params)} constructor arguments, "
+                               f"{len(args)} given")
+        out = {}
+        for p, a in zip(params, args):
+            ent = None
+            if a.data == "ident":
+                n = str(_tree(a, "name").children[0])
+                for s in reversed(ctx.scope):  # type: ignore[attr-defined]
+                    if n in s:
+                        ent = s[n]
+                        break
+            if not isinstance(ent, _SubControl):
+                raise self.unsupported(a, "a control constructor argument that is not a control "
+                                          "instance declared in the same control")
+            out[_name(p)] = ent
+        return out
+
+    def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """``Ctl.apply(...)`` of a control type: an instance of its own at this call, as the P4
+        spec reads a direct application (named after the type in P4Info)."""
+        if _tree(decl.tree, "ctor_params") is not None:
+            raise self.unsupported(t, "direct application of a control with constructor parameters")
+        name = _name(decl.tree)
+        n = getattr(ctx, "direct_applies", 0)
+        ctx.direct_applies = n + 1  # type: ignore[attr-defined]
+        pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
+        sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if n == 0 else f"{pfx}.{name}_{n}",
+                          getattr(ctx, "order", ()) + (1_000_000 + n,), self.loc(t))
+        return self.inline_control(sub, arg_trees, ctx, t)
 
     def build_extern(self, lt: Tree, ctx: _Ctx, pfx: str) -> ir.ExternInstance:
         """The v1model extern object declared by instantiation ``lt`` (P4Info prefix ``pfx``)."""
@@ -569,6 +609,7 @@ class BlockChecker(CheckerBase):
             # the same instance: its tables, actions and externs are shared, the body runs again
             return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)])
         var_prefix = sub.prefix.split(".", 1)[-1] + "."
+        bindings.update(sub.ctor)  # constructor parameters: the control instances passed
         ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
                                  var_prefix=var_prefix)
         sub.body = ctl.body

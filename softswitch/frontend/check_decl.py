@@ -12,6 +12,7 @@ from .checkbase import (
     CheckerBase,
     _Ctx,
     _Decl,
+    _direction,
     _ExternFunc,
     _id_ann,
     _name,
@@ -141,8 +142,9 @@ class DeclChecker(CheckerBase):
                 raise self.err(d, f"'{name}' is a v1model type name; a {k[:-5]} cannot be named so")
             if _tree(d, "type_params") is not None:
                 raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
-            if _tree(d, "ctor_params") is not None:
-                raise self.unsupported(d, f"{k[:-5]} constructor parameters ('{name}')")
+            if _tree(d, "ctor_params") is not None and (k == "parser_decl" or not self.control_ctor_params(d)):
+                raise self.unsupported(d, f"{k[:-5]} constructor parameters ('{name}') other than "
+                                          "control instances")
             for vs in _trees(d, "value_set_decl"):
                 raise self.unsupported(vs, "parser value_set")
             self.declare(d, name, _Decl(k[:-5], d, self.is_builtin(d)))
@@ -161,6 +163,19 @@ class DeclChecker(CheckerBase):
                 self.global_instance(d, name)
         else:
             raise self.unsupported(d, k.replace("_", " "))
+
+    def control_ctor_params(self, d: Tree) -> bool:
+        """Are all of control ``d``'s constructor parameters of a control type (directionless
+        parameters that receive a control instance, applied inside like a local instance)?"""
+        params = _trees(_tree(_tree(d, "ctor_params"), "params"), "param")
+        for p in params:
+            tref = _type_child(p)
+            tname = str(tref.children[0]) if tref.data == "named_type" else ""
+            decl = self.globals.get(tname)
+            if not (isinstance(decl, _Decl) and decl.kind in ("control", "control_type_decl")
+                    and not decl.builtin) or _direction(p):
+                return False
+        return True
 
     def global_instance(self, d: Tree, name: str) -> None:
         """A top-level extern instance: shared by every control that uses it, P4Info name bare."""

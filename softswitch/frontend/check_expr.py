@@ -13,6 +13,7 @@ from .checkbase import (
     CheckerBase,
     _ActionRef,
     _Ctx,
+    _Decl,
     _ExternFunc,
     _FuncRef,
     _Inlined,
@@ -746,6 +747,9 @@ class ExprChecker(CheckerBase):
                 if mem != "apply":
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
+            if isinstance(e, _Decl) and e.kind == "control" and not e.builtin and mem == "apply" \
+                    and not ctx.in_parser:
+                return self.direct_apply(e, arg_trees, ctx, t)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
         if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
             if arg_trees:

@@ -78,6 +78,7 @@ class _SubControl:
     applied_args: list[Any] | None = None  # per parameter: the bound lvalue / fresh Var / Const
     applies: int = 1  # how many ``.apply(`` calls name it in the enclosing body
     body: ir.Block | None = None
+    ctor: dict = field(default_factory=dict)  # constructor parameter -> the _SubControl passed
 
 
 @dataclass

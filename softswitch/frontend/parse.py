@@ -144,7 +144,10 @@ class _PostLex:
                     out = Token.new_borrow_pos("KW_" + v.upper(), v, tok)
                 elif table_depth >= 0 and v == "priority" and nv == "=":
                     out = Token.new_borrow_pos("PRIORITY_KW", v, tok)
-                elif v in self.types and not any(v in h for h in hidden):
+                elif v in self.types and not any(v in h for h in hidden) and not (
+                        nv == "." and (prev is None or prev.value != ".")
+                        and (peek(1) is not None and peek(1).value == "apply" and peek(1).type != "STRING")):
+                    # 'Ctl.apply(...)' (direct application of a control type) stays a name
                     out = Token.new_borrow_pos("TYPE_IDENT", v, tok)
                 if extern_pending and nv == "(":
                     extern_pending = False  # function name: its type params follow "<"

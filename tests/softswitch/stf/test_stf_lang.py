@@ -15,6 +15,7 @@ DATA = Path(__file__).parent / "data"
 
 # program -> how many expected frames its script checks
 PROGRAMS = {
+    "control_ctor": 2,
     "deprecated_v1": 4,
     "error_key": 3,
     "init_calls": 2,
@@ -61,3 +62,20 @@ def test_varbit_local_with_an_initialiser_is_rejected_by_name(tmp_path):
 def test_reading_a_tuple_variable_is_rejected_by_name(tmp_path):
     with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: use of the tuple variable 't'"):
         _load_variant(tmp_path, "init_calls", "h.h.d = n.d;", "h.h.d = n.d; t = { 1, 2 };")
+
+
+def test_a_shared_control_instance_is_one_instance_in_p4info():
+    from softswitch.p4info import build_p4info
+    info = build_p4info(load_program(str(DATA / "control_ctor.p4"), {}, []))
+    assert [r.preamble.name for r in info.registers] == ["I.Wrap.k.r"]
+
+
+def test_control_constructor_parameter_of_a_value_type_is_rejected_by_name(tmp_path):
+    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: control constructor parameters "
+                                      r"\('Twice'\) other than control instances"):
+        _load_variant(tmp_path, "control_ctor", "(Step s)", "(Step s, bit<8> k)")
+
+
+def test_control_constructor_argument_must_be_an_instance(tmp_path):
+    with pytest.raises(P4Error, match=r"unsupported: a control constructor argument that is not a control"):
+        _load_variant(tmp_path, "control_ctor", "Twice(k) t2;", "Twice(Count()) t2;")
