@@ -194,7 +194,9 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",
-          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in state) or "True") + ")",
+          # '==' compares the P4 fields (and a varbit's width), not p4c's padding bits
+          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in state if a != "pad")
+                                                  or "True") + ")",
           "    @staticmethod",
           f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
           f"        n = {name}.__new__({name})",

@@ -19,7 +19,7 @@ PROGRAMS = {
     "deprecated_v1": 4,
     "error_key": 3,
     "init_calls": 2,
-    "nonbyte_header": 3,
+    "nonbyte_header": 4,
     "union_stack_ops": 4,
     "varbit_local": 3,
 }
