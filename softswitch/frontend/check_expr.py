@@ -747,8 +747,11 @@ class ExprChecker(CheckerBase):
                 if mem != "apply":
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
-            if isinstance(e, _Decl) and e.kind == "control" and not e.builtin and mem == "apply" \
-                    and not ctx.in_parser:
+            if isinstance(e, _Decl) and e.kind in ("control", "parser") and not e.builtin and mem == "apply":
+                if e.kind == "parser" or ctx.in_parser:
+                    raise self.unsupported(t, f"direct application of {e.kind} type '{base.name}' "
+                                              f"{'in a parser' if ctx.in_parser else ''}".rstrip()
+                                              + " (declare an instance and apply it)")
                 return self.direct_apply(e, arg_trees, ctx, t)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
         if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
