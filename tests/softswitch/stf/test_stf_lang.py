@@ -48,6 +48,7 @@ def test_deprecated_resubmit_with_fields_is_rejected_by_name(tmp_path):
 
 
 def test_error_key_is_a_32_bit_field_in_p4info():
+    """bmv2's width for error fields; p4c's own P4Info leaves it unset (docs/p4_subset.md)."""
     from softswitch.p4info import build_p4info
     info = build_p4info(load_program(str(DATA / "error_key.p4"), {}, []))
     t = next(t for t in info.tables if t.preamble.name == "I.by_meta")
