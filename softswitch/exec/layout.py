@@ -90,19 +90,6 @@ def unpack_lines(t: ir.HeaderT, target: str, value: str, indent: str) -> list[st
     return lines
 
 
-def padding_bits(t: ir.HeaderT) -> int:
-    """Bits p4c's bmv2 back end appends to a header whose fields do not fill whole bytes (its
-    ``_padding`` field): extract reads them from the packet and emit writes them back."""
-    return 0 if t.varbit is not None else -t.width % 8
-
-
-def emit_expr(t: ir.HeaderT, src: str) -> str:
-    """Expression for the header's bytes on the wire as one integer: the fields, then the
-    padding bits (``src.pad``) when the fields do not fill whole bytes."""
-    pad = padding_bits(t)
-    return f"(({pack_expr(t, src)}) << {pad} | {src}.pad)" if pad else pack_expr(t, src)
-
-
 def pack_expr(t: ir.HeaderT, src: str) -> str:
     """Expression for the header object's fields packed into one integer (MSB first)."""
     if t.varbit is not None:
@@ -166,10 +153,8 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     zero = {a: ("False" if k == "bool" else "0") for a, _, k in fields}
     nbytes = (t.width + 7) // 8
     vb = t.varbit is not None
-    pad = padding_bits(t)
     state = attrs + (["vbw"] if vb else [])  # vbw: the varbit field's current width in bits
-    state += ["pad"] if pad else []  # pad: the padding bits p4c adds after the last field
-    zero["vbw"] = zero["pad"] = "0"
+    zero["vbw"] = "0"
     L = [f"class {name}:",
          f"    \"\"\"header {t.name}\"\"\"",
          f"    __slots__ = {tuple(['valid'] + state)!r}",
@@ -194,21 +179,18 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",
-          # '==' compares the P4 fields (and a varbit's width), not p4c's padding bits
-          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in state if a != "pad")
-                                                  or "True") + ")",
+          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in state) or "True") + ")",
           "    @staticmethod",
           f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
           f"        n = {name}.__new__({name})",
           "        n.valid = _v"]
     L += [f"        n.{a} = a{i}" for i, a in enumerate(attrs)]
     L += ["        n.vbw = 0"] if vb else []
-    L += ["        n.pad = 0"] if pad else []
     L += ["        return n",
           "    def to_int(self):",
           f"        return {pack_expr(t, 'self')}",
           "    def emit(self):",
-          f"        return ({emit_expr(t, 'self')}).to_bytes("
+          f"        return ({pack_expr(t, 'self')}).to_bytes("
           + (f"({t.width} + self.vbw) // 8" if vb else f"{nbytes}") + ", 'big')",
           "    def values(self):",
           "        return (" + "".join(f"self.{a}, " for a in attrs) + ")",

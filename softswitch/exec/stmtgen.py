@@ -401,19 +401,14 @@ class StmtGen(ExprGen):
             post = None
         if not isinstance(t, ir.HeaderT):
             raise compile_error(s.loc, "unsupported: extract of a non-header")
-        pad = layout.padding_bits(t)
-        nb = (t.width + pad) // 8
+        if t.width % 8:
+            raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
+        nb = t.width // 8
         hv = self.t()
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
-        if pad:  # p4c pads the header to whole bytes: the fields, then the padding bits
-            v = self.t()
-            out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
-            for line in layout.unpack_lines(t, hv, f"({v} >> {pad})", ""):
-                out.add(ind, line)
-            out.add(ind, f"{hv}.pad = {v} & {(1 << pad) - 1:#x}")
-        elif nb:  # struct codes per byte-aligned field group: no header-wide integer
+        if nb:  # struct codes per byte-aligned field group: no header-wide integer
             stn = self.g(layout.header_struct(t), "ST")
             for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_"):
                 out.add(ind, line)
@@ -455,5 +450,7 @@ class StmtGen(ExprGen):
             for line in lines:
                 out.add(ind + 1, line)
             out.add(ind + 1, f"OUT.append({expr})")
-        else:
-            out.add(ind + 1, f"OUT.append(({layout.emit_expr(t, h)}).to_bytes({(t.width + 7) // 8}, 'big'))")
+        elif t.width == 0:
+            out.add(ind + 1, "pass")  # a header without fields emits nothing
+        else:  # the front end rejects such headers (check_header_widths)
+            raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")

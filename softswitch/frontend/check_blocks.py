@@ -158,6 +158,7 @@ class BlockChecker(CheckerBase):
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
             blocks.append(self.lower_parser(d.tree) if kind == "parser" else self.lower_control(d.tree))
+        self.check_header_widths(blocks)
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
                 self.warnings.append(f"{cloc}: [--Wwarn=unused] warning: '{cname}' is unused")
@@ -385,6 +386,31 @@ class BlockChecker(CheckerBase):
         if t.data == "range_keyset":
             return ir.KeySet("range", const(_trees(t)[0]), hi=const(_trees(t)[1]), loc=loc)
         return ir.KeySet("value", const(t), mask_all, loc=loc)
+
+    def check_header_widths(self, blocks: list) -> None:
+        """Like p4c's bmv2 back end (``Found header with fields totaling N bits``, an error since
+        it stopped padding headers): a header type the program uses whose fixed fields do not
+        total a multiple of 8 bits is rejected; bmv2 itself cannot hold such a header."""
+        types: list[ir.Type] = []
+        for b in blocks:
+            types += [p.type for p in b.params] + list(b.locals.values())
+        for a in self.actions.values():
+            types += [p.type for p in a.params] + list(getattr(a, "locals", {}).values())
+        seen: set[int] = set()
+        while types:
+            t = types.pop()
+            if id(t) in seen:
+                continue
+            seen.add(id(t))
+            if isinstance(t, ir.StackT):
+                types.append(t.elem)
+            elif isinstance(t, ir.StructT):
+                types += [f.type for f in t.fields]
+            elif isinstance(t, ir.HeaderT) and t.varbit is None and t.width % 8:
+                loc = self.type_locs.get(t.name, self.loc(self.main))
+                raise self.unsupported(loc, f"header {t.name} with fields totaling {t.width} bits (bmv2 "
+                                            "takes only headers whose fields total a multiple of 8 "
+                                            "bits; p4c's bmv2 back end rejects it too)")
 
     def lower_control(self, d: Tree, prefix: str | None = None, blk: _Block | None = None,
                       bindings: dict[str, Any] | None = None, order: tuple = (),

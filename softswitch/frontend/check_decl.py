@@ -79,6 +79,7 @@ class DeclChecker(CheckerBase):
             anns = self.annotations(_tree(d, "annotations"))
             t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
             self.named_types[name] = t
+            self.type_locs[name] = self.loc(d)
             self.declare(d, name, ("type", t))
             ch = ir.find_annotation(anns, "controller_header")
             if ch is not None and isinstance(t, ir.HeaderT):

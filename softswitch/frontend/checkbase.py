@@ -146,6 +146,7 @@ class CheckerBase:
         self.errors: list[str] = []
         self.match_kinds: list[str] = []
         self.named_types: dict[str, ir.Type] = {}
+        self.type_locs: dict[str, ir.Loc] = {}  # header/struct declarations, for later errors
         self.actions: dict[str, ir.Action] = {}
         self.action_order: list[str] = []
         self.controller_headers: list[ir.ControllerHeader] = []
