@@ -288,9 +288,8 @@ class EvProfile:
             expanded = self._expand(new, where)
         elif self.state == S.ONLINE:
             raise einval(f"{where}: an ONLINE profile cannot un-populate an EV")
-        idxs = list(self._find(entry.ev, where))  # a copy: _set_slot edits the index
-        if not EvOpFlags(entry.flags) & EvOpFlags.ALL_COPIES:
-            idxs = idxs[:1]
+        idxs = self._find(entry.ev, where)  # copied below: _set_slot edits the index
+        idxs = list(idxs) if EvOpFlags(entry.flags) & EvOpFlags.ALL_COPIES else idxs[:1]
         for j in idxs:
             self._set_slot(j, new, st, expanded)
 
