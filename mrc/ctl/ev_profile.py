@@ -286,6 +286,8 @@ class EvProfile:
                 raise einval(f"{where}: port {new.port} is not a port of this device "
                              f"(ports {self.env.device.ports()})")
             expanded = self._expand(new, where)
+            if expanded == new.val:  # full-width fields: the expansion is the value; keep one copy
+                expanded = new.val
         elif self.state == S.ONLINE:
             raise einval(f"{where}: an ONLINE profile cannot un-populate an EV")
         idxs = self._find(entry.ev, where)  # copied below: _set_slot edits the index
