@@ -80,6 +80,22 @@ def _host_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--json", action="store_true", help="print one JSON report (progress as JSON lines on stderr)")
 
 
+def _nscc_param(text: str) -> tuple[str, int | float | bool]:
+    """``--nscc NAME=VALUE``: an integer, a float, or true/false (disable_qa)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not PARAM=VALUE")
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    try:
+        return name, int(value)
+    except ValueError:
+        try:
+            return name, float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="mrc-perf", description="RDMA WRITE bandwidth and latency over MRC "
                                  "(or the single-path RC baseline), in the spirit of ib_write_bw.")
@@ -102,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--mode", choices=("mrc", "rc"), default="mrc", help="mrc (sprayed) or rc (single-path baseline)")
     c.add_argument("--cc", choices=("nscc", "dcqcn", "none"), default="",
                    help="congestion control (default: nscc for --mode mrc, dcqcn for rc; the server uses the same)")
+    c.add_argument("--nscc", action="append", default=[], metavar="PARAM=VALUE", type=_nscc_param,
+                   help="an NSCC parameter of the run's CC profile (NsccConfig names: base_rtt in ns, max_cwnd in "
+                        "bytes, ...; repeatable; with any, base_rtt is required). Default: each QP learns the base RTT")
     c.add_argument("--imm", action="store_true", help="WRITE_WITH_IMM (the server counts immediates)")
     c.add_argument("--tx-depth", type=int, default=16, help="outstanding messages per QP (default 16)")
     c.add_argument("--mtu", type=int, default=0, help="path MTU (default: largest the interfaces allow)")
@@ -192,13 +211,18 @@ def _progress_printer(as_json: bool):
     return show
 
 
+def perf_params(a: argparse.Namespace) -> PerfParams:
+    """The client's measurement parameters from its command line."""
+    return PerfParams(a.size, a.iters, a.qps, a.mode, a.imm, a.duration, a.tx_depth, a.verify, a.seed,
+                      a.mtu, a.mpr, a.progress, a.timeout, a.cc, dict(a.nscc))
+
+
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     try:
         host = _host(a)
         if a.role == "client":
-            prm = PerfParams(a.size, a.iters, a.qps, a.mode, a.imm, a.duration, a.tx_depth, a.verify, a.seed,
-                             a.mtu, a.mpr, a.progress, a.timeout, a.cc)
+            prm = perf_params(a)
             r = run_client(host, prm, parse_address(a.peer), _progress_printer(a.json))
             print(json.dumps(r, default=str) if a.json else format_client(r), flush=True)
             return 0 if r["ok"] else 1

@@ -10,7 +10,9 @@ Message k of a flow goes round robin to QP k % qps and lands at ``va + k * size`
 
 Paths: the plan's EV profile to each peer is loaded once into the endpoint's ``MrcCtlContext``
 (:func:`peer_profile`, as ``mrc-perf --plan`` does) and every QP to that peer binds to it by id, so EV
-states, ``ev_min_active`` and EV events are the profile's, shared by those QPs.
+states, ``ev_min_active`` and EV events are the profile's, shared by those QPs.  Congestion control:
+one CC profile of the context (:func:`cc_binding`; NSCC or none) that every QP binds to by id, so a
+``modify_cc_profile`` reaches them all; DCQCN by name.
 """
 from __future__ import annotations
 
@@ -105,6 +107,16 @@ def peer_profile(ctx: Any, plan: HostPlan, peer: str, encap: str, mode: str, pin
     return load_profile(ctx, prof, ctx.unused_profile_id(), ports=ports).profile_id
 
 
+def cc_binding(core: Any, cfg: dict[str, Any], mode: str, mtu: int) -> tuple[Any, int | None]:
+    """``(QpAttr.cc, QpAttr.cc_profile_id)`` for the run's congestion control (``cc``, default NSCC for
+    MRC and DCQCN for RC): NSCC (its parameters from ``nscc``, the scenario's ``traffic.nscc``) and
+    ``none`` are one CC profile of ``core.ctl`` that every QP binds to; DCQCN is not an mrc_ctl
+    algorithm and stays ``QpAttr.cc``."""
+    cc = cfg.get("cc") or ("nscc" if mode == "mrc" else "dcqcn")
+    pid = core.make_cc_profile(cc, mode=mode, mtu=mtu, nscc=cfg.get("nscc") or None)
+    return (cc if pid is None else None), pid
+
+
 def emit(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -136,13 +148,13 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
                 profiles[peer] = peer_profile(ep.ctl, plan, peer, encap, mode, pin, ep.ports)
             return profiles[peer]
 
-        cc = cfg.get("cc") or ("nscc" if mode == "mrc" else "dcqcn")
+        cc, cc_pid = cc_binding(ep.core, cfg, mode, mtu)
 
         def attr(peer: str):
             return ep.qp_attr(mode, mtu=mtu, cc=cc, mpr=int(cfg.get("mpr", 1)), ack_timeout=int(cfg.get("ack_timeout", 16)),
                               reorder_min_ns=int(float(cfg.get("reorder_ms", 10)) * 1e6),
                               probe_interval_ns=int(float(cfg.get("probe_interval_ms", 0)) * 1e6),
-                              ev_profile_id=profile_to(peer))
+                              ev_profile_id=profile_to(peer), cc_profile_id=cc_pid)
         inflows: dict[int, dict[str, Any]] = {}
         hello_in: dict[str, Any] = {}
         for fl in cfg["flows_in"]:
@@ -275,6 +287,8 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
         srtt += [qp.srtt for qp in f.qps if qp.srtt]
     return {
         "host": cfg["host"], "mode": cfg["mode"], "cc": cfg.get("cc") or "", "errors": errors,
+        "cc_profile_ids": sorted({qp.attr.cc_profile_id for f in outflows.values() for qp in f.qps
+                                  if qp.attr.cc_profile_id is not None}),
         "cc_state": [qp.cc.state() for f in outflows.values() for qp in f.qps if qp.cc is not None],
         "flows": {str(f.fid): {"dst": f.dst, "size": f.size, "count": f.count, "posted": f.posted, "done": f.done,
                                "failed": f.failed, "lat_us": [round(x, 1) for x in f.lat_us],

@@ -78,6 +78,9 @@ class TrafficSpec:
     probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
     steps: int = 1  # a job of this many steps: each step writes every flow's messages; next step when all are done
     cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC (mrc.core.cc)
+    # NSCC's CC profile parameters by NsccConfig name (base_rtt in ns, max_cwnd, ...) over its defaults for
+    # the NIC rate and MTU; empty: each QP learns the base RTT (docs/mrc_ctl.md, "How ctl drives the transport")
+    nscc: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, init=False)
@@ -182,6 +185,8 @@ class Scenario:
             raise ScenarioError("scenario.traffic.rate_gbps: must be >= 0 (0: the fabric's link rate)")
         if t.cc not in ("", "nscc", "dcqcn", "none"):
             raise ScenarioError(f"scenario.traffic.cc: {t.cc!r} is not nscc, dcqcn or none")
+        if t.nscc:
+            _check_nscc(t)
         if t.encap not in ("srv6", "stev", "udp"):
             raise ScenarioError(f"scenario.traffic.encap: {t.encap!r} is not srv6, stev or udp")
         for m in self.modes:
@@ -269,6 +274,32 @@ def _fault(raw: Any, where: str) -> FaultSpec:
                      duration=_num(float)(raw.get("duration", 0.0), f"{where}.duration"), params=params)
 
 
+def _mapping(v: Any, where: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise ScenarioError(f"{where}: expected a mapping, got {v!r}")
+    return {str(k): x for k, x in v.items()}
+
+
+def _check_nscc(t: TrafficSpec) -> None:
+    """``traffic.nscc``: NsccConfig parameters, base_rtt among them, for runs whose cc is NSCC."""
+    from mrc.core.nscc import NsccConfig
+
+    w = "scenario.traffic.nscc"
+    if t.cc != "nscc":
+        raise ScenarioError(f"{w}: needs traffic.cc: nscc (it is {t.cc or 'unset'!r}: the default differs by "
+                            "engine and mode, so NSCC parameters go with an explicit nscc)")
+    if "base_rtt" not in t.nscc:
+        raise ScenarioError(f"{w}: give base_rtt (ns) with the other parameters (without it each QP learns "
+                            "the base RTT and derives every parameter from it)")
+    for k, v in t.nscc.items():
+        if isinstance(v, bool) != (k == "disable_qa") or not isinstance(v, (int, float)):
+            raise ScenarioError(f"{w}.{k}: {v!r} is not a {'boolean' if k == 'disable_qa' else 'number'}")
+    try:
+        NsccConfig().replace(**t.nscc)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"{w}: {e}") from None
+
+
 def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     """Build and check a Scenario from loaded YAML/JSON."""
     if not isinstance(data, dict):
@@ -276,7 +307,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     sizes = {"size": parse_size, "count": _num(int), "qps": _num(int), "tx_depth": _num(int),
              "rate_gbps": _num(float), "senders": _num(int), "shift": _num(int), "mtu": _num(int),
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
-             "steps": _num(int), "cc": lambda v, w: str(v),
+             "steps": _num(int), "cc": lambda v, w: str(v), "nscc": _mapping,
              "hosts": lambda v, w: tuple(str(x) for x in v)}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):

@@ -18,6 +18,7 @@ from typing import Any
 from controller import build_plan, parse_topology
 from controller.evplan import srv6_profile, stev_profile
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
+from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
 from mrc.wire.codec import mark_ce, trim_packet
 
 from ..faults import check_engine
@@ -153,12 +154,29 @@ class SimRun:
             return [(int.from_bytes(ev.value, "big"), ev.port, ev.spine) for ev in prof.evs]
         return [(ev.udp_sport, ev.port, ev.spine) for ev in prof.evs]
 
-    def _attr(self) -> QpAttr:
+    def _attr(self, ep: Endpoint, ev_profile_id: int) -> QpAttr:
+        """A QP's attributes: bound to EV profile ``ev_profile_id`` of ``ep`` and, for NSCC or no CC, to
+        the endpoint's CC profile (``make_cc_profile``; DCQCN is not an mrc_ctl algorithm: ``QpAttr.cc``)."""
         t = self.sc.traffic
-        return QpAttr(mode=self.mode, mtu=t.mtu or 4096, ack_timeout=t.ack_timeout,
+        cc = t.cc or None  # as the file says; empty: no congestion control (docs/simulation.md)
+        mtu = t.mtu or 4096
+        cc_pid = ep.make_cc_profile(cc, mode=self.mode, mtu=mtu, nscc=t.nscc or None)
+        return QpAttr(mode=self.mode, mtu=mtu, ack_timeout=t.ack_timeout,
                       reorder_min_ns=int(t.reorder_ms * 1e6), probe_interval_ns=int(t.probe_interval_ms * 1e6),
                       probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000),
-                      cc=t.cc or None)  # as the file says; empty: no congestion control (docs/simulation.md)
+                      cc=cc if cc_pid is None else None, ev_profile_id=ev_profile_id, cc_profile_id=cc_pid)
+
+    def _device(self, planes: list[int]) -> DeviceAttr:
+        """The simulated NIC's mrc_ctl device: its planes as ports, room for one EV profile per peer
+        (and their EVs), and what the transport implements (profiles modifiable while ONLINE)."""
+        n = len(self.hosts)
+        paths = len(self._evs(self.hosts[0], self.hosts[1])) if n > 1 else 1
+        profiles = max(256, n)
+        ev = EvDeviceAttr(ev_max_profiles=profiles, ev_max_count=max(1 << 20, profiles * paths),
+                          ev_free_count=max(1 << 20, profiles * paths))
+        dev = DeviceAttr(ev=ev, phy_port_mask=sum(1 << p for p in planes))
+        dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE | AttrOpt.CC_PROFILE_MODIFY_ONLINE
+        return dev
 
     def _rc_pin(self, a: str, b: str) -> int:
         if self.sc.sim.rc_path == "even":
@@ -170,8 +188,9 @@ class SimRun:
         t, sids = self.sc.traffic, self.plan.sids
         planes = list(range(1, self.topo.planes + 1))
         self.gids = [sids.host_gid(h).packed for h in self.hosts]
-        self.eps = [Endpoint(g, planes, encap=self.encap, port_rate_bps=self.nic_gbps * 1e9, first_qpn=0x100)
-                    for g in self.gids]
+        dev = self._device(planes)
+        self.eps = [Endpoint(g, planes, encap=self.encap, port_rate_bps=self.nic_gbps * 1e9, first_qpn=0x100,
+                             ctl=MrcCtlContext(dev)) for g in self.gids]
         self._pins = rc_pins(self.hosts) if self.mode == "rc" and self.sc.sim.rc_path == "even" else {}
         hi = self.fab.host_index
         self.out: list[list[_Out]] = [[] for _ in self.hosts]
@@ -182,23 +201,34 @@ class SimRun:
         self.msgs = t.count * t.size
         self.base_count = t.count
         self.rc_spines: dict[int, tuple[str, str]] = {}
+        self._pair_spines: dict[tuple[int, int], tuple[str, str]] = {}
+        # one EV profile per host and peer (ctl, as mrc_ctl.h binds QPs by profile id), shared by every QP
+        # of that host to that peer, sending or receiving: EV states, ev_min_active and events are the
+        # profile's.  Made when the pair's first flow is set up, in the same order at both ends.
+        prof: dict[tuple[int, int], int] = {}
         for f in self.flows:
             s, d = hi[f.src], hi[f.dst]
-            evs_sd, evs_ds = self._evs(f.src, f.dst), self._evs(f.dst, f.src)
+            if (s, d) not in prof:
+                evs_sd, evs_ds = self._evs(f.src, f.dst), self._evs(f.dst, f.src)
+                if self.mode == "rc":  # slot 0, the one path an RC QP takes, is the pair's pinned EV
+                    pin = self._rc_pin(f.src, f.dst)
+                    k = pin % len(evs_sd)
+                    evs_sd, evs_ds = evs_sd[k:] + evs_sd[:k], evs_ds[k:] + evs_ds[:k]
+                elif self.sc.sim.shuffle_evs:  # the same EVs, each pair's round robin in its own order; one
+                    # permutation for both ends, so EV i of one end still names the path of EV i of the other
+                    # (the core answers probes and acknowledges on the EV of the same index)
+                    perm = list(range(len(evs_sd)))
+                    rng.shuffle(perm)
+                    evs_sd = [evs_sd[i] for i in perm]
+                    evs_ds = [evs_ds[i] for i in perm]
+                prof[(s, d)] = self.eps[s].make_ev_profile([(v, p) for v, p, _ in evs_sd])
+                prof[(d, s)] = self.eps[d].make_ev_profile([(v, p) for v, p, _ in evs_ds])
+                self._pair_spines[(s, d)] = (evs_sd[0][2], evs_ds[0][2])
+                self._pair_spines[(d, s)] = (evs_ds[0][2], evs_sd[0][2])
             if self.mode == "rc":
-                pin = self._rc_pin(f.src, f.dst)
-                evs_sd = [evs_sd[pin % len(evs_sd)]]
-                evs_ds = [evs_ds[pin % len(evs_ds)]]
-                self.rc_spines[f.fid] = (evs_sd[0][2], evs_ds[0][2])
-            elif self.sc.sim.shuffle_evs:  # the same EVs, each QP's round robin in its own order; one
-                # permutation for both ends, so EV i of one end still names the path of EV i of the other
-                # (the core answers probes and acknowledges on the EV of the same index)
-                perm = list(range(len(evs_sd)))
-                rng.shuffle(perm)
-                evs_sd = [evs_sd[i] for i in perm]
-                evs_ds = [evs_ds[i] for i in perm]
-            qs = self.eps[s].create_qp([(v, p) for v, p, _ in evs_sd], self._attr())
-            qd = self.eps[d].create_qp([(v, p) for v, p, _ in evs_ds], self._attr())
+                self.rc_spines[f.fid] = self._pair_spines[(s, d)]
+            qs = self.eps[s].create_qp(attr=self._attr(self.eps[s], prof[(s, d)]))
+            qd = self.eps[d].create_qp(attr=self._attr(self.eps[d], prof[(d, s)]))
             ps, pd = rng.getrandbits(24), rng.getrandbits(24)
             self.eps[s].connect(qs, qd.qpn, self.gids[d], rq_psn=pd, sq_psn=ps)
             self.eps[d].connect(qd, qs.qpn, self.gids[s], rq_psn=ps, sq_psn=pd)

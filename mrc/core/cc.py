@@ -28,6 +28,10 @@ from mrc.core.nscc import Nscc, NsccConfig
 
 CC_NAMES = ("nscc", "dcqcn", "none")
 DEFAULT_BASE_RTT_NS = 10_000  # [ours] NSCC's base RTT before the first sample (datacenter scale)
+# [ours] our device's reading of an NSCC CC profile's vendor_cfg (mrc_ctl.h leaves its meaning to the
+# vendor): byte 0, bit 0 set = the config's base_rtt is a guess; each bound QP learns the base RTT from
+# its smallest RTT sample and derives the NSCC limits from it, as the name "nscc" does
+VENDOR_CFG_LEARN_BASE_RTT = b"\x01"
 
 
 class CongestionControl:
@@ -96,6 +100,7 @@ class NsccControl(CongestionControl):
         self.learn = learn_base_rtt
         self.trimming = trimming
         self.min_rtt = 0
+        self.rebased = False  # the guessed base RTT was replaced by a sample
 
     @property
     def cfg(self) -> NsccConfig:
@@ -123,7 +128,8 @@ class NsccControl(CongestionControl):
 
     def _rebase(self, base_rtt: int) -> None:
         n = self.nscc
-        first = n.cfg.base_rtt == DEFAULT_BASE_RTT_NS and not n.decreases and not n.quick_adapts
+        first = not self.rebased and not n.decreases and not n.quick_adapts
+        self.rebased = True
         n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
         if first:  # NSCC starts at its full window; the guessed one was only a placeholder
             n.cwnd = float(n.cfg.max_cwnd)
@@ -298,18 +304,20 @@ class Dcqcn(CongestionControl):
 
 
 def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_ns: int = 0,
-            trimming: bool = True) -> CongestionControl:
+            trimming: bool = True, learn_base_rtt: bool = False) -> CongestionControl:
     """The algorithm ``spec`` names: ``"nscc"`` / ``"dcqcn"`` / ``"none"`` / None, or a config object
     (:class:`~mrc.core.nscc.NsccConfig`, :class:`DcqcnConfig`) or a ready :class:`CongestionControl`.
 
     ``rate_bps`` is what the QP's NIC ports carry together (the line rate); ``base_rtt_ns`` a known
-    base RTT (0: unknown; NSCC then learns it from the smallest RTT sample)."""
+    base RTT (0: unknown; NSCC then learns it from the smallest RTT sample).  ``learn_base_rtt``: an
+    :class:`NsccConfig`'s base RTT is a guess, learnt as the name ``"nscc"`` learns it (a CC profile
+    whose vendor_cfg is :data:`VENDOR_CFG_LEARN_BASE_RTT`)."""
     if spec is None or spec == "none":
         return NoControl()
     if isinstance(spec, CongestionControl):
         return spec
     if isinstance(spec, NsccConfig):
-        return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming)
+        return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming, learn_base_rtt=learn_base_rtt)
     if isinstance(spec, DcqcnConfig):
         return Dcqcn(spec, now_ns)
     if spec == "nscc":

@@ -14,8 +14,10 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
+from mrc.core.cc import DEFAULT_BASE_RTT_NS, VENDOR_CFG_LEARN_BASE_RTT
 from mrc.core.ev import EvEntry, ev_entries
 from mrc.core.memory import MemoryRegion
+from mrc.core.nscc import NsccConfig
 from mrc.core.qp import QpAttr, QueuePair
 from mrc.core.types import Completion, EndpointCounters, EvEvent, EvState
 from mrc.wire import formats as F
@@ -31,6 +33,8 @@ from mrc.wire.codec import (
 
 _FMT_MODE = 1 << 2  # mrc.ctl.EvFmtProfileAttrMask.MODE (mrc.ctl is imported where it is used)
 _FMT_MODES = {1: "stev", 2: "srv6", 4: "udp"}  # enum mrc_ctl_ev_fmt_mode -> Encap mode
+_CTL_MODES = {v: k for k, v in _FMT_MODES.items()}
+_EV_BYTES = {"srv6": 16, "stev": 4, "udp": 2}  # make_ev_profile: EV bytes per encapsulation (SRv6 with SRH: 32)
 _CTL_RESPONSES_MAX = 65536  # answers to controller requests kept until the transport takes them
 
 
@@ -71,6 +75,10 @@ class Endpoint:
         self._rr = 0  # round-robin start among QPs with data to send
         self._completions: list[Completion] = []
         self._ctl = ctl
+        self._cc_profiles: dict[Any, int] = {}  # make_cc_profile's request -> CC profile id
+        self._cc_keep: list[Any] = []
+        self._ev_fmt_ids: dict[tuple[int, ...], int] = {}  # make_ev_profile's format profiles, by field widths
+        self._next_ev_pid = 0  # make_ev_profile: the lowest id that may still be INIT
         self.ctl_responses: list[tuple[int, int, int, int, int, int | None]] = []
         if ctl is not None:
             missing = set(self.ports) - set(ctl.query_device().ports())
@@ -134,7 +142,8 @@ class Endpoint:
                 raise ValueError("give create_qp either EVs or QpAttr.ev_profile_id, not both")
             profile, entries = self._bind_profile(qpn, attr)
             if attr.cc_profile_id is not None:
-                attr = dataclasses.replace(attr, cc=self._cc_of_profile(attr.cc_profile_id))
+                cfg, learn = self._cc_of_profile(attr.cc_profile_id)
+                attr = dataclasses.replace(attr, cc=cfg, cc_learn_base_rtt=learn)
                 cc_profile = self.ctl.cc_profile(attr.cc_profile_id)
         for e in entries:
             if e.port not in self.port_free:
@@ -168,19 +177,157 @@ class Endpoint:
             raise ValueError(f"QP {qpn}: EV profile {pid} has no EVs")
         return prof, entries
 
-    def _cc_of_profile(self, cc_profile_id: int) -> Any:
-        """The congestion control configuration of an ONLINE ctl CC profile (None: CC disabled)."""
+    def _cc_of_profile(self, cc_profile_id: int) -> tuple[Any, bool]:
+        """The congestion control configuration of an ONLINE ctl CC profile (None: CC disabled), and
+        whether its base RTT is to be learnt (vendor_cfg :data:`~mrc.core.cc.VENDOR_CFG_LEARN_BASE_RTT`)."""
         from mrc.ctl import CC_ALGO_NSCC, CcProfileAttrMask, ProfileState
 
-        q = self.ctl.query_cc_profile(cc_profile_id, CcProfileAttrMask.STATE | CcProfileAttrMask.ALGORITHM
-                                      | CcProfileAttrMask.CONFIG)
+        m = CcProfileAttrMask
+        q = self.ctl.query_cc_profile(cc_profile_id, m.STATE | m.ALGORITHM | m.CONFIG | m.VENDOR_CFG)
         if q.cur_profile_state != ProfileState.ONLINE:
             raise ValueError(f"CC profile {cc_profile_id} is {q.cur_profile_state.name}, not ONLINE")
         if q.algorithm is None:
-            return None
+            return None, False
         if q.algorithm != CC_ALGO_NSCC:
             raise ValueError(f"CC profile {cc_profile_id}: algorithm {q.algorithm!r} is not implemented")
-        return q.cc_config
+        return q.cc_config, bool(q.vendor_cfg[:1] and q.vendor_cfg[0] & VENDOR_CFG_LEARN_BASE_RTT[0])
+
+    def make_cc_profile(self, cc: Any, *, mode: str = "mrc", mtu: int = 4096, base_rtt_ns: int = 0,
+                        nscc: dict[str, Any] | None = None) -> int | None:
+        """An ONLINE CC profile of :attr:`ctl` for the congestion control ``cc`` names (as ``QpAttr.cc``
+        takes it), for ``QpAttr.cc_profile_id``; the same request gives the same profile, so the QPs
+        that ask alike share one (a CONFIG change reaches them all).
+
+        ``"nscc"``: algorithm ``uet-1.0-nscc`` with ``NsccConfig.defaults`` for this endpoint's line rate
+        (MRC: every port; RC: one), ``mtu`` and the mode's trimming, at ``base_rtt_ns`` -- or, with 0, at
+        a guess that each QP learns (vendor_cfg :data:`~mrc.core.cc.VENDOR_CFG_LEARN_BASE_RTT`); ``nscc``:
+        NSCC parameters by ``NsccConfig`` field name over those defaults, ``base_rtt`` (ns) among them
+        (a learnt base RTT re-derives every parameter, so overrides need a fixed one); an
+        ``NsccConfig``: that config as given; ``"none"``/None: algorithm None (no window).  DCQCN
+        (``"dcqcn"``, a ``DcqcnConfig``) is not an mrc_ctl algorithm: None is returned and the QP keeps
+        ``QpAttr.cc``.  ValueError (naming the profile) if ctl refuses the profile.
+        """
+        from mrc.ctl import CC_ALGO_NSCC, CcProfileAttr, CcProfileAttrMask, MrcCtlError, ProfileState
+
+        if cc is None or cc == "none":
+            key: Any = ("none",)
+            algorithm, cfg, vendor = None, None, b""
+        elif cc == "nscc":
+            over = dict(nscc or {})
+            base = int(over.pop("base_rtt", base_rtt_ns) or 0)
+            if over and not base:
+                raise ValueError(f"NSCC parameters {', '.join(sorted(over))} need base_rtt too (without it each "
+                                 "QP learns the base RTT and derives every parameter from it)")
+            key = ("nscc", mode, mtu, base, tuple(sorted(over.items())))
+            rate = self.port_rate_bps * (len(self.ports) if mode == "mrc" else 1)
+            cfg = NsccConfig.defaults(base or DEFAULT_BASE_RTT_NS, rate, mtu, trimming=mode == "mrc")
+            if over:
+                cfg = cfg.replace(**over)  # ValueError naming an unknown or unusable parameter
+            algorithm, vendor = CC_ALGO_NSCC, b"" if base else VENDOR_CFG_LEARN_BASE_RTT
+        elif isinstance(cc, NsccConfig):
+            key = ("cfg", id(cc))
+            algorithm, cfg, vendor = CC_ALGO_NSCC, cc, b""
+        else:
+            return None  # DCQCN or a ready controller: not an mrc_ctl algorithm
+        pid = self._cc_profiles.get(key)
+        if pid is not None:
+            return pid
+        ctx, m, S = self.ctl, CcProfileAttrMask, ProfileState
+        limit = ctx.query_device().cc.cc_max_profiles
+        pid = next((i for i in range(limit) if ctx.cc_profile(i).state == S.INIT), None)
+        if pid is None:
+            raise ValueError(f"all {limit} CC profiles of this endpoint are in use")
+        try:
+            ctx.modify_cc_profile(pid, CcProfileAttr(profile_state=S.OFFLINE, algorithm=algorithm, vendor_cfg=vendor),
+                                  m.STATE | m.ALGORITHM | m.VENDOR_CFG)
+            ctx.modify_cc_profile(pid, CcProfileAttr(profile_state=S.ONLINE, cc_config=cfg),
+                                  m.STATE | (m.CONFIG if algorithm is not None else 0))
+        except MrcCtlError as exc:
+            raise ValueError(f"CC profile {pid} ({algorithm}): {exc}") from None
+        self._cc_profiles[key] = pid
+        if key[0] == "cfg":
+            self._cc_keep.append(cc)  # the key is the config's id: keep it alive
+        return pid
+
+    def make_ev_profile(self, evs: Iterable[Any], ev_min_active: int = 1) -> int:
+        """An ONLINE EXP EV profile of :attr:`ctl` holding ``evs`` (wire values as ``create_qp`` takes
+        them: ``(ev, port)`` tuples or EvEntry), for ``QpAttr.ev_profile_id``; returns its id.
+
+        The values are written as they go on the wire: one EV format profile per endpoint and width
+        (SRv6: 32-bit fields over the 128-bit carrier, or 256 bits with an SRH segment; STEV: one 32-bit
+        field; UDP: one 16-bit field), each EV field taking all of its format field's bits, so ctl's
+        expansion of an EV is the EV itself.
+        ValueError (naming the profile) if ctl refuses it.
+        """
+        from mrc.ctl import (
+            Ev,
+            EvField,
+            EvFieldsOp,
+            EvFieldsOpArgs,
+            EvFmtField,
+            EvFmtOp,
+            EvFmtOpArgs,
+            EvFmtProfileAttr,
+            EvFmtProfileAttrMask,
+            EvMode,
+            EvOp,
+            EvOpArgs,
+            EvProfileAttr,
+            EvProfileAttrMask,
+            EvState,
+            MrcCtlError,
+            ProfileState,
+            entries_for,
+        )
+
+        ctx, S, F, M = self.ctl, ProfileState, EvFmtProfileAttrMask, EvProfileAttrMask
+        items = ev_entries(evs)
+        raw = [e.ev.to_bytes(_EV_BYTES[self.encap_mode], "big") if isinstance(e.ev, int) else bytes(e.ev)
+               for e in items]
+        nbytes = _EV_BYTES[self.encap_mode]
+        if self.encap_mode == "srv6" and any(any(v[16:]) for v in raw):
+            nbytes = 32  # carrier + SRH segment
+        vals = []
+        for e, v in zip(items, raw, strict=True):
+            if e.state is not EvState.GOOD:
+                raise ValueError(f"make_ev_profile takes GOOD EVs (got one {e.state.name}); DENY with modify_ev_profile")
+            if len(v) < nbytes or any(v[nbytes:]):
+                raise ValueError(f"EV {v.hex()} is not a {nbytes}-byte {self.encap_mode} EV")
+            if e.port not in self.port_free:
+                raise ValueError(f"EV on port {e.port}, but this endpoint has ports {self.ports}")
+            vals.append(Ev(v[:nbytes], e.port))
+        widths = (16,) if self.encap_mode == "udp" else (32,) * (nbytes // 4)
+        dev = ctx.query_device().ev
+        try:
+            fid = self._ev_fmt_ids.get(widths)
+            if fid is None:
+                fid = next((i for i in range(dev.ev_max_fmt_profiles)
+                            if ctx.query_ev_fmt_profile(i, F.STATE).cur_profile_state == S.INIT), None)
+                if fid is None:
+                    raise ValueError(f"all {dev.ev_max_fmt_profiles} EV format profiles are in use")
+                ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(
+                    profile_state=S.OFFLINE, ev_fmt_mode=_CTL_MODES[self.encap_mode],
+                    ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(w) for w in widths])),
+                    F.STATE | F.MODE | F.OP)
+                ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(profile_state=S.ONLINE), F.STATE)
+                self._ev_fmt_ids[widths] = fid
+            pid = self._next_ev_pid
+            while pid < dev.ev_max_profiles and ctx.ev_profile(pid).state != S.INIT:
+                pid += 1
+            if pid >= dev.ev_max_profiles:
+                raise ValueError(f"all {dev.ev_max_profiles} EV profiles of this endpoint are in use")
+            self._next_ev_pid = pid + 1
+            fields = [EvField(w, 0, 0, 0, (1 << w) - 1) for w in widths]
+            ctx.modify_ev_profile(pid, EvProfileAttr(
+                profile_state=S.OFFLINE, ev_mode=EvMode.EXP, ev_fmt_profile_id=fid, ev_count=len(vals),
+                ev_min_active=min(max(0, ev_min_active), len(vals)), ev_event_mask=EvState.GOOD | EvState.ASSUMED_BAD,
+                ev_fields_op=EvFieldsOpArgs(EvFieldsOp.MODIFY_FIELDS, fields)),
+                M.STATE | M.MODE | M.FMT_ID | M.COUNT | M.MIN_ACTIVE | M.EVENT_MASK | M.EV_FIELDS_OP)
+            ctx.modify_ev_profile(pid, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, entries_for(vals))), M.EV_OP)
+            ctx.modify_ev_profile(pid, EvProfileAttr(profile_state=S.ONLINE), M.STATE)
+        except MrcCtlError as exc:
+            raise ValueError(f"EV profile of {len(vals)} {self.encap_mode} EVs: {exc}") from None
+        return pid
 
     def refresh_entries(self, qp: QueuePair) -> None:
         """Take a bound profile's current EV values into ``qp``'s entries (after a REPLACE_EV)."""

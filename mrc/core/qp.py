@@ -62,6 +62,7 @@ class QpAttr:
     # congestion control (mrc.core.cc): "nscc" | "dcqcn" | "none", a config object, or None (= "none")
     cc: str | NsccConfig | DcqcnConfig | CongestionControl | None = None
     cc_base_rtt_ns: int = 0  # the fabric's base RTT if known; 0: NSCC learns it from the smallest RTT sample
+    cc_learn_base_rtt: bool = False  # an NsccConfig in cc: its base_rtt is a guess to learn (set from a CC profile)
     cnp_interval_ns: int = 50_000  # responder: at most one CNP per this long per QP (RoCE NP default: 50 us)
     pkey: int = F.DEFAULT_PKEY
     ev_profile_id: int | None = None  # mrc.h MRC_EV_PROFILE_ID: an ONLINE mrc.ctl EV profile of the endpoint

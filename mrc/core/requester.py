@@ -109,12 +109,14 @@ class Requester(QpSide):
 
     def _make_cc(self, now_ns: int) -> CongestionControl:
         return make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=self._line_rate_bps(), now_ns=now_ns,
-                       base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING)
+                       base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING,
+                       learn_base_rtt=self.attr.cc_learn_base_rtt)
 
     def reconfigure_cc(self, spec: object, now_ns: int) -> None:
         """The bound CC profile changed: run on with ``spec`` (kept in place by the algorithm if it
         can, else a new instance from now on); before RTS it is what :meth:`start` will build."""
         self.attr.cc = spec
+        self.attr.cc_learn_base_rtt = False  # a config given at run time is taken as given
         if self.cc is not None and not self.cc.reconfigure(spec):
             self.cc = self._make_cc(now_ns)
 

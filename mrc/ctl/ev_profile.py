@@ -286,11 +286,12 @@ class EvProfile:
                 raise einval(f"{where}: port {new.port} is not a port of this device "
                              f"(ports {self.env.device.ports()})")
             expanded = self._expand(new, where)
+            if expanded == new.val:  # full-width fields: the expansion is the value; keep one copy
+                expanded = new.val
         elif self.state == S.ONLINE:
             raise einval(f"{where}: an ONLINE profile cannot un-populate an EV")
-        idxs = list(self._find(entry.ev, where))  # a copy: _set_slot edits the index
-        if not EvOpFlags(entry.flags) & EvOpFlags.ALL_COPIES:
-            idxs = idxs[:1]
+        idxs = self._find(entry.ev, where)  # copied below: _set_slot edits the index
+        idxs = list(idxs) if EvOpFlags(entry.flags) & EvOpFlags.ALL_COPIES else idxs[:1]
         for j in idxs:
             self._set_slot(j, new, st, expanded)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from .constants import EV_MAX_BYTES, FMT_MODE_MAX_WIDTH, EvFmtMode
 from .errors import MrcCtlError, einval
@@ -83,6 +84,9 @@ def validate_ev_fields(fmt_fields: Sequence[EvFmtField], fields: Sequence[EvFiel
 def scatter_bits(init_val: int, mask: int, bits: int) -> int:
     """Write ``popcount(mask)`` bits into the mask's set bits of ``init_val``, MSB to MSB."""
     out = init_val & ~mask
+    low = mask & -mask
+    if (mask + low) & mask == 0:  # one run of set bits (or none): a shift, not a bit loop
+        return out | (bits * low & mask)
     pos = 0
     m = mask
     while m:
@@ -123,10 +127,20 @@ class Expander:
         validate_ev_fields(fmt_fields, fields, max_width)
         return cls(tuple(f.width for f in fmt_fields), tuple(fields))
 
-    @property
+    @cached_property
     def compact_bits(self) -> int:
         """How many bits of the compact EV the fields consume."""
         return sum(f.mask.bit_count() for f in self.fields)
+
+    @cached_property
+    def _plan(self) -> tuple[tuple[int, int, int, int], ...]:
+        """Per field: (init_val, mask, where its bits start in the 256-bit compact EV, their mask)."""
+        out, cursor = [], 0
+        for f in self.fields:
+            n = f.mask.bit_count()
+            out.append((f.init_val, f.mask, EV_BITS - cursor - n, (1 << n) - 1))
+            cursor += n
+        return tuple(out)
 
     @property
     def expanded_bits(self) -> int:
@@ -135,14 +149,10 @@ class Expander:
 
     def field_values(self, ev_val: bytes) -> list[int]:
         """Expanded value of every EV profile field, checking that no bit past the cursor is set."""
-        raw = int.from_bytes(bytes(ev_val).ljust(EV_MAX_BYTES, b"\0")[:EV_MAX_BYTES], "big")
-        cursor = 0
-        values = []
-        for f in self.fields:
-            n = f.mask.bit_count()
-            bits = (raw >> (EV_BITS - cursor - n)) & ((1 << n) - 1) if n else 0
-            cursor += n
-            values.append(scatter_bits(f.init_val, f.mask, bits))
+        b = bytes(ev_val)
+        raw = int.from_bytes(b if len(b) == EV_MAX_BYTES else b.ljust(EV_MAX_BYTES, b"\0")[:EV_MAX_BYTES], "big")
+        values = [scatter_bits(init, mask, (raw >> shift) & ones) for init, mask, shift, ones in self._plan]
+        cursor = self.compact_bits
         rest = raw & ((1 << (EV_BITS - cursor)) - 1)
         if rest:
             shown = bytes(ev_val).rstrip(b"\0").hex()

@@ -23,7 +23,7 @@ from .constants import (
 from .errors import einval
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ev:
     """struct mrc_ctl_ev: an EV value of up to 32 bytes plus the 1-based NIC port (the plane).
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrc.core import CC_NAMES, Completion, EvEvent, WcOpcode, WcStatus
+from mrc.core import CC_NAMES, Completion, EvEvent, NsccConfig, WcOpcode, WcStatus
 from mrc.ctl import EvProfile
 from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
@@ -72,7 +72,8 @@ class HostConfig:
         return Endpoint(ports, gid, encap=self.encap, port_rate_gbps=self.rate_gbps, telemetry=self.telemetry)
 
     def peer_setup(self, ep: Endpoint, peer_gid: bytes, peer_macs: dict[int, bytes]) -> tuple[Any, int]:
-        """EVs to the peer and ev_min_active; fill missing next hops with the peer's MACs (direct link)."""
+        """The ctl EV profile to the peer (the plan's, else the direct-link EVs) and its ev_min_active; fill
+        missing next hops with the peer's MACs (direct link)."""
         for p in ep.ports:
             if p not in ep.core.peer_macs:
                 if p not in peer_macs:
@@ -90,7 +91,9 @@ class HostConfig:
             return prof, prof.ev_min_active
         me = int.from_bytes(ep.gid[-2:], "big")
         them = int.from_bytes(peer_gid[-2:], "big")
-        return direct_evs(self.encap, ep.ports, self.evs_per_port, me, them), 1
+        # direct links: the EVs become an mrc_ctl EV profile too (a fresh one per set-up), the QPs bind to it
+        pid = ep.core.make_ev_profile(direct_evs(self.encap, ep.ports, self.evs_per_port, me, them), 1)
+        return ep.ctl.ev_profile(pid), 1
 
 
 @dataclass
@@ -111,6 +114,7 @@ class PerfParams:
     progress: float = 1.0  # seconds between progress reports (0: none)
     timeout: float = 120.0
     cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC
+    nscc: dict[str, Any] = field(default_factory=dict)  # NSCC CC profile parameters (NsccConfig names, base_rtt ns)
 
     def check(self) -> None:
         if self.mode not in ("mrc", "rc"):
@@ -127,10 +131,42 @@ class PerfParams:
             raise PerfError("--timeout must be positive")
         if self.cc not in ("", *CC_NAMES):
             raise PerfError(f"--cc must be one of {', '.join(CC_NAMES)}, not {self.cc!r}")
+        if self.nscc:
+            if self.cc_name() != "nscc":
+                raise PerfError(f"--nscc sets NSCC parameters, but this run's congestion control is {self.cc_name()}")
+            check_nscc(self.nscc, "--nscc")
 
     def cc_name(self) -> str:
         """The congestion control this run uses (the mode's default when none was asked for)."""
         return self.cc or ("nscc" if self.mode == "mrc" else "dcqcn")
+
+
+def check_nscc(params: Any, where: str) -> dict[str, Any]:
+    """NSCC CC profile parameters (``NsccConfig`` names, ``base_rtt`` in ns among them); PerfError if bad."""
+    if not isinstance(params, dict) or len(params) > 16:
+        raise PerfError(f"{where}: NSCC parameters are a mapping of at most 16 names to numbers")
+    for k, v in params.items():
+        if not isinstance(k, str) or isinstance(v, bool) != (k == "disable_qa") or not isinstance(v, (int, float)):
+            raise PerfError(f"{where}: {k!r} = {v!r} is not an NSCC parameter value")
+    if "base_rtt" not in params:
+        raise PerfError(f"{where}: give base_rtt (ns) with the other NSCC parameters (without it each QP "
+                        "learns the base RTT and derives every parameter from it)")
+    try:
+        NsccConfig().replace(**params)
+    except (TypeError, ValueError) as exc:
+        raise PerfError(f"{where}: {exc}") from None
+    return dict(params)
+
+
+def cc_binding(core: Any, cc: str, nscc: dict[str, Any], mode: str, mtu: int) -> tuple[str | None, int | None]:
+    """``(QpAttr.cc, QpAttr.cc_profile_id)``: NSCC (``nscc`` its parameters) and none are one CC profile
+    of the endpoint's ``ctl`` (``core``: the ``mrc.core.Endpoint``) that every QP of the run binds to;
+    DCQCN is not an mrc_ctl algorithm and stays ``QpAttr.cc``."""
+    try:
+        pid = core.make_cc_profile(cc, mode=mode, mtu=mtu, nscc=nscc or None)
+    except ValueError as exc:
+        raise PerfError(str(exc)) from None
+    return (cc if pid is None else None), pid
 
 
 def payload(seed: int, qp_index: int, size: int) -> bytes:
@@ -209,14 +245,16 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
         raise PerfError(f"--mtu {mtu} does not fit the interfaces (largest: {ep.max_mtu()})")
     ch.send({"hello": PROTO_VERSION, "gid": str(ipaddress.IPv6Address(ep.gid)), "ports": _macs(ep),
              "mode": prm.mode, "encap": host.encap, "mtu": mtu, "mpr": prm.mpr, "qps": prm.qps,
-             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify, "cc": prm.cc_name()})
+             "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify, "cc": prm.cc_name(),
+             "nscc": prm.nscc})
     acc = ch.recv(30.0)
     if "accept" not in acc:
         raise PerfError(f"bootstrap: expected 'accept', got {sorted(acc)}")
     peer_gid = _gid(acc["gid"])
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
     n_evs = len(evs.evs) if isinstance(evs, EvProfile) else len(evs)  # a plan's ctl profile, or an EV list
-    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=prm.cc_name())
+    cc, cc_pid = cc_binding(ep.core, prm.cc_name(), prm.nscc, prm.mode, mtu)
+    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=cc, cc_profile_id=cc_pid)
     qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]
@@ -286,7 +324,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     ok = not errors and (not prm.verify or server.get("verify") == "ok")
     return {
         "role": "client", "ok": ok, "errors": errors,
-        "config": {"mode": prm.mode, "cc": prm.cc_name(), "rate_gbps": host.rate_gbps, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
+        "config": {"mode": prm.mode, "cc": prm.cc_name(), "nscc": prm.nscc, "rate_gbps": host.rate_gbps, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
                    "duration": prm.duration, "imm": prm.imm, "mtu": mtu, "mpr": prm.mpr, "tx_depth": prm.tx_depth,
                    "ports": {str(p): stats["ports"][p]["ifname"] for p in ep.ports},
                    "evs": n_evs, "gid": str(ipaddress.IPv6Address(ep.gid)),
@@ -344,6 +382,7 @@ class Hello:
     imm: bool
     verify: bool
     cc: str  # congestion control the client asked for (nscc | dcqcn | none)
+    nscc: dict[str, Any] = field(default_factory=dict)  # ...and its NSCC parameters (empty: learn the base RTT)
 
 
 def _int(hello: dict[str, Any], key: str, lo: int, hi: int) -> int:
@@ -383,7 +422,14 @@ def check_hello(hello: dict[str, Any], host: HostConfig, limits: ServerLimits) -
         raise PerfError(f"qps x size = {qps * size} bytes exceeds the server's --max-bytes {limits.max_bytes}")
     return Hello(_gid(hello.get("gid")), peer_macs, mode, _int(hello, "mtu", 256, 1 << 16),
                  _int(hello, "mpr", 1, limits.max_mpr), qps, size, _int(hello, "seed", -(1 << 63), (1 << 63) - 1),
-                 _bool(hello, "imm"), _bool(hello, "verify"), _cc(hello, mode))
+                 _bool(hello, "imm"), _bool(hello, "verify"), cc := _cc(hello, mode), _nscc(hello, cc))
+
+
+def _nscc(hello: dict[str, Any], cc: str) -> dict[str, Any]:
+    nscc = hello.get("nscc") or {}  # older clients send none
+    if nscc and cc != "nscc":
+        raise PerfError(f"bootstrap: 'nscc' parameters given for congestion control {cc}")
+    return check_nscc(nscc, "bootstrap: 'nscc'") if nscc else {}
 
 
 def _cc(hello: dict[str, Any], mode: str) -> str:
@@ -484,7 +530,8 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, hello: Hello, limits: Se
     evs, min_active = host.peer_setup(ep, peer_gid, hello.ports)
     buf = bytearray(nqps * size)
     mr = ep.reg_mr(buf, BASE_VA)
-    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active, cc=hello.cc)
+    cc, cc_pid = cc_binding(ep.core, hello.cc, hello.nscc, mode, mtu)
+    attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active, cc=cc, cc_profile_id=cc_pid)
     qps = [ep.create_qp(evs, attr) for _ in range(nqps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]

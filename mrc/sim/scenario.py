@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 from dataclasses import dataclass
 
@@ -39,10 +40,21 @@ class Pair:
         self.rx.extend(self.b.poll_completions())
 
 
+def bind_profiles(ep: Endpoint, attr: QpAttr, evs: list) -> QpAttr:
+    """``attr`` for a QP of ``ep`` over ``evs``, bound through ``ep.ctl`` as mrc.h binds QPs: a new EV
+    profile of ``evs`` (floor ``attr.ev_min_active``) and, unless ``attr.cc`` is DCQCN (not an mrc_ctl
+    algorithm, kept in ``QpAttr.cc``), the endpoint's CC profile for ``attr.cc`` (``make_cc_profile``)."""
+    pid = ep.make_ev_profile(evs, attr.ev_min_active)
+    cc_pid = ep.make_cc_profile(attr.cc, mode=attr.mode, mtu=attr.mtu, base_rtt_ns=attr.cc_base_rtt_ns)
+    return dataclasses.replace(attr, ev_profile_id=pid, cc_profile_id=cc_pid, cc=attr.cc if cc_pid is None else None)
+
+
 def make_pair(paths: list[PathSpec], *, mode: str = "mrc", encap: str = "srv6", ports_per_path: bool = True,
               attr: QpAttr | None = None, buf_len: int = 1 << 20, base_va: int = 0x1000_0000,
               sq_psn: int = 0, seed: int = 1, port_rate_bps: float | None = None) -> Pair:
-    """Two endpoints, one QP each, EV i on path i (NIC port i+1 if ``ports_per_path`` else port 1)."""
+    """Two endpoints, one QP each, EV i on path i (NIC port i+1 if ``ports_per_path`` else port 1); each
+    QP is bound to an EV profile of its endpoint's ``ctl`` and, but for DCQCN, to a CC profile
+    (:func:`bind_profiles`)."""
     n = len(paths)
     ports = list(range(1, n + 1)) if ports_per_path else [1]
     rate = port_rate_bps or max(p.rate_bps for p in paths)
@@ -62,8 +74,8 @@ def make_pair(paths: list[PathSpec], *, mode: str = "mrc", encap: str = "srv6", 
         return out
 
     a_attr = attr or QpAttr(mode=mode)
-    qa = a.create_qp(evs(1, 2), a_attr)
-    qb = b.create_qp(evs(2, 1), QpAttr(**{k: getattr(a_attr, k) for k in a_attr.__slots__}))
+    qa = a.create_qp(attr=bind_profiles(a, a_attr, evs(1, 2)))
+    qb = b.create_qp(attr=bind_profiles(b, a_attr, evs(2, 1)))
     a.connect(qa, qb.qpn, GID_B, rq_psn=0, sq_psn=sq_psn)
     b.connect(qb, qa.qpn, GID_A, rq_psn=sq_psn, sq_psn=0)
     buf = bytearray(buf_len)

@@ -77,6 +77,16 @@ def test_rc_baseline_without_faults_completes(env):
     _intact(_run(env, "rc", pattern="permutation"))
 
 
+def test_agents_bind_their_qps_to_a_ctl_nscc_profile(env):
+    """Each agent's QPs bind one mrc_ctl CC profile (NSCC, traffic.nscc's parameters) by id."""
+    t = TrafficSpec(pattern="permutation", size=64 << 10, count=2, tx_depth=2, rate_gbps=0.012, cc="nscc",
+                    nscc={"base_rtt": 30_000_000})
+    raw = run_traffic(env, Scenario(name="e2e-cc", traffic=t, modes=("mrc",), deadline_s=40.0).check(), "mrc")
+    _intact(analyse(raw))
+    assert all(len(r["cc_profile_ids"]) == 1 for r in raw["hosts"].values() if r["flow_order"])
+    assert all(s["base_rtt_ns"] == 30_000_000 for r in raw["hosts"].values() for s in r["cc_state"])
+
+
 def test_spine_link_failure_mrc_completes_rc_stalls(env):
     """p1l1-p1s1 goes down mid-transfer and comes back 1.2 s later (a flap)."""
     flap = FaultSpec(at=0.6, kind="flap", a="p1l1", b="p1s1", duration=1.2)

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from mrc.core import Endpoint, QpAttr
+from mrc.core import Endpoint, NsccConfig, QpAttr
 from mrc.endpoint import load_plan
 from mrc.wire import formats as F
 from mrc.wire.codec import encode_data
@@ -74,3 +74,39 @@ def test_each_call_makes_a_fresh_profile_and_a_missing_encap_is_a_plan_error(pla
     bare = replace(hp, peers={peer: replace(hp.peers[peer], evs={}, profiles={})})
     with pytest.raises(PlanError, match="no srv6 EVs"):
         peer_profile(ep.ctl, bare, peer, "srv6", "mrc", 0, ep.ports)
+
+
+@pytest.mark.parametrize(("mode", "cc", "nscc"), [("mrc", "", {}), ("mrc", "nscc", {"base_rtt": 40_000}),
+                                                   ("rc", "none", {}), ("rc", "", {})])
+def test_agent_qps_bind_the_runs_cc_profile_and_a_runtime_change_reaches_them_all(plans, mode, cc, nscc):
+    """The agent's ``cc_binding`` + ``peer_profile``, as ``run`` builds each QP's attributes: NSCC and
+    none are one ctl CC profile every QP binds to by id; RC's default DCQCN stays a name."""
+    from mrc.ctl import CC_ALGO_NSCC, CcProfileAttr, CcProfileAttrMask
+    from mrc_fabric.scenarios.agent import cc_binding
+
+    hp = plans[0]
+    (peer,) = hp.peers
+    ep = Endpoint(hp.gid, sorted(hp.ports), encap="srv6")
+    name, cc_pid = cc_binding(ep, {"cc": cc, "nscc": nscc}, mode, 4096)
+    ev_pid = peer_profile(ep.ctl, hp, peer, "srv6", mode, 1, ep.ports)
+    qps = [ep.create_qp(attr=QpAttr(mode=mode, cc=name, ev_profile_id=ev_pid, cc_profile_id=cc_pid)) for _ in range(3)]
+    if mode == "rc" and not cc:
+        assert cc_pid is None and all(q.attr.cc == "dcqcn" and q.cc_profile is None for q in qps)
+        return
+    assert cc_pid is not None and all(q.attr.cc_profile_id == cc_pid for q in qps)
+    prof = ep.ctl.cc_profile(cc_pid)
+    assert all(q.cc_profile is prof for q in qps)
+    assert prof.algorithm == (None if cc == "none" else CC_ALGO_NSCC)
+    if nscc:
+        assert prof.cc_config.base_rtt == 40_000
+    for i, qp in enumerate(qps):
+        ep.connect(qp, 0x300 + i, hp.peers[peer].gid, 0, 0)
+        qp.post_write(1, bytes(32 << 10), 0x1000, 0x55)
+    ep.datagrams_to_send(0)
+    if cc == "none":  # algorithm None: no window (ONLINE allows CONFIG only, so it stays so)
+        assert all(q.cc.window() is None and q.attr.cc is None for q in qps)
+        return
+    new = NsccConfig.for_network(25_000, 10, 4096, max_cwnd=20_000)
+    ep.ctl.modify_cc_profile(cc_pid, CcProfileAttr(cc_config=new), CcProfileAttrMask.CONFIG)
+    assert ep.datagrams_to_send(10_000_000)  # each QP's next data packet takes the profile's config first
+    assert all(q.attr.cc is new and q.cc.cfg is new and q.cc.cwnd <= 20_000 for q in qps)
