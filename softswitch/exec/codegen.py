@@ -46,8 +46,8 @@ class CompiledBlocks:
     namespace: dict = field(repr=False, default_factory=dict)
 
 
-def _inlinable_states(prs: ir.Parser) -> set[str]:
-    """States with one predecessor that are not on a loop: their code goes into the caller."""
+def _parser_graph(prs: ir.Parser) -> tuple[dict[str, set[str]], dict[str, int], set[str]]:
+    """(successors, predecessor counts, states on a loop) of a parser's state graph."""
     succ: dict[str, set[str]] = {}
     for name, st in prs.states.items():
         tr = st.transition
@@ -70,8 +70,30 @@ def _inlinable_states(prs: ir.Parser) -> set[str]:
                 todo.extend(succ[n])
         return False
 
-    return {n for n in prs.states if n != "start" and preds[n] == 1 and not on_loop(n)}
+    return succ, preds, {n for n in prs.states if on_loop(n)}
 
+
+def _dispatch_states(prs: ir.Parser) -> list[str]:
+    """The parser states that get a branch of their own in the generated ``parse``: ``start``
+    and the states on a loop.  Every other state is on no loop, so its code is copied into each
+    state that transitions to it (no dispatch, no call per state).  When the copies would make
+    the code too long (many states reached from many others), states with more than one
+    predecessor get a branch too."""
+    succ, preds, looping = _parser_graph(prs)
+    dispatch = {"start"} | looping
+    size: dict[str, int] = {}
+
+    def expanded(n: str) -> int:  # statements of n with its copied successors (a DAG: no cycle)
+        if n not in size:
+            size[n] = 1 + len(prs.states[n].stmts) + sum(expanded(t) for t in succ[n] if t not in dispatch)
+        return size[n]
+
+    if sum(expanded(n) for n in dispatch) > MAX_COPIED_STATEMENTS:
+        dispatch |= {n for n in prs.states if preds[n] > 1}
+    return [n for n in prs.states if n in dispatch]
+
+
+MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers
 
 
 class Compiler(StmtGen):
@@ -302,11 +324,15 @@ class Compiler(StmtGen):
         self.funcs.append("\n".join(out.lines) + "\n")
 
     def gen_parser(self, prs: ir.Parser) -> None:
+        """One function ``parse`` for the whole parser: the packet's offset stays a local, states
+        on no loop are copied into the states that lead to them, and only loops go round a
+        ``for`` over the numbered states that start one (counted for ParserTimeout)."""
         self.ctl_index += 1
         lname = self._bind_block(prs, [None, "H", "M", "S"])
         self.gen_actions(prs, only_functions=True)  # user functions called in parser states
-        names = {n: f"ps_{i}" for i, n in enumerate(prs.states)}
-        inline = _inlinable_states(prs)
+        dispatch = _dispatch_states(prs)
+        number = {n: i for i, n in enumerate(dispatch)}
+        looped = len(dispatch) > 1
 
         def emit_state(sname: str, out: Out, ind: int) -> None:
             state = prs.states[sname]
@@ -318,32 +344,32 @@ class Compiler(StmtGen):
 
         def goto(target: str, out: Out, ind: int) -> None:
             if target in ("accept", "reject"):
-                out.add(ind, "return None")
-            elif target in inline:
-                emit_state(target, out, ind)  # single predecessor, not on a loop: inlined
+                out.add(ind, "C.off = off")
+                out.add(ind, "return 0")
+            elif target in number:
+                out.add(ind, f"st = {number[target]}")
+                out.add(ind, "continue")
             else:
-                out.add(ind, f"return {names[target]}")
+                emit_state(target, out, ind)  # on no loop: its code copied here
 
-        for sname in prs.states:
-            if sname in inline:
-                continue
-            out = Out()
-            out.add(0, f"def {names[sname]}(H, M, S, L, C):")
-            out.add(1, "data = C.data")
-            out.add(1, "off = C.off")
-            emit_state(sname, out, 1)
-            self.funcs.append("\n".join(out.lines) + "\n")
         out = Out()
         out.add(0, "def parse(H, M, S, C):")
         out.add(1, f"L = {lname}()" if lname else "L = None")
-        out.add(1, f"st = {names['start']}")
+        out.add(1, "data = C.data")
+        out.add(1, "off = C.off")
         out.add(1, "try:")
-        out.add(2, f"for _ in range({MAX_PARSER_STATES}):")
-        out.add(3, "st = st(H, M, S, L, C)")
-        out.add(3, "if st is None:")
-        out.add(4, "return 0")
-        out.add(2, f"return {PE_PARSER_TIMEOUT}")
+        if looped:
+            out.add(2, "st = 0")
+            out.add(2, f"for _ in range({MAX_PARSER_STATES}):")
+            for i, sname in enumerate(dispatch):
+                out.add(3, f"{'if' if i == 0 else 'elif'} st == {i}:")
+                emit_state(sname, out, 4)
+            out.add(2, "C.off = off")
+            out.add(2, f"return {PE_PARSER_TIMEOUT}")
+        else:
+            emit_state("start", out, 2)
         out.add(1, "except _PE as e:")
+        out.add(2, "C.off = off")
         if self.trace:
             out.add(2, "TR('parser error ' + ERRNAMES.get(e.code, str(e.code)))")
         out.add(2, "return e.code")
