@@ -216,7 +216,11 @@ class Compiler(StmtGen):
                               [k.expr for k in tbl.selector_keys])
             sel = f", {self.g(alg, 'H_sel_')}({self.pack_code(lst)})"
         aid, args, entry = self.t(), self.t(), self.t()
-        out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
+        if len(keys) == 1 and getattr(ts, "lookup1", None) is not None:
+            # one field: the value itself is the key (no tuple; an exact table's dict is keyed by it)
+            out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup1({keys[0]}{sel})")
+        else:
+            out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
             out.add(ind, f"TR('table {tbl.name}: ' + ('hit entry ' + _entry_text({entry}) if {entry} is not None else 'miss')"
                          f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")

@@ -75,6 +75,8 @@ class TableState:
         self.default_hit: tuple = (aid, args, None)
         self._set_default_msg()
         self.lookup = self._make_lookup()
+        # one-field tables: the same lookup taking the value itself (the generated code's call)
+        self.lookup1 = self._index.make_lookup1(self) if len(self.fields) == 1 else None
 
     def _make_lookup(self):
         if self._index is None:
