@@ -216,9 +216,9 @@ class Compiler(StmtGen):
                               [k.expr for k in tbl.selector_keys])
             sel = f", {self.g(alg, 'H_sel_')}({self.pack_code(lst)})"
         aid, args, entry = self.t(), self.t(), self.t()
-        if len(keys) == 1 and getattr(ts, "lookup1", None) is not None:
-            # one field: the value itself is the key (no tuple; an exact table's dict is keyed by it)
-            out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup1({keys[0]}{sel})")
+        inline = ts.inline_index() if len(keys) == 1 else None
+        if inline is not None:
+            self._inline_lookup(ts, inline, keys[0], sel[2:] or "0", (aid, args, entry), g, out, ind)
         else:
             out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
@@ -226,8 +226,9 @@ class Compiler(StmtGen):
                          f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")
         hit_lines = []
         if tbl.counters:
-            dc = self.g(self.res.extern(tbl.counters), "X")
-            hit_lines.append(f"{dc}.count({entry}, C.nbytes)")
+            self.res.extern(tbl.counters)  # must exist; its cells are on the entries
+            c = self.t()  # DirectCounterState.count, inline (the entry is not None here)
+            hit_lines += [f"{c} = {entry}.counter", f"{c}[0] += C.nbytes", f"{c}[1] += 1"]
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)
@@ -256,6 +257,33 @@ class Compiler(StmtGen):
             else:
                 out.add(ind + 1, f"{self.action_fn[(self.ctl_index, ref.action)]}(H, M, S, L, C, *{args})")
         return aid, entry
+
+    def _inline_lookup(self, ts, index, key: str, sel: str, res: tuple[str, str, str], g: str,
+                       out: Out, ind: int) -> None:
+        """A one-field exact or LPM lookup written out in the apply (``TableState.lookup1``'s
+        answer without the call): the exact table's dict keyed by the value; the LPM table's
+        groups, longest prefix first, up to the first that holds the masked value."""
+        target = ", ".join(res)
+        v, e = self.t(), self.t()
+        out.add(ind, f"{v} = {key}")
+        if index.kind == "exact":
+            get = self.g(index.get, "TD")
+            out.add(ind, f"{e} = {get}({v})")
+            out.add(ind, f"if {e} is None:")
+            out.add(ind + 1, f"{target} = {g}.default_hit")
+            out.add(ind, "else:")
+            out.add(ind + 1, f"{target} = {e}.hit or {e}.resolve({sel})")
+            return
+        idx = self.g(index.index, "TI")
+        m, d, lst = self.t(), self.t(), self.t()
+        out.add(ind, f"for {m}, _, {d} in {idx}.walk:")
+        out.add(ind + 1, f"{lst} = {d}.get({v} & {m})")
+        out.add(ind + 1, f"if {lst} is not None:")
+        out.add(ind + 2, f"{e} = {lst}[0]")
+        out.add(ind + 2, f"{target} = {e}.hit or {e}.resolve({sel})")
+        out.add(ind + 2, "break")
+        out.add(ind, "else:")
+        out.add(ind + 1, f"{target} = {g}.default_hit")
 
     def _bound_call(self, act: ir.Action, ref: ir.TableActionRef, args: str, out: Out, ind: int) -> None:
         """Run a table's action whose directional parameters are bound in the actions list:

@@ -199,8 +199,7 @@ class TupleSpaceIndex:
         with one entry per value: the first group (longest prefix first) that holds the masked
         value has the answer."""
         if self.fields[0].kind != LPM:
-            general = self.make_lookup(table)
-            return lambda value, sel_hash=0: general((value,), sel_hash)
+            return None  # ternary, range, optional: ``lookup((value,))``
         index = self
 
         def lookup1(value, sel_hash=0):
