@@ -46,13 +46,13 @@ def build(pl) -> tuple | None:
     used = features(b.source)
     if used & {"resubmit", "recirculate"}:
         return None
-    lines = _ingress_source(b, used) + _egress_source(b, used)
+    lines = _ingress_source(b, used, pl._reset.body) + _egress_source(b, used)
     from softswitch.exec.pipeline import POOL_MAX, PacketState
 
     pool = pl._pool
     ns = {
         "pool": pool, "pool_pop": pool.pop, "pool_append": pool.append, "POOL_MAX": POOL_MAX,
-        "reset": pl._reset, "Mismatch": Mismatch, "AssertionFailed": AssertionFailed,
+        "Mismatch": Mismatch, "_Mismatch": Mismatch, "AssertionFailed": AssertionFailed,
         "new_h": pl._H, "new_m": pl._M, "new_s": pl._S, "H_cls": pl._H, "PS": PacketState,
         "ctx_in": pl._ctx_in, "ctx_eg": pl._ctx_eg, "pl": pl,
         "parse": b.parser, "verify": b.verify_checksum, "run_ingress": b.ingress,
@@ -66,18 +66,18 @@ def build(pl) -> tuple | None:
     return ns["ingress_item"], ns["egress_frame"]
 
 
-def _ingress_source(b, used: set[str]) -> list[str]:
+def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
     ctx_none = [f"C.{n} = " for n in ("clone", "digest") if n in used]
     src = [
         "def ingress_item(data, port, now):",
         "    try:",
         "        if pool:",
         "            item = pool_pop()",
-        "            H = item.H",
-        "            M = item.M",
-        "            S = item.S",
+        "            a0 = H = item.H",
+        "            a1 = M = item.M",
+        "            a2 = S = item.S",
         "            try:",
-        "                reset(H, M, S)",
+        *["            " + line for line in reset_body],  # the reset's stores, written out here
         "            except Mismatch:",
         "                item = None",
         "                H = new_h()",
