@@ -67,7 +67,7 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
     """``log_msg`` to the tracer, formatted."""
     return lambda fmt, args: trace(format_log(fmt, args))
 
-POOL_MAX = 1024  # recycled (H, M, S) trees kept for reuse
+POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
 MAX_RESUBMITS = 16  # resubmit passes per received packet before the packet is dropped
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -174,8 +174,9 @@ class V1Pipeline:
         self._log = _trace_log(trace) if trace is not None else _log_msg
         self.field_lists = FieldLists(program, program.ingress.params[1].type)
         self._H, self._M, self._S = blocks.header_cls, blocks.meta_cls, blocks.std_cls
-        # (H, M, S) trees of packets the loop has finished with (see ``egress_frame``), put back
-        # to their initial values on reuse; None when the classes cannot be reset by stores
+        # items of packets the loop has finished with (see ``egress_frame``), their (H, M, S)
+        # trees put back to their initial values on reuse; reset is None when the classes cannot
+        # be reset by stores
         self._reset = make_reset(self._H, self._M, self._S)
         self._pool: list[PacketState] = []
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
