@@ -90,7 +90,7 @@ def _dispatch_states(prs: ir.Parser) -> list[str]:
 
     if sum(expanded(n) for n in dispatch) > MAX_COPIED_STATEMENTS:
         dispatch |= {n for n in prs.states if preds[n] > 1}
-    return [n for n in prs.states if n in dispatch]
+    return ["start"] + [n for n in prs.states if n in dispatch and n != "start"]  # branch 0: start
 
 
 MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers

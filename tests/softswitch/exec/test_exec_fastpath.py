@@ -118,10 +118,10 @@ header b_t { bit<8> v; }
 struct headers_t { b_t[3] s; b_t last; }
 struct meta_t { }
 parser P(packet_in pk, out headers_t h, inout meta_t m, inout standard_metadata_t sm) {
-    state start { transition select(pk.lookahead<bit<8>>()) { 0xFF: spin; default: item; } }
     state spin { transition spin; }
     state item { pk.extract(h.s.next); transition select(h.s.last.v) { 0: done; default: item; } }
     state done { pk.extract(h.last); transition accept; }
+    state start { transition select(pk.lookahead<bit<8>>()) { 0xFF: spin; default: item; } }
 }
 control VC(inout headers_t h, inout meta_t m) { apply { } }
 control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
@@ -145,7 +145,7 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 def test_one_function_parser_loops_errors_and_timeout(tmp_path):
     """The parser is one function: a state on a loop is a branch of it, counted towards
     ParserTimeout; a state on no loop (``done``) is copied into its callers; an error keeps the
-    bytes parsed so far as payload."""
+    bytes parsed so far as payload.  ``start`` is declared last: parsing still begins there."""
     src = tmp_path / "loops.p4"
     src.write_text(LOOPING_PARSER)
     r = Rig(src)
