@@ -6,7 +6,8 @@ what most programs never do (a trace, a verifyChecksum or egress control with no
 clones, digests, truncation) and reset every context field per packet.  ``build`` writes the
 two functions for one program instead, leaving out what its generated code can never do (it is
 the only writer of those context fields, so a field no statement of the source assigns stays as
-it was set up), and keeps the packet's ``PacketState`` with its header objects for the next
+it was set up), writes the header reset's stores (``recycle.make_reset``) into ``ingress_item``
+instead of calling it, and keeps the packet's ``PacketState`` with its header objects for the next
 packet (the item itself is recycled, not only its headers).
 
 The generated functions handle the plain unicast packet themselves and hand every other case to
