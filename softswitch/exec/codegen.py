@@ -46,8 +46,8 @@ class CompiledBlocks:
     namespace: dict = field(repr=False, default_factory=dict)
 
 
-def _inlinable_states(prs: ir.Parser) -> set[str]:
-    """States with one predecessor that are not on a loop: their code goes into the caller."""
+def _parser_graph(prs: ir.Parser) -> tuple[dict[str, set[str]], dict[str, int], set[str]]:
+    """(successors, predecessor counts, states on a loop) of a parser's state graph."""
     succ: dict[str, set[str]] = {}
     for name, st in prs.states.items():
         tr = st.transition
@@ -70,8 +70,30 @@ def _inlinable_states(prs: ir.Parser) -> set[str]:
                 todo.extend(succ[n])
         return False
 
-    return {n for n in prs.states if n != "start" and preds[n] == 1 and not on_loop(n)}
+    return succ, preds, {n for n in prs.states if on_loop(n)}
 
+
+def _dispatch_states(prs: ir.Parser) -> list[str]:
+    """The parser states that get a branch of their own in the generated ``parse``: ``start``
+    and the states on a loop.  Every other state is on no loop, so its code is copied into each
+    state that transitions to it (no dispatch, no call per state).  When the copies would make
+    the code too long (many states reached from many others), states with more than one
+    predecessor get a branch too."""
+    succ, preds, looping = _parser_graph(prs)
+    dispatch = {"start"} | looping
+    size: dict[str, int] = {}
+
+    def expanded(n: str) -> int:  # statements of n with its copied successors (a DAG: no cycle)
+        if n not in size:
+            size[n] = 1 + len(prs.states[n].stmts) + sum(expanded(t) for t in succ[n] if t not in dispatch)
+        return size[n]
+
+    if sum(expanded(n) for n in dispatch) > MAX_COPIED_STATEMENTS:
+        dispatch |= {n for n in prs.states if preds[n] > 1}
+    return ["start"] + [n for n in prs.states if n in dispatch and n != "start"]  # branch 0: start
+
+
+MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers
 
 
 class Compiler(StmtGen):
@@ -194,14 +216,19 @@ class Compiler(StmtGen):
                               [k.expr for k in tbl.selector_keys])
             sel = f", {self.g(alg, 'H_sel_')}({self.pack_code(lst)})"
         aid, args, entry = self.t(), self.t(), self.t()
-        out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
+        inline = ts.inline_index() if len(keys) == 1 else None
+        if inline is not None:
+            self._inline_lookup(ts, inline, keys[0], sel[2:] or "0", (aid, args, entry), g, out, ind)
+        else:
+            out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
             out.add(ind, f"TR('table {tbl.name}: ' + ('hit entry ' + _entry_text({entry}) if {entry} is not None else 'miss')"
                          f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")
         hit_lines = []
         if tbl.counters:
-            dc = self.g(self.res.extern(tbl.counters), "X")
-            hit_lines.append(f"{dc}.count({entry}, C.nbytes)")
+            self.res.extern(tbl.counters)  # must exist; its cells are on the entries
+            c = self.t()  # DirectCounterState.count, inline (the entry is not None here)
+            hit_lines += [f"{c} = {entry}.counter", f"{c}[0] += C.nbytes", f"{c}[1] += 1"]
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)
@@ -230,6 +257,33 @@ class Compiler(StmtGen):
             else:
                 out.add(ind + 1, f"{self.action_fn[(self.ctl_index, ref.action)]}(H, M, S, L, C, *{args})")
         return aid, entry
+
+    def _inline_lookup(self, ts, index, key: str, sel: str, res: tuple[str, str, str], g: str,
+                       out: Out, ind: int) -> None:
+        """A one-field exact or LPM lookup written out in the apply (``TableState.lookup1``'s
+        answer without the call): the exact table's dict keyed by the value; the LPM table's
+        groups, longest prefix first, up to the first that holds the masked value."""
+        target = ", ".join(res)
+        v, e = self.t(), self.t()
+        out.add(ind, f"{v} = {key}")
+        if index.kind == "exact":
+            get = self.g(index.get, "TD")
+            out.add(ind, f"{e} = {get}({v})")
+            out.add(ind, f"if {e} is None:")
+            out.add(ind + 1, f"{target} = {g}.default_hit")
+            out.add(ind, "else:")
+            out.add(ind + 1, f"{target} = {e}.hit or {e}.resolve({sel})")
+            return
+        idx = self.g(index.index, "TI")
+        m, d, lst = self.t(), self.t(), self.t()
+        out.add(ind, f"for {m}, _, {d} in {idx}.walk:")
+        out.add(ind + 1, f"{lst} = {d}.get({v} & {m})")
+        out.add(ind + 1, f"if {lst} is not None:")
+        out.add(ind + 2, f"{e} = {lst}[0]")
+        out.add(ind + 2, f"{target} = {e}.hit or {e}.resolve({sel})")
+        out.add(ind + 2, "break")
+        out.add(ind, "else:")
+        out.add(ind + 1, f"{target} = {g}.default_hit")
 
     def _bound_call(self, act: ir.Action, ref: ir.TableActionRef, args: str, out: Out, ind: int) -> None:
         """Run a table's action whose directional parameters are bound in the actions list:
@@ -302,11 +356,15 @@ class Compiler(StmtGen):
         self.funcs.append("\n".join(out.lines) + "\n")
 
     def gen_parser(self, prs: ir.Parser) -> None:
+        """One function ``parse`` for the whole parser: the packet's offset stays a local, states
+        on no loop are copied into the states that lead to them, and only loops go round a
+        ``for`` over the numbered states that start one (counted for ParserTimeout)."""
         self.ctl_index += 1
         lname = self._bind_block(prs, [None, "H", "M", "S"])
         self.gen_actions(prs, only_functions=True)  # user functions called in parser states
-        names = {n: f"ps_{i}" for i, n in enumerate(prs.states)}
-        inline = _inlinable_states(prs)
+        dispatch = _dispatch_states(prs)
+        number = {n: i for i, n in enumerate(dispatch)}
+        looped = len(dispatch) > 1
 
         def emit_state(sname: str, out: Out, ind: int) -> None:
             state = prs.states[sname]
@@ -318,32 +376,32 @@ class Compiler(StmtGen):
 
         def goto(target: str, out: Out, ind: int) -> None:
             if target in ("accept", "reject"):
-                out.add(ind, "return None")
-            elif target in inline:
-                emit_state(target, out, ind)  # single predecessor, not on a loop: inlined
+                out.add(ind, "C.off = off")
+                out.add(ind, "return 0")
+            elif target in number:
+                out.add(ind, f"st = {number[target]}")
+                out.add(ind, "continue")
             else:
-                out.add(ind, f"return {names[target]}")
+                emit_state(target, out, ind)  # on no loop: its code copied here
 
-        for sname in prs.states:
-            if sname in inline:
-                continue
-            out = Out()
-            out.add(0, f"def {names[sname]}(H, M, S, L, C):")
-            out.add(1, "data = C.data")
-            out.add(1, "off = C.off")
-            emit_state(sname, out, 1)
-            self.funcs.append("\n".join(out.lines) + "\n")
         out = Out()
         out.add(0, "def parse(H, M, S, C):")
         out.add(1, f"L = {lname}()" if lname else "L = None")
-        out.add(1, f"st = {names['start']}")
+        out.add(1, "data = C.data")
+        out.add(1, "off = C.off")
         out.add(1, "try:")
-        out.add(2, f"for _ in range({MAX_PARSER_STATES}):")
-        out.add(3, "st = st(H, M, S, L, C)")
-        out.add(3, "if st is None:")
-        out.add(4, "return 0")
-        out.add(2, f"return {PE_PARSER_TIMEOUT}")
+        if looped:
+            out.add(2, "st = 0")
+            out.add(2, f"for _ in range({MAX_PARSER_STATES}):")
+            for i, sname in enumerate(dispatch):
+                out.add(3, f"{'if' if i == 0 else 'elif'} st == {i}:")
+                emit_state(sname, out, 4)
+            out.add(2, "C.off = off")
+            out.add(2, f"return {PE_PARSER_TIMEOUT}")
+        else:
+            emit_state("start", out, 2)
         out.add(1, "except _PE as e:")
+        out.add(2, "C.off = off")
         if self.trace:
             out.add(2, "TR('parser error ' + ERRNAMES.get(e.code, str(e.code)))")
         out.add(2, "return e.code")

@@ -48,6 +48,7 @@ from softswitch.contract import (
     IngressResult,
     TmItem,
 )
+from softswitch.exec import fastpath
 from softswitch.exec.codegen import CompiledBlocks
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
@@ -66,7 +67,7 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
     """``log_msg`` to the tracer, formatted."""
     return lambda fmt, args: trace(format_log(fmt, args))
 
-POOL_MAX = 1024  # recycled (H, M, S) trees kept for reuse
+POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
 MAX_RESUBMITS = 16  # resubmit passes per received packet before the packet is dropped
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -173,14 +174,19 @@ class V1Pipeline:
         self._log = _trace_log(trace) if trace is not None else _log_msg
         self.field_lists = FieldLists(program, program.ingress.params[1].type)
         self._H, self._M, self._S = blocks.header_cls, blocks.meta_cls, blocks.std_cls
-        # (H, M, S) trees of packets the loop has finished with (see ``egress_frame``), put back
-        # to their initial values on reuse; None when the classes cannot be reset by stores
+        # items of packets the loop has finished with (see ``egress_frame``), their (H, M, S)
+        # trees put back to their initial values on reuse; reset is None when the classes cannot
+        # be reset by stores
         self._reset = make_reset(self._H, self._M, self._S)
-        self._pool: list[tuple] = []
+        self._pool: list[PacketState] = []
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
         # thread only, one packet at a time); the other entry points build their own
         self._ctx_in = Ctx(b"", 0, 0, self._log)
         self._ctx_eg = Ctx(b"", 0, 0, self._log)
+        # the loop's entry points written for this program (``fastpath``), else the methods below
+        fast = fastpath.build(self)
+        if fast is not None:
+            self.ingress_item, self.egress_frame = fast
 
     # ------------------------------------------------------------------ ingress
 
@@ -235,9 +241,11 @@ class V1Pipeline:
         return H, M, S, C
 
     def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved,
-                 pooled: bool) -> PacketState | IngressResult:
+                 pooled: bool, first: tuple | None = None) -> PacketState | IngressResult:
         """One packet's ingress; the plain unicast case returns the ``TmItem`` alone.  With
-        ``pooled`` the header objects may be recycled ones (the loop's path, see ``egress_frame``)."""
+        ``pooled`` the header objects may be recycled ones (the loop's path, see ``egress_frame``).
+        ``first``: (H, M, S, C) of a first pass whose parser and ingress control already ran (the
+        generated fast path hands over here when the packet asked for a clone or a digest)."""
         trace = self.trace
         run_ingress = self.blocks.ingress
         n = len(data)
@@ -247,41 +255,46 @@ class V1Pipeline:
         pool = self._pool if pooled else None
         ts = now
         for _ in range(MAX_RESUBMITS):
-            # parser + verifyChecksum (same as _parse, inlined on the per-packet path)
-            if pool:
-                H, M, S = pool.pop()
-                try:
-                    self._reset(H, M, S)
-                except Mismatch:
+            if first is not None:
+                H, M, S, C = first
+                first = None
+            else:
+                # parser + verifyChecksum (same as _parse, inlined on the per-packet path)
+                if pool:
+                    st = pool.pop()
+                    H, M, S = st.H, st.M, st.S
+                    try:
+                        self._reset(H, M, S)
+                    except Mismatch:
+                        H, M, S = new_h(), new_m(), new_s()
+                else:
                     H, M, S = new_h(), new_m(), new_s()
-            else:
-                H, M, S = new_h(), new_m(), new_s()
-            S.f_ingress_port = port
-            S.f_packet_length = n & _M32
-            S.f_instance_type = itype
-            S.f_ingress_global_timestamp = ts & _M48
-            if preserved is not None:
-                self.field_lists.get(preserved[0])[1](M, preserved[1])
-            if pool is not None:
-                C = self._ctx_in
-                C.data = data
-                C.nbytes = n
-                C.now = now
-                C.clone = C.resubmit = C.recirculate = C.digest = None
-                C.off = C.truncate = C.checksum_error = 0
-            else:
-                C = Ctx(data, n, now, logf)
-            if trace:
-                trace(f"packet in: port {port}, {n} bytes, instance_type {itype}")
-            S.f_parser_error = parse(H, M, S, C)
-            C.payload = data[C.off:]
-            if verify is not None:
-                verify(H, M, S, C)
-                S.f_checksum_error = C.checksum_error
-            try:
-                run_ingress(H, M, S, C)
-            except AssertionFailed as e:
-                return self._drop(IngressResult(), f"assertion failed: {e}")
+                S.f_ingress_port = port
+                S.f_packet_length = n & _M32
+                S.f_instance_type = itype
+                S.f_ingress_global_timestamp = ts & _M48
+                if preserved is not None:
+                    self.field_lists.get(preserved[0])[1](M, preserved[1])
+                if pool is not None:
+                    C = self._ctx_in
+                    C.data = data
+                    C.nbytes = n
+                    C.now = now
+                    C.clone = C.resubmit = C.recirculate = C.digest = None
+                    C.off = C.truncate = C.checksum_error = 0
+                else:
+                    C = Ctx(data, n, now, logf)
+                if trace:
+                    trace(f"packet in: port {port}, {n} bytes, instance_type {itype}")
+                S.f_parser_error = parse(H, M, S, C)
+                C.payload = data[C.off:]
+                if verify is not None:
+                    verify(H, M, S, C)
+                    S.f_checksum_error = C.checksum_error
+                try:
+                    run_ingress(H, M, S, C)
+                except AssertionFailed as e:
+                    return self._drop(IngressResult(), f"assertion failed: {e}")
             if C.clone is not None or C.digest is not None or C.resubmit is not None:
                 res = IngressResult()
                 if C.clone is not None:
@@ -304,7 +317,8 @@ class V1Pipeline:
             espec = S.f_egress_spec
             if espec == DROP_PORT:
                 if res is None and pool is not None and self._reset is not None and len(pool) < POOL_MAX:
-                    pool.append((H, M, S))  # nothing else holds them: no clone, digest or copy
+                    # nothing else holds them: no clone, digest or copy
+                    pool.append(PacketState(0, 0, H, M, S, b"", 0, 0, 0))
                 return self._drop(res or IngressResult(),
                                   "egress_spec is the drop port (mark_to_drop) at the end of ingress")
             S.f_instance_type = PKT_INSTANCE_NORMAL
@@ -420,6 +434,13 @@ class V1Pipeline:
                 b.egress(H, M, S, C)
             except AssertionFailed as e:
                 return self._drop(EgressResult(), f"assertion failed: {e}")
+        return self._egress_tail(item, st, H, M, S, C, recycle)
+
+    def _egress_tail(self, item: TmItem, st: PacketState, H, M, S, C: Ctx, recycle: bool) -> bytes | EgressResult:
+        """What follows the egress control: clone E2E, drop, computeChecksum, deparser, recirculate,
+        truncation (the generated fast path hands over here for a clone or a drop)."""
+        trace = self.trace
+        b = self.blocks
         res = None
         if C.clone is not None:
             res = EgressResult()
@@ -455,7 +476,7 @@ class V1Pipeline:
             # (an item queued before a pipeline swap holds the old program's classes: not reused)
             pool = self._pool
             if len(pool) < POOL_MAX:
-                pool.append((H, M, S))
+                pool.append(st)  # the item itself, with its headers: ingress_item reuses both
         return out
 
     def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M) -> None:

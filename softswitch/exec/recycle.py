@@ -125,6 +125,7 @@ def make_reset(*classes: type) -> Callable[..., None] | None:
         fn(*probe)
         if not all(same_tree(a, b) for a, b in zip(probe, protos)):
             return None
+        fn.body = lines  # for callers that write the stores into their own generated code
         return fn
     except _Unsupported:
         return None

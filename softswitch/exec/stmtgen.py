@@ -361,7 +361,6 @@ class StmtGen(ExprGen):
         out.add(ind, f"{hv}.vbw = {n}")
         out.add(ind, f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
-        out.add(ind, "C.off = off")
         if post:
             out.add(ind, post)
         if self.trace:
@@ -415,7 +414,6 @@ class StmtGen(ExprGen):
         else:
             out.add(ind, f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
-        out.add(ind, "C.off = off")
         if post:
             out.add(ind, post)
         if self.trace:
@@ -429,7 +427,6 @@ class StmtGen(ExprGen):
         out.add(ind, f"if off + ({b} >> 3) > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"off += {b} >> 3")
-        out.add(ind, "C.off = off")
 
     def st_Verify(self, s: ir.Verify, out: Out, ind: int) -> None:
         out.add(ind, f"if not {self.ex(s.cond)}:")

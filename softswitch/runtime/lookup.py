@@ -21,12 +21,32 @@ from .match import EXACT, LPM, OPTIONAL, RANGE, TERNARY, FieldInfo
 class ExactIndex:
     def __init__(self) -> None:
         self.d: dict[tuple, Entry] = {}
+        self.d1: dict[int, Entry] = {}  # the same entries by their one field's value (``lookup1``)
 
     def add(self, e: Entry) -> None:
         self.d[e.spec] = e
+        if len(e.spec) == 1:
+            self.d1[e.spec[0]] = e
 
     def remove(self, e: Entry) -> None:
         del self.d[e.spec]
+        if len(e.spec) == 1:
+            del self.d1[e.spec[0]]
+
+    def make_lookup1(self, table):
+        """``lookup`` of a one-field table taking the field's value itself (no key tuple)."""
+        get = self.d1.get
+
+        def lookup1(value, sel_hash=0):
+            e = get(value)
+            if e is None:
+                return table.default_hit
+            h = e.hit
+            if h is not None:
+                return h
+            return e.resolve(sel_hash)
+
+        return lookup1
 
     def make_lookup(self, table):
         get = self.d.get
@@ -171,6 +191,29 @@ class TupleSpaceIndex:
             return best.resolve(sel_hash)
 
         return lookup
+
+
+    def make_lookup1(self, table):
+        """``lookup`` of a one-field table taking the field's value itself (no key tuple to pack).
+        An LPM field ranks each entry by its prefix length and a group holds one prefix length,
+        with one entry per value: the first group (longest prefix first) that holds the masked
+        value has the answer."""
+        if self.fields[0].kind != LPM:
+            return None  # ternary, range, optional: ``lookup((value,))``
+        index = self
+
+        def lookup1(value, sel_hash=0):
+            for mask, _top, d in index.walk:
+                lst = d.get(value & mask)
+                if lst is not None:
+                    e = lst[0]
+                    h = e.hit
+                    if h is not None:
+                        return h
+                    return e.resolve(sel_hash)
+            return table.default_hit
+
+        return lookup1
 
 
 def _key_packer(shifts: tuple[int, ...]):

@@ -7,6 +7,7 @@ only feed ``sel_hash``); ``entry`` is None when the default action ran (a miss).
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
@@ -23,6 +24,12 @@ from .meters import DirectMeterState, parse_config
 INSERT = p4runtime_pb2.Update.INSERT
 MODIFY = p4runtime_pb2.Update.MODIFY
 DELETE = p4runtime_pb2.Update.DELETE
+
+
+class InlineIndex(NamedTuple):
+    kind: str  # "exact" or "lpm"
+    get: object  # exact: the dict's get, keyed by the field's value
+    index: object  # lpm: the TupleSpaceIndex (read its ``walk`` per packet: writes replace it)
 
 
 class TableState:
@@ -75,6 +82,17 @@ class TableState:
         self.default_hit: tuple = (aid, args, None)
         self._set_default_msg()
         self.lookup = self._make_lookup()
+        # one-field exact or LPM tables: the same lookup taking the value itself (None otherwise)
+        self.lookup1 = self._index.make_lookup1(self) if len(self.fields) == 1 else None
+
+    def inline_index(self) -> InlineIndex | None:
+        """What generated code needs to do ``lookup1``'s work itself (one-field exact or LPM
+        tables; None for the others): the exact dict's ``get`` or the LPM index (its ``walk``)."""
+        if self.lookup1 is None:
+            return None
+        if isinstance(self._index, ExactIndex):
+            return InlineIndex("exact", self._index.d1.get, None)
+        return InlineIndex("lpm", None, self._index)
 
     def _make_lookup(self):
         if self._index is None:

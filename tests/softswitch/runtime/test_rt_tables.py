@@ -342,3 +342,47 @@ def test_inconsistent_p4info_is_rejected(p4info):
     p4info.tables[0].action_refs.add(id=4242)
     with pytest.raises(P4InfoError, match="4242"):
         SwitchState(p4info)
+
+
+def test_one_field_lookup1_answers_as_lookup_through_writes():
+    """``lookup1(v)`` (the generated code's call for a one-field table: no key tuple, exact tables
+    keyed by the value, LPM taking the first group that holds it) gives what ``lookup((v,))``
+    gives, through random inserts and deletes of many prefix lengths, the don't-care entry too."""
+    import random
+
+    p4info = load_p4info(__import__("rt_helpers").BENCH4)
+    s, bl = SwitchState(p4info), Builder(p4info)
+    rnd = random.Random(16)
+    route, my_mac = s.table("I.route_v6"), s.table("I.my_mac")
+    fwd = next(a for a in p4info.actions if a.preamble.name == "I.fwd")
+    nop = bl.action("I.nop")
+    assert route.lookup1 is not None and my_mac.lookup1 is not None and s.table("I.acl").lookup1 is None
+    live_routes: dict = {}
+    live_macs: set = set()
+    probes = [V6 | (rnd.getrandbits(16) << 96) | rnd.getrandbits(8) for _ in range(40)]
+    for step in range(400):
+        if rnd.random() < 0.6:
+            plen = rnd.choice([0, 16, 24, 32, 40, 48, 64, 127, 128])
+            base = rnd.choice(probes)
+            prefix = base & (((1 << plen) - 1) << (128 - plen)) if plen else 0
+            key = {} if plen == 0 else {"h.ipv6.dst": (prefix, plen)}
+            if (prefix, plen) in live_routes:
+                write(s, DELETE, bl.entry("route_v6", key))
+                del live_routes[(prefix, plen)]
+            else:
+                act = bl.action(fwd.preamble.name, port=step % 500, dmac=step)
+                write(s, INSERT, bl.entry("route_v6", key, act))
+                live_routes[(prefix, plen)] = step
+        else:
+            mac = rnd.randrange(8)
+            if mac in live_macs:
+                write(s, DELETE, bl.entry("my_mac", {"h.eth.dst": mac}))
+                live_macs.discard(mac)
+            else:
+                write(s, INSERT, bl.entry("my_mac", {"h.eth.dst": mac}, nop))
+                live_macs.add(mac)
+        for v in probes + [0, (1 << 128) - 1]:
+            assert route.lookup1(v) == route.lookup((v,)), (step, hex(v))
+        for mac in range(8):
+            assert my_mac.lookup1(mac) == my_mac.lookup((mac,))
+    assert live_routes and live_macs

@@ -1,0 +1,211 @@
+"""The packet loop's entry points, generated for one compiled program (issue 16).
+
+``V1Pipeline.ingress_item`` / ``egress_frame`` run the v1model flow around the generated blocks
+for every packet the loop forwards.  Written once for every program, they test at run time for
+what most programs never do (a trace, a verifyChecksum or egress control with no statements,
+clones, digests, truncation) and reset every context field per packet.  ``build`` writes the
+two functions for one program instead, leaving out what its generated code can never do (it is
+the only writer of those context fields, so a field no statement of the source assigns stays as
+it was set up), writes the header reset's stores (``recycle.make_reset``) into ``ingress_item``
+instead of calling it, and keeps the packet's ``PacketState`` with its header objects for the next
+packet (the item itself is recycled, not only its headers).
+
+The generated functions handle the plain unicast packet themselves and hand every other case to
+the general path at the point where it branches off, with the state it has reached:
+
+* ingress: a clone or digest asked for (``_ingress`` with ``first``), multicast
+  (``_multicast``), a drop, an assertion failure, an exception;
+* egress: an egress clone, a drop or an assertion failure (``_egress_tail`` / ``_drop``),
+  truncation (cut as the general path does), an exception.
+
+Programs that can resubmit or recirculate (loops back into ingress) keep the general methods.
+With a tracer, or when the header objects cannot be reset for reuse, nothing is generated.
+"""
+from __future__ import annotations
+
+from softswitch.contract import DROP_PORT, EgressResult, IngressResult
+from softswitch.exec.recycle import Mismatch
+from softswitch.exec.support import AssertionFailed
+
+_M48 = (1 << 48) - 1
+_M32 = (1 << 32) - 1
+_M19 = (1 << 19) - 1
+
+
+def features(source: str) -> set[str]:
+    """The context fields (``C.<name>``) the generated source ever assigns."""
+    return {name for name in ("clone", "digest", "resubmit", "recirculate", "truncate", "checksum_error")
+            if f"C.{name} = " in source}
+
+
+def build(pl) -> tuple | None:
+    """(ingress_item, egress_frame) specialised for pipeline ``pl``, or None to keep the
+    general methods."""
+    b = pl.blocks
+    if pl.trace is not None or pl._reset is None:
+        return None
+    used = features(b.source)
+    if used & {"resubmit", "recirculate"}:
+        return None
+    lines = _ingress_source(b, used, pl._reset.body) + _egress_source(b, used)
+    from softswitch.exec.pipeline import POOL_MAX, PacketState
+
+    pool = pl._pool
+    ns = {
+        "pool": pool, "pool_pop": pool.pop, "pool_append": pool.append, "POOL_MAX": POOL_MAX,
+        "Mismatch": Mismatch, "_Mismatch": Mismatch, "AssertionFailed": AssertionFailed,
+        "new_h": pl._H, "new_m": pl._M, "new_s": pl._S, "H_cls": pl._H, "PS": PacketState,
+        "ctx_in": pl._ctx_in, "ctx_eg": pl._ctx_eg, "pl": pl,
+        "parse": b.parser, "verify": b.verify_checksum, "run_ingress": b.ingress,
+        "run_egress": b.egress, "compute": b.compute_checksum, "deparse": b.deparser,
+        "IngressResult": IngressResult, "EgressResult": EgressResult, "DROP_PORT": DROP_PORT,
+        "M48": _M48, "M32": _M32, "M19": _M19, "join": b"".join,
+        "DROP_REASON": "egress_spec is the drop port (mark_to_drop) at the end of ingress",
+    }
+    src = "\n".join(lines) + "\n"
+    exec(compile(src, f"<fastpath:{pl.program.source_file}>", "exec"), ns)  # noqa: S102 - generated here
+    return ns["ingress_item"], ns["egress_frame"]
+
+
+def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
+    ctx_none = [f"C.{n} = " for n in ("clone", "digest") if n in used]
+    src = [
+        "def ingress_item(data, port, now):",
+        "    try:",
+        "        if pool:",
+        "            item = pool_pop()",
+        "            a0 = H = item.H",
+        "            a1 = M = item.M",
+        "            a2 = S = item.S",
+        "            try:",
+        *["            " + line for line in reset_body],  # the reset's stores, written out here
+        "            except Mismatch:",
+        "                item = None",
+        "                H = new_h()",
+        "                M = new_m()",
+        "                S = new_s()",
+        "        else:",
+        "            item = None",
+        "            H = new_h()",
+        "            M = new_m()",
+        "            S = new_s()",
+        "        n = len(data)",
+        "        S.f_ingress_port = port",
+        "        S.f_packet_length = n & M32",
+        "        S.f_ingress_global_timestamp = now & M48",  # instance_type: 0 (normal) after reset
+        "        C = ctx_in",
+        "        C.data = data",
+        "        C.nbytes = n",
+        "        C.now = now",
+        "        C.off = 0",
+    ]
+    if ctx_none:
+        src.append("        " + "".join(ctx_none) + "None")
+    if "truncate" in used:
+        src.append("        C.truncate = 0")
+    if "checksum_error" in used:
+        src.append("        C.checksum_error = 0")
+    src += [
+        "        S.f_parser_error = parse(H, M, S, C)",
+        "        C.payload = payload = data[C.off:]",
+    ]
+    if b.verify_checksum is not None:
+        src += ["        verify(H, M, S, C)", "        S.f_checksum_error = C.checksum_error"]
+    src += [
+        "        try:",
+        "            run_ingress(H, M, S, C)",
+        "        except AssertionFailed as e:",
+        "            return pl._drop(IngressResult(), f'assertion failed: {e}')",
+    ]
+    if ctx_none:
+        cond = " or ".join(f"C.{n} is not None" for n in ("clone", "digest") if n in used)
+        src += [f"        if {cond}:",
+                "            return pl._ingress(data, port, now, 0, None, True, (H, M, S, C))"]
+    src += [
+        "        mgid = S.f_mcast_grp",
+        "        if mgid:",
+        "            return pl._multicast(IngressResult(), H, M, S, C, mgid, n)",
+        "        espec = S.f_egress_spec",
+        "        if espec == DROP_PORT:",
+        "            if len(pool) < POOL_MAX:",
+        "                pool_append(item if item is not None else PS(0, 0, H, M, S, b'', 0, 0, 0))",
+        "            return pl._drop(IngressResult(), DROP_REASON)",
+        "        S.f_instance_type = 0",
+        "        prio = S.f_priority & 7",
+        "        if item is None:",
+        f"            return PS(espec, prio, H, M, S, payload, n, {'C.truncate' if 'truncate' in used else '0'}, 0)",
+        "        item.egress_port = espec",
+        "        item.priority = prio",
+        "        item.length = item.nbytes = n",
+        "        item.enq_timestamp_us = item.enq_qdepth = item.deq_timedelta_us = item.deq_qdepth = item.qid = 0",
+        "        item.payload = payload",
+        f"        item.truncate = {'C.truncate' if 'truncate' in used else '0'}",
+        "        item.clone_truncate = 0",
+        "        return item",
+        "    except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch",
+        "        return pl._internal_error(IngressResult(), e)",
+        "",
+    ]
+    return src
+
+
+def _egress_source(b, used: set[str]) -> list[str]:
+    src = [
+        "def egress_frame(item, now):",
+        "    try:",
+        "        H = item.H",
+        "        M = item.M",
+        "        S = item.S",
+        "        nbytes = item.nbytes",
+        "        S.f_egress_port = item.egress_port",
+        "        S.f_egress_spec = DROP_PORT + 1",
+        "        S.f_packet_length = nbytes & M32",
+        "        S.f_egress_global_timestamp = now & M48",
+        "        S.f_enq_timestamp = item.enq_timestamp_us & M32",
+        "        S.f_enq_qdepth = item.enq_qdepth & M19",
+        "        S.f_deq_timedelta = item.deq_timedelta_us & M32",
+        "        S.f_deq_qdepth = item.deq_qdepth & M19",
+        "        C = ctx_eg",
+        "        C.nbytes = nbytes",
+        "        C.now = now",
+        "        C.payload = payload = item.payload",
+        "        C.truncate = item.truncate",
+    ]
+    if "clone" in used:
+        src.append("        C.clone = None")
+    if "checksum_error" in used:
+        src.append("        C.checksum_error = 0")
+    if b.egress is not None:
+        src += [
+            "        try:",
+            "            run_egress(H, M, S, C)",
+            "        except AssertionFailed as e:",
+            "            return pl._drop(EgressResult(), f'assertion failed: {e}')",
+        ]
+    cond = "C.clone is not None or S.f_egress_spec == DROP_PORT" if "clone" in used else \
+        "S.f_egress_spec == DROP_PORT"
+    src += [
+        f"        if {cond}:",
+        "            return pl._egress_tail(item, item, H, M, S, C, True)",
+    ]
+    if b.compute_checksum is not None:
+        src.append("        compute(H, M, S, C)")
+    src += [
+        "        parts = deparse(H, M, S, C)",
+        "        parts.append(payload)",
+        "        out = join(parts)",
+        "        cut = C.truncate",
+        "        ct = item.clone_truncate",
+        "        if cut or ct:",
+        "            if ct and (not cut or ct < cut):",
+        "                cut = ct",
+        "            if cut < len(out):",
+        "                out = out[:cut]",
+        "        if H.__class__ is H_cls and len(pool) < POOL_MAX:",
+        "            pool_append(item)",
+        "        return out",
+        "    except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch",
+        "        return pl._internal_error(EgressResult(), e)",
+        "",
+    ]
+    return src
