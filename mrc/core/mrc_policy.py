@@ -47,6 +47,7 @@ class MrcRequester(Requester):
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
         self.reo_bump_ns = -(1 << 62)
         self._probe_pad: dict[int, int] = {}  # EV index -> frame length of a full-MTU data packet
+        self._flushing = False  # _retire_ev is resending an EV's packets in flight
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -77,6 +78,13 @@ class MrcRequester(Requester):
             i = self._pick(port_ok)
             if i < 0:
                 return -1
+            if i == pkt.ev and cause != "trim":
+                # [ours] not on the path that lost it when another can take it: a path found lossy
+                # only by this verdict is not suspect yet (_lose), and a resend on a dead path is
+                # lost again a detection round later (seen in the demo: +1 RTT for that QP)
+                j = self.evset.pick(port_ok)
+                if j >= 0 and j != pkt.ev:
+                    i = j
             self.retx.popleft()
             self._count_retx(cause)
             self._transmit(pkt, i, now_ns)
@@ -262,6 +270,21 @@ class MrcRequester(Requester):
         return max(self.srtt, self.evset.entries[ev].srtt) + self._ev_reorder_window(ev, qp_window) + \
             self.attr.ack_delay_ns
 
+    def _ev_late_ns(self, ev: int, qp_window: int) -> int:
+        """RACK's time limit for a packet on EV ``ev`` once a packet sent after it was delivered: the
+        path's own delivery time (srtt_ev; the QP's srtt without a sample) plus the reordering window,
+        at least two of the path's mean deviations (RFC 8985 6.2 with the path's RTT in place of the
+        latest delivered packet's) [ours].  A packet is late for its own path, whatever the other paths
+        deliver: comparing its send time with the latest delivered packet's (the rule before) waited
+        the path's delivery time plus a window that was itself a delivery time, and found a dead path's
+        packets 2-4 RTTs after they were sent (the demo's recovery: 4-4.5 RTTs)."""
+        if ev < 0:
+            return self.srtt + qp_window
+        e = self.evset.entries[ev]
+        if not e.srtt:
+            return self.srtt + qp_window
+        return e.srtt + max(qp_window, 2 * e.rttvar)
+
     def _pto_deadline(self) -> int | None:
         """When the first packet in flight reaches its tail-loss limit (its send time + ``_pkt_pto``);
         scans the send log only as far as a later send could still be first.  The QP's reordering
@@ -270,22 +293,34 @@ class MrcRequester(Requester):
         bench/mrc_sim.py's 1%-loss run."""
         w = self._reorder_window()
         pto = self._pto()
+        first = min(pto, self._min_late_ns(w)) if self.srtt else pto
+        rack_ts = self.rack_ts
         pkts = self.pkts
-        limits: dict[int, int] = {}
+        limits: dict[int, tuple[int, int]] = {}
         t = None
         for sent, seq, xm in self.sent_log:
-            if t is not None and sent + pto >= t:
+            if t is not None and sent + first >= t:
                 break
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue  # settled (dropped from the log when it reaches the head)
             lim = limits.get(pkt.ev)
             if lim is None:
-                lim = limits[pkt.ev] = self._pkt_pto(pkt.ev, w)
-            c = sent + lim
+                lim = limits[pkt.ev] = (self._pkt_pto(pkt.ev, w), self._ev_late_ns(pkt.ev, w))
+            c = sent + lim[0]
+            if self.srtt and sent < rack_ts:  # RACK's own timer (RFC 8985 6.3): late for its path
+                c = min(c, sent + lim[1])
             if t is None or c < t:
                 t = c
         return t
+
+    def _min_late_ns(self, qp_window: int) -> int:
+        """The least of the EVs' ``_ev_late_ns``: no packet younger than this can be late yet."""
+        d = self.srtt
+        for e in self.evset.entries:
+            if e.srtt and e.srtt < d:
+                d = e.srtt
+        return d + qp_window
 
     def _detect_losses(self, now_ns: int, _ev_bad: set[int]) -> None:
         """RACK: a packet is lost once a packet sent more than the reordering window after it was
@@ -305,14 +340,27 @@ class MrcRequester(Requester):
         # a more queued EV waits its own window, and packets sent after it on other EVs are judged
         # meanwhile (a dead path's packets must not wait behind a slow path's).
         rack_ts = self.rack_ts
+        if not self.srtt:  # no RTT yet: RACK's send-time comparison, with the QP's window
+            for sent, seq, xm in log:
+                if sent + reo >= rack_ts and now_ns - sent < pto:
+                    break
+                pkt = pkts.get(seq)
+                if pkt is not None and pkt.state == _Pkt.INFLIGHT and pkt.xmits == xm:
+                    self._lose(pkt, now_ns, "rack")
+            return
+        young = self._min_late_ns(reo)
+        limits: dict[int, tuple[int, int]] = {}
         for sent, seq, xm in log:  # _lose does not touch the log
-            if sent + reo >= rack_ts and now_ns - sent < pto:
+            age = now_ns - sent
+            if age < pto and (sent >= rack_ts or age < young):
                 break
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue
-            w = self._ev_reorder_window(pkt.ev)
-            if sent + w < rack_ts or now_ns - sent >= self._pkt_pto(pkt.ev):
+            lim = limits.get(pkt.ev)
+            if lim is None:
+                lim = limits[pkt.ev] = (self._pkt_pto(pkt.ev, reo), self._ev_late_ns(pkt.ev, reo))
+            if (sent < rack_ts and age >= lim[1]) or age >= lim[0]:
                 if self.reo_mult > 1:  # a widened window lasts for 16 verdicts (not counting retirements)
                     self.reo_persist -= 1
                     if self.reo_persist <= 0:
@@ -324,6 +372,7 @@ class MrcRequester(Requester):
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
         retire = False
+        retire_age = 0
         ev = pkt.ev
         if ev >= 0:
             if cause == "timeout":
@@ -333,7 +382,11 @@ class MrcRequester(Requester):
                 # it suspect there; suspecting every EV here left the QP spraying over all of them,
                 # the dead ones included, as the fallback (the demo's spine loss: 5.2 RTTs).
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
-            elif self.ev_rack_ts[ev] >= pkt.sent_ns and not self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns and self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
+                # a later packet on the path arrived, so the path is alive; the latest SACK could not
+                # report on this one (it may have arrived too): resend it, keep the EV
+                self.counters.rack_ev_kept += 1
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns:
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
                 # so its other packets in flight are left alone.  With congestion reported on it within
                 # its RTT (CE echoes, trims), the loss is congestion's [ours]: most likely a trimmed
@@ -345,21 +398,25 @@ class MrcRequester(Requester):
                     self.counters.rack_ev_kept += 1
                 else:
                     self.evset.mark_bad(ev, now_ns, cause)
-            elif now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev):
-                # it has gone quiet (no new delivery for an RTT): dead, or queued deeper than its
-                # RTT estimate says -- suspect until a probe decides (_suspect)
-                retire = self._suspect(ev, pkt.sent_ns, now_ns)
             else:
-                # [ours] the path is still delivering (an ACK reported a new delivery on it within
-                # the reordering window): the packet is more likely queued behind a congested hop,
-                # which the switches signal with ECN and trims; resend it, keep the EV
-                self.counters.rack_ev_kept += 1
+                # nothing sent on the path at or after this packet has been delivered: dead, or queued
+                # deeper than its delivery time says -- suspect until a probe or a later delivery on it
+                # decides (_suspect): no new packets go on it meanwhile [ours; before, a path that had
+                # delivered within its quiet time kept getting new packets, each found lost a
+                # detection round later].  When it has gone quiet as well (no new delivery for an RTT),
+                # what else is in flight on it is behind this packet and is resent now (_retire_ev).
+                self._suspect(ev, pkt.sent_ns, now_ns)
+                if not self._flushing:
+                    retire = True
+                    if now_ns - self.ev_ack_ns[ev] < self._quiet_ns(ev):  # not quiet: only the overdue ones
+                        e = self.evset.entries[ev]
+                        retire_age = e.srtt or self.srtt
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
         else:
             self.cc.on_loss(now_ns)
         if retire:
-            self._retire_ev(pkt.ev, now_ns)
+            self._retire_ev(pkt.ev, now_ns, retire_age)
 
     def _suspect(self, ev_i: int, sent_ns: int, now_ns: int) -> bool:
         """A RACK verdict found EV ``ev_i`` quiet: probe before retiring it [ours].  The QP stops
@@ -396,18 +453,24 @@ class MrcRequester(Requester):
                 e.suspect_ns = 0
                 self.evset.mark_bad(i, now_ns, "rack")
 
-    def _retire_ev(self, ev_i: int, now_ns: int) -> None:
+    def _retire_ev(self, ev_i: int, now_ns: int, min_age: int = 0) -> None:
         """EV ``ev_i`` just went ASSUMED_BAD on a loss, and nothing sent on it after the lost packet
         has been delivered: what is still in flight on it is behind the lost packet on the same path
         (a path is FIFO), so it is resent on the GOOD EVs now (counted as RACK retransmissions) instead
         of being found lost one reordering window after another.  On a dead path that saves a round
         of detection (RTT + reordering window) for every packet sent on it after the failure; a path
-        that dropped one packet and still delivers is left alone (the check in ``_lose``)."""
+        that dropped one packet and still delivers is left alone (the check in ``_lose``).  ``min_age``:
+        only the packets out at least this long (a path that has not gone quiet yet: those past its
+        delivery time are behind the lost one; the younger ones get their own verdicts)."""
         pkts = self.pkts
-        for seq in range(self.snd_una, self.snd_nxt):
-            p = pkts.get(seq)
-            if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i:
-                self._lose(p, now_ns, "rack")
+        self._flushing = True
+        try:
+            for seq in range(self.snd_una, self.snd_nxt):
+                p = pkts.get(seq)
+                if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i and now_ns - p.sent_ns >= min_age:
+                    self._lose(p, now_ns, "rack")
+        finally:
+            self._flushing = False
 
     def _rto_resend(self, now_ns: int) -> None:
         """Every packet in flight is lost (each one's EV takes the timeout verdict)."""

@@ -172,10 +172,12 @@ def _dead_path_run(kill: bool) -> tuple[list[tuple[int, int]], int]:
     stuck: list[tuple[int, int]] = []
     orig = p.qa._retire_ev
 
-    def spy(ev_i: int, now_ns: int) -> None:
-        stuck.extend((q.sent_ns, q.ev) for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0)
-        orig(ev_i, now_ns)
-        assert not [q for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0]  # none left in flight
+    def spy(ev_i: int, now_ns: int, min_age: int = 0) -> None:
+        stuck.extend((q.sent_ns, q.ev) for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0
+                     and now_ns - q.sent_ns >= min_age)
+        orig(ev_i, now_ns, min_age)
+        # none of those left in flight
+        assert not [q for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0 and now_ns - q.sent_ns >= min_age]
     p.qa._retire_ev = spy
     end = transfer(p, [(1, random.Random(3).randbytes(3 << 20), p.mr.base_va, None)])
     assert p.qa.evset.entries[1].state is (EvState.ASSUMED_BAD if kill else EvState.GOOD)
@@ -197,7 +199,7 @@ def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
     p = make_pair(paths, attr=QpAttr(ack_timeout=16, mpr=8), buf_len=4 << 20)
     retired: list[int] = []
     orig = p.qa._retire_ev
-    p.qa._retire_ev = lambda ev_i, now_ns: (retired.append(ev_i), orig(ev_i, now_ns))
+    p.qa._retire_ev = lambda ev_i, now_ns, min_age=0: (retired.append(ev_i), orig(ev_i, now_ns, min_age))
     transfer(p, [(1, random.Random(4).randbytes(3 << 20), p.mr.base_va, None)])
     assert p.qa.counters.retx_rack >= 1 and not retired
 
