@@ -210,15 +210,18 @@ class EvSet:
         down = self.ports_down
         good = EvState.GOOD
         fallback = suspect = -1
+        trusted = False  # a GOOD EV that is not suspect, on an up port (busy or not)
         for _ in range(2 * n):
             i = self.rr
             self.rr = i + 1 if i + 1 < n else 0
             e = ents[i]
             if states[i] is not good or e.port in down:
                 continue
+            if not e.suspect_ns:
+                trusted = True
             if port_ok is not None and not port_ok(e.port):
                 continue
-            if e.suspect_ns:  # on trial (a probe decides): only if nothing else can send
+            if e.suspect_ns:  # on trial (a probe decides): only if no other EV is left at all
                 if suspect < 0:
                     suspect = i
                 continue
@@ -230,8 +233,8 @@ class EvSet:
             return i
         if fallback >= 0:
             return fallback
-        if suspect >= 0:
-            return suspect
+        if suspect >= 0 and not trusted:  # [ours] not because the other EVs' ports are busy just now:
+            return suspect  # a dead path's suspect EV took every slot of its port (the simulator's dead path)
         if not any(states[i] is good and ents[i].port not in down for i in range(n)):
             # No GOOD EV at all (e.g. all ASSUMED_BAD or all ports down): use any EV on an up port that
             # the controller has not DENIED rather than stall; the timeout machinery decides whether

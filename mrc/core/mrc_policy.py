@@ -97,7 +97,9 @@ class MrcRequester(Requester):
         if i < 0:
             # wake when a port of an EV we may use frees up: an idle port behind an ASSUMED_BAD EV
             # gave a wake time in the past and made the QP spin (1% loss took 20x the loss-free time)
-            ports = [e.port for j, e in enumerate(es.entries) if es.usable(j)] or [e.port for e in es.entries]
+            # (a suspect EV is used only when no other is left: its free port is no reason to wake)
+            ports = [e.port for j, e in enumerate(es.entries) if es.usable(j) and not e.suspect_ns] or \
+                [e.port for j, e in enumerate(es.entries) if es.usable(j)] or [e.port for e in es.entries]
             self.wake_ns = self.host.earliest_port_wake(ports)
         return i
 
@@ -406,11 +408,7 @@ class MrcRequester(Requester):
                 # detection round later].  When it has gone quiet as well (no new delivery for an RTT),
                 # what else is in flight on it is behind this packet and is resent now (_retire_ev).
                 self._suspect(ev, pkt.sent_ns, now_ns)
-                if not self._flushing:
-                    retire = True
-                    if now_ns - self.ev_ack_ns[ev] < self._quiet_ns(ev):  # not quiet: only the overdue ones
-                        e = self.evset.entries[ev]
-                        retire_age = e.srtt or self.srtt
+                retire = not self._flushing and now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev)
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
         else:
