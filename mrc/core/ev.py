@@ -83,9 +83,9 @@ class EvEntry:
     entry joins a QP it is the state it was created with.
     """
 
-    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "penalty", "port", "probe_next_ns",
-                 "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt", "suspect_ns",
-                 "suspect_sent_ns")
+    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "last_rtt", "penalty", "port",
+                 "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt",
+                 "suspect_ns", "suspect_sent_ns")
 
     def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
         self.ev = ev
@@ -104,12 +104,14 @@ class EvEntry:
         self.signal_ns = -(1 << 62)  # when an ACK last echoed a CE mark or a trim of a packet sent on this path
         self.srtt = 0  # this path's smoothed RTT (ns; 0: no sample yet), from packets sent once on it
         self.rttvar = 0  # ...and its mean deviation (RFC 6298)
+        self.last_rtt = 0  # ...and the latest sample (RACK's rack.rtt, per path)
         self.encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
 
     def rtt_sample(self, sample: int) -> None:
         """A delivery-time sample of a packet sent once on this path (send to the ACK reporting it).  [ours] Sprayed
         paths queue differently, so each keeps its own srtt/rttvar (RFC 6298's estimator): RACK waits a
         path's own extra delay before calling its packets lost (``QueuePair._ev_reorder_window``)."""
+        self.last_rtt = sample
         if self.srtt == 0:
             self.srtt = sample
             self.rttvar = sample >> 1
