@@ -328,8 +328,9 @@ class MrcRequester(Requester):
         return d + qp_window
 
     def _detect_losses(self, now_ns: int, _ev_bad: set[int]) -> None:
-        """RACK: a packet is lost once a packet sent more than the reordering window after it was
-        delivered, or once it has been out longer than the PTO (tail loss)."""
+        """RACK: once a packet sent after it was delivered, a packet is lost when it has been out its
+        path's time limit (``_ev_late_ns``); in any case once it has been out its tail-loss limit
+        (``_pkt_pto``)."""
         log = self.sent_log
         pkts = self.pkts
         reo = self._reorder_window()  # every EV's window is at least this (_ev_reorder_window)
@@ -341,9 +342,9 @@ class MrcRequester(Requester):
                 log.popleft()
                 continue
             break
-        # In send order, up to the first packet not even the QP's window could call lost: a packet on
-        # a more queued EV waits its own window, and packets sent after it on other EVs are judged
-        # meanwhile (a dead path's packets must not wait behind a slow path's).
+        # In send order, up to the first packet no limit could call lost yet: a packet on a more queued
+        # EV waits its own limit, and packets sent after it on other EVs are judged meanwhile (a dead
+        # path's packets must not wait behind a slow path's).
         rack_ts = self.rack_ts
         if not self.srtt:  # no RTT yet: RACK's send-time comparison, with the QP's window
             for sent, seq, xm in log:
@@ -377,7 +378,6 @@ class MrcRequester(Requester):
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
         retire = False
-        retire_age = 0
         ev = pkt.ev
         if ev >= 0:
             if cause == "timeout":
@@ -417,15 +417,17 @@ class MrcRequester(Requester):
         else:
             self.cc.on_loss(now_ns)
         if retire:
-            self._retire_ev(pkt.ev, now_ns, retire_age)
+            self._retire_ev(pkt.ev, now_ns)
 
     def _suspect(self, ev_i: int, sent_ns: int, now_ns: int) -> bool:
-        """A RACK verdict found EV ``ev_i`` quiet: probe before retiring it [ours].  The QP stops
-        spraying on it at once (``EvSet.pick`` takes a suspect EV only when nothing else can send) and
+        """A RACK verdict found nothing delivered on EV ``ev_i`` since the lost packet: probe before
+        retiring it [ours].  The QP stops
+        spraying on it at once (``EvSet.pick`` takes a suspect EV only when no other GOOD EV is left) and
         sends it one probe; a probe answer, or the delivery of a packet sent on it no earlier than the
         missing one, clears it (the path was only slow); no such evidence within ``_confirm_ns`` makes
         it ASSUMED_BAD (cause ``rack``).  Recovery is the same as retiring at once -- new packets avoid
-        the path from the verdict on, and what was in flight on it is resent now (True) -- but a path
+        the path from the verdict on, and once it has gone quiet what was in flight on it is resent
+        (``_lose``) -- but a path
         that is merely queued deeper than its RTT estimate costs a probe instead of an EV.  Measured on
         the fault-free all-to-all of bench/fabric_scenarios.py: every quiet-path verdict was followed
         by the 'lost' packet arriving (bench/README.md).  False if the EV was already suspect or not GOOD."""
@@ -454,21 +456,19 @@ class MrcRequester(Requester):
                 e.suspect_ns = 0
                 self.evset.mark_bad(i, now_ns, "rack")
 
-    def _retire_ev(self, ev_i: int, now_ns: int, min_age: int = 0) -> None:
+    def _retire_ev(self, ev_i: int, now_ns: int) -> None:
         """EV ``ev_i`` just went ASSUMED_BAD on a loss, and nothing sent on it after the lost packet
         has been delivered: what is still in flight on it is behind the lost packet on the same path
         (a path is FIFO), so it is resent on the GOOD EVs now (counted as RACK retransmissions) instead
         of being found lost one reordering window after another.  On a dead path that saves a round
         of detection (RTT + reordering window) for every packet sent on it after the failure; a path
-        that dropped one packet and still delivers is left alone (the check in ``_lose``).  ``min_age``:
-        only the packets out at least this long (a path that has not gone quiet yet: those past its
-        delivery time are behind the lost one; the younger ones get their own verdicts)."""
+        that dropped one packet and still delivers is left alone (the check in ``_lose``)."""
         pkts = self.pkts
         self._flushing = True
         try:
             for seq in range(self.snd_una, self.snd_nxt):
                 p = pkts.get(seq)
-                if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i and now_ns - p.sent_ns >= min_age:
+                if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i:
                     self._lose(p, now_ns, "rack")
         finally:
             self._flushing = False

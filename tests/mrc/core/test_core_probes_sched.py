@@ -208,7 +208,7 @@ def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
     p = make_pair(paths, attr=QpAttr(ack_timeout=16, mpr=8), buf_len=4 << 20)
     retired: list[int] = []
     orig = p.qa._retire_ev
-    p.qa._retire_ev = lambda ev_i, now_ns, min_age=0: (retired.append(ev_i), orig(ev_i, now_ns, min_age))
+    p.qa._retire_ev = lambda ev_i, now_ns: (retired.append(ev_i), orig(ev_i, now_ns))
     transfer(p, [(1, random.Random(4).randbytes(3 << 20), p.mr.base_va, None)])
     assert p.qa.counters.retx_rack >= 1 and not retired
 
