@@ -213,6 +213,24 @@ def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
     assert p.qa.counters.retx_rack >= 1 and not retired
 
 
+def test_a_suspect_ev_that_delivered_since_is_not_retired():
+    # two EVs suspected at the same time; when their time to show life is up, the one an ACK reported
+    # a new delivery on since is alive and goes back to the spray, the silent one is retired
+    p = make_pair([PathSpec(delay_ns=1_000_000) for _ in range(4)], attr=QpAttr(ack_timeout=16))
+    transfer(p, [(1, random.Random(5).randbytes(200_000), p.mr.base_va, None)])
+    q = p.qa.requester
+    now = p.net.now
+    for ev in (1, 2):
+        assert q._suspect(ev, now - 1, now)
+    q.ev_ack_ns[1] = now + 10  # a delivery on EV 1 reported after the suspicion
+    q.ev_ack_ns[2] = now - 10
+    late = now + max(q._confirm_ns(q.evset.entries[i]) for i in (1, 2))
+    q._check_suspects(late)
+    e1, e2 = q.evset.entries[1], q.evset.entries[2]
+    assert e1.state is EvState.GOOD and not e1.suspect_ns and e1.probe_req_id < 0
+    assert e2.state is EvState.ASSUMED_BAD
+
+
 def test_min_active_swaps_in_the_ev_with_answered_probes():
     from mrc.core.ev import EvEntry, EvSet
     evs = EvSet(1, [EvEntry(b"a", 1), EvEntry(b"b", 2)], min_active=1)
