@@ -49,7 +49,7 @@ DEMO_LINK_RATE_PPS = 300
 # shallow buffer relative to its BDP, rather than bmv2's 64-frame default (213 ms at this rate).
 DEMO_LINK_QUEUE_DEPTH = 16
 # The demo's bar for "goodput recovers within a few RTTs of the failure".  Issue 11 aims at 3; on the
-# shared 2-core machine runs land at 3.0-4.1 RTTs after the transport changes of 2026-12-03 (the hole
+# shared 2-core machine runs land at 3.0-3.8 RTTs after the transport changes of 2026-12-03 (the hole
 # at a QP's cumulative ACK fills 3-4 RTTs after the failure: ~1.7 RTTs to find the dead path's first
 # packet, ~1.5 for its resend behind the full queues; docs/demo.md), so the demo keeps the 5 it had
 # and prints the measured figure.
