@@ -49,9 +49,10 @@ DEMO_LINK_RATE_PPS = 300
 # shallow buffer relative to its BDP, rather than bmv2's 64-frame default (213 ms at this rate).
 DEMO_LINK_QUEUE_DEPTH = 16
 # The demo's bar for "goodput recovers within a few RTTs of the failure".  Issue 11 aims at 3; on the
-# shared 2-core machine runs land at 2.1-5.6 RTTs after the transport changes of 2026-12-03 (0.7-3.4
-# before; docs/demo.md), so the demo keeps the 5 it had (which some runs still miss) and prints the
-# measured figure.
+# shared 2-core machine runs land at 3.0-3.8 RTTs after the transport changes of 2026-12-03 (the hole
+# at a QP's cumulative ACK fills 3-4 RTTs after the failure: ~1.7 RTTs to find the dead path's first
+# packet, ~1.5 for its resend behind the full queues; docs/demo.md), so the demo keeps the 5 it had
+# and prints the measured figure.
 FEW_RTTS = 5.0
 DEMO_VIEW_PORT = 9180  # live fabric view (controller/web) of the demo's controller
 DEMO_METRICS_PORT = 9108  # its Prometheus metrics (grafana/prometheus.yml scrapes this)
@@ -104,12 +105,14 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
             how = "NOT within the run"
         elif rec == 0:
             how = f"at once: no {m['bin_ms']:g} ms bin fell below 80% (lowest {a['min_mb_s_after']:.2f} " \
-                  f"of {a['pre_mb_s']:.2f} MB/s)"
+                  f"of {a.get('ref_mb_s', a['pre_mb_s']):.2f} MB/s)"
         else:
             how = f"in {rec * 1000:.0f} ms = {rtts:g} RTTs (median srtt {srtt:.1f} ms; {m['bin_ms']:g} ms bins)"
         stall = f"; longest flow stall {a['max_flow_stall_s'] * 1000:.0f} ms" + \
             (f" = {a['max_flow_stall_rtts']:g} RTTs" if a.get("max_flow_stall_rtts") is not None else "")
-        out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of its pre-failure rate after {a['fault']} "
+        ref = "its pre-failure rate" if a.get("ref_mb_s", a["pre_mb_s"]) == a["pre_mb_s"] else \
+            f"the rate after it ({a['ref_mb_s']:.2f} of {a['pre_mb_s']:.2f} MB/s before)"
+        out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "
                    f"{how}{stall} (bar: {FEW_RTTS:g} RTTs)")
     for b in r["recovery"]:
         stall = b["max_flow_stall_s"]

@@ -80,7 +80,7 @@ def goodput_png(metrics: dict[str, dict[str, Any]], path: Path, title: str) -> P
             rec = next((r for r in m["recovery"] if abs(r["t_s"] - tf) <= near), None)
             if rec is None or mode != "mrc":
                 continue
-            z.axhline(0.8 * rec["pre_mb_s"], color=color, ls=":", lw=0.8)
+            z.axhline(0.8 * rec.get("ref_mb_s", rec["pre_mb_s"]), color=color, ls=":", lw=0.8)
             if rec["goodput_recovery_s"] is not None:
                 at = rec["goodput_recovery_s"] * zk
                 rtts = rec.get("goodput_recovery_rtts")

@@ -9,6 +9,7 @@ from typing import Any
 RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of the pre-failure mean
 DIP_WINDOW_RTTS = 3.0  # a failure's dip is looked for this many median srtts after it (or until the next one)
 RECOVERY_HORIZON_S = 0.3  # ...or this long when the run has no RTT samples (the RC baseline)
+MIN_POST_BINS = 5  # the post-failure rate needs at least this many bins, else the pre-failure rate is the reference
 
 
 def dur(s: float) -> str:
@@ -99,6 +100,19 @@ def goodput_recovery(bins: list[tuple[float, float]], bin_s: float, t_fault: flo
     return out
 
 
+def post_failure_rate(run: dict[str, Any], bins: list[tuple[float, float]], bin_s: float, t_fault: float,
+                      window: float) -> float | None:
+    """Mean goodput the fabric carries once it has settled after a failure at ``t_fault``: the bins from
+    two dip windows after it, for as long as the pre-failure mean's window (1 s), up to the next fault
+    event (a failure, or an undo) and the end of the run.  None with fewer than ``MIN_POST_BINS`` bins.
+    Measured in the demo: a link or a spine lost leaves 0.71-0.86 of the pre-failure rate
+    (docs/demo.md)."""
+    start = t_fault + 2 * window
+    end = min([start + 1.0, run["elapsed_s"]] + [f["t_s"] for f in run["faults"] if f["t_s"] > t_fault])
+    post = [g for t, g in bins if t >= start and t + bin_s <= end]
+    return sum(post) / len(post) if len(post) >= MIN_POST_BINS else None
+
+
 def flow_stalls(run: dict[str, Any], t_fault: float) -> dict[int, dict[str, Any]]:
     """Per flow: the longest time without progress that overlaps ``t_fault`` or comes after it."""
     size = {f["fid"]: None for f in run["flows"]}
@@ -162,16 +176,26 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         pre_mean = sum(pre) / len(pre) if pre else 0.0
         window = DIP_WINDOW_RTTS * srtt_med if srtt_med else RECOVERY_HORIZON_S
         horizon = min([tf + window] + [g["t_s"] for g in downs[k + 1:]])
-        rec = goodput_recovery(bins, bin_ms / 1000, tf, horizon, pre_mean)
+        post_mean = post_failure_rate(run, bins, bin_ms / 1000, tf, window)
+        # the reference: what the fabric carried before the failure, or what it carries after it if
+        # that is less (the failure took capacity: "back to 80%" of the old rate would then be met
+        # only by a burst bin, never by the steady rate)
+        ref = min(pre_mean, post_mean) if post_mean is not None else pre_mean
+        rec = goodput_recovery(bins, bin_ms / 1000, tf, horizon, ref)
+        rec_pre = goodput_recovery(bins, bin_ms / 1000, tf, horizon, pre_mean) if ref != pre_mean else rec
         stalls = flow_stalls(run, tf)
         affected = {fid: s for fid, s in stalls.items() if s["stall_s"] > 3 * sample_ms / 1000 and
                     (s["from_s"] or 0) <= tf + 1.0}
         max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 9)
         rec_s = rec["recovery_s"]
+        pre_s = rec_pre["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
+                      "post_mb_s": None if post_mean is None else round(post_mean, 3), "ref_mb_s": round(ref, 3),
                       "min_mb_s_after": rec["min_mb_s"], "min_at_s": rec["min_at_s"],
                       "goodput_recovery_s": rec_s,
                       "goodput_recovery_rtts": None if rec_s is None or not srtt_med else round(rec_s / srtt_med, 1),
+                      "goodput_recovery_pre_s": pre_s,
+                      "goodput_recovery_pre_rtts": None if pre_s is None or not srtt_med else round(pre_s / srtt_med, 1),
                       "max_flow_stall_s": max_stall,
                       "max_flow_stall_rtts": round(max_stall / srtt_med, 1) if srtt_med else None,
                       "stalled_until_end": sorted(fid for fid, s in stalls.items() if s["until_end"]),
@@ -304,9 +328,15 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
             rec = dur(r["goodput_recovery_s"]) + (f" ({rtts:g} RTTs)" if rtts is not None else "")
         low = "" if r.get("min_at_s") is None else f" at +{dur(r['min_at_s'])}"
         st = r.get("max_flow_stall_rtts")
+        post = r.get("post_mb_s")
+        settled = "" if post is None else f", {post:.2f} once settled"
+        if r.get("ref_mb_s", r["pre_mb_s"]) != r["pre_mb_s"]:
+            p_s, p_rtts = r.get("goodput_recovery_pre_s"), r.get("goodput_recovery_pre_rtts")
+            old = "never" if p_s is None else dur(p_s) + (f" = {p_rtts:g} RTTs" if p_rtts is not None else "")
+            settled += f" (80% of the pre-failure rate: {old})"
         lines.append(f"  after {r['fault']} @{dur(r['t_s'])}: goodput {r['pre_mb_s']:.2f} -> min "
-                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({dur(m['bin_ms'] / 1000)} bins), back to "
-                     f"{int(RECOVERED_FRACTION * 100)}%: {rec}; longest flow stall "
+                     f"{r['min_mb_s_after']:.2f} MB/s{low} ({dur(m['bin_ms'] / 1000)} bins){settled}, back to "
+                     f"{int(RECOVERED_FRACTION * 100)}% of {r.get('ref_mb_s', r['pre_mb_s']):.2f}: {rec}; longest flow stall "
                      f"{dur(r['max_flow_stall_s'])}" + (f" ({st:g} RTTs)" if st is not None else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines

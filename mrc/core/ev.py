@@ -83,9 +83,9 @@ class EvEntry:
     entry joins a QP it is the state it was created with.
     """
 
-    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "penalty", "port", "probe_next_ns",
-                 "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt", "suspect_ns",
-                 "suspect_sent_ns")
+    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "last_rtt", "penalty", "port",
+                 "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt",
+                 "suspect_ns", "suspect_sent_ns")
 
     def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
         self.ev = ev
@@ -104,12 +104,14 @@ class EvEntry:
         self.signal_ns = -(1 << 62)  # when an ACK last echoed a CE mark or a trim of a packet sent on this path
         self.srtt = 0  # this path's smoothed RTT (ns; 0: no sample yet), from packets sent once on it
         self.rttvar = 0  # ...and its mean deviation (RFC 6298)
+        self.last_rtt = 0  # ...and the latest sample (RACK's rack.rtt, per path)
         self.encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
 
     def rtt_sample(self, sample: int) -> None:
         """A delivery-time sample of a packet sent once on this path (send to the ACK reporting it).  [ours] Sprayed
         paths queue differently, so each keeps its own srtt/rttvar (RFC 6298's estimator): RACK waits a
         path's own extra delay before calling its packets lost (``QueuePair._ev_reorder_window``)."""
+        self.last_rtt = sample
         if self.srtt == 0:
             self.srtt = sample
             self.rttvar = sample >> 1
@@ -210,15 +212,18 @@ class EvSet:
         down = self.ports_down
         good = EvState.GOOD
         fallback = suspect = -1
+        trusted = False  # a GOOD EV that is not suspect, on an up port (busy or not)
         for _ in range(2 * n):
             i = self.rr
             self.rr = i + 1 if i + 1 < n else 0
             e = ents[i]
             if states[i] is not good or e.port in down:
                 continue
+            if not e.suspect_ns:
+                trusted = True
             if port_ok is not None and not port_ok(e.port):
                 continue
-            if e.suspect_ns:  # on trial (a probe decides): only if nothing else can send
+            if e.suspect_ns:  # on trial (a probe decides): only if no other EV is left at all
                 if suspect < 0:
                     suspect = i
                 continue
@@ -230,8 +235,8 @@ class EvSet:
             return i
         if fallback >= 0:
             return fallback
-        if suspect >= 0:
-            return suspect
+        if suspect >= 0 and not trusted:  # [ours] not because the other EVs' ports are busy just now:
+            return suspect  # a dead path's suspect EV took every slot of its port (the simulator's dead path)
         if not any(states[i] is good and ents[i].port not in down for i in range(n)):
             # No GOOD EV at all (e.g. all ASSUMED_BAD or all ports down): use any EV on an up port that
             # the controller has not DENIED rather than stall; the timeout machinery decides whether

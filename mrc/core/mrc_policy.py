@@ -47,6 +47,7 @@ class MrcRequester(Requester):
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
         self.reo_bump_ns = -(1 << 62)
         self._probe_pad: dict[int, int] = {}  # EV index -> frame length of a full-MTU data packet
+        self._flushing = False  # _retire_ev is resending an EV's packets in flight
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -77,6 +78,13 @@ class MrcRequester(Requester):
             i = self._pick(port_ok)
             if i < 0:
                 return -1
+            if i == pkt.ev and cause != "trim":
+                # [ours] not on the path that lost it when another can take it: a path found lossy
+                # only by this verdict is not suspect yet (_lose), and a resend on a dead path is
+                # lost again a detection round later (seen in the demo: +1 RTT for that QP)
+                j = self.evset.pick(port_ok)
+                if j >= 0 and j != pkt.ev:
+                    i = j
             self.retx.popleft()
             self._count_retx(cause)
             self._transmit(pkt, i, now_ns)
@@ -89,7 +97,9 @@ class MrcRequester(Requester):
         if i < 0:
             # wake when a port of an EV we may use frees up: an idle port behind an ASSUMED_BAD EV
             # gave a wake time in the past and made the QP spin (1% loss took 20x the loss-free time)
-            ports = [e.port for j, e in enumerate(es.entries) if es.usable(j)] or [e.port for e in es.entries]
+            # (a suspect EV is used only when no other is left: its free port is no reason to wake)
+            ports = [e.port for j, e in enumerate(es.entries) if es.usable(j) and not e.suspect_ns] or \
+                [e.port for j, e in enumerate(es.entries) if es.usable(j)] or [e.port for e in es.entries]
             self.wake_ns = self.host.earliest_port_wake(ports)
         return i
 
@@ -262,6 +272,24 @@ class MrcRequester(Requester):
         return max(self.srtt, self.evset.entries[ev].srtt) + self._ev_reorder_window(ev, qp_window) + \
             self.attr.ack_delay_ns
 
+    def _ev_late_ns(self, ev: int, qp_window: int) -> int:
+        """RACK's time limit for a packet on EV ``ev`` once a packet sent after it was delivered: the
+        path's own delivery time (srtt_ev; the QP's srtt without a sample) plus the reordering window,
+        at least two of the path's mean deviations (RFC 8985 6.2 with the path's RTT in place of the
+        latest delivered packet's) [ours].  A packet is late for its own path, whatever the other paths
+        deliver: comparing its send time with the latest delivered packet's (the rule before) waited
+        the path's delivery time plus a window that was itself a delivery time, and found a dead path's
+        packets 2-4 RTTs after they were sent (the demo's recovery: 4-4.5 RTTs).  The path's latest delivery
+        time, when longer than its smoothed one, is used instead (RFC 8985's rack.rtt is the latest): a
+        queue that is growing outruns the average (in the incast bench: 3-5 verdicts on packets that then
+        arrived), while a dead path's latest sample is from before it died."""
+        if ev < 0:
+            return self.srtt + qp_window
+        e = self.evset.entries[ev]
+        if not e.srtt:
+            return self.srtt + qp_window
+        return max(e.srtt, e.last_rtt) + max(qp_window, 2 * e.rttvar)
+
     def _pto_deadline(self) -> int | None:
         """When the first packet in flight reaches its tail-loss limit (its send time + ``_pkt_pto``);
         scans the send log only as far as a later send could still be first.  The QP's reordering
@@ -270,26 +298,39 @@ class MrcRequester(Requester):
         bench/mrc_sim.py's 1%-loss run."""
         w = self._reorder_window()
         pto = self._pto()
+        first = min(pto, self._min_late_ns(w)) if self.srtt else pto
+        rack_ts = self.rack_ts
         pkts = self.pkts
-        limits: dict[int, int] = {}
+        limits: dict[int, tuple[int, int]] = {}
         t = None
         for sent, seq, xm in self.sent_log:
-            if t is not None and sent + pto >= t:
+            if t is not None and sent + first >= t:
                 break
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue  # settled (dropped from the log when it reaches the head)
             lim = limits.get(pkt.ev)
             if lim is None:
-                lim = limits[pkt.ev] = self._pkt_pto(pkt.ev, w)
-            c = sent + lim
+                lim = limits[pkt.ev] = (self._pkt_pto(pkt.ev, w), self._ev_late_ns(pkt.ev, w))
+            c = sent + lim[0]
+            if self.srtt and sent < rack_ts:  # RACK's own timer (RFC 8985 6.3): late for its path
+                c = min(c, sent + lim[1])
             if t is None or c < t:
                 t = c
         return t
 
+    def _min_late_ns(self, qp_window: int) -> int:
+        """The least of the EVs' ``_ev_late_ns``: no packet younger than this can be late yet."""
+        d = self.srtt
+        for e in self.evset.entries:
+            if e.srtt and max(e.srtt, e.last_rtt) < d:
+                d = max(e.srtt, e.last_rtt)
+        return d + qp_window
+
     def _detect_losses(self, now_ns: int, _ev_bad: set[int]) -> None:
-        """RACK: a packet is lost once a packet sent more than the reordering window after it was
-        delivered, or once it has been out longer than the PTO (tail loss)."""
+        """RACK: once a packet sent after it was delivered, a packet is lost when it has been out its
+        path's time limit (``_ev_late_ns``); in any case once it has been out its tail-loss limit
+        (``_pkt_pto``)."""
         log = self.sent_log
         pkts = self.pkts
         reo = self._reorder_window()  # every EV's window is at least this (_ev_reorder_window)
@@ -301,18 +342,31 @@ class MrcRequester(Requester):
                 log.popleft()
                 continue
             break
-        # In send order, up to the first packet not even the QP's window could call lost: a packet on
-        # a more queued EV waits its own window, and packets sent after it on other EVs are judged
-        # meanwhile (a dead path's packets must not wait behind a slow path's).
+        # In send order, up to the first packet no limit could call lost yet: a packet on a more queued
+        # EV waits its own limit, and packets sent after it on other EVs are judged meanwhile (a dead
+        # path's packets must not wait behind a slow path's).
         rack_ts = self.rack_ts
+        if not self.srtt:  # no RTT yet: RACK's send-time comparison, with the QP's window
+            for sent, seq, xm in log:
+                if sent + reo >= rack_ts and now_ns - sent < pto:
+                    break
+                pkt = pkts.get(seq)
+                if pkt is not None and pkt.state == _Pkt.INFLIGHT and pkt.xmits == xm:
+                    self._lose(pkt, now_ns, "rack")
+            return
+        young = self._min_late_ns(reo)
+        limits: dict[int, tuple[int, int]] = {}
         for sent, seq, xm in log:  # _lose does not touch the log
-            if sent + reo >= rack_ts and now_ns - sent < pto:
+            age = now_ns - sent
+            if age < pto and (sent >= rack_ts or age < young):
                 break
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
                 continue
-            w = self._ev_reorder_window(pkt.ev)
-            if sent + w < rack_ts or now_ns - sent >= self._pkt_pto(pkt.ev):
+            lim = limits.get(pkt.ev)
+            if lim is None:
+                lim = limits[pkt.ev] = (self._pkt_pto(pkt.ev, reo), self._ev_late_ns(pkt.ev, reo))
+            if (sent < rack_ts and age >= lim[1]) or age >= lim[0]:
                 if self.reo_mult > 1:  # a widened window lasts for 16 verdicts (not counting retirements)
                     self.reo_persist -= 1
                     if self.reo_persist <= 0:
@@ -333,7 +387,11 @@ class MrcRequester(Requester):
                 # it suspect there; suspecting every EV here left the QP spraying over all of them,
                 # the dead ones included, as the fallback (the demo's spine loss: 5.2 RTTs).
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
-            elif self.ev_rack_ts[ev] >= pkt.sent_ns and not self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns and self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
+                # a later packet on the path arrived, so the path is alive; the latest SACK could not
+                # report on this one (it may have arrived too): resend it, keep the EV
+                self.counters.rack_ev_kept += 1
+            elif self.ev_rack_ts[ev] >= pkt.sent_ns:
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
                 # so its other packets in flight are left alone.  With congestion reported on it within
                 # its RTT (CE echoes, trims), the loss is congestion's [ours]: most likely a trimmed
@@ -345,15 +403,15 @@ class MrcRequester(Requester):
                     self.counters.rack_ev_kept += 1
                 else:
                     self.evset.mark_bad(ev, now_ns, cause)
-            elif now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev):
-                # it has gone quiet (no new delivery for an RTT): dead, or queued deeper than its
-                # RTT estimate says -- suspect until a probe decides (_suspect)
-                retire = self._suspect(ev, pkt.sent_ns, now_ns)
             else:
-                # [ours] the path is still delivering (an ACK reported a new delivery on it within
-                # the reordering window): the packet is more likely queued behind a congested hop,
-                # which the switches signal with ECN and trims; resend it, keep the EV
-                self.counters.rack_ev_kept += 1
+                # nothing sent on the path at or after this packet has been delivered: dead, or queued
+                # deeper than its delivery time says -- suspect until a probe or a later delivery on it
+                # decides (_suspect): no new packets go on it meanwhile [ours; before, a path that had
+                # delivered within its quiet time kept getting new packets, each found lost a
+                # detection round later].  When it has gone quiet as well (no new delivery for an RTT),
+                # what else is in flight on it is behind this packet and is resent now (_retire_ev).
+                self._suspect(ev, pkt.sent_ns, now_ns)
+                retire = not self._flushing and now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev)
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
         else:
@@ -362,12 +420,14 @@ class MrcRequester(Requester):
             self._retire_ev(pkt.ev, now_ns)
 
     def _suspect(self, ev_i: int, sent_ns: int, now_ns: int) -> bool:
-        """A RACK verdict found EV ``ev_i`` quiet: probe before retiring it [ours].  The QP stops
-        spraying on it at once (``EvSet.pick`` takes a suspect EV only when nothing else can send) and
+        """A RACK verdict found nothing delivered on EV ``ev_i`` since the lost packet: probe before
+        retiring it [ours].  The QP stops
+        spraying on it at once (``EvSet.pick`` takes a suspect EV only when no other GOOD EV is left) and
         sends it one probe; a probe answer, or the delivery of a packet sent on it no earlier than the
         missing one, clears it (the path was only slow); no such evidence within ``_confirm_ns`` makes
         it ASSUMED_BAD (cause ``rack``).  Recovery is the same as retiring at once -- new packets avoid
-        the path from the verdict on, and what was in flight on it is resent now (True) -- but a path
+        the path from the verdict on, and once it has gone quiet what was in flight on it is resent
+        (``_lose``) -- but a path
         that is merely queued deeper than its RTT estimate costs a probe instead of an EV.  Measured on
         the fault-free all-to-all of bench/fabric_scenarios.py: every quiet-path verdict was followed
         by the 'lost' packet arriving (bench/README.md).  False if the EV was already suspect or not GOOD."""
@@ -390,11 +450,20 @@ class MrcRequester(Requester):
         return max(2 * (e.srtt + 4 * e.rttvar), 2 * self.srtt, self.attr.reorder_min_ns)
 
     def _check_suspects(self, now_ns: int) -> None:
-        """Retire the suspect EVs whose time to show life is up."""
+        """Retire the suspect EVs whose time to show life is up.  One that an ACK reported a new delivery
+        on since it became suspect is alive (a packet sent on it before the missing one arrived after
+        the verdict: the path is slow or dropped that one packet) and goes back to the spray instead
+        [ours: in the demo, 1-2 healthy EVs per run were retired after the failures this way, their
+        one probe unanswered in a congested queue]."""
         for i, e in enumerate(self.evset.entries):
             if e.suspect_ns and now_ns >= e.suspect_ns + self._confirm_ns(e):
+                alive = self.ev_ack_ns[i] > e.suspect_ns
                 e.suspect_ns = 0
-                self.evset.mark_bad(i, now_ns, "rack")
+                if not alive:
+                    self.evset.mark_bad(i, now_ns, "rack")
+                elif e.probe_req_id >= 0:  # its probe is no longer waited for
+                    self.host.forget_probe(e.probe_req_id)
+                    e.probe_req_id = -1
 
     def _retire_ev(self, ev_i: int, now_ns: int) -> None:
         """EV ``ev_i`` just went ASSUMED_BAD on a loss, and nothing sent on it after the lost packet
@@ -404,10 +473,14 @@ class MrcRequester(Requester):
         of detection (RTT + reordering window) for every packet sent on it after the failure; a path
         that dropped one packet and still delivers is left alone (the check in ``_lose``)."""
         pkts = self.pkts
-        for seq in range(self.snd_una, self.snd_nxt):
-            p = pkts.get(seq)
-            if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i:
-                self._lose(p, now_ns, "rack")
+        self._flushing = True
+        try:
+            for seq in range(self.snd_una, self.snd_nxt):
+                p = pkts.get(seq)
+                if p is not None and p.state == _Pkt.INFLIGHT and p.ev == ev_i:
+                    self._lose(p, now_ns, "rack")
+        finally:
+            self._flushing = False
 
     def _rto_resend(self, now_ns: int) -> None:
         """Every packet in flight is lost (each one's EV takes the timeout verdict)."""

@@ -313,7 +313,10 @@ class Requester(QpSide):
         pkts = self.pkts
         for seq in range(self.snd_una, cum):
             pkt = pkts.pop(seq, None)
-            if pkt is not None:
+            if pkt is not None and pkt.state != _Pkt.SACKED:
+                # newly known delivered; a SACKed packet was reported when its SACK came, and reporting
+                # it again here gave its path a delivery time as long as the hole before it took to fill
+                # (460 ms samples in the demo after a failure: every path's RACK limit grew by that)
                 if pkt.state == _Pkt.INFLIGHT:
                     self.inflight -= pkt.length
                 self._delivered(pkt)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from mrc_fabric.scenarios import ScenarioError, parse_scenario
-from mrc_fabric.scenarios.report import congestion_series, goodput_recovery
+from mrc_fabric.scenarios.report import congestion_series, goodput_recovery, post_failure_rate
 
 
 def test_congestion_series_sums_switches_per_interval_and_survives_a_restart():
@@ -50,3 +50,18 @@ def test_goodput_recovery_ignores_dips_after_the_horizon():
     # a dip 0.5 s later (another cause, or the next failure) is not this failure's
     bins = _bins([10] * 10 + [1] + [10] * 5, bin_s=0.05)
     assert goodput_recovery(bins, 0.05, 0.0, 0.3, 10.0)["recovery_s"] == 0.0
+
+
+def test_a_failure_that_takes_capacity_is_measured_against_the_rate_after_it():
+    # 10 MB/s before a failure at 0.10 s, 7 MB/s once settled (it took 30% of the capacity): 80% of the
+    # old rate (8) is never reached, 80% of the new one (5.6) is, at the end of the bin at +0.10 s
+    bins = _bins([10] * 5 + [10, 2, 1, 3, 6, 7] + [7] * 60)
+    run = {"elapsed_s": 1.44, "faults": [{"t_s": 0.10}]}
+    post = post_failure_rate(run, bins, 0.02, 0.10, 0.06)
+    assert post == pytest.approx(7.0)
+    assert goodput_recovery(bins, 0.02, 0.10, 0.28, 10.0)["recovery_s"] is None
+    assert goodput_recovery(bins, 0.02, 0.10, 0.28, min(10.0, post))["recovery_s"] == pytest.approx(0.10)
+    # the window after the failure ends at the next fault event (here its undo), and too few bins
+    # there give no post-failure rate (the pre-failure rate stays the reference)
+    run["faults"].append({"t_s": 0.30})
+    assert post_failure_rate(run, bins, 0.02, 0.10, 0.06) is None

@@ -162,32 +162,43 @@ def test_an_ev_comes_back_when_the_rtt_is_longer_than_the_probe_period():
     assert p.qa.counters.probes_sent - sent == 3  # one in flight at a time: k = 3 answers, no extra probes
 
 
-def _dead_path_run(kill: bool) -> tuple[list[tuple[int, int]], int]:
-    """4 paths with 1 ms one-way delay; path 2 dies at 0.3 ms (if ``kill``).  Returns (send time, EV)
-    of every packet that was in flight on EV 1 when it went ASSUMED_BAD, and the completion time."""
+def test_a_dead_evs_packets_are_all_resent_and_it_gets_no_new_ones_after_the_first_verdict():
+    """4 paths with 1 ms one-way delay; path 2 dies at 0.3 ms.  The first RACK verdict on EV 1 (nothing
+    sent on it since was delivered) makes it suspect: no new packet goes on it after that, and every
+    packet that was sent on it after the failure is resent on another EV."""
     paths = [PathSpec(delay_ns=1_000_000, rate_bps=10e9) for _ in range(4)]
-    if kill:
-        paths[1].down = [(300_000, None)]
-    p = make_pair(paths, attr=QpAttr(ack_timeout=16, mpr=8), buf_len=4 << 20)
-    stuck: list[tuple[int, int]] = []
-    orig = p.qa._retire_ev
+    paths[1].down = [(300_000, None)]
+    p = make_pair(paths, attr=QpAttr(ack_timeout=16, mpr=8), buf_len=16 << 20)
+    q = p.qa.requester
+    first_verdict: list[int] = []
+    doomed: set[int] = set()  # PSNs first sent on EV 1 after the failure
+    resent_elsewhere: set[int] = set()
+    new_on_ev1_after: list[int] = []
+    lose, transmit = q._lose, q._transmit
 
-    def spy(ev_i: int, now_ns: int) -> None:
-        stuck.extend((q.sent_ns, q.ev) for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0)
-        orig(ev_i, now_ns)
-        assert not [q for q in p.qa.pkts.values() if q.ev == ev_i and q.state == 0]  # none left in flight
-    p.qa._retire_ev = spy
-    end = transfer(p, [(1, random.Random(3).randbytes(3 << 20), p.mr.base_va, None)])
-    assert p.qa.evset.entries[1].state is (EvState.ASSUMED_BAD if kill else EvState.GOOD)
-    assert bytes(p.mr.buf[: 3 << 20]) == random.Random(3).randbytes(3 << 20)
-    return stuck, end
+    def spy_lose(pkt, now_ns, cause):
+        if pkt.ev == 1 and not first_verdict:
+            first_verdict.append(now_ns)
+        lose(pkt, now_ns, cause)
 
-
-def test_a_dead_evs_packets_in_flight_are_resent_when_it_goes_assumed_bad():
-    stuck, _ = _dead_path_run(kill=True)
-    # several packets had followed the lost one onto the dead path; all were resent at once
-    assert len(stuck) >= 2 and all(ev == 1 for _, ev in stuck)
-    assert all(t >= 300_000 for t, _ in stuck)  # all sent after the failure
+    def spy_transmit(pkt, ev_i, now_ns):
+        if pkt.xmits == 0 and ev_i == 1:
+            if now_ns >= 300_000:
+                doomed.add(pkt.seq)
+            if first_verdict:
+                new_on_ev1_after.append(pkt.seq)
+        elif pkt.xmits and pkt.ev == 1 and ev_i != 1:
+            resent_elsewhere.add(pkt.seq)
+        transmit(pkt, ev_i, now_ns)
+    q._lose, q._transmit = spy_lose, spy_transmit
+    data = random.Random(3).randbytes(16 << 20)  # still sending when the first verdict comes (~2.8 ms)
+    transfer(p, [(1, data, p.mr.base_va, None)])
+    assert bytes(p.mr.buf[: 16 << 20]) == data
+    assert first_verdict and len(doomed) >= 2  # several packets had followed the lost one onto the dead path
+    assert doomed <= resent_elsewhere  # every one resent, none on the dead path again
+    assert not new_on_ev1_after
+    e = q.evset.entries[1]
+    assert e.state is EvState.ASSUMED_BAD or e.suspect_ns
 
 
 def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
@@ -200,6 +211,24 @@ def test_a_path_that_dropped_one_packet_keeps_its_other_packets():
     p.qa._retire_ev = lambda ev_i, now_ns: (retired.append(ev_i), orig(ev_i, now_ns))
     transfer(p, [(1, random.Random(4).randbytes(3 << 20), p.mr.base_va, None)])
     assert p.qa.counters.retx_rack >= 1 and not retired
+
+
+def test_a_suspect_ev_that_delivered_since_is_not_retired():
+    # two EVs suspected at the same time; when their time to show life is up, the one an ACK reported
+    # a new delivery on since is alive and goes back to the spray, the silent one is retired
+    p = make_pair([PathSpec(delay_ns=1_000_000) for _ in range(4)], attr=QpAttr(ack_timeout=16))
+    transfer(p, [(1, random.Random(5).randbytes(200_000), p.mr.base_va, None)])
+    q = p.qa.requester
+    now = p.net.now
+    for ev in (1, 2):
+        assert q._suspect(ev, now - 1, now)
+    q.ev_ack_ns[1] = now + 10  # a delivery on EV 1 reported after the suspicion
+    q.ev_ack_ns[2] = now - 10
+    late = now + max(q._confirm_ns(q.evset.entries[i]) for i in (1, 2))
+    q._check_suspects(late)
+    e1, e2 = q.evset.entries[1], q.evset.entries[2]
+    assert e1.state is EvState.GOOD and not e1.suspect_ns and e1.probe_req_id < 0
+    assert e2.state is EvState.ASSUMED_BAD
 
 
 def test_min_active_swaps_in_the_ev_with_answered_probes():
