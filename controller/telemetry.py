@@ -75,6 +75,15 @@ def _counter_values(ents: list[p4runtime_pb2.Entity]) -> dict[int, tuple[int, in
             for e in ents}
 
 
+def _cell(counter_id: int, index: int | None = None) -> p4runtime_pb2.Entity:
+    """A CounterEntry read request: one cell, or every cell (``index`` None: wildcard)."""
+    ent = p4runtime_pb2.Entity()
+    ent.counter_entry.counter_id = counter_id
+    if index is not None:
+        ent.counter_entry.index.index = index
+    return ent
+
+
 class TelemetryCollector:
     """Holds the latest counters of every switch and the recent postcards."""
 
@@ -104,7 +113,8 @@ class TelemetryCollector:
         return True
 
     def poll(self, s: SwitchSession) -> SwitchCounters:
-        """Read one switch's counters and queue depths (wildcard reads) and keep them."""
+        """Read one switch's counters and queue depths and keep them: per-port arrays at the watched ports
+        (and the CPU port) by index, the rest with wildcard reads."""
         names = s.names
         if names is None:
             raise ValueError(f"switch {s.name}: no P4Info yet")
@@ -117,9 +127,14 @@ class TelemetryCollector:
         reqs += [("drop", c.preamble.id) for c in names.counters_named(C_DROP_REASONS)]
         reqs += [("congestion", c.preamble.id) for c in names.counters_named(C_CONGESTION_EVENTS)]
         for kind, cid in reqs:
-            ent = p4runtime_pb2.Entity()
-            ent.counter_entry.counter_id = cid
-            vals = _counter_values(s.read([ent]))
+            if kind in ("rx", "tx") and ports:
+                # the switch's connected ports (and the CPU port) by index, not all MAX_PORTS cells: a
+                # wildcard over 512-cell arrays on every switch at once is work a software switch does
+                # between packets (it stalled the demo's flows for up to 2 s at each refresh)
+                ents = [_cell(cid, i) for i in sorted(ports | {P4.CPU_PORT})]
+            else:
+                ents = [_cell(cid)]
+            vals = _counter_values(s.read(ents))
             if kind == "congestion":  # a program without the counter simply has no such request
                 for idx, (p, _) in vals.items():
                     ev = CONGESTION_EVENTS.get(idx, f"event_{idx}")
@@ -147,9 +162,15 @@ class TelemetryCollector:
                 b += e.direct_counter_entry.data.byte_count
             out.tables[tname] = (p, b)
         for reg in names.registers_named(R_EGRESS_QDEPTH):
-            ent = p4runtime_pb2.Entity()
-            ent.register_entry.register_id = reg.preamble.id
-            for e in s.read([ent]):
+            if not ports:
+                continue
+            ents = []
+            for i in sorted(ports):
+                ent = p4runtime_pb2.Entity()
+                ent.register_entry.register_id = reg.preamble.id
+                ent.register_entry.index.index = i
+                ents.append(ent)
+            for e in s.read(ents):
                 idx = e.register_entry.index.index
                 if idx in ports:
                     out.qdepth[idx] = int.from_bytes(e.register_entry.data.bitstring, "big")
