@@ -300,8 +300,19 @@ def test_hostile_p4runtime_requests(fab, ctl, plan):
                 else:
                     h.call("getpipe", h.stub.GetForwardingPipelineConfig, p4runtime_pb2.GetForwardingPipelineConfigRequest(
                         device_id=dev, response_type=rng.choice((0, 1, 2, 3, 9))))
-        # a flood of streams: idle, wrong device, duplicate election id; bounded by the server
+        # a stream that asks for the primary's (taken) election id ends with INVALID_ARGUMENT; it goes
+        # first and alone: inside the flood below it raced the other streams for the per-host stream
+        # slots and, started after them, was refused RESOURCE_EXHAUSTED instead (seen once in CI)
         flood_stop = threading.Event()
+        taken = p4runtime_pb2.StreamMessageRequest()
+        taken.arbitration.device_id = dev
+        taken.arbitration.election_id.CopyFrom(eid_hi)
+        dup = _stream(h.stub, [taken], flood_stop)
+        h.requests += 1
+        ended: Counter = Counter()
+        dup.add_done_callback(lambda c: ended.update([c.code().name]))
+        _wait(lambda: ended["INVALID_ARGUMENT"] >= 1, HANG_S)
+        # then a flood of streams: idle, wrong device, duplicate election id; bounded by the server
         flood: list = []
         for i in range(30):
             m = p4runtime_pb2.StreamMessageRequest()
@@ -310,13 +321,12 @@ def test_hostile_p4runtime_requests(fab, ctl, plan):
                 m.arbitration.election_id.CopyFrom(eid_hi)  # taken
             flood.append(_stream(h.stub, [m] if i % 2 else [], flood_stop))
             h.requests += 1
-        ended: Counter = Counter()
         for call in flood:
             call.add_done_callback(lambda c: ended.update([c.code().name]))
         # over the stream limit: RESOURCE_EXHAUSTED; the taken election id: INVALID_ARGUMENT
         _wait(lambda: ended["RESOURCE_EXHAUSTED"] >= 1 and ended["INVALID_ARGUMENT"] >= 1, HANG_S)
         flood_stop.set()
-        for call in flood:
+        for call in [dup, *flood]:
             call.cancel()
         assert ended["RESOURCE_EXHAUSTED"] >= 1 and ended["INVALID_ARGUMENT"] >= 1, ended
         # the primary's unary RPCs still answer at once
