@@ -259,28 +259,10 @@ class Endpoint:
         expansion of an EV is the EV itself.
         ValueError (naming the profile) if ctl refuses it.
         """
-        from mrc.ctl import (
-            Ev,
-            EvField,
-            EvFieldsOp,
-            EvFieldsOpArgs,
-            EvFmtField,
-            EvFmtOp,
-            EvFmtOpArgs,
-            EvFmtProfileAttr,
-            EvFmtProfileAttrMask,
-            EvMode,
-            EvOp,
-            EvOpArgs,
-            EvProfileAttr,
-            EvProfileAttrMask,
-            EvState,
-            MrcCtlError,
-            ProfileState,
-            entries_for,
-        )
+        from mrc.ctl import Ev, EvFmtProfileAttrMask, EvState, MrcCtlError, ProfileState
+        from mrc.ctl.loading import online_exp_ev_profile, online_fmt_profile
 
-        ctx, S, F, M = self.ctl, ProfileState, EvFmtProfileAttrMask, EvProfileAttrMask
+        ctx, S = self.ctl, ProfileState
         items = ev_entries(evs)
         raw = [e.ev.to_bytes(_EV_BYTES[self.encap_mode], "big") if isinstance(e.ev, int) else bytes(e.ev)
                for e in items]
@@ -302,14 +284,10 @@ class Endpoint:
             fid = self._ev_fmt_ids.get(widths)
             if fid is None:
                 fid = next((i for i in range(dev.ev_max_fmt_profiles)
-                            if ctx.query_ev_fmt_profile(i, F.STATE).cur_profile_state == S.INIT), None)
+                            if ctx.query_ev_fmt_profile(i, EvFmtProfileAttrMask.STATE).cur_profile_state == S.INIT), None)
                 if fid is None:
                     raise ValueError(f"all {dev.ev_max_fmt_profiles} EV format profiles are in use")
-                ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(
-                    profile_state=S.OFFLINE, ev_fmt_mode=_CTL_MODES[self.encap_mode],
-                    ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(w) for w in widths])),
-                    F.STATE | F.MODE | F.OP)
-                ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(profile_state=S.ONLINE), F.STATE)
+                online_fmt_profile(ctx, fid, _CTL_MODES[self.encap_mode], widths)
                 self._ev_fmt_ids[widths] = fid
             pid = self._next_ev_pid
             while pid < dev.ev_max_profiles and ctx.ev_profile(pid).state != S.INIT:
@@ -317,14 +295,7 @@ class Endpoint:
             if pid >= dev.ev_max_profiles:
                 raise ValueError(f"all {dev.ev_max_profiles} EV profiles of this endpoint are in use")
             self._next_ev_pid = pid + 1
-            fields = [EvField(w, 0, 0, 0, (1 << w) - 1) for w in widths]
-            ctx.modify_ev_profile(pid, EvProfileAttr(
-                profile_state=S.OFFLINE, ev_mode=EvMode.EXP, ev_fmt_profile_id=fid, ev_count=len(vals),
-                ev_min_active=min(max(0, ev_min_active), len(vals)), ev_event_mask=EvState.GOOD | EvState.ASSUMED_BAD,
-                ev_fields_op=EvFieldsOpArgs(EvFieldsOp.MODIFY_FIELDS, fields)),
-                M.STATE | M.MODE | M.FMT_ID | M.COUNT | M.MIN_ACTIVE | M.EVENT_MASK | M.EV_FIELDS_OP)
-            ctx.modify_ev_profile(pid, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, entries_for(vals))), M.EV_OP)
-            ctx.modify_ev_profile(pid, EvProfileAttr(profile_state=S.ONLINE), M.STATE)
+            online_exp_ev_profile(ctx, pid, fid, widths, vals, ev_min_active)
         except MrcCtlError as exc:
             raise ValueError(f"EV profile of {len(vals)} {self.encap_mode} EVs: {exc}") from None
         return pid

@@ -262,26 +262,8 @@ def load_profile(ctx: Any, prof: PlanProfile, ev_profile_id: int, fmt_profile_id
     Raises PlanError naming the profile when ctl refuses it.
     """
     from mrc.ctl import Ev as CtlEv
-    from mrc.ctl import (
-        EvField,
-        EvFieldsOp,
-        EvFieldsOpArgs,
-        EvFmtField,
-        EvFmtMode,
-        EvFmtOp,
-        EvFmtOpArgs,
-        EvFmtProfileAttr,
-        EvFmtProfileAttrMask,
-        EvMode,
-        EvOp,
-        EvOpArgs,
-        EvProfileAttr,
-        EvProfileAttrMask,
-        EvState,
-        MrcCtlError,
-        ProfileState,
-        entries_for,
-    )
+    from mrc.ctl import EvFmtMode, MrcCtlError
+    from mrc.ctl.loading import online_exp_ev_profile, online_fmt_profile
 
     fid = ev_profile_id if fmt_profile_id is None else fmt_profile_id
     allowed = set(ctx.query_device().ports()) if ports is None else set(ports)
@@ -289,22 +271,9 @@ def load_profile(ctx: Any, prof: PlanProfile, ev_profile_id: int, fmt_profile_id
     if not evs:
         raise PlanError(f"EV plan {prof.encap} profile: no EV on port(s) {sorted(allowed)}")
     mode = {"srv6": EvFmtMode.SRV6, "stev": EvFmtMode.STEV, "udp": EvFmtMode.UDP}[prof.encap]
-    F, M, S = EvFmtProfileAttrMask, EvProfileAttrMask, ProfileState
-    fields = [EvField(w, 0, 0, 0, (1 << w) - 1) for w in prof.field_widths]
     try:
-        ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(
-            profile_state=S.OFFLINE, ev_fmt_mode=mode,
-            ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(w) for w in prof.field_widths])),
-            F.STATE | F.MODE | F.OP)
-        ctx.modify_ev_fmt_profile(fid, EvFmtProfileAttr(profile_state=S.ONLINE), F.STATE)
-        ctx.modify_ev_profile(ev_profile_id, EvProfileAttr(
-            profile_state=S.OFFLINE, ev_mode=EvMode.EXP, ev_fmt_profile_id=fid, ev_count=len(evs),
-            ev_min_active=min(prof.ev_min_active, len(evs)), ev_event_mask=EvState.GOOD | EvState.ASSUMED_BAD,
-            ev_fields_op=EvFieldsOpArgs(EvFieldsOp.MODIFY_FIELDS, fields)),
-            M.STATE | M.MODE | M.FMT_ID | M.COUNT | M.MIN_ACTIVE | M.EVENT_MASK | M.EV_FIELDS_OP)
-        ctx.modify_ev_profile(ev_profile_id, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, entries_for(evs))),
-                              M.EV_OP)
-        ctx.modify_ev_profile(ev_profile_id, EvProfileAttr(profile_state=S.ONLINE), M.STATE)
+        online_fmt_profile(ctx, fid, mode, prof.field_widths)
+        online_exp_ev_profile(ctx, ev_profile_id, fid, prof.field_widths, evs, prof.ev_min_active)
     except MrcCtlError as exc:
         raise PlanError(f"EV plan {prof.encap} profile -> EV profile {ev_profile_id}: {exc}") from None
     return ctx.ev_profile(ev_profile_id)
