@@ -49,8 +49,9 @@ def stamps(frame: bytes) -> dict[str, int]:
 def test_hop_latency_is_the_queueing_delay(loop):
     loop.call(lambda: loop.tm.set_queue_rate(250, port=3))  # 4 ms between departures
     eth = bytes(6) + bytes.fromhex("020000000001") + b"\x88\xb5"
-    for i in range(4):
-        loop.inject(1, eth + bytes([i]) * 50)
+    # injected from the loop's own thread, so the four enter ingress in one drain: from another
+    # thread, a loaded machine could let the loop forward each before the next came (no queue)
+    loop.call(lambda: [loop.inject(1, eth + bytes([i]) * 50) for i in range(4)])
     wait_for(lambda: len(loop.got) == 4, what="four rate-limited frames")
     rows = [stamps(f) for f in loop.got]
     for r in rows:
