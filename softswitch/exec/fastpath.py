@@ -20,12 +20,18 @@ the general path at the point where it branches off, with the state it has reach
 
 Programs that can resubmit or recirculate (loops back into ingress) keep the general methods.
 With a tracer, or when the header objects cannot be reset for reuse, nothing is generated.
+
+``egress_frame`` writes only the standard-metadata fields the program can read
+(``std_fields_used``): v1model hands ``standard_metadata`` to no block after egress (compute
+checksum and the deparser take headers and user metadata), so a field no statement names is dead
+once the traffic manager's figures are on the item.
 """
 from __future__ import annotations
 
 from softswitch.contract import DROP_PORT, EgressResult, IngressResult
 from softswitch.exec.recycle import Mismatch
 from softswitch.exec.support import AssertionFailed
+from softswitch.exec.usage import std_fields_used
 
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -47,7 +53,7 @@ def build(pl) -> tuple | None:
     used = features(b.source)
     if used & {"resubmit", "recirculate"}:
         return None
-    lines = _ingress_source(b, used, pl._reset.body) + _egress_source(b, used)
+    lines = _ingress_source(b, used, pl._reset.body) + _egress_source(b, used, std_fields_used(pl.program))
     from softswitch.exec.pipeline import POOL_MAX, PacketState
 
     pool = pl._pool
@@ -149,7 +155,22 @@ def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
     return src
 
 
-def _egress_source(b, used: set[str]) -> list[str]:
+# what egress_frame puts in standard_metadata before the egress control runs (v1model's egress view)
+_EGRESS_STD = (
+    ("egress_port", "item.egress_port"),
+    ("packet_length", "nbytes & M32"),
+    ("egress_global_timestamp", "now & M48"),
+    ("enq_timestamp", "item.enq_timestamp_us & M32"),
+    ("enq_qdepth", "item.enq_qdepth & M19"),
+    ("deq_timedelta", "item.deq_timedelta_us & M32"),
+    ("deq_qdepth", "item.deq_qdepth & M19"),
+)
+
+
+def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) -> list[str]:
+    """``std_used``: the standard-metadata fields the program names (None: all of them); the
+    others are not written (nothing after this function reads them; ``egress_spec`` is always
+    set, the drop test below reads it)."""
     src = [
         "def egress_frame(item, now):",
         "    try:",
@@ -157,14 +178,9 @@ def _egress_source(b, used: set[str]) -> list[str]:
         "        M = item.M",
         "        S = item.S",
         "        nbytes = item.nbytes",
-        "        S.f_egress_port = item.egress_port",
         "        S.f_egress_spec = DROP_PORT + 1",
-        "        S.f_packet_length = nbytes & M32",
-        "        S.f_egress_global_timestamp = now & M48",
-        "        S.f_enq_timestamp = item.enq_timestamp_us & M32",
-        "        S.f_enq_qdepth = item.enq_qdepth & M19",
-        "        S.f_deq_timedelta = item.deq_timedelta_us & M32",
-        "        S.f_deq_qdepth = item.deq_qdepth & M19",
+        *[f"        S.f_{name} = {expr}" for name, expr in _EGRESS_STD
+          if std_used is None or name in std_used],
         "        C = ctx_eg",
         "        C.nbytes = nbytes",
         "        C.now = now",

@@ -52,6 +52,7 @@ from softswitch.exec import fastpath
 from softswitch.exec.codegen import CompiledBlocks
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
+from softswitch.exec.usage import extract_only_headers
 from softswitch.frontend import ir
 
 log = logging.getLogger("softswitch.p4")
@@ -177,7 +178,9 @@ class V1Pipeline:
         # items of packets the loop has finished with (see ``egress_frame``), their (H, M, S)
         # trees put back to their initial values on reuse; reset is None when the classes cannot
         # be reset by stores
-        self._reset = make_reset(self._H, self._M, self._S)
+        # headers only ``extract`` writes are reset only when valid (all-zero while invalid)
+        self._reset = make_reset(self._H, self._M, self._S,
+                                 lazy=frozenset(f"f_{n}" for n in extract_only_headers(program)))
         self._pool: list[PacketState] = []
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
         # thread only, one packet at a time); the other entry points build their own

@@ -64,9 +64,14 @@ def dirty(obj: object) -> None:
             dirty(val)
 
 
-def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[int], counter: list[int]) -> None:
+def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[int], counter: list[int],
+                 lazy: frozenset[str] = frozenset(), when_valid: bool = False,
+                 lazy_elements: bool = False) -> None:
     """Statements that put ``path`` (an expression for ``obj``'s place in the tree) back to the
-    values ``obj`` has, by stores into the existing objects."""
+    values ``obj`` has, by stores into the existing objects.  ``lazy``: names of ``obj``'s
+    attributes (headers, or stacks of headers) to reset only while valid; ``when_valid``: ``obj``
+    is such a header (its stores are guarded by its ``valid``); ``lazy_elements``: ``obj`` is such
+    a stack (its elements are guarded, its own counters are not)."""
     if id(obj) in seen:
         raise _Unsupported("shared object")
     seen.add(id(obj))
@@ -78,6 +83,12 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
     var = f"r{counter[0]}"
     counter[0] += 1
     lines.append(f"    {var} = {path}")
+    ind = "    "
+    if when_valid:
+        if "valid" not in _slot_names(cls):
+            raise _Unsupported(f"{cls.__name__} is not a header")
+        lines.append(f"    if {var}.valid:")
+        ind = "        "
     zeros: dict[str, list[str]] = {}
     for attr in _slot_names(cls):
         if not hasattr(obj, attr):
@@ -91,21 +102,28 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
             # a header stack's elements: push/pop may have replaced them, so reset each one in
             # place by position (same class, as the class always fills the list the same way)
             for i, elem in enumerate(val):
-                _reset_lines(elem, f"{var}.{attr}[{i}]", lines, ns, seen, counter)
+                _reset_lines(elem, f"{var}.{attr}[{i}]", lines, ns, seen, counter, when_valid=lazy_elements)
             n = len(val)
             lines.append(f"    if len({var}.{attr}) != {n}:")
             lines.append("        raise _Mismatch")
+        elif attr in lazy and "valid" not in _slot_names(type(val)):
+            # a stack of headers: its elements are reset while valid, its own counters always
+            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, lazy_elements=True)
         else:
-            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter)
+            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, when_valid=attr in lazy)
     for expr, attrs in zeros.items():
-        lines.append("    " + " = ".join(f"{var}.{a}" for a in attrs) + f" = {expr}")
+        lines.append(ind + " = ".join(f"{var}.{a}" for a in attrs) + f" = {expr}")
 
 
-def make_reset(*classes: type) -> Callable[..., None] | None:
+def make_reset(*classes: type, lazy: frozenset[str] = frozenset()) -> Callable[..., None] | None:
     """``reset(o1, o2, ...)`` putting objects of ``classes`` (e.g. headers, user metadata,
     standard metadata) back to what ``cls()`` gives; None when that cannot be done by stores.
     The reset raises ``Mismatch`` if a stack's element list changed length (never, for the
-    generated stacks); the objects must then be discarded."""
+    generated stacks); the objects must then be discarded.
+
+    ``lazy``: attributes of the first class's objects (headers, or stacks of headers) that are
+    reset only while valid: the caller knows their fields are all zero whenever they are invalid
+    (``usage.extract_only_headers``), so an invalid one already is what ``cls()`` gives."""
     try:
         lines: list[str] = []
         ns: dict = {"_Mismatch": Mismatch}
@@ -113,7 +131,7 @@ def make_reset(*classes: type) -> Callable[..., None] | None:
         counter = [0]
         protos = [cls() for cls in classes]
         for i, proto in enumerate(protos):
-            _reset_lines(proto, f"a{i}", lines, ns, seen, counter)
+            _reset_lines(proto, f"a{i}", lines, ns, seen, counter, lazy if i == 0 else frozenset())
         args = ", ".join(f"a{i}" for i in range(len(classes)))
         src = f"def reset({args}):\n" + "\n".join(lines) + "\n"
         exec(compile(src, "<reset>", "exec"), ns)  # noqa: S102 - generated above from instances

@@ -1,0 +1,161 @@
+"""What a program can do to its headers and standard metadata, read off the IR once at load time.
+
+The packet loop's generated entry points (``fastpath``) and the header reset (``recycle``) use it
+to leave out work whose result no statement can observe:
+
+* ``std_fields_used``: the ``standard_metadata`` fields any statement names.  A field no
+  statement names need not be filled in before egress.
+* ``extract_only_headers``: the headers of the program's headers struct that only ``extract``
+  ever writes.  Such a header holds non-zero fields only while it is valid (extract writes every
+  field and the valid bit together; ``setValid`` zeroes the fields of an invalid header first), so
+  resetting it for the next packet is needed only when it is valid, and a header that was never
+  extracted still reads 0 (docs/softswitch.md, "Differences from bmv2").
+
+Both answers are conservative: anything the walk cannot follow (the struct used whole, a header
+passed to an action, function or extern, a header union, a varbit header) counts as used or
+written.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from softswitch.frontend import ir
+
+# the arguments a builtin or extern method writes, by position (ir.BuiltinCall / ir.ExternCall
+# document the argument orders); a call not listed is taken to write all of its arguments
+_BUILTIN_WRITES: dict[str, tuple[int, ...]] = {
+    "hash": (0,), "random": (0,), "update_checksum": (2,), "update_checksum_with_payload": (2,),
+    "digest": (), "log_msg": (), "assert": (), "assume": (), "verify_checksum": (),
+    "verify_checksum_with_payload": (), "clone": (), "clone_preserving_field_list": (),
+    "resubmit_preserving_field_list": (), "recirculate_preserving_field_list": (), "truncate": (),
+    "mark_to_drop": (0,),
+}
+_EXTERN_WRITES: dict[tuple[str, str], tuple[int, ...]] = {
+    ("counter", "count"): (), ("direct_counter", "count"): (), ("register", "write"): (),
+    ("register", "read"): (0,), ("meter", "execute_meter"): (1,), ("direct_meter", "read"): (0,),
+}
+
+
+def _walk(program: ir.Program, visit: Callable[[object], bool]) -> None:
+    """Call ``visit`` on every IR node reachable from the parser, the five controls (their tables
+    included) and every action, parents before children; a node's children are skipped when
+    ``visit`` returns False.  Nodes are not de-duplicated: a node shared by two parents is visited
+    under each (the IR is a tree apart from its types, which are skipped)."""
+    stack: list = [program.parser, *program.controls, *program.actions.values()]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, (list, tuple)):
+            stack.extend(reversed(o))
+            continue
+        if isinstance(o, dict):
+            stack.extend(o.values())
+            continue
+        if not dataclasses.is_dataclass(o) or isinstance(o, type):
+            continue
+        if isinstance(o, (ir.HeaderT, ir.StructT, ir.StackT, ir.Loc)):
+            continue  # types and locations hold no expressions
+        if visit(o) is False:
+            continue
+        stack.extend(getattr(o, f.name) for f in dataclasses.fields(o))
+
+
+def std_fields_used(program: ir.Program) -> frozenset[str] | None:
+    """The ``standard_metadata`` fields any parser state, control, table key, action or function
+    of ``program`` names (read or written), or None when the struct is used whole (assigned,
+    passed to an action or function): then every field counts as used.  ``mark_to_drop`` names
+    ``egress_spec`` and ``mcast_grp``, the two fields it writes."""
+    std_t = program.ingress.params[2].type
+    used: set[str] = set()
+    whole = False
+
+    def visit(o: object) -> bool:
+        nonlocal whole
+        if isinstance(o, ir.Member) and isinstance(o.expr, ir.Var) and o.expr.type == std_t:
+            used.add(o.field)
+            return False
+        if isinstance(o, ir.BuiltinCall) and o.name == "mark_to_drop":
+            used.update(("egress_spec", "mcast_grp"))
+            return False
+        if isinstance(o, (ir.Var, ir.ActionParam)) and o.type == std_t:
+            whole = True  # the whole struct: an alias could read any field
+        return True
+
+    _walk(program, visit)
+    return None if whole else frozenset(used)
+
+
+def _header_root(e: ir.Expr, hdr_t: ir.Type) -> str | None:
+    """The member of the headers struct that lvalue ``e`` lies in: its name, ``"*"`` for the
+    whole struct (or anything not followed), None when ``e`` is not in the headers struct."""
+    while True:
+        if isinstance(e, ir.Slice):
+            e = e.expr
+        elif isinstance(e, ir.Member):
+            if isinstance(e.expr, ir.Var) and e.expr.type == hdr_t:
+                return e.field
+            e = e.expr
+        elif isinstance(e, (ir.StackIndex, ir.StackNext, ir.StackLast)):
+            e = e.stack
+        elif isinstance(e, ir.Var):
+            return "*" if e.type == hdr_t else None
+        elif isinstance(e, (ir.Const, ir.ActionParam)):
+            return None
+        else:
+            return "*"  # an expression this walk does not follow as an lvalue: assume the worst
+
+
+def extract_only_headers(program: ir.Program) -> frozenset[str]:
+    """Names of the headers-struct members (headers and header stacks) that no statement writes
+    except ``extract``: no assignment to them or their fields, no ``setInvalid``, no
+    ``push_front``/``pop_front``, not an ``out``/``inout`` argument of an action or function, not
+    the argument an extern method or builtin writes (``hash``'s result, ``register.read``'s,
+    ``update_checksum``'s checksum...; every argument of a call not known).  Header unions, stacks of them and headers with a varbit field are
+    never in the set."""
+    hdr_t = program.parser.params[1].type
+    if not isinstance(hdr_t, ir.StructT):
+        return frozenset()
+    written: set[str] = set()
+    externs = {e.name: e for e in program.all_externs()}
+
+    def mark(e: ir.Expr) -> None:
+        root = _header_root(e, hdr_t)
+        if root == "*":
+            written.update(f.name for f in hdr_t.fields)
+        elif root is not None:
+            written.add(root)
+
+    def visit(o: object) -> bool:
+        if isinstance(o, ir.Assign):
+            mark(o.lhs)
+        elif isinstance(o, ir.SetInvalid):
+            mark(o.header)
+        elif isinstance(o, (ir.PushFront, ir.PopFront)):
+            mark(o.stack)
+        elif isinstance(o, ir.ActionCall):
+            params = program.actions[o.action].params if o.action in program.actions else None
+            for i, arg in enumerate(o.args):
+                if params is None or i >= len(params) or params[i].direction in ("out", "inout"):
+                    mark(arg)
+        elif isinstance(o, ir.ExternCall):
+            ext = externs.get(o.instance)
+            writes = _EXTERN_WRITES.get((ext.kind, o.method)) if ext is not None else None
+            for i, arg in enumerate(o.args):
+                if writes is None or i in writes:
+                    mark(arg)
+        elif isinstance(o, ir.BuiltinCall):
+            writes = _BUILTIN_WRITES.get(o.name)
+            for i, arg in enumerate(o.args):
+                if writes is None or i in writes:
+                    mark(arg)
+        return True
+
+    _walk(program, visit)
+    out = set()
+    for f in hdr_t.fields:
+        t = f.type
+        elem = t.elem if isinstance(t, ir.StackT) else t
+        if f.name in written or not isinstance(elem, ir.HeaderT) or elem.varbit is not None:
+            continue
+        out.add(f.name)
+    return frozenset(out)
