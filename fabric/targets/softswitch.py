@@ -43,7 +43,9 @@ class Softswitch(Target):
         for port, n in sorted((queue_depth or {}).items()):
             argv += ["--queue-depth", f"{port}:{n}"]
         for port, n in sorted((queue_rate or {}).items()):
-            argv += ["--queue-rate", f"{port}:{n}"]
+            # a link's rate: each queue at most that (bmv2's per-queue limit) and all of them together
+            # too (softswitch's link rate), so a traffic class above data shares the link, not adds one
+            argv += ["--queue-rate", f"{port}:{n}", "--link-rate", f"{port}:{n}"]
         for port, n in sorted((link_delay or {}).items()):
             argv += ["--link-delay", f"{port}:{n}"]
         if runtime_port:
@@ -89,5 +91,6 @@ class Softswitch(Target):
             send_command(addr, "set_link_delay", [delay_us, port])
         if rate_pps is not None:
             send_command(addr, "set_queue_rate", [rate_pps, port])
+            send_command(addr, "set_link_rate", [rate_pps, port])
         if queue_depth is not None:
             send_command(addr, "set_queue_depth", [queue_depth, port])
