@@ -43,9 +43,10 @@ class Softswitch(Target):
         for port, n in sorted((queue_depth or {}).items()):
             argv += ["--queue-depth", f"{port}:{n}"]
         for port, n in sorted((queue_rate or {}).items()):
-            # a link's rate: each queue at most that (bmv2's per-queue limit) and all of them together
-            # too (softswitch's link rate), so a traffic class above data shares the link, not adds one
-            argv += ["--queue-rate", f"{port}:{n}", "--link-rate", f"{port}:{n}"]
+            # bmv2's per-queue rate, as on bmv2: softswitch's --link-rate (all queues together) is not
+            # used, because the fabric's links count frames and a link rate would charge trimmed
+            # headers a full frame each (docs/demo.md, "A control traffic class")
+            argv += ["--queue-rate", f"{port}:{n}"]
         for port, n in sorted((link_delay or {}).items()):
             argv += ["--link-delay", f"{port}:{n}"]
         if runtime_port:
@@ -91,6 +92,5 @@ class Softswitch(Target):
             send_command(addr, "set_link_delay", [delay_us, port])
         if rate_pps is not None:
             send_command(addr, "set_queue_rate", [rate_pps, port])
-            send_command(addr, "set_link_rate", [rate_pps, port])
         if queue_depth is not None:
             send_command(addr, "set_queue_depth", [queue_depth, port])

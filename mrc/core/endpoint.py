@@ -529,7 +529,7 @@ class Endpoint:
             ev = ev[:16]
         encap = Encap(mode, bytes(req.sgid), bytes(req.dgid), ev, src_mac=self.mac,
                       dst_mac=self.peer_macs.get(port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry,
-                      dscp=req.dscp, ctl_dscp=req.dscp)  # the controller's req_tc, whatever the packet
+                      dscp=req.dscp)
         if int(req.op_type) == 0:  # MRC_CTL_EP_OP_EV_PROBE
             pkt = encode_probe(encap, F.OP_PROBE_REQ, ProbeInfo(req.req_id, port, F.PROBE_FLAG_CTL, req.sender_ts_ns))
         else:  # MRC_CTL_EP_OP_PORT_STATUS_UPDATE (req.port_status: bit p-1 = port p, as on the wire)

@@ -159,15 +159,13 @@ class Encap:
 
     ``ev`` is the EV value: bytes (SRv6: 16 B carrier [+ 16 B SRH segment]; STEV/UDP: an
     ``mrc_ctl_ev_t``, value from byte 0) or an int (STEV 32-bit, UDP 16-bit).  ``ev_index`` is echoed
-    in SRv6 mode through the inner UDP source port.  ``dscp`` marks data packets, ``ctl_dscp`` the
-    control packets (ACK/NAK/SACK, CNP, probes, PORT_STATUS: the control traffic class).
+    in SRv6 mode through the inner UDP source port.
     """
 
     __slots__ = (
         "_inner_nh",
         "_outer_ext",
         "_outer_nh",
-        "ctl_dscp",
         "dscp",
         "dst_gid",
         "eth",
@@ -183,8 +181,7 @@ class Encap:
 
     def __init__(self, mode: str, src_gid: bytes, dst_gid: bytes, ev: bytes | int, *, ev_index: int = 0,
                  src_mac: bytes = b"\x02\0\0\0\0\1", dst_mac: bytes = b"\x02\0\0\0\0\2",
-                 telemetry: bool = False, dscp: int = F.DSCP_DATA, hop_limit: int = F.DEFAULT_HOP_LIMIT,
-                 ctl_dscp: int = F.DSCP_CONTROL):
+                 telemetry: bool = False, dscp: int = F.DSCP_DATA, hop_limit: int = F.DEFAULT_HOP_LIMIT):
         if mode not in ENCAPS:
             raise ValueError(f"encap mode must be one of {ENCAPS}, not {mode!r}")
         if len(src_gid) != 16 or len(dst_gid) != 16:
@@ -192,11 +189,7 @@ class Encap:
         self.mode = mode
         self.eth = _ETH.pack(bytes(dst_mac), bytes(src_mac), F.ETHERTYPE_IPV6)
         self.src_gid, self.dst_gid = bytes(src_gid), bytes(dst_gid)
-        for name, v in (("dscp", dscp), ("ctl_dscp", ctl_dscp)):
-            if not 0 <= v <= 63:
-                raise ValueError(f"{name} {v} is not a DSCP (0..63)")
         self.dscp, self.hlim, self.telemetry = dscp, hop_limit, telemetry
-        self.ctl_dscp = ctl_dscp
         self.outer_dst = None
         self.segment = None
         hbh = _hbh_telemetry() if telemetry else b""
@@ -236,10 +229,9 @@ class Encap:
             self._outer_nh = None
             self._inner_nh = F.NH_HOP_BY_HOP if hbh else F.NH_UDP
 
-    def wrap(self, transport: bytes, ecn: int, dscp: int | None = None) -> bytes:
-        """Frame a transport packet (BTH onwards, no ICRC): add UDP, IPv6(s), Ethernet and the ICRC;
-        DSCP ``dscp``, by default the data packets' (``self.dscp``)."""
-        tc = ((self.dscp if dscp is None else dscp) << 2) | ecn
+    def wrap(self, transport: bytes, ecn: int) -> bytes:
+        """Frame a transport packet (BTH onwards, no ICRC): add UDP, IPv6(s), Ethernet and the ICRC."""
+        tc = (self.dscp << 2) | ecn
         udp_len = F.UDP_LEN + len(transport) + F.ICRC_LEN
         udp = _UDP.pack(self.sport, F.ROCE_UDP_PORT, udp_len, 0)
         if self._outer_nh is None:  # STEV / UDP: one IPv6 header, maybe with Hop-by-Hop telemetry
@@ -280,14 +272,14 @@ def encode_ack(encap: Encap, dest_qp: int, psn: int, syndrome: int = F.AETH_ACK,
     parts = [bth(F.OP_ACK, dest_qp, psn), _AETH.pack((syndrome << 24) | (msn & F.AETH_MSN_MASK))]
     if sack is not None:
         parts.append(encode_sack(sack))
-    return encap.wrap(b"".join(parts), F.ECN_NOT_ECT, encap.ctl_dscp)
+    return encap.wrap(b"".join(parts), F.ECN_NOT_ECT)
 
 
 def encode_cnp(encap: Encap, dest_qp: int) -> bytes:
     """A RoCEv2 CNP to the requester's QP ``dest_qp``: BTH opcode 0x81 with BECN set, PSN 0, 16
     reserved bytes; not ECN-capable (a notification must not itself be marked)."""
     head = _BTH.pack(F.OP_CNP, 0, F.DEFAULT_PKEY, F.BTH_BECN | (dest_qp & F.QPN_MASK), 0)
-    return encap.wrap(head + bytes(F.CNP_LEN), F.ECN_NOT_ECT, encap.ctl_dscp)
+    return encap.wrap(head + bytes(F.CNP_LEN), F.ECN_NOT_ECT)
 
 
 def encode_sack(s: AckInfo) -> bytes:
@@ -309,13 +301,13 @@ def encode_probe(encap: Encap, opcode: int, probe: ProbeInfo) -> bytes:
         raise ValueError("probe opcode must be PROBE_REQ or PROBE_RESP")
     body = _PROBE.pack(probe.req_id & 0xFFFFFFFF, probe.flags, probe.port, 0, probe.sender_ts_ns,
                        probe.service_time_ns & 0xFFFFFFFF, probe.ev_echo & 0xFFFFFFFF)
-    return encap.wrap(bth(opcode, F.PROBE_QPN, 0) + body, F.ECN_NOT_ECT, encap.ctl_dscp)
+    return encap.wrap(bth(opcode, F.PROBE_QPN, 0) + body, F.ECN_NOT_ECT)
 
 
 def encode_port_status(encap: Encap, ps: PortStatusInfo) -> bytes:
     """PORT_STATUS (0xC2) [ours]: tells the peer which of our NIC ports are up."""
     body = _PORT_STATUS.pack(ps.req_id & 0xFFFFFFFF, ps.n_ports, ps.flags & 0xFF, ps.up_mask)
-    return encap.wrap(bth(F.OP_PORT_STATUS, F.PROBE_QPN, 0) + body, F.ECN_NOT_ECT, encap.ctl_dscp)
+    return encap.wrap(bth(F.OP_PORT_STATUS, F.PROBE_QPN, 0) + body, F.ECN_NOT_ECT)
 
 
 # ---------------------------------------------------------------------------------------------

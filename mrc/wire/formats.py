@@ -79,11 +79,6 @@ ECN_CE = 0b11
 DSCP_DATA = 26  # [ours] default DSCP of MRC data (AF31)
 DSCP_TRIMMED = 11  # [ours, fixed cross-team] DSCP of a trimmed packet
 TRIM_PRIORITY = 7  # [ours, fixed cross-team] queue a trimmed packet is sent on
-# [ours] the control traffic class: ACK/SACK/NACKs, probes, PORT_STATUS and CNPs carry CS6, which
-# mrc_switch.p4 puts on the strict-priority queue below trimmed headers and above data (define.p4
-# DSCP_CONTROL / PRIORITY_CONTROL; tests/controller/test_p4contract.py checks the two agree)
-DSCP_CONTROL = 48
-CONTROL_PRIORITY = 6
 
 # --- Hop-by-Hop telemetry option [ours, fixed cross-team] ------------------------------------
 HBH_OPT_TELEMETRY = 0x3E  # RFC 4727 experimental; 00 = skip if unknown, 1 = may change en route

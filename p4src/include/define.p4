@@ -1,7 +1,7 @@
 /* define.p4 -- constants, types and code points of the MRC fabric switch.
  *
  * Everything a controller, a test or a host must agree on with the data plane lives here:
- * protocol numbers, MRC opcodes, the telemetry option, the trimmed-packet and control-class marks, the drop
+ * protocol numbers, MRC opcodes, the telemetry option, the trimmed-packet mark, the drop
  * reasons (index of the `drop_reasons` counter) and the packet-in reasons.
  * docs/dataplane.md lists the same values; change both together.
  *
@@ -76,11 +76,6 @@ typedef bit<8>   packet_in_reason_t;
 #define ECN_CE       2w3
 #define DSCP_TRIMMED  6w11     /* [ours, cross-team] the trimmed-packet mark */
 #define PRIORITY_TRIMMED  3w7  /* highest strict-priority queue */
-/* [ours] The control traffic class: MRC's ACK/SACK/NACKs, probes, PORT_STATUS and RoCEv2 CNPs carry
- * DSCP 48 (CS6, the class RoCE deployments commonly give CNPs) and travel on the strict-priority queue
- * below the trimmed headers and above data (0), so feedback does not wait behind full data queues. */
-#define DSCP_CONTROL  6w48
-#define PRIORITY_CONTROL  3w6
 /* Trimmed lengths: UDP(8) + BTH(12) + RETH(16) [+ ImmDt(4)]; no payload, no ICRC. */
 #define TRIMMED_UDP_LEN  16w36
 #define TRIMMED_UDP_LEN_IMM  16w40

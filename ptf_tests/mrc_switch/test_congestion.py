@@ -1,5 +1,5 @@
 """Congestion signals: trimming (lengths, DSCP 11 mark, priority 7) and its exemptions, early drop
-when the queue estimate is full, ECN CE marking, the control class (DSCP 48 -> priority 6)."""
+when the queue estimate is full, ECN CE marking."""
 from __future__ import annotations
 
 import unittest
@@ -28,7 +28,6 @@ from mrc.wire import formats as F
 from mrc.wire.layers import RETH, HBHOptMrcTelemetry, ImmDt, MrcBTH, is_trimmed, telemetry_option
 
 DST = "2001:db8:300::9"
-TC_CONTROL = F.DSCP_CONTROL << 2 | F.ECN_NOT_ECT  # what the endpoints put on ACKs, probes, CNPs
 EVENTS = P4.CONGESTION_EVENTS  # congestion_events index -> name (trimmed, ecn_ce, early_drop), from define.p4
 
 
@@ -208,73 +207,3 @@ class EcnQueueDepthTest(_CongestionTest):
         self.assertEqual(marks[0], 2, "the first packet found an empty queue")
         self.assertIn(3, marks, f"no CE in a burst of {burst}: {marks}")
         self.expect_events(before, ecn_ce=marks.count(3))  # all were sent ECT(0): each CE is ours
-
-
-@group("congestion")
-class ControlClassTest(_CongestionTest):
-    """DSCP 48 goes to priority 6 (the telemetry record's queue id) and is not in the data queue:
-    never trimmed or dropped early on the estimate, which it neither raises in ingress nor refreshes
-    in egress.  The same packets with the data DSCP stay at priority 0."""
-
-    def send_one(self, opcode: int, tc: int) -> tuple[Ether, bytes, int]:
-        pkt = stev_packet("2001:db8:1::1", DST, opcode=opcode, tc=tc, payload_len=500,
-                          telemetry=HBHOptMrcTelemetry())
-        testutils.send_packet(self, 1, pkt)
-        _, data = self.receive_any([3])
-        return Ether(data), data, len(bytes(pkt))
-
-    @autocleanup
-    def runTest(self):
-        self.add_route("2001:db8:300::/48", port=3)
-        self.set_switch_id(5)
-        self.set_queue_thresholds(3, trim=0, drop=0)  # every data-queue packet trimmed or dropped early
-        before = self.events()
-        for opcode in (F.OP_ACK, F.OP_PROBE_REQ, F.OP_WRITE_ONLY):  # a WRITE in the class passes whole too
-            got, data, sent_len = self.send_one(opcode, TC_CONTROL)
-            self.assertEqual(len(data), sent_len, f"opcode {opcode:#x} not forwarded whole")
-            self.assertEqual(got[IPv6].tc, TC_CONTROL)
-            self.assertEqual(telemetry_option(got).records[0].queue_id, P4.PRIORITY_CONTROL)
-        testutils.verify_no_other_packets(self)
-        self.expect_events(before)  # nothing trimmed, nothing dropped early
-        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK))  # data DSCP
-        testutils.verify_no_other_packets(self)
-        self.expect_events(before, early_drop=1)
-
-        self.modify_table_entry(P4.T_INGRESS_CONGESTION_QUEUE_THRESHOLDS, {"port": 3},
-                                P4.A_INGRESS_CONGESTION_SET_QUEUE_THRESHOLDS,
-                                {"trim_threshold": QDEPTH_MAX, "drop_threshold": QDEPTH_MAX})
-        got, _, _ = self.send_one(F.OP_ACK, F.DSCP_DATA << 2)
-        self.assertEqual(telemetry_option(got).records[0].queue_id, 0)
-        if not self.can_write_registers:
-            return
-        self.write_register(P4.R_EGRESS_QDEPTH, 3, 9)
-        self.send_one(F.OP_ACK, TC_CONTROL)
-        self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 9, "a control packet moved the estimate")
-        self.send_one(F.OP_ACK, F.DSCP_DATA << 2)
-        self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 0, "egress refreshes it on data")
-
-
-@group("congestion")
-class ControlOvertakesDataTest(_CongestionTest):
-    """A control-class packet sent behind a burst of data into a rate-limited port leaves before the
-    data still queued (strict priority; on softswitch the link's rate is shared by both classes, so it
-    waits for at most the frame on the wire)."""
-
-    @autocleanup
-    def runTest(self):
-        slow = testutils.test_param_get("slow_port")
-        if not slow:
-            raise unittest.SkipTest("no rate-limited port configured (test param slow_port)")
-        slow = int(slow)
-        self.add_route("2001:db8:300::/48", port=slow)
-        burst = 16  # 80 ms of queue at the slow port's 200 frames/s
-        for i in range(burst):
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i, psn=i))
-        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK, tc=TC_CONTROL,
-                                                   psn=99))
-        order = [Ether(self.receive_any([slow], timeout=10)[1])[MrcBTH].psn for _ in range(burst + 1)]
-        self.assertEqual(sorted(order), [*range(burst), 99], f"lost or duplicated: {order}")
-        # in FIFO order it would leave last; it overtakes what is still queued when it arrives (how much
-        # that is depends on how fast the PTF side sends the burst: 7 of 12 in a run on a loaded machine)
-        self.assertLessEqual(order.index(99), burst - 4, f"the control packet waited behind the data: {order}")
-        self.assertEqual([p for p in order if p != 99], list(range(burst)), "data FIFO")

@@ -113,14 +113,3 @@ def test_identifiers_collide_loudly():
         t.preamble.id, t.preamble.name = i + 1, n
     with pytest.raises(gen_p4contract.ContractError, match="both become T_A_B_C"):
         gen_p4contract.render(info, {}, "x")
-
-
-def test_host_stack_marks_agree_with_the_program():
-    """mrc/wire/formats.py (the host stack, which does not import the controller) keeps its own copy
-    of the traffic-class marks: they must be the program's."""
-    from mrc.wire import formats as F
-
-    assert (F.DSCP_TRIMMED, F.TRIM_PRIORITY) == (p4contract.DSCP_TRIMMED, p4contract.PRIORITY_TRIMMED)
-    assert (F.DSCP_CONTROL, F.CONTROL_PRIORITY) == (p4contract.DSCP_CONTROL, p4contract.PRIORITY_CONTROL)
-    assert F.DSCP_DATA not in (F.DSCP_CONTROL, F.DSCP_TRIMMED)
-    assert p4contract.PRIORITY_TRIMMED > p4contract.PRIORITY_CONTROL > 0  # data (0) < control < trimmed

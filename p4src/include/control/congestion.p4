@@ -6,8 +6,8 @@
  * every packet it admits to the data queues of a port with thresholds adds one (a burst that
  * arrives between two departures of a slow port is seen at once, not only after the next
  * dequeue, so trimming starts before the queue tail-drops).  Packets on the trimmed (highest)
- * and control priority queues neither add to it nor update it in egress, so the estimate tracks
- * the data queue.  Every packet that ingress trims or drops early on the estimate decrements it by one
+ * priority queue neither add to it nor update it in egress, so the estimate tracks the data
+ * queue.  Every packet that ingress trims or drops early on the estimate decrements it by one
  * (the data queue drains while nothing is added), so the estimate cannot stay above the
  * threshold for ever on a port that carries only data packets.
  *
@@ -21,10 +21,6 @@
  *     -> dropped, DROP_REASON_QUEUE_FULL.
  *   ACKs (0x11), probes (0xc0-0xc2) and trimmed packets are never trimmed.  A packet trimmed
  *   upstream (DSCP 11) keeps priority 7 at every later hop.
- * Control class (every forwarded packet, thresholds or not): DSCP 48 (DSCP_CONTROL: the endpoints'
- *   ACK/SACK/NACKs, probes, PORT_STATUS, CNPs) -> priority 6, below trimmed headers, above data
- *   (priority 0).  Such a packet is not in the data queue: it is neither trimmed nor dropped early
- *   on the data queue's estimate and does not add to it (its own queue tail-drops when full).
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
  *   ECN-capable (ECT(0)/ECT(1)) and enq_qdepth >= threshold -> CE, on the outer (or only) IP
  *   header.  Threshold 0 marks every ECN-capable packet.
@@ -74,14 +70,9 @@ control congestion_ingress(inout headers_t hdr,
         if (lmd.forwarded && std_md.egress_spec != CPU_PORT) {
             bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
                                    (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
-            bool control_class = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_CONTROL) ||
-                                 (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_CONTROL);
             if (already_trimmed) {
                 std_md.priority = PRIORITY_TRIMMED;  /* trimmed upstream: still the highest queue */
-            } else if (control_class) {
-                std_md.priority = PRIORITY_CONTROL;
             }
-            bool off_data_queue = already_trimmed || control_class;
             if (queue_thresholds.apply().hit) {
                 qdepth_t estimate;
                 egress_qdepth.read(estimate, (bit<32>) std_md.egress_spec);
@@ -91,7 +82,7 @@ control congestion_ingress(inout headers_t hdr,
                             hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
                             hdr.bth.opcode <= BTH_OP_WRITE_ONLY_WITH_IMM;
 
-                if (data && !off_data_queue && estimate >= lmd.trim_threshold) {
+                if (data && !already_trimmed && estimate >= lmd.trim_threshold) {
                     bit<16> udp_len = TRIMMED_UDP_LEN;
                     if (hdr.immdt.isValid()) {
                         udp_len = TRIMMED_UDP_LEN_IMM;
@@ -122,7 +113,7 @@ control congestion_ingress(inout headers_t hdr,
                     lmd.trimmed = true;
                     decay = true;
                     congestion_events.count(CONGESTION_EVENT_TRIMMED);
-                } else if (!off_data_queue && estimate >= lmd.drop_threshold) {
+                } else if (!already_trimmed && estimate >= lmd.drop_threshold) {
                     mark_to_drop(std_md);
                     lmd.drop_reason = DROP_REASON_QUEUE_FULL;
                     lmd.forwarded = false;
@@ -137,7 +128,7 @@ control congestion_ingress(inout headers_t hdr,
                     if (estimate > 0) {
                         egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
                     }
-                } else if (!off_data_queue && estimate != QDEPTH_ESTIMATE_MAX) {
+                } else if (!already_trimmed && estimate != QDEPTH_ESTIMATE_MAX) {
                     /* admitted to the data queue: one more packet until egress reports the truth */
                     egress_qdepth.write((bit<32>) std_md.egress_spec, estimate + 1);
                 }
@@ -169,7 +160,7 @@ control congestion_egress(inout headers_t hdr,
     }
 
     apply {
-        if (std_md.priority != PRIORITY_TRIMMED && std_md.priority != PRIORITY_CONTROL) {
+        if (std_md.priority != PRIORITY_TRIMMED) {
             egress_qdepth.write((bit<32>) std_md.egress_port, std_md.deq_qdepth);
         }
         if (lmd.trimmed) {
