@@ -62,6 +62,13 @@ def _delay_spec(text: str) -> tuple[int | None, int]:
     return port, v
 
 
+def _link_rate_spec(text: str) -> tuple[int | None, int]:
+    port, pri, v = _queue_spec(text)
+    if pri is not None:
+        raise argparse.ArgumentTypeError(f"'{text}': a link rate is per port: [PORT:]PPS")
+    return port, v
+
+
 def _interface(text: str) -> tuple[int, str]:
     try:
         return parse_interface(text)
@@ -81,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="target options after '--': --grpc-server-addr HOST:PORT (default 0.0.0.0:9559), "
                "--cpu-port N (frames the program sends there become PacketIn; PacketOut enters "
                "ingress on it), --priority-queues N (always 8 here). Runtime control commands: "
-               "set_queue_depth, set_queue_rate, set_link_delay, port_stats, show_ports, switch_stats.")
+               "set_queue_depth, set_queue_rate, set_link_rate, set_link_delay, port_stats, show_ports, "
+               "switch_stats.")
     p.add_argument("program", nargs="?", metavar="PROG.p4",
                    help="P4_16 v1model source to run at start (P4Info is built from it)")
     p.add_argument("--no-p4", action="store_true",
@@ -102,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="queue depth in packets, for all ports, port P, or priority queue Q of port P")
     q.add_argument("--queue-rate", action="append", default=[], type=_queue_spec, metavar="[P[/Q]:]PPS",
                    help="queue rate in packets/s (0 = unlimited), same scoping as --queue-depth")
+    q.add_argument("--link-rate", action="append", default=[], type=_link_rate_spec, metavar="[P:]PPS",
+                   help="link rate in frames/s on port P (or all ports), shared by its 8 priority queues "
+                        "(softswitch only: bmv2's rates are per queue, so its classes add up); 0 = none")
     q.add_argument("--link-delay", action="append", default=[], type=_delay_spec, metavar="[P:]US",
                    help="fixed delay in microseconds added after dequeue on port P (or all ports)")
     q.add_argument("--runtime-addr", metavar="HOST:PORT",
@@ -167,6 +178,7 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         device_id=ns.device_id, interfaces=ns.interfaces, program=ns.program, defines=ns.defines,
         include_dirs=ns.include_dirs, grpc_addr=tns.grpc_server_addr, cpu_port=tns.cpu_port,
         queue_depths=ns.queue_depth, queue_rates=ns.queue_rate, link_delays=ns.link_delay,
+        link_rates=ns.link_rate,
         runtime_addr=ns.runtime_addr,
         trace=bool(ns.log_console or ns.log_file) and (ns.log_level or "trace") == "trace")
     return cfg, ns, warnings
@@ -230,7 +242,8 @@ def run_cli(argv: Sequence[str]) -> int:
     """``softswitch cli``: send one runtime control command and print the answer."""
     p = argparse.ArgumentParser(prog="softswitch cli", description="Runtime control of a running softswitch "
                                 "(started with --runtime-addr). Commands: set_queue_depth DEPTH [PORT [PRIO]], "
-                                "set_queue_rate PPS [PORT [PRIO]], set_link_delay US [PORT], port_stats [PORT], "
+                                "set_queue_rate PPS [PORT [PRIO]], set_link_rate PPS [PORT], set_link_delay US [PORT], "
+                                "port_stats [PORT], "
                                 "show_ports, switch_stats.")
     p.add_argument("--addr", default=DEFAULT_RUNTIME_ADDR, help=f"HOST:PORT (default {DEFAULT_RUNTIME_ADDR})")
     p.add_argument("--json", action="store_true", help="print the raw JSON result")

@@ -34,6 +34,7 @@ class SwitchConfig:
     queue_depths: list[tuple[int | None, int | None, int]] = field(default_factory=list)
     queue_rates: list[tuple[int | None, int | None, int]] = field(default_factory=list)
     link_delays: list[tuple[int | None, int]] = field(default_factory=list)
+    link_rates: list[tuple[int | None, int]] = field(default_factory=list)  # shared by a port's 8 queues
     runtime_addr: str | None = None
     trace: bool = False  # per-packet trace through the "softswitch.trace" logger
 
@@ -74,6 +75,8 @@ class Switch:
             self.tm.set_queue_rate(rate, port, pri)
         for port, delay in cfg.link_delays:
             self.tm.set_link_delay(delay, port)
+        for port, rate in cfg.link_rates:
+            self.tm.set_link_rate(rate, port)
 
     # ------------------------------------------------------------ pipeline
     def _defines(self) -> dict[str, str]:

@@ -43,6 +43,9 @@ class Softswitch(Target):
         for port, n in sorted((queue_depth or {}).items()):
             argv += ["--queue-depth", f"{port}:{n}"]
         for port, n in sorted((queue_rate or {}).items()):
+            # bmv2's per-queue rate, as on bmv2: softswitch's --link-rate (all queues together) is not
+            # used, because the fabric's links count frames and a link rate would charge trimmed
+            # headers a full frame each (docs/demo.md, "A control traffic class")
             argv += ["--queue-rate", f"{port}:{n}"]
         for port, n in sorted((link_delay or {}).items()):
             argv += ["--link-delay", f"{port}:{n}"]

@@ -2,8 +2,9 @@
 
 Request  ``{"cmd": "set_queue_depth", "args": [16, 2]}``  →  reply ``{"ok": true, "result": ...}``
 or ``{"ok": false, "error": "..."}``.  Commands mirror ``simple_switch_CLI``: ``set_queue_depth
-DEPTH [PORT [PRIORITY]]``, ``set_queue_rate PPS [PORT [PRIORITY]]``, plus ``set_link_delay US
-[PORT]``, ``port_stats [PORT]``, ``show_ports``, ``switch_stats``.
+DEPTH [PORT [PRIORITY]]``, ``set_queue_rate PPS [PORT [PRIORITY]]``, plus ``set_link_rate PPS [PORT]``
+(frames/s shared by the port's priority queues), ``set_link_delay US [PORT]``, ``port_stats [PORT]``,
+``show_ports``, ``switch_stats``.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class ControlHandler:
         self.commands: dict[str, Callable[[list], object]] = {
             "set_queue_depth": self._set_queue_depth,
             "set_queue_rate": self._set_queue_rate,
+            "set_link_rate": self._set_link_rate,
             "set_link_delay": self._set_link_delay,
             "port_stats": self._port_stats,
             "show_ports": self._show_ports,
@@ -65,6 +67,10 @@ class ControlHandler:
     def _set_queue_rate(self, args: list) -> None:
         v = _ints(args, 1, 3, "set_queue_rate RATE_PPS [PORT [PRIORITY]]")
         self.loop.tm.set_queue_rate(*v)
+
+    def _set_link_rate(self, args: list) -> None:
+        v = _ints(args, 1, 2, "set_link_rate RATE_PPS [PORT]")
+        self.loop.tm.set_link_rate(*v)
 
     def _set_link_delay(self, args: list) -> None:
         v = _ints(args, 1, 2, "set_link_delay DELAY_US [PORT]")

@@ -4,6 +4,13 @@ Modelled on bmv2's ``QueueingLogicPriRL``: a packet's departure time is fixed wh
 enqueued (``max(now, previous departure + 1/rate)``), so the average rate is exact even when the
 packet loop wakes up late; a full queue tail-drops.  Priority 7 is served first (see
 ``softswitch.contract.TmItem``).  bmv2's defaults: 64 packets per queue, no rate limit.
+
+bmv2's rates are per priority queue: a port whose 8 queues all have rate R can send 8 x R when
+every queue holds packets, so a second traffic class adds capacity instead of sharing the link.
+The link rate (``set_link_rate``, softswitch only) is the port's serialisation: one frame per
+1/rate whichever queue it comes from, the highest eligible priority first.  Its clock restarts
+when an idle port gets a packet, and a backlog may catch up slots a late wake-up missed, so its
+average is exact too.
 """
 from __future__ import annotations
 
@@ -45,15 +52,19 @@ def _interval(rate_pps: int | None) -> float:
 class PortQueues:
     """The 8 priority queues of one egress port plus its fixed link delay."""
 
-    __slots__ = ("count", "link_delay_us", "mask", "port", "queues", "rate_pps")
+    __slots__ = ("count", "link_delay_us", "link_free_us", "link_interval_us", "link_rate_pps", "mask", "port",
+                 "queues", "rate_pps")
 
-    def __init__(self, port: int, depth: int, rate_pps: int) -> None:
+    def __init__(self, port: int, depth: int, rate_pps: int, link_rate_pps: int = 0) -> None:
         self.port = port
         self.queues = [_Queue(depth, _interval(rate_pps)) for _ in range(NB_PRIORITIES)]
         self.rate_pps = [rate_pps] * NB_PRIORITIES
         self.count = 0  # packets over all priorities
         self.mask = 0  # bit p set when queue p is not empty
         self.link_delay_us = 0
+        self.link_rate_pps = link_rate_pps  # shared by all priorities; 0 = no link limit
+        self.link_interval_us = _interval(link_rate_pps)
+        self.link_free_us = -1e18  # when the link can start its next frame
 
 
 class TrafficManager:
@@ -66,6 +77,7 @@ class TrafficManager:
                  default_rate_pps: int = DEFAULT_QUEUE_RATE) -> None:
         self.default_depth = default_depth
         self.default_rate_pps = default_rate_pps
+        self.default_link_rate_pps = 0
         self.ports: dict[int, PortQueues] = {}
         self.total = 0  # packets queued over all ports
         self._ready: list[PortQueues] = []  # ports with count > 0
@@ -75,7 +87,7 @@ class TrafficManager:
         """The queues of ``port``, created with the current defaults on first use."""
         pq = self.ports.get(port)
         if pq is None:
-            pq = PortQueues(port, self.default_depth, self.default_rate_pps)
+            pq = PortQueues(port, self.default_depth, self.default_rate_pps, self.default_link_rate_pps)
             self.ports[port] = pq
         return pq
 
@@ -96,6 +108,17 @@ class TrafficManager:
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
             for pri in (range(NB_PRIORITIES) if priority is None else [priority]):
                 pq.rate_pps[pri] = rate_pps
+
+    def set_link_rate(self, rate_pps: int, port: int | None = None) -> None:
+        """The link rate of ``port`` (all ports and the default if None) in frames/s, shared by its 8
+        priority queues (0 = none); softswitch's own, bmv2 has only per-queue rates."""
+        if rate_pps < 0:
+            raise ValueError(f"link rate must be >= 0, got {rate_pps}")
+        if port is None:
+            self.default_link_rate_pps = rate_pps
+        for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
+            pq.link_rate_pps = rate_pps
+            pq.link_interval_us = _interval(rate_pps)
 
     def set_link_delay(self, delay_us: int, port: int | None = None) -> None:
         """Fixed delay applied to every frame of ``port`` (all known ports if None) after dequeue."""
@@ -141,6 +164,7 @@ class TrafficManager:
         q.stats.enqueued += 1
         if pq.count == 0:
             self._ready.append(pq)
+            pq.link_free_us = max(pq.link_free_us, now_us)  # an idle link banks no slots
         pq.count += 1
         pq.mask |= 1 << pri
         self.total += 1
@@ -171,12 +195,17 @@ class TrafficManager:
                     popleft = items.popleft
                     left = len(items)
                     took = 0
+                    link_iv = pq.link_interval_us
                     while took < n and left:
                         dep = items[0][0]
+                        if link_iv and pq.link_free_us > dep:
+                            dep = pq.link_free_us  # the link is still sending an earlier frame
                         if dep > now_us:
                             if next_due is None or dep < next_due:
                                 next_due = dep
                             break
+                        if link_iv:  # the frame starts at dep (a late wake-up catches up the slots)
+                            pq.link_free_us = dep + link_iv
                         item = popleft()[1]
                         left -= 1
                         item.deq_timedelta_us = now_us - item.enq_timestamp_us
@@ -196,7 +225,12 @@ class TrafficManager:
                     if budget <= 0:
                         break
                     continue
+                link_iv = pq.link_interval_us
                 while n:
+                    if link_iv and pq.link_free_us > now_us:  # the link is busy: no queue may send
+                        if next_due is None or pq.link_free_us < next_due:
+                            next_due = pq.link_free_us
+                        break
                     m = pq.mask
                     while m:
                         pri = m.bit_length() - 1
@@ -209,6 +243,8 @@ class TrafficManager:
                             m &= ~(1 << pri)
                             continue
                         items.popleft()
+                        if link_iv:
+                            pq.link_free_us = max(pq.link_free_us, dep) + link_iv
                         left = len(items)
                         if not left:
                             pq.mask &= ~(1 << pri)
@@ -244,7 +280,8 @@ class TrafficManager:
         """Per-priority configuration and counters of ``port``."""
         pq = self.port(port)
         return [
-            {"priority": pri, "depth": q.depth, "rate_pps": pq.rate_pps[pri], "queued": len(q.items),
+            {"priority": pri, "depth": q.depth, "rate_pps": pq.rate_pps[pri], "link_rate_pps": pq.link_rate_pps,
+             "queued": len(q.items),
              "enqueued": q.stats.enqueued, "dequeued": q.stats.dequeued, "dropped": q.stats.dropped}
             for pri, q in enumerate(pq.queues)
         ]

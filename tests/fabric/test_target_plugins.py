@@ -62,7 +62,7 @@ def test_runtime_command_failure_is_a_target_error():
 def test_command_lines():
     ss = get_target("softswitch").switch_argv(2, {1: "a"}, 50001, runtime_port=50002, queue_rate={1: 100},
                                               program="p.p4")
-    assert "--queue-rate" in ss and "--runtime-addr" in ss and "p.p4" in ss and "--no-p4" not in ss
+    assert "--queue-rate" in ss and "--link-rate" not in ss and "--runtime-addr" in ss and "p.p4" in ss and "--no-p4" not in ss
     bm = get_target("bmv2").switch_argv(2, {1: "a"}, 50001, runtime_port=50002, queue_rate={1: 100},
                                         program="p.p4")
     assert bm[0] == "simple_switch_grpc" and "--queue-rate" not in bm and "--no-p4" in bm

@@ -51,10 +51,11 @@ def test_bmv2_only_flags_are_accepted_with_warnings():
 def test_queue_and_delay_specs():
     cfg, _ns, _w = parse_args(["--queue-depth", "16", "--queue-depth", "2:8", "--queue-depth", "2/7:4",
                                "--queue-rate", "3:1000", "--link-delay", "500", "--link-delay", "4:20",
-                               "--no-p4"])
+                               "--link-rate", "300", "--link-rate", "5:200", "--no-p4"])
     assert cfg.queue_depths == [(None, None, 16), (2, None, 8), (2, 7, 4)]
     assert cfg.queue_rates == [(3, None, 1000)]
     assert cfg.link_delays == [(None, 500), (4, 20)]
+    assert cfg.link_rates == [(None, 300), (5, 200)]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -66,6 +67,7 @@ def test_queue_and_delay_specs():
     (["-i", "1@h4a", "-i", "1@h4b", "--no-p4"], "bound twice"),
     (["--queue-depth", "2/9:4", "--no-p4"], "priorities 0..7"),
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
+    (["--link-rate", "1/2:3", "--no-p4"], "per port"),
     (["--no-p4", "--", "--cpu-port", "511"], "1..510"),
 ])
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
@@ -84,9 +86,10 @@ def test_runtime_control_round_trip(capsys):
         assert main(["cli", "--addr", addr, "set_queue_depth", "16", "2"]) == 0
         assert main(["cli", "--addr", addr, "set_queue_rate", "500", "2", "7"]) == 0
         assert main(["cli", "--addr", addr, "set_link_delay", "250", "2"]) == 0
+        assert main(["cli", "--addr", addr, "set_link_rate", "300", "2"]) == 0
         stats = loop.tm.stats(2)
         assert stats[0]["depth"] == 16 and stats[7]["rate_pps"] == 500 and stats[0]["rate_pps"] == 0
-        assert loop.tm.port(2).link_delay_us == 250
+        assert loop.tm.port(2).link_delay_us == 250 and stats[0]["link_rate_pps"] == 300
         capsys.readouterr()
         assert main(["cli", "--addr", addr, "--json", "switch_stats"]) == 0
         assert '"ingress_packets": 0' in capsys.readouterr().out

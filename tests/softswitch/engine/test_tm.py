@@ -116,3 +116,42 @@ def test_zero_depth_drops_everything():
     tm.set_queue_depth(0, port=4)
     assert not tm.enqueue(item(4, 1), 0)
     assert tm.stats(4)[1]["dropped"] == 1
+
+
+def test_per_queue_rates_add_up_but_a_link_rate_is_shared_by_all_priorities():
+    # bmv2's per-queue rates: two busy priorities of a 1000 pps port send 2 packets per ms
+    tm = TrafficManager()
+    tm.set_queue_rate(1000, port=1)
+    for i in range(3):
+        tm.enqueue(item(1, 0, f"d{i}"), 0)
+        tm.enqueue(item(1, 6, f"c{i}"), 0)
+    assert [i.meta for i in drain(tm, 0)] == ["c0", "d0"]
+    # a link rate: one frame per ms whatever its queue, the higher priority first
+    tm = TrafficManager()
+    tm.set_link_rate(1000, port=1)
+    for i in range(3):
+        tm.enqueue(item(1, 0, f"d{i}"), 0)
+    tm.enqueue(item(1, 6, "c0"), 0)
+    assert [i.meta for i in drain(tm, 0)] == ["c0"]
+    out: list = []
+    assert tm.dequeue(999, 10, out) == 1000 and out == []
+    tm.enqueue(item(1, 6, "c1"), 999)  # a control frame overtakes the data backlog, not the link
+    assert [i.meta for i in drain(tm, 1000)] == ["c1"]
+    assert [i.meta for i in drain(tm, 3500)] == ["d0", "d1"]  # a late wake-up catches up its slots
+    assert [i.meta for i in drain(tm, 3999)] == []
+    assert [i.meta for i in drain(tm, 4000)] == ["d2"]
+    # an idle link banks no slots: the next burst is paced from its first packet
+    for i in range(3):
+        tm.enqueue(item(1, 0, f"e{i}"), 20_000)
+    assert [i.meta for i in drain(tm, 20_500)] == ["e0"]
+    assert tm.stats(1)[0]["link_rate_pps"] == 1000 and tm.stats(1)[0]["rate_pps"] == 0
+    tm.set_link_rate(0, port=1)
+    assert [i.meta for i in drain(tm, 20_500)] == ["e1", "e2"]
+    with pytest.raises(ValueError):
+        tm.set_link_rate(-1)
+
+
+def test_link_rate_default_applies_to_ports_created_later():
+    tm = TrafficManager()
+    tm.set_link_rate(500)
+    assert tm.stats(7)[0]["link_rate_pps"] == 500
