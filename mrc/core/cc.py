@@ -311,12 +311,18 @@ def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_n
     ``rate_bps`` is what the QP's NIC ports carry together (the line rate); ``base_rtt_ns`` a known
     base RTT (0: unknown; NSCC then learns it from the smallest RTT sample).  ``learn_base_rtt``: an
     :class:`NsccConfig`'s base RTT is a guess, learnt as the name ``"nscc"`` learns it (a CC profile
-    whose vendor_cfg is :data:`VENDOR_CFG_LEARN_BASE_RTT`)."""
+    whose vendor_cfg is :data:`VENDOR_CFG_LEARN_BASE_RTT`); its limits are derived, from the start, from
+    that guess and this QP's ``rate_bps`` and ``mtu``, as the name's are."""
     if spec is None or spec == "none":
         return NoControl()
     if isinstance(spec, CongestionControl):
         return spec
     if isinstance(spec, NsccConfig):
+        if learn_base_rtt:
+            # the config is a guess made for the whole endpoint (a CC profile serves QPs over any of its
+            # ports, at the MTU it was asked with); every limit is re-derived at the first RTT sample from
+            # this QP's own line rate and MTU, so start from them too: exactly the name "nscc"'s window
+            spec = NsccConfig.defaults(spec.base_rtt, rate_bps, mtu, trimming)
         return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming, learn_base_rtt=learn_base_rtt)
     if isinstance(spec, DcqcnConfig):
         return Dcqcn(spec, now_ns)
