@@ -127,12 +127,15 @@ class NsccControl(CongestionControl):
         self.nscc.on_ack(now_ns, acked_bytes, delay, ecn)
 
     def _rebase(self, base_rtt: int) -> None:
+        """The limits for the learnt base RTT; the window keeps its value (clamped) and grows from
+        there by NSCC's own increase rules [ours].  It used to jump to the new max_cwnd at the first
+        sample (NSCC starts at its full window), but that is the NIC's line rate x the learnt RTT, and
+        a learnt RTT is long exactly when the path is slow: on the emulated fabric (10 Gb/s ports, 20
+        Mb/s links, 5.5 ms RTT) it was 20 MB, so the whole PSN window went out at once, the paths'
+        queues filled unevenly and RACK suspected or retired 2-4 healthy EVs (docs/mrc_ctl.md)."""
         n = self.nscc
-        first = not self.rebased and not n.decreases and not n.quick_adapts
         self.rebased = True
         n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
-        if first:  # NSCC starts at its full window; the guessed one was only a placeholder
-            n.cwnd = float(n.cfg.max_cwnd)
         n._clamp()
 
     def reconfigure(self, spec: Any) -> bool:
