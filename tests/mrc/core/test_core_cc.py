@@ -79,6 +79,8 @@ def test_learning_nscc_grows_from_its_window_instead_of_jumping_to_line_rate_x_l
     cc.on_ack(1_000, mtu, 5_000_000, False)  # the first RTT sample: the base RTT is learnt
     assert cc.cfg.base_rtt == 5_000_000 and cc.cfg.max_cwnd > 700 * mtu
     assert cc.window() == w0  # before: cfg.max_cwnd (9.4 MB)
+    # the increase gains are the reference BDP's, not scaled by line rate x learnt RTT (x62 here)
+    assert cc.cfg.eta == pytest.approx(0.15 * mtu) and cc.cfg.fi == pytest.approx(5 * mtu)
     t = 1_000
     for _ in range(200):  # delivered without queueing delay: NSCC's increase rules open the window
         t += 100_000

@@ -241,7 +241,7 @@ def test_learning_cc_profile_and_the_name_nscc_run_the_same_transfer_in_the_simu
     (trims, CE marks, RACK and timeouts), bound to the learning profile or naming "nscc": the same window
     after every event and the same counters."""
     def run(bound: bool) -> tuple:
-        paths = [PathSpec(delay_ns=500_000, rate_bps=50e6, queue_bytes=200_000, trim_bytes=80_000,
+        paths = [PathSpec(delay_ns=500_000, rate_bps=50e6, queue_bytes=200_000, trim_bytes=40_000,
                           ecn_bytes=20_000, reorder=0.05, reorder_ns=1_000_000) for _ in range(4)]
         a = Endpoint(GID_A, [1, 2], port_rate_bps=10e9)
         b = Endpoint(GID_B, [1, 2], port_rate_bps=10e9)
