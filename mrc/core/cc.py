@@ -139,8 +139,12 @@ class NsccControl(CongestionControl):
         # the increase gains stay unscaled (the reference BDP's): they are scaled by line rate x base RTT
         # to converge in as many RTTs on a larger BDP, but a learnt RTT is no evidence of one -- on the
         # emulated fabric the scale was 137 and eta alone added 20 full packets per RTT
+        # (set on our fresh copy, not through replace(): an RTT sample of 0-1 ns -- RTT minus the
+        # responder's service time, over veth -- gives limits replace() refuses, which defaults() lets
+        # through as before)
         unscaled = NsccConfig.defaults(base_rtt, REFERENCE_BDP_BYTES * 8e9 / base_rtt, self.mtu, self.trimming)
-        n.cfg = cfg.replace(eta=min(cfg.eta, unscaled.eta), fi=min(cfg.fi, unscaled.fi))
+        cfg.eta, cfg.fi = min(cfg.eta, unscaled.eta), min(cfg.fi, unscaled.fi)
+        n.cfg = cfg
         n._clamp()
 
     def reconfigure(self, spec: Any) -> bool:

@@ -88,6 +88,13 @@ def test_learning_nscc_grows_from_its_window_instead_of_jumping_to_line_rate_x_l
     assert cc.window() > 4 * w0
 
 
+def test_learning_nscc_takes_a_zero_rtt_sample():
+    # RTT minus the responder's service time can be 0 over veth: learning must not refuse its limits
+    cc = make_cc("nscc", mtu=MTU, rate_bps=10e9)
+    cc.on_ack(1_000, MTU, 0, False)
+    assert cc.cfg.base_rtt == 1 and cc.window() >= MTU
+
+
 def test_nscc_config_object_is_used_as_given():
     cfg = NsccConfig.defaults(8_000, 50e9, MTU)
     cc = make_cc(cfg, mtu=MTU, rate_bps=50e9)
