@@ -213,7 +213,7 @@ class MrcRequester(Requester):
         (``_lose``: a packet sent on it before this one was lost to congestion, not to a failed path),
         for the quiet clock and for a suspicion this packet postdates.  Only deliveries counted before:
         once a queue stayed above its trim threshold every packet on that path came back trimmed, none
-        was delivered, the path's one probe (never trimmed) was dropped in the same queue, and healthy
+        was delivered, the path's one probe (never trimmed) was most likely dropped early there, and healthy
         EVs went ASSUMED_BAD (cause rack) within 40-250 ms of the first transfer on the emulated
         fabric (bench/README.md, mrc-perf defaults)."""
         ev = pkt.ev

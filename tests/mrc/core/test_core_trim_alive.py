@@ -2,7 +2,7 @@
 
 On the emulated fabric (bench/mrc_perf_defaults.py) a queue above its trim threshold trims every data
 packet of a path and sends the trimmed headers ahead at high priority; no packet of that path is
-delivered for a while, its one probe (never trimmed) is dropped in the same full queue, and RACK used
+delivered for a while, its one probe (never trimmed) is likely dropped in the same full queue, and RACK used
 to retire the healthy path for want of deliveries (cause ``rack``).  The network here cannot put a
 trimmed header ahead of queued data, so the test drops the path's packets (path down) and hands the
 requester the SACK the responder sends for a trimmed packet of that path.
