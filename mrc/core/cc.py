@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mrc.core.nscc import Nscc, NsccConfig
+from mrc.core.nscc import REFERENCE_BDP_BYTES, Nscc, NsccConfig
 
 CC_NAMES = ("nscc", "dcqcn", "none")
 DEFAULT_BASE_RTT_NS = 10_000  # [ours] NSCC's base RTT before the first sample (datacenter scale)
@@ -127,12 +127,24 @@ class NsccControl(CongestionControl):
         self.nscc.on_ack(now_ns, acked_bytes, delay, ecn)
 
     def _rebase(self, base_rtt: int) -> None:
+        """The limits for the learnt base RTT; the window keeps its value (clamped) and grows from
+        there by NSCC's own increase rules [ours].  It used to jump to the new max_cwnd at the first
+        sample (NSCC starts at its full window), but that is the NIC's line rate x the learnt RTT, and
+        a learnt RTT is long exactly when the path is slow: on the emulated fabric (10 Gb/s ports, 20
+        Mb/s links, 5.5 ms RTT) it was 20 MB, so the whole PSN window went out at once, the paths'
+        queues filled unevenly and RACK suspected or retired 2-4 healthy EVs (docs/mrc_ctl.md)."""
         n = self.nscc
-        first = not self.rebased and not n.decreases and not n.quick_adapts
         self.rebased = True
-        n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
-        if first:  # NSCC starts at its full window; the guessed one was only a placeholder
-            n.cwnd = float(n.cfg.max_cwnd)
+        cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
+        # the increase gains stay unscaled (the reference BDP's): they are scaled by line rate x base RTT
+        # to converge in as many RTTs on a larger BDP, but a learnt RTT is no evidence of one -- on the
+        # emulated fabric the scale was 137 and eta alone added 20 full packets per RTT
+        # (set on our fresh copy, not through replace(): an RTT sample of 0-1 ns -- RTT minus the
+        # responder's service time, over veth -- gives limits replace() refuses, which defaults() lets
+        # through as before)
+        unscaled = NsccConfig.defaults(base_rtt, REFERENCE_BDP_BYTES * 8e9 / base_rtt, self.mtu, self.trimming)
+        cfg.eta, cfg.fi = min(cfg.eta, unscaled.eta), min(cfg.fi, unscaled.fi)
+        n.cfg = cfg
         n._clamp()
 
     def reconfigure(self, spec: Any) -> bool:
@@ -311,12 +323,18 @@ def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_n
     ``rate_bps`` is what the QP's NIC ports carry together (the line rate); ``base_rtt_ns`` a known
     base RTT (0: unknown; NSCC then learns it from the smallest RTT sample).  ``learn_base_rtt``: an
     :class:`NsccConfig`'s base RTT is a guess, learnt as the name ``"nscc"`` learns it (a CC profile
-    whose vendor_cfg is :data:`VENDOR_CFG_LEARN_BASE_RTT`)."""
+    whose vendor_cfg is :data:`VENDOR_CFG_LEARN_BASE_RTT`); its limits are derived, from the start, from
+    that guess and this QP's ``rate_bps`` and ``mtu``, as the name's are."""
     if spec is None or spec == "none":
         return NoControl()
     if isinstance(spec, CongestionControl):
         return spec
     if isinstance(spec, NsccConfig):
+        if learn_base_rtt:
+            # the config is a guess made for the whole endpoint (a CC profile serves QPs over any of its
+            # ports, at the MTU it was asked with); every limit is re-derived at the first RTT sample from
+            # this QP's own line rate and MTU, so start from them too: exactly the name "nscc"'s window
+            spec = NsccConfig.defaults(spec.base_rtt, rate_bps, mtu, trimming)
         return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming, learn_base_rtt=learn_base_rtt)
     if isinstance(spec, DcqcnConfig):
         return Dcqcn(spec, now_ns)

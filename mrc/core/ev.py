@@ -16,6 +16,7 @@ QP created with its own EV list, a :class:`LocalEvProfile` private to that QP.  
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +24,22 @@ from mrc.core.types import EvEvent, EvState
 
 PENALTY_ECN = 1
 PENALTY_TIMEOUT = 15
+
+
+def spray_start(qpn: int, n: int) -> int:
+    """The EV index QP ``qpn``'s round robin starts at among ``n`` EVs: a per-QP offset ([ours]).
+
+    QPs bound to one EV profile (every QP of a host to one peer) would otherwise all start at EV 0
+    and, sending alike, spray the profile in lockstep: the same path at the same time.  The offset is
+    ``qpn * step mod n`` with ``step`` the integer nearest ``n / golden ratio`` that is coprime to
+    ``n``: deterministic, distinct for any ``n`` consecutive QPNs (mrc-perf ``--qps``), and QPNs handed
+    out one after the other start far apart in the profile."""
+    if n <= 1:
+        return 0
+    step = max(1, round(n * 0.6180339887))
+    while math.gcd(step, n) != 1:
+        step += 1
+    return qpn * step % n
 
 
 class LocalEvProfile:
@@ -184,7 +201,7 @@ class EvSet:
         for i, e in enumerate(entries):
             e._prof = profile
             e.index = i
-        self.rr = 0
+        self.rr = spray_start(qpn, len(entries))
         self.ports_down: set[int] = set()
         self.holds = 0
 

@@ -41,6 +41,7 @@ class MrcRequester(Requester):
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
         self.ev_rack_ts = [-1] * n  # per EV: send time of the latest packet delivered on it (-1: none yet)
+        self.ev_trim_ts = [-1] * n  # per EV: send time of the latest packet sent once whose trim came back
         self.ev_ack_ns = [0] * n  # per EV: when an ACK last reported a new delivery on it
         self.sack_blind = (0, 0)  # PSNs the latest SACK could not report on (between cum and its bitmap)
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
@@ -133,6 +134,8 @@ class MrcRequester(Requester):
                 pkt.trim_ns = now_ns
                 if pkt.ev >= 0:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
+                    if pkt.xmits == 1:
+                        self._trimmed_on_path(pkt, now_ns)
                 pkt.state = _Pkt.LOST
                 self.inflight -= pkt.length
                 self.retx.appendleft((pkt.seq, "trim"))  # at once, ahead of new data; no EV retired
@@ -203,6 +206,25 @@ class MrcRequester(Requester):
             e.rtt_sample(self.ack_now - pkt.sent_ns)
             if e.suspect_ns and pkt.sent_ns >= e.suspect_sent_ns:  # the suspect path delivers: alive
                 e.suspect_ns = 0
+
+    def _trimmed_on_path(self, pkt: _Pkt, now_ns: int) -> None:
+        """A packet sent once on EV ``pkt.ev`` came back trimmed: its header crossed the whole path, so
+        the path is alive and congested [ours], evidence as good as a delivery for RACK's path verdicts
+        (``_lose``: a packet sent on it before this one was lost to congestion, not to a failed path),
+        for the quiet clock and for a suspicion this packet postdates.  Only deliveries counted before:
+        once a queue stayed above its trim threshold every packet on that path came back trimmed, none
+        was delivered, the path's one probe (never trimmed) was most likely dropped early there, and healthy
+        EVs went ASSUMED_BAD (cause rack) within 40-250 ms of the first transfer on the emulated
+        fabric (bench/README.md, mrc-perf defaults)."""
+        ev = pkt.ev
+        self.ev_trim_ts[ev] = max(self.ev_trim_ts[ev], pkt.sent_ns)
+        self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], now_ns)
+        e = self.evset.entries[ev]
+        if e.suspect_ns and pkt.sent_ns >= e.suspect_sent_ns:
+            e.suspect_ns = 0
+            if e.probe_req_id >= 0:  # its probe is no longer waited for
+                self.host.forget_probe(e.probe_req_id)
+                e.probe_req_id = -1
 
     # ------------------------------------------------------------------ loss detection (RACK)
     def _reorder_window(self) -> int:
@@ -390,6 +412,12 @@ class MrcRequester(Requester):
             elif self.ev_rack_ts[ev] >= pkt.sent_ns and self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
                 # a later packet on the path arrived, so the path is alive; the latest SACK could not
                 # report on this one (it may have arrived too): resend it, keep the EV
+                self.counters.rack_ev_kept += 1
+            elif self.ev_trim_ts[ev] >= pkt.sent_ns:
+                # a packet sent on the path after this one came back trimmed (_trimmed_on_path): the path
+                # is alive and its queue was at the trim threshold behind this packet, which is queued
+                # (trimmed headers overtake data) or was trimmed with its NACK dropped: congestion, the
+                # EV stays GOOD [ours]
                 self.counters.rack_ev_kept += 1
             elif self.ev_rack_ts[ev] >= pkt.sent_ns:
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,

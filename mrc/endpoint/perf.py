@@ -253,7 +253,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     peer_gid = _gid(acc["gid"])
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
     n_evs = len(evs.evs) if isinstance(evs, EvProfile) else len(evs)  # a plan's ctl profile, or an EV list
-    cc, cc_pid = (prm.cc_name(), None) if not prm.nscc else cc_binding(ep.core, prm.cc_name(), prm.nscc, prm.mode, mtu)
+    cc, cc_pid = cc_binding(ep.core, prm.cc_name(), prm.nscc, prm.mode, mtu)
     attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=cc, cc_profile_id=cc_pid)
     qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
     rng = random.Random()
@@ -530,7 +530,7 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, hello: Hello, limits: Se
     evs, min_active = host.peer_setup(ep, peer_gid, hello.ports)
     buf = bytearray(nqps * size)
     mr = ep.reg_mr(buf, BASE_VA)
-    cc, cc_pid = (hello.cc, None) if not hello.nscc else cc_binding(ep.core, hello.cc, hello.nscc, mode, mtu)
+    cc, cc_pid = cc_binding(ep.core, hello.cc, hello.nscc, mode, mtu)
     attr = ep.qp_attr(mode, mtu=mtu, mpr=mpr, ev_min_active=min_active, cc=cc, cc_profile_id=cc_pid)
     qps = [ep.create_qp(evs, attr) for _ in range(nqps)]
     rng = random.Random()

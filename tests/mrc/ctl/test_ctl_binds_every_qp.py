@@ -7,7 +7,9 @@ ONLINE profile reaches every bound QP before its next data packet.
 """
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
+import random
 
 import pytest
 
@@ -28,6 +30,8 @@ from mrc.ctl import (
 from mrc.endpoint.perf import PerfError, PerfParams, cc_binding
 from mrc.endpoint.plan import direct_evs
 from mrc.sim import PathSpec, make_pair, transfer
+from mrc.sim.network import Network
+from mrc.sim.scenario import srv6_carrier
 from mrc_fabric.scenarios import parse_scenario
 from mrc_fabric.sim.engine import SimRun
 
@@ -173,3 +177,107 @@ def test_make_ev_profile_rejects_what_it_cannot_hold():
     seg = bytes(range(1, 33))  # carrier + SRH segment: kept whole (a 256-bit format)
     pid = srv6.make_ev_profile([(seg, 1)])
     assert srv6.ctl.ev_profile(pid).expanded(0) == seg
+
+
+def _nscc_qp(ep: Endpoint, bound: bool, ev_pid: int, mtu: int, profile_mtu: int):
+    """A connected MRC QP of ``ep`` over EV profile ``ev_pid`` with default NSCC: bound to the learning CC
+    profile (asked for at ``profile_mtu``, as a caller may) or naming "nscc" per QP."""
+    if bound:
+        attr = QpAttr(mtu=mtu, ev_profile_id=ev_pid, cc_profile_id=ep.make_cc_profile("nscc", mtu=profile_mtu))
+    else:
+        attr = QpAttr(mtu=mtu, ev_profile_id=ev_pid, cc="nscc")
+    qp = ep.create_qp(attr=attr)
+    ep.connect(qp, 0x300 + qp.qpn, GID_B, 0, 0)
+    return qp
+
+
+def _nscc_trace(qp, events: list[tuple]) -> list[tuple]:
+    """Feed ``events`` to the QP's CC; the window and every NSCC limit after each one."""
+    cc = qp.cc
+    out = [(cc.cwnd, repr(cc.cfg))]
+    for ev in events:
+        getattr(cc, ev[0])(*ev[1:])
+        out.append((cc.cwnd, repr(cc.cfg)))
+    return out
+
+
+@pytest.mark.parametrize("ports,mtu,profile_mtu", [((1, 2), 8192, 8192), ((1,), 4096, 4096), ((1, 2), 8192, 4096)])
+def test_learning_cc_profile_and_the_name_nscc_build_the_same_nscc_on_the_same_events(ports, mtu, profile_mtu):
+    """Issue 11: a QP bound to make_cc_profile("nscc") (vendor_cfg: learn the base RTT) and one naming "nscc"
+    are the same NSCC, window and limits, from RTS on: also when the QP's EVs use fewer of the endpoint's
+    ports than the profile's line rate counts, or the profile was asked for at another MTU (both used to
+    start the bound QP at the guess's window for the whole endpoint: 2x the named one on one of 2 ports)."""
+    rng = random.Random(11)
+    events: list[tuple] = []
+    t = 0
+    for _ in range(600):  # ACKs with RTT samples around a ms-scale base, ECN echoes, trims, losses, timeouts
+        t += rng.randrange(1_000, 200_000)
+        r = rng.random()
+        if r < 0.08:
+            events.append(("on_trim", t))
+        elif r < 0.11:
+            events.append(("on_loss", t))
+        elif r < 0.12:
+            events.append(("on_timeout", t))
+        else:
+            rtt = None if rng.random() < 0.1 else 2_000_000 + rng.randrange(0, 3_000_000)
+            events.append(("on_ack", t, mtu * rng.randrange(0, 4), rtt, rng.random() < 0.2))
+    traces = []
+    for bound in (False, True):
+        ep = Endpoint(GID_A, [1, 2], encap="srv6", port_rate_bps=10e9)
+        ev_pid = ep.make_ev_profile(direct_evs("srv6", list(ports), 2, 0xA, 0xB), 1)
+        qps = [_nscc_qp(ep, bound, ev_pid, mtu, profile_mtu) for _ in range(2)]  # two QPs: one shared profile
+        assert all(q.cc.learn for q in qps) and (qps[0].attr.cc_profile_id is not None) == bound
+        traces.append([_nscc_trace(q, events) for q in qps])
+    named, bound_ = traces
+    assert named[0] == named[1] and bound_[0] == bound_[1]  # QPs sharing a profile do not disturb each other
+    assert bound_[0][0] == named[0][0]  # at RTS
+    assert bound_[0] == named[0]  # and after every event
+    assert named[0][-1][1] != named[0][0][1]  # the run learnt a base RTT (the limits moved)
+
+
+def test_learning_cc_profile_and_the_name_nscc_run_the_same_transfer_in_the_simulator():
+    """The same through the whole transport: two QPs per side spraying 4 congested, reordering paths
+    (trims, CE marks, RACK and timeouts), bound to the learning profile or naming "nscc": the same window
+    after every event and the same counters."""
+    def run(bound: bool) -> tuple:
+        paths = [PathSpec(delay_ns=500_000, rate_bps=50e6, queue_bytes=200_000, trim_bytes=40_000,
+                          ecn_bytes=20_000, reorder=0.05, reorder_ns=1_000_000) for _ in range(4)]
+        a = Endpoint(GID_A, [1, 2], port_rate_bps=10e9)
+        b = Endpoint(GID_B, [1, 2], port_rate_bps=10e9)
+        base = QpAttr(mtu=8192, ack_timeout=12, reorder_min_ns=1_000_000, ack_delay_ns=50_000)
+
+        def qps(ep: Endpoint, src: int, dst: int) -> list:
+            pid = ep.make_ev_profile([(srv6_carrier(src, 0x100 + i, dst, dst + 0x10), 1 + i % 2) for i in range(4)])
+            if bound:
+                attr = dataclasses.replace(base, ev_profile_id=pid, cc_profile_id=ep.make_cc_profile("nscc", mtu=8192))
+            else:
+                attr = dataclasses.replace(base, ev_profile_id=pid, cc="nscc")
+            return [ep.create_qp(attr=attr) for _ in range(2)]
+
+        qa, qb = qps(a, 1, 2), qps(b, 2, 1)
+        for x, y in zip(qa, qb, strict=True):
+            a.connect(x, y.qpn, GID_B, 0, 0)
+            b.connect(y, x.qpn, GID_A, 0, 0)
+        mr = b.reg_mr(bytearray(1 << 20), 0x1000_0000)
+        net = Network(a, b, paths, seed=3)
+        net.connect_qps(qa[0], qb[0])
+        for i in range(3):
+            for q in qa:
+                a.post_write(q, i, bytes(128 << 10), 0x1000_0000, mr.rkey)
+        done: list = []
+        trace: list = []
+
+        def stop() -> bool:
+            done.extend(a.poll_completions())
+            b.poll_completions()
+            trace.append(tuple((q.cc.cwnd, q.cc.cfg.base_rtt) for q in qa))
+            return len(done) >= 6
+
+        end = net.run(stop=stop)
+        assert len(done) == 6 and all(c.status.name == "SUCCESS" for c in done)
+        return end, trace, [q.counters for q in qa]
+
+    named, bound_ = run(False), run(True)
+    assert named[2][0].trims_received and named[2][0].ecn_echoes  # the paths were congested
+    assert bound_ == named

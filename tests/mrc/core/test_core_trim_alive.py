@@ -1,0 +1,73 @@
+"""A trimmed packet is congestion on a live path: it clears a RACK suspicion and keeps the EV GOOD.
+
+On the emulated fabric (bench/mrc_perf_defaults.py) a queue above its trim threshold trims every data
+packet of a path and sends the trimmed headers ahead at high priority; no packet of that path is
+delivered for a while, its one probe (never trimmed) is likely dropped in the same full queue, and RACK used
+to retire the healthy path for want of deliveries (cause ``rack``).  The network here cannot put a
+trimmed header ahead of queued data, so the test drops the path's packets (path down) and hands the
+requester the SACK the responder sends for a trimmed packet of that path.
+"""
+
+from __future__ import annotations
+
+import random
+
+from mrc.core import EvState, QpAttr
+from mrc.sim import PathSpec, make_pair
+from mrc.wire import formats as F
+from mrc.wire.codec import AckInfo, encode_ack
+
+PSN_MASK = (1 << 24) - 1
+
+
+def _pair_with_two_on_ev0():
+    """A transfer whose EV 0 path drops everything, run until two packets are in flight on EV 0."""
+    paths = [PathSpec() for _ in range(4)]
+    paths[0].down = [(0, None)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none"), buf_len=1 << 20)
+    data = random.Random(3).randbytes(256 * 1024)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    req = p.qa.requester
+    while True:
+        on0 = sorted((pk for pk in req.pkts.values() if pk.ev == 0 and pk.xmits == 1 and pk.state == pk.INFLIGHT),
+                     key=lambda pk: pk.sent_ns)
+        if len(on0) >= 2:
+            return p, req, data, on0[0], on0[-1]
+        assert p.net.now < 1_000_000, "never two packets in flight on EV 0"
+        p.net.run(until_ns=p.net.now + 100)
+
+
+def _run_until(p, cond, limit_ns: int) -> None:
+    end = p.net.now + limit_ns
+    while not cond():
+        assert p.net.now < end, "condition not reached"
+        p.net.run(until_ns=p.net.now + 200)
+        p.pump()
+
+
+def _trim_sack(p, req, pkt) -> bytes:
+    """The SACK the responder sends when the trimmed header of ``pkt`` arrives (on a live EV's path)."""
+    psn = pkt.seq & PSN_MASK
+    una = req.snd_una & PSN_MASK
+    info = AckInfo(una, (una + 1) & PSN_MASK, 0, psn, F.SACK_FLAG_MRC | F.SACK_FLAG_TRIM, 0, 0, 0, [], [psn])
+    return encode_ack(p.qb.evset.entries[1].encap, p.qa.qpn, psn, F.AETH_ACK, 0, info)
+
+
+def test_a_trim_from_a_later_packet_makes_the_loss_congestion_not_a_suspect_path():
+    p, req, _, first, later = _pair_with_two_on_ev0()
+    p.a.receive(_trim_sack(p, req, later), p.qb.evset.entries[1].port, p.net.now)
+    assert req.counters.trims_received == 1
+    _run_until(p, lambda: first.xmits > 1 or first.state != first.INFLIGHT, 1_000_000)  # RACK's verdict on the first one
+    e = req.evset.entries[0]
+    # a packet sent on the path after the lost one crossed it (trimmed): the path is alive and congested
+    assert req.counters.rack_ev_suspect == 0 and e.suspect_ns == 0  # before: suspect at this verdict
+    assert req.evset.prof.states[0] is EvState.GOOD and req.counters.rack_ev_kept >= 1
+
+
+def test_without_trims_the_dead_path_is_suspected_retired_and_the_data_arrives():
+    p, req, data, first, _ = _pair_with_two_on_ev0()
+    _run_until(p, lambda: first.xmits > 1 or first.state != first.INFLIGHT, 1_000_000)
+    assert req.counters.rack_ev_suspect >= 1
+    _run_until(p, lambda: req.evset.prof.states[0] is EvState.ASSUMED_BAD, 1_000_000)
+    _run_until(p, lambda: len(p.done) >= 1, 5_000_000)
+    assert bytes(p.mr.buf[: len(data)]) == data
