@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mrc.core.nscc import REFERENCE_BDP_BYTES, Nscc, NsccConfig
+from mrc.core.nscc import Nscc, NsccConfig
 
 CC_NAMES = ("nscc", "dcqcn", "none")
 DEFAULT_BASE_RTT_NS = 10_000  # [ours] NSCC's base RTT before the first sample (datacenter scale)
@@ -135,16 +135,10 @@ class NsccControl(CongestionControl):
         queues filled unevenly and RACK suspected or retired 2-4 healthy EVs (docs/mrc_ctl.md)."""
         n = self.nscc
         self.rebased = True
-        cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming)
         # the increase gains stay unscaled (the reference BDP's): they are scaled by line rate x base RTT
         # to converge in as many RTTs on a larger BDP, but a learnt RTT is no evidence of one -- on the
         # emulated fabric the scale was 137 and eta alone added 20 full packets per RTT
-        # (set on our fresh copy, not through replace(): an RTT sample of 0-1 ns -- RTT minus the
-        # responder's service time, over veth -- gives limits replace() refuses, which defaults() lets
-        # through as before)
-        unscaled = NsccConfig.defaults(base_rtt, REFERENCE_BDP_BYTES * 8e9 / base_rtt, self.mtu, self.trimming)
-        cfg.eta, cfg.fi = min(cfg.eta, unscaled.eta), min(cfg.fi, unscaled.fi)
-        n.cfg = cfg
+        n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming, scale_gains=False)
         n._clamp()
 
     def reconfigure(self, spec: Any) -> bool:

@@ -34,10 +34,13 @@ class NsccConfig:
     target_delay: int = 9_000  # ns
 
     @classmethod
-    def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True) -> NsccConfig:
-        """The UET 1.0 default shape for a path set of total ``rate_bps`` and ``base_rtt_ns``."""
+    def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True, *,
+                 scale_gains: bool = True) -> NsccConfig:
+        """The UET 1.0 default shape for a path set of total ``rate_bps`` and ``base_rtt_ns``.  The
+        increase gains (``eta``, ``fi``) grow with the BDP beyond :data:`REFERENCE_BDP_BYTES`, so a
+        larger BDP converges in as many RTTs; ``scale_gains=False`` keeps them at the reference's."""
         bdp = max(mtu, int(rate_bps / 8 * base_rtt_ns / 1e9))
-        scale = bdp / REFERENCE_BDP_BYTES
+        scale = bdp / REFERENCE_BDP_BYTES if scale_gains else 1.0
         target = int(0.75 * base_rtt_ns) if trimming else base_rtt_ns
         return cls(disable_qa=False, adjust_bytes_threshold=8 * mtu, adjust_period_threshold=base_rtt_ns,
                    base_rtt=base_rtt_ns, eta=0.15 * mtu * max(scale, 1.0), fi=5 * mtu * max(scale, 1.0),

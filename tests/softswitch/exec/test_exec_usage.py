@@ -52,7 +52,7 @@ def test_std_fields_named_by_the_program(tmp_path):
     assert std_fields_used(load_program(str(p))) is None
 
 
-def test_egress_frame_writes_only_the_std_fields_named(tmp_path):
+def test_egress_frame_writes_only_the_std_fields_named():
     src = Rig(PROG).pipeline.egress_frame.__code__.co_names
     assert "f_egress_spec" in src and "f_deq_qdepth" not in src and "f_enq_timestamp" not in src
     mrc = Rig(REPO / "p4src" / "mrc_switch.p4").pipeline.egress_frame.__code__.co_names
