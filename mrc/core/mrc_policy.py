@@ -148,7 +148,11 @@ class MrcRequester(Requester):
         rtt_sample = None
         if trig is not None and trig.xmits == 1 and not s.flags & F.SACK_FLAG_RETX_ECHO \
                 and trig.state == _Pkt.INFLIGHT:
-            rtt_sample = max(0, now_ns - trig.sent_ns - s.service_time_ns)
+            rtt = now_ns - trig.sent_ns
+            # a service time as long as the whole round trip says the two ends' stamps disagree (the
+            # responder held the ACK no longer than the round trip took): no sample, rather than a 0
+            # that the learning NSCC would take as its base RTT [ours]
+            rtt_sample = rtt - s.service_time_ns if 0 <= s.service_time_ns < rtt else None
         cum = unwrap(s.cum_psn, self.snd_una)
         if cum > self.snd_nxt:
             self.host.count("rx_bogus_ack")

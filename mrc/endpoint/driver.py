@@ -292,8 +292,10 @@ class Endpoint:
         deadline = time.monotonic_ns() + int(timeout_s * 1e9)
         c = self.core
         while True:
+            work = self._rx()
+            # read after the receive batch: a batch of hundreds of frames takes tens of ms in Python,
+            # and timers and sends stamped with the time before it made RTT samples that short
             now = time.monotonic_ns()
-            work = self._rx(now)
             if now >= self._link_at:
                 self._check_links(now)
             t = c.get_timer()
@@ -339,8 +341,15 @@ class Endpoint:
         self.run_until(enough, timeout_s)
         return got
 
-    def _rx(self, now: int) -> int:
+    def _rx(self) -> int:
+        """Receive what the sockets hold (at most ``rx_cap`` rounds), each frame stamped with the
+        time it is read [ours].  One time for the whole batch made a frame read late in a long batch
+        look older than it is: an ACK read 100 ms into a batch gave the RTT sample of its packet
+        100 ms too short, the learning NSCC took a 1 ns base RTT from it and held that QP at its
+        minimum window for the rest of the run (bench/fabric_scenarios.py: one flow at 13 s where
+        the others ended by 6 s), and a responder's service time grew by as much."""
         c = self.counters
+        clock = time.monotonic_ns
         recv_core = self.core.receive
         bufsize = self._bufsize
         active = list(self._ports.values())
@@ -381,7 +390,7 @@ class Endpoint:
                         elif nh not in _PASS_NH:
                             c.rx_ignored_not_roce += 1
                             continue
-                recv_core(data, p.port, now)
+                recv_core(data, p.port, clock())
         return n
 
     def _send(self, p: _Port, frame: bytes) -> bool:

@@ -177,3 +177,31 @@ def test_closed_endpoint_and_bad_ports(direct_link):
     a.close()
     with pytest.raises(EndpointError, match="closed"):
         a.post_write(qp, 1, b"x", 0, 0)
+
+
+def test_frames_are_stamped_when_read(direct_link):
+    """Each frame of a receive batch reaches the core with the time it was read, not the batch's start:
+    with one time per batch, a frame read 100 ms into a long batch gave an RTT sample 100 ms short
+    (the learning NSCC took a 1 ns base RTT from one, docs/protocol.md)."""
+    link = direct_link("t", planes=1)
+    a = _open(link, "a")
+    inj = _raw(link, "b", 1)
+    with a, contextlib.closing(inj):
+        my, peer = parse_mac(_mac("a", 1)), parse_mac(_mac("b", 1))
+        frame = encode_data(Encap("srv6", GID_B, GID_A, bytes(16), src_mac=peer, dst_mac=my), F.OP_WRITE_ONLY,
+                            0x999, 0, 0, 1, 4, b"abcd")
+        stamps: list[int] = []
+        real = a.core.receive
+
+        def slow_receive(data, port, now_ns):  # the real core, made to take 30 ms a frame
+            stamps.append(now_ns)
+            time.sleep(0.03)
+            return real(data, port, now_ns)
+
+        a.core.receive = slow_receive
+        for _ in range(3):
+            inj.send(frame)
+        time.sleep(0.05)  # all three are queued before the batch starts
+        assert _pump([a], lambda: len(stamps) >= 3, 5)
+        assert all(b - x >= 25_000_000 for x, b in zip(stamps, stamps[1:])), stamps
+        assert a.core.counters.rx_unknown_qp == 3
