@@ -249,8 +249,7 @@ class Fabric:
     def set_link(self, a: str, b: str, up: bool) -> Link:
         """Set both veth ends of the link between ``a`` and ``b`` (names or ``node:port``) up or down."""
         link = self._find_link(a, b)
-        for ns, ifname in self.state.links[link.name]:
-            netbuild.set_state(ifname, up, ns or None)
+        netbuild.set_states([(ifname, up, ns or None) for ns, ifname in self.state.links[link.name]])
         return link
 
     def link_down(self, a: str, b: str) -> Link:
