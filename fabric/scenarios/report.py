@@ -225,6 +225,9 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
+        # each retirement an MRC QP decided, with the verdict's evidence (agent.ev_verdicts)
+        "ev_verdicts": sorted((v for h in hosts for v in h.get("ev_verdicts", ())),
+                              key=lambda v: v.get("retired_ns") or v.get("t_ns") or 0),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
         "bin_ms": bin_ms,
         "switch_drops": dict(sw_drops),
