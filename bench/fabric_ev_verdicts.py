@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE
 
 from mrc_fabric.demo import demo_link_defaults
-from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic
+from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic, verdict_lines
 
 
 def port_stats(env: FabricEnv) -> dict[str, dict[str, dict[str, int]]]:
@@ -62,41 +62,6 @@ def stats_delta(before: dict, after: dict) -> dict[str, int]:
     return out
 
 
-def _ms(ns: int | None) -> str:
-    return "-" if ns is None or ns < 0 else f"{ns / 1e6:.1f}"
-
-
-def verdict_lines(run: dict, m: dict) -> list[str]:
-    """One line per retirement with its evidence, and the responder's record of its PSN."""
-    rx: dict[tuple, list] = {}
-    for h in run["hosts"].values():
-        for t, fid, sq, _lq, kind, psn, evi in h.get("rx_log", ()):
-            rx.setdefault((int(fid), int(sq), int(psn)), []).append((t, kind, evi))
-    lines = []
-    for v in m["ev_verdicts"]:
-        seen = rx.get((int(v["flow"]), int(v["qpn"]), int(v["psn"])), [])
-        sent = v.get("sent_ns", 0)
-        trace = ", ".join(f"{k} on EV {e} at +{_ms(t - sent)} ms after its send" for t, k, e in seen) or \
-            "no trim or duplicate of it at the responder"
-        at = v.get("retired_ns") or v["t_ns"]
-        lines.append(
-            f"  {_ms(at)} ms {v['kind']:5} flow {v['flow']} ->{v['dst']} QP {v['qpn']:#x} EV {v['ev']} (port {v['port']}): "
-            f"PSN {v['psn']} xmits {v['xmits']} age {_ms(v['age_ns'])} ms at the verdict ({_ms(v['t_ns'])} ms); "
-            f"EV last delivered {_ms(v['since_ev_delivery_ns'])} ms before, latest delivered send on the EV "
-            f"{_ms(v['ev_rack_ts_ns'] - sent if v['ev_rack_ts_ns'] > 0 else None)} ms after this one's, "
-            f"signal {_ms(v['since_ev_signal_ns']) if v['since_ev_signal_ns'] < 1 << 60 else 'never'} ms before; "
-            f"srtt {_ms(v['srtt_ns'])} min {_ms(v['min_rtt_ns'])} EV srtt {_ms(v['ev_srtt_ns'])}+-{_ms(v['ev_rttvar_ns'])} "
-            f"last {_ms(v['ev_last_rtt_ns'])}; window {_ms(v['reorder_ns'])}/EV {_ms(v['ev_reorder_ns'])}, late limit "
-            f"{_ms(v['late_limit_ns'])}, pto {_ms(v['pto_ns'])}, quiet {_ms(v['quiet_ns'])}; in flight {v['in_flight_pkts']} "
-            f"pkts, cwnd {v['cwnd']}"
-            + (f"; suspect at {_ms(v.get('suspect_ns'))} ms, {_ms(v.get('confirm_ns'))} ms to show life, probe "
-               f"{'sent ' + _ms(v.get('probe_sent_ns')) + ' ms' if v.get('probe_sent_ns') else 'not sent'}"
-               f"{', unanswered' if v.get('probe_unanswered') else ''}, EV quiet "
-               f"{_ms(v.get('since_ev_delivery_at_retire_ns'))} ms at retirement" if v["kind"] == "quiet" else "")
-            + f"; responder: {trace}")
-    return lines
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="softswitch")
@@ -123,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{m['duplicates_received']}; switches: trims {m['switch_trims']}, CE {m['switch_ecn_marks']}, "
                   f"early drops {m['switch_early_drops']}, drops by switch/reason {sw_drops or 'none'}; port drops "
                   f"{drops or 'none'}; kernel rx drops {m['kernel_rx_drops']}", flush=True)
-            print("\n".join(verdict_lines(run, m)), flush=True) if m["ev_verdicts"] else None
+            for line in verdict_lines(m):
+                print(line, flush=True)
             changes = Counter(f"{e[4]}->{e[5]} ({e[6]})" for e in m["ev_events"])
             if changes:
                 print(f"  EV state changes: {dict(changes)}", flush=True)
@@ -131,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                          "ev_verdicts": m["ev_verdicts"], "ev_events": m["ev_events"], "retransmissions": r,
                          "duplicates": m["duplicates_received"], "switch_drops": sw_drops, "port_drops": drops,
                          "kernel_rx_drops": m["kernel_rx_drops"], "switch_trims": m["switch_trims"],
-                         "switch_ecn_marks": m["switch_ecn_marks"], "srtt_ms_median": m["srtt_ms_median"],
-                         "rx_log": {h: v.get("rx_log", []) for h, v in run["hosts"].items()}})
+                         "switch_ecn_marks": m["switch_ecn_marks"], "srtt_ms_median": m["srtt_ms_median"]})
     n_bad = sum(1 for x in runs if x["ev_retirements"])
     print(f"{len(runs)} fault-free MRC all-to-all runs ({args.target}, wall {time.monotonic() - t0:.0f} s): EV "
           f"retirements per run {[x['ev_retirements'] for x in runs]}; runs with any: {n_bad}; completion "

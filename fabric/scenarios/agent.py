@@ -322,7 +322,7 @@ def ev_verdicts(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:
     for f in outflows.values():
         for qp in f.qps:
             for v in getattr(qp.requester, "verdicts", ()):
-                d = {k: (x - t0 if k in _VERDICT_TIMES and isinstance(x, int) and x > 0 else x) for k, x in v.items()}
+                d = {k: (x - t0 if k in _VERDICT_TIMES and isinstance(x, int) and x >= 0 else x) for k, x in v.items()}
                 d.update(flow=f.fid, dst=f.dst, qpn=qp.qpn, peer_qpn=qp.remote.qpn)
                 out.append(d)
     return sorted(out, key=lambda d: d.get("retired_ns") or d.get("t_ns") or 0)
