@@ -33,6 +33,7 @@ from mrc_fabric.scenarios import (
     TrafficSpec,
     analyse,
     run_traffic,
+    verdict_lines,
 )
 
 # The demo's links and QP settings (fabric/demo.py): 300 frames/s, 16-frame queues and 5 ms propagation delay per switch
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{a0['kernel_rx_drops']}, resent {a0['retransmissions_total']} of {a0['data_packets_sent']} data packets; "
           f"RC: CNPs {res['a2a']['rc']['cnps']}, go-back-N resends {res['a2a']['rc']['retransmissions'].get('nak', 0)}, "
           f"frames lost outside the pipeline {res['a2a']['rc']['kernel_rx_drops']}")
+    for line in verdict_lines(a0):  # each fault-free retirement with its verdict's evidence
+        print(line)
     checks = [
         (a0["completed"] and not a0["data_loss"] and all(res[k][m]["corrupt_messages"] == 0 for k in res for m in res[k]),
          "MRC delivered every byte of every run, 0 corrupt messages in every run"),

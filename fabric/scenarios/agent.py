@@ -285,6 +285,9 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
             extra["cnps_sent"] += q["cnps_sent"]
     for f in outflows.values():
         srtt += [qp.srtt for qp in f.qps if qp.srtt]
+    verdicts = ev_verdicts(outflows, t0)
+    for v in verdicts:  # one line each in the agent's log (the runner keeps it as agent-<mode>-<host>.log)
+        print(f"agent {cfg['host']}: EV retired: {json.dumps(v, sort_keys=True)}", file=sys.stderr)
     return {
         "host": cfg["host"], "mode": cfg["mode"], "cc": cfg.get("cc") or "", "errors": errors,
         "cc_profile_ids": sorted({qp.attr.cc_profile_id for f in outflows.values() for qp in f.qps
@@ -298,10 +301,31 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
         "samples": samples,
         "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause]
                       for e in events],
+        "ev_verdicts": verdicts,
+        # trimmed and duplicate arrivals at our MRC responders: [t, flow, sender QPN, our QPN, kind, PSN, EV index]
+        "rx_log": [[t - t0, fid, qp.remote.qpn, qp.qpn, kind, psn, evi] for fid, fl in inflows.items()
+                   for qp in fl["qps"] for t, kind, psn, evi in getattr(qp.responder, "rx_log", ())],
         "link_events": [[e.time_ns - t0, e.port, e.up] for e in ep.link_events],
         "retx": retx, "counters": extra, "srtt_ns": sorted(srtt), "verify": verify,
         "driver": stats["driver"],
     }
+
+
+_VERDICT_TIMES = ("t_ns", "sent_ns", "ev_rack_ts_ns", "ev_trim_ts_ns", "rack_ts_ns", "retired_ns", "suspect_ns",
+                  "probe_sent_ns")
+
+
+def ev_verdicts(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:
+    """The EV retirements our QPs decided (``MrcRequester.verdicts``: the verdict and its evidence), with
+    the flow, QP and peer QP; times since the run's start (t0), durations as they are (ns)."""
+    out = []
+    for f in outflows.values():
+        for qp in f.qps:
+            for v in getattr(qp.requester, "verdicts", ()):
+                d = {k: (x - t0 if k in _VERDICT_TIMES and isinstance(x, int) and x >= 0 else x) for k, x in v.items()}
+                d.update(flow=f.fid, dst=f.dst, qpn=qp.qpn, peer_qpn=qp.remote.qpn)
+                out.append(d)
+    return sorted(out, key=lambda d: d.get("retired_ns") or d.get("t_ns") or 0)
 
 
 def main() -> int:

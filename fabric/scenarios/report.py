@@ -225,6 +225,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
+        # each retirement an MRC QP decided, with the verdict's evidence and the responder's record of its PSN
+        "ev_verdicts": _verdicts(hosts),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
         "bin_ms": bin_ms,
         "switch_drops": dict(sw_drops),
@@ -236,6 +238,58 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "recovery": recov, "faults": run["faults"],
         "errors": [e for h in hosts for e in h["errors"]],
     }
+
+
+def _verdicts(hosts: Any) -> list[dict[str, Any]]:
+    """The hosts' EV retirements (agent ``ev_verdicts``) in time order, each with ``responder``: what the
+    receiving MRC responder logged of its PSN ([t_ns, "trim" | "dup", EV index], from its ``rx_log``)."""
+    rx: dict[tuple[int, int, int], list] = {}
+    for h in hosts:
+        for t, fid, sq, _lq, kind, psn, evi in h.get("rx_log", ()):
+            rx.setdefault((int(fid), int(sq), int(psn)), []).append([t, kind, evi])
+    out = []
+    for h in hosts:
+        for v in h.get("ev_verdicts", ()):
+            out.append({**v, "responder": rx.get((int(v["flow"]), int(v["qpn"]), int(v["psn"])), [])})
+    return sorted(out, key=lambda v: v.get("retired_ns") or v.get("t_ns") or 0)
+
+
+def _ms(ns: int | None) -> str:
+    return "-" if ns is None or ns < 0 else f"{ns / 1e6:.1f}"
+
+
+def verdict_lines(m: dict[str, Any]) -> list[str]:
+    """One line per EV retirement of ``analyse``'s result: the verdict's kind ("fifo": a later packet on
+    the path was delivered and this one not, no congestion signal on the path within its RTT; "quiet": a
+    suspect path showed no life in time), the PSN and its age, the path's delivery record, the limits it
+    was judged by, and what the responder saw of the PSN (trimmed, arrived twice, nothing)."""
+    lines = []
+    for v in m.get("ev_verdicts", ()):
+        sent = v.get("sent_ns", 0)
+        trace = ", ".join(f"{k} on EV {e} at +{_ms(t - sent)} ms after its send" for t, k, e in v.get("responder", ())) \
+            or "no trim or duplicate of it at the responder"
+        at = v.get("retired_ns") or v["t_ns"]
+        later = v["ev_rack_ts_ns"] - sent if v["ev_rack_ts_ns"] != -1 else None
+        later_txt = ("its latest delivered packet sent at the same time as this one" if later == 0 else
+                     "nothing delivered on it yet" if later is None else
+                     f"its latest delivered packet sent {later / 1e6:.1f} ms after this one")
+        cwnd = "-" if v.get("cwnd") is None else f"{int(v['cwnd'])} B"
+        signal = _ms(v["since_ev_signal_ns"]) + " ms before" if v["since_ev_signal_ns"] < 1 << 60 else "never"
+        line = (f"  {_ms(at)} ms {v['kind']:5} flow {v['flow']} ->{v['dst']} QP {v['qpn']:#x} EV {v['ev']} (port "
+                f"{v['port']}): PSN {v['psn']} xmits {v['xmits']} age {_ms(v['age_ns'])} ms at the verdict "
+                f"({_ms(v['t_ns'])} ms); EV last delivered {_ms(v['since_ev_delivery_ns'])} ms before, "
+                f"{later_txt}, congestion signal {signal}; srtt "
+                f"{_ms(v['srtt_ns'])} min {_ms(v['min_rtt_ns'])}, EV srtt {_ms(v['ev_srtt_ns'])} +- "
+                f"{_ms(v['ev_rttvar_ns'])} last {_ms(v['ev_last_rtt_ns'])}; window {_ms(v['reorder_ns'])} / EV "
+                f"{_ms(v['ev_reorder_ns'])}, late limit {_ms(v['late_limit_ns'])}, pto {_ms(v['pto_ns'])}, quiet "
+                f"{_ms(v['quiet_ns'])}; in flight {v['in_flight_pkts']} pkts, cwnd {cwnd}")
+        if v["kind"] == "quiet":
+            probe = f"sent at {_ms(v.get('probe_sent_ns'))} ms" if v.get("probe_sent_ns") else "not sent"
+            line += (f"; suspect at {_ms(v.get('suspect_ns'))} ms with {_ms(v.get('confirm_ns'))} ms to show life, "
+                     f"probe {probe}{', unanswered' if v.get('probe_unanswered') else ''}, EV quiet "
+                     f"{_ms(v.get('since_ev_delivery_at_retire_ns'))} ms at the retirement")
+        lines.append(line + f"; responder: {trace}")
+    return lines
 
 
 def congestion_series(run: dict[str, Any]) -> list[tuple[float, dict[str, int]]]:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from mrc.core.types import WcStatus
 
 TRIM_REPEATS = 2  # responder: SACKs after the first that report a trim again (_trims_again)
+VERDICT_LOG_MAX = 64  # requester: EV retirements kept with their evidence (MrcRequester.verdicts)
+RX_LOG_MAX = 1024  # responder: trimmed and duplicate arrivals kept (MrcResponder.rx_log)
 
 
 class MrcRequester(Requester):
@@ -41,6 +43,7 @@ class MrcRequester(Requester):
         self.sent_log: deque[tuple[int, int, int]] = deque()
         self.rack_ts = 0
         self.ev_rack_ts = [-1] * n  # per EV: send time of the latest packet delivered on it (-1: none yet)
+        self.ev_rack_seq = [-1] * n  # ...and its PSN (unwrapped): packets of one burst share a send time
         self.ev_trim_ts = [-1] * n  # per EV: send time of the latest packet sent once whose trim came back
         self.ev_ack_ns = [0] * n  # per EV: when an ACK last reported a new delivery on it
         self.sack_blind = (0, 0)  # PSNs the latest SACK could not report on (between cum and its bitmap)
@@ -49,6 +52,10 @@ class MrcRequester(Requester):
         self.reo_bump_ns = -(1 << 62)
         self._probe_pad: dict[int, int] = {}  # EV index -> frame length of a full-MTU data packet
         self._flushing = False  # _retire_ev is resending an EV's packets in flight
+        # EV retirements this QP decided, each with the evidence it had (_evidence), at most
+        # VERDICT_LOG_MAX; built only when an EV changes state, never per packet
+        self.verdicts: list[dict] = []
+        self._suspicion: dict[int, dict] = {}  # EV index -> evidence of the verdict that made it suspect
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -202,7 +209,10 @@ class MrcRequester(Requester):
         # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
         if ev >= 0 and pkt.xmits == 1:
             self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], self.ack_now)
-            self.ev_rack_ts[pkt.ev] = max(self.ev_rack_ts[pkt.ev], pkt.sent_ns)
+            ts = self.ev_rack_ts[ev]
+            if pkt.sent_ns >= ts and (pkt.sent_ns > ts or pkt.seq > self.ev_rack_seq[ev]):
+                self.ev_rack_ts[ev] = pkt.sent_ns
+                self.ev_rack_seq[ev] = pkt.seq
             e = self.evset.entries[ev]
             # the path's delivery time: from the send to the ACK that reported it, whichever path
             # that ACK took (what RACK waits for; the trigger's RTT alone misses a slow path whose
@@ -423,7 +433,7 @@ class MrcRequester(Requester):
                 # (trimmed headers overtake data) or was trimmed with its NACK dropped: congestion, the
                 # EV stays GOOD [ours]
                 self.counters.rack_ev_kept += 1
-            elif self.ev_rack_ts[ev] >= pkt.sent_ns:
+            elif self._sent_after_on_ev(ev, pkt):
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
                 # so its other packets in flight are left alone.  With congestion reported on it within
                 # its RTT (CE echoes, trims), the loss is congestion's [ours]: most likely a trimmed
@@ -433,8 +443,8 @@ class MrcRequester(Requester):
                 # not explain: ASSUMED_BAD.
                 if now_ns - self.evset.entries[ev].signal_ns <= max(self.evset.entries[ev].srtt, self.srtt):
                     self.counters.rack_ev_kept += 1
-                else:
-                    self.evset.mark_bad(ev, now_ns, cause)
+                elif self.evset.mark_bad(ev, now_ns, cause):
+                    self._log_verdict("fifo", self._evidence(pkt, now_ns, cause))
             else:
                 # nothing sent on the path at or after this packet has been delivered: dead, or queued
                 # deeper than its delivery time says -- suspect until a probe or a later delivery on it
@@ -442,7 +452,8 @@ class MrcRequester(Requester):
                 # delivered within its quiet time kept getting new packets, each found lost a
                 # detection round later].  When it has gone quiet as well (no new delivery for an RTT),
                 # what else is in flight on it is behind this packet and is resent now (_retire_ev).
-                self._suspect(ev, pkt.sent_ns, now_ns)
+                if self._suspect(ev, pkt.sent_ns, now_ns):
+                    self._suspicion[ev] = self._evidence(pkt, now_ns, cause)
                 retire = not self._flushing and now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev)
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
@@ -450,6 +461,50 @@ class MrcRequester(Requester):
             self.cc.on_loss(now_ns)
         if retire:
             self._retire_ev(pkt.ev, now_ns)
+
+    def _evidence(self, pkt: _Pkt, now_ns: int, cause: str) -> dict:
+        """What a RACK verdict on ``pkt`` (sent once or more, on EV ``pkt.ev``) knew when it was made: the
+        packet, its path's delivery record and the time limits it was judged by.  Built only for a
+        verdict that changes an EV's state (rare), for :attr:`verdicts`."""
+        ev = pkt.ev
+        e = self.evset.entries[ev]
+        w = self._reorder_window()
+        return {"t_ns": now_ns, "cause": cause, "ev": ev, "port": e.port, "psn": pkt.seq & F.PSN_MASK,
+                "sent_ns": pkt.sent_ns, "age_ns": now_ns - pkt.sent_ns, "xmits": pkt.xmits,
+                "first_ev": pkt.first_ev, "since_ev_delivery_ns": now_ns - self.ev_ack_ns[ev],
+                "ev_rack_ts_ns": self.ev_rack_ts[ev], "ev_trim_ts_ns": self.ev_trim_ts[ev],
+                "since_ev_signal_ns": now_ns - e.signal_ns, "rack_ts_ns": self.rack_ts,
+                "srtt_ns": self.srtt, "rttvar_ns": self.rttvar, "min_rtt_ns": self.min_rtt,
+                "ev_srtt_ns": e.srtt, "ev_rttvar_ns": e.rttvar, "ev_last_rtt_ns": e.last_rtt,
+                "reorder_ns": w, "ev_reorder_ns": self._ev_reorder_window(ev, w),
+                "late_limit_ns": self._ev_late_ns(ev, w), "pto_ns": self._pkt_pto(ev, w),
+                "quiet_ns": self._quiet_ns(ev), "in_flight_pkts": self.snd_nxt - self.snd_una,
+                "inflight_bytes": self.inflight, "sack_blind": [self.sack_blind[0] & F.PSN_MASK,
+                                                                self.sack_blind[1] & F.PSN_MASK],
+                "cwnd": getattr(getattr(self.cc, "nscc", None), "cwnd", None)}
+
+    def _log_verdict(self, kind: str, detail: dict) -> None:
+        """Keep an EV retirement with its evidence: ``kind`` "fifo" (a later packet on the path was
+        delivered, this one not, no congestion signal on it within its RTT) or "quiet" (a suspect path
+        showed no life within ``_confirm_ns``)."""
+        if len(self.verdicts) < VERDICT_LOG_MAX:
+            detail["kind"] = kind
+            self.verdicts.append(detail)
+
+    def _sent_after_on_ev(self, ev: int, pkt: _Pkt) -> bool:
+        """True if the latest packet delivered on EV ``ev`` (a first transmission) left after ``pkt``: a
+        later send time or, at the same time, a higher PSN with ``pkt`` a first transmission too (new data
+        leaves in PSN order; RFC 8985's RACK_sent_after orders by time, then sequence).  A resend sent in
+        the same instant as new data is not ordered against it: no evidence either way.  The requester
+        stamps a whole burst (one ``fill``) with one time, and a burst longer than the EV count puts two
+        packets on one EV; comparing times alone (``>=``) took the delivery of the *earlier* packet of
+        such a pair as proof that the path had lost the later one, which was only late: in the fault-free
+        all-to-all of bench/fabric_scenarios.py that retired a healthy EV in 3 of 65 runs
+        (bench/fabric_ev_verdicts.py; docs/demo.md)."""
+        ts = self.ev_rack_ts[ev]
+        if ts != pkt.sent_ns:
+            return ts > pkt.sent_ns
+        return pkt.xmits == 1 and self.ev_rack_seq[ev] > pkt.seq
 
     def _suspect(self, ev_i: int, sent_ns: int, now_ns: int) -> bool:
         """A RACK verdict found nothing delivered on EV ``ev_i`` since the lost packet: probe before
@@ -490,9 +545,16 @@ class MrcRequester(Requester):
         for i, e in enumerate(self.evset.entries):
             if e.suspect_ns and now_ns >= e.suspect_ns + self._confirm_ns(e):
                 alive = self.ev_ack_ns[i] > e.suspect_ns
+                suspect_ns, probe_rid = e.suspect_ns, e.probe_req_id
                 e.suspect_ns = 0
                 if not alive:
-                    self.evset.mark_bad(i, now_ns, "rack")
+                    if self.evset.mark_bad(i, now_ns, "rack"):
+                        d = self._suspicion.pop(i, None) or {"ev": i, "port": e.port}
+                        d.update(retired_ns=now_ns, suspect_ns=suspect_ns, confirm_ns=self._confirm_ns(e),
+                                 since_ev_delivery_at_retire_ns=now_ns - self.ev_ack_ns[i],
+                                 probe_sent_ns=e.probe_sent_ns if e.probe_sent_ns >= suspect_ns else None,
+                                 probe_unanswered=probe_rid >= 0)
+                        self._log_verdict("quiet", d)
                 elif e.probe_req_id >= 0:  # its probe is no longer waited for
                     self.host.forget_probe(e.probe_req_id)
                     e.probe_req_id = -1
@@ -642,8 +704,17 @@ class MrcResponder(Responder):
     def __init__(self, qp: QueuePair):
         super().__init__(qp)
         self.trim_again: list[list[int]] = []  # [PSN, repeats left]: trims reported again in later SACKs
+        # (time, "trim" | "dup", PSN, EV index) of trimmed and duplicate arrivals, at most RX_LOG_MAX:
+        # set beside the requester's verdicts it tells a lost packet from a late one
+        self.rx_log: list[tuple[int, str, int, int]] = []
+
+    def _on_duplicate(self, seq: int, evi: int, now_ns: int) -> None:
+        if len(self.rx_log) < RX_LOG_MAX:
+            self.rx_log.append((now_ns, "dup", seq & F.PSN_MASK, evi))
 
     def _on_trimmed(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
+        if len(self.rx_log) < RX_LOG_MAX:
+            self.rx_log.append((now_ns, "trim", seq & F.PSN_MASK, evi))
         self.ack_trim.append(seq)
         if len(self.trim_again) < 4 * F.SACK_MAX_LIST:
             self.trim_again.append([seq, TRIM_REPEATS])

@@ -91,6 +91,7 @@ class Responder(QpSide):
         evi = self.qp.ev_index_of(fr)
         if d < 0 or (d > 0 and (self.rx_bits >> d) & 1):
             c.duplicates_received += 1
+            self._on_duplicate(seq, evi, now_ns)
             self.ack_trigger = (seq, now_ns, evi, fr.entropy)
             self._send_ack(now_ns, force_ack=True)
             return
@@ -152,6 +153,9 @@ class Responder(QpSide):
 
     def _on_trimmed(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
         """Policy: a trimmed packet (header only) with PSN ``seq`` arrived."""
+
+    def _on_duplicate(self, seq: int, evi: int, now_ns: int) -> None:
+        """Policy: a packet with PSN ``seq`` arrived again (its first copy was placed)."""
 
     def _refuse_out_of_order(self, evi: int, now_ns: int) -> bool:
         """Policy: True to drop a packet past a gap (classic RC), False to place it (MRC)."""
