@@ -214,7 +214,13 @@ class PacketLoop:
 
     def _ingress_batch(self, port: int, frames: list[bytes]) -> None:
         """Ingress for each frame, with the clock read per packet: ``ingress_global_timestamp``
-        (and the enqueue time) is when that packet's ingress starts, as in bmv2."""
+        (and the enqueue time) is when that packet's ingress starts, as in bmv2.
+
+        A plain unicast packet for an idle port whose queue models no rate or delay
+        (``PortQueues.direct``) goes straight on to egress and the port's tx ring when the program
+        reads none of the queue figures (the pipeline's ``queue_blind``): it would have left the
+        queue at once, in the same order, with the same counters.  A program that reads them gets
+        them from the traffic manager as before."""
         pipeline = self.pipeline
         c = self.counters
         if pipeline is None:
@@ -223,8 +229,14 @@ class PacketLoop:
         # a pipeline with the fast entry point (softswitch.exec's) returns the one TmItem of a plain
         # unicast packet itself instead of an IngressResult holding it
         ingress = getattr(pipeline, "ingress_item", None) or pipeline.ingress
-        enqueue = self.tm.enqueue
+        direct = pipeline.egress_frame if getattr(pipeline, "queue_blind", False) else None
+        tm = self.tm
+        enqueue = tm.enqueue
+        tm_ports = tm.ports
         mono, t0 = self._mono, self._t0
+        ports_get = self.ports.get
+        cpu = self.cpu_port
+        flush = self._flush
         c.ingress_packets += len(frames)
         for data in frames:
             now = (mono() - t0) // 1000
@@ -235,12 +247,42 @@ class PacketLoop:
                 log.exception("ingress failed on a packet from port %d", port)
                 continue
             if res.__class__ is not IngressResult:
+                if direct is not None:
+                    eport = res.egress_port
+                    pq = tm_ports.get(eport) or tm.port(eport)
+                    pri = res.priority
+                    if not pq.count and pq.direct >> pri & 1:
+                        st = pq.stats[pri]
+                        st.enqueued += 1
+                        st.dequeued += 1
+                        now = (mono() - t0) // 1000
+                        try:
+                            out = direct(res, now)
+                        except Exception:
+                            c.pipeline_errors += 1
+                            log.exception("egress failed on a packet for port %d", eport)
+                            continue
+                        if out.__class__ is bytes:
+                            if eport != cpu:
+                                p = ports_get(eport)
+                                if p is not None:
+                                    if p.queue(out):
+                                        flush[eport] = p
+                                    continue
+                            self._transmit(eport, out, 0, now)
+                        else:
+                            self._egress_result(out, 0, now)
+                        continue
                 enqueue(res, now)
             elif res.to_tm:
                 for item in res.to_tm:
                     enqueue(item, now)
             elif res.dropped:
                 c.ingress_drops += 1
+        if flush:
+            for p in flush.values():
+                p.flush()
+            flush.clear()
 
     def _drain_injected(self) -> None:
         inj = self._inject
@@ -316,31 +358,38 @@ class PacketLoop:
                         continue
                 transmit(port, res, pq.link_delay_us, now)
                 continue
-            for frame in res.frames:
-                port = frame.port
-                if port != cpu and not pq.link_delay_us:
-                    p = ports_get(port)
-                    if p is not None:
-                        if p.queue(frame.data):
-                            flush[port] = p
-                        continue
-                transmit(port, frame.data, pq.link_delay_us, now)
-            for clone in res.to_tm:
-                tm.enqueue(clone, now)
-            if res.recirculate:
-                rec = self._recirc
-                for entry in res.recirculate:
-                    if len(rec) < RECIRC_CAPACITY:
-                        rec.append(entry)
-                    else:
-                        c.recirc_drops += 1
-            if res.dropped and not res.frames:
-                c.egress_drops += 1
+            self._egress_result(res, pq.link_delay_us, now)
         if flush:
             for p in flush.values():
                 p.flush()
             flush.clear()
         return next_due
+
+    def _egress_result(self, res, delay_us: int, now: int) -> None:
+        """Frames, clones and recirculations of one packet's ``EgressResult``; frames for a bound
+        port (not the CPU port) with no link delay go into its tx ring, flushed by the caller."""
+        c = self.counters
+        cpu = self.cpu_port
+        for frame in res.frames:
+            port = frame.port
+            if port != cpu and not delay_us:
+                p = self.ports.get(port)
+                if p is not None:
+                    if p.queue(frame.data):
+                        self._flush[port] = p
+                    continue
+            self._transmit(port, frame.data, delay_us, now)
+        for clone in res.to_tm:
+            self.tm.enqueue(clone, now)
+        if res.recirculate:
+            rec = self._recirc
+            for entry in res.recirculate:
+                if len(rec) < RECIRC_CAPACITY:
+                    rec.append(entry)
+                else:
+                    c.recirc_drops += 1
+        if res.dropped and not res.frames:
+            c.egress_drops += 1
 
     def _transmit(self, port: int, data: bytes, delay_us: int, now: int) -> None:
         if port == self.cpu_port:

@@ -52,7 +52,7 @@ from softswitch.exec import fastpath
 from softswitch.exec.codegen import CompiledBlocks
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
-from softswitch.exec.usage import extract_only_headers
+from softswitch.exec.usage import QUEUE_FIELDS, extract_only_headers, std_fields_used
 from softswitch.frontend import ir
 
 log = logging.getLogger("softswitch.p4")
@@ -190,6 +190,11 @@ class V1Pipeline:
         fast = fastpath.build(self)
         if fast is not None:
             self.ingress_item, self.egress_frame = fast
+        # True: no statement names a field the traffic manager fills in, so the loop may hand a
+        # packet for an idle port with no rate or delay straight to ``egress_frame`` (it would
+        # leave the queue at once; the queue figures it would get are read by nothing)
+        std_used = std_fields_used(program)
+        self.queue_blind = fast is not None and std_used is not None and std_used.isdisjoint(QUEUE_FIELDS)
 
     # ------------------------------------------------------------------ ingress
 

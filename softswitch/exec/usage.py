@@ -60,6 +60,10 @@ def _walk(program: ir.Program, visit: Callable[[object], bool]) -> None:
         stack.extend(getattr(o, f.name) for f in dataclasses.fields(o))
 
 
+# the standard-metadata fields the traffic manager fills in for each packet
+QUEUE_FIELDS = frozenset(("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"))
+
+
 def std_fields_used(program: ir.Program) -> frozenset[str] | None:
     """The ``standard_metadata`` fields any parser state, control, table key, action or function
     of ``program`` names (read or written), or None when the struct is used whole (assigned,
