@@ -29,13 +29,31 @@ once the traffic manager's figures are on the item.
 from __future__ import annotations
 
 from softswitch.contract import DROP_PORT, EgressResult, IngressResult
-from softswitch.exec.recycle import Mismatch
+from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed
 from softswitch.exec.usage import std_fields_used
 
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
 _M19 = (1 << 19) - 1
+
+
+# standard-metadata fields the pipeline's own code reads on the loop's path (the end of ingress,
+# the drop test after egress), and those ``ingress_item`` writes before any statement runs
+_STD_READ_BY_PIPELINE = frozenset(("f_egress_spec", "f_mcast_grp", "f_priority"))
+_STD_WRITTEN_FIRST = frozenset(("f_ingress_port", "f_packet_length", "f_ingress_global_timestamp"))
+
+
+def std_reset_skip(std_cls: type, std_used: frozenset[str] | None) -> frozenset[str]:
+    """The standard-metadata attributes ``ingress_item`` need not reset for a recycled packet:
+    those it writes before the parser runs, and those no statement names (``std_used``; None:
+    the struct is used whole) and the pipeline's code does not read.  What a packet leaves in
+    such a field is read by nothing: the general path writes the egress figures before egress
+    runs, a replica or clone gets its own ``egress_rid`` and ``instance_type``, and an unnamed
+    field is read by no statement of the program."""
+    slots = frozenset(std_cls.__slots__)
+    keep = slots if std_used is None else frozenset(f"f_{n}" for n in std_used) | _STD_READ_BY_PIPELINE
+    return (slots - keep) | (slots & _STD_WRITTEN_FIRST)
 
 
 def features(source: str) -> set[str]:
@@ -53,8 +71,11 @@ def build(pl) -> tuple | None:
     used = features(b.source)
     if used & {"resubmit", "recirculate"}:
         return None
-    lines = _ingress_source(b, used, pl._reset.body) + _egress_source(b, used, std_fields_used(pl.program))
+    std_used = std_fields_used(pl.program)
     from softswitch.exec.pipeline import POOL_MAX, PacketState
+
+    reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used)) or pl._reset
+    lines = _ingress_source(b, used, reset.body) + _egress_source(b, used, std_used)
 
     pool = pl._pool
     ns = {
@@ -143,7 +164,6 @@ def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
         "        item.egress_port = espec",
         "        item.priority = prio",
         "        item.length = item.nbytes = n",
-        "        item.enq_timestamp_us = item.enq_qdepth = item.deq_timedelta_us = item.deq_qdepth = item.qid = 0",
         "        item.payload = payload",
         f"        item.truncate = {'C.truncate' if 'truncate' in used else '0'}",
         "        item.clone_truncate = 0",

@@ -179,8 +179,8 @@ class V1Pipeline:
         # trees put back to their initial values on reuse; reset is None when the classes cannot
         # be reset by stores
         # headers only ``extract`` writes are reset only when valid (all-zero while invalid)
-        self._reset = make_reset(self._H, self._M, self._S,
-                                 lazy=frozenset(f"f_{n}" for n in extract_only_headers(program)))
+        self._lazy = frozenset(f"f_{n}" for n in extract_only_headers(program))
+        self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy)
         self._pool: list[PacketState] = []
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
         # thread only, one packet at a time); the other entry points build their own
