@@ -78,7 +78,8 @@ class PacketLoop:
         self._by_fd: dict[int, LinuxPort] = {}
         self._tx_hook: Callable[[int, bytes], None] | None = None
         self._calls: deque[tuple[Callable[[], object], Future]] = deque()
-        self._flush: dict[int, LinuxPort] = {}  # ports with frames waiting in their tx ring
+        # frames of this round for each bound port, sent with one ``send_many`` per port at its end
+        self._txq: dict[int, list[bytes]] = {}
 
     # ------------------------------------------------------------- control (any thread)
     def set_pipeline(self, pipeline: Pipeline | None) -> None:
@@ -236,7 +237,8 @@ class PacketLoop:
         mono, t0 = self._mono, self._t0
         ports_get = self.ports.get
         cpu = self.cpu_port
-        flush = self._flush
+        txq = self._txq
+        txq_get = txq.get
         c.ingress_packets += len(frames)
         for data in frames:
             now = (mono() - t0) // 1000
@@ -252,9 +254,7 @@ class PacketLoop:
                     pq = tm_ports.get(eport) or tm.port(eport)
                     pri = res.priority
                     if not pq.count and pq.direct >> pri & 1:
-                        st = pq.stats[pri]
-                        st.enqueued += 1
-                        st.dequeued += 1
+                        pq.stats[pri].passed += 1
                         now = (mono() - t0) // 1000
                         try:
                             out = direct(res, now)
@@ -263,13 +263,13 @@ class PacketLoop:
                             log.exception("egress failed on a packet for port %d", eport)
                             continue
                         if out.__class__ is bytes:
-                            if eport != cpu:
-                                p = ports_get(eport)
-                                if p is not None:
-                                    if p.queue(out):
-                                        flush[eport] = p
-                                    continue
-                            self._transmit(eport, out, 0, now)
+                            frames_out = txq_get(eport)
+                            if frames_out is not None:
+                                frames_out.append(out)
+                            elif eport != cpu and ports_get(eport) is not None:
+                                txq[eport] = [out]
+                            else:
+                                self._transmit(eport, out, 0, now)
                         else:
                             self._egress_result(out, 0, now)
                         continue
@@ -279,10 +279,8 @@ class PacketLoop:
                     enqueue(item, now)
             elif res.dropped:
                 c.ingress_drops += 1
-        if flush:
-            for p in flush.values():
-                p.flush()
-            flush.clear()
+        if txq:
+            self._send_txq()
 
     def _drain_injected(self) -> None:
         inj = self._inject
@@ -339,7 +337,8 @@ class PacketLoop:
         ports_get = self.ports.get
         cpu = self.cpu_port
         mono, t0 = self._mono, self._t0
-        flush = self._flush
+        txq = self._txq
+        txq_get = txq.get
         for pq, item in out:
             now = (mono() - t0) // 1000
             try:
@@ -350,34 +349,41 @@ class PacketLoop:
                 continue
             if res.__class__ is bytes:
                 port = pq.port
-                if port != cpu and not pq.link_delay_us:
-                    p = ports_get(port)
-                    if p is not None:  # fast path: into the port's tx ring, sent below
-                        if p.queue(res):
-                            flush[port] = p
+                if not pq.link_delay_us:  # fast path: into the port's frames of this round
+                    frames_out = txq_get(port)
+                    if frames_out is not None:
+                        frames_out.append(res)
+                        continue
+                    if port != cpu and ports_get(port) is not None:
+                        txq[port] = [res]
                         continue
                 transmit(port, res, pq.link_delay_us, now)
                 continue
             self._egress_result(res, pq.link_delay_us, now)
-        if flush:
-            for p in flush.values():
-                p.flush()
-            flush.clear()
+        if txq:
+            self._send_txq()
         return next_due
+
+    def _send_txq(self) -> None:
+        """Send the round's frames of each bound port: one ``send_many`` (tx ring, one system
+        call) per port."""
+        txq = self._txq
+        ports = self.ports
+        for port, frames in txq.items():
+            ports[port].send_many(frames)
+        txq.clear()
 
     def _egress_result(self, res, delay_us: int, now: int) -> None:
         """Frames, clones and recirculations of one packet's ``EgressResult``; frames for a bound
-        port (not the CPU port) with no link delay go into its tx ring, flushed by the caller."""
+        port (not the CPU port) with no link delay join the round's frames for that port, sent by
+        the caller (``_send_txq``)."""
         c = self.counters
         cpu = self.cpu_port
         for frame in res.frames:
             port = frame.port
-            if port != cpu and not delay_us:
-                p = self.ports.get(port)
-                if p is not None:
-                    if p.queue(frame.data):
-                        self._flush[port] = p
-                    continue
+            if port != cpu and not delay_us and self.ports.get(port) is not None:
+                self._txq.setdefault(port, []).append(frame.data)
+                continue
             self._transmit(port, frame.data, delay_us, now)
         for clone in res.to_tm:
             self.tm.enqueue(clone, now)

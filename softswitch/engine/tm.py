@@ -32,6 +32,7 @@ class QueueStats:
     enqueued: int = 0
     dequeued: int = 0
     dropped: int = 0
+    passed: int = 0  # went straight to egress with the queue empty (the loop's straight path)
 
 
 @dataclass(slots=True)
@@ -303,6 +304,8 @@ class TrafficManager:
         return [
             {"priority": pri, "depth": q.depth, "rate_pps": pq.rate_pps[pri], "link_rate_pps": pq.link_rate_pps,
              "queued": len(q.items),
-             "enqueued": q.stats.enqueued, "dequeued": q.stats.dequeued, "dropped": q.stats.dropped}
+             # a packet passed straight through was enqueued and dequeued at once
+             "enqueued": q.stats.enqueued + q.stats.passed, "dequeued": q.stats.dequeued + q.stats.passed,
+             "dropped": q.stats.dropped}
             for pri, q in enumerate(pq.queues)
         ]
