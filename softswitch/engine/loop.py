@@ -231,6 +231,9 @@ class PacketLoop:
         # unicast packet itself instead of an IngressResult holding it
         ingress = getattr(pipeline, "ingress_item", None) or pipeline.ingress
         direct = pipeline.egress_frame if getattr(pipeline, "queue_blind", False) else None
+        # a program that cannot observe the time (``clock_free``) needs no clock read for a packet
+        # the traffic manager does not hold: one read for the batch, a fresh one for an enqueue
+        clock_free = direct is not None and getattr(pipeline, "clock_free", False)
         tm = self.tm
         enqueue = tm.enqueue
         tm_ports = tm.ports
@@ -240,8 +243,10 @@ class PacketLoop:
         txq = self._txq
         txq_get = txq.get
         c.ingress_packets += len(frames)
+        now = (mono() - t0) // 1000
         for data in frames:
-            now = (mono() - t0) // 1000
+            if not clock_free:
+                now = (mono() - t0) // 1000
             try:
                 res = ingress(data, port, now)
             except Exception:  # a pipeline bug must not kill the switch
@@ -255,7 +260,8 @@ class PacketLoop:
                     pri = res.priority
                     if not pq.count and pq.direct >> pri & 1:
                         pq.stats[pri].passed += 1
-                        now = (mono() - t0) // 1000
+                        if not clock_free:
+                            now = (mono() - t0) // 1000
                         try:
                             out = direct(res, now)
                         except Exception:
@@ -270,11 +276,15 @@ class PacketLoop:
                                 txq[eport] = [out]
                             else:
                                 self._transmit(eport, out, 0, now)
-                        else:
-                            self._egress_result(out, 0, now)
+                        else:  # clones it makes are queued with the time of now
+                            self._egress_result(out, 0, (mono() - t0) // 1000)
                         continue
+                    if clock_free:
+                        now = (mono() - t0) // 1000
                 enqueue(res, now)
             elif res.to_tm:
+                if clock_free:
+                    now = (mono() - t0) // 1000
                 for item in res.to_tm:
                     enqueue(item, now)
             elif res.dropped:

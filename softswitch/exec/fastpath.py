@@ -75,7 +75,7 @@ def build(pl) -> tuple | None:
     from softswitch.exec.pipeline import POOL_MAX, PacketState
 
     reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used)) or pl._reset
-    lines = _ingress_source(b, used, reset.body) + _egress_source(b, used, std_used)
+    lines = _ingress_source(b, used, reset.body, std_used) + _egress_source(b, used, std_used)
 
     pool = pl._pool
     ns = {
@@ -94,8 +94,13 @@ def build(pl) -> tuple | None:
     return ns["ingress_item"], ns["egress_frame"]
 
 
-def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
+def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozenset[str] | None = None) -> list[str]:
+    """``std_used``: the standard-metadata fields the program names (None: all); the three set
+    from the packet are written only when named (nothing else reads them)."""
     ctx_none = [f"C.{n} = " for n in ("clone", "digest") if n in used]
+    std_in = [f"        S.f_{name} = {expr}" for name, expr in (
+        ("ingress_port", "port"), ("packet_length", "n & M32"), ("ingress_global_timestamp", "now & M48"))
+        if std_used is None or name in std_used]
     src = [
         "def ingress_item(data, port, now):",
         "    try:",
@@ -117,13 +122,11 @@ def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
         "            M = new_m()",
         "            S = new_s()",
         "        n = len(data)",
-        "        S.f_ingress_port = port",
-        "        S.f_packet_length = n & M32",
-        "        S.f_ingress_global_timestamp = now & M48",  # instance_type: 0 (normal) after reset
+        *std_in,  # instance_type: 0 (normal) after reset
         "        C = ctx_in",
         "        C.data = data",
         "        C.nbytes = n",
-        "        C.now = now",
+        *(["        C.now = now"] if "C.now" in b.source else []),  # read by meters only
         "        C.off = 0",
     ]
     if ctx_none:
@@ -203,7 +206,7 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
           if std_used is None or name in std_used],
         "        C = ctx_eg",
         "        C.nbytes = nbytes",
-        "        C.now = now",
+        *(["        C.now = now"] if "C.now" in b.source else []),
         "        C.payload = payload = item.payload",
         "        C.truncate = item.truncate",
     ]

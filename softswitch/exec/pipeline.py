@@ -195,6 +195,10 @@ class V1Pipeline:
         # leave the queue at once; the queue figures it would get are read by nothing)
         std_used = std_fields_used(program)
         self.queue_blind = fast is not None and std_used is not None and std_used.isdisjoint(QUEUE_FIELDS)
+        # True: besides, no statement can observe the time (no global timestamp named, no meter),
+        # so the loop need not read the clock for a packet the traffic manager does not hold
+        self.clock_free = (self.queue_blind and "C.now" not in blocks.source
+                           and std_used.isdisjoint(("ingress_global_timestamp", "egress_global_timestamp")))
 
     # ------------------------------------------------------------------ ingress
 

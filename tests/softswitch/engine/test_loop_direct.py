@@ -129,3 +129,47 @@ def test_port_with_a_backlog_keeps_its_order(blind):
     assert len(sent) == 1 and tm.depth(4) == 2
     lp._service_tm()
     assert [d[14] for _p, d in sent] == [1, 3] and tm.depth(4) == 1
+
+
+def _counting_clock(lp: PacketLoop) -> list[int]:
+    """Replace the loop's clock with one that advances 1 µs per read; returns the reads."""
+    reads: list[int] = []
+
+    def mono() -> int:
+        reads.append(len(reads) + 1)
+        return lp._t0 + 1000 * len(reads)
+
+    lp._mono = mono
+    return reads
+
+
+def test_clock_free_program_reads_the_clock_only_for_what_the_queue_holds(blind, reader):
+    lp, sent = blind
+    assert lp.pipeline.clock_free  # no timestamp named, no meter
+    reads = _counting_clock(lp)
+    lp.tm.set_queue_rate(100, port=4, priority=0)
+    lp.tm.set_queue_rate(100, port=6, priority=0)
+    lp._ingress_batch(1, [frame(5, tag=i) for i in range(5)] + [frame(4, tag=9)] + [frame(5)] * 2
+                      + [frame(6)])
+    # one read for the batch, a fresh one for each packet the traffic manager takes (its enqueue
+    # time and departure are real times)
+    assert len(sent) == 7 and len(reads) == 3
+    assert lp.tm.ports[4].queues[0].items[0][1].enq_timestamp_us == 2
+    assert lp.tm.ports[6].queues[0].items[0][1].enq_timestamp_us == 3
+    # a program that reads the queue figures: a read per packet at ingress, as before
+    lp2, _sent2 = reader
+    assert not lp2.pipeline.clock_free
+    reads2 = _counting_clock(lp2)
+    lp2._ingress_batch(1, [frame(3, tag=i) for i in range(4)])
+    assert len(reads2) == 5
+    assert [it.enq_timestamp_us for _d, it in lp2.tm.ports[3].queues[0].items] == [2, 3, 4, 5]
+
+
+def test_clock_free_needs_no_timestamp_named(tmp_path):
+    ts = _loop(Path(__file__).parent / "p4" / "timestamps.p4")[0].pipeline
+    assert not ts.queue_blind and not ts.clock_free  # reads enq_timestamp / deq_timedelta
+    p = tmp_path / "igts.p4"
+    p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */",
+                                             "h.eth.src = (bit<48>) sm.ingress_global_timestamp;"))
+    pl = _loop(p)[0].pipeline
+    assert pl.queue_blind and not pl.clock_free
