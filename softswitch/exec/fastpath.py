@@ -24,7 +24,9 @@ With a tracer, or when the header objects cannot be reset for reuse, nothing is 
 ``egress_frame`` writes only the standard-metadata fields the program can read
 (``std_fields_used``): v1model hands ``standard_metadata`` to no block after egress (compute
 checksum and the deparser take headers and user metadata), so a field no statement names is dead
-once the traffic manager's figures are on the item.
+once the traffic manager's figures are on the item.  Likewise the reset of a recycled packet's
+standard metadata leaves out the fields nothing reads (``std_reset_skip``), and ``ingress_item``
+sets ``ingress_port``, ``packet_length`` and ``ingress_global_timestamp`` only when named.
 """
 from __future__ import annotations
 

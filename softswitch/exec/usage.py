@@ -4,7 +4,8 @@ The packet loop's generated entry points (``fastpath``) and the header reset (``
 to leave out work whose result no statement can observe:
 
 * ``std_fields_used``: the ``standard_metadata`` fields any statement names.  A field no
-  statement names need not be filled in before egress.
+  statement names need not be filled in before egress, nor reset for a recycled packet; a
+  program naming none of ``QUEUE_FIELDS`` cannot tell a packet that skipped an empty queue.
 * ``extract_only_headers``: the headers of the program's headers struct that only ``extract``
   ever writes.  Such a header holds non-zero fields only while it is valid (extract writes every
   field and the valid bit together; ``setValid`` zeroes the fields of an invalid header first), so
