@@ -239,8 +239,17 @@ def _rx_count(ifname: str) -> int:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` (all its threads), from /proc."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU time of process ``pid`` (all its threads), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tck = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tck, int(fields[12]) / tck
+
+
+LAST_SPLIT_US: dict = {}  # pid -> (user µs, system µs) per delivered packet of its last measurement
 
 
 def measure_veth(gen_if: str, sink_if: str, frame: bytes, seconds: float,
@@ -254,13 +263,17 @@ def measure_veth(gen_if: str, sink_if: str, frame: bytes, seconds: float,
     warm.join()
     before = _rx_count(sink_if)
     cpu0 = cpu_seconds(pid) if pid else 0.0
+    split0 = cpu_split(pid) if pid else (0.0, 0.0)
     t0 = time.monotonic()
     g = mp.Process(target=_generator, args=(gen_if, frame, seconds, gen_count))
     g.start()
     g.join()
     elapsed = time.monotonic() - t0
     cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+    split = cpu_split(pid) if pid else (0.0, 0.0)
     delivered = _rx_count(sink_if) - before
+    if delivered:  # user / system share of the CPU per packet, for the report (kernel vs Python)
+        LAST_SPLIT_US[pid] = ((split[0] - split0[0]) * 1e6 / delivered, (split[1] - split0[1]) * 1e6 / delivered)
     return delivered / elapsed, gen_count.value / elapsed, (cpu * 1e6 / delivered if delivered else 0.0)
 
 
@@ -300,6 +313,7 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
         try:
             for size in sizes:
                 results[("bare", size)] = measure_veth("h4bg1", "h4bg2", bench_frame(size), seconds, fwd.pid)
+                results[("split", "bare", size)] = LAST_SPLIT_US.get(fwd.pid)
         finally:
             fwd.terminate()
             fwd.join()
@@ -320,6 +334,7 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
                     for size in sizes:
                         results[(label, case.name, size)] = measure_veth("h4bg1", "h4bg2", case.frame(size),
                                                                          seconds, sw.process.pid)
+                        results[("split", label, case.name, size)] = LAST_SPLIT_US.get(sw.process.pid)
         os.environ.pop("SOFTSWITCH_RX_RING", None)
         os.environ.pop("SOFTSWITCH_TX_RING", None)
         from mrc_fabric.targets import target_available
@@ -417,6 +432,10 @@ def _report_veth(res: dict, name: str, size: int) -> None:
     if bm is not None:
         line += f" | bmv2 {bm[2]:.2f} us, ratio {bm[2] / sw_us if sw_us else 0:.2f}"
     print(line + f" | one full core: softswitch {1e6 / sw_us if sw_us else 0:.0f} pps")
+    sp, bp = res.get(("split", "softswitch", name, size)), res.get(("split", "bare", size))
+    if sp and bp:  # clock-tick resolution (10 ms over the run): a few hundredths of a µs
+        print(f"        of it user / system (kernel) time: softswitch {sp[0]:.2f} / {sp[1]:.2f} us "
+              f"| bare loop {bp[0]:.2f} / {bp[1]:.2f} us")
     if ("softswitch-recvmsg", name, size) in res:
         rm, _o, rm_us = res[("softswitch-recvmsg", name, size)]
         print(f"        softswitch without the rx ring (recvmsg per frame) {rm:10.0f} pps, "

@@ -78,7 +78,8 @@ class PacketLoop:
         self._by_fd: dict[int, LinuxPort] = {}
         self._tx_hook: Callable[[int, bytes], None] | None = None
         self._calls: deque[tuple[Callable[[], object], Future]] = deque()
-        self._flush: dict[int, LinuxPort] = {}  # ports with frames waiting in their tx ring
+        # frames of this round for each bound port, sent with one ``send_many`` per port at its end
+        self._txq: dict[int, list[bytes]] = {}
 
     # ------------------------------------------------------------- control (any thread)
     def set_pipeline(self, pipeline: Pipeline | None) -> None:
@@ -214,7 +215,13 @@ class PacketLoop:
 
     def _ingress_batch(self, port: int, frames: list[bytes]) -> None:
         """Ingress for each frame, with the clock read per packet: ``ingress_global_timestamp``
-        (and the enqueue time) is when that packet's ingress starts, as in bmv2."""
+        (and the enqueue time) is when that packet's ingress starts, as in bmv2.
+
+        A plain unicast packet for an idle port whose queue models no rate or delay
+        (``PortQueues.direct``) goes straight on to egress and the port's tx ring when the program
+        reads none of the queue figures (the pipeline's ``queue_blind``): it would have left the
+        queue at once, in the same order, with the same counters.  A program that reads them gets
+        them from the traffic manager as before."""
         pipeline = self.pipeline
         c = self.counters
         if pipeline is None:
@@ -223,11 +230,23 @@ class PacketLoop:
         # a pipeline with the fast entry point (softswitch.exec's) returns the one TmItem of a plain
         # unicast packet itself instead of an IngressResult holding it
         ingress = getattr(pipeline, "ingress_item", None) or pipeline.ingress
-        enqueue = self.tm.enqueue
+        direct = pipeline.egress_frame if getattr(pipeline, "queue_blind", False) else None
+        # a program that cannot observe the time (``clock_free``) needs no clock read for a packet
+        # the traffic manager does not hold: one read for the batch, a fresh one for an enqueue
+        clock_free = direct is not None and getattr(pipeline, "clock_free", False)
+        tm = self.tm
+        enqueue = tm.enqueue
+        tm_ports = tm.ports
         mono, t0 = self._mono, self._t0
+        ports_get = self.ports.get
+        cpu = self.cpu_port
+        txq = self._txq
+        txq_get = txq.get
         c.ingress_packets += len(frames)
+        now = (mono() - t0) // 1000
         for data in frames:
-            now = (mono() - t0) // 1000
+            if not clock_free:
+                now = (mono() - t0) // 1000
             try:
                 res = ingress(data, port, now)
             except Exception:  # a pipeline bug must not kill the switch
@@ -235,12 +254,43 @@ class PacketLoop:
                 log.exception("ingress failed on a packet from port %d", port)
                 continue
             if res.__class__ is not IngressResult:
+                if direct is not None:
+                    eport = res.egress_port
+                    pq = tm_ports.get(eport) or tm.port(eport)
+                    pri = res.priority
+                    if not pq.count and pq.direct >> pri & 1:
+                        pq.stats[pri].passed += 1
+                        if not clock_free:
+                            now = (mono() - t0) // 1000
+                        try:
+                            out = direct(res, now)
+                        except Exception:
+                            c.pipeline_errors += 1
+                            log.exception("egress failed on a packet for port %d", eport)
+                            continue
+                        if out.__class__ is bytes:
+                            frames_out = txq_get(eport)
+                            if frames_out is not None:
+                                frames_out.append(out)
+                            elif eport != cpu and ports_get(eport) is not None:
+                                txq[eport] = [out]
+                            else:
+                                self._transmit(eport, out, 0, now)
+                        else:  # clones it makes are queued with the time of now
+                            self._egress_result(out, 0, (mono() - t0) // 1000)
+                        continue
+                    if clock_free:
+                        now = (mono() - t0) // 1000
                 enqueue(res, now)
             elif res.to_tm:
+                if clock_free:
+                    now = (mono() - t0) // 1000
                 for item in res.to_tm:
                     enqueue(item, now)
             elif res.dropped:
                 c.ingress_drops += 1
+        if txq:
+            self._send_txq()
 
     def _drain_injected(self) -> None:
         inj = self._inject
@@ -297,7 +347,8 @@ class PacketLoop:
         ports_get = self.ports.get
         cpu = self.cpu_port
         mono, t0 = self._mono, self._t0
-        flush = self._flush
+        txq = self._txq
+        txq_get = txq.get
         for pq, item in out:
             now = (mono() - t0) // 1000
             try:
@@ -308,39 +359,53 @@ class PacketLoop:
                 continue
             if res.__class__ is bytes:
                 port = pq.port
-                if port != cpu and not pq.link_delay_us:
-                    p = ports_get(port)
-                    if p is not None:  # fast path: into the port's tx ring, sent below
-                        if p.queue(res):
-                            flush[port] = p
+                if not pq.link_delay_us:  # fast path: into the port's frames of this round
+                    frames_out = txq_get(port)
+                    if frames_out is not None:
+                        frames_out.append(res)
+                        continue
+                    if port != cpu and ports_get(port) is not None:
+                        txq[port] = [res]
                         continue
                 transmit(port, res, pq.link_delay_us, now)
                 continue
-            for frame in res.frames:
-                port = frame.port
-                if port != cpu and not pq.link_delay_us:
-                    p = ports_get(port)
-                    if p is not None:
-                        if p.queue(frame.data):
-                            flush[port] = p
-                        continue
-                transmit(port, frame.data, pq.link_delay_us, now)
-            for clone in res.to_tm:
-                tm.enqueue(clone, now)
-            if res.recirculate:
-                rec = self._recirc
-                for entry in res.recirculate:
-                    if len(rec) < RECIRC_CAPACITY:
-                        rec.append(entry)
-                    else:
-                        c.recirc_drops += 1
-            if res.dropped and not res.frames:
-                c.egress_drops += 1
-        if flush:
-            for p in flush.values():
-                p.flush()
-            flush.clear()
+            self._egress_result(res, pq.link_delay_us, now)
+        if txq:
+            self._send_txq()
         return next_due
+
+    def _send_txq(self) -> None:
+        """Send the round's frames of each bound port: one ``send_many`` (tx ring, one system
+        call) per port."""
+        txq = self._txq
+        ports = self.ports
+        for port, frames in txq.items():
+            ports[port].send_many(frames)
+        txq.clear()
+
+    def _egress_result(self, res, delay_us: int, now: int) -> None:
+        """Frames, clones and recirculations of one packet's ``EgressResult``; frames for a bound
+        port (not the CPU port) with no link delay join the round's frames for that port, sent by
+        the caller (``_send_txq``)."""
+        c = self.counters
+        cpu = self.cpu_port
+        for frame in res.frames:
+            port = frame.port
+            if port != cpu and not delay_us and self.ports.get(port) is not None:
+                self._txq.setdefault(port, []).append(frame.data)
+                continue
+            self._transmit(port, frame.data, delay_us, now)
+        for clone in res.to_tm:
+            self.tm.enqueue(clone, now)
+        if res.recirculate:
+            rec = self._recirc
+            for entry in res.recirculate:
+                if len(rec) < RECIRC_CAPACITY:
+                    rec.append(entry)
+                else:
+                    c.recirc_drops += 1
+        if res.dropped and not res.frames:
+            c.egress_drops += 1
 
     def _transmit(self, port: int, data: bytes, delay_us: int, now: int) -> None:
         if port == self.cpu_port:

@@ -32,6 +32,7 @@ class QueueStats:
     enqueued: int = 0
     dequeued: int = 0
     dropped: int = 0
+    passed: int = 0  # went straight to egress with the queue empty (the loop's straight path)
 
 
 @dataclass(slots=True)
@@ -52,8 +53,8 @@ def _interval(rate_pps: int | None) -> float:
 class PortQueues:
     """The 8 priority queues of one egress port plus its fixed link delay."""
 
-    __slots__ = ("count", "link_delay_us", "link_free_us", "link_interval_us", "link_rate_pps", "mask", "port",
-                 "queues", "rate_pps")
+    __slots__ = ("count", "direct", "link_delay_us", "link_free_us", "link_interval_us", "link_rate_pps", "mask",
+                 "port", "queues", "rate_pps", "stats")
 
     def __init__(self, port: int, depth: int, rate_pps: int, link_rate_pps: int = 0) -> None:
         self.port = port
@@ -65,6 +66,19 @@ class PortQueues:
         self.link_rate_pps = link_rate_pps  # shared by all priorities; 0 = no link limit
         self.link_interval_us = _interval(link_rate_pps)
         self.link_free_us = -1e18  # when the link can start its next frame
+        self.stats = [q.stats for q in self.queues]
+        # bit p set when a packet of priority p may go straight to egress while the port is idle
+        # (count 0): the queue takes packets (depth > 0) and neither it nor the port models a
+        # rate or a delay, so it would leave at once; see ``TrafficManager.pass_through``
+        self.direct = 0
+        self.refresh_direct()
+
+    def refresh_direct(self) -> None:
+        """Recompute ``direct`` after a change of depth, rate, link rate or link delay."""
+        if self.link_interval_us or self.link_delay_us:
+            self.direct = 0
+            return
+        self.direct = sum(1 << pri for pri, q in enumerate(self.queues) if q.depth > 0 and not q.interval_us)
 
 
 class TrafficManager:
@@ -97,6 +111,7 @@ class TrafficManager:
             raise ValueError(f"queue depth must be >= 0, got {depth}")
         for q in self._select(port, priority, "default_depth", depth):
             q.depth = depth
+        self._refresh_direct()
 
     def set_queue_rate(self, rate_pps: int, port: int | None = None, priority: int | None = None) -> None:
         """bmv2 ``set_queue_rate`` in packets/s (0 = unlimited)."""
@@ -108,6 +123,7 @@ class TrafficManager:
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
             for pri in (range(NB_PRIORITIES) if priority is None else [priority]):
                 pq.rate_pps[pri] = rate_pps
+        self._refresh_direct()
 
     def set_link_rate(self, rate_pps: int, port: int | None = None) -> None:
         """The link rate of ``port`` (all ports and the default if None) in frames/s, shared by its 8
@@ -119,6 +135,7 @@ class TrafficManager:
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
             pq.link_rate_pps = rate_pps
             pq.link_interval_us = _interval(rate_pps)
+            pq.refresh_direct()
 
     def set_link_delay(self, delay_us: int, port: int | None = None) -> None:
         """Fixed delay applied to every frame of ``port`` (all known ports if None) after dequeue."""
@@ -126,6 +143,11 @@ class TrafficManager:
             raise ValueError(f"link delay must be >= 0, got {delay_us}")
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
             pq.link_delay_us = delay_us
+            pq.refresh_direct()
+
+    def _refresh_direct(self) -> None:
+        for pq in list(self.ports.values()):
+            pq.refresh_direct()
 
     def _select(self, port: int | None, priority: int | None, default_attr: str, value: int) -> list[_Queue]:
         if priority is not None and not 0 <= priority < NB_PRIORITIES:
@@ -282,6 +304,8 @@ class TrafficManager:
         return [
             {"priority": pri, "depth": q.depth, "rate_pps": pq.rate_pps[pri], "link_rate_pps": pq.link_rate_pps,
              "queued": len(q.items),
-             "enqueued": q.stats.enqueued, "dequeued": q.stats.dequeued, "dropped": q.stats.dropped}
+             # a packet passed straight through was enqueued and dequeued at once
+             "enqueued": q.stats.enqueued + q.stats.passed, "dequeued": q.stats.dequeued + q.stats.passed,
+             "dropped": q.stats.dropped}
             for pri, q in enumerate(pq.queues)
         ]

@@ -24,18 +24,38 @@ With a tracer, or when the header objects cannot be reset for reuse, nothing is 
 ``egress_frame`` writes only the standard-metadata fields the program can read
 (``std_fields_used``): v1model hands ``standard_metadata`` to no block after egress (compute
 checksum and the deparser take headers and user metadata), so a field no statement names is dead
-once the traffic manager's figures are on the item.
+once the traffic manager's figures are on the item.  Likewise the reset of a recycled packet's
+standard metadata leaves out the fields nothing reads (``std_reset_skip``), and ``ingress_item``
+sets ``ingress_port``, ``packet_length`` and ``ingress_global_timestamp`` only when named.
 """
 from __future__ import annotations
 
 from softswitch.contract import DROP_PORT, EgressResult, IngressResult
-from softswitch.exec.recycle import Mismatch
+from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed
 from softswitch.exec.usage import std_fields_used
 
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
 _M19 = (1 << 19) - 1
+
+
+# standard-metadata fields the pipeline's own code reads on the loop's path (the end of ingress,
+# the drop test after egress), and those ``ingress_item`` writes before any statement runs
+_STD_READ_BY_PIPELINE = frozenset(("f_egress_spec", "f_mcast_grp", "f_priority"))
+_STD_WRITTEN_FIRST = frozenset(("f_ingress_port", "f_packet_length", "f_ingress_global_timestamp"))
+
+
+def std_reset_skip(std_cls: type, std_used: frozenset[str] | None) -> frozenset[str]:
+    """The standard-metadata attributes ``ingress_item`` need not reset for a recycled packet:
+    those it writes before the parser runs, and those no statement names (``std_used``; None:
+    the struct is used whole) and the pipeline's code does not read.  What a packet leaves in
+    such a field is read by nothing: the general path writes the egress figures before egress
+    runs, a replica or clone gets its own ``egress_rid`` and ``instance_type``, and an unnamed
+    field is read by no statement of the program."""
+    slots = frozenset(std_cls.__slots__)
+    keep = slots if std_used is None else frozenset(f"f_{n}" for n in std_used) | _STD_READ_BY_PIPELINE
+    return (slots - keep) | (slots & _STD_WRITTEN_FIRST)
 
 
 def features(source: str) -> set[str]:
@@ -53,8 +73,11 @@ def build(pl) -> tuple | None:
     used = features(b.source)
     if used & {"resubmit", "recirculate"}:
         return None
-    lines = _ingress_source(b, used, pl._reset.body) + _egress_source(b, used, std_fields_used(pl.program))
+    std_used = std_fields_used(pl.program)
     from softswitch.exec.pipeline import POOL_MAX, PacketState
+
+    reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used)) or pl._reset
+    lines = _ingress_source(b, used, reset.body, std_used) + _egress_source(b, used, std_used)
 
     pool = pl._pool
     ns = {
@@ -73,8 +96,13 @@ def build(pl) -> tuple | None:
     return ns["ingress_item"], ns["egress_frame"]
 
 
-def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
+def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozenset[str] | None = None) -> list[str]:
+    """``std_used``: the standard-metadata fields the program names (None: all); the three set
+    from the packet are written only when named (nothing else reads them)."""
     ctx_none = [f"C.{n} = " for n in ("clone", "digest") if n in used]
+    std_in = [f"        S.f_{name} = {expr}" for name, expr in (
+        ("ingress_port", "port"), ("packet_length", "n & M32"), ("ingress_global_timestamp", "now & M48"))
+        if std_used is None or name in std_used]
     src = [
         "def ingress_item(data, port, now):",
         "    try:",
@@ -96,13 +124,11 @@ def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
         "            M = new_m()",
         "            S = new_s()",
         "        n = len(data)",
-        "        S.f_ingress_port = port",
-        "        S.f_packet_length = n & M32",
-        "        S.f_ingress_global_timestamp = now & M48",  # instance_type: 0 (normal) after reset
+        *std_in,  # instance_type: 0 (normal) after reset
         "        C = ctx_in",
         "        C.data = data",
         "        C.nbytes = n",
-        "        C.now = now",
+        *(["        C.now = now"] if "C.now" in b.source else []),  # read by meters only
         "        C.off = 0",
     ]
     if ctx_none:
@@ -143,7 +169,6 @@ def _ingress_source(b, used: set[str], reset_body: list[str]) -> list[str]:
         "        item.egress_port = espec",
         "        item.priority = prio",
         "        item.length = item.nbytes = n",
-        "        item.enq_timestamp_us = item.enq_qdepth = item.deq_timedelta_us = item.deq_qdepth = item.qid = 0",
         "        item.payload = payload",
         f"        item.truncate = {'C.truncate' if 'truncate' in used else '0'}",
         "        item.clone_truncate = 0",
@@ -183,7 +208,7 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
           if std_used is None or name in std_used],
         "        C = ctx_eg",
         "        C.nbytes = nbytes",
-        "        C.now = now",
+        *(["        C.now = now"] if "C.now" in b.source else []),
         "        C.payload = payload = item.payload",
         "        C.truncate = item.truncate",
     ]

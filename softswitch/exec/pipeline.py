@@ -52,7 +52,7 @@ from softswitch.exec import fastpath
 from softswitch.exec.codegen import CompiledBlocks
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
-from softswitch.exec.usage import extract_only_headers
+from softswitch.exec.usage import QUEUE_FIELDS, extract_only_headers, std_fields_used
 from softswitch.frontend import ir
 
 log = logging.getLogger("softswitch.p4")
@@ -179,8 +179,8 @@ class V1Pipeline:
         # trees put back to their initial values on reuse; reset is None when the classes cannot
         # be reset by stores
         # headers only ``extract`` writes are reset only when valid (all-zero while invalid)
-        self._reset = make_reset(self._H, self._M, self._S,
-                                 lazy=frozenset(f"f_{n}" for n in extract_only_headers(program)))
+        self._lazy = frozenset(f"f_{n}" for n in extract_only_headers(program))
+        self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy)
         self._pool: list[PacketState] = []
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
         # thread only, one packet at a time); the other entry points build their own
@@ -190,6 +190,15 @@ class V1Pipeline:
         fast = fastpath.build(self)
         if fast is not None:
             self.ingress_item, self.egress_frame = fast
+        # True: no statement names a field the traffic manager fills in, so the loop may hand a
+        # packet for an idle port with no rate or delay straight to ``egress_frame`` (it would
+        # leave the queue at once; the queue figures it would get are read by nothing)
+        std_used = std_fields_used(program)
+        self.queue_blind = fast is not None and std_used is not None and std_used.isdisjoint(QUEUE_FIELDS)
+        # True: besides, no statement can observe the time (no global timestamp named, no meter),
+        # so the loop need not read the clock for a packet the traffic manager does not hold
+        self.clock_free = (self.queue_blind and "C.now" not in blocks.source
+                           and std_used.isdisjoint(("ingress_global_timestamp", "egress_global_timestamp")))
 
     # ------------------------------------------------------------------ ingress
 

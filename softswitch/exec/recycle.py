@@ -66,12 +66,13 @@ def dirty(obj: object) -> None:
 
 def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[int], counter: list[int],
                  lazy: frozenset[str] = frozenset(), when_valid: bool = False,
-                 lazy_elements: bool = False) -> None:
+                 lazy_elements: bool = False, skip: frozenset[str] = frozenset()) -> None:
     """Statements that put ``path`` (an expression for ``obj``'s place in the tree) back to the
     values ``obj`` has, by stores into the existing objects.  ``lazy``: names of ``obj``'s
     attributes (headers, or stacks of headers) to reset only while valid; ``when_valid``: ``obj``
     is such a header (its stores are guarded by its ``valid``); ``lazy_elements``: ``obj`` is such
-    a stack (its elements are guarded, its own counters are not)."""
+    a stack (its elements are guarded, its own counters are not); ``skip``: scalar attributes of
+    ``obj`` to leave as they are."""
     if id(obj) in seen:
         raise _Unsupported("shared object")
     seen.add(id(obj))
@@ -94,6 +95,10 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
         if not hasattr(obj, attr):
             raise _Unsupported("unset slot")
         val = getattr(obj, attr)
+        if attr in skip:
+            if not isinstance(val, (int, bool, type(None))):
+                raise _Unsupported(f"only scalars can be skipped, not {attr}")
+            continue
         if isinstance(val, (int, bool, type(None))):
             zeros.setdefault(repr(val), []).append(attr)
         elif isinstance(val, _IMMUTABLE):
@@ -115,7 +120,8 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
         lines.append(ind + " = ".join(f"{var}.{a}" for a in attrs) + f" = {expr}")
 
 
-def make_reset(*classes: type, lazy: frozenset[str] = frozenset()) -> Callable[..., None] | None:
+def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
+               skip: frozenset[str] = frozenset()) -> Callable[..., None] | None:
     """``reset(o1, o2, ...)`` putting objects of ``classes`` (e.g. headers, user metadata,
     standard metadata) back to what ``cls()`` gives; None when that cannot be done by stores.
     The reset raises ``Mismatch`` if a stack's element list changed length (never, for the
@@ -123,15 +129,21 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset()) -> Callable[.
 
     ``lazy``: attributes of the first class's objects (headers, or stacks of headers) that are
     reset only while valid: the caller knows their fields are all zero whenever they are invalid
-    (``usage.extract_only_headers``), so an invalid one already is what ``cls()`` gives."""
+    (``usage.extract_only_headers``), so an invalid one already is what ``cls()`` gives.
+
+    ``skip``: scalar attributes of the last class's object that are not reset at all: the caller
+    knows nothing reads them before it writes them (the packet loop's standard metadata, see
+    ``fastpath``)."""
     try:
         lines: list[str] = []
         ns: dict = {"_Mismatch": Mismatch}
         seen: set[int] = set()
         counter = [0]
         protos = [cls() for cls in classes]
+        last = len(protos) - 1
         for i, proto in enumerate(protos):
-            _reset_lines(proto, f"a{i}", lines, ns, seen, counter, lazy if i == 0 else frozenset())
+            _reset_lines(proto, f"a{i}", lines, ns, seen, counter, lazy if i == 0 else frozenset(),
+                         skip=skip if i == last else frozenset())
         args = ", ".join(f"a{i}" for i in range(len(classes)))
         src = f"def reset({args}):\n" + "\n".join(lines) + "\n"
         exec(compile(src, "<reset>", "exec"), ns)  # noqa: S102 - generated above from instances
@@ -141,6 +153,8 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset()) -> Callable[.
         for o in probe:
             dirty(o)
         fn(*probe)
+        for attr in skip:  # left as they were on purpose
+            setattr(probe[-1], attr, getattr(protos[-1], attr))
         if not all(same_tree(a, b) for a, b in zip(probe, protos)):
             return None
         fn.body = lines  # for callers that write the stores into their own generated code

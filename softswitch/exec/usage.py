@@ -4,7 +4,8 @@ The packet loop's generated entry points (``fastpath``) and the header reset (``
 to leave out work whose result no statement can observe:
 
 * ``std_fields_used``: the ``standard_metadata`` fields any statement names.  A field no
-  statement names need not be filled in before egress.
+  statement names need not be filled in before egress, nor reset for a recycled packet; a
+  program naming none of ``QUEUE_FIELDS`` cannot tell a packet that skipped an empty queue.
 * ``extract_only_headers``: the headers of the program's headers struct that only ``extract``
   ever writes.  Such a header holds non-zero fields only while it is valid (extract writes every
   field and the valid bit together; ``setValid`` zeroes the fields of an invalid header first), so
@@ -58,6 +59,10 @@ def _walk(program: ir.Program, visit: Callable[[object], bool]) -> None:
         if visit(o) is False:
             continue
         stack.extend(getattr(o, f.name) for f in dataclasses.fields(o))
+
+
+# the standard-metadata fields the traffic manager fills in for each packet
+QUEUE_FIELDS = frozenset(("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"))
 
 
 def std_fields_used(program: ir.Program) -> frozenset[str] | None:

@@ -115,3 +115,30 @@ def test_send_per_frame_fallback(pair):
         assert p.counters.tx_packets == 10
     finally:
         p.close()
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("use_tx_ring", [True, False])
+def test_send_many_is_queue_then_flush(pair, use_tx_ring):
+    """``send_many`` (the loop's way to send a round's frames for a port) leaves the same frames in
+    the same order as ``queue`` + ``flush``: across ring wrap-around, with a batch larger than the
+    ring (slots still held by the kernel), with an oversized frame dropped and counted."""
+    p = LinuxPort(1, "h16ts", use_tx_ring=use_tx_ring)
+    assert p.open()
+    try:
+        assert (p.tx_ring is not None) == use_tx_ring
+        sent = want = 0
+        expect = []
+        for batch in (100, TX_SLOTS, 3, TX_SLOTS + 50):
+            frames = [frame(sent + i) for i in range(batch)]
+            if batch == 3:
+                frames[1] = frame(sent + 1, size=(p.tx_frame if use_tx_ring else 65536 + 64))
+            p.send_many(frames)
+            expect += [sent + i for i in range(batch) if not (batch == 3 and i == 1)]
+            sent += batch
+            want += batch - (batch == 3)
+            assert p.tx_pending == 0
+        assert received(pair, 4 * sent) == expect
+        assert p.counters.tx_packets == want and p.counters.tx_drops == 1
+    finally:
+        p.close()

@@ -98,3 +98,22 @@ def test_recycled_objects_read_as_fresh_ones_after_every_kind_of_write():
             assert want[14:22] == bytes(8), want.hex()  # nothing extracted, nothing written: zeros
     assert seen_nonzero > 100
     assert pl._pool, "the loop's objects were put back for reuse"
+
+
+def test_ingress_item_resets_only_the_std_fields_something_reads():
+    """A recycled packet's standard metadata is reset only where a statement or the pipeline's
+    own code can read it; the three fields ingress_item writes before the parser never are."""
+    from softswitch.exec.fastpath import std_reset_skip
+
+    pl = Rig(DATA / "bench4.p4").pipeline
+    slots = set(pl._S.__slots__)
+    skip = std_reset_skip(pl._S, std_fields_used(pl.program))
+    assert slots - skip == {"f_egress_spec", "f_mcast_grp", "f_priority"}
+    # the struct used whole: every field may be read, only the ones written first are skipped
+    assert std_reset_skip(pl._S, None) == {"f_ingress_port", "f_packet_length", "f_ingress_global_timestamp"}
+    names = pl.ingress_item.__code__.co_names
+    assert "f_egress_rid" not in names and "f_deq_qdepth" not in names and "f_mcast_grp" in names
+    mrc = Rig(REPO / "p4src" / "mrc_switch.p4").pipeline
+    kept = set(mrc._S.__slots__) - std_reset_skip(mrc._S, std_fields_used(mrc.program))
+    assert {"f_enq_qdepth", "f_deq_qdepth", "f_egress_spec"} <= kept
+    assert "f_ingress_port" not in kept and "f_deq_timedelta" not in kept

@@ -1,0 +1,175 @@
+"""The packet loop's straight path (issue 16): a plain unicast packet for an idle port whose queue
+models no rate or delay goes from ingress straight to egress and the port, without the traffic
+manager, when the program reads none of the queue figures.  Every other case still queues: a
+program that reads enq_qdepth/deq_qdepth gets the real depths, a port with a link rate, a queue
+rate, a link delay or a zero depth queues (or drops) as before, and a port with a backlog keeps its
+order.  Driven on the test thread (the loop thread is not started) so that "sent before the
+traffic manager ran" can be checked exactly."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from softswitch.engine.loop import PacketLoop
+from softswitch.engine.tm import TrafficManager
+from softswitch.exec import build_pipeline
+from softswitch.frontend import load_program
+from softswitch.p4info import build_p4info
+from softswitch.runtime import SwitchState
+
+PROGRAM = Path(__file__).parent / "p4" / "direct.p4"
+QUEUE_READ = ("h.q.setValid(); h.q.enq_qdepth = (bit<32>) sm.enq_qdepth; "
+              "h.q.deq_qdepth = (bit<32>) sm.deq_qdepth;")
+
+
+def _loop(path: Path) -> tuple[PacketLoop, list[tuple[int, bytes]]]:
+    program = load_program(str(path), {}, [])
+    lp = PacketLoop(TrafficManager(), [], cpu_port=255)
+    lp.set_pipeline(build_pipeline(program, SwitchState(build_p4info(program)), 255))
+    sent: list[tuple[int, bytes]] = []
+    lp.set_tx_hook(lambda port, data: sent.append((port, data)))
+    return lp, sent
+
+
+@pytest.fixture
+def blind():
+    return _loop(PROGRAM)
+
+
+@pytest.fixture
+def reader(tmp_path):
+    p = tmp_path / "direct_qdepth.p4"
+    p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */", QUEUE_READ))
+    return _loop(p)
+
+
+def frame(port: int, pri: int = 0, tag: int = 0, ether_type: int = 0x88B5) -> bytes:
+    return bytes(5) + bytes([port]) + bytes(5) + bytes([pri]) + ether_type.to_bytes(2, "big") + bytes([tag]) * 50
+
+
+def drain(lp: PacketLoop) -> None:
+    while lp.tm.total:
+        lp._service_tm()
+
+
+def test_idle_port_without_rate_is_passed_straight_to_egress(blind):
+    lp, sent = blind
+    assert lp.pipeline.queue_blind
+    frames = [frame(3, pri=i % 3, tag=i) for i in range(6)]
+    lp._ingress_batch(1, frames)
+    # out before the traffic manager ran, in arrival order, byte for byte what the program emits
+    assert sent == [(3, f) for f in frames]
+    assert lp.tm.total == 0
+    st = lp.tm.stats(3)
+    assert [(r["enqueued"], r["dequeued"], r["dropped"]) for r in st[:3]] == [(2, 2, 0)] * 3
+    # an egress drop on the straight path is counted as one, and nothing leaves
+    lp._ingress_batch(1, [frame(3, ether_type=0xDEAD)])
+    assert len(sent) == 6 and lp.counters.egress_drops == 1
+
+
+def test_program_reading_qdepth_gets_the_real_depth(reader):
+    lp, sent = reader
+    assert not lp.pipeline.queue_blind
+    lp._ingress_batch(1, [frame(3, tag=i) for i in range(4)])
+    assert sent == [] and lp.tm.total == 4  # queued, not passed straight
+    drain(lp)
+    # the trailer the egress control filled in sits between the Ethernet header and the payload
+    depths = [(int.from_bytes(d[14:18], "big"), int.from_bytes(d[18:22], "big")) for _p, d in sent]
+    assert [d[22] for _p, d in sent] == [0, 1, 2, 3]
+    assert depths == [(0, 3), (1, 2), (2, 1), (3, 0)]
+
+
+@pytest.mark.parametrize("setting", ["link_rate", "queue_rate", "link_delay", "depth0"])
+def test_port_with_a_rate_delay_or_no_room_still_queues(blind, setting):
+    lp, sent = blind
+    tm = lp.tm
+    if setting == "link_rate":
+        tm.set_link_rate(100, port=4)
+    elif setting == "queue_rate":
+        tm.set_queue_rate(100, port=4, priority=0)
+    elif setting == "link_delay":
+        tm.set_link_delay(50_000, port=4)
+    else:
+        tm.set_queue_depth(0, port=4, priority=0)
+    lp._ingress_batch(1, [frame(4, tag=i) for i in range(3)] + [frame(5, tag=9)])
+    assert sent[:1] == [(5, frame(5, tag=9))]  # the other port is idle and unlimited: straight out
+    if setting == "depth0":
+        assert tm.total == 0 and tm.stats(4)[0]["dropped"] == 3  # tail-dropped, as before
+        return
+    assert tm.total == 3 and len(sent) == 1
+    lp._service_tm()
+    if setting == "link_delay":
+        assert len(sent) == 1 and len(lp._delay[4]) == 3  # on the delay line, not sent yet
+    else:
+        assert len(sent) == 2 and tm.total == 2  # the first leaves, the next two wait for the rate
+    # the setting taken back: the port is straight again once its queue is empty
+    if setting == "link_rate":
+        tm.set_link_rate(0, port=4)
+    elif setting == "queue_rate":
+        tm.set_queue_rate(0, port=4, priority=0)
+    elif setting == "link_delay":
+        tm.set_link_delay(0, port=4)
+    drain(lp)
+    n = len(sent)
+    lp._ingress_batch(1, [frame(4, tag=7)])
+    assert len(sent) == n + 1 and tm.total == 0
+
+
+def test_port_with_a_backlog_keeps_its_order(blind):
+    lp, sent = blind
+    tm = lp.tm
+    tm.set_queue_rate(100, port=4, priority=0)  # priority 0 waits 10 ms between packets
+    lp._ingress_batch(1, [frame(4, pri=0, tag=1), frame(4, pri=0, tag=2)])
+    lp._service_tm()
+    assert [d[14] for _p, d in sent] == [1] and tm.depth(4) == 1
+    # priority 1 has no rate, but the port is not idle: the packet queues and strict priority
+    # serves it next, ahead of the rate-limited priority-0 packet
+    lp._ingress_batch(1, [frame(4, pri=1, tag=3)])
+    assert len(sent) == 1 and tm.depth(4) == 2
+    lp._service_tm()
+    assert [d[14] for _p, d in sent] == [1, 3] and tm.depth(4) == 1
+
+
+def _counting_clock(lp: PacketLoop) -> list[int]:
+    """Replace the loop's clock with one that advances 1 µs per read; returns the reads."""
+    reads: list[int] = []
+
+    def mono() -> int:
+        reads.append(len(reads) + 1)
+        return lp._t0 + 1000 * len(reads)
+
+    lp._mono = mono
+    return reads
+
+
+def test_clock_free_program_reads_the_clock_only_for_what_the_queue_holds(blind, reader):
+    lp, sent = blind
+    assert lp.pipeline.clock_free  # no timestamp named, no meter
+    reads = _counting_clock(lp)
+    lp.tm.set_queue_rate(100, port=4, priority=0)
+    lp.tm.set_queue_rate(100, port=6, priority=0)
+    lp._ingress_batch(1, [frame(5, tag=i) for i in range(5)] + [frame(4, tag=9)] + [frame(5)] * 2
+                      + [frame(6)])
+    # one read for the batch, a fresh one for each packet the traffic manager takes (its enqueue
+    # time and departure are real times)
+    assert len(sent) == 7 and len(reads) == 3
+    assert lp.tm.ports[4].queues[0].items[0][1].enq_timestamp_us == 2
+    assert lp.tm.ports[6].queues[0].items[0][1].enq_timestamp_us == 3
+    # a program that reads the queue figures: a read per packet at ingress, as before
+    lp2, _sent2 = reader
+    assert not lp2.pipeline.clock_free
+    reads2 = _counting_clock(lp2)
+    lp2._ingress_batch(1, [frame(3, tag=i) for i in range(4)])
+    assert len(reads2) == 5
+    assert [it.enq_timestamp_us for _d, it in lp2.tm.ports[3].queues[0].items] == [2, 3, 4, 5]
+
+
+def test_clock_free_needs_no_timestamp_named(tmp_path):
+    ts = _loop(Path(__file__).parent / "p4" / "timestamps.p4")[0].pipeline
+    assert not ts.queue_blind and not ts.clock_free  # reads enq_timestamp / deq_timedelta
+    p = tmp_path / "igts.p4"
+    p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */",
+                                             "h.eth.src = (bit<48>) sm.ingress_global_timestamp;"))
+    pl = _loop(p)[0].pipeline
+    assert pl.queue_blind and not pl.clock_free
