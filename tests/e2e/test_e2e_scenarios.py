@@ -38,8 +38,11 @@ def env(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trim_env(tmp_path_factory):
-    # host downlinks: 600 packets/s, 16-packet queues -> the controller writes trim threshold 14, ECN 4
-    spec = FabricSpec(topology="examples/small.yaml", host_links={"rate_pps": 600, "queue_depth": 16})
+    # host downlinks: 300 packets/s, 16-packet queues -> the controller writes trim threshold 14, ECN 4.
+    # At 600 packets/s the incast trimmed nothing in 2 of 5 runs of this module (2026-12-03): three
+    # senders paced at 20 Mb/s offer ~900 packets/s, a thin margin when the machine is loaded and the
+    # agents fall behind their pacing; 300 packets/s leaves a 3x overload
+    spec = FabricSpec(topology="examples/small.yaml", host_links={"rate_pps": 300, "queue_depth": 16})
     with _env(tmp_path_factory, "w3t", 24400, spec) as e:
         yield e
 
@@ -129,13 +132,15 @@ def test_nic_port_loss_continues_on_other_plane(env):
 
 
 def test_incast_with_trimming(trim_env):
-    """3 -> 1 incast into 600 packets/s downlinks: the leaves trim, the receiver NACKs, the senders
+    """3 -> 1 incast into 300 packets/s downlinks: the leaves trim, the receiver NACKs, the senders
     resend at once, every byte arrives; the switches' congestion_events counters show the trims."""
     # cc none: this test is about the trim path; with NSCC (the default) the senders back off on
     # ECN before the queues reach the trim threshold and a run may trim nothing
     m = _run(trim_env, "mrc", pattern="incast", count=16, size=64 << 10, rate_gbps=0.02, cc="none")
     _intact(m)
-    assert m["switch_trims"] > 0, f"no switch trimmed a packet: {m['switch_drops']}"
+    assert m["switch_trims"] > 0, (f"no switch trimmed a packet: drops {m['switch_drops']}, trims received "
+                                   f"{m['trims_received']}, ECN marks {m['switch_ecn_marks']}, "
+                                   f"completion {m['completion_s']} s, resends {m['retransmissions']}")
     assert m["trims_received"] > 0, "no trimmed packet reached the receiver"
     assert m["retransmissions"]["trim"] > 0, "no retransmission was caused by a trim NACK"
     assert m["trims_received"] <= m["switch_trims"]
