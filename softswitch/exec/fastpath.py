@@ -33,7 +33,6 @@ from __future__ import annotations
 from softswitch.contract import DROP_PORT, EgressResult, IngressResult
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed
-from softswitch.exec.usage import std_fields_used
 
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -73,7 +72,7 @@ def build(pl) -> tuple | None:
     used = features(b.source)
     if used & {"resubmit", "recirculate"}:
         return None
-    std_used = std_fields_used(pl.program)
+    std_used = pl._std_used
     from softswitch.exec.pipeline import POOL_MAX, PacketState
 
     reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used)) or pl._reset

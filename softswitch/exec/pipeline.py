@@ -187,13 +187,14 @@ class V1Pipeline:
         self._ctx_in = Ctx(b"", 0, 0, self._log)
         self._ctx_eg = Ctx(b"", 0, 0, self._log)
         # the loop's entry points written for this program (``fastpath``), else the methods below
+        # the standard-metadata fields the program names (None: all), for the fast path and below
+        self._std_used = std_used = std_fields_used(program)
         fast = fastpath.build(self)
         if fast is not None:
             self.ingress_item, self.egress_frame = fast
         # True: no statement names a field the traffic manager fills in, so the loop may hand a
         # packet for an idle port with no rate or delay straight to ``egress_frame`` (it would
         # leave the queue at once; the queue figures it would get are read by nothing)
-        std_used = std_fields_used(program)
         self.queue_blind = fast is not None and std_used is not None and std_used.isdisjoint(QUEUE_FIELDS)
         # True: besides, no statement can observe the time (no global timestamp named, no meter),
         # so the loop need not read the clock for a packet the traffic manager does not hold

@@ -80,18 +80,21 @@ def test_program_reading_qdepth_gets_the_real_depth(reader):
     assert depths == [(0, 3), (1, 2), (2, 1), (3, 0)]
 
 
-@pytest.mark.parametrize("setting", ["link_rate", "queue_rate", "link_delay", "depth0"])
+# each setting of port 4 that makes its packets queue: (how to set it, the value that does, the value that undoes)
+_SETTINGS = {
+    "link_rate": (lambda tm, v: tm.set_link_rate(v, port=4), 100, 0),
+    "queue_rate": (lambda tm, v: tm.set_queue_rate(v, port=4, priority=0), 100, 0),
+    "link_delay": (lambda tm, v: tm.set_link_delay(v, port=4), 50_000, 0),
+    "depth0": (lambda tm, v: tm.set_queue_depth(v, port=4, priority=0), 0, None),
+}
+
+
+@pytest.mark.parametrize("setting", sorted(_SETTINGS))
 def test_port_with_a_rate_delay_or_no_room_still_queues(blind, setting):
     lp, sent = blind
     tm = lp.tm
-    if setting == "link_rate":
-        tm.set_link_rate(100, port=4)
-    elif setting == "queue_rate":
-        tm.set_queue_rate(100, port=4, priority=0)
-    elif setting == "link_delay":
-        tm.set_link_delay(50_000, port=4)
-    else:
-        tm.set_queue_depth(0, port=4, priority=0)
+    apply, on, off = _SETTINGS[setting]
+    apply(tm, on)
     lp._ingress_batch(1, [frame(4, tag=i) for i in range(3)] + [frame(5, tag=9)])
     assert sent[:1] == [(5, frame(5, tag=9))]  # the other port is idle and unlimited: straight out
     if setting == "depth0":
@@ -104,12 +107,7 @@ def test_port_with_a_rate_delay_or_no_room_still_queues(blind, setting):
     else:
         assert len(sent) == 2 and tm.total == 2  # the first leaves, the next two wait for the rate
     # the setting taken back: the port is straight again once its queue is empty
-    if setting == "link_rate":
-        tm.set_link_rate(0, port=4)
-    elif setting == "queue_rate":
-        tm.set_queue_rate(0, port=4, priority=0)
-    elif setting == "link_delay":
-        tm.set_link_delay(0, port=4)
+    apply(tm, off)
     drain(lp)
     n = len(sent)
     lp._ingress_batch(1, [frame(4, tag=7)])
