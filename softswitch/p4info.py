@@ -180,8 +180,12 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         ids.reserve(kinds_of[e.kind], e.name, e.id, e.loc)
     for ch in program.controller_headers:
         ids.reserve("controller_header", ch.header.name, ch.id, ch.loc)
+    value_sets = program.parser.value_sets
+    for vs in value_sets:
+        ids.reserve("value_set", vs.name, vs.id, vs.loc)
     all_names = [t.name for t in tables] + [a.name for a in actions] + [e.name for e in externs] + \
-        [ch.name for ch in program.controller_headers] + [d.name for d in program.digests]
+        [ch.name for ch in program.controller_headers] + [d.name for d in program.digests] + \
+        [vs.name for vs in value_sets]
     alias = _aliases(all_names)
     # ids are handed out in P4Info order, which is what p4c's probing sees
     for t in tables:
@@ -283,6 +287,17 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             md.name = f.name
             md.annotations.extend(_annotations(f.annotations))
             md.bitwidth = ir.type_width(f.type)
+    for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
+        pv = p.value_sets.add()
+        _preamble(pv.preamble, ids.get("value_set", vs.name), vs.name, alias[vs.name], vs.annotations)
+        for i, f in enumerate(vs.fields, 1):
+            mf = pv.match.add()
+            mf.id = i
+            if f.name:
+                mf.name = f.name
+            mf.bitwidth = f.width
+            mf.match_type = _MATCH[f.match_kind]
+        pv.size = vs.size
     for e in ext("register"):
         pr = p.registers.add()
         _preamble(pr.preamble, ids.get("register", e.name), e.name, alias[e.name], e.annotations)

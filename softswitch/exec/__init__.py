@@ -42,7 +42,8 @@ def _resources(program: ir.Program, state) -> Resources:
         except KeyError:
             raise CompileError(f"digest {name} is not in the P4Info") from None
 
-    return Resources(table=state.table, extern=extern, action_id=action_id, digest_id=digest_id)
+    return Resources(table=state.table, extern=extern, action_id=action_id, digest_id=digest_id,
+                     value_set=state.value_set)
 
 
 def compile_program(program: ir.Program, state, trace: bool = False) -> CompiledBlocks:

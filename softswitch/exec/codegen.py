@@ -420,6 +420,13 @@ class Compiler(StmtGen):
             out.add(ind, f"{v} = {code}")
             ks.append(v)
         for case in tr.cases:
+            if case.keysets and case.keysets[0].kind == "vset":
+                if self.res.value_set is None:
+                    raise compile_error(case.loc, "value sets need runtime state (no value_set resource)")
+                vs = self.g(self.res.value_set(case.keysets[0].vset), "VS")
+                out.add(ind, f"if {vs}.match(({', '.join(ks)},)):")
+                goto(case.next_state, out, ind + 1)
+                continue
             conds = []
             for v, kset in zip(ks, case.keysets):
                 if kset.kind == "default":

@@ -40,13 +40,15 @@ class Resources:
     """Run-time objects the generated code calls, supplied by the pipeline builder.
 
     ``table(name)`` returns the runtime table state (``lookup(key, sel_hash)``); ``extern(name)``
-    the counter/meter/register/direct state; ``action_id``/``digest_id`` map P4Info names to ids.
+    the counter/meter/register/direct state; ``action_id``/``digest_id`` map P4Info names to ids;
+    ``value_set(name)`` a parser value set's runtime state (``match(keys)``).
     """
 
     table: Callable[[str], object]
     extern: Callable[[str], object]
     action_id: Callable[[str], int]
     digest_id: Callable[[str], int]
+    value_set: Callable[[str], object] | None = None
 
 
 

@@ -30,7 +30,7 @@ from .checkbase import (
     _type_child,
 )
 from .errors import P4Error
-from .types import InfIntT
+from .types import InfIntT, show
 
 
 def _always_returns(b: ir.Stmt | None) -> bool:
@@ -197,12 +197,42 @@ class BlockChecker(CheckerBase):
         params, scope = self.block_params(d, blk)
         ctx = _Ctx(blk, in_parser=True)
         ctx.scope = [scope]  # type: ignore[attr-defined]
+        ctx.value_sets = []  # type: ignore[attr-defined]
         states: dict[str, ir.ParserState] = {}
         self._parser_body(d, ctx, blk, "", "accept", states, 0)
         if "start" not in states:
             raise self.err(d, f"parser '{name}' has no 'start' state")
         states = {"start": states["start"], **{k: v for k, v in states.items() if k != "start"}}
-        return ir.Parser(name, params, blk.locals, states, self.annotations(_tree(d, "annotations")), self.loc(d))
+        return ir.Parser(name, params, blk.locals, states, self.annotations(_tree(d, "annotations")), self.loc(d),
+                         ctx.value_sets)  # type: ignore[attr-defined]
+
+    _VSET_KINDS = ("exact", "ternary", "lpm", "range", "optional")
+
+    def value_set_decl(self, t: Tree, ctx: _Ctx, parser_name: str) -> ir.ValueSet:
+        """``value_set<T>(size) name;``: ``T`` is ``bit<W>`` (one exact match field without a
+        name, as p4c's P4Info has it) or a struct of ``bit<W>`` fields, each an exact match field
+        unless ``@match(ternary|lpm|range|optional)`` says otherwise."""
+        name = _name(t)
+        anns = self.annotations(_tree(t, "annotations"))
+        vt = self.type_ref(_type_child(t))
+        size_e = self.expr(_trees(t)[-2], ctx, None)
+        if not isinstance(size_e, ir.Const) or int(size_e.value) <= 0:
+            raise self.err(t, f"value_set '{name}': its size must be a positive constant")
+        fields: list[ir.ValueSetField] = []
+        if isinstance(vt, ir.BitT):
+            fields.append(ir.ValueSetField("", vt.width, "exact"))
+        elif isinstance(vt, ir.StructT) and vt.fields and all(isinstance(f.type, ir.BitT) for f in vt.fields):
+            for f in vt.fields:
+                m = ir.find_annotation(f.annotations, "match")
+                kind = str(m.args[0]) if m is not None and m.args else "exact"
+                if kind not in self._VSET_KINDS:
+                    raise self.err(t, f"value_set '{name}': field '{f.name}' has @match({kind}); "
+                                      f"one of {', '.join(self._VSET_KINDS)} expected")
+                fields.append(ir.ValueSetField(f.name, ir.type_width(f.type), kind))  # type: ignore[arg-type]
+        else:
+            raise self.unsupported(t, f"value_set of type {show(vt)} (only bit<W> or a struct of bit<W> fields)")
+        return ir.ValueSet(_p4info_name(anns, parser_name, name), name, vt, int(size_e.value), fields, anns,
+                           self.loc(t), _id_ann(anns))
 
     def _parser_body(self, d: Tree, ctx: _Ctx, blk: _Block, prefix: str, accept: str,
                      states: dict[str, ir.ParserState], depth: int) -> None:
@@ -222,7 +252,11 @@ class BlockChecker(CheckerBase):
             elif loc_t.data == "const_decl":
                 self.stmt(loc_t, ctx)
             elif loc_t.data == "value_set_decl":
-                raise self.unsupported(loc_t, "parser value_set")
+                if depth:
+                    raise self.unsupported(loc_t, "value_set in a sub-parser")
+                vs = self.value_set_decl(loc_t, ctx, blk.name)
+                ctx.scope[-1][vs.local_name] = vs  # type: ignore[attr-defined]
+                ctx.value_sets.append(vs)  # type: ignore[attr-defined]
             elif loc_t.data == "instantiation":
                 subs[_name(loc_t)] = self._sub_parser_decl(loc_t)
         state_trees = _trees(d, "parser_state")
@@ -350,6 +384,12 @@ class BlockChecker(CheckerBase):
         cases = []
         for c in _trees(sel, "select_case"):
             ks_t = _trees(c)[0]
+            vs = self._value_set_ref(ks_t, ctx)
+            if vs is not None:
+                self._check_vset_keys(c, vs, keys)
+                kset = ir.KeySet("vset", loc=self.loc(ks_t), vset=vs.name)
+                cases.append(ir.SelectCase([kset] * len(keys), target(_tree(c, "name")), self.loc(c)))
+                continue
             comps = _trees(ks_t) if ks_t.data == "tuple_keyset" else [ks_t]
             if len(comps) != len(keys):
                 if len(comps) == 1 and comps[0].data == "default_keyset":
@@ -359,6 +399,32 @@ class BlockChecker(CheckerBase):
             kss = [self.keyset(x, k.type, ctx) for x, k in zip(comps, keys)]
             cases.append(ir.SelectCase(kss, target(_tree(c, "name")), self.loc(c)))
         return ir.Transition(loc, keys=keys, cases=cases)
+
+    @staticmethod
+    def _value_set_ref(t: Tree, ctx: _Ctx) -> ir.ValueSet | None:
+        """The value set a select case's keyset names, if it is a bare name of one."""
+        if t.data != "ident":
+            return None
+        name = str(_tree(t, "name").children[0])
+        for s in reversed(getattr(ctx, "scope", [])):
+            if name in s:
+                return s[name] if isinstance(s[name], ir.ValueSet) else None
+        return None
+
+    def _check_vset_keys(self, c: Tree, vs: ir.ValueSet, keys: list[ir.Expr]) -> None:
+        """The select keys must have the set's type: one key of its width for a ``bit<W>`` set,
+        one key per field, of the field's width, for a struct set (as p4c's type check)."""
+        widths = [f.width for f in vs.fields]
+        got = []
+        for k in keys:
+            if not isinstance(k.type, ir.BitT):
+                raise self.err(c, f"value_set '{vs.local_name}' matches bit<W> keys; this select key is {show(k.type)}")
+            got.append(k.type.width)
+        if got != widths:
+            want = f"bit<{widths[0]}>" if not vs.fields[0].name else \
+                "(" + ", ".join(f"bit<{w}>" for w in widths) + ")"
+            have = ", ".join(f"bit<{w}>" for w in got)
+            raise self.err(c, f"value_set '{vs.local_name}' of {want} cannot match a select on ({have})")
 
     def keyset(self, t: Tree, ty: ir.Type, ctx: _Ctx, lpm: bool = False) -> ir.KeySet:
         loc = self.loc(t)

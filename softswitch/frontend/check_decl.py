@@ -146,8 +146,6 @@ class DeclChecker(CheckerBase):
             if _tree(d, "ctor_params") is not None and (k == "parser_decl" or not self.control_ctor_params(d)):
                 raise self.unsupported(d, f"{k[:-5]} constructor parameters ('{name}') other than "
                                           "control instances")
-            for vs in _trees(d, "value_set_decl"):
-                raise self.unsupported(vs, "parser value_set")
             self.declare(d, name, _Decl(k[:-5], d, self.is_builtin(d)))
         elif k in ("parser_type_decl", "control_type_decl", "package_decl"):
             name = _name(d)

@@ -397,6 +397,8 @@ class ExprChecker(CheckerBase):
             self.used_consts.add(name)
         if e is None:
             raise self.err(t, f"'{name}' is not declared")
+        if isinstance(e, ir.ValueSet):
+            raise self.err(t, f"value_set '{name}' can only be a keyset of a select case ('{name}: state;')")
         if isinstance(e, ir.Var) and isinstance(e.type, ir.TupleT):
             # a tuple local may be declared and initialised (its initialiser runs, calls and
             # all); reading or writing it later is not done

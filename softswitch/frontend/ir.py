@@ -660,15 +660,42 @@ class KeySet:
     """One component of a select case / const entry key.
 
     kind: "value" (value), "mask" (value &&& mask), "range" (value .. hi, inclusive),
-    "default" (``default`` / ``_`` / don't care), "lpm" (value with prefix_len, const entries).
+    "default" (``default`` / ``_`` / don't care), "lpm" (value with prefix_len, const entries),
+    "vset" (a parser value set, ``vset`` its P4Info name: the case matches when the whole select
+    key is a member; every keyset of such a case is this one).
     """
 
-    kind: Literal["value", "mask", "range", "default", "lpm"]
+    kind: Literal["value", "mask", "range", "default", "lpm", "vset"]
     value: int = 0
     mask: int = 0
     hi: int = 0
     prefix_len: int = 0
     loc: Loc = NO_LOC
+    vset: str = ""
+
+
+@dataclass(slots=True, eq=False)
+class ValueSetField:
+    """One match field of a value set: ``name`` "" for a ``bit<W>`` set (p4c gives it none)."""
+
+    name: str
+    width: int
+    match_kind: Literal["exact", "lpm", "ternary", "range", "optional"]
+
+
+@dataclass(slots=True, eq=False)
+class ValueSet:
+    """``value_set<T>(size) name;`` in a parser: members written by the controller (P4Runtime
+    ``ValueSetEntry``), matched by ``select`` cases that name the set."""
+
+    name: str  # P4Info name, e.g. "MyParser.pvs"
+    local_name: str
+    type: Type
+    size: int
+    fields: list[ValueSetField]
+    annotations: tuple[Annotation, ...]
+    loc: Loc
+    id: int | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -718,6 +745,7 @@ class Parser:
     states: dict[str, ParserState]  # "start" first; no accept/reject entries
     annotations: tuple[Annotation, ...]
     loc: Loc
+    value_sets: list[ValueSet] = field(default_factory=list)  # declaration order
 
 
 # ---------------------------------------------------------------- actions, externs, tables

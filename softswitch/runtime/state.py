@@ -20,6 +20,7 @@ from .meters import DirectMeterState, MeterState, parse_config
 from .pre import PacketReplicationEngine
 from .registers import RegisterState
 from .tables import MODIFY, TableState
+from .value_sets import ValueSetState
 
 
 def _index(e) -> int | None:
@@ -43,8 +44,8 @@ class _Named(dict):
 
 
 class SwitchState:
-    """Runtime state of a program: tables, action profiles, counters, meters, registers, digests,
-    packet replication engine. Raises ``P4InfoError`` for an inconsistent P4Info."""
+    """Runtime state of a program: tables, action profiles, counters, meters, registers, parser value
+    sets, digests, packet replication engine. Raises ``P4InfoError`` for an inconsistent P4Info."""
 
     def __init__(self, p4info: p4info_pb2.P4Info) -> None:
         self.p4info = p4info
@@ -85,6 +86,9 @@ class SwitchState:
         self.registers: _Named = _Named()
         for r in p4info.registers:
             self.registers.put(r.preamble, RegisterState(r))
+        self.value_sets: _Named = _Named()
+        for vs in p4info.value_sets:
+            self.value_sets.put(vs.preamble, ValueSetState(vs))
         self.digests = DigestState(p4info)
         self.digest_ids: dict[str, int] = {d.preamble.name: d.preamble.id for d in p4info.digests}
         self.pre = PacketReplicationEngine()
@@ -108,6 +112,9 @@ class SwitchState:
 
     def register(self, key: int | str) -> RegisterState:
         return _get(self.registers, key, "register")
+
+    def value_set(self, key: int | str) -> ValueSetState:
+        return _get(self.value_sets, key, "value set")
 
     def action_profile(self, key: int | str) -> ActionProfileState:
         return _get(self.action_profiles, key, "action profile")
@@ -164,6 +171,9 @@ class SwitchState:
             if idx is not None:
                 st.check_index(idx)
             st.control_write(idx, st.parse_data(re_.data))
+        elif kind == "value_set_entry":
+            vse = ent.value_set_entry
+            self._lookup(self.value_sets, vse.value_set_id, "value set").write(utype, vse)
         elif kind == "packet_replication_engine_entry":
             self.pre.write(utype, ent.packet_replication_engine_entry)
         elif kind == "digest_entry":
@@ -221,6 +231,8 @@ class SwitchState:
             r = ent.register_entry
             for st in self._select(self.registers, r.register_id, "register"):
                 out += self._read_register(st, _index(r))
+        elif kind == "value_set_entry":
+            out += [vs.read() for vs in self._select(self.value_sets, ent.value_set_entry.value_set_id, "value set")]
         elif kind == "packet_replication_engine_entry":
             out += self.pre.read(ent.packet_replication_engine_entry)
         elif kind == "digest_entry":
@@ -330,7 +342,7 @@ class SwitchState:
 
         Everything the old state would answer to a wildcard read is replayed into this state in
         dependency order (PRE, digests, members, groups, entries, default entries, counters,
-        meters, registers); what the new P4Info does not accept is dropped and reported.
+        meters, registers, value sets); what the new P4Info does not accept is dropped and reported.
         """
         dropped: list[str] = []
         order = [
@@ -362,7 +374,8 @@ class SwitchState:
                 items.append((MODIFY, e))
         for q in (p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry()),
                   p4runtime_pb2.Entity(meter_entry=p4runtime_pb2.MeterEntry()),
-                  p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())):
+                  p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry()),
+                  p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry())):
             items += [(MODIFY, e) for e in old.read(q)]
         for utype, e in items:
             try:
