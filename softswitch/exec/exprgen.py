@@ -298,12 +298,16 @@ class ExprGen:
             if fe is None:
                 args.append(layout.zero_code(f.type, self.names))
             elif self._is_aggregate(f.type):
-                args.append(f"{self.ex(fe)}.copy()" if not isinstance(fe, ir.StructInit) else self.ex(fe))
+                fresh = isinstance(fe, (ir.StructInit, ir.InvalidHeader))
+                args.append(self.ex(fe) if fresh else f"{self.ex(fe)}.copy()")
             else:
                 args.append(self.ex(fe))
         if isinstance(e.type, ir.HeaderT):
             args.insert(0, "True")
         return f"{cls}.make({', '.join(args)})"
+
+    def ex_InvalidHeader(self, e: ir.InvalidHeader) -> str:
+        return layout.zero_code(e.type, self.names)  # a fresh header/union/stack: all invalid
 
     def ex_IsValid(self, e: ir.IsValid) -> str:
         return f"{self.ex(e.header)}.valid"

@@ -54,7 +54,8 @@ class StmtGen(ExprGen):
             out.add(ind, f"{tgt} = {layout.zero_code(t, self.names)}")
         elif self._is_aggregate(t):
             init = self.ex(s.init)
-            out.add(ind, f"{tgt} = {init}" if isinstance(s.init, ir.StructInit) else f"{tgt} = {init}.copy()")
+            fresh = isinstance(s.init, (ir.StructInit, ir.InvalidHeader))
+            out.add(ind, f"{tgt} = {init}" if fresh else f"{tgt} = {init}.copy()")
         else:
             out.add(ind, f"{tgt} = {self.ex(s.init)}")
 

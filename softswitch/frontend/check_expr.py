@@ -44,6 +44,23 @@ def _has_varbit(t: ir.Type) -> bool:
     return False
 
 
+def _is_hdr_like(t: Any) -> bool:
+    """A header or a header_union: the types ``{#}`` can have."""
+    return isinstance(t, ir.HeaderT) or _is_union(t)
+
+
+def _is_union(t: Any) -> bool:
+    return isinstance(t, ir.StructT) and t.union
+
+
+def _is_tree(x: Any, kind: str) -> bool:
+    return isinstance(x, Tree) and x.data == kind
+
+
+def _has_dots(t: Tree) -> bool:
+    return any(isinstance(c, Token) and c.type == "DOTS" for c in t.children)
+
+
 class _FnVoid(ir.Expr):
     """The value of a void function call (the call itself is in the statement's prelude)."""
 
@@ -206,8 +223,11 @@ class ExprChecker(CheckerBase):
             return ir.Unary(a.type, loc, op, a)
         if k == "cast":
             tt = self.type_ref(_trees(t)[0])
-            if isinstance(tt, (ir.HeaderT, ir.StructT)) and _trees(t)[1].data == "list_expr":
-                return self.expr(_trees(t)[1], ctx, tt)  # (h_t) { 1, 2 }: a typed initialiser
+            if isinstance(tt, (ir.HeaderT, ir.StructT)) and \
+                    _trees(t)[1].data in ("list_expr", "struct_expr", "invalid_header"):
+                return self.expr(_trees(t)[1], ctx, tt)  # (h_t) { 1, 2 }, (h_t){#}: typed initialisers
+            if _trees(t)[1].data == "dots":
+                return self.expr(_trees(t)[1], ctx, tt)  # (T) ...: T's default value
             a = self.expr(_trees(t)[1], ctx, None)
             return self.cast(a, tt, t)
         if k == "mux":
@@ -226,6 +246,8 @@ class ExprChecker(CheckerBase):
         if k == "list_expr":
             el = _tree(t, "expr_list")
             items = _trees(el) if el is not None else []
+            if any(_is_tree(x, "dots") for x in items):
+                return self.list_with_dots(t, items, ctx, expected)
             tys: list = [None] * len(items)
             if isinstance(expected, (ir.HeaderT, ir.StructT)) and len(expected.fields) == len(items):
                 tys = [f.type for f in expected.fields]  # '{ {a, 1}, b }': nested lists typed too
@@ -238,6 +260,11 @@ class ExprChecker(CheckerBase):
             return ir.ListExpr(ir.TupleT(tuple(x.type for x in elems)), loc, elems)
         if k == "struct_expr":
             pairs = [(_name(p), p) for p in _trees(t, "kv_pair")]
+            dots = _has_dots(t)
+            if dots and (not isinstance(expected, (ir.HeaderT, ir.StructT)) or _is_union(expected)):
+                raise self.unsupported(t, "'...' in a structure initializer "
+                                          + ("of a header_union" if _is_hdr_like(expected)
+                                             else "whose type is not known (write (T){...})"))
             if isinstance(expected, (ir.HeaderT, ir.StructT)):
                 names = [n for n, _ in pairs]
                 fts = []
@@ -246,18 +273,107 @@ class ExprChecker(CheckerBase):
                         fts.append(expected.field_type(n))
                     except KeyError:
                         raise self.err(p, f"{expected.name} has no field '{n}'") from None
+                if len(set(names)) != len(names):
+                    dup = next(n for n in names if names.count(n) > 1)
+                    raise self.err(t, f"field '{dup}' initialised twice")
                 elems = self.elements([p.children[-1] for _, p in pairs], fts, ctx)
+                if dots:  # '{a = 1, ...}': every other field gets its type's default value
+                    for f in expected.fields:
+                        if f.name not in names:
+                            names.append(f.name)
+                            elems.append(self.default_value(f.type, t))
                 return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t, names)
             vals = list(zip([n for n, _ in pairs],
                             self.elements([p.children[-1] for _, p in pairs], [None] * len(pairs), ctx)))
             return ir.StructInit(ir.StructT("", tuple(ir.Field(n, v.type) for n, v in vals)), loc, vals)
         if k in ("call_expr", "generic_call"):
             return self.call(t, ctx)
+        if k == "invalid_header":
+            if _is_hdr_like(expected):
+                return ir.InvalidHeader(expected, loc)  # type: ignore[arg-type]
+            if expected is None:
+                raise self.unsupported(t, "'{#}' where no header or header_union type is known "
+                                          "(write (H){#})")
+            raise self.err(t, f"'{{#}}' is an invalid header or header_union, {show(expected)} expected")
+        if k == "dots":
+            if expected is None:
+                raise self.unsupported(t, "'...' where no type is known (write (T)...)")
+            return self.default_value(expected, t)
         if k == "this_":
             raise self.unsupported(t, "'this'")
         if k == "ctor_call":
             raise self.err(t, "constructor call in an expression")
         raise self.unsupported(t, k.replace("_", " "))
+
+    def validity(self, x: ir.Expr, loc: ir.Loc) -> ir.Expr:
+        """``x.isValid()`` of a header, or of a header_union (valid when one of its members is)."""
+        if isinstance(x.type, ir.HeaderT):
+            return ir.IsValid(BOOL, loc, x)
+        any_valid: ir.Expr | None = None
+        for f in x.type.fields:  # type: ignore[union-attr]
+            v = ir.IsValid(BOOL, loc, ir.Member(f.type, loc, x, f.name))
+            any_valid = v if any_valid is None else ir.Binary(BOOL, loc, "||", any_valid, v)
+        return any_valid if any_valid is not None else ir.Const(BOOL, loc, False)
+
+    def invalid_compare(self, op: str, x: ir.Expr, loc: ir.Loc) -> ir.Expr:
+        """``x == {#}`` is ``!x.isValid()``, ``x != {#}`` is ``x.isValid()`` (P4_16: two headers
+        are equal when both are invalid, or both valid with equal fields; unions likewise)."""
+        v = self.validity(x, loc)
+        if op == "!=":
+            return v
+        if isinstance(v, ir.Const):
+            return ir.Const(BOOL, loc, not v.value)
+        return ir.Unary(BOOL, loc, "!", v)
+
+    def default_value(self, ty: Any, node: Any) -> ir.Expr:
+        """The default value of a type (P4_16 1.2.5, "Initializing with default values"): 0 for
+        bit/int (also a serializable enum, named or not), false, the first member of a plain
+        enum, error.NoError, the empty string; an invalid header or header_union, a stack of
+        invalid headers; a struct or tuple of its fields' defaults.  varbit has none."""
+        loc = self.loc(node)
+        if isinstance(ty, (ir.BitT, ir.IntT)):
+            return ir.Const(ty, loc, 0)
+        if isinstance(ty, ir.BoolT):
+            return ir.Const(BOOL, loc, False)
+        if isinstance(ty, InfIntT):
+            return ir.Const(INFINT, loc, 0)
+        if isinstance(ty, ir.EnumT):
+            return ir.Const(ty, loc, 0 if ty.underlying is not None else ty.value_of(ty.members[0]))
+        if isinstance(ty, ir.ErrorT):
+            return ir.Const(ty, loc, self.errors.index("NoError"))
+        if isinstance(ty, ir.StringT):
+            return ir.Const(ty, loc, "")
+        if _is_hdr_like(ty) or isinstance(ty, ir.StackT):
+            return ir.InvalidHeader(ty, loc)
+        if isinstance(ty, ir.StructT):
+            return ir.StructInit(ty, loc, [(f.name, self.default_value(f.type, node)) for f in ty.fields])
+        if isinstance(ty, ir.TupleT):
+            return ir.ListExpr(ty, loc, [self.default_value(x, node) for x in ty.elems])
+        raise self.unsupported(node, f"'...' for a value of type {show(ty)} (it has no default value)")
+
+    def list_with_dots(self, t: Tree, items: list, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        """``{e1, ..., ek, ...}``: the first k fields (or tuple elements) given, the others their
+        type's default value.  ``...`` must come last."""
+        loc = self.loc(t)
+        if not _is_tree(items[-1], "dots") or sum(_is_tree(x, "dots") for x in items) > 1:
+            first = next(x for x in items if _is_tree(x, "dots"))
+            raise self.err(first, "'...' must be the last element of an initializer")
+        given = items[:-1]
+        if isinstance(expected, ir.TupleT):
+            tys = list(expected.elems)
+        elif isinstance(expected, (ir.HeaderT, ir.StructT)) and not _is_union(expected):
+            tys = [f.type for f in expected.fields]
+        else:
+            raise self.unsupported(items[-1], "'...' in an initializer "
+                                   + ("of a header_union" if _is_hdr_like(expected)
+                                      else "whose type is not known (write (T){...})"))
+        if len(given) > len(tys):
+            raise self.err(t, f"{show(expected)} has {len(tys)} fields, initializer has {len(given)} and '...'")
+        elems = self.elements(given, tys[:len(given)], ctx) + [self.default_value(x, items[-1])
+                                                              for x in tys[len(given):]]
+        if isinstance(expected, ir.TupleT):
+            return ir.ListExpr(expected, loc, [self.coerce(e, x, t) for e, x in zip(elems, tys)])
+        return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t)
 
     def unify(self, a: ir.Expr, b: ir.Expr, node: Any) -> tuple[ir.Expr, ir.Expr]:
         """Give an untyped literal the other operand's type; a serializable enum meeting its
@@ -318,9 +434,21 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, "cannot infer the width of the shifted integer; give it a width")
             return ir.Binary(a.type, loc, op, a, b)
         num_expected = expected if op not in ("==", "!=", "<", "<=", ">", ">=") else None
+        if op in ("==", "!=") and (_is_tree(lt, "invalid_header") or _is_tree(rt, "invalid_header")):
+            if _is_tree(lt, "invalid_header") and _is_tree(rt, "invalid_header"):
+                raise self.unsupported(t, "'{#}' compared with '{#}' (no header type is known)")
+            x = self.expr(rt if _is_tree(lt, "invalid_header") else lt, ctx, None)
+            if not _is_hdr_like(x.type):
+                raise self.err(t, f"cannot compare {show(x.type)} with '{{#}}' (an invalid header)")
+            return self.invalid_compare(op, x, loc)
         a = self.left_operand(lt, rt, ctx, None)
         b = self.expr(rt, ctx, None)
         a, b = self.unify(a, b, t)
+        if op in ("==", "!=") and (isinstance(a, ir.InvalidHeader) or isinstance(b, ir.InvalidHeader)) \
+                and a.type == b.type and _is_hdr_like(a.type):
+            if isinstance(a, ir.InvalidHeader) and isinstance(b, ir.InvalidHeader):
+                return ir.Const(BOOL, loc, op == "==")
+            return self.invalid_compare(op, b if isinstance(a, ir.InvalidHeader) else a, loc)
         if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and num_expected is not None \
                 and isinstance(num_expected, (ir.BitT, ir.IntT)):
             a = self.coerce(a, num_expected, t)
@@ -530,7 +658,8 @@ class ExprChecker(CheckerBase):
         out = []
         for i, (x, ty) in enumerate(zip(trees, types)):
             e = self.expr(x, ctx, ty)
-            if ctx.prelude is not None and not isinstance(e, (ir.Const, ir.ListExpr, ir.StructInit)) \
+            if ctx.prelude is not None and \
+                    not isinstance(e, (ir.Const, ir.ListExpr, ir.StructInit, ir.InvalidHeader)) \
                     and not isinstance(e.type, InfIntT) and any(self.has_effect_call(y) for y in trees[i + 1:]):
                 tv = self.temp_var(e.type, ctx, e.loc)
                 ctx.prelude.append(ir.VarDecl(e.loc, tv, e))
@@ -768,11 +897,7 @@ class ExprChecker(CheckerBase):
         if isinstance(bt, ir.StructT) and bt.union and mem == "isValid":
             if arg_trees:
                 raise self.err(t, "isValid() takes no arguments")
-            any_valid: ir.Expr | None = None  # a union is valid when one of its members is
-            for f in bt.fields:
-                v = ir.IsValid(BOOL, loc, ir.Member(f.type, loc, base, f.name))
-                any_valid = v if any_valid is None else ir.Binary(BOOL, loc, "||", any_valid, v)
-            return any_valid if any_valid is not None else ir.Const(BOOL, loc, False)
+            return self.validity(base, loc)
         if isinstance(bt, ir.HeaderT) and mem in ("isValid", "setValid", "setInvalid"):
             if arg_trees:
                 raise self.err(t, f"{mem}() takes no arguments")

@@ -422,6 +422,14 @@ class StructInit(Expr):
 
 
 @dataclass(slots=True, eq=False)
+class InvalidHeader(Expr):
+    """A fresh invalid value of ``type``: an invalid header, a header_union none of whose members
+    is valid (both ``{#}``), or a header stack of invalid elements with ``nextIndex`` 0 (the
+    default value ``...`` of a stack type).  The checker lowers ``x == {#}`` / ``x != {#}`` to
+    validity tests; assigning one copies invalidity like any header value."""
+
+
+@dataclass(slots=True, eq=False)
 class ListExpr(Expr):
     """``{a, b, ...}`` with TupleT type (hash data, checksum data, digest/field data)."""
 
