@@ -292,6 +292,8 @@ class StmtChecker(CheckerBase):
             return [ir.ExprStmt(loc, e)]
         if isinstance(e, ir.IsValid):
             return []  # h.isValid(); reads nothing that matters
+        if isinstance(e, ir.Const) and isinstance(e.type, ir.BoolT):
+            return []  # static_assert(...); checked at load time, its value is true
         if isinstance(e, ir.Lookahead) and ctx is not None:
             # the value is dropped; a packet too short for it still fails (PacketTooShort)
             bits = ir.BitT(ir.type_width(e.type))  # only its length matters
