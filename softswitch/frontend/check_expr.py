@@ -801,6 +801,8 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, "verify() can only be called in a parser")
             args = self.args(arg_trees, ctx, [BOOL, ir.ErrorT()], t, name)
             return _VerifyMarker(ir.VoidT(), loc, args)
+        elif name == "static_assert":
+            return self.static_assert(arg_trees, ctx, t)
         elif name == "log_msg":
             if n not in (1, 2):
                 raise self.err(t, "log_msg takes 1 or 2 arguments")
@@ -821,6 +823,25 @@ class ExprChecker(CheckerBase):
             algo = self.expr(arg_trees[3], ctx, enum("HashAlgorithm"))
             args = [cond, data, ck, algo]
         return ir.BuiltinCall(ir.VoidT(), loc, name, args, targs)
+
+    def static_assert(self, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """core.p4's ``static_assert(check[, message])``: evaluated at load time, as p4c does.
+        A condition that is not a compile-time constant is an error, a false one an error with
+        the message at the call's position; a true one is the constant ``true``."""
+        if len(arg_trees) not in (1, 2):
+            raise self.err(t, f"static_assert takes 1 or 2 arguments, {len(arg_trees)} given")
+        check = self.expr(arg_trees[0], ctx, BOOL)
+        if not isinstance(check, ir.Const):
+            raise self.err(t, "static_assert: the condition is not a compile-time constant")
+        msg = "static_assert failed"
+        if len(arg_trees) == 2:
+            m = self.expr(arg_trees[1], ctx, ir.StringT())
+            if not isinstance(m, ir.Const) or not isinstance(m.type, ir.StringT):
+                raise self.err(t, "static_assert: the message must be a string literal")
+            msg = f"static_assert failed: {m.value}"
+        if not check.value:
+            raise self.err(t, msg)
+        return ir.Const(BOOL, self.loc(t), True)
 
     def deprecated_call(self, name: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """v1model's deprecated ``resubmit(data)``, ``recirculate(data)`` and

@@ -113,6 +113,11 @@ class StmtChecker(CheckerBase):
                 allow(kids[-1])
             elif sub.data == "if_stmt" and kids:
                 allow(kids[0])
+            elif sub.data in ("for_in_stmt", "for_in_range_stmt"):
+                # the collection or the bounds are evaluated once, before the first round,
+                # into temporaries: a whole-expression call there runs in order
+                for k_ in kids[4:-1]:  # after the loop's and the variable's annotations, type, name
+                    allow(k_)
             elif sub.data in ("call_expr", "generic_call") and kids:
                 calls.append(sub)
         for c in calls:
@@ -188,8 +193,8 @@ class StmtChecker(CheckerBase):
             return [self.switch(s, ctx)]
         if k == "for_stmt":
             return [self.for_loop(s, ctx)]
-        if k == "for_in_stmt":
-            raise self.unsupported(s, "for-in loop ('for (T x in ...)')")
+        if k in ("for_in_stmt", "for_in_range_stmt"):
+            return [self.for_in_loop(s, ctx)]
         if k in ("break_stmt", "continue_stmt"):
             if not getattr(ctx, "loop_depth", 0):
                 raise self.err(s, f"{k[:-5]} outside a for loop")
@@ -212,7 +217,7 @@ class StmtChecker(CheckerBase):
     def for_loop(self, s: Tree, ctx: _Ctx) -> ir.Stmt:
         """``for (init; cond; update) stmt``; the loop's variables are scoped to the loop.  Calls
         of functions in the condition are re-run before each test (``cond_pre``)."""
-        init_t, cond_t, upd_t, body_t = _trees(s)
+        init_t, cond_t, upd_t, body_t = _trees(s)[1:]  # after the loop's annotations
         ctx.scope.append({})  # type: ignore[attr-defined]
         try:
             init: list[ir.Stmt] = []
@@ -245,6 +250,93 @@ class StmtChecker(CheckerBase):
         finally:
             ctx.scope.pop()  # type: ignore[attr-defined]
         return ir.For(self.loc(s), init, cond_pre, cond, update, body)
+
+    def for_in_loop(self, s: Tree, ctx: _Ctx) -> ir.Stmt:
+        """``for (T v in lo .. hi)``, ``for (T v in stack)`` and ``for (T v in {a, b})`` (P4_16
+        1.2.5), lowered to an ``ir.For`` over a hidden counter.  The bounds (or the list's elements) are evaluated
+        once, before the first round.  A range includes both ends and is empty when lo > hi;
+        the counter stops by comparing with hi before it steps, so a range ending at the
+        type's largest value ends too.  ``v`` is a fresh copy each round (as p4c unrolls it):
+        writing it changes neither the counter nor the collection.  A header stack gives every
+        element, index 0 to size-1, valid or not."""
+        loc = self.loc(s)
+        kids = _trees(s)
+        t = self.type_ref(_type_child(s))
+        vname = _name(s)
+        body_t = kids[-1]
+        coll = kids[4:-1]  # after the loop's and the variable's annotations, type, name
+        ctx.scope.append({})  # type: ignore[attr-defined]
+        try:
+            init: list[ir.Stmt] = []
+            if s.data == "for_in_range_stmt":
+                if not isinstance(t, (ir.BitT, ir.IntT)):
+                    raise self.err(s, f"a for-in range needs a bit<W> or int<W> loop variable, "
+                                      f"not {show(t)}")
+                bounds = []
+                for b_t in coll:
+                    b = self.expr(b_t, ctx, t)
+                    if b.type != t:
+                        raise self.err(b_t, f"a bound of type {show(b.type)} in a range of {show(t)}")
+                    tv = self.temp_var(t, ctx, b.loc)  # type: ignore[attr-defined]
+                    init.append(ir.VarDecl(b.loc, tv, b))
+                    bounds.append(tv)
+                lo, hi = bounds
+                cnt = self.temp_var(t, ctx, loc)  # type: ignore[attr-defined]
+                done = self.temp_var(BOOL, ctx, loc)  # type: ignore[attr-defined]
+                init += [ir.VarDecl(loc, cnt, lo), ir.VarDecl(loc, done, ir.Binary(BOOL, loc, ">", lo, hi))]
+                cond: ir.Expr = ir.Unary(BOOL, loc, "!", done)
+                update: list[ir.Stmt] = [
+                    ir.Assign(loc, done, ir.Binary(BOOL, loc, "==", cnt, hi)),
+                    ir.If(loc, done, ir.Block(loc, []), ir.Block(loc, [
+                        ir.Assign(loc, cnt, ir.Binary(t, loc, "+", cnt, ir.Const(t, loc, 1)))]))]
+                value: ir.Expr = cnt
+            else:
+                if coll[0].data == "list_expr":  # each element typed as the loop variable
+                    el_ts = [k_ for el in _trees(coll[0], "expr_list") for k_ in _trees(el)]
+                    if not el_ts:
+                        raise self.unsupported(coll[0], "for-in loop over an empty list")
+                    c = ir.ListExpr(ir.VoidT(), loc, [self.expr(x, ctx, t) for x in el_ts])
+                else:
+                    c = self.expr(coll[0], ctx, None)
+                k32 = ir.BitT(32)
+                cnt = self.temp_var(k32, ctx, loc)  # type: ignore[attr-defined]
+                if isinstance(c.type, ir.StackT):
+                    size = c.type.size
+                    value = ir.StackIndex(c.type.elem, loc, c, cnt)
+                elif isinstance(c, ir.ListExpr):
+                    elems = []
+                    for e in c.elems:
+                        e = self.coerce(e, t, coll[0])  # type: ignore[attr-defined]
+                        if e.type != t:
+                            raise self.err(coll[0], f"a list element of type {show(e.type)} in a "
+                                                    f"loop over {show(t)}")
+                        tv = self.temp_var(t, ctx, e.loc)  # type: ignore[attr-defined]
+                        init.append(ir.VarDecl(e.loc, tv, e))
+                        elems.append(tv)
+                    size = len(elems)
+                    value = elems[-1]
+                    for i in range(len(elems) - 2, -1, -1):
+                        value = ir.Mux(t, loc, ir.Binary(BOOL, loc, "==", cnt, ir.Const(k32, loc, i)),
+                                       elems[i], value)
+                else:
+                    raise self.unsupported(coll[0], f"for-in loop over a value of type {show(c.type)} "
+                                                    "(only ranges, header stacks and lists)")
+                if isinstance(c.type, ir.StackT) and c.type.elem != t:
+                    raise self.err(s, f"loop variable of type {show(t)} over a stack of "
+                                      f"{show(c.type.elem)}")
+                init.append(ir.VarDecl(loc, cnt, ir.Const(k32, loc, 0)))
+                cond = ir.Binary(BOOL, loc, "<", cnt, ir.Const(k32, loc, size))
+                update = [ir.Assign(loc, cnt, ir.Binary(k32, loc, "+", cnt, ir.Const(k32, loc, 1)))]
+            depth = getattr(ctx, "loop_depth", 0)
+            ctx.loop_depth = depth + 1  # type: ignore[attr-defined]
+            try:
+                decl = self.declare_var(vname, t, value, ctx, self.loc(s))
+                body = self.as_block(body_t, ctx)
+            finally:
+                ctx.loop_depth = depth  # type: ignore[attr-defined]
+        finally:
+            ctx.scope.pop()  # type: ignore[attr-defined]
+        return ir.For(loc, init, [], cond, update, ir.Block(body.loc, [decl, body]))
 
     def as_block(self, t: Tree, ctx: _Ctx) -> ir.Block:
         ctx.scope.append({})  # type: ignore[attr-defined]
@@ -292,6 +384,8 @@ class StmtChecker(CheckerBase):
             return [ir.ExprStmt(loc, e)]
         if isinstance(e, ir.IsValid):
             return []  # h.isValid(); reads nothing that matters
+        if isinstance(e, ir.Const) and isinstance(e.type, ir.BoolT):
+            return []  # static_assert(...); checked at load time, its value is true
         if isinstance(e, ir.Lookahead) and ctx is not None:
             # the value is dropped; a packet too short for it still fails (PacketTooShort)
             bits = ir.BitT(ir.type_width(e.type))  # only its length matters

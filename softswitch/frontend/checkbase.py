@@ -20,7 +20,8 @@ _EXTERN_KINDS = {"counter", "direct_counter", "meter", "direct_meter", "register
 _BUILTIN_FUNCS = {"mark_to_drop", "hash", "random", "digest", "clone", "clone_preserving_field_list",
                   "resubmit_preserving_field_list", "recirculate_preserving_field_list", "truncate",
                   "verify_checksum", "update_checksum", "verify_checksum_with_payload",
-                  "update_checksum_with_payload", "assert", "assume", "log_msg", "verify"}
+                  "update_checksum_with_payload", "assert", "assume", "log_msg", "verify",
+                  "static_assert"}
 _DEPRECATED_FUNCS = {"clone3": "clone3 (use clone_preserving_field_list)",
                      "resubmit": "resubmit (use resubmit_preserving_field_list)",
                      "recirculate": "recirculate (use recirculate_preserving_field_list)"}

@@ -27,6 +27,11 @@ extern packet_out {
 
 extern void verify(in bool check, in error toSignal);
 
+/* A compile-time check: a false (or not constant) condition stops the load with the message at
+ * the call's position; a true one is the constant true, so it can initialise a constant. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 @noWarn("unused")
 action NoAction() {}
 

@@ -137,6 +137,28 @@ def test_for_loops():
     assert res.passed and len(res.checks) == 6
 
 
+@pytest.mark.parametrize("loop_path", [False, True])
+def test_for_in_loops_and_static_assert(loop_path):
+    """for-in loops over ranges (inclusive, bounds read once, empty when lo > hi, ending at the
+    type's largest value, signed), over a header stack (every element, copies) and over a list;
+    break, continue, return in a function, nesting, a written loop variable; static_assert as
+    statement and constant.  On the API's path and on the packet loop's."""
+    res = run_stf(load_program(str(DATA / "forin.p4"), {}, []),
+                  parse_stf((DATA / "forin.stf").read_text()), loop_path=loop_path)
+    assert res.passed and len(res.checks) == 15
+
+
+def test_failing_static_assert_names_its_message_and_position(tmp_path):
+    from softswitch.frontend import P4Error
+
+    src = (DATA / "forin.p4").read_text().replace("static_assert(true);",
+                                                  'static_assert(false, "not yet");', 1)
+    (tmp_path / "x.p4").write_text(src)
+    line = next(i for i, ln in enumerate(src.split("\n"), 1) if "not yet" in ln)
+    with pytest.raises(P4Error, match=rf"x\.p4:{line}:9: error: static_assert failed: not yet$"):
+        load_program(str(tmp_path / "x.p4"), {}, [])
+
+
 def test_break_outside_a_loop_is_an_error(tmp_path):
     from softswitch.frontend import P4Error
 
