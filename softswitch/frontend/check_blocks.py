@@ -143,21 +143,29 @@ class BlockChecker(CheckerBase):
         if tname != "V1Switch":
             raise self.unsupported(m, f"package '{tname}' (only V1Switch)")
         args = _trees(_tree(m, "args"))
+        if any(a.data == "named_arg" for a in args):  # by v1model.p4's parameter names
+            pkg = self.globals.get("V1Switch")
+            args = self.positional_args(args, [_name(p) for p in _trees(_tree(pkg.tree, "params"), "param")]
+                                        if isinstance(pkg, _Decl) else None, m)
         if len(args) != 6:
             raise self.err(m, f"V1Switch takes 6 arguments, {len(args)} given")
         kinds = ["parser", "control", "control", "control", "control", "control"]
         blocks: list[Any] = []
         for a, kind in zip(args, kinds):
             if a.data == "ident" and str(_tree(a, "name").children[0]) in self.block_instances:
-                n = self.block_instances[str(_tree(a, "name").children[0])][0]  # a top-level instance
+                n, inst = self.block_instances[str(_tree(a, "name").children[0])]  # a top-level instance
+                ctor_args, at = _trees(_tree(inst, "args")), inst
             elif a.data != "ctor_call":
                 raise self.err(a, "V1Switch arguments must be parser/control instantiations")
             else:
                 n = str(a.children[0])
+                ctor_args, at = _trees(_tree(a, "args")), a
             d = self.globals.get(n)
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
-            blocks.append(self.lower_parser(d.tree) if kind == "parser" else self.lower_control(d.tree))
+            ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at)
+            blocks.append(self.lower_parser(d.tree, ctor) if kind == "parser" else
+                          self.lower_control(d.tree, ctor=ctor))
         self.check_header_widths(blocks)
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
@@ -191,10 +199,11 @@ class BlockChecker(CheckerBase):
             scope[pn] = ir.Var(pt, self.loc(p), pn)
         return params, scope
 
-    def lower_parser(self, d: Tree) -> ir.Parser:
+    def lower_parser(self, d: Tree, ctor: dict[str, Any] | None = None) -> ir.Parser:
         name = _name(d)
         blk = _Block(name, "parser")
         params, scope = self.block_params(d, blk)
+        scope.update(ctor or {})  # constructor parameters: the constants given
         ctx = _Ctx(blk, in_parser=True)
         ctx.scope = [scope]  # type: ignore[attr-defined]
         ctx.value_sets = []  # type: ignore[attr-defined]
@@ -246,6 +255,7 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(d, "sub-parsers nested more than 8 deep (or recursive)")
         init: list[ir.Stmt] = []
         subs: dict[str, Tree] = {}
+        sub_ctors: dict[str, dict[str, Any]] = {}  # instance -> its constructor arguments
         for loc_t in _trees(d):
             if loc_t.data == "var_decl":
                 init += self.stmt(loc_t, ctx)
@@ -259,6 +269,8 @@ class BlockChecker(CheckerBase):
                 ctx.value_sets.append(vs)  # type: ignore[attr-defined]
             elif loc_t.data == "instantiation":
                 subs[_name(loc_t)] = self._sub_parser_decl(loc_t)
+                sub_ctors[_name(loc_t)] = self.ctor_args(subs[_name(loc_t)], _trees(_tree(loc_t, "args")),
+                                                         ctx, loc_t)
         state_trees = _trees(d, "parser_state")
         names = [_name(s) for s in state_trees]
 
@@ -295,7 +307,7 @@ class BlockChecker(CheckerBase):
                 states[cur] = ir.ParserState(cur, stmts + copy_in, ir.Transition(self.loc(st), sub_prefix + "start"),
                                              anns, self.loc(s))
                 sub_ctx = _Ctx(blk, in_parser=True)
-                sub_ctx.scope = [sub_scope]  # type: ignore[attr-defined]
+                sub_ctx.scope = [{**sub_scope, **sub_ctors[inst]}]  # type: ignore[attr-defined]
                 sub_ctx.var_prefix = sub_prefix  # type: ignore[attr-defined]
                 self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
                 cur, stmts = cont, list(copy_out)
@@ -311,8 +323,6 @@ class BlockChecker(CheckerBase):
         decl = self.globals.get(tname)
         if not (isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin):
             raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers)")
-        if _trees(_tree(lt, "args")):
-            raise self.unsupported(lt, "parser constructor arguments")
         return decl.tree
 
     def _sub_parser_call(self, st: Tree, subs: dict[str, Tree]) -> str | None:
@@ -337,6 +347,8 @@ class BlockChecker(CheckerBase):
         call = _trees(st)[0]
         arg_trees = _trees(_tree(call, "args")) if _tree(call, "args") is not None else []
         prms = _trees(_tree(sub, "params"), "param")
+        if any(a.data == "named_arg" for a in arg_trees):
+            arg_trees = self.positional_args(arg_trees, [_name(p) for p in prms], call)
         if len(arg_trees) != len(prms):
             raise self.err(st, f"parser '{_name(sub)}' takes {len(prms)} arguments, {len(arg_trees)} given")
         copy_in: list[ir.Stmt] = []
@@ -480,7 +492,7 @@ class BlockChecker(CheckerBase):
 
     def lower_control(self, d: Tree, prefix: str | None = None, blk: _Block | None = None,
                       bindings: dict[str, Any] | None = None, order: tuple = (),
-                      var_prefix: str = "") -> ir.Control:
+                      var_prefix: str = "", ctor: dict[str, Any] | None = None) -> ir.Control:
         name = _name(d)
         top = blk is None
         if blk is None:
@@ -488,6 +500,7 @@ class BlockChecker(CheckerBase):
         pfx = name if prefix is None else prefix
         if top:
             params, scope = self.block_params(d, blk)
+            scope.update(ctor or {})  # constructor parameters: the constants given
         else:
             params, scope = [], dict(bindings or {})
         ctx = _Ctx(blk)
@@ -558,7 +571,7 @@ class BlockChecker(CheckerBase):
         if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
             pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
             sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
-            sub.ctor = self.control_ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt)
+            sub.ctor = self.ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt)
             ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
             return
         if tname not in _EXTERN_KINDS:
@@ -569,30 +582,43 @@ class BlockChecker(CheckerBase):
         blk.externs.append((key, inst))
         ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
 
-    def control_ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree) -> dict:
-        """Constructor arguments of a control instance: each names a control instance of the
-        enclosing control (the only constructor parameters taken, see check_decl); inside, the
-        parameter stands for that instance -- one instance, shared by all who were given it."""
+    def ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree) -> dict:
+        """Constructor arguments of a parser or control instance, by parameter name (check_decl
+        took the parameters).  A value parameter is bound to its argument, which must be a
+        compile-time constant (evaluated where the instance is declared); inside the block it is
+        that constant.  A control-typed parameter names a control instance of the enclosing
+        control; inside, it stands for that instance -- one instance, shared by all who were
+        given it.  Named arguments are bound by name, as for a function."""
+        kind = "parser" if d.data == "parser_decl" else "control"
         cp = _tree(d, "ctor_params")
         params = _trees(_tree(cp, "params"), "param") if cp is not None else []
+        if any(a.data == "named_arg" for a in args):
+            args = self.positional_args(args, [_name(p) for p in params], lt)
         if len(args) != len(params):
-            if not params:
-                raise self.unsupported(lt, "control constructor arguments")
-            raise self.err(lt, f"control '{_name(d)}' takes {len(params)} constructor arguments, "
+            raise self.err(lt, f"{kind} '{_name(d)}' takes {len(params)} constructor arguments, "
                                f"{len(args)} given")
-        out = {}
+        out: dict[str, Any] = {}
         for p, a in zip(params, args):
-            ent = None
-            if a.data == "ident":
-                n = str(_tree(a, "name").children[0])
-                for s in reversed(ctx.scope):  # type: ignore[attr-defined]
-                    if n in s:
-                        ent = s[n]
-                        break
-            if not isinstance(ent, _SubControl):
-                raise self.unsupported(a, "a control constructor argument that is not a control "
-                                          "instance declared in the same control")
-            out[_name(p)] = ent
+            pn = _name(p)
+            if kind == "control" and self.is_control_ctor_param(p):
+                ent = None
+                if a.data == "ident":
+                    n = str(_tree(a, "name").children[0])
+                    for s in reversed(getattr(ctx, "scope", [])):
+                        if n in s:
+                            ent = s[n]
+                            break
+                if not isinstance(ent, _SubControl):
+                    raise self.unsupported(a, "a control constructor argument that is not a control "
+                                              "instance declared in the same control")
+                out[pn] = ent
+                continue
+            pt = self.type_ref(_type_child(p))
+            e = self.expr(a, ctx, pt)
+            if not isinstance(e, ir.Const):
+                raise self.err(a, f"constructor argument for '{pn}' of {kind} '{_name(d)}' is not a "
+                                  "compile-time constant")
+            out[pn] = ir.Const(pt, e.loc, e.value) if isinstance(e.type, InfIntT) else e
         return out
 
     def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
@@ -616,7 +642,13 @@ class BlockChecker(CheckerBase):
         tname = str(tref.children[0])
         targs = tuple(self.type_ref(x) for x in _trees(_tree(tref, "type_args"))) \
             if tref.data == "specialized_type" else ()
-        args = [self.expr(a, ctx, None) for a in _trees(_tree(lt, "args"))]
+        arg_trees = _trees(_tree(lt, "args"))
+        if any(a.data == "named_arg" for a in arg_trees):  # bound by the names v1model.p4 declares
+            decl = self.globals.get(tname)
+            names = [_name(p) for cp in _trees(decl.tree, "ctor_proto")
+                     for p in _trees(_tree(cp, "params"), "param")] if isinstance(decl, _Decl) else None
+            arg_trees = self.positional_args(arg_trees, names, lt)
+        args = [self.expr(a, ctx, None) for a in arg_trees]
         pname = _p4info_name(anns, pfx, local)
         loc = self.loc(lt)
         inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=_id_ann(anns))  # type: ignore
@@ -701,7 +733,7 @@ class BlockChecker(CheckerBase):
             # the same instance: its tables, actions and externs are shared, the body runs again
             return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)])
         var_prefix = sub.prefix.split(".", 1)[-1] + "."
-        bindings.update(sub.ctor)  # constructor parameters: the control instances passed
+        bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
         ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
                                  var_prefix=var_prefix)
         sub.body = ctl.body

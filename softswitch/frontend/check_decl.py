@@ -21,7 +21,10 @@ from .checkbase import (
     _trees,
     _type_child,
 )
-from .types import BOOL, INFINT, show
+from .types import BOOL, INFINT, InfIntT, show
+
+# the types a parser/control constructor parameter may have besides a control type
+_CTOR_VALUE_TYPES = (ir.BitT, ir.IntT, InfIntT, ir.BoolT, ir.EnumT, ir.ErrorT)
 
 
 class DeclChecker(CheckerBase):
@@ -137,15 +140,17 @@ class DeclChecker(CheckerBase):
             if not self.is_builtin(d):
                 raise self.unsupported(d, f"user-defined extern function '{name}'")
             self.globals[name] = _ExternFunc(name)
+            # each overload's parameter names, for calls with named arguments
+            self.extern_func_params.setdefault(name, []).append(
+                [_name(p) for p in _trees(_tree(_tree(d, "function_proto"), "params"), "param")])
         elif k in ("parser_decl", "control_decl"):
             name = _name(d)
             if name in _V1_TYPE_NAMES:
                 raise self.err(d, f"'{name}' is a v1model type name; a {k[:-5]} cannot be named so")
             if _tree(d, "type_params") is not None:
                 raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
-            if _tree(d, "ctor_params") is not None and (k == "parser_decl" or not self.control_ctor_params(d)):
-                raise self.unsupported(d, f"{k[:-5]} constructor parameters ('{name}') other than "
-                                          "control instances")
+            if _tree(d, "ctor_params") is not None:
+                self.check_ctor_params(d, k[:-5], name)
             self.declare(d, name, _Decl(k[:-5], d, self.is_builtin(d)))
         elif k in ("parser_type_decl", "control_type_decl", "package_decl"):
             name = _name(d)
@@ -163,18 +168,36 @@ class DeclChecker(CheckerBase):
         else:
             raise self.unsupported(d, k.replace("_", " "))
 
-    def control_ctor_params(self, d: Tree) -> bool:
-        """Are all of control ``d``'s constructor parameters of a control type (directionless
-        parameters that receive a control instance, applied inside like a local instance)?"""
-        params = _trees(_tree(_tree(d, "ctor_params"), "params"), "param")
-        for p in params:
-            tref = _type_child(p)
-            tname = str(tref.children[0]) if tref.data == "named_type" else ""
-            decl = self.globals.get(tname)
-            if not (isinstance(decl, _Decl) and decl.kind in ("control", "control_type_decl")
-                    and not decl.builtin) or _direction(p):
-                return False
-        return True
+    def check_ctor_params(self, d: Tree, kind: str, name: str) -> None:
+        """A parser's or control's constructor parameters: directionless, each a compile-time
+        value (bit<W>, int<W>, int, bool, an enum or error), bound to the constant argument of
+        each instantiation; a control's may also be of a user control type (it receives a
+        control instance, applied inside like a local instance).  Others are rejected by name."""
+        for p in _trees(_tree(_tree(d, "ctor_params"), "params"), "param"):
+            pn = _name(p)
+            if _direction(p):
+                raise self.err(p, f"constructor parameter '{pn}' of {kind} '{name}' cannot have a "
+                                  "direction")
+            if len(_trees(p)) > len([c for c in _trees(p) if c.data in ("annotations", "direction",
+                                                                        "name")]) + 1:
+                raise self.unsupported(p, f"a default value for constructor parameter '{pn}' of "
+                                          f"{kind} '{name}'")
+            if self.is_control_ctor_param(p):
+                if kind == "parser":
+                    raise self.unsupported(p, f"parser constructor parameter '{pn}' of a control type")
+                continue
+            pt = self.type_ref(_type_child(p))
+            if not isinstance(pt, _CTOR_VALUE_TYPES):
+                raise self.unsupported(p, f"{kind} constructor parameter '{pn}' of type {show(pt)} "
+                                          "(only bit<W>, int<W>, int, bool, enums, error and, for a "
+                                          "control, control types)")
+
+    def is_control_ctor_param(self, p: Tree) -> bool:
+        """Is constructor parameter ``p`` of a user control type?"""
+        tref = _type_child(p)
+        tname = str(tref.children[0]) if tref.data == "named_type" else ""
+        decl = self.globals.get(tname)
+        return isinstance(decl, _Decl) and decl.kind in ("control", "control_type_decl") and not decl.builtin
 
     def global_instance(self, d: Tree, name: str) -> None:
         """A top-level extern instance: shared by every control that uses it, P4Info name bare."""
@@ -182,9 +205,9 @@ class DeclChecker(CheckerBase):
         tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
         decl = self.globals.get(tname)
         if isinstance(decl, _Decl) and decl.kind in ("parser", "control") and not decl.builtin:
-            # ``MyIngress() ig;`` at the top level, then ``V1Switch(..., ig, ...) main``
-            if _trees(_tree(d, "args")):
-                raise self.unsupported(d, f"{decl.kind} constructor arguments ('{name}')")
+            # ``MyIngress() ig;`` at the top level, then ``V1Switch(..., ig, ...) main``; its
+            # constructor arguments are checked here and bound when main lowers it
+            self.ctor_args(decl.tree, _trees(_tree(d, "args")), _Ctx(None), d)  # type: ignore[attr-defined]
             self.block_instances[name] = (tname, d)
             return
         if tname not in _EXTERN_KINDS:

@@ -592,6 +592,8 @@ class ExprChecker(CheckerBase):
             names = None
             if isinstance(callee, _Named) and isinstance(callee.entry, (_ActionRef, _FuncRef)):
                 names = [p.name for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+            else:
+                names = self.builtin_param_names(callee, arg_trees, t)
             arg_trees = self.positional_args(arg_trees, names, t)
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
@@ -619,9 +621,47 @@ class ExprChecker(CheckerBase):
                 self.check_lvalue(a, a.loc)
         return ir.ActionCall(ir.VoidT(), self.loc(t), aname, args)
 
+    def builtin_param_names(self, callee: Any, arg_trees: list[Tree], t: Tree) -> list[str] | None:
+        """The parameter names of the built-in function or method ``callee`` (as declared in
+        p4include's v1model.p4/core.p4, p4c's names) for a call with named arguments; among
+        overloads the one whose names are exactly the ones given.  A control instance's
+        ``apply`` takes its apply parameters' names.  ``None`` when unknown (then only a
+        single argument may be named)."""
+        overloads: list[list[str]] | None = None
+        if isinstance(callee, _Named) and isinstance(callee.entry, _ExternFunc):
+            overloads = self.extern_func_params.get(callee.entry.name)
+        elif isinstance(callee, _Method):
+            base, mem = callee.base, callee.method
+            ext = None
+            if isinstance(base, _Named) and isinstance(base.entry, ir.ExternInstance):
+                ext = base.entry.kind
+            elif isinstance(base, _Named) and isinstance(base.entry, _SubControl) and mem == "apply":
+                overloads = [[_name(p) for p in _trees(_tree(base.entry.decl, "params"), "param")]]
+            elif isinstance(base, _Named) and isinstance(base.entry, _Decl) and base.entry.kind == "control" \
+                    and not base.entry.builtin and mem == "apply":  # direct application
+                overloads = [[_name(p) for p in _trees(_tree(base.entry.tree, "params"), "param")]]
+            elif isinstance(base.type, ir.ExternT) and base.type.name in ("packet_in", "packet_out"):
+                ext = base.type.name
+            elif isinstance(base.type, ir.StackT) and mem in ("push_front", "pop_front"):
+                overloads = [["count"]]
+            decl = self.globals.get(ext) if ext is not None else None
+            if isinstance(decl, _Decl):
+                overloads = [[_name(p) for p in _trees(_tree(fp, "params"), "param")]
+                             for mp in _trees(decl.tree, "method_proto")
+                             for fp in _trees(mp, "function_proto") if _name(fp) == mem]
+        if not overloads:
+            return None
+        given = {_name(a) for a in arg_trees if a.data == "named_arg"}
+        for names in overloads:
+            if set(names) == given and len(names) == len(arg_trees):
+                return names
+        return overloads[0] if len(overloads) == 1 else max(overloads, key=lambda o: len(given & set(o)))
+
     def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree) -> list[Tree]:
-        """Named arguments (``f(x = 1)``) in parameter order.  Without the parameter names (a
-        built-in method or function) only a single argument can be named."""
+        """Named arguments (``f(x = 1)``) in parameter order: bound by name, as the P4_16 spec
+        says (they are evaluated in parameter order here; an argument cannot call a function
+        with effects, check_stmt rejects that, so no evaluation can see another's effect).
+        Without the parameter names only a single argument can be named."""
         if not all(a.data == "named_arg" for a in arg_trees):
             raise self.err(t, "either all arguments are named or none")
         if names is None:

@@ -16,6 +16,7 @@ error {
 
 extern packet_in {
     void extract<_HDR>(out _HDR hdr);
+    void extract<_HDR>(out _HDR variableSizeHeader, in bit<32> variableFieldSizeInBits);
     _HDR lookahead<_HDR>();
     void advance(in bit<32> sizeInBits);
     bit<32> length();

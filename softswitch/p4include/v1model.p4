@@ -50,12 +50,12 @@ enum MeterType {
 }
 
 extern counter<_I> {
-    counter(bit<32> size, CounterType ctype);
+    counter(bit<32> size, CounterType type);
     void count(in _I index);
 }
 
 extern direct_counter {
-    direct_counter(CounterType ctype);
+    direct_counter(CounterType type);
     void count();
 }
 
@@ -64,12 +64,12 @@ extern direct_counter {
 #define V1MODEL_METER_COLOR_RED    2
 
 extern meter<_I> {
-    meter(bit<32> size, MeterType mtype);
+    meter(bit<32> size, MeterType type);
     void execute_meter<_T>(in _I index, out _T result);
 }
 
 extern direct_meter<_T> {
-    direct_meter(MeterType mtype);
+    direct_meter(MeterType type);
     void read(out _T result);
 }
 
@@ -129,7 +129,7 @@ extern void verify_checksum_with_payload<_T, _O>(in bool condition, in _T data, 
 @noSideEffects
 extern void update_checksum_with_payload<_T, _O>(in bool condition, in _T data, inout _O checksum, HashAlgorithm algo);
 
-extern void clone(in CloneType ctype, in bit<32> session);
+extern void clone(in CloneType type, in bit<32> session);
 
 @deprecated("Please use 'resubmit_preserving_field_list' instead")
 extern void resubmit<_T>(in _T data);
@@ -140,8 +140,8 @@ extern void recirculate<_T>(in _T data);
 extern void recirculate_preserving_field_list(bit<8> index);
 
 @deprecated("Please use 'clone_preserving_field_list' instead")
-extern void clone3<_T>(in CloneType ctype, in bit<32> session, in _T data);
-extern void clone_preserving_field_list(in CloneType ctype, in bit<32> session, bit<8> index);
+extern void clone3<_T>(in CloneType type, in bit<32> session, in _T data);
+extern void clone_preserving_field_list(in CloneType type, in bit<32> session, bit<8> index);
 
 extern void truncate(in bit<32> length);
 

@@ -102,9 +102,10 @@ def test_top_level_action_uses_a_top_level_counter() -> None:
 
 
 @pytest.mark.parametrize("top,ingress,parser,msg", [
-    # a top-level control instance is accepted (it may be a V1Switch argument); with arguments not
+    # a top-level control instance is accepted (it may be a V1Switch argument); its constructor
+    # arguments must match the control's constructor parameters
     ("control X(inout H h) { apply {} } X(1) x;", "", None,
-     "g.p4:5:35: error: unsupported: control constructor arguments ('x')"),
+     "g.p4:5:35: error: control 'X' takes 0 constructor arguments, 1 given"),
     ("counter(4, CounterType.packets) c; counter(4, CounterType.packets) c;", "", None,
      "'c' is already declared"),
     ("@name(\"c\") counter(4, CounterType.packets) a; @name(\"c\") counter(4, CounterType.packets) b;", "",

@@ -70,10 +70,27 @@ def test_a_shared_control_instance_is_one_instance_in_p4info():
     assert [r.preamble.name for r in info.registers] == ["I.Wrap.k.r"]
 
 
-def test_control_constructor_parameter_of_a_value_type_is_rejected_by_name(tmp_path):
-    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: control constructor parameters "
-                                      r"\('Twice'\) other than control instances"):
-        _load_variant(tmp_path, "control_ctor", "(Step s)", "(Step s, bit<8> k)")
+def test_control_constructor_parameter_of_a_value_type_runs_the_same(tmp_path):
+    """A value constructor parameter (a constant inside the control) next to a control-typed
+    one: 0x10 passed in instead of written gives the same run."""
+    src = (DATA / "control_ctor.p4").read_text()
+    for old, new in [("(Step s)", "(Step s, bit<8> k)"), ("x = x + 0x10;", "x = x + k;"),
+                     ("Twice(k) t1;", "Twice(k, 8w0x10) t1;"), ("Twice(k) t2;", "Twice(s = k, k = 0x10) t2;")]:
+        assert old in src
+        src = src.replace(old, new, 1)
+    (tmp_path / "x.p4").write_text(src)
+    prog = load_program(str(tmp_path / "x.p4"), {}, [])
+    res = run_stf(prog, parse_stf((DATA / "control_ctor.stf").read_text()))
+    assert res.passed and len(res.checks) == PROGRAMS["control_ctor"], [c for c in res.checks if not c.ok]
+
+
+def test_control_constructor_value_argument_must_be_constant(tmp_path):
+    src = (DATA / "control_ctor.p4").read_text().replace("(Step s)", "(Step s, bit<8> k)", 1) \
+        .replace("Twice(k) t1;", "Twice(k, a) t1;", 1)  # Wrap's apply parameter 'a'
+    (tmp_path / "x.p4").write_text(src)
+    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*constructor argument for 'k' of control 'Twice' is "
+                                      r"not a compile-time constant"):
+        load_program(str(tmp_path / "x.p4"), {}, [])
 
 
 def test_control_constructor_argument_must_be_an_instance(tmp_path):
