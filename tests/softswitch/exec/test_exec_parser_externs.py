@@ -1,0 +1,104 @@
+"""Extern calls in parser states, as p4c's bmv2 back end (ParserConverter) takes them: verify,
+log_msg, assert and assume run there; every other extern function and every counter, meter or
+register method is rejected by name at its position (p4c: 'not supported in parser on this
+target'), also when it hides in a function the state calls."""
+from __future__ import annotations
+
+import pytest
+from exec_rig import DATA, Rig
+
+from softswitch.frontend import load_source
+from softswitch.frontend.errors import P4Unsupported
+
+PROG = DATA / "exec_parser_externs.p4"
+
+
+@pytest.fixture(scope="module")
+def traced():
+    lines: list[str] = []
+    return Rig(PROG, trace=lines.append), lines
+
+
+def out(rig: Rig, data: bytes) -> bytes:
+    res, eg = rig.run(data, 1)
+    assert not res.dropped, res.drop_reason
+    return eg[0].frames[0].data
+
+
+@pytest.mark.parametrize("data,frame,logged", [
+    # e, then extra (setValid in the parser, x = 0x5E), then st[0] (push_front + setValid, x = t);
+    # e.v = 2 * v from the function twice() inlined into the start state
+    (bytes([5, 3]), bytes([5, 6, 0x5E, 5]), ["parsed t=5 v=3", "twice 3"]),
+    (bytes([1, 3]), bytes([1, 6, 1]), ["parsed t=1 v=3"]),                  # setInvalid in drop_extra
+    (bytes([2, 3]), bytes([2, 6, 0x5E, 2]), ["verify passed"]),             # verify holds
+    (bytes([2, 30]), bytes([2, 0xEE, 0x5E, 2]), ["parsed t=2 v=30"]),       # verify fails: NoMatch
+])
+def test_parser_runs_log_msg_verify_and_builtin_methods(traced, data, frame, logged):
+    rig, lines = traced
+    lines.clear()
+    assert out(rig, data) == frame
+    for s in logged:
+        assert s in lines
+    if data[1] == 30:
+        assert "verify passed" not in lines  # the state ended at the failed verify
+
+
+def test_assert_holding_in_the_parser_lets_the_packet_through(traced):
+    rig, _ = traced
+    assert out(rig, bytes([0xAB, 0xBA]))[:2] == bytes([0xAB, 0x74])  # 0xBA + 0xBA mod 256
+
+
+TOP = ("register<bit<8>>(4) r;\ncounter(4, CounterType.packets) c;\nmeter(4, MeterType.packets) mt;\n"
+       "bit<8> hashed(in bit<8> a) { bit<8> o; hash(o, HashAlgorithm.crc16, 8w0, {a}, 8w255); return o; }\n"
+       "void store(in bit<8> a) { r.write(0, a); }\n"
+       "bit<8> outer(in bit<8> a) { return hashed(a); }\n")
+
+
+@pytest.mark.parametrize("stmt,name", [
+    ("hash(m.sum, HashAlgorithm.crc16, 8w0, {h.e.t}, 8w255);", "call of extern function 'hash'"),
+    ("random(m.sum, 8w0, 8w5);", "call of extern function 'random'"),
+    ("digest(1, m);", "call of extern function 'digest'"),
+    ("mark_to_drop(s);", "call of extern function 'mark_to_drop'"),
+    ("clone(CloneType.I2E, 5);", "call of extern function 'clone'"),
+    ("clone3(CloneType.I2E, 5, {});", "call of extern function 'clone3'"),
+    ("truncate(5);", "call of extern function 'truncate'"),
+    ("update_checksum(true, {h.e.t}, m.sum, HashAlgorithm.csum16);", "call of extern function 'update_checksum'"),
+    ("r.write(0, h.e.t);", "extern method call 'r.write' in a parser state"),
+    ("r.read(m.sum, 0);", "extern method call 'r.read' in a parser state"),
+    ("c.count(1);", "extern method call 'c.count' in a parser state"),
+    ("mt.execute_meter(1, m.sum);", "extern method call 'mt.execute_meter' in a parser state"),
+    ("m.sum = hashed(h.e.t);", "call of function 'hashed' in a parser state: it calls 'hash' at p.p4:{hashed}:"),
+    ("m.sum = outer(h.e.t);", "call of function 'outer' in a parser state: it calls 'hash' at p.p4:{hashed}:"),
+    ("store(h.e.t);", "call of function 'store' in a parser state: it calls extern method 'r.write' at p.p4:{store}:"),
+])
+def test_extern_calls_p4c_rejects_in_a_parser_are_rejected_by_name(stmt, name):
+    src = PROG.read_text()
+    src = src.replace("parser P(", TOP + "parser P(", 1)
+    src = src.replace("        h.extra.setValid();\n", f"        {stmt}\n        h.extra.setValid();\n", 1)
+    lines = src.splitlines()
+    line = next(i for i, s in enumerate(lines, 1) if s.strip() == stmt)
+    fn_line = {f: next(i for i, s in enumerate(lines, 1) if f"{f}(in bit<8> a)" in s) for f in ("hashed", "store")}
+    name = name.format(**fn_line)
+    with pytest.raises(P4Unsupported) as ei:
+        load_source(src, "p.p4")
+    msg = str(ei.value)
+    assert msg.startswith(f"p.p4:{line}:"), msg
+    assert name in msg and "p4c's bmv2 back end takes no extern call in a parser" in msg, msg
+
+
+def test_the_same_calls_run_in_a_control():
+    """The rejection is about the parser only: in ingress the same calls load and run."""
+    src = PROG.read_text().replace("parser P(", TOP + "parser P(", 1)
+    src = src.replace("        s.egress_spec = 1;\n",
+                      "        s.egress_spec = 1;\n        store(h.e.t);\n        c.count(1);\n", 1)
+    prog = load_source(src, "p.p4")
+    assert prog.ingress is not None
+
+
+def test_an_extern_instance_in_a_parser_stays_rejected():
+    src = PROG.read_text().replace("    state start {\n", "    register<bit<8>>(4) pr;\n    state start {\n", 1)
+    with pytest.raises(P4Unsupported) as ei:
+        load_source(src, "p.p4")
+    assert "p.p4:17:5: error: unsupported: instance of 'register' in a parser (only sub-parsers; p4c's bmv2 " \
+           "back end runs no counter, meter or register method in a parser" in str(ei.value)
+
