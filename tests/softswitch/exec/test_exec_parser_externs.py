@@ -43,6 +43,16 @@ def test_parser_runs_log_msg_verify_and_builtin_methods(traced, data, frame, log
         assert "verify passed" not in lines  # the state ended at the failed verify
 
 
+@pytest.mark.parametrize("data,what,line", [(bytes([0xAA, 1]), "assert", 20), (bytes([7, 0xBB]), "assume", 21)])
+def test_assert_and_assume_failing_in_the_parser_drop_the_packet(traced, data, what, line):
+    rig, _ = traced
+    res, eg = rig.run(data, 1)
+    assert res.dropped and not eg
+    # a P4 assertion, not an internal error (the parser runs inside the same guard as ingress)
+    assert res.drop_reason.startswith("assertion failed: "), res.drop_reason
+    assert res.drop_reason.endswith(f"exec_parser_externs.p4:{line}:9: {what} failed")
+
+
 def test_assert_holding_in_the_parser_lets_the_packet_through(traced):
     rig, _ = traced
     assert out(rig, bytes([0xAB, 0xBA]))[:2] == bytes([0xAB, 0x74])  # 0xBA + 0xBA mod 256
@@ -102,3 +112,13 @@ def test_an_extern_instance_in_a_parser_stays_rejected():
     assert "p.p4:17:5: error: unsupported: instance of 'register' in a parser (only sub-parsers; p4c's bmv2 " \
            "back end runs no counter, meter or register method in a parser" in str(ei.value)
 
+
+def test_the_packet_loop_entry_point_drops_on_a_parser_assertion_too():
+    """``ingress_item`` (generated for this program by ``fastpath``) guards the parser as well."""
+    rig = Rig(PROG)
+    pl = rig.pipeline
+    assert pl.ingress_item.__code__.co_filename.startswith("<fastpath:")
+    res = pl.ingress_item(bytes([0xAA, 1]), 1, 0)
+    assert res.dropped and res.drop_reason.startswith("assertion failed: "), res.drop_reason
+    item = pl.ingress_item(bytes([5, 3]), 1, 0)  # and the next packet goes through
+    assert pl.egress_frame(item, 1) == bytes([5, 6, 0x5E, 5])
