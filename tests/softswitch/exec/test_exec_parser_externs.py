@@ -122,3 +122,25 @@ def test_the_packet_loop_entry_point_drops_on_a_parser_assertion_too():
     assert res.dropped and res.drop_reason.startswith("assertion failed: "), res.drop_reason
     item = pl.ingress_item(bytes([5, 3]), 1, 0)  # and the next packet goes through
     assert pl.egress_frame(item, 1) == bytes([5, 6, 0x5E, 5])
+
+
+def test_an_ingress_clone_whose_re_parse_fails_an_assertion_is_dropped_alone(tmp_path):
+    """bmv2 re-parses the original packet for an ingress clone (instance_type 1): an assertion
+    that fails only then drops the clone; the original packet still goes out."""
+    from p4.v1 import p4runtime_pb2
+    src = PROG.read_text().replace("        assume(h.e.v != 0xBB);\n",
+                                   "        assume(h.e.v != 0xBB);\n        assert(s.instance_type == 0);\n", 1)
+    src = src.replace("        s.egress_spec = 1;\n", "        s.egress_spec = 1;\n        clone(CloneType.I2E, 7);\n", 1)
+    path = tmp_path / "parser_clone.p4"
+    path.write_text(src)
+    lines: list[str] = []
+    rig = Rig(path, trace=lines.append)
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=7)
+    cs.replicas.add(egress_port=4, instance=1)
+    rig.write(p4runtime_pb2.Update.INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=cs))
+    res, eg = rig.run(bytes([5, 3]), 1)
+    assert not res.dropped
+    assert [e.frames[0].data for e in eg] == [bytes([5, 6, 0x5E, 5])]
+    assert [x.egress_port for x in res.to_tm] == [1]
+    assert any(x.startswith("ingress clone dropped: assertion failed: ") for x in lines)
