@@ -633,6 +633,9 @@ class ExprChecker(CheckerBase):
 
     def action_call(self, aname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         act = self.actions[aname]
+        if ctx.in_parser:  # p4c's type checker: "Action calls are not allowed within parsers"
+            raise self.err(t, f"action '{act.local_name}' called in a parser: action calls are not allowed "
+                              "within parsers")
         if len(arg_trees) != len(act.params):
             raise self.err(t, f"action '{act.local_name}' takes {len(act.params)} arguments,"
                               f" {len(arg_trees)} given")

@@ -8,7 +8,7 @@ import pytest
 from exec_rig import DATA, Rig
 
 from softswitch.frontend import load_source
-from softswitch.frontend.errors import P4Unsupported
+from softswitch.frontend.errors import P4Error, P4Unsupported
 
 PROG = DATA / "exec_parser_externs.p4"
 
@@ -144,3 +144,26 @@ def test_an_ingress_clone_whose_re_parse_fails_an_assertion_is_dropped_alone(tmp
     assert [e.frames[0].data for e in eg] == [bytes([5, 6, 0x5E, 5])]
     assert [x.egress_port for x in res.to_tm] == [1]
     assert any(x.startswith("ingress clone dropped: assertion failed: ") for x in lines)
+
+
+@pytest.mark.parametrize("stmt", ["bump(m.sum);", "cnt();"])
+def test_an_action_called_in_a_parser_is_an_error(stmt):
+    """p4c's type checker: action calls are not allowed within parsers (so an action cannot carry
+    a counter's count into a parser either)."""
+    top = "counter(4, CounterType.packets) c;\naction bump(inout bit<8> x) { x = x + 1; }\n" \
+          "action cnt() { c.count(0); }\n"
+    src = PROG.read_text().replace("parser P(", top + "parser P(", 1)
+    src = src.replace("        h.extra.setValid();\n", f"        {stmt}\n        h.extra.setValid();\n", 1)
+    line = next(i for i, s in enumerate(src.splitlines(), 1) if s.strip() == stmt)
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "p.p4")
+    assert str(ei.value).startswith(f"p.p4:{line}:9: error: action '{stmt[:stmt.index('(')]}' called in a "
+                                    "parser: action calls are not allowed within parsers"), str(ei.value)
+
+
+def test_a_disallowed_call_nested_in_a_block_of_a_state_is_rejected():
+    stmt = "if (h.e.t == 3) { random(m.sum, 8w0, 8w5); }"
+    src = PROG.read_text().replace("        h.extra.setValid();\n", f"        {stmt}\n        h.extra.setValid();\n", 1)
+    with pytest.raises(P4Unsupported) as ei:
+        load_source(src, "p.p4")
+    assert "p.p4:23:27: error: unsupported: call of extern function 'random' in a parser state" in str(ei.value)
