@@ -137,13 +137,13 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
     if "checksum_error" in used:
         src.append("        C.checksum_error = 0")
     src += [
-        "        S.f_parser_error = parse(H, M, S, C)",
-        "        C.payload = payload = data[C.off:]",
+        "        try:",  # an assert/assume may fail in the parser too (bmv2 takes them there)
+        "            S.f_parser_error = parse(H, M, S, C)",
+        "            C.payload = payload = data[C.off:]",
     ]
     if b.verify_checksum is not None:
-        src += ["        verify(H, M, S, C)", "        S.f_checksum_error = C.checksum_error"]
+        src += ["            verify(H, M, S, C)", "            S.f_checksum_error = C.checksum_error"]
     src += [
-        "        try:",
         "            run_ingress(H, M, S, C)",
         "        except AssertionFailed as e:",
         "            return pl._drop(IngressResult(), f'assertion failed: {e}')",

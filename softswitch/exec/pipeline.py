@@ -299,12 +299,12 @@ class V1Pipeline:
                     C = Ctx(data, n, now, logf)
                 if trace:
                     trace(f"packet in: port {port}, {n} bytes, instance_type {itype}")
-                S.f_parser_error = parse(H, M, S, C)
-                C.payload = data[C.off:]
-                if verify is not None:
-                    verify(H, M, S, C)
-                    S.f_checksum_error = C.checksum_error
-                try:
+                try:  # an assert/assume may fail in the parser too (bmv2 takes them there)
+                    S.f_parser_error = parse(H, M, S, C)
+                    C.payload = data[C.off:]
+                    if verify is not None:
+                        verify(H, M, S, C)
+                        S.f_checksum_error = C.checksum_error
                     run_ingress(H, M, S, C)
                 except AssertionFailed as e:
                     return self._drop(IngressResult(), f"assertion failed: {e}")
@@ -382,7 +382,12 @@ class V1Pipeline:
                 self.trace(f"clone session {sid} not configured: no ingress clone")
             return
         # bmv2 re-parses the original packet for the clone, then resets the metadata
-        H2, _, _, C2 = self._parse(data, port, now, PKT_INSTANCE_INGRESS_CLONE, None)
+        try:
+            H2, _, _, C2 = self._parse(data, port, now, PKT_INSTANCE_INGRESS_CLONE, None)
+        except AssertionFailed as e:  # bmv2 would stop; the clone is dropped, the packet goes on
+            if self.trace:
+                self.trace(f"ingress clone dropped: assertion failed: {e}")
+            return
         self._clone_copies(res, sess, PKT_INSTANCE_INGRESS_CLONE, H2, self._preserved_meta(M, index),
                            C2.payload, len(data))
         if self.trace:

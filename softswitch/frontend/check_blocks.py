@@ -322,7 +322,9 @@ class BlockChecker(CheckerBase):
         tname = str(tref.children[0]) if tref.data in ("named_type", "specialized_type") else ""
         decl = self.globals.get(tname)
         if not (isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin):
-            raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers)")
+            why = "; p4c's bmv2 back end runs no counter, meter or register method in a parser: " \
+                  "declare it in a control" if tname in _EXTERN_KINDS else ""
+            raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers{why})")
         return decl.tree
 
     def _sub_parser_call(self, st: Tree, subs: dict[str, Tree]) -> str | None:

@@ -10,6 +10,8 @@ from .checkbase import (
     _BINOPS,
     _BUILTIN_FUNCS,
     _DEPRECATED_FUNCS,
+    _PARSER_FUNCS,
+    _PARSER_REASON,
     CheckerBase,
     _ActionRef,
     _Ctx,
@@ -32,6 +34,27 @@ from .checkbase import (
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
 
 _SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
+
+
+def _parser_forbidden_call(node: object) -> ir.BuiltinCall | ir.ExternCall | None:
+    """The first extern call under ``node`` that p4c's bmv2 back end rejects in a parser state."""
+    if isinstance(node, list):
+        for x in node:
+            bad = _parser_forbidden_call(x)
+            if bad is not None:
+                return bad
+        return None
+    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
+        return None
+    if isinstance(node, ir.ExternCall) or (isinstance(node, ir.BuiltinCall) and node.name not in _PARSER_FUNCS):
+        return node
+    for klass in type(node).__mro__:
+        for a in getattr(klass, "__slots__", ()):
+            if a not in ("loc", "type"):
+                bad = _parser_forbidden_call(getattr(node, a, None))
+                if bad is not None:
+                    return bad
+    return None
 
 
 def _has_varbit(t: ir.Type) -> bool:
@@ -612,6 +635,9 @@ class ExprChecker(CheckerBase):
 
     def action_call(self, aname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         act = self.actions[aname]
+        if ctx.in_parser:  # p4c's type checker: "Action calls are not allowed within parsers"
+            raise self.err(t, f"action '{act.local_name}' called in a parser: action calls are not allowed "
+                              "within parsers")
         if len(arg_trees) != len(act.params):
             raise self.err(t, f"action '{act.local_name}' takes {len(act.params)} arguments,"
                               f" {len(arg_trees)} given")
@@ -759,6 +785,8 @@ class ExprChecker(CheckerBase):
         if ctx.prelude is None:
             raise self.unsupported(t, f"call of function '{fname}' outside a statement (e.g. in a "
                                       "table key, a select or a declaration initialiser at block level)")
+        if ctx.in_parser:
+            self.check_parser_callee(fname, t)
         args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, params)]
         for a, p in zip(args, params):
             if p.direction in ("out", "inout"):
@@ -774,6 +802,24 @@ class ExprChecker(CheckerBase):
         ctx.prelude.append(ir.ExprStmt(loc, ir.ActionCall(ir.VoidT(), loc, fname, args + [v])))
         return v
 
+    def check_parser_callee(self, fname: str, t: Tree) -> None:
+        """A user function called from a parser state: p4c inlines it there, so an extern call
+        anywhere in it (or in a function it calls) meets the bmv2 back end's parser rules."""
+        seen: set[str] = set()
+        todo = [fname]
+        while todo:
+            fn = todo.pop()
+            if fn in seen:
+                continue
+            seen.add(fn)
+            bad = _parser_forbidden_call(self.actions[fn].body)
+            if bad is not None:
+                what = f"'{bad.name}'" if isinstance(bad, ir.BuiltinCall) else \
+                    f"extern method '{bad.instance}.{bad.method}'"
+                raise self.unsupported(t, f"call of function '{fname}' in a parser state: it calls {what} at "
+                                          f"{bad.loc} ({_PARSER_REASON})")
+            todo += sorted(ir.actions_called(self.actions[fn].body))
+
     def args(self, arg_trees: list[Tree], ctx: _Ctx, types: list[ir.Type | None], t: Tree,
              what: str) -> list[ir.Expr]:
         if len(arg_trees) != len(types):
@@ -783,6 +829,8 @@ class ExprChecker(CheckerBase):
     def builtin_call(self, name: str, arg_trees: list[Tree], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
         loc = self.loc(t)
         enum = self.enum_type
+        if ctx.in_parser and name not in _PARSER_FUNCS:
+            raise self.unsupported(t, f"call of extern function '{name}' in a parser state ({_PARSER_REASON})")
         if name in _DEPRECATED_FUNCS:
             return self.deprecated_call(name, arg_trees, ctx, t)
         if name not in _BUILTIN_FUNCS:
@@ -933,7 +981,8 @@ class ExprChecker(CheckerBase):
                 return ir.ApplyTable(ir.VoidT(), loc, e.table.name)
             if isinstance(e, ir.ExternInstance):
                 if ctx.in_parser:
-                    raise self.unsupported(t, f"extern method call in a parser ('{base.name}.{mem}')")
+                    raise self.unsupported(t, f"extern method call '{base.name}.{mem}' in a parser state "
+                                              f"({_PARSER_REASON})")
                 return self.extern_method(e, mem, arg_trees, ctx, t)
             if isinstance(e, _SubControl):
                 if mem != "apply":

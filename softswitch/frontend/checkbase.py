@@ -22,6 +22,14 @@ _BUILTIN_FUNCS = {"mark_to_drop", "hash", "random", "digest", "clone", "clone_pr
                   "verify_checksum", "update_checksum", "verify_checksum_with_payload",
                   "update_checksum_with_payload", "assert", "assume", "log_msg", "verify",
                   "static_assert"}
+# The free functions p4c's bmv2 back end turns into parser operations (ParserConverter in
+# backends/bmv2/common/parser.cpp: verify, log_msg, assert/assume); any other extern call in a parser
+# state -- hash, random, digest, clone, mark_to_drop, checksums, and every method of a counter,
+# meter or register -- it rejects with "not supported in parser on this target".
+# static_assert is folded before any back end sees it.
+_PARSER_FUNCS = {"verify", "log_msg", "assert", "assume", "static_assert"}
+_PARSER_REASON = ("p4c's bmv2 back end takes no extern call in a parser but verify, log_msg, assert "
+                  "and assume")
 _DEPRECATED_FUNCS = {"clone3": "clone3 (use clone_preserving_field_list)",
                      "resubmit": "resubmit (use resubmit_preserving_field_list)",
                      "recirculate": "recirculate (use recirculate_preserving_field_list)"}

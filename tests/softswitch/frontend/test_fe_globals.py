@@ -111,7 +111,7 @@ def test_top_level_action_uses_a_top_level_counter() -> None:
     ("@name(\"c\") counter(4, CounterType.packets) a; @name(\"c\") counter(4, CounterType.packets) b;", "",
      None, "two extern instances are named 'c'"),
     ("register<bit<8>>(2) r;", "", "state start { bit<8> x; r.read(x, 0); transition accept; }",
-     "unsupported: extern method call in a parser ('r.read')"),
+     "unsupported: extern method call 'r.read' in a parser state"),
     ("counter(4, CounterType.packets) c;", "c.count(1, 2);", None, "counter.count takes 1 arguments"),
 ])
 def test_top_level_instance_errors(top: str, ingress: str, parser: str | None, msg: str) -> None:
