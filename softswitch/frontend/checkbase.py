@@ -167,9 +167,9 @@ class CheckerBase:
         self.main: Tree | None = None
         self.selector_inputs: dict[str, tuple[list[str], ir.Loc]] = {}
         self.action_locals: dict[str, dict[str, ir.Type]] = {}
-        self.fn_results: set[str] = set()
+        self.fn_results: set[str] = set()  # fresh variables holding a function call's value
         self.extern_func_params: dict[str, list[list[str]]] = {}  # v1model/core extern function -> overloads' parameter names
-        self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances  # fresh variables holding a function call's value
+        self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances
         self.writable_params: set[int] = set()
         self.global_externs: dict[str, ir.ExternInstance] = {}
 
