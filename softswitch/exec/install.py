@@ -64,7 +64,7 @@ def install_program_entries(program: ir.Program, state) -> None:
         ts = state.table(table.name)
         if table.const_entries:
             for e in table.const_entries:
-                ts.add_const_entry(entry_proto(table, ts, e, by_name), is_const=table.entries_const)
+                ts.add_const_entry(entry_proto(table, ts, e, by_name), is_const=table.entries_const or e.is_const)
         da = table.default_action
         ainfo = by_name.get(da.action)
         if ainfo is None or ts.profile is not None:

@@ -38,6 +38,7 @@ class TableChecker(CheckerBase):
         size, size_given = 1024, False
         impl = counters = meters = None
         support_timeout = False
+        prio_order: tuple[bool, int] = (True, 1)  # largest_priority_wins, priority_delta
         seen: set[str] = set()
         for p in _trees(t):
             if p.data in ("annotations", "name"):
@@ -107,6 +108,16 @@ class TableChecker(CheckerBase):
                 elif pk == "support_timeout":
                     c = self.expr(val_t, ctx, BOOL)
                     support_timeout = bool(getattr(c, "value", False))
+                elif pk == "largest_priority_wins":
+                    c = self.expr(val_t, ctx, BOOL)
+                    if not isinstance(c, ir.Const):
+                        raise self.err(p, "largest_priority_wins must be true or false")
+                    prio_order = (bool(c.value), prio_order[1])
+                elif pk == "priority_delta":
+                    c = self.expr(val_t, ctx, None)
+                    if not isinstance(c, ir.Const) or int(c.value) <= 0:
+                        raise self.err(p, "priority_delta must be a positive constant")
+                    prio_order = (prio_order[0], int(c.value))
                 elif pk in ("psa_direct_counter", "psa_direct_meter", "psa_implementation"):
                     raise self.unsupported(p, f"table property '{pk}'")
                 else:
@@ -129,7 +140,7 @@ class TableChecker(CheckerBase):
         tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
                        counters, meters, support_timeout, anns, loc, _id_ann(anns))
         if entries_t is not None:
-            tbl.const_entries = self.entries(entries_t, tbl, ctx)
+            tbl.const_entries = self.entries(entries_t, tbl, ctx, *prio_order)
         for ref in (impl, counters, meters):
             if ref is not None:
                 self.extern_by_name(ref, ctx).tables.append(pname)
@@ -218,12 +229,15 @@ class TableChecker(CheckerBase):
             args.append(c)
         return ir.DefaultAction(ent.name, args, is_const, self.loc(val_t))
 
-    def entries(self, p: Tree, tbl: ir.Table, ctx: _Ctx) -> list[ir.TableEntry]:
+    def entries(self, p: Tree, tbl: ir.Table, ctx: _Ctx, largest_wins: bool = True,
+                delta: int = 1) -> list[ir.TableEntry]:
         mkeys = tbl.match_keys
         out = []
         n = len(_trees(p, "entry"))
         needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in mkeys)
         explicit: list[bool] = []
+        annotated: list[bool] = []
+        given: list[tuple[int, Tree] | None] = []  # 'priority = N:' of each entry
         bmv2_prio: list[tuple[int, int]] = []
         for i, en in enumerate(_trees(p, "entry")):
             kids = [c for c in _trees(en) if c.data not in ("annotations",)]
@@ -277,14 +291,21 @@ class TableChecker(CheckerBase):
             # annotations may stand before the entry or after its action ('... : a(1) @priority(3);')
             eanns = tuple(x for at in _trees(en, "annotations") for x in self.annotations(at))
             pa = ir.find_annotation(eanns, "priority")
+            annotated.append(pa is not None)
             if prio_t is not None:
+                if tbl.entries_const:
+                    # p4c's EntryPriorities pass: priorities belong to 'entries' without const
+                    raise self.err(prio_t, f"table '{tbl.local_name}' has const entries, which cannot have "
+                                           "priorities (declare 'entries' without const)")
                 pc = self.expr(_trees(prio_t)[0], ctx, None)
-                if not isinstance(pc, ir.Const):
-                    raise self.err(prio_t, "priority must be a constant")
+                if not isinstance(pc, ir.Const) or int(pc.value) < 0:
+                    raise self.err(prio_t, "priority must be a non-negative constant")
                 prio = int(pc.value)
                 explicit.append(True)
+                given.append((prio, en))
             else:
                 explicit.append(False)
+                given.append(None)
                 # p4c's bmv2 back end: an entry's bmv2 priority is its @priority(N), otherwise its
                 # position (1, 2, ...); bmv2 lets the smallest number win
                 prio = i + 1
@@ -294,16 +315,63 @@ class TableChecker(CheckerBase):
                     except ValueError:
                         raise self.err(en, f"@priority needs an integer, not '{pa.args[0]}'") from None
                 bmv2_prio.append((prio, i))
-            out.append(ir.TableEntry(kss, ent.name, args, prio, self.loc(en)))
-        if needs_prio and bmv2_prio:
-            if any(explicit):
-                raise self.err(p, "unsupported: const entries mixing 'priority =' with "
-                                  "unannotated or @priority entries")
-            # P4Runtime priorities (higher wins) in bmv2's order: smallest @priority first, ties
-            # in textual order
+            out.append(ir.TableEntry(kss, ent.name, args, prio, self.loc(en),
+                                     is_const=_tok(en, "CONST") is not None))
+        if any(explicit):
+            self._entry_priorities(p, tbl, out, given, annotated, needs_prio, largest_wins, delta)
+        elif needs_prio and (tbl.entries_const or any(annotated)):
+            # const entries (p4c assigns no priorities to them) or @priority annotations, which
+            # p4c's bmv2 back end takes as bmv2 priorities: P4Runtime priorities (higher wins) in
+            # bmv2's order, smallest @priority first, the others by position, ties in textual order
             for rank, (_, i) in enumerate(sorted(bmv2_prio)):
                 out[i].priority = n - rank
-        elif not needs_prio:
+        elif needs_prio:
+            # 'entries' without any priority: p4c numbers them from 1 in steps of priority_delta,
+            # the first entry ranking highest either way (P4 spec, "Entry priorities")
+            for i, e in enumerate(out):
+                e.priority = 1 + (n - 1 - i) * delta
+        else:
             for e in out:
                 e.priority = 0
         return out
+
+    def _entry_priorities(self, p: Tree, tbl: ir.Table, out: list[ir.TableEntry],
+                          given: list[tuple[int, Tree] | None], annotated: list[bool], needs_prio: bool,
+                          largest_wins: bool, delta: int) -> None:
+        """Entries with 'priority = N:' (P4_16 spec "Entry priorities", as p4c's EntryPriorities
+        pass computes them): the first entry must have one; an entry without one gets the previous
+        entry's minus ``priority_delta`` (``largest_priority_wins``, the default) or plus it.  The
+        P4Runtime priority (higher wins) is the P4 one when the largest wins, else mirrored."""
+        if not needs_prio:
+            raise self.err(p, f"table '{tbl.local_name}': its key match kinds (exact/lpm) do not use "
+                              "priorities, but entries give them")
+        if any(annotated):
+            raise self.unsupported(p, "@priority annotations together with 'priority =' in one table's "
+                                      "entries")
+        if given[0] is None:
+            raise self.err(p, f"table '{tbl.local_name}': the first entry must have a priority "
+                              "(some entries give one)")
+        prios: list[int] = []
+        cur = 0
+        seen: dict[int, int] = {}
+        for i, g in enumerate(given):
+            if g is not None:
+                cur = g[0]
+                if prios and (cur > prios[-1] if largest_wins else cur < prios[-1]):
+                    self.warnings.append(f"{out[i].loc}: warning: entry priorities out of order: {prios[-1]} "
+                                         f"then {cur} (largest_priority_wins = {str(largest_wins).lower()})")
+            elif cur < 1:
+                raise self.err(p, f"table '{tbl.local_name}': priority overflow: an entry after priority "
+                                  f"{prios[-1]} would get {cur} with priority_delta {delta}")
+            if cur in seen:
+                self.warnings.append(f"{out[i].loc}: warning: entries {seen[cur] + 1} and {i + 1} of table "
+                                     f"'{tbl.local_name}' have the same priority {cur}")
+            seen.setdefault(cur, i)
+            prios.append(cur)
+            cur = cur - delta if largest_wins else cur + delta
+        if min(prios) < 1:
+            raise self.err(p, f"table '{tbl.local_name}': priority 0 cannot be installed (P4Runtime "
+                              "priorities start at 1)")
+        lo, hi = min(prios), max(prios)
+        for e, pr in zip(out, prios):
+            e.priority = pr if largest_wins else lo + hi - pr

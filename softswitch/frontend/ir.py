@@ -852,6 +852,7 @@ class TableEntry:
     args: list[Const]
     priority: int
     loc: Loc
+    is_const: bool = False  # 'const' before one entry of an 'entries' list
 
 
 @dataclass(slots=True, eq=False)
