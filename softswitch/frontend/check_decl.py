@@ -9,6 +9,8 @@ from . import ir
 from .checkbase import (
     _EXTERN_KINDS,
     _V1_TYPE_NAMES,
+    MAX_STACK_SIZE,
+    MAX_WIDTH,
     CheckerBase,
     _Ctx,
     _Decl,
@@ -238,11 +240,13 @@ class DeclChecker(CheckerBase):
             w = self.width(_trees(t)[0])
             if w <= 0 or (k == "int_type" and w < 1):
                 raise self.err(t, f"bad width {w}")
+            self.check_width(t, w)
             return ir.BitT(w) if k == "bit_type" else ir.IntT(w)
         if k == "varbit_type":
             w = self.width(_trees(t)[0])
             if w <= 0:
                 raise self.err(t, f"bad width {w}")
+            self.check_width(t, w)
             return ir.VarbitT(w)
         if k == "infint_type":
             return INFINT  # type: ignore[return-value]
@@ -271,10 +275,17 @@ class DeclChecker(CheckerBase):
                 raise self.err(t, f"header stack element must be a header or header_union, not {show(elem)}")
             if not isinstance(size, ir.Const) or int(size.value) <= 0:
                 raise self.err(t, "header stack size must be a positive constant")
+            if int(size.value) > MAX_STACK_SIZE:
+                raise self.unsupported(t, f"header stack of {int(size.value)} elements (p4c takes at most "
+                                          f"{MAX_STACK_SIZE})")
             return ir.StackT(elem, int(size.value))
         if k == "tuple_type":
             return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))
         raise self.unsupported(t, f"type {k}")
+
+    def check_width(self, t: Tree, w: int) -> None:
+        if w > MAX_WIDTH:  # as p4c: wider types are refused (and 1 << w would not end here)
+            raise self.unsupported(t, f"width {w} (p4c supports widths up to {MAX_WIDTH})")
 
     def width(self, t: Tree) -> int:
         if t.data == "width_num":

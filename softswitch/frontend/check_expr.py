@@ -13,6 +13,7 @@ from .checkbase import (
     _PARSER_FUNCS,
     _PARSER_REASON,
     CheckerBase,
+    WidthTooLarge,
     _ActionRef,
     _Ctx,
     _Decl,
@@ -149,7 +150,10 @@ class ExprChecker(CheckerBase):
         k = t.data
         loc = self.loc(t)
         if k == "number":
-            v, ty = _parse_int(str(t.children[0]))
+            try:
+                v, ty = _parse_int(str(t.children[0]))
+            except WidthTooLarge as e:
+                raise self.unsupported(t, str(e)) from None
             return ir.Const(ty if ty is not None else INFINT, loc, v)  # type: ignore[arg-type]
         if k == "dontcare_arg":
             # ``_`` as an out argument: a fresh variable whose value is dropped

@@ -315,6 +315,15 @@ def _p4info_name(anns: tuple[ir.Annotation, ...], prefix: str, local: str) -> st
     return f"{prefix}.{n}" if prefix else n
 
 
+# p4c's DefaultP4CConfiguration: the widest bit<W>/int<W>/varbit<W> and the largest header stack
+MAX_WIDTH = 2048
+MAX_STACK_SIZE = 256
+
+
+class WidthTooLarge(ValueError):
+    """A width-prefixed literal (``4096w1``) wider than p4c takes."""
+
+
 _INT_RE = re.compile(r"^(?:(\d+)([ws]))?(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[0-9_]*)$")
 
 
@@ -337,6 +346,9 @@ def _parse_int(s: str) -> tuple[int, ir.Type | None]:
         v = int(body, 10)
     if m.group(1):
         w = int(m.group(1))
+        if w > MAX_WIDTH:
+            raise WidthTooLarge(f"width {w} of the literal '{s.strip()}' is larger than {MAX_WIDTH}, the widest "
+                                "p4c supports")
         t: ir.Type = ir.BitT(w) if m.group(2) == "w" else ir.IntT(w)
         return wrap(v, t), t
     return v, None

@@ -79,3 +79,46 @@ def test_sub_control_applied_again_with_other_lvalues_is_rejected(second: str, m
     with pytest.raises(P4Error) as ei:
         load_source(src, "l.p4")
     assert str(ei.value).startswith(msg)
+
+
+# p4c's limits (DefaultP4CConfiguration): widths up to 2048 bits, header stacks up to 256 elements.
+# Before, a wider type or literal made the checker compute 1 << W: a 2**64-bit width never returned.
+_LIMIT_SRC = """
+#include <core.p4>
+#include <v1model.p4>
+header w_t { WIDE x; }
+struct H { w_t w; STACK }
+struct M { }
+parser P(packet_in b, out H h, inout M m, inout standard_metadata_t sm) {
+    state start { b.extract(h.w); transition accept; } }
+control VC(inout H h, inout M m) { apply {} }
+control Ig(inout H h, inout M m, inout standard_metadata_t sm) { apply { LITERAL } }
+control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control CC(inout H h, inout M m) { apply {} }
+control D(packet_out b, in H h) { apply { b.emit(h.w); } }
+V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
+"""
+
+
+def _limit_src(wide="bit<8>", stack="", literal=""):
+    return _LIMIT_SRC.replace("WIDE", wide).replace("STACK", stack).replace("LITERAL", literal)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(wide="bit<18446744073709551616>"), "width 18446744073709551616 (p4c supports widths up to 2048)"),
+    (dict(wide="int<2049>"), "width 2049"),
+    (dict(wide="varbit<4096>"), "width 4096"),
+    (dict(literal="sm.egress_spec = (bit<9>)4096w1;"), "width 4096 of the literal '4096w1'"),
+    (dict(stack="w_t[257] s;"), "header stack of 257 elements (p4c takes at most 256)"),
+])
+def test_p4c_limits_are_clean_errors(kw, msg):
+    with pytest.raises(P4Error) as ei:
+        load_source(_limit_src(**kw), "limits.p4")
+    assert msg in str(ei.value)
+    assert "limits.p4:" in str(ei.value).splitlines()[0]
+
+
+def test_the_limits_themselves_load():
+    prog = load_source(_limit_src(wide="bit<2048>", stack="w_t[256] s;",
+                                  literal="sm.egress_spec = (bit<9>)2048w1;"), "limits.p4")
+    assert prog is not None
