@@ -530,6 +530,7 @@ class BlockChecker(CheckerBase):
                 blk.actions.append((key, pname))
                 scope[local] = _ActionRef(pname)
             elif k == "table_decl":
+                ctx.table_key = key  # type: ignore[attr-defined]  # for an extern it constructs
                 tb = self.table(lt, ctx, pfx)
                 blk.tables.append((key, tb))
                 scope[_name(lt)] = _TableRef(tb)
@@ -644,14 +645,19 @@ class BlockChecker(CheckerBase):
         tname = str(tref.children[0])
         targs = tuple(self.type_ref(x) for x in _trees(_tree(tref, "type_args"))) \
             if tref.data == "specialized_type" else ()
-        arg_trees = _trees(_tree(lt, "args"))
+        return self.extern_object(lt, tname, targs, _trees(_tree(lt, "args")), anns,
+                                  _p4info_name(anns, pfx, local), local, ctx)
+
+    def extern_object(self, lt: Tree, tname: str, targs: tuple, arg_trees: list[Tree], anns: tuple,
+                      pname: str, local: str, ctx: _Ctx) -> ir.ExternInstance:
+        """A v1model extern object of type ``tname`` built from constructor arguments ``arg_trees``
+        (an instantiation's, or an anonymous constructor call's in a table property)."""
         if any(a.data == "named_arg" for a in arg_trees):  # bound by the names v1model.p4 declares
             decl = self.globals.get(tname)
             names = [_name(p) for cp in _trees(decl.tree, "ctor_proto")
                      for p in _trees(_tree(cp, "params"), "param")] if isinstance(decl, _Decl) else None
             arg_trees = self.positional_args(arg_trees, names, lt)
         args = [self.expr(a, ctx, None) for a in arg_trees]
-        pname = _p4info_name(anns, pfx, local)
         loc = self.loc(lt)
         inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=_id_ann(anns))  # type: ignore
 
