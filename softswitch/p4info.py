@@ -161,13 +161,20 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     p.pkg_info.arch = "v1model"
     tables = program.all_tables()
     externs = program.all_externs()
-    action_names: list[str] = []
+    # used actions once per P4Info name: actions may share one (p4c lists the name once and
+    # bmv2 resolves it in each table's own list), if they take the same control-plane data
+    by_name: dict[str, ir.Action] = {}
     for c in program.controls:
         used = {r.action for t in c.tables.values() for r in t.actions} | ir.actions_called(c.body)
         for an in c.actions:
-            if an not in action_names and an in used and not program.actions[an].function:
-                action_names.append(an)
-    actions = [program.actions[a] for a in action_names]
+            a = program.actions[an]
+            if an not in used or a.function:
+                continue
+            first = by_name.setdefault(a.name, a)
+            if [(q.name, q.type) for q in first.data_params] != [(q.name, q.type) for q in a.data_params]:
+                raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here take different "
+                                         "parameters; P4Info can list only one")
+    actions = list(by_name.values())
     ids = _Ids()
     kinds_of = {"counter": "counter", "direct_counter": "direct_counter", "meter": "meter",
                 "direct_meter": "direct_meter", "register": "register", "action_profile": "action_profile",
@@ -205,7 +212,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             mf.match_type = _MATCH[k.match_kind]
         for r in t.actions:
             ar = pt.action_refs.add()
-            ar.id = ids.get("action", r.action)
+            ar.id = ids.get("action", program.actions[r.action].name)
             if r.scope == "DEFAULT_ONLY":
                 ar.annotations.append("@defaultonly")
                 ar.scope = p4info_pb2.ActionRef.DEFAULT_ONLY
@@ -214,9 +221,10 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                 ar.scope = p4info_pb2.ActionRef.TABLE_ONLY
             ar.annotations.extend(_annotations(r.annotations))
         da = t.default_action
+        da_id = ids.get("action", program.actions[da.action].name)
         if da.const:
-            pt.const_default_action_id = ids.get("action", da.action)
-        pt.initial_default_action.action_id = ids.get("action", da.action)
+            pt.const_default_action_id = da_id
+        pt.initial_default_action.action_id = da_id
         act = program.actions[da.action]
         for prm, c in zip(act.data_params, da.args):
             arg = pt.initial_default_action.arguments.add()

@@ -56,11 +56,11 @@ class BlockChecker(CheckerBase):
         anns = self.annotations(_tree(d, "annotations"))
         pname = _p4info_name(anns, "", local)
         blk = _Block(pname, "action")
-        self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
+        key = self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
         act_locals = blk.locals
         if act_locals:
-            self.action_locals[pname] = act_locals
-        self.declare(d, local, _ActionRef(pname))
+            self.action_locals[key] = act_locals
+        self.declare(d, local, _ActionRef(key))
 
     def top_function(self, d: Tree) -> None:
         """``T f(params) { body }``: lowered to an action (never in P4Info or a table) whose return
@@ -111,7 +111,11 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(d, f"recursive function '{name}'")
 
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
-                     owner: str | None) -> ir.Action:
+                     owner: str | None) -> str:
+        """Lower action ``d``; returns its key in ``self.actions``.  That is its P4Info name
+        ``pname``, unless an action of that name was lowered before: then ``pname#N``.  p4c
+        accepts actions sharing a name (its P4Info lists the name once, and bmv2 resolves it per
+        table), and its own frontend makes such copies (one per table of a top-level action)."""
         params = []
         scope: dict[str, Any] = {}
         for i, p in enumerate(_trees(_tree(d, "params"), "param")):
@@ -129,12 +133,15 @@ class BlockChecker(CheckerBase):
         ctx.scope = list(getattr(outer, "scope", [])) + [scope]  # type: ignore[attr-defined]
         ctx.action_block = store  # type: ignore[attr-defined]
         ctx.var_prefix = getattr(outer, "var_prefix", "")  # type: ignore[attr-defined]
-        if pname in self.actions:
-            raise self.err(d, f"two actions are named '{pname}'")
+        key, n = pname, 1
+        while key in self.actions:
+            if self.actions[key].function:
+                raise self.err(d, f"action '{pname}' has the name of a function")
+            key, n = f"{pname}#{n}", n + 1
         act = ir.Action(pname, local, params, ir.Block(self.loc(d), []), anns, self.loc(d), owner, _id_ann(anns))
-        self.actions[pname] = act
+        self.actions[key] = act
         act.body = self.block(_tree(d, "block"), ctx)
-        return act
+        return key
 
     # ------------------------------------------------------------ main and blocks
     def lower_main(self, m: Tree) -> ir.Program:
@@ -526,9 +533,9 @@ class BlockChecker(CheckerBase):
                 local = _name(lt)
                 anns = self.annotations(_tree(lt, "annotations"))
                 pname = _p4info_name(anns, pfx, local)
-                self.lower_action(lt, pname, local, anns, ctx, blk, owner=blk.name)
-                blk.actions.append((key, pname))
-                scope[local] = _ActionRef(pname)
+                akey = self.lower_action(lt, pname, local, anns, ctx, blk, owner=blk.name)
+                blk.actions.append((key, akey))
+                scope[local] = _ActionRef(akey)
             elif k == "table_decl":
                 ctx.table_key = key  # type: ignore[attr-defined]  # for an extern it constructs
                 tb = self.table(lt, ctx, pfx)

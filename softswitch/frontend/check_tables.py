@@ -83,6 +83,9 @@ class TableChecker(CheckerBase):
                         scope = "TABLE_ONLY"
                     if any(a.action == ent.name for a in actions):
                         raise self.err(ai, f"action '{an}' listed twice")
+                    pn = self.actions[ent.name].name
+                    if any(self.actions[a.action].name == pn for a in actions):
+                        raise self.err(ai, f"table '{local}' lists two actions named '{pn}'")
                     actions.append(ir.TableActionRef(ent.name, scope, aanns, self.loc(ai),  # type: ignore
                                                      args=bound))
             elif p.data == "entries_prop":
@@ -111,11 +114,14 @@ class TableChecker(CheckerBase):
                     raise self.unsupported(p, f"table property '{pk}'")
                 else:
                     self.warnings.append(f"{self.loc(p)}: warning: unknown table property '{pk}' ignored")
-        if not actions:
-            raise self.err(t, f"table '{local}' has no actions")
         sel_keys = [k for k in keys if k.match_kind == "selector"]
         if sel_keys and (impl is None or self.extern_kind(impl, ctx) != "action_selector"):
-            raise self.err(t, f"table '{local}' has selector keys but no action_selector implementation")
+            # p4c accepts this (its issue1560-bmv2 sample): such keys are no match fields in its
+            # P4Info and its bmv2 back end leaves them out of the table, so they are never read
+            self.warnings.append(f"{sel_keys[0].loc}: warning: table '{local}' has selector keys but no "
+                                 "action_selector implementation; they are ignored, as p4c ignores them")
+            keys = [k for k in keys if k.match_kind != "selector"]
+            sel_keys = []
         if default is None:
             if "NoAction" not in [self.actions[a.action].local_name for a in actions]:
                 actions.append(ir.TableActionRef("NoAction", "DEFAULT_ONLY",
