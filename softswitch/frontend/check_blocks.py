@@ -303,7 +303,7 @@ class BlockChecker(CheckerBase):
                     for c in tr.cases:
                         c.next_state = ren(c.next_state)
                     continue
-                inst = self._sub_parser_call(st, subs)
+                inst = self._sub_parser_call(st, subs, ctx, sub_ctors)
                 if inst is None:
                     stmts += self.stmt(st, ctx)
                     continue
@@ -319,8 +319,8 @@ class BlockChecker(CheckerBase):
                 self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
                 cur, stmts = cont, list(copy_out)
             ctx.scope.pop()  # type: ignore[attr-defined]
-            if tr is None:
-                raise self.err(s, f"state '{sn}' has no transition")
+            if tr is None:  # P4_16 (parser states): a state without a transition goes to reject
+                tr = ir.Transition(self.loc(s), next_state="reject")
             states[cur] = ir.ParserState(cur, stmts, tr, anns, self.loc(s))
 
     def _sub_parser_decl(self, lt: Tree) -> Tree:
@@ -334,9 +334,13 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers{why})")
         return decl.tree
 
-    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree]) -> str | None:
-        """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance."""
-        if st.data != "call_stmt" or not subs:
+    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree], ctx: _Ctx,
+                         sub_ctors: dict[str, dict[str, Any]]) -> str | None:
+        """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance.  ``Sub.apply(...);``
+        of a parser type (the P4 spec's direct type invocation: an instance of its own at that
+        call) is taken as an instance named after the type -- each call is inlined as a copy of
+        its own anyway."""
+        if st.data != "call_stmt":
             return None
         call = _trees(st)[0]
         if call.data != "call_expr":
@@ -348,7 +352,18 @@ class BlockChecker(CheckerBase):
         if base.data != "ident":
             return None
         n = str(_tree(base, "name").children[0])
-        return n if n in subs else None
+        if n in subs:
+            return n
+        if any(n in sc for sc in getattr(ctx, "scope", [])):
+            return None
+        decl = self.globals.get(n)
+        if isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin:
+            if _tree(decl.tree, "ctor_params") is not None:
+                raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
+                                           "parameters (declare an instance)")
+            subs[n], sub_ctors[n] = decl.tree, {}
+            return n
+        return None
 
     def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block,
                          prefix: str) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
