@@ -9,6 +9,7 @@ from p4.config.v1 import p4info_pb2
 
 from softswitch.frontend import ir
 from softswitch.frontend.errors import P4InfoError
+from softswitch.frontend.types import show
 
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
           "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14,
@@ -137,7 +138,19 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
     elif isinstance(t, ir.ErrorT):
         spec.error.SetInParent()
     else:
-        raise P4InfoError(None, f"type {t} cannot appear in P4Info")
+        kind = "enum" if isinstance(t, ir.EnumT) else "type"
+        raise P4InfoError(None, f"unsupported: {kind} '{show(t)}' in P4Info (p4c describes it in P4Info's "
+                                "type_info; softswitch does not)")
+
+
+def _located(loc: ir.Loc, fn, *args) -> None:
+    """``fn(*args)``, its P4InfoError placed at ``loc`` (the digest or register using the type)."""
+    try:
+        fn(*args)
+    except P4InfoError as e:
+        if e.loc is not None:
+            raise
+        raise P4InfoError(loc, e.message) from None
 
 
 def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT) -> None:
@@ -309,12 +322,12 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     for e in ext("register"):
         pr = p.registers.add()
         _preamble(pr.preamble, ids.get("register", e.name), e.name, alias[e.name], e.annotations)
-        _type_spec(pr.type_spec, e.type_args[0], p.type_info)
+        _located(e.loc, _type_spec, pr.type_spec, e.type_args[0], p.type_info)
         pr.size = e.size or 0
     for d in program.digests:
         pd = p.digests.add()
         _preamble(pd.preamble, ids.get("digest", d.name), d.name, alias[d.name], ())
-        _type_spec(pd.type_spec, d.type, p.type_info)
+        _located(d.loc, _type_spec, pd.type_spec, d.type, p.type_info)
     p.type_info.SetInParent()
     return p
 
