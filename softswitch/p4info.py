@@ -187,6 +187,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             if [(q.name, q.type) for q in first.data_params] != [(q.name, q.type) for q in a.data_params]:
                 raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here take different "
                                          "parameters; P4Info can list only one")
+            if None not in (first.id, a.id) and first.id != a.id:
+                raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here have different @id")
     actions = list(by_name.values())
     ids = _Ids()
     kinds_of = {"counter": "counter", "direct_counter": "direct_counter", "meter": "meter",

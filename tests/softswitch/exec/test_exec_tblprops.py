@@ -103,3 +103,11 @@ def test_one_table_listing_two_actions_of_one_name_is_an_error():
         load_source(_variant("actions = { mark_a; NoAction; }", "actions = { mark_a; mark_b; NoAction; }"),
                     "tp.p4")
     assert str(ei.value).startswith("tp.p4:40:") and "table 't_a' lists two actions named 'I.mark'" in str(ei.value)
+
+
+def test_used_actions_of_one_name_with_different_ids_are_an_error():
+    src = _variant('@name("mark") action mark_a()', '@name("mark") @id(0x01000001) action mark_a()')
+    src = src.replace('@name("mark") action mark_b()', '@name("mark") @id(0x01000002) action mark_b()')
+    with pytest.raises(P4Error) as ei:
+        build_p4info(load_source(src, "tp.p4"))
+    assert str(ei.value).startswith("tp.p4:36:") and "have different @id" in str(ei.value)
