@@ -9,6 +9,7 @@ from p4.config.v1 import p4info_pb2
 
 from softswitch.frontend import ir
 from softswitch.frontend.errors import P4InfoError
+from softswitch.frontend.types import show
 
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04,
           "action_profile": 0x11, "counter": 0x12, "direct_counter": 0x13, "meter": 0x14,
@@ -137,7 +138,19 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
     elif isinstance(t, ir.ErrorT):
         spec.error.SetInParent()
     else:
-        raise P4InfoError(None, f"type {t} cannot appear in P4Info")
+        kind = "enum" if isinstance(t, ir.EnumT) else "type"
+        raise P4InfoError(None, f"unsupported: {kind} '{show(t)}' in P4Info (p4c describes it in P4Info's "
+                                "type_info; softswitch does not)")
+
+
+def _located(loc: ir.Loc, fn, *args) -> None:
+    """``fn(*args)``, its P4InfoError placed at ``loc`` (the digest or register using the type)."""
+    try:
+        fn(*args)
+    except P4InfoError as e:
+        if e.loc is not None:
+            raise
+        raise P4InfoError(loc, e.message) from None
 
 
 def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT) -> None:
@@ -161,13 +174,22 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     p.pkg_info.arch = "v1model"
     tables = program.all_tables()
     externs = program.all_externs()
-    action_names: list[str] = []
+    # used actions once per P4Info name: actions may share one (p4c lists the name once and
+    # bmv2 resolves it in each table's own list), if they take the same control-plane data
+    by_name: dict[str, ir.Action] = {}
     for c in program.controls:
         used = {r.action for t in c.tables.values() for r in t.actions} | ir.actions_called(c.body)
         for an in c.actions:
-            if an not in action_names and an in used and not program.actions[an].function:
-                action_names.append(an)
-    actions = [program.actions[a] for a in action_names]
+            a = program.actions[an]
+            if an not in used or a.function:
+                continue
+            first = by_name.setdefault(a.name, a)
+            if [(q.name, q.type) for q in first.data_params] != [(q.name, q.type) for q in a.data_params]:
+                raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here take different "
+                                         "parameters; P4Info can list only one")
+            if None not in (first.id, a.id) and first.id != a.id:
+                raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here have different @id")
+    actions = list(by_name.values())
     ids = _Ids()
     kinds_of = {"counter": "counter", "direct_counter": "direct_counter", "meter": "meter",
                 "direct_meter": "direct_meter", "register": "register", "action_profile": "action_profile",
@@ -205,7 +227,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             mf.match_type = _MATCH[k.match_kind]
         for r in t.actions:
             ar = pt.action_refs.add()
-            ar.id = ids.get("action", r.action)
+            ar.id = ids.get("action", program.actions[r.action].name)
             if r.scope == "DEFAULT_ONLY":
                 ar.annotations.append("@defaultonly")
                 ar.scope = p4info_pb2.ActionRef.DEFAULT_ONLY
@@ -214,9 +236,10 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                 ar.scope = p4info_pb2.ActionRef.TABLE_ONLY
             ar.annotations.extend(_annotations(r.annotations))
         da = t.default_action
+        da_id = ids.get("action", program.actions[da.action].name)
         if da.const:
-            pt.const_default_action_id = ids.get("action", da.action)
-        pt.initial_default_action.action_id = ids.get("action", da.action)
+            pt.const_default_action_id = da_id
+        pt.initial_default_action.action_id = da_id
         act = program.actions[da.action]
         for prm, c in zip(act.data_params, da.args):
             arg = pt.initial_default_action.arguments.add()
@@ -301,12 +324,12 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     for e in ext("register"):
         pr = p.registers.add()
         _preamble(pr.preamble, ids.get("register", e.name), e.name, alias[e.name], e.annotations)
-        _type_spec(pr.type_spec, e.type_args[0], p.type_info)
+        _located(e.loc, _type_spec, pr.type_spec, e.type_args[0], p.type_info)
         pr.size = e.size or 0
     for d in program.digests:
         pd = p.digests.add()
         _preamble(pd.preamble, ids.get("digest", d.name), d.name, alias[d.name], ())
-        _type_spec(pd.type_spec, d.type, p.type_info)
+        _located(d.loc, _type_spec, pd.type_spec, d.type, p.type_info)
     p.type_info.SetInParent()
     return p
 

@@ -30,11 +30,11 @@ def _resources(program: ir.Program, state) -> Resources:
             return state.register(name)
         return state.action_profile(name)
 
-    def action_id(name: str) -> int:
+    def action_id(key: str) -> int:  # a key of program.actions: its P4Info name's id
         try:
-            return action_ids[name]
+            return action_ids[program.actions[key].name]
         except KeyError:
-            raise CompileError(f"action {name} is not in the P4Info") from None
+            raise CompileError(f"action {key} is not in the P4Info") from None
 
     def digest_id(name: str) -> int:
         try:

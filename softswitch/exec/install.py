@@ -60,13 +60,14 @@ def entry_proto(table: ir.Table, ts, entry: ir.TableEntry, actions: dict) -> p4r
 def install_program_entries(program: ir.Program, state) -> None:
     """Program entries into ``state`` (before any P4Runtime write), and defaults with arguments."""
     by_name = {a.name: a for a in state.actions.values()}
+    by_key = {k: by_name[a.name] for k, a in program.actions.items() if a.name in by_name}
     for table in program.all_tables():
         ts = state.table(table.name)
         if table.const_entries:
             for e in table.const_entries:
-                ts.add_const_entry(entry_proto(table, ts, e, by_name), is_const=table.entries_const or e.is_const)
+                ts.add_const_entry(entry_proto(table, ts, e, by_key), is_const=table.entries_const or e.is_const)
         da = table.default_action
-        ainfo = by_name.get(da.action)
+        ainfo = by_key.get(da.action)
         if ainfo is None or ts.profile is not None:
             continue
         args = tuple(int(a.value) & _mask(p.bitwidth) for a, p in zip(da.args, ainfo.params))

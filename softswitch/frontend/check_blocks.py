@@ -56,11 +56,11 @@ class BlockChecker(CheckerBase):
         anns = self.annotations(_tree(d, "annotations"))
         pname = _p4info_name(anns, "", local)
         blk = _Block(pname, "action")
-        self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
+        key = self.lower_action(d, pname, local, anns, _Ctx(None), blk, owner=None)
         act_locals = blk.locals
         if act_locals:
-            self.action_locals[pname] = act_locals
-        self.declare(d, local, _ActionRef(pname))
+            self.action_locals[key] = act_locals
+        self.declare(d, local, _ActionRef(key))
 
     def top_function(self, d: Tree) -> None:
         """``T f(params) { body }``: lowered to an action (never in P4Info or a table) whose return
@@ -111,7 +111,11 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(d, f"recursive function '{name}'")
 
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
-                     owner: str | None) -> ir.Action:
+                     owner: str | None) -> str:
+        """Lower action ``d``; returns its key in ``self.actions``.  That is its P4Info name
+        ``pname``, unless an action of that name was lowered before: then ``pname#N``.  p4c
+        accepts actions sharing a name (its P4Info lists the name once, and bmv2 resolves it per
+        table), and its own frontend makes such copies (one per table of a top-level action)."""
         params = []
         scope: dict[str, Any] = {}
         for i, p in enumerate(_trees(_tree(d, "params"), "param")):
@@ -129,12 +133,15 @@ class BlockChecker(CheckerBase):
         ctx.scope = list(getattr(outer, "scope", [])) + [scope]  # type: ignore[attr-defined]
         ctx.action_block = store  # type: ignore[attr-defined]
         ctx.var_prefix = getattr(outer, "var_prefix", "")  # type: ignore[attr-defined]
-        if pname in self.actions:
-            raise self.err(d, f"two actions are named '{pname}'")
+        key, n = pname, 1
+        while key in self.actions:
+            if self.actions[key].function:
+                raise self.err(d, f"action '{pname}' has the name of a function")
+            key, n = f"{pname}#{n}", n + 1
         act = ir.Action(pname, local, params, ir.Block(self.loc(d), []), anns, self.loc(d), owner, _id_ann(anns))
-        self.actions[pname] = act
+        self.actions[key] = act
         act.body = self.block(_tree(d, "block"), ctx)
-        return act
+        return key
 
     # ------------------------------------------------------------ main and blocks
     def lower_main(self, m: Tree) -> ir.Program:
@@ -296,7 +303,7 @@ class BlockChecker(CheckerBase):
                     for c in tr.cases:
                         c.next_state = ren(c.next_state)
                     continue
-                inst = self._sub_parser_call(st, subs)
+                inst = self._sub_parser_call(st, subs, ctx, sub_ctors)
                 if inst is None:
                     stmts += self.stmt(st, ctx)
                     continue
@@ -312,8 +319,8 @@ class BlockChecker(CheckerBase):
                 self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
                 cur, stmts = cont, list(copy_out)
             ctx.scope.pop()  # type: ignore[attr-defined]
-            if tr is None:
-                raise self.err(s, f"state '{sn}' has no transition")
+            if tr is None:  # P4_16 (parser states): a state without a transition goes to reject
+                tr = ir.Transition(self.loc(s), next_state="reject")
             states[cur] = ir.ParserState(cur, stmts, tr, anns, self.loc(s))
 
     def _sub_parser_decl(self, lt: Tree) -> Tree:
@@ -327,9 +334,13 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers{why})")
         return decl.tree
 
-    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree]) -> str | None:
-        """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance."""
-        if st.data != "call_stmt" or not subs:
+    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree], ctx: _Ctx,
+                         sub_ctors: dict[str, dict[str, Any]]) -> str | None:
+        """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance.  ``Sub.apply(...);``
+        of a parser type (the P4 spec's direct type invocation: an instance of its own at that
+        call) is taken as an instance named after the type -- each call is inlined as a copy of
+        its own anyway."""
+        if st.data != "call_stmt":
             return None
         call = _trees(st)[0]
         if call.data != "call_expr":
@@ -341,7 +352,18 @@ class BlockChecker(CheckerBase):
         if base.data != "ident":
             return None
         n = str(_tree(base, "name").children[0])
-        return n if n in subs else None
+        if n in subs:
+            return n
+        if any(n in sc for sc in getattr(ctx, "scope", [])):
+            return None
+        decl = self.globals.get(n)
+        if isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin:
+            if _tree(decl.tree, "ctor_params") is not None:
+                raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
+                                           "parameters (declare an instance)")
+            subs[n], sub_ctors[n] = decl.tree, {}
+            return n
+        return None
 
     def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block,
                          prefix: str) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
@@ -526,10 +548,11 @@ class BlockChecker(CheckerBase):
                 local = _name(lt)
                 anns = self.annotations(_tree(lt, "annotations"))
                 pname = _p4info_name(anns, pfx, local)
-                self.lower_action(lt, pname, local, anns, ctx, blk, owner=blk.name)
-                blk.actions.append((key, pname))
-                scope[local] = _ActionRef(pname)
+                akey = self.lower_action(lt, pname, local, anns, ctx, blk, owner=blk.name)
+                blk.actions.append((key, akey))
+                scope[local] = _ActionRef(akey)
             elif k == "table_decl":
+                ctx.table_key = key  # type: ignore[attr-defined]  # for an extern it constructs
                 tb = self.table(lt, ctx, pfx)
                 blk.tables.append((key, tb))
                 scope[_name(lt)] = _TableRef(tb)
@@ -644,14 +667,19 @@ class BlockChecker(CheckerBase):
         tname = str(tref.children[0])
         targs = tuple(self.type_ref(x) for x in _trees(_tree(tref, "type_args"))) \
             if tref.data == "specialized_type" else ()
-        arg_trees = _trees(_tree(lt, "args"))
+        return self.extern_object(lt, tname, targs, _trees(_tree(lt, "args")), anns,
+                                  _p4info_name(anns, pfx, local), local, ctx)
+
+    def extern_object(self, lt: Tree, tname: str, targs: tuple, arg_trees: list[Tree], anns: tuple,
+                      pname: str, local: str, ctx: _Ctx) -> ir.ExternInstance:
+        """A v1model extern object of type ``tname`` built from constructor arguments ``arg_trees``
+        (an instantiation's, or an anonymous constructor call's in a table property)."""
         if any(a.data == "named_arg" for a in arg_trees):  # bound by the names v1model.p4 declares
             decl = self.globals.get(tname)
             names = [_name(p) for cp in _trees(decl.tree, "ctor_proto")
                      for p in _trees(_tree(cp, "params"), "param")] if isinstance(decl, _Decl) else None
             arg_trees = self.positional_args(arg_trees, names, lt)
         args = [self.expr(a, ctx, None) for a in arg_trees]
-        pname = _p4info_name(anns, pfx, local)
         loc = self.loc(lt)
         inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=_id_ann(anns))  # type: ignore
 

@@ -993,10 +993,15 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
             if isinstance(e, _Decl) and e.kind in ("control", "parser") and not e.builtin and mem == "apply":
-                if e.kind == "parser" or ctx.in_parser:
-                    raise self.unsupported(t, f"direct application of {e.kind} type '{base.name}' "
-                                              f"{'in a parser' if ctx.in_parser else ''}".rstrip()
-                                              + " (declare an instance and apply it)")
+                if e.kind == "parser" and not ctx.in_parser:
+                    raise self.err(t, f"parser '{base.name}' applied in a control (a parser can only be "
+                                      "applied from a parser state)")
+                if e.kind == "control" and ctx.in_parser:
+                    raise self.err(t, f"control '{base.name}' applied in a parser (a control can only be "
+                                      "applied from a control)")
+                if e.kind == "parser":  # a sub-parser call inside an expression or a nested block
+                    raise self.unsupported(t, f"direct application of parser type '{base.name}' other than "
+                                              "as a statement of its own in a parser state")
                 return self.direct_apply(e, arg_trees, ctx, t)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
         if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:

@@ -84,6 +84,9 @@ class TableChecker(CheckerBase):
                         scope = "TABLE_ONLY"
                     if any(a.action == ent.name for a in actions):
                         raise self.err(ai, f"action '{an}' listed twice")
+                    pn = self.actions[ent.name].name
+                    if any(self.actions[a.action].name == pn for a in actions):
+                        raise self.err(ai, f"table '{local}' lists two actions named '{pn}'")
                     actions.append(ir.TableActionRef(ent.name, scope, aanns, self.loc(ai),  # type: ignore
                                                      args=bound))
             elif p.data == "entries_prop":
@@ -100,11 +103,11 @@ class TableChecker(CheckerBase):
                         raise self.err(p, "table size must be a positive constant")
                     size, size_given = int(c.value), True
                 elif pk == "implementation":
-                    impl = self.table_extern(val_t, ctx, ("action_profile", "action_selector"), pname)
+                    impl = self.table_extern(p, val_t, ctx, ("action_profile", "action_selector"), local)
                 elif pk == "counters":
-                    counters = self.table_extern(val_t, ctx, ("direct_counter",), pname)
+                    counters = self.table_extern(p, val_t, ctx, ("direct_counter",), local)
                 elif pk == "meters":
-                    meters = self.table_extern(val_t, ctx, ("direct_meter",), pname)
+                    meters = self.table_extern(p, val_t, ctx, ("direct_meter",), local)
                 elif pk == "support_timeout":
                     c = self.expr(val_t, ctx, BOOL)
                     support_timeout = bool(getattr(c, "value", False))
@@ -122,11 +125,14 @@ class TableChecker(CheckerBase):
                     raise self.unsupported(p, f"table property '{pk}'")
                 else:
                     self.warnings.append(f"{self.loc(p)}: warning: unknown table property '{pk}' ignored")
-        if not actions:
-            raise self.err(t, f"table '{local}' has no actions")
         sel_keys = [k for k in keys if k.match_kind == "selector"]
         if sel_keys and (impl is None or self.extern_kind(impl, ctx) != "action_selector"):
-            raise self.err(t, f"table '{local}' has selector keys but no action_selector implementation")
+            # p4c accepts this (its issue1560-bmv2 sample): such keys are no match fields in its
+            # P4Info and its bmv2 back end leaves them out of the table, so they are never read
+            self.warnings.append(f"{sel_keys[0].loc}: warning: table '{local}' has selector keys but no "
+                                 "action_selector implementation; they are ignored, as p4c ignores them")
+            keys = [k for k in keys if k.match_kind != "selector"]
+            sel_keys = []
         if default is None:
             if "NoAction" not in [self.actions[a.action].local_name for a in actions]:
                 actions.append(ir.TableActionRef("NoAction", "DEFAULT_ONLY",
@@ -162,14 +168,47 @@ class TableChecker(CheckerBase):
                 return e
         return self.global_externs[name]
 
-    def table_extern(self, val_t: Tree, ctx: _Ctx, kinds: tuple[str, ...], table: str) -> str:
+    def table_extern(self, p: Tree, val_t: Tree, ctx: _Ctx, kinds: tuple[str, ...], table: str) -> str:
+        """The P4Info name of the extern a table property names, or constructs in place."""
         if val_t.data == "ctor_call":
-            raise self.unsupported(val_t, "anonymous extern instance in a table property (declare it and"
-                                          " refer to it by name)")
+            return self.anonymous_table_extern(p, val_t, ctx, kinds, table)
         e = self.expr(val_t, ctx, None)
         if not isinstance(e, _Named) or not isinstance(e.entry, ir.ExternInstance) or e.entry.kind not in kinds:
             raise self.err(val_t, f"expected a {' or '.join(kinds)} instance")
         return e.entry.name
+
+    def anonymous_table_extern(self, p: Tree, val_t: Tree, ctx: _Ctx, kinds: tuple[str, ...],
+                               table: str) -> str:
+        """``implementation = action_selector(...)``, ``counters = direct_counter(...)``: an
+        instance of the table's own.  As in p4c, it takes its control-plane name from the
+        property's ``@name`` (as written, without the control's prefix; a leading dot dropped),
+        and its other annotations (``@max_group_size``...) from the property; without ``@name``
+        P4Runtime has no name for it, which p4c rejects.  A direct meter constructed in place
+        is what p4c's bmv2 back end rejects (it takes only a reference to a declaration)."""
+        prop = _name(p)
+        head = val_t.children[0]
+        if isinstance(head, Tree):  # specialized_type: T<...>
+            tname = str(head.children[0])
+            targs = tuple(self.type_ref(x) for x in _trees(_tree(head, "type_args")))
+        else:
+            tname, targs = str(head), ()
+        if tname not in kinds:
+            raise self.err(val_t, f"expected a {' or '.join(kinds)} instance")
+        if tname == "direct_meter":
+            raise self.unsupported(val_t, f"a direct_meter constructed in the 'meters' property of table "
+                                          f"'{table}' (declare it and refer to it by name; p4c's bmv2 "
+                                          "back end rejects it too)")
+        anns = self.annotations(_tree(p, "annotations"))
+        nm = ir.find_annotation(anns, "name")
+        if nm is None or not nm.args:
+            raise self.unsupported(val_t, f"an anonymous '{prop}' of table '{table}' without a @name "
+                                          "annotation (P4Runtime has no name for it; p4c rejects it too)")
+        pname = str(nm.args[0]).removeprefix(".")
+        arg_trees = _trees(_tree(val_t, "args")) if _tree(val_t, "args") is not None else []
+        inst = self.extern_object(val_t, tname, targs, arg_trees, anns, pname, pname, ctx)  # type: ignore
+        blk = ctx.block
+        blk.externs.append((getattr(ctx, "table_key", ()), inst))  # type: ignore[union-attr]
+        return inst.name
 
     def bound_action_args(self, ai: Tree, aname: str, arg_trees: list[Tree], ctx: _Ctx) -> list[ir.Expr]:
         """Arguments of an action in a table's actions list: they bind the action's leading

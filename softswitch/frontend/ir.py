@@ -9,7 +9,10 @@ Conventions (the front end guarantees all of them):
   control instance name, ``@name`` honoured, a leading ``.`` making it global).
   ``Program.actions`` / ``Control.tables`` / ``Control.externs`` are keyed by that name, and every
   reference (``ApplyTable.table``, ``ActionCall.action``, ``ExternCall.instance``, table
-  ``implementation``/``counters``/``meters``) uses it.
+  ``implementation``/``counters``/``meters``) uses it.  One exception: actions may share a
+  P4Info name (p4c accepts that and lists the name once); the second and later such action are
+  keyed ``NAME#1``, ``NAME#2``... (never a P4 name), references use the key, and ``Action.name``
+  stays the P4Info name.
 * **Top-level extern instances** (declared outside any control, shared by every control that
   uses them) have their bare name as P4Info name (``@name`` honoured).  They are listed in
   ``Program.externs`` and, as the very same objects, first in every ``Control.externs``, so

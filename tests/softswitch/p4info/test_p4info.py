@@ -134,3 +134,14 @@ def test_actions_called_from_apply_are_listed_as_p4c_does() -> None:
     mrc = build_p4info(load_program(str(root / "p4src" / "mrc_switch.p4")))
     acts = [a.preamble.name for a in mrc.actions]
     assert acts.index("ingress.routing.drop_with") == acts.index("ingress.srv6.srv6_end") + 1
+
+
+def test_a_plain_enum_in_a_digest_is_rejected_at_the_digest_call() -> None:
+    """p4c describes a plain enum in P4Info's type_info (its v1model-digest-custom-type
+    sample); softswitch does not, and says so at the digest call, by the enum's name."""
+    src = _DIRECT_CALLS.replace("struct h_t { }", "enum Kind { A, B }\nstruct d_t { Kind k; bit<8> x; }\nstruct h_t { }")
+    src = src.replace("top_direct(1); }", "top_direct(1); digest<d_t>(1, { Kind.A, m.x }); }")
+    prog = load_source(src, "d.p4")
+    with pytest.raises(P4InfoError) as ei:
+        build_p4info(prog)
+    assert str(ei.value).startswith("d.p4:17:68:") and "unsupported: enum 'Kind' in P4Info" in str(ei.value)
