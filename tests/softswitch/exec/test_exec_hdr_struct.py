@@ -6,7 +6,7 @@ the packet loop's generated path (recycled objects) gives what the API's path gi
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, INSERT, Rig
+from exec_rig import DATA, Rig
 
 from softswitch.exec.pipeline import PacketState
 from softswitch.frontend import load_source
