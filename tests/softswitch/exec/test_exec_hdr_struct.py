@@ -6,7 +6,8 @@ the packet loop's generated path (recycled objects) gives what the API's path gi
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, Rig
+from exec_rig import DATA, INSERT, Rig
+from p4.v1 import p4runtime_pb2
 
 from softswitch.exec.pipeline import PacketState
 from softswitch.frontend import load_source
@@ -25,6 +26,7 @@ CASES = [
     (bytes.fromhex("03" "10" "87" "f9" "000f"), bytes.fromhex("03" "03" "87" "f9" "000f")),  # and the header == its copy
     (bytes.fromhex("03" "10" "86" "fa" "000f"), bytes.fromhex("03" "06" "86" "fa" "000f")),  # alt0 differs, inr differs
     (bytes([4]) + H, bytes.fromhex("04" "ee" "00000000")),                  # setInvalid; setValid: all leaves 0
+    (bytes([7]) + H, bytes.fromhex("07" "85" "857a123f" "00")),             # hash of alt0 alone: x is invalid
     (bytes([8]) + H, bytes([8]) + H + bytes([5])),                           # lookahead<h_t>().row.alt0.port
     (bytes.fromhex("09" "0102" "03"), bytes.fromhex("09" "0102" "91")),     # union member g: alt = {1, 0x11}
     (bytes([10]) + bytes(range(1, 11)), bytes([10]) + bytes(range(6, 11)) + bytes.fromhex("010203" "1235")),
@@ -64,6 +66,16 @@ def test_table_keys_on_struct_leaves(rig):
     assert run(rig, bytes([5]) + H) == bytes.fromhex("05" "10" "aa" "7a" "123f")  # hit: alt0 = {1, 0x2A}
     other = bytes([5, 0x10, 0x85, 0x7D, 0x12, 0x3F])  # color BLUE: no entry
     assert run(rig, other) == other
+
+
+def test_digest_of_a_struct_read_from_a_header(rig):
+    got: list = []
+    rig.state.digests.set_sink(got.append)
+    did = rig._id("digests", "alt_t")
+    rig.write(INSERT, digest_entry=p4runtime_pb2.DigestEntry(
+        digest_id=did, config=p4runtime_pb2.DigestEntry.Config(max_list_size=1)))
+    run(rig, bytes([6]) + H)
+    assert [(d.digest_id, d.values) for d in got] == [(did, [(1, 5)])]
 
 
 def test_loop_path_agrees_with_recycled_objects(rig):

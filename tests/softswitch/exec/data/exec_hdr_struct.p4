@@ -75,6 +75,14 @@ control I(inout hs_t hs, inout m_t m, inout standard_metadata_t s) {
             hs.h.a = 0xEE;
         } else if (op == 5) {     // table keys on leaves
             by_id.apply();
+        } else if (op == 6) {     // a digest of a struct read from a header
+            digest<alt_t>(1, hs.h.row.alt0);
+        } else if (op == 7) {     // hash inputs: leaves of an invalid header are left out (x is)
+            bit<16> r;
+            hash(r, HashAlgorithm.identity, 16w0, { hs.h.row.alt0, hs.x.row.alt0 }, 32w65536);
+            hs.k.setValid();
+            hs.k.key = r[15:8];
+            hs.h.a = r[7:0];
         } else if (op == 8) {
             hs.k.setValid();
             hs.k.key = m.r;
