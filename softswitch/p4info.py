@@ -105,7 +105,8 @@ def _aliases(names: list[str]) -> dict[str, str]:
     return out
 
 
-def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4TypeInfo) -> None:
+def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4TypeInfo,
+               loc: ir.Loc | None = None) -> None:
     if isinstance(t, ir.BitT):
         spec.bitstring.bit.bitwidth = t.width
     elif isinstance(t, ir.IntT):
@@ -114,18 +115,20 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
         spec.bool.SetInParent()
     elif isinstance(t, ir.StructT):
         spec.struct.name = t.name
-        _add_struct(info, t)
+        _add_struct(info, t, loc)
     elif isinstance(t, ir.HeaderT):
         spec.header.name = t.name
         if t.name not in info.headers:
             h = info.headers[t.name]
-            for f in t.fields:
+            for name, ft, _anns in header_leaves(t):
                 m = h.members.add()
-                m.name = f.name
-                if isinstance(f.type, ir.VarbitT):
-                    m.type_spec.varbit.max_bitwidth = f.type.max_width
+                m.name = name
+                if isinstance(ft, ir.VarbitT):
+                    m.type_spec.varbit.max_bitwidth = ft.max_width
+                elif isinstance(ft, ir.IntT):
+                    m.type_spec.int.bitwidth = ft.width  # p4c: the field's bitstring, int<W> too
                 else:
-                    m.type_spec.bit.bitwidth = ir.type_width(f.type)
+                    m.type_spec.bit.bitwidth = ir.type_width(ft)
     elif isinstance(t, ir.EnumT) and t.underlying is not None:
         spec.serializable_enum.name = t.name
         if t.name not in info.serializable_enums:
@@ -135,32 +138,49 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
                 m = se.members.add()
                 m.name = n
                 m.value = v.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
+    elif isinstance(t, ir.EnumT):  # a plain enum: by name, its members listed in type_info
+        spec.enum.name = t.name
+        if t.name not in info.enums:
+            en = info.enums[t.name]
+            for n in t.members:
+                en.members.add().name = n
     elif isinstance(t, ir.ErrorT):
         spec.error.SetInParent()
+        info.error.SetInParent()  # its members: every error, filled in by build_p4info
     else:
-        kind = "enum" if isinstance(t, ir.EnumT) else "type"
-        raise P4InfoError(None, f"unsupported: {kind} '{show(t)}' in P4Info (p4c describes it in P4Info's "
-                                "type_info; softswitch does not)")
+        raise P4InfoError(loc, f"type {show(t)} cannot appear in P4Info")
 
 
-def _located(loc: ir.Loc, fn, *args) -> None:
-    """``fn(*args)``, its P4InfoError placed at ``loc`` (the digest or register using the type)."""
-    try:
-        fn(*args)
-    except P4InfoError as e:
-        if e.loc is not None:
-            raise
-        raise P4InfoError(loc, e.message) from None
+def header_leaves(t: ir.HeaderT) -> list[tuple[str, ir.Type, tuple[ir.Annotation, ...]]]:
+    """The fields of a header as P4Info lists them: a struct-typed field (allowed in a header
+    when it holds only bit/int/bool/serializable-enum fields, nested) is flattened into its
+    leaves, named by their path (``row.alt0.valid``), as p4c's control-plane flattening names
+    them; a leaf's annotations are merged from the path, the innermost winning, as p4c does."""
+    out: list[tuple[str, ir.Type, tuple[ir.Annotation, ...]]] = []
+
+    def walk(fields: tuple[ir.Field, ...], prefix: str, anns: tuple[ir.Annotation, ...]) -> None:
+        for f in fields:
+            if isinstance(f.type, ir.StructT):
+                walk(f.type.fields, f"{prefix}{f.name}.", f.annotations + anns)
+            else:
+                merged: list[ir.Annotation] = []
+                for a in f.annotations + anns:  # innermost first: a name seen already is skipped
+                    if all(a.name != b.name for b in merged):
+                        merged.append(a)
+                out.append((prefix + f.name, f.type, tuple(merged)))
+
+    walk(t.fields, "", ())
+    return out
 
 
-def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT) -> None:
+def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT, loc: ir.Loc | None = None) -> None:
     if t.name in info.structs:
         return
     s = info.structs[t.name]
     for f in t.fields:
         m = s.members.add()
         m.name = f.name
-        _type_spec(m.type_spec, f.type, info)
+        _type_spec(m.type_spec, f.type, info, loc)
 
 
 def _bytes(value: int, width: int) -> bytes:
@@ -302,14 +322,14 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         cm = p.controller_packet_metadata.add()
         _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
                   ch.annotations)
-        for i, f in enumerate(ch.header.fields, 1):
-            if isinstance(f.type, ir.VarbitT):
+        for i, (fname, ftype, fanns) in enumerate(header_leaves(ch.header), 1):
+            if isinstance(ftype, ir.VarbitT):
                 raise P4InfoError(ch.loc, f"controller header '{ch.name}' cannot have a varbit field")
             md = cm.metadata.add()
             md.id = i
-            md.name = f.name
-            md.annotations.extend(_annotations(f.annotations))
-            md.bitwidth = ir.type_width(f.type)
+            md.name = fname
+            md.annotations.extend(_annotations(fanns))
+            md.bitwidth = ir.type_width(ftype)
     for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
         pv = p.value_sets.add()
         _preamble(pv.preamble, ids.get("value_set", vs.name), vs.name, alias[vs.name], vs.annotations)
@@ -324,12 +344,14 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     for e in ext("register"):
         pr = p.registers.add()
         _preamble(pr.preamble, ids.get("register", e.name), e.name, alias[e.name], e.annotations)
-        _located(e.loc, _type_spec, pr.type_spec, e.type_args[0], p.type_info)
+        _type_spec(pr.type_spec, e.type_args[0], p.type_info, e.loc)
         pr.size = e.size or 0
     for d in program.digests:
         pd = p.digests.add()
         _preamble(pd.preamble, ids.get("digest", d.name), d.name, alias[d.name], ())
-        _located(d.loc, _type_spec, pd.type_spec, d.type, p.type_info)
+        _type_spec(pd.type_spec, d.type, p.type_info, d.loc)
+    if p.type_info.HasField("error"):  # p4c lists every error, in declaration order
+        p.type_info.error.members.extend(program.errors)
     p.type_info.SetInParent()
     return p
 

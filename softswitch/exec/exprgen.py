@@ -362,8 +362,11 @@ class ExprGen:
         if isinstance(t, ir.HeaderT):
             return [(e, f"{self.ex(e)}.valid")]
         cond = None
-        if isinstance(e, ir.Member) and isinstance(e.expr.type, ir.HeaderT):
-            cond = f"{self.ex(e.expr)}.valid"
+        h = e
+        while isinstance(h, ir.Member) and isinstance(h.expr.type, ir.StructT) and not h.expr.type.union:
+            h = h.expr  # a leaf of a struct-typed header field: the header's validity applies
+        if isinstance(h, ir.Member) and isinstance(h.expr.type, ir.HeaderT):
+            cond = f"{self.ex(h.expr)}.valid"
         return [(e, cond)]
 
     def pack_code(self, data: ir.Expr) -> str:

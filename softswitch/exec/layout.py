@@ -47,16 +47,24 @@ class TypeNames:
 
 
 def header_fields(t: ir.HeaderT) -> list[tuple[str, int, str]]:
-    """(attribute, width, kind) per field; kind is 'bit', 'int', 'bool' or 'varbit' (width: the
-    maximum; the current width is the object's ``vbw``)."""
-    out = []
-    for f in t.fields:
-        if isinstance(f.type, ir.VarbitT):
-            out.append((f"f_{f.name}", f.type.max_width, "varbit"))
-            continue
-        w = ir.type_width(f.type)
-        kind = "int" if isinstance(f.type, ir.IntT) else "bool" if isinstance(f.type, ir.BoolT) else "bit"
-        out.append((f"f_{f.name}", w, kind))
+    """(attribute, width, kind) per field on the wire, in order; kind is 'bit', 'int', 'bool' or
+    'varbit' (width: the maximum; the current width is the object's ``vbw``).  A struct-typed
+    field (allowed in a header when it holds only such fields, nested) contributes its leaves,
+    as p4c's bmv2 back end flattens it: the attribute is a path, ``f_row.f_alt0``."""
+    out: list[tuple[str, int, str]] = []
+
+    def leaves(fields: tuple[ir.Field, ...], prefix: str) -> None:
+        for f in fields:
+            if isinstance(f.type, ir.VarbitT):
+                out.append((f"{prefix}f_{f.name}", f.type.max_width, "varbit"))
+            elif isinstance(f.type, ir.StructT):
+                leaves(f.type.fields, f"{prefix}f_{f.name}.")
+            else:
+                w = ir.type_width(f.type)
+                kind = "int" if isinstance(f.type, ir.IntT) else "bool" if isinstance(f.type, ir.BoolT) else "bit"
+                out.append((f"{prefix}f_{f.name}", w, kind))
+
+    leaves(t.fields, "")
     return out
 
 
@@ -148,9 +156,12 @@ def _zero_lines(attrs: list[str], zero: dict[str, str], indent: str) -> list[str
 
 
 def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
-    fields = header_fields(t)
-    attrs = [a for a, _, _ in fields]
-    zero = {a: ("False" if k == "bool" else "0") for a, _, k in fields}
+    fields = header_fields(t)  # the wire's leaves (paths into nested structs)
+    leaves = [a for a, _, _ in fields]
+    # the object's own attributes: one per declared field; a struct-typed field holds an object
+    attrs = [f"f_{f.name}" for f in t.fields]
+    nested = {f"f_{f.name}" for f in t.fields if isinstance(f.type, ir.StructT)}
+    zero = {f"f_{f.name}": zero_code(f.type, names) for f in t.fields}
     nbytes = (t.width + 7) // 8
     vb = t.varbit is not None
     state = attrs + (["vbw"] if vb else [])  # vbw: the varbit field's current width in bits
@@ -160,18 +171,18 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
          f"    __slots__ = {tuple(['valid'] + state)!r}",
          f"    P4NAME = {t.name!r}",
          f"    NBYTES = {nbytes}",
-         f"    FIELDS = {tuple((a[2:], w) for a, w, _ in fields)!r}",
+         f"    FIELDS = {tuple((a[2:].replace('.f_', '.'), w) for a, w, _ in fields)!r}",
          "    def __init__(self):",
          "        self.valid = False"]
     L += _zero_lines(state, zero, "        ")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})",
           "        n.valid = self.valid"]
-    L += [f"        n.{a} = self.{a}" for a in state]
+    L += [f"        n.{a} = self.{a}.copy()" if a in nested else f"        n.{a} = self.{a}" for a in state]
     L += ["        return n",
           "    def copy_from(self, o):",
           "        self.valid = o.valid"]
-    L += [f"        self.{a} = o.{a}" for a in state]
+    L += [f"        self.{a}.copy_from(o.{a})" if a in nested else f"        self.{a} = o.{a}" for a in state]
     L += ["    def set_valid(self):",
           "        if not self.valid:",
           "            self.valid = True"]
@@ -179,7 +190,9 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",
-          "        return not self.valid or (" + (" and ".join(f"self.{a} == o.{a}" for a in state) or "True") + ")",
+          "        return not self.valid or ("
+          + (" and ".join(f"self.{a}.eq(o.{a})" if a in nested else f"self.{a} == o.{a}" for a in state)
+             or "True") + ")",
           "    @staticmethod",
           f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
           f"        n = {name}.__new__({name})",
@@ -191,11 +204,14 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           f"        return {pack_expr(t, 'self')}",
           "    def emit(self):",
           f"        return ({pack_expr(t, 'self')}).to_bytes("
-          + (f"({t.width} + self.vbw) // 8" if vb else f"{nbytes}") + ", 'big')",
-          "    def values(self):",
-          "        return (" + "".join(f"self.{a}, " for a in attrs) + ")",
+          + (f"({t.width} + self.vbw) // 8" if vb else f"{nbytes}") + ", 'big')"]
+    if not vb:  # lookahead<H>(): every field from the header's bits (MSB first)
+        L += ["    def set_int(self, v):"]
+        L += unpack_lines(t, "self", "v", "        ")
+    L += ["    def values(self):",
+          "        return (" + "".join(f"self.{a}, " for a in leaves) + ")",
           "    def __repr__(self):",
-          f"        names = {tuple(a[2:] for a in attrs)!r}",
+          f"        names = {tuple(a[2:].replace('.f_', '.') for a in leaves)!r}",
           "        body = ', '.join(n + '=' + hex(v) for n, v in zip(names, self.values()))",
           f"        return '{t.name}(' + ('' if self.valid else 'invalid ') + body + ')'"]
     return "\n".join(L) + "\n"

@@ -123,11 +123,7 @@ def lookahead_header(data: bytes, off: int, cls, width: int):
     """``lookahead<H>()``: a valid header object decoded without consuming bytes."""
     v = lookahead_bits(data, off, width)
     h = cls()
-    shift = width
-    for name, w in cls.FIELDS:
-        shift -= w
-        setattr(h, "f_" + name, (v >> shift) & ((1 << w) - 1))
-    h.valid = True
+    h.set_int(v)  # every field, int<W> signed and bool as such, struct-typed fields' leaves too
     return h
 
 

@@ -115,8 +115,8 @@ def extract_only_headers(program: ir.Program) -> frozenset[str]:
     except ``extract``: no assignment to them or their fields, no ``setInvalid``, no
     ``push_front``/``pop_front``, not an ``out``/``inout`` argument of an action or function, not
     the argument an extern method or builtin writes (``hash``'s result, ``register.read``'s,
-    ``update_checksum``'s checksum...; every argument of a call not known).  Header unions, stacks of them and headers with a varbit field are
-    never in the set."""
+    ``update_checksum``'s checksum...; every argument of a call not known).  Header unions, stacks of them, headers with a varbit field and
+    headers with a struct-typed field are never in the set."""
     hdr_t = program.parser.params[1].type
     if not isinstance(hdr_t, ir.StructT):
         return frozenset()
@@ -162,5 +162,7 @@ def extract_only_headers(program: ir.Program) -> frozenset[str]:
         elem = t.elem if isinstance(t, ir.StackT) else t
         if f.name in written or not isinstance(elem, ir.HeaderT) or elem.varbit is not None:
             continue
+        if any(isinstance(x.type, ir.StructT) for x in elem.fields):
+            continue  # its struct-typed field is an object the lazy reset does not guard
         out.add(f.name)
     return frozenset(out)

@@ -29,6 +29,29 @@ from .types import BOOL, INFINT, InfIntT, show
 _CTOR_VALUE_TYPES = (ir.BitT, ir.IntT, InfIntT, ir.BoolT, ir.EnumT, ir.ErrorT)
 
 
+def _header_field_bad(t: Any) -> str | None:
+    """None if ``t`` may be the type of a header field (the spec's rule, as p4c checks it:
+    bit<W>, int<W>, bool, a serializable enum, or a struct whose fields are all of these or
+    such structs, nested); else the offending type as P4 writes it (for a struct, with the path
+    of the field that is not allowed inside a header, e.g. ``s_t (field 'x.e' is error)``)."""
+    if isinstance(t, (ir.BitT, ir.IntT, ir.BoolT)) or (isinstance(t, ir.EnumT) and t.underlying is not None):
+        return None
+    if isinstance(t, ir.StructT) and not t.union:
+        def leaf(st: ir.StructT, prefix: str) -> str | None:
+            for f in st.fields:
+                ft = f.type
+                if isinstance(ft, ir.StructT) and not ft.union:
+                    r = leaf(ft, f"{prefix}{f.name}.")
+                    if r is not None:
+                        return r
+                elif _header_field_bad(ft) is not None:
+                    return f"field '{prefix}{f.name}' is {show(ft)}"
+            return None
+        why = leaf(t, "")
+        return None if why is None else f"{show(t)} ({why})"
+    return show(t)
+
+
 class DeclChecker(CheckerBase):
     """Declarations and type references."""
 
@@ -76,10 +99,11 @@ class DeclChecker(CheckerBase):
                         raise self.err(f, f"header '{name}' has more than one varbit field")
                     fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
                     continue
-                if k == "header_decl" and not isinstance(ft, (ir.BitT, ir.IntT, ir.BoolT)) \
-                        and not (isinstance(ft, ir.EnumT) and ft.underlying is not None):
-                    raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool or a "
-                                      f"serializable enum, not {show(ft)}")
+                if k == "header_decl":
+                    bad = _header_field_bad(ft)
+                    if bad is not None:
+                        raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool, a "
+                                          f"serializable enum or a struct of those, not {bad}")
                 fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
             anns = self.annotations(_tree(d, "annotations"))
             t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)

@@ -48,20 +48,37 @@ def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int,
     spec = d.type_spec
     kind = spec.WhichOneof("type_spec")
     if kind == "bitstring":
-        return (_bits(spec, d.preamble.name),), False
+        return (_bits(spec, d.preamble.name, p4info),), False
     if kind == "struct":
         st = p4info.type_info.structs.get(spec.struct.name)
         if st is None:
             raise P4InfoError(f"digest '{d.preamble.name}': struct '{spec.struct.name}' not in type_info")
-        return tuple(_bits(m.type_spec, d.preamble.name) for m in st.members), True
+        return tuple(_bits(m.type_spec, d.preamble.name, p4info) for m in st.members), True
     if kind == "tuple":
-        return tuple(_bits(m, d.preamble.name) for m in spec.tuple.members), True
+        return tuple(_bits(m, d.preamble.name, p4info) for m in spec.tuple.members), True
     raise P4InfoError(f"digest '{d.preamble.name}': unsupported type_spec {kind}")
 
 
-def _bits(spec: p4info_pb2.P4DataTypeSpec, name: str) -> int:
-    if spec.WhichOneof("type_spec") != "bitstring":
-        raise P4InfoError(f"digest '{name}': only bit<W> members are supported")
+# A plain enum or an error in a digest: bmv2 (p4c's JSON) holds it in a 32-bit field, the enum's
+# member index or the error's number, and that is the bitstring a DigestList carries for it.
+ENUM_DIGEST_WIDTH = 32
+
+
+def _bits(spec: p4info_pb2.P4DataTypeSpec, name: str, p4info: p4info_pb2.P4Info) -> int:
+    kind = spec.WhichOneof("type_spec")
+    if kind in ("enum", "error"):
+        return ENUM_DIGEST_WIDTH
+    if kind == "bool":
+        return 1
+    if kind == "serializable_enum":
+        se = p4info.type_info.serializable_enums.get(spec.serializable_enum.name)
+        if se is None:
+            raise P4InfoError(f"digest '{name}': serializable enum '{spec.serializable_enum.name}' "
+                              "not in type_info")
+        return se.underlying_type.bitwidth
+    if kind != "bitstring":
+        raise P4InfoError(f"digest '{name}': a {kind} member is not supported (bit<W>, int<W>, bool, "
+                          "enums and error are)")
     bs = spec.bitstring
     w = bs.WhichOneof("type_spec")
     if w == "bit":

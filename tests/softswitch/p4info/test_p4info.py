@@ -136,12 +136,36 @@ def test_actions_called_from_apply_are_listed_as_p4c_does() -> None:
     assert acts.index("ingress.routing.drop_with") == acts.index("ingress.srv6.srv6_end") + 1
 
 
-def test_a_plain_enum_in_a_digest_is_rejected_at_the_digest_call() -> None:
-    """p4c describes a plain enum in P4Info's type_info (its v1model-digest-custom-type
-    sample); softswitch does not, and says so at the digest call, by the enum's name."""
-    src = _DIRECT_CALLS.replace("struct h_t { }", "enum Kind { A, B }\nstruct d_t { Kind k; bit<8> x; }\nstruct h_t { }")
-    src = src.replace("top_direct(1); }", "top_direct(1); digest<d_t>(1, { Kind.A, m.x }); }")
-    prog = load_source(src, "d.p4")
-    with pytest.raises(P4InfoError) as ei:
-        build_p4info(prog)
-    assert str(ei.value).startswith("d.p4:17:68:") and "unsupported: enum 'Kind' in P4Info" in str(ei.value)
+HDR_STRUCT = """
+#include <core.p4>
+#include <v1model.p4>
+struct pt_t { bit<8> a; int<8> b; }
+struct s_t { pt_t pt; bool f; }
+@controller_header("packet_in") header pin_t { bit<9> port; s_t s; bit<6> pad; }
+header h_t { bit<8> x; pt_t p; }
+struct dg_t { h_t h; }
+struct hs_t { pin_t pin; h_t h; }
+struct m_t { dg_t d; }
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h); transition accept; } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
+    apply { m.d.h = h.h; digest<dg_t>(1, m.d); } }
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.pin); p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_header_with_struct_fields_is_flattened_as_p4c_does() -> None:
+    """p4c's control-plane flattening of a header with struct-typed fields: one entry per leaf,
+    named by its path (p4c's FlattenHeader keeps the original path as the leaf's name), for
+    controller packet metadata and for type_info headers (int<W> leaves as int)."""
+    info = build_p4info(load_source(HDR_STRUCT, "hs.p4"))
+    (cpm,) = info.controller_packet_metadata
+    assert [(m.id, m.name, m.bitwidth) for m in cpm.metadata] == [
+        (1, "port", 9), (2, "s.pt.a", 8), (3, "s.pt.b", 8), (4, "s.f", 1), (5, "pad", 6)]
+    h = info.type_info.headers["h_t"]
+    assert [(m.name, m.type_spec.WhichOneof("type_spec"), getattr(m.type_spec, m.type_spec.WhichOneof("type_spec")).bitwidth)
+            for m in h.members] == [("x", "bit", 8), ("p.a", "bit", 8), ("p.b", "int", 8)]
