@@ -274,6 +274,12 @@ class ExprChecker(CheckerBase):
             tys: list = [None] * len(items)
             if isinstance(expected, (ir.HeaderT, ir.StructT)) and len(expected.fields) == len(items):
                 tys = [f.type for f in expected.fields]  # '{ {a, 1}, b }': nested lists typed too
+            if isinstance(expected, ir.TupleT):  # a list typed by its context (spec 8.12)
+                if len(expected.elems) != len(items):
+                    raise self.err(t, f"{show(expected)} has {len(expected.elems)} elements, the list "
+                                      f"{len(items)}")
+                elems = self.elements(items, list(expected.elems), ctx)
+                return ir.ListExpr(expected, loc, [self.coerce(e, x, t) for e, x in zip(elems, expected.elems)])
             elems = self.elements(items, tys, ctx)
             if isinstance(expected, (ir.HeaderT, ir.StructT)):
                 return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t)
@@ -550,10 +556,6 @@ class ExprChecker(CheckerBase):
             raise self.err(t, f"'{name}' is not declared")
         if isinstance(e, ir.ValueSet):
             raise self.err(t, f"value_set '{name}' can only be a keyset of a select case ('{name}: state;')")
-        if isinstance(e, ir.Var) and isinstance(e.type, ir.TupleT):
-            # a tuple local may be declared and initialised (its initialiser runs, calls and
-            # all); reading or writing it later is not done
-            raise self.unsupported(t, f"use of the tuple variable '{name}'")
         if isinstance(e, ir.Const):
             return ir.Const(e.type, self.loc(t), e.value)
         if isinstance(e, _ParamEntry):

@@ -326,6 +326,15 @@ class Member(Expr):
 
 
 @dataclass(slots=True, eq=False)
+class TupleElem(Expr):
+    """Element ``index`` of a tuple value (made by the back end's flattening of a tuple local
+    into the leaves of a data list, e.g. ``log_msg`` or ``hash`` data)."""
+
+    expr: Expr
+    index: int
+
+
+@dataclass(slots=True, eq=False)
 class StackIndex(Expr):
     """``stack[index]``; ``index`` is a ``Const`` for a constant index (out of range constant
     indices are rejected at load time), otherwise a run-time ``bit<W>`` expression."""

@@ -59,11 +59,6 @@ def test_varbit_local_with_an_initialiser_is_rejected_by_name(tmp_path):
         _load_variant(tmp_path, "varbit_local", "varbit<32> u;", "varbit<32> u = h.a.v;")
 
 
-def test_reading_a_tuple_variable_is_rejected_by_name(tmp_path):
-    with pytest.raises(P4Error, match=r"x\.p4:\d+:\d+: .*unsupported: use of the tuple variable 't'"):
-        _load_variant(tmp_path, "init_calls", "h.h.d = n.d;", "h.h.d = n.d; t = { 1, 2 };")
-
-
 def test_a_shared_control_instance_is_one_instance_in_p4info():
     from softswitch.p4info import build_p4info
     info = build_p4info(load_program(str(DATA / "control_ctor.p4"), {}, []))
