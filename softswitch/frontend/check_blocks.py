@@ -79,7 +79,8 @@ class BlockChecker(CheckerBase):
             direc = _direction(p)
             direc = "in" if direc == "" else direc
             pn = _name(p)
-            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
+                                   self.param_default(p, pn, pt, direc)))
             ap = ir.ActionParam(pt, self.loc(p), pn, i)
             if direc in ("out", "inout"):
                 self.writable_params.add(id(ap))
@@ -110,6 +111,21 @@ class BlockChecker(CheckerBase):
         if name in ir.actions_called(fn.body):
             raise self.unsupported(d, f"recursive function '{name}'")
 
+    def param_default(self, p: Tree, pn: str, pt: ir.Type, direc: str) -> ir.Expr | None:
+        """The default value of an action's or function's parameter ``T p = value`` (P4_16 spec
+        6.8.2): a compile-time known value, evaluated where the action is declared, for an
+        ``in`` or directionless parameter; a call may then leave the argument out."""
+        rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
+        if len(rest) < 2:
+            return None
+        if direc in ("out", "inout"):
+            raise self.err(p, f"{direc} parameter '{pn}' cannot have a default value")
+        v = self.expr(rest[1], _Ctx(None), pt)
+        if not isinstance(v, ir.Const):
+            raise self.err(rest[1], f"the default value of parameter '{pn}' must be a compile-time "
+                                    "known value")
+        return v
+
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
                      owner: str | None) -> ir.Action:
         params = []
@@ -120,7 +136,8 @@ class BlockChecker(CheckerBase):
             pn = _name(p)
             if direc == "" and not isinstance(pt, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT)):
                 raise self.err(p, f"action data parameter '{pn}' must be bit<W>/int<W>/bool/enum")
-            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
+                                   self.param_default(p, pn, pt, direc)))
             ap = ir.ActionParam(pt, self.loc(p), pn, i)
             if direc in ("out", "inout"):
                 self.writable_params.add(id(ap))
@@ -625,14 +642,20 @@ class BlockChecker(CheckerBase):
 
     def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """``Ctl.apply(...)`` of a control type: an instance of its own at this call, as the P4
-        spec reads a direct application (named after the type in P4Info)."""
+        spec reads a direct application, named after the type in P4Info (as p4c names it); a
+        second application of the same type in the same control gets ``_1``, and so on."""
         if _tree(decl.tree, "ctor_params") is not None:
             raise self.unsupported(t, "direct application of a control with constructor parameters")
         name = _name(decl.tree)
         n = getattr(ctx, "direct_applies", 0)
         ctx.direct_applies = n + 1  # type: ignore[attr-defined]
+        per_type = getattr(ctx, "direct_applies_of", None)
+        if per_type is None:
+            per_type = ctx.direct_applies_of = {}  # type: ignore[attr-defined]
+        k = per_type.get(name, 0)
+        per_type[name] = k + 1
         pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
-        sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if n == 0 else f"{pfx}.{name}_{n}",
+        sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if k == 0 else f"{pfx}.{name}_{k}",
                           getattr(ctx, "order", ()) + (1_000_000 + n,), self.loc(t))
         return self.inline_control(sub, arg_trees, ctx, t)
 

@@ -615,11 +615,14 @@ class ExprChecker(CheckerBase):
         callee = self.expr(callee_t, ctx, None)
         if any(a.data == "named_arg" for a in arg_trees):
             names = None
+            optional: set[str] = set()
             if isinstance(callee, _Named) and isinstance(callee.entry, (_ActionRef, _FuncRef)):
-                names = [p.name for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+                prms = [p for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+                names = [p.name for p in prms]
+                optional = {p.name for p in prms if p.default is not None}
             else:
                 names = self.builtin_param_names(callee, arg_trees, t)
-            arg_trees = self.positional_args(arg_trees, names, t)
+            arg_trees = self.positional_args(arg_trees, names, t, optional)
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
         if isinstance(callee, _Named):
@@ -640,10 +643,7 @@ class ExprChecker(CheckerBase):
         if ctx.in_parser:  # p4c's type checker: "Action calls are not allowed within parsers"
             raise self.err(t, f"action '{act.local_name}' called in a parser: action calls are not allowed "
                               "within parsers")
-        if len(arg_trees) != len(act.params):
-            raise self.err(t, f"action '{act.local_name}' takes {len(act.params)} arguments,"
-                              f" {len(arg_trees)} given")
-        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, act.params)]
+        args = self.with_defaults(f"action '{act.local_name}'", arg_trees, act.params, ctx, t)
         for a, p in zip(args, act.params):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)
@@ -685,11 +685,13 @@ class ExprChecker(CheckerBase):
                 return names
         return overloads[0] if len(overloads) == 1 else max(overloads, key=lambda o: len(given & set(o)))
 
-    def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree) -> list[Tree]:
+    def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree,
+                        optional: frozenset[str] | set[str] = frozenset()) -> list[Any]:
         """Named arguments (``f(x = 1)``) in parameter order: bound by name, as the P4_16 spec
         says (they are evaluated in parameter order here; an argument cannot call a function
         with effects, check_stmt rejects that, so no evaluation can see another's effect).
-        Without the parameter names only a single argument can be named."""
+        Without the parameter names only a single argument can be named.  A parameter in
+        ``optional`` (it has a default value) may be left out: its place holds None."""
         if not all(a.data == "named_arg" for a in arg_trees):
             raise self.err(t, "either all arguments are named or none")
         if names is None:
@@ -701,10 +703,31 @@ class ExprChecker(CheckerBase):
         unknown = [n for n in given if n not in names]
         if unknown:
             raise self.err(t, f"no parameter named '{unknown[0]}'")
-        if len(given) != len(names):
-            missing = [n for n in names if n not in given]
+        missing = [n for n in names if n not in given and n not in optional]
+        if missing:
             raise self.err(t, f"argument for '{missing[0]}' missing")
-        return [given[n] for n in names]
+        return [given.get(n) for n in names]
+
+    def with_defaults(self, what: str, arg_trees: list[Any], params: list[ir.Param],
+                      ctx: _Ctx, t: Tree) -> list[ir.Expr]:
+        """The arguments of a call of a user action or function: the given ones (positional, or
+        named and put in order with None for those left out) typed against their parameters, and
+        each parameter's default value where the call leaves it out.  Positional calls may leave
+        out trailing parameters that have a default value (P4_16 spec 6.8.2)."""
+        if len(arg_trees) < len(params):
+            arg_trees = arg_trees + [None] * (len(params) - len(arg_trees))
+        if len(arg_trees) != len(params) or any(a is None and p.default is None
+                                                for a, p in zip(arg_trees, params)):
+            given = sum(1 for a in arg_trees if a is not None)
+            raise self.err(t, f"{what} takes {len(params)} arguments, {given} given")
+        args = []
+        for a, p in zip(arg_trees, params):
+            if a is None:
+                assert p.default is not None
+                args.append(ir.Const(p.type, self.loc(t), p.default.value))
+            else:
+                args.append(self.expr(a, ctx, p.type))
+        return args
 
     def left_operand(self, lt: Tree, rt: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
         """The left operand of a binary operator; when the right one calls a function with
@@ -782,14 +805,14 @@ class ExprChecker(CheckerBase):
         a fresh variable the call's last ``out`` argument writes."""
         fn = self.actions[fname]
         params = [p for p in fn.params if p.name != "$ret"]
-        if len(arg_trees) != len(params):
+        if len(arg_trees) > len(params):
             raise self.err(t, f"function '{fname}' takes {len(params)} arguments, {len(arg_trees)} given")
         if ctx.prelude is None:
             raise self.unsupported(t, f"call of function '{fname}' outside a statement (e.g. in a "
                                       "table key, a select or a declaration initialiser at block level)")
         if ctx.in_parser:
             self.check_parser_callee(fname, t)
-        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, params)]
+        args = self.with_defaults(f"function '{fname}'", arg_trees, params, ctx, t)
         for a, p in zip(args, params):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)

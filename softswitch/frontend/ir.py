@@ -79,12 +79,18 @@ NO_LOC = Loc("<builtin>", 0, 0)
 class Annotation:
     """``@name(body)``: ``body`` is the text between the parentheses as p4c prints it
     (``None`` when there were no parentheses); ``args`` the parsed constant arguments when the
-    body is a list of literals/identifiers (strings unquoted, integers as int)."""
+    body is a list of literals/identifiers (strings unquoted, integers as int).
+
+    A structured annotation ``@name[...]`` (P4_16 spec 18.2) has ``body`` None and
+    ``structured`` set: its elements as ``(key, value)`` pairs, ``key`` None throughout for an
+    expression list; values are str, int or bool.  P4Info carries it in
+    ``structured_annotations``, never in ``annotations``."""
 
     name: str
     body: str | None = None
     args: tuple[str | int, ...] = ()
     loc: Loc = NO_LOC
+    structured: tuple[tuple[str | None, str | int | bool], ...] | None = None
 
     def p4info_text(self) -> str:
         """The annotation as P4Info prints it, e.g. ``@format(IPV6_ADDRESS)``."""
@@ -752,6 +758,7 @@ class Param:
     direction: Literal["in", "out", "inout", ""]
     annotations: tuple[Annotation, ...]
     loc: Loc
+    default: Expr | None = None  # an action's or function's ``T p = value``: used when a call omits p
 
 
 @dataclass(slots=True, eq=False)
