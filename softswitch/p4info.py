@@ -161,6 +161,10 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
         _add_ser_enum(info, t)
     elif isinstance(t, ir.ErrorT):
         spec.error.SetInParent()
+    elif isinstance(t, ir.TupleT):
+        spec.tuple.SetInParent()
+        for x in t.elems:
+            _type_spec(spec.tuple.members.add(), x, info)
     else:
         raise P4InfoError(None, f"type {t} cannot appear in P4Info")
 

@@ -190,6 +190,7 @@ class BlockChecker(CheckerBase):
         prog = ir.Program(self.source_file, self.errors, self.match_kinds, dict(self.named_types), blocks[0],
                           blocks[1], blocks[2], blocks[3], blocks[4], blocks[5], {},
                           self.controller_headers, list(self.digests.values()), self.loc(m), self.warnings)
+        prog.data_field_lists = dict(self.data_field_lists)
         used: list[str] = []
         for c in prog.controls:
             for an in c.actions:
@@ -520,6 +521,9 @@ class BlockChecker(CheckerBase):
         if top:
             params, scope = self.block_params(d, blk)
             scope.update(ctor or {})  # constructor parameters: the constants given
+            if len(params) == 3 and params[2].type == self.std_meta_type() and \
+                    isinstance(params[1].type, ir.StructT):
+                blk.meta_param = params[1].name  # ingress or egress
         else:
             params, scope = [], dict(bindings or {})
         ctx = _Ctx(blk)

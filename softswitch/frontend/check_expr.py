@@ -893,8 +893,20 @@ class ExprChecker(CheckerBase):
             else:
                 data = self.expr(arg_trees[1], ctx, None)
             dt = data.type
+            if isinstance(data, ir.ListExpr) and not targs:
+                # digest(n, {a, b}): a digest of its own per call, of a tuple type, named
+                # digest_0, digest_1, ... as p4c's P4Info names them
+                for x in data.elems:
+                    if not isinstance(x.type, ir.BitT):
+                        raise self.unsupported(x.loc, f"a digest list element of type {show(x.type)} "
+                                                      "(only bit<W>)")
+                dname = f"digest_{sum(1 for d in self.digests.values() if isinstance(d.type, ir.TupleT))}"
+                if dname in self.digests:
+                    raise self.unsupported(t, f"a digest of a list beside a digest struct named '{dname}'")
+                self.digests[dname] = ir.Digest(dname, dt, loc)
+                return ir.BuiltinCall(ir.VoidT(), loc, name, [recv, data], (dt,), dname)
             if not isinstance(dt, ir.StructT) or not dt.name:
-                raise self.err(t, "digest data must be a named struct type (use digest<T>(...))")
+                raise self.err(t, "digest data must be a named struct type or a list (use digest<T>(...))")
             if dt.name not in self.digests:
                 self.digests[dt.name] = ir.Digest(dt.name, dt, loc)
             args = [recv, data]
@@ -958,24 +970,72 @@ class ExprChecker(CheckerBase):
 
     def deprecated_call(self, name: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """v1model's deprecated ``resubmit(data)``, ``recirculate(data)`` and
-        ``clone3(type, session, data)`` with an empty list ``{}``: they preserve no field, which
-        is exactly the ``_preserving_field_list`` form with no field marked (index -1 here).
-        A non-empty list is rejected by name: p4c turns it into a field list whose members
-        are not always the ones written (its own v1model notes warn of that)."""
+        ``clone3(type, session, data)``: the ``_preserving_field_list`` form with a field list
+        of the user-metadata fields ``data`` names (p4c's bmv2 back end makes a field list of
+        them; bmv2 copies their values at the end of the pipeline, as for an index).  An empty
+        list preserves nothing (index -1 here)."""
         n_data = 2 if name == "clone3" else 0
         if len(arg_trees) != n_data + 1:
             raise self.err(t, f"{name} takes {n_data + 1} arguments")
         data = self.expr(arg_trees[n_data], ctx, None)
-        empty = (isinstance(data, ir.StructInit) and not data.fields) or \
-            (isinstance(data, ir.ListExpr) and not data.elems)
-        if not empty:
-            raise self.unsupported(t, _DEPRECATED_FUNCS[name] + " with a non-empty field list")
         loc = self.loc(t)
-        none = ir.Const(INFINT, loc, -1)  # no @field_list index can be -1: nothing preserved
+        paths = self.data_field_list(name, data, ctx, t)
+        if paths:
+            index = ir.FIELD_LIST_OF_DATA + len(self.data_field_lists)
+            self.data_field_lists[index] = paths
+            none = ir.Const(INFINT, loc, index)
+        else:
+            none = ir.Const(INFINT, loc, -1)  # no @field_list index can be -1: nothing preserved
         if name == "clone3":
             args = self.args(arg_trees[:2], ctx, [self.enum_type("CloneType"), BIT32], t, name)
             return ir.BuiltinCall(ir.VoidT(), loc, "clone_preserving_field_list", args + [none], ())
         return ir.BuiltinCall(ir.VoidT(), loc, f"{name}_preserving_field_list", [none], ())
+
+    def data_field_list(self, name: str, data: ir.Expr, ctx: _Ctx, t: Tree) -> list[tuple[str, ...]]:
+        """The user-metadata paths a deprecated call's ``data`` names, in order, a struct
+        expanded to its fields.  A local variable is left out: bmv2 would carry its value to a
+        pipeline that cannot name it.  Anything else (headers, standard_metadata, an action
+        parameter, a value) is rejected by name."""
+        meta = ctx.block.meta_param if ctx.block is not None else ""
+        what = _DEPRECATED_FUNCS[name] + " with a field list"
+        out: list[tuple[str, ...]] = []
+
+        def leaf(e: ir.Expr) -> None:
+            if isinstance(e, ir.ListExpr):
+                for x in e.elems:
+                    leaf(x)
+                return
+            if isinstance(e, ir.StructInit) and not e.type.name:
+                for _, x in e.fields:
+                    leaf(x)
+                return
+            path: list[str] = []
+            root = e
+            while isinstance(root, ir.Member):
+                path.insert(0, root.field)
+                root = root.expr
+            if not isinstance(root, ir.Var):
+                raise self.unsupported(e.loc, f"{what} element that is not a variable or a field of "
+                                              "the user metadata")
+            if root.name != meta:
+                if ctx.block is None or root.name not in ctx.block.locals:
+                    raise self.unsupported(e.loc, f"{what} element '{root.name}' (only fields of the "
+                                                  "user metadata are preserved)")
+                return  # a local
+            self.meta_paths(e.type, tuple(path), out, e.loc, what)
+
+        leaf(data)
+        return out
+
+    def meta_paths(self, ty: ir.Type, path: tuple[str, ...], out: list, loc: ir.Loc, what: str) -> None:
+        if isinstance(ty, ir.StructT):
+            for f in ty.fields:
+                self.meta_paths(f.type, path + (f.name,), out, loc, what)
+        elif isinstance(ty, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT, ir.ErrorT)):
+            if path not in out:
+                out.append(path)
+        else:
+            raise self.unsupported(loc, f"{what} element of type {show(ty)}")
 
     def as_list(self, e: ir.Expr, t: Tree) -> ir.Expr:
         if isinstance(e, ir.StructInit) and isinstance(e.type, ir.StructT) and e.type.name == "":

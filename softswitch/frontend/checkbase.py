@@ -123,6 +123,7 @@ class _Block:
     tables: list[tuple[tuple, ir.Table]] = field(default_factory=list)
     actions: list[tuple[tuple, str]] = field(default_factory=list)
     used_names: set[str] = field(default_factory=set)
+    meta_param: str = ""  # a v1model ingress/egress control: its user-metadata parameter
 
     def fresh(self, name: str, t: ir.Type) -> str:
         n, k = name, 0
@@ -160,6 +161,7 @@ class CheckerBase:
         self.action_order: list[str] = []
         self.controller_headers: list[ir.ControllerHeader] = []
         self.digests: dict[str, ir.Digest] = {}
+        self.data_field_lists: dict[int, list[tuple[str, ...]]] = {}
         self.warnings: list[str] = []
         # top-level constants of the user's files and the ones referenced (p4c-like unused warning)
         self.const_decls: dict[str, ir.Loc] = {}

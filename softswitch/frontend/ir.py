@@ -59,6 +59,8 @@ from typing import Literal
 
 # ---------------------------------------------------------------- locations and annotations
 
+FIELD_LIST_OF_DATA = 0x100  # first field-list index of a deprecated call's data (@field_list is bit<8>)
+
 
 @dataclass(frozen=True, slots=True)
 class Loc:
@@ -504,7 +506,8 @@ class ExternCall(Expr):
 class BuiltinCall(Expr):
     """A core/v1model free function, arguments in declared order:
     mark_to_drop(sm); hash(out result, algo, base, data, max); random(out result, lo, hi);
-    digest<T>(receiver, data) (T in ``type_args``, its P4Info digest is ``T.name``);
+    digest<T>(receiver, data) (T in ``type_args``, its P4Info digest is ``T.name``, or
+    ``digest`` for a list: ``digest(receiver, {a, b})``);
     clone(type, session); clone_preserving_field_list(type, session, index);
     resubmit_preserving_field_list(index); recirculate_preserving_field_list(index);
     truncate(length); verify_checksum / update_checksum / verify_checksum_with_payload /
@@ -514,6 +517,7 @@ class BuiltinCall(Expr):
     name: str
     args: list[Expr]
     type_args: tuple[Type, ...] = ()
+    digest: str = ""  # P4Info name of the digest of a list
 
 
 @dataclass(slots=True, eq=False)
@@ -928,10 +932,11 @@ class ControllerHeader:
 
 @dataclass(slots=True, eq=False)
 class Digest:
-    """A ``digest<T>`` used somewhere; P4Info name is the struct type name."""
+    """A ``digest<T>`` used somewhere; P4Info name is the struct type name.  A digest of a
+    list (``digest(n, {a, b})``) has a tuple type and a generated name, ``digest_0`` ..."""
 
     name: str
-    type: StructT
+    type: StructT | TupleT
     loc: Loc
 
 
@@ -962,6 +967,9 @@ class Program:
     warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." texts
     # top-level extern instances by P4Info name, declaration order (also in every Control.externs)
     externs: dict[str, ExternInstance] = field(default_factory=dict)
+    # field lists of the deprecated clone3/resubmit/recirculate(data) calls: index (from
+    # FIELD_LIST_OF_DATA on, above any @field_list index) -> user-metadata paths they preserve
+    data_field_lists: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def controls(self) -> list[Control]:
@@ -984,7 +992,10 @@ class Program:
 
     def field_list(self, struct: StructT, index: int) -> list[tuple[str, ...]]:
         """Paths (field names from ``struct``) of the fields marked ``@field_list(index)``,
-        recursively, in declaration order (what clone/resubmit/recirculate preserve)."""
+        recursively, in declaration order (what clone/resubmit/recirculate preserve); for an
+        index of ``data_field_lists``, the fields a deprecated call's data list names."""
+        if index in self.data_field_lists:
+            return list(self.data_field_lists[index])
         out: list[tuple[str, ...]] = []
 
         def walk(t: StructT, prefix: tuple[str, ...], inherited: bool) -> None:
