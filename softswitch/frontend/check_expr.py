@@ -471,7 +471,8 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, f"cannot compare {show(x.type)} with '{{#}}' (an invalid header)")
             return self.invalid_compare(op, x, loc)
         a = self.left_operand(lt, rt, ctx, None)
-        b = self.expr(rt, ctx, None)
+        # 't == {9, 2}' with t a tuple: the list takes t's element types
+        b = self.expr(rt, ctx, a.type if isinstance(a.type, ir.TupleT) and _is_tree(rt, "list_expr") else None)
         a, b = self.unify(a, b, t)
         if op in ("==", "!=") and (isinstance(a, ir.InvalidHeader) or isinstance(b, ir.InvalidHeader)) \
                 and a.type == b.type and _is_hdr_like(a.type):

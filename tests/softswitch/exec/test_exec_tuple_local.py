@@ -19,7 +19,7 @@ def rig():
 
 
 def run(rig, a: int) -> bytes:
-    res, egs = rig.run(ETH + bytes([1, a, 0, 0, 0, 0]))
+    res, egs = rig.run(ETH + bytes([1, a, 0, 0, 0, 0, 0]))
     assert not res.dropped, res.drop_reason
     return egs[0].frames[0].data[14:]
 
@@ -34,7 +34,9 @@ def test_list_initialisers_take_the_tuple_element_widths(rig, a):
 
 @pytest.mark.parametrize("a,same", [(9, True), (8, False)])
 def test_tuples_are_copied_and_compared(rig, a, same):
-    assert run(rig, a)[3] == (0xAA if same else 0xBB)
+    out = run(rig, a)
+    assert out[3] == (0xAA if same else 0xBB)
+    assert out[6] == (0 if same else 1)  # u != {9, 2}
 
 
 def test_a_list_of_the_wrong_length_is_an_error():

@@ -5,7 +5,7 @@
 #include <v1model.p4>
 
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
-header op_t { bit<8> op; bit<8> a; bit<8> b; bit<8> r; bit<16> w; }
+header op_t { bit<8> op; bit<8> a; bit<8> b; bit<8> r; bit<16> w; bit<8> c; }
 struct headers_t { ethernet_t eth; op_t op; }
 struct meta_t { bit<8> unused; }
 
@@ -31,6 +31,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         u = t;                    // a copy: the next assignment does not change u
         t = {9, 2};
         if (u == t) { h.op.r = 0xAA; } else { h.op.r = 0xBB; }
+        if (u != {9, 2}) { h.op.c = 1; }  // the list typed by u
         log_msg("u = {}", {u});
     }
 }
