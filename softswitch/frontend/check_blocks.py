@@ -572,16 +572,16 @@ class BlockChecker(CheckerBase):
             externs[e.name] = e
         tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
         actions = []
-        # top-level actions used by this control's tables come first, as p4c localizes them
+        # top-level actions come first, as p4c lists them: those this control's tables use, in
+        # table and actions-list order, then those its apply block calls directly (p4c's hidden
+        # tables), in the order of their first call (p4c's P4Info for the DASH pipeline sample)
         for _, t in sorted(blk.tables, key=lambda x: x[0]):
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:
                     actions.append(ar.action)
-        for an in sorted(ir.actions_called(body)):  # and those its apply block calls directly
+        for an in ir.actions_called_in_order(body):
             if self.actions[an].owner is None and an not in actions:
                 actions.append(an)
-        glob_order = list(self.actions)
-        actions.sort(key=glob_order.index)
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))

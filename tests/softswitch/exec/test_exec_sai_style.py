@@ -169,3 +169,14 @@ def test_directly_applied_controls_run_their_own_tables(rig):
     rig.entry("I.stage_b.tb", {"h.op.a": ("exact", 3)}, rig.action("I.stage_b.set_b", v=0xA5))
     out = run(rig, 7, 3)
     assert out[2] == 0x5A and out[3] == 0xA5
+
+
+# ---------------------------------------------------------------- order of top-level actions
+
+def test_top_level_actions_are_listed_in_the_order_of_use(rig):
+    """p4c lists a control's top-level actions by its tables (table order, then actions-list
+    order), then those its apply block calls directly, in the order of their first call --
+    not in declaration order (its P4Info for the DASH sample: tunnel_decap, route_vnet, ...,
+    route_service_tunnel, drop, ...; drop is declared before route_vnet)."""
+    names = [a.preamble.name for a in rig.p4info.actions if "." not in a.preamble.name]
+    assert names == ["NoAction", "g_nop1", "g_nop2", "or_mode", "g_z", "g_y"]

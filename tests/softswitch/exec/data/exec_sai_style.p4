@@ -27,6 +27,12 @@ action or_mode(inout bit<8> r, in bit<8> v = 0x10, in mode_t md = mode_t.C) {
     r = v | md;
 }
 
+// declared in the opposite order of their use: P4Info lists them in the order of use
+action g_nop2() { }
+action g_nop1() { }
+action g_y(inout bit<8> r) { r = r + 1; }
+action g_z(inout bit<8> r) { r = r * 2; }
+
 bit<8> add(in bit<8> x, in bit<8> y = 3) {
     return x + y;
 }
@@ -73,6 +79,12 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         default_action = NoAction();
     }
 
+    table t_order {
+        key = { h.op.a: exact; }
+        actions = { g_nop1; g_nop2; }
+        default_action = g_nop1();
+    }
+
     apply {
         hits.count(0);
         if (h.op.op == 1) {
@@ -92,6 +104,10 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         } else if (h.op.op == 7) {
             stage_a.apply(h, m);
             stage_b.apply(h, m);
+        } else if (h.op.op == 8) {
+            t_order.apply();
+            g_z(h.op.a);
+            g_y(h.op.a);
         }
     }
 }
