@@ -75,7 +75,7 @@ def _annotations(anns: tuple[ir.Annotation, ...]) -> list[str]:
 
 def _structured(repeated: Any, anns: tuple[ir.Annotation, ...]) -> None:
     """Adds the structured annotations ``@name[...]`` as p4c does: a key-value list, or an
-    expression list (also for ``[]``); strings, integers (int64) and booleans as such."""
+    expression list; strings, integers (int64) and booleans as such; ``@name[]`` only a name."""
     for a in anns:
         if a.structured is None:
             continue
@@ -87,7 +87,6 @@ def _structured(repeated: Any, anns: tuple[ir.Annotation, ...]) -> None:
                 kv.key = k
                 _expression(kv.value, v)
         else:
-            sa.expression_list.SetInParent()
             for _, v in a.structured:
                 _expression(sa.expression_list.expressions.add(), v)
 

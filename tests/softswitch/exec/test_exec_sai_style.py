@@ -120,6 +120,7 @@ def test_structured_annotations_on_actions_params_and_counters(rig):
         [("SaiVal", {"type": "sai_uint8_t", "default_value": "SAI_ZERO"})]
     c = next(c for c in rig.p4info.counters if c.preamble.name == "I.hits")
     assert [s.name for s in c.preamble.structured_annotations] == ["SaiCounter", "Empty"]
+    assert c.preamble.structured_annotations[1].WhichOneof("body") is None  # p4c: a name only
     assert _kv(c.preamble.structured_annotations[0]) == {"name": "hits", "attr_type": "stats"}
 
 
