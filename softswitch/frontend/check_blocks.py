@@ -30,7 +30,7 @@ from .checkbase import (
     _type_child,
 )
 from .errors import P4Error
-from .types import InfIntT, show
+from .types import BOOL, InfIntT, show
 
 
 def _always_returns(b: ir.Stmt | None) -> bool:
@@ -45,6 +45,57 @@ def _always_returns(b: ir.Stmt | None) -> bool:
     if isinstance(b, ir.If):
         return _always_returns(b.then) and _always_returns(b.else_)
     return False
+
+
+def _has_return(s: ir.Stmt | None) -> bool:
+    """Does ``s`` contain a ``return`` (of the control apply body it is part of)?"""
+    if isinstance(s, ir.Return):
+        return True
+    if isinstance(s, ir.Block):
+        return any(_has_return(x) for x in s.stmts)
+    if isinstance(s, ir.If):
+        return _has_return(s.then) or _has_return(s.else_)
+    if isinstance(s, (ir.SwitchActionRun, ir.SwitchValue)):
+        return any(_has_return(c.body) for c in s.cases)
+    if isinstance(s, ir.For):
+        return _has_return(s.body)
+    return False
+
+
+def _returns_to_flag(stmts: list[ir.Stmt], flag: ir.Var, in_loop: bool) -> list[ir.Stmt]:
+    """``stmts`` of an inlined control's apply body with each ``return`` replaced by setting
+    ``flag``: what follows a statement that may return runs only while ``flag`` is false, and a
+    loop it is in is left (``break``)."""
+    for i, s in enumerate(stmts):
+        if not _has_return(s):
+            continue
+        loc = s.loc
+        out = list(stmts[:i])
+        if isinstance(s, ir.Return):
+            out.append(ir.Assign(loc, flag, ir.Const(BOOL, loc, True)))
+        elif isinstance(s, ir.Block):
+            out.append(ir.Block(s.loc, _returns_to_flag(s.stmts, flag, in_loop)))
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.loc, s.cond, ir.Block(s.then.loc, _returns_to_flag(s.then.stmts, flag, in_loop)),
+                             None if s.else_ is None else
+                             ir.Block(s.else_.loc, _returns_to_flag(s.else_.stmts, flag, in_loop))))
+        elif isinstance(s, (ir.SwitchActionRun, ir.SwitchValue)):
+            cases = [ir.SwitchCase(c.labels, c.default, ir.Block(c.body.loc,
+                                                                 _returns_to_flag(c.body.stmts, flag, in_loop)),
+                                   c.loc) for c in s.cases]
+            out.append(ir.SwitchActionRun(s.loc, s.table, cases) if isinstance(s, ir.SwitchActionRun)
+                       else ir.SwitchValue(s.loc, s.expr, cases))
+        else:
+            assert isinstance(s, ir.For)
+            out.append(ir.For(s.loc, s.init, s.cond_pre, s.cond, s.update,
+                              ir.Block(s.body.loc, _returns_to_flag(s.body.stmts, flag, True))))
+        if in_loop:
+            out.append(ir.If(loc, flag, ir.Block(loc, [ir.Break(loc)]), None))
+        rest = _returns_to_flag(stmts[i + 1:], flag, in_loop)
+        if rest:
+            out.append(ir.If(loc, ir.Unary(BOOL, loc, "!", flag), ir.Block(loc, rest), None))
+        return out
+    return list(stmts)
 
 
 class BlockChecker(CheckerBase):
@@ -765,6 +816,12 @@ class BlockChecker(CheckerBase):
         bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
         ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
                                  var_prefix=var_prefix)
+        if _has_return(ctl.body):
+            # 'return' leaves this control's apply only, not the control it is inlined into
+            loc = ctl.body.loc
+            flag = ir.Var(BOOL, loc, ctx.block.fresh(f"{var_prefix}$returned", BOOL))  # type: ignore[union-attr]
+            ctl.body = ir.Block(loc, [ir.Assign(loc, flag, ir.Const(BOOL, loc, False))]
+                                + _returns_to_flag(ctl.body.stmts, flag, False))
         sub.body = ctl.body
         sub.applied_args = bound
         return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body])
