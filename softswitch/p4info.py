@@ -5,6 +5,8 @@ collisions, ``@id`` honoured; aliases are the shortest dot-suffix unique among a
 """
 from __future__ import annotations
 
+from typing import Any
+
 from p4.config.v1 import p4info_pb2
 
 from softswitch.frontend import ir
@@ -69,7 +71,34 @@ class _Ids:
 
 
 def _annotations(anns: tuple[ir.Annotation, ...]) -> list[str]:
-    return [a.p4info_text() for a in anns if a.name not in _CONSUMED]
+    return [a.p4info_text() for a in anns if a.name not in _CONSUMED and a.structured is None]
+
+
+def _structured(repeated: Any, anns: tuple[ir.Annotation, ...]) -> None:
+    """Adds the structured annotations ``@name[...]`` as p4c does: a key-value list, or an
+    expression list; strings, integers (int64) and booleans as such; ``@name[]`` only a name."""
+    for a in anns:
+        if a.structured is None:
+            continue
+        sa = repeated.add()
+        sa.name = a.name
+        if a.structured and a.structured[0][0] is not None:
+            for k, v in a.structured:
+                kv = sa.kv_pair_list.kv_pairs.add()
+                kv.key = k
+                _expression(kv.value, v)
+        else:
+            for _, v in a.structured:
+                _expression(sa.expression_list.expressions.add(), v)
+
+
+def _expression(e: Any, v: str | int | bool) -> None:
+    if isinstance(v, bool):
+        e.bool_value = v
+    elif isinstance(v, int):
+        e.int64_value = v
+    else:
+        e.string_value = v
 
 
 def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
@@ -78,6 +107,7 @@ def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
     pre.name = name
     pre.alias = alias
     pre.annotations.extend(_annotations(anns))
+    _structured(pre.structured_annotations, anns)
     brief = ir.find_annotation(anns, "brief")
     desc = ir.find_annotation(anns, "description")
     if brief is not None and brief.args:
@@ -131,13 +161,7 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
                     m.type_spec.bit.bitwidth = ir.type_width(ft)
     elif isinstance(t, ir.EnumT) and t.underlying is not None:
         spec.serializable_enum.name = t.name
-        if t.name not in info.serializable_enums:
-            se = info.serializable_enums[t.name]
-            se.underlying_type.bitwidth = t.underlying.width
-            for n, v in zip(t.members, t.values):
-                m = se.members.add()
-                m.name = n
-                m.value = v.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
+        _add_ser_enum(info, t)
     elif isinstance(t, ir.EnumT):  # a plain enum: by name, its members listed in type_info
         spec.enum.name = t.name
         if t.name not in info.enums:
@@ -147,6 +171,10 @@ def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4T
     elif isinstance(t, ir.ErrorT):
         spec.error.SetInParent()
         info.error.SetInParent()  # its members: every error, filled in by build_p4info
+    elif isinstance(t, ir.TupleT):
+        spec.tuple.SetInParent()
+        for x in t.elems:
+            _type_spec(spec.tuple.members.add(), x, info, loc)
     else:
         raise P4InfoError(loc, f"type {show(t)} cannot appear in P4Info")
 
@@ -171,6 +199,20 @@ def header_leaves(t: ir.HeaderT) -> list[tuple[str, ir.Type, tuple[ir.Annotation
 
     walk(t.fields, "", ())
     return out
+
+
+def _add_ser_enum(info: p4info_pb2.P4TypeInfo, t: ir.Type) -> None:
+    """Describes a serializable enum in ``type_info`` (once).  p4c does this for every one a
+    register, digest, match field or action parameter uses; the field or parameter itself
+    only carries its bitwidth."""
+    if not isinstance(t, ir.EnumT) or t.underlying is None or t.name in info.serializable_enums:
+        return
+    se = info.serializable_enums[t.name]
+    se.underlying_type.bitwidth = t.underlying.width
+    for n, v in zip(t.members, t.values):
+        m = se.members.add()
+        m.name = n
+        m.value = v.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
 
 
 def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT, loc: ir.Loc | None = None) -> None:
@@ -243,7 +285,9 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             mf.id = i
             mf.name = k.name
             mf.annotations.extend(_annotations(k.annotations))
+            _structured(mf.structured_annotations, k.annotations)
             mf.bitwidth = k.width
+            _add_ser_enum(p.type_info, k.expr.type)
             mf.match_type = _MATCH[k.match_kind]
         for r in t.actions:
             ar = pt.action_refs.add()
@@ -255,6 +299,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                 ar.annotations.append("@tableonly")
                 ar.scope = p4info_pb2.ActionRef.TABLE_ONLY
             ar.annotations.extend(_annotations(r.annotations))
+            _structured(ar.structured_annotations, r.annotations)
         da = t.default_action
         da_id = ids.get("action", program.actions[da.action].name)
         if da.const:
@@ -286,7 +331,9 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             pp.id = i
             pp.name = prm.name
             pp.annotations.extend(_annotations(prm.annotations))
+            _structured(pp.structured_annotations, prm.annotations)
             pp.bitwidth = ir.type_width(prm.type)
+            _add_ser_enum(p.type_info, prm.type)
 
     def ext(kind: str) -> list[ir.ExternInstance]:
         return [e for e in externs if e.kind == kind]
@@ -329,6 +376,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             md.id = i
             md.name = fname
             md.annotations.extend(_annotations(fanns))
+            _structured(md.structured_annotations, fanns)
             md.bitwidth = ir.type_width(ftype)
     for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
         pv = p.value_sets.add()

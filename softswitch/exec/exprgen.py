@@ -167,6 +167,9 @@ class ExprGen:
             raise compile_error(e.loc, "unsupported: a tuple of headers/structs as a value")
         return "(" + "".join(f"{self.ex(x)}, " for x in e.elems) + ")"
 
+    def ex_TupleElem(self, e: ir.TupleElem) -> str:
+        return f"{self.ex(e.expr)}[{e.index}]"
+
     def ex_StackNext(self, e: ir.StackNext) -> str:
         return f"_stk_next({self.ex(e.stack)})"
 
@@ -353,6 +356,11 @@ class ExprGen:
             out = []
             for f in t.fields:
                 out += self._flatten(ir.Member(f.type, e.loc, e, f.name))
+            return out
+        if isinstance(t, ir.TupleT):  # a tuple local: a Python tuple of its elements
+            out = []
+            for i, x in enumerate(t.elems):
+                out += self._flatten(ir.TupleElem(x, e.loc, e, i))
             return out
         if isinstance(t, ir.StackT):
             out = []

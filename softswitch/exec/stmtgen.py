@@ -257,7 +257,7 @@ class StmtGen(ExprGen):
             self.assign(a[0], f"(_randint({self.ex(a[1])}, {self.ex(a[2])}) & {bitmask(w):#x})", out, ind)
         elif n == "digest":
             t = e.type_args[0] if e.type_args else a[1].type
-            did = self.res.digest_id(t.name)
+            did = self.res.digest_id(e.digest or t.name)
             vals = self._digest_values(a[1])
             out.add(ind, f"C.digest = ({did}, {vals})")
         elif n == "clone":

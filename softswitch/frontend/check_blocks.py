@@ -30,7 +30,7 @@ from .checkbase import (
     _type_child,
 )
 from .errors import P4Error
-from .types import InfIntT, show
+from .types import BOOL, InfIntT, show
 
 
 def _always_returns(b: ir.Stmt | None) -> bool:
@@ -45,6 +45,57 @@ def _always_returns(b: ir.Stmt | None) -> bool:
     if isinstance(b, ir.If):
         return _always_returns(b.then) and _always_returns(b.else_)
     return False
+
+
+def _has_return(s: ir.Stmt | None) -> bool:
+    """Does ``s`` contain a ``return`` (of the control apply body it is part of)?"""
+    if isinstance(s, ir.Return):
+        return True
+    if isinstance(s, ir.Block):
+        return any(_has_return(x) for x in s.stmts)
+    if isinstance(s, ir.If):
+        return _has_return(s.then) or _has_return(s.else_)
+    if isinstance(s, (ir.SwitchActionRun, ir.SwitchValue)):
+        return any(_has_return(c.body) for c in s.cases)
+    if isinstance(s, ir.For):
+        return _has_return(s.body)
+    return False
+
+
+def _returns_to_flag(stmts: list[ir.Stmt], flag: ir.Var, in_loop: bool) -> list[ir.Stmt]:
+    """``stmts`` of an inlined control's apply body with each ``return`` replaced by setting
+    ``flag``: what follows a statement that may return runs only while ``flag`` is false, and a
+    loop it is in is left (``break``)."""
+    for i, s in enumerate(stmts):
+        if not _has_return(s):
+            continue
+        loc = s.loc
+        out = list(stmts[:i])
+        if isinstance(s, ir.Return):
+            out.append(ir.Assign(loc, flag, ir.Const(BOOL, loc, True)))
+        elif isinstance(s, ir.Block):
+            out.append(ir.Block(s.loc, _returns_to_flag(s.stmts, flag, in_loop)))
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.loc, s.cond, ir.Block(s.then.loc, _returns_to_flag(s.then.stmts, flag, in_loop)),
+                             None if s.else_ is None else
+                             ir.Block(s.else_.loc, _returns_to_flag(s.else_.stmts, flag, in_loop))))
+        elif isinstance(s, (ir.SwitchActionRun, ir.SwitchValue)):
+            cases = [ir.SwitchCase(c.labels, c.default, ir.Block(c.body.loc,
+                                                                 _returns_to_flag(c.body.stmts, flag, in_loop)),
+                                   c.loc) for c in s.cases]
+            out.append(ir.SwitchActionRun(s.loc, s.table, cases) if isinstance(s, ir.SwitchActionRun)
+                       else ir.SwitchValue(s.loc, s.expr, cases))
+        else:
+            assert isinstance(s, ir.For)
+            out.append(ir.For(s.loc, s.init, s.cond_pre, s.cond, s.update,
+                              ir.Block(s.body.loc, _returns_to_flag(s.body.stmts, flag, True))))
+        if in_loop:
+            out.append(ir.If(loc, flag, ir.Block(loc, [ir.Break(loc)]), None))
+        rest = _returns_to_flag(stmts[i + 1:], flag, in_loop)
+        if rest:
+            out.append(ir.If(loc, ir.Unary(BOOL, loc, "!", flag), ir.Block(loc, rest), None))
+        return out
+    return list(stmts)
 
 
 class BlockChecker(CheckerBase):
@@ -79,7 +130,8 @@ class BlockChecker(CheckerBase):
             direc = _direction(p)
             direc = "in" if direc == "" else direc
             pn = _name(p)
-            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
+                                   self.param_default(p, pn, pt, direc)))
             ap = ir.ActionParam(pt, self.loc(p), pn, i)
             if direc in ("out", "inout"):
                 self.writable_params.add(id(ap))
@@ -110,6 +162,21 @@ class BlockChecker(CheckerBase):
         if name in ir.actions_called(fn.body):
             raise self.unsupported(d, f"recursive function '{name}'")
 
+    def param_default(self, p: Tree, pn: str, pt: ir.Type, direc: str) -> ir.Expr | None:
+        """The default value of an action's or function's parameter ``T p = value`` (P4_16 spec
+        6.8.2): a compile-time known value, evaluated where the action is declared, for an
+        ``in`` or directionless parameter; a call may then leave the argument out."""
+        rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
+        if len(rest) < 2:
+            return None
+        if direc in ("out", "inout"):
+            raise self.err(p, f"{direc} parameter '{pn}' cannot have a default value")
+        v = self.expr(rest[1], _Ctx(None), pt)
+        if not isinstance(v, ir.Const):
+            raise self.err(rest[1], f"the default value of parameter '{pn}' must be a compile-time "
+                                    "known value")
+        return v
+
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
                      owner: str | None) -> str:
         """Lower action ``d``; returns its key in ``self.actions``.  That is its P4Info name
@@ -124,7 +191,8 @@ class BlockChecker(CheckerBase):
             pn = _name(p)
             if direc == "" and not isinstance(pt, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT)):
                 raise self.err(p, f"action data parameter '{pn}' must be bit<W>/int<W>/bool/enum")
-            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p)))
+            params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
+                                   self.param_default(p, pn, pt, direc)))
             ap = ir.ActionParam(pt, self.loc(p), pn, i)
             if direc in ("out", "inout"):
                 self.writable_params.add(id(ap))
@@ -180,6 +248,7 @@ class BlockChecker(CheckerBase):
         prog = ir.Program(self.source_file, self.errors, self.match_kinds, dict(self.named_types), blocks[0],
                           blocks[1], blocks[2], blocks[3], blocks[4], blocks[5], {},
                           self.controller_headers, list(self.digests.values()), self.loc(m), self.warnings)
+        prog.data_field_lists = dict(self.data_field_lists)
         used: list[str] = []
         for c in prog.controls:
             for an in c.actions:
@@ -525,6 +594,9 @@ class BlockChecker(CheckerBase):
         if top:
             params, scope = self.block_params(d, blk)
             scope.update(ctor or {})  # constructor parameters: the constants given
+            if len(params) == 3 and params[2].type == self.std_meta_type() and \
+                    isinstance(params[1].type, ir.StructT):
+                blk.meta_param = params[1].name  # ingress or egress
         else:
             params, scope = [], dict(bindings or {})
         ctx = _Ctx(blk)
@@ -574,16 +646,16 @@ class BlockChecker(CheckerBase):
             externs[e.name] = e
         tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
         actions = []
-        # top-level actions used by this control's tables come first, as p4c localizes them
+        # top-level actions come first, as p4c lists them: those this control's tables use, in
+        # table and actions-list order, then those its apply block calls directly (p4c's hidden
+        # tables), in the order of their first call (p4c's P4Info for the DASH pipeline sample)
         for _, t in sorted(blk.tables, key=lambda x: x[0]):
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:
                     actions.append(ar.action)
-        for an in sorted(ir.actions_called(body)):  # and those its apply block calls directly
+        for an in ir.actions_called_in_order(body):
             if self.actions[an].owner is None and an not in actions:
                 actions.append(an)
-        glob_order = list(self.actions)
-        actions.sort(key=glob_order.index)
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))
@@ -648,14 +720,20 @@ class BlockChecker(CheckerBase):
 
     def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """``Ctl.apply(...)`` of a control type: an instance of its own at this call, as the P4
-        spec reads a direct application (named after the type in P4Info)."""
+        spec reads a direct application, named after the type in P4Info (as p4c names it); a
+        second application of the same type in the same control gets ``_1``, and so on."""
         if _tree(decl.tree, "ctor_params") is not None:
             raise self.unsupported(t, "direct application of a control with constructor parameters")
         name = _name(decl.tree)
         n = getattr(ctx, "direct_applies", 0)
         ctx.direct_applies = n + 1  # type: ignore[attr-defined]
+        per_type = getattr(ctx, "direct_applies_of", None)
+        if per_type is None:
+            per_type = ctx.direct_applies_of = {}  # type: ignore[attr-defined]
+        k = per_type.get(name, 0)
+        per_type[name] = k + 1
         pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
-        sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if n == 0 else f"{pfx}.{name}_{n}",
+        sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if k == 0 else f"{pfx}.{name}_{k}",
                           getattr(ctx, "order", ()) + (1_000_000 + n,), self.loc(t))
         return self.inline_control(sub, arg_trees, ctx, t)
 
@@ -766,6 +844,12 @@ class BlockChecker(CheckerBase):
         bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
         ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
                                  var_prefix=var_prefix)
+        if _has_return(ctl.body):
+            # 'return' leaves this control's apply only, not the control it is inlined into
+            loc = ctl.body.loc
+            flag = ir.Var(BOOL, loc, ctx.block.fresh(f"{var_prefix}$returned", BOOL))  # type: ignore[union-attr]
+            ctl.body = ir.Block(loc, [ir.Assign(loc, flag, ir.Const(BOOL, loc, False))]
+                                + _returns_to_flag(ctl.body.stmts, flag, False))
         sub.body = ctl.body
         sub.applied_args = bound
         return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body])

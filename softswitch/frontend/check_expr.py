@@ -278,6 +278,12 @@ class ExprChecker(CheckerBase):
             tys: list = [None] * len(items)
             if isinstance(expected, (ir.HeaderT, ir.StructT)) and len(expected.fields) == len(items):
                 tys = [f.type for f in expected.fields]  # '{ {a, 1}, b }': nested lists typed too
+            if isinstance(expected, ir.TupleT):  # a list typed by its context (spec 8.12)
+                if len(expected.elems) != len(items):
+                    raise self.err(t, f"{show(expected)} has {len(expected.elems)} elements, the list "
+                                      f"{len(items)}")
+                elems = self.elements(items, list(expected.elems), ctx)
+                return ir.ListExpr(expected, loc, [self.coerce(e, x, t) for e, x in zip(elems, expected.elems)])
             elems = self.elements(items, tys, ctx)
             if isinstance(expected, (ir.HeaderT, ir.StructT)):
                 return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t)
@@ -469,7 +475,8 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, f"cannot compare {show(x.type)} with '{{#}}' (an invalid header)")
             return self.invalid_compare(op, x, loc)
         a = self.left_operand(lt, rt, ctx, None)
-        b = self.expr(rt, ctx, None)
+        # 't == {9, 2}' with t a tuple: the list takes t's element types
+        b = self.expr(rt, ctx, a.type if isinstance(a.type, ir.TupleT) and _is_tree(rt, "list_expr") else None)
         a, b = self.unify(a, b, t)
         if op in ("==", "!=") and (isinstance(a, ir.InvalidHeader) or isinstance(b, ir.InvalidHeader)) \
                 and a.type == b.type and _is_hdr_like(a.type):
@@ -554,10 +561,6 @@ class ExprChecker(CheckerBase):
             raise self.err(t, f"'{name}' is not declared")
         if isinstance(e, ir.ValueSet):
             raise self.err(t, f"value_set '{name}' can only be a keyset of a select case ('{name}: state;')")
-        if isinstance(e, ir.Var) and isinstance(e.type, ir.TupleT):
-            # a tuple local may be declared and initialised (its initialiser runs, calls and
-            # all); reading or writing it later is not done
-            raise self.unsupported(t, f"use of the tuple variable '{name}'")
         if isinstance(e, ir.Const):
             return ir.Const(e.type, self.loc(t), e.value)
         if isinstance(e, _ParamEntry):
@@ -617,11 +620,14 @@ class ExprChecker(CheckerBase):
         callee = self.expr(callee_t, ctx, None)
         if any(a.data == "named_arg" for a in arg_trees):
             names = None
+            optional: set[str] = set()
             if isinstance(callee, _Named) and isinstance(callee.entry, (_ActionRef, _FuncRef)):
-                names = [p.name for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+                prms = [p for p in self.actions[callee.entry.name].params if p.name != "$ret"]
+                names = [p.name for p in prms]
+                optional = {p.name for p in prms if p.default is not None}
             else:
                 names = self.builtin_param_names(callee, arg_trees, t)
-            arg_trees = self.positional_args(arg_trees, names, t)
+            arg_trees = self.positional_args(arg_trees, names, t, optional)
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
         if isinstance(callee, _Named):
@@ -642,10 +648,7 @@ class ExprChecker(CheckerBase):
         if ctx.in_parser:  # p4c's type checker: "Action calls are not allowed within parsers"
             raise self.err(t, f"action '{act.local_name}' called in a parser: action calls are not allowed "
                               "within parsers")
-        if len(arg_trees) != len(act.params):
-            raise self.err(t, f"action '{act.local_name}' takes {len(act.params)} arguments,"
-                              f" {len(arg_trees)} given")
-        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, act.params)]
+        args = self.with_defaults(f"action '{act.local_name}'", arg_trees, act.params, ctx, t)
         for a, p in zip(args, act.params):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)
@@ -687,11 +690,13 @@ class ExprChecker(CheckerBase):
                 return names
         return overloads[0] if len(overloads) == 1 else max(overloads, key=lambda o: len(given & set(o)))
 
-    def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree) -> list[Tree]:
+    def positional_args(self, arg_trees: list[Tree], names: list[str] | None, t: Tree,
+                        optional: frozenset[str] | set[str] = frozenset()) -> list[Any]:
         """Named arguments (``f(x = 1)``) in parameter order: bound by name, as the P4_16 spec
         says (they are evaluated in parameter order here; an argument cannot call a function
         with effects, check_stmt rejects that, so no evaluation can see another's effect).
-        Without the parameter names only a single argument can be named."""
+        Without the parameter names only a single argument can be named.  A parameter in
+        ``optional`` (it has a default value) may be left out: its place holds None."""
         if not all(a.data == "named_arg" for a in arg_trees):
             raise self.err(t, "either all arguments are named or none")
         if names is None:
@@ -703,10 +708,31 @@ class ExprChecker(CheckerBase):
         unknown = [n for n in given if n not in names]
         if unknown:
             raise self.err(t, f"no parameter named '{unknown[0]}'")
-        if len(given) != len(names):
-            missing = [n for n in names if n not in given]
+        missing = [n for n in names if n not in given and n not in optional]
+        if missing:
             raise self.err(t, f"argument for '{missing[0]}' missing")
-        return [given[n] for n in names]
+        return [given.get(n) for n in names]
+
+    def with_defaults(self, what: str, arg_trees: list[Any], params: list[ir.Param],
+                      ctx: _Ctx, t: Tree) -> list[ir.Expr]:
+        """The arguments of a call of a user action or function: the given ones (positional, or
+        named and put in order with None for those left out) typed against their parameters, and
+        each parameter's default value where the call leaves it out.  Positional calls may leave
+        out trailing parameters that have a default value (P4_16 spec 6.8.2)."""
+        if len(arg_trees) < len(params):
+            arg_trees = arg_trees + [None] * (len(params) - len(arg_trees))
+        if len(arg_trees) != len(params) or any(a is None and p.default is None
+                                                for a, p in zip(arg_trees, params)):
+            given = sum(1 for a in arg_trees if a is not None)
+            raise self.err(t, f"{what} takes {len(params)} arguments, {given} given")
+        args = []
+        for a, p in zip(arg_trees, params):
+            if a is None:
+                assert p.default is not None
+                args.append(ir.Const(p.type, self.loc(t), p.default.value))
+            else:
+                args.append(self.expr(a, ctx, p.type))
+        return args
 
     def left_operand(self, lt: Tree, rt: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
         """The left operand of a binary operator; when the right one calls a function with
@@ -784,14 +810,14 @@ class ExprChecker(CheckerBase):
         a fresh variable the call's last ``out`` argument writes."""
         fn = self.actions[fname]
         params = [p for p in fn.params if p.name != "$ret"]
-        if len(arg_trees) != len(params):
+        if len(arg_trees) > len(params):
             raise self.err(t, f"function '{fname}' takes {len(params)} arguments, {len(arg_trees)} given")
         if ctx.prelude is None:
             raise self.unsupported(t, f"call of function '{fname}' outside a statement (e.g. in a "
                                       "table key, a select or a declaration initialiser at block level)")
         if ctx.in_parser:
             self.check_parser_callee(fname, t)
-        args = [self.expr(a, ctx, p.type) for a, p in zip(arg_trees, params)]
+        args = self.with_defaults(f"function '{fname}'", arg_trees, params, ctx, t)
         for a, p in zip(args, params):
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a, a.loc)
@@ -872,8 +898,20 @@ class ExprChecker(CheckerBase):
             else:
                 data = self.expr(arg_trees[1], ctx, None)
             dt = data.type
+            if isinstance(data, ir.ListExpr) and not targs:
+                # digest(n, {a, b}): a digest of its own per call, of a tuple type, named
+                # digest_0, digest_1, ... as p4c's P4Info names them
+                for x in data.elems:
+                    if not isinstance(x.type, ir.BitT):
+                        raise self.unsupported(x.loc, f"a digest list element of type {show(x.type)} "
+                                                      "(only bit<W>)")
+                dname = f"digest_{sum(1 for d in self.digests.values() if isinstance(d.type, ir.TupleT))}"
+                if dname in self.digests:
+                    raise self.unsupported(t, f"a digest of a list beside a digest struct named '{dname}'")
+                self.digests[dname] = ir.Digest(dname, dt, loc)
+                return ir.BuiltinCall(ir.VoidT(), loc, name, [recv, data], (dt,), dname)
             if not isinstance(dt, ir.StructT) or not dt.name:
-                raise self.err(t, "digest data must be a named struct type (use digest<T>(...))")
+                raise self.err(t, "digest data must be a named struct type or a list (use digest<T>(...))")
             if dt.name not in self.digests:
                 self.digests[dt.name] = ir.Digest(dt.name, dt, loc)
             args = [recv, data]
@@ -937,24 +975,72 @@ class ExprChecker(CheckerBase):
 
     def deprecated_call(self, name: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """v1model's deprecated ``resubmit(data)``, ``recirculate(data)`` and
-        ``clone3(type, session, data)`` with an empty list ``{}``: they preserve no field, which
-        is exactly the ``_preserving_field_list`` form with no field marked (index -1 here).
-        A non-empty list is rejected by name: p4c turns it into a field list whose members
-        are not always the ones written (its own v1model notes warn of that)."""
+        ``clone3(type, session, data)``: the ``_preserving_field_list`` form with a field list
+        of the user-metadata fields ``data`` names (p4c's bmv2 back end makes a field list of
+        them; bmv2 copies their values at the end of the pipeline, as for an index).  An empty
+        list preserves nothing (index -1 here)."""
         n_data = 2 if name == "clone3" else 0
         if len(arg_trees) != n_data + 1:
             raise self.err(t, f"{name} takes {n_data + 1} arguments")
         data = self.expr(arg_trees[n_data], ctx, None)
-        empty = (isinstance(data, ir.StructInit) and not data.fields) or \
-            (isinstance(data, ir.ListExpr) and not data.elems)
-        if not empty:
-            raise self.unsupported(t, _DEPRECATED_FUNCS[name] + " with a non-empty field list")
         loc = self.loc(t)
-        none = ir.Const(INFINT, loc, -1)  # no @field_list index can be -1: nothing preserved
+        paths = self.data_field_list(name, data, ctx, t)
+        if paths:
+            index = ir.FIELD_LIST_OF_DATA + len(self.data_field_lists)
+            self.data_field_lists[index] = paths
+            none = ir.Const(INFINT, loc, index)
+        else:
+            none = ir.Const(INFINT, loc, -1)  # no @field_list index can be -1: nothing preserved
         if name == "clone3":
             args = self.args(arg_trees[:2], ctx, [self.enum_type("CloneType"), BIT32], t, name)
             return ir.BuiltinCall(ir.VoidT(), loc, "clone_preserving_field_list", args + [none], ())
         return ir.BuiltinCall(ir.VoidT(), loc, f"{name}_preserving_field_list", [none], ())
+
+    def data_field_list(self, name: str, data: ir.Expr, ctx: _Ctx, t: Tree) -> list[tuple[str, ...]]:
+        """The user-metadata paths a deprecated call's ``data`` names, in order, a struct
+        expanded to its fields.  A local variable is left out: bmv2 would carry its value to a
+        pipeline that cannot name it.  Anything else (headers, standard_metadata, an action
+        parameter, a value) is rejected by name."""
+        meta = ctx.block.meta_param if ctx.block is not None else ""
+        what = _DEPRECATED_FUNCS[name] + " with a field list"
+        out: list[tuple[str, ...]] = []
+
+        def leaf(e: ir.Expr) -> None:
+            if isinstance(e, ir.ListExpr):
+                for x in e.elems:
+                    leaf(x)
+                return
+            if isinstance(e, ir.StructInit) and not e.type.name:
+                for _, x in e.fields:
+                    leaf(x)
+                return
+            path: list[str] = []
+            root = e
+            while isinstance(root, ir.Member):
+                path.insert(0, root.field)
+                root = root.expr
+            if not isinstance(root, ir.Var):
+                raise self.unsupported(e.loc, f"{what} element that is not a variable or a field of "
+                                              "the user metadata")
+            if root.name != meta:
+                if ctx.block is None or root.name not in ctx.block.locals:
+                    raise self.unsupported(e.loc, f"{what} element '{root.name}' (only fields of the "
+                                                  "user metadata are preserved)")
+                return  # a local
+            self.meta_paths(e.type, tuple(path), out, e.loc, what)
+
+        leaf(data)
+        return out
+
+    def meta_paths(self, ty: ir.Type, path: tuple[str, ...], out: list, loc: ir.Loc, what: str) -> None:
+        if isinstance(ty, ir.StructT):
+            for f in ty.fields:
+                self.meta_paths(f.type, path + (f.name,), out, loc, what)
+        elif isinstance(ty, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT, ir.ErrorT)):
+            if path not in out:
+                out.append(path)
+        else:
+            raise self.unsupported(loc, f"{what} element of type {show(ty)}")
 
     def as_list(self, e: ir.Expr, t: Tree) -> ir.Expr:
         if isinstance(e, ir.StructInit) and isinstance(e.type, ir.StructT) and e.type.name == "":

@@ -123,6 +123,7 @@ class _Block:
     tables: list[tuple[tuple, ir.Table]] = field(default_factory=list)
     actions: list[tuple[tuple, str]] = field(default_factory=list)
     used_names: set[str] = field(default_factory=set)
+    meta_param: str = ""  # a v1model ingress/egress control: its user-metadata parameter
 
     def fresh(self, name: str, t: ir.Type) -> str:
         n, k = name, 0
@@ -160,6 +161,7 @@ class CheckerBase:
         self.action_order: list[str] = []
         self.controller_headers: list[ir.ControllerHeader] = []
         self.digests: dict[str, ir.Digest] = {}
+        self.data_field_lists: dict[int, list[tuple[str, ...]]] = {}
         self.warnings: list[str] = []
         # top-level constants of the user's files and the ones referenced (p4c-like unused warning)
         self.const_decls: dict[str, ir.Loc] = {}
@@ -203,6 +205,11 @@ class CheckerBase:
         out = []
         for a in _trees(t, "annotation"):
             name = _name(a)
+            sbody = _tok(a, "ANNOT_SBODY")
+            if sbody is not None:
+                out.append(ir.Annotation(name, None, (), self.loc(a),
+                                         self._structured(a, name, str(sbody))))
+                continue
             body_tok = _tok(a, "ANNOT_BODY")
             body = str(body_tok) if body_tok is not None else None
             args: list[str | int] = []
@@ -217,6 +224,64 @@ class CheckerBase:
                         except ValueError:
                             args.append(part)
             out.append(ir.Annotation(name, body, tuple(args), self.loc(a)))
+        for a in out:  # spec 18.2: a structured annotation's name is used once per element
+            if a.structured is not None and sum(1 for b in out if b.name == a.name) > 1:
+                raise self.err(a.loc, f"annotation @{a.name} is structured and appears more than once "
+                                      f"on the same element")
+        return tuple(out)
+
+    def _structured(self, node: Tree, name: str,
+                    body: str) -> tuple[tuple[str | None, str | int | bool], ...]:
+        """The elements of ``@name[body]``: an expression list or a key-value list (not both),
+        each value a string, integer or boolean literal, keys unique."""
+        toks = []
+        for m in _SANN_TOKEN.finditer(body):
+            kind = m.lastgroup
+            if kind == "bad":
+                raise self.unsupported(node, f"structured annotation @{name}: the value "
+                                             f"'{body[m.start():].split(',')[0].strip()}' (only string, "
+                                             f"integer and boolean literals)")
+            if kind != "ws":
+                toks.append((kind, m.group()))
+        items: list[list[tuple[str, str]]] = [[]]
+        for t in toks:
+            if t[0] == "comma":
+                items.append([])
+            else:
+                items[-1].append(t)
+        if items == [[]]:
+            return ()
+        out: list[tuple[str | None, str | int | bool]] = []
+        for it in items:
+            key = None
+            if len(it) >= 2 and it[0][0] == "ident" and it[1][0] == "eq":
+                key, it = it[0][1], it[2:]
+            if not it:
+                raise self.err(node, f"structured annotation @{name}: an element without a value")
+            text = "".join(v for _, v in it)
+            if it[0][0] == "string" and len(it) == 1:
+                value: str | int | bool = text[1:-1]
+            elif text in ("true", "false"):
+                value = text == "true"
+            else:
+                try:
+                    value = _parse_int(text[1:])[0] if text.startswith("-") else _parse_int(text)[0]
+                except ValueError:
+                    raise self.unsupported(node, f"structured annotation @{name}: the value '{text}' "
+                                                 f"(only string, integer and boolean literals)") from None
+                if text.startswith("-"):
+                    value = -value
+            out.append((key, value))
+        keyed = {k is not None for k, _ in out}
+        if len(keyed) > 1:
+            raise self.err(node, f"structured annotation @{name} mixes key=value pairs and plain "
+                                 f"expressions")
+        seen: set[str] = set()
+        for k, _ in out:
+            if k is not None:
+                if k in seen:
+                    raise self.err(node, f"structured annotation @{name}: duplicate key '{k}'")
+                seen.add(k)
         return tuple(out)
 
 
@@ -352,6 +417,11 @@ def _parse_int(s: str) -> tuple[int, ir.Type | None]:
         t: ir.Type = ir.BitT(w) if m.group(2) == "w" else ir.IntT(w)
         return wrap(v, t), t
     return v, None
+
+
+# the lexical pieces of a structured annotation body (literal values only)
+_SANN_TOKEN = re.compile(r'(?P<ws>\s+)|(?P<string>"(?:\\.|[^"\\])*")|(?P<eq>=)|(?P<comma>,)'
+                         r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>-?[0-9][0-9A-Za-z_]*)|(?P<bad>.)")
 
 
 def _split_args(body: str) -> list[str]:

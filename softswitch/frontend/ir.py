@@ -62,6 +62,8 @@ from typing import Literal
 
 # ---------------------------------------------------------------- locations and annotations
 
+FIELD_LIST_OF_DATA = 0x100  # first field-list index of a deprecated call's data (@field_list is bit<8>)
+
 
 @dataclass(frozen=True, slots=True)
 class Loc:
@@ -82,12 +84,18 @@ NO_LOC = Loc("<builtin>", 0, 0)
 class Annotation:
     """``@name(body)``: ``body`` is the text between the parentheses as p4c prints it
     (``None`` when there were no parentheses); ``args`` the parsed constant arguments when the
-    body is a list of literals/identifiers (strings unquoted, integers as int)."""
+    body is a list of literals/identifiers (strings unquoted, integers as int).
+
+    A structured annotation ``@name[...]`` (P4_16 spec 18.2) has ``body`` None and
+    ``structured`` set: its elements as ``(key, value)`` pairs, ``key`` None throughout for an
+    expression list; values are str, int or bool.  P4Info carries it in
+    ``structured_annotations``, never in ``annotations``."""
 
     name: str
     body: str | None = None
     args: tuple[str | int, ...] = ()
     loc: Loc = NO_LOC
+    structured: tuple[tuple[str | None, str | int | bool], ...] | None = None
 
     def p4info_text(self) -> str:
         """The annotation as P4Info prints it, e.g. ``@format(IPV6_ADDRESS)``."""
@@ -99,7 +107,13 @@ def actions_called(node: object) -> set[str]:
     body this is the actions its apply block calls directly: p4c keeps those in P4Info (its mid
     end wraps each call in a hidden table), while an action called only from other actions is
     inlined there and left out, so action bodies are not part of a control's body."""
-    found: set[str] = set()
+    return set(actions_called_in_order(node))
+
+
+def actions_called_in_order(node: object) -> list[str]:
+    """``actions_called`` as a list, each action once, in the order of its first call in the
+    tree (statement order)."""
+    found: dict[str, None] = {}
 
     def walk(n: object) -> None:
         if isinstance(n, list):
@@ -109,14 +123,14 @@ def actions_called(node: object) -> set[str]:
         if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
             return
         if isinstance(n, ActionCall):
-            found.add(n.action)
+            found.setdefault(n.action, None)
         for klass in type(n).__mro__:
             for a in getattr(klass, "__slots__", ()):
                 if a not in ("loc", "type"):
                     walk(getattr(n, a, None))
 
     walk(node)
-    return found
+    return list(found)
 
 
 def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:
@@ -329,6 +343,15 @@ class Member(Expr):
 
 
 @dataclass(slots=True, eq=False)
+class TupleElem(Expr):
+    """Element ``index`` of a tuple value (made by the back end's flattening of a tuple local
+    into the leaves of a data list, e.g. ``log_msg`` or ``hash`` data)."""
+
+    expr: Expr
+    index: int
+
+
+@dataclass(slots=True, eq=False)
 class StackIndex(Expr):
     """``stack[index]``; ``index`` is a ``Const`` for a constant index (out of range constant
     indices are rejected at load time), otherwise a run-time ``bit<W>`` expression."""
@@ -492,7 +515,8 @@ class ExternCall(Expr):
 class BuiltinCall(Expr):
     """A core/v1model free function, arguments in declared order:
     mark_to_drop(sm); hash(out result, algo, base, data, max); random(out result, lo, hi);
-    digest<T>(receiver, data) (T in ``type_args``, its P4Info digest is ``T.name``);
+    digest<T>(receiver, data) (T in ``type_args``, its P4Info digest is ``T.name``, or
+    ``digest`` for a list: ``digest(receiver, {a, b})``);
     clone(type, session); clone_preserving_field_list(type, session, index);
     resubmit_preserving_field_list(index); recirculate_preserving_field_list(index);
     truncate(length); verify_checksum / update_checksum / verify_checksum_with_payload /
@@ -502,6 +526,7 @@ class BuiltinCall(Expr):
     name: str
     args: list[Expr]
     type_args: tuple[Type, ...] = ()
+    digest: str = ""  # P4Info name of the digest of a list
 
 
 @dataclass(slots=True, eq=False)
@@ -746,6 +771,7 @@ class Param:
     direction: Literal["in", "out", "inout", ""]
     annotations: tuple[Annotation, ...]
     loc: Loc
+    default: Expr | None = None  # an action's or function's ``T p = value``: used when a call omits p
 
 
 @dataclass(slots=True, eq=False)
@@ -916,10 +942,11 @@ class ControllerHeader:
 
 @dataclass(slots=True, eq=False)
 class Digest:
-    """A ``digest<T>`` used somewhere; P4Info name is the struct type name."""
+    """A ``digest<T>`` used somewhere; P4Info name is the struct type name.  A digest of a
+    list (``digest(n, {a, b})``) has a tuple type and a generated name, ``digest_0`` ..."""
 
     name: str
-    type: StructT
+    type: StructT | TupleT
     loc: Loc
 
 
@@ -950,6 +977,9 @@ class Program:
     warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." texts
     # top-level extern instances by P4Info name, declaration order (also in every Control.externs)
     externs: dict[str, ExternInstance] = field(default_factory=dict)
+    # field lists of the deprecated clone3/resubmit/recirculate(data) calls: index (from
+    # FIELD_LIST_OF_DATA on, above any @field_list index) -> user-metadata paths they preserve
+    data_field_lists: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def controls(self) -> list[Control]:
@@ -972,7 +1002,10 @@ class Program:
 
     def field_list(self, struct: StructT, index: int) -> list[tuple[str, ...]]:
         """Paths (field names from ``struct``) of the fields marked ``@field_list(index)``,
-        recursively, in declaration order (what clone/resubmit/recirculate preserve)."""
+        recursively, in declaration order (what clone/resubmit/recirculate preserve); for an
+        index of ``data_field_lists``, the fields a deprecated call's data list names."""
+        if index in self.data_field_lists:
+            return list(self.data_field_lists[index])
         out: list[tuple[str, ...]] = []
 
         def walk(t: StructT, prefix: tuple[str, ...], inherited: bool) -> None:

@@ -90,27 +90,31 @@ class _PostLex:
                     t = "IDENT"
             out = tok
             if prev is not None and prev.value == "@" and prev.type != "STRING":
-                # annotation name (may be a keyword) and optional body
+                # annotation name (may be a keyword) and optional body: (unstructured) or
+                # [structured] (P4_16 spec 18.2), kept as the text between the brackets
                 out = Token.new_borrow_pos("IDENT", v, tok)
                 nxt = peek()
-                if nxt is not None and nxt.value == "(" and nxt.type != "STRING":
+                if nxt is not None and nxt.value in ("(", "[") and nxt.type != "STRING":
+                    opener = nxt.value
+                    closer = ")" if opener == "(" else "]"
                     take()
                     level = 1
                     last = nxt
                     while level:
                         x = take()
                         if x is None:
-                            raise UnexpectedEOF([")"])
+                            raise UnexpectedEOF([closer])
                         if x.type != "STRING":
-                            if x.value == "(":
+                            if x.value == opener:
                                 level += 1
-                            elif x.value == ")":
+                            elif x.value == closer:
                                 level -= 1
                         last = x
                     body = self.text[nxt.end_pos:last.start_pos].strip()
                     yield out
                     prev = out
-                    ann = Token("ANNOT_BODY", body, nxt.start_pos, nxt.line, nxt.column,
+                    kind = "ANNOT_BODY" if opener == "(" else "ANNOT_SBODY"
+                    ann = Token(kind, body, nxt.start_pos, nxt.line, nxt.column,
                                 last.end_line, last.end_column, last.end_pos)
                     yield ann
                     prev = ann

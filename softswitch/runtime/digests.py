@@ -35,7 +35,7 @@ class _Digest:
     id: int
     name: str
     widths: tuple[int, ...]
-    is_struct: bool
+    kind: str  # the P4Info type_spec: "bitstring", "struct" or "tuple" (a digest of a list)
     config: p4runtime_pb2.DigestEntry.Config | None = None
     pending: list[tuple[int, ...]] = field(default_factory=list)
     pending_since_ns: int = 0
@@ -44,18 +44,18 @@ class _Digest:
     dropped: int = 0
 
 
-def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int, ...], bool]:
+def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int, ...], str]:
     spec = d.type_spec
     kind = spec.WhichOneof("type_spec")
     if kind == "bitstring":
-        return (_bits(spec, d.preamble.name, p4info),), False
+        return (_bits(spec, d.preamble.name, p4info),), kind
     if kind == "struct":
         st = p4info.type_info.structs.get(spec.struct.name)
         if st is None:
             raise P4InfoError(f"digest '{d.preamble.name}': struct '{spec.struct.name}' not in type_info")
-        return tuple(_bits(m.type_spec, d.preamble.name, p4info) for m in st.members), True
+        return tuple(_bits(m.type_spec, d.preamble.name, p4info) for m in st.members), kind
     if kind == "tuple":
-        return tuple(_bits(m, d.preamble.name, p4info) for m in spec.tuple.members), True
+        return tuple(_bits(m, d.preamble.name, p4info) for m in spec.tuple.members), kind
     raise P4InfoError(f"digest '{d.preamble.name}': unsupported type_spec {kind}")
 
 
@@ -96,8 +96,8 @@ class DigestState:
         self._clock = clock_ns
         self._digests: dict[int, _Digest] = {}
         for d in p4info.digests:
-            widths, is_struct = _layout(d, p4info)
-            self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, widths, is_struct)
+            widths, kind = _layout(d, p4info)
+            self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, widths, kind)
         self._next_list_id = 1
         self._sink: Callable[[DigestListOut], None] | None = None
 
@@ -183,14 +183,16 @@ class DigestState:
 
     # ---- P4Runtime entities -------------------------------------------------------------------
     def to_proto(self, lst: DigestListOut) -> p4runtime_pb2.DigestList:
-        """Encode a list as a ``DigestList`` (struct-like P4Data for struct/tuple digests)."""
+        """Encode a list as a ``DigestList``: P4Data ``struct`` or ``tuple`` as the digest's
+        P4Info type_spec is, a ``bitstring`` for a bit<W> digest."""
         d = self._digests[lst.digest_id]
         msg = p4runtime_pb2.DigestList(digest_id=lst.digest_id, list_id=lst.list_id, timestamp=lst.timestamp_ns)
         for v in lst.values:
             data = msg.data.add()
-            if d.is_struct:
+            if d.kind != "bitstring":
+                members = data.struct.members if d.kind == "struct" else data.tuple.members
                 for x in v:
-                    data.struct.members.add(bitstring=bytestrings.encode(x))
+                    members.add(bitstring=bytestrings.encode(x))
             else:
                 data.bitstring = bytestrings.encode(v[0])
         return msg
