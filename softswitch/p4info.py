@@ -5,7 +5,7 @@ collisions, ``@id`` honoured; aliases are the shortest dot-suffix unique among a
 """
 from __future__ import annotations
 
-from p4.config.v1 import p4info_pb2
+from p4.config.v1 import p4info_pb2, p4types_pb2
 
 from softswitch.frontend import ir
 from softswitch.frontend.errors import P4InfoError
@@ -85,6 +85,24 @@ def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
         pre.doc.description = str(desc.args[0])
 
 
+def _doc(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param, anns: tuple[ir.Annotation, ...]) -> None:
+    """@brief / @description of a match field or action parameter, which p4c writes to ``doc``
+    (as on a preamble) and not to ``annotations``."""
+    brief = ir.find_annotation(anns, "brief")
+    desc = ir.find_annotation(anns, "description")
+    if brief is not None and brief.args:
+        msg.doc.brief = str(brief.args[0])
+    if desc is not None and desc.args:
+        msg.doc.description = str(desc.args[0])
+
+
+def _user_type(t: ir.Type, info: p4info_pb2.P4TypeInfo) -> None:
+    """p4c describes the user-defined type of a match field, action parameter or controller
+    header field in type_info; of those softswitch has serializable enums."""
+    if isinstance(t, ir.EnumT) and t.underlying is not None:
+        _type_spec(p4types_pb2.P4DataTypeSpec(), t, info)
+
+
 def _aliases(names: list[str]) -> dict[str, str]:
     """Shortest dot-separated suffix of each name that is not a suffix of any other name."""
     parts = {n: n.split(".") for n in set(names)}
@@ -150,6 +168,29 @@ def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT) -> None:
         _type_spec(m.type_spec, f.type, info)
 
 
+def _selector_annotations(ap: p4info_pb2.ActionProfile, e: ir.ExternInstance) -> None:
+    """@max_group_size, and @selector_size_semantics("sum_of_weights" | "sum_of_members") with
+    @max_member_weight (read only with sum_of_members), as p4c reads them on a selector."""
+    mgs = ir.find_annotation(e.annotations, "max_group_size")
+    if mgs is not None and mgs.args:
+        ap.max_group_size = int(mgs.args[0])
+    sem = ir.find_annotation(e.annotations, "selector_size_semantics")
+    if sem is None:
+        return
+    value = str(sem.args[0]).lower() if len(sem.args) == 1 else ""
+    if value == "sum_of_weights":
+        ap.sum_of_weights.SetInParent()
+    elif value == "sum_of_members":
+        ap.sum_of_members.SetInParent()
+        mmw = ir.find_annotation(e.annotations, "max_member_weight")
+        if mmw is not None and mmw.args:
+            ap.sum_of_members.max_member_weight = int(mmw.args[0])
+    else:
+        raise P4InfoError(sem.loc if sem.loc is not ir.NO_LOC else e.loc,
+                          f"@selector_size_semantics of '{e.name}' must be \"sum_of_weights\" or "
+                          f"\"sum_of_members\", not {sem.body}")
+
+
 def _bytes(value: int, width: int) -> bytes:
     n = max(1, (width + 7) // 8)
     return (value & ((1 << (n * 8)) - 1)).to_bytes(n, "big")
@@ -201,8 +242,10 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             mf.id = i
             mf.name = k.name
             mf.annotations.extend(_annotations(k.annotations))
+            _doc(mf, k.annotations)
             mf.bitwidth = k.width
             mf.match_type = _MATCH[k.match_kind]
+            _user_type(k.expr.type, p.type_info)
         for r in t.actions:
             ar = pt.action_refs.add()
             ar.id = ids.get("action", r.action)
@@ -243,7 +286,9 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             pp.id = i
             pp.name = prm.name
             pp.annotations.extend(_annotations(prm.annotations))
+            _doc(pp, prm.annotations)
             pp.bitwidth = ir.type_width(prm.type)
+            _user_type(prm.type, p.type_info)
 
     def ext(kind: str) -> list[ir.ExternInstance]:
         return [e for e in externs if e.kind == kind]
@@ -256,9 +301,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         if e.kind == "action_selector":
             ap.with_selector = True
         ap.size = e.size or 0
-        mgs = ir.find_annotation(e.annotations, "max_group_size")
-        if mgs is not None and mgs.args:
-            ap.max_group_size = int(mgs.args[0])
+        if e.kind == "action_selector":  # p4c ignores these three on a plain action_profile
+            _selector_annotations(ap, e)
     unit_c = {"PACKETS": p4info_pb2.CounterSpec.PACKETS, "BYTES": p4info_pb2.CounterSpec.BYTES,
               "BOTH": p4info_pb2.CounterSpec.BOTH}
     unit_m = {"PACKETS": p4info_pb2.MeterSpec.PACKETS, "BYTES": p4info_pb2.MeterSpec.BYTES}
@@ -287,6 +331,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             md.name = f.name
             md.annotations.extend(_annotations(f.annotations))
             md.bitwidth = ir.type_width(f.type)
+            _user_type(f.type, p.type_info)
     for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
         pv = p.value_sets.add()
         _preamble(pv.preamble, ids.get("value_set", vs.name), vs.name, alias[vs.name], vs.annotations)

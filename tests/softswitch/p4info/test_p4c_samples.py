@@ -1,0 +1,147 @@
+"""P4Info details found by comparing softswitch with p4c's outputs for its v1model samples
+(``softswitch p4info-diff``, docs/softswitch.md).  Expected values are written from p4c's
+behaviour as its sample outputs show it, for programs written here."""
+from __future__ import annotations
+
+from softswitch.frontend import load_source
+from softswitch.p4info import build_p4info
+
+_HEAD = """
+#include <core.p4>
+#include <v1model.p4>
+"""
+_TAIL = """
+control V(inout h_t h, inout m_t m) { apply { } }
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out p, in h_t h) { apply { } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+_PARSER = """
+parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { transition accept; }
+}
+"""
+
+_PROFILES = _HEAD + """
+struct h_t { }
+struct m_t { bit<32> hash1; }
+""" + _PARSER + """
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action drop() { mark_to_drop(s); }
+    @name("ap") @max_group_size(200) @selector_size_semantics("sum_of_members") @max_member_weight(4000)
+    action_profile(32w128) plain;
+    @name("sel") @max_group_size(64) @selector_size_semantics("SEMANTICS") @max_member_weight(4000)
+    action_selector(HashAlgorithm.identity, 32w1024, 32w10) sel;
+    @name("bare") action_selector(HashAlgorithm.identity, 32w16, 32w10) bare;
+    table t1 { key = { } actions = { drop; NoAction; } implementation = plain; }
+    table t2 { key = { m.hash1 : selector; } actions = { drop; NoAction; } implementation = sel; }
+    table t3 { key = { m.hash1 : exact; m.hash1 : selector; } actions = { drop; } implementation = bare; }
+    apply { t1.apply(); t2.apply(); t3.apply(); }
+}
+""" + _TAIL
+
+
+def _profiles(semantics: str) -> dict[str, object]:
+    p = build_p4info(load_source(_PROFILES.replace("SEMANTICS", semantics), "ap.p4"))
+    return {a.preamble.name: a for a in p.action_profiles}
+
+
+def test_selector_annotations_apply_to_selectors_only() -> None:
+    """p4c ignores (with a warning) @max_group_size, @selector_size_semantics and
+    @max_member_weight on a plain action_profile: no group size and no size semantics there."""
+    ap = _profiles("sum_of_weights")
+    plain = ap["I.ap"]
+    assert not plain.with_selector and plain.size == 128
+    assert plain.max_group_size == 0
+    assert plain.WhichOneof("selector_size_semantics") is None
+    bare = ap["I.bare"]
+    assert bare.with_selector and bare.max_group_size == 0
+    assert bare.WhichOneof("selector_size_semantics") is None  # unset unless annotated
+
+
+def test_selector_size_semantics_sum_of_weights() -> None:
+    sel = _profiles("sum_of_weights")["I.sel"]
+    assert sel.with_selector and sel.size == 1024 and sel.max_group_size == 64
+    assert sel.WhichOneof("selector_size_semantics") == "sum_of_weights"
+    assert not sel.HasField("sum_of_members")
+
+
+def test_selector_size_semantics_sum_of_members_with_max_member_weight() -> None:
+    sel = _profiles("sum_of_members")["I.sel"]
+    assert sel.WhichOneof("selector_size_semantics") == "sum_of_members"
+    assert sel.sum_of_members.max_member_weight == 4000
+    assert sel.max_group_size == 64
+
+
+def test_selector_size_semantics_unknown_value_is_an_error() -> None:
+    import pytest
+
+    from softswitch.frontend.errors import P4InfoError
+    with pytest.raises(P4InfoError) as ei:
+        _profiles("sum_of_bananas")
+    assert "ap.p4:" in str(ei.value) and "selector_size_semantics" in str(ei.value)
+
+
+_SERENUM = _HEAD + """
+enum bit<8> Kind { A = 1, B = 0xff }
+enum bit<16> Port { P0 = 10, P1 = 0xab00 }
+enum bit<4> Unused { U = 3 }
+header e_t { Kind k; Port p; }
+struct h_t { e_t e; }
+struct m_t { }
+parser P(packet_in pk, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { pk.extract(h.e); transition accept; }
+}
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a() { }
+    table t { key = { h.e.k : exact; h.e.p : ternary; } actions = { a; } default_action = a(); }
+    apply { t.apply(); }
+}
+""" + _TAIL
+
+
+def test_serializable_enum_match_keys_are_in_type_info() -> None:
+    """p4c describes a match field's user-defined type in type_info: a table keyed on
+    serializable-enum fields lists both enums there (members and big-endian values), and an enum
+    used nowhere in P4Info stays out."""
+    p = build_p4info(load_source(_SERENUM, "se.p4"))
+    enums = p.type_info.serializable_enums
+    assert sorted(enums) == ["Kind", "Port"]
+    assert enums["Kind"].underlying_type.bitwidth == 8
+    assert [(m.name, m.value) for m in enums["Kind"].members] == [("A", b"\x01"), ("B", b"\xff")]
+    assert [(m.name, m.value) for m in enums["Port"].members] == [("P0", b"\x00\x0a"), ("P1", b"\xab\x00")]
+    mf = p.tables[0].match_fields
+    assert [(f.name, f.bitwidth) for f in mf] == [("h.e.k", 8), ("h.e.p", 16)]
+    assert not mf[0].HasField("type_name")
+
+
+_DOCS = _HEAD + """
+enum bit<8> Kind { A = 1, B = 2 }
+struct h_t { }
+struct m_t { bit<8> x; }
+""" + _PARSER + """
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a(@brief("the port") @description("egress port, 9 bits") bit<9> port, Kind k) { }
+    table t {
+        key = { m.x : exact @brief("match on x") @format(HEX); }
+        actions = { a; }
+    }
+    apply { t.apply(); }
+}
+""" + _TAIL
+
+
+def test_match_field_and_param_docs_and_serenum_params() -> None:
+    """p4c writes @brief/@description of match fields and action parameters to their ``doc``
+    (not to annotations), and lists a serializable-enum parameter's type in type_info."""
+    p = build_p4info(load_source(_DOCS, "doc.p4"))
+    mf = p.tables[0].match_fields[0]
+    assert mf.doc.brief == "match on x" and not mf.doc.description
+    assert list(mf.annotations) == ["@format(HEX)"]
+    act = next(a for a in p.actions if a.preamble.name == "I.a")
+    port, k = act.params
+    assert (port.doc.brief, port.doc.description) == ("the port", "egress port, 9 bits")
+    assert list(port.annotations) == []
+    assert (k.name, k.bitwidth) == ("k", 8)
+    assert list(p.type_info.serializable_enums) == ["Kind"]
