@@ -98,9 +98,38 @@ def _doc(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param, anns: tuple[ir.An
 
 def _user_type(t: ir.Type, info: p4info_pb2.P4TypeInfo) -> None:
     """p4c describes the user-defined type of a match field, action parameter or controller
-    header field in type_info; of those softswitch has serializable enums."""
-    if isinstance(t, ir.EnumT) and t.underlying is not None:
+    header field in type_info: serializable enums and newtypes."""
+    if (isinstance(t, ir.EnumT) and t.underlying is not None) or (isinstance(t, ir.BitT) and t.newtype is not None):
         _type_spec(p4types_pb2.P4DataTypeSpec(), t, info)
+
+
+def _typed_width(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param | p4info_pb2.ControllerPacketMetadata.Metadata,
+                 t: ir.Type) -> None:
+    """bitwidth and type_name as p4c sets them: a newtype is named, and one with a
+    @p4runtime_translation has the translated width (none for a string)."""
+    nt = t.newtype if isinstance(t, ir.BitT) else None
+    if nt is None:
+        msg.bitwidth = ir.type_width(t)
+        return
+    msg.type_name.name = nt.name
+    if nt.translation is None:
+        msg.bitwidth = nt.underlying.width
+    elif nt.translation[1] is not None:
+        msg.bitwidth = nt.translation[1]
+
+
+def _new_type(info: p4info_pb2.P4TypeInfo, nt: ir.NewType) -> None:
+    if nt.name in info.new_types:
+        return
+    spec = info.new_types[nt.name]
+    if nt.translation is None:
+        spec.original_type.bitstring.bit.bitwidth = nt.underlying.width
+    else:
+        spec.translated_type.uri = nt.translation[0]
+        if nt.translation[1] is None:
+            spec.translated_type.sdn_string.SetInParent()
+        else:
+            spec.translated_type.sdn_bitwidth = nt.translation[1]
 
 
 def _aliases(names: list[str]) -> dict[str, str]:
@@ -123,7 +152,10 @@ def _aliases(names: list[str]) -> dict[str, str]:
 
 
 def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4TypeInfo) -> None:
-    if isinstance(t, ir.BitT):
+    if isinstance(t, ir.BitT) and t.newtype is not None:
+        spec.new_type.name = t.newtype.name
+        _new_type(info, t.newtype)
+    elif isinstance(t, ir.BitT):
         spec.bitstring.bit.bitwidth = t.width
     elif isinstance(t, ir.IntT):
         spec.bitstring.int.bitwidth = t.width
@@ -243,7 +275,10 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             mf.name = k.name
             mf.annotations.extend(_annotations(k.annotations))
             _doc(mf, k.annotations)
-            mf.bitwidth = k.width
+            if isinstance(k.expr.type, ir.BitT) and k.expr.type.newtype is not None:
+                _typed_width(mf, k.expr.type)
+            else:
+                mf.bitwidth = k.width
             mf.match_type = _MATCH[k.match_kind]
             _user_type(k.expr.type, p.type_info)
         for r in t.actions:
@@ -287,7 +322,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             pp.name = prm.name
             pp.annotations.extend(_annotations(prm.annotations))
             _doc(pp, prm.annotations)
-            pp.bitwidth = ir.type_width(prm.type)
+            _typed_width(pp, prm.type)
             _user_type(prm.type, p.type_info)
 
     def ext(kind: str) -> list[ir.ExternInstance]:
@@ -330,7 +365,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             md.id = i
             md.name = f.name
             md.annotations.extend(_annotations(f.annotations))
-            md.bitwidth = ir.type_width(f.type)
+            _typed_width(md, f.type)
             _user_type(f.type, p.type_info)
     for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
         pv = p.value_sets.add()

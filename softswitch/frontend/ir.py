@@ -130,6 +130,21 @@ def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotatio
 @dataclass(frozen=True, slots=True)
 class BitT:
     width: int
+    # the ``type`` (newtype) this bit<W> was declared as, for P4Info's type_name/new_types; not
+    # part of the type's identity (p4c's casts between a newtype and its bit<W> are free here)
+    newtype: NewType | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class NewType:
+    """``type bit<W> Name;`` (possibly over another newtype; ``underlying`` is the bit<W>), with
+    its ``@p4runtime_translation(uri, W | bit<W> | string)`` as (uri, sdn bitwidth or None for
+    string) when it has one."""
+
+    name: str
+    underlying: BitT
+    translation: tuple[str, int | None] | None
+    loc: Loc
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,3 +145,71 @@ def test_match_field_and_param_docs_and_serenum_params() -> None:
     assert list(port.annotations) == []
     assert (k.name, k.bitwidth) == ("k", 8)
     assert list(p.type_info.serializable_enums) == ["Kind"]
+
+
+_NEWTYPES = _HEAD + """
+typedef bit<16> Raw_t;
+type Raw_t Plain_t;
+type Plain_t Nested_t;
+@p4runtime_translation("example.org/Port_t", 32) type bit<9> Port_t;
+@p4runtime_translation("example.org/Name_t", string) type bit<8> Name_t;
+header e_t { Plain_t a; Nested_t b; Port_t p; Name_t n; bit<7> pad; }
+struct h_t { e_t e; }
+struct m_t { }
+struct d_t { Plain_t a; }
+parser P(packet_in pk, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { pk.extract(h.e); transition accept; }
+}
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    register<Plain_t>(4) r;
+    action set(Plain_t v, Port_t port) { h.e.a = v; }
+    table t { key = { h.e.a : exact; h.e.b : ternary; h.e.p : exact; h.e.n : exact; } actions = { set; } }
+    apply { t.apply(); r.write(0, h.e.a); digest<d_t>(1, { h.e.a }); }
+}
+""" + _TAIL
+
+
+def test_newtypes_are_named_and_described() -> None:
+    """``type`` declarations: p4c names them in match fields and params (type_name) and describes
+    them in type_info.new_types (the bit<W> under a chain of newtypes, or the translation); a
+    translated type has the translated width (none for a string); registers and digest structs
+    refer to them with new_type."""
+    p = build_p4info(load_source(_NEWTYPES, "nt.p4"))
+    mf = {f.name: f for f in p.tables[0].match_fields}
+    assert [(n, f.bitwidth, f.type_name.name) for n, f in mf.items()] == [
+        ("h.e.a", 16, "Plain_t"), ("h.e.b", 16, "Nested_t"), ("h.e.p", 32, "Port_t"), ("h.e.n", 0, "Name_t")]
+    nts = p.type_info.new_types
+    assert sorted(nts) == ["Name_t", "Nested_t", "Plain_t", "Port_t"]
+    assert nts["Plain_t"].original_type.bitstring.bit.bitwidth == 16
+    assert nts["Nested_t"].original_type.bitstring.bit.bitwidth == 16
+    assert (nts["Port_t"].translated_type.uri, nts["Port_t"].translated_type.sdn_bitwidth) == ("example.org/Port_t", 32)
+    assert nts["Name_t"].translated_type.HasField("sdn_string")
+    act = next(a for a in p.actions if a.preamble.name == "I.set")
+    assert [(x.name, x.bitwidth, x.type_name.name) for x in act.params] == [("v", 16, "Plain_t"), ("port", 32, "Port_t")]
+    assert p.registers[0].type_spec.new_type.name == "Plain_t"
+    member = p.type_info.structs["d_t"].members[0]
+    assert (member.name, member.type_spec.new_type.name) == ("a", "Plain_t")
+
+
+def test_bad_translation_annotation_is_an_error() -> None:
+    import pytest
+
+    from softswitch.frontend.errors import P4Error
+    src = _NEWTYPES.replace('("example.org/Port_t", 32)', '("example.org/Port_t", bool)')
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "nt.p4")
+    assert "nt.p4:" in str(ei.value) and "p4runtime_translation" in str(ei.value)
+
+
+def test_runtime_refuses_translated_types() -> None:
+    """softswitch does not translate controller values, so a pipeline with a translated type is
+    refused by name instead of matching 32-bit controller values against a 9-bit field."""
+    import pytest
+
+    from softswitch.runtime.errors import P4InfoError
+    from softswitch.runtime.state import SwitchState
+    with pytest.raises(P4InfoError, match="p4runtime_translation.*unsupported"):
+        SwitchState(build_p4info(load_source(_NEWTYPES, "nt.p4")))
+    plain = _NEWTYPES.replace('@p4runtime_translation("example.org/Port_t", 32) ', "").replace(
+        '@p4runtime_translation("example.org/Name_t", string) ', "")
+    SwitchState(build_p4info(load_source(plain, "nt.p4")))  # untranslated newtypes run
