@@ -551,16 +551,16 @@ class BlockChecker(CheckerBase):
             externs[e.name] = e
         tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
         actions = []
-        # top-level actions used by this control's tables come first, as p4c localizes them
+        # top-level actions come first, as p4c's LocalizeAllActions copies them into the control:
+        # in the order of their first use, by the tables (in source order) and then by the apply
+        # block's direct calls (a table listing my_drop before NoAction gives my_drop, NoAction)
         for _, t in sorted(blk.tables, key=lambda x: x[0]):
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:
                     actions.append(ar.action)
-        for an in sorted(ir.actions_called(body)):  # and those its apply block calls directly
+        for an in ir.actions_called_in_order(body):
             if self.actions[an].owner is None and an not in actions:
                 actions.append(an)
-        glob_order = list(self.actions)
-        actions.sort(key=glob_order.index)
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))

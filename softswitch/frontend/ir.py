@@ -96,7 +96,12 @@ def actions_called(node: object) -> set[str]:
     body this is the actions its apply block calls directly: p4c keeps those in P4Info (its mid
     end wraps each call in a hidden table), while an action called only from other actions is
     inlined there and left out, so action bodies are not part of a control's body."""
-    found: set[str] = set()
+    return set(actions_called_in_order(node))
+
+
+def actions_called_in_order(node: object) -> list[str]:
+    """``actions_called``, each once, in the order of their first call in the source."""
+    found: dict[str, None] = {}
 
     def walk(n: object) -> None:
         if isinstance(n, list):
@@ -106,14 +111,14 @@ def actions_called(node: object) -> set[str]:
         if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
             return
         if isinstance(n, ActionCall):
-            found.add(n.action)
+            found.setdefault(n.action)
         for klass in type(n).__mro__:
             for a in getattr(klass, "__slots__", ()):
                 if a not in ("loc", "type"):
                     walk(getattr(n, a, None))
 
     walk(node)
-    return found
+    return list(found)
 
 
 def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:

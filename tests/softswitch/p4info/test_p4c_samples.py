@@ -213,3 +213,27 @@ def test_runtime_refuses_translated_types() -> None:
     plain = _NEWTYPES.replace('@p4runtime_translation("example.org/Port_t", 32) ', "").replace(
         '@p4runtime_translation("example.org/Name_t", string) ', "")
     SwitchState(build_p4info(load_source(plain, "nt.p4")))  # untranslated newtypes run
+
+
+_ORDER = _HEAD + """
+struct h_t { }
+struct m_t { bit<8> x; }
+""" + _PARSER + """
+action alpha() { }
+action my_drop() { }
+action zeta() { }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action local() { }
+    table t { key = { m.x : exact; } actions = { my_drop; NoAction; local; } }
+    apply { t.apply(); if (m.x == 1) { zeta(); } else { alpha(); } }
+}
+""" + _TAIL
+
+
+def test_top_level_actions_in_order_of_first_use() -> None:
+    """p4c copies the top-level actions a control uses into it in the order of their first use
+    (the tables' action lists in source order, then the apply block's direct calls), ahead of
+    the control's own actions; not in declaration order (NoAction, from core.p4, is declared
+    first of all)."""
+    p = build_p4info(load_source(_ORDER, "o.p4"))
+    assert [a.preamble.name for a in p.actions] == ["my_drop", "NoAction", "zeta", "alpha", "I.local"]
