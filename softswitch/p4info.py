@@ -5,6 +5,8 @@ collisions, ``@id`` honoured; aliases are the shortest dot-suffix unique among a
 """
 from __future__ import annotations
 
+import re
+
 from p4.config.v1 import p4info_pb2, p4types_pb2
 
 from softswitch.frontend import ir
@@ -85,7 +87,7 @@ def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
         pre.doc.description = str(desc.args[0])
 
 
-def _doc(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param, anns: tuple[ir.Annotation, ...]) -> None:
+def _doc(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param | p4info_pb2.PkgInfo, anns: tuple[ir.Annotation, ...]) -> None:
     """@brief / @description of a match field or action parameter, which p4c writes to ``doc``
     (as on a preamble) and not to ``annotations``."""
     brief = ir.find_annotation(anns, "brief")
@@ -130,6 +132,34 @@ def _new_type(info: p4info_pb2.P4TypeInfo, nt: ir.NewType) -> None:
             spec.translated_type.sdn_string.SetInParent()
         else:
             spec.translated_type.sdn_bitwidth = nt.translation[1]
+
+
+_PKGINFO_KEYS = ("name", "version", "organization", "contact", "url", "arch")
+_KV = re.compile(r'\s*(\w+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,]*?)\s*(?:,|$)')
+
+
+def _pkg_info(pkg: p4info_pb2.PkgInfo, anns: tuple[ir.Annotation, ...]) -> None:
+    """arch, then the keys of @pkginfo(name="...", version="...", ...) on the main package (a
+    user's arch replaces the compiler's, as in p4c; unknown keys are ignored), its other
+    annotations, and its @brief/@description as doc."""
+    pkg.arch = "v1model"
+    for a in anns:
+        if a.name != "pkginfo" or not a.body:
+            continue
+        pos = 0
+        while pos < len(a.body):
+            m = _KV.match(a.body, pos)
+            if m is None or m.end() == pos:
+                raise P4InfoError(a.loc, f"@pkginfo: cannot read '{a.body[pos:]}' (expected key=\"value\")")
+            pos = m.end()
+            key, value = m.group(1), m.group(2)
+            if key not in _PKGINFO_KEYS:
+                continue
+            if not value.startswith('"'):
+                raise P4InfoError(a.loc, f"@pkginfo: the value of '{key}' is not a string")
+            setattr(pkg, key, value[1:-1].replace('\\"', '"'))
+    pkg.annotations.extend(x for x in _annotations(anns) if not x.startswith("@pkginfo"))
+    _doc(pkg, anns)
 
 
 def _aliases(names: list[str]) -> dict[str, str]:
@@ -231,7 +261,7 @@ def _bytes(value: int, width: int) -> bytes:
 def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     """The P4Info p4c would produce for ``program``."""
     p = p4info_pb2.P4Info()
-    p.pkg_info.arch = "v1model"
+    _pkg_info(p.pkg_info, program.main_annotations)
     tables = program.all_tables()
     externs = program.all_externs()
     action_names: list[str] = []
@@ -370,6 +400,7 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
         pv = p.value_sets.add()
         _preamble(pv.preamble, ids.get("value_set", vs.name), vs.name, alias[vs.name], vs.annotations)
+        members = {f.name: f for f in vs.type.fields} if isinstance(vs.type, ir.StructT) else {}
         for i, f in enumerate(vs.fields, 1):
             mf = pv.match.add()
             mf.id = i
@@ -377,6 +408,10 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                 mf.name = f.name
             mf.bitwidth = f.width
             mf.match_type = _MATCH[f.match_kind]
+            if f.name in members:  # a struct member's annotations but @match, and its doc
+                anns = members[f.name].annotations
+                mf.annotations.extend(a for a in _annotations(anns) if not a.startswith(("@match(", "@match ")))
+                _doc(mf, anns)
         pv.size = vs.size
     for e in ext("register"):
         pr = p.registers.add()

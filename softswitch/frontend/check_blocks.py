@@ -183,6 +183,7 @@ class BlockChecker(CheckerBase):
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
         prog.externs = dict(self.global_externs)
+        prog.main_annotations = self.annotations(_tree(m, "annotations"))
         for an, loc in self.action_locals.items():
             if an in prog.actions:
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]

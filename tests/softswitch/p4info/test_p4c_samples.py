@@ -237,3 +237,54 @@ def test_top_level_actions_in_order_of_first_use() -> None:
     first of all)."""
     p = build_p4info(load_source(_ORDER, "o.p4"))
     assert [a.preamble.name for a in p.actions] == ["my_drop", "NoAction", "zeta", "alpha", "I.local"]
+
+
+_PKG = _HEAD + """
+struct h_t { }
+struct m_t { bit<8> x; }
+struct vs_t { @match(ternary) @format(HEX) @brief("first") bit<8> f; bit<8> g; }
+parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    value_set<vs_t>(4) pvs;
+    state start { transition select(m.x, m.x) { pvs: accept; default: accept; } }
+}
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a() { }
+    table t { key = { m.x : exact; } actions = { a; } }
+    apply { t.apply(); }
+}
+control V(inout h_t h, inout m_t m) { apply { } }
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out p, in h_t h) { apply { } }
+@pkginfo(name="demo.p4", version="1.2", organization="Org", contact="ops@example.org", url="https://example.org",
+         colour="blue")
+@brief("a demo") @description("longer text") @custom(7)
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_pkg_info_from_the_main_package() -> None:
+    """p4c fills pkg_info from @pkginfo(key="value", ...) on the package instance (unknown keys
+    ignored), copies its other annotations and puts @brief/@description in doc."""
+    pkg = build_p4info(load_source(_PKG, "pkg.p4")).pkg_info
+    assert (pkg.arch, pkg.name, pkg.version, pkg.organization, pkg.contact, pkg.url) == (
+        "v1model", "demo.p4", "1.2", "Org", "ops@example.org", "https://example.org")
+    assert list(pkg.annotations) == ["@custom(7)"]
+    assert (pkg.doc.brief, pkg.doc.description) == ("a demo", "longer text")
+
+
+def test_pkg_info_value_must_be_a_string() -> None:
+    import pytest
+
+    from softswitch.frontend.errors import P4InfoError
+    with pytest.raises(P4InfoError, match="'version' is not a string"):
+        build_p4info(load_source(_PKG.replace('version="1.2"', "version=12"), "pkg.p4"))
+
+
+def test_value_set_member_annotations_and_doc() -> None:
+    """A struct value set's match fields carry their member's annotations (not @match) and doc."""
+    p = build_p4info(load_source(_PKG, "pkg.p4"))
+    f, g = p.value_sets[0].match
+    assert (f.name, list(f.annotations), f.doc.brief, f.match_type) == ("f", ["@format(HEX)"], "first", f.TERNARY)
+    assert (g.name, list(g.annotations), g.HasField("doc")) == ("g", [], False)
+
