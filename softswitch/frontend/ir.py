@@ -963,10 +963,10 @@ class Program:
     controller_headers: list[ControllerHeader]
     digests: list[Digest]
     main_loc: Loc = NO_LOC
-    main_annotations: tuple[Annotation, ...] = ()  # on ``V1Switch(...) main`` (@pkginfo, @brief, ...)
     warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." texts
     # top-level extern instances by P4Info name, declaration order (also in every Control.externs)
     externs: dict[str, ExternInstance] = field(default_factory=dict)
+    main_annotations: tuple[Annotation, ...] = ()  # on ``V1Switch(...) main`` (@pkginfo, @brief, ...)
 
     @property
     def controls(self) -> list[Control]:
