@@ -342,6 +342,21 @@ def _parse_int(s: str) -> tuple[int, ir.Type | None]:
     return v, None
 
 
+def _literal_text(s: str) -> str:
+    """An integer literal as p4c prints it in a key's P4Info name: width prefix and base kept
+    (``48w0x10101010101``), leading zeros and ``_`` dropped, ``0d`` as plain decimal."""
+    m = _INT_RE.match(s.strip())
+    if not m:
+        return s
+    body = m.group(3).replace("_", "")
+    prefix = f"{m.group(1)}{m.group(2)}" if m.group(1) else ""
+    low = body.lower()
+    for p, base, fmt in (("0x", 16, "x"), ("0b", 2, "b"), ("0o", 8, "o")):
+        if low.startswith(p):
+            return f"{prefix}{p}{format(int(body[2:], base), fmt)}"
+    return f"{prefix}{int(body[2:] if low.startswith('0d') else body, 10)}"
+
+
 def _split_args(body: str) -> list[str]:
     out, cur, depth, instr = [], "", 0, False
     for ch in body:
@@ -376,7 +391,7 @@ def _print_tree(t: Any) -> str:
     if k == "slice":
         return f"{_print_tree(kids[0])}[{_print_tree(kids[1])}:{_print_tree(kids[2])}]"
     if k == "number":
-        return str(_parse_int(str(t.children[0]))[0])
+        return _literal_text(str(t.children[0]))
     if k in ("call_expr",):
         args = _tree(t, "args")
         return f"{_print_tree(kids[0])}({', '.join(_print_tree(a) for a in _trees(args)) if args else ''})"

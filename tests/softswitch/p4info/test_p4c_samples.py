@@ -288,3 +288,28 @@ def test_value_set_member_annotations_and_doc() -> None:
     assert (f.name, list(f.annotations), f.doc.brief, f.match_type) == ("f", ["@format(HEX)"], "first", f.TERNARY)
     assert (g.name, list(g.annotations), g.HasField("doc")) == ("g", [], False)
 
+
+
+_KEYS = _HEAD + """
+struct h_t { }
+struct m_t { bit<16> x; bit<8> y; }
+""" + _PARSER + """
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a() { }
+    table t {
+        key = { m.x & 0x0F0F : exact; m.x + 16w0x00_ff : exact; m.y & 0b0011 : ternary; m.y | 10 : exact;
+                m.x & 0d255 : exact; m.y[7:4] : exact; }
+        actions = { a; }
+    }
+    apply { t.apply(); }
+}
+""" + _TAIL
+
+
+def test_key_names_print_literals_as_written() -> None:
+    """An unnamed key's P4Info name is its expression as p4c prints it: a literal keeps its
+    base and width prefix and loses leading zeros and '_' (p4c's match-on-exprs2-bmv2 output
+    names a key 'hdr.ethernet.dstAddr & 0x10101010101'); 0d is printed as plain decimal."""
+    p = build_p4info(load_source(_KEYS, "k.p4"))
+    assert [f.name for f in p.tables[0].match_fields] == [
+        "m.x & 0xf0f", "m.x + 16w0xff", "m.y & 0b11", "m.y | 10", "m.x & 255", "m.y[7:4]"]
