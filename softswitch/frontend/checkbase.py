@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -400,6 +401,43 @@ def _print_tree(t: Any) -> str:
     if k == "type_member":
         return f"{t.children[0]}.{_tree(t, 'mname').children[0]}"
     return " ".join(_print_tree(c) for c in t.children)
+
+
+def _key_name(t: Any, field_name: Callable[[Tree, str], str]) -> str | None:
+    """The P4Info name p4c gives an unannotated table key (its TableKeyNames pass), or None
+    where p4c demands a @name: paths, members (a field's own @name replaces its name, one
+    starting with '.' the whole name), indexes, slices, constants (base kept, width dropped),
+    '&' of two nameable parts, and h.isValid() as 'h.$valid$'; anything else is complex."""
+    k = t.data if isinstance(t, Tree) else None
+    kids = _trees(t) if isinstance(t, Tree) else []
+    if k in ("ident", "dot_ident"):
+        return ("." if k == "dot_ident" else "") + str(_tree(t, "name").children[0])
+    if k == "member":
+        fname = field_name(kids[0], str(_tree(t, "mname").children[0]))
+        if fname.startswith("."):
+            return fname[1:]
+        lhs = _key_name(kids[0], field_name)
+        return None if lhs is None else f"{lhs}.{fname}"
+    if k == "call_expr":
+        callee, args = kids[0], _tree(t, "args")
+        if (isinstance(callee, Tree) and callee.data == "member" and not (args and _trees(args))
+                and str(_tree(callee, "mname").children[0]) == "isValid"):
+            obj = _key_name(_trees(callee)[0], field_name)
+            return None if obj is None else f"{obj}.$valid$"
+        return None
+    parts = [_key_name(x, field_name) for x in kids]
+    if k in ("index", "slice", "bin_band") and None in parts:
+        return None
+    if k == "index":
+        return f"{parts[0]}[{parts[1]}]"
+    if k == "slice":
+        return f"{parts[0]}[{parts[1]}:{parts[2]}]"
+    if k == "bin_band":
+        return f"{parts[0]} & {parts[-1]}"
+    if k == "number":
+        text = _literal_text(str(t.children[0]))
+        return re.sub(r"^\d+[ws]", "", text)
+    return None
 
 
 def _print_expr(e: ir.Expr) -> str:

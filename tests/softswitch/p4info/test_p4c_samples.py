@@ -290,15 +290,19 @@ def test_value_set_member_annotations_and_doc() -> None:
 
 
 
+
 _KEYS = _HEAD + """
-struct h_t { }
-struct m_t { bit<16> x; bit<8> y; }
+header e_t { bit<8> a; }
+header_union u_t { e_t e; }
+struct h_t { e_t e; u_t u; e_t[2] st; }
+struct m_t { bit<16> x; bit<8> y; @name("why") bit<8> z; }
 """ + _PARSER + """
 control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
     action a() { }
     table t {
-        key = { m.x & 0x0F0F : exact; m.x + 16w0x00_ff : exact; m.y & 0b0011 : ternary; m.y | 10 : exact;
-                m.x & 0d255 : exact; m.y[7:4] : exact; }
+        key = { m.x & 0x0F0F : exact; m.x & 16w0x00_ff : exact; m.y & 0b0011 : ternary; m.x & 0d255 : exact;
+                m.y[7:4] : exact; m.z : exact; h.e.isValid() : exact; h.u.e.isValid() : exact;
+                h.u.isValid() : exact; h.st[1].a : exact; KEY }
         actions = { a; }
     }
     apply { t.apply(); }
@@ -306,10 +310,24 @@ control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
 """ + _TAIL
 
 
-def test_key_names_print_literals_as_written() -> None:
-    """An unnamed key's P4Info name is its expression as p4c prints it: a literal keeps its
-    base and width prefix and loses leading zeros and '_' (p4c's match-on-exprs2-bmv2 output
-    names a key 'hdr.ethernet.dstAddr & 0x10101010101'); 0d is printed as plain decimal."""
-    p = build_p4info(load_source(_KEYS, "k.p4"))
+def test_key_names_as_p4c_makes_them() -> None:
+    """An unnamed key is named as p4c's TableKeyNames does: literals keep their base and lose
+    width, '_' and leading zeros (p4c's match-on-exprs2-bmv2 output has
+    'hdr.ethernet.dstAddr & 0x10101010101'); a field's own @name replaces its name; isValid()
+    becomes '$valid$' (p4c's union-valid-bmv2 and issue561 outputs)."""
+    p = build_p4info(load_source(_KEYS.replace("KEY", ""), "k.p4"))
     assert [f.name for f in p.tables[0].match_fields] == [
-        "m.x & 0xf0f", "m.x + 16w0xff", "m.y & 0b11", "m.y | 10", "m.x & 255", "m.y[7:4]"]
+        "m.x & 0xf0f", "m.x & 0xff", "m.y & 0b11", "m.x & 255", "m.y[7:4]", "m.why", "h.e.$valid$",
+        "h.u.e.$valid$", "h.u.$valid$", "h.st[1].a"]
+
+
+def test_complex_key_without_name_is_an_error() -> None:
+    """p4c names only the forms above; any other key expression needs a @name."""
+    import pytest
+
+    from softswitch.frontend.errors import P4Error
+    for expr in ("m.x + 1", "m.y | 10", "(bit<8>)m.x", "m.x & m.x + 1"):
+        with pytest.raises(P4Error, match="complex key expression .* requires a @name"):
+            load_source(_KEYS.replace("KEY", f"{expr} : exact;"), "k.p4")
+    named = build_p4info(load_source(_KEYS.replace("KEY", '(bit<8>)m.x : exact @name("low");'), "k.p4"))
+    assert named.tables[0].match_fields[-1].name == "low"
