@@ -5,9 +5,10 @@ collisions, ``@id`` honoured; aliases are the shortest dot-suffix unique among a
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from p4.config.v1 import p4info_pb2
+from p4.config.v1 import p4info_pb2, p4types_pb2
 
 from softswitch.frontend import ir
 from softswitch.frontend.errors import P4InfoError
@@ -116,6 +117,81 @@ def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
         pre.doc.description = str(desc.args[0])
 
 
+def _doc(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param | p4info_pb2.PkgInfo, anns: tuple[ir.Annotation, ...]) -> None:
+    """@brief / @description of a match field or action parameter, which p4c writes to ``doc``
+    (as on a preamble) and not to ``annotations``."""
+    brief = ir.find_annotation(anns, "brief")
+    desc = ir.find_annotation(anns, "description")
+    if brief is not None and brief.args:
+        msg.doc.brief = str(brief.args[0])
+    if desc is not None and desc.args:
+        msg.doc.description = str(desc.args[0])
+
+
+def _user_type(t: ir.Type, info: p4info_pb2.P4TypeInfo) -> None:
+    """p4c describes the user-defined type of a match field, action parameter or controller
+    header field in type_info: serializable enums and newtypes."""
+    if (isinstance(t, ir.EnumT) and t.underlying is not None) or (isinstance(t, ir.BitT) and t.newtype is not None):
+        _type_spec(p4types_pb2.P4DataTypeSpec(), t, info)
+
+
+def _typed_width(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param | p4info_pb2.ControllerPacketMetadata.Metadata,
+                 t: ir.Type) -> None:
+    """bitwidth and type_name as p4c sets them: a newtype is named, and one with a
+    @p4runtime_translation has the translated width (none for a string)."""
+    nt = t.newtype if isinstance(t, ir.BitT) else None
+    if nt is None:
+        msg.bitwidth = ir.type_width(t)
+        return
+    msg.type_name.name = nt.name
+    if nt.translation is None:
+        msg.bitwidth = nt.underlying.width
+    elif nt.translation[1] is not None:
+        msg.bitwidth = nt.translation[1]
+
+
+def _new_type(info: p4info_pb2.P4TypeInfo, nt: ir.NewType) -> None:
+    if nt.name in info.new_types:
+        return
+    spec = info.new_types[nt.name]
+    if nt.translation is None:
+        spec.original_type.bitstring.bit.bitwidth = nt.underlying.width
+    else:
+        spec.translated_type.uri = nt.translation[0]
+        if nt.translation[1] is None:
+            spec.translated_type.sdn_string.SetInParent()
+        else:
+            spec.translated_type.sdn_bitwidth = nt.translation[1]
+
+
+_PKGINFO_KEYS = ("name", "version", "organization", "contact", "url", "arch")
+_KV = re.compile(r'\s*(\w+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,]*?)\s*(?:,|$)')
+
+
+def _pkg_info(pkg: p4info_pb2.PkgInfo, anns: tuple[ir.Annotation, ...]) -> None:
+    """arch, then the keys of @pkginfo(name="...", version="...", ...) on the main package (a
+    user's arch replaces the compiler's, as in p4c; unknown keys are ignored), its other
+    annotations, and its @brief/@description as doc."""
+    pkg.arch = "v1model"
+    for a in anns:
+        if a.name != "pkginfo" or not a.body:
+            continue
+        pos = 0
+        while pos < len(a.body):
+            m = _KV.match(a.body, pos)
+            if m is None or m.end() == pos:
+                raise P4InfoError(a.loc, f"@pkginfo: cannot read '{a.body[pos:]}' (expected key=\"value\")")
+            pos = m.end()
+            key, value = m.group(1), m.group(2)
+            if key not in _PKGINFO_KEYS:
+                continue
+            if not value.startswith('"'):
+                raise P4InfoError(a.loc, f"@pkginfo: the value of '{key}' is not a string")
+            setattr(pkg, key, value[1:-1].replace('\\"', '"'))
+    pkg.annotations.extend(x for x in _annotations(anns) if not x.startswith("@pkginfo"))
+    _doc(pkg, anns)
+
+
 def _aliases(names: list[str]) -> dict[str, str]:
     """Shortest dot-separated suffix of each name that is not a suffix of any other name."""
     parts = {n: n.split(".") for n in set(names)}
@@ -137,7 +213,10 @@ def _aliases(names: list[str]) -> dict[str, str]:
 
 def _type_spec(spec: p4info_pb2.P4DataTypeSpec, t: ir.Type, info: p4info_pb2.P4TypeInfo,
                loc: ir.Loc | None = None) -> None:
-    if isinstance(t, ir.BitT):
+    if isinstance(t, ir.BitT) and t.newtype is not None:
+        spec.new_type.name = t.newtype.name
+        _new_type(info, t.newtype)
+    elif isinstance(t, ir.BitT):
         spec.bitstring.bit.bitwidth = t.width
     elif isinstance(t, ir.IntT):
         spec.bitstring.int.bitwidth = t.width
@@ -225,6 +304,29 @@ def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT, loc: ir.Loc | None =
         _type_spec(m.type_spec, f.type, info, loc)
 
 
+def _selector_annotations(ap: p4info_pb2.ActionProfile, e: ir.ExternInstance) -> None:
+    """@max_group_size, and @selector_size_semantics("sum_of_weights" | "sum_of_members") with
+    @max_member_weight (read only with sum_of_members), as p4c reads them on a selector."""
+    mgs = ir.find_annotation(e.annotations, "max_group_size")
+    if mgs is not None and mgs.args:
+        ap.max_group_size = int(mgs.args[0])
+    sem = ir.find_annotation(e.annotations, "selector_size_semantics")
+    if sem is None:
+        return
+    value = str(sem.args[0]).lower() if len(sem.args) == 1 else ""
+    if value == "sum_of_weights":
+        ap.sum_of_weights.SetInParent()
+    elif value == "sum_of_members":
+        ap.sum_of_members.SetInParent()
+        mmw = ir.find_annotation(e.annotations, "max_member_weight")
+        if mmw is not None and mmw.args:
+            ap.sum_of_members.max_member_weight = int(mmw.args[0])
+    else:
+        raise P4InfoError(sem.loc if sem.loc is not ir.NO_LOC else e.loc,
+                          f"@selector_size_semantics of '{e.name}' must be \"sum_of_weights\" or "
+                          f"\"sum_of_members\", not {sem.body}")
+
+
 def _bytes(value: int, width: int) -> bytes:
     n = max(1, (width + 7) // 8)
     return (value & ((1 << (n * 8)) - 1)).to_bytes(n, "big")
@@ -233,7 +335,7 @@ def _bytes(value: int, width: int) -> bytes:
 def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     """The P4Info p4c would produce for ``program``."""
     p = p4info_pb2.P4Info()
-    p.pkg_info.arch = "v1model"
+    _pkg_info(p.pkg_info, program.main_annotations)
     tables = program.all_tables()
     externs = program.all_externs()
     # used actions once per P4Info name: actions may share one (p4c lists the name once and
@@ -286,9 +388,13 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             mf.name = k.name
             mf.annotations.extend(_annotations(k.annotations))
             _structured(mf.structured_annotations, k.annotations)
-            mf.bitwidth = k.width
-            _add_ser_enum(p.type_info, k.expr.type)
+            _doc(mf, k.annotations)
+            if isinstance(k.expr.type, ir.BitT) and k.expr.type.newtype is not None:
+                _typed_width(mf, k.expr.type)
+            else:
+                mf.bitwidth = k.width
             mf.match_type = _MATCH[k.match_kind]
+            _user_type(k.expr.type, p.type_info)
         for r in t.actions:
             ar = pt.action_refs.add()
             ar.id = ids.get("action", program.actions[r.action].name)
@@ -332,8 +438,9 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             pp.name = prm.name
             pp.annotations.extend(_annotations(prm.annotations))
             _structured(pp.structured_annotations, prm.annotations)
-            pp.bitwidth = ir.type_width(prm.type)
-            _add_ser_enum(p.type_info, prm.type)
+            _doc(pp, prm.annotations)
+            _typed_width(pp, prm.type)
+            _user_type(prm.type, p.type_info)
 
     def ext(kind: str) -> list[ir.ExternInstance]:
         return [e for e in externs if e.kind == kind]
@@ -346,9 +453,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         if e.kind == "action_selector":
             ap.with_selector = True
         ap.size = e.size or 0
-        mgs = ir.find_annotation(e.annotations, "max_group_size")
-        if mgs is not None and mgs.args:
-            ap.max_group_size = int(mgs.args[0])
+        if e.kind == "action_selector":  # p4c ignores these three on a plain action_profile
+            _selector_annotations(ap, e)
     unit_c = {"PACKETS": p4info_pb2.CounterSpec.PACKETS, "BYTES": p4info_pb2.CounterSpec.BYTES,
               "BOTH": p4info_pb2.CounterSpec.BOTH}
     unit_m = {"PACKETS": p4info_pb2.MeterSpec.PACKETS, "BYTES": p4info_pb2.MeterSpec.BYTES}
@@ -377,10 +483,12 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             md.name = fname
             md.annotations.extend(_annotations(fanns))
             _structured(md.structured_annotations, fanns)
-            md.bitwidth = ir.type_width(ftype)
+            _typed_width(md, ftype)
+            _user_type(ftype, p.type_info)
     for vs in value_sets:  # p4c: a bit<W> set has one unnamed exact field, a struct set one per field
         pv = p.value_sets.add()
         _preamble(pv.preamble, ids.get("value_set", vs.name), vs.name, alias[vs.name], vs.annotations)
+        members = {f.name: f for f in vs.type.fields} if isinstance(vs.type, ir.StructT) else {}
         for i, f in enumerate(vs.fields, 1):
             mf = pv.match.add()
             mf.id = i
@@ -388,6 +496,10 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                 mf.name = f.name
             mf.bitwidth = f.width
             mf.match_type = _MATCH[f.match_kind]
+            if f.name in members:  # a struct member's annotations but @match, and its doc
+                anns = members[f.name].annotations
+                mf.annotations.extend(a for a in _annotations(anns) if not a.startswith(("@match(", "@match ")))
+                _doc(mf, anns)
         pv.size = vs.size
     for e in ext("register"):
         pr = p.registers.add()

@@ -259,6 +259,7 @@ class BlockChecker(CheckerBase):
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
         prog.externs = dict(self.global_externs)
+        prog.main_annotations = self.annotations(_tree(m, "annotations"))
         for an, loc in self.action_locals.items():
             if an in prog.actions:
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
@@ -646,9 +647,9 @@ class BlockChecker(CheckerBase):
             externs[e.name] = e
         tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
         actions = []
-        # top-level actions come first, as p4c lists them: those this control's tables use, in
-        # table and actions-list order, then those its apply block calls directly (p4c's hidden
-        # tables), in the order of their first call (p4c's P4Info for the DASH pipeline sample)
+        # top-level actions come first, as p4c's LocalizeAllActions copies them into the control:
+        # in the order of their first use, by the tables (in source order) and then by the apply
+        # block's direct calls (a table listing my_drop before NoAction gives my_drop, NoAction)
         for _, t in sorted(blk.tables, key=lambda x: x[0]):
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:

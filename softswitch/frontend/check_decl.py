@@ -1,9 +1,10 @@
 """Top-level declarations and types: headers, structs, enums, errors, externs, instances."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from lark import Tree
+from lark import Token, Tree
 
 from . import ir
 from .checkbase import (
@@ -62,6 +63,21 @@ class DeclChecker(CheckerBase):
                 raise self.err(node, f"'{name}' is already declared")
         self.globals[name] = entry
 
+    def newtype(self, d: Tree, name: str, t: ir.BitT) -> ir.BitT:
+        """``type bit<W> name;``: a bit<W> tagged with the type's name (P4Info names it), and its
+        ``@p4runtime_translation`` read as p4c reads it: a URI, then W, bit<W> or string."""
+        anns = self.annotations(_tree(d, "annotations"))
+        tr = ir.find_annotation(anns, "p4runtime_translation")
+        translation = None
+        if tr is not None:
+            m = re.fullmatch(r'\s*"([^"]*)"\s*,\s*(?:(\d+)|bit\s*<\s*(\d+)\s*>|(string))\s*', tr.body or "")
+            if m is None:
+                raise self.err(d, f"@p4runtime_translation of type '{name}' must be (\"URI\", W), "
+                                  f"(\"URI\", bit<W>) or (\"URI\", string)")
+            width = m.group(2) or m.group(3)
+            translation = (m.group(1), int(width) if width else None)
+        return ir.BitT(t.width, newtype=ir.NewType(name, ir.BitT(t.width), translation, self.loc(d)))
+
     def declaration(self, d: Tree) -> None:
         k = d.data
         if k == "empty_decl":
@@ -78,6 +94,8 @@ class DeclChecker(CheckerBase):
         elif k == "typedef_decl":
             name = _name(d)
             t = self.type_ref(_type_child(d))
+            if isinstance(t, ir.BitT) and any(isinstance(c, Token) and c.type == "TYPE_KW" for c in d.children):
+                t = self.newtype(d, name, t)
             self.named_types.setdefault(name, t) if isinstance(t, (ir.HeaderT, ir.StructT, ir.EnumT)) else None
             self.declare(d, name, ("type", t))
         elif k in ("header_decl", "struct_decl"):

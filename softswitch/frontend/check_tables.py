@@ -9,6 +9,7 @@ from .checkbase import (
     _ActionRef,
     _Ctx,
     _id_ann,
+    _key_name,
     _name,
     _Named,
     _p4info_name,
@@ -18,6 +19,7 @@ from .checkbase import (
     _tree,
     _trees,
 )
+from .errors import P4Error
 from .types import BOOL, InfIntT, show
 
 
@@ -64,7 +66,13 @@ class TableChecker(CheckerBase):
                                                    "or serializable enum key)")
                     kanns = self.annotations(_tree(ke, "annotations"))
                     nm = ir.find_annotation(kanns, "name")
-                    kname = str(nm.args[0]) if nm is not None and nm.args else _print_tree(_trees(ke)[0])
+                    if nm is not None and nm.args:
+                        kname = str(nm.args[0])
+                    else:  # named as p4c names it; p4c rejects what it cannot name
+                        kname = _key_name(_trees(ke)[0], lambda lhs, f: self.key_field_name(lhs, f, ctx))
+                        if kname is None:
+                            raise self.err(ke, f"complex key expression '{_print_tree(_trees(ke)[0])}' "
+                                               f"requires a @name annotation (as p4c requires)")
                     keys.append(ir.TableKey(e, mk, kname, kanns, self.loc(ke)))  # type: ignore[arg-type]
             elif p.data == "actions_prop":
                 for ai in _trees(p, "action_item"):
@@ -158,6 +166,18 @@ class TableChecker(CheckerBase):
                                   f"inputs (first used at {prev[1]})")
             self.selector_inputs.setdefault(impl, (inputs, loc))
         return tbl
+
+    def key_field_name(self, lhs: Tree, field: str, ctx: _Ctx) -> str:
+        """A key member's name part: the field's own @name when it has one (p4c's external name)."""
+        try:
+            t = self.expr(lhs, ctx, None).type
+        except P4Error:  # the key itself was checked already; this only looks up a name
+            return field
+        for f in getattr(t, "fields", ()) if isinstance(t, (ir.StructT, ir.HeaderT)) else ():
+            if f.name == field:
+                nm = ir.find_annotation(f.annotations, "name")
+                return str(nm.args[0]) if nm is not None and nm.args else field
+        return field
 
     def extern_kind(self, name: str, ctx: _Ctx) -> str:
         return self.extern_by_name(name, ctx).kind

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -424,6 +425,21 @@ _SANN_TOKEN = re.compile(r'(?P<ws>\s+)|(?P<string>"(?:\\.|[^"\\])*")|(?P<eq>=)|(
                          r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>-?[0-9][0-9A-Za-z_]*)|(?P<bad>.)")
 
 
+def _literal_text(s: str) -> str:
+    """An integer literal as p4c prints it in a key's P4Info name: width prefix and base kept
+    (``48w0x10101010101``), leading zeros and ``_`` dropped, ``0d`` as plain decimal."""
+    m = _INT_RE.match(s.strip())
+    if not m:
+        return s
+    body = m.group(3).replace("_", "")
+    prefix = f"{m.group(1)}{m.group(2)}" if m.group(1) else ""
+    low = body.lower()
+    for p, base, fmt in (("0x", 16, "x"), ("0b", 2, "b"), ("0o", 8, "o")):
+        if low.startswith(p):
+            return f"{prefix}{p}{format(int(body[2:], base), fmt)}"
+    return f"{prefix}{int(body[2:] if low.startswith('0d') else body, 10)}"
+
+
 def _split_args(body: str) -> list[str]:
     out, cur, depth, instr = [], "", 0, False
     for ch in body:
@@ -458,7 +474,7 @@ def _print_tree(t: Any) -> str:
     if k == "slice":
         return f"{_print_tree(kids[0])}[{_print_tree(kids[1])}:{_print_tree(kids[2])}]"
     if k == "number":
-        return str(_parse_int(str(t.children[0]))[0])
+        return _literal_text(str(t.children[0]))
     if k in ("call_expr",):
         args = _tree(t, "args")
         return f"{_print_tree(kids[0])}({', '.join(_print_tree(a) for a in _trees(args)) if args else ''})"
@@ -467,6 +483,43 @@ def _print_tree(t: Any) -> str:
     if k == "type_member":
         return f"{t.children[0]}.{_tree(t, 'mname').children[0]}"
     return " ".join(_print_tree(c) for c in t.children)
+
+
+def _key_name(t: Any, field_name: Callable[[Tree, str], str]) -> str | None:
+    """The P4Info name p4c gives an unannotated table key (its TableKeyNames pass), or None
+    where p4c demands a @name: paths, members (a field's own @name replaces its name, one
+    starting with '.' the whole name), indexes, slices, constants (base kept, width dropped),
+    '&' of two nameable parts, and h.isValid() as 'h.$valid$'; anything else is complex."""
+    k = t.data if isinstance(t, Tree) else None
+    kids = _trees(t) if isinstance(t, Tree) else []
+    if k in ("ident", "dot_ident"):
+        return ("." if k == "dot_ident" else "") + str(_tree(t, "name").children[0])
+    if k == "member":
+        fname = field_name(kids[0], str(_tree(t, "mname").children[0]))
+        if fname.startswith("."):
+            return fname[1:]
+        lhs = _key_name(kids[0], field_name)
+        return None if lhs is None else f"{lhs}.{fname}"
+    if k == "call_expr":
+        callee, args = kids[0], _tree(t, "args")
+        if (isinstance(callee, Tree) and callee.data == "member" and not (args and _trees(args))
+                and str(_tree(callee, "mname").children[0]) == "isValid"):
+            obj = _key_name(_trees(callee)[0], field_name)
+            return None if obj is None else f"{obj}.$valid$"
+        return None
+    parts = [_key_name(x, field_name) for x in kids]
+    if k in ("index", "slice", "bin_band") and None in parts:
+        return None
+    if k == "index":
+        return f"{parts[0]}[{parts[1]}]"
+    if k == "slice":
+        return f"{parts[0]}[{parts[1]}:{parts[2]}]"
+    if k == "bin_band":
+        return f"{parts[0]} & {parts[-1]}"
+    if k == "number":
+        text = _literal_text(str(t.children[0]))
+        return re.sub(r"^\d+[ws]", "", text)
+    return None
 
 
 def _print_expr(e: ir.Expr) -> str:

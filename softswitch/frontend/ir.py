@@ -147,6 +147,21 @@ def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotatio
 @dataclass(frozen=True, slots=True)
 class BitT:
     width: int
+    # the ``type`` (newtype) this bit<W> was declared as, for P4Info's type_name/new_types; not
+    # part of the type's identity (p4c's casts between a newtype and its bit<W> are free here)
+    newtype: NewType | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class NewType:
+    """``type bit<W> Name;`` (possibly over another newtype; ``underlying`` is the bit<W>), with
+    its ``@p4runtime_translation(uri, W | bit<W> | string)`` as (uri, sdn bitwidth or None for
+    string) when it has one."""
+
+    name: str
+    underlying: BitT
+    translation: tuple[str, int | None] | None
+    loc: Loc
 
 
 @dataclass(frozen=True, slots=True)
@@ -980,6 +995,7 @@ class Program:
     # field lists of the deprecated clone3/resubmit/recirculate(data) calls: index (from
     # FIELD_LIST_OF_DATA on, above any @field_list index) -> user-metadata paths they preserve
     data_field_lists: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
+    main_annotations: tuple[Annotation, ...] = ()  # on ``V1Switch(...) main`` (@pkginfo, @brief, ...)
 
     @property
     def controls(self) -> list[Control]:

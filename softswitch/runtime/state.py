@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from p4.config.v1 import p4info_pb2
+from p4.config.v1 import p4info_pb2, p4types_pb2
 from p4.v1 import p4runtime_pb2
 
 from .action_profiles import ActionProfileState, profile_actions
@@ -43,12 +43,42 @@ class _Named(dict):
             self.names.setdefault(preamble.alias, obj)
 
 
+def _untyped(p4info: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
+    """The P4Info with each (untranslated) newtype in a register, digest or struct type spec
+    replaced by the bit<W> it stands for: the data plane holds the plain value."""
+    new_types = p4info.type_info.new_types
+    if not new_types:
+        return p4info
+    out = p4info_pb2.P4Info()
+    out.CopyFrom(p4info)
+
+    def fix(spec: p4types_pb2.P4DataTypeSpec) -> None:
+        if spec.WhichOneof("type_spec") == "new_type" and spec.new_type.name in new_types:
+            spec.CopyFrom(new_types[spec.new_type.name].original_type)
+
+    for r in out.registers:
+        fix(r.type_spec)
+    for d in out.digests:
+        fix(d.type_spec)
+        for m in d.type_spec.tuple.members:
+            fix(m)
+    for st in out.type_info.structs.values():
+        for m in st.members:
+            fix(m.type_spec)
+    return out
+
+
 class SwitchState:
     """Runtime state of a program: tables, action profiles, counters, meters, registers, parser value
     sets, digests, packet replication engine. Raises ``P4InfoError`` for an inconsistent P4Info."""
 
     def __init__(self, p4info: p4info_pb2.P4Info) -> None:
+        for name, nt in sorted(p4info.type_info.new_types.items()):
+            if nt.HasField("translated_type"):  # the controller's values are not the data plane's
+                raise P4InfoError(f"type '{name}' has @p4runtime_translation(\"{nt.translated_type.uri}\"): "
+                                  f"unsupported, softswitch does not translate P4Runtime values")
         self.p4info = p4info
+        p4info = _untyped(p4info)
         self.actions: dict[int, ActionInfo] = {}
         for a in p4info.actions:
             if a.preamble.id in self.actions:

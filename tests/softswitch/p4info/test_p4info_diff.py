@@ -1,0 +1,136 @@
+"""softswitch p4info-diff: entity-by-entity comparison of two P4Infos."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from p4.config.v1 import p4info_pb2
+
+from softswitch.frontend import load_program
+from softswitch.p4info import build_p4info, p4info_text
+from softswitch.p4info_diff import Loaded, diff, main, parse_text
+
+CONF = str(Path(__file__).resolve().parents[1] / "data" / "conformance")
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def ref() -> p4info_pb2.P4Info:
+    return build_p4info(load_program(os.path.join(CONF, "p4info_features.p4")))
+
+
+def _copy(p: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
+    c = p4info_pb2.P4Info()
+    c.CopyFrom(p)
+    return c
+
+
+def test_equal_is_empty(ref: p4info_pb2.P4Info) -> None:
+    assert diff(ref, _copy(ref)) == []
+
+
+def test_changed_action_id_is_one_difference_not_a_cascade(ref: p4info_pb2.P4Info) -> None:
+    """References resolve to names on each side: an action whose id changed shows once."""
+    other = _copy(ref)
+    act = next(a for a in other.actions if a.preamble.name != "NoAction" and
+               any(r.id == a.preamble.id for t in other.tables for r in t.action_refs))
+    old = act.preamble.id
+    act.preamble.id = old + 1
+    for t in other.tables:
+        for r in t.action_refs:
+            if r.id == old:
+                r.id = old + 1
+        if t.const_default_action_id == old:
+            t.const_default_action_id = old + 1
+        if t.initial_default_action.action_id == old:
+            t.initial_default_action.action_id = old + 1
+    d = diff(ref, other)
+    assert [(x.kind, x.name, x.path, x.left, x.right) for x in d] == \
+        [("actions", act.preamble.name, "preamble.id", old, old + 1)]
+
+
+def test_field_level_differences_are_named(ref: p4info_pb2.P4Info) -> None:
+    other = _copy(ref)
+    t = other.tables[0]
+    t.size += 1
+    t.match_fields[0].bitwidth += 1
+    t.preamble.annotations.append("@extra")
+    del other.registers[0]
+    out = [str(x) for x in diff(ref, other)]
+    name = t.preamble.name
+    assert f"tables {name!r} size: {t.size - 1} != {t.size}" in out
+    assert any(s.startswith(f"tables {name!r} match_fields[{t.match_fields[0].name}].bitwidth:") for s in out)
+    assert any(s.startswith(f"tables {name!r} preamble.annotations:") and "@extra" in s for s in out)
+    assert f"registers {ref.registers[0].preamble.name!r}: 'present' != (absent)" in out
+    assert len(out) == 4
+
+
+def test_order_and_its_ignore(ref: p4info_pb2.P4Info) -> None:
+    other = _copy(ref)
+    tables = list(other.tables)
+    del other.tables[:]
+    other.tables.extend(reversed(tables))
+    d = diff(ref, other)
+    assert [(x.kind, x.path) for x in d] == [("tables", "(order)")]
+    assert diff(ref, other, {"order"}) == []
+
+
+def test_initial_default_action_and_corelib_ignores(ref: p4info_pb2.P4Info) -> None:
+    older = _copy(ref)
+    for t in older.tables:
+        t.ClearField("initial_default_action")
+    noaction = next(a for a in older.actions if a.preamble.name == "NoAction")
+    noaction.preamble.annotations.insert(0, "@corelib")
+    kinds = {(x.kind, x.path.split(".")[0]) for x in diff(ref, older)}
+    assert ("tables", "initial_default_action") in kinds and ("actions", "preamble") in kinds
+    assert diff(ref, older, {"initial_default_action", "corelib"}) == []
+
+
+def test_unknown_fields_are_reported_then_skipped(ref: p4info_pb2.P4Info) -> None:
+    """Some p4c builds of 2024 wrote Table.initial_default_action_id, which this P4Runtime
+    does not have: the file still parses, and the field is named as a difference."""
+    text = p4info_text(ref).replace("  size: ", "  initial_default_action_id: 7\n  size: ", 1)
+    loaded = parse_text(text)
+    assert loaded.unknown_fields == ["initial_default_action_id"]
+    d = diff(Loaded(ref, []), loaded)
+    assert len(d) == 1 and d[0].kind == "unknown fields"
+    assert diff(Loaded(ref, []), loaded, {"unknown_fields"}) == []
+
+
+def test_bad_ignore_is_refused(ref: p4info_pb2.P4Info) -> None:
+    with pytest.raises(ValueError, match="cannot ignore"):
+        diff(ref, ref, {"sizes"})
+
+
+def test_cli_exit_codes_and_output(tmp_path: Path, ref: p4info_pb2.P4Info, capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a.txtpb"
+    a.write_text(p4info_text(ref))
+    other = _copy(ref)
+    other.tables[0].size += 1
+    b = tmp_path / "b.txtpb"
+    b.write_text(p4info_text(other))
+    prog = os.path.join(CONF, "p4info_features.p4")
+    assert main([prog, str(a)]) == 0  # a .p4 is compiled by softswitch first
+    assert main([str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "size:" in out and "1 difference(s)" in out
+    bad = tmp_path / "bad.txtpb"
+    bad.write_text("tables { preamble { id: x } }")
+    assert main([str(a), str(bad)]) == 2
+    assert "bad.txtpb" in capsys.readouterr().err
+    assert main([str(a), str(tmp_path / "missing.txtpb")]) == 2
+
+
+def test_softswitch_subcommand_help() -> None:
+    r = subprocess.run([sys.executable, "-m", "softswitch", "p4info-diff", "--help"], check=False,
+                       capture_output=True,
+                       text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0 and "--lenient" in r.stdout and "--ignore" in r.stdout
+
+
+def test_reference_p4c_output_matches(ref: p4info_pb2.P4Info) -> None:
+    """The conformance reference (p4c 1.2.5.8) and softswitch agree, with nothing ignored."""
+    assert main([os.path.join(CONF, "p4info_features.p4"), os.path.join(CONF, "p4info_features.p4info.txtpb")]) == 0
