@@ -120,8 +120,8 @@ class _PostLex:
                 nv = nxt.value if nxt is not None else None
                 if depth == 0 and not paren and v not in self.types and nxt is not None \
                         and nxt.type == "IDENT" and (prev is None or prev.value in (";", "}") or
-                                                     prev.type == "ANNOT_BODY" or
-                                                     prev.type == "IDENT" and prev.value != "."):
+                                                     prev.type in ("ANNOT_BODY", "EXTERN") or
+                                                     prev.type == "IDENT"):
                     self._generic_return_type(v, peek)
                 declared = v in self.types and prev is not None and (
                     (prev.type in _TYPE_END or closed_angle) and nv != "(" and nv != "<"
@@ -140,6 +140,8 @@ class _PostLex:
                     if nv in ("{", "<"):
                         self.types.add(v)
                         decl_name_emitted = True
+                    elif v in self.types:  # `extern T f<T>(...)`: T is the return type
+                        out = Token.new_borrow_pos("TYPE_IDENT", v, tok)
                     extern_pending = False
                 elif typedef_pending and nv == ";":
                     self.types.add(v)

@@ -27,6 +27,7 @@ CASES = [
     ("0512340056", "0512344722"),
     ("0612340156", "06beef0156"),  # table key on generic struct fields: hit
     ("0612340056", "0612340056"),  # miss
+    ("0812340156", "0812340101"),  # T inferred through P<T, T> and through T[2]
 ]
 
 
@@ -63,8 +64,8 @@ def test_loop_path_agrees(rig):
 
 def test_one_specialisation_per_type_arguments(rig):
     fns = sorted(n for n, a in rig.program.actions.items() if a.function)
-    assert fns == ["id<bit<16>>", "id<bit<8>>", "pick<bit<16>, bit<8>>", "pick<bit<8>, bit<16>>",
-                   "put<bit<16>>", "swap<E_bit8>", "swap<P_bit8_bit8>", "swap<bit<8>>"]
+    assert fns == ["id<bit<16>>", "id<bit<8>>", "last<E_bit8>", "pick<bit<16>, bit<8>>", "pick<bit<8>, bit<16>>",
+                   "put<bit<16>>", "second<bit<8>>", "swap<E_bit8>", "swap<P_bit8_bit8>", "swap<bit<8>>"]
     assert [a.preamble.name for a in rig.p4info.actions] == ["NoAction", "Ing.set_v"]  # no function
     hs = rig.program.types["hs_t"]
     assert [(f.name, getattr(f.type, "name", None)) for f in hs.fields] == [("g", "G_bit16"), ("st", None)]
@@ -128,6 +129,7 @@ _SWAP = "void swap<T>(inout T a, inout T b) { T t = a; a = b; b = t; }"
     ("header G<T> { T f; }", "apply { G<bit<8>>[2] st; G<error> e; }", "header field 'f' must be", ":5:"),
     ("header X { bit<8> y; } header_union U<T> { X a; T b; }", "apply { }", "unsupported: generic header_union 'U'",
      ":5:"),
+    ("extern T xf<T>(in T x);", "apply { }", "unsupported: user-defined extern function 'xf'", ":5:"),
 ])
 def test_rejected_at_file_line_col(decls, body, words, where):
     with pytest.raises(P4Error) as ei:

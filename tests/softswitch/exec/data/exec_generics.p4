@@ -19,6 +19,8 @@ T pick<T, U>(in T a, in U b, in bool first) {
 }
 void swap<T>(inout T a, inout T b) { T t = a; a = b; b = t; }
 void put<T>(out T o, in T v) { o = v; }
+T second<T>(in P<T, T> p) { return p.b; }   // T inferred through P<T, T>
+T last<T>(in T[2] s) { return s[1]; }       // and through a stack type
 
 parser Prs(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
     state start { p.extract(h.g); p.extract(h.st.next); p.extract(h.st.next); transition accept; }
@@ -59,6 +61,10 @@ control Ing(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
             m.p.a = h.g.v;
             m.p.b = h.st[0].x == 1;
             by_p.apply();
+        } else if (h.g.op == 8) {
+            P<bit<8>, bit<8>> l = { h.st[1].x, h.st[0].x };
+            h.st[1].x = second(l);
+            h.st[0] = last(h.st);
         } else if (h.g.op == 7) {
             m.p = { h.g.v, h.st[0].x != 0 };
             digest<P<bit<16>, bool>>(1, m.p);
