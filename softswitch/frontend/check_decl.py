@@ -80,7 +80,7 @@ class DeclChecker(CheckerBase):
             t = self.type_ref(_type_child(d))
             self.named_types.setdefault(name, t) if isinstance(t, (ir.HeaderT, ir.StructT, ir.EnumT)) else None
             self.declare(d, name, ("type", t))
-        elif k in ("header_decl", "struct_decl"):
+        elif k in ("header_decl", "struct_decl", "header_union_decl"):
             name = _name(d)
             if _tree(d, "type_params") is not None:
                 # specialised per use's type arguments (``specialise_type``), as p4c does
@@ -97,21 +97,6 @@ class DeclChecker(CheckerBase):
                 cname = str(ch.args[0]) if ch.args else name
                 self.controller_headers.append(ir.ControllerHeader(cname, t, t.annotations, self.loc(d),
                                                                    _id_ann(t.annotations)))
-        elif k == "header_union_decl":
-            name = _name(d)
-            if _tree(d, "type_params") is not None:
-                raise self.unsupported(d, f"generic header_union '{name}'")
-            fields = []
-            for f in _trees(d, "field"):
-                ft = self.type_ref(_type_child(f))
-                if not isinstance(ft, ir.HeaderT):
-                    raise self.err(f, f"header_union member '{_name(f)}' must be a header, not {show(ft)}")
-                if any(x.name == _name(f) for x in fields):
-                    raise self.err(f, f"duplicate field '{_name(f)}' in '{name}'")
-                fields.append(ir.Field(_name(f), ft, self.annotations(_tree(f, "annotations"))))
-            t = ir.StructT(name, tuple(fields), self.annotations(_tree(d, "annotations")), union=True)
-            self.named_types[name] = t
-            self.declare(d, name, ("type", t))
         elif k == "enum_decl":
             self.enum_decl(d)
         else:
@@ -120,6 +105,18 @@ class DeclChecker(CheckerBase):
     def struct_like(self, d: Tree, k: str, name: str) -> ir.Type:
         """The header or struct type declared by ``d`` (under ``name``; a generic one's
         specialisation has its type parameters bound in ``self.type_env``)."""
+        if k == "header_union_decl":
+            ufields: list[ir.Field] = []
+            for f in _trees(d, "field"):
+                ft = self.type_ref(_type_child(f))
+                if not isinstance(ft, ir.HeaderT):
+                    raise self.err(f, f"header_union member '{_name(f)}' must be a header, not {show(ft)}")
+                if any(x.name == _name(f) for x in ufields):
+                    raise self.err(f, f"duplicate field '{_name(f)}' in '{name}'")
+                ufields.append(ir.Field(_name(f), ft, self.annotations(_tree(f, "annotations"))))
+            ut = ir.StructT(name, tuple(ufields), self.annotations(_tree(d, "annotations")), union=True)
+            self.named_types[name] = ut
+            return ut
         fields = []
         seen = set()
         for f in _trees(d, "field"):

@@ -7,6 +7,7 @@ header G<T> { bit<8> op; T v; }
 header E<T> { T x; }
 struct P<T, U> { T a; U b; }
 struct W<T> { P<T, bit<8>> p; }
+header_union U<T> { E<T> a; E<bit<16>> b; }
 
 struct hs_t { G<bit<16>> g; E<bit<8>>[2] st; }
 struct m_t { P<bit<16>, bool> p; W<bit<16>> w; }
@@ -65,6 +66,13 @@ control Ing(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
             P<bit<8>, bit<8>> l = { h.st[1].x, h.st[0].x };
             h.st[1].x = second(l);
             h.st[0] = last(h.st);
+        } else if (h.g.op == 9) {
+            U<bit<8>> u;                           // a generic header_union, U_bit8
+            u.a = h.st[0];
+            h.st[1].x = u.a.isValid() ? u.a.x + 1 : 8w0;
+            u.b.setValid();                        // makes u.a invalid
+            u.b.x = 16w7;
+            if (!u.a.isValid()) { h.st[0].x = (bit<8>)u.b.x; }
         } else if (h.g.op == 7) {
             m.p = { h.g.v, h.st[0].x != 0 };
             digest<P<bit<16>, bool>>(1, m.p);
