@@ -139,3 +139,16 @@ def test_rejected_at_file_line_col(decls, body, words, where):
         load_source(_BASE % (decls, body), "gen.p4")
     msg = str(ei.value)
     assert words in msg and "gen.p4" + where in msg, msg
+
+
+def test_called_from_a_parser_state_and_nested_in_arguments():
+    """``m.x = id(a); bump(m.x, 2)`` in the parser; ``id(id(m.x)) + id(a)`` (the inner call's type
+    gives the outer's T) and ``bump(c, (bit<16>) a)`` in ingress."""
+    r = Rig(DATA / "exec_generics_nested.p4")
+    assert sorted(n for n, a in r.program.actions.items() if a.function) == [
+        "bump<bit<16>>", "bump<bit<8>>", "id<bit<8>>"]
+    for a, c in ((5, 1), (200, 0xFFFF)):
+        res = r.pipeline.ingress(bytes([a]) + c.to_bytes(2, "big"), 1, 0)
+        x = (a + 2) & 0xFF
+        na = (x + a) & 0xFF
+        assert r.pipeline.egress(res.to_tm[0], 0).frames[0].data == bytes([na]) + ((c + na) & 0xFFFF).to_bytes(2, "big")
