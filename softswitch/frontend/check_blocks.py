@@ -17,6 +17,7 @@ from .checkbase import (
     _Decl,
     _direction,
     _FuncRef,
+    _GenericFuncRef,
     _id_ann,
     _Inlined,
     _name,
@@ -121,7 +122,40 @@ class BlockChecker(CheckerBase):
         proto = _tree(d, "function_proto")
         name = _name(proto)
         if _tree(proto, "type_params") is not None:
-            raise self.unsupported(d, f"generic function '{name}'")
+            # lowered per call's type arguments (``specialise_function``)
+            tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+            if len(set(tps)) != len(tps):
+                raise self.err(proto, f"function '{name}' declares a type parameter twice")
+            if name in self.actions:
+                raise self.err(d, f"'{name}' is declared twice")
+            self.declare(d, name, _GenericFuncRef(name, d))
+            return
+        self.lower_function(d, name, name)
+
+    def specialise_function(self, g: _GenericFuncRef, targs: tuple[ir.Type, ...], t: Tree) -> str:
+        """The action of generic function ``g`` at type arguments ``targs`` (lowered on its
+        first use, with its type parameters bound to them)."""
+        key = (g.name, targs)
+        if key in self.fn_specs:
+            return self.fn_specs[key]
+        spec = f"{g.name}<{', '.join(show(a) for a in targs)}>"
+        if spec in self.actions:  # being lowered: the function calls itself
+            raise self.unsupported(t, f"recursive function '{g.name}'")
+        proto = _tree(g.tree, "function_proto")
+        tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+        saved = self.type_env, self.type_env_text
+        self.type_env = dict(zip(tps, targs))
+        self.type_env_text = {tp: show(a).replace("<", "").replace(">", "") for tp, a in zip(tps, targs)}
+        try:
+            self.lower_function(g.tree, g.name, spec)
+        finally:
+            self.type_env, self.type_env_text = saved
+        self.fn_specs[key] = spec
+        return spec
+
+    def lower_function(self, d: Tree, name: str, key: str) -> None:
+        """Lower function ``d`` as action ``key`` (its name, or a generic one's specialisation)."""
+        proto = _tree(d, "function_proto")
         rt = self.type_ref(_type_child(proto))
         params = []
         scope: dict[str, Any] = {}
@@ -142,24 +176,25 @@ class BlockChecker(CheckerBase):
             ret = ir.ActionParam(rt, self.loc(d), "$ret", len(params) - 1)
             self.writable_params.add(id(ret))
         anns = self.annotations(_tree(d, "annotations"))
-        if name in self.actions:
+        if key in self.actions:
             raise self.err(d, f"'{name}' is declared twice")
-        store = _Block(name, "function")
+        store = _Block(key, "function")
         ctx = _Ctx(None, in_parser=False, in_action=True)
         ctx.scope = [scope]  # type: ignore[attr-defined]
         ctx.action_block = store  # type: ignore[attr-defined]
         ctx.var_prefix = ""  # type: ignore[attr-defined]
         ctx.fn_ret = ret if ret is not None else False  # type: ignore[attr-defined]
-        fn = ir.Action(name, name, params, ir.Block(self.loc(d), []), anns, self.loc(d), None, None,
+        fn = ir.Action(key, key, params, ir.Block(self.loc(d), []), anns, self.loc(d), None, None,
                        function=True)
-        self.actions[name] = fn
-        self.declare(d, name, _FuncRef(name))  # before the body: recursion is caught as a cycle
+        self.actions[key] = fn
+        if key == name:
+            self.declare(d, name, _FuncRef(name))  # before the body: recursion is caught as a cycle
         fn.body = self.block(_tree(d, "block"), ctx)
         if store.locals:
-            self.action_locals[name] = store.locals
+            self.action_locals[key] = store.locals
         if ret is not None and not _always_returns(fn.body):
             raise self.err(d, f"function '{name}' can end without returning a value")
-        if name in ir.actions_called(fn.body):
+        if key in ir.actions_called(fn.body):
             raise self.unsupported(d, f"recursive function '{name}'")
 
     def param_default(self, p: Tree, pn: str, pt: ir.Type, direc: str) -> ir.Expr | None:

@@ -98,61 +98,122 @@ class DeclChecker(CheckerBase):
                 t = self.newtype(d, name, t)
             self.named_types.setdefault(name, t) if isinstance(t, (ir.HeaderT, ir.StructT, ir.EnumT)) else None
             self.declare(d, name, ("type", t))
-        elif k in ("header_decl", "struct_decl"):
+        elif k in ("header_decl", "struct_decl", "header_union_decl"):
             name = _name(d)
             if _tree(d, "type_params") is not None:
-                raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
-            fields = []
-            seen = set()
-            for f in _trees(d, "field"):
-                fname = _name(f)
-                if fname in seen:
-                    raise self.err(f, f"duplicate field '{fname}' in '{name}'")
-                seen.add(fname)
-                ft = self.type_ref(_type_child(f))
-                if isinstance(ft, ir.VarbitT):
-                    if k != "header_decl":
-                        raise self.unsupported(f, "varbit outside a header")
-                    if any(isinstance(x.type, ir.VarbitT) for x in fields):
-                        raise self.err(f, f"header '{name}' has more than one varbit field")
-                    fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
-                    continue
-                if k == "header_decl":
-                    bad = _header_field_bad(ft)
-                    if bad is not None:
-                        raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool, a "
-                                          f"serializable enum or a struct of those, not {bad}")
-                fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
-            anns = self.annotations(_tree(d, "annotations"))
-            t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
-            self.named_types[name] = t
-            self.type_locs[name] = self.loc(d)
+                # specialised per use's type arguments (``specialise_type``), as p4c does
+                tps = [str(n.children[0]) for n in _trees(_tree(_tree(d, "type_params"), "ident_list"), "name")]
+                if len(set(tps)) != len(tps):
+                    raise self.err(d, f"{k[:-5]} '{name}' declares a type parameter twice")
+                self.declare(d, name, ("generic_type", d))
+                self.generic_types[name] = d
+                return
+            t = self.struct_like(d, k, name)
             self.declare(d, name, ("type", t))
-            ch = ir.find_annotation(anns, "controller_header")
+            ch = ir.find_annotation(t.annotations, "controller_header")
             if ch is not None and isinstance(t, ir.HeaderT):
                 cname = str(ch.args[0]) if ch.args else name
-                self.controller_headers.append(ir.ControllerHeader(cname, t, anns, self.loc(d),
-                                                                   _id_ann(anns)))
-        elif k == "header_union_decl":
-            name = _name(d)
-            fields = []
+                self.controller_headers.append(ir.ControllerHeader(cname, t, t.annotations, self.loc(d),
+                                                                   _id_ann(t.annotations)))
+        elif k == "enum_decl":
+            self.enum_decl(d)
+        else:
+            self.other_decl(d, k)
+
+    def struct_like(self, d: Tree, k: str, name: str) -> ir.Type:
+        """The header or struct type declared by ``d`` (under ``name``; a generic one's
+        specialisation has its type parameters bound in ``self.type_env``)."""
+        if k == "header_union_decl":
+            ufields: list[ir.Field] = []
             for f in _trees(d, "field"):
                 ft = self.type_ref(_type_child(f))
                 if not isinstance(ft, ir.HeaderT):
                     raise self.err(f, f"header_union member '{_name(f)}' must be a header, not {show(ft)}")
-                if any(x.name == _name(f) for x in fields):
+                if any(x.name == _name(f) for x in ufields):
                     raise self.err(f, f"duplicate field '{_name(f)}' in '{name}'")
-                fields.append(ir.Field(_name(f), ft, self.annotations(_tree(f, "annotations"))))
-            t = ir.StructT(name, tuple(fields), self.annotations(_tree(d, "annotations")), union=True)
-            self.named_types[name] = t
-            self.declare(d, name, ("type", t))
-        elif k == "enum_decl":
-            name = _name(d)
-            members = tuple(str(n.children[0]) for n in _trees(_tree(d, "ident_list"), "name"))
-            t = ir.EnumT(name, members)
-            self.named_types[name] = t
-            self.declare(d, name, ("type", t))
-        elif k == "ser_enum_decl":
+                ufields.append(ir.Field(_name(f), ft, self.annotations(_tree(f, "annotations"))))
+            ut = ir.StructT(name, tuple(ufields), self.annotations(_tree(d, "annotations")), union=True)
+            self.named_types[name] = ut
+            return ut
+        fields = []
+        seen = set()
+        for f in _trees(d, "field"):
+            fname = _name(f)
+            if fname in seen:
+                raise self.err(f, f"duplicate field '{fname}' in '{name}'")
+            seen.add(fname)
+            ft = self.type_ref(_type_child(f))
+            if isinstance(ft, ir.VarbitT):
+                if k != "header_decl":
+                    raise self.unsupported(f, "varbit outside a header")
+                if any(isinstance(x.type, ir.VarbitT) for x in fields):
+                    raise self.err(f, f"header '{name}' has more than one varbit field")
+                fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+                continue
+            if k == "header_decl":
+                bad = _header_field_bad(ft)
+                if bad is not None:
+                    raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool, a "
+                                      f"serializable enum or a struct of those, not {bad}")
+            fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+        anns = self.annotations(_tree(d, "annotations"))
+        t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
+        self.named_types[name] = t
+        self.type_locs[name] = self.loc(d)
+        return t
+
+    def specialise_type(self, t: Tree) -> ir.Type:
+        """``S<A, ...>`` of a generic struct or header ``S``: a struct/header declared once per
+        distinct type-argument tuple, named as p4c's SpecializeGenericTypes names it: the base
+        name and each argument as written, joined by ``_`` with ``<``, ``>`` and spaces dropped
+        (``S<bit<16>>`` is ``S_bit16``), suffixed ``_0``, ``_1``... if that name is taken."""
+        base = str(t.children[0])
+        d = self.generic_types[base]
+        arg_trees = _trees(_tree(t, "type_args"))
+        args = tuple(self.type_ref(a) for a in arg_trees)
+        tps = [str(n.children[0]) for n in _trees(_tree(_tree(d, "type_params"), "ident_list"), "name")]
+        if len(args) != len(tps):
+            raise self.err(t, f"'{base}' takes {len(tps)} type arguments, {len(args)} given")
+        key = (base, args)
+        if key in self.spec_types:
+            return self.spec_types[key]
+        for a, at in zip(arg_trees, args):
+            if isinstance(at, (InfIntT, ir.StringT, ir.VoidT, ir.ExternT)):
+                raise self.err(a, f"{show(at)} cannot be a type argument of '{base}'")
+        want = base + "".join("_" + self.type_arg_text(a, at) for a, at in zip(arg_trees, args))
+        name, n = want, 0
+        while name in self.globals or name in self.named_types:
+            name, n = f"{want}_{n}", n + 1
+        saved = self.type_env, self.type_env_text
+        self.type_env = dict(zip(tps, args))
+        self.type_env_text = {tp: self.type_arg_text(a, at) for tp, a, at in zip(tps, arg_trees, args)}
+        try:
+            st = self.struct_like(d, d.data, name)
+        finally:
+            self.type_env, self.type_env_text = saved
+        self.spec_types[key] = st
+        self.spec_origin[name] = key
+        return st
+
+    def type_arg_text(self, a: Tree, at: ir.Type) -> str:
+        """A type argument as p4c prints it in a specialised type's name."""
+        if a.data == "named_type" and str(a.children[0]) in self.type_env_text:
+            return self.type_env_text[str(a.children[0])]  # a type parameter: its argument's text
+        if a.data in ("named_type", "dot_named_type"):
+            return str(a.children[0])
+        if a.data == "specialized_type" and isinstance(at, (ir.HeaderT, ir.StructT)):
+            return at.name
+        return show(at).replace("<", "").replace(">", "").replace(" ", "").replace(",", "_").replace(".", "_")
+
+    def enum_decl(self, d: Tree) -> None:
+        name = _name(d)
+        members = tuple(str(n.children[0]) for n in _trees(_tree(d, "ident_list"), "name"))
+        t = ir.EnumT(name, members)
+        self.named_types[name] = t
+        self.declare(d, name, ("type", t))
+
+    def other_decl(self, d: Tree, k: str) -> None:
+        if k == "ser_enum_decl":
             name = _name(d)
             ut = self.type_ref(_type_child(d))
             if not isinstance(ut, (ir.BitT, ir.IntT)):
@@ -296,9 +357,13 @@ class DeclChecker(CheckerBase):
             raise self.unsupported(t, "don't-care type")
         if k in ("named_type", "dot_named_type"):
             name = str(t.children[0])
+            if k == "named_type" and name in self.type_env:
+                return self.type_env[name]
             e = self.globals.get(name)
             if isinstance(e, tuple) and e[0] == "type":
                 return e[1]
+            if isinstance(e, tuple) and e[0] == "generic_type":
+                raise self.err(t, f"'{name}' is generic: give its type arguments ({name}<...>)")
             if isinstance(e, _Decl):
                 return ir.ExternT(name)
             if name in ("packet_in", "packet_out"):
@@ -308,6 +373,8 @@ class DeclChecker(CheckerBase):
             raise self.err(t, f"unknown type '{name}'")
         if k == "specialized_type":
             name = str(t.children[0])
+            if name in self.generic_types:
+                return self.specialise_type(t)
             args = tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args")))
             return ir.ExternT(name, args)
         if k == "stack_type":

@@ -1,6 +1,7 @@
 """Expressions: typing, implicit conversions, constant folding, names, calls and methods."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from lark import Token, Tree
@@ -19,6 +20,7 @@ from .checkbase import (
     _Decl,
     _ExternFunc,
     _FuncRef,
+    _GenericFuncRef,
     _Inlined,
     _Method,
     _name,
@@ -30,6 +32,7 @@ from .checkbase import (
     _TableRef,
     _tree,
     _trees,
+    _type_child,
     _VerifyMarker,
 )
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
@@ -625,6 +628,9 @@ class ExprChecker(CheckerBase):
                 prms = [p for p in self.actions[callee.entry.name].params if p.name != "$ret"]
                 names = [p.name for p in prms]
                 optional = {p.name for p in prms if p.default is not None}
+            elif isinstance(callee, _Named) and isinstance(callee.entry, _GenericFuncRef):
+                names = [_name(p) for p in _trees(_tree(_tree(callee.entry.tree, "function_proto"), "params"),
+                                                   "param")]
             else:
                 names = self.builtin_param_names(callee, arg_trees, t)
             arg_trees = self.positional_args(arg_trees, names, t, optional)
@@ -638,10 +644,67 @@ class ExprChecker(CheckerBase):
                 return self.action_call(e.name, arg_trees, ctx, t)
             if isinstance(e, _FuncRef):
                 return self.function_call(e.name, arg_trees, ctx, t)
+            if isinstance(e, _GenericFuncRef):
+                spec = self.specialise_function(e, self.infer_type_args(e, targs, arg_trees, ctx, t), t)
+                return self.function_call(spec, arg_trees, ctx, t)
             raise self.err(t, f"'{callee.name}' cannot be called")
         if isinstance(callee, _Named) is False and isinstance(callee, ir.Expr):
             raise self.err(t, "this expression cannot be called")
         raise self.err(t, "bad call")
+
+    def infer_type_args(self, g: _GenericFuncRef, targs: tuple[ir.Type, ...], arg_trees: list[Tree],
+                        ctx: _Ctx, t: Tree) -> tuple[ir.Type, ...]:
+        """The type arguments of a call of generic function ``g``: the explicit ones, or else
+        each type parameter unified with the type of an argument whose parameter type names
+        it (the spec's type inference).  An untyped integer literal binds no width: p4c binds
+        such a parameter to ``int`` and then rejects the call, so it is an error here too."""
+        proto = _tree(g.tree, "function_proto")
+        tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+        params = _trees(_tree(proto, "params"), "param")
+        if targs:
+            if len(targs) != len(tps):
+                raise self.err(t, f"function '{g.name}' takes {len(tps)} type arguments, {len(targs)} given")
+            return targs
+        if len(arg_trees) != len(params):
+            raise self.err(t, f"function '{g.name}' takes {len(params)} arguments, {len(arg_trees)} given")
+        env: dict[str, ir.Type] = {}
+        probe = copy.copy(ctx)  # the arguments' types only: their lowering here is discarded
+        probe.prelude = []
+        for a, p in zip(arg_trees, params):
+            pt = _type_child(p)
+            if not any(x.data == "named_type" and str(x.children[0]) in tps for x in pt.iter_subtrees()):
+                continue
+            self.unify_type(pt, self.expr(a, probe, None).type, tps, env, g.name, a)
+        missing = [x for x in tps if x not in env]
+        if missing:
+            raise self.err(t, f"cannot infer type argument '{missing[0]}' of function '{g.name}' from the "
+                              f"arguments; give the type arguments ({g.name}<...>(...))")
+        return tuple(env[x] for x in tps)
+
+    def unify_type(self, pt: Tree, at: ir.Type, tps: list[str], env: dict[str, ir.Type], fname: str,
+                   a: Tree) -> None:
+        """Bind the type parameters ``tps`` named in parameter type ``pt`` so that it is ``at``."""
+        k = pt.data
+        if k == "named_type" and str(pt.children[0]) in tps:
+            tv = str(pt.children[0])
+            if isinstance(at, InfIntT):
+                raise self.err(a, f"cannot infer a width for type parameter '{tv}' of function '{fname}' "
+                                  f"from an untyped integer literal (it would be 'int', which p4c rejects "
+                                  f"too); write a typed literal such as 8w1 or give the type arguments")
+            if tv in env and env[tv] != at:
+                raise self.err(a, f"type parameter '{tv}' of function '{fname}' cannot be both "
+                                  f"{show(env[tv])} and {show(at)}")
+            env[tv] = at
+        elif k == "specialized_type":
+            origin = self.spec_origin.get(getattr(at, "name", None))
+            base = str(pt.children[0])
+            args = _trees(_tree(pt, "type_args"))
+            if origin is None or origin[0] != base or len(origin[1]) != len(args):
+                raise self.err(a, f"argument of type {show(at)} where function '{fname}' takes a {base}<...>")
+            for x, y in zip(args, origin[1]):
+                self.unify_type(x, y, tps, env, fname, a)
+        elif k == "stack_type" and isinstance(at, ir.StackT):
+            self.unify_type(_trees(pt)[0], at.elem, tps, env, fname, a)
 
     def action_call(self, aname: str, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         act = self.actions[aname]
@@ -769,8 +832,7 @@ class ExprChecker(CheckerBase):
             if sub.data in ("call_expr", "generic_call") and _trees(sub):
                 nm = _tree(_trees(sub)[0], "name")
                 ent = self.globals.get(str(nm.children[0])) if nm is not None else None
-                if isinstance(ent, _FuncRef) and any(p.direction in ("out", "inout") and p.name != "$ret"
-                                                     for p in self.actions[ent.name].params):
+                if self.fn_writes(ent):
                     return True
         return False
 

@@ -11,7 +11,6 @@ from .checkbase import (
     CheckerBase,
     _ActionRef,
     _Ctx,
-    _FuncRef,
     _Inlined,
     _name,
     _StmtMarker,
@@ -125,8 +124,7 @@ class StmtChecker(CheckerBase):
                 continue
             nm = _tree(_trees(c)[0], "name")
             ent = self.globals.get(str(nm.children[0])) if nm is not None else None
-            if isinstance(ent, _FuncRef) and any(p.direction in ("out", "inout") and p.name != "$ret"
-                                                 for p in self.actions[ent.name].params):
+            if self.fn_writes(ent):
                 raise self.unsupported(c, f"call of function '{ent.name}' (it has out/inout "
                                           "parameters) inside a larger expression")
 

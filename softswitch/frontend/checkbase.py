@@ -109,6 +109,15 @@ class _FuncRef:
 
 
 @dataclass
+class _GenericFuncRef:
+    """A generic user function ``T f<T>(...)``: lowered once per distinct type-argument tuple
+    (as p4c's SpecializeGenericFunctions does), each specialisation a ``_FuncRef``'s action."""
+
+    name: str
+    tree: Any
+
+
+@dataclass
 class _ExternFunc:
     name: str
 
@@ -175,6 +184,15 @@ class CheckerBase:
         self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances
         self.writable_params: set[int] = set()
         self.global_externs: dict[str, ir.ExternInstance] = {}
+        # generics: the type variables bound while a specialisation is lowered; the generic
+        # struct/header declarations and their specialisations (keyed by base name and type
+        # arguments); the specialised functions (same keys -> action name)
+        self.type_env: dict[str, ir.Type] = {}
+        self.type_env_text: dict[str, str] = {}  # and each one's argument as written (for type names)
+        self.generic_types: dict[str, Any] = {}
+        self.spec_types: dict[tuple, ir.Type] = {}
+        self.fn_specs: dict[tuple, str] = {}
+        self.spec_origin: dict[str, tuple[str, tuple[ir.Type, ...]]] = {}  # specialised name -> base, args
 
     # ------------------------------------------------------------ helpers
     def loc(self, node: Any) -> ir.Loc:
@@ -199,6 +217,15 @@ class CheckerBase:
 
     def is_builtin(self, node: Any) -> bool:
         return self.loc(node).file in _BUILTIN_FILES
+
+    def fn_writes(self, ent: Any) -> bool:
+        """Does user function ``ent`` (plain or generic) have out/inout parameters?"""
+        if isinstance(ent, _FuncRef):
+            return any(p.direction in ("out", "inout") and p.name != "$ret" for p in self.actions[ent.name].params)
+        if isinstance(ent, _GenericFuncRef):
+            return any(_direction(p) in ("out", "inout")
+                       for p in _trees(_tree(_tree(ent.tree, "function_proto"), "params"), "param"))
+        return False
 
     def annotations(self, t: Tree | None) -> tuple[ir.Annotation, ...]:
         if t is None:

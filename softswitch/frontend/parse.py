@@ -122,6 +122,11 @@ class _PostLex:
             elif t == "IDENT":
                 nxt = peek()
                 nv = nxt.value if nxt is not None else None
+                if depth == 0 and not paren and v not in self.types and nxt is not None \
+                        and nxt.type == "IDENT" and (prev is None or prev.value in (";", "}") or
+                                                     prev.type in ("ANNOT_BODY", "EXTERN") or
+                                                     prev.type == "IDENT"):
+                    self._generic_return_type(v, peek)
                 declared = v in self.types and prev is not None and (
                     (prev.type in _TYPE_END or closed_angle) and nv != "(" and nv != "<"
                     or prev.value == ")" and prev.type != "STRING" and nv == ";"
@@ -139,6 +144,8 @@ class _PostLex:
                     if nv in ("{", "<"):
                         self.types.add(v)
                         decl_name_emitted = True
+                    elif v in self.types:  # `extern T f<T>(...)`: T is the return type
+                        out = Token.new_borrow_pos("TYPE_IDENT", v, tok)
                     extern_pending = False
                 elif typedef_pending and nv == ";":
                     self.types.add(v)
@@ -227,6 +234,30 @@ class _PostLex:
             yield out
             prev = out
             closed_angle = False
+
+
+    def _generic_return_type(self, ret: str, peek) -> None:
+        """``T f<T>(...)`` at the top level: the return type is a type parameter declared after
+        it (p4c's grammar takes an identifier there).  When the identifier after the next one
+        opens type parameters that name it, those become types before the return type is
+        emitted, so it lexes as a type."""
+        after = peek(1)
+        if after is None or after.value != "<" or after.type == "STRING":
+            return
+        names: list[str] = []
+        k = 2
+        while True:
+            x = peek(k)
+            if x is None or x.type == "STRING" or x.value not in (",",) and x.type != "IDENT":
+                break
+            if x.type == "IDENT":
+                names.append(x.value)
+            k += 1
+        x = peek(k)
+        if x is None or x.value != ">" or peek(k + 1) is None or peek(k + 1).value != "(":
+            return
+        if ret in names:
+            self.types.update(names)
 
 
 def parse_text(text: str, origins: OriginMap) -> Tree:

@@ -54,7 +54,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     ("bit<8> f(bit<8> c) { if (c == 1) { return c; } }", "apply { h.h.a = f(h.h.a); }",
      "without returning"),
     ("bit<8> f(bit<8> c) { exit; return c; }", "apply { h.h.a = f(h.h.a); }", "exit is not allowed"),
-    ("bit<8> f<T>(T c) { return 1; }", "apply { h.h.a = f(h.h.a); }", "generic function"),
 ])
 def test_rejected_by_name_at_file_line_col(fn, body, words):
     with pytest.raises(P4Error) as ei:
