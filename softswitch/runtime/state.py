@@ -336,6 +336,17 @@ class SwitchState:
             out.append(e)
         return out
 
+    # ---- idle timeout -------------------------------------------------------------------------
+    def idle_expired(self, now_ns: int) -> list[list[p4runtime_pb2.TableEntry]]:
+        """Per idle-timeout table, the entries due an IdleTimeoutNotification (none: empty list)."""
+        out = []
+        for t in self.tables.values():
+            if t.idle_timeout:
+                got = t.idle_expired(now_ns)
+                if got:
+                    out.append(got)
+        return out
+
     # ---- pipeline replacement ----------------------------------------------------------------
     def reconcile_from(self, old: SwitchState) -> list[str]:
         """Carry the old state's forwarding state over (RECONCILE_AND_COMMIT).
