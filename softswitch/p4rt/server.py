@@ -413,7 +413,7 @@ class P4RuntimeServer:
                 notices = self._arbiter.arbitrate(c, _eid(arb))
                 self._post(notices)
             return
-        if not c.joined:
+        if not c.joined and kind != "packet":  # a PacketOut gets PERMISSION_DENIED (not the primary)
             raise P4RuntimeError(Code.FAILED_PRECONDITION, "send a MasterArbitrationUpdate first")
         if kind == "packet":
             self._packet_out(c, req.packet)
