@@ -325,6 +325,12 @@ class P4RuntimeServer:
             self.packet_ins_dropped += 1
 
     # ---- pipeline config ----------------------------------------------------------------------
+    def _rw_target(self) -> _Pipeline | None:
+        """The pipeline Writes and Reads refer to: the config saved by VERIFY_AND_SAVE until it is
+        committed (the spec: they "must refer to fields in the new config", and COMMIT realizes it
+        with those writes), else the running one."""
+        return self._saved if self._saved is not None else self._pipeline
+
     def _load(self, config: p4runtime_pb2.ForwardingPipelineConfig) -> _Pipeline:
         if not config.HasField("p4info"):
             raise P4RuntimeError(Code.INVALID_ARGUMENT, "ForwardingPipelineConfig has no p4info")
@@ -549,7 +555,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             abort(context, P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported"))
         results: list[P4RuntimeError | None] = []
         with srv._writers.writing(srv._lock):
-            p = srv._pipeline
+            p = srv._rw_target()
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
             for u in request.updates:
@@ -574,7 +580,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             abort(context, P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"{srv.limits.max_concurrent_reads} Reads are "
                                           "in progress (the limit); retry when one has finished"))
         try:
-            p = srv._pipeline
+            p = srv._rw_target()
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
             out: list[p4runtime_pb2.Entity] = []
@@ -586,7 +592,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             return
                         srv._writers.reader_pause()
                         with srv._lock:
-                            if srv._pipeline is not p:
+                            if srv._rw_target() is not p:
                                 raise P4RuntimeError(Code.ABORTED, "the forwarding pipeline changed during "
                                                      "the Read")
                             for e in unit:

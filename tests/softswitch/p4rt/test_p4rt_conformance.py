@@ -455,6 +455,33 @@ def test_pipeline_actions_and_reconcile(rig):
     assert version.count(".") == 2 and version.startswith("1.")
 
 
+def test_verify_and_save_then_commit(rig):
+    """After VERIFY_AND_SAVE, Writes and Reads refer to the saved config; the running pipeline is
+    untouched until COMMIT realizes the saved config with those writes."""
+    rig.stream()
+    rig.set_pipeline()
+    rig.write(upd(I, table_entry=l2_entry(rig, 1, 1)))
+    running = rig.server.state
+    no_l2 = p4info_pb2.P4Info()
+    no_l2.CopyFrom(rig.p4info)
+    keep = [t for t in no_l2.tables if t.preamble.name != "MyIngress.l2"]
+    del no_l2.tables[:]
+    no_l2.tables.extend(keep)
+    del no_l2.direct_counters[:]
+    rig.set_pipeline(SFPC.VERIFY_AND_SAVE, p4info=no_l2)
+    assert batch_codes(rig, upd(I, table_entry=l2_entry(rig, 2, 1))) == [code_pb2.NOT_FOUND]
+    assert rpc_code(lambda: rig.read(E(table_entry=TE(table_id=rig.ids["MyIngress.l2"])))) == grpc.StatusCode.NOT_FOUND
+    acl = TE(table_id=rig.ids["MyIngress.acl"], priority=1)
+    acl.match.add(field_id=1).ternary.CopyFrom(p4runtime_pb2.FieldMatch.Ternary(value=b"\x06", mask=b"\xff"))
+    acl.action.action.action_id = rig.ids["MyIngress.acl_permit"]
+    rig.write(upd(I, table_entry=acl))
+    assert rig.server.state is running and len(running.table("MyIngress.acl")) == 0
+    assert len(running.table("MyIngress.l2")) == 1
+    rig.stub.SetForwardingPipelineConfig(SFPC(device_id=DEV, action=SFPC.COMMIT, election_id=eid(0, 1)))
+    assert rig.server.state is not running and len(rig.server.state.table("MyIngress.acl")) == 1
+    assert [e.table_entry.table_id for e in rig.read(E(table_entry=TE()))] == [rig.ids["MyIngress.acl"]]
+
+
 # ---- packet out ---------------------------------------------------------------------------------
 def test_packet_out_errors_and_header_padding(rig):
     # a PacketOut before arbitration is not from the primary: dropped with a StreamError, the stream lives
