@@ -393,6 +393,8 @@ class TableState:
 
     def read(self, req: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.Entity]:
         """Entries selected by a (possibly wildcard) TableEntry of a ReadRequest."""
+        if req.is_default_action and (len(req.match) or req.priority):
+            raise invalid(f"{self.what} default entry: match must be empty and priority 0")
         if req.HasField("time_since_last_hit"):
             if not self.idle_timeout:
                 raise invalid(f"{self.what} does not support idle timeout: time_since_last_hit cannot be read")

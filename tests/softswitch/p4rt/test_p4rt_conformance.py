@@ -95,6 +95,7 @@ def test_direct_resources_metadata_and_default_entry(rig):
     bad_match.match.add(field_id=1).exact.value = b"\x01"
     assert batch_codes(rig, upd(I, table_entry=de), upd(D, table_entry=de), upd(M, table_entry=bad_match)) == \
         [code_pb2.INVALID_ARGUMENT] * 3
+    assert rpc_code(lambda: rig.read(E(table_entry=bad_match))) == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_direct_meter_fields(rig):
@@ -212,10 +213,10 @@ def test_idle_timeout_hits_and_notifications():
         a = rig.stream()
         rig.set_pipeline()
         mac_t = rig.ids["I.mac"]
-        ttl = 300_000_000
+        ttl = 1_000_000_000
         rig.write(upd(I, table_entry=rig.mac_entry(0xA, 1, ttl)), upd(I, table_entry=rig.mac_entry(0xB, 2, 0)))
         # hits from the data plane keep the entry alive and time_since_last_hit small
-        t_end = time.monotonic() + 0.8
+        t_end = time.monotonic() + 1.5
         while time.monotonic() < t_end:
             rig.hit(0xA)
             time.sleep(0.03)
@@ -223,23 +224,23 @@ def test_idle_timeout_hits_and_notifications():
         q = TE(table_id=mac_t)
         q.time_since_last_hit.SetInParent()
         since = {e.table_entry.controller_metadata: e.table_entry.time_since_last_hit.elapsed_ns for e in rig.read(E(table_entry=q))}
-        assert since[0xA] < 150_000_000 and since[0xB] >= 700_000_000  # B (TTL 0) is never hit but still timed
+        assert since[0xA] < 500_000_000 and since[0xB] >= 1_400_000_000  # B (TTL 0) is never hit but still timed
         # no longer hit: a notification after about the TTL, with key, metadata and TTL; never for TTL 0
         t0 = time.monotonic()
-        n = a.recv("idle_timeout_notification", 3).idle_timeout_notification
+        n = a.recv("idle_timeout_notification", 5).idle_timeout_notification
         first = time.monotonic() - t0
-        assert 0.15 <= first <= 1.5, first
+        assert 0.5 <= first <= 3, first
         assert n.timestamp > 0 and len(n.table_entry) == 1
         e = n.table_entry[0]
         assert (e.table_id, e.match[0].exact.value, e.priority) == (mac_t, b"\x0a", 0)
         assert (e.controller_metadata, e.metadata, e.idle_timeout_ns) == (0xA, b"m", ttl)
         # the timer restarts: another notification after another TTL, not at once
         t1 = time.monotonic()
-        a.recv("idle_timeout_notification", 3)
-        assert time.monotonic() - t1 >= 0.2
+        a.recv("idle_timeout_notification", 5)
+        assert time.monotonic() - t1 >= 0.8
         # not reported to a backup
         b = rig.stream((0, 0))
-        assert b.nothing("idle_timeout_notification", 0.8)
+        assert b.nothing("idle_timeout_notification", 1.2)
     finally:
         rig.close()
 
