@@ -302,6 +302,9 @@ class P4RuntimeServer:
         ``idle_timeout_ns`` (to the primary; dropped when there is none -- the spec allows it, and
         the entry's timer restarts either way). Returns the number of notifications sent."""
         sent = 0
+        p = self._pipeline
+        if p is None or not p.state.idle_tables:  # the common case: no lock taken
+            return 0
         with self._writers.writing(self._lock):
             p = self._pipeline
             if p is None:

@@ -61,6 +61,7 @@ class SwitchState:
         for t in p4info.tables:
             prof = self.action_profiles.get(t.implementation_id) if t.implementation_id else None
             self.tables.put(t.preamble, TableState(t, self.actions, prof))
+        self.idle_tables = [t for t in self.tables.values() if t.idle_timeout]  # NOTIFY_CONTROL tables
         self.counters: _Named = _Named()
         for c in p4info.counters:
             self.counters.put(c.preamble, CounterState(c))
@@ -340,11 +341,10 @@ class SwitchState:
     def idle_expired(self, now_ns: int) -> list[list[p4runtime_pb2.TableEntry]]:
         """Per idle-timeout table, the entries due an IdleTimeoutNotification (none: empty list)."""
         out = []
-        for t in self.tables.values():
-            if t.idle_timeout:
-                got = t.idle_expired(now_ns)
-                if got:
-                    out.append(got)
+        for t in self.idle_tables:
+            got = t.idle_expired(now_ns)
+            if got:
+                out.append(got)
         return out
 
     # ---- pipeline replacement ----------------------------------------------------------------
