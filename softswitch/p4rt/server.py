@@ -410,13 +410,14 @@ class P4RuntimeServer:
             if arb.device_id != self.device_id:
                 code = Code.FAILED_PRECONDITION if c.joined else Code.NOT_FOUND
                 raise P4RuntimeError(code, f"device id {arb.device_id} is not {self.device_id}")
+            named = arb.HasField("role") and bool(arb.role.name or arb.role.id)
+            if named and c.joined:  # a live stream keeps its role (the spec: change roles on a new stream)
+                raise P4RuntimeError(Code.FAILED_PRECONDITION, "the role of a stream cannot change "
+                                     "(this stream has the default role)")
             if arb.HasField("role") and arb.role.HasField("config"):
                 raise P4RuntimeError(Code.INVALID_ARGUMENT, "role.config is not supported: no role definition "
                                      "scheme is agreed with this server (leave role unset)")
-            if arb.HasField("role") and (arb.role.name or arb.role.id):
-                if c.joined:  # a live stream keeps its role (the spec: change roles on a new stream)
-                    raise P4RuntimeError(Code.FAILED_PRECONDITION, "the role of a stream cannot change "
-                                         "(this stream has the default role)")
+            if named:
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "only the default role is supported")
             with self._arb_lock:
                 notices = self._arbiter.arbitrate(c, _eid(arb))
