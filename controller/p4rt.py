@@ -177,8 +177,10 @@ def get_pipeline(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, respons
                  timeout_s: float = DEFAULT_TIMEOUT_S) -> p4runtime_pb2.ForwardingPipelineConfig | None:
     """The running pipeline (P4Info and/or cookie), or None if the device has none."""
     try:
-        return stub.GetForwardingPipelineConfig(GFPC(device_id=device_id, response_type=response_type),
-                                                timeout=timeout_s).config
+        resp = stub.GetForwardingPipelineConfig(GFPC(device_id=device_id, response_type=response_type),
+                                                timeout=timeout_s)
+        # the spec answers an unset config when none is known; some servers answer an error instead
+        return resp.config if resp.HasField("config") else None
     except grpc.RpcError as e:
         if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
             return None

@@ -8,6 +8,7 @@ in; without it the generated code contains none.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -225,6 +226,8 @@ class Compiler(StmtGen):
             out.add(ind, f"TR('table {tbl.name}: ' + ('hit entry ' + _entry_text({entry}) if {entry} is not None else 'miss')"
                          f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")
         hit_lines = []
+        if ts.idle_timeout:  # idle-timeout tables: the entry's last hit (time_since_last_hit, notifications)
+            hit_lines.append(f"{entry}.since_ns = {self.g(time.monotonic_ns, 'MONO')}()")
         if tbl.counters:
             self.res.extern(tbl.counters)  # must exist; its cells are on the entries
             c = self.t()  # DirectCounterState.count, inline (the entry is not None here)

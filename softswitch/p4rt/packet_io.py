@@ -6,7 +6,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from softswitch.runtime import bytestrings
-from softswitch.runtime.errors import invalid
+from softswitch.runtime.errors import P4RuntimeError, invalid
 
 
 class ControllerHeader:
@@ -34,7 +34,8 @@ class ControllerHeader:
         return out, frame[self.nbytes:]
 
     def encode(self, metadata) -> bytes:
-        """Header bytes from PacketOut metadata; fields not given are 0. Raises INVALID_ARGUMENT."""
+        """Header bytes from PacketOut metadata; fields not given are 0 (as bmv2's PI server does;
+        the spec asks for every field, see docs/softswitch.md). Raises INVALID_ARGUMENT."""
         values = [0] * len(self.fields)
         seen = set()
         for m in metadata:
@@ -44,7 +45,10 @@ class ControllerHeader:
             if i in seen:
                 raise invalid(f"{self.name}: metadata '{self.fields[i][1]}' given twice")
             seen.add(i)
-            values[i] = bytestrings.decode(m.value, self.fields[i][2], f"{self.name} metadata '{self.fields[i][1]}'")
+            try:
+                values[i] = bytestrings.decode(m.value, self.fields[i][2], f"{self.name} metadata '{self.fields[i][1]}'")
+            except P4RuntimeError as err:  # StreamError: metadata not matching P4Info is INVALID_ARGUMENT
+                raise invalid(err.message) from None
         v = 0
         for (_, _, w), x in zip(self.fields, values):
             v = (v << w) | x

@@ -56,10 +56,12 @@ def read_units(state: SwitchState, ent: p4runtime_pb2.Entity,
         return
     if kind == "table_entry" and ent.table_entry.table_id == 0 and not len(ent.table_entry.match) \
             and not ent.table_entry.is_default_action:
-        for tid in list(state.tables):
+        for tid, table in list(state.tables.items()):
             e = p4runtime_pb2.Entity()
             e.table_entry.CopyFrom(ent.table_entry)
             e.table_entry.table_id = tid
+            if not table.idle_timeout:  # a wildcard read asks it only of the tables that have it
+                e.table_entry.ClearField("time_since_last_hit")
             yield [e]
         return
     if kind in ("direct_counter_entry", "direct_meter_entry"):

@@ -47,6 +47,7 @@ log = logging.getLogger("softswitch.p4rt")
 SFPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
 GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
 READ_CHUNK = 1000
+IDLE_SCAN_S = 0.05  # how often entries of idle-timeout tables are checked (notification latency)
 
 
 def api_version() -> str:
@@ -211,7 +212,7 @@ class P4RuntimeServer:
         self._server = server
         self.port = port
         self._stop.clear()
-        self._timer = threading.Thread(target=self._digest_timer, name="p4rt-digests", daemon=True)
+        self._timer = threading.Thread(target=self._timer_loop, name="p4rt-timer", daemon=True)
         self._timer.start()
         log.info("P4Runtime server listening on %s (port %d), device id %d", self.address, port, self.device_id)
         return port
@@ -276,15 +277,47 @@ class P4RuntimeServer:
             return False
         return True
 
-    # ---- digests ------------------------------------------------------------------------------
-    def _digest_timer(self) -> None:
+    # ---- digests and idle timeouts ------------------------------------------------------------
+    def _timer_loop(self) -> None:
+        """Every 10 ms: flush digest lists whose max_timeout_ns passed; every IDLE_SCAN_S: send
+        IdleTimeoutNotifications."""
+        next_scan = 0.0
         while not self._stop.wait(0.01):
             p = self._pipeline
-            if p is not None:
+            if p is None:
+                continue
+            try:
+                p.state.digests.poll()
+            except Exception:
+                log.exception("digest timer")
+            if time.monotonic() >= next_scan:
+                next_scan = time.monotonic() + IDLE_SCAN_S
                 try:
-                    p.state.digests.poll()
+                    self.scan_idle_timeouts()
                 except Exception:
-                    log.exception("digest timer")
+                    log.exception("idle-timeout scan")
+
+    def scan_idle_timeouts(self) -> int:
+        """Send one IdleTimeoutNotification per idle-timeout table with entries not hit for their
+        ``idle_timeout_ns`` (to the primary; dropped when there is none -- the spec allows it, and
+        the entry's timer restarts either way). Returns the number of notifications sent."""
+        sent = 0
+        p = self._pipeline
+        if p is None or not p.state.idle_tables:  # the common case: no lock taken
+            return 0
+        with self._writers.writing(self._lock):
+            p = self._pipeline
+            if p is None:
+                return 0
+            expired = p.state.idle_expired(time.monotonic_ns())
+        for entries in expired:
+            msg = p4runtime_pb2.StreamMessageResponse()
+            msg.idle_timeout_notification.table_entry.extend(entries)
+            msg.idle_timeout_notification.timestamp = time.time_ns()
+            primary = self._arbiter.primary
+            if primary is not None and primary.outbox.put(msg):
+                sent += 1
+        return sent
 
     def _send_digest(self, lst: DigestListOut) -> None:
         p = self._pipeline
@@ -295,6 +328,12 @@ class P4RuntimeServer:
             self.packet_ins_dropped += 1
 
     # ---- pipeline config ----------------------------------------------------------------------
+    def _rw_target(self) -> _Pipeline | None:
+        """The pipeline Writes and Reads refer to: the config saved by VERIFY_AND_SAVE until it is
+        committed (the spec: they "must refer to fields in the new config", and COMMIT realizes it
+        with those writes), else the running one."""
+        return self._saved if self._saved is not None else self._pipeline
+
     def _load(self, config: p4runtime_pb2.ForwardingPipelineConfig) -> _Pipeline:
         if not config.HasField("p4info"):
             raise P4RuntimeError(Code.INVALID_ARGUMENT, "ForwardingPipelineConfig has no p4info")
@@ -317,8 +356,10 @@ class P4RuntimeServer:
         old = self._pipeline
         if reconcile and old is not None:
             dropped = new.state.reconcile_from(old.state)
-            for d in dropped:
-                log.warning("RECONCILE_AND_COMMIT dropped %s", d)
+            if dropped:  # the spec: INVALID_ARGUMENT when the state cannot be preserved; old stays
+                more = f" (and {len(dropped) - 5} more)" if len(dropped) > 5 else ""
+                raise P4RuntimeError(Code.INVALID_ARGUMENT, "RECONCILE_AND_COMMIT: the forwarding state "
+                                     f"cannot be preserved in the new config: {'; '.join(dropped[:5])}{more}")
         if old is not None:
             old.state.digests.set_sink(None)
         new.state.digests.set_sink(self._send_digest)
@@ -337,8 +378,11 @@ class P4RuntimeServer:
                 self._commit(self._load(req.config), reconcile=action == SFPC.RECONCILE_AND_COMMIT)
                 self._saved = None
             elif action == SFPC.COMMIT:
+                if req.HasField("config"):
+                    raise P4RuntimeError(Code.INVALID_ARGUMENT, "COMMIT takes no config (it commits the one "
+                                         "saved by VERIFY_AND_SAVE)")
                 if self._saved is None:
-                    raise P4RuntimeError(Code.FAILED_PRECONDITION, "COMMIT without a saved config "
+                    raise P4RuntimeError(Code.NOT_FOUND, "COMMIT without a saved config "
                                          "(use VERIFY_AND_SAVE first)")
                 saved, self._saved = self._saved, None
                 self._commit(saved, reconcile=False)
@@ -366,21 +410,41 @@ class P4RuntimeServer:
             if arb.device_id != self.device_id:
                 code = Code.FAILED_PRECONDITION if c.joined else Code.NOT_FOUND
                 raise P4RuntimeError(code, f"device id {arb.device_id} is not {self.device_id}")
-            if arb.HasField("role") and (arb.role.name or arb.role.id or arb.role.HasField("config")):
+            named = arb.HasField("role") and bool(arb.role.name or arb.role.id)
+            if named and c.joined:  # a live stream keeps its role (the spec: change roles on a new stream)
+                raise P4RuntimeError(Code.FAILED_PRECONDITION, "the role of a stream cannot change "
+                                     "(this stream has the default role)")
+            if arb.HasField("role") and arb.role.HasField("config"):
+                raise P4RuntimeError(Code.INVALID_ARGUMENT, "role.config is not supported: no role definition "
+                                     "scheme is agreed with this server (leave role unset)")
+            if named:
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "only the default role is supported")
             with self._arb_lock:
                 notices = self._arbiter.arbitrate(c, _eid(arb))
                 self._post(notices)
             return
-        if not c.joined:
+        if not c.joined and kind != "packet":  # a PacketOut gets PERMISSION_DENIED (not the primary)
             raise P4RuntimeError(Code.FAILED_PRECONDITION, "send a MasterArbitrationUpdate first")
         if kind == "packet":
             self._packet_out(c, req.packet)
         elif kind == "digest_ack":
-            if c is self._arbiter.primary and self._pipeline is not None:
-                self._pipeline.state.digests.ack(req.digest_ack.digest_id, req.digest_ack.list_id)
+            self._digest_ack(c, req.digest_ack)
         else:
             self._stream_error(c, Code.UNIMPLEMENTED, f"stream message '{kind}' is not supported")
+
+    def _digest_ack(self, c: Controller, ack: p4runtime_pb2.DigestListAck) -> None:
+        """A DigestListAck: an unknown digest id is a StreamError INVALID_ARGUMENT (the spec's
+        example); an ack from a backup, or of an unknown or expired list, is ignored."""
+        p = self._pipeline
+        if p is None or ack.digest_id not in p.state.digests.ids():
+            msg = p4runtime_pb2.StreamMessageResponse()
+            msg.error.canonical_code = int(Code.INVALID_ARGUMENT)
+            msg.error.message = f"DigestListAck: digest id {ack.digest_id} is not in the P4Info"
+            msg.error.digest_list_ack.digest_list_ack.CopyFrom(ack)
+            c.outbox.put(msg)
+            return
+        if c is self._arbiter.primary:
+            p.state.digests.ack(ack.digest_id, ack.list_id)
 
     def _packet_out(self, c: Controller, pkt: p4runtime_pb2.PacketOut) -> None:
         if c is not self._arbiter.primary:
@@ -481,7 +545,8 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _check_primary(self, req, context) -> None:
         if req.role:
-            abort(context, P4RuntimeError(Code.PERMISSION_DENIED, f"role '{req.role}': only the default role exists"))
+            abort(context, P4RuntimeError(Code.NOT_FOUND, f"role '{req.role}' does not exist (only the default "
+                                          "role, an empty name, does)"))
         if not self.srv._arbiter.is_primary_id(_eid(req)):
             abort(context, P4RuntimeError(Code.PERMISSION_DENIED, "not the primary controller (election id "
                                           "does not match the primary's)"))
@@ -494,7 +559,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             abort(context, P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported"))
         results: list[P4RuntimeError | None] = []
         with srv._writers.writing(srv._lock):
-            p = srv._pipeline
+            p = srv._rw_target()
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
             for u in request.updates:
@@ -519,7 +584,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             abort(context, P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"{srv.limits.max_concurrent_reads} Reads are "
                                           "in progress (the limit); retry when one has finished"))
         try:
-            p = srv._pipeline
+            p = srv._rw_target()
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
             out: list[p4runtime_pb2.Entity] = []
@@ -531,7 +596,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             return
                         srv._writers.reader_pause()
                         with srv._lock:
-                            if srv._pipeline is not p:
+                            if srv._rw_target() is not p:
                                 raise P4RuntimeError(Code.ABORTED, "the forwarding pipeline changed during "
                                                      "the Read")
                             for e in unit:
@@ -559,9 +624,9 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def GetForwardingPipelineConfig(self, request, context):
         self._check_device(request.device_id, context)
         p = self.srv._pipeline
-        if p is None:
-            abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
         resp = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        if p is None:  # the spec: no config known -> the response's config is unset
+            return resp
         cfg = resp.config
         if p.cookie is not None:
             cfg.cookie.cookie = p.cookie

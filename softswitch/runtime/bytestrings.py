@@ -1,25 +1,21 @@
 """P4Runtime binary strings (spec section "Bytestrings"): big-endian unsigned values.
 
-Writes may use the canonical (shortest) or the padded (ceil(bitwidth/8) bytes) form; any value
-that does not fit the bitwidth is INVALID_ARGUMENT. Reads always answer in canonical form.
+Writes may use the canonical (shortest), the padded (ceil(bitwidth/8) bytes) or any longer
+zero-extended form; an empty string or a value that does not fit the bitwidth is OUT_OF_RANGE (the
+spec's Bytestrings section). Reads always answer in canonical form.
 """
 from __future__ import annotations
 
-from .errors import invalid
+from .errors import out_of_range
 
 
 def decode(data: bytes, bitwidth: int, what: str) -> int:
-    """Parse a P4Runtime bytestring for a field of ``bitwidth`` bits; raise INVALID_ARGUMENT."""
+    """Parse a P4Runtime bytestring for a field of ``bitwidth`` bits; raise OUT_OF_RANGE."""
     if not data:
-        raise invalid(f"{what}: empty bytestring")
-    if len(data) > (bitwidth + 7) // 8:
-        # leading zero bytes beyond the padded width are still tolerated if the value fits
-        stripped = data.lstrip(b"\x00")
-        if len(stripped) > (bitwidth + 7) // 8:
-            raise invalid(f"{what}: {len(data)} bytes do not fit in {bitwidth} bits")
-    value = int.from_bytes(data, "big")
+        raise out_of_range(f"{what}: empty bytestring")
+    value = int.from_bytes(data, "big")  # leading zero bytes, however many, are tolerated
     if value >> bitwidth:
-        raise invalid(f"{what}: value 0x{value:x} does not fit in {bitwidth} bits")
+        raise out_of_range(f"{what}: value 0x{value:x} does not fit in {bitwidth} bits")
     return value
 
 

@@ -1,8 +1,9 @@
 """Digests: the data plane emits learned tuples; they are batched into DigestList messages.
 
 Semantics follow P4Runtime's ``DigestEntry.Config``: nothing is sent for a digest until the
-controller inserts its config; a list is sent when it holds ``max_list_size`` tuples (<= 1 means
-every tuple is sent at once) or when its oldest tuple is ``max_timeout_ns`` old; a tuple already
+controller inserts its config; a list is sent when it holds ``max_list_size`` distinct tuples (1
+means every tuple is sent at once, 0 means no size limit) or when its oldest tuple is
+``max_timeout_ns`` old (0: at once, as the spec's "max_timeout_ns set to 0"); a tuple already
 pending or sent but not yet acknowledged is not queued again, until its list is acked
 (``DigestListAck``) or ``ack_timeout_ns`` passes.
 """
@@ -126,7 +127,7 @@ class DigestState:
             if not d.pending:
                 d.pending_since_ns = now
             d.pending.append(values)
-            if len(d.pending) >= max(1, cfg.max_list_size):
+            if cfg.max_timeout_ns <= 0 or (cfg.max_list_size and len(d.pending) >= cfg.max_list_size):
                 ready = self._take(d, now)
         if ready is not None:
             self._deliver(ready)

@@ -22,6 +22,7 @@ class Entry:
         "member",
         "meter",
         "msg",
+        "notified_ns",
         "oneshot",
         "priority",
         "ranges",
@@ -43,7 +44,9 @@ class Entry:
         self.meter: TrTcm | None = None
         self.msg = p4runtime_pb2.TableEntry()
         self.is_const = False
-        self.since_ns = 0
+        self.since_ns = 0  # last hit (monotonic ns; set at insert, then by the data plane of
+        # idle-timeout tables on every hit)
+        self.notified_ns = 0  # last IdleTimeoutNotification for this entry
         self.mask = 0
         self.value = 0
         self.ranges: tuple | None = None

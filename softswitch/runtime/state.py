@@ -91,6 +91,7 @@ class SwitchState:
         for t in p4info.tables:
             prof = self.action_profiles.get(t.implementation_id) if t.implementation_id else None
             self.tables.put(t.preamble, TableState(t, self.actions, prof))
+        self.idle_tables = [t for t in self.tables.values() if t.idle_timeout]  # NOTIFY_CONTROL tables
         self.counters: _Named = _Named()
         for c in p4info.counters:
             self.counters.put(c.preamble, CounterState(c))
@@ -364,6 +365,16 @@ class SwitchState:
             r.index.index = i
             r.data.bitstring = bytestrings.encode(st.values[i])
             out.append(e)
+        return out
+
+    # ---- idle timeout -------------------------------------------------------------------------
+    def idle_expired(self, now_ns: int) -> list[list[p4runtime_pb2.TableEntry]]:
+        """Per idle-timeout table, the entries due an IdleTimeoutNotification (none: empty list)."""
+        out = []
+        for t in self.idle_tables:
+            got = t.idle_expired(now_ns)
+            if got:
+                out.append(got)
         return out
 
     # ---- pipeline replacement ----------------------------------------------------------------

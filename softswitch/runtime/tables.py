@@ -129,10 +129,11 @@ class TableState:
             self._write_default(utype, te)
             return
         spec, prio = self._key(te)
-        if te.idle_timeout_ns and not self.idle_timeout:
-            raise invalid(f"{self.what} does not support idle timeout")
-        if te.idle_timeout_ns < 0:
-            raise invalid(f"{self.what}: idle_timeout_ns must be >= 0")
+        if utype != DELETE:  # a DELETE considers the key only (spec "Table Entry")
+            if te.idle_timeout_ns and not self.idle_timeout:
+                raise invalid(f"{self.what} does not support idle timeout (idle_timeout_ns must be 0)")
+            if te.idle_timeout_ns < 0:
+                raise invalid(f"{self.what}: idle_timeout_ns must be >= 0")
         ident = (spec, prio)
         cur = self._entries.get(ident)
         if utype == INSERT:
@@ -200,7 +201,7 @@ class TableState:
             e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
         if te.HasField("meter_config"):
             e.meter = parse_config(te.meter_config, self.what)
-        e.since_ns = time.monotonic_ns()
+        e.since_ns = e.notified_ns = time.monotonic_ns()  # idle timer starts at the insert
         self._store_msg(e, te)
         self._entries[(spec, prio)] = e
         assert self._index is not None
@@ -222,7 +223,6 @@ class TableState:
             e.counter[0] = te.counter_data.byte_count
             e.counter[1] = te.counter_data.packet_count
         e.meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
-        e.since_ns = time.monotonic_ns()
         if not e.is_const:
             self._store_msg(e, te)
 
@@ -393,6 +393,13 @@ class TableState:
 
     def read(self, req: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.Entity]:
         """Entries selected by a (possibly wildcard) TableEntry of a ReadRequest."""
+        if req.is_default_action and (len(req.match) or req.priority):
+            raise invalid(f"{self.what} default entry: match must be empty and priority 0")
+        if req.HasField("time_since_last_hit"):
+            if not self.idle_timeout:
+                raise invalid(f"{self.what} does not support idle timeout: time_since_last_hit cannot be read")
+            if req.is_default_action:
+                raise invalid(f"{self.what} default entry: idle timeout is not supported on default entries")
         if req.is_default_action:
             selected = [self.default_entry]
         elif len(req.match):
@@ -421,8 +428,30 @@ class TableState:
             if req.HasField("meter_config") and e.meter is not None:
                 e.meter.to_proto(t.meter_config)
             if req.HasField("meter_counter_data") and self.direct_meter is not None:
-                t.meter_counter_data.SetInParent()
-            if req.HasField("time_since_last_hit") and e is not self.default_entry:
-                t.time_since_last_hit.elapsed_ns = now - e.since_ns
+                mcd = t.meter_counter_data  # per-colour counts are not kept: all three read as 0
+                for c in (mcd.green, mcd.yellow, mcd.red):
+                    c.SetInParent()
+            if req.HasField("time_since_last_hit"):
+                t.time_since_last_hit.elapsed_ns = max(0, now - e.since_ns)
             out.append(ent)
+        return out
+
+    # ---- idle timeout -------------------------------------------------------------------------
+    def idle_expired(self, now_ns: int) -> list[p4runtime_pb2.TableEntry]:
+        """Entries with an ``idle_timeout_ns`` not hit for that long since their last hit or last
+        notification (spec "Table Idle Timeout Notification"); their notification timer restarts."""
+        out = []
+        if not self.idle_timeout:
+            return out
+        for e in self._entries.values():
+            ttl = e.msg.idle_timeout_ns
+            if ttl <= 0 or now_ns - max(e.since_ns, e.notified_ns) < ttl:
+                continue
+            e.notified_ns = now_ns
+            t = p4runtime_pb2.TableEntry(table_id=self.id, priority=e.priority,
+                                         controller_metadata=e.msg.controller_metadata,
+                                         metadata=e.msg.metadata, idle_timeout_ns=ttl)
+            t.match.extend(e.msg.match)
+            t.time_since_last_hit.elapsed_ns = max(0, now_ns - e.since_ns)
+            out.append(t)
         return out

@@ -251,7 +251,7 @@ def test_registers(sb):
     (got,) = s.read(p4runtime_pb2.Entity(register_entry=w))
     assert got.register_entry.data.bitstring == b"\x01\x02"
     w.data.bitstring = b"\x01" * 5
-    assert code_of(lambda: s.write(update(MODIFY, register_entry=w))) == Code.INVALID_ARGUMENT
+    assert code_of(lambda: s.write(update(MODIFY, register_entry=w))) == Code.OUT_OF_RANGE  # spec "Bytestrings": over-width
     w.data.bitstring = b"\x01"
     w.index.index = 1024
     assert code_of(lambda: s.write(update(MODIFY, register_entry=w))) == Code.OUT_OF_RANGE

@@ -60,13 +60,14 @@ def test_exact_errors(sb):
     # action not in the table
     assert code_of(lambda: write(s, INSERT, bl.entry("l2", {"dst_mac": 3}, bl.action("acl_permit")))) \
         == Code.INVALID_ARGUMENT
-    # missing parameter, too-wide parameter (port is 9 bits), too-wide key (48 bits)
+    # missing parameter (INVALID_ARGUMENT); too-wide parameter (port is 9 bits) and too-wide key (48
+    # bits) are OUT_OF_RANGE (spec "Bytestrings")
     assert code_of(lambda: write(s, INSERT, bl.entry("l2", {"dst_mac": 3}, bl.action("set_port", dmac=1)))) \
         == Code.INVALID_ARGUMENT
     assert code_of(lambda: write(s, INSERT, bl.entry("l2", {"dst_mac": 3}, bl.action("set_port", dmac=1, port=512)))) \
-        == Code.INVALID_ARGUMENT
+        == Code.OUT_OF_RANGE
     assert code_of(lambda: write(s, INSERT, bl.entry("l2", {"dst_mac": 1 << 48}, bl.action("set_port", dmac=1, port=1)))) \
-        == Code.INVALID_ARGUMENT
+        == Code.OUT_OF_RANGE
     # exact field missing, priority on an exact table, no action on insert, is_const in a write
     assert code_of(lambda: write(s, INSERT, bl.entry("l2", {}, bl.action("set_port", dmac=1, port=1)))) \
         == Code.INVALID_ARGUMENT
