@@ -23,7 +23,9 @@ Choices where bmv2 is unspecified or would abort, kept here so they can be docum
   last byte zero-padded at the end, as bmv2's field-list builder does.
 * Ingress clones re-parse the original packet and, like every copy bmv2 makes with
   ``reset_metadata``, start with all standard_metadata zero except ``instance_type``,
-  ``egress_rid`` (the replica's instance) and what egress sets; recirculated packets enter with
+  ``egress_rid`` (the replica's instance), what egress sets and the fields a deprecated call's
+  list preserves (``clone3(I2E, s, {standard_metadata.ingress_port})``, as ONOS fabric.p4 keeps
+  the port of its CPU clones); recirculated packets enter with
   ``ingress_port`` 0 for the same reason.  Resubmitted packets too: bmv2 1.15 builds the
   resubmitted pass on reset metadata, so ``ingress_port`` and ``ingress_global_timestamp`` read 0
   there (measured on bmv2; keep the port in a preserved user field to see it).
@@ -139,7 +141,10 @@ class PacketState(TmItem):
 
 
 class FieldLists:
-    """Getters/setters for the user-metadata fields of each ``@field_list(index)``."""
+    """Getters/setters for the fields of each ``@field_list(index)``: user-metadata fields, and
+    for a deprecated call's data list also ``standard_metadata`` fields (paths rooted at
+    ``ir.STD_META_ROOT``), which bmv2 copies into the new packet's standard_metadata like any
+    field of p4c's field list.  ``get(M, S)`` -> values; ``put(M, S, v)``."""
 
     def __init__(self, program: ir.Program, meta_t: ir.StructT) -> None:
         self.program = program
@@ -150,9 +155,10 @@ class FieldLists:
         fl = self._cache.get(index)
         if fl is None:
             paths = self.program.field_list(self.meta_t, index)
-            attrs = [".".join("f_" + p for p in path) for path in paths]
-            getter = "def get(M):\n    return (" + "".join(f"M.{a}, " for a in attrs) + ")\n"
-            setter = "def put(M, v):\n" + "".join(f"    M.{a} = v[{i}]\n" for i, a in enumerate(attrs))
+            attrs = [f"S.f_{path[1]}" if path[0] == ir.STD_META_ROOT
+                     else "M." + ".".join("f_" + p for p in path) for path in paths]
+            getter = "def get(M, S):\n    return (" + "".join(f"{a}, " for a in attrs) + ")\n"
+            setter = "def put(M, S, v):\n" + "".join(f"    {a} = v[{i}]\n" for i, a in enumerate(attrs))
             if not attrs:
                 setter += "    pass\n"
             ns: dict = {}
@@ -242,7 +248,8 @@ class V1Pipeline:
         S.f_instance_type = itype
         S.f_ingress_global_timestamp = now & _M48
         if preserved is not None:
-            self.field_lists.get(preserved[0])[1](M, preserved[1])
+            self.field_lists.get(preserved[0])[1](M, S, preserved[1])
+            S.f_instance_type = itype
         C = Ctx(data, len(data), now, self._log)
         if self.trace:
             self.trace(f"packet in: port {port}, {len(data)} bytes, instance_type {itype}")
@@ -287,7 +294,8 @@ class V1Pipeline:
                 S.f_instance_type = itype
                 S.f_ingress_global_timestamp = ts & _M48
                 if preserved is not None:
-                    self.field_lists.get(preserved[0])[1](M, preserved[1])
+                    self.field_lists.get(preserved[0])[1](M, S, preserved[1])
+                    S.f_instance_type = itype
                 if pool is not None:
                     C = self._ctx_in
                     C.data = data
@@ -311,12 +319,12 @@ class V1Pipeline:
             if C.clone is not None or C.digest is not None or C.resubmit is not None:
                 res = IngressResult()
                 if C.clone is not None:
-                    self._clone_ingress(res, data, port, now, C, M)
+                    self._clone_ingress(res, data, port, now, C, M, S)
                 if C.digest is not None:
                     self.state.digests.emit(C.digest[0], C.digest[1])
                 if C.resubmit is not None:
                     idx = C.resubmit
-                    preserved = (idx, self.field_lists.get(idx)[0](M))
+                    preserved = (idx, self.field_lists.get(idx)[0](M, S))
                     itype = PKT_INSTANCE_RESUBMIT
                     port = ts = 0  # bmv2 resets standard_metadata on the resubmitted copy
                     if trace:
@@ -366,15 +374,11 @@ class V1Pipeline:
             self.trace(f"drop: {reason}")
         return res
 
-    def _preserved_meta(self, M, index: int):
-        """A fresh user-metadata object holding only the preserved fields of ``M``."""
-        M2 = self._M()
-        if index >= 0:
-            get, put = self.field_lists.get(index)
-            put(M2, get(M))
-        return M2
+    def _preserved(self, M, S, index: int) -> tuple | None:
+        """(index, values) of the preserved fields of ``M`` and ``S``, or None (nothing)."""
+        return (index, self.field_lists.get(index)[0](M, S)) if index >= 0 else None
 
-    def _clone_ingress(self, res: IngressResult, data: bytes, port: int, now: int, C: Ctx, M) -> None:
+    def _clone_ingress(self, res: IngressResult, data: bytes, port: int, now: int, C: Ctx, M, S) -> None:
         sid, index = C.clone
         sess = self.state.pre.clone_session(sid)
         if sess is None:
@@ -388,18 +392,22 @@ class V1Pipeline:
             if self.trace:
                 self.trace(f"ingress clone dropped: assertion failed: {e}")
             return
-        self._clone_copies(res, sess, PKT_INSTANCE_INGRESS_CLONE, H2, self._preserved_meta(M, index),
+        self._clone_copies(res, sess, PKT_INSTANCE_INGRESS_CLONE, H2, self._preserved(M, S, index),
                            C2.payload, len(data))
         if self.trace:
             self.trace(f"ingress clone to session {sid}: {len(sess.replicas)} copies")
 
-    def _clone_copies(self, res, sess, itype: int, H, M2, payload: bytes, nbytes: int) -> None:
-        """Queue one clone per replica of ``sess``: fresh standard metadata, copied H and M2."""
+    def _clone_copies(self, res, sess, itype: int, H, preserved, payload: bytes, nbytes: int) -> None:
+        """Queue one clone per replica of ``sess``: copied H, fresh metadata holding only the
+        ``preserved`` fields, then ``instance_type`` and ``egress_rid`` (set after the copy)."""
+        put = self.field_lists.get(preserved[0])[1] if preserved is not None else None
         for eport, rid in sess.replicas:
-            S2 = self._S()
+            M2, S2 = self._M(), self._S()
+            if put is not None:
+                put(M2, S2, preserved[1])
             S2.f_instance_type = itype
             S2.f_egress_rid = rid
-            res.to_tm.append(PacketState(eport, sess.class_of_service & 7, H.copy(), M2.copy(), S2, payload,
+            res.to_tm.append(PacketState(eport, sess.class_of_service & 7, H.copy(), M2, S2, payload,
                                          nbytes, 0, sess.packet_length_bytes))
 
     # ------------------------------------------------------------------ egress
@@ -462,7 +470,7 @@ class V1Pipeline:
         res = None
         if C.clone is not None:
             res = EgressResult()
-            self._clone_egress(res, st, C, H, M)
+            self._clone_egress(res, st, C, H, M, S)
         if S.f_egress_spec == DROP_PORT:
             return self._drop(res or EgressResult(), "mark_to_drop in egress")
         if b.compute_checksum is not None:
@@ -476,7 +484,7 @@ class V1Pipeline:
         if C.recirculate is not None:
             idx = C.recirculate
             res = res or EgressResult()
-            res.recirculate.append((out, (idx, self.field_lists.get(idx)[0](M))))
+            res.recirculate.append((out, (idx, self.field_lists.get(idx)[0](M, S))))
             if trace:
                 trace(f"recirculate ({len(out)} bytes)")
             return res
@@ -497,14 +505,14 @@ class V1Pipeline:
                 pool.append(st)  # the item itself, with its headers: ingress_item reuses both
         return out
 
-    def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M) -> None:
+    def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M, S) -> None:
         sid, index = C.clone
         sess = self.state.pre.clone_session(sid)
         if sess is None:
             if self.trace:
                 self.trace(f"clone session {sid} not configured: no egress clone")
             return
-        self._clone_copies(res, sess, PKT_INSTANCE_EGRESS_CLONE, H, self._preserved_meta(M, index),
+        self._clone_copies(res, sess, PKT_INSTANCE_EGRESS_CLONE, H, self._preserved(M, S, index),
                            st.payload, st.nbytes)
         if self.trace:
             self.trace(f"egress clone to session {sid}: {len(sess.replicas)} copies")

@@ -633,6 +633,7 @@ class BlockChecker(CheckerBase):
             if len(params) == 3 and params[2].type == self.std_meta_type() and \
                     isinstance(params[1].type, ir.StructT):
                 blk.meta_param = params[1].name  # ingress or egress
+                blk.std_param = params[2].name
         else:
             params, scope = [], dict(bindings or {})
         ctx = _Ctx(blk)

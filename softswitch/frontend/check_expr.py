@@ -1060,10 +1060,13 @@ class ExprChecker(CheckerBase):
 
     def data_field_list(self, name: str, data: ir.Expr, ctx: _Ctx, t: Tree) -> list[tuple[str, ...]]:
         """The user-metadata paths a deprecated call's ``data`` names, in order, a struct
-        expanded to its fields.  A local variable is left out: bmv2 would carry its value to a
-        pipeline that cannot name it.  Anything else (headers, standard_metadata, an action
-        parameter, a value) is rejected by name."""
+        expanded to its fields, and its ``standard_metadata`` fields as ``(ir.STD_META_ROOT,
+        field)``: p4c's bmv2 back end puts them in the field list too and bmv2 copies them into
+        the new packet (ONOS fabric.p4 keeps ``ingress_port`` in its CPU clones this way).  A
+        local variable is left out: bmv2 would carry its value to a pipeline that cannot name
+        it.  Anything else (headers, an action parameter, a value) is rejected by name."""
         meta = ctx.block.meta_param if ctx.block is not None else ""
+        std = ctx.block.std_param if ctx.block is not None else ""
         what = _DEPRECATED_FUNCS[name] + " with a field list"
         out: list[tuple[str, ...]] = []
 
@@ -1084,10 +1087,13 @@ class ExprChecker(CheckerBase):
             if not isinstance(root, ir.Var):
                 raise self.unsupported(e.loc, f"{what} element that is not a variable or a field of "
                                               "the user metadata")
+            if std and root.name == std:
+                self.meta_paths(e.type, (ir.STD_META_ROOT, *path), out, e.loc, what)
+                return
             if root.name != meta:
                 if ctx.block is None or root.name not in ctx.block.locals:
                     raise self.unsupported(e.loc, f"{what} element '{root.name}' (only fields of the "
-                                                  "user metadata are preserved)")
+                                                  "user metadata and standard_metadata are preserved)")
                 return  # a local
             self.meta_paths(e.type, tuple(path), out, e.loc, what)
 

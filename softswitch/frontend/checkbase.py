@@ -134,6 +134,7 @@ class _Block:
     actions: list[tuple[tuple, str]] = field(default_factory=list)
     used_names: set[str] = field(default_factory=set)
     meta_param: str = ""  # a v1model ingress/egress control: its user-metadata parameter
+    std_param: str = ""  # ... and its standard_metadata parameter
 
     def fresh(self, name: str, t: ir.Type) -> str:
         n, k = name, 0

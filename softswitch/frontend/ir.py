@@ -62,6 +62,8 @@ from typing import Literal
 
 # ---------------------------------------------------------------- locations and annotations
 
+# root of a data field-list path naming a standard_metadata field: (STD_META_ROOT, field)
+STD_META_ROOT = "$standard_metadata"
 FIELD_LIST_OF_DATA = 0x100  # first field-list index of a deprecated call's data (@field_list is bit<8>)
 
 

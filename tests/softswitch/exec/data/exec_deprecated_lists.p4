@@ -1,7 +1,9 @@
 /* The deprecated v1model calls with a non-empty list (p4c's issue1001 and issue430-1 samples):
  * clone3(type, session, {fields}) and resubmit({fields}) preserve the user-metadata fields the
  * list names, as the _preserving_field_list forms do for a @field_list index (values at the end
- * of ingress); digest(receiver, {list}) is a digest of a tuple type named digest_0, digest_1. */
+ * of ingress), standard_metadata fields too (ONOS fabric.p4's clone3(I2E, id,
+ * {standard_metadata.ingress_port}) keeps the port a CPU clone's packet-in reports; bmv2 zeroes it
+ * otherwise); digest(receiver, {list}) is a digest of a tuple type named digest_0, digest_1. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -45,6 +47,9 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             digest(1, { h.op.a, h.eth.ether_type });
         } else if (h.op.op == 4) {
             digest(2, { h.op.b });  // one digest per packet in bmv2: the last call's
+        } else if (h.op.op == 5) {
+            m.a = h.op.a;
+            clone3(CloneType.I2E, 32w5, { sm.ingress_port, m.a });
         }
     }
 }
@@ -56,6 +61,7 @@ control E(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             h.op.b = m.b;
             h.op.c = m.inr.c;
             h.op.d = m.inr.d;
+            h.op.e = (bit<8>) sm.ingress_port;  // 0 unless the clone's list preserved it
         }
     }
 }
