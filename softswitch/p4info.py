@@ -342,7 +342,13 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     # bmv2 resolves it in each table's own list), if they take the same control-plane data
     by_name: dict[str, ir.Action] = {}
     for c in program.controls:
-        used = {r.action for t in c.tables.values() for r in t.actions} | ir.actions_called(c.body)
+        in_tables = {r.action for t in c.tables.values() for r in t.actions}
+        # an action the apply block calls directly: p4c wraps the call in a hidden table and lists
+        # the action, unless it is @hidden (ONOS fabric.p4's egress_next.set_mpls: absent from
+        # p4c's P4Info); no table names it, so no control-plane message can need it
+        called = {an for an in ir.actions_called(c.body)
+                  if not any(x.name == "hidden" for x in program.actions[an].annotations)}
+        used = in_tables | called
         for an in c.actions:
             a = program.actions[an]
             if an not in used or a.function:
