@@ -19,12 +19,13 @@ def enc(v: int) -> bytes:
 class Rig:
     """Program + P4Info + SwitchState + compiled pipeline, with small write helpers."""
 
-    def __init__(self, path: Path, trace=None) -> None:
+    def __init__(self, path: Path, trace=None, defines: dict[str, str] | None = None,
+                 include_dirs: list[str] | None = None) -> None:
         from softswitch.frontend import load_program
         from softswitch.p4info import build_p4info
         from softswitch.runtime import SwitchState
 
-        self.program = load_program(str(path), {}, [])
+        self.program = load_program(str(path), defines or {}, include_dirs or [])
         self.p4info = build_p4info(self.program)
         self.state = SwitchState(self.p4info)
         self.pipeline = build_pipeline(self.program, self.state, None, trace=trace)
