@@ -758,7 +758,11 @@ class BlockChecker(CheckerBase):
     def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """``Ctl.apply(...)`` of a control type: an instance of its own at this call, as the P4
         spec reads a direct application, named after the type in P4Info (as p4c names it); a
-        second application of the same type in the same control gets ``_1``, and so on."""
+        second application of the same type in the same control gets ``_1``, and so on.  Its
+        tables, actions and externs come before the control's own in P4Info, as p4c's
+        InstantiateDirectCalls puts the new instances before the control's locals (p4c's P4Info
+        for ONOS fabric.p4, profile fabric-int: FabricIngress.process_set_source_sink's action and
+        direct counter first)."""
         if _tree(decl.tree, "ctor_params") is not None:
             raise self.unsupported(t, "direct application of a control with constructor parameters")
         name = _name(decl.tree)
@@ -771,7 +775,7 @@ class BlockChecker(CheckerBase):
         per_type[name] = k + 1
         pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
         sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if k == 0 else f"{pfx}.{name}_{k}",
-                          getattr(ctx, "order", ()) + (1_000_000 + n,), self.loc(t))
+                          getattr(ctx, "order", ()) + (-1_000_000 + n,), self.loc(t))
         return self.inline_control(sub, arg_trees, ctx, t)
 
     def build_extern(self, lt: Tree, ctx: _Ctx, pfx: str) -> ir.ExternInstance:

@@ -165,6 +165,17 @@ def test_directly_applied_controls_are_named_after_their_types(rig):
         ["I.stage_a.set_a", "I.stage_b.set_b"]
 
 
+def test_directly_applied_controls_come_first_in_p4info(rig):
+    """p4c's InstantiateDirectCalls declares the instances before the control's locals, so their
+    entities lead (p4c's P4Info for ONOS fabric.p4's fabric-int profile lists
+    FabricIngress.process_set_source_sink.int_set_source right after the global nop, before
+    FabricIngress.filtering.deny, and its direct counter first)."""
+    tables = [t.preamble.name for t in rig.p4info.tables if t.preamble.name.startswith("I.")]
+    assert tables[:2] == ["I.stage_a.ta", "I.stage_b.tb"] and "I.t_sa" in tables[2:]
+    acts = [a.preamble.name for a in rig.p4info.actions if a.preamble.name.startswith("I.")]
+    assert acts[:2] == ["I.stage_a.set_a", "I.stage_b.set_b"] and "I.set_r" in acts[2:]
+
+
 def test_directly_applied_controls_run_their_own_tables(rig):
     rig.entry("I.stage_a.ta", {"h.op.a": ("exact", 3)}, rig.action("I.stage_a.set_a", v=0x5A))
     rig.entry("I.stage_b.tb", {"h.op.a": ("exact", 3)}, rig.action("I.stage_b.set_b", v=0xA5))
