@@ -112,3 +112,20 @@ def test_bridged_packet_keeps_its_ttl_and_is_tagged(rig):
 def test_packet_from_an_unconfigured_port_is_denied(rig):
     # filtering.ingress_port_vlan's const default deny(): skip forwarding and next
     assert outputs(rig, eth(ROUTER_MAC, HOST_MAC) + ipv4(0x0A000205, payload=UDP), 3) == {}
+
+
+def test_acl_clone_to_cpu_keeps_the_ingress_port_in_packet_in(rig):
+    """acl.set_clone_session_id: clone3(I2E, id, {standard_metadata.ingress_port}); the clone to
+    CPU_PORT 255 gets packet_in.ingress_port from the preserved field (0 without it)."""
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=77)
+    cs.replicas.add(egress_port=255, instance=0)
+    rig.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=cs))
+    rig.entry("acl", {"eth_type": ("ternary", 0x0800, 0xFFFF), "ip_proto": ("ternary", 17, 0xFF)},
+              rig.action("set_clone_session_id", clone_id=77), priority=10)
+    pkt = eth(ROUTER_MAC, HOST_MAC) + ipv4(0x0A000205, payload=UDP)
+    out = outputs(rig, pkt, 1)
+    assert sorted(out) == [2, 255]  # routed as before, and the clone
+    pin = int.from_bytes(out[255][:2], "big")
+    assert pin >> 7 == 1  # packet_in.ingress_port (9 bits) then 7 bits of padding
+    assert out[255][2:] == pkt  # an ingress clone: the original packet, unmodified
