@@ -470,6 +470,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                                   ("meter", p.meters, unit_m),
                                   ("direct_meter", p.direct_meters, unit_m)):
         for e in ext(kind):
+            if kind.startswith("direct_") and not e.tables:
+                continue  # no table uses it: p4c leaves it out (its unused-counter-bmv2 sample)
             msg = repeated.add()
             _preamble(msg.preamble, ids.get(kind, e.name), e.name, alias[e.name], e.annotations)
             msg.spec.unit = units[e.unit or "PACKETS"]

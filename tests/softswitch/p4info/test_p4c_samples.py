@@ -331,3 +331,36 @@ def test_complex_key_without_name_is_an_error() -> None:
             load_source(_KEYS.replace("KEY", f"{expr} : exact;"), "k.p4")
     named = build_p4info(load_source(_KEYS.replace("KEY", '(bit<8>)m.x : exact @name("low");'), "k.p4"))
     assert named.tables[0].match_fields[-1].name == "low"
+
+
+_UNUSED_DIRECT = _HEAD + """
+struct h_t { }
+struct m_t { bit<8> x; bit<8> colour; }
+""" + _PARSER + """
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    direct_counter(CounterType.packets) c;
+    direct_counter(CounterType.packets) c1;
+    direct_meter<bit<8>>(MeterType.packets) dm;
+    action a(bit<9> p) { s.egress_spec = p; }
+    table t { key = { m.x : exact; } actions = { a; } counters = c; }
+    apply { t.apply(); }
+}
+""" + _TAIL
+
+
+def test_direct_resources_no_table_uses_are_left_out() -> None:
+    """p4c lists a direct counter or meter only through the table that uses it (its
+    unused-counter-bmv2 sample has no entry for the unused 'c1'); softswitch wrote one with
+    direct_table_id 0, which its own runtime then refused ("table 0 unknown")."""
+    from softswitch.exec import build_pipeline
+    from softswitch.runtime.state import SwitchState
+
+    program = load_source(_UNUSED_DIRECT, "uc.p4")
+    p4info = build_p4info(program)
+    assert [d.preamble.name for d in p4info.direct_counters] == ["I.c"]
+    assert not p4info.direct_meters
+    (t,) = p4info.tables
+    assert list(t.direct_resource_ids) == [p4info.direct_counters[0].preamble.id]
+    assert p4info.direct_counters[0].direct_table_id == t.preamble.id
+    state = SwitchState(p4info)
+    build_pipeline(program, state, None)  # the switch loads it
