@@ -1,6 +1,7 @@
 """Top-level declarations and types: headers, structs, enums, errors, externs, instances."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -62,6 +63,30 @@ class DeclChecker(CheckerBase):
             if not (isinstance(old, _Decl) and old.kind in ("extern_function",)):
                 raise self.err(node, f"'{name}' is already declared")
         self.globals[name] = entry
+
+    def field_annotations(self, f: Tree) -> tuple[ir.Annotation, ...]:
+        """A struct/header field's annotations, with each ``@field_list`` argument that names a
+        constant (``@field_list(FL_PACKET_IN)``, as the P4 tutorials write it) replaced by its
+        value, as p4c evaluates it; any other non-integer argument is an error (before, a name
+        was kept as text, matched no index and the clone preserved nothing: a silent misrun)."""
+        anns = self.annotations(_tree(f, "annotations"))
+        if not any(a.name == "field_list" for a in anns):
+            return anns
+        out = []
+        for a in anns:
+            if a.name == "field_list":
+                args: list[str | int] = []
+                for v in a.args:
+                    if isinstance(v, str):
+                        c = self.globals.get(v)
+                        if not isinstance(c, ir.Const) or isinstance(c.value, bool):
+                            raise self.err(a.loc, f"@field_list argument '{v}' is not an integer constant")
+                        self.used_consts.add(v)
+                        v = int(c.value)
+                    args.append(v)
+                a = dataclasses.replace(a, args=tuple(args))
+            out.append(a)
+        return tuple(out)
 
     def newtype(self, d: Tree, name: str, t: ir.BitT) -> ir.BitT:
         """``type bit<W> name;``: a bit<W> tagged with the type's name (P4Info names it), and its
@@ -148,14 +173,14 @@ class DeclChecker(CheckerBase):
                     raise self.unsupported(f, "varbit outside a header")
                 if any(isinstance(x.type, ir.VarbitT) for x in fields):
                     raise self.err(f, f"header '{name}' has more than one varbit field")
-                fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+                fields.append(ir.Field(fname, ft, self.field_annotations(f)))
                 continue
             if k == "header_decl":
                 bad = _header_field_bad(ft)
                 if bad is not None:
                     raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool, a "
                                       f"serializable enum or a struct of those, not {bad}")
-            fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+            fields.append(ir.Field(fname, ft, self.field_annotations(f)))
         anns = self.annotations(_tree(d, "annotations"))
         t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
         self.named_types[name] = t

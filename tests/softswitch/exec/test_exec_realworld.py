@@ -1,0 +1,111 @@
+"""Constructs real-world v1model programs use (issue 16's survey of the P4 tutorials, p4-guide and
+SAI P4, docs/p4_subset.md "Real-world programs"), through the compiled pipeline: a program's own
+``typedef bit<9> PortId_t`` (p4c's v1model.p4 declares it only for ``V1MODEL_VERSION >= 20200408``;
+its default version is 20180101)."""
+from __future__ import annotations
+
+import pytest
+from exec_rig import DATA, INSERT, Rig
+
+from softswitch.frontend import load_source
+
+PROG = DATA / "exec_realworld.p4"
+ETH = bytes.fromhex("000000000001" "000000000002") + b"\x90\x00"
+
+
+@pytest.fixture(scope="module")
+def rig():
+    return Rig(PROG)
+
+
+def test_program_declares_its_own_port_id_type(rig):
+    rig.entry("Ing.t", {"h.op.a": ("exact", 7)}, rig.action("Ing.fwd", port=5))
+    res, _egs = rig.run(ETH + bytes([1, 7]) + bytes(4))
+    assert not res.dropped, res.drop_reason
+    assert [it.egress_port for it in res.to_tm] == [5]
+    param = next(a for a in rig.p4info.actions if a.preamble.name == "Ing.fwd").params[0]
+    assert param.bitwidth == 9
+
+
+def test_default_v1model_version_is_p4cs(rig):
+    _res, egs = rig.run(ETH + bytes([2, 0]) + bytes(4))
+    assert int.from_bytes(egs[0].frames[0].data[16:20], "big") == 20180101
+
+
+SRC = """
+#define V1MODEL_VERSION 20200408
+#include <v1model.p4>
+header h_t { bit<16> x; }
+struct H { h_t h; }
+struct M { PortId_t p; }
+parser P(packet_in k, out H h, inout M m, inout standard_metadata_t s) {
+    state start { k.extract(h.h); transition accept; } }
+control C(inout H h, inout M m) { apply { } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    apply { m.p = s.ingress_port; h.h.x = (bit<16>)__v1model_version[15:0]; } }
+control E(inout H h, inout M m, inout standard_metadata_t s) { apply { } }
+control D(packet_out k, in H h) { apply { k.emit(h.h); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"""
+
+
+def test_version_20200408_declares_port_id():
+    prog = load_source(SRC, "x.p4")
+    assert prog is not None
+
+
+def test_default_version_has_no_port_id():
+    from softswitch.frontend import P4Error
+    with pytest.raises(P4Error, match="PortId_t"):
+        load_source(SRC.replace("#define V1MODEL_VERSION 20200408\n", ""), "x.p4")
+
+
+FL_SRC = """
+#include <v1model.p4>
+const bit<8> FL_COPY = 3;
+header h_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M {
+    @field_list(FL_COPY) bit<8> kept;
+    @field_list(1) bit<8> other;
+}
+parser P(packet_in k, out H h, inout M m, inout standard_metadata_t s) {
+    state start { k.extract(h.h); transition accept; } }
+control C(inout H h, inout M m) { apply { } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    apply {
+        if (s.instance_type == 0) {
+            clone_preserving_field_list(CloneType.I2E, 5, FL_COPY);
+            m.kept = h.h.a;   // after the call: the value at the end of ingress is preserved
+            m.other = h.h.a;
+            s.egress_spec = 1;
+        }
+    } }
+control E(inout H h, inout M m, inout standard_metadata_t s) {
+    apply { if (s.instance_type == 1) { h.h.a = m.kept; h.h.b = m.other; } } }
+control D(packet_out k, in H h) { apply { k.emit(h.h); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"""
+
+
+def test_field_list_index_named_by_a_constant(tmp_path):
+    """``@field_list(NAME)`` with NAME a constant marks the fields of index NAME's value: a clone
+    preserving that list carries them (before, the name matched no index and nothing was kept)."""
+    from p4.v1 import p4runtime_pb2
+    f = tmp_path / "fl.p4"
+    f.write_text(FL_SRC)
+    rig = Rig(f)
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=5)
+    cs.replicas.add(egress_port=9, instance=0)
+    rig.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=cs))
+    _res, egs = rig.run(bytes([0x42, 0x00]))
+    out = {e.frames[0].port: e.frames[0].data for e in egs if e.frames}
+    assert out[1] == bytes([0x42, 0x00])
+    assert out[9] == bytes([0x42, 0x00])   # kept preserved, other (list 1) reset to 0
+
+
+def test_field_list_argument_not_a_constant_is_an_error():
+    from softswitch.frontend import P4Error
+    with pytest.raises(P4Error, match=r"x.p4:7:5: .*@field_list argument 'NOPE' is not an integer constant"):
+        load_source(FL_SRC.replace("@field_list(FL_COPY) bit<8> kept", "@field_list(NOPE) bit<8> kept"), "x.p4")
