@@ -78,15 +78,25 @@ class DeclChecker(CheckerBase):
                 args: list[str | int] = []
                 for v in a.args:
                     if isinstance(v, str):
-                        c = self.globals.get(v)
-                        if not isinstance(c, ir.Const) or isinstance(c.value, bool):
-                            raise self.err(a.loc, f"@field_list argument '{v}' is not an integer constant")
-                        self.used_consts.add(v)
-                        v = int(c.value)
+                        v = self._field_list_index(a, v)
                     args.append(v)
                 a = dataclasses.replace(a, args=tuple(args))
             out.append(a)
         return tuple(out)
+
+    def _field_list_index(self, a: ir.Annotation, v: str) -> int:
+        """The value of a ``@field_list`` argument written as a constant's name or as a member
+        of a serializable enum (``PreservedFieldList.MIRROR_AND_PACKET_IN_COPY``, as SAI P4)."""
+        enum_name, _, member = v.partition(".")
+        et = self.named_types.get(enum_name.strip()) if member else None
+        if isinstance(et, ir.EnumT) and et.underlying is not None and member.strip() in et.members:
+            return et.value_of(member.strip())
+        c = self.globals.get(v)
+        if not isinstance(c, ir.Const) or isinstance(c.value, bool) or not isinstance(c.value, int):
+            raise self.err(a.loc, f"@field_list argument '{v}' is not an integer constant or a member "
+                                  f"of a serializable enum")
+        self.used_consts.add(v)
+        return int(c.value)
 
     def newtype(self, d: Tree, name: str, t: ir.BitT) -> ir.BitT:
         """``type bit<W> name;``: a bit<W> tagged with the type's name (P4Info names it), and its

@@ -109,3 +109,62 @@ def test_field_list_argument_not_a_constant_is_an_error():
     from softswitch.frontend import P4Error
     with pytest.raises(P4Error, match=r"x.p4:7:5: .*@field_list argument 'NOPE' is not an integer constant"):
         load_source(FL_SRC.replace("@field_list(FL_COPY) bit<8> kept", "@field_list(NOPE) bit<8> kept"), "x.p4")
+
+
+ENUM_FL_SRC = FL_SRC.replace("const bit<8> FL_COPY = 3;", "enum bit<8> Lists { COPY = 8w3, OTHER = 8w1 };") \
+    .replace("@field_list(FL_COPY)", "@field_list(Lists.COPY)") \
+    .replace("clone_preserving_field_list(CloneType.I2E, 5, FL_COPY)",
+             "clone_preserving_field_list(CloneType.I2E, 5, (bit<8>)Lists.COPY)")
+
+
+def test_field_list_index_named_by_a_serializable_enum_member(tmp_path):
+    """``@field_list(E.M)`` with E a serializable enum, as SAI P4 marks its preserved fields."""
+    from p4.v1 import p4runtime_pb2
+    f = tmp_path / "fl.p4"
+    f.write_text(ENUM_FL_SRC)
+    rig = Rig(f)
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=5)
+    cs.replicas.add(egress_port=9, instance=0)
+    rig.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=cs))
+    _res, egs = rig.run(bytes([0x42, 0x00]))
+    out = {e.frames[0].port: e.frames[0].data for e in egs if e.frames}
+    assert out[9] == bytes([0x42, 0x00])
+
+
+ML_SRC = """
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in k, out H h, inout M m, inout standard_metadata_t s) {
+    state start { k.extract(h.h); transition accept; } }
+control C(inout H h, inout M m) { apply { } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    action set(bit<8> v) { h.h.a = v; s.egress_spec = 2; }
+    @entry_restriction("
+      // a comment line: the C preprocessor removes it, as it does for p4c
+      a::mask != 0 -> a == 1;
+      a != 7;
+    ")
+    table t { key = { h.h.a : ternary @name("a"); } actions = { set; NoAction; } }
+    apply { t.apply(); } }
+control E(inout H h, inout M m, inout standard_metadata_t s) { apply { } }
+control D(packet_out k, in H h) { apply { k.emit(h.h); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"""
+
+
+def test_string_literal_spanning_lines_in_an_annotation(tmp_path):
+    """SAI P4 writes ``@entry_restriction("...")`` over several lines: the string is one token
+    (before, a syntax error at its opening quote); P4Info keeps its lines, comments removed."""
+    f = tmp_path / "ml.p4"
+    f.write_text(ML_SRC)
+    rig = Rig(f)
+    t = next(x for x in rig.p4info.tables if x.preamble.name == "I.t")
+    ann = next(a for a in t.preamble.annotations if a.startswith("@entry_restriction("))
+    assert "a::mask != 0 -> a == 1;\n      a != 7;\n" in ann and "comment" not in ann
+    assert ann.endswith('")')
+    rig.entry("I.t", {"a": ("ternary", 1, 0xFF)}, rig.action("I.set", v=9), priority=1)
+    _res, egs = rig.run(bytes([1]))
+    assert egs[0].frames[0].port == 2 and egs[0].frames[0].data == bytes([9])
