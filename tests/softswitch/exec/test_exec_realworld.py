@@ -168,3 +168,41 @@ def test_string_literal_spanning_lines_in_an_annotation(tmp_path):
     rig.entry("I.t", {"a": ("ternary", 1, 0xFF)}, rig.action("I.set", v=9), priority=1)
     _res, egs = rig.run(bytes([1]))
     assert egs[0].frames[0].port == 2 and egs[0].frames[0].data == bytes([9])
+
+
+SLICE_SRC = """
+#include <v1model.p4>
+header h_t { bit<16> v; bit<8> w; int<8> i; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in k, out H h, inout M m, inout standard_metadata_t s) {
+    state start { k.extract(h.h); transition accept; } }
+control C(inout H h, inout M m) { apply { } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    action a() { h.h.v[7:0] = 1; h.h.i[3:0] = 4w0xf; }
+    action b() { h.h.v[7:0] = 2; exit; }
+    table t { key = { h.h.w : exact; } actions = { a; b; } default_action = a; }
+    apply {
+        s.egress_spec = 1;
+        h.h.v[15:8] = 5 + (bit<8>)(bit<1>)t.apply().hit;
+    } }
+control E(inout H h, inout M m, inout standard_metadata_t s) {
+    apply { h.h.i[7:4] = (bit<4>)h.h.v[15:12] + 1; } }
+control D(packet_out k, in H h) { apply { k.emit(h.h); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"""
+
+
+def test_slice_assignment_keeps_bits_the_right_hand_side_writes(tmp_path):
+    """``x[15:8] = e`` where evaluating ``e`` applies a table whose action writes ``x[7:0]`` (as
+    p4-guide's exit-3 demo does): the action's write survives (before, the old ``x`` was read
+    before ``e`` ran and written back over it, a silent misrun); an action that exits leaves the
+    slice unassigned."""
+    f = tmp_path / "sl.p4"
+    f.write_text(SLICE_SRC)
+    rig = Rig(f)
+    rig.entry("I.t", {"h.h.w": ("exact", 9)}, rig.action("I.b"))
+    _res, egs = rig.run(bytes([0, 0, 0, 0]))
+    assert egs[0].frames[0].data == bytes([0x05, 0x01, 0x00, 0x1F])   # miss: 5 + 0, a() wrote v[7:0], i[3:0]
+    _res, egs = rig.run(bytes([0xAA, 0x00, 9, 0]))
+    assert egs[0].frames[0].data == bytes([0xAA, 0x02, 9, 0xB0])      # b() exits: v[15:8] kept
