@@ -206,3 +206,51 @@ def test_slice_assignment_keeps_bits_the_right_hand_side_writes(tmp_path):
     assert egs[0].frames[0].data == bytes([0x05, 0x01, 0x00, 0x1F])   # miss: 5 + 0, a() wrote v[7:0], i[3:0]
     _res, egs = rig.run(bytes([0xAA, 0x00, 9, 0]))
     assert egs[0].frames[0].data == bytes([0xAA, 0x02, 9, 0xB0])      # b() exits: v[15:8] kept
+
+
+ALIAS_SRC = """
+#include <v1model.p4>
+header a_t { bit<8> x; bit<8> y; }
+header b_t { bit<8> z; }
+struct H { a_t a; b_t b; }
+struct M { }
+parser P(packet_in k, out H h, inout M m, inout standard_metadata_t s) {
+    state start { k.extract(h.a); k.extract(h.b); transition accept; } }
+control C(inout H h, inout M m) { apply { } }
+control first(inout H hdr, inout a_t a) {
+    apply { hdr.a.x = hdr.a.x + 1; hdr.b.z = hdr.b.z + 1; a.x = a.x + 2; a.y = 9; } }
+control second(inout a_t a, inout H hdr) {
+    apply { hdr.a.x = hdr.a.x + 1; hdr.b.z = hdr.b.z + 1; a.x = a.x + 2; a.y = 9; } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    first() f;
+    second() g;
+    apply {
+        s.egress_spec = 1;
+        if (h.b.z == 0) { f.apply(h, h.a); } else { g.apply(h.a, h); }
+    } }
+control E(inout H h, inout M m, inout standard_metadata_t s) { apply { } }
+control D(packet_out k, in H h) { apply { k.emit(h.a); k.emit(h.b); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"""
+
+
+def test_overlapping_control_arguments_copy_in_and_out_in_parameter_order(tmp_path):
+    """A control applied with ``(hdr, hdr.a)`` (p4-guide's calling-convention demo): each
+    argument is copied in, and copied out in parameter order, so the later parameter's value
+    wins (before, both were bound in place and every write landed: a silent misrun)."""
+    f = tmp_path / "al.p4"
+    f.write_text(ALIAS_SRC)
+    rig = Rig(f)
+    _res, egs = rig.run(bytes([10, 0, 0]))     # first(hdr, a): a copied out last
+    assert egs[0].frames[0].data == bytes([12, 9, 1])
+    _res, egs = rig.run(bytes([10, 0, 5]))     # second(a, hdr): hdr copied out last
+    assert egs[0].frames[0].data == bytes([11, 0, 6])
+
+
+def test_exit_in_a_control_applied_with_overlapping_arguments_is_rejected():
+    from softswitch.frontend import P4Error
+    src = ALIAS_SRC.replace("a.x = a.x + 2; a.y = 9; } }\ncontrol second",
+                            "a.x = a.x + 2; a.y = 9; exit; } }\ncontrol second")
+    assert src != ALIAS_SRC
+    with pytest.raises(P4Error, match=r"unsupported: an exit in control 'f' applied with overlapping"):
+        load_source(src, "x.p4")
