@@ -437,7 +437,9 @@ class ExprGen:
             cur = self.ex(base)
             if isinstance(base.type, ir.IntT):
                 cur = f"({cur} & {bitmask(bw):#x})"
-            new = f"(({cur} & {(bitmask(bw) ^ m):#x}) | ((({code}) & {bitmask(w):#x}) << {lhs.lo}))"
+            # the right-hand side first: a table applied in it may write other bits of the base
+            # (p4c's side-effect ordering evaluates it before the slice is written)
+            new = f"(((({code}) & {bitmask(w):#x}) << {lhs.lo}) | ({cur} & {(bitmask(bw) ^ m):#x}))"
             if isinstance(base.type, ir.IntT):
                 h = 1 << (bw - 1)
                 new = f"(({new} ^ {h:#x}) - {h:#x})"

@@ -48,6 +48,19 @@ def _always_returns(b: ir.Stmt | None) -> bool:
     return False
 
 
+def _aliased_args(args: list[tuple[int, Any]]) -> set[int]:
+    """Indices of the out/inout arguments that overlap another one: the same lvalue, or one a
+    member, element or slice of the other (``hdr`` and ``hdr.ipv4``)."""
+    out: set[int] = set()
+    texts = [(i, _print_expr(e)) for i, e in args]
+    for i, a in texts:
+        for j, b in texts:
+            if i < j and (a == b or b.startswith((a + ".", a + "[")) or a.startswith((b + ".", b + "["))
+                          or "<expr>" in a + b and a.split(".")[0].split("[")[0] == b.split(".")[0].split("[")[0]):
+                out.update((i, j))
+    return out
+
+
 def _has_return(s: ir.Stmt | None) -> bool:
     """Does ``s`` contain a ``return`` (of the control apply body it is part of)?"""
     if isinstance(s, ir.Return):
@@ -878,13 +891,37 @@ class BlockChecker(CheckerBase):
                     pre.append(ir.Assign(e.loc, b, e))
             bindings[pn] = b
             bound.append(b)
+        # out/inout arguments that overlap (hdr and hdr.ipv4): each is copied into a variable of
+        # its own and copied back after the body, in parameter order, as the spec's copy-in/
+        # copy-out (P4_16 spec 6.8) requires; bound in place they aliased each other
+        aliased = _aliased_args([(i, bound[i]) for i, p in enumerate(params)
+                                 if _direction(p) in ("inout", "out")])
+        post: list[ir.Stmt] = []
+        if aliased:
+            if sub.alias_vars is None:
+                sub.alias_vars = {}
+            for i in sorted(aliased):
+                e = bound[i]
+                v = sub.alias_vars.get(i)
+                if v is None:
+                    v = sub.alias_vars[i] = ir.Var(e.type, e.loc, ctx.block.fresh(  # type: ignore[union-attr]
+                        f"{sub.prefix.split('.', 1)[-1]}.{_name(params[i])}", e.type))
+                pre.append(ir.Assign(e.loc, v, e))
+                post.append(ir.Assign(e.loc, e, v))
+                bindings[_name(params[i])] = v
+        elif sub.alias_vars and again:
+            raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
+                                      "do not overlap as they did before")
         if again:
             # the same instance: its tables, actions and externs are shared, the body runs again
-            return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)])
+            return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)] + post)
         var_prefix = sub.prefix.split(".", 1)[-1] + "."
         bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
         ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
                                  var_prefix=var_prefix)
+        if post and self._may_exit(ctl.body, ctx):
+            raise self.unsupported(t, f"an exit in control '{sub.name}' applied with overlapping out/inout "
+                                      "arguments (their copy-out on exit is not modelled)")
         if _has_return(ctl.body):
             # 'return' leaves this control's apply only, not the control it is inlined into
             loc = ctl.body.loc
@@ -893,4 +930,31 @@ class BlockChecker(CheckerBase):
                                 + _returns_to_flag(ctl.body.stmts, flag, False))
         sub.body = ctl.body
         sub.applied_args = bound
-        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body])
+        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body] + post)
+
+    def _may_exit(self, body: ir.Block, ctx: _Ctx) -> bool:
+        """Can ``body`` execute ``exit`` (itself, or in an action it calls or a table it applies)?"""
+        seen: set[str] = set()
+
+        def walk(n: object) -> bool:
+            if isinstance(n, list):
+                return any(walk(x) for x in n)
+            if isinstance(n, ir.Exit):
+                return True
+            if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
+                return False
+            names: list[str] = []
+            if isinstance(n, ir.ActionCall):
+                names = [n.action]
+            elif isinstance(n, ir.ApplyTable):
+                tb = next((x for _, x in ctx.block.tables if x.name == n.table), None)  # type: ignore[union-attr]
+                names = [r.action for r in tb.actions] if tb is not None else []
+            for a in names:
+                if a not in seen and a in self.actions:
+                    seen.add(a)
+                    if walk(self.actions[a].body):
+                        return True
+            return any(walk(getattr(n, a, None)) for klass in type(n).__mro__
+                       for a in getattr(klass, "__slots__", ()) if a not in ("loc", "type"))
+
+        return walk(body)

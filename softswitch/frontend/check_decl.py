@@ -1,6 +1,7 @@
 """Top-level declarations and types: headers, structs, enums, errors, externs, instances."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -62,6 +63,40 @@ class DeclChecker(CheckerBase):
             if not (isinstance(old, _Decl) and old.kind in ("extern_function",)):
                 raise self.err(node, f"'{name}' is already declared")
         self.globals[name] = entry
+
+    def field_annotations(self, f: Tree) -> tuple[ir.Annotation, ...]:
+        """A struct/header field's annotations, with each ``@field_list`` argument that names a
+        constant (``@field_list(FL_PACKET_IN)``, as the P4 tutorials write it) replaced by its
+        value, as p4c evaluates it; any other non-integer argument is an error (before, a name
+        was kept as text, matched no index and the clone preserved nothing: a silent misrun)."""
+        anns = self.annotations(_tree(f, "annotations"))
+        if not any(a.name == "field_list" for a in anns):
+            return anns
+        out = []
+        for a in anns:
+            if a.name == "field_list":
+                args: list[str | int] = []
+                for v in a.args:
+                    if isinstance(v, str):
+                        v = self._field_list_index(a, v)
+                    args.append(v)
+                a = dataclasses.replace(a, args=tuple(args))
+            out.append(a)
+        return tuple(out)
+
+    def _field_list_index(self, a: ir.Annotation, v: str) -> int:
+        """The value of a ``@field_list`` argument written as a constant's name or as a member
+        of a serializable enum (``PreservedFieldList.MIRROR_AND_PACKET_IN_COPY``, as SAI P4)."""
+        enum_name, _, member = v.partition(".")
+        et = self.named_types.get(enum_name.strip()) if member else None
+        if isinstance(et, ir.EnumT) and et.underlying is not None and member.strip() in et.members:
+            return et.value_of(member.strip())
+        c = self.globals.get(v)
+        if not isinstance(c, ir.Const) or isinstance(c.value, bool) or not isinstance(c.value, int):
+            raise self.err(a.loc, f"@field_list argument '{v}' is not an integer constant or a member "
+                                  f"of a serializable enum")
+        self.used_consts.add(v)
+        return int(c.value)
 
     def newtype(self, d: Tree, name: str, t: ir.BitT) -> ir.BitT:
         """``type bit<W> name;``: a bit<W> tagged with the type's name (P4Info names it), and its
@@ -148,14 +183,14 @@ class DeclChecker(CheckerBase):
                     raise self.unsupported(f, "varbit outside a header")
                 if any(isinstance(x.type, ir.VarbitT) for x in fields):
                     raise self.err(f, f"header '{name}' has more than one varbit field")
-                fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+                fields.append(ir.Field(fname, ft, self.field_annotations(f)))
                 continue
             if k == "header_decl":
                 bad = _header_field_bad(ft)
                 if bad is not None:
                     raise self.err(f, f"header field '{fname}' must be bit<W>, int<W>, bool, a "
                                       f"serializable enum or a struct of those, not {bad}")
-            fields.append(ir.Field(fname, ft, self.annotations(_tree(f, "annotations"))))
+            fields.append(ir.Field(fname, ft, self.field_annotations(f)))
         anns = self.annotations(_tree(d, "annotations"))
         t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
         self.named_types[name] = t

@@ -89,6 +89,7 @@ class _SubControl:
     applies: int = 1  # how many ``.apply(`` calls name it in the enclosing body
     body: ir.Block | None = None
     ctor: dict = field(default_factory=dict)  # constructor parameter -> the _SubControl passed
+    alias_vars: dict[int, Any] | None = None  # parameter index -> its copy when arguments overlap
 
 
 @dataclass

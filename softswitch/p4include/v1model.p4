@@ -6,7 +6,11 @@
 
 #include <core.p4>
 
-#define V1MODEL_VERSION 20200408
+/* As p4c's v1model.p4: a program may choose the version by defining V1MODEL_VERSION before the
+ * include; PortId_t exists from version 20200408 on (a program may declare its own before). */
+#ifndef V1MODEL_VERSION
+#define V1MODEL_VERSION 20180101
+#endif
 
 match_kind {
     range,
@@ -16,13 +20,15 @@ match_kind {
 
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
+#if V1MODEL_VERSION >= 20200408
 typedef bit<9> PortId_t;
+#endif
 
 @metadata @name("standard_metadata")
 struct standard_metadata_t {
-    PortId_t ingress_port;
-    PortId_t egress_spec;
-    PortId_t egress_port;
+    bit<9>   ingress_port;
+    bit<9>   egress_spec;
+    bit<9>   egress_port;
     bit<32>  instance_type;
     bit<32>  packet_length;
     @alias("queueing_metadata.enq_timestamp") bit<32> enq_timestamp;

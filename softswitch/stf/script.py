@@ -109,6 +109,20 @@ def _split_action(text: str, where: str) -> tuple[str, str, list[tuple[str, str]
     return head, name, args
 
 
+def _split_key(word: str) -> tuple[str, str]:
+    """``FIELD:VALUE`` split at the first ``:`` outside brackets, so that a key named after a
+    slice (``hdr.eth.dst[7:0]:0x03``) keeps its name; VALUE is empty when there is none."""
+    depth = 0
+    for i, c in enumerate(word):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+        elif c == ":" and depth == 0:
+            return word[:i], word[i + 1:]
+    return word, ""
+
+
 def _hex(words: list[str], where: str, allow_pattern: bool) -> str:
     data = "".join(words).upper()
     ok = "0123456789ABCDEF" + ("*$" if allow_pattern else "")
@@ -143,9 +157,9 @@ def parse_stf(text: str, name: str = "stf") -> list[Command]:
                     hw = hw[1:]
                 keys = []
                 for w in hw:
-                    if ":" not in w:
+                    k, v = _split_key(w)
+                    if not v:
                         raise StfError(f"{where}: key '{w}' is not FIELD:VALUE")
-                    k, v = w.split(":", 1)
                     keys.append((k, v))
                 cmds.append(Command("add", no, {"table": table, "priority": prio, "keys": keys,
                                                 "action": action, "params": args}))

@@ -133,3 +133,10 @@ def test_a_header_without_fields_emits_nothing(tmp_path):
     prog = load_program(str(tmp_path / "x.p4"), {}, [])
     cmds = parse_stf("packet 0 00 03\nexpect 1 02 0c$\n")
     assert run_stf(prog, cmds).passed
+
+
+def test_add_key_named_after_a_slice():
+    """``FIELD[7:0]:VALUE``: the key is split at the first ':' outside brackets."""
+    from softswitch.stf.script import parse_stf
+    cmd = parse_stf("add I.t hdr.eth.dst[7:0]:0x03 x:1 I.a()\n")[0]
+    assert cmd.args["keys"] == [("hdr.eth.dst[7:0]", "0x03"), ("x", "1")]
