@@ -6,6 +6,7 @@ from pathlib import Path
 from p4.v1 import p4runtime_pb2
 
 from softswitch.exec import build_pipeline
+from softswitch.exec.pipeline import PacketState
 
 DATA = Path(__file__).parent / "data"
 INSERT = p4runtime_pb2.Update.INSERT
@@ -76,3 +77,23 @@ class Rig:
         """Ingress then egress for every TM item; returns (ingress result, egress results)."""
         res = self.pipeline.ingress(data, port, now)
         return res, [self.pipeline.egress(it, now + 1) for it in res.to_tm]
+
+    def output(self, data: bytes, port: int = 1, now: int = 0) -> bytes:
+        """The first frame the packet leaves with; fails when ingress drops it."""
+        res = self.pipeline.ingress(data, port, now)
+        assert not res.dropped, res.drop_reason
+        return self.pipeline.egress(res.to_tm[0], now).frames[0].data
+
+    def loop_output(self, data: bytes, port: int = 1, now: int = 0) -> bytes:
+        """As ``output`` through the packet loop's entry points (generated code, objects recycled)."""
+        res = self.pipeline.ingress_item(data, port, now)
+        item = res if isinstance(res, PacketState) else res.to_tm[0]
+        out = self.pipeline.egress_frame(item, now + 1)
+        return out if out.__class__ is bytes else out.frames[0].data
+
+    def clone_session(self, session_id: int, port: int, instance: int) -> None:
+        """Insert a clone session with one replica."""
+        cs = p4runtime_pb2.CloneSessionEntry(session_id=session_id)
+        cs.replicas.add(egress_port=port, instance=instance)
+        self.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+            clone_session_entry=cs))

@@ -44,7 +44,7 @@ def rig(tmp_path, props: str, entries: list[str]) -> Rig:
 
 
 def winner(r: Rig, a: int = 0x01) -> int:
-    res, eg = r.run(bytes([a, 0]), 0)
+    _res, eg = r.run(bytes([a, 0]), 0)
     return eg[0].frames[0].data[1]
 
 

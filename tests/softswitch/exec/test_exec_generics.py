@@ -9,7 +9,6 @@ import pytest
 from exec_rig import DATA, INSERT, Rig
 from p4.v1 import p4runtime_pb2
 
-from softswitch.exec.pipeline import PacketState
 from softswitch.frontend import load_source
 from softswitch.frontend.errors import P4Error
 
@@ -40,17 +39,11 @@ def rig():
 
 
 def run(rig, data: bytes) -> bytes:
-    res = rig.pipeline.ingress(data, 1, 0)
-    assert not res.dropped, res.drop_reason
-    return rig.pipeline.egress(res.to_tm[0], 0).frames[0].data
+    return rig.output(data)
 
 
 def run_loop(rig, data: bytes) -> bytes:
-    """The packet loop's entry points (generated for this program, objects recycled)."""
-    res = rig.pipeline.ingress_item(data, 1, 0)
-    item = res if isinstance(res, PacketState) else res.to_tm[0]
-    out = rig.pipeline.egress_frame(item, 1)
-    return out if out.__class__ is bytes else out.frames[0].data
+    return rig.loop_output(data)
 
 
 @pytest.mark.parametrize("data,out", CASES)

@@ -5,7 +5,7 @@ its default version is 20180101)."""
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, INSERT, Rig
+from exec_rig import DATA, Rig
 
 from softswitch.frontend import load_source
 
@@ -91,14 +91,10 @@ V1Switch(P(), C(), I(), E(), C(), D()) main;
 def test_field_list_index_named_by_a_constant(tmp_path):
     """``@field_list(NAME)`` with NAME a constant marks the fields of index NAME's value: a clone
     preserving that list carries them (before, the name matched no index and nothing was kept)."""
-    from p4.v1 import p4runtime_pb2
     f = tmp_path / "fl.p4"
     f.write_text(FL_SRC)
     rig = Rig(f)
-    cs = p4runtime_pb2.CloneSessionEntry(session_id=5)
-    cs.replicas.add(egress_port=9, instance=0)
-    rig.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
-        clone_session_entry=cs))
+    rig.clone_session(5, port=9, instance=0)
     _res, egs = rig.run(bytes([0x42, 0x00]))
     out = {e.frames[0].port: e.frames[0].data for e in egs if e.frames}
     assert out[1] == bytes([0x42, 0x00])
@@ -119,14 +115,10 @@ ENUM_FL_SRC = FL_SRC.replace("const bit<8> FL_COPY = 3;", "enum bit<8> Lists { C
 
 def test_field_list_index_named_by_a_serializable_enum_member(tmp_path):
     """``@field_list(E.M)`` with E a serializable enum, as SAI P4 marks its preserved fields."""
-    from p4.v1 import p4runtime_pb2
     f = tmp_path / "fl.p4"
     f.write_text(ENUM_FL_SRC)
     rig = Rig(f)
-    cs = p4runtime_pb2.CloneSessionEntry(session_id=5)
-    cs.replicas.add(egress_port=9, instance=0)
-    rig.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
-        clone_session_entry=cs))
+    rig.clone_session(5, port=9, instance=0)
     _res, egs = rig.run(bytes([0x42, 0x00]))
     out = {e.frames[0].port: e.frames[0].data for e in egs if e.frames}
     assert out[9] == bytes([0x42, 0x00])

@@ -22,9 +22,7 @@ def rig():
 
 
 def run(rig, op, a=0, b=0) -> bytes:
-    res = rig.pipeline.ingress(ETH + bytes([op, a, b, 0]), 0, 0)
-    assert not res.dropped, res.drop_reason
-    return rig.pipeline.egress(res.to_tm[0], 0).frames[0].data[14:]
+    return rig.output(ETH + bytes([op, a, b, 0]), port=0)[14:]
 
 
 def table(rig, name):

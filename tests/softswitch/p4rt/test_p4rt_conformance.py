@@ -21,15 +21,6 @@ TE = p4runtime_pb2.TableEntry
 IDLE_P4 = Path(__file__).parent / "data" / "idle_timeout.p4"
 
 
-@pytest.fixture()
-def rig():
-    r = Rig()
-    try:
-        yield r
-    finally:
-        r.close()
-
-
 def rpc_code(fn) -> grpc.StatusCode:
     with pytest.raises(grpc.RpcError) as ei:
         fn()

@@ -67,15 +67,6 @@ class Rig:
         self.server.stop()
 
 
-@pytest.fixture()
-def rig():
-    r = Rig()
-    try:
-        yield r
-    finally:
-        r.close()
-
-
 def l2_entry(rig, mac: int, port: int) -> p4runtime_pb2.TableEntry:
     te = p4runtime_pb2.TableEntry(table_id=rig.ids["MyIngress.l2"])
     te.match.add(field_id=1).exact.value = mac.to_bytes(6, "big")
