@@ -97,3 +97,25 @@ class Rig:
         cs.replicas.add(egress_port=port, instance=instance)
         self.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
             clone_session_entry=cs))
+
+
+V1_TEMPLATE = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { HFIELDS } struct hs_t { h_t h; } struct m_t { bit<8> x; }
+%s
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h); transition accept; } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) { %s }
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
+V1Switch(P(), V(), MAIN_I, E(), C(), D()) main;
+"""
+
+
+def v1_template(header_fields: str, main_ingress: str = "I()") -> str:
+    """A one-header v1model program with two ``%s`` slots, top-level declarations and the body of
+    control I (and the ingress argument of ``main`` itself a slot when ``main_ingress`` is "%s")."""
+    return V1_TEMPLATE.replace("HFIELDS", header_fields).replace("MAIN_I", main_ingress)

@@ -3,7 +3,7 @@ parsers and controls, run through the compiled pipeline; and what stays rejected
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, INSERT, Rig
+from exec_rig import DATA, INSERT, Rig, v1_template
 from p4.v1 import p4runtime_pb2
 
 from softswitch.frontend import load_source
@@ -63,20 +63,7 @@ def test_clone_preserving_field_list_named(named):
     assert sorted(e.frames[0].port for e in eg) == [1, 6]
 
 
-_BASE = """
-#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; } struct hs_t { h_t h; } struct m_t { bit<8> x; }
-%s
-parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
-    state start { p.extract(h.h); transition accept; } }
-control V(inout hs_t h, inout m_t m) { apply { } }
-control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) { %s }
-control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
-control C(inout hs_t h, inout m_t m) { apply { } }
-control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
-V1Switch(P(), V(), %s, E(), C(), D()) main;
-"""
+_BASE = v1_template("bit<8> a; bit<8> b;", "%s")
 
 
 def _calls(src: str) -> list[str]:

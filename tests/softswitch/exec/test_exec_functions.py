@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, Rig
+from exec_rig import DATA, Rig, v1_template
 
 from softswitch.frontend import load_source
 from softswitch.frontend.errors import P4Error
@@ -26,20 +26,7 @@ def test_values_returns_inout_and_hoisting(rig):
 def test_functions_are_not_in_p4info(rig):
     assert [a.preamble.name for a in rig.p4info.actions] == ["I.act_fn"]
 
-_BASE = """
-#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; } struct hs_t { h_t h; } struct m_t { bit<8> x; }
-%s
-parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
-    state start { p.extract(h.h); transition accept; } }
-control V(inout hs_t h, inout m_t m) { apply { } }
-control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) { %s }
-control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
-control C(inout hs_t h, inout m_t m) { apply { } }
-control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
+_BASE = v1_template("bit<8> a;")
 
 @pytest.mark.parametrize("fn,body,words", [
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",

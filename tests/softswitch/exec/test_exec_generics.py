@@ -6,7 +6,7 @@ rejected is rejected by name at file:line:col (generic parsers and controls, use
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, INSERT, Rig
+from exec_rig import DATA, INSERT, Rig, v1_template
 from p4.v1 import p4runtime_pb2
 
 from softswitch.frontend import load_source
@@ -93,20 +93,7 @@ def test_digest_of_a_generic_struct(rig):
     assert [(x.digest_id, x.values) for x in got] == [(did, [(0xABCD, 1)])]
 
 
-_BASE = """
-#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<16> c; } struct hs_t { h_t h; } struct m_t { bit<8> x; }
-%s
-parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
-    state start { p.extract(h.h); transition accept; } }
-control V(inout hs_t h, inout m_t m) { apply { } }
-control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) { %s }
-control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
-control C(inout hs_t h, inout m_t m) { apply { } }
-control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
+_BASE = v1_template("bit<8> a; bit<16> c;")
 
 _ID = "T id<T>(in T x) { return x; }"
 _SWAP = "void swap<T>(inout T a, inout T b) { T t = a; a = b; b = t; }"
