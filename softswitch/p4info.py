@@ -109,17 +109,13 @@ def _preamble(pre: p4info_pb2.Preamble, pid: int, name: str, alias: str,
     pre.alias = alias
     pre.annotations.extend(_annotations(anns))
     _structured(pre.structured_annotations, anns)
-    brief = ir.find_annotation(anns, "brief")
-    desc = ir.find_annotation(anns, "description")
-    if brief is not None and brief.args:
-        pre.doc.brief = str(brief.args[0])
-    if desc is not None and desc.args:
-        pre.doc.description = str(desc.args[0])
+    _doc(pre, anns)
 
 
-def _doc(msg: p4info_pb2.MatchField | p4info_pb2.Action.Param | p4info_pb2.PkgInfo, anns: tuple[ir.Annotation, ...]) -> None:
-    """@brief / @description of a match field or action parameter, which p4c writes to ``doc``
-    (as on a preamble) and not to ``annotations``."""
+def _doc(msg: p4info_pb2.Preamble | p4info_pb2.MatchField | p4info_pb2.Action.Param | p4info_pb2.PkgInfo,
+         anns: tuple[ir.Annotation, ...]) -> None:
+    """@brief / @description of an entity (its preamble), match field, action parameter or the
+    package, which p4c writes to ``doc`` and not to ``annotations``."""
     brief = ir.find_annotation(anns, "brief")
     desc = ir.find_annotation(anns, "description")
     if brief is not None and brief.args:

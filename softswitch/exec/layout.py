@@ -171,7 +171,6 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
          f"    __slots__ = {tuple(['valid'] + state)!r}",
          f"    P4NAME = {t.name!r}",
          f"    NBYTES = {nbytes}",
-         f"    FIELDS = {tuple((a[2:].replace('.f_', '.'), w) for a, w, _ in fields)!r}",
          "    def __init__(self):",
          "        self.valid = False"]
     L += _zero_lines(state, zero, "        ")
