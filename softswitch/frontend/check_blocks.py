@@ -29,6 +29,7 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_params,
 )
 from .errors import P4Error
 from .types import BOOL, InfIntT, show
@@ -136,7 +137,7 @@ class BlockChecker(CheckerBase):
         name = _name(proto)
         if _tree(proto, "type_params") is not None:
             # lowered per call's type arguments (``specialise_function``)
-            tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+            tps = _type_params(proto)
             if len(set(tps)) != len(tps):
                 raise self.err(proto, f"function '{name}' declares a type parameter twice")
             if name in self.actions:
@@ -155,7 +156,7 @@ class BlockChecker(CheckerBase):
         if spec in self.actions:  # being lowered: the function calls itself
             raise self.unsupported(t, f"recursive function '{g.name}'")
         proto = _tree(g.tree, "function_proto")
-        tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+        tps = _type_params(proto)
         saved = self.type_env, self.type_env_text
         self.type_env = dict(zip(tps, targs))
         self.type_env_text = {tp: show(a).replace("<", "").replace(">", "") for tp, a in zip(tps, targs)}

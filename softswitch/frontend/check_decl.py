@@ -24,6 +24,7 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_params,
 )
 from .types import BOOL, INFINT, InfIntT, show
 
@@ -137,7 +138,7 @@ class DeclChecker(CheckerBase):
             name = _name(d)
             if _tree(d, "type_params") is not None:
                 # specialised per use's type arguments (``specialise_type``), as p4c does
-                tps = [str(n.children[0]) for n in _trees(_tree(_tree(d, "type_params"), "ident_list"), "name")]
+                tps = _type_params(d)
                 if len(set(tps)) != len(tps):
                     raise self.err(d, f"{k[:-5]} '{name}' declares a type parameter twice")
                 self.declare(d, name, ("generic_type", d))
@@ -206,7 +207,7 @@ class DeclChecker(CheckerBase):
         d = self.generic_types[base]
         arg_trees = _trees(_tree(t, "type_args"))
         args = tuple(self.type_ref(a) for a in arg_trees)
-        tps = [str(n.children[0]) for n in _trees(_tree(_tree(d, "type_params"), "ident_list"), "name")]
+        tps = _type_params(d)
         if len(args) != len(tps):
             raise self.err(t, f"'{base}' takes {len(tps)} type arguments, {len(args)} given")
         key = (base, args)

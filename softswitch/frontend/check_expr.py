@@ -33,6 +33,7 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_params,
     _VerifyMarker,
 )
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
@@ -659,7 +660,7 @@ class ExprChecker(CheckerBase):
         it (the spec's type inference).  An untyped integer literal binds no width: p4c binds
         such a parameter to ``int`` and then rejects the call, so it is an error here too."""
         proto = _tree(g.tree, "function_proto")
-        tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+        tps = _type_params(proto)
         params = _trees(_tree(proto, "params"), "param")
         if targs:
             if len(targs) != len(tps):

@@ -390,6 +390,11 @@ def _type_child(t: Tree) -> Tree:
     raise AssertionError(t.data)
 
 
+def _type_params(t: Tree) -> list[str]:
+    """The type parameter names of a generic declaration (``<T, U>``), in order."""
+    return [str(n.children[0]) for n in _trees(_tree(_tree(t, "type_params"), "ident_list"), "name")]
+
+
 def _direction(p: Tree) -> str:
     d = _tree(p, "direction")
     return str(d.children[0]) if d is not None else ""
