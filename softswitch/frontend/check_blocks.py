@@ -937,25 +937,21 @@ class BlockChecker(CheckerBase):
         """Can ``body`` execute ``exit`` (itself, or in an action it calls or a table it applies)?"""
         seen: set[str] = set()
 
-        def walk(n: object) -> bool:
-            if isinstance(n, list):
-                return any(walk(x) for x in n)
-            if isinstance(n, ir.Exit):
-                return True
-            if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
-                return False
-            names: list[str] = []
-            if isinstance(n, ir.ActionCall):
-                names = [n.action]
-            elif isinstance(n, ir.ApplyTable):
-                tb = next((x for _, x in ctx.block.tables if x.name == n.table), None)  # type: ignore[union-attr]
-                names = [r.action for r in tb.actions] if tb is not None else []
-            for a in names:
-                if a not in seen and a in self.actions:
-                    seen.add(a)
-                    if walk(self.actions[a].body):
-                        return True
-            return any(walk(getattr(n, a, None)) for klass in type(n).__mro__
-                       for a in getattr(klass, "__slots__", ()) if a not in ("loc", "type"))
+        def walk(body: object) -> bool:
+            for n in ir.iter_nodes(body):
+                if isinstance(n, ir.Exit):
+                    return True
+                names: list[str] = []
+                if isinstance(n, ir.ActionCall):
+                    names = [n.action]
+                elif isinstance(n, ir.ApplyTable):
+                    tb = next((x for _, x in ctx.block.tables if x.name == n.table), None)  # type: ignore[union-attr]
+                    names = [r.action for r in tb.actions] if tb is not None else []
+                for a in names:
+                    if a not in seen and a in self.actions:
+                        seen.add(a)
+                        if walk(self.actions[a].body):
+                            return True
+            return False
 
         return walk(body)

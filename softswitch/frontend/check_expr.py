@@ -43,23 +43,8 @@ _SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
 
 def _parser_forbidden_call(node: object) -> ir.BuiltinCall | ir.ExternCall | None:
     """The first extern call under ``node`` that p4c's bmv2 back end rejects in a parser state."""
-    if isinstance(node, list):
-        for x in node:
-            bad = _parser_forbidden_call(x)
-            if bad is not None:
-                return bad
-        return None
-    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
-        return None
-    if isinstance(node, ir.ExternCall) or (isinstance(node, ir.BuiltinCall) and node.name not in _PARSER_FUNCS):
-        return node
-    for klass in type(node).__mro__:
-        for a in getattr(klass, "__slots__", ()):
-            if a not in ("loc", "type"):
-                bad = _parser_forbidden_call(getattr(node, a, None))
-                if bad is not None:
-                    return bad
-    return None
+    return next((n for n in ir.iter_nodes(node) if isinstance(n, ir.ExternCall)
+                 or (isinstance(n, ir.BuiltinCall) and n.name not in _PARSER_FUNCS)), None)
 
 
 def _has_varbit(t: ir.Type) -> bool:
