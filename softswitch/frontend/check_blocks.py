@@ -22,6 +22,7 @@ from .checkbase import (
     _Inlined,
     _name,
     _p4info_name,
+    _param_default,
     _ParamEntry,
     _print_expr,
     _SubControl,
@@ -215,14 +216,14 @@ class BlockChecker(CheckerBase):
         """The default value of an action's or function's parameter ``T p = value`` (P4_16 spec
         6.8.2): a compile-time known value, evaluated where the action is declared, for an
         ``in`` or directionless parameter; a call may then leave the argument out."""
-        rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
-        if len(rest) < 2:
+        dt = _param_default(p)
+        if dt is None:
             return None
         if direc in ("out", "inout"):
             raise self.err(p, f"{direc} parameter '{pn}' cannot have a default value")
-        v = self.expr(rest[1], _Ctx(None), pt)
+        v = self.expr(dt, _Ctx(None), pt)
         if not isinstance(v, ir.Const):
-            raise self.err(rest[1], f"the default value of parameter '{pn}' must be a compile-time "
+            raise self.err(dt, f"the default value of parameter '{pn}' must be a compile-time "
                                     "known value")
         return v
 

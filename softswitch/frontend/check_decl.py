@@ -20,6 +20,7 @@ from .checkbase import (
     _ExternFunc,
     _id_ann,
     _name,
+    _param_default,
     _parse_int,
     _tree,
     _trees,
@@ -319,8 +320,7 @@ class DeclChecker(CheckerBase):
             if _direction(p):
                 raise self.err(p, f"constructor parameter '{pn}' of {kind} '{name}' cannot have a "
                                   "direction")
-            if len(_trees(p)) > len([c for c in _trees(p) if c.data in ("annotations", "direction",
-                                                                        "name")]) + 1:
+            if _param_default(p) is not None:
                 raise self.unsupported(p, f"a default value for constructor parameter '{pn}' of "
                                           f"{kind} '{name}'")
             if self.is_control_ctor_param(p):

@@ -400,6 +400,12 @@ def _direction(p: Tree) -> str:
     return str(d.children[0]) if d is not None else ""
 
 
+def _param_default(p: Tree) -> Tree | None:
+    """The default value expression of parameter ``p`` (``T p = value``), or None."""
+    rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
+    return rest[1] if len(rest) > 1 else None
+
+
 def _id_ann(anns: tuple[ir.Annotation, ...]) -> int | None:
     a = ir.find_annotation(anns, "id")
     if a is not None and a.args and isinstance(a.args[0], int):
