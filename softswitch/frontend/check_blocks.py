@@ -30,6 +30,7 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_name_text,
     _type_params,
 )
 from .errors import P4Error
@@ -160,7 +161,7 @@ class BlockChecker(CheckerBase):
         tps = _type_params(proto)
         saved = self.type_env, self.type_env_text
         self.type_env = dict(zip(tps, targs))
-        self.type_env_text = {tp: show(a).replace("<", "").replace(">", "") for tp, a in zip(tps, targs)}
+        self.type_env_text = {tp: _type_name_text(a) for tp, a in zip(tps, targs)}
         try:
             self.lower_function(g.tree, g.name, spec)
         finally:

@@ -25,6 +25,7 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_name_text,
     _type_params,
 )
 from .types import BOOL, INFINT, InfIntT, show
@@ -240,7 +241,7 @@ class DeclChecker(CheckerBase):
             return str(a.children[0])
         if a.data == "specialized_type" and isinstance(at, (ir.HeaderT, ir.StructT)):
             return at.name
-        return show(at).replace("<", "").replace(">", "").replace(" ", "").replace(",", "_").replace(".", "_")
+        return _type_name_text(at)
 
     def enum_decl(self, d: Tree) -> None:
         name = _name(d)

@@ -11,7 +11,7 @@ from lark import Token, Tree
 from . import ir
 from .errors import P4TypeError, P4Unsupported
 from .preprocess import OriginMap
-from .types import wrap
+from .types import show, wrap
 
 _BUILTIN_FILES = ("core.p4", "v1model.p4")
 _V1_TYPE_NAMES = {"Parser", "VerifyChecksum", "Ingress", "Egress", "ComputeChecksum", "Deparser",
@@ -398,6 +398,12 @@ def _type_params(t: Tree) -> list[str]:
 def _direction(p: Tree) -> str:
     d = _tree(p, "direction")
     return str(d.children[0]) if d is not None else ""
+
+
+def _type_name_text(t: ir.Type) -> str:
+    """Type ``t`` as p4c writes it inside a specialised type's name (``bit<16>`` is ``bit16``,
+    ``tuple<bit<8>, bit<16>>`` is ``tuplebit8_bit16``)."""
+    return show(t).replace("<", "").replace(">", "").replace(" ", "").replace(",", "_").replace(".", "_")
 
 
 def _param_default(p: Tree) -> Tree | None:
