@@ -23,6 +23,7 @@ from .checkbase import (
     _name,
     _p4info_name,
     _param_default,
+    _param_names,
     _ParamEntry,
     _print_expr,
     _SubControl,
@@ -271,7 +272,7 @@ class BlockChecker(CheckerBase):
         args = _trees(_tree(m, "args"))
         if any(a.data == "named_arg" for a in args):  # by v1model.p4's parameter names
             pkg = self.globals.get("V1Switch")
-            args = self.positional_args(args, [_name(p) for p in _trees(_tree(pkg.tree, "params"), "param")]
+            args = self.positional_args(args, _param_names(pkg.tree)
                                         if isinstance(pkg, _Decl) else None, m)
         if len(args) != 6:
             raise self.err(m, f"V1Switch takes 6 arguments, {len(args)} given")

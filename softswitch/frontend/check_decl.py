@@ -21,6 +21,7 @@ from .checkbase import (
     _id_ann,
     _name,
     _param_default,
+    _param_names,
     _parse_int,
     _tree,
     _trees,
@@ -285,7 +286,7 @@ class DeclChecker(CheckerBase):
             self.globals[name] = _ExternFunc(name)
             # each overload's parameter names, for calls with named arguments
             self.extern_func_params.setdefault(name, []).append(
-                [_name(p) for p in _trees(_tree(_tree(d, "function_proto"), "params"), "param")])
+                _param_names(_tree(d, "function_proto")))
         elif k in ("parser_decl", "control_decl"):
             name = _name(d)
             if name in _V1_TYPE_NAMES:

@@ -25,6 +25,7 @@ from .checkbase import (
     _Method,
     _name,
     _Named,
+    _param_names,
     _ParamEntry,
     _parse_int,
     _StmtMarker,
@@ -615,8 +616,7 @@ class ExprChecker(CheckerBase):
                 names = [p.name for p in prms]
                 optional = {p.name for p in prms if p.default is not None}
             elif isinstance(callee, _Named) and isinstance(callee.entry, _GenericFuncRef):
-                names = [_name(p) for p in _trees(_tree(_tree(callee.entry.tree, "function_proto"), "params"),
-                                                   "param")]
+                names = _param_names(_tree(callee.entry.tree, "function_proto"))
             else:
                 names = self.builtin_param_names(callee, arg_trees, t)
             arg_trees = self.positional_args(arg_trees, names, t, optional)
@@ -718,17 +718,17 @@ class ExprChecker(CheckerBase):
             if isinstance(base, _Named) and isinstance(base.entry, ir.ExternInstance):
                 ext = base.entry.kind
             elif isinstance(base, _Named) and isinstance(base.entry, _SubControl) and mem == "apply":
-                overloads = [[_name(p) for p in _trees(_tree(base.entry.decl, "params"), "param")]]
+                overloads = [_param_names(base.entry.decl)]
             elif isinstance(base, _Named) and isinstance(base.entry, _Decl) and base.entry.kind == "control" \
                     and not base.entry.builtin and mem == "apply":  # direct application
-                overloads = [[_name(p) for p in _trees(_tree(base.entry.tree, "params"), "param")]]
+                overloads = [_param_names(base.entry.tree)]
             elif isinstance(base.type, ir.ExternT) and base.type.name in ("packet_in", "packet_out"):
                 ext = base.type.name
             elif isinstance(base.type, ir.StackT) and mem in ("push_front", "pop_front"):
                 overloads = [["count"]]
             decl = self.globals.get(ext) if ext is not None else None
             if isinstance(decl, _Decl):
-                overloads = [[_name(p) for p in _trees(_tree(fp, "params"), "param")]
+                overloads = [_param_names(fp)
                              for mp in _trees(decl.tree, "method_proto")
                              for fp in _trees(mp, "function_proto") if _name(fp) == mem]
         if not overloads:

@@ -406,6 +406,11 @@ def _type_name_text(t: ir.Type) -> str:
     return show(t).replace("<", "").replace(">", "").replace(" ", "").replace(",", "_").replace(".", "_")
 
 
+def _param_names(t: Tree) -> list[str]:
+    """The parameter names of ``t``'s parameter list (its ``params`` child), in order."""
+    return [_name(p) for p in _trees(_tree(t, "params"), "param")]
+
+
 def _param_default(p: Tree) -> Tree | None:
     """The default value expression of parameter ``p`` (``T p = value``), or None."""
     rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
