@@ -22,6 +22,8 @@ from .checkbase import (
     _Inlined,
     _name,
     _p4info_name,
+    _param_default,
+    _param_names,
     _ParamEntry,
     _print_expr,
     _SubControl,
@@ -29,6 +31,8 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_name_text,
+    _type_params,
 )
 from .errors import P4Error
 from .types import BOOL, InfIntT, show
@@ -136,7 +140,7 @@ class BlockChecker(CheckerBase):
         name = _name(proto)
         if _tree(proto, "type_params") is not None:
             # lowered per call's type arguments (``specialise_function``)
-            tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+            tps = _type_params(proto)
             if len(set(tps)) != len(tps):
                 raise self.err(proto, f"function '{name}' declares a type parameter twice")
             if name in self.actions:
@@ -155,10 +159,10 @@ class BlockChecker(CheckerBase):
         if spec in self.actions:  # being lowered: the function calls itself
             raise self.unsupported(t, f"recursive function '{g.name}'")
         proto = _tree(g.tree, "function_proto")
-        tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+        tps = _type_params(proto)
         saved = self.type_env, self.type_env_text
         self.type_env = dict(zip(tps, targs))
-        self.type_env_text = {tp: show(a).replace("<", "").replace(">", "") for tp, a in zip(tps, targs)}
+        self.type_env_text = {tp: _type_name_text(a) for tp, a in zip(tps, targs)}
         try:
             self.lower_function(g.tree, g.name, spec)
         finally:
@@ -214,14 +218,14 @@ class BlockChecker(CheckerBase):
         """The default value of an action's or function's parameter ``T p = value`` (P4_16 spec
         6.8.2): a compile-time known value, evaluated where the action is declared, for an
         ``in`` or directionless parameter; a call may then leave the argument out."""
-        rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
-        if len(rest) < 2:
+        dt = _param_default(p)
+        if dt is None:
             return None
         if direc in ("out", "inout"):
             raise self.err(p, f"{direc} parameter '{pn}' cannot have a default value")
-        v = self.expr(rest[1], _Ctx(None), pt)
+        v = self.expr(dt, _Ctx(None), pt)
         if not isinstance(v, ir.Const):
-            raise self.err(rest[1], f"the default value of parameter '{pn}' must be a compile-time "
+            raise self.err(dt, f"the default value of parameter '{pn}' must be a compile-time "
                                     "known value")
         return v
 
@@ -268,7 +272,7 @@ class BlockChecker(CheckerBase):
         args = _trees(_tree(m, "args"))
         if any(a.data == "named_arg" for a in args):  # by v1model.p4's parameter names
             pkg = self.globals.get("V1Switch")
-            args = self.positional_args(args, [_name(p) for p in _trees(_tree(pkg.tree, "params"), "param")]
+            args = self.positional_args(args, _param_names(pkg.tree)
                                         if isinstance(pkg, _Decl) else None, m)
         if len(args) != 6:
             raise self.err(m, f"V1Switch takes 6 arguments, {len(args)} given")
@@ -936,25 +940,21 @@ class BlockChecker(CheckerBase):
         """Can ``body`` execute ``exit`` (itself, or in an action it calls or a table it applies)?"""
         seen: set[str] = set()
 
-        def walk(n: object) -> bool:
-            if isinstance(n, list):
-                return any(walk(x) for x in n)
-            if isinstance(n, ir.Exit):
-                return True
-            if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
-                return False
-            names: list[str] = []
-            if isinstance(n, ir.ActionCall):
-                names = [n.action]
-            elif isinstance(n, ir.ApplyTable):
-                tb = next((x for _, x in ctx.block.tables if x.name == n.table), None)  # type: ignore[union-attr]
-                names = [r.action for r in tb.actions] if tb is not None else []
-            for a in names:
-                if a not in seen and a in self.actions:
-                    seen.add(a)
-                    if walk(self.actions[a].body):
-                        return True
-            return any(walk(getattr(n, a, None)) for klass in type(n).__mro__
-                       for a in getattr(klass, "__slots__", ()) if a not in ("loc", "type"))
+        def walk(body: object) -> bool:
+            for n in ir.iter_nodes(body):
+                if isinstance(n, ir.Exit):
+                    return True
+                names: list[str] = []
+                if isinstance(n, ir.ActionCall):
+                    names = [n.action]
+                elif isinstance(n, ir.ApplyTable):
+                    tb = next((x for _, x in ctx.block.tables if x.name == n.table), None)  # type: ignore[union-attr]
+                    names = [r.action for r in tb.actions] if tb is not None else []
+                for a in names:
+                    if a not in seen and a in self.actions:
+                        seen.add(a)
+                        if walk(self.actions[a].body):
+                            return True
+            return False
 
         return walk(body)

@@ -20,10 +20,14 @@ from .checkbase import (
     _ExternFunc,
     _id_ann,
     _name,
+    _param_default,
+    _param_names,
     _parse_int,
     _tree,
     _trees,
     _type_child,
+    _type_name_text,
+    _type_params,
 )
 from .types import BOOL, INFINT, InfIntT, show
 
@@ -137,7 +141,7 @@ class DeclChecker(CheckerBase):
             name = _name(d)
             if _tree(d, "type_params") is not None:
                 # specialised per use's type arguments (``specialise_type``), as p4c does
-                tps = [str(n.children[0]) for n in _trees(_tree(_tree(d, "type_params"), "ident_list"), "name")]
+                tps = _type_params(d)
                 if len(set(tps)) != len(tps):
                     raise self.err(d, f"{k[:-5]} '{name}' declares a type parameter twice")
                 self.declare(d, name, ("generic_type", d))
@@ -206,7 +210,7 @@ class DeclChecker(CheckerBase):
         d = self.generic_types[base]
         arg_trees = _trees(_tree(t, "type_args"))
         args = tuple(self.type_ref(a) for a in arg_trees)
-        tps = [str(n.children[0]) for n in _trees(_tree(_tree(d, "type_params"), "ident_list"), "name")]
+        tps = _type_params(d)
         if len(args) != len(tps):
             raise self.err(t, f"'{base}' takes {len(tps)} type arguments, {len(args)} given")
         key = (base, args)
@@ -238,7 +242,7 @@ class DeclChecker(CheckerBase):
             return str(a.children[0])
         if a.data == "specialized_type" and isinstance(at, (ir.HeaderT, ir.StructT)):
             return at.name
-        return show(at).replace("<", "").replace(">", "").replace(" ", "").replace(",", "_").replace(".", "_")
+        return _type_name_text(at)
 
     def enum_decl(self, d: Tree) -> None:
         name = _name(d)
@@ -282,7 +286,7 @@ class DeclChecker(CheckerBase):
             self.globals[name] = _ExternFunc(name)
             # each overload's parameter names, for calls with named arguments
             self.extern_func_params.setdefault(name, []).append(
-                [_name(p) for p in _trees(_tree(_tree(d, "function_proto"), "params"), "param")])
+                _param_names(_tree(d, "function_proto")))
         elif k in ("parser_decl", "control_decl"):
             name = _name(d)
             if name in _V1_TYPE_NAMES:
@@ -318,8 +322,7 @@ class DeclChecker(CheckerBase):
             if _direction(p):
                 raise self.err(p, f"constructor parameter '{pn}' of {kind} '{name}' cannot have a "
                                   "direction")
-            if len(_trees(p)) > len([c for c in _trees(p) if c.data in ("annotations", "direction",
-                                                                        "name")]) + 1:
+            if _param_default(p) is not None:
                 raise self.unsupported(p, f"a default value for constructor parameter '{pn}' of "
                                           f"{kind} '{name}'")
             if self.is_control_ctor_param(p):

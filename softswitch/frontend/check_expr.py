@@ -25,6 +25,7 @@ from .checkbase import (
     _Method,
     _name,
     _Named,
+    _param_names,
     _ParamEntry,
     _parse_int,
     _StmtMarker,
@@ -33,6 +34,7 @@ from .checkbase import (
     _tree,
     _trees,
     _type_child,
+    _type_params,
     _VerifyMarker,
 )
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
@@ -42,23 +44,8 @@ _SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
 
 def _parser_forbidden_call(node: object) -> ir.BuiltinCall | ir.ExternCall | None:
     """The first extern call under ``node`` that p4c's bmv2 back end rejects in a parser state."""
-    if isinstance(node, list):
-        for x in node:
-            bad = _parser_forbidden_call(x)
-            if bad is not None:
-                return bad
-        return None
-    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
-        return None
-    if isinstance(node, ir.ExternCall) or (isinstance(node, ir.BuiltinCall) and node.name not in _PARSER_FUNCS):
-        return node
-    for klass in type(node).__mro__:
-        for a in getattr(klass, "__slots__", ()):
-            if a not in ("loc", "type"):
-                bad = _parser_forbidden_call(getattr(node, a, None))
-                if bad is not None:
-                    return bad
-    return None
+    return next((n for n in ir.iter_nodes(node) if isinstance(n, ir.ExternCall)
+                 or (isinstance(n, ir.BuiltinCall) and n.name not in _PARSER_FUNCS)), None)
 
 
 def _has_varbit(t: ir.Type) -> bool:
@@ -629,8 +616,7 @@ class ExprChecker(CheckerBase):
                 names = [p.name for p in prms]
                 optional = {p.name for p in prms if p.default is not None}
             elif isinstance(callee, _Named) and isinstance(callee.entry, _GenericFuncRef):
-                names = [_name(p) for p in _trees(_tree(_tree(callee.entry.tree, "function_proto"), "params"),
-                                                   "param")]
+                names = _param_names(_tree(callee.entry.tree, "function_proto"))
             else:
                 names = self.builtin_param_names(callee, arg_trees, t)
             arg_trees = self.positional_args(arg_trees, names, t, optional)
@@ -659,7 +645,7 @@ class ExprChecker(CheckerBase):
         it (the spec's type inference).  An untyped integer literal binds no width: p4c binds
         such a parameter to ``int`` and then rejects the call, so it is an error here too."""
         proto = _tree(g.tree, "function_proto")
-        tps = [str(n.children[0]) for n in _trees(_tree(_tree(proto, "type_params"), "ident_list"), "name")]
+        tps = _type_params(proto)
         params = _trees(_tree(proto, "params"), "param")
         if targs:
             if len(targs) != len(tps):
@@ -732,17 +718,17 @@ class ExprChecker(CheckerBase):
             if isinstance(base, _Named) and isinstance(base.entry, ir.ExternInstance):
                 ext = base.entry.kind
             elif isinstance(base, _Named) and isinstance(base.entry, _SubControl) and mem == "apply":
-                overloads = [[_name(p) for p in _trees(_tree(base.entry.decl, "params"), "param")]]
+                overloads = [_param_names(base.entry.decl)]
             elif isinstance(base, _Named) and isinstance(base.entry, _Decl) and base.entry.kind == "control" \
                     and not base.entry.builtin and mem == "apply":  # direct application
-                overloads = [[_name(p) for p in _trees(_tree(base.entry.tree, "params"), "param")]]
+                overloads = [_param_names(base.entry.tree)]
             elif isinstance(base.type, ir.ExternT) and base.type.name in ("packet_in", "packet_out"):
                 ext = base.type.name
             elif isinstance(base.type, ir.StackT) and mem in ("push_front", "pop_front"):
                 overloads = [["count"]]
             decl = self.globals.get(ext) if ext is not None else None
             if isinstance(decl, _Decl):
-                overloads = [[_name(p) for p in _trees(_tree(fp, "params"), "param")]
+                overloads = [_param_names(fp)
                              for mp in _trees(decl.tree, "method_proto")
                              for fp in _trees(mp, "function_proto") if _name(fp) == mem]
         if not overloads:

@@ -294,9 +294,8 @@ class TableChecker(CheckerBase):
         out = []
         n = len(_trees(p, "entry"))
         needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in mkeys)
-        explicit: list[bool] = []
         annotated: list[bool] = []
-        given: list[tuple[int, Tree] | None] = []  # 'priority = N:' of each entry
+        given: list[int | None] = []  # 'priority = N:' of each entry
         bmv2_prio: list[tuple[int, int]] = []
         for i, en in enumerate(_trees(p, "entry")):
             kids = [c for c in _trees(en) if c.data not in ("annotations",)]
@@ -360,10 +359,8 @@ class TableChecker(CheckerBase):
                 if not isinstance(pc, ir.Const) or int(pc.value) < 0:
                     raise self.err(prio_t, "priority must be a non-negative constant")
                 prio = int(pc.value)
-                explicit.append(True)
-                given.append((prio, en))
+                given.append(prio)
             else:
-                explicit.append(False)
                 given.append(None)
                 # p4c's bmv2 back end: an entry's bmv2 priority is its @priority(N), otherwise its
                 # position (1, 2, ...); bmv2 lets the smallest number win
@@ -376,7 +373,7 @@ class TableChecker(CheckerBase):
                 bmv2_prio.append((prio, i))
             out.append(ir.TableEntry(kss, ent.name, args, prio, self.loc(en),
                                      is_const=_tok(en, "CONST") is not None))
-        if any(explicit):
+        if any(g is not None for g in given):
             self._entry_priorities(p, tbl, out, given, annotated, needs_prio, largest_wins, delta)
         elif needs_prio and (tbl.entries_const or any(annotated)):
             # const entries (p4c assigns no priorities to them) or @priority annotations, which
@@ -395,7 +392,7 @@ class TableChecker(CheckerBase):
         return out
 
     def _entry_priorities(self, p: Tree, tbl: ir.Table, out: list[ir.TableEntry],
-                          given: list[tuple[int, Tree] | None], annotated: list[bool], needs_prio: bool,
+                          given: list[int | None], annotated: list[bool], needs_prio: bool,
                           largest_wins: bool, delta: int) -> None:
         """Entries with 'priority = N:' (P4_16 spec "Entry priorities", as p4c's EntryPriorities
         pass computes them): the first entry must have one; an entry without one gets the previous
@@ -415,7 +412,7 @@ class TableChecker(CheckerBase):
         seen: dict[int, int] = {}
         for i, g in enumerate(given):
             if g is not None:
-                cur = g[0]
+                cur = g
                 if prios and (cur > prios[-1] if largest_wins else cur < prios[-1]):
                     self.warnings.append(f"{out[i].loc}: warning: entry priorities out of order: {prios[-1]} "
                                          f"then {cur} (largest_priority_wins = {str(largest_wins).lower()})")

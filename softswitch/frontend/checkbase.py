@@ -11,7 +11,7 @@ from lark import Token, Tree
 from . import ir
 from .errors import P4TypeError, P4Unsupported
 from .preprocess import OriginMap
-from .types import wrap
+from .types import show, wrap
 
 _BUILTIN_FILES = ("core.p4", "v1model.p4")
 _V1_TYPE_NAMES = {"Parser", "VerifyChecksum", "Ingress", "Egress", "ComputeChecksum", "Deparser",
@@ -390,9 +390,31 @@ def _type_child(t: Tree) -> Tree:
     raise AssertionError(t.data)
 
 
+def _type_params(t: Tree) -> list[str]:
+    """The type parameter names of a generic declaration (``<T, U>``), in order."""
+    return [str(n.children[0]) for n in _trees(_tree(_tree(t, "type_params"), "ident_list"), "name")]
+
+
 def _direction(p: Tree) -> str:
     d = _tree(p, "direction")
     return str(d.children[0]) if d is not None else ""
+
+
+def _type_name_text(t: ir.Type) -> str:
+    """Type ``t`` as p4c writes it inside a specialised type's name (``bit<16>`` is ``bit16``,
+    ``tuple<bit<8>, bit<16>>`` is ``tuplebit8_bit16``)."""
+    return show(t).replace("<", "").replace(">", "").replace(" ", "").replace(",", "_").replace(".", "_")
+
+
+def _param_names(t: Tree) -> list[str]:
+    """The parameter names of ``t``'s parameter list (its ``params`` child), in order."""
+    return [_name(p) for p in _trees(_tree(t, "params"), "param")]
+
+
+def _param_default(p: Tree) -> Tree | None:
+    """The default value expression of parameter ``p`` (``T p = value``), or None."""
+    rest = [c for c in _trees(p) if c.data not in ("annotations", "direction", "name")]
+    return rest[1] if len(rest) > 1 else None
 
 
 def _id_ann(anns: tuple[ir.Annotation, ...]) -> int | None:

@@ -57,6 +57,7 @@ Conventions (the front end guarantees all of them):
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -116,23 +117,26 @@ def actions_called_in_order(node: object) -> list[str]:
     """``actions_called`` as a list, each action once, in the order of its first call in the
     tree (statement order)."""
     found: dict[str, None] = {}
-
-    def walk(n: object) -> None:
-        if isinstance(n, list):
-            for x in n:
-                walk(x)
-            return
-        if not hasattr(n, "__slots__") or isinstance(n, (str, int)):
-            return
+    for n in iter_nodes(node):
         if isinstance(n, ActionCall):
             found.setdefault(n.action, None)
-        for klass in type(n).__mro__:
-            for a in getattr(klass, "__slots__", ()):
-                if a not in ("loc", "type"):
-                    walk(getattr(n, a, None))
-
-    walk(node)
     return list(found)
+
+
+def iter_nodes(node: object) -> Iterator[object]:
+    """Every IR node under ``node`` (a node or a list of them), itself first, then each
+    child's subtree in slot order (pre-order); ``loc`` and ``type`` are not descended into."""
+    if isinstance(node, list):
+        for x in node:
+            yield from iter_nodes(x)
+        return
+    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
+        return
+    yield node
+    for klass in type(node).__mro__:
+        for a in getattr(klass, "__slots__", ()):
+            if a not in ("loc", "type"):
+                yield from iter_nodes(getattr(node, a, None))
 
 
 def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:

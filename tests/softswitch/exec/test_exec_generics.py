@@ -132,3 +132,15 @@ def test_called_from_a_parser_state_and_nested_in_arguments():
         x = (a + 2) & 0xFF
         na = (x + a) & 0xFF
         assert r.pipeline.egress(res.to_tm[0], 0).frames[0].data == bytes([na]) + ((c + na) & 0xFFFF).to_bytes(2, "big")
+
+
+def test_specialised_type_named_alike_inside_a_generic_function():
+    """``Q<T>`` inside ``f<T>`` at T = tuple<bit<8>, bit<16>> is the same type as a ``Q<tuple<bit<8>,
+    bit<16>>>`` written out, and gets the same name whichever use comes first (it was
+    ``Q_tuplebit8, bit16`` when the function's use came first: a name with a comma and a space)."""
+    decls = "struct Q<T> { T a; }\nvoid f<T>(in T x) { Q<T> v = { x }; }"
+    tup = "tuple<bit<8>, bit<16>> t = {h.h.a, h.h.c};"
+    for body in (f"apply {{ {tup} f(t); Q<tuple<bit<8>, bit<16>>> w = {{t}}; }}",
+                 f"apply {{ {tup} Q<tuple<bit<8>, bit<16>>> w = {{t}}; f(t); }}"):
+        p = load_source(_BASE % (decls, body), "gen.p4")
+        assert [k for k in p.types if k.startswith("Q_")] == ["Q_tuplebit8_bit16"], body
