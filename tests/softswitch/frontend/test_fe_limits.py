@@ -105,11 +105,11 @@ def _limit_src(wide="bit<8>", stack="", literal=""):
 
 
 @pytest.mark.parametrize("kw,msg", [
-    (dict(wide="bit<18446744073709551616>"), "width 18446744073709551616 (p4c supports widths up to 2048)"),
-    (dict(wide="int<2049>"), "width 2049"),
-    (dict(wide="varbit<4096>"), "width 4096"),
-    (dict(literal="sm.egress_spec = (bit<9>)4096w1;"), "width 4096 of the literal '4096w1'"),
-    (dict(stack="w_t[257] s;"), "header stack of 257 elements (p4c takes at most 256)"),
+    ({"wide": "bit<18446744073709551616>"}, "width 18446744073709551616 (p4c supports widths up to 2048)"),
+    ({"wide": "int<2049>"}, "width 2049"),
+    ({"wide": "varbit<4096>"}, "width 4096"),
+    ({"literal": "sm.egress_spec = (bit<9>)4096w1;"}, "width 4096 of the literal '4096w1'"),
+    ({"stack": "w_t[257] s;"}, "header stack of 257 elements (p4c takes at most 256)"),
 ])
 def test_p4c_limits_are_clean_errors(kw, msg):
     with pytest.raises(P4Error) as ei:
