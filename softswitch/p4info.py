@@ -328,8 +328,17 @@ def _bytes(value: int, width: int) -> bytes:
     return (value & ((1 << (n * 8)) - 1)).to_bytes(n, "big")
 
 
-def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
-    """The P4Info p4c would produce for ``program``."""
+def _is_hidden(anns: tuple[ir.Annotation, ...]) -> bool:
+    return any(a.name == "hidden" for a in anns)
+
+
+def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Info:
+    """The P4Info p4c would produce for ``program``.
+
+    As p4c's P4RuntimeSerializer, it leaves out ``@hidden`` tables (with their direct counters
+    and meters, and an action profile only they use) and ``@hidden`` actions; they still take part in id assignment and aliases, as in p4c's
+    symbol table.  ``private=True`` keeps them: the switch's own description of its runtime
+    state (hidden tables still run, with their entries and default actions), never published."""
     p = p4info_pb2.P4Info()
     _pkg_info(p.pkg_info, program.main_annotations)
     tables = program.all_tables()
@@ -341,9 +350,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         in_tables = {r.action for t in c.tables.values() for r in t.actions}
         # an action the apply block calls directly: p4c wraps the call in a hidden table and lists
         # the action, unless it is @hidden (ONOS fabric.p4's egress_next.set_mpls: absent from
-        # p4c's P4Info); no table names it, so no control-plane message can need it
-        called = {an for an in ir.actions_called(c.body)
-                  if not any(x.name == "hidden" for x in program.actions[an].annotations)}
+        # p4c's P4Info, left out below with every @hidden action)
+        called = set(ir.actions_called(c.body))
         used = in_tables | called
         for an in c.actions:
             a = program.actions[an]
@@ -356,6 +364,18 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             if None not in (first.id, a.id) and first.id != a.id:
                 raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here have different @id")
     actions = list(by_name.values())
+    hidden_tables = {t.name for t in tables if _is_hidden(t.annotations)}
+    hidden_actions = {a.name for a in actions if _is_hidden(a.annotations)}
+    if not private:
+        for t in tables:
+            if t.name in hidden_tables:
+                continue
+            for an in [r.action for r in t.actions] + [t.default_action.action]:
+                a = program.actions[an]
+                if a.name in hidden_actions:
+                    raise P4InfoError(t.loc, f"table '{t.name}' uses the @hidden action '{a.name}': p4c leaves "
+                                             "the action out of P4Info but not the table's reference to it; "
+                                             "unsupported (drop @hidden from the action, or hide the table)")
     ids = _Ids()
     kinds_of = {"counter": "counter", "direct_counter": "direct_counter", "meter": "meter",
                 "direct_meter": "direct_meter", "register": "register", "action_profile": "action_profile",
@@ -382,6 +402,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
         ids.get("action", a.name)
 
     for t in tables:
+        if t.name in hidden_tables and not private:
+            continue
         pt = p.tables.add()
         _preamble(pt.preamble, ids.get("table", t.name), t.name, alias[t.name], t.annotations)
         for i, k in enumerate(t.match_keys, 1):
@@ -432,6 +454,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             pt.has_initial_entries = True
 
     for a in actions:
+        if a.name in hidden_actions and not private:
+            continue
         pa = p.actions.add()
         _preamble(pa.preamble, ids.get("action", a.name), a.name, alias[a.name], a.annotations)
         for i, prm in enumerate(a.data_params, 1):
@@ -447,11 +471,16 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
     def ext(kind: str) -> list[ir.ExternInstance]:
         return [e for e in externs if e.kind == kind]
 
+    def shown(tn: str) -> bool:
+        return private or tn not in hidden_tables
+
     profiles = [e for e in externs if e.kind in ("action_profile", "action_selector")]
     for e in profiles:
+        if e.tables and not any(shown(tn) for tn in e.tables):
+            continue  # only hidden tables use it
         ap = p.action_profiles.add()
         _preamble(ap.preamble, ids.get("action_profile", e.name), e.name, alias[e.name], e.annotations)
-        ap.table_ids.extend(ids.get("table", tn) for tn in e.tables)
+        ap.table_ids.extend(ids.get("table", tn) for tn in e.tables if shown(tn))
         if e.kind == "action_selector":
             ap.with_selector = True
         ap.size = e.size or 0
@@ -466,8 +495,8 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
                                   ("meter", p.meters, unit_m),
                                   ("direct_meter", p.direct_meters, unit_m)):
         for e in ext(kind):
-            if kind.startswith("direct_") and not e.tables:
-                continue  # no table uses it: p4c leaves it out (its unused-counter-bmv2 sample)
+            if kind.startswith("direct_") and not (e.tables and shown(e.tables[0])):
+                continue  # no table uses it (p4c's unused-counter-bmv2 sample), or a hidden one
             msg = repeated.add()
             _preamble(msg.preamble, ids.get(kind, e.name), e.name, alias[e.name], e.annotations)
             msg.spec.unit = units[e.unit or "PACKETS"]
@@ -476,6 +505,11 @@ def build_p4info(program: ir.Program) -> p4info_pb2.P4Info:
             elif e.tables:
                 msg.direct_table_id = ids.get("table", e.tables[0])
     for ch in program.controller_headers:
+        if _is_hidden(ch.annotations) or any(_is_hidden(fa) for _, _, fa in header_leaves(ch.header)):
+            # p4c leaves such a header or field out of P4Info, but PacketIn/PacketOut metadata are
+            # laid out from P4Info (here and in bmv2's P4Runtime server): it would misparse them
+            raise P4InfoError(ch.loc, f"unsupported: @hidden on controller header '{ch.name}' or one of its "
+                                      "fields (P4Runtime packet metadata are laid out from P4Info)")
         cm = p.controller_packet_metadata.add()
         _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
                   ch.annotations)

@@ -14,7 +14,7 @@ __all__ = ["CompileError", "CompiledBlocks", "PacketState", "V1Pipeline", "build
 
 def _resources(program: ir.Program, state) -> Resources:
     kinds = {e.name: e.kind for e in program.all_externs()}
-    action_ids = {a.preamble.name: a.preamble.id for a in state.p4info.actions}
+    action_ids = state.action_names
 
     def extern(name: str):
         kind = kinds[name]
@@ -51,7 +51,7 @@ def compile_program(program: ir.Program, state, trace: bool = False) -> Compiled
     comp = Compiler(program, _resources(program, state), trace=trace)
     blocks = comp.compile()
     if trace:
-        blocks.namespace["ANAMES"] = {a.preamble.id: a.preamble.name for a in state.p4info.actions}
+        blocks.namespace["ANAMES"] = {i: n for n, i in state.action_names.items()}
     return blocks
 
 
@@ -59,6 +59,9 @@ def build_pipeline(program: ir.Program, state, cpu_port: int | None,
                    trace: Callable[[str], None] | None = None) -> V1Pipeline:
     """Compile ``program``, install its const entries/defaults into ``state``, return the
     ``contract.Pipeline``; ``trace`` (e.g. a logger method) receives the per-packet trace."""
+    from softswitch.p4info import build_p4info
+
+    state.add_private(build_p4info(program, private=True))  # @hidden tables run, unpublished
     blocks = compile_program(program, state, trace=trace is not None)
     if trace is not None:
         blocks.namespace["TR"] = trace

@@ -123,23 +123,70 @@ class SwitchState:
         self.digests = DigestState(p4info)
         self.digest_ids: dict[str, int] = {d.preamble.name: d.preamble.id for d in p4info.digests}
         self.pre = PacketReplicationEngine()
+        # what the program runs but the controller cannot address (@hidden tables and actions,
+        # their direct resources): reached by the pipeline through the name helpers only
+        self.hidden: dict[str, _Named] = {k: _Named() for k in ("tables", "direct_counters",
+                                                                 "direct_meters", "action_profiles")}
+        self.action_names: dict[str, int] = {a.preamble.name: a.preamble.id for a in p4info.actions}
+
+    def add_private(self, full: p4info_pb2.P4Info) -> None:
+        """Add the entities of the switch's private P4Info (``build_p4info(program, private=True)``)
+        that the published one leaves out: ``@hidden`` tables and actions, and their direct
+        counters, meters and action profiles.  Idempotent; the published entities must have the
+        same ids in both."""
+        full = _untyped(full)
+        known = {a.preamble.name: a.preamble.id for a in self.p4info.actions}
+        for t in self.p4info.tables:
+            known[t.preamble.name] = t.preamble.id
+        for a in full.actions:
+            if a.preamble.name in known and known[a.preamble.name] != a.preamble.id:
+                raise P4InfoError(f"action '{a.preamble.name}' has id {known[a.preamble.name]} in the P4Info "
+                                  f"and {a.preamble.id} in the program's: the P4Info is not the program's")
+            if a.preamble.id not in self.actions:
+                self.actions[a.preamble.id] = ActionInfo.from_p4info(a)
+                self.action_names[a.preamble.name] = a.preamble.id
+        hidden = [t for t in full.tables if t.preamble.name not in self.tables.names
+                  and t.preamble.name not in self.hidden["tables"].names]
+        if not hidden:
+            return
+        ids = {t.preamble.id for t in hidden}
+        for ap in full.action_profiles:
+            if ap.preamble.name not in self.action_profiles.names and set(ap.table_ids) <= ids:
+                self.hidden["action_profiles"].put(
+                    ap.preamble, ActionProfileState(ap, profile_actions(ap, full, self.actions)))
+        for t in hidden:
+            prof = None
+            if t.implementation_id:
+                prof = self.hidden["action_profiles"].get(t.implementation_id) or \
+                    self.action_profiles.get(t.implementation_id)
+            self.hidden["tables"].put(t.preamble, TableState(t, self.actions, prof))
+        for dc in full.direct_counters:
+            if dc.direct_table_id in ids:
+                st = DirectCounterState(dc)
+                self.hidden["tables"][dc.direct_table_id].direct_counter = st
+                self.hidden["direct_counters"].put(dc.preamble, st)
+        for dm in full.direct_meters:
+            if dm.direct_table_id in ids:
+                st = DirectMeterState(dm)
+                self.hidden["tables"][dm.direct_table_id].direct_meter = st
+                self.hidden["direct_meters"].put(dm.preamble, st)
 
     # ---- name helpers for the compiled pipeline ----------------------------------------------
     def table(self, key: int | str) -> TableState:
-        """Table by P4Info id, fully-qualified name or alias."""
-        return _get(self.tables, key, "table")
+        """Table by P4Info id, fully-qualified name or alias (a hidden one too)."""
+        return _get(self.tables, key, "table", self.hidden["tables"])
 
     def counter(self, key: int | str) -> CounterState:
         return _get(self.counters, key, "counter")
 
     def direct_counter(self, key: int | str) -> DirectCounterState:
-        return _get(self.direct_counters, key, "direct counter")
+        return _get(self.direct_counters, key, "direct counter", self.hidden["direct_counters"])
 
     def meter(self, key: int | str) -> MeterState:
         return _get(self.meters, key, "meter")
 
     def direct_meter(self, key: int | str) -> DirectMeterState:
-        return _get(self.direct_meters, key, "direct meter")
+        return _get(self.direct_meters, key, "direct meter", self.hidden["direct_meters"])
 
     def register(self, key: int | str) -> RegisterState:
         return _get(self.registers, key, "register")
@@ -148,7 +195,7 @@ class SwitchState:
         return _get(self.value_sets, key, "value set")
 
     def action_profile(self, key: int | str) -> ActionProfileState:
-        return _get(self.action_profiles, key, "action profile")
+        return _get(self.action_profiles, key, "action profile", self.hidden["action_profiles"])
 
     # ---- P4Runtime writes --------------------------------------------------------------------
     def write(self, update: p4runtime_pb2.Update) -> None:
@@ -426,8 +473,10 @@ class SwitchState:
         return dropped
 
 
-def _get(named: _Named, key: int | str, what: str):
+def _get(named: _Named, key: int | str, what: str, hidden: _Named | None = None):
     obj = named.get(key) if isinstance(key, int) else named.names.get(key)
+    if obj is None and hidden is not None:
+        obj = hidden.get(key) if isinstance(key, int) else hidden.names.get(key)
     if obj is None:
         raise KeyError(f"no {what} '{key}' in the P4Info")
     return obj
