@@ -445,6 +445,11 @@ class ExprGen:
                 new = f"(({new} ^ {h:#x}) - {h:#x})"
             self.assign(base, new, out, ind)
             return
+        if isinstance(lhs, ir.TupleElem):  # tuples are Python tuples: rebuild, then assign the base
+            i = lhs.index
+            new = f"(lambda v_, t_: t_[:{i}] + (v_,) + t_[{i + 1}:])({code}, {self.ex(lhs.expr)})"
+            self.assign(lhs.expr, new, out, ind)
+            return
         if self._is_aggregate(t):
             out.add(ind, f"{self.ex(lhs)}.copy_from({code})")
             return

@@ -179,6 +179,8 @@ class ExprChecker(CheckerBase):
             return self.member(t, ctx)
         if k == "index":
             base = self.expr(_trees(t)[0], ctx, None)
+            if isinstance(base.type, ir.TupleT):
+                return self.tuple_index(t, base, ctx)
             if not isinstance(base.type, ir.StackT):
                 if isinstance(base.type, (ir.BitT, ir.IntT)):
                     raise self.err(t, "bit index: use a slice x[i:i]")
@@ -1281,6 +1283,20 @@ class ExprChecker(CheckerBase):
                 args.append(x)
         return ir.ExternCall(ir.VoidT(), loc, e.name, mem, args)
 
+    def tuple_index(self, t: Tree, base: ir.Expr, ctx: _Ctx) -> ir.Expr:
+        """``x[i]`` of a tuple (P4_16 spec, operations on tuples): the index is a compile-time
+        constant, the type is the element's; an l-value when ``x`` is one."""
+        tt = base.type
+        idx = self.expr(_trees(t)[1], ctx, None)
+        if not isinstance(idx, ir.Const) or not isinstance(idx.value, int) or isinstance(idx.value, bool):
+            raise self.err(t, f"the index of a {show(tt)} must be a compile-time constant integer")
+        i = int(idx.value)
+        if not 0 <= i < len(tt.elems):  # type: ignore[union-attr]
+            raise self.err(t, f"index {i} out of range for {show(tt)}")
+        if isinstance(base, ir.ListExpr):
+            return base.elems[i]
+        return ir.TupleElem(tt.elems[i], self.loc(t), base, i)  # type: ignore[union-attr]
+
     def check_lvalue(self, e: ir.Expr, loc: ir.Loc) -> None:
         x = e
         while True:
@@ -1290,7 +1306,7 @@ class ExprChecker(CheckerBase):
                 if id(x) in self.writable_params:
                     return
                 raise self.err(loc, f"cannot assign to action parameter '{x.name}'")
-            if isinstance(x, (ir.Member, ir.Slice)):
+            if isinstance(x, (ir.Member, ir.Slice, ir.TupleElem)):
                 x = x.expr
             elif isinstance(x, (ir.StackIndex, ir.StackNext, ir.StackLast)):
                 x = x.stack
