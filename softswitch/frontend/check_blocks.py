@@ -848,6 +848,12 @@ class BlockChecker(CheckerBase):
             inst.size = cint(0, "size")
             if not targs:
                 raise self.err(lt, "register needs an element type: register<T>")
+            et = targs[0]
+            if not (isinstance(et, (ir.BitT, ir.IntT)) or (isinstance(et, ir.EnumT) and et.underlying is not None)):
+                # p4c's bmv2 back end: "Only registers with bit or int types are currently supported"
+                # (a serializable enum is its underlying bit<W> once its mid end has run)
+                raise self.unsupported(lt, f"register<{show(et)}>: bmv2 has registers of bit<W>, int<W> and "
+                                           "serializable enums only (p4c-bm2-ss rejects it too)")
         elif tname == "action_profile":
             inst.size = cint(0, "size")
         elif tname == "action_selector":

@@ -45,9 +45,11 @@ class _Named(dict):
 
 def _untyped(p4info: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
     """The P4Info with each (untranslated) newtype in a register, digest or struct type spec
-    replaced by the bit<W> it stands for: the data plane holds the plain value."""
+    replaced by the bit<W> it stands for, and a register's serializable enum by its underlying
+    bit<W> (as bmv2 holds it): the data plane holds the plain value."""
     new_types = p4info.type_info.new_types
-    if not new_types:
+    ser_enums = p4info.type_info.serializable_enums
+    if not new_types and not any(r.type_spec.HasField("serializable_enum") for r in p4info.registers):
         return p4info
     out = p4info_pb2.P4Info()
     out.CopyFrom(p4info)
@@ -58,6 +60,9 @@ def _untyped(p4info: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
 
     for r in out.registers:
         fix(r.type_spec)
+        name = r.type_spec.serializable_enum.name
+        if name in ser_enums:
+            r.type_spec.bitstring.bit.bitwidth = ser_enums[name].underlying_type.bitwidth
     for d in out.digests:
         fix(d.type_spec)
         for m in d.type_spec.tuple.members:
