@@ -367,6 +367,13 @@ class BlockChecker(CheckerBase):
                     raise self.err(t, f"value_set '{name}': field '{f.name}' has @match({kind}); "
                                       f"one of {', '.join(self._VSET_KINDS)} expected")
                 fields.append(ir.ValueSetField(f.name, ir.type_width(f.type), kind))  # type: ignore[arg-type]
+        elif isinstance(vt, ir.StructT) and vt.fields:
+            bad = next(f for f in vt.fields if not isinstance(f.type, ir.BitT))
+            # p4c's P4Runtime serializer (addValueSet): "when the type parameter of a Value Set is a
+            # struct, all the fields of the struct must be of type bit<W>"; no P4Info, no match fields
+            raise self.unsupported(t, f"value_set of type {show(vt)}: its field '{bad.name}' has type "
+                                      f"{show(bad.type)}, and P4Runtime describes only bit<W> fields "
+                                      "(p4c's P4Info generation rejects it too)")
         else:
             raise self.unsupported(t, f"value_set of type {show(vt)} (only bit<W> or a struct of bit<W> fields)")
         return ir.ValueSet(_p4info_name(anns, parser_name, name), name, vt, int(size_e.value), fields, anns,

@@ -215,3 +215,15 @@ def test_members_written_over_grpc_steer_the_running_switch():
             reqs.put(None)
             stream.cancel()
             channel.close()
+
+
+def test_a_value_set_of_a_nested_struct_is_rejected_by_name():
+    """p4c's pvs-nested-struct: P4Runtime describes a value set's struct fields only as bit<W>
+    match fields, and p4c's P4Info generation (addValueSet) refuses any other field type."""
+    src = _SRC.replace("struct tag_key_t {", "struct inner_t { bit<8> x; }\nstruct nested_t { bit<16> a; inner_t inner; }\n"
+                       "struct tag_key_t {", 1) \
+        .replace("value_set<bit<16>>(4) tag_types;", "value_set<nested_t>(4) nested; value_set<bit<16>>(4) tag_types;", 1)
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "vs.p4")
+    msg = str(ei.value)
+    assert "vs.p4:22:" in msg and "unsupported: value_set of type nested_t: its field 'inner' has type inner_t" in msg
