@@ -236,6 +236,27 @@ def test_idle_timeout_hits_and_notifications():
         rig.close()
 
 
+def test_idle_scan_takes_no_lock_while_nothing_is_due():
+    """The idle timer's scan does not wait for the server lock (held by a long Write or Read)
+    when no entry can have expired yet: it reads the next deadline and returns."""
+    import threading
+
+    rig = IdleRig()
+    try:
+        rig.stream()
+        rig.set_pipeline()
+        rig.write(upd(I, table_entry=rig.mac_entry(0xA, 1, 60 * 10**9)))
+        sent: list[int] = []
+        th = threading.Thread(target=lambda: sent.append(rig.server.scan_idle_timeouts()), daemon=True)
+        with rig.server._lock:
+            th.start()
+            th.join(10)
+            assert not th.is_alive() and sent == [0]
+        th.join()
+    finally:
+        rig.close()
+
+
 def test_idle_timeout_errors(rig):
     rig.stream()
     rig.set_pipeline()
