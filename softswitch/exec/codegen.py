@@ -22,7 +22,6 @@ from softswitch.exec.exprgen import (
     Resources,
     compile_error,
     contains,
-    walk_ir,
 )
 from softswitch.exec.stmtgen import StmtGen
 from softswitch.frontend import ir
@@ -178,14 +177,8 @@ class Compiler(StmtGen):
 
     def _meter_targets(self, tbl: ir.Table) -> list[ir.Expr]:
         """The lvalues of ``direct_meter.read()`` calls in the table's actions."""
-        found: list[ir.Expr] = []
-
-        def visit(n) -> None:
-            if isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read":
-                found.append(n.args[0])
-        for ref in tbl.actions:
-            walk_ir(self.p.actions[ref.action].body, visit)
-        return found
+        return [n.args[0] for ref in tbl.actions for n in ir.iter_nodes(self.p.actions[ref.action].body)
+                if isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read"]
 
     def gen_table(self, ctl: ir.Control, tbl: ir.Table) -> None:
         fn = self.table_fn[tbl.name]

@@ -52,25 +52,9 @@ class Resources:
 
 
 
-def walk_ir(node, visit) -> None:
-    """Call ``visit`` on every IR node under ``node`` (lists and slotted dataclasses)."""
-    if isinstance(node, list):
-        for x in node:
-            walk_ir(x, visit)
-        return
-    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
-        return
-    visit(node)
-    for klass in type(node).__mro__:
-        for a in getattr(klass, "__slots__", ()):
-            if a not in ("loc", "type"):
-                walk_ir(getattr(node, a, None), visit)
-
-
 def contains(node, classes: tuple) -> bool:
-    found = []
-    walk_ir(node, lambda n: found.append(n) if isinstance(n, classes) else None)
-    return bool(found)
+    """Whether any IR node under ``node`` (``node`` itself included) is one of ``classes``."""
+    return any(isinstance(n, classes) for n in ir.iter_nodes(node))
 
 
 

@@ -53,16 +53,70 @@ def _always_returns(b: ir.Stmt | None) -> bool:
 
 
 def _aliased_args(args: list[tuple[int, Any]]) -> set[int]:
-    """Indices of the out/inout arguments that overlap another one: the same lvalue, or one a
-    member, element or slice of the other (``hdr`` and ``hdr.ipv4``)."""
+    """Indices of the out/inout arguments that may overlap another one: the same lvalue, one a
+    member, element or slice of the other (``hdr`` and ``hdr.ipv4``), slices sharing a bit,
+    stack elements whose indices may be equal, members of one header_union. Compared on the
+    lvalues' structure, not their text; what cannot be told apart counts as overlapping."""
     out: set[int] = set()
-    texts = [(i, _print_expr(e)) for i, e in args]
-    for i, a in texts:
-        for j, b in texts:
-            if i < j and (a == b or b.startswith((a + ".", a + "[")) or a.startswith((b + ".", b + "["))
-                          or "<expr>" in a + b and a.split(".")[0].split("[")[0] == b.split(".")[0].split("[")[0]):
+    paths = [(i, _lvalue_path(e)) for i, e in args]
+    for n, (i, a) in enumerate(paths):
+        for j, b in paths[n + 1:]:
+            if _paths_overlap(a, b):
                 out.update((i, j))
     return out
+
+
+# One step of an lvalue's access path, from its root variable outwards:
+#   ("field", name, in_union)  a member (``in_union``: of a header_union, whose members overlap)
+#   ("index", k)               a stack element, ``k`` None when the index is not a constant
+#   ("bits", lo, hi)           a slice, as bits of the value it was taken of (nested ones folded)
+_Step = tuple
+
+
+def _lvalue_path(e: Any) -> tuple[str, list[_Step]] | None:
+    """``(root, steps)`` of an lvalue (the root: its variable's or action parameter's name), or
+    None for an expression of any other form."""
+    steps: list[_Step] = []
+    while True:
+        if isinstance(e, ir.Slice):
+            lo, hi = e.lo, e.hi
+            while isinstance(e.expr, ir.Slice):  # x[a:b][c:d] is x[b+c : b+d]
+                e = e.expr
+                lo, hi = lo + e.lo, hi + e.lo
+            steps.append(("bits", lo, hi))
+            e = e.expr
+        elif isinstance(e, ir.Member):
+            base_t = e.expr.type
+            steps.append(("field", e.field, isinstance(base_t, ir.StructT) and base_t.union))
+            e = e.expr
+        elif isinstance(e, ir.StackIndex):
+            steps.append(("index", int(e.index.value) if isinstance(e.index, ir.Const) else None))
+            e = e.stack
+        elif isinstance(e, (ir.StackLast, ir.StackNext)):  # an element known at run time only
+            steps.append(("index", None))
+            e = e.stack
+        elif isinstance(e, (ir.Var, ir.ActionParam)):
+            return ("var:" if isinstance(e, ir.Var) else "param:") + e.name, steps[::-1]
+        else:
+            return None
+
+
+def _paths_overlap(a: tuple[str, list[_Step]] | None, b: tuple[str, list[_Step]] | None) -> bool:
+    """May two lvalue paths name storage in common? (Unknown forms: yes.)"""
+    if a is None or b is None:
+        return True
+    if a[0] != b[0]:
+        return False
+    for x, y in zip(a[1], b[1]):
+        if x[0] != y[0]:  # cannot happen for one root's type; be conservative
+            return True
+        if x[0] == "field" and x[1] != y[1]:
+            return x[2]  # other fields are disjoint, except the members of a header_union
+        if x[0] == "index" and x[1] is not None and y[1] is not None and x[1] != y[1]:
+            return False
+        if x[0] == "bits":
+            return x[1] <= y[2] and y[1] <= x[2]
+    return True  # one path is the other or a prefix of it
 
 
 def _has_return(s: ir.Stmt | None) -> bool:

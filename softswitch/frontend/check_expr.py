@@ -87,6 +87,8 @@ class ExprChecker(CheckerBase):
     # ------------------------------------------------------------ expressions
     def expr(self, t: Any, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
         e = self._expr(t, ctx, expected)
+        if self.key_subexprs is not None:
+            self.key_subexprs[id(t)] = e
         if expected is not None:
             e = self.coerce(e, expected, t)
         return e

@@ -19,7 +19,6 @@ from .checkbase import (
     _tree,
     _trees,
 )
-from .errors import P4Error
 from .types import BOOL, InfIntT, show
 
 
@@ -53,7 +52,11 @@ class TableChecker(CheckerBase):
             seen.add(pk)
             if p.data == "key_prop":
                 for ke in _trees(p, "key_elem"):
-                    e = self.expr(_trees(ke)[0], ctx, None)
+                    self.key_subexprs = subexprs = {}
+                    try:
+                        e = self.expr(_trees(ke)[0], ctx, None)
+                    finally:
+                        self.key_subexprs = None
                     mk = str(_tree(ke, "name").children[0])
                     if mk not in self.match_kinds:
                         raise self.err(ke, f"unknown match kind '{mk}'")
@@ -69,7 +72,7 @@ class TableChecker(CheckerBase):
                     if nm is not None and nm.args:
                         kname = str(nm.args[0])
                     else:  # named as p4c names it; p4c rejects what it cannot name
-                        kname = _key_name(_trees(ke)[0], lambda lhs, f: self.key_field_name(lhs, f, ctx))
+                        kname = _key_name(_trees(ke)[0], lambda lhs, f, seen=subexprs: key_field_name(seen.get(id(lhs)), f))
                         if kname is None:
                             raise self.err(ke, f"complex key expression '{_print_tree(_trees(ke)[0])}' "
                                                f"requires a @name annotation (as p4c requires)")
@@ -166,18 +169,6 @@ class TableChecker(CheckerBase):
                                   f"inputs (first used at {prev[1]})")
             self.selector_inputs.setdefault(impl, (inputs, loc))
         return tbl
-
-    def key_field_name(self, lhs: Tree, field: str, ctx: _Ctx) -> str:
-        """A key member's name part: the field's own @name when it has one (p4c's external name)."""
-        try:
-            t = self.expr(lhs, ctx, None).type
-        except P4Error:  # the key itself was checked already; this only looks up a name
-            return field
-        for f in getattr(t, "fields", ()) if isinstance(t, (ir.StructT, ir.HeaderT)) else ():
-            if f.name == field:
-                nm = ir.find_annotation(f.annotations, "name")
-                return str(nm.args[0]) if nm is not None and nm.args else field
-        return field
 
     def extern_kind(self, name: str, ctx: _Ctx) -> str:
         return self.extern_by_name(name, ctx).kind
@@ -431,3 +422,14 @@ class TableChecker(CheckerBase):
         lo, hi = min(prios), max(prios)
         for e, pr in zip(out, prios):
             e.priority = pr if largest_wins else lo + hi - pr
+
+
+def key_field_name(base: ir.Expr | None, field: str) -> str:
+    """A key member's name part: the field's own @name (p4c's external name) when the member's
+    base ``base`` (as the key's check made it) is a header or struct with one, else the field."""
+    t = base.type if base is not None else None
+    for f in t.fields if isinstance(t, (ir.StructT, ir.HeaderT)) else ():
+        if f.name == field:
+            nm = ir.find_annotation(f.annotations, "name")
+            return str(nm.args[0]) if nm is not None and nm.args else field
+    return field

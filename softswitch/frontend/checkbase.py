@@ -195,6 +195,9 @@ class CheckerBase:
         self.spec_types: dict[tuple, ir.Type] = {}
         self.fn_specs: dict[tuple, str] = {}
         self.spec_origin: dict[str, tuple[str, tuple[ir.Type, ...]]] = {}  # specialised name -> base, args
+        # while a table key is checked: the IR of each of its subtrees (by id of the parse tree),
+        # so the key's P4Info name reads member base types without checking the key again
+        self.key_subexprs: dict[int, ir.Expr] | None = None
 
     # ------------------------------------------------------------ helpers
     def loc(self, node: Any) -> ir.Loc:

@@ -305,6 +305,9 @@ class P4RuntimeServer:
         p = self._pipeline
         if p is None or not p.state.idle_tables:  # the common case: no lock taken
             return 0
+        due = p.state.idle_next_due()  # a lower bound: nothing can have expired before it
+        if due is None or due > time.monotonic_ns():  # nothing due: no lock taken either
+            return 0
         with self._writers.writing(self._lock):
             p = self._pipeline
             if p is None:

@@ -17,6 +17,7 @@ class Entry:
         "counter",
         "group",
         "hit",
+        "idle_seq",
         "is_const",
         "mask",
         "member",
@@ -47,6 +48,7 @@ class Entry:
         self.since_ns = 0  # last hit (monotonic ns; set at insert, then by the data plane of
         # idle-timeout tables on every hit)
         self.notified_ns = 0  # last IdleTimeoutNotification for this entry
+        self.idle_seq = 0  # its live item in the table's idle-timeout heap (0: none)
         self.mask = 0
         self.value = 0
         self.ranges: tuple | None = None

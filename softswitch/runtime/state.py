@@ -420,6 +420,12 @@ class SwitchState:
         return out
 
     # ---- idle timeout -------------------------------------------------------------------------
+    def idle_next_due(self) -> int | None:
+        """A lower bound of when (monotonic ns) an entry of an idle-timeout table can next expire;
+        None when no entry has an idle timeout."""
+        dues = [d for d in (t.idle_next_due() for t in self.idle_tables) if d is not None]
+        return min(dues) if dues else None
+
     def idle_expired(self, now_ns: int) -> list[list[p4runtime_pb2.TableEntry]]:
         """Per idle-timeout table, the entries due an IdleTimeoutNotification (none: empty list)."""
         out = []

@@ -6,6 +6,7 @@ only feed ``sel_hash``); ``entry`` is None when the default action ran (a miss).
 """
 from __future__ import annotations
 
+import heapq
 import time
 from typing import NamedTuple
 
@@ -58,6 +59,12 @@ class TableState:
         self.direct_counter: DirectCounterState | None = None
         self.direct_meter: DirectMeterState | None = None
         self._entries: dict[tuple, Entry] = {}  # (spec, priority) -> entry, in insertion order
+        # entries with an idle timeout (idle_timeout_ns > 0) and a heap of (due_ns, seq, entry):
+        # the idle scan pops only what is due, never walks the table. An item is live while its
+        # seq is its entry's ``idle_seq``; ``due_ns`` is a lower bound (hits only postpone).
+        self._timed: set[Entry] = set()
+        self._idle_heap: list[tuple[int, int, Entry]] = []
+        self._idle_seq = 0
         self._lpm_field = next((i for i, f in enumerate(self.fields) if f.kind == LPM), None)
         if not self.fields:
             self._index = None
@@ -206,6 +213,7 @@ class TableState:
         self._entries[(spec, prio)] = e
         assert self._index is not None
         self._index.add(e)
+        self._idle_track(e)
         return e
 
     def _modify(self, e: Entry, te: p4runtime_pb2.TableEntry) -> None:
@@ -225,12 +233,17 @@ class TableState:
         e.meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
         if not e.is_const:
             self._store_msg(e, te)
+            self._idle_track(e)
 
     def _delete(self, e: Entry) -> None:
         assert self._index is not None
         self._index.remove(e)
         del self._entries[(e.spec, e.priority)]
         self._release(e)
+        if e in self._timed:
+            self._timed.discard(e)
+            e.idle_seq = 0
+            self._idle_compact()
 
     def _check_direct_resources(self, te: p4runtime_pb2.TableEntry) -> None:
         if te.HasField("counter_data") and self.direct_counter is None:
@@ -437,17 +450,61 @@ class TableState:
         return out
 
     # ---- idle timeout -------------------------------------------------------------------------
+    def _idle_track(self, e: Entry) -> None:
+        """After an insert or modify: ``e`` is in the idle heap when it has an idle timeout (due
+        its TTL after its last hit or notification), out of it otherwise."""
+        ttl = e.msg.idle_timeout_ns
+        if ttl > 0 and self.idle_timeout:
+            self._timed.add(e)
+            self._idle_push(e, max(e.since_ns, e.notified_ns) + ttl)
+        elif e in self._timed:
+            self._timed.discard(e)
+            e.idle_seq = 0
+        self._idle_compact()
+
+    def _idle_push(self, e: Entry, due_ns: int) -> None:
+        self._idle_seq += 1
+        e.idle_seq = self._idle_seq
+        heapq.heappush(self._idle_heap, (due_ns, self._idle_seq, e))
+
+    def _idle_compact(self) -> None:
+        """Drop the dead items (deleted entries, replaced deadlines) once they outnumber the live
+        ones: the heap stays O(timed entries) whatever the write churn."""
+        if len(self._idle_heap) <= 2 * len(self._timed) + 64:
+            return
+        self._idle_heap = []
+        for e in self._timed:
+            self._idle_seq += 1
+            e.idle_seq = self._idle_seq
+            self._idle_heap.append((max(e.since_ns, e.notified_ns) + e.msg.idle_timeout_ns, self._idle_seq, e))
+        heapq.heapify(self._idle_heap)
+
+    def idle_next_due(self) -> int | None:
+        """A lower bound of the time (monotonic ns) the next entry can expire; None: no entry has
+        an idle timeout. Cheap, for deciding whether a scan is needed at all."""
+        try:  # read without the server lock by the idle timer: only that thread pops
+            return self._idle_heap[0][0]
+        except IndexError:
+            return None
+
     def idle_expired(self, now_ns: int) -> list[p4runtime_pb2.TableEntry]:
         """Entries with an ``idle_timeout_ns`` not hit for that long since their last hit or last
-        notification (spec "Table Idle Timeout Notification"); their notification timer restarts."""
+        notification (spec "Table Idle Timeout Notification"); their notification timer restarts.
+        Looks only at heap items due by ``now_ns``: an entry hit since it was queued goes back
+        with its later deadline; entries without an idle timeout are never looked at."""
         out = []
-        if not self.idle_timeout:
-            return out
-        for e in self._entries.values():
+        heap = self._idle_heap
+        while heap and heap[0][0] <= now_ns:
+            _, seq, e = heapq.heappop(heap)
+            if e.idle_seq != seq:  # deleted, modified or requeued since
+                continue
             ttl = e.msg.idle_timeout_ns
-            if ttl <= 0 or now_ns - max(e.since_ns, e.notified_ns) < ttl:
+            due = max(e.since_ns, e.notified_ns) + ttl
+            if due > now_ns:  # hit since it was queued
+                self._idle_push(e, due)
                 continue
             e.notified_ns = now_ns
+            self._idle_push(e, now_ns + ttl)
             t = p4runtime_pb2.TableEntry(table_id=self.id, priority=e.priority,
                                          controller_metadata=e.msg.controller_metadata,
                                          metadata=e.msg.metadata, idle_timeout_ns=ttl)

@@ -246,3 +246,91 @@ def test_exit_in_a_control_applied_with_overlapping_arguments_is_rejected():
     assert src != ALIAS_SRC
     with pytest.raises(P4Error, match=r"unsupported: an exit in control 'f' applied with overlapping"):
         load_source(src, "x.p4")
+
+
+OVERLAP_SRC = """
+#include <v1model.p4>
+header a_t { bit<8> x; bit<8> y; }
+header e_t { bit<8> v; }
+struct H { a_t a; e_t[2] s; }
+struct M { }
+parser P(packet_in k, out H h, inout M m, inout standard_metadata_t s) {
+    state start { k.extract(h.a); k.extract(h.s.next); k.extract(h.s.next); transition accept; } }
+control C(inout H h, inout M m) { apply { } }
+control bits(inout bit<4> p, inout bit<4> q) { apply { p = 0xF; q = q + 1; } }
+control elems(inout e_t p, inout e_t q) { apply { p.v = 1; q.v = q.v + 1; } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    bits() b;
+    elems() e;
+    apply {
+        s.egress_spec = 1;
+        if (h.a.x == 0) { b.apply(h.a.y[7:4], h.a.y[5:2]); } else { e.apply(h.s[h.a.y], h.s[0]); }
+    } }
+control E(inout H h, inout M m, inout standard_metadata_t s) { apply { } }
+control D(packet_out k, in H h) { apply { k.emit(h.a); k.emit(h.s); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"""
+
+
+def test_overlapping_slices_and_maybe_equal_stack_elements_are_copied_in_and_out(tmp_path):
+    """Arguments that overlap without one being the other's prefix in text: two slices of one
+    field sharing bits 5:4, and a stack element with a run-time index next to element 0. Each
+    is copied in, then out in parameter order (bound in place, the second parameter read the
+    first one's write)."""
+    f = tmp_path / "ov.p4"
+    f.write_text(OVERLAP_SRC)
+    rig = Rig(f)
+    # y[7:4] = 0xF, then y[5:2] = (0 + 1): 0b1111_0000 with bits 5:2 = 0001 -> 0b1100_0100
+    _res, egs = rig.run(bytes([0, 0, 7, 7]))
+    assert egs[0].frames[0].data == bytes([0, 0xC4, 7, 7])
+    # h.s[y] with y = 0 is h.s[0]: p.v = 1 copied out first, then q.v = 5 + 1
+    _res, egs = rig.run(bytes([1, 0, 5, 9]))
+    assert egs[0].frames[0].data == bytes([1, 0, 6, 9])
+    # y = 1: different elements, each written once
+    _res, egs = rig.run(bytes([1, 1, 5, 9]))
+    assert egs[0].frames[0].data == bytes([1, 1, 6, 1])
+
+
+def test_aliasing_is_decided_on_lvalue_structure():
+    """What the printed text of two lvalues got wrong: a variable whose name has a dot is not a
+    member of another; members of a header_union overlap; disjoint slices and distinct constant
+    indices do not; a field and a longer-named sibling do not, a field and its own member do."""
+    from softswitch.frontend import ir
+    from softswitch.frontend.check_blocks import _aliased_args
+    from softswitch.frontend.ir import NO_LOC as L
+
+    b8 = ir.BitT(8)
+    e_t = ir.HeaderT("e_t", (ir.Field("v", b8),))
+    u_t = ir.StructT("u_t", (ir.Field("p", e_t), ir.Field("q", e_t)), union=True)
+    st = ir.StackT(e_t, 2)
+    h_t = ir.StructT("h_t", (ir.Field("a", e_t), ir.Field("ab", e_t), ir.Field("u", u_t), ir.Field("s", st)))
+    h = ir.Var(h_t, L, "h")
+
+    def m(base, f, t):
+        return ir.Member(t, L, base, f)
+
+    def idx(k):
+        return ir.StackIndex(e_t, L, m(h, "s", st), k if isinstance(k, ir.Expr) else ir.Const(ir.BitT(32), L, k))
+
+    def aliased(x, y):
+        return _aliased_args([(0, x), (1, y)]) == {0, 1}
+
+    dotted = ir.Var(e_t, L, "h.a")  # a local of an inlined instance 'h': not h's field a
+    assert not aliased(dotted, m(h, "a", e_t))
+    assert aliased(m(h, "a", e_t), m(m(h, "a", e_t), "v", b8))
+    assert not aliased(m(h, "a", e_t), m(h, "ab", e_t))
+    hu = m(h, "u", u_t)
+    assert aliased(m(hu, "p", e_t), m(hu, "q", e_t))
+    av = m(m(h, "a", e_t), "v", b8)
+    assert not aliased(ir.Slice(ir.BitT(4), L, av, 7, 4), ir.Slice(ir.BitT(4), L, av, 3, 0))
+    assert aliased(ir.Slice(ir.BitT(4), L, av, 7, 4), ir.Slice(ir.BitT(4), L, av, 4, 1))
+    # x[7:2][1:0] is x[3:2]
+    inner = ir.Slice(ir.BitT(6), L, av, 7, 2)
+    assert not aliased(ir.Slice(ir.BitT(2), L, inner, 1, 0), ir.Slice(ir.BitT(2), L, av, 1, 0))
+    assert aliased(ir.Slice(ir.BitT(2), L, inner, 1, 0), ir.Slice(ir.BitT(1), L, av, 2, 2))
+    assert not aliased(idx(0), idx(1))
+    assert aliased(idx(1), idx(1))
+    assert aliased(idx(m(m(h, "a", e_t), "v", b8)), idx(1))  # a run-time index may be any element
+    assert aliased(ir.StackLast(e_t, L, m(h, "s", st)), m(idx(0), "v", b8))
+    assert aliased(m(h, "s", st), idx(1))
+    assert not aliased(m(h, "a", e_t), idx(0))

@@ -333,6 +333,50 @@ def test_complex_key_without_name_is_an_error() -> None:
     assert named.tables[0].match_fields[-1].name == "low"
 
 
+_NESTED_KEYS = _HEAD + """
+header e_t { @name("A") bit<8> a; }
+header_union u_t { @name("EE") e_t e; }
+struct in_t { @name("deep") bit<8> d; bit<8> plain; }
+struct h_t { @name("E") e_t e; u_t u; @name("S") e_t[2] st; }
+struct m_t { @name("IN") in_t i; bit<8> x; }
+""" + _PARSER + """
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a() { }
+    table t {
+        key = { m.i.d : exact; m.i.plain & 3 : ternary; h.st[1].a : exact; h.e.isValid() : exact;
+                h.u.e.a : exact; h.u.e.isValid() : exact; }
+        actions = { a; }
+    }
+    apply { t.apply(); }
+}
+""" + _TAIL
+
+
+def test_key_names_take_field_names_at_every_level_and_check_the_key_once(monkeypatch) -> None:
+    """A field's @name applies at every member level of an unnamed key (the base's type comes
+    from the key's one type check: each subexpression of a key is checked once, not again per
+    member to name it)."""
+    from collections import Counter
+
+    from softswitch.frontend.check import Checker
+
+    calls: Counter = Counter()
+    trees: list = []
+    real = Checker.expr
+
+    def counted(self, t, ctx, expected):
+        if getattr(t, "data", None) == "member":
+            calls[id(t)] += 1
+            trees.append(t)  # keeps the id unique
+        return real(self, t, ctx, expected)
+
+    monkeypatch.setattr(Checker, "expr", counted)
+    p = build_p4info(load_source(_NESTED_KEYS, "k.p4"))
+    assert [f.name for f in p.tables[0].match_fields] == [
+        "m.IN.deep", "m.IN.plain & 3", "h.S[1].A", "h.E.$valid$", "h.u.EE.A", "h.u.EE.$valid$"]
+    assert calls and max(calls.values()) == 1, sorted(calls.values())
+
+
 _UNUSED_DIRECT = _HEAD + """
 struct h_t { }
 struct m_t { bit<8> x; bit<8> colour; }

@@ -236,6 +236,27 @@ def test_idle_timeout_hits_and_notifications():
         rig.close()
 
 
+def test_idle_scan_takes_no_lock_while_nothing_is_due():
+    """The idle timer's scan does not wait for the server lock (held by a long Write or Read)
+    when no entry can have expired yet: it reads the next deadline and returns."""
+    import threading
+
+    rig = IdleRig()
+    try:
+        rig.stream()
+        rig.set_pipeline()
+        rig.write(upd(I, table_entry=rig.mac_entry(0xA, 1, 60 * 10**9)))
+        sent: list[int] = []
+        th = threading.Thread(target=lambda: sent.append(rig.server.scan_idle_timeouts()), daemon=True)
+        with rig.server._lock:
+            th.start()
+            th.join(10)
+            assert not th.is_alive() and sent == [0]
+        th.join()
+    finally:
+        rig.close()
+
+
 def test_idle_timeout_errors(rig):
     rig.stream()
     rig.set_pipeline()
@@ -503,3 +524,40 @@ def test_packet_out_errors_and_header_padding(rig):
     # packed MSB first, zero-padded to whole bytes; padded forms accepted
     send((1, b"\x00\x00\x01\xff"), (2, b"\x7f"))
     assert rig.packet_outs.get(timeout=5) == ((0x1FF << 7) | 0x7F).to_bytes(2, "big") + b"p"
+
+
+def test_clone_session_statuses_are_bmv2s(rig):
+    """As bmv2's P4Runtime server (p4lang/PI proto/frontend/src/pre_clone_mgr.cpp,
+    PreCloneMgr::session_read/session_delete/session_create; device_mgr.cpp's Write packs each
+    failed update's code into an UNKNOWN status): a Read of one clone session that does not exist
+    ends with NOT_FOUND; a DELETE of one is a failed update NOT_FOUND, an INSERT of an existing
+    one ALREADY_EXISTS; a MODIFY of a missing one NOT_FOUND."""
+    rig.stream()
+    rig.set_pipeline()
+
+    def cs(sid: int) -> E:
+        ent = E()
+        c = ent.packet_replication_engine_entry.clone_session_entry
+        c.session_id = sid
+        c.replicas.add(egress_port=3, instance=1)
+        return ent
+
+    def probe(sid: int) -> E:
+        ent = E()
+        ent.packet_replication_engine_entry.clone_session_entry.session_id = sid
+        return ent
+
+    assert rpc_code(lambda: rig.read(probe(7))) == grpc.StatusCode.NOT_FOUND
+    assert batch_codes(rig, upd(D, **_pre(cs(7)))) == [code_pb2.NOT_FOUND]
+    assert batch_codes(rig, upd(M, **_pre(cs(7)))) == [code_pb2.NOT_FOUND]
+    rig.write(upd(I, **_pre(cs(7))))
+    assert batch_codes(rig, upd(I, **_pre(cs(7)))) == [code_pb2.ALREADY_EXISTS]
+    (got,) = rig.read(probe(7))
+    assert got.packet_replication_engine_entry.clone_session_entry == cs(7).packet_replication_engine_entry.clone_session_entry
+    rig.write(upd(D, **_pre(cs(7))))
+    assert rpc_code(lambda: rig.read(probe(7))) == grpc.StatusCode.NOT_FOUND
+    assert rig.read(probe(0)) == []  # a wildcard read of none is no error
+
+
+def _pre(ent: E) -> dict:
+    return {"packet_replication_engine_entry": ent.packet_replication_engine_entry}

@@ -387,3 +387,106 @@ def test_one_field_lookup1_answers_as_lookup_through_writes():
         for mac in range(8):
             assert my_mac.lookup1(mac) == my_mac.lookup((mac,))
     assert live_routes and live_macs
+
+
+# ---- idle timeout scan ------------------------------------------------------------------------
+@pytest.fixture()
+def idle_sb(p4info):
+    for t in p4info.tables:
+        if t.preamble.name == "MyIngress.l2":
+            t.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
+            t.size = 0  # unbounded
+    s = SwitchState(p4info)
+    return s, Builder(p4info), s.table("MyIngress.l2")
+
+
+def _l2(bl, mac: int, ttl_ns: int = 0):
+    return bl.entry("l2", {"dst_mac": mac}, bl.action("set_port", dmac=1, port=1), idle_timeout_ns=ttl_ns)
+
+
+def _lines_run(fn):
+    """(fn's result, how many lines of Python it ran, callees included): the work it did."""
+    import sys
+
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    prev = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        got = fn()
+    finally:
+        sys.settrace(prev)
+    return got, count
+
+
+def _macs(notes) -> list[int]:
+    return sorted(int.from_bytes(te.match[0].exact.value, "big") for te in notes)
+
+
+def test_idle_scan_does_not_walk_entries_without_idle_timeout(idle_sb):
+    """The scan runs under the server's write lock: its work must not grow with the entries
+    that have no idle timeout (here 4000 of them next to 2 that have one; walking the table
+    ran several lines per entry, over 12000 in all)."""
+    import time
+
+    s, bl, _ = idle_sb
+    for mac in range(1, 4001):
+        write(s, INSERT, _l2(bl, mac))
+    write(s, INSERT, _l2(bl, 0x5001, ttl_ns=1000))
+    write(s, INSERT, _l2(bl, 0x5002, ttl_ns=1000))
+    later = time.monotonic_ns() + 10**9
+    got, lines = _lines_run(lambda: s.idle_expired(later))
+    assert [_macs(g) for g in got] == [[0x5001, 0x5002]]
+    assert lines < 2000, lines  # building the two notifications (pure-Python protobuf: ~300 each)
+    got, lines = _lines_run(lambda: s.idle_expired(later + 500))  # nothing due yet
+    assert got == [] and lines < 50, lines
+
+
+def test_idle_scan_work_stays_bounded_under_write_churn(idle_sb):
+    """Inserting and deleting timed entries leaves nothing for the scan to wade through."""
+    import time
+
+    s, bl, _ = idle_sb
+    write(s, INSERT, _l2(bl, 1, ttl_ns=1000))
+    for mac in range(2, 3002):
+        write(s, INSERT, _l2(bl, mac, ttl_ns=1000))
+        write(s, DELETE, _l2(bl, mac))
+    write(s, MODIFY, _l2(bl, 1, ttl_ns=2000))  # a new deadline: the old one is dropped
+    got, lines = _lines_run(lambda: s.idle_expired(time.monotonic_ns() + 10**9))
+    assert [_macs(g) for g in got] == [[1]]
+    assert lines < 2000, lines
+
+
+def test_idle_deadlines_follow_hits_notifications_and_modifies(idle_sb):
+    """Spec "Table Idle Timeout Notification": an entry is reported once not hit for its TTL;
+    its timer then restarts; a hit (the data plane sets since_ns) postpones it; a MODIFY to 0
+    stops it, to another TTL uses that one; a deleted entry is never reported."""
+    s, bl, t = idle_sb
+    write(s, INSERT, _l2(bl, 1, ttl_ns=1000))
+    write(s, INSERT, _l2(bl, 2, ttl_ns=1000))
+    write(s, INSERT, _l2(bl, 3, ttl_ns=1000))
+    e1, e2, e3 = t.entries()
+    t0 = max(e.since_ns for e in (e1, e2, e3))  # each inserted at its since_ns, t0 or a bit before
+    assert t.idle_expired(min(e.since_ns for e in (e1, e2, e3)) + 999) == []
+    e2.since_ns = t0 + 500  # a hit
+    write(s, DELETE, _l2(bl, 3))
+    (n,) = t.idle_expired(t0 + 1000)
+    assert _macs([n]) == [1] and n.idle_timeout_ns == 1000 and n.time_since_last_hit.elapsed_ns >= 1000
+    assert t.idle_expired(t0 + 1499) == []
+    assert _macs(t.idle_expired(t0 + 1500)) == [2]
+    assert t.idle_expired(t0 + 1999) == []  # 1 was reported at t0 + 1000: next at t0 + 2000
+    assert _macs(t.idle_expired(t0 + 2000)) == [1]
+    write(s, MODIFY, _l2(bl, 1, ttl_ns=0))
+    write(s, MODIFY, _l2(bl, 2, ttl_ns=100))  # last notified at t0 + 1500
+    assert t.idle_expired(t0 + 1599) == []
+    assert _macs(t.idle_expired(t0 + 1600)) == [2]
+    assert _macs(t.idle_expired(t0 + 10**6)) == [2]
+    write(s, MODIFY, _l2(bl, 1, ttl_ns=50))  # last notified at t0 + 2000: due at once
+    assert _macs(t.idle_expired(t0 + 10**6 + 50)) == [1]
+    assert _macs(t.idle_expired(t0 + 10**6 + 100)) == [1, 2]
