@@ -87,8 +87,8 @@ class NsccControl(CongestionControl):
     """NSCC behind the interface.  ``learn_base_rtt``: the configured base RTT is a guess (a real
     driver does not know its fabric), so the smallest RTT sample seen replaces it and the window
     limits are derived again from it ([ours]; UET configures base_rtt per fabric).  The window
-    starts, as NSCC's does, at the maximum -- from the first RTT sample on, since the guess's
-    maximum means nothing."""
+    starts, as NSCC's does, at the configured maximum; at the first sample it keeps its value
+    (clamped into the new limits) and grows by NSCC's increase rules (:meth:`_rebase`)."""
 
     name = "nscc"
 
