@@ -1,7 +1,7 @@
 """P4Info generation from the checked IR, reproducing p4c's (p4c-bm2-ss, v1model) output.
 
 Ids are ``(prefix << 24) | (jenkins_one_at_a_time(name) & 0xffffff)`` with linear probing on
-collisions, ``@id`` honoured; aliases are the shortest dot-suffix unique among all entities.
+collisions, names taken in sorted order as p4c does, ``@id`` honoured; aliases are the shortest dot-suffix unique among all entities.
 """
 from __future__ import annotations
 
@@ -39,7 +39,10 @@ def jenkins_hash(name: str) -> int:
 
 
 class _Ids:
-    """Assigns ids: @id first, then hashes with linear probing, in entity order."""
+    """Assigns ids as p4c's P4RuntimeSymbolTable: every @id first, then, kind by kind, the
+    other names in sorted order (a std::map keyed by name, strcmp order), each the hash of its
+    name with linear probing on a taken id -- so of two names whose hashes collide, the one that
+    sorts first gets the hash and the other the next free id."""
 
     def __init__(self) -> None:
         self.taken: set[int] = set()
@@ -55,6 +58,11 @@ class _Ids:
             raise P4InfoError(loc, f"@id 0x{given:08x} of {kind} '{name}' is already used")
         self.taken.add(given)
         self.ids[(kind, name)] = given
+
+    def assign(self, kind: str, names) -> None:
+        """Ids for every name of ``kind`` not reserved, in p4c's order (UTF-8 byte order)."""
+        for name in sorted(set(names), key=lambda n: n.encode("utf-8")):
+            self.get(kind, name)
 
     def get(self, kind: str, name: str) -> int:
         key = (kind, name)
@@ -395,11 +403,14 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         [ch.name for ch in program.controller_headers] + [d.name for d in program.digests] + \
         [vs.name for vs in value_sets]
     alias = _aliases(all_names)
-    # ids are handed out in P4Info order, which is what p4c's probing sees
-    for t in tables:
-        ids.get("table", t.name)
-    for a in actions:
-        ids.get("action", a.name)
+    # every symbol p4c's symbol table holds takes an id, shown in P4Info or not (@hidden ones)
+    ids.assign("table", [t.name for t in tables])
+    ids.assign("action", [a.name for a in actions])
+    for kind in sorted(set(kinds_of.values())):
+        ids.assign(kind, [e.name for e in externs if kinds_of[e.kind] == kind])
+    ids.assign("controller_header", [ch.header.name for ch in program.controller_headers])
+    ids.assign("value_set", [vs.name for vs in value_sets])
+    ids.assign("digest", [d.name for d in program.digests])
 
     for t in tables:
         if t.name in hidden_tables and not private:

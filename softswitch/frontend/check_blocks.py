@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from lark import Tree
@@ -25,7 +26,6 @@ from .checkbase import (
     _param_default,
     _param_names,
     _ParamEntry,
-    _print_expr,
     _SubControl,
     _TableRef,
     _tree,
@@ -68,7 +68,8 @@ def _aliased_args(args: list[tuple[int, Any]]) -> set[int]:
 
 # One step of an lvalue's access path, from its root variable outwards:
 #   ("field", name, in_union)  a member (``in_union``: of a header_union, whose members overlap)
-#   ("index", k)               a stack element, ``k`` None when the index is not a constant
+#   ("index", k, x)            a stack element, ``k`` None when the index is not a constant;
+#                              ``x`` then its index expression (None for ``.last``/``.next``)
 #   ("bits", lo, hi)           a slice, as bits of the value it was taken of (nested ones folded)
 _Step = tuple
 
@@ -90,10 +91,11 @@ def _lvalue_path(e: Any) -> tuple[str, list[_Step]] | None:
             steps.append(("field", e.field, isinstance(base_t, ir.StructT) and base_t.union))
             e = e.expr
         elif isinstance(e, ir.StackIndex):
-            steps.append(("index", int(e.index.value) if isinstance(e.index, ir.Const) else None))
+            const = isinstance(e.index, ir.Const)
+            steps.append(("index", int(e.index.value) if const else None, None if const else e.index))
             e = e.stack
         elif isinstance(e, (ir.StackLast, ir.StackNext)):  # an element known at run time only
-            steps.append(("index", None))
+            steps.append(("index", None, None))
             e = e.stack
         elif isinstance(e, (ir.Var, ir.ActionParam)):
             return ("var:" if isinstance(e, ir.Var) else "param:") + e.name, steps[::-1]
@@ -117,6 +119,56 @@ def _paths_overlap(a: tuple[str, list[_Step]] | None, b: tuple[str, list[_Step]]
         if x[0] == "bits":
             return x[1] <= y[2] and y[1] <= x[2]
     return True  # one path is the other or a prefix of it
+
+
+def _same_lvalue(a: Any, b: Any) -> bool:
+    """Do two lvalues name the same storage whenever both are evaluated with the same state? The
+    same root, fields, slices, constant indices, and run-time indices that are the same
+    expression (``_same_expr``); ``.last``/``.next`` and any other form: no."""
+    pa, pb = _lvalue_path(a), _lvalue_path(b)
+    if pa is None or pb is None or pa[0] != pb[0] or len(pa[1]) != len(pb[1]):
+        return False
+    for x, y in zip(pa[1], pb[1]):
+        if x[0] != y[0]:
+            return False
+        if x[0] == "field" and x[1] != y[1]:
+            return False
+        if x[0] == "bits" and x[1:] != y[1:]:
+            return False
+        if x[0] == "index":
+            if x[1] is not None or y[1] is not None:
+                if x[1] != y[1]:
+                    return False
+            elif x[2] is None or y[2] is None or not _same_expr(x[2], y[2]):
+                return False
+    return True
+
+
+# expression forms whose value depends on nothing but the storage they read (no calls, no
+# extraction, no stack-pointer moves): two such expressions with the same structure are equal
+_PURE_EXPRS = (ir.Const, ir.Var, ir.ActionParam, ir.Member, ir.TupleElem, ir.StackIndex,
+               ir.StackLastIndex, ir.Slice, ir.Unary, ir.Binary, ir.Concat, ir.Cast, ir.Mux, ir.IsValid)
+
+
+def _same_expr(a: Any, b: Any) -> bool:
+    """Structural equality of two pure expressions: node kinds, types, names, operators and
+    constants, recursively; locations ignored."""
+    if type(a) is not type(b) or not isinstance(a, _PURE_EXPRS):
+        return False
+    for f in dataclasses.fields(a):
+        if f.name == "loc":
+            continue
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, ir.Expr) or isinstance(y, ir.Expr):
+            if not _same_expr(x, y):
+                return False
+        elif isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+            if len(x) != len(y) or not all(
+                    _same_expr(p, q) if isinstance(p, ir.Expr) else p == q for p, q in zip(x, y)):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def _has_return(s: ir.Stmt | None) -> bool:
@@ -943,8 +995,7 @@ class BlockChecker(CheckerBase):
             if direc in ("inout", "out"):
                 self.check_lvalue(e, e.loc)
                 b: Any = e
-                if again and (_print_expr(e) != _print_expr(sub.applied_args[i])  # type: ignore[index]
-                              or "<expr>" in _print_expr(e)):
+                if again and not _same_lvalue(e, sub.applied_args[i]):  # type: ignore[index]
                     raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
                                               f"different {direc} argument for '{pn}'")
             elif isinstance(e, ir.Const) and sub.applies <= 1:

@@ -5,9 +5,15 @@ from dataclasses import dataclass
 
 from p4.v1 import p4runtime_pb2
 
-from .errors import exists, invalid, not_found
+from .errors import exists, invalid, not_found, out_of_range, unimplemented
 
 Replica = tuple[int, int]  # (egress port, instance a.k.a. egress_rid)
+
+# bmv2's P4Runtime server (p4lang/PI proto/frontend, since PI #588 of 2023-04): multicast group
+# ids and clone session ids are 1..32767. Group ids from 32768 up are PI's own, one per clone
+# session; simple_switch keeps the top bit of its 16-bit mirror id for itself.
+FIRST_RESERVED_GROUP_ID = 1 << 15
+CLONE_SESSION_ID_LIMIT = 1 << 15  # session ids < this
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,8 @@ class PacketReplicationEngine:
         what = f"multicast group {gid}"
         if gid == 0:
             raise invalid("multicast group id 0 is invalid")
+        if gid >= FIRST_RESERVED_GROUP_ID:
+            raise out_of_range(f"{what}: group ids are 1..{FIRST_RESERVED_GROUP_ID - 1}")
         present = gid in self._groups
         if utype == p4runtime_pb2.Update.DELETE:
             _check_presence(utype, present, what)
@@ -83,10 +91,16 @@ class PacketReplicationEngine:
         self._groups[gid] = reps
 
     def _write_session(self, utype: int, m: p4runtime_pb2.CloneSessionEntry) -> None:
+        """As PI's PreCloneMgr: id 0 INVALID_ARGUMENT, ids past 32767 INVALID_ARGUMENT (checked
+        before presence), then presence; a class_of_service other than 0 is UNIMPLEMENTED. PI
+        rewrites a MODIFY's replicas before it looks at the class of service, so a MODIFY with
+        class 1..n changes the replicas and still fails, keeping the old class and length."""
         sid = m.session_id
         what = f"clone session {sid}"
         if sid == 0:
             raise invalid("clone session id 0 is invalid")
+        if sid >= CLONE_SESSION_ID_LIMIT:
+            raise invalid(f"{what}: session ids are 1..{CLONE_SESSION_ID_LIMIT - 1}")
         present = sid in self._sessions
         if utype == p4runtime_pb2.Update.DELETE:
             _check_presence(utype, present, what)
@@ -94,11 +108,17 @@ class PacketReplicationEngine:
             del self._session_msgs[sid]
             return
         _check_presence(utype, present, what)
+        reps = _replicas(m.replicas, what)
+        if m.class_of_service != 0:
+            if utype == p4runtime_pb2.Update.MODIFY:  # stored sessions all have class 0
+                old = self._sessions[sid]
+                msg = self._session_msgs[sid]
+                del msg.replicas[:]
+                msg.replicas.extend(m.replicas)
+                self._sessions[sid] = CloneSession(reps, old.class_of_service, old.packet_length_bytes)
+            raise unimplemented(f"{what}: class_of_service other than 0 (bmv2's PI server)")
         if m.packet_length_bytes < 0:
             raise invalid(f"{what}: packet_length_bytes must be >= 0")
-        if m.class_of_service > 7:
-            raise invalid(f"{what}: class_of_service must be 0..7")
-        reps = _replicas(m.replicas, what)
         msg = p4runtime_pb2.CloneSessionEntry()
         msg.CopyFrom(m)
         self._session_msgs[sid] = msg
@@ -110,6 +130,8 @@ class PacketReplicationEngine:
         kind = entry.WhichOneof("type")
         if kind == "multicast_group_entry":
             gid = entry.multicast_group_entry.multicast_group_id
+            if gid >= FIRST_RESERVED_GROUP_ID:  # PI: OUT_OF_RANGE, not NOT_FOUND
+                raise out_of_range(f"multicast group {gid}: group ids are 1..{FIRST_RESERVED_GROUP_ID - 1}")
             if gid and gid not in self._group_msgs:
                 raise not_found(f"multicast group {gid} does not exist")
             for g in sorted(self._group_msgs) if gid == 0 else [gid]:

@@ -122,3 +122,90 @@ def test_the_limits_themselves_load():
     prog = load_source(_limit_src(wide="bit<2048>", stack="w_t[256] s;",
                                   literal="sm.egress_spec = (bit<9>)2048w1;"), "limits.p4")
     assert prog is not None
+
+
+_AGAIN_SRC = """
+#include <core.p4>
+#include <v1model.p4>
+header e_t { bit<8> v; }
+struct H { e_t[4] s; }
+struct M { bit<8> i; bit<8> j; }
+parser P(packet_in b, out H h, inout M m, inout standard_metadata_t sm) {
+    state start { b.extract(h.s.next); b.extract(h.s.next); b.extract(h.s.next); b.extract(h.s.next);
+                  transition accept; } }
+control VC(inout H h, inout M m) { apply {} }
+control Inc(inout e_t p) { apply { p.v = p.v + 1; } }
+control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
+    Inc() inc;
+    apply {
+        m.i = h.s[0].v;
+        m.j = h.s[0].v;
+        FIRST
+        SECOND
+        sm.egress_spec = 1;
+    }
+}
+control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control CC(inout H h, inout M m) { apply {} }
+control D(packet_out b, in H h) { apply { b.emit(h.s); } }
+V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
+"""
+
+
+def test_sub_control_applied_again_with_the_same_run_time_index_runs_twice() -> None:
+    """The same instance applied twice to ``h.s[(bit<2>)(m.i + 1)]``: the out/inout arguments
+    are compared as lvalue structures (index expressions too), not printed text, which could not
+    print the index and rejected the program."""
+    arg = "h.s[(bit<2>)(m.i + 1)]"
+    src = _AGAIN_SRC.replace("FIRST", f"inc.apply({arg});").replace("SECOND", f"inc.apply({arg});")
+    p = load_source(src, "a.p4")
+    state = SwitchState(build_p4info(p))
+    pipe = build_pipeline(p, state, None)
+    res = pipe.ingress(bytes([1, 10, 20, 30]), 0, 0)
+    assert pipe.egress(res.to_tm[0], 1).frames[0].data == bytes([1, 10, 22, 30])
+
+
+@pytest.mark.parametrize("first,second", [
+    ("h.s[(bit<2>)m.i]", "h.s[(bit<2>)m.j]"),  # another field in the index
+    ("h.s[(bit<2>)m.i]", "h.s[(bit<2>)(m.i + 1)]"),  # another index expression
+    ("h.s[(bit<2>)m.i]", "h.s[1]"),  # a run-time index may or may not be 1
+    ("h.s[1]", "h.s[2]"),
+    ("h.s.last", "h.s.last"),  # the stack's pointer may have moved
+])
+def test_sub_control_applied_again_with_another_element_is_rejected(first: str, second: str) -> None:
+    src = _AGAIN_SRC.replace("FIRST", f"inc.apply({first});").replace("SECOND", f"inc.apply({second});")
+    with pytest.raises(P4Error, match=r"a\.p4:\d+:\d+: error: unsupported: applying control instance 'inc' "
+                                      r"again with a different inout argument for 'p'"):
+        load_source(src, "a.p4")
+
+
+def test_same_lvalue_is_structural() -> None:
+    """A variable whose name has a dot is not the member it prints like; index expressions are
+    compared node by node (a dotted variable in an index is not the member either)."""
+    from softswitch.frontend.check_blocks import _same_lvalue
+    from softswitch.frontend.ir import NO_LOC as L
+
+    b8 = ir.BitT(8)
+    e_t = ir.HeaderT("e_t", (ir.Field("v", b8),))
+    st = ir.StackT(e_t, 4)
+    m_t = ir.StructT("m_t", (ir.Field("i", b8),))
+    h_t = ir.StructT("h_t", (ir.Field("a", e_t), ir.Field("s", st)))
+    h, m = ir.Var(h_t, L, "h"), ir.Var(m_t, L, "m")
+    mi = ir.Member(b8, L, m, "i")
+
+    def elem(k: ir.Expr) -> ir.Expr:
+        return ir.StackIndex(e_t, L, ir.Member(st, L, h, "s"), k)
+
+    assert not _same_lvalue(ir.Var(e_t, L, "h.a"), ir.Member(e_t, L, h, "a"))
+    assert _same_lvalue(ir.Member(e_t, L, h, "a"), ir.Member(e_t, L, ir.Var(h_t, L, "h"), "a"))
+    assert _same_lvalue(elem(mi), elem(ir.Member(b8, L, ir.Var(m_t, L, "m"), "i")))
+    assert not _same_lvalue(elem(mi), elem(ir.Var(b8, L, "m.i")))
+    one = ir.Const(b8, L, 1)
+    plus = ir.Binary(b8, L, "+", mi, one)
+    assert _same_lvalue(elem(plus), elem(ir.Binary(b8, L, "+", mi, ir.Const(b8, L, 1))))
+    assert not _same_lvalue(elem(plus), elem(ir.Binary(b8, L, "-", mi, one)))
+    assert not _same_lvalue(elem(plus), elem(ir.Binary(b8, L, "+", mi, ir.Const(b8, L, 2))))
+    av = ir.Member(b8, L, ir.Member(e_t, L, h, "a"), "v")
+    assert _same_lvalue(ir.Slice(ir.BitT(4), L, av, 7, 4), ir.Slice(ir.BitT(4), L, av, 7, 4))
+    assert not _same_lvalue(ir.Slice(ir.BitT(4), L, av, 7, 4), ir.Slice(ir.BitT(4), L, av, 6, 3))
+    assert not _same_lvalue(av, ir.Member(e_t, L, h, "a"))  # a field is not its header

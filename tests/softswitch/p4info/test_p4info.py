@@ -169,3 +169,71 @@ def test_header_with_struct_fields_is_flattened_as_p4c_does() -> None:
     h = info.type_info.headers["h_t"]
     assert [(m.name, m.type_spec.WhichOneof("type_spec"), getattr(m.type_spec, m.type_spec.WhichOneof("type_spec")).bitwidth)
             for m in h.members] == [("x", "bit", 8), ("p.a", "bit", 8), ("p.b", "int", 8)]
+
+
+def _colliding(prefix: str) -> tuple[str, str]:
+    """The first two names ``prefix<i>`` whose 24-bit hashes are equal (a birthday search)."""
+    seen: dict[int, str] = {}
+    i = 0
+    while True:
+        name = f"{prefix}{i}"
+        low = jenkins_hash(name) & 0xFFFFFF
+        if low in seen:
+            return seen[low], name
+        seen[low] = name
+        i += 1
+
+
+def test_hash_collisions_resolve_in_p4cs_sorted_order() -> None:
+    """p4c (control-plane/p4RuntimeSymbolTable.cpp, computeIdsForSymbols) hands out ids per kind
+    over a std::map of the names, i.e. in sorted order, probing to the next id on a taken one:
+    of two names with one 24-bit hash the one that sorts first gets it. softswitch handed them
+    out in P4Info order, so declaring the later name first swapped the two ids."""
+    t_lo, t_hi = sorted(_colliding("Ig.t"))
+    a_lo, a_hi = sorted(_colliding("Ig.a"))
+    assert jenkins_hash(t_lo) & 0xFFFFFF == jenkins_hash(t_hi) & 0xFFFFFF
+    src = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in b, out H h, inout M m, inout standard_metadata_t sm) {
+    state start { b.extract(h.h); transition accept; } }
+control VC(inout H h, inout M m) { apply {} }
+control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
+    action AHI() { sm.egress_spec = 2; }
+    action ALO() { sm.egress_spec = 1; }
+    table THI { key = { h.h.k: exact; } actions = { AHI; NoAction; } default_action = NoAction(); }
+    table TLO { key = { h.h.k: exact; } actions = { ALO; NoAction; } default_action = NoAction(); }
+    apply { THI.apply(); TLO.apply(); }
+}
+control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control CC(inout H h, inout M m) { apply {} }
+control D(packet_out b, in H h) { apply { b.emit(h.h); } }
+V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
+"""
+    for old, new in (("THI", t_hi[3:]), ("TLO", t_lo[3:]), ("AHI", a_hi[3:]), ("ALO", a_lo[3:])):
+        src = src.replace(old, new)
+    info = build_p4info(load_source(src, "c.p4"))
+    # the higher name comes first in P4Info: the order softswitch used to hand ids out in
+    assert [t.preamble.name for t in info.tables] == [t_hi, t_lo]
+    names = [a.preamble.name for a in info.actions]
+    assert names.index(a_hi) < names.index(a_lo)
+
+    def p4c_ids(prefix: int, names: list[str]) -> dict[str, int]:
+        taken: set[int] = set()
+        out = {}
+        for n in sorted(names):
+            low = jenkins_hash(n)
+            while (prefix << 24) | (low & 0xFFFFFF) in taken:
+                low += 1
+            out[n] = (prefix << 24) | (low & 0xFFFFFF)
+            taken.add(out[n])
+        return out
+
+    want_t = p4c_ids(0x02, [t_hi, t_lo])
+    want_a = p4c_ids(0x01, [a_hi, a_lo, "NoAction"])
+    assert want_t[t_hi] == want_t[t_lo] + 1
+    assert {t.preamble.name: t.preamble.id for t in info.tables} == want_t
+    assert {a.preamble.name: a.preamble.id for a in info.actions} == want_a

@@ -561,3 +561,48 @@ def test_clone_session_statuses_are_bmv2s(rig):
 
 def _pre(ent: E) -> dict:
     return {"packet_replication_engine_entry": ent.packet_replication_engine_entry}
+
+
+def test_pre_id_limits_and_class_of_service_are_bmv2s(rig):
+    """bmv2's PI server (p4lang/PI device_mgr.cpp pre_mc_write/pre_mc_read/pre_clone_write,
+    pre_clone_mgr.cpp validate_session_id/session_set, pre_mc_mgr.h first_reserved_group_id):
+    clone session ids and multicast group ids are 1..32767. A clone session id past that is a
+    failed update INVALID_ARGUMENT (checked before presence), a group id OUT_OF_RANGE (on reads
+    too, as the Read's status); a class_of_service other than 0 is UNIMPLEMENTED, and a MODIFY
+    carrying one has already replaced the replicas when it fails."""
+    rig.stream()
+    rig.set_pipeline()
+
+    def cs(sid: int, cos: int = 0, port: int = 3) -> dict:
+        c = p4runtime_pb2.CloneSessionEntry(session_id=sid, class_of_service=cos)
+        c.replicas.add(egress_port=port, instance=1)
+        return {"packet_replication_engine_entry": p4runtime_pb2.PacketReplicationEngineEntry(
+            clone_session_entry=c)}
+
+    def mg(gid: int) -> dict:
+        g = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=gid)
+        g.replicas.add(egress_port=2, instance=1)
+        return {"packet_replication_engine_entry": p4runtime_pb2.PacketReplicationEngineEntry(
+            multicast_group_entry=g)}
+
+    rig.write(upd(I, **cs(32767)), upd(I, **mg(32767)))
+    # one batch, one p4.v1.Error per update, in order
+    assert batch_codes(rig, upd(I, **cs(32768)), upd(D, **cs(40000)), upd(M, **cs(1 << 20)),
+                       upd(I, **mg(32768)), upd(D, **mg(65535)), upd(I, **cs(5, cos=1)),
+                       upd(I, **cs(32767, cos=2))) == [
+        code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT,
+        code_pb2.OUT_OF_RANGE, code_pb2.OUT_OF_RANGE, code_pb2.UNIMPLEMENTED, code_pb2.ALREADY_EXISTS]
+
+    def probe(**kw) -> E:
+        return E(packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(**kw))
+
+    assert rpc_code(lambda: rig.read(probe(multicast_group_entry=p4runtime_pb2.MulticastGroupEntry(
+        multicast_group_id=32768)))) == grpc.StatusCode.OUT_OF_RANGE
+    assert rpc_code(lambda: rig.read(probe(clone_session_entry=p4runtime_pb2.CloneSessionEntry(
+        session_id=5)))) == grpc.StatusCode.NOT_FOUND  # the UNIMPLEMENTED insert left nothing
+    assert batch_codes(rig, upd(M, **cs(32767, cos=4, port=9))) == [code_pb2.UNIMPLEMENTED]
+    (got,) = rig.read(probe(clone_session_entry=p4runtime_pb2.CloneSessionEntry(session_id=32767)))
+    c = got.packet_replication_engine_entry.clone_session_entry
+    assert (c.class_of_service, [(r.egress_port, r.instance) for r in c.replicas]) == (0, [(9, 1)])
+    rig.write(upd(D, **cs(32767, cos=6)), upd(D, **mg(32767)))  # DELETE does not look at the class
+    assert rig.read(probe(clone_session_entry=p4runtime_pb2.CloneSessionEntry())) == []

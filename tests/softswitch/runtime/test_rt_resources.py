@@ -271,12 +271,12 @@ def test_pre(sb):
     mg.replicas.add(egress_port=1, instance=0)
     assert code_of(lambda: s.write(update(MODIFY, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
         multicast_group_entry=mg)))) == Code.INVALID_ARGUMENT
-    cs = p4runtime_pb2.CloneSessionEntry(session_id=3, class_of_service=2, packet_length_bytes=64)
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=3, packet_length_bytes=64)
     cs.replicas.add(egress_port=255, instance=0)
     s.write(update(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
         clone_session_entry=cs)))
     sess = s.pre.clone_session(3)
-    assert sess.replicas == ((255, 0),) and sess.class_of_service == 2 and sess.packet_length_bytes == 64
+    assert sess.replicas == ((255, 0),) and sess.class_of_service == 0 and sess.packet_length_bytes == 64
     assert s.pre.clone_session(4) is None
     everything = s.read(p4runtime_pb2.Entity(packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry()))
     assert len(everything) == 2
