@@ -285,14 +285,20 @@ class BlockChecker(CheckerBase):
             elif a.data != "ctor_call":
                 raise self.err(a, "V1Switch arguments must be parser/control instantiations")
             else:
-                n = str(a.children[0])
+                head = a.children[0]  # the type's name, or ``Name<args>``: a specialized_type
+                n = str(head.children[0]) if isinstance(head, Tree) else str(head)
                 ctor_args, at = _trees(_tree(a, "args")), a
             d = self.globals.get(n)
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
-            ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at)
-            blocks.append(self.lower_parser(d.tree, ctor) if kind == "parser" else
-                          self.lower_control(d.tree, ctor=ctor))
+            if at is a:
+                tenv = self.block_type_env(d.tree, head if isinstance(head, Tree) else None, a)
+            else:
+                tenv = self.block_instance_tenv[str(_tree(a, "name").children[0])]
+            ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at, tenv)
+            with self.specialised(kind, n, tenv, at):
+                blocks.append(self.lower_parser(d.tree, ctor) if kind == "parser" else
+                              self.lower_control(d.tree, ctor=ctor))
         self.check_header_widths(blocks)
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
@@ -385,6 +391,7 @@ class BlockChecker(CheckerBase):
         init: list[ir.Stmt] = []
         subs: dict[str, Tree] = {}
         sub_ctors: dict[str, dict[str, Any]] = {}  # instance -> its constructor arguments
+        sub_tenvs: dict[str, tuple] = {}  # instance -> its type arguments (a generic parser's)
         for loc_t in _trees(d):
             if loc_t.data == "var_decl":
                 init += self.stmt(loc_t, ctx)
@@ -398,8 +405,9 @@ class BlockChecker(CheckerBase):
                 ctx.value_sets.append(vs)  # type: ignore[attr-defined]
             elif loc_t.data == "instantiation":
                 subs[_name(loc_t)] = self._sub_parser_decl(loc_t)
+                sub_tenvs[_name(loc_t)] = self.block_type_env(subs[_name(loc_t)], _type_child(loc_t), loc_t)
                 sub_ctors[_name(loc_t)] = self.ctor_args(subs[_name(loc_t)], _trees(_tree(loc_t, "args")),
-                                                         ctx, loc_t)
+                                                         ctx, loc_t, sub_tenvs[_name(loc_t)])
         state_trees = _trees(d, "parser_state")
         names = [_name(s) for s in state_trees]
 
@@ -432,13 +440,15 @@ class BlockChecker(CheckerBase):
                 k += 1
                 sub_prefix = f"{cur}${inst}{k}."
                 cont = f"{cur}$after{k}"
-                copy_in, copy_out, sub_scope = self._bind_sub_parser(st, subs[inst], ctx, blk, sub_prefix)
+                tenv = sub_tenvs.get(inst, ({}, {}))
+                copy_in, copy_out, sub_scope = self._bind_sub_parser(st, subs[inst], ctx, blk, sub_prefix, tenv)
                 states[cur] = ir.ParserState(cur, stmts + copy_in, ir.Transition(self.loc(st), sub_prefix + "start"),
                                              anns, self.loc(s))
                 sub_ctx = _Ctx(blk, in_parser=True)
                 sub_ctx.scope = [{**sub_scope, **sub_ctors[inst]}]  # type: ignore[attr-defined]
                 sub_ctx.var_prefix = sub_prefix  # type: ignore[attr-defined]
-                self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
+                with self.specialised("parser", _name(subs[inst]), tenv, st):
+                    self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
                 cur, stmts = cont, list(copy_out)
             ctx.scope.pop()  # type: ignore[attr-defined]
             if tr is None:  # P4_16 (parser states): a state without a transition goes to reject
@@ -483,12 +493,15 @@ class BlockChecker(CheckerBase):
             if _tree(decl.tree, "ctor_params") is not None:
                 raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
                                            "parameters (declare an instance)")
+            if _tree(decl.tree, "type_params") is not None:
+                raise self.unsupported(st, f"direct application of generic parser '{n}' (declare an "
+                                           f"instance with type arguments: {n}<...>() name;)")
             subs[n], sub_ctors[n] = decl.tree, {}
             return n
         return None
 
-    def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block,
-                         prefix: str) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
+    def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block, prefix: str,
+                         tenv: tuple = ({}, {})) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
         """Copy-in statements, copy-out statements and the sub-parser's scope for one call."""
         call = _trees(st)[0]
         arg_trees = _trees(_tree(call, "args")) if _tree(call, "args") is not None else []
@@ -502,7 +515,8 @@ class BlockChecker(CheckerBase):
         scope: dict[str, Any] = {}
         loc = self.loc(st)
         for a, p in zip(arg_trees, prms):
-            pt = self.type_ref(_type_child(p))
+            with self.type_scope(tenv):  # the sub-parser's parameter types, at its type arguments
+                pt = self.type_ref(_type_child(p))
             direc = _direction(p)
             pn = _name(p)
             if isinstance(pt, ir.ExternT) and pt.name == "packet_in":
@@ -662,7 +676,7 @@ class BlockChecker(CheckerBase):
         for i, lt in enumerate(_trees(d)):
             key = order + (i,)
             k = lt.data
-            if k in ("annotations", "name", "params", "ctor_params", "block"):
+            if k in ("annotations", "name", "type_params", "params", "ctor_params", "block"):
                 continue
             if k == "var_decl":
                 init += self.stmt(lt, ctx)
@@ -722,7 +736,8 @@ class BlockChecker(CheckerBase):
         if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
             pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
             sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
-            sub.ctor = self.ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt)
+            sub.tenv = self.block_type_env(decl.tree, tref, lt)
+            sub.ctor = self.ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt, sub.tenv)
             ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
             return
         if tname not in _EXTERN_KINDS:
@@ -733,7 +748,34 @@ class BlockChecker(CheckerBase):
         blk.externs.append((key, inst))
         ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
 
-    def ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree) -> dict:
+    def block_type_env(self, d: Tree, tref: Tree | None, where: Tree) -> tuple:
+        """The type parameters of parser/control ``d`` bound to the type arguments of an instance
+        of it (``tref``: the instance's ``Name<A, ...>``, evaluated where the instance is), as
+        p4c's SpecializeAll specialises each instance; ``({}, {})`` for a block that is not
+        generic.  An instance of a generic block must give its type arguments: p4c specialises
+        none without them (its FindSpecializations skips an instance with neither type nor
+        constructor arguments), so they are not inferred from apply or constructor arguments."""
+        kind = "parser" if d.data == "parser_decl" else "control"
+        name = _name(d)
+        arg_trees = _trees(_tree(tref, "type_args")) if tref is not None and tref.data == "specialized_type" else []
+        if _tree(d, "type_params") is None:
+            if arg_trees:
+                raise self.err(where, f"{kind} '{name}' is not generic: it takes no type arguments")
+            return {}, {}
+        tps = _type_params(d)
+        if not arg_trees:
+            raise self.unsupported(where, f"an instance of generic {kind} '{name}' without type arguments "
+                                          f"(they are not inferred; give them: {name}<...>)")
+        if len(arg_trees) != len(tps):
+            raise self.err(where, f"{kind} '{name}' takes {len(tps)} type arguments, {len(arg_trees)} given")
+        args = [self.type_ref(a) for a in arg_trees]
+        for a, at in zip(arg_trees, args):
+            if isinstance(at, (InfIntT, ir.StringT, ir.VoidT, ir.ExternT)):
+                raise self.err(a, f"{show(at)} cannot be a type argument of {kind} '{name}'")
+        return (dict(zip(tps, args)),
+                {tp: self.type_arg_text(a, at) for tp, a, at in zip(tps, arg_trees, args)})
+
+    def ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree, tenv: tuple = ({}, {})) -> dict:
         """Constructor arguments of a parser or control instance, by parameter name (check_decl
         took the parameters).  A value parameter is bound to its argument, which must be a
         compile-time constant (evaluated where the instance is declared); inside the block it is
@@ -764,7 +806,10 @@ class BlockChecker(CheckerBase):
                                               "instance declared in the same control")
                 out[pn] = ent
                 continue
-            pt = self.type_ref(_type_child(p))
+            with self.type_scope(tenv):  # the parameter's type at the instance's type arguments
+                pt = self.type_ref(_type_child(p))
+            if _tree(d, "type_params") is not None:
+                self.check_ctor_value_type(p, kind, pn, pt)
             e = self.expr(a, ctx, pt)
             if not isinstance(e, ir.Const):
                 raise self.err(a, f"constructor argument for '{pn}' of {kind} '{_name(d)}' is not a "
@@ -782,6 +827,9 @@ class BlockChecker(CheckerBase):
         direct counter first)."""
         if _tree(decl.tree, "ctor_params") is not None:
             raise self.unsupported(t, "direct application of a control with constructor parameters")
+        if _tree(decl.tree, "type_params") is not None:
+            raise self.unsupported(t, f"direct application of generic control '{_name(decl.tree)}' (declare "
+                                      f"an instance with type arguments: {_name(decl.tree)}<...>() name;)")
         name = _name(decl.tree)
         n = getattr(ctx, "direct_applies", 0)
         ctx.direct_applies = n + 1  # type: ignore[attr-defined]
@@ -869,7 +917,8 @@ class BlockChecker(CheckerBase):
         bound: list[Any] = []
         again = sub.body is not None
         for i, (p, a) in enumerate(zip(params, arg_trees)):
-            pt = self.type_ref(_type_child(p))
+            with self.type_scope(sub.tenv):  # the parameter's type at the instance's type arguments
+                pt = self.type_ref(_type_child(p))
             direc = _direction(p)
             e = self.expr(a, ctx, pt)
             pn = _name(p)
@@ -921,8 +970,9 @@ class BlockChecker(CheckerBase):
             return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)] + post)
         var_prefix = sub.prefix.split(".", 1)[-1] + "."
         bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
-        ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
-                                 var_prefix=var_prefix)
+        with self.specialised("control", _name(d), sub.tenv, sub.loc):
+            ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
+                                     var_prefix=var_prefix)
         if post and self._may_exit(ctl.body, ctx):
             raise self.unsupported(t, f"an exit in control '{sub.name}' applied with overlapping out/inout "
                                       "arguments (their copy-out on exit is not modelled)")

@@ -185,7 +185,8 @@ def test_constructor_parameters_keep_p4info_names(ctor):
     ("control X(inout hs_t h) { apply { } } parser Q(packet_in p, inout hs_t h)(X v) { state start { transition accept; } }",
      "apply { }",
      "I()", "unsupported: parser constructor parameter 'v' of a control type"),
-    ("control X<T>(inout T h)(bit<8> v) { apply { } }", "apply { }", "I()", "unsupported: generic control"),
+    ("control X<T>(inout T h)(hs_t v) { apply { } }", "X<hs_t>({8w1}) x; apply { x.apply(h); }",
+     "I()", "unsupported: control constructor parameter 'v' of type hs_t"),
 ])
 def test_constructor_parameters_rejected_by_name(top, body, main_arg, words):
     with pytest.raises(P4Error) as ei:
