@@ -433,7 +433,7 @@ class BlockChecker(CheckerBase):
                     for c in tr.cases:
                         c.next_state = ren(c.next_state)
                     continue
-                inst = self._sub_parser_call(st, subs, ctx, sub_ctors)
+                inst = self._sub_parser_call(st, subs, ctx, sub_ctors, sub_tenvs)
                 if inst is None:
                     stmts += self.stmt(st, ctx)
                     continue
@@ -466,8 +466,8 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers{why})")
         return decl.tree
 
-    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree], ctx: _Ctx,
-                         sub_ctors: dict[str, dict[str, Any]]) -> str | None:
+    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree], ctx: _Ctx, sub_ctors: dict[str, dict[str, Any]],
+                         sub_tenvs: dict[str, tuple]) -> str | None:
         """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance.  ``Sub.apply(...);``
         of a parser type (the P4 spec's direct type invocation: an instance of its own at that
         call) is taken as an instance named after the type -- each call is inlined as a copy of
@@ -478,6 +478,21 @@ class BlockChecker(CheckerBase):
         if call.data != "call_expr":
             return None
         callee = _trees(call)[0]
+        if callee.data == "spec_type_member" and str(_tree(callee, "mname").children[0]) == "apply":
+            # ``G<A>.apply(...)``: an instance of its own at the type arguments, one per distinct
+            # arguments (as p4c's InstantiateDirectCalls then SpecializeAll)
+            tref = _trees(callee)[0]
+            n = str(tref.children[0])
+            decl = self.globals.get(n)
+            if not (isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin):
+                return None
+            if _tree(decl.tree, "ctor_params") is not None:
+                raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
+                                           "parameters (declare an instance)")
+            tenv = self.block_type_env(decl.tree, tref, st)
+            key = "_".join([n] + list(tenv[1].values()))
+            subs[key], sub_ctors[key], sub_tenvs[key] = decl.tree, {}, tenv
+            return key
         if callee.data != "member" or str(_tree(callee, "mname").children[0]) != "apply":
             return None
         base = _trees(callee)[0]
@@ -494,8 +509,8 @@ class BlockChecker(CheckerBase):
                 raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
                                            "parameters (declare an instance)")
             if _tree(decl.tree, "type_params") is not None:
-                raise self.unsupported(st, f"direct application of generic parser '{n}' (declare an "
-                                           f"instance with type arguments: {n}<...>() name;)")
+                raise self.unsupported(st, f"direct application of generic parser '{n}' without type "
+                                           f"arguments (give them: {n}<...>.apply(...))")
             subs[n], sub_ctors[n] = decl.tree, {}
             return n
         return None
@@ -817,7 +832,8 @@ class BlockChecker(CheckerBase):
             out[pn] = ir.Const(pt, e.loc, e.value) if isinstance(e.type, InfIntT) else e
         return out
 
-    def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+    def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree,
+                     tref: Tree | None = None) -> ir.Expr:
         """``Ctl.apply(...)`` of a control type: an instance of its own at this call, as the P4
         spec reads a direct application, named after the type in P4Info (as p4c names it); a
         second application of the same type in the same control gets ``_1``, and so on.  Its
@@ -827,9 +843,10 @@ class BlockChecker(CheckerBase):
         direct counter first)."""
         if _tree(decl.tree, "ctor_params") is not None:
             raise self.unsupported(t, "direct application of a control with constructor parameters")
-        if _tree(decl.tree, "type_params") is not None:
-            raise self.unsupported(t, f"direct application of generic control '{_name(decl.tree)}' (declare "
-                                      f"an instance with type arguments: {_name(decl.tree)}<...>() name;)")
+        if _tree(decl.tree, "type_params") is not None and tref is None:
+            raise self.unsupported(t, f"direct application of generic control '{_name(decl.tree)}' without "
+                                      f"type arguments (give them: {_name(decl.tree)}<...>.apply(...))")
+        tenv = self.block_type_env(decl.tree, tref, t)
         name = _name(decl.tree)
         n = getattr(ctx, "direct_applies", 0)
         ctx.direct_applies = n + 1  # type: ignore[attr-defined]
@@ -841,6 +858,7 @@ class BlockChecker(CheckerBase):
         pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
         sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if k == 0 else f"{pfx}.{name}_{k}",
                           getattr(ctx, "order", ()) + (-1_000_000 + n,), self.loc(t))
+        sub.tenv = tenv
         return self.inline_control(sub, arg_trees, ctx, t)
 
     def build_extern(self, lt: Tree, ctx: _Ctx, pfx: str) -> ir.ExternInstance:

@@ -28,6 +28,7 @@ from .checkbase import (
     _param_names,
     _ParamEntry,
     _parse_int,
+    _SpecBlock,
     _StmtMarker,
     _SubControl,
     _TableRef,
@@ -170,6 +171,15 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, f"enum {tname} has no member '{mem}'")
                 return ir.Const(et, loc, et.value_of(mem))
             raise self.err(t, f"'{tname}.{mem}' is not an enum member")
+        if k == "spec_type_member":  # Name<A, ...>.apply of a generic parser or control type
+            st = _trees(t)[0]
+            tname = str(st.children[0])
+            d = self.globals.get(tname)
+            if not (isinstance(d, _Decl) and d.kind in ("control", "parser") and not d.builtin):
+                raise self.err(t, f"'{tname}<...>.{_tree(t, 'mname').children[0]}' is not a parser or control "
+                                  "application")
+            named = _Named(ir.VoidT(), loc, tname, _SpecBlock(d, st))
+            return _Method(ir.VoidT(), loc, named, str(_tree(t, "mname").children[0]))
         if k == "error_member":
             mem = str(_tree(t, "mname").children[0])
             if mem not in self.errors:
@@ -1132,6 +1142,9 @@ class ExprChecker(CheckerBase):
                 if mem != "apply":
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
+            tref = None
+            if isinstance(e, _SpecBlock):
+                e, tref = e.decl, e.tref
             if isinstance(e, _Decl) and e.kind in ("control", "parser") and not e.builtin and mem == "apply":
                 if e.kind == "parser" and not ctx.in_parser:
                     raise self.err(t, f"parser '{base.name}' applied in a control (a parser can only be "
@@ -1142,7 +1155,7 @@ class ExprChecker(CheckerBase):
                 if e.kind == "parser":  # a sub-parser call inside an expression or a nested block
                     raise self.unsupported(t, f"direct application of parser type '{base.name}' other than "
                                               "as a statement of its own in a parser state")
-                return self.direct_apply(e, arg_trees, ctx, t)
+                return self.direct_apply(e, arg_trees, ctx, t, tref)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
         if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
             if arg_trees:

@@ -121,6 +121,15 @@ class _GenericFuncRef:
 
 
 @dataclass
+class _SpecBlock:
+    """``Name<A, ...>`` of a generic parser or control type in an expression: only its direct
+    application ``Name<A>.apply(...)`` is valid."""
+
+    decl: _Decl
+    tref: Tree  # the specialized_type: the type arguments, evaluated where it is applied
+
+
+@dataclass
 class _ExternFunc:
     name: str
 

@@ -1,6 +1,6 @@
 """Generic parsers and controls (issue 16) through the compiled pipeline: each instance
 (``Swap<bit<8>>() sw8;``, ``Get<h_t>() gh;`` in a parser, ``Eg<hs_t, m_t>() eg;`` at the top
-level, ``Dep<hs_t>()`` as a V1Switch argument) is specialised at its type arguments, as p4c's
+level, ``Dep<hs_t>()`` as a V1Switch argument, ``Swap<bit<16>>.apply(...)`` applied directly) is specialised at its type arguments, as p4c's
 SpecializeAll does; tables and actions keep their instance names in P4Info (``Ing.s8.t``), with
 action data of the argument's width. Until 2026-12-03 every generic parser or control was
 rejected by name (``generic control 'S'``); what stays rejected is rejected by name at
@@ -24,6 +24,7 @@ CASES = [
     ("03010200030004", "03770100030004"),  # Nest<h_t> -> Swap<h_t>: whole headers swapped
     ("0401020003000455", "0455020003000401"),  # Get<x_t> sub-parser, a second Swap<bit<8>>
     ("05010200030004", "05090200030004"),  # Put<bit<8>>(8w9): a constructor parameter of type T
+    ("0601020003000466", "0666020004000301"),  # direct applications: Get<x_t>.apply, Swap<bit<8>>.apply...
 ]
 
 
@@ -95,7 +96,7 @@ def test_type_errors_at_file_line_col(decls, body, words, where):
      "an instance of generic control 'Sw' without type arguments"),
     ("control K<T>(inout T v)(T k) { apply { v = k; } }", "K(8w3) k; apply { k.apply(h.h.a); }",
      "an instance of generic control 'K' without type arguments"),
-    (_SW, "apply { Sw.apply(h.h.a, m.x); }", "direct application of generic control 'Sw'"),
+    (_SW, "apply { Sw.apply(h.h.a, m.x); }", "direct application of generic control 'Sw' without type arguments"),
 ])
 def test_unsupported_forms_rejected_by_name(decls, body, words):
     with pytest.raises(P4Unsupported) as ei:
@@ -120,7 +121,8 @@ V1Switch(P(), V(), I(), I(), V(), D()) main;
 
 @pytest.mark.parametrize("local,stmt,words", [
     ("G() g;", "g.apply(p, h.h);", "unsupported: an instance of generic parser 'G' without type arguments"),
-    ("", "G.apply(p, h.h);", "unsupported: direct application of generic parser 'G'"),
+    ("", "G.apply(p, h.h);", "unsupported: direct application of generic parser 'G' without type arguments"),
+    ("", "G<h_t, h_t>.apply(p, h.h);", "parser 'G' takes 1 type arguments, 2 given"),
     ("G<bit<8>>() g;", "g.apply(p, h.h);", "expected bit<8>, got h_t"),
 ])
 def test_generic_sub_parser_errors(local, stmt, words):

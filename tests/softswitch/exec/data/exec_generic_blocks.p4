@@ -19,9 +19,10 @@ parser Prs(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
     Get<x_t>() gx;
     state start {
         gh.apply(p, h.h);
-        transition select(h.h.op) { 4: more; default: accept; }
+        transition select(h.h.op) { 4: more; 6: direct; default: accept; }
     }
     state more { gx.apply(p, h.x); transition accept; }
+    state direct { Get<x_t>.apply(p, h.x); transition accept; }  // direct application
 }
 
 control Swap<T>(inout T a, inout T b) { apply { T t = a; a = b; b = t; } }
@@ -69,6 +70,9 @@ control Ing(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
             sx.apply(h.h.a, h.x.v);
         } else if (h.h.op == 5) {
             p9.apply(h.h.a);
+        } else if (h.h.op == 6) {
+            Swap<bit<8>>.apply(h.h.a, h.x.v);  // direct application: an instance of its own
+            Swap<bit<16>>.apply(h.h.c, h.h.d);
         }
     }
 }
