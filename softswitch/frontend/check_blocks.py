@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from lark import Tree
@@ -278,6 +279,7 @@ class BlockChecker(CheckerBase):
             raise self.err(m, f"V1Switch takes 6 arguments, {len(args)} given")
         kinds = ["parser", "control", "control", "control", "control", "control"]
         blocks: list[Any] = []
+        spec_names = self.top_level_spec_names(args)
         for a, kind in zip(args, kinds):
             if a.data == "ident" and str(_tree(a, "name").children[0]) in self.block_instances:
                 n, inst = self.block_instances[str(_tree(a, "name").children[0])]  # a top-level instance
@@ -296,9 +298,10 @@ class BlockChecker(CheckerBase):
             else:
                 tenv = self.block_instance_tenv[str(_tree(a, "name").children[0])]
             ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at, tenv)
+            pname = spec_names.get(id(at))
             with self.specialised(kind, n, tenv, at):
-                blocks.append(self.lower_parser(d.tree, ctor) if kind == "parser" else
-                              self.lower_control(d.tree, ctor=ctor))
+                blocks.append(self.lower_parser(d.tree, ctor, pname) if kind == "parser" else
+                              self.lower_control(d.tree, prefix=pname, ctor=ctor))
         self.check_header_widths(blocks)
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
@@ -323,6 +326,37 @@ class BlockChecker(CheckerBase):
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
         return prog
 
+    def top_level_spec_names(self, args: list[Tree]) -> dict[int, str]:
+        """The names p4c's SpecializeAll gives the top-level parsers and controls it specialises
+        (those with type or constructor arguments; DefaultArguments has filled in defaulted ones),
+        by instantiation: ``Name_0``, ``Name_1``... (a ``_N`` suffix of the name is dropped first,
+        a name already declared is skipped), numbered in the order p4c finds them -- top-level
+        instances in declaration order, then V1Switch's arguments.  p4c's HierarchicalNames then
+        prefixes the P4Info names of their tables, actions and externs with it: its sample
+        issue1333 (``top(c())``, ``control c()(bit<32> binit = 4)``) names extern ``c_0.e``."""
+        taken = set(self.globals) | set(self.named_types)
+        out: dict[int, str] = {}
+        nodes = [(tname, inst) for tname, inst in self.block_instances.values()]
+        for a in args:
+            if a.data == "ctor_call":
+                head = a.children[0]
+                nodes.append((str(head.children[0]) if isinstance(head, Tree) else str(head), a))
+        for tname, node in nodes:
+            d = self.globals.get(tname)
+            if not isinstance(d, _Decl) or d.kind not in ("parser", "control"):
+                continue
+            cp = _tree(d.tree, "ctor_params")
+            if _tree(d.tree, "type_params") is None and (cp is None or not _trees(_tree(cp, "params"), "param")):
+                continue
+            m = re.fullmatch(r"(.+)_\d+", tname)
+            base = m.group(1) if m else tname
+            i = 0
+            while f"{base}_{i}" in taken:
+                i += 1
+            out[id(node)] = f"{base}_{i}"
+            taken.add(out[id(node)])
+        return out
+
     def block_params(self, d: Tree, blk: _Block) -> tuple[list[ir.Param], dict[str, Any]]:
         params, scope = [], {}
         for p in _trees(_tree(d, "params"), "param"):
@@ -334,9 +368,9 @@ class BlockChecker(CheckerBase):
             scope[pn] = ir.Var(pt, self.loc(p), pn)
         return params, scope
 
-    def lower_parser(self, d: Tree, ctor: dict[str, Any] | None = None) -> ir.Parser:
+    def lower_parser(self, d: Tree, ctor: dict[str, Any] | None = None, pname: str | None = None) -> ir.Parser:
         name = _name(d)
-        blk = _Block(name, "parser")
+        blk = _Block(pname or name, "parser")  # pname: a specialised parser's name (its value sets')
         params, scope = self.block_params(d, blk)
         scope.update(ctor or {})  # constructor parameters: the constants given
         ctx = _Ctx(blk, in_parser=True)

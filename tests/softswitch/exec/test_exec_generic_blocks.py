@@ -129,3 +129,25 @@ def test_generic_sub_parser_errors(local, stmt, words):
     with pytest.raises(P4Error) as ei:
         load_source(_PARSER % (local, stmt), "q.p4")
     assert words in str(ei.value) and "q.p4:" in str(ei.value), str(ei.value)
+
+
+_GI = """control GI<H, M>(inout H h, inout M m, inout standard_metadata_t s) {
+    action fwd(bit<9> p) { s.egress_spec = p; }
+    table t { key = { s.ingress_port: exact; } actions = { fwd; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); }
+}"""
+
+
+@pytest.mark.parametrize("extra,name", [("", "GI_0"), ("const bit<8> GI_0 = 1;", "GI_1")])
+def test_top_level_generic_ingress_named_as_p4c_specialises_it(tmp_path, extra, name):
+    """``V1Switch(..., GI<hs_t, m_t>(), ...)``: p4c's SpecializeAll makes a new control ``GI_0``
+    (the next free ``GI_N``) and its objects are named after it."""
+    src = v1_template("bit<8> a;", main_ingress="%s") % (_GI + extra, "apply { }", "GI<hs_t, m_t>()")
+    f = tmp_path / "gi.p4"
+    f.write_text(src)
+    r = Rig(f)
+    assert [t.preamble.name for t in r.p4info.tables] == [f"{name}.t"]
+    assert [a.preamble.name for a in r.p4info.actions] == ["NoAction", f"{name}.fwd"]
+    r.entry(f"{name}.t", {"s.ingress_port": ("exact", 1)}, r.action(f"{name}.fwd", p=5))
+    res = r.pipeline.ingress(b"\x07pay", 1, 0)
+    assert res.to_tm[0].egress_port == 5
