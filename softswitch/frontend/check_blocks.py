@@ -294,7 +294,7 @@ class BlockChecker(CheckerBase):
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
             if at is a:
-                tenv = self.block_type_env(d.tree, head if isinstance(head, Tree) else None, a)
+                tenv = self.block_type_env(d.tree, head if isinstance(head, Tree) else None, a, ctor_args)
             else:
                 tenv = self.block_instance_tenv[str(_tree(a, "name").children[0])]
             ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at, tenv)
@@ -439,7 +439,8 @@ class BlockChecker(CheckerBase):
                 ctx.value_sets.append(vs)  # type: ignore[attr-defined]
             elif loc_t.data == "instantiation":
                 subs[_name(loc_t)] = self._sub_parser_decl(loc_t)
-                sub_tenvs[_name(loc_t)] = self.block_type_env(subs[_name(loc_t)], _type_child(loc_t), loc_t)
+                sub_tenvs[_name(loc_t)] = self.block_type_env(subs[_name(loc_t)], _type_child(loc_t), loc_t,
+                                                              _trees(_tree(loc_t, "args")), ctx)
                 sub_ctors[_name(loc_t)] = self.ctor_args(subs[_name(loc_t)], _trees(_tree(loc_t, "args")),
                                                          ctx, loc_t, sub_tenvs[_name(loc_t)])
         state_trees = _trees(d, "parser_state")
@@ -785,7 +786,7 @@ class BlockChecker(CheckerBase):
         if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
             pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
             sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
-            sub.tenv = self.block_type_env(decl.tree, tref, lt)
+            sub.tenv = self.block_type_env(decl.tree, tref, lt, _trees(_tree(lt, "args")), ctx)
             sub.ctor = self.ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt, sub.tenv)
             ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
             return
@@ -797,13 +798,15 @@ class BlockChecker(CheckerBase):
         blk.externs.append((key, inst))
         ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
 
-    def block_type_env(self, d: Tree, tref: Tree | None, where: Tree) -> tuple:
-        """The type parameters of parser/control ``d`` bound to the type arguments of an instance
-        of it (``tref``: the instance's ``Name<A, ...>``, evaluated where the instance is), as
-        p4c's SpecializeAll specialises each instance; ``({}, {})`` for a block that is not
-        generic.  An instance of a generic block must give its type arguments: p4c specialises
-        none without them (its FindSpecializations skips an instance with neither type nor
-        constructor arguments), so they are not inferred from apply or constructor arguments."""
+    def block_type_env(self, d: Tree, tref: Tree | None, where: Tree, ctor_arg_trees: list[Tree] | None = None,
+                       ctx: _Ctx | None = None) -> tuple:
+        """The type parameters of parser/control ``d`` bound for an instance of it, as p4c's
+        SpecializeAll specialises each instance: to the instance's type arguments (``tref``:
+        its ``Name<A, ...>``, evaluated where the instance is), or else inferred from its
+        constructor arguments (``control c<T>()(T size)``, ``c(8w9) ci;``, as p4c's generic1
+        sample); ``({}, {})`` for a block that is not generic.  An instance with neither is
+        rejected: p4c specialises none (its FindSpecializations skips an instance without type or
+        constructor arguments), and softswitch does not infer them from apply arguments."""
         kind = "parser" if d.data == "parser_decl" else "control"
         name = _name(d)
         arg_trees = _trees(_tree(tref, "type_args")) if tref is not None and tref.data == "specialized_type" else []
@@ -813,8 +816,7 @@ class BlockChecker(CheckerBase):
             return {}, {}
         tps = _type_params(d)
         if not arg_trees:
-            raise self.unsupported(where, f"an instance of generic {kind} '{name}' without type arguments "
-                                          f"(they are not inferred; give them: {name}<...>)")
+            return self.infer_block_type_args(d, kind, name, tps, where, ctor_arg_trees or [], ctx)
         if len(arg_trees) != len(tps):
             raise self.err(where, f"{kind} '{name}' takes {len(tps)} type arguments, {len(arg_trees)} given")
         args = [self.type_ref(a) for a in arg_trees]
@@ -823,6 +825,33 @@ class BlockChecker(CheckerBase):
                 raise self.err(a, f"{show(at)} cannot be a type argument of {kind} '{name}'")
         return (dict(zip(tps, args)),
                 {tp: self.type_arg_text(a, at) for tp, a, at in zip(tps, arg_trees, args)})
+
+    def infer_block_type_args(self, d: Tree, kind: str, name: str, tps: list[str], where: Tree,
+                              ctor_arg_trees: list[Tree], ctx: _Ctx | None) -> tuple:
+        """Each type parameter unified with the type of a constructor argument whose parameter
+        type names it (an untyped integer binds no width: an error, as for a generic function)."""
+        cp = _tree(d, "ctor_params")
+        params = _trees(_tree(cp, "params"), "param") if cp is not None else []
+        if not params:
+            raise self.unsupported(where, f"an instance of generic {kind} '{name}' without type arguments "
+                                          f"(they are not inferred from apply arguments; give them: {name}<...>)")
+        if any(a.data == "named_arg" for a in ctor_arg_trees):
+            ctor_arg_trees = self.positional_args(ctor_arg_trees, [_name(p) for p in params], where)
+        if len(ctor_arg_trees) != len(params):
+            raise self.err(where, f"{kind} '{name}' takes {len(params)} constructor arguments, "
+                                  f"{len(ctor_arg_trees)} given")
+        env: dict[str, ir.Type] = {}
+        probe = copy.copy(ctx) if ctx is not None else _Ctx(None)
+        probe.prelude = []
+        for a, p in zip(ctor_arg_trees, params):
+            pt = _type_child(p)
+            if any(x.data == "named_type" and str(x.children[0]) in tps for x in pt.iter_subtrees()):
+                self.unify_type(pt, self.expr(a, probe, None).type, tps, env, f"{kind} '{name}'", a)
+        missing = [x for x in tps if x not in env]
+        if missing:
+            raise self.err(where, f"cannot infer type argument '{missing[0]}' of {kind} '{name}' from its "
+                                  f"constructor arguments; give the type arguments ({name}<...>)")
+        return env, {tp: _type_name_text(t) for tp, t in env.items()}
 
     def ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree, tenv: tuple = ({}, {})) -> dict:
         """Constructor arguments of a parser or control instance, by parameter name (check_decl

@@ -358,7 +358,7 @@ class DeclChecker(CheckerBase):
         if isinstance(decl, _Decl) and decl.kind in ("parser", "control") and not decl.builtin:
             # ``MyIngress() ig;`` at the top level, then ``V1Switch(..., ig, ...) main``; its
             # constructor arguments are checked here and bound when main lowers it
-            tenv = self.block_type_env(decl.tree, tref, d)  # type: ignore[attr-defined]
+            tenv = self.block_type_env(decl.tree, tref, d, _trees(_tree(d, "args")))  # type: ignore[attr-defined]
             self.ctor_args(decl.tree, _trees(_tree(d, "args")), _Ctx(None), d, tenv)  # type: ignore[attr-defined]
             self.block_instances[name] = (tname, d)
             self.block_instance_tenv[name] = tenv

@@ -670,7 +670,7 @@ class ExprChecker(CheckerBase):
             pt = _type_child(p)
             if not any(x.data == "named_type" and str(x.children[0]) in tps for x in pt.iter_subtrees()):
                 continue
-            self.unify_type(pt, self.expr(a, probe, None).type, tps, env, g.name, a)
+            self.unify_type(pt, self.expr(a, probe, None).type, tps, env, f"function '{g.name}'", a)
         missing = [x for x in tps if x not in env]
         if missing:
             raise self.err(t, f"cannot infer type argument '{missing[0]}' of function '{g.name}' from the "
@@ -679,16 +679,17 @@ class ExprChecker(CheckerBase):
 
     def unify_type(self, pt: Tree, at: ir.Type, tps: list[str], env: dict[str, ir.Type], fname: str,
                    a: Tree) -> None:
-        """Bind the type parameters ``tps`` named in parameter type ``pt`` so that it is ``at``."""
+        """Bind the type parameters ``tps`` named in parameter type ``pt`` so that it is ``at``
+        (``fname`` says whose: ``function 'f'``, ``control 'C'``)."""
         k = pt.data
         if k == "named_type" and str(pt.children[0]) in tps:
             tv = str(pt.children[0])
             if isinstance(at, InfIntT):
-                raise self.err(a, f"cannot infer a width for type parameter '{tv}' of function '{fname}' "
+                raise self.err(a, f"cannot infer a width for type parameter '{tv}' of {fname} "
                                   f"from an untyped integer literal (it would be 'int', which p4c rejects "
                                   f"too); write a typed literal such as 8w1 or give the type arguments")
             if tv in env and env[tv] != at:
-                raise self.err(a, f"type parameter '{tv}' of function '{fname}' cannot be both "
+                raise self.err(a, f"type parameter '{tv}' of {fname} cannot be both "
                                   f"{show(env[tv])} and {show(at)}")
             env[tv] = at
         elif k == "specialized_type":
@@ -696,7 +697,7 @@ class ExprChecker(CheckerBase):
             base = str(pt.children[0])
             args = _trees(_tree(pt, "type_args"))
             if origin is None or origin[0] != base or len(origin[1]) != len(args):
-                raise self.err(a, f"argument of type {show(at)} where function '{fname}' takes a {base}<...>")
+                raise self.err(a, f"argument of type {show(at)} where {fname} takes a {base}<...>")
             for x, y in zip(args, origin[1]):
                 self.unify_type(x, y, tps, env, fname, a)
         elif k == "stack_type" and isinstance(at, ir.StackT):

@@ -1,7 +1,8 @@
 """Generic parsers and controls (issue 16) through the compiled pipeline: each instance
 (``Swap<bit<8>>() sw8;``, ``Get<h_t>() gh;`` in a parser, ``Eg<hs_t, m_t>() eg;`` at the top
-level, ``Dep<hs_t>()`` as a V1Switch argument, ``Swap<bit<16>>.apply(...)`` applied directly) is specialised at its type arguments, as p4c's
-SpecializeAll does; tables and actions keep their instance names in P4Info (``Ing.s8.t``), with
+level, ``Dep<hs_t>()`` as a V1Switch argument, ``Swap<bit<16>>.apply(...)`` applied directly,
+``Put(16w0x1234) pc;`` with T inferred from a constructor argument) is specialised at its type
+arguments, as p4c's SpecializeAll does; tables and actions keep their instance names in P4Info (``Ing.s8.t``), with
 action data of the argument's width. Until 2026-12-03 every generic parser or control was
 rejected by name (``generic control 'S'``); what stays rejected is rejected by name at
 file:line:col."""
@@ -25,6 +26,7 @@ CASES = [
     ("0401020003000455", "0455020003000401"),  # Get<x_t> sub-parser, a second Swap<bit<8>>
     ("05010200030004", "05090200030004"),  # Put<bit<8>>(8w9): a constructor parameter of type T
     ("0601020003000466", "0666020004000301"),  # direct applications: Get<x_t>.apply, Swap<bit<8>>.apply...
+    ("07010200030004", "07010212340004"),  # Put(16w0x1234): T = bit<16> from the constructor argument
 ]
 
 
@@ -81,6 +83,10 @@ def test_the_old_rejection_is_gone():
     ("control X(inout bit<8> a) { apply { } }", "X<bit<8>>() x; apply { x.apply(h.h.a); }",
      "control 'X' is not generic: it takes no type arguments", ":9:"),
     ("control K<T, T>(inout T v) { apply { } }", "apply { }", "control 'K' declares a type parameter twice", ":5:"),
+    ("control K<T>(inout T v)(T k) { apply { v = k; } }", "K(3) k; apply { k.apply(h.h.a); }",
+     "cannot infer a width for type parameter 'T' of control 'K'", ":9:"),
+    ("control K<T, U>(inout U v)(T k) { apply { } }", "K(8w3) k; apply { k.apply(h.h.a); }",
+     "cannot infer type argument 'U' of control 'K' from its constructor arguments", ":9:"),
 ])
 def test_type_errors_at_file_line_col(decls, body, words, where):
     with pytest.raises(P4Error) as ei:
@@ -90,12 +96,10 @@ def test_type_errors_at_file_line_col(decls, body, words, where):
 
 
 @pytest.mark.parametrize("decls,body,words", [
-    # type arguments are not inferred (from apply or constructor arguments): p4c's SpecializeAll
-    # specialises no instance without them
+    # type arguments are not inferred from apply arguments: p4c's SpecializeAll specialises no
+    # instance without type or constructor arguments
     (_SW, "Sw() s; apply { s.apply(h.h.a, m.x); }",
      "an instance of generic control 'Sw' without type arguments"),
-    ("control K<T>(inout T v)(T k) { apply { v = k; } }", "K(8w3) k; apply { k.apply(h.h.a); }",
-     "an instance of generic control 'K' without type arguments"),
     (_SW, "apply { Sw.apply(h.h.a, m.x); }", "direct application of generic control 'Sw' without type arguments"),
 ])
 def test_unsupported_forms_rejected_by_name(decls, body, words):

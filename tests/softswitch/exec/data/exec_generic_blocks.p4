@@ -53,6 +53,7 @@ control Ing(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
     SetIf<bit<16>>() s16;
     Nest<h_t>() nh;
     Put<bit<8>>(8w9) p9;
+    Put(16w0x1234) pc;  // T inferred from the constructor argument (p4c's generic1 sample)
     apply {
         s.egress_spec = 2;
         if (h.h.op == 1) {
@@ -73,6 +74,8 @@ control Ing(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
         } else if (h.h.op == 6) {
             Swap<bit<8>>.apply(h.h.a, h.x.v);  // direct application: an instance of its own
             Swap<bit<16>>.apply(h.h.c, h.h.d);
+        } else if (h.h.op == 7) {
+            pc.apply(h.h.c);
         }
     }
 }
