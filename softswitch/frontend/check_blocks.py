@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from typing import Any
 
 from lark import Tree
@@ -384,6 +385,7 @@ class BlockChecker(CheckerBase):
             raise self.err(m, f"V1Switch takes 6 arguments, {len(args)} given")
         kinds = ["parser", "control", "control", "control", "control", "control"]
         blocks: list[Any] = []
+        spec_names = self.top_level_spec_names(args)
         for a, kind in zip(args, kinds):
             if a.data == "ident" and str(_tree(a, "name").children[0]) in self.block_instances:
                 n, inst = self.block_instances[str(_tree(a, "name").children[0])]  # a top-level instance
@@ -391,14 +393,21 @@ class BlockChecker(CheckerBase):
             elif a.data != "ctor_call":
                 raise self.err(a, "V1Switch arguments must be parser/control instantiations")
             else:
-                n = str(a.children[0])
+                head = a.children[0]  # the type's name, or ``Name<args>``: a specialized_type
+                n = str(head.children[0]) if isinstance(head, Tree) else str(head)
                 ctor_args, at = _trees(_tree(a, "args")), a
             d = self.globals.get(n)
             if not isinstance(d, _Decl) or d.kind != kind:
                 raise self.err(a, f"'{n}' is not a {kind}")
-            ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at)
-            blocks.append(self.lower_parser(d.tree, ctor) if kind == "parser" else
-                          self.lower_control(d.tree, ctor=ctor))
+            if at is a:
+                tenv = self.block_type_env(d.tree, head if isinstance(head, Tree) else None, a, ctor_args)
+            else:
+                tenv = self.block_instance_tenv[str(_tree(a, "name").children[0])]
+            ctor = self.ctor_args(d.tree, ctor_args, _Ctx(None), at, tenv)
+            pname = spec_names.get(id(at))
+            with self.specialised(kind, n, tenv, at):
+                blocks.append(self.lower_parser(d.tree, ctor, pname) if kind == "parser" else
+                              self.lower_control(d.tree, prefix=pname, ctor=ctor))
         self.check_header_widths(blocks)
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
@@ -423,6 +432,37 @@ class BlockChecker(CheckerBase):
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
         return prog
 
+    def top_level_spec_names(self, args: list[Tree]) -> dict[int, str]:
+        """The names p4c's SpecializeAll gives the top-level parsers and controls it specialises
+        (those with type or constructor arguments; DefaultArguments has filled in defaulted ones),
+        by instantiation: ``Name_0``, ``Name_1``... (a ``_N`` suffix of the name is dropped first,
+        a name already declared is skipped), numbered in the order p4c finds them -- top-level
+        instances in declaration order, then V1Switch's arguments.  p4c's HierarchicalNames then
+        prefixes the P4Info names of their tables, actions and externs with it: its sample
+        issue1333 (``top(c())``, ``control c()(bit<32> binit = 4)``) names extern ``c_0.e``."""
+        taken = set(self.globals) | set(self.named_types)
+        out: dict[int, str] = {}
+        nodes = [(tname, inst) for tname, inst in self.block_instances.values()]
+        for a in args:
+            if a.data == "ctor_call":
+                head = a.children[0]
+                nodes.append((str(head.children[0]) if isinstance(head, Tree) else str(head), a))
+        for tname, node in nodes:
+            d = self.globals.get(tname)
+            if not isinstance(d, _Decl) or d.kind not in ("parser", "control"):
+                continue
+            cp = _tree(d.tree, "ctor_params")
+            if _tree(d.tree, "type_params") is None and (cp is None or not _trees(_tree(cp, "params"), "param")):
+                continue
+            m = re.fullmatch(r"(.+)_\d+", tname)
+            base = m.group(1) if m else tname
+            i = 0
+            while f"{base}_{i}" in taken:
+                i += 1
+            out[id(node)] = f"{base}_{i}"
+            taken.add(out[id(node)])
+        return out
+
     def block_params(self, d: Tree, blk: _Block) -> tuple[list[ir.Param], dict[str, Any]]:
         params, scope = [], {}
         for p in _trees(_tree(d, "params"), "param"):
@@ -434,9 +474,9 @@ class BlockChecker(CheckerBase):
             scope[pn] = ir.Var(pt, self.loc(p), pn)
         return params, scope
 
-    def lower_parser(self, d: Tree, ctor: dict[str, Any] | None = None) -> ir.Parser:
+    def lower_parser(self, d: Tree, ctor: dict[str, Any] | None = None, pname: str | None = None) -> ir.Parser:
         name = _name(d)
-        blk = _Block(name, "parser")
+        blk = _Block(pname or name, "parser")  # pname: a specialised parser's name (its value sets')
         params, scope = self.block_params(d, blk)
         scope.update(ctor or {})  # constructor parameters: the constants given
         ctx = _Ctx(blk, in_parser=True)
@@ -498,6 +538,7 @@ class BlockChecker(CheckerBase):
         init: list[ir.Stmt] = []
         subs: dict[str, Tree] = {}
         sub_ctors: dict[str, dict[str, Any]] = {}  # instance -> its constructor arguments
+        sub_tenvs: dict[str, tuple] = {}  # instance -> its type arguments (a generic parser's)
         for loc_t in _trees(d):
             if loc_t.data == "var_decl":
                 init += self.stmt(loc_t, ctx)
@@ -511,8 +552,10 @@ class BlockChecker(CheckerBase):
                 ctx.value_sets.append(vs)  # type: ignore[attr-defined]
             elif loc_t.data == "instantiation":
                 subs[_name(loc_t)] = self._sub_parser_decl(loc_t)
+                sub_tenvs[_name(loc_t)] = self.block_type_env(subs[_name(loc_t)], _type_child(loc_t), loc_t,
+                                                              _trees(_tree(loc_t, "args")), ctx)
                 sub_ctors[_name(loc_t)] = self.ctor_args(subs[_name(loc_t)], _trees(_tree(loc_t, "args")),
-                                                         ctx, loc_t)
+                                                         ctx, loc_t, sub_tenvs[_name(loc_t)])
         state_trees = _trees(d, "parser_state")
         names = [_name(s) for s in state_trees]
 
@@ -538,20 +581,22 @@ class BlockChecker(CheckerBase):
                     for c in tr.cases:
                         c.next_state = ren(c.next_state)
                     continue
-                inst = self._sub_parser_call(st, subs, ctx, sub_ctors)
+                inst = self._sub_parser_call(st, subs, ctx, sub_ctors, sub_tenvs)
                 if inst is None:
                     stmts += self.stmt(st, ctx)
                     continue
                 k += 1
                 sub_prefix = f"{cur}${inst}{k}."
                 cont = f"{cur}$after{k}"
-                copy_in, copy_out, sub_scope = self._bind_sub_parser(st, subs[inst], ctx, blk, sub_prefix)
+                tenv = sub_tenvs.get(inst, ({}, {}))
+                copy_in, copy_out, sub_scope = self._bind_sub_parser(st, subs[inst], ctx, blk, sub_prefix, tenv)
                 states[cur] = ir.ParserState(cur, stmts + copy_in, ir.Transition(self.loc(st), sub_prefix + "start"),
                                              anns, self.loc(s))
                 sub_ctx = _Ctx(blk, in_parser=True)
                 sub_ctx.scope = [{**sub_scope, **sub_ctors[inst]}]  # type: ignore[attr-defined]
                 sub_ctx.var_prefix = sub_prefix  # type: ignore[attr-defined]
-                self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
+                with self.specialised("parser", _name(subs[inst]), tenv, st):
+                    self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
                 cur, stmts = cont, list(copy_out)
             ctx.scope.pop()  # type: ignore[attr-defined]
             if tr is None:  # P4_16 (parser states): a state without a transition goes to reject
@@ -569,8 +614,8 @@ class BlockChecker(CheckerBase):
             raise self.unsupported(lt, f"instance of '{tname}' in a parser (only sub-parsers{why})")
         return decl.tree
 
-    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree], ctx: _Ctx,
-                         sub_ctors: dict[str, dict[str, Any]]) -> str | None:
+    def _sub_parser_call(self, st: Tree, subs: dict[str, Tree], ctx: _Ctx, sub_ctors: dict[str, dict[str, Any]],
+                         sub_tenvs: dict[str, tuple]) -> str | None:
         """``inst`` when ``st`` is ``inst.apply(...);`` of a sub-parser instance.  ``Sub.apply(...);``
         of a parser type (the P4 spec's direct type invocation: an instance of its own at that
         call) is taken as an instance named after the type -- each call is inlined as a copy of
@@ -581,6 +626,21 @@ class BlockChecker(CheckerBase):
         if call.data != "call_expr":
             return None
         callee = _trees(call)[0]
+        if callee.data == "spec_type_member" and str(_tree(callee, "mname").children[0]) == "apply":
+            # ``G<A>.apply(...)``: an instance of its own at the type arguments, one per distinct
+            # arguments (as p4c's InstantiateDirectCalls then SpecializeAll)
+            tref = _trees(callee)[0]
+            n = str(tref.children[0])
+            decl = self.globals.get(n)
+            if not (isinstance(decl, _Decl) and decl.kind == "parser" and not decl.builtin):
+                return None
+            if _tree(decl.tree, "ctor_params") is not None:
+                raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
+                                           "parameters (declare an instance)")
+            tenv = self.block_type_env(decl.tree, tref, st)
+            key = "_".join([n] + list(tenv[1].values()))
+            subs[key], sub_ctors[key], sub_tenvs[key] = decl.tree, {}, tenv
+            return key
         if callee.data != "member" or str(_tree(callee, "mname").children[0]) != "apply":
             return None
         base = _trees(callee)[0]
@@ -596,12 +656,15 @@ class BlockChecker(CheckerBase):
             if _tree(decl.tree, "ctor_params") is not None:
                 raise self.unsupported(st, f"direct application of parser type '{n}', which has constructor "
                                            "parameters (declare an instance)")
+            if _tree(decl.tree, "type_params") is not None:
+                raise self.unsupported(st, f"direct application of generic parser '{n}' without type "
+                                           f"arguments (give them: {n}<...>.apply(...))")
             subs[n], sub_ctors[n] = decl.tree, {}
             return n
         return None
 
-    def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block,
-                         prefix: str) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
+    def _bind_sub_parser(self, st: Tree, sub: Tree, ctx: _Ctx, blk: _Block, prefix: str,
+                         tenv: tuple = ({}, {})) -> tuple[list[ir.Stmt], list[ir.Stmt], dict[str, Any]]:
         """Copy-in statements, copy-out statements and the sub-parser's scope for one call."""
         call = _trees(st)[0]
         arg_trees = _trees(_tree(call, "args")) if _tree(call, "args") is not None else []
@@ -615,7 +678,8 @@ class BlockChecker(CheckerBase):
         scope: dict[str, Any] = {}
         loc = self.loc(st)
         for a, p in zip(arg_trees, prms):
-            pt = self.type_ref(_type_child(p))
+            with self.type_scope(tenv):  # the sub-parser's parameter types, at its type arguments
+                pt = self.type_ref(_type_child(p))
             direc = _direction(p)
             pn = _name(p)
             if isinstance(pt, ir.ExternT) and pt.name == "packet_in":
@@ -775,7 +839,7 @@ class BlockChecker(CheckerBase):
         for i, lt in enumerate(_trees(d)):
             key = order + (i,)
             k = lt.data
-            if k in ("annotations", "name", "params", "ctor_params", "block"):
+            if k in ("annotations", "name", "type_params", "params", "ctor_params", "block"):
                 continue
             if k == "var_decl":
                 init += self.stmt(lt, ctx)
@@ -835,7 +899,8 @@ class BlockChecker(CheckerBase):
         if isinstance(decl, _Decl) and decl.kind == "control" and not decl.builtin:
             pname = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, local)
             sub = _SubControl(local, decl.tree, pname, key, self.loc(lt))
-            sub.ctor = self.ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt)
+            sub.tenv = self.block_type_env(decl.tree, tref, lt, _trees(_tree(lt, "args")), ctx)
+            sub.ctor = self.ctor_args(decl.tree, _trees(_tree(lt, "args")), ctx, lt, sub.tenv)
             ctx.scope[-1][local] = sub  # type: ignore[attr-defined]
             return
         if tname not in _EXTERN_KINDS:
@@ -846,7 +911,62 @@ class BlockChecker(CheckerBase):
         blk.externs.append((key, inst))
         ctx.scope[-1][local] = inst  # type: ignore[attr-defined]
 
-    def ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree) -> dict:
+    def block_type_env(self, d: Tree, tref: Tree | None, where: Tree, ctor_arg_trees: list[Tree] | None = None,
+                       ctx: _Ctx | None = None) -> tuple:
+        """The type parameters of parser/control ``d`` bound for an instance of it, as p4c's
+        SpecializeAll specialises each instance: to the instance's type arguments (``tref``:
+        its ``Name<A, ...>``, evaluated where the instance is), or else inferred from its
+        constructor arguments (``control c<T>()(T size)``, ``c(8w9) ci;``, as p4c's generic1
+        sample); ``({}, {})`` for a block that is not generic.  An instance with neither is
+        rejected: p4c specialises none (its FindSpecializations skips an instance without type or
+        constructor arguments), and softswitch does not infer them from apply arguments."""
+        kind = "parser" if d.data == "parser_decl" else "control"
+        name = _name(d)
+        arg_trees = _trees(_tree(tref, "type_args")) if tref is not None and tref.data == "specialized_type" else []
+        if _tree(d, "type_params") is None:
+            if arg_trees:
+                raise self.err(where, f"{kind} '{name}' is not generic: it takes no type arguments")
+            return {}, {}
+        tps = _type_params(d)
+        if not arg_trees:
+            return self.infer_block_type_args(d, kind, name, tps, where, ctor_arg_trees or [], ctx)
+        if len(arg_trees) != len(tps):
+            raise self.err(where, f"{kind} '{name}' takes {len(tps)} type arguments, {len(arg_trees)} given")
+        args = [self.type_ref(a) for a in arg_trees]
+        for a, at in zip(arg_trees, args):
+            if isinstance(at, (InfIntT, ir.StringT, ir.VoidT, ir.ExternT)):
+                raise self.err(a, f"{show(at)} cannot be a type argument of {kind} '{name}'")
+        return (dict(zip(tps, args)),
+                {tp: self.type_arg_text(a, at) for tp, a, at in zip(tps, arg_trees, args)})
+
+    def infer_block_type_args(self, d: Tree, kind: str, name: str, tps: list[str], where: Tree,
+                              ctor_arg_trees: list[Tree], ctx: _Ctx | None) -> tuple:
+        """Each type parameter unified with the type of a constructor argument whose parameter
+        type names it (an untyped integer binds no width: an error, as for a generic function)."""
+        cp = _tree(d, "ctor_params")
+        params = _trees(_tree(cp, "params"), "param") if cp is not None else []
+        if not params:
+            raise self.unsupported(where, f"an instance of generic {kind} '{name}' without type arguments "
+                                          f"(they are not inferred from apply arguments; give them: {name}<...>)")
+        if any(a.data == "named_arg" for a in ctor_arg_trees):
+            ctor_arg_trees = self.positional_args(ctor_arg_trees, [_name(p) for p in params], where)
+        if len(ctor_arg_trees) != len(params):
+            raise self.err(where, f"{kind} '{name}' takes {len(params)} constructor arguments, "
+                                  f"{len(ctor_arg_trees)} given")
+        env: dict[str, ir.Type] = {}
+        probe = copy.copy(ctx) if ctx is not None else _Ctx(None)
+        probe.prelude = []
+        for a, p in zip(ctor_arg_trees, params):
+            pt = _type_child(p)
+            if any(x.data == "named_type" and str(x.children[0]) in tps for x in pt.iter_subtrees()):
+                self.unify_type(pt, self.expr(a, probe, None).type, tps, env, f"{kind} '{name}'", a)
+        missing = [x for x in tps if x not in env]
+        if missing:
+            raise self.err(where, f"cannot infer type argument '{missing[0]}' of {kind} '{name}' from its "
+                                  f"constructor arguments; give the type arguments ({name}<...>)")
+        return env, {tp: _type_name_text(t) for tp, t in env.items()}
+
+    def ctor_args(self, d: Tree, args: list[Tree], ctx: _Ctx, lt: Tree, tenv: tuple = ({}, {})) -> dict:
         """Constructor arguments of a parser or control instance, by parameter name (check_decl
         took the parameters).  A value parameter is bound to its argument, which must be a
         compile-time constant (evaluated where the instance is declared); inside the block it is
@@ -877,7 +997,10 @@ class BlockChecker(CheckerBase):
                                               "instance declared in the same control")
                 out[pn] = ent
                 continue
-            pt = self.type_ref(_type_child(p))
+            with self.type_scope(tenv):  # the parameter's type at the instance's type arguments
+                pt = self.type_ref(_type_child(p))
+            if _tree(d, "type_params") is not None:
+                self.check_ctor_value_type(p, kind, pn, pt)
             e = self.expr(a, ctx, pt)
             if not isinstance(e, ir.Const):
                 raise self.err(a, f"constructor argument for '{pn}' of {kind} '{_name(d)}' is not a "
@@ -885,7 +1008,8 @@ class BlockChecker(CheckerBase):
             out[pn] = ir.Const(pt, e.loc, e.value) if isinstance(e.type, InfIntT) else e
         return out
 
-    def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+    def direct_apply(self, decl: _Decl, arg_trees: list[Tree], ctx: _Ctx, t: Tree,
+                     tref: Tree | None = None) -> ir.Expr:
         """``Ctl.apply(...)`` of a control type: an instance of its own at this call, as the P4
         spec reads a direct application, named after the type in P4Info (as p4c names it); a
         second application of the same type in the same control gets ``_1``, and so on.  Its
@@ -895,6 +1019,10 @@ class BlockChecker(CheckerBase):
         direct counter first)."""
         if _tree(decl.tree, "ctor_params") is not None:
             raise self.unsupported(t, "direct application of a control with constructor parameters")
+        if _tree(decl.tree, "type_params") is not None and tref is None:
+            raise self.unsupported(t, f"direct application of generic control '{_name(decl.tree)}' without "
+                                      f"type arguments (give them: {_name(decl.tree)}<...>.apply(...))")
+        tenv = self.block_type_env(decl.tree, tref, t)
         name = _name(decl.tree)
         n = getattr(ctx, "direct_applies", 0)
         ctx.direct_applies = n + 1  # type: ignore[attr-defined]
@@ -906,6 +1034,7 @@ class BlockChecker(CheckerBase):
         pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
         sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if k == 0 else f"{pfx}.{name}_{k}",
                           getattr(ctx, "order", ()) + (-1_000_000 + n,), self.loc(t))
+        sub.tenv = tenv
         return self.inline_control(sub, arg_trees, ctx, t)
 
     def build_extern(self, lt: Tree, ctx: _Ctx, pfx: str) -> ir.ExternInstance:
@@ -988,7 +1117,8 @@ class BlockChecker(CheckerBase):
         bound: list[Any] = []
         again = sub.body is not None
         for i, (p, a) in enumerate(zip(params, arg_trees)):
-            pt = self.type_ref(_type_child(p))
+            with self.type_scope(sub.tenv):  # the parameter's type at the instance's type arguments
+                pt = self.type_ref(_type_child(p))
             direc = _direction(p)
             e = self.expr(a, ctx, pt)
             pn = _name(p)
@@ -1039,8 +1169,9 @@ class BlockChecker(CheckerBase):
             return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)] + post)
         var_prefix = sub.prefix.split(".", 1)[-1] + "."
         bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
-        ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
-                                 var_prefix=var_prefix)
+        with self.specialised("control", _name(d), sub.tenv, sub.loc):
+            ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
+                                     var_prefix=var_prefix)
         if post and self._may_exit(ctl.body, ctx):
             raise self.unsupported(t, f"an exit in control '{sub.name}' applied with overlapping out/inout "
                                       "arguments (their copy-out on exit is not modelled)")

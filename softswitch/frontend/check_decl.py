@@ -292,7 +292,11 @@ class DeclChecker(CheckerBase):
             if name in _V1_TYPE_NAMES:
                 raise self.err(d, f"'{name}' is a v1model type name; a {k[:-5]} cannot be named so")
             if _tree(d, "type_params") is not None:
-                raise self.unsupported(d, f"generic {k[:-5]} '{name}'")
+                # specialised per instance's type arguments (BlockChecker.block_type_env), as
+                # p4c's SpecializeAll does
+                tps = _type_params(d)
+                if len(set(tps)) != len(tps):
+                    raise self.err(d, f"{k[:-5]} '{name}' declares a type parameter twice")
             if _tree(d, "ctor_params") is not None:
                 self.check_ctor_params(d, k[:-5], name)
             self.declare(d, name, _Decl(k[:-5], d, self.is_builtin(d)))
@@ -329,11 +333,15 @@ class DeclChecker(CheckerBase):
                 if kind == "parser":
                     raise self.unsupported(p, f"parser constructor parameter '{pn}' of a control type")
                 continue
-            pt = self.type_ref(_type_child(p))
-            if not isinstance(pt, _CTOR_VALUE_TYPES):
-                raise self.unsupported(p, f"{kind} constructor parameter '{pn}' of type {show(pt)} "
-                                          "(only bit<W>, int<W>, int, bool, enums, error and, for a "
-                                          "control, control types)")
+            if _tree(d, "type_params") is not None:
+                continue  # its type may name a type parameter: checked per instance (ctor_args)
+            self.check_ctor_value_type(p, kind, pn, self.type_ref(_type_child(p)))
+
+    def check_ctor_value_type(self, p: Tree, kind: str, pn: str, pt: ir.Type) -> None:
+        if not isinstance(pt, _CTOR_VALUE_TYPES):
+            raise self.unsupported(p, f"{kind} constructor parameter '{pn}' of type {show(pt)} "
+                                      "(only bit<W>, int<W>, int, bool, enums, error and, for a "
+                                      "control, control types)")
 
     def is_control_ctor_param(self, p: Tree) -> bool:
         """Is constructor parameter ``p`` of a user control type?"""
@@ -350,8 +358,10 @@ class DeclChecker(CheckerBase):
         if isinstance(decl, _Decl) and decl.kind in ("parser", "control") and not decl.builtin:
             # ``MyIngress() ig;`` at the top level, then ``V1Switch(..., ig, ...) main``; its
             # constructor arguments are checked here and bound when main lowers it
-            self.ctor_args(decl.tree, _trees(_tree(d, "args")), _Ctx(None), d)  # type: ignore[attr-defined]
+            tenv = self.block_type_env(decl.tree, tref, d, _trees(_tree(d, "args")))  # type: ignore[attr-defined]
+            self.ctor_args(decl.tree, _trees(_tree(d, "args")), _Ctx(None), d, tenv)  # type: ignore[attr-defined]
             self.block_instances[name] = (tname, d)
+            self.block_instance_tenv[name] = tenv
             return
         if tname not in _EXTERN_KINDS:
             raise self.unsupported(d, f"top-level instance '{name}' of '{tname}' (only v1model extern "

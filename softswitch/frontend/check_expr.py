@@ -28,6 +28,7 @@ from .checkbase import (
     _param_names,
     _ParamEntry,
     _parse_int,
+    _SpecBlock,
     _StmtMarker,
     _SubControl,
     _TableRef,
@@ -172,6 +173,15 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, f"enum {tname} has no member '{mem}'")
                 return ir.Const(et, loc, et.value_of(mem))
             raise self.err(t, f"'{tname}.{mem}' is not an enum member")
+        if k == "spec_type_member":  # Name<A, ...>.apply of a generic parser or control type
+            st = _trees(t)[0]
+            tname = str(st.children[0])
+            d = self.globals.get(tname)
+            if not (isinstance(d, _Decl) and d.kind in ("control", "parser") and not d.builtin):
+                raise self.err(t, f"'{tname}<...>.{_tree(t, 'mname').children[0]}' is not a parser or control "
+                                  "application")
+            named = _Named(ir.VoidT(), loc, tname, _SpecBlock(d, st))
+            return _Method(ir.VoidT(), loc, named, str(_tree(t, "mname").children[0]))
         if k == "error_member":
             mem = str(_tree(t, "mname").children[0])
             if mem not in self.errors:
@@ -664,7 +674,7 @@ class ExprChecker(CheckerBase):
             pt = _type_child(p)
             if not any(x.data == "named_type" and str(x.children[0]) in tps for x in pt.iter_subtrees()):
                 continue
-            self.unify_type(pt, self.expr(a, probe, None).type, tps, env, g.name, a)
+            self.unify_type(pt, self.expr(a, probe, None).type, tps, env, f"function '{g.name}'", a)
         missing = [x for x in tps if x not in env]
         if missing:
             raise self.err(t, f"cannot infer type argument '{missing[0]}' of function '{g.name}' from the "
@@ -673,16 +683,17 @@ class ExprChecker(CheckerBase):
 
     def unify_type(self, pt: Tree, at: ir.Type, tps: list[str], env: dict[str, ir.Type], fname: str,
                    a: Tree) -> None:
-        """Bind the type parameters ``tps`` named in parameter type ``pt`` so that it is ``at``."""
+        """Bind the type parameters ``tps`` named in parameter type ``pt`` so that it is ``at``
+        (``fname`` says whose: ``function 'f'``, ``control 'C'``)."""
         k = pt.data
         if k == "named_type" and str(pt.children[0]) in tps:
             tv = str(pt.children[0])
             if isinstance(at, InfIntT):
-                raise self.err(a, f"cannot infer a width for type parameter '{tv}' of function '{fname}' "
+                raise self.err(a, f"cannot infer a width for type parameter '{tv}' of {fname} "
                                   f"from an untyped integer literal (it would be 'int', which p4c rejects "
                                   f"too); write a typed literal such as 8w1 or give the type arguments")
             if tv in env and env[tv] != at:
-                raise self.err(a, f"type parameter '{tv}' of function '{fname}' cannot be both "
+                raise self.err(a, f"type parameter '{tv}' of {fname} cannot be both "
                                   f"{show(env[tv])} and {show(at)}")
             env[tv] = at
         elif k == "specialized_type":
@@ -690,7 +701,7 @@ class ExprChecker(CheckerBase):
             base = str(pt.children[0])
             args = _trees(_tree(pt, "type_args"))
             if origin is None or origin[0] != base or len(origin[1]) != len(args):
-                raise self.err(a, f"argument of type {show(at)} where function '{fname}' takes a {base}<...>")
+                raise self.err(a, f"argument of type {show(at)} where {fname} takes a {base}<...>")
             for x, y in zip(args, origin[1]):
                 self.unify_type(x, y, tps, env, fname, a)
         elif k == "stack_type" and isinstance(at, ir.StackT):
@@ -1136,6 +1147,9 @@ class ExprChecker(CheckerBase):
                 if mem != "apply":
                     raise self.err(t, f"control instance '{base.name}' has no method '{mem}'")
                 return self.inline_control(e, arg_trees, ctx, t)
+            tref = None
+            if isinstance(e, _SpecBlock):
+                e, tref = e.decl, e.tref
             if isinstance(e, _Decl) and e.kind in ("control", "parser") and not e.builtin and mem == "apply":
                 if e.kind == "parser" and not ctx.in_parser:
                     raise self.err(t, f"parser '{base.name}' applied in a control (a parser can only be "
@@ -1146,7 +1160,7 @@ class ExprChecker(CheckerBase):
                 if e.kind == "parser":  # a sub-parser call inside an expression or a nested block
                     raise self.unsupported(t, f"direct application of parser type '{base.name}' other than "
                                               "as a statement of its own in a parser state")
-                return self.direct_apply(e, arg_trees, ctx, t)
+                return self.direct_apply(e, arg_trees, ctx, t, tref)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
         if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
             if arg_trees:

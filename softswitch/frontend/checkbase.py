@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,7 @@ class _SubControl:
     body: ir.Block | None = None
     ctor: dict = field(default_factory=dict)  # constructor parameter -> the _SubControl passed
     alias_vars: dict[int, Any] | None = None  # parameter index -> its copy when arguments overlap
+    tenv: tuple = ({}, {})  # a generic control's type parameters bound (types, their text)
 
 
 @dataclass
@@ -116,6 +118,15 @@ class _GenericFuncRef:
 
     name: str
     tree: Any
+
+
+@dataclass
+class _SpecBlock:
+    """``Name<A, ...>`` of a generic parser or control type in an expression: only its direct
+    application ``Name<A>.apply(...)`` is valid."""
+
+    decl: _Decl
+    tref: Tree  # the specialized_type: the type arguments, evaluated where it is applied
 
 
 @dataclass
@@ -184,6 +195,7 @@ class CheckerBase:
         self.fn_results: set[str] = set()  # fresh variables holding a function call's value
         self.extern_func_params: dict[str, list[list[str]]] = {}  # v1model/core extern function -> overloads' parameter names
         self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances
+        self.block_instance_tenv: dict[str, tuple] = {}  # ... and their type arguments (generic ones)
         self.writable_params: set[int] = set()
         self.global_externs: dict[str, ir.ExternInstance] = {}
         # generics: the type variables bound while a specialisation is lowered; the generic
@@ -200,6 +212,33 @@ class CheckerBase:
         self.key_subexprs: dict[int, ir.Expr] | None = None
 
     # ------------------------------------------------------------ helpers
+    @contextmanager
+    def type_scope(self, tenv: tuple) -> Iterator[None]:
+        """Lower with a generic block's type parameters bound (``tenv``: types, and each one's
+        argument as written); the enclosing bindings are back afterwards."""
+        saved = self.type_env, self.type_env_text
+        self.type_env, self.type_env_text = tenv
+        try:
+            yield
+        finally:
+            self.type_env, self.type_env_text = saved
+
+    @contextmanager
+    def specialised(self, kind: str, name: str, tenv: tuple, where: Any) -> Iterator[None]:
+        """Lower a generic parser's or control's body at the type arguments ``tenv``: a type error
+        in it also names the specialisation and where it was instantiated (softswitch checks the
+        body per specialisation, not once for every type as p4c does)."""
+        with self.type_scope(tenv):
+            if not tenv[0]:
+                yield
+                return
+            try:
+                yield
+            except P4TypeError as e:
+                args = ", ".join(f"{k} = {show(v)}" for k, v in tenv[0].items())
+                raise P4TypeError(e.loc, f"{e.message} (in {kind} '{name}' at {args}, instantiated at "
+                                         f"{self.loc(where) if not isinstance(where, ir.Loc) else where})") from None
+
     def loc(self, node: Any) -> ir.Loc:
         if isinstance(node, Token):
             return self.origins.loc(node.line or 1, node.column or 1)

@@ -266,7 +266,7 @@ def parse_text(text: str, origins: OriginMap) -> Tree:
     lark = _lark()
     try:
         tokens = post.process(lark.lex(text, dont_ignore=False))
-        return _parse_tokens(lark, tokens)
+        return _normalise(_parse_tokens(lark, tokens))
     except UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":
@@ -283,6 +283,19 @@ def parse_text(text: str, origins: OriginMap) -> Tree:
     except UnexpectedInput as e:
         raise P4SyntaxError(origins.loc(getattr(e, "line", 1), getattr(e, "column", 1)),
                             "syntax error") from None
+
+
+def _normalise(tree: Tree) -> Tree:
+    """``G<A>.apply(args);`` as a statement (its own grammar rule: a statement starting with a
+    type is otherwise a declaration) becomes the call statement it is, shaped as any other."""
+    for st in tree.iter_subtrees():
+        if st.data == "spec_apply_stmt":
+            kids = [c for c in st.children if isinstance(c, Tree) and c.data != "annotations"]
+            spec, mname, args = kids
+            member = Tree("spec_type_member", [spec, mname], meta=spec.meta)
+            st.children = [Tree("call_expr", [member, args], meta=st.meta)]
+            st.data = "call_stmt"
+    return tree
 
 
 def _last_line(text: str) -> int:

@@ -155,15 +155,20 @@ def test_constructor_parameters_are_the_constants_given(ctor):
     assert d == 41 + 100  # in1 = Inner(k + 1, true); in2 (named arguments) through Twice; off not
     assert e == 1  # const entry keyed on k hits
     assert f == 40  # Twice(in2, k): w
-    assert ctor.state.counter("I.hits").packets[0] == 1  # index k - 40
+    assert ctor.state.counter("I_0.hits").packets[0] == 1  # index k - 40
     _res, eg = ctor.run(bytes([216, 10, 20, 0, 0, 0]))
     assert eg[0].frames[0].data[4] == 0  # a = 256 -> 0: no hit
 
 
-def test_constructor_parameters_keep_p4info_names(ctor):
-    assert [t.preamble.name for t in ctor.p4info.tables] == ["I.t"]
-    assert [a.preamble.name for a in ctor.p4info.actions] == ["NoAction", "I.in1.put", "I.in2.put", "I.off.put"]
-    assert [c.preamble.name for c in ctor.p4info.counters] == ["I.hits"]
+def test_constructor_parameters_p4info_names(ctor):
+    """The top-level ingress ``I(9w3, ...) ig`` is specialised by p4c's SpecializeAll into a new
+    control ``I_0``, whose name prefixes its objects (p4c's issue1333 sample: ``top(c())`` of
+    ``control c()(bit<32> binit = 4)`` names its extern ``c_0.e``); they were named ``I.``
+    until 2026-12-03. Sub-control instances keep their instance names."""
+    assert [t.preamble.name for t in ctor.p4info.tables] == ["I_0.t"]
+    assert [a.preamble.name for a in ctor.p4info.actions] == ["NoAction", "I_0.in1.put", "I_0.in2.put",
+                                                               "I_0.off.put"]
+    assert [c.preamble.name for c in ctor.p4info.counters] == ["I_0.hits"]
 
 
 @pytest.mark.parametrize("top,body,main_arg,words", [
@@ -185,7 +190,8 @@ def test_constructor_parameters_keep_p4info_names(ctor):
     ("control X(inout hs_t h) { apply { } } parser Q(packet_in p, inout hs_t h)(X v) { state start { transition accept; } }",
      "apply { }",
      "I()", "unsupported: parser constructor parameter 'v' of a control type"),
-    ("control X<T>(inout T h)(bit<8> v) { apply { } }", "apply { }", "I()", "unsupported: generic control"),
+    ("control X<T>(inout T h)(hs_t v) { apply { } }", "X<hs_t>({8w1}) x; apply { x.apply(h); }",
+     "I()", "unsupported: control constructor parameter 'v' of type hs_t"),
 ])
 def test_constructor_parameters_rejected_by_name(top, body, main_arg, words):
     with pytest.raises(P4Error) as ei:

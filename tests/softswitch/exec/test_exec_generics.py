@@ -2,7 +2,8 @@
 specialised per distinct type-argument tuple as p4c's front end does (SpecializeGenericFunctions,
 SpecializeGenericTypes); type arguments inferred from argument types or given; P4Info names a
 specialised type as current p4c does (``P<bit<16>, bool>`` is ``P_bit16_bool``); what stays
-rejected is rejected by name at file:line:col (generic parsers and controls, user externs)."""
+rejected is rejected by name at file:line:col (user externs). Generic parsers and controls:
+test_exec_generic_blocks.py."""
 from __future__ import annotations
 
 import pytest
