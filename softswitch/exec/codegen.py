@@ -45,6 +45,8 @@ class CompiledBlocks:
     std_cls: type
     source: str
     namespace: dict = field(repr=False, default_factory=dict)
+    # headers-struct members the generated code marks ``dirty`` (``usage.field_written_headers``)
+    dirty_tracked: frozenset = frozenset()
 
 
 def _parser_graph(prs: ir.Parser) -> tuple[dict[str, set[str]], dict[str, int], set[str]]:
@@ -490,4 +492,5 @@ class Compiler(StmtGen):
             parser=ns["parse"], verify_checksum=used(p.verify_checksum, "blk_verify"),
             ingress=ns["blk_ingress"], egress=used(p.egress, "blk_egress"),
             compute_checksum=used(p.compute_checksum, "blk_compute"), deparser=ns["blk_deparse"],
-            header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns)
+            header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns,
+            dirty_tracked=self.dirty_tracked)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from softswitch.exec import hashes, layout
+from softswitch.exec.usage import field_written_headers, tracked_header
 from softswitch.frontend import ir
 
 PE_PACKET_TOO_SHORT = 1
@@ -106,6 +107,17 @@ class ExprGen:
         self.ctl_index = 0
         self.action_fn: dict[tuple[int, str], str] = {}
         self.table_fn: dict[str, str] = {}
+        # headers marked ``dirty`` at every field store and setInvalid (their reset is skipped
+        # while they are invalid and clean: ``usage.field_written_headers``)
+        self.hdr_t = program.parser.params[1].type
+        self.dirty_tracked = field_written_headers(program)
+
+    def dirty_header(self, e: ir.Expr) -> str | None:
+        """Code of the header ``e`` (``hdr.h`` or ``hdr.s[i]``) when it is one the generated code
+        marks dirty."""
+        if self.dirty_tracked and tracked_header(e, self.hdr_t) in self.dirty_tracked:
+            return self.ex(e)
+        return None
 
 
     # ------------------------------------------------------------------ helpers
@@ -456,3 +468,6 @@ class ExprGen:
         if isinstance(lhs, ir.StackIndex) and not isinstance(lhs.index, ir.Const):
             raise compile_error(lhs.loc, "unsupported: scalar stack element assignment")
         out.add(ind, f"{self.ex(lhs)} = {code}")
+        hdr = self.dirty_header(lhs.expr) if isinstance(lhs, ir.Member) else None
+        if hdr is not None:  # a field stored while the header may be invalid: reset it for the next packet
+            out.add(ind, f"{hdr}.dirty = True")

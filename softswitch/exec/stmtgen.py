@@ -149,6 +149,9 @@ class StmtGen(ExprGen):
             out.add(ind, f"{self.ex(e.header)}.set_valid()")
         elif isinstance(e, ir.SetInvalid):
             out.add(ind, f"{self.ex(e.header)}.valid = False")
+            hdr = self.dirty_header(e.header)
+            if hdr is not None:  # its fields stay as they were (read while invalid, as bmv2's)
+                out.add(ind, f"{hdr}.dirty = True")
         elif isinstance(e, ir.PushFront):
             out.add(ind, f"{self.ex(e.stack)}.push_front({e.count})")
         elif isinstance(e, ir.PopFront):
