@@ -107,6 +107,7 @@ class ExprGen:
         self.ctl_index = 0
         self.action_fn: dict[tuple[int, str], str] = {}
         self.table_fn: dict[str, str] = {}
+        self.loc_zero: dict[str, dict[str, str]] = {}  # a block's locals class: attribute -> zero code
         # headers marked ``dirty`` at every field store and setInvalid (their reset is skipped
         # while they are invalid and clean: ``usage.field_written_headers``)
         self.hdr_t = program.parser.params[1].type

@@ -71,3 +71,34 @@ def test_control_plane_writes_reach_the_data_plane():
     re.data.bitstring = b"\x07"
     rig.write(MODIFY, register_entry=re)  # every cell
     assert rig.output(_pkt(3, 1, 0), 0)[3] == 7
+
+
+def test_block_locals_start_from_zero_on_every_packet(tmp_path):
+    """A control's locals are made without a call to their class's ``__init__`` (issue 16): each
+    packet still gets a fresh object with every local zeroed, a header local invalid."""
+    from exec_rig import v1_template
+
+    src = v1_template("bit<8> a; bit<8> b; bit<8> c;") % ("", """
+        header one_t { bit<8> x; }
+        apply {
+            sm_egress();
+            bit<8> v;
+            bool seen;
+            one_t hl;
+            h.h.b = v;
+            h.h.c = (bit<8>)(seen ? 8w1 : 8w0) + (hl.isValid() ? 8w2 : 8w0) + hl.x;
+            v = h.h.a;
+            seen = true;
+            hl.setValid();
+            hl.x = h.h.a;
+        }""")
+    src = src.replace("sm_egress();", "s.egress_spec = 1;").replace(
+        "header one_t { bit<8> x; }\n        apply", "apply").replace(
+        "header h_t {", "header one_t { bit<8> x; }\nheader h_t {")
+    p = tmp_path / "locals.p4"
+    p.write_text(src)
+    rig = Rig(p)
+    assert "_onew(Loc" in rig.pipeline.blocks.source
+    for a in (7, 9, 200):
+        assert rig.loop_output(bytes([a, 0, 0]), 1) == bytes([a, 0, 0])
+        assert rig.output(bytes([a, 0, 0]), 1) == bytes([a, 0, 0])
