@@ -95,6 +95,8 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
             raise _Unsupported(f"{cls.__name__} is not a header")
         lines.append(f"    if {var}.valid or {var}.dirty:" if when_dirty else f"    if {var}.valid:")
         ind = "        "
+        if not when_dirty and "dirty" in slots:
+            skip = skip | {"dirty"}  # an extract-only header is never marked: its flag stays False
     zeros: dict[str, list[str]] = {}
     for attr in _slot_names(cls):
         if not hasattr(obj, attr):
@@ -172,6 +174,11 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
         fn(*probe)
         for attr in skip:  # left as they were on purpose
             setattr(probe[-1], attr, getattr(protos[-1], attr))
+        for name in lazy:  # never marked dirty (no store reaches them), so their flag is not reset
+            o = getattr(probe[0], name)
+            for x in (o.arr if type(getattr(o, "arr", None)) is list else [o]):
+                if hasattr(x, "dirty"):
+                    x.dirty = False
         if not all(same_tree(a, b) for a, b in zip(probe, protos)):
             return None
         fn.body = lines  # for callers that write the stores into their own generated code
