@@ -112,6 +112,14 @@ class ExprGen:
         # while they are invalid and clean: ``usage.field_written_headers``)
         self.hdr_t = program.parser.params[1].type
         self.dirty_tracked = field_written_headers(program)
+        # a store inside ``if (hdr.h.isValid())`` needs no mark: h was valid earlier in this
+        # packet, so it is still valid or something made it invalid, and setInvalid and copy_from
+        # (the only ways a plain header becomes invalid) set the flag themselves.  Not for stack
+        # elements: push/pop put other objects at an index.  ``known_valid``: the headers tested
+        # valid around the code being written.
+        self.stay_valid = frozenset(
+            f.name for f in getattr(self.hdr_t, "fields", ()) if f.name in self.dirty_tracked and isinstance(f.type, ir.HeaderT))
+        self.known_valid: frozenset[str] = frozenset()
 
     def dirty_header(self, e: ir.Expr) -> str | None:
         """Code of the header ``e`` (``hdr.h`` or ``hdr.s[i]``) when it is one the generated code
@@ -470,5 +478,5 @@ class ExprGen:
             raise compile_error(lhs.loc, "unsupported: scalar stack element assignment")
         out.add(ind, f"{self.ex(lhs)} = {code}")
         hdr = self.dirty_header(lhs.expr) if isinstance(lhs, ir.Member) else None
-        if hdr is not None:  # a field stored while the header may be invalid: reset it for the next packet
+        if hdr is not None and not (isinstance(lhs.expr, ir.Member) and lhs.expr.field in self.known_valid):  # a field stored while the header may be invalid: reset it for the next packet
             out.add(ind, f"{hdr}.dirty = True")

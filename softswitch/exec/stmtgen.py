@@ -73,10 +73,23 @@ class StmtGen(ExprGen):
             out.add(ind, f"if {entry} is {'not ' if hit else ''}None:")
         else:
             out.add(ind, f"if {self.ex(s.cond)}:")
+        saved = self.known_valid
+        self.known_valid = saved | self._tested_valid(c)
         self.block(s.then, out, ind + 1)
+        self.known_valid = saved
         if s.else_ is not None and s.else_.stmts:
             out.add(ind, "else:")
             self.block(s.else_, out, ind + 1)
+
+    def _tested_valid(self, c: ir.Expr) -> frozenset[str]:
+        """Headers (of ``stay_valid``) that condition ``c`` being true shows valid:
+        ``hdr.h.isValid()``, alone or in a chain of ``&&``."""
+        if isinstance(c, ir.Binary) and c.op == "&&":
+            return self._tested_valid(c.left) | self._tested_valid(c.right)
+        if isinstance(c, ir.IsValid) and isinstance(c.header, ir.Member) and isinstance(c.header.expr, ir.Var) \
+                and c.header.expr.type == self.hdr_t and c.header.field in self.stay_valid:
+            return frozenset((c.header.field,))
+        return frozenset()
 
     def st_SwitchActionRun(self, s: ir.SwitchActionRun, out: Out, ind: int) -> None:
         v, _ = self._inline_apply(s.table, out, ind)
