@@ -44,6 +44,8 @@ class CompiledBlocks:
     std_cls: type
     source: str
     namespace: dict = field(repr=False, default_factory=dict)
+    # headers-struct members the generated code marks ``dirty`` (``usage.field_written_headers``)
+    dirty_tracked: frozenset = frozenset()
 
 
 def _parser_graph(prs: ir.Parser) -> tuple[dict[str, set[str]], dict[str, int], set[str]]:
@@ -119,7 +121,19 @@ class Compiler(StmtGen):
         src = [f"class {lname}:", f"    __slots__ = {tuple(a for a, _ in attrs)!r}", "    def __init__(self):"]
         src += [f"        self.{a} = {layout.zero_code(t, self.names)}" for a, t in attrs]
         self.funcs.append("\n".join(src) + "\n")
+        self.loc_zero[lname] = {a: layout.zero_code(t, self.names) for a, t in attrs}
         return lname
+
+    def _new_locals(self, lname: str, out: Out) -> None:
+        """``L = Loc()`` written out: the object made without a call to its ``__init__`` (a
+        Python call per block and packet) and its attributes zeroed here, as ``__init__`` does
+        (a fresh object for every header or struct local, as before)."""
+        if not lname:
+            out.add(1, "L = None")
+            return
+        out.add(1, f"L = _onew({lname})")
+        for line in layout._zero_lines(list(self.loc_zero[lname]), self.loc_zero[lname], "    "):
+            out.add(1, line.strip().replace("self.", "L."))
 
     def gen_actions(self, ctl: ir.Control | ir.Parser, only_functions: bool = False) -> None:
         for name, act in self.p.actions.items():
@@ -339,7 +353,7 @@ class Compiler(StmtGen):
         self.gen_tables(ctl)
         out = Out()
         out.add(0, f"def {fname}(H, M, S, C):")
-        out.add(1, f"L = {lname}()" if lname else "L = None")
+        self._new_locals(lname, out)
         if ctl is self.p.deparser:
             out.add(1, "OUT = []")
             self.block(ctl.body, out, 1)
@@ -382,7 +396,7 @@ class Compiler(StmtGen):
 
         out = Out()
         out.add(0, "def parse(H, M, S, C):")
-        out.add(1, f"L = {lname}()" if lname else "L = None")
+        self._new_locals(lname, out)
         out.add(1, "data = C.data")
         out.add(1, "off = C.off")
         out.add(1, "try:")
@@ -468,7 +482,7 @@ class Compiler(StmtGen):
             "_stk_last": support.stack_last, "_la_bits": support.lookahead_bits,
             "_la_hdr": support.lookahead_header, "_pack_opt": support.pack_optional,
             "_hash_offset": hashes.hash_offset, "_randint": support.randint,
-            "_entry_text": support.entry_text,
+            "_entry_text": support.entry_text, "_onew": object.__new__,
             "_key_text": support.key_text,
             "ERRNAMES": dict(enumerate(p.errors)),
         }
@@ -483,4 +497,5 @@ class Compiler(StmtGen):
             parser=ns["parse"], verify_checksum=used(p.verify_checksum, "blk_verify"),
             ingress=ns["blk_ingress"], egress=used(p.egress, "blk_egress"),
             compute_checksum=used(p.compute_checksum, "blk_compute"), deparser=ns["blk_deparse"],
-            header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns)
+            header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns,
+            dirty_tracked=self.dirty_tracked)

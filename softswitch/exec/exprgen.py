@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from softswitch.exec import hashes, layout
+from softswitch.exec.usage import field_written_headers, tracked_header
 from softswitch.frontend import ir
 
 PE_PACKET_TOO_SHORT = 1
@@ -90,6 +91,26 @@ class ExprGen:
         self.ctl_index = 0
         self.action_fn: dict[tuple[int, str], str] = {}
         self.table_fn: dict[str, str] = {}
+        self.loc_zero: dict[str, dict[str, str]] = {}  # a block's locals class: attribute -> zero code
+        # headers marked ``dirty`` at every field store and setInvalid (their reset is skipped
+        # while they are invalid and clean: ``usage.field_written_headers``)
+        self.hdr_t = program.parser.params[1].type
+        self.dirty_tracked = field_written_headers(program)
+        # a store inside ``if (hdr.h.isValid())`` needs no mark: h was valid earlier in this
+        # packet, so it is still valid or something made it invalid, and setInvalid and copy_from
+        # (the only ways a plain header becomes invalid) set the flag themselves.  Not for stack
+        # elements: push/pop put other objects at an index.  ``known_valid``: the headers tested
+        # valid around the code being written.
+        self.stay_valid = frozenset(
+            f.name for f in getattr(self.hdr_t, "fields", ()) if f.name in self.dirty_tracked and isinstance(f.type, ir.HeaderT))
+        self.known_valid: frozenset[str] = frozenset()
+
+    def dirty_header(self, e: ir.Expr) -> str | None:
+        """Code of the header ``e`` (``hdr.h`` or ``hdr.s[i]``) when it is one the generated code
+        marks dirty."""
+        if self.dirty_tracked and tracked_header(e, self.hdr_t) in self.dirty_tracked:
+            return self.ex(e)
+        return None
 
 
     # ------------------------------------------------------------------ helpers
@@ -440,3 +461,6 @@ class ExprGen:
         if isinstance(lhs, ir.StackIndex) and not isinstance(lhs.index, ir.Const):
             raise compile_error(lhs.loc, "unsupported: scalar stack element assignment")
         out.add(ind, f"{self.ex(lhs)} = {code}")
+        hdr = self.dirty_header(lhs.expr) if isinstance(lhs, ir.Member) else None
+        if hdr is not None and not (isinstance(lhs.expr, ir.Member) and lhs.expr.field in self.known_valid):  # a field stored while the header may be invalid: reset it for the next packet
+            out.add(ind, f"{hdr}.dirty = True")

@@ -75,7 +75,8 @@ def build(pl) -> tuple | None:
     std_used = pl._std_used
     from softswitch.exec.pipeline import POOL_MAX, PacketState
 
-    reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used)) or pl._reset
+    reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used),
+                       tracked=pl._tracked) or pl._reset
     lines = _ingress_source(b, used, reset.body, std_used) + _egress_source(b, used, std_used)
 
     pool = pl._pool

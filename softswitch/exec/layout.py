@@ -168,19 +168,23 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     zero["vbw"] = "0"
     L = [f"class {name}:",
          f"    \"\"\"header {t.name}\"\"\"",
-         f"    __slots__ = {tuple(['valid'] + state)!r}",
+         # dirty: set by the generated code when a field is stored or the header is set invalid
+         # (``usage.field_written_headers``), so the reset can skip a clean invalid header
+         f"    __slots__ = {tuple(['valid', 'dirty'] + state)!r}",
          f"    P4NAME = {t.name!r}",
          f"    NBYTES = {nbytes}",
          "    def __init__(self):",
-         "        self.valid = False"]
+         "        self.valid = self.dirty = False"]
     L += _zero_lines(state, zero, "        ")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})",
-          "        n.valid = self.valid"]
+          "        n.valid = self.valid",
+          "        n.dirty = self.dirty"]
     L += [f"        n.{a} = self.{a}.copy()" if a in nested else f"        n.{a} = self.{a}" for a in state]
     L += ["        return n",
           "    def copy_from(self, o):",
-          "        self.valid = o.valid"]
+          "        self.valid = o.valid",
+          "        self.dirty = True"]
     L += [f"        self.{a}.copy_from(o.{a})" if a in nested else f"        self.{a} = o.{a}" for a in state]
     L += ["    def set_valid(self):",
           "        if not self.valid:",
@@ -195,7 +199,8 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           "    @staticmethod",
           f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
           f"        n = {name}.__new__({name})",
-          "        n.valid = _v"]
+          "        n.valid = _v",
+          "        n.dirty = True"]
     L += [f"        n.{a} = a{i}" for i, a in enumerate(attrs)]
     L += ["        n.vbw = 0"] if vb else []
     L += ["        return n",
@@ -205,7 +210,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           f"        return ({pack_expr(t, 'self')}).to_bytes("
           + (f"({t.width} + self.vbw) // 8" if vb else f"{nbytes}") + ", 'big')"]
     if not vb:  # lookahead<H>(): every field from the header's bits (MSB first)
-        L += ["    def set_int(self, v):"]
+        L += ["    def set_int(self, v):", "        self.dirty = True"]
         L += unpack_lines(t, "self", "v", "        ")
     L += ["    def values(self):",
           "        return (" + "".join(f"self.{a}, " for a in leaves) + ")",

@@ -186,7 +186,9 @@ class V1Pipeline:
         # be reset by stores
         # headers only ``extract`` writes are reset only when valid (all-zero while invalid)
         self._lazy = frozenset(f"f_{n}" for n in extract_only_headers(program))
-        self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy)
+        # and headers only field stores and setInvalid write, when valid or marked dirty by them
+        self._tracked = frozenset(f"f_{n}" for n in blocks.dirty_tracked)
+        self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy, tracked=self._tracked)
         self._pool: list[PacketState] = []
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
         # thread only, one packet at a time); the other entry points build their own

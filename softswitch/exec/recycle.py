@@ -66,13 +66,17 @@ def dirty(obj: object) -> None:
 
 def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[int], counter: list[int],
                  lazy: frozenset[str] = frozenset(), when_valid: bool = False,
-                 lazy_elements: bool = False, skip: frozenset[str] = frozenset()) -> None:
+                 lazy_elements: bool = False, skip: frozenset[str] = frozenset(),
+                 tracked: frozenset[str] = frozenset(), when_dirty: bool = False,
+                 dirty_elements: bool = False) -> None:
     """Statements that put ``path`` (an expression for ``obj``'s place in the tree) back to the
     values ``obj`` has, by stores into the existing objects.  ``lazy``: names of ``obj``'s
     attributes (headers, or stacks of headers) to reset only while valid; ``when_valid``: ``obj``
     is such a header (its stores are guarded by its ``valid``); ``lazy_elements``: ``obj`` is such
     a stack (its elements are guarded, its own counters are not); ``skip``: scalar attributes of
-    ``obj`` to leave as they are."""
+    ``obj`` to leave as they are; ``tracked``: names of ``obj``'s attributes (headers) to reset
+    only while valid or dirty (headers, or stacks of headers); ``when_dirty``: ``obj`` is such a
+    header; ``dirty_elements``: ``obj`` is such a stack."""
     if id(obj) in seen:
         raise _Unsupported("shared object")
     seen.add(id(obj))
@@ -85,11 +89,14 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
     counter[0] += 1
     lines.append(f"    {var} = {path}")
     ind = "    "
-    if when_valid:
-        if "valid" not in _slot_names(cls):
+    slots = _slot_names(cls)
+    if when_valid or when_dirty:
+        if "valid" not in slots or (when_dirty and "dirty" not in slots):
             raise _Unsupported(f"{cls.__name__} is not a header")
-        lines.append(f"    if {var}.valid:")
+        lines.append(f"    if {var}.valid or {var}.dirty:" if when_dirty else f"    if {var}.valid:")
         ind = "        "
+        if not when_dirty and "dirty" in slots:
+            skip = skip | {"dirty"}  # an extract-only header is never marked: its flag stays False
     zeros: dict[str, list[str]] = {}
     for attr in _slot_names(cls):
         if not hasattr(obj, attr):
@@ -107,21 +114,27 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
             # a header stack's elements: push/pop may have replaced them, so reset each one in
             # place by position (same class, as the class always fills the list the same way)
             for i, elem in enumerate(val):
-                _reset_lines(elem, f"{var}.{attr}[{i}]", lines, ns, seen, counter, when_valid=lazy_elements)
+                _reset_lines(elem, f"{var}.{attr}[{i}]", lines, ns, seen, counter, when_valid=lazy_elements,
+                             when_dirty=dirty_elements)
             n = len(val)
             lines.append(f"    if len({var}.{attr}) != {n}:")
             lines.append("        raise _Mismatch")
         elif attr in lazy and "valid" not in _slot_names(type(val)):
             # a stack of headers: its elements are reset while valid, its own counters always
             _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, lazy_elements=True)
+        elif attr in tracked and "valid" not in _slot_names(type(val)):
+            # likewise while valid or dirty
+            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, dirty_elements=True)
         else:
-            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, when_valid=attr in lazy)
+            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, when_valid=attr in lazy,
+                         when_dirty=attr in tracked)
     for expr, attrs in zeros.items():
         lines.append(ind + " = ".join(f"{var}.{a}" for a in attrs) + f" = {expr}")
 
 
 def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
-               skip: frozenset[str] = frozenset()) -> Callable[..., None] | None:
+               skip: frozenset[str] = frozenset(),
+               tracked: frozenset[str] = frozenset()) -> Callable[..., None] | None:
     """``reset(o1, o2, ...)`` putting objects of ``classes`` (e.g. headers, user metadata,
     standard metadata) back to what ``cls()`` gives; None when that cannot be done by stores.
     The reset raises ``Mismatch`` if a stack's element list changed length (never, for the
@@ -133,7 +146,12 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
 
     ``skip``: scalar attributes of the last class's object that are not reset at all: the caller
     knows nothing reads them before it writes them (the packet loop's standard metadata, see
-    ``fastpath``)."""
+    ``fastpath``).
+
+    ``tracked``: attributes of the first class's objects (headers) that are reset only while
+    valid or ``dirty``: the generated code sets ``dirty`` whenever it stores to one of their
+    fields or sets one invalid (``usage.field_written_headers``), so a clean invalid one is
+    all-zero."""
     try:
         lines: list[str] = []
         ns: dict = {"_Mismatch": Mismatch}
@@ -143,7 +161,8 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
         last = len(protos) - 1
         for i, proto in enumerate(protos):
             _reset_lines(proto, f"a{i}", lines, ns, seen, counter, lazy if i == 0 else frozenset(),
-                         skip=skip if i == last else frozenset())
+                         skip=skip if i == last else frozenset(),
+                         tracked=tracked if i == 0 else frozenset())
         args = ", ".join(f"a{i}" for i in range(len(classes)))
         src = f"def reset({args}):\n" + "\n".join(lines) + "\n"
         exec(compile(src, "<reset>", "exec"), ns)  # noqa: S102 - generated above from instances
@@ -155,6 +174,11 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
         fn(*probe)
         for attr in skip:  # left as they were on purpose
             setattr(probe[-1], attr, getattr(protos[-1], attr))
+        for name in lazy:  # never marked dirty (no store reaches them), so their flag is not reset
+            o = getattr(probe[0], name)
+            for x in (o.arr if type(getattr(o, "arr", None)) is list else [o]):
+                if hasattr(x, "dirty"):
+                    x.dirty = False
         if not all(same_tree(a, b) for a, b in zip(probe, protos)):
             return None
         fn.body = lines  # for callers that write the stores into their own generated code

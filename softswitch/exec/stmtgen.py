@@ -73,10 +73,23 @@ class StmtGen(ExprGen):
             out.add(ind, f"if {entry} is {'not ' if hit else ''}None:")
         else:
             out.add(ind, f"if {self.ex(s.cond)}:")
+        saved = self.known_valid
+        self.known_valid = saved | self._tested_valid(c)
         self.block(s.then, out, ind + 1)
+        self.known_valid = saved
         if s.else_ is not None and s.else_.stmts:
             out.add(ind, "else:")
             self.block(s.else_, out, ind + 1)
+
+    def _tested_valid(self, c: ir.Expr) -> frozenset[str]:
+        """Headers (of ``stay_valid``) that condition ``c`` being true shows valid:
+        ``hdr.h.isValid()``, alone or in a chain of ``&&``."""
+        if isinstance(c, ir.Binary) and c.op == "&&":
+            return self._tested_valid(c.left) | self._tested_valid(c.right)
+        if isinstance(c, ir.IsValid) and isinstance(c.header, ir.Member) and isinstance(c.header.expr, ir.Var) \
+                and c.header.expr.type == self.hdr_t and c.header.field in self.stay_valid:
+            return frozenset((c.header.field,))
+        return frozenset()
 
     def st_SwitchActionRun(self, s: ir.SwitchActionRun, out: Out, ind: int) -> None:
         v, _ = self._inline_apply(s.table, out, ind)
@@ -149,6 +162,9 @@ class StmtGen(ExprGen):
             out.add(ind, f"{self.ex(e.header)}.set_valid()")
         elif isinstance(e, ir.SetInvalid):
             out.add(ind, f"{self.ex(e.header)}.valid = False")
+            hdr = self.dirty_header(e.header)
+            if hdr is not None:  # its fields stay as they were (read while invalid, as bmv2's)
+                out.add(ind, f"{hdr}.dirty = True")
         elif isinstance(e, ir.PushFront):
             out.add(ind, f"{self.ex(e.stack)}.push_front({e.count})")
         elif isinstance(e, ir.PopFront):
@@ -200,11 +216,21 @@ class StmtGen(ExprGen):
         obj = self.res.extern(inst.name)
         g = self.g(obj, "X")
         size = inst.size if inst.size is not None else 0
+        # The index guard below is the array's bound (indices are unsigned), so when the runtime
+        # object's size is that same bound its cells are updated in its value lists directly:
+        # the same stores its ``count`` / ``read`` / ``write`` make, without a call per packet
+        # (the lists are never replaced, only written in place, so binding them is exact).
+        direct = getattr(obj, "size", None) == size
         if kind == "counter" and meth == "count":
             i = self.t()
             out.add(ind, f"{i} = {self.ex(args[0])}")
             out.add(ind, f"if {i} < {size}:")
-            out.add(ind + 1, f"{g}.count({i}, C.nbytes)")
+            if direct and isinstance(getattr(obj, "bytes", None), list) \
+                    and isinstance(getattr(obj, "packets", None), list):
+                out.add(ind + 1, f"{self.g(obj.bytes, 'XB')}[{i}] += C.nbytes")
+                out.add(ind + 1, f"{self.g(obj.packets, 'XP')}[{i}] += 1")
+            else:
+                out.add(ind + 1, f"{g}.count({i}, C.nbytes)")
             return
         if kind == "meter" and meth == "execute_meter":
             i = self.t()
@@ -216,7 +242,8 @@ class StmtGen(ExprGen):
             i = self.t()
             out.add(ind, f"{i} = {self.ex(args[1])}")
             out.add(ind, f"if {i} < {size}:")
-            rd = f"{g}.read({i})"
+            direct_regs = direct and isinstance(getattr(obj, "values", None), list)
+            rd = f"{self.g(obj.values, 'XV')}[{i}]" if direct_regs else f"{g}.read({i})"
             et = inst.type_args[0] if inst.type_args else None
             if isinstance(et, ir.IntT):
                 h = 1 << (et.width - 1)
@@ -232,7 +259,13 @@ class StmtGen(ExprGen):
             val = self.ex(args[1])
             if isinstance(args[1].type, ir.BoolT):
                 val = f"int({val})"
-            out.add(ind + 1, f"{g}.write({i}, {val})")
+            if direct and isinstance(getattr(obj, "values", None), list) and isinstance(getattr(obj, "mask", None), int):
+                at = args[1].type  # a bit<W> value of the register's width is in range already
+                if not (isinstance(at, ir.BitT) and (1 << at.width) - 1 == obj.mask):
+                    val = f"({val}) & {obj.mask:#x}"
+                out.add(ind + 1, f"{self.g(obj.values, 'XV')}[{i}] = {val}")
+            else:
+                out.add(ind + 1, f"{g}.write({i}, {val})")
             return
         raise compile_error(e.loc, f"unsupported: {kind}.{meth}")
 

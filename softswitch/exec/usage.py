@@ -110,6 +110,121 @@ def _header_root(e: ir.Expr, hdr_t: ir.Type) -> str | None:
             return "*"  # an expression this walk does not follow as an lvalue: assume the worst
 
 
+def tracked_header(e: ir.Expr, hdr_t: ir.Type) -> str | None:
+    """The headers-struct member that header ``e`` is, when it is ``hdr.h`` (a header) or
+    ``hdr.s[i]`` (an element of a stack, constant index), else None."""
+    if isinstance(e, ir.StackIndex) and isinstance(e.index, ir.Const):
+        e = e.stack
+        if not isinstance(e.type, ir.StackT):
+            return None
+    elif not isinstance(e.type, ir.HeaderT):
+        return None
+    if isinstance(e, ir.Member) and isinstance(e.expr, ir.Var) and e.expr.type == hdr_t:
+        return e.field
+    return None
+
+
+def _field_lvalue(e: ir.Expr, hdr_t: ir.Type) -> str | None:
+    """The member of the headers struct that lvalue ``e`` stores into by ``ExprGen.assign`` with a
+    ``dirty`` mark or by ``copy_from`` (which sets ``dirty``): a header or a stack element
+    (constant index), whole, one field of it or a slice of a field; else None."""
+    if isinstance(e, ir.Slice):
+        e = e.expr
+    h = tracked_header(e, hdr_t)
+    if h is not None:
+        return h
+    if isinstance(e, ir.Member):
+        return tracked_header(e.expr, hdr_t)
+    return None
+
+
+def field_written_headers(program: ir.Program) -> frozenset[str]:
+    """Names of the headers-struct members (headers and header stacks) not in
+    ``extract_only_headers`` that, besides ``extract``, only these write: stores to the header
+    or a stack element (constant index), whole or one field or a slice of a field (an
+    assignment, the written argument of a builtin or extern, an action's ``out``/``inout``
+    argument: all emitted by ``ExprGen.assign``), ``setInvalid`` of the header or element, and a
+    stack's ``push_front``/``pop_front``.  The generated code marks the header object ``dirty`` at
+    each field store and ``setInvalid`` (a whole-header store is ``copy_from``, which sets it), the
+    only ways a header object can hold non-zero fields while invalid (extract and ``setValid``
+    make it valid; push/pop move objects or add fresh ones), so resetting it for the next packet
+    is needed only when it is valid or dirty (``recycle.make_reset``'s ``tracked``).  Anything
+    else written to it (``next``/``last`` or a computed index as an lvalue, the whole stack or
+    headers struct, a call this walk does not know) leaves it out."""
+    hdr_t = program.parser.params[1].type
+    if not isinstance(hdr_t, ir.StructT):
+        return frozenset()
+    other: set[str] = set()
+    fields: set[str] = set()
+    externs = {e.name: e for e in program.all_externs()}
+
+    def mark(e: ir.Expr) -> None:
+        h = _field_lvalue(e, hdr_t)
+        if h is not None:
+            fields.add(h)
+            return
+        root = _header_root(e, hdr_t)
+        if root == "*":
+            other.update(f.name for f in hdr_t.fields)
+        elif root is not None:
+            other.add(root)
+
+    def visit(o: object) -> bool:
+        if isinstance(o, ir.Assign):
+            mark(o.lhs)
+        elif isinstance(o, ir.SetInvalid):
+            h = tracked_header(o.header, hdr_t)
+            if h is not None:
+                fields.add(h)
+            else:
+                mark(o.header)
+        elif isinstance(o, (ir.PushFront, ir.PopFront)):
+            e = o.stack
+            if isinstance(e, ir.Member) and isinstance(e.expr, ir.Var) and e.expr.type == hdr_t:
+                fields.add(e.field)
+            else:
+                mark(e)
+        elif isinstance(o, ir.ActionCall):
+            params = program.actions[o.action].params if o.action in program.actions else None
+            for i, arg in enumerate(o.args):
+                if params is None or i >= len(params):
+                    other.add("*")
+                    mark(arg)
+                elif params[i].direction in ("out", "inout"):
+                    mark(arg)
+        elif isinstance(o, ir.ExternCall):
+            ext = externs.get(o.instance)
+            writes = _EXTERN_WRITES.get((ext.kind, o.method)) if ext is not None else None
+            for i, arg in enumerate(o.args):
+                if writes is None:
+                    other.update(f.name for f in hdr_t.fields)
+                elif i in writes:
+                    mark(arg)
+        elif isinstance(o, ir.BuiltinCall):
+            writes = _BUILTIN_WRITES.get(o.name)
+            for i, arg in enumerate(o.args):
+                if writes is None:
+                    other.update(f.name for f in hdr_t.fields)
+                elif i in writes:
+                    mark(arg)
+        return True
+
+    _walk(program, visit)
+    if "*" in other:
+        return frozenset()
+    lazy = extract_only_headers(program)
+    out = set()
+    for f in hdr_t.fields:
+        t = f.type
+        elem = t.elem if isinstance(t, ir.StackT) else t
+        if f.name in other or f.name in lazy or not isinstance(elem, ir.HeaderT) or elem.varbit is not None:
+            continue
+        if any(isinstance(x.type, ir.StructT) for x in elem.fields):
+            continue
+        out.add(f.name)
+    return frozenset(out)
+
+
 def extract_only_headers(program: ir.Program) -> frozenset[str]:
     """Names of the headers-struct members (headers and header stacks) that no statement writes
     except ``extract``: no assignment to them or their fields, no ``setInvalid``, no
