@@ -394,3 +394,161 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
                      f"{dur(r['max_flow_stall_s'])}" + (f" ({st:g} RTTs)" if st is not None else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines
+
+
+# ---- a failure's impact, from a run's own data (simulated runs: EV paths and dead-link drops) -------------
+def down_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | None]]:
+    """Every time a link was down: (node, node, down at s, back at s or None), from the faults' "links"."""
+    open_: dict[frozenset, float] = {}
+    out: list[tuple[str, str, float, float | None]] = []
+    for f in sorted(run.get("faults", ()), key=lambda f: f["t_s"]):
+        for a, b, up in f.get("links", ()):
+            k = frozenset((a, b))
+            if not up and k not in open_:
+                open_[k] = f["t_s"]
+            elif up and k in open_:
+                out.append((a, b, open_.pop(k), f["t_s"]))
+    for k, t in open_.items():
+        a, b = sorted(k) if len(k) == 2 else (next(iter(k)),) * 2
+        out.append((a, b, t, None))
+    return sorted(out, key=lambda x: (x[2], x[0], x[1]))
+
+
+def path_crosses(path: list[str] | None, a: str, b: str) -> bool:
+    """Whether a path (the nodes it crosses, in order) uses the link between ``a`` and ``b``."""
+    return bool(path) and any({x, y} == {a, b} for x, y in pairwise(path))
+
+
+def ev_split(run: dict[str, Any]) -> dict[str, Any]:
+    """EVs made ASSUMED_BAD, split by whether their path crosses a link that had failed by then (a
+    justified retirement) or not (a healthy path retired: MRC's claim is that this never happens), and
+    EVs back to GOOD (those on a failed link after it came back).  Needs each EV event's path (the
+    simulator's 8th field); events without one are counted as ``unknown_path``."""
+    downs = down_intervals(run)
+    out: dict[str, Any] = {"retired": 0, "retired_crossing": 0, "retired_healthy": 0, "unknown_path": 0,
+                           "healthy_examples": [], "back_good": 0, "back_good_crossing_after_return": 0,
+                           "crossing_still_bad_at_end": 0, "healthy_still_bad_at_end": 0}
+    last: dict[tuple, tuple[str, bool]] = {}
+    for name, h in run["hosts"].items():
+        for e in sorted(h["ev_events"], key=lambda e: e[0]):
+            path = e[7] if len(e) > 7 else None
+            t = e[0] / 1e9
+            crossing = [d for d in downs if d[2] <= t and path_crosses(path, d[0], d[1])]
+            if e[5] == "ASSUMED_BAD":
+                out["retired"] += 1
+                if path is None:
+                    out["unknown_path"] += 1
+                elif crossing:
+                    out["retired_crossing"] += 1
+                else:
+                    out["retired_healthy"] += 1
+                    if len(out["healthy_examples"]) < 5:
+                        out["healthy_examples"].append({"host": name, "t_us": round(t * 1e6, 3), "path": path,
+                                                        "cause": e[6]})
+            elif e[5] == "GOOD" and e[4] == "ASSUMED_BAD":
+                out["back_good"] += 1
+                if crossing and all(d[3] is not None and d[3] <= t for d in crossing):
+                    out["back_good_crossing_after_return"] += 1
+            if path is not None:
+                last[(name, tuple(path), e[2])] = (e[5], bool(crossing))
+    for state, crossing in last.values():
+        if state == "ASSUMED_BAD":
+            out["crossing_still_bad_at_end" if crossing else "healthy_still_bad_at_end"] += 1
+    return out
+
+
+def affected_flows(run: dict[str, Any]) -> dict[int, tuple[int, float]]:
+    """Flows with packets (data, or their ACKs and probes) offered to a link while it was down: flow id ->
+    (packets of its host pair lost there, when the first was) (the simulator's ``dead_link_drops``;
+    empty for other runs)."""
+    pairs: dict[tuple[str, str], tuple[int, float]] = {}
+    for d in run.get("dead_link_drops", ()):
+        if d["src"] and d["dst"]:
+            n, t = pairs.get((d["src"], d["dst"]), (0, d["first_s"]))
+            pairs[(d["src"], d["dst"])] = (n + d["packets"], min(t, d["first_s"]))
+    out = {}
+    for f in run["flows"]:
+        hit = [x for x in (pairs.get((f["src"], f["dst"])), pairs.get((f["dst"], f["src"]))) if x]
+        if hit:
+            out[int(f["fid"])] = (sum(n for n, _ in hit), min(t for _, t in hit))
+    return out
+
+
+def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, pre_from_s: float,
+                  horizon_s: float, first_loss: dict[int, float] | None = None) -> dict[str, Any]:
+    """Each flow's recovery after a failure at ``t_fault``: its acknowledged-bytes rate per ``bin_s`` bin
+    (the last bin cut at the flow's completion), its pre-failure rate the mean of the bins in
+    [``pre_from_s``, ``t_fault``), and, as :func:`goodput_recovery` does for the aggregate, the time
+    from the failure to the end of the first bin at or above ``RECOVERED_FRACTION`` of that rate after
+    the lowest bin that starts before ``horizon_s``.  A flow done before the failure, or with no
+    progress before it, is left out (counted).  Also each flow's longest stall (:func:`flow_stalls`) and,
+    given ``first_loss`` (flow id -> when its first packet was lost to the failure), its recovery counted
+    from then (``recovery_from_loss_s``): a sprayed flow meets the dead path only when its turn on it comes."""
+    ser = _series(run)
+    totals = {int(fid): f["count"] * f["size"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
+    stalls = flow_stalls(run, t_fault)
+    per: dict[int, dict[str, Any]] = {}
+    skipped = {"done_before": 0, "no_rate_before": 0}
+    for fid in sorted(fids):
+        s = ser.get(fid, [])
+        total = totals.get(fid, 0)
+        end = next((t for t, v in s if v >= total), None) if total else None
+        if end is not None and end <= t_fault:
+            skipped["done_before"] += 1
+            continue
+        stop_all = end if end is not None else run["elapsed_s"]
+        bins = []
+        k = 0
+        while k * bin_s < stop_all:
+            a, b = k * bin_s, min((k + 1) * bin_s, stop_all)
+            bins.append((a, b, (_at(s, b) - _at(s, a)) / (b - a) / 1e6 if b > a else 0.0))
+            k += 1
+        pre = [g for a, b, g in bins if a >= pre_from_s and b <= t_fault]
+        pre_rate = sum(pre) / len(pre) if pre else 0.0
+        if not pre_rate:
+            skipped["no_rate_before"] += 1
+            continue
+        bar = RECOVERED_FRACTION * pre_rate
+        idx = [i for i, (a, b, _) in enumerate(bins) if b > t_fault and a < horizon_s]
+        rec: float | None = None
+        if idx:
+            low = min(idx, key=lambda i: bins[i][2])
+            if bins[low][2] >= bar:
+                rec = 0.0
+            else:
+                back = next((i for i in range(low + 1, len(bins)) if bins[i][2] >= bar), None)
+                rec = None if back is None else round(bins[back][1] - t_fault, 9)
+        fl = (first_loss or {}).get(fid)
+        from_loss = None if rec is None or fl is None else round(max(0.0, rec - max(0.0, fl - t_fault)), 9)
+        per[fid] = {"pre_mb_s": round(pre_rate, 3), "recovery_s": rec, "recovery_from_loss_s": from_loss,
+                    "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end}
+    recs = sorted(r["recovery_s"] for r in per.values() if r["recovery_s"] is not None)
+    from_loss = sorted(r["recovery_from_loss_s"] for r in per.values() if r["recovery_from_loss_s"] is not None)
+    st = sorted(r["stall_s"] for r in per.values() if r["stall_s"] is not None)
+    return {"flows": per, "measured": len(per), **skipped,
+            "not_recovered": sorted(f for f, r in per.items() if r["recovery_s"] is None),
+            "recovery_s_median": _pct(recs, 0.5) if recs else None, "recovery_s_max": recs[-1] if recs else None,
+            "recovery_from_loss_s_median": _pct(from_loss, 0.5) if from_loss else None,
+            "recovery_from_loss_s_max": from_loss[-1] if from_loss else None,
+            "stall_s_median": _pct(st, 0.5) if st else None, "stall_s_max": st[-1] if st else None}
+
+
+def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s: float,
+                   horizon_rtts: float = DIP_WINDOW_RTTS) -> dict[str, Any]:
+    """A failure at ``t_fault`` seen from the run's own data: the flows with packets on the dead link
+    and their recovery (:func:`flow_recovery`, dip looked for ``horizon_rtts`` base RTTs after the
+    failure), in seconds and in the simulator's base RTTs, and the EV retirements split by path
+    (:func:`ev_split`)."""
+    rtt = (run.get("sim") or {}).get("base_rtt_ns", 0) / 1e9 or None
+    aff = affected_flows(run)
+    rec = flow_recovery(run, aff, t_fault, bin_s, pre_from_s, t_fault + horizon_rtts * (rtt or 0.0) or run["elapsed_s"],
+                        {f: t for f, (_, t) in aff.items()})
+
+    def rtts(x: float | None) -> float | None:
+        return None if x is None or not rtt else round(x / rtt, 2)
+    return {"base_rtt_s": rtt, "affected_flows": len(aff), "affected_packets_lost": sum(n for n, _ in aff.values()),
+            "affected": sorted(aff), "recovery": rec,
+            "recovery_rtts_median": rtts(rec["recovery_s_median"]), "recovery_rtts_max": rtts(rec["recovery_s_max"]),
+            "recovery_from_loss_rtts_median": rtts(rec["recovery_from_loss_s_median"]),
+            "recovery_from_loss_rtts_max": rtts(rec["recovery_from_loss_s_max"]),
+            "stall_rtts_max": rtts(rec["stall_s_max"]), "evs": ev_split(run)}
