@@ -247,8 +247,7 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
     at = fault.at
     out: dict = {"case": "scale-failure", "size_bytes": size, "fault": fault.label(), "fault_at_us": a.scale_fault_us,
                  "reroute_us": a.reroute_us, "linger_us": a.scale_linger_us}
-    modes = ("mrc", "rc") if a.scale_rc else ("mrc",)
-    for mode in modes:
+    for mode in a.scale_modes.split(","):
         runs = {}
         for label, faults in (("clean", ()), ("failure", (fault,))):
             if mode == "rc" and label == "clean":
@@ -256,6 +255,10 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
             sc = scenario(8, 32, a.scale_leaves, 32, size, modes=(mode,), faults=faults, deadline_s=0.05,
                           sample_us=1.0, linger_s=a.scale_linger_us * 1e-6 if faults else 0.0)
             raw, m = _run(sc, mode)
+            if a.save_raw:
+                os.makedirs(a.save_raw, exist_ok=True)
+                with open(os.path.join(a.save_raw, f"scale-failure-{mode}-{label}.json"), "w") as fh:
+                    json.dump(raw, fh)
             imp = failure_impact(raw, at, 2e-6, max(0.0, at - a.scale_pre_us * 1e-6)) if faults else None
             runs[label] = {"completed": m["completed"], "fct_mean_us": m["fct_us"]["mean"],
                            "fct_p99_us": m["fct_us"]["p99"], "fct_max_us": m["fct_us"]["max"],
@@ -268,6 +271,9 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
                     "affected_packets_lost": imp["affected_packets_lost"], "measured_flows": rec["measured"],
                     "done_before": rec["done_before"], "no_rate_before": rec["no_rate_before"],
                     "not_recovered": rec["not_recovered"][:20], "not_recovered_count": len(rec["not_recovered"]),
+                    "aggregate_recovery_us": _us(rec["aggregate_recovery_s"]),
+                    "aggregate_recovery_rtts": imp["aggregate_recovery_rtts"],
+                    "aggregate_min_share": rec["aggregate_min_share"],
                     "recovery_us_median": _us(rec["recovery_s_median"]), "recovery_us_max": _us(rec["recovery_s_max"]),
                     "recovery_rtts_median": imp["recovery_rtts_median"], "recovery_rtts_max": imp["recovery_rtts_max"],
                     "from_loss_us_median": _us(rec["recovery_from_loss_s_median"]),
@@ -279,21 +285,27 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
                     "hosts": raw["sim"]["hosts"], "paths_per_pair": raw["sim"]["paths_per_pair"]})
             del raw
         out[mode] = runs
+    out["floors"] = {}
+    if "mrc" in out:
+        _mrc_floors(out)
+    if "rc" in out:
+        out["floors"]["rc_pinned_stall>=reroute"] = (out["rc"]["failure"]["stall_us_max"] or 0) >= a.reroute_us * 0.9
+    return out
+
+
+def _mrc_floors(out: dict) -> None:
     x = out["mrc"]
     f, c = x["failure"], x["clean"]
     out["fct_ratio_failure_over_clean"] = {k: round(f[f"fct_{k}_us"] / c[f"fct_{k}_us"], 3) if c[f"fct_{k}_us"] else None
                                            for k in ("mean", "p99", "max")}
     ev = f["evs"]
-    out["floors"] = {"affected_flows>0": f["affected_flows"] > 0,
+    out["floors"] |= {"affected_flows>0": f["affected_flows"] > 0,
                      "every_affected_flow_recovered": f["measured_flows"] > 0 and f["not_recovered_count"] == 0,
-                     "mrc_recovery_from_first_loss_max<=3_rtts": (f["from_loss_rtts_max"] if f["from_loss_rtts_max"]
-                                                                  is not None else 99) <= 3,
+                     "mrc_aggregate_recovery<=3_rtts": (f["aggregate_recovery_rtts"] if f["aggregate_recovery_rtts"]
+                                                        is not None else 99) <= 3,
                      "mrc_stall_max<=3_rtts": (f["stall_rtts_max"] if f["stall_rtts_max"] is not None else 99) <= 3,
                      "0_healthy_evs_retired": ev["retired_healthy"] == 0 and ev["unknown_path"] == 0,
                      "completed": f["completed"] and c["completed"]}
-    if "rc" in out:
-        out["floors"]["rc_pinned_stall>=reroute"] = (out["rc"]["failure"]["stall_us_max"] or 0) >= a.reroute_us * 0.9
-    return out
 
 
 def _us(s: float | None) -> float | None:
@@ -338,13 +350,15 @@ def show(r: dict) -> None:
             print(f"  {mode.upper():3} clean step {x['clean_step_us_median']} us; spine p1s1 lost at "
                   f"{x['fault_at_us']} us (step {r['fault_step']}): step {r['fault_step']} took {x['step_j_us']} us "
                   f"= {x['step_j_inflation']}x; job {x['job_us']} us vs {x['clean_job_us']} us clean")
-    elif c == "scale-failure":
+    elif c == "scale-failure" and "mrc" in r:
         f, cl = r["mrc"]["failure"], r["mrc"]["clean"]
         ev = f["evs"]
         print(f"  {f['hosts']} hosts, {f['paths_per_pair']} paths per pair, {r['size_bytes'] / MIB:g} MiB each; "
               f"{r['fault']} at {r['fault_at_us']} us (base RTT {f['base_rtt_us']} us)")
         print(f"  MRC: {f['affected_flows']} flows had packets on the dead link ({f['affected_packets_lost']} packets "
-              f"lost there); {f['measured_flows']} in flight with a rate before it: back to 80% of their rate in "
+              f"lost there); {f['measured_flows']} in flight with a rate before it: together (share of their pre-failure "
+              f"rates, min {f['aggregate_min_share']}) back to 80% in {f['aggregate_recovery_us']} us = "
+              f"{f['aggregate_recovery_rtts']} RTTs; each back to 80% of its rate in "
               f"median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max {f['recovery_us_max']} us "
               f"= {f['recovery_rtts_max']} RTTs (from each flow's first packet lost there: median "
               f"{f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us = "
@@ -358,6 +372,7 @@ def show(r: dict) -> None:
         q = r["fct_ratio_failure_over_clean"]
         print(f"  FCT mean/p99/max: failure {f['fct_mean_us']}/{f['fct_p99_us']}/{f['fct_max_us']} us, clean "
               f"{cl['fct_mean_us']}/{cl['fct_p99_us']}/{cl['fct_max_us']} us, ratio {q['mean']}/{q['p99']}/{q['max']}")
+    if c == "scale-failure":
         for mode in ("mrc", "rc"):
             for label, x in r.get(mode, {}).items():
                 print(f"  {mode.upper()} {label}: {x['events']} events, {x['events_per_s']} events/s (CPU), loop wall "
@@ -366,7 +381,7 @@ def show(r: dict) -> None:
             y = r["rc"]["failure"]
             print(f"  RC: {y['affected_flows']} flows with packets on the dead link; longest stall {y['stall_us_max']} us "
                   f"(link back after {r['reroute_us']} us); FCT mean/max {y['fct_mean_us']}/{y['fct_max_us']} us")
-    else:
+    elif c == "scale":
         print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, 1 MiB each: completed "
               f"{r['completed']}, FCT mean {r['fct_mean_us']} us max {r['fct_max_us']} us; {r['events']} events, "
               f"{r['events_per_s']} events/s (CPU); sim loop wall {r['wall_s']} s CPU {r['cpu_s']} s")
@@ -388,7 +403,8 @@ def main() -> int:
                     help="scale-failure: a flow's pre-failure rate is its mean over this long before the fault")
     ap.add_argument("--scale-linger-us", type=float, default=0.0,
                     help="scale-failure: keep simulating this long after the traffic completes (EVs back to GOOD)")
-    ap.add_argument("--scale-rc", action="store_true", help="scale-failure: also the RC baseline")
+    ap.add_argument("--scale-modes", default="mrc", help="scale-failure: mrc, rc or mrc,rc (RC: the failure run only)")
+    ap.add_argument("--save-raw", default="", help="scale-failure: write each run's raw result here (JSON)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -402,7 +418,7 @@ def main() -> int:
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
                "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib), "--scale-fault",
                a.scale_fault, "--scale-fault-us", str(a.scale_fault_us), "--scale-pre-us", str(a.scale_pre_us),
-               "--scale-linger-us", str(a.scale_linger_us)] + (["--scale-rc"] if a.scale_rc else [])
+               "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw]
         p = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if p.returncode != 0:
             print(f"== {name}: FAILED\n{p.stderr[-3000:]}")

@@ -480,13 +480,17 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     (the last bin cut at the flow's completion), its pre-failure rate the mean of the bins in
     [``pre_from_s``, ``t_fault``), and, as :func:`goodput_recovery` does for the aggregate, the time
     from the failure to the end of the first bin at or above ``RECOVERED_FRACTION`` of that rate after
-    the lowest bin that starts before ``horizon_s``.  A flow done before the failure, or with no
+    the lowest bin that starts before ``horizon_s``; and the same for the flows together
+    (``aggregate_recovery_s``): per bin, the bytes they moved over what their pre-failure rates would
+    have moved, counting each flow only while it was in flight (flows that finish are no dip).  A flow done before the failure, or with no
     progress before it, is left out (counted).  Also each flow's longest stall (:func:`flow_stalls`) and,
     given ``first_loss`` (flow id -> when its first packet was lost to the failure), its recovery counted
     from then (``recovery_from_loss_s``): a sprayed flow meets the dead path only when its turn on it comes."""
     ser = _series(run)
     totals = {int(fid): f["count"] * f["size"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
     stalls = flow_stalls(run, t_fault)
+    agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved, and what their pre-failure rates
+    agg_den: dict[int, float] = {}  # would have moved in the part of the bin each was still in flight
     per: dict[int, dict[str, Any]] = {}
     skipped = {"done_before": 0, "no_rate_before": 0}
     for fid in sorted(fids):
@@ -508,6 +512,9 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
         if not pre_rate:
             skipped["no_rate_before"] += 1
             continue
+        for i, (a, b, g) in enumerate(bins):
+            agg_num[i] = agg_num.get(i, 0.0) + g * (b - a)
+            agg_den[i] = agg_den.get(i, 0.0) + pre_rate * (b - a)
         bar = RECOVERED_FRACTION * pre_rate
         idx = [i for i, (a, b, _) in enumerate(bins) if b > t_fault and a < horizon_s]
         rec: float | None = None
@@ -522,10 +529,14 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
         from_loss = None if rec is None or fl is None else round(max(0.0, rec - max(0.0, fl - t_fault)), 9)
         per[fid] = {"pre_mb_s": round(pre_rate, 3), "recovery_s": rec, "recovery_from_loss_s": from_loss,
                     "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end}
+    # the flows together: each bin's share of their pre-failure rates, over the flows still in flight
+    share = [(i * bin_s, agg_num[i] / agg_den[i]) for i in sorted(agg_den) if agg_den[i] > 0]
+    agg = goodput_recovery(share, bin_s, t_fault, horizon_s, 1.0) if share else {"recovery_s": None, "min_mb_s": None}
     recs = sorted(r["recovery_s"] for r in per.values() if r["recovery_s"] is not None)
     from_loss = sorted(r["recovery_from_loss_s"] for r in per.values() if r["recovery_from_loss_s"] is not None)
     st = sorted(r["stall_s"] for r in per.values() if r["stall_s"] is not None)
     return {"flows": per, "measured": len(per), **skipped,
+            "aggregate_recovery_s": agg["recovery_s"], "aggregate_min_share": agg["min_mb_s"],
             "not_recovered": sorted(f for f, r in per.items() if r["recovery_s"] is None),
             "recovery_s_median": _pct(recs, 0.5) if recs else None, "recovery_s_max": recs[-1] if recs else None,
             "recovery_from_loss_s_median": _pct(from_loss, 0.5) if from_loss else None,
@@ -546,7 +557,8 @@ def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s
 
     def rtts(x: float | None) -> float | None:
         return None if x is None or not rtt else round(x / rtt, 2)
-    return {"base_rtt_s": rtt, "affected_flows": len(aff), "affected_packets_lost": sum(n for n, _ in aff.values()),
+    return {"base_rtt_s": rtt, "affected_flows": len(aff),
+            "aggregate_recovery_rtts": rtts(rec["aggregate_recovery_s"]), "affected_packets_lost": sum(n for n, _ in aff.values()),
             "affected": sorted(aff), "recovery": rec,
             "recovery_rtts_median": rtts(rec["recovery_s_median"]), "recovery_rtts_max": rtts(rec["recovery_s_max"]),
             "recovery_from_loss_rtts_median": rtts(rec["recovery_from_loss_s_median"]),
