@@ -398,8 +398,8 @@ def main() -> int:
     ap.add_argument("--scale-size-mib", type=float, default=2.0, help="scale-failure: MiB per flow")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
-    ap.add_argument("--scale-fault-us", type=float, default=16.0, help="scale-failure: when the fault happens")
-    ap.add_argument("--scale-pre-us", type=float, default=4.0,
+    ap.add_argument("--scale-fault-us", type=float, default=20.0, help="scale-failure: when the fault happens")
+    ap.add_argument("--scale-pre-us", type=float, default=6.0,
                     help="scale-failure: a flow's pre-failure rate is its mean over this long before the fault")
     ap.add_argument("--scale-linger-us", type=float, default=0.0,
                     help="scale-failure: keep simulating this long after the traffic completes (EVs back to GOOD)")

@@ -480,7 +480,8 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     (the last bin cut at the flow's completion), its pre-failure rate the mean of the bins in
     [``pre_from_s``, ``t_fault``), and, as :func:`goodput_recovery` does for the aggregate, the time
     from the failure to the end of the first bin at or above ``RECOVERED_FRACTION`` of that rate after
-    the lowest bin that starts before ``horizon_s``; and the same for the flows together
+    the lowest full bin that starts before ``horizon_s``, or the flow's completion if no later bin
+    reaches it (``not_recovered``: neither, within the run); and the same for the flows together
     (``aggregate_recovery_s``): per bin, the bytes they moved over what their pre-failure rates would
     have moved, counting each flow only while it was in flight (flows that finish are no dip).  A flow done before the failure, or with no
     progress before it, is left out (counted).  Also each flow's longest stall (:func:`flow_stalls`) and,
@@ -516,7 +517,9 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
             agg_num[i] = agg_num.get(i, 0.0) + g * (b - a)
             agg_den[i] = agg_den.get(i, 0.0) + pre_rate * (b - a)
         bar = RECOVERED_FRACTION * pre_rate
-        idx = [i for i, (a, b, _) in enumerate(bins) if b > t_fault and a < horizon_s]
+        # the dip: full bins only (the last one, cut at the flow's completion, holds its last ACK and says
+        # nothing of its rate); back: a later bin at the bar, or the flow's completion (all its bytes are in)
+        idx = [i for i, (a, b, _) in enumerate(bins) if b > t_fault and a < horizon_s and b - a >= bin_s * 0.999]
         rec: float | None = None
         if idx:
             low = min(idx, key=lambda i: bins[i][2])
@@ -524,7 +527,12 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
                 rec = 0.0
             else:
                 back = next((i for i in range(low + 1, len(bins)) if bins[i][2] >= bar), None)
-                rec = None if back is None else round(bins[back][1] - t_fault, 9)
+                if back is not None:
+                    rec = round(bins[back][1] - t_fault, 9)
+                elif end is not None:
+                    rec = round(end - t_fault, 9)
+        elif end is not None:
+            rec = 0.0  # done within a bin of the failure
         fl = (first_loss or {}).get(fid)
         from_loss = None if rec is None or fl is None else round(max(0.0, rec - max(0.0, fl - t_fault)), 9)
         per[fid] = {"pre_mb_s": round(pre_rate, 3), "recovery_s": rec, "recovery_from_loss_s": from_loss,
