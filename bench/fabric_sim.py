@@ -247,11 +247,10 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
     at = fault.at
     out: dict = {"case": "scale-failure", "size_bytes": size, "fault": fault.label(), "fault_at_us": a.scale_fault_us,
                  "reroute_us": a.reroute_us, "linger_us": a.scale_linger_us}
+    clean = None
     for mode in a.scale_modes.split(","):
         runs = {}
         for label, faults in (("clean", ()), ("failure", (fault,))):
-            if mode == "rc" and label == "clean":
-                continue  # RC's clean FCT is not needed for its pinned flows' stall
             sc = scenario(8, 32, a.scale_leaves, 32, size, modes=(mode,), faults=faults, deadline_s=0.05,
                           sample_us=1.0, linger_s=a.scale_linger_us * 1e-6 if faults else 0.0)
             raw, m = _run(sc, mode)
@@ -259,7 +258,10 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
                 os.makedirs(a.save_raw, exist_ok=True)
                 with open(os.path.join(a.save_raw, f"scale-failure-{mode}-{label}.json"), "w") as fh:
                     json.dump(raw, fh)
-            imp = failure_impact(raw, at, 2e-6, max(0.0, at - a.scale_pre_us * 1e-6)) if faults else None
+            # the failure run against the clean one (same seed: the same run until the fault)
+            imp = failure_impact(raw, at, 2e-6, reference=clean) if faults else None
+            if not faults:
+                clean = raw
             runs[label] = {"completed": m["completed"], "fct_mean_us": m["fct_us"]["mean"],
                            "fct_p99_us": m["fct_us"]["p99"], "fct_max_us": m["fct_us"]["max"],
                            "done_us": None if raw.get("done_s") is None else round(raw["done_s"] * 1e6, 2),
@@ -282,8 +284,11 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
                     "from_loss_rtts_max": imp["recovery_from_loss_rtts_max"],
                     "stall_us_median": _us(rec["stall_s_median"]), "stall_us_max": _us(rec["stall_s_max"]),
                     "stall_rtts_max": imp["stall_rtts_max"], "evs": imp["evs"],
+                    "extra_fct_us_median": _us(imp["extra_fct_s_median"]), "extra_fct_us_max": _us(imp["extra_fct_s_max"]),
+                    "extra_fct_rtts_max": imp["extra_fct_rtts_max"],
                     "hosts": raw["sim"]["hosts"], "paths_per_pair": raw["sim"]["paths_per_pair"]})
             del raw
+        clean = None
         out[mode] = runs
     out["floors"] = {}
     if "mrc" in out:
@@ -363,7 +368,9 @@ def show(r: dict) -> None:
               f"= {f['recovery_rtts_max']} RTTs (from each flow's first packet lost there: median "
               f"{f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us = "
               f"{f['from_loss_rtts_max']} RTTs); not recovered {f['not_recovered_count']}; longest stall "
-              f"{f['stall_us_max']} us = {f['stall_rtts_max']} RTTs (median {f['stall_us_median']} us)")
+              f"{f['stall_us_max']} us = {f['stall_rtts_max']} RTTs (median {f['stall_us_median']} us); FCT against "
+              f"the same flow without the failure: +{f['extra_fct_us_median']} us median, +{f['extra_fct_us_max']} us = "
+              f"{f['extra_fct_rtts_max']} RTTs max")
         print(f"  EVs retired: {ev['retired']} ({ev['retired_crossing']} cross the failed link, "
               f"{ev['retired_healthy']} healthy, {ev['unknown_path']} without a path); back to GOOD "
               f"{ev['back_good']} ({ev['back_good_crossing_after_return']} on the failed link after it returned); "
@@ -379,8 +386,11 @@ def show(r: dict) -> None:
                       f"{x['wall_s']} s CPU {x['cpu_s']} s, digest {x['digest']}")
         if "rc" in r:
             y = r["rc"]["failure"]
+            yc = r["rc"]["clean"]
             print(f"  RC: {y['affected_flows']} flows with packets on the dead link; longest stall {y['stall_us_max']} us "
-                  f"(link back after {r['reroute_us']} us); FCT mean/max {y['fct_mean_us']}/{y['fct_max_us']} us")
+                  f"(link back after {r['reroute_us']} us); their FCT +{y['extra_fct_us_max']} us max against the same "
+                  f"flow without the failure; FCT mean/p99/max {y['fct_mean_us']}/{y['fct_p99_us']}/{y['fct_max_us']} us, "
+                  f"without the failure {yc['fct_mean_us']}/{yc['fct_p99_us']}/{yc['fct_max_us']} us")
     elif c == "scale":
         print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, 1 MiB each: completed "
               f"{r['completed']}, FCT mean {r['fct_mean_us']} us max {r['fct_max_us']} us; {r['events']} events, "
@@ -398,9 +408,7 @@ def main() -> int:
     ap.add_argument("--scale-size-mib", type=float, default=2.0, help="scale-failure: MiB per flow")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
-    ap.add_argument("--scale-fault-us", type=float, default=20.0, help="scale-failure: when the fault happens")
-    ap.add_argument("--scale-pre-us", type=float, default=6.0,
-                    help="scale-failure: a flow's pre-failure rate is its mean over this long before the fault")
+    ap.add_argument("--scale-fault-us", type=float, default=10.0, help="scale-failure: when the fault happens")
     ap.add_argument("--scale-linger-us", type=float, default=0.0,
                     help="scale-failure: keep simulating this long after the traffic completes (EVs back to GOOD)")
     ap.add_argument("--scale-modes", default="mrc", help="scale-failure: mrc, rc or mrc,rc (RC: the failure run only)")
@@ -417,7 +425,7 @@ def main() -> int:
             ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
                "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib), "--scale-fault",
-               a.scale_fault, "--scale-fault-us", str(a.scale_fault_us), "--scale-pre-us", str(a.scale_pre_us),
+               a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
                "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw]
         p = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if p.returncode != 0:

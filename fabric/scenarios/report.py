@@ -474,11 +474,19 @@ def affected_flows(run: dict[str, Any]) -> dict[int, tuple[int, float]]:
     return out
 
 
+def _done_at(s: list[tuple[float, int]], total: int) -> float | None:
+    return next((t for t, v in s if v >= total), None) if total else None
+
+
 def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, pre_from_s: float,
-                  horizon_s: float, first_loss: dict[int, float] | None = None) -> dict[str, Any]:
+                  horizon_s: float, first_loss: dict[int, float] | None = None,
+                  reference: dict[str, Any] | None = None) -> dict[str, Any]:
     """Each flow's recovery after a failure at ``t_fault``: its acknowledged-bytes rate per ``bin_s`` bin
-    (the last bin cut at the flow's completion), its pre-failure rate the mean of the bins in
-    [``pre_from_s``, ``t_fault``), and, as :func:`goodput_recovery` does for the aggregate, the time
+    (the last bin cut at the flow's completion) against its rate without the failure -- with
+    ``reference`` (the same scenario and seed without the fault: the same run up to ``t_fault``), the
+    flow's mean rate there from ``t_fault`` to its completion, which needs no ACK clock running before
+    the failure; else its mean over the bins in [``pre_from_s``, ``t_fault``) -- and, as
+    :func:`goodput_recovery` does for the aggregate, the time
     from the failure to the end of the first bin at or above ``RECOVERED_FRACTION`` of that rate after
     the lowest full bin that starts before ``horizon_s``, or the flow's completion if no later bin
     reaches it (``not_recovered``: neither, within the run); and the same for the flows together
@@ -488,6 +496,7 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     given ``first_loss`` (flow id -> when its first packet was lost to the failure), its recovery counted
     from then (``recovery_from_loss_s``): a sprayed flow meets the dead path only when its turn on it comes."""
     ser = _series(run)
+    rser = _series(reference) if reference is not None else {}
     totals = {int(fid): f["count"] * f["size"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
     stalls = flow_stalls(run, t_fault)
     agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved, and what their pre-failure rates
@@ -497,7 +506,7 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     for fid in sorted(fids):
         s = ser.get(fid, [])
         total = totals.get(fid, 0)
-        end = next((t for t, v in s if v >= total), None) if total else None
+        end = _done_at(s, total)
         if end is not None and end <= t_fault:
             skipped["done_before"] += 1
             continue
@@ -508,8 +517,14 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
             a, b = k * bin_s, min((k + 1) * bin_s, stop_all)
             bins.append((a, b, (_at(s, b) - _at(s, a)) / (b - a) / 1e6 if b > a else 0.0))
             k += 1
-        pre = [g for a, b, g in bins if a >= pre_from_s and b <= t_fault]
-        pre_rate = sum(pre) / len(pre) if pre else 0.0
+        if reference is not None:
+            rs = rser.get(fid, [])
+            r_end = _done_at(rs, total)
+            left = total - _at(rs, t_fault)
+            pre_rate = left / (r_end - t_fault) / 1e6 if r_end is not None and r_end > t_fault else 0.0
+        else:
+            pre = [g for a, b, g in bins if a >= pre_from_s and b <= t_fault]
+            pre_rate = sum(pre) / len(pre) if pre else 0.0
         if not pre_rate:
             skipped["no_rate_before"] += 1
             continue
@@ -552,16 +567,22 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
             "stall_s_median": _pct(st, 0.5) if st else None, "stall_s_max": st[-1] if st else None}
 
 
-def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s: float,
-                   horizon_rtts: float = DIP_WINDOW_RTTS) -> dict[str, Any]:
+def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s: float = 0.0,
+                   horizon_rtts: float = DIP_WINDOW_RTTS, reference: dict[str, Any] | None = None) -> dict[str, Any]:
     """A failure at ``t_fault`` seen from the run's own data: the flows with packets on the dead link
     and their recovery (:func:`flow_recovery`, dip looked for ``horizon_rtts`` base RTTs after the
     failure), in seconds and in the simulator's base RTTs, and the EV retirements split by path
-    (:func:`ev_split`)."""
+    (:func:`ev_split`).  With ``reference`` (the run without the failure, same seed) also each affected
+    flow's completion time against its own there (``extra_fct_s``)."""
     rtt = (run.get("sim") or {}).get("base_rtt_ns", 0) / 1e9 or None
     aff = affected_flows(run)
     rec = flow_recovery(run, aff, t_fault, bin_s, pre_from_s, t_fault + horizon_rtts * (rtt or 0.0) or run["elapsed_s"],
-                        {f: t for f, (_, t) in aff.items()})
+                        {f: t for f, (_, t) in aff.items()}, reference)
+    extra: list[float] = []
+    if reference is not None:
+        fct = {int(fid): f["fct_ns"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
+        rfct = {int(fid): f["fct_ns"] for h in reference["hosts"].values() for fid, f in h["flows"].items()}
+        extra = sorted((sum(fct[f]) - sum(rfct[f])) / 1e9 for f in aff if fct.get(f) and rfct.get(f))
 
     def rtts(x: float | None) -> float | None:
         return None if x is None or not rtt else round(x / rtt, 2)
@@ -571,4 +592,6 @@ def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s
             "recovery_rtts_median": rtts(rec["recovery_s_median"]), "recovery_rtts_max": rtts(rec["recovery_s_max"]),
             "recovery_from_loss_rtts_median": rtts(rec["recovery_from_loss_s_median"]),
             "recovery_from_loss_rtts_max": rtts(rec["recovery_from_loss_s_max"]),
-            "stall_rtts_max": rtts(rec["stall_s_max"]), "evs": ev_split(run)}
+            "stall_rtts_max": rtts(rec["stall_s_max"]), "evs": ev_split(run),
+            "extra_fct_s_median": _pct(extra, 0.5) if extra else None, "extra_fct_s_max": extra[-1] if extra else None,
+            "extra_fct_rtts_max": rtts(extra[-1]) if extra else None}
