@@ -271,6 +271,8 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
                 runs[label].update({
                     "base_rtt_us": round(imp["base_rtt_s"] * 1e6, 2), "affected_flows": imp["affected_flows"],
                     "affected_packets_lost": imp["affected_packets_lost"], "measured_flows": rec["measured"],
+                    "exposure_us_median": _us(imp["exposure_s_median"]), "exposure_us_max": _us(imp["exposure_s_max"]),
+                    "exposure_rtts_max": imp["exposure_rtts_max"],
                     "done_before": rec["done_before"], "no_rate_before": rec["no_rate_before"],
                     "not_recovered": rec["not_recovered"][:20], "not_recovered_count": len(rec["not_recovered"]),
                     "aggregate_recovery_us": _us(rec["aggregate_recovery_s"]),
@@ -361,7 +363,8 @@ def show(r: dict) -> None:
         print(f"  {f['hosts']} hosts, {f['paths_per_pair']} paths per pair, {r['size_bytes'] / MIB:g} MiB each; "
               f"{r['fault']} at {r['fault_at_us']} us (base RTT {f['base_rtt_us']} us)")
         print(f"  MRC: {f['affected_flows']} flows had packets on the dead link ({f['affected_packets_lost']} packets "
-              f"lost there); {f['measured_flows']} in flight with a rate before it: together (share of their pre-failure "
+              f"lost there; the last {f['exposure_us_max']} us = {f['exposure_rtts_max']} RTTs after the failure, median "
+              f"{f['exposure_us_median']} us); {f['measured_flows']} in flight with a rate before it: together (share of their pre-failure "
               f"rates, min {f['aggregate_min_share']}) back to 80% in {f['aggregate_recovery_us']} us = "
               f"{f['aggregate_recovery_rtts']} RTTs; each back to 80% of its rate in "
               f"median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max {f['recovery_us_max']} us "

@@ -457,20 +457,20 @@ def ev_split(run: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def affected_flows(run: dict[str, Any]) -> dict[int, tuple[int, float]]:
+def affected_flows(run: dict[str, Any]) -> dict[int, tuple[int, float, float]]:
     """Flows with packets (data, or their ACKs and probes) offered to a link while it was down: flow id ->
-    (packets of its host pair lost there, when the first was) (the simulator's ``dead_link_drops``;
-    empty for other runs)."""
-    pairs: dict[tuple[str, str], tuple[int, float]] = {}
+    (packets of its host pair lost there, when the first and the last were) (the simulator's
+    ``dead_link_drops``; empty for other runs)."""
+    pairs: dict[tuple[str, str], tuple[int, float, float]] = {}
     for d in run.get("dead_link_drops", ()):
         if d["src"] and d["dst"]:
-            n, t = pairs.get((d["src"], d["dst"]), (0, d["first_s"]))
-            pairs[(d["src"], d["dst"])] = (n + d["packets"], min(t, d["first_s"]))
+            n, t, t2 = pairs.get((d["src"], d["dst"]), (0, d["first_s"], d["last_s"]))
+            pairs[(d["src"], d["dst"])] = (n + d["packets"], min(t, d["first_s"]), max(t2, d["last_s"]))
     out = {}
     for f in run["flows"]:
         hit = [x for x in (pairs.get((f["src"], f["dst"])), pairs.get((f["dst"], f["src"]))) if x]
         if hit:
-            out[int(f["fid"])] = (sum(n for n, _ in hit), min(t for _, t in hit))
+            out[int(f["fid"])] = (sum(x[0] for x in hit), min(x[1] for x in hit), max(x[2] for x in hit))
     return out
 
 
@@ -577,7 +577,9 @@ def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s
     rtt = (run.get("sim") or {}).get("base_rtt_ns", 0) / 1e9 or None
     aff = affected_flows(run)
     rec = flow_recovery(run, aff, t_fault, bin_s, pre_from_s, t_fault + horizon_rtts * (rtt or 0.0) or run["elapsed_s"],
-                        {f: t for f, (_, t) in aff.items()}, reference)
+                        {f: t for f, (_, t, _) in aff.items()}, reference)
+    # how long each affected flow kept putting packets (data, resends, ACKs, probes) on the dead link
+    expo = sorted(t2 - t_fault for _, _, t2 in aff.values())
     extra: list[float] = []
     if reference is not None:
         fct = {int(fid): f["fct_ns"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
@@ -587,7 +589,9 @@ def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s
     def rtts(x: float | None) -> float | None:
         return None if x is None or not rtt else round(x / rtt, 2)
     return {"base_rtt_s": rtt, "affected_flows": len(aff),
-            "aggregate_recovery_rtts": rtts(rec["aggregate_recovery_s"]), "affected_packets_lost": sum(n for n, _ in aff.values()),
+            "exposure_s_median": _pct(expo, 0.5) if expo else None, "exposure_s_max": expo[-1] if expo else None,
+            "exposure_rtts_max": rtts(expo[-1]) if expo else None,
+            "aggregate_recovery_rtts": rtts(rec["aggregate_recovery_s"]), "affected_packets_lost": sum(x[0] for x in aff.values()),
             "affected": sorted(aff), "recovery": rec,
             "recovery_rtts_median": rtts(rec["recovery_s_median"]), "recovery_rtts_max": rtts(rec["recovery_s_max"]),
             "recovery_from_loss_rtts_median": rtts(rec["recovery_from_loss_s_median"]),

@@ -141,7 +141,7 @@ class SimRun:
         self.link_events: list[list] = [[] for _ in self.hosts]
         self._fault_links: list[list] = []  # links (node names) the fault being applied took down or up
         # packets offered to a link that was down (carrier or admin): (from node, to node, src host, dst host)
-        self.dead_drops: dict[tuple[str, str, int, int], list[int]] = {}  # -> [packets, first at ns]
+        self.dead_drops: dict[tuple[str, str, int, int], list[int]] = {}  # -> [packets, first, last at ns]
         self._prof_evs: dict[tuple[int, int], tuple[int, list]] = {}  # (host, EV profile id): peer, plan EVs
         for i, f in enumerate(sc.faults):
             check_engine(f.spec, SimFaults.fault_primitives, "sim", f"scenario.faults[{i}]")
@@ -332,9 +332,10 @@ class SimRun:
     def _dead(self, p: Port, r: Route, now: int) -> None:
         d = self.dead_drops.get((p.owner, p.peer, r.src_host, r.dst_host))
         if d is None:
-            self.dead_drops[(p.owner, p.peer, r.src_host, r.dst_host)] = [1, now]
+            self.dead_drops[(p.owner, p.peer, r.src_host, r.dst_host)] = [1, now, now]
         else:
             d[0] += 1
+            d[2] = now
 
     def _send(self, h: int, port: int, data: bytes) -> None:
         r = self.fab.route(self.hosts[h], port, data, self.encap)
@@ -568,7 +569,8 @@ class SimRun:
                 "srtt_ns": sorted(o.qp.srtt for o in outs if o.qp.srtt), "verify": verify, "driver": {},
             }
         dead = [{"link": [a, b], "src": self.hosts[s] if s >= 0 else None, "dst": self.hosts[d] if d >= 0 else None,
-                 "packets": n, "first_s": t / 1e9} for (a, b, s, d), (n, t) in sorted(self.dead_drops.items())]
+                 "packets": n, "first_s": t / 1e9, "last_s": t2 / 1e9}
+                for (a, b, s, d), (n, t, t2) in sorted(self.dead_drops.items())]
         return {"mode": self.mode, "engine": "sim", "completed": self.completed, "elapsed_s": self.now / 1e9,
                 "done_s": None if self.done_ns is None else self.done_ns / 1e9, "dead_link_drops": dead,
                 "deadline_s": sc.deadline_s, "total_bytes": len(self.flows) * self.msgs * steps,
