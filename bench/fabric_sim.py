@@ -11,10 +11,19 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
   allreduce    a 10-step job of ring all-reduce steps (64 hosts, 16 spines); a spine lost during step
                --step-j (restored --reroute-us later): step-time inflation for MRC and RC.
   scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host.
+  scale-failure (opt-in: two runs of the scale fabric, ~15 min) the same fabric, 2 MiB per host, link
+               p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
+               (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
+               traffic: the flows with packets on the dead link and their recovery against the same run
+               without the failure (same seed: identical until it), the longest stall, EVs made
+               ASSUMED_BAD on the failed link vs on healthy paths and back to GOOD, FCT with / without
+               (report.failure_impact); --scale-modes mrc,rc adds the RC baseline.
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
-Simulated time is deterministic; wall and CPU time depend on the machine's load.
+Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
+wall and CPU time depend on the machine's load.
 
     python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale] [--json]
+    python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
 """
 from __future__ import annotations
 
@@ -364,9 +373,9 @@ def show(r: dict) -> None:
               f"{r['fault']} at {r['fault_at_us']} us (base RTT {f['base_rtt_us']} us)")
         print(f"  MRC: {f['affected_flows']} flows had packets on the dead link ({f['affected_packets_lost']} packets "
               f"lost there; the last {f['exposure_us_max']} us = {f['exposure_rtts_max']} RTTs after the failure, median "
-              f"{f['exposure_us_median']} us); {f['measured_flows']} in flight with a rate before it: together (share of their pre-failure "
-              f"rates, min {f['aggregate_min_share']}) back to 80% in {f['aggregate_recovery_us']} us = "
-              f"{f['aggregate_recovery_rtts']} RTTs; each back to 80% of its rate in "
+              f"{f['exposure_us_median']} us); against their rates in the run without it ({f['measured_flows']} "
+              f"measured), together down to {f['aggregate_min_share']} of it, back to 80% in {f['aggregate_recovery_us']} "
+              f"us = {f['aggregate_recovery_rtts']} RTTs; each back to 80% of its rate in "
               f"median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max {f['recovery_us_max']} us "
               f"= {f['recovery_rtts_max']} RTTs (from each flow's first packet lost there: median "
               f"{f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us = "

@@ -478,29 +478,42 @@ def _done_at(s: list[tuple[float, int]], total: int) -> float | None:
     return next((t for t, v in s if v >= total), None) if total else None
 
 
+def _rate_bins(s: list[tuple[float, int]], stop: float, bin_s: float) -> list[tuple[float, float, float]]:
+    """(start, end, MB/s) of acknowledged bytes per bin up to ``stop`` (the last bin cut there)."""
+    out = []
+    k = 0
+    while k * bin_s < stop:
+        a, b = k * bin_s, min((k + 1) * bin_s, stop)
+        out.append((a, b, (_at(s, b) - _at(s, a)) / (b - a) / 1e6 if b > a else 0.0))
+        k += 1
+    return out
+
+
 def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, pre_from_s: float,
                   horizon_s: float, first_loss: dict[int, float] | None = None,
                   reference: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Each flow's recovery after a failure at ``t_fault``: its acknowledged-bytes rate per ``bin_s`` bin
-    (the last bin cut at the flow's completion) against its rate without the failure -- with
-    ``reference`` (the same scenario and seed without the fault: the same run up to ``t_fault``), the
-    flow's mean rate there from ``t_fault`` to its completion, which needs no ACK clock running before
-    the failure; else its mean over the bins in [``pre_from_s``, ``t_fault``) -- and, as
-    :func:`goodput_recovery` does for the aggregate, the time
-    from the failure to the end of the first bin at or above ``RECOVERED_FRACTION`` of that rate after
-    the lowest full bin that starts before ``horizon_s``, or the flow's completion if no later bin
-    reaches it (``not_recovered``: neither, within the run); and the same for the flows together
-    (``aggregate_recovery_s``): per bin, the bytes they moved over what their pre-failure rates would
-    have moved, counting each flow only while it was in flight (flows that finish are no dip).  A flow done before the failure, or with no
-    progress before it, is left out (counted).  Also each flow's longest stall (:func:`flow_stalls`) and,
-    given ``first_loss`` (flow id -> when its first packet was lost to the failure), its recovery counted
-    from then (``recovery_from_loss_s``): a sprayed flow meets the dead path only when its turn on it comes."""
+    """Each flow's recovery after a failure at ``t_fault``, from its acknowledged-bytes rate per
+    ``bin_s`` bin (the last bin cut at the flow's completion) against the rate it would have had.
+
+    That rate, with ``reference`` (the same scenario and seed without the fault: the same run up to
+    ``t_fault``): the same flow's rate there in the same bin, and once the flow is done there, its mean
+    rate there from ``t_fault`` to its completion; bins where the reference moved nothing (its ACK clock
+    not started yet, its own stalls) are no dip.  Without ``reference``: the flow's mean over the bins
+    in [``pre_from_s``, ``t_fault``).  As :func:`goodput_recovery` does for the aggregate: the dip is
+    the lowest share of that rate among the full bins that end after the failure and start before
+    ``horizon_s``; recovery is the time from the failure to the end of the first later bin at
+    ``RECOVERED_FRACTION`` of it, or to the flow's completion (all its bytes are in) if none is
+    (``not_recovered``: neither, within the run).  The flows together (``aggregate_recovery_s``): per
+    bin, the bytes they moved over the bytes they would have moved, each counted while in flight.  A
+    flow done before the failure, or without a reference rate, is left out (counted).  Also each flow's
+    longest stall (:func:`flow_stalls`) and, given ``first_loss`` (flow id -> when its first packet was
+    lost to the failure), its recovery counted from then (``recovery_from_loss_s``)."""
     ser = _series(run)
     rser = _series(reference) if reference is not None else {}
     totals = {int(fid): f["count"] * f["size"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
     stalls = flow_stalls(run, t_fault)
-    agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved, and what their pre-failure rates
-    agg_den: dict[int, float] = {}  # would have moved in the part of the bin each was still in flight
+    agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved...
+    agg_den: dict[int, float] = {}  # ...and the bytes they would have moved (while each was in flight)
     per: dict[int, dict[str, Any]] = {}
     skipped = {"done_before": 0, "no_rate_before": 0}
     for fid in sorted(fids):
@@ -510,38 +523,41 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
         if end is not None and end <= t_fault:
             skipped["done_before"] += 1
             continue
-        stop_all = end if end is not None else run["elapsed_s"]
-        bins = []
-        k = 0
-        while k * bin_s < stop_all:
-            a, b = k * bin_s, min((k + 1) * bin_s, stop_all)
-            bins.append((a, b, (_at(s, b) - _at(s, a)) / (b - a) / 1e6 if b > a else 0.0))
-            k += 1
+        bins = _rate_bins(s, end if end is not None else run["elapsed_s"], bin_s)
         if reference is not None:
             rs = rser.get(fid, [])
             r_end = _done_at(rs, total)
-            left = total - _at(rs, t_fault)
-            pre_rate = left / (r_end - t_fault) / 1e6 if r_end is not None and r_end > t_fault else 0.0
+            mean = (total - _at(rs, t_fault)) / (r_end - t_fault) / 1e6 if r_end is not None and r_end > t_fault \
+                else 0.0
+            rb = _rate_bins(rs, r_end, bin_s) if r_end is not None else []
+            # the reference's full bins; after its completion (or in its cut last bin) its mean rate
+            ref = [rb[i][2] if i < len(rb) and rb[i][1] - rb[i][0] >= bin_s * 0.999 else mean
+                   for i in range(len(bins))]
         else:
             pre = [g for a, b, g in bins if a >= pre_from_s and b <= t_fault]
-            pre_rate = sum(pre) / len(pre) if pre else 0.0
-        if not pre_rate:
+            mean = sum(pre) / len(pre) if pre else 0.0
+            ref = [mean] * len(bins)
+        if not mean:
             skipped["no_rate_before"] += 1
             continue
         for i, (a, b, g) in enumerate(bins):
-            agg_num[i] = agg_num.get(i, 0.0) + g * (b - a)
-            agg_den[i] = agg_den.get(i, 0.0) + pre_rate * (b - a)
-        bar = RECOVERED_FRACTION * pre_rate
+            if b > t_fault:
+                agg_num[i] = agg_num.get(i, 0.0) + g * (b - a)
+                agg_den[i] = agg_den.get(i, 0.0) + ref[i] * (b - a)
         # the dip: full bins only (the last one, cut at the flow's completion, holds its last ACK and says
-        # nothing of its rate); back: a later bin at the bar, or the flow's completion (all its bytes are in)
-        idx = [i for i, (a, b, _) in enumerate(bins) if b > t_fault and a < horizon_s and b - a >= bin_s * 0.999]
+        # nothing of its rate) where the reference moved something
+        idx = [i for i, (a, b, _) in enumerate(bins)
+               if b > t_fault and a < horizon_s and b - a >= bin_s * 0.999 and ref[i] > 0]
         rec: float | None = None
+        low_share = None
         if idx:
-            low = min(idx, key=lambda i: bins[i][2])
-            if bins[low][2] >= bar:
+            low = min(idx, key=lambda i: bins[i][2] / ref[i])
+            low_share = round(bins[low][2] / ref[low], 3)
+            if low_share >= RECOVERED_FRACTION:
                 rec = 0.0
             else:
-                back = next((i for i in range(low + 1, len(bins)) if bins[i][2] >= bar), None)
+                back = next((i for i in range(low + 1, len(bins))
+                             if ref[i] > 0 and bins[i][2] >= RECOVERED_FRACTION * ref[i]), None)
                 if back is not None:
                     rec = round(bins[back][1] - t_fault, 9)
                 elif end is not None:
@@ -550,9 +566,8 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
             rec = 0.0  # done within a bin of the failure
         fl = (first_loss or {}).get(fid)
         from_loss = None if rec is None or fl is None else round(max(0.0, rec - max(0.0, fl - t_fault)), 9)
-        per[fid] = {"pre_mb_s": round(pre_rate, 3), "recovery_s": rec, "recovery_from_loss_s": from_loss,
-                    "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end}
-    # the flows together: each bin's share of their pre-failure rates, over the flows still in flight
+        per[fid] = {"ref_mb_s": round(mean, 3), "min_share": low_share, "recovery_s": rec,
+                    "recovery_from_loss_s": from_loss, "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end}
     share = [(i * bin_s, agg_num[i] / agg_den[i]) for i in sorted(agg_den) if agg_den[i] > 0]
     agg = goodput_recovery(share, bin_s, t_fault, horizon_s, 1.0) if share else {"recovery_s": None, "min_mb_s": None}
     recs = sorted(r["recovery_s"] for r in per.values() if r["recovery_s"] is not None)
