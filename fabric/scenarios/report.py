@@ -224,7 +224,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
-        "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
+        "ev_changes": dict(ev_changes), "ev_events": sorted(evs, key=lambda e: e[:7]),
         # each retirement an MRC QP decided, with the verdict's evidence and the responder's record of its PSN
         "ev_verdicts": _verdicts(hosts),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,

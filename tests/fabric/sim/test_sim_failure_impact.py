@@ -4,10 +4,20 @@ that had packets on the dead link recover, no EV on a healthy path is retired, t
 link come back after it returns, and the run is the same for the same seed."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from mrc_fabric.scenarios.report import analyse, down_intervals, failure_impact, path_crosses
-from mrc_fabric.scenarios.spec import FabricSpec, FaultSpec, MeasureSpec, Scenario, SimSpec, TrafficSpec
+from mrc_fabric.scenarios.spec import (
+    FabricSpec,
+    FaultSpec,
+    MeasureSpec,
+    Scenario,
+    ScenarioError,
+    SimSpec,
+    TrafficSpec,
+)
 from mrc_fabric.sim import run_sim
 
 AT = 20e-6  # the failure: half-way through sending, every flow in flight
@@ -95,3 +105,12 @@ def test_same_seed_same_failure_run(link_run):
     assert again["sim"]["events"] == link_run["sim"]["events"]
     assert {n: (h["samples"], h["ev_events"], h["flows"]) for n, h in again["hosts"].items()} == \
         {n: (h["samples"], h["ev_events"], h["flows"]) for n, h in link_run["hosts"].items()}
+
+
+def test_linger_runs_on_after_the_traffic_and_must_not_be_negative(link_run):
+    """sim.linger_s: the run goes on past the traffic's completion (done_s) for that long."""
+    assert link_run["done_s"] is not None
+    assert link_run["elapsed_s"] == pytest.approx(link_run["done_s"] + 300e-6, abs=1e-9)
+    sc = _sc(LINK)
+    with pytest.raises(ScenarioError, match="linger_s"):
+        dataclasses.replace(sc, sim=dataclasses.replace(sc.sim, linger_s=-1.0)).check()
