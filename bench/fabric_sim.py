@@ -11,14 +11,26 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
   allreduce    a 10-step job of ring all-reduce steps (64 hosts, 16 spines); a spine lost during step
                --step-j (restored --reroute-us later): step-time inflation for MRC and RC.
   scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host.
+  scale-failure (opt-in, two runs per mode: ~15 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
+               link p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
+               (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
+               traffic: the flows with packets on the dead link and their recovery against the same run
+               without the failure (same seed: identical until it), the longest stall, EVs made
+               ASSUMED_BAD on the failed link vs on healthy paths and back to GOOD, FCT with / without
+               (report.failure_impact); the RC baseline too (--scale-modes): its flows pinned to the
+               failed component stall until it returns (the link: 0.25 pinned flows expected, as the
+               64 flows from or to leaf p1l1 each pin one of 256 paths; --scale-fault spine: ~4).
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
-Simulated time is deterministic; wall and CPU time depend on the machine's load.
+Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
+wall and CPU time depend on the machine's load.
 
     python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale] [--json]
+    python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -28,18 +40,20 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mrc_fabric.scenarios.report import analyse, goodput_recovery
+from mrc_fabric.scenarios.report import analyse, failure_impact, goodput_recovery
 from mrc_fabric.scenarios.spec import FabricSpec, FaultSpec, MeasureSpec, Scenario, SimSpec, TrafficSpec
 from mrc_fabric.sim import run_sim
 
 MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
-CASES = ("permutation", "link-failure", "allreduce", "scale")
+CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure")
+DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale")  # scale-failure is opt-in (~10 min)
 
 
 def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, pattern: str = "permutation",
              shift: int = 0, steps: int = 1, faults: tuple = (), gbps: float = 100.0, delay_ns: int = 1250,
-             deadline_s: float = 0.02, sample_us: float = 1.0, modes: tuple = ("mrc", "rc")) -> Scenario:
+             deadline_s: float = 0.02, sample_us: float = 1.0, modes: tuple = ("mrc", "rc"),
+             linger_s: float = 0.0) -> Scenario:
     """A simulated scenario: a Clos fabric, one message of ``size`` per flow, datacenter timers."""
     hosts = leaves * hpl
     return Scenario(
@@ -53,7 +67,7 @@ def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, patt
         faults=faults, modes=modes, deadline_s=deadline_s, seed=1,
         measure=MeasureSpec(sample_ms=sample_us / 1000, bin_ms=sample_us * 2 / 1000, congestion_ms=0.01,
                             switch_counters=True),
-        sim=SimSpec(link_gbps=gbps, delay_ns=delay_ns, queue_packets=64)).check()
+        sim=SimSpec(link_gbps=gbps, delay_ns=delay_ns, queue_packets=64, linger_s=linger_s)).check()
 
 
 def _rss_mib() -> float:
@@ -219,10 +233,107 @@ def case_scale(a: argparse.Namespace) -> dict:
             **_perf(raw)}
 
 
+def sim_digest(raw: dict) -> str:
+    """A hash of a run's simulated results (events, FCTs, samples, EV events, switch counters, dead-link
+    drops): equal for two runs of one scenario and seed, whatever the machine's load."""
+    keep = {"events": raw["sim"]["events"], "elapsed_s": raw["elapsed_s"], "faults": raw["faults"],
+            "switch_counters": raw["switch_counters"], "dead_link_drops": raw.get("dead_link_drops"),
+            "hosts": {n: {k: h[k] for k in ("flows", "samples", "ev_events", "retx", "counters", "srtt_ns")}
+                      for n, h in raw["hosts"].items()}}
+    return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def scale_failure_fault(a: argparse.Namespace) -> FaultSpec:
+    at, dur = a.scale_fault_us * 1e-6, a.reroute_us * 1e-6
+    if a.scale_fault == "spine":
+        return FaultSpec(at=at, kind="spine_loss", spine="p1s1", duration=dur)
+    return FaultSpec(at=at, kind="flap", a="p1l1", b="p1s1", duration=dur)
+
+
+def case_scale_failure(a: argparse.Namespace) -> dict:
+    """The scale fabric with a leaf-spine link (or spine p1s1) down mid-transfer: the affected flows'
+    recovery and stall, EVs retired on failed vs healthy paths, FCT against the same run without it."""
+    size = int(a.scale_size_mib * MIB)
+    fault = scale_failure_fault(a)
+    at = fault.at
+    out: dict = {"case": "scale-failure", "size_bytes": size, "fault": fault.label(), "fault_at_us": a.scale_fault_us,
+                 "reroute_us": a.reroute_us, "linger_us": a.scale_linger_us}
+    clean = None
+    for mode in a.scale_modes.split(","):
+        runs = {}
+        for label, faults in (("clean", ()), ("failure", (fault,))):
+            sc = scenario(8, 32, a.scale_leaves, 32, size, modes=(mode,), faults=faults, deadline_s=0.05,
+                          sample_us=1.0, linger_s=a.scale_linger_us * 1e-6 if faults else 0.0)
+            raw, m = _run(sc, mode)
+            if a.save_raw:
+                os.makedirs(a.save_raw, exist_ok=True)
+                with open(os.path.join(a.save_raw, f"scale-failure-{mode}-{label}.json"), "w") as fh:
+                    json.dump(raw, fh)
+            # the failure run against the clean one (same seed: the same run until the fault)
+            imp = failure_impact(raw, at, 2e-6, reference=clean) if faults else None
+            if not faults:
+                clean = raw
+            runs[label] = {"completed": m["completed"], "fct_mean_us": m["fct_us"]["mean"],
+                           "fct_p99_us": m["fct_us"]["p99"], "fct_max_us": m["fct_us"]["max"],
+                           "done_us": None if raw.get("done_s") is None else round(raw["done_s"] * 1e6, 2),
+                           "retx": m["retransmissions"], "digest": sim_digest(raw), **_perf(raw)}
+            if imp is not None:
+                rec = imp["recovery"]
+                runs[label].update({
+                    "base_rtt_us": round(imp["base_rtt_s"] * 1e6, 2), "affected_flows": imp["affected_flows"],
+                    "affected_packets_lost": imp["affected_packets_lost"], "measured_flows": rec["measured"],
+                    "exposure_us_median": _us(imp["exposure_s_median"]), "exposure_us_max": _us(imp["exposure_s_max"]),
+                    "exposure_rtts_max": imp["exposure_rtts_max"],
+                    "done_before": rec["done_before"], "no_rate_before": rec["no_rate_before"],
+                    "not_recovered": rec["not_recovered"][:20], "not_recovered_count": len(rec["not_recovered"]),
+                    "aggregate_recovery_us": _us(rec["aggregate_recovery_s"]),
+                    "aggregate_recovery_rtts": imp["aggregate_recovery_rtts"],
+                    "aggregate_min_share": rec["aggregate_min_share"],
+                    "recovery_us_median": _us(rec["recovery_s_median"]), "recovery_us_max": _us(rec["recovery_s_max"]),
+                    "recovery_rtts_median": imp["recovery_rtts_median"], "recovery_rtts_max": imp["recovery_rtts_max"],
+                    "from_loss_us_median": _us(rec["recovery_from_loss_s_median"]),
+                    "from_loss_us_max": _us(rec["recovery_from_loss_s_max"]),
+                    "from_loss_rtts_median": imp["recovery_from_loss_rtts_median"],
+                    "from_loss_rtts_max": imp["recovery_from_loss_rtts_max"],
+                    "stall_us_median": _us(rec["stall_s_median"]), "stall_us_max": _us(rec["stall_s_max"]),
+                    "stall_rtts_max": imp["stall_rtts_max"], "evs": imp["evs"],
+                    "extra_fct_us_median": _us(imp["extra_fct_s_median"]), "extra_fct_us_max": _us(imp["extra_fct_s_max"]),
+                    "extra_fct_rtts_max": imp["extra_fct_rtts_max"],
+                    "hosts": raw["sim"]["hosts"], "paths_per_pair": raw["sim"]["paths_per_pair"]})
+            del raw
+        clean = None
+        out[mode] = runs
+    out["floors"] = {}
+    if "mrc" in out:
+        _mrc_floors(out)
+    if "rc" in out and out["rc"]["failure"]["affected_flows"]:  # (none may be pinned to the failed link)
+        out["floors"]["rc_pinned_stall>=reroute"] = (out["rc"]["failure"]["stall_us_max"] or 0) >= a.reroute_us * 0.9
+    return out
+
+
+def _mrc_floors(out: dict) -> None:
+    x = out["mrc"]
+    f, c = x["failure"], x["clean"]
+    out["fct_ratio_failure_over_clean"] = {k: round(f[f"fct_{k}_us"] / c[f"fct_{k}_us"], 3) if c[f"fct_{k}_us"] else None
+                                           for k in ("mean", "p99", "max")}
+    ev = f["evs"]
+    out["floors"] |= {"affected_flows>0": f["affected_flows"] > 0,
+                     "every_affected_flow_recovered": f["measured_flows"] > 0 and f["not_recovered_count"] == 0,
+                     "mrc_aggregate_recovery<=3_rtts": (f["aggregate_recovery_rtts"] if f["aggregate_recovery_rtts"]
+                                                        is not None else 99) <= 3,
+                     "mrc_stall_max<=3_rtts": (f["stall_rtts_max"] if f["stall_rtts_max"] is not None else 99) <= 3,
+                     "0_healthy_evs_retired": ev["retired_healthy"] == 0 and ev["unknown_path"] == 0,
+                     "completed": f["completed"] and c["completed"]}
+
+
+def _us(s: float | None) -> float | None:
+    return None if s is None else round(s * 1e6, 2)
+
+
 def run_case(name: str, a: argparse.Namespace) -> dict:
     t0, c0 = time.monotonic(), time.process_time()
     fn = {"permutation": case_permutation, "link-failure": case_link_failure, "allreduce": case_allreduce,
-          "scale": case_scale}[name]
+          "scale": case_scale, "scale-failure": case_scale_failure}[name]
     out = fn(a)
     out["case_wall_s"] = round(time.monotonic() - t0, 1)
     out["case_cpu_s"] = round(time.process_time() - c0, 1)
@@ -257,7 +368,44 @@ def show(r: dict) -> None:
             print(f"  {mode.upper():3} clean step {x['clean_step_us_median']} us; spine p1s1 lost at "
                   f"{x['fault_at_us']} us (step {r['fault_step']}): step {r['fault_step']} took {x['step_j_us']} us "
                   f"= {x['step_j_inflation']}x; job {x['job_us']} us vs {x['clean_job_us']} us clean")
-    else:
+    elif c == "scale-failure" and "mrc" in r:
+        f, cl = r["mrc"]["failure"], r["mrc"]["clean"]
+        ev = f["evs"]
+        print(f"  {f['hosts']} hosts, {f['paths_per_pair']} paths per pair, {r['size_bytes'] / MIB:g} MiB each; "
+              f"{r['fault']} at {r['fault_at_us']} us (base RTT {f['base_rtt_us']} us)")
+        print(f"  MRC: {f['affected_flows']} flows had packets on the dead link ({f['affected_packets_lost']} packets "
+              f"lost there; the last {f['exposure_us_max']} us = {f['exposure_rtts_max']} RTTs after the failure, median "
+              f"{f['exposure_us_median']} us); against their rates in the run without it ({f['measured_flows']} "
+              f"measured), together down to {f['aggregate_min_share']} of it, back to 80% in {f['aggregate_recovery_us']} "
+              f"us = {f['aggregate_recovery_rtts']} RTTs; each back to 80% of its rate in "
+              f"median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max {f['recovery_us_max']} us "
+              f"= {f['recovery_rtts_max']} RTTs (from each flow's first packet lost there: median "
+              f"{f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us = "
+              f"{f['from_loss_rtts_max']} RTTs); not recovered {f['not_recovered_count']}; longest stall "
+              f"{f['stall_us_max']} us = {f['stall_rtts_max']} RTTs (median {f['stall_us_median']} us); FCT against "
+              f"the same flow without the failure: +{f['extra_fct_us_median']} us median, +{f['extra_fct_us_max']} us = "
+              f"{f['extra_fct_rtts_max']} RTTs max")
+        print(f"  EVs retired: {ev['retired']} ({ev['retired_crossing']} cross the failed link, "
+              f"{ev['retired_healthy']} healthy, {ev['unknown_path']} without a path); back to GOOD "
+              f"{ev['back_good']} ({ev['back_good_crossing_after_return']} on the failed link after it returned); "
+              f"ASSUMED_BAD at the end: {ev['crossing_still_bad_at_end']} crossing, {ev['healthy_still_bad_at_end']} "
+              f"healthy" + (f"; healthy examples {ev['healthy_examples']}" if ev["healthy_examples"] else ""))
+        q = r["fct_ratio_failure_over_clean"]
+        print(f"  FCT mean/p99/max: failure {f['fct_mean_us']}/{f['fct_p99_us']}/{f['fct_max_us']} us, clean "
+              f"{cl['fct_mean_us']}/{cl['fct_p99_us']}/{cl['fct_max_us']} us, ratio {q['mean']}/{q['p99']}/{q['max']}")
+    if c == "scale-failure":
+        for mode in ("mrc", "rc"):
+            for label, x in r.get(mode, {}).items():
+                print(f"  {mode.upper()} {label}: {x['events']} events, {x['events_per_s']} events/s (CPU), loop wall "
+                      f"{x['wall_s']} s CPU {x['cpu_s']} s, digest {x['digest']}")
+        if "rc" in r:
+            y = r["rc"]["failure"]
+            yc = r["rc"]["clean"]
+            print(f"  RC: {y['affected_flows']} flows with packets on the dead link; longest stall {y['stall_us_max']} us "
+                  f"(link back after {r['reroute_us']} us); their FCT +{y['extra_fct_us_max']} us max against the same "
+                  f"flow without the failure; FCT mean/p99/max {y['fct_mean_us']}/{y['fct_p99_us']}/{y['fct_max_us']} us, "
+                  f"without the failure {yc['fct_mean_us']}/{yc['fct_p99_us']}/{yc['fct_max_us']} us")
+    elif c == "scale":
         print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, 1 MiB each: completed "
               f"{r['completed']}, FCT mean {r['fct_mean_us']} us max {r['fct_max_us']} us; {r['events']} events, "
               f"{r['events_per_s']} events/s (CPU); sim loop wall {r['wall_s']} s CPU {r['cpu_s']} s")
@@ -267,10 +415,18 @@ def show(r: dict) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"any of {', '.join(CASES)}")
     ap.add_argument("--reroute-us", type=float, default=500.0, help="time until a failed link/spine is back")
     ap.add_argument("--step-j", type=int, default=4, help="allreduce: the step during which the spine fails")
     ap.add_argument("--scale-leaves", type=int, default=32, help="scale case: leaves per plane (32 hosts each)")
+    ap.add_argument("--scale-size-mib", type=float, default=2.0, help="scale-failure: MiB per flow")
+    ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
+                    help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
+    ap.add_argument("--scale-fault-us", type=float, default=10.0, help="scale-failure: when the fault happens")
+    ap.add_argument("--scale-linger-us", type=float, default=0.0,
+                    help="scale-failure: keep simulating this long after the traffic completes (EVs back to GOOD)")
+    ap.add_argument("--scale-modes", default="mrc,rc", help="scale-failure: mrc, rc or mrc,rc")
+    ap.add_argument("--save-raw", default="", help="scale-failure: write each run's raw result here (JSON)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -282,7 +438,9 @@ def main() -> int:
         if name not in CASES:
             ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
-               "--scale-leaves", str(a.scale_leaves)]
+               "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib), "--scale-fault",
+               a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
+               "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw]
         p = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if p.returncode != 0:
             print(f"== {name}: FAILED\n{p.stderr[-3000:]}")

@@ -224,7 +224,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
-        "ev_changes": dict(ev_changes), "ev_events": sorted(evs),
+        "ev_changes": dict(ev_changes), "ev_events": sorted(evs, key=lambda e: e[:7]),
         # each retirement an MRC QP decided, with the verdict's evidence and the responder's record of its PSN
         "ev_verdicts": _verdicts(hosts),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
@@ -394,3 +394,223 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
                      f"{dur(r['max_flow_stall_s'])}" + (f" ({st:g} RTTs)" if st is not None else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines
+
+
+# ---- a failure's impact, from a run's own data (simulated runs: EV paths and dead-link drops) -------------
+def down_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | None]]:
+    """Every time a link was down: (node, node, down at s, back at s or None), from the faults' "links"."""
+    open_: dict[frozenset, float] = {}
+    out: list[tuple[str, str, float, float | None]] = []
+    for f in sorted(run.get("faults", ()), key=lambda f: f["t_s"]):
+        for a, b, up in f.get("links", ()):
+            k = frozenset((a, b))
+            if not up and k not in open_:
+                open_[k] = f["t_s"]
+            elif up and k in open_:
+                out.append((a, b, open_.pop(k), f["t_s"]))
+    for k, t in open_.items():
+        a, b = sorted(k) if len(k) == 2 else (next(iter(k)),) * 2
+        out.append((a, b, t, None))
+    return sorted(out, key=lambda x: (x[2], x[0], x[1]))
+
+
+def path_crosses(path: list[str] | None, a: str, b: str) -> bool:
+    """Whether a path (the nodes it crosses, in order) uses the link between ``a`` and ``b``."""
+    return bool(path) and any({x, y} == {a, b} for x, y in pairwise(path))
+
+
+def ev_split(run: dict[str, Any]) -> dict[str, Any]:
+    """EVs made ASSUMED_BAD, split by whether their path crosses a link that had failed by then (a
+    justified retirement) or not (a healthy path retired: MRC's claim is that this never happens), and
+    EVs back to GOOD (those on a failed link after it came back).  Needs each EV event's path (the
+    simulator's 8th field); events without one are counted as ``unknown_path``."""
+    downs = down_intervals(run)
+    out: dict[str, Any] = {"retired": 0, "retired_crossing": 0, "retired_healthy": 0, "unknown_path": 0,
+                           "healthy_examples": [], "back_good": 0, "back_good_crossing_after_return": 0,
+                           "crossing_still_bad_at_end": 0, "healthy_still_bad_at_end": 0}
+    last: dict[tuple, tuple[str, bool]] = {}
+    for name, h in run["hosts"].items():
+        for e in sorted(h["ev_events"], key=lambda e: e[0]):
+            path = e[7] if len(e) > 7 else None
+            t = e[0] / 1e9
+            crossing = [d for d in downs if d[2] <= t and path_crosses(path, d[0], d[1])]
+            if e[5] == "ASSUMED_BAD":
+                out["retired"] += 1
+                if path is None:
+                    out["unknown_path"] += 1
+                elif crossing:
+                    out["retired_crossing"] += 1
+                else:
+                    out["retired_healthy"] += 1
+                    if len(out["healthy_examples"]) < 5:
+                        out["healthy_examples"].append({"host": name, "t_us": round(t * 1e6, 3), "path": path,
+                                                        "cause": e[6]})
+            elif e[5] == "GOOD" and e[4] == "ASSUMED_BAD":
+                out["back_good"] += 1
+                if crossing and all(d[3] is not None and d[3] <= t for d in crossing):
+                    out["back_good_crossing_after_return"] += 1
+            if path is not None:
+                last[(name, tuple(path), e[2])] = (e[5], bool(crossing))
+    for state, crossing in last.values():
+        if state == "ASSUMED_BAD":
+            out["crossing_still_bad_at_end" if crossing else "healthy_still_bad_at_end"] += 1
+    return out
+
+
+def affected_flows(run: dict[str, Any]) -> dict[int, tuple[int, float, float]]:
+    """Flows with packets (data, or their ACKs and probes) offered to a link while it was down: flow id ->
+    (packets of its host pair lost there, when the first and the last were) (the simulator's
+    ``dead_link_drops``; empty for other runs)."""
+    pairs: dict[tuple[str, str], tuple[int, float, float]] = {}
+    for d in run.get("dead_link_drops", ()):
+        if d["src"] and d["dst"]:
+            n, t, t2 = pairs.get((d["src"], d["dst"]), (0, d["first_s"], d["last_s"]))
+            pairs[(d["src"], d["dst"])] = (n + d["packets"], min(t, d["first_s"]), max(t2, d["last_s"]))
+    out = {}
+    for f in run["flows"]:
+        hit = [x for x in (pairs.get((f["src"], f["dst"])), pairs.get((f["dst"], f["src"]))) if x]
+        if hit:
+            out[int(f["fid"])] = (sum(x[0] for x in hit), min(x[1] for x in hit), max(x[2] for x in hit))
+    return out
+
+
+def _done_at(s: list[tuple[float, int]], total: int) -> float | None:
+    return next((t for t, v in s if v >= total), None) if total else None
+
+
+def _rate_bins(s: list[tuple[float, int]], stop: float, bin_s: float) -> list[tuple[float, float, float]]:
+    """(start, end, MB/s) of acknowledged bytes per bin up to ``stop`` (the last bin cut there)."""
+    out = []
+    k = 0
+    while k * bin_s < stop:
+        a, b = k * bin_s, min((k + 1) * bin_s, stop)
+        out.append((a, b, (_at(s, b) - _at(s, a)) / (b - a) / 1e6 if b > a else 0.0))
+        k += 1
+    return out
+
+
+def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, pre_from_s: float,
+                  horizon_s: float, first_loss: dict[int, float] | None = None,
+                  reference: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Each flow's recovery after a failure at ``t_fault``, from its acknowledged-bytes rate per
+    ``bin_s`` bin (the last bin cut at the flow's completion) against the rate it would have had.
+
+    That rate, with ``reference`` (the same scenario and seed without the fault: the same run up to
+    ``t_fault``): the same flow's rate there in the same bin, and once the flow is done there, its mean
+    rate there from ``t_fault`` to its completion; bins where the reference moved nothing (its ACK clock
+    not started yet, its own stalls) are no dip.  Without ``reference``: the flow's mean over the bins
+    in [``pre_from_s``, ``t_fault``).  As :func:`goodput_recovery` does for the aggregate: the dip is
+    the lowest share of that rate among the full bins that end after the failure and start before
+    ``horizon_s``; recovery is the time from the failure to the end of the first later bin at
+    ``RECOVERED_FRACTION`` of it, or to the flow's completion (all its bytes are in) if none is
+    (``not_recovered``: neither, within the run).  The flows together (``aggregate_recovery_s``): per
+    bin, the bytes they moved over the bytes they would have moved, each counted while in flight.  A
+    flow done before the failure, or without a reference rate, is left out (counted).  Also each flow's
+    longest stall (:func:`flow_stalls`) and, given ``first_loss`` (flow id -> when its first packet was
+    lost to the failure), its recovery counted from then (``recovery_from_loss_s``)."""
+    ser = _series(run)
+    rser = _series(reference) if reference is not None else {}
+    totals = {int(fid): f["count"] * f["size"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
+    stalls = flow_stalls(run, t_fault)
+    agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved...
+    agg_den: dict[int, float] = {}  # ...and the bytes they would have moved (while each was in flight)
+    per: dict[int, dict[str, Any]] = {}
+    skipped = {"done_before": 0, "no_rate_before": 0}
+    for fid in sorted(fids):
+        s = ser.get(fid, [])
+        total = totals.get(fid, 0)
+        end = _done_at(s, total)
+        if end is not None and end <= t_fault:
+            skipped["done_before"] += 1
+            continue
+        bins = _rate_bins(s, end if end is not None else run["elapsed_s"], bin_s)
+        if reference is not None:
+            rs = rser.get(fid, [])
+            r_end = _done_at(rs, total)
+            mean = (total - _at(rs, t_fault)) / (r_end - t_fault) / 1e6 if r_end is not None and r_end > t_fault \
+                else 0.0
+            rb = _rate_bins(rs, r_end, bin_s) if r_end is not None else []
+            # the reference's full bins; after its completion (or in its cut last bin) its mean rate
+            ref = [rb[i][2] if i < len(rb) and rb[i][1] - rb[i][0] >= bin_s * 0.999 else mean
+                   for i in range(len(bins))]
+        else:
+            pre = [g for a, b, g in bins if a >= pre_from_s and b <= t_fault]
+            mean = sum(pre) / len(pre) if pre else 0.0
+            ref = [mean] * len(bins)
+        if not mean:
+            skipped["no_rate_before"] += 1
+            continue
+        for i, (a, b, g) in enumerate(bins):
+            if b > t_fault:
+                agg_num[i] = agg_num.get(i, 0.0) + g * (b - a)
+                agg_den[i] = agg_den.get(i, 0.0) + ref[i] * (b - a)
+        # the dip: full bins only (the last one, cut at the flow's completion, holds its last ACK and says
+        # nothing of its rate) where the reference moved something
+        idx = [i for i, (a, b, _) in enumerate(bins)
+               if b > t_fault and a < horizon_s and b - a >= bin_s * 0.999 and ref[i] > 0]
+        rec: float | None = None
+        low_share = None
+        if idx:
+            low = min(idx, key=lambda i: bins[i][2] / ref[i])
+            low_share = round(bins[low][2] / ref[low], 3)
+            if low_share >= RECOVERED_FRACTION:
+                rec = 0.0
+            else:
+                back = next((i for i in range(low + 1, len(bins))
+                             if ref[i] > 0 and bins[i][2] >= RECOVERED_FRACTION * ref[i]), None)
+                if back is not None:
+                    rec = round(bins[back][1] - t_fault, 9)
+                elif end is not None:
+                    rec = round(end - t_fault, 9)
+        elif end is not None:
+            rec = 0.0  # done within a bin of the failure
+        fl = (first_loss or {}).get(fid)
+        from_loss = None if rec is None or fl is None else round(max(0.0, rec - max(0.0, fl - t_fault)), 9)
+        per[fid] = {"ref_mb_s": round(mean, 3), "min_share": low_share, "recovery_s": rec,
+                    "recovery_from_loss_s": from_loss, "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end}
+    share = [(i * bin_s, agg_num[i] / agg_den[i]) for i in sorted(agg_den) if agg_den[i] > 0]
+    agg = goodput_recovery(share, bin_s, t_fault, horizon_s, 1.0) if share else {"recovery_s": None, "min_mb_s": None}
+    recs = sorted(r["recovery_s"] for r in per.values() if r["recovery_s"] is not None)
+    from_loss = sorted(r["recovery_from_loss_s"] for r in per.values() if r["recovery_from_loss_s"] is not None)
+    st = sorted(r["stall_s"] for r in per.values() if r["stall_s"] is not None)
+    return {"flows": per, "measured": len(per), **skipped,
+            "aggregate_recovery_s": agg["recovery_s"], "aggregate_min_share": agg["min_mb_s"],
+            "not_recovered": sorted(f for f, r in per.items() if r["recovery_s"] is None),
+            "recovery_s_median": _pct(recs, 0.5) if recs else None, "recovery_s_max": recs[-1] if recs else None,
+            "recovery_from_loss_s_median": _pct(from_loss, 0.5) if from_loss else None,
+            "recovery_from_loss_s_max": from_loss[-1] if from_loss else None,
+            "stall_s_median": _pct(st, 0.5) if st else None, "stall_s_max": st[-1] if st else None}
+
+
+def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s: float = 0.0,
+                   horizon_rtts: float = DIP_WINDOW_RTTS, reference: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A failure at ``t_fault`` seen from the run's own data: the flows with packets on the dead link
+    and their recovery (:func:`flow_recovery`, dip looked for ``horizon_rtts`` base RTTs after the
+    failure), in seconds and in the simulator's base RTTs, and the EV retirements split by path
+    (:func:`ev_split`).  With ``reference`` (the run without the failure, same seed) also each affected
+    flow's completion time against its own there (``extra_fct_s``)."""
+    rtt = (run.get("sim") or {}).get("base_rtt_ns", 0) / 1e9 or None
+    aff = affected_flows(run)
+    rec = flow_recovery(run, aff, t_fault, bin_s, pre_from_s, t_fault + horizon_rtts * (rtt or 0.0) or run["elapsed_s"],
+                        {f: t for f, (_, t, _) in aff.items()}, reference)
+    # how long each affected flow kept putting packets (data, resends, ACKs, probes) on the dead link
+    expo = sorted(t2 - t_fault for _, _, t2 in aff.values())
+    extra: list[float] = []
+    if reference is not None:
+        fct = {int(fid): f["fct_ns"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
+        rfct = {int(fid): f["fct_ns"] for h in reference["hosts"].values() for fid, f in h["flows"].items()}
+        extra = sorted((sum(fct[f]) - sum(rfct[f])) / 1e9 for f in aff if fct.get(f) and rfct.get(f))
+
+    def rtts(x: float | None) -> float | None:
+        return None if x is None or not rtt else round(x / rtt, 2)
+    return {"base_rtt_s": rtt, "affected_flows": len(aff),
+            "exposure_s_median": _pct(expo, 0.5) if expo else None, "exposure_s_max": expo[-1] if expo else None,
+            "exposure_rtts_max": rtts(expo[-1]) if expo else None,
+            "aggregate_recovery_rtts": rtts(rec["aggregate_recovery_s"]), "affected_packets_lost": sum(x[0] for x in aff.values()),
+            "affected": sorted(aff), "recovery": rec,
+            "recovery_rtts_median": rtts(rec["recovery_s_median"]), "recovery_rtts_max": rtts(rec["recovery_s_max"]),
+            "recovery_from_loss_rtts_median": rtts(rec["recovery_from_loss_s_median"]),
+            "recovery_from_loss_rtts_max": rtts(rec["recovery_from_loss_s_max"]),
+            "stall_rtts_max": rtts(rec["stall_s_max"]), "evs": ev_split(run),
+            "extra_fct_s_median": _pct(extra, 0.5) if extra else None, "extra_fct_s_max": extra[-1] if extra else None,
+            "extra_fct_rtts_max": rtts(extra[-1]) if extra else None}

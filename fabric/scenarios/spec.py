@@ -149,6 +149,7 @@ class SimSpec:
     rc_path: str = "hash"  # RC baseline's pinned path: hash (as ECMP hashing, collisions included) or even
     evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
     shuffle_evs: bool = True  # MRC: each QP sprays its EVs in its own (seeded) order, not all in plan order
+    linger_s: float = 0.0  # keep simulating this long after the traffic completes (probes, faults' undoing)
 
 
 @dataclass(frozen=True)
@@ -177,8 +178,9 @@ class Scenario:
             raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not ev_direct or ecmp")
         if sm.rc_path not in ("hash", "even"):
             raise ScenarioError(f"scenario.sim.rc_path: {sm.rc_path!r} is not hash or even")
-        if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0):
-            raise ScenarioError("scenario.sim: link_gbps, queue_packets and delay_ns must be >= 0")
+        if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0) \
+                or sm.linger_s < 0:
+            raise ScenarioError("scenario.sim: link_gbps, queue_packets, delay_ns and linger_s must be >= 0")
         if not 1 <= sm.evs_per_path <= 256:
             raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
         if t.rate_gbps < 0:

@@ -85,6 +85,7 @@ class SimFaults:
             raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
         p.admin_up = up
         self.fab.ports[(p.peer, p.peer_port)].admin_up = up
+        self.sim.note_link(p.owner, p.peer, up)
 
     def link_loss(self, a: str, b: str, loss: float) -> None:
         for p in self.fab.link_ports(a, b):
@@ -138,6 +139,10 @@ class SimRun:
         self.cong_samples: list[list] = []
         self.step_ns: list[int] = []
         self.link_events: list[list] = [[] for _ in self.hosts]
+        self._fault_links: list[list] = []  # links (node names) the fault being applied took down or up
+        # packets offered to a link that was down (carrier or admin): (from node, to node, src host, dst host)
+        self.dead_drops: dict[tuple[str, str, int, int], list[int]] = {}  # -> [packets, first, last at ns]
+        self._prof_evs: dict[tuple[int, int], tuple[int, list]] = {}  # (host, EV profile id): peer, plan EVs
         for i, f in enumerate(sc.faults):
             check_engine(f.spec, SimFaults.fault_primitives, "sim", f"scenario.faults[{i}]")
         self._build_endpoints()
@@ -223,6 +228,8 @@ class SimRun:
                     evs_ds = [evs_ds[i] for i in perm]
                 prof[(s, d)] = self.eps[s].make_ev_profile([(v, p) for v, p, _ in evs_sd])
                 prof[(d, s)] = self.eps[d].make_ev_profile([(v, p) for v, p, _ in evs_ds])
+                self._prof_evs[(s, prof[(s, d)])] = (d, evs_sd)
+                self._prof_evs[(d, prof[(d, s)])] = (s, evs_ds)
                 self._pair_spines[(s, d)] = (evs_sd[0][2], evs_ds[0][2])
                 self._pair_spines[(d, s)] = (evs_ds[0][2], evs_sd[0][2])
             if self.mode == "rc":
@@ -253,8 +260,14 @@ class SimRun:
         """Call ``fn`` at simulated time ``t_ns``."""
         self.push(t_ns, _EV_CALL, fn)
 
+    def note_link(self, a: str, b: str, up: bool) -> None:
+        """Record that the link between ``a`` and ``b`` (node or node:port) went down or up (fault_log "links")."""
+        self._fault_links.append([a.partition(":")[0], b.partition(":")[0], up])
+
     def link_changed(self, a: str, b: str, up: bool) -> None:
-        """A host NIC link changed carrier: the host's endpoint learns it, as the driver's netlink does."""
+        """A link changed carrier: recorded for the fault log, and a host NIC link's endpoint learns it,
+        as the driver's netlink does."""
+        self.note_link(a, b, up)
         for x in (a, b):
             node, _, port = x.partition(":")
             if node in self.fab.host_index and port:
@@ -271,10 +284,12 @@ class SimRun:
         if not p.up:
             if sw is not None:
                 sw.drops["link_down" if sw.running else "switch_down"] += 1
+            self._dead(p, r, now)
             return
         if not p.admin_up:
             if sw is not None:
                 sw.drops["port_admin_down"] += 1
+            self._dead(p, r, now)
             return
         if p.loss and self.rng.random() < p.loss:
             if sw is not None:
@@ -313,6 +328,14 @@ class SimRun:
         if sw is not None:
             sw.tx += 1
         self.push(int(t) + 1, _EV_DATA, r, i + 1, (data, prio))
+
+    def _dead(self, p: Port, r: Route, now: int) -> None:
+        d = self.dead_drops.get((p.owner, p.peer, r.src_host, r.dst_host))
+        if d is None:
+            self.dead_drops[(p.owner, p.peer, r.src_host, r.dst_host)] = [1, now, now]
+        else:
+            d[0] += 1
+            d[2] = now
 
     def _send(self, h: int, port: int, data: bytes) -> None:
         r = self.fab.route(self.hosts[h], port, data, self.encap)
@@ -408,10 +431,12 @@ class SimRun:
         self.at(self.now + self.cong_ns, self._cong)
 
     def _fault(self, f: FaultSpec, undo: bool) -> None:
+        self._fault_links = []
         try:
             what = f.spec.apply(SimFaults(self), f, undo)
+            # "links": every link it took down or up ([node, node, up]), for the report's path checks
             self.fault_log.append({"t_s": self.now / 1e9, "fault": f.label(), "undo": undo, "did": what,
-                                   "down": f.spec.is_failure(f, undo)})
+                                   "down": f.spec.is_failure(f, undo), "links": self._fault_links})
         except (ScenarioError, ValueError) as e:
             self.fault_log.append({"t_s": self.now / 1e9, "fault": f.label(), "undo": undo, "error": str(e),
                                    "down": False})
@@ -437,6 +462,7 @@ class SimRun:
         next_report = wall0 + 1.0
         steps_done = 0
         completed = False
+        self.done_ns = None
         while heap:
             tt, _s, kind, a, b, c = heap[0]
             if tt > deadline:
@@ -462,12 +488,17 @@ class SimRun:
                 self._flush(a)
             else:
                 a()
-            if self.pending <= 0:
+            if self.pending <= 0 and not completed:
                 self.step_ns.append(self.now - self.step_start)
                 steps_done += 1
                 if steps_done >= steps:
                     completed = True
-                    break
+                    self.done_ns = self.now
+                    if sc.sim.linger_s <= 0:
+                        break
+                    # keep running (probes, timers, faults and their undoing) for sim.linger_s
+                    deadline = min(deadline, self.now + int(sc.sim.linger_s * 1e9))
+                    continue
                 self._start_step()
             if self.progress is not None and not (self.events & 0x3FF) and time.monotonic() >= next_report:
                 next_report = time.monotonic() + 1.0
@@ -520,6 +551,7 @@ class SimRun:
                 verify[str(fid)] = {"messages_checked": done, "bytes_checked": done * size * steps,
                                     "bad_messages": bad[:20], "bad_count": len(bad)}
             events = ep.poll_events()
+            pev = self._prof_evs
             hosts[name] = {
                 "host": name, "mode": self.mode, "errors": [],
                 "flows": {str(o.fid): {"dst": self.hosts[o.dst], "size": o.size, "count": o.count,
@@ -529,12 +561,18 @@ class SimRun:
                           for o in outs},
                 "flow_order": [o.fid for o in outs],
                 "samples": self.samples[h],
-                "ev_events": [[e.time_ns, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause]
-                              for e in events],
+                # the 8th field: the path the EV names, as the nodes it crosses (the report checks it
+                # against the links a fault took down)
+                "ev_events": [[e.time_ns, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause,
+                               self._ev_path(h, pev.get((h, e.profile_id)), e.ev_index)] for e in events],
                 "link_events": self.link_events[h], "retx": retx, "counters": extra,
                 "srtt_ns": sorted(o.qp.srtt for o in outs if o.qp.srtt), "verify": verify, "driver": {},
             }
+        dead = [{"link": [a, b], "src": self.hosts[s] if s >= 0 else None, "dst": self.hosts[d] if d >= 0 else None,
+                 "packets": n, "first_s": t / 1e9, "last_s": t2 / 1e9}
+                for (a, b, s, d), (n, t, t2) in sorted(self.dead_drops.items())]
         return {"mode": self.mode, "engine": "sim", "completed": self.completed, "elapsed_s": self.now / 1e9,
+                "done_s": None if self.done_ns is None else self.done_ns / 1e9, "dead_link_drops": dead,
                 "deadline_s": sc.deadline_s, "total_bytes": len(self.flows) * self.msgs * steps,
                 "flows": [f.__dict__ for f in self.flows], "hosts": hosts, "faults": self.fault_log,
                 "switch_counters": self.fab.counters(), "congestion_samples": self.cong_samples,
@@ -543,7 +581,28 @@ class SimRun:
                                        "cpu_s": round(self.cpu_s, 3),
                                        "events_per_s": round(self.events / max(self.cpu_s, 1e-9)),
                                        "hosts": len(self.hosts), "paths_per_pair": len(self._evs(self.hosts[0],
-                                                                                                 self.hosts[1]))}}
+                                                                                                 self.hosts[1])),
+                                       "base_rtt_ns": self.base_rtt_ns()}}
+
+    def _ev_path(self, h: int, prof: tuple[int, list] | None, index: int) -> list[str] | None:
+        """The nodes EV ``index`` of host ``h``'s profile ``prof`` (peer, plan EVs) crosses: host, leaf,
+        spine (from the controller's EV plan), leaf, peer; None if the profile is not one of ours."""
+        if prof is None or not 0 <= index < len(prof[1]):
+            return None
+        peer, evs = prof
+        _, port, spine = evs[index]
+        a, b = self.hosts[h], self.hosts[peer]
+        la, lb = self.fab.leaf_of(a, port), self.fab.leaf_of(b, port)
+        return [a, la, b] if la == lb else [a, la, spine, lb, b]
+
+    def base_rtt_ns(self) -> int:
+        """The RTT of an idle path between two leaves: 8 link delays and a full data frame (MTU + the
+        MRC headers, 154 bytes with SRv6) serialised at each of the 4 hops, the ACK's time neglected."""
+        host = next(p for p in self.fab.ports.values() if p.sw is None)  # a host NIC port's egress
+        sw = next(p for p in self.fab.ports.values() if p.sw is not None)  # a switch port's egress
+        frame = (self.sc.traffic.mtu or 4096) + 154
+        one_way = host.delay_ns + 3 * sw.delay_ns + frame * (host.ns_per_byte + 3 * sw.ns_per_byte)
+        return int(2 * one_way - frame * (host.ns_per_byte + 3 * sw.ns_per_byte))
 
 
 def run_sim(sc: Scenario, mode: str, progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:

@@ -78,11 +78,12 @@ class Route:
     """Where a packet goes: the egress ports it crosses and the host NIC port it arrives on (or the
     drop reason and switch when the tables drop it)."""
 
-    __slots__ = ("drop", "drop_at", "dst_host", "dst_port", "ports")
+    __slots__ = ("drop", "drop_at", "dst_host", "dst_port", "ports", "src_host")
 
     def __init__(self, ports: tuple[Port, ...], dst_host: int = -1, dst_port: int = 0, drop: str = "",
                  drop_at: str = "") -> None:
         self.ports, self.dst_host, self.dst_port, self.drop, self.drop_at = ports, dst_host, dst_port, drop, drop_at
+        self.src_host = -1  # the sending host's index (set by SimFabric.route)
 
 
 class SimFabric:
@@ -147,7 +148,12 @@ class SimFabric:
         if r is None:
             r = self._cache[key] = (self._walk_srv6(host, nic_port, key[2]) if encap == "srv6"
                                     else self._walk_ip(host, nic_port, key))
+            r.src_host = self.host_index[host]
         return r
+
+    def leaf_of(self, host: str, plane: int) -> str:
+        """The switch ``host``'s NIC port ``plane`` is cabled to (its leaf in that plane)."""
+        return self.ports[(host, plane)].peer
 
     def _walk_srv6(self, host: str, nic_port: int, dst_b: bytes) -> Route:
         """uN: a switch whose ``block|uSID`` tops the carrier shifts it; then route on the top /48."""
