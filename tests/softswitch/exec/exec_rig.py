@@ -13,6 +13,20 @@ INSERT = p4runtime_pb2.Update.INSERT
 MODIFY = p4runtime_pb2.Update.MODIFY
 
 
+def through_loop(pl, data: bytes, port: int = 7, out_port: int = 9) -> bytes:
+    """``data`` through the loop's entry points (``ingress_item``, ``egress_frame``): the output frame."""
+    item = pl.ingress_item(data, 0, port)
+    assert isinstance(item, PacketState)
+    return pl.egress_frame(item, out_port)
+
+
+def through_api(pl, data: bytes, port: int = 7, out_port: int = 9) -> bytes:
+    """``data`` through the API's ``ingress``/``egress`` (one packet each way): the output frame."""
+    (item,) = pl.ingress(data, 0, port).to_tm
+    (out,) = pl.egress(item, out_port).frames
+    return out.data
+
+
 def enc(v: int) -> bytes:
     return v.to_bytes(max(1, (v.bit_length() + 7) // 8), "big")
 

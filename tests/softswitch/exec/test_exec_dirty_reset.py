@@ -12,10 +12,9 @@ import random
 from pathlib import Path
 
 import pytest
-from exec_rig import DATA, Rig
+from exec_rig import DATA, Rig, through_api, through_loop
 
 from softswitch.exec.exprgen import ExprGen
-from softswitch.exec.pipeline import PacketState
 from softswitch.exec.usage import field_written_headers
 from softswitch.frontend import load_program
 
@@ -51,24 +50,13 @@ def _frame(everything: bool, writer: bool, rnd: random.Random) -> bytes:
     return eth + b"\x90\x01" + bytes(rnd.randrange(1, 256) for _ in range(22)) + bytes(4)
 
 
-def _through_loop(pl, data: bytes) -> bytes:
-    item = pl.ingress_item(data, 0, 7)
-    assert isinstance(item, PacketState)
-    return pl.egress_frame(item, 9)
-
-
-def _through_api(pl, data: bytes) -> bytes:
-    (item,) = pl.ingress(data, 0, 7).to_tm
-    (out,) = pl.egress(item, 9).frames
-    return out.data
-
 
 def _run(pl, seed: int, n: int) -> int:
     rnd = random.Random(seed)
     nonzero = 0
     for i in range(n):
         data = _frame(everything=rnd.random() < 0.5, writer=rnd.random() < 0.5, rnd=rnd)
-        got, want = _through_loop(pl, data), _through_api(pl, data)
+        got, want = through_loop(pl, data), through_api(pl, data)
         assert got == want, (i, data.hex(), got.hex(), want.hex())
         nonzero += any(want[14:27])
     return nonzero

@@ -6,9 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from exec_rig import DATA, Rig
+from exec_rig import DATA, Rig, through_api, through_loop
 
-from softswitch.exec.pipeline import PacketState
 from softswitch.exec.usage import extract_only_headers, std_fields_used
 from softswitch.frontend import load_program
 
@@ -67,17 +66,6 @@ def _frame(everything: bool, writer: bool, rnd: random.Random) -> bytes:
     return eth + b"\x90\x01" + bytes(rnd.randrange(1, 256) for _ in range(16)) + bytes(4)
 
 
-def _through_loop(pl, data: bytes) -> bytes:
-    item = pl.ingress_item(data, 0, 7)
-    assert isinstance(item, PacketState)
-    return pl.egress_frame(item, 9)
-
-
-def _through_api(pl, data: bytes) -> bytes:
-    (item,) = pl.ingress(data, 0, 7).to_tm
-    (out,) = pl.egress(item, 9).frames
-    return out.data
-
 
 def test_recycled_objects_read_as_fresh_ones_after_every_kind_of_write():
     """The loop's path reuses the objects of the previous packet; the API's are fresh.  After a
@@ -91,7 +79,7 @@ def test_recycled_objects_read_as_fresh_ones_after_every_kind_of_write():
     seen_nonzero = 0
     for i in range(400):
         data = _frame(everything=rnd.random() < 0.5, writer=rnd.random() < 0.5, rnd=rnd)
-        got, want = _through_loop(pl, data), _through_api(pl, data)
+        got, want = through_loop(pl, data), through_api(pl, data)
         assert got == want, (i, data.hex(), got.hex(), want.hex())
         seen_nonzero += any(want[14:22])
         if data[12:14] != b"\x90\x01" and data[11] != 1:
