@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mrc.core.types import WcStatus
 
 TRIM_REPEATS = 2  # responder: SACKs after the first that report a trim again (_trims_again)
+RESENT_KEEP = 256  # requester: resent packets kept for a late first copy's duplicate (_dup_echo)
 VERDICT_LOG_MAX = 64  # requester: EV retirements kept with their evidence (MrcRequester.verdicts)
 RX_LOG_MAX = 1024  # responder: trimmed and duplicate arrivals kept (MrcResponder.rx_log)
 
@@ -56,6 +57,11 @@ class MrcRequester(Requester):
         # VERDICT_LOG_MAX; built only when an EV changes state, never per packet
         self.verdicts: list[dict] = []
         self._suspicion: dict[int, dict] = {}  # EV index -> evidence of the verdict that made it suspect
+        self._echo_seq = -1  # the ACK being processed: its trigger's PSN (unwrapped; -1: none) ...
+        self._echo_ev = -1  # ...and the EV that trigger arrived on, from the ACK's ev_echo (-1: unknown)
+        # resent packets acknowledged by their resend, PSN -> (first EV, first send, last EV, xmits): the
+        # first copy may still arrive as a duplicate (_dup_echo); at most RESENT_KEEP
+        self._resent_done: dict[int, tuple[int, int, int, int]] = {}
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -118,6 +124,7 @@ class MrcRequester(Requester):
     def _on_ack(self, fr: Frame, now_ns: int) -> None:
         s = fr.sack
         if s is None:
+            self._echo_seq = -1
             seq = unwrap(fr.psn, self.snd_una) + 1
             if self.snd_una < seq <= self.snd_nxt:
                 self._cum_ack(seq, now_ns)
@@ -148,10 +155,16 @@ class MrcRequester(Requester):
                 self.retx.appendleft((pkt.seq, "trim"))  # at once, ahead of new data; no EV retired
                 self.counters.trims_received += 1
                 self.cc.on_trim(now_ns)
+        acked_before = self.inflight
+        trig_seq = unwrap(s.trigger_psn, self.snd_una)
+        trig = self.pkts.get(trig_seq)
+        # the copy of the trigger that arrived: the EV its entropy names (resent packets: _delivered, _dup_echo)
+        self._echo_seq = trig_seq
+        self._echo_ev = self.qp.ev_index_of_entropy(s.ev_echo) \
+            if (trig is not None and trig.xmits > 1) or trig_seq in self._resent_done else -1
         if s.flags & F.SACK_FLAG_RETX_ECHO:
             self._spurious(now_ns)
-        acked_before = self.inflight
-        trig = self.pkts.get(unwrap(s.trigger_psn, self.snd_una))
+            self._dup_echo(trig_seq)
         rtt_sample = None
         if trig is not None and trig.xmits == 1 and not s.flags & F.SACK_FLAG_RETX_ECHO \
                 and trig.state == _Pkt.INFLIGHT:
@@ -198,13 +211,14 @@ class MrcRequester(Requester):
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)
         ev = pkt.ev
-        if pkt.xmits > 1 and self.ack_now - pkt.sent_ns < self.min_rtt and pkt.first_ev >= 0:
-            # reported sooner than any round trip after the resend: the first copy arrived (as Eifel
-            # tells a spurious retransmission, RFC 3522) -- its path is alive and this slow
-            e = self.evset.entries[pkt.first_ev]
-            e.rtt_sample(self.ack_now - pkt.first_sent_ns)
-            if e.suspect_ns and pkt.first_sent_ns >= e.suspect_sent_ns:
-                e.suspect_ns = 0
+        if pkt.xmits > 1 and pkt.first_ev >= 0:
+            if self._first_copy_arrived(pkt):  # its path is alive and this slow
+                self._first_copy_alive(pkt.first_ev, pkt.first_sent_ns)
+            else:  # kept for the duplicate the first copy may still make (_dup_echo), the newest RESENT_KEEP
+                done = self._resent_done
+                if len(done) >= RESENT_KEEP:
+                    del done[next(iter(done))]
+                done[pkt.seq] = (pkt.first_ev, pkt.first_sent_ns, pkt.ev, pkt.xmits)
         # per-EV evidence only from packets sent once (Karn's rule): a resent packet may have been
         # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
         if ev >= 0 and pkt.xmits == 1:
@@ -213,6 +227,7 @@ class MrcRequester(Requester):
             if pkt.sent_ns >= ts and (pkt.sent_ns > ts or pkt.seq > self.ev_rack_seq[ev]):
                 self.ev_rack_ts[ev] = pkt.sent_ns
                 self.ev_rack_seq[ev] = pkt.seq
+            self.evset.clean_delivery(ev)
             e = self.evset.entries[ev]
             # the path's delivery time: from the send to the ACK that reported it, whichever path
             # that ACK took (what RACK waits for; the trigger's RTT alone misses a slow path whose
@@ -220,6 +235,43 @@ class MrcRequester(Requester):
             e.rtt_sample(self.ack_now - pkt.sent_ns)
             if e.suspect_ns and pkt.sent_ns >= e.suspect_sent_ns:  # the suspect path delivers: alive
                 e.suspect_ns = 0
+
+    def _first_copy_alive(self, ev: int, sent_ns: int) -> None:
+        """The first copy of a resent packet, sent on EV ``ev`` at ``sent_ns``, arrived: the path is alive
+        (slow), its delivery time a sample, and a suspicion this copy postdates is lifted."""
+        e = self.evset.entries[ev]
+        e.rtt_sample(self.ack_now - sent_ns)
+        if e.suspect_ns and sent_ns >= e.suspect_sent_ns:
+            e.suspect_ns = 0
+
+    def _dup_echo(self, seq: int) -> None:
+        """The responder echoed a duplicate of PSN ``seq`` (unwrapped), on the EV the ACK's ``ev_echo``
+        names (``self._echo_ev``).  Two copies of the packet arrived: if it was sent on two EVs, or the
+        duplicate came on the first one, the first copy arrived, late [ours].  Without this a path
+        slower than RACK's limit stayed suspect: its first copies arrive after their resends, as
+        duplicates, when the resend's ACK had already removed the packet."""
+        rec = self._resent_done.pop(seq, None)
+        if rec is None:
+            pkt = self.pkts.get(seq)
+            if pkt is None or pkt.xmits < 2 or pkt.first_ev < 0:
+                return
+            rec = (pkt.first_ev, pkt.first_sent_ns, pkt.ev, pkt.xmits)
+        first_ev, first_sent, last_ev, xmits = rec
+        if (xmits == 2 and first_ev != last_ev) or (self._echo_ev == first_ev and self._echo_ev != last_ev):
+            self._first_copy_alive(first_ev, first_sent)
+
+    def _first_copy_arrived(self, pkt: _Pkt) -> bool:
+        """Whether the ACK now processed reports the *first* copy of the resent ``pkt``.  When ``pkt`` is
+        its trigger, the ACK's ``ev_echo`` names the EV the copy that arrived took: the answer, if the two
+        copies took different EVs.  Otherwise by time, as Eifel tells a spurious retransmission (RFC
+        3522): reported within half the QP's minimum RTT of the resend, sooner than the resend's own
+        round trip could be.  The whole minimum RTT was the limit before; learnt under load it exceeds
+        the fabric's base RTT, and in simulation resends made once the fabric had drained (acked in the
+        base RTT, 11.4 us, under a learnt 13.5 us) cleared the suspicion of the dead path their first
+        copies were lost on: with 512 KiB flows no dead EV was ever retired (docs/simulation.md) [ours]."""
+        if pkt.seq == self._echo_seq and self._echo_ev >= 0 and pkt.first_ev != pkt.ev:
+            return self._echo_ev == pkt.first_ev
+        return self.ack_now - pkt.sent_ns < self.min_rtt >> 1
 
     def _trimmed_on_path(self, pkt: _Pkt, now_ns: int) -> None:
         """A packet sent once on EV ``pkt.ev`` came back trimmed: its header crossed the whole path, so

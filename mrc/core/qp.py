@@ -187,9 +187,15 @@ class QueuePair:
 
     def ev_index_of(self, fr: Frame) -> int:
         """Which of our EVs mirrors the path a packet came on (SRv6: index in the inner sport)."""
-        if fr.sport >= F.SRV6_INNER_SPORT_BASE and self.host.encap_mode == "srv6":
-            return fr.sport & 0x3FFF
-        return self.remote.entropy_index.get(fr.entropy, -1)
+        return self.ev_index_of_entropy(fr.entropy)
+
+    def ev_index_of_entropy(self, entropy: int) -> int:
+        """Which of our EVs has this 32-bit entropy (``sport << 16 | flow label``): the index a packet
+        came on, or, for an ACK's ``ev_echo``, the EV our packet that triggered it took; -1 if none."""
+        sport = entropy >> 16
+        if sport >= F.SRV6_INNER_SPORT_BASE and self.host.encap_mode == "srv6":
+            return sport & 0x3FFF
+        return self.remote.entropy_index.get(entropy, -1)
 
     # ------------------------------------------------------------------ what the endpoint calls
     def post_write(self, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,

@@ -114,3 +114,15 @@ def test_linger_runs_on_after_the_traffic_and_must_not_be_negative(link_run):
     sc = _sc(LINK)
     with pytest.raises(ScenarioError, match="linger_s"):
         dataclasses.replace(sc, sim=dataclasses.replace(sc.sim, linger_s=-1.0)).check()
+
+
+def test_short_flows_retire_the_dead_links_evs_too():
+    """512 KiB flows: the resends of the packets lost on the link are made as the fabric drains, and come
+    back in its base RTT, below the min_rtt the QPs learnt under load.  Taken as proof that the first
+    copies had arrived, they cleared the dead EVs' suspicion and no dead EV was ever retired
+    (docs/simulation.md); the ACK's ev_echo now tells which copy arrived."""
+    sc = _sc(LINK)
+    raw = run_sim(dataclasses.replace(sc, traffic=dataclasses.replace(sc.traffic, size=SIZE // 2)), "mrc")
+    assert analyse(raw)["completed"]
+    ev = failure_impact(raw, AT, 2e-6)["evs"]
+    assert ev["retired_crossing"] > 0 and ev["retired_healthy"] == 0  # before: 0 and 0
