@@ -1108,6 +1108,14 @@ class BlockChecker(CheckerBase):
         return inst
 
     def inline_control(self, sub: _SubControl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """Inline one ``sub.apply(args)``.  The instance's tables, actions and externs are made
+        once, at its first apply; a later apply runs a copy of the same body.  An out/inout
+        parameter is bound in place to its argument when the instance is applied once and its
+        arguments do not overlap; otherwise (applied more than once in its enclosing body, or
+        overlapping arguments) it is bound to a variable of the instance's own, and each apply
+        copies its own arguments in before the body and out after it (also on ``exit``), in
+        parameter order, as the spec's copy-in/copy-out (P4_16 spec 6.8) says and p4c's
+        inliner does (temporaries unless every call site is the same and nothing aliases)."""
         d = sub.decl
         params = _trees(_tree(d, "params"), "param")
         if len(params) != len(arg_trees):
@@ -1125,9 +1133,6 @@ class BlockChecker(CheckerBase):
             if direc in ("inout", "out"):
                 self.check_lvalue(e, e.loc)
                 b: Any = e
-                if again and not _same_lvalue(e, sub.applied_args[i]):  # type: ignore[index]
-                    raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
-                                              f"different {direc} argument for '{pn}'")
             elif isinstance(e, ir.Const) and sub.applies <= 1:
                 b = e
             else:
@@ -1143,47 +1148,76 @@ class BlockChecker(CheckerBase):
                     pre.append(ir.Assign(e.loc, b, e))
             bindings[pn] = b
             bound.append(b)
-        # out/inout arguments that overlap (hdr and hdr.ipv4): each is copied into a variable of
-        # its own and copied back after the body, in parameter order, as the spec's copy-in/
-        # copy-out (P4_16 spec 6.8) requires; bound in place they aliased each other
-        aliased = _aliased_args([(i, bound[i]) for i, p in enumerate(params)
-                                 if _direction(p) in ("inout", "out")])
+        outs = [i for i, p in enumerate(params) if _direction(p) in ("inout", "out")]
+        # out/inout arguments that overlap (hdr and hdr.ipv4) cannot be bound in place: each
+        # write would land in both
+        aliased = _aliased_args([(i, bound[i]) for i in outs])
+        if not again:
+            copied = set(outs) if sub.applies > 1 else aliased
+            sub.copy_vars = {} if copied else None
+        else:
+            copied = set(sub.copy_vars or ())
+            for i in outs:  # bound in place at the first apply: the body names that lvalue
+                if i not in copied and not _same_lvalue(bound[i], sub.applied_args[i]):  # type: ignore[index]
+                    raise self.unsupported(arg_trees[i], f"applying control instance '{sub.name}' again with "
+                                                         f"a different {_direction(params[i])} argument for "
+                                                         f"'{_name(params[i])}' (it is applied from a control "
+                                                         "it was passed to)")
+            if aliased - copied:
+                raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
+                                          "overlap where they did not before")
         post: list[ir.Stmt] = []
-        if aliased:
-            if sub.alias_vars is None:
-                sub.alias_vars = {}
-            for i in sorted(aliased):
-                e = bound[i]
-                v = sub.alias_vars.get(i)
-                if v is None:
-                    v = sub.alias_vars[i] = ir.Var(e.type, e.loc, ctx.block.fresh(  # type: ignore[union-attr]
-                        f"{sub.prefix.split('.', 1)[-1]}.{_name(params[i])}", e.type))
-                pre.append(ir.Assign(e.loc, v, e))
-                post.append(ir.Assign(e.loc, e, v))
-                bindings[_name(params[i])] = v
-        elif sub.alias_vars and again:
-            raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
-                                      "do not overlap as they did before")
+        for i in sorted(copied):
+            e = self._freeze_indices(bound[i], pre, ctx)
+            v = sub.copy_vars.get(i)  # type: ignore[union-attr]
+            if v is None:
+                v = sub.copy_vars[i] = ir.Var(e.type, e.loc, ctx.block.fresh(  # type: ignore[index,union-attr]
+                    f"{sub.prefix.split('.', 1)[-1]}.{_name(params[i])}", e.type))
+            # an out parameter starts as a fresh value (headers invalid), as p4c resets its temporary
+            pre.append(ir.Assign(e.loc, v, e) if _direction(params[i]) == "inout" else ir.VarDecl(e.loc, v, None))
+            post.append(ir.Assign(e.loc, e, v))
+            bindings[_name(params[i])] = v
         if again:
             # the same instance: its tables, actions and externs are shared, the body runs again
-            return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)] + post)
-        var_prefix = sub.prefix.split(".", 1)[-1] + "."
-        bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
-        with self.specialised("control", _name(d), sub.tenv, sub.loc):
-            ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
-                                     var_prefix=var_prefix)
-        if post and self._may_exit(ctl.body, ctx):
-            raise self.unsupported(t, f"an exit in control '{sub.name}' applied with overlapping out/inout "
-                                      "arguments (their copy-out on exit is not modelled)")
-        if _has_return(ctl.body):
-            # 'return' leaves this control's apply only, not the control it is inlined into
-            loc = ctl.body.loc
-            flag = ir.Var(BOOL, loc, ctx.block.fresh(f"{var_prefix}$returned", BOOL))  # type: ignore[union-attr]
-            ctl.body = ir.Block(loc, [ir.Assign(loc, flag, ir.Const(BOOL, loc, False))]
-                                + _returns_to_flag(ctl.body.stmts, flag, False))
-        sub.body = ctl.body
-        sub.applied_args = bound
-        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body] + post)
+            body = copy.deepcopy(sub.body)
+        else:
+            var_prefix = sub.prefix.split(".", 1)[-1] + "."
+            bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
+            with self.specialised("control", _name(d), sub.tenv, sub.loc):
+                ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings,
+                                         order=sub.order, var_prefix=var_prefix)
+            if _has_return(ctl.body):
+                # 'return' leaves this control's apply only, not the control it is inlined into
+                loc = ctl.body.loc
+                flag = ir.Var(BOOL, loc, ctx.block.fresh(f"{var_prefix}$returned", BOOL))  # type: ignore[union-attr]
+                ctl.body = ir.Block(loc, [ir.Assign(loc, flag, ir.Const(BOOL, loc, False))]
+                                    + _returns_to_flag(ctl.body.stmts, flag, False))
+            sub.may_exit = bool(copied) and self._may_exit(ctl.body, ctx)
+            sub.body = body = ctl.body
+            sub.applied_args = bound
+        if post and sub.may_exit:  # exit still copies the arguments out (p4-spec PR #823)
+            body = ir.CopyOutOnExit(body.loc, body, copy.deepcopy(post))  # type: ignore[union-attr]
+        return _Inlined(ir.VoidT(), self.loc(t), pre + [body] + post)  # type: ignore[list-item]
+
+    def _freeze_indices(self, e: Any, pre: list[ir.Stmt], ctx: _Ctx) -> Any:
+        """Lvalue ``e`` with each run-time stack index evaluated once, into a variable assigned
+        in ``pre``: the location an argument names is fixed when the control is applied, so the
+        copy-out writes where the copy-in read even if the body changed the index's inputs."""
+        if isinstance(e, ir.Member):
+            inner = self._freeze_indices(e.expr, pre, ctx)
+            return e if inner is e.expr else ir.Member(e.type, e.loc, inner, e.field)
+        if isinstance(e, ir.Slice):
+            inner = self._freeze_indices(e.expr, pre, ctx)
+            return e if inner is e.expr else dataclasses.replace(e, expr=inner)
+        if isinstance(e, ir.StackIndex):
+            stack = self._freeze_indices(e.stack, pre, ctx)
+            idx = e.index
+            if not isinstance(idx, ir.Const):
+                tmp = self.temp_var(idx.type, ctx, idx.loc)  # type: ignore[attr-defined]
+                pre.append(ir.Assign(idx.loc, tmp, idx))
+                idx = tmp
+            return e if stack is e.stack and idx is e.index else ir.StackIndex(e.type, e.loc, stack, idx)
+        return e
 
     def _may_exit(self, body: ir.Block, ctx: _Ctx) -> bool:
         """Can ``body`` execute ``exit`` (itself, or in an action it calls or a table it applies)?"""

@@ -90,7 +90,10 @@ class _SubControl:
     applies: int = 1  # how many ``.apply(`` calls name it in the enclosing body
     body: ir.Block | None = None
     ctor: dict = field(default_factory=dict)  # constructor parameter -> the _SubControl passed
-    alias_vars: dict[int, Any] | None = None  # parameter index -> its copy when arguments overlap
+    # out/inout parameter index -> the variable it is bound to (copy-in/copy-out at each apply),
+    # when the instance is applied more than once or its arguments overlap; None: bound in place
+    copy_vars: dict[int, Any] | None = None
+    may_exit: bool = False  # its inlined body may execute ``exit``
     tenv: tuple = ({}, {})  # a generic control's type parameters bound (types, their text)
 
 
