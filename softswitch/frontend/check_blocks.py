@@ -865,7 +865,9 @@ class BlockChecker(CheckerBase):
         counts = _apply_counts(body_t)
         for n, ent in scope.items():
             if isinstance(ent, _SubControl) and n not in (bindings or {}):  # not one passed in
-                ent.applies = counts.get(ent.name, 0)
+                # one passed to another control may be applied from there too: count it as
+                # applied more than once, so that each apply copies its own arguments
+                ent.applies = max(counts.get(ent.name, 0), 2 if ent.passed else 0)
         body = self.block(body_t, ctx)
         body.stmts = init + body.stmts
         if not top:
@@ -995,6 +997,7 @@ class BlockChecker(CheckerBase):
                 if not isinstance(ent, _SubControl):
                     raise self.unsupported(a, "a control constructor argument that is not a control "
                                               "instance declared in the same control")
+                ent.passed = True
                 out[pn] = ent
                 continue
             with self.type_scope(tenv):  # the parameter's type at the instance's type arguments
@@ -1161,8 +1164,8 @@ class BlockChecker(CheckerBase):
                 if i not in copied and not _same_lvalue(bound[i], sub.applied_args[i]):  # type: ignore[index]
                     raise self.unsupported(arg_trees[i], f"applying control instance '{sub.name}' again with "
                                                          f"a different {_direction(params[i])} argument for "
-                                                         f"'{_name(params[i])}' (it is applied from a control "
-                                                         "it was passed to)")
+                                                         f"'{_name(params[i])}' (its first apply bound it in "
+                                                         "place)")
             if aliased - copied:
                 raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
                                           "overlap where they did not before")

@@ -94,6 +94,7 @@ class _SubControl:
     # when the instance is applied more than once or its arguments overlap; None: bound in place
     copy_vars: dict[int, Any] | None = None
     may_exit: bool = False  # its inlined body may execute ``exit``
+    passed: bool = False  # given as a constructor argument to another control instance
     tenv: tuple = ({}, {})  # a generic control's type parameters bound (types, their text)
 
 

@@ -152,3 +152,29 @@ def test_run_time_index_of_an_argument_is_evaluated_once(tmp_path):
     rig = Rig(f)
     pkt = bytes([0, 0, 0, 1, 0, 0]) + bytes([5, 5, 5, 6, 6, 6])
     assert rig.output(pkt) == bytes([1, 0, 0, 2, 0, 0]) + bytes([5, 5, 0x99, 6, 6, 0x99])
+
+
+PASSED_SRC = HDRS + """
+control Step(inout bit<8> v) {
+    counter(1, CounterType.packets) n;
+    apply { v = v + 1; n.count(0); }
+}
+control T(inout bit<8> w)(Step s) { apply { s.apply(w); } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    Step() c;
+    T(c) t1;
+    T(c) t2;
+    apply { s.egress_spec = 1; t1.apply(h.a.x); t2.apply(h.b.y); }
+}
+""" + MAIN
+
+
+def test_instance_passed_to_two_controls_applies_to_each_ones_argument(tmp_path):
+    """One instance ``c`` given to two controls as a constructor argument, each applying it to
+    its own argument: both are incremented, the counter is one (before: rejected)."""
+    f = tmp_path / "passed.p4"
+    f.write_text(PASSED_SRC)
+    rig = Rig(f)
+    assert [c.preamble.name for c in rig.p4info.counters] == ["I.c.n"]
+    assert rig.output(bytes([1, 2, 3, 4, 5, 6])) == bytes([2, 2, 3, 4, 6, 6])
+    assert rig.state.counter("I.c.n").packets[0] == 2
