@@ -13,10 +13,12 @@ from .checkbase import (
     _EXTERN_KINDS,
     CheckerBase,
     _ActionRef,
+    _apply_arg_lists,
     _apply_counts,
     _Block,
     _Ctx,
     _Decl,
+    _declared_in,
     _direction,
     _FuncRef,
     _GenericFuncRef,
@@ -27,6 +29,7 @@ from .checkbase import (
     _param_default,
     _param_names,
     _ParamEntry,
+    _same_text_same_storage,
     _SubControl,
     _TableRef,
     _tree,
@@ -863,11 +866,15 @@ class BlockChecker(CheckerBase):
                 raise self.unsupported(lt, k.replace("_", " "))
         body_t = _tree(d, "block")
         counts = _apply_counts(body_t)
+        arg_lists = _apply_arg_lists(body_t)
+        declared = _declared_in(body_t)
         for n, ent in scope.items():
             if isinstance(ent, _SubControl) and n not in (bindings or {}):  # not one passed in
                 # one passed to another control may be applied from there too: count it as
-                # applied more than once, so that each apply copies its own arguments
+                # applied more than once, with arguments not seen here
                 ent.applies = max(counts.get(ent.name, 0), 2 if ent.passed else 0)
+                ent.same_args = ent.applies <= 1 or (not ent.passed and self._same_apply_args(
+                    ent, arg_lists.get(ent.name, []), declared))
         body = self.block(body_t, ctx)
         body.stmts = init + body.stmts
         if not top:
@@ -892,6 +899,19 @@ class BlockChecker(CheckerBase):
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def _same_apply_args(self, sub: _SubControl, calls: list[list[Tree]], declared: set[str]) -> bool:
+        """Do all ``calls`` of ``sub`` pass the same out/inout arguments: equal trees that name
+        the same storage wherever they appear (``_same_text_same_storage``)?"""
+        params = _trees(_tree(sub.decl, "params"), "param")
+        outs = [i for i, p in enumerate(params) if _direction(p) in ("inout", "out")]
+        if not calls or any(len(c) != len(params) for c in calls):
+            return False
+        for i in outs:
+            first = calls[0][i]
+            if any(c[i] != first for c in calls[1:]) or not _same_text_same_storage([first], declared):
+                return False
+        return True
 
     def instantiate(self, lt: Tree, ctx: _Ctx, blk: _Block, pfx: str, key: tuple, var_prefix: str) -> None:
         local = _name(lt)
@@ -1113,12 +1133,12 @@ class BlockChecker(CheckerBase):
     def inline_control(self, sub: _SubControl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
         """Inline one ``sub.apply(args)``.  The instance's tables, actions and externs are made
         once, at its first apply; a later apply runs a copy of the same body.  An out/inout
-        parameter is bound in place to its argument when the instance is applied once and its
-        arguments do not overlap; otherwise (applied more than once in its enclosing body, or
-        overlapping arguments) it is bound to a variable of the instance's own, and each apply
-        copies its own arguments in before the body and out after it (also on ``exit``), in
-        parameter order, as the spec's copy-in/copy-out (P4_16 spec 6.8) says and p4c's
-        inliner does (temporaries unless every call site is the same and nothing aliases)."""
+        parameter is bound in place to its argument when every apply passes the same lvalue
+        (``sub.same_args``) and the arguments do not overlap; otherwise it is bound to a
+        variable of the instance's own, and each apply copies its own arguments in before the
+        body and out after it (also on ``exit``), in parameter order, as the spec's
+        copy-in/copy-out (P4_16 spec 6.8) says and p4c's inliner does (temporaries unless every
+        call site is the same and nothing aliases)."""
         d = sub.decl
         params = _trees(_tree(d, "params"), "param")
         if len(params) != len(arg_trees):
@@ -1156,7 +1176,7 @@ class BlockChecker(CheckerBase):
         # write would land in both
         aliased = _aliased_args([(i, bound[i]) for i in outs])
         if not again:
-            copied = set(outs) if sub.applies > 1 else aliased
+            copied = aliased if sub.same_args else set(outs)
             sub.copy_vars = {} if copied else None
         else:
             copied = set(sub.copy_vars or ())

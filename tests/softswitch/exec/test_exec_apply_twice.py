@@ -178,3 +178,52 @@ def test_instance_passed_to_two_controls_applies_to_each_ones_argument(tmp_path)
     assert [c.preamble.name for c in rig.p4info.counters] == ["I.c.n"]
     assert rig.output(bytes([1, 2, 3, 4, 5, 6])) == bytes([2, 2, 3, 4, 6, 6])
     assert rig.state.counter("I.c.n").packets[0] == 2
+
+
+STACK_HDRS = HDRS.replace("struct H { p_t a; p_t b; }", "struct H { p_t a; p_t b; p_t[2] s; }") \
+    .replace("k.extract(h.b);", "k.extract(h.b); k.extract(h.s.next); k.extract(h.s.next);") \
+    .replace("k.emit(h.b);", "k.emit(h.b); k.emit(h.s);")
+
+SHADOW_SRC = STACK_HDRS + """
+control Z(inout p_t p) { apply { p.z = p.z + p.x; } }
+bit<1> pick(in bit<8> i) { return (bit<1>)i; }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    Z() z;
+    Z() y;
+    apply {
+        s.egress_spec = 1;
+        { p_t t = h.a; z.apply(t); h.a = t; }
+        { p_t t = h.b; z.apply(t); h.b = t; }
+        m.i = 0;
+        y.apply(h.s[pick(m.i)]);
+        m.i = 1;
+        y.apply(h.s[pick(m.i)]);
+    }
+}
+""" + MAIN
+
+
+def test_same_text_naming_other_storage_is_copied(tmp_path):
+    """Equal argument text is bound in place only when it names the same storage at every
+    apply: ``t`` is a different local in each block, and ``h.s[pick(m.i)]`` another element at
+    each call (the call's value is a variable per call site)."""
+    f = tmp_path / "shadow.p4"
+    f.write_text(SHADOW_SRC)
+    rig = Rig(f)
+    pkt = bytes([1, 0, 10, 2, 0, 20, 3, 0, 30, 4, 0, 40])
+    assert rig.output(pkt) == bytes([1, 0, 11, 2, 0, 22, 3, 0, 33, 4, 0, 44])
+
+
+def test_same_arguments_at_every_apply_are_bound_in_place():
+    """``c.apply(h.a); c.apply(h.a);``: no copy variable, as p4c substitutes the argument
+    directly when every call site is the same and nothing aliases."""
+    from softswitch.frontend import ir, load_source
+
+    src = SHARED_SRC.replace("c.apply(h.b);", "c.apply(h.a);")
+    prog = load_source(src, "same.p4")
+    assigns = [n for n in ir.iter_nodes(prog.ingress.body) if isinstance(n, ir.Assign)
+               and isinstance(n.lhs, ir.Var) and n.lhs.name.startswith("c.p")]
+    assert assigns == []
+    copied = load_source(SHARED_SRC, "twice.p4")
+    assert [n for n in ir.iter_nodes(copied.ingress.body) if isinstance(n, ir.Assign)
+            and isinstance(n.lhs, ir.Var) and n.lhs.name.startswith("c.p")]
