@@ -907,6 +907,8 @@ class BlockChecker(CheckerBase):
         outs = [i for i, p in enumerate(params) if _direction(p) in ("inout", "out")]
         if not calls or any(len(c) != len(params) for c in calls):
             return False
+        if any(a.data == "named_arg" for c in calls for a in c):
+            outs = list(range(len(params)))  # in any order: every argument must be the same
         for i in outs:
             first = calls[0][i]
             if any(c[i] != first for c in calls[1:]) or not _same_text_same_storage([first], declared):

@@ -227,3 +227,18 @@ def test_same_arguments_at_every_apply_are_bound_in_place():
     copied = load_source(SHARED_SRC, "twice.p4")
     assert [n for n in ir.iter_nodes(copied.ingress.body) if isinstance(n, ir.Assign)
             and isinstance(n.lhs, ir.Var) and n.lhs.name.startswith("c.p")]
+
+
+NAMED_SRC = HDRS + """
+control N(in bit<8> k, inout p_t p) { apply { p.z = p.z + k; } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    N() n;
+    apply { s.egress_spec = 1; n.apply(p = h.a, k = 1); n.apply(p = h.b, k = 1); }
+}
+""" + MAIN
+
+
+def test_named_arguments_in_another_order_than_the_parameters(tmp_path):
+    f = tmp_path / "named.p4"
+    f.write_text(NAMED_SRC)
+    assert Rig(f).output(bytes([0, 0, 5, 0, 0, 7])) == bytes([0, 0, 6, 0, 0, 8])
