@@ -129,6 +129,8 @@ def test_exit_in_a_control_applied_twice_copies_its_argument_out(tmp_path):
     assert rig.output(bytes([1, 1, 0, 1, 1, 0])) == bytes([1, 2, 1, 1, 2, 0xEE])
     assert rig.output(bytes([1, 1, 0, 0, 1, 0])) == bytes([1, 2, 1, 0, 2, 0])
     assert rig.output(bytes([0, 5, 0, 1, 1, 0])) == bytes([0, 6, 0, 1, 1, 0])
+    # the packet loop's generated entry points run the same code
+    assert rig.loop_output(bytes([1, 1, 0, 0, 1, 0])) == bytes([1, 2, 1, 0, 2, 0])
 
 
 INDEX_SRC = HDRS.replace("struct H { p_t a; p_t b; }", "struct H { p_t a; p_t b; p_t[2] s; }") \
