@@ -148,6 +148,14 @@ class StmtGen(ExprGen):
     def st_Exit(self, s: ir.Exit, out: Out, ind: int) -> None:
         out.add(ind, "raise _Exit()")
 
+    def st_CopyOutOnExit(self, s: ir.CopyOutOnExit, out: Out, ind: int) -> None:
+        out.add(ind, "try:")
+        self.block(s.body, out, ind + 1)
+        out.add(ind, "except _Exit:")
+        for c in s.copy_out:
+            self.stmt(c, out, ind + 1)
+        out.add(ind + 1, "raise")
+
     def st_Return(self, s: ir.Return, out: Out, ind: int) -> None:
         out.add(ind, f"return {self._action_outs()}" if self.action is not None else "return")
 

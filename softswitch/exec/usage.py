@@ -138,6 +138,54 @@ def _field_lvalue(e: ir.Expr, hdr_t: ir.Type) -> str | None:
     return None
 
 
+def _stores(program: ir.Program) -> list[tuple[str, ir.Expr]]:
+    """Every lvalue a statement of ``program`` may store into, as ``(how, lvalue)``, in one walk
+    shared by ``field_written_headers`` and ``extract_only_headers`` (which differ only in what
+    they make of each store):
+
+    * ``"store"``: an assignment's left side, an ``out``/``inout`` argument of an action or
+      function, the argument a known builtin or extern method writes (``_BUILTIN_WRITES``,
+      ``_EXTERN_WRITES``);
+    * ``"invalidate"``: the header of a ``setInvalid``;
+    * ``"stack"``: the stack of a ``push_front``/``pop_front``;
+    * ``"unknown"``: each argument of a call whose writes the walk does not know (an action not
+      in the program or an argument past its parameters, an extern method or builtin not in the
+      tables)."""
+    out: list[tuple[str, ir.Expr]] = []
+    externs = {e.name: e for e in program.all_externs()}
+
+    def calls(args: list[ir.Expr], writes: tuple[int, ...] | None) -> None:
+        for i, arg in enumerate(args):
+            if writes is None:
+                out.append(("unknown", arg))
+            elif i in writes:
+                out.append(("store", arg))
+
+    def visit(o: object) -> bool:
+        if isinstance(o, ir.Assign):
+            out.append(("store", o.lhs))
+        elif isinstance(o, ir.SetInvalid):
+            out.append(("invalidate", o.header))
+        elif isinstance(o, (ir.PushFront, ir.PopFront)):
+            out.append(("stack", o.stack))
+        elif isinstance(o, ir.ActionCall):
+            params = program.actions[o.action].params if o.action in program.actions else None
+            for i, arg in enumerate(o.args):
+                if params is None or i >= len(params):
+                    out.append(("unknown", arg))
+                elif params[i].direction in ("out", "inout"):
+                    out.append(("store", arg))
+        elif isinstance(o, ir.ExternCall):
+            ext = externs.get(o.instance)
+            calls(o.args, _EXTERN_WRITES.get((ext.kind, o.method)) if ext is not None else None)
+        elif isinstance(o, ir.BuiltinCall):
+            calls(o.args, _BUILTIN_WRITES.get(o.name))
+        return True
+
+    _walk(program, visit)
+    return out
+
+
 def field_written_headers(program: ir.Program) -> frozenset[str]:
     """Names of the headers-struct members (headers and header stacks) not in
     ``extract_only_headers`` that, besides ``extract``, only these write: stores to the header
@@ -156,7 +204,6 @@ def field_written_headers(program: ir.Program) -> frozenset[str]:
         return frozenset()
     other: set[str] = set()
     fields: set[str] = set()
-    externs = {e.name: e for e in program.all_externs()}
 
     def mark(e: ir.Expr) -> None:
         h = _field_lvalue(e, hdr_t)
@@ -169,60 +216,25 @@ def field_written_headers(program: ir.Program) -> frozenset[str]:
         elif root is not None:
             other.add(root)
 
-    def visit(o: object) -> bool:
-        if isinstance(o, ir.Assign):
-            mark(o.lhs)
-        elif isinstance(o, ir.SetInvalid):
-            h = tracked_header(o.header, hdr_t)
+    for how, e in _stores(program):
+        if how == "store":
+            mark(e)
+        elif how == "invalidate":
+            h = tracked_header(e, hdr_t)
             if h is not None:
                 fields.add(h)
             else:
-                mark(o.header)
-        elif isinstance(o, (ir.PushFront, ir.PopFront)):
-            e = o.stack
+                mark(e)
+        elif how == "stack":
             if isinstance(e, ir.Member) and isinstance(e.expr, ir.Var) and e.expr.type == hdr_t:
                 fields.add(e.field)
             else:
                 mark(e)
-        elif isinstance(o, ir.ActionCall):
-            params = program.actions[o.action].params if o.action in program.actions else None
-            for i, arg in enumerate(o.args):
-                if params is None or i >= len(params):
-                    other.add("*")
-                    mark(arg)
-                elif params[i].direction in ("out", "inout"):
-                    mark(arg)
-        elif isinstance(o, ir.ExternCall):
-            ext = externs.get(o.instance)
-            writes = _EXTERN_WRITES.get((ext.kind, o.method)) if ext is not None else None
-            for i, arg in enumerate(o.args):
-                if writes is None:
-                    other.update(f.name for f in hdr_t.fields)
-                elif i in writes:
-                    mark(arg)
-        elif isinstance(o, ir.BuiltinCall):
-            writes = _BUILTIN_WRITES.get(o.name)
-            for i, arg in enumerate(o.args):
-                if writes is None:
-                    other.update(f.name for f in hdr_t.fields)
-                elif i in writes:
-                    mark(arg)
-        return True
-
-    _walk(program, visit)
+        else:  # a call the walk does not know may write anything
+            other.add("*")
     if "*" in other:
         return frozenset()
-    lazy = extract_only_headers(program)
-    out = set()
-    for f in hdr_t.fields:
-        t = f.type
-        elem = t.elem if isinstance(t, ir.StackT) else t
-        if f.name in other or f.name in lazy or not isinstance(elem, ir.HeaderT) or elem.varbit is not None:
-            continue
-        if any(isinstance(x.type, ir.StructT) for x in elem.fields):
-            continue
-        out.add(f.name)
-    return frozenset(out)
+    return _plain_headers(hdr_t) - other - extract_only_headers(program)
 
 
 def extract_only_headers(program: ir.Program) -> frozenset[str]:
@@ -230,54 +242,33 @@ def extract_only_headers(program: ir.Program) -> frozenset[str]:
     except ``extract``: no assignment to them or their fields, no ``setInvalid``, no
     ``push_front``/``pop_front``, not an ``out``/``inout`` argument of an action or function, not
     the argument an extern method or builtin writes (``hash``'s result, ``register.read``'s,
-    ``update_checksum``'s checksum...; every argument of a call not known).  Header unions, stacks of them, headers with a varbit field and
-    headers with a struct-typed field are never in the set."""
+    ``update_checksum``'s checksum...; every argument of a call not known).  Header unions,
+    stacks of them, headers with a varbit field and headers with a struct-typed field are never
+    in the set."""
     hdr_t = program.parser.params[1].type
     if not isinstance(hdr_t, ir.StructT):
         return frozenset()
     written: set[str] = set()
-    externs = {e.name: e for e in program.all_externs()}
-
-    def mark(e: ir.Expr) -> None:
+    for _how, e in _stores(program):  # every kind of store, a call not known included, counts
         root = _header_root(e, hdr_t)
         if root == "*":
             written.update(f.name for f in hdr_t.fields)
         elif root is not None:
             written.add(root)
+    return _plain_headers(hdr_t) - written
 
-    def visit(o: object) -> bool:
-        if isinstance(o, ir.Assign):
-            mark(o.lhs)
-        elif isinstance(o, ir.SetInvalid):
-            mark(o.header)
-        elif isinstance(o, (ir.PushFront, ir.PopFront)):
-            mark(o.stack)
-        elif isinstance(o, ir.ActionCall):
-            params = program.actions[o.action].params if o.action in program.actions else None
-            for i, arg in enumerate(o.args):
-                if params is None or i >= len(params) or params[i].direction in ("out", "inout"):
-                    mark(arg)
-        elif isinstance(o, ir.ExternCall):
-            ext = externs.get(o.instance)
-            writes = _EXTERN_WRITES.get((ext.kind, o.method)) if ext is not None else None
-            for i, arg in enumerate(o.args):
-                if writes is None or i in writes:
-                    mark(arg)
-        elif isinstance(o, ir.BuiltinCall):
-            writes = _BUILTIN_WRITES.get(o.name)
-            for i, arg in enumerate(o.args):
-                if writes is None or i in writes:
-                    mark(arg)
-        return True
 
-    _walk(program, visit)
+def _plain_headers(hdr_t: ir.StructT) -> frozenset[str]:
+    """The members of the headers struct that either analysis may answer: headers and stacks of
+    headers with no varbit field and no struct-typed field (an object the lazy reset does not
+    guard); header unions and stacks of them are not headers here."""
     out = set()
     for f in hdr_t.fields:
         t = f.type
         elem = t.elem if isinstance(t, ir.StackT) else t
-        if f.name in written or not isinstance(elem, ir.HeaderT) or elem.varbit is not None:
+        if not isinstance(elem, ir.HeaderT) or elem.varbit is not None:
             continue
         if any(isinstance(x.type, ir.StructT) for x in elem.fields):
-            continue  # its struct-typed field is an object the lazy reset does not guard
+            continue
         out.add(f.name)
     return frozenset(out)

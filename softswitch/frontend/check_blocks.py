@@ -13,10 +13,12 @@ from .checkbase import (
     _EXTERN_KINDS,
     CheckerBase,
     _ActionRef,
+    _apply_arg_lists,
     _apply_counts,
     _Block,
     _Ctx,
     _Decl,
+    _declared_in,
     _direction,
     _FuncRef,
     _GenericFuncRef,
@@ -27,6 +29,7 @@ from .checkbase import (
     _param_default,
     _param_names,
     _ParamEntry,
+    _same_text_same_storage,
     _SubControl,
     _TableRef,
     _tree,
@@ -863,9 +866,15 @@ class BlockChecker(CheckerBase):
                 raise self.unsupported(lt, k.replace("_", " "))
         body_t = _tree(d, "block")
         counts = _apply_counts(body_t)
+        arg_lists = _apply_arg_lists(body_t)
+        declared = _declared_in(body_t)
         for n, ent in scope.items():
             if isinstance(ent, _SubControl) and n not in (bindings or {}):  # not one passed in
-                ent.applies = counts.get(ent.name, 0)
+                # one passed to another control may be applied from there too: count it as
+                # applied more than once, with arguments not seen here
+                ent.applies = max(counts.get(ent.name, 0), 2 if ent.passed else 0)
+                ent.same_args = ent.applies <= 1 or (not ent.passed and self._same_apply_args(
+                    ent, arg_lists.get(ent.name, []), declared))
         body = self.block(body_t, ctx)
         body.stmts = init + body.stmts
         if not top:
@@ -890,6 +899,21 @@ class BlockChecker(CheckerBase):
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def _same_apply_args(self, sub: _SubControl, calls: list[list[Tree]], declared: set[str]) -> bool:
+        """Do all ``calls`` of ``sub`` pass the same out/inout arguments: equal trees that name
+        the same storage wherever they appear (``_same_text_same_storage``)?"""
+        params = _trees(_tree(sub.decl, "params"), "param")
+        outs = [i for i, p in enumerate(params) if _direction(p) in ("inout", "out")]
+        if not calls or any(len(c) != len(params) for c in calls):
+            return False
+        if any(a.data == "named_arg" for c in calls for a in c):
+            outs = list(range(len(params)))  # in any order: every argument must be the same
+        for i in outs:
+            first = calls[0][i]
+            if any(c[i] != first for c in calls[1:]) or not _same_text_same_storage([first], declared):
+                return False
+        return True
 
     def instantiate(self, lt: Tree, ctx: _Ctx, blk: _Block, pfx: str, key: tuple, var_prefix: str) -> None:
         local = _name(lt)
@@ -995,6 +1019,7 @@ class BlockChecker(CheckerBase):
                 if not isinstance(ent, _SubControl):
                     raise self.unsupported(a, "a control constructor argument that is not a control "
                                               "instance declared in the same control")
+                ent.passed = True
                 out[pn] = ent
                 continue
             with self.type_scope(tenv):  # the parameter's type at the instance's type arguments
@@ -1108,6 +1133,14 @@ class BlockChecker(CheckerBase):
         return inst
 
     def inline_control(self, sub: _SubControl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:
+        """Inline one ``sub.apply(args)``.  The instance's tables, actions and externs are made
+        once, at its first apply; a later apply runs a copy of the same body.  An out/inout
+        parameter is bound in place to its argument when every apply passes the same lvalue
+        (``sub.same_args``) and the arguments do not overlap; otherwise it is bound to a
+        variable of the instance's own, and each apply copies its own arguments in before the
+        body and out after it (also on ``exit``), in parameter order, as the spec's
+        copy-in/copy-out (P4_16 spec 6.8) says and p4c's inliner does (temporaries unless every
+        call site is the same and nothing aliases)."""
         d = sub.decl
         params = _trees(_tree(d, "params"), "param")
         if len(params) != len(arg_trees):
@@ -1125,9 +1158,6 @@ class BlockChecker(CheckerBase):
             if direc in ("inout", "out"):
                 self.check_lvalue(e, e.loc)
                 b: Any = e
-                if again and not _same_lvalue(e, sub.applied_args[i]):  # type: ignore[index]
-                    raise self.unsupported(a, f"applying control instance '{sub.name}' again with a "
-                                              f"different {direc} argument for '{pn}'")
             elif isinstance(e, ir.Const) and sub.applies <= 1:
                 b = e
             else:
@@ -1143,47 +1173,76 @@ class BlockChecker(CheckerBase):
                     pre.append(ir.Assign(e.loc, b, e))
             bindings[pn] = b
             bound.append(b)
-        # out/inout arguments that overlap (hdr and hdr.ipv4): each is copied into a variable of
-        # its own and copied back after the body, in parameter order, as the spec's copy-in/
-        # copy-out (P4_16 spec 6.8) requires; bound in place they aliased each other
-        aliased = _aliased_args([(i, bound[i]) for i, p in enumerate(params)
-                                 if _direction(p) in ("inout", "out")])
+        outs = [i for i, p in enumerate(params) if _direction(p) in ("inout", "out")]
+        # out/inout arguments that overlap (hdr and hdr.ipv4) cannot be bound in place: each
+        # write would land in both
+        aliased = _aliased_args([(i, bound[i]) for i in outs])
+        if not again:
+            copied = aliased if sub.same_args else set(outs)
+            sub.copy_vars = {} if copied else None
+        else:
+            copied = set(sub.copy_vars or ())
+            for i in outs:  # bound in place at the first apply: the body names that lvalue
+                if i not in copied and not _same_lvalue(bound[i], sub.applied_args[i]):  # type: ignore[index]
+                    raise self.unsupported(arg_trees[i], f"applying control instance '{sub.name}' again with "
+                                                         f"a different {_direction(params[i])} argument for "
+                                                         f"'{_name(params[i])}' (its first apply bound it in "
+                                                         "place)")
+            if aliased - copied:
+                raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
+                                          "overlap where they did not before")
         post: list[ir.Stmt] = []
-        if aliased:
-            if sub.alias_vars is None:
-                sub.alias_vars = {}
-            for i in sorted(aliased):
-                e = bound[i]
-                v = sub.alias_vars.get(i)
-                if v is None:
-                    v = sub.alias_vars[i] = ir.Var(e.type, e.loc, ctx.block.fresh(  # type: ignore[union-attr]
-                        f"{sub.prefix.split('.', 1)[-1]}.{_name(params[i])}", e.type))
-                pre.append(ir.Assign(e.loc, v, e))
-                post.append(ir.Assign(e.loc, e, v))
-                bindings[_name(params[i])] = v
-        elif sub.alias_vars and again:
-            raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
-                                      "do not overlap as they did before")
+        for i in sorted(copied):
+            e = self._freeze_indices(bound[i], pre, ctx)
+            v = sub.copy_vars.get(i)  # type: ignore[union-attr]
+            if v is None:
+                v = sub.copy_vars[i] = ir.Var(e.type, e.loc, ctx.block.fresh(  # type: ignore[index,union-attr]
+                    f"{sub.prefix.split('.', 1)[-1]}.{_name(params[i])}", e.type))
+            # an out parameter starts as a fresh value (headers invalid), as p4c resets its temporary
+            pre.append(ir.Assign(e.loc, v, e) if _direction(params[i]) == "inout" else ir.VarDecl(e.loc, v, None))
+            post.append(ir.Assign(e.loc, e, v))
+            bindings[_name(params[i])] = v
         if again:
             # the same instance: its tables, actions and externs are shared, the body runs again
-            return _Inlined(ir.VoidT(), self.loc(t), pre + [copy.deepcopy(sub.body)] + post)
-        var_prefix = sub.prefix.split(".", 1)[-1] + "."
-        bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
-        with self.specialised("control", _name(d), sub.tenv, sub.loc):
-            ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings, order=sub.order,
-                                     var_prefix=var_prefix)
-        if post and self._may_exit(ctl.body, ctx):
-            raise self.unsupported(t, f"an exit in control '{sub.name}' applied with overlapping out/inout "
-                                      "arguments (their copy-out on exit is not modelled)")
-        if _has_return(ctl.body):
-            # 'return' leaves this control's apply only, not the control it is inlined into
-            loc = ctl.body.loc
-            flag = ir.Var(BOOL, loc, ctx.block.fresh(f"{var_prefix}$returned", BOOL))  # type: ignore[union-attr]
-            ctl.body = ir.Block(loc, [ir.Assign(loc, flag, ir.Const(BOOL, loc, False))]
-                                + _returns_to_flag(ctl.body.stmts, flag, False))
-        sub.body = ctl.body
-        sub.applied_args = bound
-        return _Inlined(ir.VoidT(), self.loc(t), pre + [ctl.body] + post)
+            body = copy.deepcopy(sub.body)
+        else:
+            var_prefix = sub.prefix.split(".", 1)[-1] + "."
+            bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
+            with self.specialised("control", _name(d), sub.tenv, sub.loc):
+                ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings,
+                                         order=sub.order, var_prefix=var_prefix)
+            if _has_return(ctl.body):
+                # 'return' leaves this control's apply only, not the control it is inlined into
+                loc = ctl.body.loc
+                flag = ir.Var(BOOL, loc, ctx.block.fresh(f"{var_prefix}$returned", BOOL))  # type: ignore[union-attr]
+                ctl.body = ir.Block(loc, [ir.Assign(loc, flag, ir.Const(BOOL, loc, False))]
+                                    + _returns_to_flag(ctl.body.stmts, flag, False))
+            sub.may_exit = bool(copied) and self._may_exit(ctl.body, ctx)
+            sub.body = body = ctl.body
+            sub.applied_args = bound
+        if post and sub.may_exit:  # exit still copies the arguments out (p4-spec PR #823)
+            body = ir.CopyOutOnExit(body.loc, body, copy.deepcopy(post))  # type: ignore[union-attr]
+        return _Inlined(ir.VoidT(), self.loc(t), pre + [body] + post)  # type: ignore[list-item]
+
+    def _freeze_indices(self, e: Any, pre: list[ir.Stmt], ctx: _Ctx) -> Any:
+        """Lvalue ``e`` with each run-time stack index evaluated once, into a variable assigned
+        in ``pre``: the location an argument names is fixed when the control is applied, so the
+        copy-out writes where the copy-in read even if the body changed the index's inputs."""
+        if isinstance(e, ir.Member):
+            inner = self._freeze_indices(e.expr, pre, ctx)
+            return e if inner is e.expr else ir.Member(e.type, e.loc, inner, e.field)
+        if isinstance(e, ir.Slice):
+            inner = self._freeze_indices(e.expr, pre, ctx)
+            return e if inner is e.expr else dataclasses.replace(e, expr=inner)
+        if isinstance(e, ir.StackIndex):
+            stack = self._freeze_indices(e.stack, pre, ctx)
+            idx = e.index
+            if not isinstance(idx, ir.Const):
+                tmp = self.temp_var(idx.type, ctx, idx.loc)  # type: ignore[attr-defined]
+                pre.append(ir.Assign(idx.loc, tmp, idx))
+                idx = tmp
+            return e if stack is e.stack and idx is e.index else ir.StackIndex(e.type, e.loc, stack, idx)
+        return e
 
     def _may_exit(self, body: ir.Block, ctx: _Ctx) -> bool:
         """Can ``body`` execute ``exit`` (itself, or in an action it calls or a table it applies)?"""

@@ -90,7 +90,14 @@ class _SubControl:
     applies: int = 1  # how many ``.apply(`` calls name it in the enclosing body
     body: ir.Block | None = None
     ctor: dict = field(default_factory=dict)  # constructor parameter -> the _SubControl passed
-    alias_vars: dict[int, Any] | None = None  # parameter index -> its copy when arguments overlap
+    # out/inout parameter index -> the variable it is bound to (copy-in/copy-out at each apply),
+    # when the instance is applied more than once or its arguments overlap; None: bound in place
+    copy_vars: dict[int, Any] | None = None
+    may_exit: bool = False  # its inlined body may execute ``exit``
+    passed: bool = False  # given as a constructor argument to another control instance
+    # every apply passes the same out/inout lvalues, so they may be bound in place (as p4c's
+    # inliner does when all call sites are equivalent and nothing aliases)
+    same_args: bool = True
     tenv: tuple = ({}, {})  # a generic control's type parameters bound (types, their text)
 
 
@@ -422,6 +429,41 @@ def _apply_counts(body: Tree) -> dict[str, int]:
                 n = str(_tree(base, "name").children[0])
                 counts[n] = counts.get(n, 0) + 1
     return counts
+
+
+def _apply_arg_lists(body: Tree) -> dict[str, list[list[Tree]]]:
+    """The argument trees of each ``x.apply(...)`` call of a plain name in a body, per name."""
+    out: dict[str, list[list[Tree]]] = {}
+    for st in body.iter_subtrees():
+        if st.data != "call_expr" or not isinstance(st.children[0], Tree):
+            continue
+        f = st.children[0]
+        if f.data == "member" and str(_tree(f, "mname").children[0]) == "apply":
+            base = _trees(f)[0]
+            if base.data == "ident":
+                out.setdefault(str(_tree(base, "name").children[0]), []).append(_trees(_tree(st, "args")))
+    return out
+
+
+def _declared_in(body: Tree) -> set[str]:
+    """Names a body declares (local variables and constants, loop variables)."""
+    return {str(_tree(st, "name").children[0]) for st in body.iter_subtrees()
+            if st.data in ("var_decl", "const_decl", "for_var", "for_in_stmt", "for_in_range_stmt")}
+
+
+def _same_text_same_storage(trees: list[Tree], declared: set[str]) -> bool:
+    """Do equal argument trees name the same storage at every call?  Not when a name in them may
+    be one declared inside the body (a local of one block or another), when they call anything
+    (a hoisted call's value is a variable per call) or name ``.last``/``.next``."""
+    for a in trees:
+        for st in a.iter_subtrees():
+            if st.data == "call_expr":
+                return False
+            if st.data == "ident" and str(_tree(st, "name").children[0]) in declared:
+                return False
+            if st.data == "member" and str(_tree(st, "mname").children[0]) in ("last", "next"):
+                return False
+    return True
 
 
 def _type_child(t: Tree) -> Tree:

@@ -675,6 +675,19 @@ class Continue(Stmt):
     """``continue``: the innermost ``for``'s update, then its condition."""
 
 
+@dataclass(slots=True, eq=False)
+class CopyOutOnExit(Stmt):
+    """Run ``body``; should it execute ``exit``, run ``copy_out`` before the exit unwinds
+    further.  The front end wraps an inlined control's apply body in it when the body may exit
+    and out/inout arguments are bound to copies: the spec copies them out on exit too (p4-spec
+    PR #823), and ``copy_out`` holds those assignments.  The normal-path copy-out follows the
+    node as ordinary statements.  ``body`` holds no ``return`` (an inlined body's returns are
+    flags)."""
+
+    body: Block
+    copy_out: list[Stmt]
+
+
 # parser-only statements
 
 @dataclass(slots=True, eq=False)
