@@ -17,7 +17,6 @@ QP created with its own EV list, a :class:`LocalEvProfile` private to that QP.  
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -187,7 +186,7 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
 class EvSet:
     """One QP's view of its EV profile: spray/penalty/probe rules over the profile's shared states."""
 
-    __slots__ = ("entries", "gen", "holds", "ports_down", "prof", "qpn", "recycle", "rr")
+    __slots__ = ("entries", "gen", "holds", "ports_down", "prof", "qpn", "rr")
 
     def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1, profile: Any = None):
         self.qpn = qpn
@@ -205,9 +204,6 @@ class EvSet:
         self.rr = spray_start(qpn, len(entries))
         self.ports_down: set[int] = set()
         self.holds = 0
-        # EVs an ACK just reported a delivery on without a CE mark, oldest first (``clean_delivery``):
-        # where the slot of an EV skipped for its penalty goes (``pick``)
-        self.recycle: deque[int] = deque(maxlen=max(4, len(entries)))
 
     @property
     def min_active(self) -> int:
@@ -250,9 +246,6 @@ class EvSet:
                 continue
             if e.penalty > 0:
                 e.penalty -= 1
-                j = self._recycled(port_ok)
-                if j >= 0:
-                    return j
                 if fallback < 0:
                     fallback = i
                 continue
@@ -271,29 +264,6 @@ class EvSet:
                 e = ents[i]
                 if states[i] is not EvState.DENIED and e.port not in down and (port_ok is None or port_ok(e.port)):
                     return i
-        return -1
-
-    def clean_delivery(self, i: int) -> None:
-        """An ACK reported a packet delivered on EV ``i`` without a CE mark (and none is pending on it)."""
-        if self.entries[i].penalty <= 0:
-            self.recycle.append(i)
-
-    def _recycled(self, port_ok) -> int:
-        """The slot of an EV skipped for its congestion penalty goes to an EV that has just delivered
-        without a mark, oldest report first (UET's REPS recycles the entropies of unmarked ACKs the same
-        way) [ours in round robin]; -1 if none is usable now.  Round robin alone gave that slot to the
-        *next* EV, whatever it was: a dead path echoes no CE mark, so until its loss was detected it
-        took a double share whenever its neighbour was penalized (in simulation, twice its fair share
-        of its plane until RACK's first verdict; docs/simulation.md)."""
-        rec = self.recycle
-        states = self.prof.states
-        good = EvState.GOOD
-        while rec:
-            j = rec.popleft()
-            e = self.entries[j]
-            if states[j] is good and not e.suspect_ns and e.penalty <= 0 and e.port not in self.ports_down \
-                    and (port_ok is None or port_ok(e.port)):
-                return j
         return -1
 
     def reply_index(self, i: int) -> int:

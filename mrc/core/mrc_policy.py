@@ -227,7 +227,6 @@ class MrcRequester(Requester):
             if pkt.sent_ns >= ts and (pkt.sent_ns > ts or pkt.seq > self.ev_rack_seq[ev]):
                 self.ev_rack_ts[ev] = pkt.sent_ns
                 self.ev_rack_seq[ev] = pkt.seq
-            self.evset.clean_delivery(ev)
             e = self.evset.entries[ev]
             # the path's delivery time: from the send to the ACK that reported it, whichever path
             # that ACK took (what RACK waits for; the trigger's RTT alone misses a slow path whose

@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 
 from mrc.core import QpAttr
-from mrc.core.ev import EvEntry, EvSet
 from mrc.sim import PathSpec, make_pair
 from mrc.wire import formats as F
 from mrc.wire.codec import AckInfo, encode_ack
@@ -102,39 +101,3 @@ def test_a_first_copy_arriving_after_its_resend_clears_the_suspicion_as_a_duplic
     assert req.evset.entries[0].suspect_ns and 0 not in req.pkts
     _ack(p, _sack(p, 1, [], 0, echo_ev=0, flags=F.SACK_FLAG_RETX_ECHO), p.net.now + 300_000)
     assert not req.evset.entries[0].suspect_ns
-
-
-def _spray(n: int, dead: int, picks: int) -> list[int]:
-    """EvSet over ``n`` EVs; every pick of a live EV is delivered, every other delivery CE-marked (the
-    penalty), the rest clean; EV ``dead`` reports nothing.  How many of ``picks`` each EV got."""
-    es = EvSet(0x11, [EvEntry(bytes([i]) * 16, 1) for i in range(n)])
-    es.rr = 0
-    got = [0] * n
-    marks = [0] * n
-    for _ in range(picks):
-        i = es.pick()
-        got[i] += 1
-        if i == dead:
-            continue
-        marks[i] += 1
-        if marks[i] % 2:
-            es.penalize(i, 1)
-        else:
-            es.clean_delivery(i)
-    return got
-
-
-def test_a_penalized_evs_slot_goes_to_an_ev_that_delivered_clean_not_to_a_silent_one():
-    """UET REPS recycles the entropies of unmarked ACKs; round robin alone gave a penalized EV's slot to
-    the next EV in turn, and a dead path (it never echoes a CE mark) took a double share until RACK
-    found it: in simulation, twice its fair share of its plane (docs/simulation.md)."""
-    got = _spray(4, 3, 400)
-    assert got[3] <= 400 // 4 + 1  # at most its round-robin share; before: 133 of 400
-    assert sum(got[:3]) >= 299
-
-
-def test_without_clean_deliveries_the_penalty_still_moves_the_slot_on():
-    es = EvSet(0x11, [EvEntry(bytes([i]) * 16, 1) for i in range(3)])
-    es.rr = 0
-    es.penalize(0, 1)
-    assert es.pick() == 1 and es.entries[0].penalty == 0  # skipped once, as before
