@@ -92,18 +92,47 @@ class MrcRequester(Requester):
             i = self._pick(port_ok)
             if i < 0:
                 return -1
-            if i == pkt.ev and cause != "trim":
-                # [ours] not on the path that lost it when another can take it: a path found lossy
-                # only by this verdict is not suspect yet (_lose), and a resend on a dead path is
-                # lost again a detection round later (seen in the demo: +1 RTT for that QP)
-                j = self.evset.pick(port_ok)
-                if j >= 0 and j != pkt.ev:
+            if cause != "trim":
+                j = self._proven_ev(pkt, i, port_ok)
+                if j >= 0:
                     i = j
+                elif i == pkt.ev:
+                    # [ours] not on the path that lost it when another can take it: a path found lossy
+                    # only by this verdict is not suspect yet (_lose), and a resend on a dead path is
+                    # lost again a detection round later (seen in the demo: +1 RTT for that QP)
+                    j = self.evset.pick(port_ok)
+                    if j >= 0 and j != pkt.ev:
+                        i = j
             self.retx.popleft()
             self._count_retx(cause)
             self._transmit(pkt, i, now_ns)
             return 1
         return 0
+
+    def _proven_ev(self, pkt: _Pkt, i: int, port_ok) -> int:
+        """For the resend of a packet found lost (not trimmed): EV ``i`` (the spray's pick) if a packet
+        sent on it after ``pkt``'s last copy has been delivered, else the next such EV in spray order
+        that can send now; -1 if none.  A path that delivered something sent after the loss was alive
+        after it; any other may have died with the lost packet's path (a spine takes a quarter of a
+        plane's EVs with it), and a resend lost again costs another detection round [ours]."""
+        after = pkt.sent_ns
+        ts = self.ev_rack_ts
+        if ts[i] > after:
+            return i
+        es = self.evset
+        ents = es.entries
+        n = len(ents)
+        states = es.prof.states
+        good = EvState.GOOD
+        down = es.ports_down
+        for k in range(1, n):
+            j = i + k
+            if j >= n:
+                j -= n
+            if ts[j] > after and states[j] is good and not ents[j].suspect_ns and ents[j].port not in down \
+                    and (port_ok is None or port_ok(ents[j].port)):
+                return j
+        return -1
 
     def _pick(self, port_ok) -> int:
         es = self.evset
