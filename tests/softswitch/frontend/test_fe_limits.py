@@ -45,17 +45,22 @@ V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
 """
 
 
-def test_sub_control_applied_twice_shares_its_table_and_runs_twice() -> None:
-    p = load_source(_SRC, "l.p4")
-    assert list(p.ingress.tables) == ["Ig.bump.t"] and list(p.ingress.externs) == ["Ig.bump.seen"]
+def _bump_run(src: str) -> tuple[bytes, int]:
+    """Load ``src``, check its one table ``Ig.bump.t``, run one packet: (ethertype out, bump.seen count)."""
+    p = load_source(src, "l.p4")
     info = build_p4info(p)
     assert [t.preamble.name for t in info.tables] == ["Ig.bump.t"]
     state = SwitchState(info)
     pipe = build_pipeline(p, state, None)
     res = pipe.ingress(bytes(12) + b"\x08\x42", 0, 0)
     out = pipe.egress(res.to_tm[0], 1).frames[0].data
-    assert out[12:14] == (1 + 2 + 40).to_bytes(2, "big")
-    assert state.counter("Ig.bump.seen").packets[0] == 2
+    return out[12:14], state.counter("Ig.bump.seen").packets[0]
+
+
+def test_sub_control_applied_twice_shares_its_table_and_runs_twice() -> None:
+    p = load_source(_SRC, "l.p4")
+    assert list(p.ingress.tables) == ["Ig.bump.t"] and list(p.ingress.externs) == ["Ig.bump.seen"]
+    assert _bump_run(_SRC) == ((1 + 2 + 40).to_bytes(2, "big"), 2)
 
 
 def test_parenthesised_mask_and_range_keysets() -> None:
@@ -71,15 +76,7 @@ def test_sub_control_applied_again_with_another_lvalue_runs_on_each_argument() -
     src = _SRC.replace("bump.apply(m, 40);", "m2.n = 5; bump.apply(m2, 40);") \
               .replace("h.eth.type_ = m.n;", "h.eth.type_ = m.n + m2.n;") \
               .replace("    Bump() bump;", "    Bump() bump;\n    M m2;")
-    p = load_source(src, "l.p4")
-    info = build_p4info(p)
-    assert [t.preamble.name for t in info.tables] == ["Ig.bump.t"]
-    state = SwitchState(info)
-    pipe = build_pipeline(p, state, None)
-    res = pipe.ingress(bytes(12) + b"\x08\x42", 0, 0)
-    out = pipe.egress(res.to_tm[0], 1).frames[0].data
-    assert out[12:14] == ((1 + 2) + (5 + 40)).to_bytes(2, "big")
-    assert state.counter("Ig.bump.seen").packets[0] == 2
+    assert _bump_run(src) == (((1 + 2) + (5 + 40)).to_bytes(2, "big"), 2)
 
 
 def test_sub_control_applied_again_with_a_run_time_in_argument() -> None:
