@@ -232,7 +232,8 @@ class Requester(QpSide):
         w = pkt.wqe
         last = pkt.opcode in F.LAST_OPCODES
         data = encode_data(e.encap, pkt.opcode, self.remote.qpn, pkt.seq, w.va + pkt.off, w.rkey, w.length,
-                           w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None, ack_req=last)
+                           w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None,
+                           ack_req=last or self._fills_window(pkt))
         pkt.ev = ev_i
         pkt.sent_ns = now_ns
         if not pkt.xmits:
@@ -252,6 +253,16 @@ class Requester(QpSide):
         self.host.send_frame(e.port, data, now_ns)
         if self.rto_at is None:
             self.rto_at = now_ns + self.timeout_ns
+
+    def _fills_window(self, pkt: _Pkt) -> bool:
+        """After ``pkt`` the congestion window has no room for another full packet: ask the responder
+        to acknowledge it at once (BTH AckReq) instead of holding the ACK for ``ack_every`` packets or
+        ``ack_delay_ns``, which no further packet will come to end -- UET's sender sets its ACK-request
+        flag on the packet that fills the window for the same reason."""
+        w = self.cc.window()
+        if w is None:
+            return False
+        return self.inflight + pkt.length + self.attr.mtu > w  # _transmit adds pkt.length to inflight
 
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
         """Policy: a data packet just left (loss detection bookkeeping)."""
