@@ -93,10 +93,11 @@ class NsccControl(CongestionControl):
     name = "nscc"
 
     def __init__(self, cfg: NsccConfig, mtu: int, now_ns: int = 0, *, rate_bps: float = 0.0,
-                 learn_base_rtt: bool = False, trimming: bool = True):
+                 learn_base_rtt: bool = False, trimming: bool = True, tx_ns: int = 0):
         self.nscc = Nscc(cfg, mtu, now_ns)
         self.mtu = mtu
         self.rate = rate_bps
+        self.tx_ns = tx_ns  # one MTU packet's time on a NIC port: added to a learnt base RTT's BDP
         self.learn = learn_base_rtt
         self.trimming = trimming
         self.min_rtt = 0
@@ -138,7 +139,14 @@ class NsccControl(CongestionControl):
         # the increase gains stay unscaled (the reference BDP's): they are scaled by line rate x base RTT
         # to converge in as many RTTs on a larger BDP, but a learnt RTT is no evidence of one -- on the
         # emulated fabric the scale was 137 and eta alone added 20 full packets per RTT
-        n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming, scale_gains=False)
+        # the BDP over base RTT + one packet's time on a port: UET's base RTT includes the packet's
+        # transmission time (the UEC reference simulator adds a data packet's and an ACK's serialisation
+        # to the path latency), a learnt one does not -- our pacer spaces the *next* packet by the port
+        # rate and the frame itself arrives at once (veth); at 0.25 Gb/s ports and 8 KiB frames that
+        # was 262 us missing from a 70 us sample, max_cwnd came to 1.5 packets for 2 ports, and only
+        # one port carried a packet at a time
+        n.cfg = NsccConfig.defaults(base_rtt, self.rate, self.mtu, self.trimming, scale_gains=False,
+                                    tx_ns=self.tx_ns)
         n._clamp()
 
     def reconfigure(self, spec: Any) -> bool:
@@ -310,7 +318,7 @@ class Dcqcn(CongestionControl):
 
 
 def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_ns: int = 0,
-            trimming: bool = True, learn_base_rtt: bool = False) -> CongestionControl:
+            trimming: bool = True, learn_base_rtt: bool = False, tx_ns: int = 0) -> CongestionControl:
     """The algorithm ``spec`` names: ``"nscc"`` / ``"dcqcn"`` / ``"none"`` / None, or a config object
     (:class:`~mrc.core.nscc.NsccConfig`, :class:`DcqcnConfig`) or a ready :class:`CongestionControl`.
 
@@ -318,7 +326,8 @@ def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_n
     base RTT (0: unknown; NSCC then learns it from the smallest RTT sample).  ``learn_base_rtt``: an
     :class:`NsccConfig`'s base RTT is a guess, learnt as the name ``"nscc"`` learns it (a CC profile
     whose vendor_cfg is :data:`VENDOR_CFG_LEARN_BASE_RTT`); its limits are derived, from the start, from
-    that guess and this QP's ``rate_bps`` and ``mtu``, as the name's are."""
+    that guess and this QP's ``rate_bps`` and ``mtu``, as the name's are.  ``tx_ns``: one MTU packet's
+    transmission time at a NIC port's rate; a learnt base RTT lacks it, and NSCC's BDP adds it back."""
     if spec is None or spec == "none":
         return NoControl()
     if isinstance(spec, CongestionControl):
@@ -328,14 +337,16 @@ def make_cc(spec: Any, *, mtu: int, rate_bps: float, now_ns: int = 0, base_rtt_n
             # the config is a guess made for the whole endpoint (a CC profile serves QPs over any of its
             # ports, at the MTU it was asked with); every limit is re-derived at the first RTT sample from
             # this QP's own line rate and MTU, so start from them too: exactly the name "nscc"'s window
-            spec = NsccConfig.defaults(spec.base_rtt, rate_bps, mtu, trimming)
-        return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming, learn_base_rtt=learn_base_rtt)
+            spec = NsccConfig.defaults(spec.base_rtt, rate_bps, mtu, trimming, tx_ns=tx_ns)
+        return NsccControl(spec, mtu, now_ns, rate_bps=rate_bps, trimming=trimming, learn_base_rtt=learn_base_rtt,
+                           tx_ns=tx_ns if learn_base_rtt else 0)
     if isinstance(spec, DcqcnConfig):
         return Dcqcn(spec, now_ns)
     if spec == "nscc":
         base = base_rtt_ns or DEFAULT_BASE_RTT_NS
-        return NsccControl(NsccConfig.defaults(base, rate_bps, mtu, trimming), mtu, now_ns, rate_bps=rate_bps,
-                           learn_base_rtt=not base_rtt_ns, trimming=trimming)
+        tx = 0 if base_rtt_ns else tx_ns  # a configured base RTT is UET's: the transmission time is in it
+        return NsccControl(NsccConfig.defaults(base, rate_bps, mtu, trimming, tx_ns=tx), mtu, now_ns,
+                           rate_bps=rate_bps, learn_base_rtt=not base_rtt_ns, trimming=trimming, tx_ns=tx)
     if spec == "dcqcn":
         return Dcqcn(DcqcnConfig.defaults(rate_bps, base_rtt_ns), now_ns, learn_base_rtt=not base_rtt_ns)
     raise ValueError(f"congestion control must be one of {', '.join(CC_NAMES)} or a config, not {spec!r}")

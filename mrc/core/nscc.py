@@ -35,11 +35,14 @@ class NsccConfig:
 
     @classmethod
     def defaults(cls, base_rtt_ns: int, rate_bps: float, mtu: int, trimming: bool = True, *,
-                 scale_gains: bool = True) -> NsccConfig:
+                 scale_gains: bool = True, tx_ns: int = 0) -> NsccConfig:
         """The UET 1.0 default shape for a path set of total ``rate_bps`` and ``base_rtt_ns``.  The
         increase gains (``eta``, ``fi``) grow with the BDP beyond :data:`REFERENCE_BDP_BYTES`, so a
-        larger BDP converges in as many RTTs; ``scale_gains=False`` keeps them at the reference's."""
-        bdp = max(mtu, int(rate_bps / 8 * base_rtt_ns / 1e9))
+        larger BDP converges in as many RTTs; ``scale_gains=False`` keeps them at the reference's.
+        ``tx_ns``: one packet's transmission time at a NIC port's rate, when ``base_rtt_ns`` is a
+        measured RTT that lacks it; the BDP (so ``max_cwnd``) is taken over ``base_rtt_ns + tx_ns``, as
+        UET's base RTT includes a packet's transmission time ([ours]: see NsccControl)."""
+        bdp = max(mtu, int(rate_bps / 8 * (base_rtt_ns + tx_ns) / 1e9))
         scale = bdp / REFERENCE_BDP_BYTES if scale_gains else 1.0
         target = int(0.75 * base_rtt_ns) if trimming else base_rtt_ns
         return cls(disable_qa=False, adjust_bytes_threshold=8 * mtu, adjust_period_threshold=base_rtt_ns,
