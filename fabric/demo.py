@@ -49,10 +49,10 @@ DEMO_LINK_RATE_PPS = 300
 # shallow buffer relative to its BDP, rather than bmv2's 64-frame default (213 ms at this rate).
 DEMO_LINK_QUEUE_DEPTH = 16
 # The demo's bar for "goodput recovers within a few RTTs of the failure".  Issue 11 aims at 3; on the
-# shared 2-core machine runs land at 3.0-3.8 RTTs after the transport changes of 2026-12-03 (the hole
-# at a QP's cumulative ACK fills 3-4 RTTs after the failure: ~1.7 RTTs to find the dead path's first
-# packet, ~1.5 for its resend behind the full queues; docs/demo.md), so the demo keeps the 5 it had
-# and prints the measured figure.
+# shared 2-core machine one run's figure moves +-0.4 RTTs from the next (2026-12-04: 2.3-3.3 in the
+# demo, 1.0-3.7 over 12 runs of bench/fabric_recovery.py, median 3.3): the packets lost at the failure
+# are found ~1.4 RTTs after their send and their resends wait ~1 RTT behind full queues (docs/demo.md),
+# so the demo keeps the 5 it had and prints the measured figure.
 FEW_RTTS = 5.0
 DEMO_VIEW_PORT = 9180  # live fabric view (controller/web) of the demo's controller
 DEMO_METRICS_PORT = 9108  # its Prometheus metrics (grafana/prometheus.yml scrapes this)
@@ -114,7 +114,7 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
         ref = "its pre-failure rate" if a.get("ref_mb_s", a["pre_mb_s"]) == a["pre_mb_s"] else \
             f"the rate after it ({a['ref_mb_s']:.2f} of {a['pre_mb_s']:.2f} MB/s before)"
         out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "
-                   f"{how}{stall} (bar: {FEW_RTTS:g} RTTs)")
+                   f"{how} (bar: {FEW_RTTS:g} RTTs){stall}")
     for b in r["recovery"]:
         stall = b["max_flow_stall_s"]
         out.append(f"  [{'PASS' if stall >= rto_s else 'FAIL'}] RC baseline: longest flow stall {stall:.2f} s after "
