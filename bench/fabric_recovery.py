@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                                                   measure=A2A_MEASURE), "mrc"), A2A_MEASURE.bin_ms, A2A_MEASURE.sample_ms)
             rec = m["recovery"][0] if m["recovery"] else {}
             row = {"recovery_rtts": rec.get("goodput_recovery_rtts"), "stall_rtts": rec.get("max_flow_stall_rtts"),
+                   "failure_stall_rtts": rec.get("failure_stall_rtts"),
                    "completion_s": m["completion_s"], "ev_retirements": m["ev_retirements"],
                    "resent": m["retransmissions_total"], "data_packets": m["data_packets_sent"],
                    "srtt_ms": m["srtt_ms_median"], "complete": m["completed"] and not m["data_loss"]}
@@ -64,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  recovery (80%, 20 ms bins): mean {statistics.mean(rec):.2f}, median {statistics.median(rec):.2f}, "
                   f"min {min(rec):g}, max {max(rec):g} RTTs; <= {RECOVERY_RTTS:g} RTTs in {sum(v <= RECOVERY_RTTS for v in rec)}"
                   f" of {a.runs} runs ({a.runs - len(rec)} without a figure)")
+        fst = [r["failure_stall_rtts"] for r in rows if r["failure_stall_rtts"] is not None]
         if st:
-            print(f"  longest flow stall: median {statistics.median(st):.2f}, max {max(st):g} RTTs")
+            print(f"  longest flow stall after the failure: median {statistics.median(st):.2f}, max {max(st):g} RTTs; "
+                  f"of those begun within 3 RTTs of it: median {statistics.median(fst):.2f}, max {max(fst):g} RTTs")
     return 1 if bad else 0
 
 

@@ -25,6 +25,7 @@ from .scenarios import (
     timeline_lines,
 )
 from .scenarios.plot import goodput_png
+from .scenarios.report import DIP_WINDOW_RTTS
 from .scenarios.spec import FabricSpec, MeasureSpec
 
 DEMO_PREFIX = "demo"
@@ -110,7 +111,8 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
         else:
             how = f"in {rec * 1000:.0f} ms = {rtts:g} RTTs (median srtt {srtt:.1f} ms; {m['bin_ms']:g} ms bins)"
         stall = f"; longest flow stall {a['max_flow_stall_s'] * 1000:.0f} ms" + \
-            (f" = {a['max_flow_stall_rtts']:g} RTTs" if a.get("max_flow_stall_rtts") is not None else "")
+            (f" = {a['max_flow_stall_rtts']:g} RTTs" if a.get("max_flow_stall_rtts") is not None else "") + \
+            f" ({a['failure_stall_s'] * 1000:.0f} ms of those begun within {DIP_WINDOW_RTTS:g} RTTs of it)"
         ref = "its pre-failure rate" if a.get("ref_mb_s", a["pre_mb_s"]) == a["pre_mb_s"] else \
             f"the rate after it ({a['ref_mb_s']:.2f} of {a['pre_mb_s']:.2f} MB/s before)"
         out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "

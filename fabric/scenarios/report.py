@@ -140,6 +140,13 @@ def flow_stalls(run: dict[str, Any], t_fault: float) -> dict[int, dict[str, Any]
     return out
 
 
+def failure_stall(stalls: dict[int, dict[str, Any]], horizon_s: float) -> float:
+    """The longest of :func:`flow_stalls`' stalls that began before ``horizon_s`` (the end of a failure's
+    dip window): those the failure can have caused.  A gap that began later is congestion's (on the
+    emulated fabric the longest stall "after the failure" began 2.5 s after it in one of four runs)."""
+    return round(max((s["stall_s"] for s in stalls.values() if (s["from_s"] or 0.0) < horizon_s), default=0.0), 9)
+
+
 def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0) -> dict[str, Any]:
     """Metrics of one run: completion, delivered/verified bytes, goodput, recovery, retransmissions, EVs."""
     hosts = run["hosts"].values()
@@ -187,6 +194,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         affected = {fid: s for fid, s in stalls.items() if s["stall_s"] > 3 * sample_ms / 1000 and
                     (s["from_s"] or 0) <= tf + 1.0}
         max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 9)
+        at_fault = failure_stall(stalls, horizon)
         rec_s = rec["recovery_s"]
         pre_s = rec_pre["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
@@ -198,6 +206,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
                       "goodput_recovery_pre_rtts": None if pre_s is None or not srtt_med else round(pre_s / srtt_med, 1),
                       "max_flow_stall_s": max_stall,
                       "max_flow_stall_rtts": round(max_stall / srtt_med, 1) if srtt_med else None,
+                      "failure_stall_s": at_fault,
+                      "failure_stall_rtts": round(at_fault / srtt_med, 1) if srtt_med else None,
                       "stalled_until_end": sorted(fid for fid, s in stalls.items() if s["until_end"]),
                       "affected_flows": sorted(affected)})
     fct = sorted(x / 1000 for h in hosts for f in h["flows"].values()
@@ -392,6 +402,8 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
                      f"{r['min_mb_s_after']:.2f} MB/s{low} ({dur(m['bin_ms'] / 1000)} bins){settled}, back to "
                      f"{int(RECOVERED_FRACTION * 100)}% of {r.get('ref_mb_s', r['pre_mb_s']):.2f}: {rec}; longest flow stall "
                      f"{dur(r['max_flow_stall_s'])}" + (f" ({st:g} RTTs)" if st is not None else "") +
+                     (f", of those begun within {DIP_WINDOW_RTTS:g} RTTs of it {dur(r['failure_stall_s'])}"
+                      if "failure_stall_s" in r else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines
 
