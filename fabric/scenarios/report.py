@@ -113,8 +113,9 @@ def post_failure_rate(run: dict[str, Any], bins: list[tuple[float, float]], bin_
     return sum(post) / len(post) if len(post) >= MIN_POST_BINS else None
 
 
-def flow_stalls(run: dict[str, Any], t_fault: float) -> dict[int, dict[str, Any]]:
-    """Per flow: the longest time without progress that overlaps ``t_fault`` or comes after it."""
+def flow_stalls(run: dict[str, Any], t_fault: float, begun_before: float | None = None) -> dict[int, dict[str, Any]]:
+    """Per flow: the longest time without progress that overlaps ``t_fault`` or comes after it (with
+    ``begun_before``: of those that began before that time)."""
     size = {f["fid"]: None for f in run["flows"]}
     totals = {}
     for res in run["hosts"].values():
@@ -129,22 +130,23 @@ def flow_stalls(run: dict[str, Any], t_fault: float) -> dict[int, dict[str, Any]
         for ts, v in s:
             if v > last_v:
                 gap = ts - last_inc_t
-                if ts > t_fault and gap > best:
+                if ts > t_fault and gap > best and (begun_before is None or last_inc_t < begun_before):
                     best, best_start = gap, last_inc_t
                 last_inc_t, last_v = ts, v
         if last_v < totals.get(fid, 0):  # never finished: the gap runs to the end of the run
             gap = run["elapsed_s"] - last_inc_t
-            if gap > best:
+            if gap > best and (begun_before is None or last_inc_t < begun_before):
                 best, best_start, open_end = gap, last_inc_t, True
         out[fid] = {"stall_s": round(best, 9), "from_s": best_start, "until_end": open_end}
     return out
 
 
-def failure_stall(stalls: dict[int, dict[str, Any]], horizon_s: float) -> float:
-    """The longest of :func:`flow_stalls`' stalls that began before ``horizon_s`` (the end of a failure's
-    dip window): those the failure can have caused.  A gap that began later is congestion's (on the
-    emulated fabric the longest stall "after the failure" began 2.5 s after it in one of four runs)."""
-    return round(max((s["stall_s"] for s in stalls.values() if (s["from_s"] or 0.0) < horizon_s), default=0.0), 9)
+def failure_stall(run: dict[str, Any], t_fault: float, horizon_s: float) -> float:
+    """The longest flow stall a failure at ``t_fault`` can have caused: of the gaps in a flow's progress
+    that end after it, those begun before ``horizon_s`` (the end of its dip window).  A gap that began
+    later is congestion's (on the emulated fabric the longest stall "after the failure" began 2.5 s after
+    it in one of four runs)."""
+    return round(max((s["stall_s"] for s in flow_stalls(run, t_fault, horizon_s).values()), default=0.0), 9)
 
 
 def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0) -> dict[str, Any]:
@@ -194,7 +196,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         affected = {fid: s for fid, s in stalls.items() if s["stall_s"] > 3 * sample_ms / 1000 and
                     (s["from_s"] or 0) <= tf + 1.0}
         max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 9)
-        at_fault = failure_stall(stalls, horizon)
+        at_fault = failure_stall(run, tf, horizon)
         rec_s = rec["recovery_s"]
         pre_s = rec_pre["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),

@@ -29,8 +29,19 @@ def test_a_stall_begun_long_after_the_failure_is_not_the_failures():
     # flow 1: 0.3 s without progress from 1.0 s (the failure); flow 2: 0.5 s from 3.0 s (congestion)
     f1 = [(t, int(min(4 * MB, t * MB))) for t in steps if not 1.0 < t < 1.3]
     f2 = [(t, int(min(4 * MB, t * MB))) for t in steps if not 3.0 < t < 3.5]
-    st = flow_stalls(_run({1: f1, 2: f2}), 1.0)
+    run = _run({1: f1, 2: f2})
+    st = flow_stalls(run, 1.0)
     assert round(st[1]["stall_s"], 3) == 0.3 and round(st[2]["stall_s"], 3) == 0.5
     assert max(s["stall_s"] for s in st.values()) == 0.5  # what "longest stall after the failure" reported
-    assert failure_stall(st, 1.0 + 3 * 0.05) == 0.3  # begun within 3 RTTs of 50 ms of it
-    assert failure_stall(st, 4.0) == 0.5 and failure_stall(st, 0.5) == 0.0
+    assert failure_stall(run, 1.0, 1.0 + 3 * 0.05) == 0.3  # begun within 3 RTTs of 50 ms of it
+    assert failure_stall(run, 1.0, 4.0) == 0.5 and failure_stall(run, 1.0, 0.5) == 0.0
+
+
+def test_a_flow_whose_longest_stall_came_later_still_shows_the_one_at_the_failure():
+    """One flow stalls 0.2 s at the failure and 0.5 s later on: the failure's figure is its 0.2 s, not
+    0 because the flow's longest gap began later (the demo printed "0 ms" after its link failure)."""
+    steps = [round(0.1 * k, 1) for k in range(41)]
+    f = [(t, int(min(4 * MB, t * MB))) for t in steps if not (1.0 < t < 1.2 or 3.0 < t < 3.5)]
+    run = _run({1: f})
+    assert round(flow_stalls(run, 1.0)[1]["stall_s"], 3) == 0.5
+    assert round(failure_stall(run, 1.0, 1.15), 3) == 0.2
