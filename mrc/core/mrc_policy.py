@@ -122,15 +122,11 @@ class MrcRequester(Requester):
         es = self.evset
         ents = es.entries
         n = len(ents)
-        states = es.prof.states
-        good = EvState.GOOD
-        down = es.ports_down
         for k in range(1, n):
             j = i + k
             if j >= n:
                 j -= n
-            if ts[j] > after and states[j] is good and not ents[j].suspect_ns and ents[j].port not in down \
-                    and (port_ok is None or port_ok(ents[j].port)):
+            if ts[j] > after and es.usable(j) and not ents[j].suspect_ns and (port_ok is None or port_ok(ents[j].port)):
                 return j
         return -1
 
@@ -242,7 +238,7 @@ class MrcRequester(Requester):
         ev = pkt.ev
         if pkt.xmits > 1 and pkt.first_ev >= 0:
             if self._first_copy_arrived(pkt):  # its path is alive and this slow
-                self._first_copy_alive(pkt.first_ev, pkt.first_sent_ns)
+                self._path_delivered(pkt.first_ev, pkt.first_sent_ns)
             else:  # kept for the duplicate the first copy may still make (_dup_echo), the newest RESENT_KEEP
                 done = self._resent_done
                 if len(done) >= RESENT_KEEP:
@@ -256,17 +252,14 @@ class MrcRequester(Requester):
             if pkt.sent_ns >= ts and (pkt.sent_ns > ts or pkt.seq > self.ev_rack_seq[ev]):
                 self.ev_rack_ts[ev] = pkt.sent_ns
                 self.ev_rack_seq[ev] = pkt.seq
-            e = self.evset.entries[ev]
-            # the path's delivery time: from the send to the ACK that reported it, whichever path
-            # that ACK took (what RACK waits for; the trigger's RTT alone misses a slow path whose
-            # packets faster paths' SACKs report first)
-            e.rtt_sample(self.ack_now - pkt.sent_ns)
-            if e.suspect_ns and pkt.sent_ns >= e.suspect_sent_ns:  # the suspect path delivers: alive
-                e.suspect_ns = 0
+            self._path_delivered(ev, pkt.sent_ns)
 
-    def _first_copy_alive(self, ev: int, sent_ns: int) -> None:
-        """The first copy of a resent packet, sent on EV ``ev`` at ``sent_ns``, arrived: the path is alive
-        (slow), its delivery time a sample, and a suspicion this copy postdates is lifted."""
+    def _path_delivered(self, ev: int, sent_ns: int) -> None:
+        """A copy sent on EV ``ev`` at ``sent_ns`` is reported delivered (a packet sent once, or the first
+        copy of a resent one): the path's delivery time is a sample -- from the send to the ACK that
+        reported it, whichever path that ACK took (what RACK waits for; the trigger's RTT alone misses a
+        slow path whose packets faster paths' SACKs report first) -- and a suspicion this copy postdates
+        is lifted (the path is alive)."""
         e = self.evset.entries[ev]
         e.rtt_sample(self.ack_now - sent_ns)
         if e.suspect_ns and sent_ns >= e.suspect_sent_ns:
@@ -286,7 +279,7 @@ class MrcRequester(Requester):
             rec = (pkt.first_ev, pkt.first_sent_ns, pkt.ev, pkt.xmits)
         first_ev, first_sent, last_ev, xmits = rec
         if (xmits == 2 and first_ev != last_ev) or (self._echo_ev == first_ev and self._echo_ev != last_ev):
-            self._first_copy_alive(first_ev, first_sent)
+            self._path_delivered(first_ev, first_sent)
 
     def _first_copy_arrived(self, pkt: _Pkt) -> bool:
         """Whether the ACK now processed reports the *first* copy of the resent ``pkt``.  When ``pkt`` is
