@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from mrc.core.types import EvEvent, EvState
+from mrc.core.types import EvEvent, EvState, QpCounters
 
 PENALTY_ECN = 1
 PENALTY_TIMEOUT = 15
@@ -116,7 +116,7 @@ class EvEntry:
         self.probe_req_id = -1
         self.probe_sent_ns = 0
         self.last_change_ns = 0
-        self.suspect_ns = 0  # when a RACK verdict made this path suspect (0: not suspect), see QueuePair._suspect
+        self.suspect_ns = 0  # when a RACK verdict made this path suspect (0: not suspect), see MrcRequester._suspect
         self.suspect_sent_ns = 0  # ...and the send time of the packet it found missing
         self.signal_ns = -(1 << 62)  # when an ACK last echoed a CE mark or a trim of a packet sent on this path
         self.srtt = 0  # this path's smoothed RTT (ns; 0: no sample yet), from packets sent once on it
@@ -127,7 +127,7 @@ class EvEntry:
     def rtt_sample(self, sample: int) -> None:
         """A delivery-time sample of a packet sent once on this path (send to the ACK reporting it).  [ours] Sprayed
         paths queue differently, so each keeps its own srtt/rttvar (RFC 6298's estimator): RACK waits a
-        path's own extra delay before calling its packets lost (``QueuePair._ev_reorder_window``)."""
+        path's own extra delay before calling its packets lost (``MrcRequester._ev_reorder_window``)."""
         self.last_rtt = sample
         if self.srtt == 0:
             self.srtt = sample
@@ -186,10 +186,12 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
 class EvSet:
     """One QP's view of its EV profile: spray/penalty/probe rules over the profile's shared states."""
 
-    __slots__ = ("entries", "gen", "holds", "ports_down", "prof", "qpn", "rr")
+    __slots__ = ("counters", "entries", "gen", "ports_down", "prof", "qpn", "rr")
 
-    def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1, profile: Any = None):
+    def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1, profile: Any = None,
+                 counters: QpCounters | None = None):
         self.qpn = qpn
+        self.counters = QpCounters() if counters is None else counters  # the QP's: holds are counted there
         self.entries = entries
         if profile is None:
             profile = LocalEvProfile([e.ev for e in entries], [e.port for e in entries],
@@ -203,7 +205,11 @@ class EvSet:
             e.index = i
         self.rr = spray_start(qpn, len(entries))
         self.ports_down: set[int] = set()
-        self.holds = 0
+
+    @property
+    def holds(self) -> int:
+        """ASSUMED_BAD verdicts refused to keep ``ev_min_active`` GOOD EVs (the QP's ``min_active_holds``)."""
+        return self.counters.min_active_holds
 
     @property
     def min_active(self) -> int:
@@ -287,12 +293,12 @@ class EvSet:
             j = self._best_probed()
             if j < 0 or not prof.endpoint_set_state(j, EvState.GOOD, qpn=self.qpn, now_ns=now_ns,
                                                     cause="min_active"):
-                self.holds += 1
+                self.counters.min_active_holds += 1
                 return False
             self.entries[j].penalty = 0
             self.entries[j].last_change_ns = now_ns
         if not prof.endpoint_set_state(i, EvState.ASSUMED_BAD, qpn=self.qpn, now_ns=now_ns, cause=cause):
-            self.holds += 1
+            self.counters.min_active_holds += 1
             return False
         e = self.entries[i]
         e.last_change_ns = now_ns

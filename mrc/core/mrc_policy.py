@@ -208,7 +208,7 @@ class MrcRequester(Requester):
             progressed = True
         bm = s.bitmap
         # PSNs between the cumulative ACK and the bitmap's base: the responder moved the base up to
-        # report its latest arrival (a bitmap is 64 bits), so it said nothing about these
+        # report its latest arrival (a bitmap is F.SACK_BITMAP_BITS wide), so it said nothing about these
         self.sack_blind = (self.snd_una + 1, unwrap(s.sack_base, self.snd_una))
         if bm:
             base = unwrap(s.sack_base, self.snd_una)

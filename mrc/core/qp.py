@@ -117,9 +117,9 @@ class QueuePair:
         self.attr = attr
         self.rc = attr.mode == MODE_RC
         self.state = QpState.RST
-        self.evset = EvSet(qpn, evs, attr.ev_min_active, profile)
-        self.remote = _Remote()
         self.counters = QpCounters()
+        self.evset = EvSet(qpn, evs, attr.ev_min_active, profile, self.counters)
+        self.remote = _Remote()
         self.window = attr.mpr * 128
         self.peer_down: set[int] = set()  # the peer's NIC ports its last PORT_STATUS reported down
         # the bound mrc.ctl CC profile (algorithm, cc_config, generation) or None: QpAttr.cc is its

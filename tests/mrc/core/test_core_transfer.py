@@ -120,6 +120,7 @@ def test_ev_min_active_holds():
     _check_delivery(p, msgs)
     states = [e.state for e in p.qa.evset.entries]
     assert states.count(EvState.GOOD) == 2 and p.qa.evset.holds > 0
+    assert p.qa.counters.as_dict()["min_active_holds"] == p.qa.evset.holds  # what --json reports
 
 
 def test_err_after_exhausted_retries():
