@@ -79,6 +79,25 @@ def test_no_short_program_name_typed_in_the_ptf_suites():
         "\n".join(found)
 
 
+def _reason_names() -> set[str]:
+    return {v for fam in (p4contract.DROP_REASONS, p4contract.PACKET_IN_REASONS, p4contract.CONGESTION_EVENTS)
+            for v in fam.values()}
+
+
+def test_no_reason_or_event_name_typed_outside_the_contract():
+    """Drop reasons, packet-in reasons and congestion events are named in define.p4 only: the controller,
+    the simulator's counters, the reports and the benches take them from the contract's tables
+    (``DROP_REASONS[DROP_REASON_NO_ROUTE]``), so renaming one in define.p4 cannot leave a stale copy."""
+    names = _reason_names()
+    assert {"no_route", "queue_full", "link_probe", "trimmed", "early_drop"} <= names
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    assert not found, "reason or event names typed outside controller/p4contract.py:\n" + "\n".join(found)
+
+
 def test_no_contract_constant_defined_twice():
     consts = _constants()
     found = []
