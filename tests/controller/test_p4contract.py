@@ -111,6 +111,36 @@ def test_no_contract_constant_defined_twice():
     assert not found, "define.p4 constants defined again:\n" + "\n".join(found)
 
 
+# contract values no other number in this code shares: typed as a literal they are a second copy
+_DISTINCT = ("DROP_PORT", "ETHERTYPE_LINK_PROBE", "POSTCARD_TRUNC_BYTES", "QDEPTH_ESTIMATE_MAX")
+
+
+def _cpu_port_literal(node: ast.AST) -> bool:
+    """A number given where a switch or pipeline takes its CPU port (255 is also a byte mask, so the
+    CPU port is looked for there, not everywhere)."""
+    if isinstance(node, ast.keyword):
+        return node.arg == "cpu_port" and isinstance(node.value, ast.Constant) and node.value.value is not None
+    if isinstance(node, ast.Call) and len(node.args) >= 3:
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        arg = node.args[2]
+        return name in ("build_pipeline", "PacketLoop") and isinstance(arg, ast.Constant) and arg.value is not None
+    return False
+
+
+def test_no_contract_value_typed_as_a_number():
+    consts = _constants()
+    values = {consts[k]: k for k in _DISTINCT} | {consts["DROP_PORT"] - 1: "DROP_PORT - 1 (the last port)"}
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and type(node.value) is int and node.value in values:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value} is {values[node.value]}")
+            elif _cpu_port_literal(node):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: a CPU port typed (use P4.CPU_PORT)")
+    assert not found, "contract values typed as numbers:\n" + "\n".join(found)
+
+
 def test_constants_read_from_p4(tmp_path):
     f = tmp_path / "d.p4"
     f.write_text("#ifndef MRC_X\n#define MRC_X\n#define CPU_PORT 255  /* c */\n"
