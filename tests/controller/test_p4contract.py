@@ -162,3 +162,43 @@ def test_identifiers_collide_loudly():
         t.preamble.id, t.preamble.name = i + 1, n
     with pytest.raises(gen_p4contract.ContractError, match="both become T_A_B_C"):
         gen_p4contract.render(info, {}, "x")
+
+
+def test_host_wire_format_agrees_with_the_program():
+    """The host side (``mrc/``, which imports nothing of the switch) keeps its own wire layout in
+    ``mrc/wire/formats.py``; every value there that define.p4 also defines must be the same, so the
+    two deliberate copies of the MRC wire format cannot drift apart."""
+    from mrc.wire import formats as F
+    from mrc_fabric.targets import PRIORITY_QUEUES
+
+    P4 = p4contract
+    pairs = {
+        "ETHERTYPE_IPV6": (F.ETHERTYPE_IPV6, P4.ETHERTYPE_IPV6),
+        "PROTO_HOPOPT": (F.NH_HOP_BY_HOP, P4.PROTO_HOPOPT), "PROTO_UDP": (F.NH_UDP, P4.PROTO_UDP),
+        "PROTO_IPV6": (F.NH_IPV6, P4.PROTO_IPV6), "PROTO_ROUTING": (F.NH_ROUTING, P4.PROTO_ROUTING),
+        "SRH_ROUTING_TYPE": (F.SRH_TYPE, P4.SRH_ROUTING_TYPE),
+        "UDP_PORT_ROCEV2": (F.ROCE_UDP_PORT, P4.UDP_PORT_ROCEV2),
+        "ECN_NOT_ECT": (F.ECN_NOT_ECT, P4.ECN_NOT_ECT), "ECN_CE": (F.ECN_CE, P4.ECN_CE),
+        "DSCP_TRIMMED": (F.DSCP_TRIMMED, P4.DSCP_TRIMMED), "PRIORITY_TRIMMED": (F.TRIM_PRIORITY, P4.PRIORITY_TRIMMED),
+        "TELEMETRY_OPT_TYPE": (F.HBH_OPT_TELEMETRY, P4.TELEMETRY_OPT_TYPE),
+        "TELEMETRY_RECORDS": (F.TELEMETRY_MAX_HOPS, P4.TELEMETRY_RECORDS),
+        "TELEMETRY_OPT_LEN": (F.TELEMETRY_OPT_DATA_LEN, P4.TELEMETRY_OPT_LEN),
+        "TELEMETRY_HBH_EXT_LEN": (F.HBH_TELEMETRY_EXT_LEN, P4.TELEMETRY_HBH_EXT_LEN),
+        "TRIMMED_UDP_LEN": (F.UDP_LEN + F.BTH_LEN + F.RETH_LEN, P4.TRIMMED_UDP_LEN),
+        "TRIMMED_UDP_LEN_IMM": (F.UDP_LEN + F.BTH_LEN + F.RETH_LEN + F.IMMDT_LEN, P4.TRIMMED_UDP_LEN_IMM),
+        "BTH_OP_WRITE_FIRST": (F.OP_WRITE_FIRST, P4.BTH_OP_WRITE_FIRST),
+        "BTH_OP_WRITE_MIDDLE": (F.OP_WRITE_MIDDLE, P4.BTH_OP_WRITE_MIDDLE),
+        "BTH_OP_WRITE_LAST": (F.OP_WRITE_LAST, P4.BTH_OP_WRITE_LAST),
+        "BTH_OP_WRITE_LAST_WITH_IMM": (F.OP_WRITE_LAST_IMM, P4.BTH_OP_WRITE_LAST_WITH_IMM),
+        "BTH_OP_WRITE_ONLY": (F.OP_WRITE_ONLY, P4.BTH_OP_WRITE_ONLY),
+        "BTH_OP_WRITE_ONLY_WITH_IMM": (F.OP_WRITE_ONLY_IMM, P4.BTH_OP_WRITE_ONLY_WITH_IMM),
+        "BTH_OP_ACK": (F.OP_ACK, P4.BTH_OP_ACK),
+        "BTH_OP_MRC_PROBE_REQ": (F.OP_PROBE_REQ, P4.BTH_OP_MRC_PROBE_REQ),
+        "BTH_OP_MRC_PROBE_RESP": (F.OP_PROBE_RESP, P4.BTH_OP_MRC_PROBE_RESP),
+        "BTH_OP_MRC_PORT_STATUS": (F.OP_PORT_STATUS, P4.BTH_OP_MRC_PORT_STATUS),
+    }
+    differ = {k: v for k, v in pairs.items() if v[0] != v[1]}
+    assert not differ, f"mrc/wire/formats.py (host) and define.p4 (switch) disagree: {differ}"
+    # every BTH opcode and protocol number the program names is checked above
+    assert {k for k in vars(P4) if k.startswith(("BTH_OP_", "PROTO_"))} <= set(pairs)
+    assert PRIORITY_QUEUES > P4.PRIORITY_TRIMMED, "the targets' priority queues must include the trimmed one"
