@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -134,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     # The command line is where a pipeline is built for the daemon: the target plugin compiles or
     # loads it (the controller library itself only receives the ready PipelineConfig).
-    from mrc_fabric.targets import load_pipeline
+    from mrc_fabric.targets import load_pipeline, selected_target
 
     from .daemon import Controller, Options, setup_logging
     from .mapping import MappingError
@@ -144,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = logging.getLogger("controller")
     try:
         plan = _load_plan(args)
-        pipeline = load_pipeline(args.target, args.program, args.p4info, args.device_config)
+        pipeline = load_pipeline(args.target or selected_target(), args.program, args.p4info, args.device_config)
     except SessionError as e:
         print(f"mrc-controller: error: {e}", file=sys.stderr)
         return 2
@@ -272,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="converge the switches over P4Runtime and keep them converged")
     r.add_argument("--topology", "-t", required=True, help="topology YAML file")
-    r.add_argument("--target", default=os.environ.get("TARGET", "softswitch"),
+    r.add_argument("--target",
                    help="switch target plugin that builds the pipeline (fabric/targets; default $TARGET or "
                         "softswitch)")
     r.add_argument("--once", action="store_true", help="converge every switch, then exit (1 if one failed)")

@@ -37,7 +37,7 @@ from mrc_fabric import Fabric
 from mrc_fabric.fabric import FabricError
 from mrc_fabric.naming import NamingError, check_prefix
 from mrc_fabric.switches import TARGETS, target_available
-from mrc_fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline, selected_target
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
 DEFAULT_PREFIX = "w3b"
@@ -84,7 +84,7 @@ def run(cmd: list[str], log: Path, what: str, timeout: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=selected_target())
     ap.add_argument("--topology", "-t", default=str(DEFAULT_TOPOLOGY))
     ap.add_argument("--test", action="append", default=[], help="ptf test name or group (repeatable)")
     ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="fabric run prefix (namespaces, interfaces)")

@@ -42,7 +42,7 @@ from controller.topology import load_topology
 from mrc.wire import codec
 from mrc.wire import formats as F
 from mrc_fabric.state import FabricState
-from mrc_fabric.targets import get_target
+from mrc_fabric.targets import DEFAULT_TARGET, get_target
 
 C_DROPS, C_PORT_RX = P4.C_DROP_REASONS, P4.C_INGRESS_STATS_PORT_RX_COUNTER
 C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER
@@ -70,7 +70,7 @@ class FabricTest(P4RuntimeTest):
         self.dataplane = ptf.dataplane_instance
         self.dataplane.flush()
         param = testutils.test_param_get
-        self.target = param("target", "softswitch")
+        self.target = param("target", DEFAULT_TARGET)
         self.prefix = param("prefix", "mrc")
         topo_path = param("topology")
         if not topo_path:
