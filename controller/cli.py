@@ -22,7 +22,7 @@ from .evplan import (
     walk_stev,
     write_ev_files,
 )
-from .plan import build_plan, plan_to_data
+from .plan import STEV_ECMP, STEV_MODES, build_plan, plan_to_data
 from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
 from .status import DEFAULT_METRICS_PORT
 from .topogen import clos_data, dump_yaml
@@ -298,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--counters-interval", type=float,
                    help=f"counter read period (s; default 2, {VIEW_COUNTERS_INTERVAL:g} with --view-port)")
     r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
-    r.add_argument("--stev-mode", choices=("ecmp", "ev_direct"), default="ecmp",
+    r.add_argument("--stev-mode", choices=STEV_MODES, default=STEV_ECMP,
                    help="how leaves spread STEV traffic to remote hosts")
     r.add_argument("--watch-qp", action="append", default=[], type=lambda v: int(v, 0),
                    help="send postcards for RoCE packets to this destination QP (repeatable)")

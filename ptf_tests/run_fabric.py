@@ -30,6 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ptf_tests")]
 
 from base.fabric_ports import fabric_ports
 
+from controller.plan import STEV_ECMP
 from controller.session import SessionError
 from controller.sidplan import build_sid_plan
 from controller.topology import TopologyError, load_topology
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 log_dir / "evgen.log", "mrc-controller ev gen", 60)
             print(f"run_fabric.py: converged ({time.monotonic() - t0:.1f}s)", flush=True)
             params = {"topology": topo_path, "prefix": args.prefix, "grpc_base_port": base,
-                      "target": args.target, "stev_mode": "ecmp", "p4info": str(p4info_path), "device_config": str(config_path),
+                      "target": args.target, "stev_mode": STEV_ECMP, "p4info": str(p4info_path), "device_config": str(config_path),
                       "evplan_dir": str(evplan_dir), "state_dir": str(fab.state_dir)}
             cmd = [ptf_bin(), "--test-dir", str(ROOT / "ptf_tests" / "fabric"),
                    "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),

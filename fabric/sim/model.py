@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from controller import p4contract as P4
 from controller.plan import (
     DEFAULT_QUEUE_DEPTH,
+    STEV_EV_DIRECT,
     EcmpGroup,
     EvDirectMap,
     FabricPlan,
@@ -98,7 +99,7 @@ class SimFabric:
     """Ports, per-switch tables and counters of a fabric plan; ``route`` resolves a frame's path."""
 
     def __init__(self, plan: FabricPlan, *, link_gbps: float, nic_gbps: float, delay_ns: int | None,
-                 queue_packets: int | None, stev_mode: str = "ev_direct") -> None:
+                 queue_packets: int | None, stev_mode: str = STEV_EV_DIRECT) -> None:
         topo = plan.topology
         self.plan, self.topo, self.stev_mode = plan, topo, stev_mode
         self.hosts = [h.name for h in topo.host_list()]
@@ -203,7 +204,7 @@ class SimFabric:
                 return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
             if isinstance(nh, tuple):
                 live = nh
-                if self.stev_mode == "ev_direct":
+                if self.stev_mode == STEV_EV_DIRECT:
                     nh = live[(label & self.ev_direct.get(node, 0xFF)) % len(live)]
                 else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16)
                     nh = live[zlib.crc32(key[3] + key[4] + flow) % len(live)]

@@ -35,7 +35,7 @@ import mrc.wire.layers  # noqa: F401 -- registers the MRC scapy layers for reada
 from controller import p4contract as P4
 from controller.daemon import Controller, Options
 from controller.evplan import Ev, Hop, walk_srv6
-from controller.plan import build_plan
+from controller.plan import STEV_ECMP, build_plan
 from controller.session import PipelineConfig
 from controller.sidplan import build_sid_plan
 from controller.topology import load_topology
@@ -157,7 +157,7 @@ class FabricTest(P4RuntimeTest):
     def converge(self, switches: list[str], stev_mode: str) -> None:
         """Re-converge ``switches`` through the controller with another STEV load-balancing mode
         (``ecmp`` or ``ev_direct``); the run's mode (test parameter ``stev_mode``) is restored after."""
-        run_mode = testutils.test_param_get("stev_mode", "ecmp")
+        run_mode = testutils.test_param_get("stev_mode", STEV_ECMP)
 
         def apply(mode: str) -> None:
             for name in switches:
