@@ -118,3 +118,21 @@ def test_a_kind_registered_once_reaches_parser_and_cli():
             faults.register(kind)
     finally:
         del faults.REGISTRY["test_melt"]
+
+
+def test_whether_a_fault_is_a_failure_is_the_kinds_own_answer():
+    """port_admin down is a failure, up is not; a new kind says the same through ``restores`` alone
+    (no kind name is tested anywhere)."""
+    down = FaultSpec(at=0, kind="port_admin", switch="p1l1", port=1, up=False)
+    up = FaultSpec(at=0, kind="port_admin", switch="p1l1", port=1, up=True)
+    assert down.spec.is_failure(down, False) and not up.spec.is_failure(up, False)
+    assert not down.spec.is_failure(down, True)
+    kind = faults.FaultKind("test_gate", "open or close a gate", (faults.SWITCH, faults.UP),
+                            frozenset({"port_admin"}), lambda t, f, undo: "", restores=lambda f: bool(f.up))
+    faults.register(kind)
+    try:
+        shut = FaultSpec(at=0, kind="test_gate", switch="p1s1", up=False)
+        opened = FaultSpec(at=0, kind="test_gate", switch="p1s1", up=True)
+        assert kind.is_failure(shut, False) and not kind.is_failure(opened, False)
+    finally:
+        del faults.REGISTRY["test_gate"]
