@@ -7,7 +7,7 @@ do (``has_link_delay``, ``can_write_registers``).  Everything else -- the fabric
 the test configuration, the demo -- asks the target instead of testing its name; the controller
 imports none of this and receives a ready ``PipelineConfig``.
 
-Adding a target = one module here with a ``Target`` subclass, registered in ``_REGISTRY``.
+Adding a target = one module here with a ``Target`` subclass, listed in ``_registry()`` and ``TARGETS``.
 """
 from __future__ import annotations
 
