@@ -202,3 +202,69 @@ def test_host_wire_format_agrees_with_the_program():
     # every BTH opcode and protocol number the program names is checked above
     assert {k for k in vars(P4) if k.startswith(("BTH_OP_", "PROTO_"))} <= set(pairs)
     assert PRIORITY_QUEUES > P4.PRIORITY_TRIMMED, "the targets' priority queues must include the trimmed one"
+
+
+def _contract_value(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The contract string ``node`` stands for: ``P4.T_X`` / ``p4contract.T_X``, or a name the mapping
+    defines as one (``T_ROUTE_V6``)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("P4", "p4contract"):
+        v = getattr(p4contract, node.attr, None)
+        return v if isinstance(v, str) else None
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    return None
+
+
+def test_field_and_parameter_names_typed_beside_a_contract_name_are_the_programs():
+    """Match-field, action-parameter and controller-header field names stay typed where entries and
+    packets are built (``names.table_entry(T_ROUTE_V6, {"dst_addr": ...}, A_NEXT_HOP, ...)``,
+    ``pin.metadata["reason"]``, ``packet_out(..., egress_port=3)``); each must be one the contract
+    lists for that table, action or header (``MATCH_FIELDS``, ``ACTION_PARAMS``, ``PACKET_*_FIELDS``),
+    so a renamed key or parameter fails here and not only on a switch."""
+    from controller import mapping
+
+    strings = {v for v in vars(p4contract).values() if isinstance(v, str)}
+    aliases = {k: v for k, v in vars(mapping).items() if isinstance(v, str) and v in strings}
+    tables, actions = set(p4contract.MATCH_FIELDS), set(p4contract.ACTION_PARAMS)
+    found, checked = [], 0
+    for path in _sources():
+        where = path.relative_to(REPO)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if fname in ("packet_out", "send_packet_out"):
+                    for k in node.keywords:
+                        checked += 1
+                        if k.arg is not None and k.arg not in p4contract.PACKET_OUT_FIELDS:
+                            found.append(f"{where}:{node.lineno}: packet_out has no field {k.arg!r}")
+                items = [(None, a) for a in node.args] + [(k.arg, k.value) for k in node.keywords]
+                flat = [(kw, e) for kw, a in items for e in (a.elts if isinstance(a, ast.Tuple) else [a])]
+                cur = None
+                for kw, a in flat:
+                    v = _contract_value(a, aliases)
+                    if v in tables or v in actions:
+                        cur = v
+                    elif isinstance(a, ast.Dict) and cur is not None:
+                        if kw == "params" and cur in tables:
+                            continue
+                        want = p4contract.MATCH_FIELDS[cur] if cur in tables else p4contract.ACTION_PARAMS[cur]
+                        for k in a.keys:
+                            if isinstance(k, ast.Constant):
+                                checked += 1
+                                if k.value not in want:
+                                    found.append(f"{where}:{node.lineno}: {cur} has no field {k.value!r} {want}")
+            if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                    and node.value.attr == "metadata" and isinstance(node.slice, ast.Constant)):
+                key = node.slice.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                  and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "metadata"
+                  and node.args and isinstance(node.args[0], ast.Constant)):
+                key = node.args[0].value
+            else:
+                continue
+            checked += 1
+            if key not in p4contract.PACKET_IN_FIELDS:
+                found.append(f"{where}:{node.lineno}: packet_in has no field {key!r}")
+    assert checked > 50, checked  # the walk does find the places that build entries and read packets
+    assert not found, "field or parameter names the program does not have:\n" + "\n".join(found)
