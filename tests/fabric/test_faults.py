@@ -136,3 +136,18 @@ def test_whether_a_fault_is_a_failure_is_the_kinds_own_answer():
         assert kind.is_failure(shut, False) and not kind.is_failure(opened, False)
     finally:
         del faults.REGISTRY["test_gate"]
+
+
+def test_primitives_are_named_alike_by_kinds_protocol_and_engines():
+    """A kind's ``needs`` and an engine's ``fault_primitives`` name methods of ``FaultTarget``, and an
+    engine has every method it lists: a misspelt primitive would otherwise make every engine refuse
+    a new kind, or accept one it cannot carry out."""
+    from mrc_fabric.sim.engine import SimFaults
+
+    protocol = {n for n in vars(faults.FaultTarget) if not n.startswith("_")} - {"fault_primitives"}
+    for k in faults.REGISTRY.values():
+        assert k.needs <= protocol, (k.name, k.needs - protocol)
+    for engine in (NetnsFaults, SimFaults):
+        assert engine.fault_primitives <= protocol, (engine.__name__, engine.fault_primitives - protocol)
+        missing = {p for p in engine.fault_primitives if not callable(getattr(engine, p, None))}
+        assert not missing, (engine.__name__, missing)
