@@ -1,7 +1,8 @@
 # mrc-fabric build, data-plane test and Docker (bmv2 + p4c) entry points.  `make help` lists them.
 #
 # Variables (override on the command line or in the environment):
-#   TARGET       switch target for ptf / ptf-fabric: softswitch (default) or bmv2
+#   TARGET       switch target for ptf / ptf-fabric: softswitch or bmv2 (unset: the runners' default,
+#                mrc_fabric.targets.DEFAULT_TARGET, softswitch)
 #   PYTHON (PY)  interpreter: .venv/bin/python (scripts/setup.sh makes it), else python3
 #   P4C          the p4c bmv2 back end (default p4c-bm2-ss); `make build` uses it when it is on PATH
 #   BUILD_DIR    (command line only) output folder of `make build`; the runners read build/mrc_switch
@@ -16,7 +17,9 @@ P4_MAIN   := p4src/$(PROG).p4
 P4_SRCS   := $(shell find p4src -name '*.p4')
 BUILD_DIR := build/$(PROG)
 P4C       ?= p4c-bm2-ss
-TARGET    ?= softswitch
+TARGET    ?=
+# the runners take --target from TARGET when it is set, else their own default (fabric/targets)
+TARGET_ARG = $(if $(TARGET),--target $(TARGET))
 PY        ?=
 PYTHON    ?= $(or $(PY),$(firstword $(wildcard .venv/bin/python)),python3)
 PTF_ARGS  ?=
@@ -42,7 +45,7 @@ DOCKER_RUN       = $(DOCKER) run --rm --privileged -e TARGET=bmv2 $(if $(shell [
         docker-shell
 
 help:  ## list the targets
-	@echo "mrc-fabric make targets (TARGET=$(TARGET), PYTHON=$(PYTHON)):"
+	@echo "mrc-fabric make targets (TARGET=$(or $(TARGET),default), PYTHON=$(PYTHON)):"
 	@grep -E '^[a-z][a-z0-9-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
 	    sed -E 's/^([a-z0-9-]+):.*## (.*)/  \1\t\2/' | expand -t 18
 
@@ -67,13 +70,13 @@ contract: build  ## regenerate controller/p4contract.py (names + constants) from
 	$(PYTHON) -m controller.gen_p4contract --p4info $(BUILD_DIR)/p4info.txtpb
 
 ptf: build  ## run ptf_tests/mrc_switch against TARGET (root: veth interfaces)
-	$(PYTHON) ptf_tests/run.py --target $(TARGET) $(PTF_ARGS)
+	$(PYTHON) ptf_tests/run.py $(TARGET_ARG) $(PTF_ARGS)
 
 ptf-fabric: build  ## run the fabric PTF suite (issue 7) against TARGET (root)
-	$(PYTHON) $(PTF_FABRIC_RUN) --target $(TARGET) $(PTF_ARGS)
+	$(PYTHON) $(PTF_FABRIC_RUN) $(TARGET_ARG) $(PTF_ARGS)
 
 ptf-softswitch:  ## run the target acceptance PTF suite (ptf_tests/softswitch, own programs) against TARGET
-	$(PYTHON) ptf_tests/run_softswitch.py --target $(TARGET) $(PTF_ARGS)
+	$(PYTHON) ptf_tests/run_softswitch.py $(TARGET_ARG) $(PTF_ARGS)
 
 clean:  ## remove build/
 	rm -rf build

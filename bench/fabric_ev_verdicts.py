@@ -30,6 +30,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE
 
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic, verdict_lines
+from mrc_fabric.targets import DEFAULT_TARGET
 
 
 def port_stats(env: FabricEnv) -> dict[str, dict[str, dict[str, int]]]:
@@ -64,7 +65,7 @@ def stats_delta(before: dict, after: dict) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default="softswitch")
+    ap.add_argument("--target", default=DEFAULT_TARGET)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", type=Path, default=Path("bench-out/evr"))
     ap.add_argument("--json", action="store_true")

@@ -25,6 +25,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic
+from mrc_fabric.targets import DEFAULT_TARGET
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=12, help="how many runs (default 12)")
     ap.add_argument("--fault-free", action="store_true", help="no link failure")
-    ap.add_argument("--target", default="softswitch")
+    ap.add_argument("--target", default=DEFAULT_TARGET)
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric-recovery"))
     a = ap.parse_args(argv)
     if a.runs < 1:

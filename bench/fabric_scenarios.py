@@ -36,6 +36,7 @@ from mrc_fabric.scenarios import (
     verdict_lines,
 )
 from mrc_fabric.scenarios.report import DIP_WINDOW_RTTS
+from mrc_fabric.targets import DEFAULT_TARGET
 
 # The demo's links and QP settings (fabric/demo.py): 300 frames/s, 16-frame queues and 5 ms propagation delay per switch
 # port (a fabric with several packets per RTT), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
@@ -60,7 +61,7 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default="softswitch")
+    ap.add_argument("--target", default=DEFAULT_TARGET)
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)

@@ -29,8 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc_fabric.scenarios import FabricEnv, FabricSpec
 from mrc_fabric.scenarios.runner import FULL_FRAME_BYTES
+from mrc_fabric.targets import DEFAULT_TARGET
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = (0.5, 0.75, 0.9, 1.0, 1.1, 1.25)  # hand pacing, as fractions of the modelled link rate per NIC port
@@ -69,7 +71,7 @@ def _perf(env: FabricEnv, extra: list[str], size: str, iters: int, sock: str, ti
     cong1 = env.congestion_counts()
     r["kernel_rx_drops"] = sum(max(0, v - before.get(n, 0)) for n, v in after.items())
     r["switch_congestion"] = {k: sum(c.get(k, 0) for c in cong1.values()) - sum(c.get(k, 0) for c in cong0.values())
-                              for k in ("trimmed", "ecn_marked", "early_drop")}
+                              for k in (EVENT_TRIMMED, EVENT_ECN_MARKED, EVENT_EARLY_DROP)}
     return r
 
 
@@ -79,7 +81,7 @@ def _row(label: str, r: dict[str, Any]) -> str:
     ev_bad = sum(1 for e in r["ev_timeline"] if e["to"] == "ASSUMED_BAD")
     sc = r["switch_congestion"]
     return (f"{label:<34} {r['results']['mb_per_s']:>8.2f} {r['server'].get('verify')!s:>8} "
-            f"{rx['total']:>6}/{data:<6} {100 * rx['total'] / data:>6.1f}% {sc['trimmed']:>6} {sc['ecn_marked']:>6} "
+            f"{rx['total']:>6}/{data:<6} {100 * rx['total'] / data:>6.1f}% {sc[EVENT_TRIMMED]:>6} {sc[EVENT_ECN_MARKED]:>6} "
             f"{r['kernel_rx_drops']:>7} {ev_bad:>6}")
 
 
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="256K")
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--target", default="softswitch")
+    ap.add_argument("--target", default=DEFAULT_TARGET)
     ap.add_argument("--bare", action="store_true", help="also run the defaults on the fabric without a link model")
     ap.add_argument("--out", type=Path, default=Path("bench-out/perf-defaults"))
     ap.add_argument("--json", action="store_true")

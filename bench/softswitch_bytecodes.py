@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import softswitch_pipeline as sp
 
+from controller.p4contract import CPU_PORT
 from softswitch.engine.loop import PacketLoop
 from softswitch.engine.tm import TrafficManager
 
@@ -42,7 +43,7 @@ def main() -> None:
     in_port = 3 if mrc else 1
     ingress, egress = pl.ingress_item, pl.egress_frame
     sent = [0]
-    loop = PacketLoop(TrafficManager(), [], 255)
+    loop = PacketLoop(TrafficManager(), [], CPU_PORT)
     loop.set_pipeline(pl)
     loop.set_tx_hook(lambda _port, _data: sent.__setitem__(0, sent[0] + 1))
 

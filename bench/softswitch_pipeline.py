@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from p4.v1 import p4runtime_pb2
 
+from controller.p4contract import CPU_PORT
 from softswitch.exec import build_pipeline
 from softswitch.frontend import load_program
 from softswitch.runtime import SwitchState
@@ -101,7 +102,7 @@ def build_mrc():
     program = load_program(str(ROOT / "p4src" / "mrc_switch.p4"), {}, [str(ROOT / "p4src")])
     p4info = _p4info(program)
     state = SwitchState(p4info)
-    pipeline = build_pipeline(program, state, 255)
+    pipeline = build_pipeline(program, state, CPU_PORT)
     plan = build_plan(load_topology(str(ROOT / "examples" / "small.yaml")))
     d = desired_state(P4Names.from_p4info(p4info), plan.switches["p1l1"])
     for e in d.all():

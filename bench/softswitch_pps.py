@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+# every program here gets the CPU port the target plugins give bmv2 (the contract's)
+from controller.p4contract import CPU_PORT
+
 MRC_PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
 PROGRAM = Path(os.environ.get("BENCH4_P4", str(Path(__file__).resolve().parents[1] / "tests/softswitch/data/conformance/bench4.p4")))
 SW_MAC, NEXT_MAC = bytes.fromhex("000000000001"), bytes.fromhex("000000000002")
@@ -170,7 +173,7 @@ def run_inject(case: Case, size: int, packets: int) -> tuple[float, float]:
     from softswitch.api import SoftSwitch
 
     frame = case.frame(size)
-    with SoftSwitch(case.program, cpu_port=255, include_dirs=case.include_dirs) as sw:
+    with SoftSwitch(case.program, cpu_port=CPU_PORT, include_dirs=case.include_dirs) as sw:
         case.configure(sw.grpc_addr)
         loop = sw.switch.loop
         sent = [0]
@@ -326,7 +329,7 @@ def run_veth(cases: list[Case], sizes: list[int], seconds: float, rx: str = "rin
                 os.environ["SOFTSWITCH_RX_RING"] = ring
                 os.environ["SOFTSWITCH_TX_RING"] = txring
                 sw = SoftSwitch(case.program, interfaces={case.in_port: "h4bs1", case.out_port: "h4bs2"},
-                                cpu_port=255, include_dirs=case.include_dirs, subprocess=True)
+                                cpu_port=CPU_PORT, include_dirs=case.include_dirs, subprocess=True)
                 with sw:
                     subprocess.run(["taskset", "-a", "-p", "-c", "0", str(sw.process.pid)], capture_output=True,
                                    check=False)

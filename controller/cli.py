@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from .evplan import (
     walk_stev,
     write_ev_files,
 )
-from .plan import build_plan, plan_to_data
+from .plan import STEV_ECMP, STEV_MODES, build_plan, plan_to_data
 from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
 from .status import DEFAULT_METRICS_PORT
 from .topogen import clos_data, dump_yaml
@@ -134,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     # The command line is where a pipeline is built for the daemon: the target plugin compiles or
     # loads it (the controller library itself only receives the ready PipelineConfig).
-    from mrc_fabric.targets import load_pipeline
+    from mrc_fabric.targets import load_pipeline, selected_target
 
     from .daemon import Controller, Options, setup_logging
     from .mapping import MappingError
@@ -144,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = logging.getLogger("controller")
     try:
         plan = _load_plan(args)
-        pipeline = load_pipeline(args.target, args.program, args.p4info, args.device_config)
+        pipeline = load_pipeline(args.target or selected_target(), args.program, args.p4info, args.device_config)
     except SessionError as e:
         print(f"mrc-controller: error: {e}", file=sys.stderr)
         return 2
@@ -272,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="converge the switches over P4Runtime and keep them converged")
     r.add_argument("--topology", "-t", required=True, help="topology YAML file")
-    r.add_argument("--target", default=os.environ.get("TARGET", "softswitch"),
+    r.add_argument("--target",
                    help="switch target plugin that builds the pipeline (fabric/targets; default $TARGET or "
                         "softswitch)")
     r.add_argument("--once", action="store_true", help="converge every switch, then exit (1 if one failed)")
@@ -299,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--counters-interval", type=float,
                    help=f"counter read period (s; default 2, {VIEW_COUNTERS_INTERVAL:g} with --view-port)")
     r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
-    r.add_argument("--stev-mode", choices=("ecmp", "ev_direct"), default="ecmp",
+    r.add_argument("--stev-mode", choices=STEV_MODES, default=STEV_ECMP,
                    help="how leaves spread STEV traffic to remote hosts")
     r.add_argument("--watch-qp", action="append", default=[], type=lambda v: int(v, 0),
                    help="send postcards for RoCE packets to this destination QP (repeatable)")

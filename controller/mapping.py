@@ -16,6 +16,9 @@ from p4.v1 import p4runtime_pb2
 
 from . import p4contract as P4
 from .plan import (
+    STEV_ECMP,
+    STEV_EV_DIRECT,
+    STEV_MODES,
     DropUnknownUsid,
     EcmpGroup,
     EvDirectMap,
@@ -74,9 +77,6 @@ REASON_POSTCARD, REASON_LINK_PROBE = P4.PACKET_IN_REASON_POSTCARD, P4.PACKET_IN_
 # Link probes (the wiring check): IEEE 802 Local Experimental Ethertype 1; every switch punts them to
 # the CPU on arrival, before port admin and forwarding.
 ETHERTYPE_LINK_PROBE = P4.ETHERTYPE_LINK_PROBE
-
-STEV_ECMP = "ecmp"
-STEV_EV_DIRECT = "ev_direct"
 
 
 class MappingError(ValueError):
@@ -283,7 +283,7 @@ def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
     """Every entity ``sp`` needs on a switch running ``p4src/mrc_switch.p4`` (deterministic).
 
     ``watch_qps``: RoCE destination QPs whose forwarded packets send a postcard from every hop."""
-    if stev_mode not in (STEV_ECMP, STEV_EV_DIRECT):
+    if stev_mode not in STEV_MODES:
         raise MappingError(f"stev_mode must be {STEV_ECMP!r} or {STEV_EV_DIRECT!r}, not {stev_mode!r}")
     d = DesiredState()
     groups = {g.group_id: g for g in sp.of(EcmpGroup)}

@@ -26,6 +26,11 @@ from .topology import CPU_PORT, LinkProps, Topology
 DEFAULT_QUEUE_DEPTH = 64  # packets; bmv2's default per queue
 LEAF_UPLINK_GROUP = 1
 EV_DIRECT_MASK = 0xFF  # flow_label[7:0]
+# how leaves spread STEV/UDP traffic to remote hosts: the route's ECMP group (flow hash), or the
+# EV-direct table (the EV's low bits pick the member); mapping.desired_state writes either
+STEV_ECMP = "ecmp"
+STEV_EV_DIRECT = "ev_direct"
+STEV_MODES = (STEV_ECMP, STEV_EV_DIRECT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,9 +30,12 @@ from .mapping import (
 from .session import PacketIn, SwitchSession
 
 POSTCARD_RECORD_LEN = F.TELEMETRY_RECORD_LEN
-# the controller's labels of the program's congestion events (metrics and reports say "ecn_marked")
-CONGESTION_EVENTS = {P4.CONGESTION_EVENT_TRIMMED: "trimmed", P4.CONGESTION_EVENT_ECN_CE: "ecn_marked",
-                     P4.CONGESTION_EVENT_EARLY_DROP: "early_drop"}
+# the controller's labels of the program's congestion events: the program's names (define.p4, through
+# the contract), except that metrics and reports say "ecn_marked" for the program's ecn_ce
+CONGESTION_EVENTS = {**P4.CONGESTION_EVENTS, P4.CONGESTION_EVENT_ECN_CE: "ecn_marked"}
+EVENT_TRIMMED = CONGESTION_EVENTS[P4.CONGESTION_EVENT_TRIMMED]
+EVENT_ECN_MARKED = CONGESTION_EVENTS[P4.CONGESTION_EVENT_ECN_CE]
+EVENT_EARLY_DROP = CONGESTION_EVENTS[P4.CONGESTION_EVENT_EARLY_DROP]
 
 
 @dataclass

@@ -16,7 +16,7 @@ import yaml
 
 from .p4contract import CPU_PORT, DROP_PORT
 
-MAX_PORT = 510  # 9-bit port space, 511 is the v1model drop port
+MAX_PORT = DROP_PORT - 1  # 9-bit port space; the last value is the v1model drop port
 RESERVED_PORTS = {CPU_PORT: "the CPU port", DROP_PORT: "the drop port"}
 DEFAULT_GRPC_BASE = 9559
 ROLES = ("leaf", "spine")

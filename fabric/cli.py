@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import threading
@@ -19,6 +18,7 @@ from .scenarios.runner import RunError
 from .scenarios.spec import ScenarioError
 from .state import DEFAULT_STATE_DIR
 from .switches import TARGETS, SwitchError
+from .targets import selected_target
 
 ERRORS = (FabricError, FaultError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError)
 
@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", parents=[common], help="build the fabric and start its switches")
     up.add_argument("--topology", "-t", required=True)
-    up.add_argument("--target", choices=(*TARGETS, "none"), default=os.environ.get("TARGET", "softswitch"),
+    up.add_argument("--target", choices=(*TARGETS, "none"), default=selected_target(),
                     help="switch target (default $TARGET or softswitch); none = network only")
     up.add_argument("--grpc-base-port", type=int, help="override the topology's gRPC ports: base + index")
     up.add_argument("--ready-timeout", type=float, default=60.0, help="seconds to wait for every gRPC port")
@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     # `mrc-fabric demo` (issue 6: traffic, failures, timeline) registers its subparser here.
     demo = sub.add_parser("demo", help="MRC vs the RC baseline through the small fabric while a spine link "
                           "and then a spine fail (timeline, summary, plot)")
-    demo.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    demo.add_argument("--target", choices=TARGETS, default=selected_target())
     demo.add_argument("--out", type=Path, default=Path("demo-out"), help="result.json, summary.txt, goodput.png")
     demo.add_argument("--prefix", default="demo", help="namespace prefix of the demo fabric (default demo)")
     demo.add_argument("--grpc-base-port", type=int, default=27300)
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     srun.add_argument("--engine", choices=("netns", "sim"), default="netns",
                       help="netns: the emulated fabric (namespaces, switch processes; default); sim: the "
                       "simulated fabric (docs/simulation.md)")
-    srun.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"),
+    srun.add_argument("--target", choices=TARGETS, default=selected_target(),
                       help="switch target of the netns engine")
     srun.add_argument("--no-plot", action="store_true", help="do not write goodput.png")
     srun.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -27,6 +27,7 @@ from .scenarios import (
 from .scenarios.plot import goodput_png
 from .scenarios.report import DIP_WINDOW_RTTS
 from .scenarios.spec import FabricSpec, MeasureSpec
+from .targets import DEFAULT_TARGET
 
 DEMO_PREFIX = "demo"
 DEMO_GRPC_BASE = 27300
@@ -79,7 +80,7 @@ def demo_link_defaults(target: str) -> dict[str, int]:
     return d
 
 
-def demo_scenario(deadline_s: float = 20.0, target: str = "softswitch") -> Scenario:
+def demo_scenario(deadline_s: float = 20.0, target: str = DEFAULT_TARGET) -> Scenario:
     """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s,
     on links with ``demo_link_defaults(target)``."""
     return Scenario(
@@ -208,7 +209,7 @@ def _wait_for_ctrl_c(console) -> None:
             signal.signal(s, h)
 
 
-def run_demo(out_dir: Path, target: str = "softswitch", prefix: str = DEMO_PREFIX,
+def run_demo(out_dir: Path, target: str = DEFAULT_TARGET, prefix: str = DEMO_PREFIX,
              grpc_base_port: int = DEMO_GRPC_BASE, deadline_s: float = 20.0, keep: bool = False,
              view_port: int = DEMO_VIEW_PORT, metrics_port: int = DEMO_METRICS_PORT) -> int:
     """Run the demo with a progress bar; 0 if every acceptance check passed, 1 otherwise.  With ``keep``

@@ -28,7 +28,7 @@ from controller.topology import Link, Topology, load_topology
 from . import netbuild, supervise, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
-from .targets import TargetError, get_target
+from .targets import DEFAULT_TARGET, TargetError, get_target
 
 DEFAULT_RUNTIME_OFFSET = 1000
 PortAdminHook = Callable[[str, int, bool], None]
@@ -41,7 +41,7 @@ class FabricError(RuntimeError):
 class Fabric:
     """One emulated fabric: namespaces, veths and switch processes for a topology."""
 
-    def __init__(self, topology: Topology, *, prefix: str = "mrc", target: str | None = "softswitch",
+    def __init__(self, topology: Topology, *, prefix: str = "mrc", target: str | None = DEFAULT_TARGET,
                  sids: SidPlan | None = None, state_dir: Path | None = None, mtu: int = netbuild.DEFAULT_MTU,
                  grpc_base_port: int | None = None, runtime_port_offset: int = DEFAULT_RUNTIME_OFFSET,
                  ready_timeout_s: float = 60.0, topology_path: str = "", restart: bool = True) -> None:
@@ -195,7 +195,7 @@ class Fabric:
         log_dir = self.state_dir / self.prefix
         log_dir.mkdir(parents=True, exist_ok=True)
         argv = switches.switch_argv(
-            self.target or "softswitch", sw.device_id, ports, grpc_port, runtime_port=runtime_port,
+            self.target or DEFAULT_TARGET, sw.device_id, ports, grpc_port, runtime_port=runtime_port,
             queue_depth={p: v.queue_depth for p, v in props.items() if v.queue_depth},
             queue_rate={p: v.rate_pps for p, v in props.items() if v.rate_pps},
             link_delay={p: v.delay_us for p, v in props.items() if v.delay_us})
@@ -212,7 +212,7 @@ class Fabric:
             self._procs[name] = switches.start(rec)
             self._save()
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
-        target = get_target(self.target or "softswitch")
+        target = get_target(self.target or DEFAULT_TARGET)
         if not target.shapes_at_start:  # e.g. bmv2: queue settings over its runtime port once it runs
             for name in self.topo.switches:
                 for p in self.topo.ports_of(name):
@@ -300,7 +300,7 @@ class Fabric:
         rec = self._rec(switch)
         if not rec.runtime_port:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
-        target = get_target(self.state.target or "softswitch")
+        target = get_target(self.state.target or DEFAULT_TARGET)
         if delay_us is not None and not target.has_link_delay:
             self._netem(switch, port, delay_us)
             delay_us = None

@@ -73,7 +73,9 @@ class FaultKind:
     params: tuple[Param, ...]
     needs: frozenset[str]  # primitives of FaultTarget it uses
     apply: Callable[[Any, Any, bool], str]
-    restores: bool = False  # applying it brings something back (not a failure for the report)
+    # applying it brings something back (not a failure for the report); a function of the fault when its
+    # parameters decide (port_admin: up or down)
+    restores: bool | Callable[[Any], bool] = False
     check: Callable[[Any], str | None] | None = None  # extra validation: an error text or None
     label_fn: Callable[[Any], str] | None = None
 
@@ -105,11 +107,9 @@ class FaultKind:
 
     def is_failure(self, f: Any, undo: bool) -> bool:
         """True when this application takes something away (the report looks for recovery after it)."""
-        if undo or self.restores:
+        if undo:
             return False
-        if self.name == "port_admin":
-            return not f.up
-        return True
+        return not (self.restores(f) if callable(self.restores) else self.restores)
 
 
 REGISTRY: dict[str, FaultKind] = {}
@@ -231,7 +231,7 @@ for _name, _help, _params, _needs, _fn, _restores, _check, _label in (
     ("nic_up", "one NIC port of a host up", (HOST, PLANE), frozenset({"set_link", "host_link"}), _nic(True), True,
      None, lambda f: f"nic_up {f.host} plane {f.plane}"),
     ("port_admin", "switch port admin state (through the controller)", (SWITCH, PORT, UP),
-     frozenset({"port_admin"}), _port(None), False, None,
+     frozenset({"port_admin"}), _port(None), lambda f: bool(f.up), None,
      lambda f: f"port_admin {f.switch}:{f.port} {'up' if f.up else 'down'}"),
     ("port_down", "switch port admin down", (SWITCH, PORT), frozenset({"port_admin"}), _port(False), False, None,
      lambda f: f"port_down {f.switch}:{f.port}"),

@@ -24,7 +24,7 @@ import grpc
 from google.protobuf import text_format
 
 from controller.session import SessionError
-from mrc_fabric.targets import TARGETS, Target, get_target
+from mrc_fabric.targets import TARGETS, Target, get_target, selected_target
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
@@ -91,7 +91,7 @@ def switch_command(target: Target, ports: dict[int, str], grpc_port: int, slow: 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=selected_target())
     ap.add_argument("--test", action="append", default=[], help="ptf test spec or group (repeatable)")
     ap.add_argument("--log-dir", default=None, help="keep switch and ptf logs here")
     ap.add_argument("--program", default=str(PROGRAM), help="P4 source a target that compiles gets (default: ours)")

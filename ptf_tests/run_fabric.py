@@ -30,6 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ptf_tests")]
 
 from base.fabric_ports import fabric_ports
 
+from controller.plan import STEV_ECMP
 from controller.session import SessionError
 from controller.sidplan import build_sid_plan
 from controller.topology import TopologyError, load_topology
@@ -37,7 +38,7 @@ from mrc_fabric import Fabric
 from mrc_fabric.fabric import FabricError
 from mrc_fabric.naming import NamingError, check_prefix
 from mrc_fabric.switches import TARGETS, target_available
-from mrc_fabric.targets import load_pipeline
+from mrc_fabric.targets import load_pipeline, selected_target
 
 DEFAULT_TOPOLOGY = ROOT / "examples" / "small.yaml"
 DEFAULT_PREFIX = "w3b"
@@ -84,7 +85,7 @@ def run(cmd: list[str], log: Path, what: str, timeout: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=selected_target())
     ap.add_argument("--topology", "-t", default=str(DEFAULT_TOPOLOGY))
     ap.add_argument("--test", action="append", default=[], help="ptf test name or group (repeatable)")
     ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="fabric run prefix (namespaces, interfaces)")
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 log_dir / "evgen.log", "mrc-controller ev gen", 60)
             print(f"run_fabric.py: converged ({time.monotonic() - t0:.1f}s)", flush=True)
             params = {"topology": topo_path, "prefix": args.prefix, "grpc_base_port": base,
-                      "target": args.target, "stev_mode": "ecmp", "p4info": str(p4info_path), "device_config": str(config_path),
+                      "target": args.target, "stev_mode": STEV_ECMP, "p4info": str(p4info_path), "device_config": str(config_path),
                       "evplan_dir": str(evplan_dir), "state_dir": str(fab.state_dir)}
             cmd = [ptf_bin(), "--test-dir", str(ROOT / "ptf_tests" / "fabric"),
                    "--pypath", str(ROOT / "ptf_tests"), "--pypath", str(ROOT),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from run import Link, _stop, create_link, delete_link, free_port, wait_grpc
 
-from mrc_fabric.targets import TARGETS, Target, get_target
+from mrc_fabric.targets import TARGETS, Target, get_target, selected_target
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "ptf_tests" / "softswitch"
@@ -56,7 +56,7 @@ def switch_command(target: Target, links: dict[int, Link], grpc_port: int, runti
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", choices=TARGETS, default=os.environ.get("TARGET", "softswitch"))
+    ap.add_argument("--target", choices=TARGETS, default=selected_target())
     ap.add_argument("--test", action="append", default=[], help="ptf test spec or group (repeatable)")
     ap.add_argument("--log-dir", default=None, help="keep the build, switch and ptf logs here")
     args = ap.parse_args(argv)

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from softswitch.contract import DROP_PORT
 from softswitch.engine.control import ControlError, send_command
 from softswitch.engine.ports import parse_interface
 from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
@@ -172,8 +173,8 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
     dup = {n for n in ports if ports.count(n) > 1}
     if dup:
         parser.error(f"port(s) {sorted(dup)} bound twice with -i")
-    if tns.cpu_port is not None and not 0 < tns.cpu_port < 511:
-        parser.error(f"--cpu-port {tns.cpu_port}: must be 1..510")
+    if tns.cpu_port is not None and not 0 < tns.cpu_port < DROP_PORT:
+        parser.error(f"--cpu-port {tns.cpu_port}: must be 1..{DROP_PORT - 1}")
     if tns.cpu_port is not None and tns.cpu_port in ports:
         parser.error(f"--cpu-port {tns.cpu_port} is also bound to an interface with -i")
     cfg = SwitchConfig(

@@ -13,12 +13,12 @@ import pytest
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 # (imported after the fork-support setting: it loads grpc)
-from mrc_fabric.targets import TARGETS, target_available
+from mrc_fabric.targets import TARGETS, selected_target, target_available
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse a misspelt TARGET instead of quietly skipping the target's tests."""
-    target = os.environ.get("TARGET", "softswitch")
+    target = selected_target()
     if target not in TARGETS:
         raise pytest.UsageError(f"TARGET={target!r} is not a target (choose {' or '.join(TARGETS)})")
 

@@ -6,6 +6,8 @@ from collections import Counter
 from itertools import pairwise
 from typing import Any
 
+from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
+
 RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of the pre-failure mean
 DIP_WINDOW_RTTS = 3.0  # a failure's dip is looked for this many median srtts after it (or until the next one)
 RECOVERY_HORIZON_S = 0.3  # ...or this long when the run has no RTT samples (the RC baseline)
@@ -242,8 +244,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
         "bin_ms": bin_ms,
         "switch_drops": dict(sw_drops),
-        "switch_trims": sw_cong["trimmed"], "switch_ecn_marks": sw_cong["ecn_marked"],
-        "switch_early_drops": sw_cong["early_drop"],
+        "switch_trims": sw_cong[EVENT_TRIMMED], "switch_ecn_marks": sw_cong[EVENT_ECN_MARKED],
+        "switch_early_drops": sw_cong[EVENT_EARLY_DROP],
         "switch_congestion_per_s": {s: dict(c) for s, c in sorted(cong_by_s.items())},
         "switch_congestion_series": [(round(t, 9), c) for t, c in congestion_series(run)],
         "goodput_bins": [(round(t, 9), round(g, 3)) for t, g in bins],
@@ -348,8 +350,8 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
         c = evs_by_s.get(s, Counter())
         k = cong.get(s, {})
         label = f"{s:>6}" if per == 1.0 else f"{s * per * 1e6:6.0f}"
-        lines.append(f"  {label}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}  {k.get('trimmed', 0):8}  "
-                     f"{k.get('ecn_marked', 0):6}  {'; '.join(faults_by_s.get(s, []))}")
+        lines.append(f"  {label}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}  {k.get(EVENT_TRIMMED, 0):8}  "
+                     f"{k.get(EVENT_ECN_MARKED, 0):6}  {'; '.join(faults_by_s.get(s, []))}")
     r = m["retransmissions"]
     lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}, "
                  f"trim {r.get('trim', 0)}, nak (go-back-N) {r.get('nak', 0)}")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol, Self
 
 from ..faults import FaultError, check_engine
+from ..targets import DEFAULT_TARGET
 from .report import analyse
 from .runner import FabricEnv, NetnsFaults, ProgressFn, run_traffic
 from .spec import Scenario, ScenarioError
@@ -123,7 +124,7 @@ ENGINES: dict[str, type] = {"netns": NetnsEngine, "sim": SimEngine}
 
 
 def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 27400, workdir: Path,
-                 target: str = "softswitch", progress: ProgressFn | None = None, env: FabricEnv | None = None,
+                 target: str = DEFAULT_TARGET, progress: ProgressFn | None = None, env: FabricEnv | None = None,
                  engine: str = "netns") -> dict[str, Any]:
     """Run every mode of ``sc`` on an engine and analyse it; returns the results (also ``result.json``).
 

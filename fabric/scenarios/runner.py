@@ -28,7 +28,7 @@ from controller.daemon import Controller, Options
 from controller.evplan import write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
-from mrc_fabric.targets import load_pipeline
+from mrc_fabric.targets import DEFAULT_TARGET, load_pipeline
 
 from ..fabric import Fabric
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
@@ -168,7 +168,7 @@ def rc_pins(hosts: list[str]) -> dict[tuple[str, str], int]:
 class FabricEnv:
     """A fabric brought up and converged by the controller, with EV plans written (context manager)."""
 
-    def __init__(self, spec: FabricSpec, *, prefix: str, grpc_base_port: int, target: str = "softswitch",
+    def __init__(self, spec: FabricSpec, *, prefix: str, grpc_base_port: int, target: str = DEFAULT_TARGET,
                  workdir: Path, evs_per_path: int = 1, log: logging.Logger | None = None) -> None:
         self.spec, self.prefix, self.target = spec, prefix, target
         self.workdir = Path(workdir)

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from controller.plan import STEV_EV_DIRECT, STEV_MODES
+
 from .. import faults
 
 PATTERNS = ("permutation", "all-to-all", "incast", "allreduce")
@@ -145,7 +147,7 @@ class SimSpec:
     link_gbps: float = 0.0  # switch-to-switch line rate; 0: traffic.rate_gbps (the NIC rate)
     delay_ns: int | None = None  # one-way propagation delay of every link; None: the topology's delay_us
     queue_packets: int = 0  # per-port queue depth (ECN 1/4, trim 7/8, drop at it); 0: the topology's
-    stev_mode: str = "ev_direct"  # STEV/UDP leaves: ev_direct (the EV picks the spine) or ecmp (flow hash)
+    stev_mode: str = STEV_EV_DIRECT  # STEV/UDP leaves: ev_direct (the EV picks the spine) or ecmp (flow hash)
     rc_path: str = "hash"  # RC baseline's pinned path: hash (as ECMP hashing, collisions included) or even
     evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
     shuffle_evs: bool = True  # MRC: each QP sprays its EVs in its own (seeded) order, not all in plan order
@@ -174,8 +176,8 @@ class Scenario:
         if t.count < 1 or t.qps < 1 or t.tx_depth < 1 or t.steps < 1:
             raise ScenarioError("scenario.traffic: count, qps, tx_depth and steps must be >= 1")
         sm = self.sim
-        if sm.stev_mode not in ("ev_direct", "ecmp"):
-            raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not ev_direct or ecmp")
+        if sm.stev_mode not in STEV_MODES:
+            raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not {' or '.join(STEV_MODES)}")
         if sm.rc_path not in ("hash", "even"):
             raise ScenarioError(f"scenario.sim.rc_path: {sm.rc_path!r} is not hash or even")
         if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0) \

@@ -17,6 +17,7 @@ from typing import Any
 
 from controller import build_plan, parse_topology
 from controller.evplan import srv6_profile, stev_profile
+from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
 from mrc.wire.codec import mark_ce, trim_packet
@@ -24,7 +25,16 @@ from mrc.wire.codec import mark_ce, trim_packet
 from ..faults import check_engine
 from ..scenarios.runner import flows_for, rc_pins, topology_data
 from ..scenarios.spec import FaultSpec, Scenario, ScenarioError
-from .model import Port, Route, SimFabric
+from .model import (
+    DROP_GREY_LOSS,
+    DROP_LINK_DOWN,
+    DROP_PORT_ADMIN_DOWN,
+    DROP_QUEUE_FULL,
+    DROP_SWITCH_DOWN,
+    Port,
+    Route,
+    SimFabric,
+)
 
 BASE_VA = 0x2_0000_0000
 SIM_DEFAULT_GBPS = 100.0  # NIC and link rate when the scenario gives none (traffic.rate_gbps 0)
@@ -283,17 +293,17 @@ class SimRun:
             sw.rx += 1
         if not p.up:
             if sw is not None:
-                sw.drops["link_down" if sw.running else "switch_down"] += 1
+                sw.drops[DROP_LINK_DOWN if sw.running else DROP_SWITCH_DOWN] += 1
             self._dead(p, r, now)
             return
         if not p.admin_up:
             if sw is not None:
-                sw.drops["port_admin_down"] += 1
+                sw.drops[DROP_PORT_ADMIN_DOWN] += 1
             self._dead(p, r, now)
             return
         if p.loss and self.rng.random() < p.loss:
             if sw is not None:
-                sw.drops["grey_loss"] += 1
+                sw.drops[DROP_GREY_LOSS] += 1
             return
         n = len(data)
         if prio:  # trimmed packets: the strict-priority queue, ahead of the data queue
@@ -306,20 +316,20 @@ class SimRun:
             if depth >= p.trim_thr:
                 tr = trim_packet(data)
                 if tr is not None:
-                    sw.congestion["trimmed"] += 1
+                    sw.congestion[EVENT_TRIMMED] += 1
                     sw.tx += 1
                     self.push(int(now + len(tr) * p.ns_per_byte + p.delay_ns) + 1, _EV_DATA, r, i + 1, (tr, True))
                     return
                 if depth >= p.drop_thr:
-                    sw.drops["queue_full"] += 1
-                    sw.congestion["early_drop"] += 1
+                    sw.drops[DROP_QUEUE_FULL] += 1
+                    sw.congestion[EVENT_EARLY_DROP] += 1
                     return
             elif depth >= p.drop_thr:  # the host NIC queue: never reached (its endpoint paces)
                 return
             if depth >= p.ecn_thr:
                 m = mark_ce(data)
                 if m is not data and sw is not None:
-                    sw.congestion["ecn_marked"] += 1
+                    sw.congestion[EVENT_ECN_MARKED] += 1
                     data = m
             start = max(now, p.free)
             p.free = start + n * p.ns_per_byte

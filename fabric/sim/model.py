@@ -14,8 +14,10 @@ import zlib
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from controller import p4contract as P4
 from controller.plan import (
     DEFAULT_QUEUE_DEPTH,
+    STEV_EV_DIRECT,
     EcmpGroup,
     EvDirectMap,
     FabricPlan,
@@ -27,8 +29,15 @@ from controller.plan import (
 )
 from mrc.wire import formats as F
 
-DROP_REASONS = ("link_down", "port_admin_down", "no_route", "usid_unknown", "local_not_probe", "queue_full",
-                "grey_loss", "switch_down")
+# Drop reasons, as the controller labels reads of the program's drop_reasons counter (the names come
+# from the contract, so a simulated run's switch_drops compare with an emulated one's) ...
+DROP_NO_ROUTE = P4.DROP_REASONS[P4.DROP_REASON_NO_ROUTE]
+DROP_USID_UNKNOWN = P4.DROP_REASONS[P4.DROP_REASON_USID_UNKNOWN]
+DROP_LOCAL_NOT_PROBE = P4.DROP_REASONS[P4.DROP_REASON_LOCAL_NOT_PROBE]
+DROP_PORT_ADMIN_DOWN = P4.DROP_REASONS[P4.DROP_REASON_PORT_ADMIN_DOWN]
+DROP_QUEUE_FULL = P4.DROP_REASONS[P4.DROP_REASON_QUEUE_FULL]
+# ... and the simulator's own, for losses no switch counts: a dark link, a stopped switch, a grey link
+DROP_LINK_DOWN, DROP_SWITCH_DOWN, DROP_GREY_LOSS = "link_down", "switch_down", "grey_loss"
 _BIG = 1 << 30
 
 
@@ -90,7 +99,7 @@ class SimFabric:
     """Ports, per-switch tables and counters of a fabric plan; ``route`` resolves a frame's path."""
 
     def __init__(self, plan: FabricPlan, *, link_gbps: float, nic_gbps: float, delay_ns: int | None,
-                 queue_packets: int | None, stev_mode: str = "ev_direct") -> None:
+                 queue_packets: int | None, stev_mode: str = STEV_EV_DIRECT) -> None:
         topo = plan.topology
         self.plan, self.topo, self.stev_mode = plan, topo, stev_mode
         self.hosts = [h.name for h in topo.host_list()]
@@ -168,16 +177,16 @@ class SimFabric:
             top = dst >> 80
             if top == self.own[node]:
                 if (dst >> 64) & 0xFFFF == 0:
-                    return Route(tuple(ports), drop="local_not_probe", drop_at=node)
+                    return Route(tuple(ports), drop=DROP_LOCAL_NOT_PROBE, drop_at=node)
                 dst = (block << 96) | ((dst << 16) & ((1 << 96) - 1))
                 top = dst >> 80
             p = self.usid_routes[node].get(top)
             if p is None:
-                why = "usid_unknown" if block == self.block else "no_route"
+                why = DROP_USID_UNKNOWN if block == self.block else DROP_NO_ROUTE
                 return Route(tuple(ports), drop=why, drop_at=node)
             ports.append(p)
             node = p.peer
-        return Route(tuple(ports), drop="no_route", drop_at=node)
+        return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
 
     def _walk_ip(self, host: str, nic_port: int, key: tuple) -> Route:
         """STEV/UDP: GID host routes; a group picks its member by EV (ev_direct) or a flow hash (ecmp)."""
@@ -192,16 +201,16 @@ class SimFabric:
                 return Route(tuple(ports), self.host_index[node], ports[-1].peer_port)
             nh = self.gid_routes[node].get(dst_gid)
             if nh is None:
-                return Route(tuple(ports), drop="no_route", drop_at=node)
+                return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
             if isinstance(nh, tuple):
                 live = nh
-                if self.stev_mode == "ev_direct":
+                if self.stev_mode == STEV_EV_DIRECT:
                     nh = live[(label & self.ev_direct.get(node, 0xFF)) % len(live)]
                 else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16)
                     nh = live[zlib.crc32(key[3] + key[4] + flow) % len(live)]
             ports.append(nh)
             node = nh.peer
-        return Route(tuple(ports), drop="no_route", drop_at=node)
+        return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
 
     # ---- faults -------------------------------------------------------------------------------
     def link_ports(self, a: str, b: str) -> list[Port]:

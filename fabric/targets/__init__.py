@@ -7,11 +7,12 @@ do (``has_link_delay``, ``can_write_registers``).  Everything else -- the fabric
 the test configuration, the demo -- asks the target instead of testing its name; the controller
 imports none of this and receives a ready ``PipelineConfig``.
 
-Adding a target = one module here with a ``Target`` subclass, registered in ``_REGISTRY``.
+Adding a target = one module here with a ``Target`` subclass, listed in ``_registry()`` and ``TARGETS``.
 """
 from __future__ import annotations
 
 import abc
+import os
 import shutil
 from pathlib import Path
 from typing import ClassVar
@@ -106,6 +107,13 @@ def _registry() -> dict[str, type[Target]]:
 
 
 TARGETS: tuple[str, ...] = ("softswitch", "bmv2")  # the registry's names, in this order (checked by a test)
+DEFAULT_TARGET = TARGETS[0]  # softswitch: in this repository, runs wherever Python does
+
+
+def selected_target() -> str:
+    """The target a run uses when the command line names none: ``$TARGET``, else ``DEFAULT_TARGET``
+    (every command, runner and test asks here; none types a default of its own)."""
+    return os.environ.get("TARGET") or DEFAULT_TARGET
 
 
 def get_target(name: str) -> Target:

@@ -35,14 +35,14 @@ import mrc.wire.layers  # noqa: F401 -- registers the MRC scapy layers for reada
 from controller import p4contract as P4
 from controller.daemon import Controller, Options
 from controller.evplan import Ev, Hop, walk_srv6
-from controller.plan import build_plan
+from controller.plan import STEV_ECMP, build_plan
 from controller.session import PipelineConfig
 from controller.sidplan import build_sid_plan
 from controller.topology import load_topology
 from mrc.wire import codec
 from mrc.wire import formats as F
 from mrc_fabric.state import FabricState
-from mrc_fabric.targets import get_target
+from mrc_fabric.targets import DEFAULT_TARGET, get_target
 
 C_DROPS, C_PORT_RX = P4.C_DROP_REASONS, P4.C_INGRESS_STATS_PORT_RX_COUNTER
 C_PORT_TX = P4.C_EGRESS_STATS_PORT_TX_COUNTER
@@ -70,7 +70,7 @@ class FabricTest(P4RuntimeTest):
         self.dataplane = ptf.dataplane_instance
         self.dataplane.flush()
         param = testutils.test_param_get
-        self.target = param("target", "softswitch")
+        self.target = param("target", DEFAULT_TARGET)
         self.prefix = param("prefix", "mrc")
         topo_path = param("topology")
         if not topo_path:
@@ -157,7 +157,7 @@ class FabricTest(P4RuntimeTest):
     def converge(self, switches: list[str], stev_mode: str) -> None:
         """Re-converge ``switches`` through the controller with another STEV load-balancing mode
         (``ecmp`` or ``ev_direct``); the run's mode (test parameter ``stev_mode``) is restored after."""
-        run_mode = testutils.test_param_get("stev_mode", "ecmp")
+        run_mode = testutils.test_param_get("stev_mode", STEV_ECMP)
 
         def apply(mode: str) -> None:
             for name in switches:

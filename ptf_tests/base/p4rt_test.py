@@ -26,7 +26,7 @@ from ptf import testutils
 from ptf.base_tests import BaseTest
 
 from controller import p4rt
-from mrc_fabric.targets import get_target
+from mrc_fabric.targets import DEFAULT_TARGET, get_target
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -67,7 +67,7 @@ class P4RuntimeTest(BaseTest):
         BaseTest.setUp(self)
         self.dataplane = ptf.dataplane_instance
         self.dataplane.flush()
-        self.target = testutils.test_param_get("target", "softswitch")
+        self.target = testutils.test_param_get("target", DEFAULT_TARGET)
         # the target plugin (fabric/targets): tests ask its declared capabilities, never its name
         self.switch_target = get_target(self.target)
         self.can_write_registers = bool(int(testutils.test_param_get(

@@ -102,8 +102,9 @@ class PostcardTest(MrcFabricTest):
         self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port), (0x5151, 3, 2))
         self.assertEqual(rec.queue_id, 0)
         self.assertLess(rec.hop_latency_us, 1_000_000)
-        # the record, then the forwarded frame cut so the PacketIn is 272 bytes with its 3-byte header
-        self.assertEqual(pin.payload[20:], data[:272 - 3 - 20])
+        # the record, then the forwarded frame cut so the PacketIn is POSTCARD_TRUNC_BYTES long with its
+        # 3-byte packet_in header
+        self.assertEqual(pin.payload[20:], data[:P4.POSTCARD_TRUNC_BYTES - 3 - 20])
         self.assertEqual(Ether(pin.payload[20:])[MrcBTH].dqpn, 0x4242)
         # an unwatched flow makes no postcard
         testutils.send_packet(self, 3, stev_packet("2001:db8:1::1", DST, dest_qp=0x99))

@@ -31,6 +31,8 @@ import socket
 import struct
 from dataclasses import dataclass, field
 
+from softswitch.contract import DROP_PORT
+
 log = logging.getLogger("softswitch.ports")
 
 ETH_P_ALL = 0x0003
@@ -566,8 +568,8 @@ def parse_interface(spec: str) -> tuple[int, str]:
     if not sep or not num.strip().isdigit() or not name:
         raise ValueError(f"bad interface '{spec}': expected PORT@IFNAME, e.g. 1@veth1")
     port = int(num)
-    if port >= 511:
-        raise ValueError(f"bad interface '{spec}': port {port} is reserved (511 is the drop port)")
+    if port >= DROP_PORT:
+        raise ValueError(f"bad interface '{spec}': port {port} is reserved ({DROP_PORT} is the drop port)")
     if len(name) > 15:
         raise ValueError(f"bad interface '{spec}': interface names are at most 15 characters")
     return port, name

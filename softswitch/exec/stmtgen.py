@@ -2,6 +2,7 @@
 the parser's extract/advance/verify and the deparser's emit."""
 from __future__ import annotations
 
+from softswitch.contract import DROP_PORT
 from softswitch.exec import layout
 from softswitch.exec.exprgen import (
     PE_HEADER_TOO_SHORT,
@@ -281,7 +282,7 @@ class StmtGen(ExprGen):
         n, a = e.name, e.args
         if n == "mark_to_drop":
             sm = self.ex(a[0]) if a else "S"  # mark_to_drop(): the packet's standard_metadata
-            out.add(ind, f"{sm}.f_egress_spec = 511")
+            out.add(ind, f"{sm}.f_egress_spec = {DROP_PORT}")
             out.add(ind, f"{sm}.f_mcast_grp = 0")
         elif n == "hash":
             fn = self.algo(a[1])

@@ -79,6 +79,25 @@ def test_no_short_program_name_typed_in_the_ptf_suites():
         "\n".join(found)
 
 
+def _reason_names() -> set[str]:
+    return {v for fam in (p4contract.DROP_REASONS, p4contract.PACKET_IN_REASONS, p4contract.CONGESTION_EVENTS)
+            for v in fam.values()}
+
+
+def test_no_reason_or_event_name_typed_outside_the_contract():
+    """Drop reasons, packet-in reasons and congestion events are named in define.p4 only: the controller,
+    the simulator's counters, the reports and the benches take them from the contract's tables
+    (``DROP_REASONS[DROP_REASON_NO_ROUTE]``), so renaming one in define.p4 cannot leave a stale copy."""
+    names = _reason_names()
+    assert {"no_route", "queue_full", "link_probe", "trimmed", "early_drop"} <= names
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    assert not found, "reason or event names typed outside controller/p4contract.py:\n" + "\n".join(found)
+
+
 def test_no_contract_constant_defined_twice():
     consts = _constants()
     found = []
@@ -90,6 +109,36 @@ def test_no_contract_constant_defined_twice():
                     if isinstance(t, ast.Name) and t.id in consts:
                         found.append(f"{path.relative_to(REPO)}:{node.lineno}: {t.id}")
     assert not found, "define.p4 constants defined again:\n" + "\n".join(found)
+
+
+# contract values no other number in this code shares: typed as a literal they are a second copy
+_DISTINCT = ("DROP_PORT", "ETHERTYPE_LINK_PROBE", "POSTCARD_TRUNC_BYTES", "QDEPTH_ESTIMATE_MAX")
+
+
+def _cpu_port_literal(node: ast.AST) -> bool:
+    """A number given where a switch or pipeline takes its CPU port (255 is also a byte mask, so the
+    CPU port is looked for there, not everywhere)."""
+    if isinstance(node, ast.keyword):
+        return node.arg == "cpu_port" and isinstance(node.value, ast.Constant) and node.value.value is not None
+    if isinstance(node, ast.Call) and len(node.args) >= 3:
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        arg = node.args[2]
+        return name in ("build_pipeline", "PacketLoop") and isinstance(arg, ast.Constant) and arg.value is not None
+    return False
+
+
+def test_no_contract_value_typed_as_a_number():
+    consts = _constants()
+    values = {consts[k]: k for k in _DISTINCT} | {consts["DROP_PORT"] - 1: "DROP_PORT - 1 (the last port)"}
+    found = []
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and type(node.value) is int and node.value in values:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value} is {values[node.value]}")
+            elif _cpu_port_literal(node):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: a CPU port typed (use P4.CPU_PORT)")
+    assert not found, "contract values typed as numbers:\n" + "\n".join(found)
 
 
 def test_constants_read_from_p4(tmp_path):
@@ -113,3 +162,109 @@ def test_identifiers_collide_loudly():
         t.preamble.id, t.preamble.name = i + 1, n
     with pytest.raises(gen_p4contract.ContractError, match="both become T_A_B_C"):
         gen_p4contract.render(info, {}, "x")
+
+
+def test_host_wire_format_agrees_with_the_program():
+    """The host side (``mrc/``, which imports nothing of the switch) keeps its own wire layout in
+    ``mrc/wire/formats.py``; every value there that define.p4 also defines must be the same, so the
+    two deliberate copies of the MRC wire format cannot drift apart."""
+    from mrc.wire import formats as F
+    from mrc_fabric.targets import PRIORITY_QUEUES
+
+    P4 = p4contract
+    pairs = {
+        "ETHERTYPE_IPV6": (F.ETHERTYPE_IPV6, P4.ETHERTYPE_IPV6),
+        "PROTO_HOPOPT": (F.NH_HOP_BY_HOP, P4.PROTO_HOPOPT), "PROTO_UDP": (F.NH_UDP, P4.PROTO_UDP),
+        "PROTO_IPV6": (F.NH_IPV6, P4.PROTO_IPV6), "PROTO_ROUTING": (F.NH_ROUTING, P4.PROTO_ROUTING),
+        "SRH_ROUTING_TYPE": (F.SRH_TYPE, P4.SRH_ROUTING_TYPE),
+        "UDP_PORT_ROCEV2": (F.ROCE_UDP_PORT, P4.UDP_PORT_ROCEV2),
+        "ECN_NOT_ECT": (F.ECN_NOT_ECT, P4.ECN_NOT_ECT), "ECN_CE": (F.ECN_CE, P4.ECN_CE),
+        "DSCP_TRIMMED": (F.DSCP_TRIMMED, P4.DSCP_TRIMMED), "PRIORITY_TRIMMED": (F.TRIM_PRIORITY, P4.PRIORITY_TRIMMED),
+        "TELEMETRY_OPT_TYPE": (F.HBH_OPT_TELEMETRY, P4.TELEMETRY_OPT_TYPE),
+        "TELEMETRY_RECORDS": (F.TELEMETRY_MAX_HOPS, P4.TELEMETRY_RECORDS),
+        "TELEMETRY_OPT_LEN": (F.TELEMETRY_OPT_DATA_LEN, P4.TELEMETRY_OPT_LEN),
+        "TELEMETRY_HBH_EXT_LEN": (F.HBH_TELEMETRY_EXT_LEN, P4.TELEMETRY_HBH_EXT_LEN),
+        "TRIMMED_UDP_LEN": (F.UDP_LEN + F.BTH_LEN + F.RETH_LEN, P4.TRIMMED_UDP_LEN),
+        "TRIMMED_UDP_LEN_IMM": (F.UDP_LEN + F.BTH_LEN + F.RETH_LEN + F.IMMDT_LEN, P4.TRIMMED_UDP_LEN_IMM),
+        "BTH_OP_WRITE_FIRST": (F.OP_WRITE_FIRST, P4.BTH_OP_WRITE_FIRST),
+        "BTH_OP_WRITE_MIDDLE": (F.OP_WRITE_MIDDLE, P4.BTH_OP_WRITE_MIDDLE),
+        "BTH_OP_WRITE_LAST": (F.OP_WRITE_LAST, P4.BTH_OP_WRITE_LAST),
+        "BTH_OP_WRITE_LAST_WITH_IMM": (F.OP_WRITE_LAST_IMM, P4.BTH_OP_WRITE_LAST_WITH_IMM),
+        "BTH_OP_WRITE_ONLY": (F.OP_WRITE_ONLY, P4.BTH_OP_WRITE_ONLY),
+        "BTH_OP_WRITE_ONLY_WITH_IMM": (F.OP_WRITE_ONLY_IMM, P4.BTH_OP_WRITE_ONLY_WITH_IMM),
+        "BTH_OP_ACK": (F.OP_ACK, P4.BTH_OP_ACK),
+        "BTH_OP_MRC_PROBE_REQ": (F.OP_PROBE_REQ, P4.BTH_OP_MRC_PROBE_REQ),
+        "BTH_OP_MRC_PROBE_RESP": (F.OP_PROBE_RESP, P4.BTH_OP_MRC_PROBE_RESP),
+        "BTH_OP_MRC_PORT_STATUS": (F.OP_PORT_STATUS, P4.BTH_OP_MRC_PORT_STATUS),
+    }
+    differ = {k: v for k, v in pairs.items() if v[0] != v[1]}
+    assert not differ, f"mrc/wire/formats.py (host) and define.p4 (switch) disagree: {differ}"
+    # every BTH opcode and protocol number the program names is checked above
+    assert {k for k in vars(P4) if k.startswith(("BTH_OP_", "PROTO_"))} <= set(pairs)
+    assert PRIORITY_QUEUES > P4.PRIORITY_TRIMMED, "the targets' priority queues must include the trimmed one"
+
+
+def _contract_value(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The contract string ``node`` stands for: ``P4.T_X`` / ``p4contract.T_X``, or a name the mapping
+    defines as one (``T_ROUTE_V6``)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("P4", "p4contract"):
+        v = getattr(p4contract, node.attr, None)
+        return v if isinstance(v, str) else None
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    return None
+
+
+def test_field_and_parameter_names_typed_beside_a_contract_name_are_the_programs():
+    """Match-field, action-parameter and controller-header field names stay typed where entries and
+    packets are built (``names.table_entry(T_ROUTE_V6, {"dst_addr": ...}, A_NEXT_HOP, ...)``,
+    ``pin.metadata["reason"]``, ``packet_out(..., egress_port=3)``); each must be one the contract
+    lists for that table, action or header (``MATCH_FIELDS``, ``ACTION_PARAMS``, ``PACKET_*_FIELDS``),
+    so a renamed key or parameter fails here and not only on a switch."""
+    from controller import mapping
+
+    strings = {v for v in vars(p4contract).values() if isinstance(v, str)}
+    aliases = {k: v for k, v in vars(mapping).items() if isinstance(v, str) and v in strings}
+    tables, actions = set(p4contract.MATCH_FIELDS), set(p4contract.ACTION_PARAMS)
+    found, checked = [], 0
+    for path in _sources():
+        where = path.relative_to(REPO)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if fname in ("packet_out", "send_packet_out"):
+                    for k in node.keywords:
+                        checked += 1
+                        if k.arg is not None and k.arg not in p4contract.PACKET_OUT_FIELDS:
+                            found.append(f"{where}:{node.lineno}: packet_out has no field {k.arg!r}")
+                items = [(None, a) for a in node.args] + [(k.arg, k.value) for k in node.keywords]
+                flat = [(kw, e) for kw, a in items for e in (a.elts if isinstance(a, ast.Tuple) else [a])]
+                cur = None
+                for kw, a in flat:
+                    v = _contract_value(a, aliases)
+                    if v in tables or v in actions:
+                        cur = v
+                    elif isinstance(a, ast.Dict) and cur is not None:
+                        if kw == "params" and cur in tables:
+                            continue
+                        want = p4contract.MATCH_FIELDS[cur] if cur in tables else p4contract.ACTION_PARAMS[cur]
+                        for k in a.keys:
+                            if isinstance(k, ast.Constant):
+                                checked += 1
+                                if k.value not in want:
+                                    found.append(f"{where}:{node.lineno}: {cur} has no field {k.value!r} {want}")
+            if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                    and node.value.attr == "metadata" and isinstance(node.slice, ast.Constant)):
+                key = node.slice.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                  and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "metadata"
+                  and node.args and isinstance(node.args[0], ast.Constant)):
+                key = node.args[0].value
+            else:
+                continue
+            checked += 1
+            if key not in p4contract.PACKET_IN_FIELDS:
+                found.append(f"{where}:{node.lineno}: packet_in has no field {key!r}")
+    assert checked > 50, checked  # the walk does find the places that build entries and read packets
+    assert not found, "field or parameter names the program does not have:\n" + "\n".join(found)

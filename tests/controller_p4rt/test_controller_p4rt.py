@@ -30,10 +30,11 @@ from controller.metrics import serve
 from controller.reconcile import read_contents
 from controller.sidplan import build_sid_plan
 from controller.wiring import DEAD, MISWIRED, UP, WiringChecker
+from mrc_fabric.targets import selected_target
 
 REPO = Path(__file__).resolve().parents[2]
 TOPO = REPO / "examples" / "small.yaml"
-TARGET = os.environ.get("TARGET", "softswitch")
+TARGET = selected_target()
 PREFIX = "w2a"
 BASE = 21300  # gRPC ports BASE..BASE+7 (file order), metrics BASE+90
 ETH_P_ALL = 0x0003

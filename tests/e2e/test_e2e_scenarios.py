@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, FaultSpec, Scenario, TrafficSpec, analyse, run_traffic
+from mrc_fabric.targets import selected_target
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-TARGET = os.environ.get("TARGET", "softswitch")
+TARGET = selected_target()
 RTO_S = 1.024e-6 * (1 << TrafficSpec().ack_timeout)
 
 

@@ -118,3 +118,36 @@ def test_a_kind_registered_once_reaches_parser_and_cli():
             faults.register(kind)
     finally:
         del faults.REGISTRY["test_melt"]
+
+
+def test_whether_a_fault_is_a_failure_is_the_kinds_own_answer():
+    """port_admin down is a failure, up is not; a new kind says the same through ``restores`` alone
+    (no kind name is tested anywhere)."""
+    down = FaultSpec(at=0, kind="port_admin", switch="p1l1", port=1, up=False)
+    up = FaultSpec(at=0, kind="port_admin", switch="p1l1", port=1, up=True)
+    assert down.spec.is_failure(down, False) and not up.spec.is_failure(up, False)
+    assert not down.spec.is_failure(down, True)
+    kind = faults.FaultKind("test_gate", "open or close a gate", (faults.SWITCH, faults.UP),
+                            frozenset({"port_admin"}), lambda t, f, undo: "", restores=lambda f: bool(f.up))
+    faults.register(kind)
+    try:
+        shut = FaultSpec(at=0, kind="test_gate", switch="p1s1", up=False)
+        opened = FaultSpec(at=0, kind="test_gate", switch="p1s1", up=True)
+        assert kind.is_failure(shut, False) and not kind.is_failure(opened, False)
+    finally:
+        del faults.REGISTRY["test_gate"]
+
+
+def test_primitives_are_named_alike_by_kinds_protocol_and_engines():
+    """A kind's ``needs`` and an engine's ``fault_primitives`` name methods of ``FaultTarget``, and an
+    engine has every method it lists: a misspelt primitive would otherwise make every engine refuse
+    a new kind, or accept one it cannot carry out."""
+    from mrc_fabric.sim.engine import SimFaults
+
+    protocol = {n for n in vars(faults.FaultTarget) if not n.startswith("_")} - {"fault_primitives"}
+    for k in faults.REGISTRY.values():
+        assert k.needs <= protocol, (k.name, k.needs - protocol)
+    for engine in (NetnsFaults, SimFaults):
+        assert engine.fault_primitives <= protocol, (engine.__name__, engine.fault_primitives - protocol)
+        missing = {p for p in engine.fault_primitives if not callable(getattr(engine, p, None))}
+        assert not missing, (engine.__name__, missing)

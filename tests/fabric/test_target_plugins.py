@@ -104,3 +104,35 @@ def test_no_target_name_branch_outside_the_plugins():
                 if any(isinstance(v, ast.Constant) and v.value in TARGETS for v in vals):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not found, "target-name branches outside fabric/targets:\n" + "\n".join(found)
+
+
+def test_no_default_target_typed_outside_the_plugins():
+    """The default target is ``DEFAULT_TARGET`` / ``selected_target()`` of fabric/targets: no parameter
+    default, ``default=``, ``.get(key, <target>)`` fallback or ``x or <target>`` names a target again."""
+    fallbacks = ("get", "getenv", "test_param_get", "param")
+    found = []
+    for path in _sources():
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arguments):
+                vals = [*node.defaults, *(d for d in node.kw_defaults if d is not None)]
+            elif isinstance(node, ast.keyword) and node.arg == "default":
+                vals = [node.value]
+            elif isinstance(node, ast.Call) and len(node.args) >= 2 and (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in fallbacks:
+                vals = node.args[1:]
+            elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+                vals = node.values[1:]
+            else:
+                continue
+            for v in vals:
+                if isinstance(v, ast.Constant) and v.value in TARGETS:
+                    found.append(f"{path.relative_to(REPO)}:{v.lineno}: {v.value!r}")
+    assert not found, "a default target typed outside fabric/targets (use selected_target()):\n" + "\n".join(found)
+
+
+def test_selected_target(monkeypatch):
+    monkeypatch.delenv("TARGET", raising=False)
+    assert targets.selected_target() == targets.DEFAULT_TARGET == TARGETS[0]
+    monkeypatch.setenv("TARGET", "bmv2")
+    assert targets.selected_target() == "bmv2"

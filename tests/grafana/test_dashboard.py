@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from controller import p4contract as P4
 from controller.metrics import MetricsSnapshot, SwitchInfo, serve
-from controller.telemetry import Postcard, SwitchCounters
+from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED, Postcard, SwitchCounters
 from mrc.wire.codec import TelemetryRecord
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,10 +26,13 @@ PROMQL_WORDS = {"sum", "by", "rate", "max", "count", "or", "vector", "without", 
 
 
 def _snapshot() -> MetricsSnapshot:
+    # label values as the controller names them (from define.p4, through the contract), so a panel that
+    # filters on a reason or event the program no longer has fails here
+    drop = {P4.DROP_REASON_NO_ROUTE: (2, 200), P4.DROP_REASON_QUEUE_FULL: (1, 100), P4.DROP_REASON_PORT_ADMIN_DOWN: (0, 0)}
     c = SwitchCounters(port_rx={1: (10, 1000)}, port_tx={1: (12, 1200), 3: (5, 500)},
-                       drops={"no_route": (2, 200), "queue_full": (1, 100), "port_admin_down": (0, 0)},
+                       drops={P4.DROP_REASONS[r]: v for r, v in drop.items()},
                        tables={P4.T_INGRESS_ROUTING_ROUTE_V6: (7, 700)}, qdepth={1: 4, 3: 9},
-                       congestion={"trimmed": 3, "ecn_marked": 5, "early_drop": 0}, read_at=1.0)
+                       congestion={EVENT_TRIMMED: 3, EVENT_ECN_MARKED: 5, EVENT_EARLY_DROP: 0}, read_at=1.0)
     card = Postcard("p1l1", TelemetryRecord(3, 3, 1, 5, 7, 9, 0), "Ether / IPv6", 0.0)
     return MetricsSnapshot({"p1l1": SwitchInfo(connected=True, primary=True, converged=True)}, {"p1l1": c},
                            {"p1l1": 1}, [card], {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"},

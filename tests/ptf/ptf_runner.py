@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mrc_fabric.targets import TargetError, get_target
+from mrc_fabric.targets import TargetError, get_target, selected_target
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = os.environ.get("TARGET", "softswitch")
+TARGET = selected_target()
 
 
 def target_missing(target: str, root_why: str, compiles: bool = False) -> str | None:

@@ -23,8 +23,10 @@ import pytest
 from scapy.utils import rdpcap
 from tshark_mrc import REPO, TSHARK, codec_fields, compare, docs_capture, tshark_cmd, tshark_fields
 
+from mrc_fabric.targets import selected_target
+
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-TARGET = os.environ.get("TARGET", "softswitch")
+TARGET = selected_target()
 PREFIX, GRPC_BASE = "h15c", 27600
 
 

@@ -19,12 +19,13 @@ import pytest
 from headless import CHROMIUM, Browser
 
 from controller.topology import load_topology
+from mrc_fabric.targets import selected_target
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 SMALL = REPO / "examples" / "small.yaml"
 PREFIX, GRPC_BASE = "h15v", 27560
-TARGET = os.environ.get("TARGET", "softswitch")
+TARGET = selected_target()
 SHOWN_WITHIN_S = 2.0
 
 

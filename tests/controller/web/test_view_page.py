@@ -3,6 +3,7 @@ snapshots, the HTTP server's routes, and (when chromium is installed) the page r
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from headless import CHROMIUM, Browser
 
 from controller.metrics import MetricsSnapshot, SwitchInfo
-from controller.telemetry import Postcard, SwitchCounters
+from controller.telemetry import CONGESTION_EVENTS, Postcard, SwitchCounters
 from controller.topology import load_topology
 from controller.web import ViewServer, ViewState
 from mrc.wire.codec import TelemetryRecord
@@ -109,3 +110,11 @@ def test_page_renders_counters_states_and_postcards(server, tmp_path: Path) -> N
         down = b.js("document.getElementById('down-links').textContent")
         assert "p1l1:1--p1s1:1: dead" in down and "p2l2:2--p2s2:2: miswired" in down
         b.screenshot(tmp_path / "view.png")
+
+
+def test_the_page_reads_congestion_events_by_the_labels_the_controller_gives_them():
+    """view.js cannot import the contract: the event labels it reads must be the controller's
+    (telemetry.CONGESTION_EVENTS, from define.p4), or its trim/ECN figures would stay 0."""
+    js = (Path(__file__).resolve().parents[3] / "controller" / "web" / "static" / "view.js").read_text()
+    read = set(re.findall(r"\.congestion \|\| \{\}\)\.(\w+)", js))
+    assert read and read <= set(CONGESTION_EVENTS.values()), read
