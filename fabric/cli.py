@@ -69,6 +69,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         kd = st.get("kernel_rx_drops", {}).get(name)
         if kd is not None:
             extra += f"  kernel rx drops {kd}"
+        qd = st.get("queue_tail_drops", {}).get(name)
+        if qd is not None:
+            extra += f"  queue tail drops {qd}"
         print(f"  switch {name:8} {state:8} pid {p['pid']:<7} {p['grpc']} "
               f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}{extra}")
     for name, lk in st["links"].items():

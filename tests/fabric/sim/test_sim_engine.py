@@ -148,3 +148,22 @@ def test_cli_scenario_run_engine_sim(tmp_path, capsys):
     assert "events/s" in out.err  # the progress bar: simulated time and events/s
     assert (tmp_path / "out" / "goodput.png").stat().st_size > 10_000
     assert json.loads((tmp_path / "out" / "result.json").read_text())["engine"] == "sim"
+
+
+def test_traffic_manager_tail_drops_are_reported_beside_kernel_drops():
+    """Frames a switch's traffic manager tail-drops after its program admitted them are losses outside
+    the pipeline too: the emulation reads them per switch (``Fabric.queue_drops``, softswitch's
+    ``port_stats``) into the run, and the analysis and the timeline's switches line count them beside the kernel's
+    receive drops (the RC baseline's go-back-N lost 1,100-1,800 frames a fault-free run there that no
+    figure showed)."""
+    from mrc_fabric.scenarios.report import timeline_lines
+
+    sc = _sc()
+    run = run_sim(sc, "mrc")
+    assert analyse(run)["queue_tail_drops"] == 0  # the simulator's queues drop only in the program's model
+    run["queue_tail_drops"] = {"p1l1": 3, "p1s1": 2}
+    run["kernel_rx_drops"] = {"p1l1": 1}
+    m = analyse(run)
+    assert (m["queue_tail_drops"], m["kernel_rx_drops"]) == (5, 1)
+    text = "\n".join(timeline_lines(m))
+    assert "kernel receive drops 1, traffic-manager tail drops 5" in text
