@@ -50,31 +50,28 @@ def test_committed_contract_is_current():
 def test_no_program_name_typed_outside_the_contract():
     names = _program_names()
     assert "ingress.routing.route_v6" in names and "drop_reasons" in names
-    found = []
-    for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    found = _typed(_sources(), names)
     assert not found, "program names typed outside controller/p4contract.py:\n" + "\n".join(found)
 
 
+def _typed(paths: list[Path], names: set[str]) -> list[str]:
+    """Where a string constant among ``names`` is typed in ``paths`` (``file:line: 'name'``)."""
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    return found
+
+
 def _short_names() -> set[str]:
-    names = {n.rsplit(".", 1)[-1] for n in _program_names()}
-    return names | {v for fam in (p4contract.DROP_REASONS, p4contract.PACKET_IN_REASONS,
-                                  p4contract.CONGESTION_EVENTS) for v in fam.values()}
+    return {n.rsplit(".", 1)[-1] for n in _program_names()} | _reason_names()
 
 
 def test_no_short_program_name_typed_in_the_ptf_suites():
     short = _short_names()
     assert {"route_v6", "port_rx_counter", "port_admin_down", "link_probe", "ecn_ce"} <= short
-    found = []
-    for c in PTF_SUITES:
-        for path in sorted((REPO / c).rglob("*.py")):
-            if path in GENERIC:
-                continue
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in short:
-                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    found = _typed([p for c in PTF_SUITES for p in sorted((REPO / c).rglob("*.py")) if p not in GENERIC], short)
     assert not found, "short program names typed in the PTF suites (use controller/p4contract.py):\n" + \
         "\n".join(found)
 
@@ -90,11 +87,7 @@ def test_no_reason_or_event_name_typed_outside_the_contract():
     (``DROP_REASONS[DROP_REASON_NO_ROUTE]``), so renaming one in define.p4 cannot leave a stale copy."""
     names = _reason_names()
     assert {"no_route", "queue_full", "link_probe", "trimmed", "early_drop"} <= names
-    found = []
-    for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    found = _typed(_sources(), names)
     assert not found, "reason or event names typed outside controller/p4contract.py:\n" + "\n".join(found)
 
 
