@@ -324,18 +324,17 @@ class Fabric:
     def kernel_drops(self) -> dict[str, int]:
         """Per softswitch: frames its ports' sockets lost in the kernel before the pipeline saw them
         (``PACKET_STATISTICS``); a switch that does not answer is left out (bmv2: not available)."""
-        return self._port_stats_sum("rx_kernel_drops")
+        return self.outside_drops()["kernel_rx_drops"]
 
-    def queue_drops(self) -> dict[str, int]:
-        """Per softswitch: frames its traffic manager tail-dropped, a priority queue being full after
-        the pipeline had admitted them (the program's early drop acts on its own estimate of the queue,
-        which can lag the real one); left out as :meth:`kernel_drops` is."""
-        return self._port_stats_sum("queue_drops")
-
-    def _port_stats_sum(self, key: str) -> dict[str, int]:
+    def outside_drops(self) -> dict[str, dict[str, int]]:
+        """Per softswitch, from one ``port_stats`` read: ``kernel_rx_drops`` (as :meth:`kernel_drops`)
+        and ``queue_tail_drops``, frames its traffic manager tail-dropped because a priority queue was
+        full after the pipeline had admitted them (the program's early drop acts on its own estimate of
+        the queue, which can lag the real one).  A switch that does not answer is left out; a target
+        without ``port_stats`` (bmv2) gives empty maps."""
         from softswitch.engine.control import send_command
 
-        out: dict[str, int] = {}
+        out: dict[str, dict[str, int]] = {"kernel_rx_drops": {}, "queue_tail_drops": {}}
         if not self.state.target or not get_target(self.state.target).reports_kernel_drops:
             return out
         for name, rec in self.state.procs.items():
@@ -345,7 +344,8 @@ class Fabric:
                 rows = send_command(f"127.0.0.1:{rec.runtime_port}", "port_stats", [])
             except Exception:  # noqa: BLE001, S112 - a stopped switch is simply not read
                 continue
-            out[name] = sum(int(r.get(key, 0)) for r in rows)
+            out["kernel_rx_drops"][name] = sum(int(r.get("rx_kernel_drops", 0)) for r in rows)
+            out["queue_tail_drops"][name] = sum(int(r.get("queue_drops", 0)) for r in rows)
         return out
 
     # -- status -----------------------------------------------------------------------------------
@@ -362,8 +362,7 @@ class Fabric:
                            "up": all(x is not None and x["up"] for x in infos)}
         return {"prefix": self.prefix, "target": self.state.target, "topology": self.state.topology,
                 "namespaces": {ns: netbuild.netns_exists(ns) for ns in self.state.namespaces},
-                "switches": procs, "links": links, "kernel_rx_drops": self.kernel_drops(),
-                "queue_tail_drops": self.queue_drops()}
+                "switches": procs, "links": links, **self.outside_drops()}
 
 
 def teardown(state: FabricState, state_dir: Path | None = None,

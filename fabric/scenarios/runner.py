@@ -403,8 +403,7 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
     cong_samples: list[list] = []
     cthread: threading.Thread | None = None
     counters_before = env.counters() if sc.measure.switch_counters else {}
-    kdrops_before = env.fab.kernel_drops()
-    qdrops_before = env.fab.queue_drops()
+    drops_before = env.fab.outside_drops()
     involved = sorted({f.src for f in flows} | {f.dst for f in flows}, key=env.hosts.index)
     try:
         for h in involved:
@@ -490,16 +489,14 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
                 a.proc.wait(timeout=5)
         env.restore(sc.faults)
     counters_after = env.counters() if sc.measure.switch_counters else {}
-    kdrops_after = env.fab.kernel_drops()
-    qdrops_after = env.fab.queue_drops()
+    drops_after = env.fab.outside_drops()
     return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
             "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
             "congestion_samples": cong_samples,
-            "kernel_rx_drops": {n: v - kdrops_before.get(n, 0) if v >= kdrops_before.get(n, 0) else v
-                                for n, v in kdrops_after.items()},
-            "queue_tail_drops": {n: v - qdrops_before.get(n, 0) if v >= qdrops_before.get(n, 0) else v
-                                 for n, v in qdrops_after.items()},
+            # per switch, what it lost outside its pipeline during the run (a restarted switch counts anew)
+            **{k: {n: v - drops_before[k].get(n, 0) if v >= drops_before[k].get(n, 0) else v
+                   for n, v in after.items()} for k, after in drops_after.items()},
             "rc_pins": {f"{a}-{b}": j for (a, b), j in pins.items()} if mode == "rc" else {}}
 
 
