@@ -30,7 +30,7 @@ def _write(cc, *, size=8 << 20, cut_at=None, ack_delay_ns=100_000, delay_ns=35_0
     p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
     if cut_at is not None:
         step = 0
-        while (p.qa.snd_una - 0) * MTU < cut_at * size:
+        while p.qa.snd_una * MTU < cut_at * size:  # the QP starts at PSN 0 (make_pair)
             step += 1
             p.net.run(until_ns=step * 1_000_000)
         t = p.net.now
