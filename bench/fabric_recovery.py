@@ -25,6 +25,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic
+from mrc_fabric.scenarios.report import late_lines
 from mrc_fabric.targets import DEFAULT_TARGET
 
 
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=12, help="how many runs (default 12)")
     ap.add_argument("--fault-free", action="store_true", help="no link failure")
     ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--late", type=int, default=0, metavar="N",
+                    help="after each run, the N packets that held a flow's cumulative ACK longest, with their resends")
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric-recovery"))
     a = ap.parse_args(argv)
     if a.runs < 1:
@@ -53,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
                    "srtt_ms": m["srtt_ms_median"], "complete": m["completed"] and not m["data_loss"]}
             rows.append(row)
             print(f"run {i + 1}/{a.runs}: " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+            if a.late:
+                print("\n".join(late_lines(m, a.late)), flush=True)
     bad = sum(not r["complete"] for r in rows)
     print(f"{a.runs} runs, {'fault-free' if a.fault_free else 'link p1l1-p1s1 down at 1.0 s'}: "
           f"{a.runs - bad} complete and verified")

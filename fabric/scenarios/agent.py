@@ -288,6 +288,11 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
     verdicts = ev_verdicts(outflows, t0)
     for v in verdicts:  # one line each in the agent's log (the runner keeps it as agent-<mode>-<host>.log)
         print(f"agent {cfg['host']}: EV retired: {json.dumps(v, sort_keys=True)}", file=sys.stderr)
+    late = late_deliveries(outflows, t0)
+    for v in late:
+        if v["held_cum_ack"]:
+            print(f"agent {cfg['host']}: flow {v['flow']} held {v['delivery_ns'] / 1e6:.1f} ms by PSN {v['psn']}: "
+                  f"{json.dumps(v, sort_keys=True)}", file=sys.stderr)
     return {
         "host": cfg["host"], "mode": cfg["mode"], "cc": cfg.get("cc") or "", "errors": errors,
         "cc_profile_ids": sorted({qp.attr.cc_profile_id for f in outflows.values() for qp in f.qps
@@ -302,6 +307,7 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
         "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause]
                       for e in events],
         "ev_verdicts": verdicts,
+        "late_deliveries": late,
         # trimmed and duplicate arrivals at our MRC responders: [t, flow, sender QPN, our QPN, kind, PSN, EV index]
         "rx_log": [[t - t0, fid, qp.remote.qpn, qp.qpn, kind, psn, evi] for fid, fl in inflows.items()
                    for qp in fl["qps"] for t, kind, psn, evi in getattr(qp.responder, "rx_log", ())],
@@ -313,6 +319,19 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
 
 _VERDICT_TIMES = ("t_ns", "sent_ns", "ev_rack_ts_ns", "ev_trim_ts_ns", "rack_ts_ns", "retired_ns", "suspect_ns",
                   "probe_sent_ns")
+
+
+def late_deliveries(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:
+    """Packets our QPs saw delivered ``Requester.LATE_SRTTS`` srtts or more after their first send
+    (``Requester.late``: each with its resends, their causes and the EVs of the copies resent), with the
+    flow, QP and peer QP; send and delivery times since the run's start (t0)."""
+    out = []
+    for f in outflows.values():
+        for qp in f.qps:
+            for v in qp.requester.late:
+                out.append({**v, "first_sent_ns": v["first_sent_ns"] - t0, "t_ns": v["t_ns"] - t0,
+                            "flow": f.fid, "dst": f.dst, "qpn": qp.qpn, "peer_qpn": qp.remote.qpn})
+    return sorted(out, key=lambda d: d["t_ns"])
 
 
 def ev_verdicts(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of
 DIP_WINDOW_RTTS = 3.0  # a failure's dip is looked for this many median srtts after it (or until the next one)
 RECOVERY_HORIZON_S = 0.3  # ...or this long when the run has no RTT samples (the RC baseline)
 MIN_POST_BINS = 5  # the post-failure rate needs at least this many bins, else the pre-failure rate is the reference
+LATE_KEPT = 20  # analyse keeps this many of the packets that held a cumulative ACK longest
 
 
 def dur(s: float) -> str:
@@ -242,6 +243,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs, key=lambda e: e[:7]),
         # each retirement an MRC QP decided, with the verdict's evidence and the responder's record of its PSN
         "ev_verdicts": _verdicts(hosts),
+        "late_deliveries": _late(hosts),
         "srtt_ms_median": round(srtt[len(srtt) // 2] / 1e6, 6) if srtt else None,
         "bin_ms": bin_ms,
         "switch_drops": dict(sw_drops),
@@ -267,6 +269,27 @@ def _verdicts(hosts: Any) -> list[dict[str, Any]]:
         for v in h.get("ev_verdicts", ()):
             out.append({**v, "responder": rx.get((int(v["flow"]), int(v["qpn"]), int(v["psn"])), [])})
     return sorted(out, key=lambda v: v.get("retired_ns") or v.get("t_ns") or 0)
+
+
+def _late(hosts: Any) -> list[dict[str, Any]]:
+    """The packets that held a flow's cumulative ACK longest (agent ``late_deliveries`` that did), longest
+    first, at most ``LATE_KEPT``."""
+    held = [v for h in hosts for v in h.get("late_deliveries", ()) if v.get("held_cum_ack")]
+    return sorted(held, key=lambda v: -v["delivery_ns"])[:LATE_KEPT]
+
+
+def late_lines(m: dict[str, Any], limit: int = 5) -> list[str]:
+    """One line per packet that held a flow's cumulative ACK longest (``analyse``'s ``late_deliveries``):
+    when it left, how long its delivery took, and each resend with its cause and the EV of the copy it
+    replaced."""
+    lines = []
+    for v in m.get("late_deliveries", ())[:limit]:
+        resends = ", ".join(f"{cause} on EV {ev} at +{_ms(t)} ms" for t, cause, ev in v["resends"]) or "none"
+        lines.append(f"  flow {v['flow']} ->{v['dst']} QP {v['qpn']:#x} PSN {v['psn']}: sent at "
+                     f"{_ms(v['first_sent_ns'])} ms on EV {v['first_ev']}, delivered {_ms(v['delivery_ns'])} ms later "
+                     f"({v['delivery_ns'] / v['srtt_ns']:.1f} srtts) on EV {v['last_ev']}, {v['xmits']} copies; "
+                     f"resends: {resends}")
+    return lines
 
 
 def _ms(ns: int | None) -> str:

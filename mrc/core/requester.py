@@ -22,6 +22,9 @@ from mrc.core.types import Completion, QpState, WcOpcode, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import Frame, encode_data
 
+HIST_MAX = 16  # resends kept per packet (_Pkt.hist)
+LATE_LOG_MAX = 64  # late deliveries kept per QP (Requester.late)
+
 if TYPE_CHECKING:
     from mrc.core.qp import QueuePair
 
@@ -40,8 +43,8 @@ class _Wqe:
 
 
 class _Pkt:
-    __slots__ = ("ev", "first_ev", "first_sent_ns", "length", "off", "opcode", "sent_ns", "seq", "state", "trim_ns",
-                 "wqe", "xmits")
+    __slots__ = ("ev", "first_ev", "first_sent_ns", "hist", "length", "off", "opcode", "sent_ns", "seq", "state",
+                 "trim_ns", "wqe", "xmits")
     INFLIGHT, SACKED, LOST = 0, 1, 2
 
     def __init__(self, seq, wqe, off, length, opcode):
@@ -51,6 +54,7 @@ class _Pkt:
         self.trim_ns = -(1 << 62)  # when a trim of this PSN was last acted on
         self.xmits = 0
         self.state = 0
+        self.hist: list | None = None  # resends: [ns since the first send, cause, EV of the copy resent]
 
 
 def _opcode(i: int, n: int, imm: bool) -> int:
@@ -67,6 +71,7 @@ class Requester(QpSide):
     """Send side of one QP; subclasses are the mode's loss/ack policy (see the module docstring)."""
 
     TRIMMING = False  # the fabric trims this mode's packets (NSCC reads trims as congestion)
+    LATE_SRTTS = 4  # a packet first delivered this many srtts after its first send goes to ``late``
 
     def __init__(self, qp: QueuePair):
         super().__init__(qp)
@@ -91,6 +96,9 @@ class Requester(QpSide):
         self.rto_at: int | None = None
         self.wimm_inflight = 0
         self.wake_ns: int | None = None
+        # packets whose delivery took LATE_SRTTS srtts or more from their first send, with their resend
+        # history: what held a flow's cumulative ACK in a long stall (the agent logs them)
+        self.late: list[dict] = []
 
     @property
     def state(self) -> QpState:
@@ -268,7 +276,14 @@ class Requester(QpSide):
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
         """Policy: a data packet just left (loss detection bookkeeping)."""
 
-    def _count_retx(self, cause: str) -> None:
+    def _count_retx(self, cause: str, pkt: _Pkt | None = None, now_ns: int = 0) -> None:
+        """Count a resend by its cause; with ``pkt``, also keep it in the packet's history (before the
+        resend goes out, so the EV kept is the one of the copy that was trimmed or lost)."""
+        if pkt is not None:
+            if pkt.hist is None:
+                pkt.hist = []
+            if len(pkt.hist) < HIST_MAX:
+                pkt.hist.append([now_ns - pkt.first_sent_ns, cause, pkt.ev])
         c = self.counters
         if cause == "timeout":
             c.retx_timeout += 1
@@ -323,9 +338,12 @@ class Requester(QpSide):
 
     def _cum_ack(self, cum: int, now_ns: int) -> None:
         pkts = self.pkts
+        late = now_ns - self.LATE_SRTTS * self.srtt if self.srtt else -1
         for seq in range(self.snd_una, cum):
             pkt = pkts.pop(seq, None)
             if pkt is not None and pkt.state != _Pkt.SACKED:
+                if pkt.first_sent_ns < late:
+                    self._note_late(pkt, now_ns)
                 # newly known delivered; a SACKed packet was reported when its SACK came, and reporting
                 # it again here gave its path a delivery time as long as the hole before it took to fill
                 # (460 ms samples in the demo after a failure: every path's RACK limit grew by that)
@@ -337,6 +355,15 @@ class Requester(QpSide):
             self.snd_ptr = max(self.snd_ptr, cum)
             self._progress(now_ns)
             self._complete_wqes(now_ns)
+
+    def _note_late(self, pkt: _Pkt, now_ns: int) -> None:
+        """``pkt`` is known delivered, ``LATE_SRTTS`` srtts or more after its first send: keep what happened
+        to it (first copy, resends with their causes and the EVs of the copies resent) in ``late``."""
+        if len(self.late) < LATE_LOG_MAX:
+            self.late.append({"psn": pkt.seq & F.PSN_MASK, "first_sent_ns": pkt.first_sent_ns, "t_ns": now_ns,
+                              "delivery_ns": now_ns - pkt.first_sent_ns, "srtt_ns": self.srtt, "xmits": pkt.xmits,
+                              "first_ev": pkt.first_ev, "last_ev": pkt.ev, "resends": pkt.hist or [],
+                              "held_cum_ack": pkt.seq == self.snd_una})
 
     def _delivered(self, pkt: _Pkt) -> None:
         """Policy: ``pkt`` is known delivered (evidence for loss detection)."""
