@@ -1,8 +1,8 @@
 """The EVs (paths) one QP sprays over: per-profile states, round robin with congestion penalties, probes.
 
 Rules (docs/protocol.md, "Transport rules"): pick round robin among GOOD EVs on up ports, skipping an
-EV while its penalty is positive and decrementing the penalty on each skip (ECN echo +1, timeout
-+15, after UET's REPS); a loss makes an EV ASSUMED_BAD; if that would leave fewer than
+EV while its penalty is positive and decrementing the penalty on each skip (ECN echo +1, trim +1,
+timeout +15, after UET's REPS); a loss makes an EV ASSUMED_BAD; if that would leave fewer than
 ``ev_min_active`` GOOD EVs, the ASSUMED_BAD EV with the most answered probes in a row takes its
 place, and with none answering the verdict is held; ASSUMED_BAD EVs are probed and return to GOOD
 after ``probe_good_count`` answers in a row.
@@ -23,6 +23,7 @@ from typing import Any
 from mrc.core.types import EvEvent, EvState, QpCounters
 
 PENALTY_ECN = 1
+PENALTY_TRIM = 1  # a trim NACK: the path's queue reached its trim threshold [ours, as an ECN echo]
 PENALTY_TIMEOUT = 15
 
 

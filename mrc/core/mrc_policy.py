@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
-from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, EvEntry
+from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, PENALTY_TRIM, EvEntry
 from mrc.core.psn import unwrap
 from mrc.core.requester import Requester, _Pkt
 from mrc.core.responder import Responder
@@ -92,19 +92,20 @@ class MrcRequester(Requester):
             i = self._pick(port_ok)
             if i < 0:
                 return -1
-            if cause != "trim":
-                j = self._proven_ev(pkt, i, port_ok)
-                if j >= 0:
+            j = self._proven_ev(pkt, i, port_ok) if cause != "trim" else -1
+            if j >= 0:
+                i = j
+            elif i == pkt.ev:
+                # [ours] not on the path that lost or trimmed it when another can take it: a path found
+                # lossy only by this verdict is not suspect yet (_lose), and a resend on a dead path is
+                # lost again a detection round later (seen in the demo: +1 RTT for that QP); a trimmed
+                # packet resent into the queue that trimmed it was trimmed again and again (the fabric
+                # bench: one PSN trimmed 4 times in a row on one EV, holding its flow for 4 srtts)
+                j = self.evset.pick(port_ok)
+                if j >= 0 and j != pkt.ev:
                     i = j
-                elif i == pkt.ev:
-                    # [ours] not on the path that lost it when another can take it: a path found lossy
-                    # only by this verdict is not suspect yet (_lose), and a resend on a dead path is
-                    # lost again a detection round later (seen in the demo: +1 RTT for that QP)
-                    j = self.evset.pick(port_ok)
-                    if j >= 0 and j != pkt.ev:
-                        i = j
             self.retx.popleft()
-            self._count_retx(cause)
+            self._count_retx(cause, pkt, now_ns)
             self._transmit(pkt, i, now_ns)
             return 1
         return 0
@@ -173,6 +174,8 @@ class MrcRequester(Requester):
                 pkt.trim_ns = now_ns
                 if pkt.ev >= 0:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
+                    # the path's queue is at its trim threshold: the spray skips it once, as for an ECN echo
+                    self.evset.penalize(pkt.ev, PENALTY_TRIM)
                     if pkt.xmits == 1:
                         self._trimmed_on_path(pkt, now_ns)
                 pkt.state = _Pkt.LOST

@@ -71,3 +71,42 @@ def test_without_trims_the_dead_path_is_suspected_retired_and_the_data_arrives()
     _run_until(p, lambda: req.evset.prof.states[0] is EvState.ASSUMED_BAD, 1_000_000)
     _run_until(p, lambda: len(p.done) >= 1, 5_000_000)
     assert bytes(p.mr.buf[: len(data)]) == data
+
+
+def _resent_copy(p, req, pkt, limit_ns: int = 1_000_000) -> None:
+    _run_until(p, lambda: pkt.xmits > 1, limit_ns)
+
+
+def test_a_trimmed_packet_is_resent_on_another_path_than_the_one_that_trimmed_it():
+    """A trim says the path's queue is at its trim threshold: the resend goes on another GOOD EV and the
+    spray skips the trimmed one once (as for an ECN echo).  Before, the resend took the spray's next EV,
+    often the same path: in the fabric bench one PSN was trimmed 4 times in a row on one EV, holding
+    its flow's cumulative ACK for 4 srtts."""
+    p, req, _, _, later = _pair_with_two_on_ev0()
+    # the spray's next pick is EV 0, the path of the trimmed packet
+    req.evset.rr = 0
+    for e in req.evset.entries:
+        e.penalty = 0
+    p.a.receive(_trim_sack(p, req, later), p.qb.evset.entries[1].port, p.net.now)
+    assert req.counters.trims_received == 1 and later.state == later.LOST
+    assert req.evset.entries[0].penalty == 1
+    _resent_copy(p, req, later)
+    assert later.ev != 0
+    assert later.hist == [[later.hist[0][0], "trim", 0]] and later.hist[0][0] > 0
+
+
+def test_a_packet_that_held_the_cumulative_ack_is_kept_with_its_resends():
+    """``Requester.late``: a packet first delivered LATE_SRTTS srtts or more after its first send, with
+    each resend's cause and the EV of the copy it replaced (the agent logs those that held a flow)."""
+    p, req, data, first, _ = _pair_with_two_on_ev0()
+    req.LATE_SRTTS = 1  # the lost packet's resend arrives ~2 srtts after its first send here
+    _run_until(p, lambda: len(p.done) >= 1, 5_000_000)
+    assert bytes(p.mr.buf[: len(data)]) == data
+    held = [v for v in req.late if v["psn"] == first.seq & PSN_MASK]
+    assert len(held) == 1, req.late
+    v = held[0]
+    assert v["held_cum_ack"] and v["first_ev"] == 0 and v["last_ev"] != 0 and v["xmits"] >= 2
+    assert v["resends"][0][1:] == ["rack", 0] and v["delivery_ns"] >= v["srtt_ns"]
+    # every packet kept was delivered late, and none on time was kept
+    assert all(x["delivery_ns"] >= x["srtt_ns"] for x in req.late)
+
