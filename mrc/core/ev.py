@@ -101,7 +101,7 @@ class EvEntry:
     entry joins a QP it is the state it was created with.
     """
 
-    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "last_rtt", "penalty", "port",
+    __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "last_rtt", "last_sent_ns", "penalty", "port",
                  "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt",
                  "suspect_ns", "suspect_sent_ns")
 
@@ -123,6 +123,7 @@ class EvEntry:
         self.srtt = 0  # this path's smoothed RTT (ns; 0: no sample yet), from packets sent once on it
         self.rttvar = 0  # ...and its mean deviation (RFC 6298)
         self.last_rtt = 0  # ...and the latest sample (RACK's rack.rtt, per path)
+        self.last_sent_ns = -(1 << 62)  # when the QP last sent a data packet on this path
         self.encap: Any = None  # mrc.wire.codec.Encap, built when the QP learns its peer
 
     def rtt_sample(self, sample: int) -> None:
@@ -136,6 +137,10 @@ class EvEntry:
         else:
             self.rttvar = (3 * self.rttvar + abs(self.srtt - sample)) >> 2
             self.srtt = (7 * self.srtt + sample) >> 3
+
+    def forget_rtt(self) -> None:
+        """Drop the delivery-time record: the next sample starts it again (the QP's srtt meanwhile)."""
+        self.srtt = self.rttvar = self.last_rtt = 0
 
     @property
     def state(self) -> EvState:

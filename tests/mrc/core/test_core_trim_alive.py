@@ -110,3 +110,24 @@ def test_a_packet_that_held_the_cumulative_ack_is_kept_with_its_resends():
     # every packet kept was delivered late, and none on time was kept
     assert all(x["delivery_ns"] >= x["srtt_ns"] for x in req.late)
 
+
+def test_a_path_not_used_for_a_while_starts_its_delivery_time_again():
+    """A path's delivery-time record from before a pause (here: the QP idle between two writes) is
+    forgotten at the next packet on it: RACK waits a path's own delivery time, and a stale slow record
+    made a dead path found 4-5 srtts after the QP came back to it (the fabric bench)."""
+    paths = [PathSpec() for _ in range(4)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none"), buf_len=1 << 20)
+    req = p.qa.requester
+    data = random.Random(5).randbytes(64 * 1024)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    _run_until(p, lambda: len(p.done) >= 1, 5_000_000)
+    e0 = req.evset.entries[0]
+    assert e0.srtt and req.srtt
+    stale = 50 * req.srtt
+    e0.srtt = e0.last_rtt = stale  # what a queue on that path long ago left behind
+    e0.rttvar = stale // 2
+    p.net.run(until_ns=p.net.now + 5 * req.srtt)  # idle for more than 4 srtts
+    p.a.post_write(p.qa, 2, data, p.mr.base_va, p.mr.rkey, None)
+    _run_until(p, lambda: len(p.done) >= 2, 5_000_000)
+    assert bytes(p.mr.buf[: len(data)]) == data
+    assert 0 < e0.srtt < 2 * req.srtt and e0.last_rtt < stale  # before: still ~44 srtts (7/8 of the stale record)
