@@ -97,6 +97,12 @@ class MrcRequester(Requester):
             j = self._proven_ev(pkt, i, port_ok) if cause != "trim" else -1
             if j >= 0:
                 i = j
+            elif i == pkt.ev and cause == "trim":
+                j = self._other_ev(pkt.ev, port_ok)
+                if j == -2:
+                    return -1  # another path can take it once its port has room (wake_ns set)
+                if j >= 0:
+                    i = j
             elif i == pkt.ev:
                 # [ours] not on the path that lost or trimmed it when another can take it: a path found
                 # lossy only by this verdict is not suspect yet (_lose), and a resend on a dead path is
@@ -111,6 +117,28 @@ class MrcRequester(Requester):
             self._transmit(pkt, i, now_ns)
             return 1
         return 0
+
+    def _other_ev(self, ev: int, port_ok) -> int:
+        """For the resend of a packet trimmed on EV ``ev`` when the spray picked ``ev`` again: the GOOD,
+        not suspect EV other than ``ev`` whose port has room now, the least penalized first; -2 (and
+        ``wake_ns`` set) if there are such EVs but their ports are busy; -1 if there is none [ours].  The
+        spray falls back to a penalized EV when the others' ports are busy, and a trimmed packet resent
+        into the queue that trimmed it was trimmed again (the fabric bench: twice in a row on one EV
+        with the trim penalty alone); waiting for another port costs a frame's time, a second trim a
+        round trip."""
+        es = self.evset
+        best, busy = -1, []
+        for j, e in enumerate(es.entries):
+            if j == ev or not es.usable(j) or e.suspect_ns:
+                continue
+            if port_ok is not None and not port_ok(e.port):
+                busy.append(e.port)
+            elif best < 0 or e.penalty < es.entries[best].penalty:
+                best = j
+        if best >= 0 or not busy:
+            return best
+        self.wake_ns = self.host.earliest_port_wake(busy)
+        return -2 if self.wake_ns is not None else -1
 
     def _proven_ev(self, pkt: _Pkt, i: int, port_ok) -> int:
         """For the resend of a packet found lost (not trimmed): EV ``i`` (the spray's pick) if a packet

@@ -95,6 +95,24 @@ def test_a_trimmed_packet_is_resent_on_another_path_than_the_one_that_trimmed_it
     assert later.hist == [[later.hist[0][0], "trim", 0]] and later.hist[0][0] > 0
 
 
+def test_a_trimmed_packet_waits_for_another_paths_port_rather_than_go_back_on_its_own():
+    """When the other paths' ports are busy just then, the spray falls back to the penalized path that
+    trimmed the packet; the resend waits for another port instead (a frame's time, where a second trim
+    costs a round trip)."""
+    p, req, _, _, later = _pair_with_two_on_ev0()
+    req.evset.rr = 0
+    for e in req.evset.entries:
+        e.penalty = 0
+    now = p.net.now
+    busy_until = now + 20_000
+    for e in req.evset.entries[1:]:
+        p.a.port_free[e.port] = busy_until  # EVs 1-3 each on their own NIC port, all busy for 20 us
+    p.a.receive(_trim_sack(p, req, later), p.qb.evset.entries[1].port, p.net.now)
+    assert later.state == later.LOST and later.xmits == 1  # not resent on EV 0's free port
+    _resent_copy(p, req, later)
+    assert later.ev != 0 and later.sent_ns >= busy_until - p.a.slack_ns
+
+
 def test_a_packet_that_held_the_cumulative_ack_is_kept_with_its_resends():
     """``Requester.late``: a packet first delivered LATE_SRTTS srtts or more after its first send, with
     each resend's cause and the EV of the copy it replaced (the agent logs those that held a flow)."""
