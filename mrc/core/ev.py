@@ -252,8 +252,12 @@ class EvSet:
                 trusted = True
             if port_ok is not None and not port_ok(e.port):
                 continue
-            if e.suspect_ns:  # on trial (a probe decides): only if no other EV is left at all
-                if suspect < 0:
+            if e.suspect_ns:  # on trial (a probe decides): only if no other EV is left at all, and then
+                # the one whose missing packet left last [ours]: it delivered longest, where a dead path's
+                # missing packet is from when it died (the fabric bench: a QP whose other EVs were all
+                # suspect in the congestion after a link failure sent on the dead one 217 ms after
+                # suspecting it, and found that packet lost 325 ms later)
+                if suspect < 0 or e.suspect_sent_ns > ents[suspect].suspect_sent_ns:
                     suspect = i
                 continue
             if e.penalty > 0:

@@ -243,6 +243,18 @@ def test_min_active_swaps_in_the_ev_with_answered_probes():
         [(1, EvState.GOOD, "min_active"), (0, EvState.ASSUMED_BAD, "rack")]
 
 
+def test_with_every_ev_suspect_the_spray_takes_the_one_whose_missing_packet_left_last():
+    """All GOOD EVs on trial: the spray uses the one whose missing packet was sent last (it delivered
+    longest), not the first in round-robin order -- that was a dead path's, suspected since it died."""
+    from mrc.core.ev import EvEntry, EvSet
+    evs = EvSet(1, [EvEntry(b"a", 1), EvEntry(b"b", 1), EvEntry(b"c", 1)], min_active=1)
+    for e, sent in zip(evs.entries, (1_000, 5_000, 3_000), strict=True):
+        e.suspect_ns, e.suspect_sent_ns = sent + 100, sent
+    assert [evs.pick() for _ in range(3)] == [1, 1, 1]  # before: whichever the round robin met first
+    evs.entries[1].suspect_ns = 0  # EV 1 is cleared: it is trusted again
+    assert evs.pick() == 1
+
+
 def _reordering_run(adapt: bool):
     # every path holds 2% of its packets back by 3 us: beyond min_rtt / 4 (~1 us), within srtt (~5 us)
     paths = [PathSpec(reorder=0.02, reorder_ns=3_000) for _ in range(4)]
