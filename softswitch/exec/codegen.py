@@ -97,6 +97,16 @@ def _dispatch_states(prs: ir.Parser) -> list[str]:
 
 MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers
 
+# key expressions whose evaluation can do nothing but compute a value: no call, no stack access
+# (an index can be out of range), no division; a table whose keys are all such can skip them
+_PURE_KEY_NODES = (ir.Const, ir.Var, ir.ActionParam, ir.Member, ir.TupleElem, ir.Slice, ir.Unary,
+                   ir.Binary, ir.Concat, ir.Cast, ir.Mux, ir.IsValid)
+
+
+def _pure_key(k) -> bool:
+    return all(type(n) in _PURE_KEY_NODES and not (type(n) is ir.Binary and n.op in ("/", "%"))
+               for n in ir.iter_nodes(k.expr))
+
 
 class Compiler(StmtGen):
     """Generates and compiles the Python source of one program."""
@@ -228,7 +238,18 @@ class Compiler(StmtGen):
         if inline is not None:
             self._inline_lookup(ts, inline, keys[0], sel[2:] or "0", (aid, args, entry), g, out, ind)
         else:
-            out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
+            occupied = None if (sel or self.trace or not all(map(_pure_key, tbl.match_keys))) \
+                else ts.occupancy()
+            if occupied is not None:
+                # no entries: the default action without building the key (a key that only
+                # reads fields has nothing else to do); an entry makes the test true at once
+                test = self.g(occupied[0], "TO") + occupied[1]
+                out.add(ind, f"if {test}:")
+                out.add(ind + 1, f"{aid}, {args}, {entry} = {g}.lookup({key})")
+                out.add(ind, "else:")
+                out.add(ind + 1, f"{aid}, {args}, {entry} = {g}.default_hit")
+            else:
+                out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
             out.add(ind, f"TR('table {tbl.name}: ' + ('hit entry ' + _entry_text({entry}) if {entry} is not None else 'miss')"
                          f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")

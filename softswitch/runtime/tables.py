@@ -101,6 +101,16 @@ class TableState:
             return InlineIndex("exact", self._index.d1.get, None)
         return InlineIndex("lpm", None, self._index)
 
+    def occupancy(self) -> tuple[object, str] | None:
+        """For generated code: an object and an attribute suffix (``""`` or ``".walk"``) whose
+        value is true exactly while the table holds an entry (``lookup`` can only return the
+        default otherwise); None for a table without key fields."""
+        if isinstance(self._index, ExactIndex):
+            return self._index.d, ""
+        if isinstance(self._index, TupleSpaceIndex):
+            return self._index, ".walk"
+        return None
+
     def _make_lookup(self):
         if self._index is None:
             table = self
