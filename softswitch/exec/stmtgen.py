@@ -402,7 +402,7 @@ class StmtGen(ExprGen):
             put(attr, w, kind, f"{shift} + {n}")
             shift += w
         out.add(ind, f"{hv}.vbw = {n}")
-        out.add(ind, f"{hv}.valid = True")
+        out.add(ind, f"{hv}.valid = {hv}.dirty = True")
         out.add(ind, f"off += {nb}")
         if post:
             out.add(ind, post)
@@ -447,15 +447,20 @@ class StmtGen(ExprGen):
             raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
         nb = t.width // 8
         hv = self.t()
+        # valid implies dirty (one flag for the reset to test), except for a header only extract
+        # writes: its reset tests ``valid`` and never looks at ``dirty``
+        root = h.stack if isinstance(h, ir.StackNext) else h
+        mark = not (isinstance(root, ir.Member) and isinstance(root.expr, ir.Var) and root.expr.type == self.hdr_t
+                    and root.field in self.extract_only)
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
         if nb:  # struct codes per byte-aligned field group: no header-wide integer
             stn = self.g(layout.header_struct(t), "ST")
-            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_"):
+            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_", mark):
                 out.add(ind, line)
         else:
-            out.add(ind, f"{hv}.valid = True")
+            out.add(ind, f"{hv}.valid = {hv}.dirty = True" if mark else f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
         if post:
             out.add(ind, post)
