@@ -25,6 +25,7 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.exec.stmtgen import StmtGen
 from softswitch.frontend import ir
+from softswitch.runtime.counters import ONE_PACKET
 
 __all__ = ["CompileError", "CompiledBlocks", "Compiler", "Resources"]
 
@@ -258,8 +259,8 @@ class Compiler(StmtGen):
             hit_lines.append(f"{entry}.since_ns = {self.g(time.monotonic_ns, 'MONO')}()")
         if tbl.counters:
             self.res.extern(tbl.counters)  # must exist; its cells are on the entries
-            c = self.t()  # DirectCounterState.count, inline (the entry is not None here)
-            hit_lines += [f"{c} = {entry}.counter", f"{c}[0] += C.nbytes", f"{c}[1] += 1"]
+            # DirectCounterState.count, inline (the entry is not None here): one packed cell
+            hit_lines.append(f"{entry}.cnt += C.nbytes + {ONE_PACKET}")
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)

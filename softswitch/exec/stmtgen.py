@@ -15,6 +15,7 @@ from softswitch.exec.exprgen import (
     compile_error,
 )
 from softswitch.frontend import ir
+from softswitch.runtime.counters import ONE_PACKET
 
 # A P4 for loop that has not ended after this many rounds drops the packet (as a failed assert
 # does): P4 loops over header stacks and bit<W> counters end far sooner.
@@ -234,10 +235,9 @@ class StmtGen(ExprGen):
             i = self.t()
             out.add(ind, f"{i} = {self.ex(args[0])}")
             out.add(ind, f"if {i} < {size}:")
-            if direct and isinstance(getattr(obj, "bytes", None), list) \
-                    and isinstance(getattr(obj, "packets", None), list):
-                out.add(ind + 1, f"{self.g(obj.bytes, 'XB')}[{i}] += C.nbytes")
-                out.add(ind + 1, f"{self.g(obj.packets, 'XP')}[{i}] += 1")
+            if direct and isinstance(getattr(obj, "cells", None), list):
+                # one packed cell (``counters.pack_cell``): bytes and a packet in one addition
+                out.add(ind + 1, f"{self.g(obj.cells, 'XC')}[{i}] += C.nbytes + {ONE_PACKET}")
             else:
                 out.add(ind + 1, f"{g}.count({i}, C.nbytes)")
             return

@@ -238,8 +238,7 @@ class TableState:
                 self._reacquire(e)
                 raise
         if te.HasField("counter_data"):
-            e.counter[0] = te.counter_data.byte_count
-            e.counter[1] = te.counter_data.packet_count
+            e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
         e.meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
         if not e.is_const:
             self._store_msg(e, te)
