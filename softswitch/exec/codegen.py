@@ -378,7 +378,9 @@ class Compiler(StmtGen):
         self._new_locals(lname, out)
         if ctl is self.p.deparser:
             out.add(1, "OUT = []")
+            self.emit_arrays = {}
             self.block(ctl.body, out, 1)
+            self.emit_arrays = None
             out.add(1, "return OUT")
         else:
             out.add(1, "try:")

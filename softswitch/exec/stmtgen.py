@@ -485,8 +485,25 @@ class StmtGen(ExprGen):
         if not isinstance(t, ir.HeaderT):
             raise compile_error(s.loc, "unsupported: emit of a non-header")
         h = self.t()
-        out.add(ind, f"{h} = {self.ex(s.header)}")
-        out.add(ind, f"if {h}.valid:")
+        e = s.header
+        plain = all(type(n) in (ir.Member, ir.Var, ir.Const) or (type(n) is ir.StackIndex and type(n.index) is ir.Const)
+                    for n in ir.iter_nodes(e))  # attribute and constant-index reads only
+        code = self.ex(e)
+        arrs = getattr(self, "emit_arrays", None)
+        if arrs is not None and ind == 1 and isinstance(e, ir.StackIndex) and isinstance(e.index, ir.Const):
+            # the deparser's top level (it cannot write the headers): a stack's element list
+            # bound once for all its emits
+            stack = self.ex(e.stack)
+            if stack not in arrs:
+                arrs[stack] = self.t()
+                out.add(ind, f"{arrs[stack]} = {stack}.arr")
+            code = f"{arrs[stack]}[{e.index.value}]"
+        if plain:  # named only when valid (most headers of a packet are not)
+            out.add(ind, f"if {code}.valid:")
+            out.add(ind + 1, f"{h} = {code}")
+        else:
+            out.add(ind, f"{h} = {code}")
+            out.add(ind, f"if {h}.valid:")
         if t.varbit is not None:
             size = f"({t.width} + {h}.vbw) // 8"
             out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")
