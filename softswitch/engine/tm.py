@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from softswitch.contract import TmItem
 
 NB_PRIORITIES = 8
+_NOT_A_PRIORITY = -NB_PRIORITIES  # bits that are never set in 0..NB_PRIORITIES - 1 (any negative has them)
+assert NB_PRIORITIES & (NB_PRIORITIES - 1) == 0
 DEFAULT_QUEUE_DEPTH = 64  # packets, bmv2 simple_switch's default egress buffer capacity
 DEFAULT_QUEUE_RATE = 0  # packets/s; 0 means unlimited, as in bmv2
 QUANTUM = 16  # packets served from one port before the next port's turn
@@ -165,7 +167,7 @@ class TrafficManager:
         """Queue ``item`` on its egress port and priority; False (and counted) when tail-dropped."""
         pq = self.ports.get(item.egress_port) or self.port(item.egress_port)
         pri = item.priority
-        if not 0 <= pri < NB_PRIORITIES:
+        if pri & _NOT_A_PRIORITY:  # outside 0..NB_PRIORITIES - 1 (a power of two)
             pri = NB_PRIORITIES - 1 if pri > 0 else 0
         q = pq.queues[pri]
         items = q.items
@@ -188,7 +190,8 @@ class TrafficManager:
             self._ready.append(pq)
             pq.link_free_us = max(pq.link_free_us, now_us)  # an idle link banks no slots
         pq.count += 1
-        pq.mask |= 1 << pri
+        if not n:  # the queue was empty (its bit is set exactly while it holds a packet)
+            pq.mask |= 1 << pri
         self.total += 1
         return True
 

@@ -25,6 +25,7 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.exec.stmtgen import StmtGen
 from softswitch.frontend import ir
+from softswitch.runtime.counters import ONE_PACKET
 
 __all__ = ["CompileError", "CompiledBlocks", "Compiler", "Resources"]
 
@@ -96,6 +97,16 @@ def _dispatch_states(prs: ir.Parser) -> list[str]:
 
 
 MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers
+
+# key expressions whose evaluation can do nothing but compute a value: no call, no stack access
+# (an index can be out of range), no division; a table whose keys are all such can skip them
+_PURE_KEY_NODES = (ir.Const, ir.Var, ir.ActionParam, ir.Member, ir.TupleElem, ir.Slice, ir.Unary,
+                   ir.Binary, ir.Concat, ir.Cast, ir.Mux, ir.IsValid)
+
+
+def _pure_key(k) -> bool:
+    return all(type(n) in _PURE_KEY_NODES and not (type(n) is ir.Binary and n.op in ("/", "%"))
+               for n in ir.iter_nodes(k.expr))
 
 
 class Compiler(StmtGen):
@@ -228,7 +239,18 @@ class Compiler(StmtGen):
         if inline is not None:
             self._inline_lookup(ts, inline, keys[0], sel[2:] or "0", (aid, args, entry), g, out, ind)
         else:
-            out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
+            occupied = None if (sel or self.trace or not all(map(_pure_key, tbl.match_keys))) \
+                else ts.occupancy()
+            if occupied is not None:
+                # no entries: the default action without building the key (a key that only
+                # reads fields has nothing else to do); an entry makes the test true at once
+                test = self.g(occupied[0], "TO") + occupied[1]
+                out.add(ind, f"if {test}:")
+                out.add(ind + 1, f"{aid}, {args}, {entry} = {g}.lookup({key})")
+                out.add(ind, "else:")
+                out.add(ind + 1, f"{aid}, {args}, {entry} = {g}.default_hit")
+            else:
+                out.add(ind, f"{aid}, {args}, {entry} = {g}.lookup({key}{sel})")
         if self.trace:
             out.add(ind, f"TR('table {tbl.name}: ' + ('hit entry ' + _entry_text({entry}) if {entry} is not None else 'miss')"
                          f" + ' key=' + _key_text({key}) + ' -> ' + ANAMES.get({aid}, str({aid})) + _key_text({args}))")
@@ -237,8 +259,8 @@ class Compiler(StmtGen):
             hit_lines.append(f"{entry}.since_ns = {self.g(time.monotonic_ns, 'MONO')}()")
         if tbl.counters:
             self.res.extern(tbl.counters)  # must exist; its cells are on the entries
-            c = self.t()  # DirectCounterState.count, inline (the entry is not None here)
-            hit_lines += [f"{c} = {entry}.counter", f"{c}[0] += C.nbytes", f"{c}[1] += 1"]
+            # DirectCounterState.count, inline (the entry is not None here): one packed cell
+            hit_lines.append(f"{entry}.cnt += C.nbytes + {ONE_PACKET}")
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)
@@ -356,7 +378,9 @@ class Compiler(StmtGen):
         self._new_locals(lname, out)
         if ctl is self.p.deparser:
             out.add(1, "OUT = []")
+            self.emit_arrays = {}
             self.block(ctl.body, out, 1)
+            self.emit_arrays = None
             out.add(1, "return OUT")
         else:
             out.add(1, "try:")

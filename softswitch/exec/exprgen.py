@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from softswitch.exec import hashes, layout
-from softswitch.exec.usage import field_written_headers, tracked_header
+from softswitch.exec.usage import extract_only_headers, field_written_headers, tracked_header
 from softswitch.frontend import ir
 
 PE_PACKET_TOO_SHORT = 1
@@ -96,6 +96,7 @@ class ExprGen:
         # while they are invalid and clean: ``usage.field_written_headers``)
         self.hdr_t = program.parser.params[1].type
         self.dirty_tracked = field_written_headers(program)
+        self.extract_only = extract_only_headers(program)
         # a store inside ``if (hdr.h.isValid())`` needs no mark: h was valid earlier in this
         # packet, so it is still valid or something made it invalid, and setInvalid and copy_from
         # (the only ways a plain header becomes invalid) set the flag themselves.  Not for stack

@@ -169,7 +169,8 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L = [f"class {name}:",
          f"    \"\"\"header {t.name}\"\"\"",
          # dirty: set by the generated code when a field is stored or the header is set invalid
-         # (``usage.field_written_headers``), so the reset can skip a clean invalid header
+         # (``usage.field_written_headers``), and whenever it becomes valid (extract, setValid,
+         # copy_from), so the reset tests one flag and skips a clean invalid header
          f"    __slots__ = {tuple(['valid', 'dirty'] + state)!r}",
          f"    P4NAME = {t.name!r}",
          f"    NBYTES = {nbytes}",
@@ -188,7 +189,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += [f"        self.{a}.copy_from(o.{a})" if a in nested else f"        self.{a} = o.{a}" for a in state]
     L += ["    def set_valid(self):",
           "        if not self.valid:",
-          "            self.valid = True"]
+          "            self.valid = self.dirty = True"]
     L += _zero_lines(state, zero, "            ")
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
@@ -348,9 +349,10 @@ def header_struct(t: ir.HeaderT):
 
 
 def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off: str,
-                        tmp: str) -> list[str]:
+                        tmp: str, mark: bool = True) -> list[str]:
     """Lines setting every field of ``target`` from ``data`` at ``off`` with the struct
-    ``st_name`` (from ``header_struct``); temporaries are named ``tmp`` + a number."""
+    ``st_name`` (from ``header_struct``); temporaries are named ``tmp`` + a number.  ``mark``:
+    set ``dirty`` with ``valid`` (a valid header is always dirty, see ``recycle.make_reset``)."""
     segs = _segments(t)
     words = [f"{tmp}{i}" for i in range(sum(len(s.codes) for s in segs))]
     lines = [", ".join(words) + ("," if len(words) == 1 else "") + f" = {st_name}.unpack_from({data}, {off})"]
@@ -372,7 +374,7 @@ def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off
         total = s.bits
         for attr, w, kind, shift in s.fields:
             lines.append(f"{target}.{attr} = {_field_expr(sv, w, kind, shift, total)}")
-    lines.append(f"{target}.valid = True")
+    lines.append(f"{target}.valid = {target}.dirty = True" if mark else f"{target}.valid = True")
     return lines
 
 

@@ -87,16 +87,26 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
         raise _Unsupported(f"{cls.__name__} has no __slots__")
     var = f"r{counter[0]}"
     counter[0] += 1
-    lines.append(f"    {var} = {path}")
     ind = "    "
     slots = _slot_names(cls)
     if when_valid or when_dirty:
         if "valid" not in slots or (when_dirty and "dirty" not in slots):
             raise _Unsupported(f"{cls.__name__} is not a header")
-        lines.append(f"    if {var}.valid or {var}.dirty:" if when_dirty else f"    if {var}.valid:")
+        # a valid header is always dirty (extract, setValid, copy_from and make set both); the
+        # object is named only when it needs resetting (most headers of a packet are invalid),
+        # unless it holds more than scalars (their lines are written at the outer level)
+        flag = "dirty" if when_dirty else "valid"
+        if all(isinstance(getattr(obj, a, None), (int, bool, type(None))) for a in slots):
+            lines.append(f"    if {path}.{flag}:")
+            lines.append(f"        {var} = {path}")
+        else:
+            lines.append(f"    {var} = {path}")
+            lines.append(f"    if {var}.{flag}:")
         ind = "        "
         if not when_dirty and "dirty" in slots:
             skip = skip | {"dirty"}  # an extract-only header is never marked: its flag stays False
+    else:
+        lines.append(f"    {var} = {path}")
     zeros: dict[str, list[str]] = {}
     for attr in _slot_names(cls):
         if not hasattr(obj, attr):
@@ -113,8 +123,10 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
         elif type(val) is list:
             # a header stack's elements: push/pop may have replaced them, so reset each one in
             # place by position (same class, as the class always fills the list the same way)
+            lst = f"{var}_{attr}"
+            lines.append(f"    {lst} = {var}.{attr}")
             for i, elem in enumerate(val):
-                _reset_lines(elem, f"{var}.{attr}[{i}]", lines, ns, seen, counter, when_valid=lazy_elements,
+                _reset_lines(elem, f"{lst}[{i}]", lines, ns, seen, counter, when_valid=lazy_elements,
                              when_dirty=dirty_elements)
             n = len(val)
             lines.append(f"    if len({var}.{attr}) != {n}:")

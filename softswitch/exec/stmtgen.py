@@ -15,6 +15,7 @@ from softswitch.exec.exprgen import (
     compile_error,
 )
 from softswitch.frontend import ir
+from softswitch.runtime.counters import ONE_PACKET
 
 # A P4 for loop that has not ended after this many rounds drops the packet (as a failed assert
 # does): P4 loops over header stacks and bit<W> counters end far sooner.
@@ -234,10 +235,9 @@ class StmtGen(ExprGen):
             i = self.t()
             out.add(ind, f"{i} = {self.ex(args[0])}")
             out.add(ind, f"if {i} < {size}:")
-            if direct and isinstance(getattr(obj, "bytes", None), list) \
-                    and isinstance(getattr(obj, "packets", None), list):
-                out.add(ind + 1, f"{self.g(obj.bytes, 'XB')}[{i}] += C.nbytes")
-                out.add(ind + 1, f"{self.g(obj.packets, 'XP')}[{i}] += 1")
+            if direct and isinstance(getattr(obj, "cells", None), list):
+                # one packed cell (``counters.pack_cell``): bytes and a packet in one addition
+                out.add(ind + 1, f"{self.g(obj.cells, 'XC')}[{i}] += C.nbytes + {ONE_PACKET}")
             else:
                 out.add(ind + 1, f"{g}.count({i}, C.nbytes)")
             return
@@ -402,7 +402,7 @@ class StmtGen(ExprGen):
             put(attr, w, kind, f"{shift} + {n}")
             shift += w
         out.add(ind, f"{hv}.vbw = {n}")
-        out.add(ind, f"{hv}.valid = True")
+        out.add(ind, f"{hv}.valid = {hv}.dirty = True")
         out.add(ind, f"off += {nb}")
         if post:
             out.add(ind, post)
@@ -447,15 +447,20 @@ class StmtGen(ExprGen):
             raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
         nb = t.width // 8
         hv = self.t()
+        # valid implies dirty (one flag for the reset to test), except for a header only extract
+        # writes: its reset tests ``valid`` and never looks at ``dirty``
+        root = h.stack if isinstance(h, ir.StackNext) else h
+        mark = not (isinstance(root, ir.Member) and isinstance(root.expr, ir.Var) and root.expr.type == self.hdr_t
+                    and root.field in self.extract_only)
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
         if nb:  # struct codes per byte-aligned field group: no header-wide integer
             stn = self.g(layout.header_struct(t), "ST")
-            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_"):
+            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_", mark):
                 out.add(ind, line)
         else:
-            out.add(ind, f"{hv}.valid = True")
+            out.add(ind, f"{hv}.valid = {hv}.dirty = True" if mark else f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
         if post:
             out.add(ind, post)
@@ -480,8 +485,25 @@ class StmtGen(ExprGen):
         if not isinstance(t, ir.HeaderT):
             raise compile_error(s.loc, "unsupported: emit of a non-header")
         h = self.t()
-        out.add(ind, f"{h} = {self.ex(s.header)}")
-        out.add(ind, f"if {h}.valid:")
+        e = s.header
+        plain = all(type(n) in (ir.Member, ir.Var, ir.Const) or (type(n) is ir.StackIndex and type(n.index) is ir.Const)
+                    for n in ir.iter_nodes(e))  # attribute and constant-index reads only
+        code = self.ex(e)
+        arrs = getattr(self, "emit_arrays", None)
+        if arrs is not None and ind == 1 and isinstance(e, ir.StackIndex) and isinstance(e.index, ir.Const):
+            # the deparser's top level (it cannot write the headers): a stack's element list
+            # bound once for all its emits
+            stack = self.ex(e.stack)
+            if stack not in arrs:
+                arrs[stack] = self.t()
+                out.add(ind, f"{arrs[stack]} = {stack}.arr")
+            code = f"{arrs[stack]}[{e.index.value}]"
+        if plain:  # named only when valid (most headers of a packet are not)
+            out.add(ind, f"if {code}.valid:")
+            out.add(ind + 1, f"{h} = {code}")
+        else:
+            out.add(ind, f"{h} = {code}")
+            out.add(ind, f"if {h}.valid:")
         if t.varbit is not None:
             size = f"({t.width} + {h}.vbw) // 8"
             out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")

@@ -10,6 +10,23 @@ UNIT_BYTES = p4info_pb2.CounterSpec.BYTES
 UNIT_PACKETS = p4info_pb2.CounterSpec.PACKETS
 UNIT_BOTH = p4info_pb2.CounterSpec.BOTH
 
+# A counter cell holds both counts in one int, ``packets * 2**64 + bytes`` (bytes as a signed
+# 64-bit value, as P4Runtime's int64 carries it): the data plane counts a packet of n bytes with
+# one addition, ``cell += n + ONE_PACKET``.
+ONE_PACKET = 1 << 64
+_M64 = ONE_PACKET - 1
+_H63 = 1 << 63
+
+
+def pack_cell(nbytes: int, npackets: int) -> int:
+    return (npackets << 64) + nbytes
+
+
+def unpack_cell(cell: int) -> tuple[int, int]:
+    """(bytes, packets) of a packed counter cell."""
+    b = ((cell + _H63) & _M64) - _H63
+    return b, (cell - b) >> 64
+
 
 def fill_counter_data(out: p4runtime_pb2.CounterData, unit: int, nbytes: int, npackets: int) -> None:
     """Report only what the counter's unit counts (P4Runtime leaves the other field 0)."""
@@ -20,21 +37,32 @@ def fill_counter_data(out: p4runtime_pb2.CounterData, unit: int, nbytes: int, np
 
 
 class CounterState:
-    """A ``counter(N, type)`` array. ``bytes``/``packets`` are plain lists the data plane may read."""
+    """A ``counter(N, type)`` array. ``cells`` is the plain list of packed cells (``pack_cell``)
+    the generated code adds to in place; ``bytes``/``packets`` are copies for readers."""
 
     def __init__(self, info: p4info_pb2.Counter) -> None:
         self.id = info.preamble.id
         self.name = info.preamble.name
         self.unit = info.spec.unit
         self.size = int(info.size)
-        self.bytes = [0] * self.size
-        self.packets = [0] * self.size
+        self.cells = [0] * self.size
+
+    @property
+    def bytes(self) -> list[int]:
+        return [unpack_cell(c)[0] for c in self.cells]
+
+    @property
+    def packets(self) -> list[int]:
+        return [unpack_cell(c)[1] for c in self.cells]
+
+    def get(self, index: int) -> tuple[int, int]:
+        """(bytes, packets) of one cell."""
+        return unpack_cell(self.cells[index])
 
     def count(self, index: int, nbytes: int) -> None:
         """Data plane: count one packet of ``nbytes`` at ``index``; out of range is a no-op (v1model)."""
         if 0 <= index < self.size:
-            self.bytes[index] += nbytes
-            self.packets[index] += 1
+            self.cells[index] += nbytes + ONE_PACKET
 
     def check_index(self, index: int) -> None:
         if not 0 <= index < self.size:
@@ -43,12 +71,10 @@ class CounterState:
     def write(self, index: int | None, nbytes: int, npackets: int) -> None:
         """Control plane: set one cell, or every cell when ``index`` is None."""
         if index is None:
-            self.bytes[:] = [nbytes] * self.size
-            self.packets[:] = [npackets] * self.size
+            self.cells[:] = [pack_cell(nbytes, npackets)] * self.size
             return
         self.check_index(index)
-        self.bytes[index] = nbytes
-        self.packets[index] = npackets
+        self.cells[index] = pack_cell(nbytes, npackets)
 
 
 class DirectCounterState:
@@ -64,6 +90,4 @@ class DirectCounterState:
     def count(entry, nbytes: int) -> None:
         """Data plane: count a hit on ``entry`` (as returned by ``TableState.lookup``); None is a miss."""
         if entry is not None:
-            c = entry.counter
-            c[0] += nbytes
-            c[1] += 1
+            entry.cnt += nbytes + ONE_PACKET

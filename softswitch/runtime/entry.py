@@ -5,16 +5,19 @@ from p4.v1 import p4runtime_pb2
 
 from .action_profiles import Group, Member
 from .actions import NO_ACTION_ID
+from .counters import pack_cell, unpack_cell
 from .meters import TrTcm
 
 
 class Entry:
     """One installed entry. ``hit`` is the precomputed lookup answer of a direct-action entry;
-    indirect entries resolve their member/group per packet. ``counter`` is ``[bytes, packets]``
-    of the table's direct counter, ``meter`` the direct meter cell (None = default, GREEN)."""
+    indirect entries resolve their member/group per packet. ``cnt`` is the table's direct
+    counter cell, packed as ``counters.pack_cell`` packs it (the data plane adds to it);
+    ``counter`` reads or sets it as ``[bytes, packets]``; ``meter`` is the direct meter cell
+    (None = default, GREEN)."""
 
     __slots__ = (
-        "counter",
+        "cnt",
         "group",
         "hit",
         "idle_seq",
@@ -41,7 +44,7 @@ class Entry:
         self.member: Member | None = None
         self.group: Group | None = None
         self.oneshot = False
-        self.counter = [0, 0]
+        self.cnt = 0
         self.meter: TrTcm | None = None
         self.msg = p4runtime_pb2.TableEntry()
         self.is_const = False
@@ -52,6 +55,15 @@ class Entry:
         self.mask = 0
         self.value = 0
         self.ranges: tuple | None = None
+
+    @property
+    def counter(self) -> list[int]:
+        """``[bytes, packets]`` of the direct counter cell (a copy: set it whole)."""
+        return list(unpack_cell(self.cnt))
+
+    @counter.setter
+    def counter(self, value) -> None:
+        self.cnt = pack_cell(value[0], value[1])
 
     def resolve(self, sel_hash: int) -> tuple[int, tuple[int, ...], Entry]:
         """Answer of an indirect entry: its member's action, or one member of its group."""

@@ -231,8 +231,7 @@ class SwitchState:
             if table.direct_counter is None:
                 raise invalid(f"table '{table.name}' has no direct counter")
             e = table.find(dce.table_entry)
-            e.counter[0] = dce.data.byte_count
-            e.counter[1] = dce.data.packet_count
+            e.counter = [dce.data.byte_count, dce.data.packet_count]
         elif kind == "meter_entry":
             self._only_modify(utype, "meter entries")
             me = ent.meter_entry
@@ -341,7 +340,7 @@ class SwitchState:
             c = e.counter_entry
             c.counter_id = st.id
             c.index.index = i
-            fill_counter_data(c.data, st.unit, st.bytes[i], st.packets[i])
+            fill_counter_data(c.data, st.unit, *st.get(i))
             out.append(e)
         return out
 

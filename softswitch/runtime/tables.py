@@ -101,6 +101,16 @@ class TableState:
             return InlineIndex("exact", self._index.d1.get, None)
         return InlineIndex("lpm", None, self._index)
 
+    def occupancy(self) -> tuple[object, str] | None:
+        """For generated code: an object and an attribute suffix (``""`` or ``".walk"``) whose
+        value is true exactly while the table holds an entry (``lookup`` can only return the
+        default otherwise); None for a table without key fields."""
+        if isinstance(self._index, ExactIndex):
+            return self._index.d, ""
+        if isinstance(self._index, TupleSpaceIndex):
+            return self._index, ".walk"
+        return None
+
     def _make_lookup(self):
         if self._index is None:
             table = self
@@ -228,8 +238,7 @@ class TableState:
                 self._reacquire(e)
                 raise
         if te.HasField("counter_data"):
-            e.counter[0] = te.counter_data.byte_count
-            e.counter[1] = te.counter_data.packet_count
+            e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
         e.meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
         if not e.is_const:
             self._store_msg(e, te)

@@ -9,6 +9,7 @@ path builds fresh objects for each packet and is the reference."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,7 @@ def test_recycled_objects_read_as_fresh_ones_after_every_kind_of_write():
     assert ".dirty" in pl.blocks.source
     # stores inside `if (h.v.isValid())` and `if (h.u.isValid() ...)` carry no mark (v's one
     # mark is its setInvalid's)
+    assert re.search(r"\.valid = _t\w+\.dirty = True", pl.blocks.source)  # extract's
     assert pl.blocks.source.count("H.f_v.dirty = True") == 1 and "H.f_u.dirty = True" not in pl.blocks.source
     assert _run(pl, 5, 500) > 150
     assert pl._pool, "the loop's objects were put back for reuse"
@@ -78,6 +80,19 @@ def test_without_the_marks_the_reset_would_be_wrong(monkeypatch):
     code (the reset still skipping clean invalid headers) reads an earlier packet's values."""
     monkeypatch.setattr(ExprGen, "dirty_header", lambda self, e: None)
     pl = Rig(PROG).pipeline
-    assert pl._tracked and ".dirty = True" not in pl.blocks.source.split("def parse")[1]
+    marks = re.findall(r"^ *\S+\.dirty = True$", pl.blocks.source.split("def parse")[1], re.MULTILINE)
+    assert pl._tracked and not marks  # only extract's `valid = dirty = True` is left
+    with pytest.raises(AssertionError):
+        _run(pl, 5, 500)
+
+
+def test_without_the_extract_marks_the_reset_would_be_wrong(monkeypatch):
+    """A valid header is dirty too (extract and setValid set both), so the reset tests one flag:
+    the same program with extract setting ``valid`` alone (as for a header only extract writes)
+    keeps an earlier packet's headers valid."""
+    import softswitch.exec.exprgen as eg
+    monkeypatch.setattr(eg, "extract_only_headers", lambda p: frozenset(f.name for f in p.parser.params[1].type.fields))
+    pl = Rig(PROG).pipeline
+    assert pl._tracked and not re.search(r"\.valid = _t\w+\.dirty = True", pl.blocks.source)
     with pytest.raises(AssertionError):
         _run(pl, 5, 500)

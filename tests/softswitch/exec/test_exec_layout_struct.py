@@ -36,7 +36,7 @@ def compile_pair(t: ir.HeaderT):
     old += layout.unpack_lines(t, "h", "v", "    ")
     old += ["def old_emit(h):", f"    return ({layout.pack_expr(t, 'h')}).to_bytes({nb}, 'big')"]
     new = ["def new_extract(h, data, off):"]
-    new += ["    " + line for line in layout.unpack_struct_lines(t, "h", "ST", "data", "off", "_w")]
+    new += ["    " + line for line in layout.unpack_struct_lines(t, "h", "ST", "data", "off", "_w", mark=False)]
     lines, expr = layout.pack_struct_lines(t, "h", "ST", "_p")
     new += ["def new_emit(h):"] + ["    " + line for line in lines] + [f"    return {expr}"]
     ns = {"ST": st}
