@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 
 from mrc_fabric.demo import demo_link_defaults
-from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic
-from mrc_fabric.scenarios.report import late_lines
+from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, late_lines, run_traffic
 from mrc_fabric.targets import DEFAULT_TARGET
 
 

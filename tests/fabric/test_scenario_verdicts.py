@@ -15,10 +15,12 @@ from mrc_fabric.scenarios.agent import OutFlow, ev_verdicts
 from mrc_fabric.scenarios.report import _verdicts, verdict_lines
 
 
-def _retired_pair():
+def _retired_pair(late_srtts: int = 0):
     paths = [PathSpec() for _ in range(4)]
     paths[0].down = [(0, None)]
     p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none"), buf_len=1 << 20)
+    if late_srtts:
+        p.qa.requester.LATE_SRTTS = late_srtts
     p.a.post_write(p.qa, 1, random.Random(3).randbytes(256 * 1024), p.mr.base_va, p.mr.rkey, None)
     end = 5_000_000
     while p.qa.evset.prof.states[0] is not EvState.ASSUMED_BAD:
@@ -50,3 +52,29 @@ def test_a_quiet_retirement_carries_its_evidence_to_the_report():
     [line] = verdict_lines({"ev_verdicts": [m]})
     assert f"quiet flow 3 ->h2 QP {p.qa.qpn:#x} EV 0" in line and f"PSN {a['psn']}" in line
     assert "responder: dup on EV 2 at +0.0 ms after its send" in line and "probe" in line
+
+
+def test_a_packet_that_held_its_flow_reaches_the_report_with_its_resends():
+    """``late_deliveries`` (agent) -> ``_late`` / ``late_lines`` (report): the packet the dead path lost
+    held the cumulative ACK; it is kept with its first EV, its resend (cause, EV of the copy resent) and
+    run-relative times, longest first."""
+    from mrc_fabric.scenarios.agent import late_deliveries
+    from mrc_fabric.scenarios.report import _late, late_lines
+
+    p = _retired_pair(late_srtts=1)  # the lost packet's resend arrives ~2 srtts after its first send here
+    end = p.net.now + 5_000_000
+    while len(p.done) < 1:
+        assert p.net.now < end, "the write never completed"
+        p.net.run(until_ns=p.net.now + 1000)
+        p.pump()
+    f = OutFlow(3, "h2", 256 * 1024, 1, 1, qps=[p.qa])
+    t0 = 100
+    late = late_deliveries({3: f}, t0)
+    held = _late([{"late_deliveries": late}])
+    assert held and all(v["held_cum_ack"] for v in held)
+    assert [v["delivery_ns"] for v in held] == sorted((v["delivery_ns"] for v in held), reverse=True)
+    v = held[0]
+    assert (v["flow"], v["dst"], v["qpn"], v["first_ev"]) == (3, "h2", p.qa.qpn, 0) and v["last_ev"] != 0
+    assert v["resends"][0][1:] == ["rack", 0] and v["t_ns"] - v["first_sent_ns"] == v["delivery_ns"]
+    [line] = late_lines({"late_deliveries": held}, 1)
+    assert f"PSN {v['psn']}" in line and "on EV 0" in line and "rack on EV 0 at +" in line
