@@ -321,16 +321,12 @@ class Fabric:
                               f"own and the fabric emulates it with the netem qdisc, which is not available here "
                               f"({e}); use a target with has_link_delay or drop delay_us") from None
 
-    def kernel_drops(self) -> dict[str, int]:
-        """Per softswitch: frames its ports' sockets lost in the kernel before the pipeline saw them
-        (``PACKET_STATISTICS``); a switch that does not answer is left out (bmv2: not available)."""
-        return self.outside_drops()["kernel_rx_drops"]
-
     def outside_drops(self) -> dict[str, dict[str, int]]:
-        """Per softswitch, from one ``port_stats`` read: ``kernel_rx_drops`` (as :meth:`kernel_drops`)
-        and ``queue_tail_drops``, frames its traffic manager tail-dropped because a priority queue was
-        full after the pipeline had admitted them (the program's early drop acts on its own estimate of
-        the queue, which can lag the real one).  A switch that does not answer is left out; a target
+        """Per softswitch, from one ``port_stats`` read: ``kernel_rx_drops``, frames its ports' sockets
+        lost in the kernel before the pipeline saw them (``PACKET_STATISTICS``), and
+        ``queue_tail_drops``, frames its traffic manager tail-dropped because a priority queue was full
+        after the pipeline had admitted them (the program's early drop acts on its own estimate of the
+        queue, which can lag the real one).  A switch that does not answer is left out; a target
         without ``port_stats`` (bmv2) gives empty maps."""
         from softswitch.engine.control import send_command
 
