@@ -321,30 +321,31 @@ _VERDICT_TIMES = ("t_ns", "sent_ns", "ev_rack_ts_ns", "ev_trim_ts_ns", "rack_ts_
                   "probe_sent_ns")
 
 
-def late_deliveries(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:
-    """Packets our QPs saw delivered ``Requester.LATE_SRTTS`` srtts or more after their first send
-    (``Requester.late``: each with its resends, their causes and the EVs of the copies resent), with the
-    flow, QP and peer QP; send and delivery times since the run's start (t0)."""
+def _qp_records(outflows: dict[int, OutFlow], t0: int, attr: str, times: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The records our QPs' requesters keep in ``attr``, each with the flow, QP and peer QP, its
+    ``times`` (ns since boot) made run-relative (since t0); durations stay as they are (ns)."""
     out = []
     for f in outflows.values():
         for qp in f.qps:
-            for v in qp.requester.late:
-                out.append({**v, "first_sent_ns": v["first_sent_ns"] - t0, "t_ns": v["t_ns"] - t0,
-                            "flow": f.fid, "dst": f.dst, "qpn": qp.qpn, "peer_qpn": qp.remote.qpn})
-    return sorted(out, key=lambda d: d["t_ns"])
+            for v in getattr(qp.requester, attr, ()):
+                d = {k: (x - t0 if k in times and isinstance(x, int) and x >= 0 else x) for k, x in v.items()}
+                d.update(flow=f.fid, dst=f.dst, qpn=qp.qpn, peer_qpn=qp.remote.qpn)
+                out.append(d)
+    return out
+
+
+def late_deliveries(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:
+    """Packets our QPs saw delivered ``Requester.LATE_SRTTS`` srtts or more after their first send
+    (``Requester.late``: each with its resends, their causes and the EVs of the copies resent), in
+    delivery order."""
+    return sorted(_qp_records(outflows, t0, "late", ("first_sent_ns", "t_ns")), key=lambda d: d["t_ns"])
 
 
 def ev_verdicts(outflows: dict[int, OutFlow], t0: int) -> list[dict[str, Any]]:
-    """The EV retirements our QPs decided (``MrcRequester.verdicts``: the verdict and its evidence), with
-    the flow, QP and peer QP; times since the run's start (t0), durations as they are (ns)."""
-    out = []
-    for f in outflows.values():
-        for qp in f.qps:
-            for v in getattr(qp.requester, "verdicts", ()):
-                d = {k: (x - t0 if k in _VERDICT_TIMES and isinstance(x, int) and x >= 0 else x) for k, x in v.items()}
-                d.update(flow=f.fid, dst=f.dst, qpn=qp.qpn, peer_qpn=qp.remote.qpn)
-                out.append(d)
-    return sorted(out, key=lambda d: d.get("retired_ns") or d.get("t_ns") or 0)
+    """The EV retirements our QPs decided (``MrcRequester.verdicts``: the verdict and its evidence), in
+    the order they were decided."""
+    return sorted(_qp_records(outflows, t0, "verdicts", _VERDICT_TIMES),
+                  key=lambda d: d.get("retired_ns") or d.get("t_ns") or 0)
 
 
 def main() -> int:
