@@ -104,11 +104,10 @@ class MrcRequester(Requester):
                 if j >= 0:
                     i = j
             elif i == pkt.ev:
-                # [ours] not on the path that lost or trimmed it when another can take it: a path found
-                # lossy only by this verdict is not suspect yet (_lose), and a resend on a dead path is
-                # lost again a detection round later (seen in the demo: +1 RTT for that QP); a trimmed
-                # packet resent into the queue that trimmed it was trimmed again and again (the fabric
-                # bench: one PSN trimmed 4 times in a row on one EV, holding its flow for 4 srtts)
+                # [ours] not on the path that lost it when another can take it: a path found lossy
+                # only by this verdict is not suspect yet (_lose), and a resend on a dead path is
+                # lost again a detection round later (seen in the demo: +1 RTT for that QP).  (A trimmed
+                # packet takes _other_ev above instead, which can also wait for another path's port.)
                 j = self.evset.pick(port_ok)
                 if j >= 0 and j != pkt.ev:
                     i = j

@@ -276,14 +276,13 @@ class Requester(QpSide):
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
         """Policy: a data packet just left (loss detection bookkeeping)."""
 
-    def _count_retx(self, cause: str, pkt: _Pkt | None = None, now_ns: int = 0) -> None:
-        """Count a resend by its cause; with ``pkt``, also keep it in the packet's history (before the
-        resend goes out, so the EV kept is the one of the copy that was trimmed or lost)."""
-        if pkt is not None:
-            if pkt.hist is None:
-                pkt.hist = []
-            if len(pkt.hist) < HIST_MAX:
-                pkt.hist.append([now_ns - pkt.first_sent_ns, cause, pkt.ev])
+    def _count_retx(self, cause: str, pkt: _Pkt, now_ns: int) -> None:
+        """Count a resend of ``pkt`` by its cause and keep it in the packet's history (before the resend
+        goes out, so the EV kept is the one of the copy that was trimmed or lost)."""
+        if pkt.hist is None:
+            pkt.hist = []
+        if len(pkt.hist) < HIST_MAX:
+            pkt.hist.append([now_ns - pkt.first_sent_ns, cause, pkt.ev])
         c = self.counters
         if cause == "timeout":
             c.retx_timeout += 1
