@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from . import usid as U
 from .plan import EvDirectMap, FabricPlan, HostRoute, HostRouteGroup, OwnUsid, RouteUsid, SwitchPlan
 
 SRV6_FIELDS = (32, 16, 16, 16, 16)
@@ -183,9 +184,9 @@ class Hop:
     out_port: int
 
 
-def _route_usid(sp: SwitchPlan, top48: int) -> RouteUsid | None:
+def _route_usid(sp: SwitchPlan, top: int) -> RouteUsid | None:
     for r in sp.of(RouteUsid):
-        if int(ipaddress.IPv6Network(r.prefix).network_address) >> 80 == top48:
+        if U.top(int(ipaddress.IPv6Network(r.prefix).network_address)) == top:
             return r
     return None
 
@@ -206,9 +207,9 @@ def walk_srv6(plan: FabricPlan, src: str, port: int, dst_addr: bytes) -> tuple[s
             return here.node, here.port, hops
         sp = plan.switches[here.node]
         own = sp.of(OwnUsid)[0]
-        if dst >> 80 == int(ipaddress.IPv6Network(own.prefix).network_address) >> 80:
-            dst = (dst >> 96 << 96) | ((dst << 16) & ((1 << 96) - 1))
-        r = _route_usid(sp, dst >> 80)
+        if U.top(dst) == U.top(int(ipaddress.IPv6Network(own.prefix).network_address)):
+            dst = U.shift(dst)
+        r = _route_usid(sp, U.top(dst))
         if r is None:
             raise EvPlanError(f"{here.node}: no route for {ipaddress.IPv6Address(dst)} (after {hops})")
         hops.append(Hop(here.node, here.port, r.next_hop.port))

@@ -20,6 +20,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from . import usid as U
 from .sidplan import SidPlan, build_sid_plan
 from .topology import CPU_PORT, LinkProps, Topology
 
@@ -69,8 +70,8 @@ class OwnUsid:
 
     @property
     def block_usid(self) -> int:
-        """The 48-bit ``block | uSID`` value (the exact-match key of a uN table)."""
-        return int(ipaddress.IPv6Network(self.prefix).network_address) >> 80
+        """The ``block | uSID`` value (the exact-match key of a uN table, ``usid.TOP_BITS`` wide)."""
+        return U.top(int(ipaddress.IPv6Network(self.prefix).network_address))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
+from . import usid as U
 from .topology import Topology, TopologyError
 
 DEFAULT_BLOCK = "fc00::/32"
 DEFAULT_GID_PREFIX = "fd00:4d52:4300::/64"
-USIDS_PER_CARRIER = 6  # (128 - 32) / 16
+USIDS_PER_CARRIER = U.USIDS_PER_CARRIER
 MAX_HOSTS = 0x7FF
 MAX_PER_PLANE = 0xFF
 
@@ -43,23 +44,16 @@ class SidPlan:
     # -- addresses -----------------------------------------------------------------------------
     @property
     def block_value(self) -> int:
-        """The 32-bit locator block as an integer."""
-        return int(self.block.network_address) >> 96
+        """The locator block as an integer (``USID_BLOCK_BITS`` wide)."""
+        return U.block_of(int(self.block.network_address))
 
     def carrier(self, *usids: int) -> ipaddress.IPv6Address:
         """The uSID carrier ``block | usid1 | usid2 | ...`` zero-filled to 128 bits."""
-        if len(usids) > USIDS_PER_CARRIER:
-            raise ValueError(f"at most {USIDS_PER_CARRIER} uSIDs fit a carrier, got {len(usids)}")
-        v = self.block_value << 96
-        for i, u in enumerate(usids):
-            if not 0 < u <= 0xFFFF:
-                raise ValueError(f"uSID {u!r} out of range 1..0xffff")
-            v |= u << (80 - 16 * i)
-        return ipaddress.IPv6Address(v)
+        return ipaddress.IPv6Address(U.compose(self.block_value, *usids))
 
     def usid_prefix(self, usid: int) -> ipaddress.IPv6Network:
         """The /48 ``block | usid`` that a switch matches (its own uN or a route)."""
-        return ipaddress.IPv6Network((int(self.carrier(usid)), 48))
+        return ipaddress.IPv6Network((int(self.carrier(usid)), U.TOP_BITS))
 
     def host_port_address(self, host: str, port: int) -> ipaddress.IPv6Address:
         """Outer IPv6 address of a host NIC port (the carrier that ends at that port)."""
@@ -114,7 +108,7 @@ def _net(text: str, plen: int, what: str) -> ipaddress.IPv6Network:
 def build_sid_plan(topo: Topology, block: str = DEFAULT_BLOCK,
                    gid_prefix: str = DEFAULT_GID_PREFIX) -> SidPlan:
     """Allocate uSIDs and addresses for ``topo`` (same topology and arguments, same plan)."""
-    blk = _net(block, 32, "locator block")
+    blk = _net(block, U.BLOCK_BITS, "locator block")
     gids = _net(gid_prefix, 64, "GID prefix")
     if blk.overlaps(gids):
         raise TopologyError(f"GID prefix {gids} overlaps the locator block {blk}")

@@ -15,6 +15,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from controller import p4contract as P4
+from controller import usid as U
 from controller.plan import (
     DEFAULT_QUEUE_DEPTH,
     STEV_EV_DIRECT,
@@ -128,7 +129,7 @@ class SimFabric:
         self.ev_direct: dict[str, int] = {}
         for n, sp in plan.switches.items():
             self.own[n] = sp.of(OwnUsid)[0].block_usid
-            self.usid_routes[n] = {int(ipaddress.IPv6Network(r.prefix).network_address) >> 80:
+            self.usid_routes[n] = {U.top(int(ipaddress.IPv6Network(r.prefix).network_address)):
                                    self.ports[(n, r.next_hop.port)] for r in sp.of(RouteUsid)}
             groups = {g.group_id: tuple(self.ports[(n, m.port)] for m in g.members) for g in sp.of(EcmpGroup)}
             gr: dict[bytes, Port | tuple[Port, ...]] = {}
@@ -170,16 +171,16 @@ class SimFabric:
         ports = [first]
         node = first.peer
         dst = int.from_bytes(dst_b, "big")
-        block = dst >> 96
+        block = U.block_of(dst)
         for _ in range(8):
             if node in self.host_index:
                 return Route(tuple(ports), self.host_index[node], ports[-1].peer_port)
-            top = dst >> 80
+            top = U.top(dst)
             if top == self.own[node]:
-                if (dst >> 64) & 0xFFFF == 0:
+                if U.next_usid(dst) == 0:
                     return Route(tuple(ports), drop=DROP_LOCAL_NOT_PROBE, drop_at=node)
-                dst = (block << 96) | ((dst << 16) & ((1 << 96) - 1))
-                top = dst >> 80
+                dst = U.shift(dst)
+                top = U.top(dst)
             p = self.usid_routes[node].get(top)
             if p is None:
                 why = DROP_USID_UNKNOWN if block == self.block else DROP_NO_ROUTE

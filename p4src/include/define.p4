@@ -29,6 +29,10 @@
 #define FL_POSTCARD 1              /* @field_list index preserved into postcard clones */
 #define POSTCARD_TRUNC_BYTES 272   /* packet_in(3) + postcard(20) + the first 249 bytes of the frame */
 
+/* ---- SRv6 uSID carrier (RFC 9800 NEXT-C-SID, the F3216 format) ---------------------------- */
+#define USID_BLOCK_BITS 32     /* locator block: the top bits of the destination address */
+#define USID_BITS 16           /* one uSID; a carrier holds (128 - 32) / 16 = 6 after the block */
+
 typedef bit<9>   port_num_t;
 typedef bit<48>  mac_addr_t;
 typedef bit<32>  ipv4_addr_t;

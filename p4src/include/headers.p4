@@ -178,7 +178,7 @@ struct local_metadata_t {
     bit<8>      srh_segments_to_parse;
 
     /* forwarding state */
-    bit<48>     dst_block_usid;      /* top 48 bits of the IPv6 destination: block + uSID */
+    bit<(USID_BLOCK_BITS + USID_BITS)> dst_block_usid;  /* top of the IPv6 destination: block + uSID */
     bool        skip_forwarding;     /* decided already: dropped, punted or packet-out */
     bool        forwarded;           /* a next hop was chosen: decrement hop limit / TTL */
     bool        usid_local;          /* the carrier (or SRH) ends at this switch */

@@ -33,6 +33,7 @@ from scapy.layers.l2 import Ether
 
 import mrc.wire.layers  # noqa: F401 -- registers the MRC scapy layers for readable failure dumps
 from controller import p4contract as P4
+from controller import usid as U
 from controller.daemon import Controller, Options
 from controller.evplan import Ev, Hop, walk_srv6
 from controller.plan import STEV_ECMP, build_plan
@@ -265,9 +266,8 @@ class FabricTest(P4RuntimeTest):
         for hop in hops:
             if srv6:
                 dst = int.from_bytes(data[DST_OFF:DST_OFF + 16], "big")
-                own = (block << 16) | self.sids.switch_usid[hop.switch]
-                if dst >> 80 == own:
-                    dst = (dst >> 96 << 96) | ((dst << 16) & ((1 << 96) - 1))
+                if U.top(dst) == U.top_of(block, self.sids.switch_usid[hop.switch]):
+                    dst = U.shift(dst)
                     data[DST_OFF:DST_OFF + 16] = dst.to_bytes(16, "big")
             data[HLIM_OFF] -= 1
             peer = self.topo.peer(hop.switch, hop.out_port)

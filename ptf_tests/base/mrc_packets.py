@@ -16,6 +16,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import NoPayload, Packet, Raw
 from scapy.utils import checksum
 
+from controller import usid as U
 from mrc.wire import formats as F
 from mrc.wire.layers import (
     RETH,
@@ -34,13 +35,8 @@ DEFAULT_DEST_QP = 0x12
 
 
 def carrier(block: int, *usids: int) -> str:
-    """uSID carrier: 32-bit block then 16-bit uSIDs, zero-filled, as an IPv6 address string."""
-    if len(usids) > 6:
-        raise ValueError("a 128-bit carrier holds at most 6 uSIDs after a 32-bit block")
-    value = block << 96
-    for i, u in enumerate(usids):
-        value |= u << (80 - 16 * i)
-    return str(ipaddress.IPv6Address(value))
+    """uSID carrier: the block, then the uSIDs, zero-filled, as an IPv6 address string."""
+    return str(ipaddress.IPv6Address(U.compose(block, *usids)))
 
 
 def transport(opcode: int, payload_len: int = 64, dest_qp: int = DEFAULT_DEST_QP, psn: int = 0) -> Packet:

@@ -56,10 +56,11 @@ control srv6_ingress(inout headers_t hdr,
     apply {
         if (hdr.ipv6.isValid() && !lmd.skip_forwarding) {
             bool end_here = false;
-            lmd.dst_block_usid = hdr.ipv6.dst_addr[127:80];
+            lmd.dst_block_usid = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS - USID_BITS];
             if (usid_un.apply().hit) {
-                if (hdr.ipv6.dst_addr[79:64] != 0) {
-                    hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:96] ++ hdr.ipv6.dst_addr[79:0] ++ 16w0;
+                if (hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:128 - USID_BLOCK_BITS - 2 * USID_BITS] != 0) {
+                    hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
+                                        hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
                 } else {
                     end_here = true;
                 }
