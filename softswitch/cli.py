@@ -71,6 +71,13 @@ def _link_rate_spec(text: str) -> tuple[int | None, int]:
     return port, v
 
 
+def _link_bps_spec(text: str) -> tuple[int | None, int]:
+    port, pri, v = _queue_spec(text)
+    if pri is not None:
+        raise argparse.ArgumentTypeError(f"'{text}': a link rate is per port: [PORT:]BITS_PER_S")
+    return port, v
+
+
 def _interface(text: str) -> tuple[int, str]:
     try:
         return parse_interface(text)
@@ -91,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="target options after '--': --grpc-server-addr HOST:PORT (default 0.0.0.0:9559), "
                "--cpu-port N (frames the program sends there become PacketIn; PacketOut enters "
                "ingress on it), --priority-queues N (always 8 here). Runtime control commands: "
-               "set_queue_depth, set_queue_rate, set_link_rate, set_link_delay, port_stats, show_ports, "
+               "set_queue_depth, set_queue_rate, set_link_rate, set_link_bps, set_link_delay, port_stats, show_ports, "
                "switch_stats.")
     p.add_argument("program", nargs="?", metavar="PROG.p4",
                    help="P4_16 v1model source to run at start (P4Info is built from it)")
@@ -116,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--link-rate", action="append", default=[], type=_link_rate_spec, metavar="[P:]PPS",
                    help="link rate in frames/s on port P (or all ports), shared by its 8 priority queues "
                         "(softswitch only: bmv2's rates are per queue, so its classes add up); 0 = none")
+    q.add_argument("--link-bps", action="append", default=[], type=_link_bps_spec, metavar="[P:]BPS",
+                   help="link rate in bits/s on port P (or all ports), shared by its 8 priority queues and "
+                        "charged per byte on the wire (frame + 24 bytes), a truncated frame its own length "
+                        "(softswitch only); 0 = none")
     q.add_argument("--link-delay", action="append", default=[], type=_delay_spec, metavar="[P:]US",
                    help="fixed delay in microseconds added after dequeue on port P (or all ports)")
     q.add_argument("--runtime-addr", metavar="HOST:PORT",
@@ -182,6 +193,7 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         include_dirs=ns.include_dirs, grpc_addr=tns.grpc_server_addr, cpu_port=tns.cpu_port,
         queue_depths=ns.queue_depth, queue_rates=ns.queue_rate, link_delays=ns.link_delay,
         link_rates=ns.link_rate,
+        link_bps=ns.link_bps,
         runtime_addr=ns.runtime_addr,
         trace=bool(ns.log_console or ns.log_file) and (ns.log_level or "trace") == "trace")
     return cfg, ns, warnings
@@ -245,7 +257,7 @@ def run_cli(argv: Sequence[str]) -> int:
     """``softswitch cli``: send one runtime control command and print the answer."""
     p = argparse.ArgumentParser(prog="softswitch cli", description="Runtime control of a running softswitch "
                                 "(started with --runtime-addr). Commands: set_queue_depth DEPTH [PORT [PRIO]], "
-                                "set_queue_rate PPS [PORT [PRIO]], set_link_rate PPS [PORT], set_link_delay US [PORT], "
+                                "set_queue_rate PPS [PORT [PRIO]], set_link_rate PPS [PORT], set_link_bps BPS [PORT], set_link_delay US [PORT], "
                                 "port_stats [PORT], "
                                 "show_ports, switch_stats.")
     p.add_argument("--addr", default=DEFAULT_RUNTIME_ADDR, help=f"HOST:PORT (default {DEFAULT_RUNTIME_ADDR})")

@@ -35,6 +35,7 @@ class SwitchConfig:
     queue_rates: list[tuple[int | None, int | None, int]] = field(default_factory=list)
     link_delays: list[tuple[int | None, int]] = field(default_factory=list)
     link_rates: list[tuple[int | None, int]] = field(default_factory=list)  # shared by a port's 8 queues
+    link_bps: list[tuple[int | None, int]] = field(default_factory=list)  # the same, in bits/s per byte on the wire
     runtime_addr: str | None = None
     trace: bool = False  # per-packet trace through the "softswitch.trace" logger
 
@@ -77,6 +78,8 @@ class Switch:
             self.tm.set_link_delay(delay, port)
         for port, rate in cfg.link_rates:
             self.tm.set_link_rate(rate, port)
+        for port, bps in cfg.link_bps:
+            self.tm.set_link_bps(bps, port)
 
     # ------------------------------------------------------------ pipeline
     def _defines(self) -> dict[str, str]:

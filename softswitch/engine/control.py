@@ -3,7 +3,8 @@
 Request  ``{"cmd": "set_queue_depth", "args": [16, 2]}``  →  reply ``{"ok": true, "result": ...}``
 or ``{"ok": false, "error": "..."}``.  Commands mirror ``simple_switch_CLI``: ``set_queue_depth
 DEPTH [PORT [PRIORITY]]``, ``set_queue_rate PPS [PORT [PRIORITY]]``, plus ``set_link_rate PPS [PORT]``
-(frames/s shared by the port's priority queues), ``set_link_delay US [PORT]``, ``port_stats [PORT]``,
+(frames/s shared by the port's priority queues), ``set_link_bps BPS [PORT]`` (bits/s shared by them,
+charged per byte), ``set_link_delay US [PORT]``, ``port_stats [PORT]``,
 ``show_ports``, ``switch_stats``.
 """
 from __future__ import annotations
@@ -44,6 +45,7 @@ class ControlHandler:
             "set_queue_depth": self._set_queue_depth,
             "set_queue_rate": self._set_queue_rate,
             "set_link_rate": self._set_link_rate,
+            "set_link_bps": self._set_link_bps,
             "set_link_delay": self._set_link_delay,
             "port_stats": self._port_stats,
             "show_ports": self._show_ports,
@@ -71,6 +73,10 @@ class ControlHandler:
     def _set_link_rate(self, args: list) -> None:
         v = _ints(args, 1, 2, "set_link_rate RATE_PPS [PORT]")
         self.loop.tm.set_link_rate(*v)
+
+    def _set_link_bps(self, args: list) -> None:
+        v = _ints(args, 1, 2, "set_link_bps BITS_PER_S [PORT]")
+        self.loop.tm.set_link_bps(*v)
 
     def _set_link_delay(self, args: list) -> None:
         v = _ints(args, 1, 2, "set_link_delay DELAY_US [PORT]")

@@ -359,6 +359,8 @@ class PacketLoop:
                 continue
             if res.__class__ is bytes:
                 port = pq.port
+                if pq.link_us_per_byte and len(res) < item.length:  # truncated in egress (a trimmed packet)
+                    pq.refund(item.length, len(res))
                 if not pq.link_delay_us:  # fast path: into the port's frames of this round
                     frames_out = txq_get(port)
                     if frames_out is not None:
@@ -369,6 +371,8 @@ class PacketLoop:
                         continue
                 transmit(port, res, pq.link_delay_us, now)
                 continue
+            if pq.link_us_per_byte:  # what egress put on this port's wire (nothing if it dropped the packet)
+                pq.refund(item.length, sum(len(f.data) for f in res.frames if f.port == pq.port))
             self._egress_result(res, pq.link_delay_us, now)
         if txq:
             self._send_txq()

@@ -10,7 +10,12 @@ every queue holds packets, so a second traffic class adds capacity instead of sh
 The link rate (``set_link_rate``, softswitch only) is the port's serialisation: one frame per
 1/rate whichever queue it comes from, the highest eligible priority first.  Its clock restarts
 when an idle port gets a packet, and a backlog may catch up slots a late wake-up missed, so its
-average is exact too.
+average is exact too.  A link rate in bits/s (``set_link_bps``, softswitch only) serialises the
+same way but charges each frame its bytes on the wire (frame + ``WIRE_OVERHEAD``): a 100-byte ACK
+then costs a link 1/80 of an 8 KiB data frame instead of a whole frame slot.  The frame is charged
+its length at dequeue; when egress makes it shorter (``truncate``: a trimmed packet) or drops it,
+the packet loop refunds the difference (``PortQueues.refund``), so a trimmed header costs its own
+bytes as on a real switch, where it is serialised after egress.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ assert NB_PRIORITIES & (NB_PRIORITIES - 1) == 0
 DEFAULT_QUEUE_DEPTH = 64  # packets, bmv2 simple_switch's default egress buffer capacity
 DEFAULT_QUEUE_RATE = 0  # packets/s; 0 means unlimited, as in bmv2
 QUANTUM = 16  # packets served from one port before the next port's turn
+WIRE_OVERHEAD = 24  # bytes a frame costs a link beyond its own: preamble + SFD (8), FCS (4), gap (12)
 
 
 @dataclass(slots=True)
@@ -55,8 +61,8 @@ def _interval(rate_pps: int | None) -> float:
 class PortQueues:
     """The 8 priority queues of one egress port plus its fixed link delay."""
 
-    __slots__ = ("count", "direct", "link_delay_us", "link_free_us", "link_interval_us", "link_rate_pps", "mask",
-                 "port", "queues", "rate_pps", "stats")
+    __slots__ = ("count", "direct", "link_bps", "link_delay_us", "link_free_us", "link_interval_us", "link_rate_pps",
+                 "link_us_per_byte", "mask", "port", "queues", "rate_pps", "stats")
 
     def __init__(self, port: int, depth: int, rate_pps: int, link_rate_pps: int = 0) -> None:
         self.port = port
@@ -67,6 +73,8 @@ class PortQueues:
         self.link_delay_us = 0
         self.link_rate_pps = link_rate_pps  # shared by all priorities; 0 = no link limit
         self.link_interval_us = _interval(link_rate_pps)
+        self.link_bps = 0  # shared by all priorities, charged per byte on the wire; 0 = none
+        self.link_us_per_byte = 0.0
         self.link_free_us = -1e18  # when the link can start its next frame
         self.stats = [q.stats for q in self.queues]
         # bit p set when a packet of priority p may go straight to egress while the port is idle
@@ -77,10 +85,22 @@ class PortQueues:
 
     def refresh_direct(self) -> None:
         """Recompute ``direct`` after a change of depth, rate, link rate or link delay."""
-        if self.link_interval_us or self.link_delay_us:
+        if self.link_interval_us or self.link_us_per_byte or self.link_delay_us:
             self.direct = 0
             return
         self.direct = sum(1 << pri for pri, q in enumerate(self.queues) if q.depth > 0 and not q.interval_us)
+
+    def link_cost_us(self, length: int) -> float:
+        """How long a frame of ``length`` bytes holds the link (frame rate and bit rate together)."""
+        return self.link_interval_us + (length + WIRE_OVERHEAD) * self.link_us_per_byte
+
+    def refund(self, charged: int, sent: int) -> None:
+        """A frame charged ``charged`` bytes at dequeue went out with ``sent`` (0: egress dropped it):
+        give the link back the time of the difference (bit-rate links only)."""
+        if self.link_us_per_byte and sent < charged:
+            if not sent:
+                charged += WIRE_OVERHEAD
+            self.link_free_us -= (charged - sent) * self.link_us_per_byte
 
 
 class TrafficManager:
@@ -94,6 +114,7 @@ class TrafficManager:
         self.default_depth = default_depth
         self.default_rate_pps = default_rate_pps
         self.default_link_rate_pps = 0
+        self.default_link_bps = 0
         self.ports: dict[int, PortQueues] = {}
         self.total = 0  # packets queued over all ports
         self._ready: list[PortQueues] = []  # ports with count > 0
@@ -104,6 +125,10 @@ class TrafficManager:
         pq = self.ports.get(port)
         if pq is None:
             pq = PortQueues(port, self.default_depth, self.default_rate_pps, self.default_link_rate_pps)
+            if self.default_link_bps:
+                pq.link_bps = self.default_link_bps
+                pq.link_us_per_byte = 8e6 / self.default_link_bps
+                pq.refresh_direct()
             self.ports[port] = pq
         return pq
 
@@ -137,6 +162,18 @@ class TrafficManager:
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
             pq.link_rate_pps = rate_pps
             pq.link_interval_us = _interval(rate_pps)
+            pq.refresh_direct()
+
+    def set_link_bps(self, bps: int, port: int | None = None) -> None:
+        """The link rate of ``port`` (all ports and the default if None) in bits/s, shared by its 8
+        priority queues and charged per byte on the wire (0 = none); softswitch's own."""
+        if bps < 0:
+            raise ValueError(f"link rate must be >= 0 bits/s, got {bps}")
+        if port is None:
+            self.default_link_bps = bps
+        for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
+            pq.link_bps = bps
+            pq.link_us_per_byte = 8e6 / bps if bps else 0.0
             pq.refresh_direct()
 
     def set_link_delay(self, delay_us: int, port: int | None = None) -> None:
@@ -220,18 +257,18 @@ class TrafficManager:
                     popleft = items.popleft
                     left = len(items)
                     took = 0
-                    link_iv = pq.link_interval_us
+                    link = pq.link_interval_us or pq.link_us_per_byte
                     while took < n and left:
                         dep = items[0][0]
-                        if link_iv and pq.link_free_us > dep:
+                        if link and pq.link_free_us > dep:
                             dep = pq.link_free_us  # the link is still sending an earlier frame
                         if dep > now_us:
                             if next_due is None or dep < next_due:
                                 next_due = dep
                             break
-                        if link_iv:  # the frame starts at dep (a late wake-up catches up the slots)
-                            pq.link_free_us = dep + link_iv
                         item = popleft()[1]
+                        if link:  # the frame starts at dep (a late wake-up catches up the slots)
+                            pq.link_free_us = dep + pq.link_cost_us(item.length)
                         left -= 1
                         item.deq_timedelta_us = now_us - item.enq_timestamp_us
                         item.deq_qdepth = left
@@ -250,9 +287,9 @@ class TrafficManager:
                     if budget <= 0:
                         break
                     continue
-                link_iv = pq.link_interval_us
+                link = pq.link_interval_us or pq.link_us_per_byte
                 while n:
-                    if link_iv and pq.link_free_us > now_us:  # the link is busy: no queue may send
+                    if link and pq.link_free_us > now_us:  # the link is busy: no queue may send
                         if next_due is None or pq.link_free_us < next_due:
                             next_due = pq.link_free_us
                         break
@@ -268,8 +305,8 @@ class TrafficManager:
                             m &= ~(1 << pri)
                             continue
                         items.popleft()
-                        if link_iv:
-                            pq.link_free_us = max(pq.link_free_us, dep) + link_iv
+                        if link:
+                            pq.link_free_us = max(pq.link_free_us, dep) + pq.link_cost_us(item.length)
                         left = len(items)
                         if not left:
                             pq.mask &= ~(1 << pri)
@@ -306,7 +343,7 @@ class TrafficManager:
         pq = self.port(port)
         return [
             {"priority": pri, "depth": q.depth, "rate_pps": pq.rate_pps[pri], "link_rate_pps": pq.link_rate_pps,
-             "queued": len(q.items),
+             "link_bps": pq.link_bps, "queued": len(q.items),
              # a packet passed straight through was enqueued and dequeued at once
              "enqueued": q.stats.enqueued + q.stats.passed, "dequeued": q.stats.dequeued + q.stats.passed,
              "dropped": q.stats.dropped}

@@ -155,3 +155,45 @@ def test_link_rate_default_applies_to_ports_created_later():
     tm = TrafficManager()
     tm.set_link_rate(500)
     assert tm.stats(7)[0]["link_rate_pps"] == 500
+
+
+def test_link_bps_charges_each_frame_its_bytes_on_the_wire():
+    """8 Mb/s = 1 byte per us: a 976-byte frame (+ 24 on the wire) holds the link 1000 us, a 76-byte
+    ACK 100 us, so an ACK between two data frames costs a tenth of a data slot, not a whole one."""
+    tm = TrafficManager()
+    tm.set_link_bps(8_000_000, port=1)
+    for i in range(2):
+        tm.enqueue(TmItem(egress_port=1, priority=0, length=976, meta=f"d{i}"), 0)
+    tm.enqueue(TmItem(egress_port=1, priority=7, length=76, meta="ack"), 0)
+    assert [i.meta for i in drain(tm, 0)] == ["ack"]  # strict priority, then the link is busy 100 us
+    out: list = []
+    assert tm.dequeue(99, 10, out) == 100 and out == []
+    assert [i.meta for i in drain(tm, 100)] == ["d0"]
+    assert [i.meta for i in drain(tm, 1099)] == []
+    assert [i.meta for i in drain(tm, 1100)] == ["d1"]
+    assert tm.stats(1)[0]["link_bps"] == 8_000_000
+    with pytest.raises(ValueError):
+        tm.set_link_bps(-1)
+
+
+def test_link_bps_refund_when_egress_truncates_or_drops():
+    """A frame is charged its length at dequeue; a truncated (trimmed) one gets the difference back,
+    a dropped one everything, so the next frame may start when the shorter one is done."""
+    tm = TrafficManager()
+    tm.set_link_bps(8_000_000, port=1)
+    tm.enqueue(TmItem(egress_port=1, priority=0, length=976, meta="trimmed"), 0)
+    tm.enqueue(TmItem(egress_port=1, priority=0, length=976, meta="next"), 0)
+    out: list = []
+    tm.dequeue(0, 1, out)
+    pq, it = out[0]
+    pq.refund(it.length, 76)  # egress truncated it to 76 bytes
+    assert [i.meta for i in drain(tm, 100)] == ["next"]
+    pq.refund(976, 0)  # egress dropped "next": the link is free again at once
+    tm.enqueue(TmItem(egress_port=1, priority=0, length=976, meta="after"), 100)
+    assert [i.meta for i in drain(tm, 100)] == ["after"]
+
+
+def test_link_bps_default_applies_to_ports_created_later():
+    tm = TrafficManager()
+    tm.set_link_bps(1_000_000)
+    assert tm.stats(9)[0]["link_bps"] == 1_000_000
