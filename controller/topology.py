@@ -33,7 +33,10 @@ class LinkProps:
 
     delay_us: int = 0
     queue_depth: int = 0  # packets; 0 = target default
-    rate_pps: int = 0  # packets per second per queue (bmv2 set_queue_rate); 0 = unlimited
+    # the link's rate in full-size frames per second; 0 = unlimited.  How a target applies it is its
+    # capability ``shares_link_rate``: softswitch, one link of that many full frames' bits/s shared by
+    # the port's queues; bmv2, set_queue_rate on each priority queue
+    rate_pps: int = 0
 
 
 @dataclass(frozen=True, slots=True)

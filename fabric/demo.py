@@ -27,7 +27,7 @@ from .scenarios import (
 from .scenarios.plot import goodput_png
 from .scenarios.report import DIP_WINDOW_RTTS
 from .scenarios.spec import FabricSpec, MeasureSpec
-from .targets import DEFAULT_TARGET
+from .targets import DEFAULT_TARGET, get_target
 
 DEMO_PREFIX = "demo"
 DEMO_GRPC_BASE = 27300
@@ -39,8 +39,9 @@ DEMO_GRPC_BASE = 27300
 # several packets per RTT in flight, and the RTT dwarfs the scheduling jitter of Python processes
 # on 2 cores, as the RTT dwarfs switch jitter in a real fabric.  docs/demo.md has the measurements.
 DEMO_LINK_DELAY_US = 5000
-# Rate of every link (each switch egress queue, bmv2 set_queue_rate): 300 frames/s, 20 Mb/s of full 8 KiB
-# frames.  The Python switch processes of this emulation forward a few thousand frames/s between them
+# Rate of every link: 300 full 8 KiB frames/s, 20 Mb/s.  On softswitch one link shared by the port's
+# priority queues and charged per byte (an ACK costs its 100 bytes); on bmv2 each priority queue's
+# set_queue_rate in frames (target capability shares_link_rate, docs/demo.md "The link model").  The Python switch processes of this emulation forward a few thousand frames/s between them
 # on 2 shared cores; links slower than that make congestion queue up in the traffic manager, where
 # mrc_switch.p4 marks ECN and trims (as on a real switch), instead of in the kernel's socket buffers,
 # where frames are lost unseen.  The hosts' NIC ports run at the same line rate
@@ -72,7 +73,6 @@ def demo_link_defaults(target: str) -> dict[str, int]:
     has none), a netem qdisc on the switch's veth, left out where the target is bmv2 and the kernel
     has no netem (the bare fabric's RTT)."""
     from .netbuild import netem_available
-    from .targets import get_target
 
     d = {"rate_pps": DEMO_LINK_RATE_PPS, "queue_depth": DEMO_LINK_QUEUE_DEPTH}
     if get_target(target).has_link_delay or netem_available():
@@ -222,8 +222,9 @@ def run_demo(out_dir: Path, target: str = DEFAULT_TARGET, prefix: str = DEMO_PRE
     console.print(f"[bold]{sc.name}[/bold]: bring-up of examples/small.yaml ({target}), controller converge, "
                   f"then {len(sc.modes)} runs; faults: {', '.join(f.label() + f' @{f.at:g}s' for f in sc.faults)}")
     ld = sc.fabric.link_defaults or {}
-    rate = f"{ld['rate_pps']} frames/s (NIC ports at the same line rate; congestion control: NSCC for MRC, " \
-        "DCQCN for RC)" if ld.get("rate_pps") else "no rate model"
+    per = "bytes shared by the port's queues" if get_target(target).shares_link_rate else "frames per queue"
+    rate = f"{ld['rate_pps']} full frames/s ({per}; NIC ports at the same line rate; congestion control: NSCC " \
+        "for MRC, DCQCN for RC)" if ld.get("rate_pps") else "no rate model"
     if ld.get("delay_us"):
         console.print(f"links: {rate}; {ld['delay_us'] / 1000:g} ms propagation delay per switch port "
                       "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")

@@ -28,7 +28,7 @@ from controller.topology import Link, Topology, load_topology
 from . import netbuild, supervise, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
-from .targets import DEFAULT_TARGET, TargetError, get_target
+from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target
 
 DEFAULT_RUNTIME_OFFSET = 1000
 PortAdminHook = Callable[[str, int, bool], None]
@@ -197,7 +197,8 @@ class Fabric:
         argv = switches.switch_argv(
             self.target or DEFAULT_TARGET, sw.device_id, ports, grpc_port, runtime_port=runtime_port,
             queue_depth={p: v.queue_depth for p, v in props.items() if v.queue_depth},
-            queue_rate={p: v.rate_pps for p, v in props.items() if v.rate_pps},
+            control_queue_depth={p: control_depth(v.queue_depth) for p, v in props.items() if v.queue_depth},
+            link_rate={p: v.rate_pps for p, v in props.items() if v.rate_pps},
             link_delay={p: v.delay_us for p, v in props.items() if v.delay_us})
         log = str(log_dir / f"{name}.log")
         argv = supervise.wrap(argv, status_file=supervise.status_path(log), grpc_port=grpc_port,
@@ -218,7 +219,7 @@ class Fabric:
                 for p in self.topo.ports_of(name):
                     v = self.topo.link_at(name, p).props
                     if v.queue_depth or v.rate_pps or v.delay_us:
-                        self.shape(name, p, rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
+                        self.shape(name, p, link_rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
                                    delay_us=v.delay_us or None)
 
     # -- teardown ---------------------------------------------------------------------------------
@@ -293,10 +294,12 @@ class Fabric:
         self.port_admin_hook(switch, port, up)
 
     def shape(self, switch: str, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
-              queue_depth: int | None = None) -> None:
-        """Change a port's link delay / queue rate / queue depth at run time, through the target's
-        runtime control (softswitch runtime port, bmv2 Thrift); a target without a link-delay model
-        (``has_link_delay`` False) gets a netem qdisc on the switch's end of the veth instead."""
+              queue_depth: int | None = None, link_rate_pps: int | None = None) -> None:
+        """Change a port's link delay / queue rate (every priority queue, frames/s) / queue depth /
+        link rate (the link model's full frames/s, ``Target.shares_link_rate``) at run time, through
+        the target's runtime control (softswitch runtime port, bmv2 Thrift); a depth sets the control
+        queue's too (``control_depth``).  A target without a link-delay model (``has_link_delay``
+        False) gets a netem qdisc on the switch's end of the veth instead."""
         rec = self._rec(switch)
         if not rec.runtime_port:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
@@ -304,10 +307,12 @@ class Fabric:
         if delay_us is not None and not target.has_link_delay:
             self._netem(switch, port, delay_us)
             delay_us = None
-        if delay_us is None and rate_pps is None and queue_depth is None:
+        if delay_us is None and rate_pps is None and queue_depth is None and link_rate_pps is None:
             return
         try:
-            target.shape(rec.runtime_port, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth)
+            target.shape(rec.runtime_port, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth,
+                         link_rate_pps=link_rate_pps,
+                         control_queue_depth=None if queue_depth is None else control_depth(queue_depth))
         except TargetError as e:
             raise FabricError(f"switch {switch} port {port}: {e}") from None
 

@@ -239,7 +239,7 @@ for _name, _help, _params, _needs, _fn, _restores, _check, _label in (
      lambda f: f"port_up {f.switch}:{f.port}"),
     ("shape", "port delay / rate / queue depth (softswitch link model)",
      (SWITCH, PORT, Param("delay_us", int, "one-way delay (us)", False, 0),
-      Param("rate_pps", int, "packets per second", False, 0), Param("queue_depth", int, "packets", False, 0)),
+      Param("rate_pps", int, "link rate in full frames per second", False, 0), Param("queue_depth", int, "packets", False, 0)),
      frozenset({"shape", "unshape"}), _shape, False, None, lambda f: f"shape {f.switch}:{f.port}"),
     ("link_loss", "grey failure: a link silently drops a fraction of its packets", (A, B, LOSS),
      frozenset({"link_loss"}), _loss, False, lambda f: None if 0 < f.loss <= 1 else "loss must be in (0, 1]",

@@ -25,7 +25,8 @@ class SwitchError(RuntimeError):
 def switch_argv(target: str, device_id: int, ports: dict[int, str], grpc_port: int, *,
                 runtime_port: int = 0, queue_depth: dict[int, int] | None = None,
                 queue_rate: dict[int, int] | None = None, link_delay: dict[int, int] | None = None,
-                log_file: str = "") -> list[str]:
+                log_file: str = "", link_rate: dict[int, int] | None = None,
+                control_queue_depth: dict[int, int] | None = None) -> list[str]:
     """The command line of one fabric switch (the target plugin's; it starts empty, the controller
     pushes the pipeline)."""
     try:
@@ -33,7 +34,8 @@ def switch_argv(target: str, device_id: int, ports: dict[int, str], grpc_port: i
     except TargetError as e:
         raise SwitchError(str(e)) from None
     return t.switch_argv(device_id, ports, grpc_port, runtime_port=runtime_port, queue_depth=queue_depth,
-                         queue_rate=queue_rate, link_delay=link_delay, log_file=log_file)
+                         queue_rate=queue_rate, link_delay=link_delay, log_file=log_file, link_rate=link_rate,
+                         control_queue_depth=control_queue_depth)
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.2) -> bool:

@@ -28,13 +28,12 @@ from controller.daemon import Controller, Options
 from controller.evplan import write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
-from mrc_fabric.targets import DEFAULT_TARGET, load_pipeline
+from mrc_fabric.targets import DEFAULT_TARGET, FULL_FRAME_BYTES, load_pipeline
 
 from ..fabric import Fabric
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
 
 REPO = Path(__file__).resolve().parents[2]
-FULL_FRAME_BYTES = 8192 + 148 + 14  # a full-MTU SRv6 data frame on the wire (mrc.endpoint.driver.qp_overhead)
 ProgressFn = Callable[[dict[str, Any]], None]
 
 
@@ -111,14 +110,14 @@ class NetnsFaults:
 
     def shape(self, switch: str, port: int, delay_us: int | None, rate_pps: int | None,
               queue_depth: int | None) -> None:
-        self.fab.shape(switch, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth)
+        self.fab.shape(switch, port, delay_us=delay_us, link_rate_pps=rate_pps, queue_depth=queue_depth)
 
     def unshape(self, switch: str, port: int) -> None:
         lk = self.topo.link_at(switch, port)
         if lk is None:
             raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
         p = lk.props
-        self.fab.shape(switch, port, delay_us=p.delay_us, rate_pps=p.rate_pps or None,
+        self.fab.shape(switch, port, delay_us=p.delay_us, link_rate_pps=p.rate_pps or None,
                        queue_depth=p.queue_depth or None)
 
 

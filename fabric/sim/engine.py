@@ -20,7 +20,7 @@ from controller.evplan import srv6_profile, stev_profile
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
-from mrc.wire.codec import mark_ce, trim_packet
+from mrc.wire.codec import is_control, mark_ce, trim_packet
 
 from ..faults import check_engine
 from ..scenarios.runner import flows_for, rc_pins, topology_data
@@ -306,7 +306,7 @@ class SimRun:
                 sw.drops[DROP_GREY_LOSS] += 1
             return
         n = len(data)
-        if prio:  # trimmed packets: the strict-priority queue, ahead of the data queue
+        if prio:  # trimmed headers and control packets: the strict-priority queue, ahead of the data queue
             t = now + n * p.ns_per_byte + p.delay_ns
         else:
             deps = p.deps
@@ -352,7 +352,9 @@ class SimRun:
         if r.drop and len(r.ports) == 1:
             self.fab.switches[r.drop_at].drops[r.drop] += 1
             return
-        self._enqueue(r.ports[0], r, 0, data, False, self.now)
+        # control packets (ACK/NAK, CNP, probes) ride the strict-priority queue with trimmed headers at
+        # every hop, as congestion.p4 queues them: never behind data, never trimmed or dropped early
+        self._enqueue(r.ports[0], r, 0, data, is_control(data), self.now)
 
     def _flush(self, h: int) -> None:
         ep = self.eps[h]

@@ -24,6 +24,18 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "mrc_switch.p4"
 DEFAULT_BUILD = REPO_ROOT / "build" / "mrc_switch"
 PRIORITY_QUEUES = 8  # trimmed packets travel at priority 7 (define.p4 PRIORITY_TRIMMED)
+FULL_FRAME_BYTES = 8192 + 148 + 14  # a full-MTU SRv6 data frame (mrc.endpoint.driver.qp_overhead): what a
+# link's ``rate_pps`` counts
+# [ours] The control queue (priority PRIORITY_TRIMMED: trimmed headers, ACKs, CNPs, probes) holds this
+# many times a port's data depth in frames.  Its frames are 80-250 bytes against 8 KiB data frames, so
+# even 4x the frames is a few percent of the data queue's bytes; with the data depth (16) it overflowed
+# under the ACKs of a whole plane after a link failure (docs/demo.md, "A control traffic class").
+CONTROL_QUEUE_FACTOR = 4
+
+
+def control_depth(queue_depth: int) -> int:
+    """The control queue's depth (frames) on a port whose data queues hold ``queue_depth``."""
+    return queue_depth * CONTROL_QUEUE_FACTOR
 
 
 class TargetError(RuntimeError):
@@ -44,6 +56,10 @@ class Target(abc.ABC):
     reports_kernel_drops: ClassVar[bool]
     # accepts a clone session with packet_length_bytes (truncating clones) over P4Runtime
     can_truncate_clones: ClassVar[bool]
+    # a link's ``rate_pps`` is one link shared by the port's priority queues, each frame charged its bytes
+    # on the wire (full frames pass at rate_pps, an ACK costs its own 100 bytes); else (bmv2's
+    # set_queue_rate) every priority queue may send rate_pps frames of any size on its own
+    shares_link_rate: ClassVar[bool]
 
     @abc.abstractmethod
     def missing(self) -> str | None:
@@ -53,10 +69,17 @@ class Target(abc.ABC):
     def switch_argv(self, device_id: int, ports: dict[int, str], grpc_port: int, *, runtime_port: int = 0,
                     queue_depth: dict[int, int] | None = None, queue_rate: dict[int, int] | None = None,
                     link_delay: dict[int, int] | None = None, log_file: str = "",
-                    program: str | Path | None = None, cpu_port: int = CPU_PORT) -> list[str]:
+                    program: str | Path | None = None, cpu_port: int = CPU_PORT,
+                    link_rate: dict[int, int] | None = None,
+                    control_queue_depth: dict[int, int] | None = None) -> list[str]:
         """The command line of one switch.  ``program``: a P4 source a target may load at start
         (None: start empty, the controller pushes the pipeline).  ``runtime_port``: the run-time
-        control port (softswitch runtime / bmv2 Thrift), 0 for none."""
+        control port (softswitch runtime / bmv2 Thrift), 0 for none.  Per port: ``queue_depth`` every
+        priority queue's depth, ``queue_rate`` every priority queue's rate (frames/s, bmv2's
+        set_queue_rate), ``link_rate`` the fabric's link model (full frames/s, as
+        ``shares_link_rate`` says), ``control_queue_depth`` the depth of the top queue (trimmed
+        headers and control packets), ``link_delay`` µs.  A target that does not
+        ``shapes_at_start`` ignores the shaping here (the caller uses ``shape`` once it runs)."""
 
     @abc.abstractmethod
     def pipeline(self, program: str | Path | None = None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
@@ -94,9 +117,11 @@ class Target(abc.ABC):
 
     @abc.abstractmethod
     def shape(self, runtime_port: int, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
-              queue_depth: int | None = None) -> None:
-        """Change a port's delay / queue rate / queue depth on a running switch.  A target without
-        ``has_link_delay`` raises ``TargetError`` for ``delay_us`` (the caller uses netem instead)."""
+              queue_depth: int | None = None, link_rate_pps: int | None = None,
+              control_queue_depth: int | None = None) -> None:
+        """Change a port's delay / queue rate / queue depth / link rate / control queue depth on a
+        running switch (the meanings of ``switch_argv``).  A target without ``has_link_delay`` raises
+        ``TargetError`` for ``delay_us`` (the caller uses netem instead)."""
 
 
 def _registry() -> dict[str, type[Target]]:

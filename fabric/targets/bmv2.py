@@ -29,12 +29,14 @@ class Bmv2(Target):
     shapes_at_start = False
     device_config_name = "bmv2.json"
     can_truncate_clones = False  # PI answered UNKNOWN, no details, to packet_length_bytes (BMV2_FACTS)
+    shares_link_rate = False  # a link's rate is set_queue_rate on each priority queue, in frames
 
     def missing(self) -> str | None:
         return None if shutil.which("simple_switch_grpc") else "bmv2: simple_switch_grpc is not on PATH"
 
     def switch_argv(self, device_id, ports, grpc_port, *, runtime_port=0, queue_depth=None, queue_rate=None,
-                    link_delay=None, log_file="", program=None, cpu_port=CPU_PORT):
+                    link_delay=None, log_file="", program=None, cpu_port=CPU_PORT, link_rate=None,
+                    control_queue_depth=None):
         argv = ["simple_switch_grpc", "--device-id", str(device_id)]
         for port, ifname in sorted(ports.items()):
             argv += ["-i", f"{port}@{ifname}"]
@@ -76,14 +78,18 @@ class Bmv2(Target):
     def runtime_command(self, address: str, line: str) -> str:
         return cli(int(address), [line])
 
-    def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None) -> None:
+    def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None, link_rate_pps=None,
+              control_queue_depth=None) -> None:
         if delay_us is not None:
             raise TargetError("bmv2 has no link-delay model (use a netem qdisc on the port's veth)")
         cmds = []
-        if rate_pps is not None:
-            cmds.append(f"set_queue_rate {rate_pps} {port}")
+        for rate in (rate_pps, link_rate_pps):  # bmv2 has per-queue frame rates only (shares_link_rate)
+            if rate is not None:
+                cmds.append(f"set_queue_rate {rate} {port}")
         if queue_depth is not None:
             cmds.append(f"set_queue_depth {queue_depth} {port}")
+        if control_queue_depth is not None:
+            cmds.append(f"set_queue_depth {control_queue_depth} {port} {PRIORITY_QUEUES - 1}")
         cli(runtime_port, cmds)
 
 

@@ -8,7 +8,24 @@ from pathlib import Path
 from controller.p4contract import CPU_PORT
 from controller.session import PipelineConfig, SessionError
 
-from . import DEFAULT_BUILD, DEFAULT_PROGRAM, REPO_ROOT, Target, TargetError
+from . import (
+    DEFAULT_BUILD,
+    DEFAULT_PROGRAM,
+    FULL_FRAME_BYTES,
+    PRIORITY_QUEUES,
+    REPO_ROOT,
+    Target,
+    TargetError,
+)
+
+CONTROL_PRIORITY = PRIORITY_QUEUES - 1
+
+
+def link_bps(rate_pps: int) -> int:
+    """The bit rate of a link that passes ``rate_pps`` full frames a second (with their wire overhead)."""
+    from softswitch.engine.tm import WIRE_OVERHEAD
+
+    return rate_pps * (FULL_FRAME_BYTES + WIRE_OVERHEAD) * 8
 
 
 class Softswitch(Target):
@@ -22,6 +39,7 @@ class Softswitch(Target):
     shapes_at_start = True
     device_config_name = "softswitch.json"
     can_truncate_clones = True
+    shares_link_rate = True
 
     def missing(self) -> str | None:
         if shutil.which("softswitch") or (REPO_ROOT / "softswitch" / "__main__.py").exists():
@@ -34,7 +52,8 @@ class Softswitch(Target):
         return [exe] if exe else [sys.executable, "-m", "softswitch"]
 
     def switch_argv(self, device_id, ports, grpc_port, *, runtime_port=0, queue_depth=None, queue_rate=None,
-                    link_delay=None, log_file="", program=None, cpu_port=CPU_PORT):
+                    link_delay=None, log_file="", program=None, cpu_port=CPU_PORT, link_rate=None,
+                    control_queue_depth=None):
         argv = [*self._exe(), "--device-id", str(device_id)]
         for port, ifname in sorted(ports.items()):
             argv += ["-i", f"{port}@{ifname}"]
@@ -42,11 +61,14 @@ class Softswitch(Target):
             argv += ["--log-file", log_file, "-L", "info"]
         for port, n in sorted((queue_depth or {}).items()):
             argv += ["--queue-depth", f"{port}:{n}"]
+        for port, n in sorted((control_queue_depth or {}).items()):
+            argv += ["--queue-depth", f"{port}/{CONTROL_PRIORITY}:{n}"]
         for port, n in sorted((queue_rate or {}).items()):
-            # bmv2's per-queue rate, as on bmv2: softswitch's --link-rate (all queues together) is not
-            # used, because the fabric's links count frames and a link rate would charge trimmed
-            # headers a full frame each (docs/demo.md, "A control traffic class")
             argv += ["--queue-rate", f"{port}:{n}"]
+        for port, n in sorted((link_rate or {}).items()):
+            # one link shared by the port's queues, charged per byte: ACKs and trimmed headers cost
+            # their own bytes, full data frames pass at n a second (docs/demo.md, "The link model")
+            argv += ["--link-bps", f"{port}:{link_bps(n)}"]
         for port, n in sorted((link_delay or {}).items()):
             argv += ["--link-delay", f"{port}:{n}"]
         if runtime_port:
@@ -84,7 +106,8 @@ class Softswitch(Target):
         except (ControlError, OSError, ValueError) as e:
             raise TargetError(f"softswitch runtime {address}: {line!r} failed: {e}") from None
 
-    def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None) -> None:
+    def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None, link_rate_pps=None,
+              control_queue_depth=None) -> None:
         from softswitch.engine.control import send_command
 
         addr = f"127.0.0.1:{runtime_port}"
@@ -94,3 +117,7 @@ class Softswitch(Target):
             send_command(addr, "set_queue_rate", [rate_pps, port])
         if queue_depth is not None:
             send_command(addr, "set_queue_depth", [queue_depth, port])
+        if link_rate_pps is not None:
+            send_command(addr, "set_link_bps", [link_bps(link_rate_pps), port])
+        if control_queue_depth is not None:
+            send_command(addr, "set_queue_depth", [control_queue_depth, port, CONTROL_PRIORITY])

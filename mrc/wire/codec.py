@@ -493,6 +493,20 @@ def mark_ce(data: bytes) -> bytes:
     return bytes(b)
 
 
+CONTROL_OPCODES = frozenset({F.OP_ACK, F.OP_CNP, F.OP_PROBE_REQ, F.OP_PROBE_RESP, F.OP_PORT_STATUS})
+
+
+def is_control(data: bytes) -> bool:
+    """True for the packets ``mrc_switch.p4`` queues at the top priority with trimmed headers (ACK/NAK,
+    CNP, MRC probes and port status: ``congestion.p4``); False for data and malformed packets."""
+    try:
+        _ips, _tel, udp, _end = _walk(data)
+    except WireError:
+        return False
+    b = udp + F.UDP_LEN
+    return b < len(data) and data[b] in CONTROL_OPCODES
+
+
 def trim_packet(data: bytes) -> bytes | None:
     """Cut an RDMA WRITE packet after its transport headers, fix the lengths, set DSCP TRIMMED.
 

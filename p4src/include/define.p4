@@ -74,6 +74,7 @@ typedef bit<8>   packet_in_reason_t;
 #define BTH_OP_MRC_PROBE_REQ        8w0xc0  /* [ours] IBTA manufacturer-specific range */
 #define BTH_OP_MRC_PROBE_RESP       8w0xc1
 #define BTH_OP_MRC_PORT_STATUS      8w0xc2
+#define BTH_OP_CNP                  8w0x81  /* RoCEv2 congestion notification packet (IBTA Annex A17) */
 
 /* ---- ECN and trimming ------------------------------------------------------------------------ */
 #define ECN_NOT_ECT  2w0

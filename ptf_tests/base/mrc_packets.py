@@ -50,6 +50,8 @@ def transport(opcode: int, payload_len: int = 64, dest_qp: int = DEFAULT_DEST_QP
         return hdrs / Raw(bytes(i & 0xFF for i in range(payload_len))) if payload_len else hdrs
     if opcode == F.OP_ACK:
         return bth / AETH(syndrome=F.AETH_ACK, msn=psn & F.AETH_MSN_MASK)
+    if opcode == F.OP_CNP:  # RoCEv2 CNP: BTH + 16 reserved bytes
+        return bth / Raw(bytes(F.CNP_LEN))
     bth.dqpn = F.PROBE_QPN  # probes and PORT_STATUS are connectionless
     if opcode in (F.OP_PROBE_REQ, F.OP_PROBE_RESP):
         return bth / MrcProbe(req_id=psn, port=1)

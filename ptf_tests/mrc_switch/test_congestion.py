@@ -1,5 +1,5 @@
 """Congestion signals: trimming (lengths, DSCP 11 mark, priority 7) and its exemptions, early drop
-when the queue estimate is full, ECN CE marking."""
+when the queue estimate is full, ECN CE marking, control packets (ACK, CNP, probes) on the top queue."""
 from __future__ import annotations
 
 import unittest
@@ -160,10 +160,41 @@ class QueueFullDropTest(_CongestionTest):
         self.set_queue_thresholds(3, trim=QDEPTH_MAX, drop=0)
         before = self.drops(P4.DROP_REASON_QUEUE_FULL)
         events = self.events()
-        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_ACK))
+        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_ONLY))
         testutils.verify_no_other_packets(self)
         self.expect_drop_count(P4.DROP_REASON_QUEUE_FULL, before)
         self.expect_events(events, early_drop=1)
+        # control packets do not enter the data queue: never dropped on its estimate
+        for op in (F.OP_ACK, F.OP_CNP, F.OP_PROBE_REQ, F.OP_PORT_STATUS):
+            pkt = stev_packet("2001:db8:1::1", DST, opcode=op)
+            testutils.send_packet(self, 1, pkt)
+            testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC), 3)
+        testutils.verify_no_other_packets(self)
+        self.expect_events(events, early_drop=1)
+
+
+@group("congestion")
+class ControlPriorityTest(_CongestionTest):
+    """ACKs, CNPs, probes and port status take the top queue (with trimmed headers): sent behind a
+    data burst into a rate-limited port, they leave before the data backlog has drained."""
+
+    @autocleanup
+    def runTest(self):
+        slow = testutils.test_param_get("slow_port")
+        if not slow:
+            raise unittest.SkipTest("no rate-limited port configured (test param slow_port)")
+        slow = int(slow)
+        self.add_route("2001:db8:300::/48", port=slow)
+        burst = 10
+        for i in range(burst):
+            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200))
+        ctl = (F.OP_ACK, F.OP_CNP, F.OP_PROBE_REQ, F.OP_PORT_STATUS)
+        for op in ctl:
+            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=op))
+        ops = [Ether(self.receive_any([slow], timeout=10)[1])[MrcBTH].opcode for _ in range(burst + len(ctl))]
+        pos = [i for i, op in enumerate(ops) if op in ctl]
+        self.assertEqual(sorted(ops[i] for i in pos), sorted(ctl), f"opcodes out: {[hex(o) for o in ops]}")
+        self.assertLess(max(pos), burst, f"control packets waited behind the data: {[hex(o) for o in ops]}")
 
 
 @group("congestion")

@@ -189,6 +189,7 @@ def test_host_wire_format_agrees_with_the_program():
         "BTH_OP_MRC_PROBE_REQ": (F.OP_PROBE_REQ, P4.BTH_OP_MRC_PROBE_REQ),
         "BTH_OP_MRC_PROBE_RESP": (F.OP_PROBE_RESP, P4.BTH_OP_MRC_PROBE_RESP),
         "BTH_OP_MRC_PORT_STATUS": (F.OP_PORT_STATUS, P4.BTH_OP_MRC_PORT_STATUS),
+        "BTH_OP_CNP": (F.OP_CNP, P4.BTH_OP_CNP),
     }
     differ = {k: v for k, v in pairs.items() if v[0] != v[1]}
     assert not differ, f"mrc/wire/formats.py (host) and define.p4 (switch) disagree: {differ}"

@@ -69,6 +69,22 @@ def test_command_lines():
     assert bm[bm.index("--thrift-port") + 1] == "50002" and bm[-2:] == ["--priority-queues", "8"]
 
 
+def test_link_model_command_lines():
+    """The fabric's link model: on softswitch one link of ``rate`` full frames/s in bits/s shared by the
+    port's queues, and a control queue of its own depth; bmv2 takes both over Thrift once it runs."""
+    from mrc_fabric.targets import FULL_FRAME_BYTES, control_depth
+    from softswitch.engine.tm import WIRE_OVERHEAD
+
+    ss = get_target("softswitch").switch_argv(2, {1: "a"}, 50001, link_rate={1: 300}, queue_depth={1: 16},
+                                              control_queue_depth={1: control_depth(16)})
+    s = " ".join(ss)
+    assert f"--link-bps 1:{300 * (FULL_FRAME_BYTES + WIRE_OVERHEAD) * 8}" in s and "--queue-rate" not in s
+    assert "--queue-depth 1:16" in s and f"--queue-depth 1/7:{control_depth(16)}" in s and control_depth(16) > 16
+    assert get_target("softswitch").shares_link_rate and not get_target("bmv2").shares_link_rate
+    bm = get_target("bmv2").switch_argv(2, {1: "a"}, 50001, link_rate={1: 300}, control_queue_depth={1: 64})
+    assert "--link-bps" not in bm and "--queue-depth" not in bm
+
+
 def test_pipelines():
     p = load_pipeline("softswitch")
     assert p.source.startswith("softswitch:") and p.device_config and p.p4info.tables

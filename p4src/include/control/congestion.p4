@@ -21,6 +21,10 @@
  *     -> dropped, DROP_REASON_QUEUE_FULL.
  *   ACKs (0x11), probes (0xc0-0xc2) and trimmed packets are never trimmed.  A packet trimmed
  *   upstream (DSCP 11) keeps priority 7 at every later hop.
+ * Control packets (BTH ACK/NAK 0x11, CNP 0x81, MRC probe request/response and port status
+ *   0xc0-0xc2) go to priority 7 as well, as NDP's priority queue carries headers, ACKs and NACKs:
+ *   they are not counted in the data-queue estimate and never dropped early on it, so the feedback
+ *   a sender acts on neither waits behind data nor is lost to a full data queue.
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
  *   ECN-capable (ECT(0)/ECT(1)) and enq_qdepth >= threshold -> CE, on the outer (or only) IP
  *   header.  Threshold 0 marks every ECN-capable packet.
@@ -70,7 +74,11 @@ control congestion_ingress(inout headers_t hdr,
         if (lmd.forwarded && std_md.egress_spec != CPU_PORT) {
             bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
                                    (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
-            if (already_trimmed) {
+            /* control packets take the top queue too (see the head of this file) */
+            bool ctrl_pkt = hdr.bth.isValid() &&
+                           (hdr.bth.opcode == BTH_OP_ACK || hdr.bth.opcode == BTH_OP_CNP ||
+                            (hdr.bth.opcode >= BTH_OP_MRC_PROBE_REQ && hdr.bth.opcode <= BTH_OP_MRC_PORT_STATUS));
+            if (already_trimmed || ctrl_pkt) {
                 std_md.priority = PRIORITY_TRIMMED;  /* trimmed upstream: still the highest queue */
             }
             if (queue_thresholds.apply().hit) {
@@ -113,7 +121,7 @@ control congestion_ingress(inout headers_t hdr,
                     lmd.trimmed = true;
                     decay = true;
                     congestion_events.count(CONGESTION_EVENT_TRIMMED);
-                } else if (!already_trimmed && estimate >= lmd.drop_threshold) {
+                } else if (!already_trimmed && !ctrl_pkt && estimate >= lmd.drop_threshold) {
                     mark_to_drop(std_md);
                     lmd.drop_reason = DROP_REASON_QUEUE_FULL;
                     lmd.forwarded = false;
@@ -128,7 +136,7 @@ control congestion_ingress(inout headers_t hdr,
                     if (estimate > 0) {
                         egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
                     }
-                } else if (!already_trimmed && estimate != QDEPTH_ESTIMATE_MAX) {
+                } else if (!already_trimmed && !ctrl_pkt && estimate != QDEPTH_ESTIMATE_MAX) {
                     /* admitted to the data queue: one more packet until egress reports the truth */
                     egress_qdepth.write((bit<32>) std_md.egress_spec, estimate + 1);
                 }

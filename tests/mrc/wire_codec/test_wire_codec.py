@@ -21,7 +21,9 @@ from mrc.wire.codec import (
     encode_ack,
     encode_data,
     encode_port_status,
+    encode_cnp,
     encode_probe,
+    is_control,
     mark_ce,
     trim_packet,
 )
@@ -132,6 +134,19 @@ def test_trim_and_ce(mode, ev, tel):
     assert decode_frame(mark_ce(pkt)).ce
     ack = encode_ack(e, 1, 1)
     assert mark_ce(ack) is ack  # not ECN-capable
+
+
+@pytest.mark.parametrize("mode,ev,tel", ENCAPS)
+def test_is_control_is_what_the_switch_queues_at_the_top(mode, ev, tel):
+    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets); not data, not a
+    trimmed header, not garbage."""
+    e = Encap(mode, GA, GB, ev, telemetry=tel)
+    data = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64)
+    assert not is_control(data) and not is_control(trim_packet(data)) and not is_control(b"\0" * 40)
+    assert is_control(encode_ack(e, 1, 1)) and is_control(encode_ack(e, 1, 1, F.AETH_NAK_PSN_SEQ_ERR, 2))
+    assert is_control(encode_cnp(e, 9))
+    assert is_control(encode_probe(e, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=1)))
+    assert is_control(encode_port_status(e, PortStatusInfo(req_id=1, n_ports=2, up_mask=1)))
 
 
 @settings(max_examples=300, deadline=None)
