@@ -31,8 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc_fabric.scenarios import FabricEnv, FabricSpec
-from mrc_fabric.scenarios.runner import FULL_FRAME_BYTES
-from mrc_fabric.targets import DEFAULT_TARGET
+from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = (0.5, 0.75, 0.9, 1.0, 1.1, 1.25)  # hand pacing, as fractions of the modelled link rate per NIC port
@@ -119,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
-    line_gbps = args.rate_pps * FULL_FRAME_BYTES * 8 / 1e9
+    line_gbps = full_frames_bps(args.rate_pps) / 1e9
     res: dict[str, Any] = {"rate_pps": args.rate_pps, "line_gbps": line_gbps}
     print(f"mrc-perf with default settings, h1 -> h3 over examples/small.yaml ({args.target}), links modelled at "
           f"{args.rate_pps} frames/s (= {line_gbps * 1000:.1f} Mb/s of full 8 KiB frames per port, 2 planes); "

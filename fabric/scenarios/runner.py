@@ -28,7 +28,7 @@ from controller.daemon import Controller, Options
 from controller.evplan import write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
-from mrc_fabric.targets import DEFAULT_TARGET, FULL_FRAME_BYTES, load_pipeline
+from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, load_pipeline
 
 from ..fabric import Fabric
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
@@ -198,7 +198,7 @@ class FabricEnv:
         rates = [lk.props.rate_pps for lk in self.topo.links if host in (lk.a.node, lk.b.node) and lk.props.rate_pps]
         if not rates:
             return 10.0
-        return min(rates) * FULL_FRAME_BYTES * 8 / 1e9
+        return full_frames_bps(min(rates)) / 1e9
 
     def __enter__(self) -> Self:
         t0 = time.monotonic()

@@ -33,6 +33,15 @@ FULL_FRAME_BYTES = 8192 + 148 + 14  # a full-MTU SRv6 data frame (mrc.endpoint.d
 CONTROL_QUEUE_FACTOR = 4
 
 
+def full_frames_bps(rate_pps: float) -> float:
+    """Bits/s of ``rate_pps`` full frames a second on the wire (each frame plus Ethernet's 24 bytes of
+    preamble, FCS and gap): a link rate in ``rate_pps`` and the hosts' NIC line rate, so that both
+    charge every frame its wire bytes and agree for any frame size."""
+    from mrc.wire.formats import ETH_WIRE_OVERHEAD
+
+    return rate_pps * (FULL_FRAME_BYTES + ETH_WIRE_OVERHEAD) * 8
+
+
 def control_depth(queue_depth: int) -> int:
     """The control queue's depth (frames) on a port whose data queues hold ``queue_depth``."""
     return queue_depth * CONTROL_QUEUE_FACTOR

@@ -11,11 +11,11 @@ from controller.session import PipelineConfig, SessionError
 from . import (
     DEFAULT_BUILD,
     DEFAULT_PROGRAM,
-    FULL_FRAME_BYTES,
     PRIORITY_QUEUES,
     REPO_ROOT,
     Target,
     TargetError,
+    full_frames_bps,
 )
 
 CONTROL_PRIORITY = PRIORITY_QUEUES - 1
@@ -23,9 +23,7 @@ CONTROL_PRIORITY = PRIORITY_QUEUES - 1
 
 def link_bps(rate_pps: int) -> int:
     """The bit rate of a link that passes ``rate_pps`` full frames a second (with their wire overhead)."""
-    from softswitch.engine.tm import WIRE_OVERHEAD
-
-    return rate_pps * (FULL_FRAME_BYTES + WIRE_OVERHEAD) * 8
+    return int(full_frames_bps(rate_pps))
 
 
 class Softswitch(Target):

@@ -375,8 +375,11 @@ class Endpoint:
         self._out.append((port, frame))
 
     def port_send(self, port: int, nbytes: int, now_ns: int) -> None:
+        """A frame of ``nbytes`` leaves on ``port``: it holds the port for its bytes on the wire (the
+        frame plus Ethernet's preamble, FCS and gap, as a NIC serialises it and as softswitch's
+        bit-rate links charge it: a NIC at the links' rate then never outruns them with small frames)."""
         f = self.port_free[port]
-        self.port_free[port] = (max(now_ns, f)) + nbytes * self.ns_per_byte
+        self.port_free[port] = (max(now_ns, f)) + (nbytes + F.ETH_WIRE_OVERHEAD) * self.ns_per_byte
 
     def port_wake(self, port: int) -> int:
         return int(self.port_free[port] - self.slack_ns) + 1

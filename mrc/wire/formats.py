@@ -62,6 +62,7 @@ from __future__ import annotations
 
 # --- Ethernet / IPv6 -------------------------------------------------------------------------
 ETH_LEN = 14
+ETH_WIRE_OVERHEAD = 24  # bytes a frame costs a link beyond its own: preamble + SFD (8), FCS (4), gap (12)
 ETHERTYPE_IPV6 = 0x86DD
 IPV6_LEN = 40
 NH_HOP_BY_HOP = 0

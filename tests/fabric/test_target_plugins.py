@@ -80,6 +80,9 @@ def test_link_model_command_lines():
     s = " ".join(ss)
     assert f"--link-bps 1:{300 * (FULL_FRAME_BYTES + WIRE_OVERHEAD) * 8}" in s and "--queue-rate" not in s
     assert "--queue-depth 1:16" in s and f"--queue-depth 1/7:{control_depth(16)}" in s and control_depth(16) > 16
+    # the hosts' NICs charge a frame the same wire bytes as softswitch's links (mrc never imports softswitch)
+    from mrc.wire.formats import ETH_WIRE_OVERHEAD
+    assert ETH_WIRE_OVERHEAD == WIRE_OVERHEAD
     assert get_target("softswitch").shares_link_rate and not get_target("bmv2").shares_link_rate
     bm = get_target("bmv2").switch_argv(2, {1: "a"}, 50001, link_rate={1: 300}, control_queue_depth={1: 64})
     assert "--link-bps" not in bm and "--queue-depth" not in bm

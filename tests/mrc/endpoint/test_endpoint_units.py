@@ -155,10 +155,11 @@ def test_scenario_traffic_cc_and_line_rate_default():
 
 
 def test_fabric_line_rate_follows_the_link_model(tmp_path):
+    from mrc.wire.formats import ETH_WIRE_OVERHEAD
     from mrc_fabric.scenarios import FabricEnv, FabricSpec
-    from mrc_fabric.scenarios.runner import FULL_FRAME_BYTES
+    from mrc_fabric.targets import FULL_FRAME_BYTES
 
     env = FabricEnv(FabricSpec(link_defaults={"rate_pps": 300}), prefix="u", grpc_base_port=1, workdir=tmp_path)
-    assert env.line_rate_gbps("h1") == pytest.approx(300 * FULL_FRAME_BYTES * 8 / 1e9)
+    assert env.line_rate_gbps("h1") == pytest.approx(300 * (FULL_FRAME_BYTES + ETH_WIRE_OVERHEAD) * 8 / 1e9)
     bare = FabricEnv(FabricSpec(), prefix="u", grpc_base_port=1, workdir=tmp_path / "b")
     assert bare.line_rate_gbps("h1") == 10.0  # no rate model: a 10 Gb/s NIC
