@@ -56,6 +56,7 @@ DC_INGRESS_SRV6_USID_UN_COUNTER = 'ingress.srv6.usid_un_counter'
 DC_INGRESS_TELEMETRY_TELEMETRY_WATCH_COUNTER = 'ingress.telemetry.telemetry_watch_counter'
 # ---- registers -------------------------------------------------------------------------------------
 R_EGRESS_QDEPTH = 'egress_qdepth'  # size 512
+R_EGRESS_QDEPTH_US = 'egress_qdepth_us'  # size 512
 # ---- controller packet metadata --------------------------------------------------------------------
 PACKET_IN = 'packet_in'
 PACKET_IN_FIELDS = ('ingress_port', '_pad', 'reason')
@@ -202,6 +203,7 @@ PACKET_IN_REASON_FORWARDED = 0
 PACKET_IN_REASON_PROBE = 1
 PACKET_IN_REASON_POSTCARD = 2
 PACKET_IN_REASON_LINK_PROBE = 3
+QDEPTH_STALE_US = 20000
 CONGESTION_EVENT_TRIMMED = 0
 CONGESTION_EVENT_ECN_CE = 1
 CONGESTION_EVENT_EARLY_DROP = 2

@@ -7,9 +7,15 @@
  * arrives between two departures of a slow port is seen at once, not only after the next
  * dequeue, so trimming starts before the queue tail-drops).  Packets on the trimmed (highest)
  * priority queue neither add to it nor update it in egress, so the estimate tracks the data
- * queue.  Every packet that ingress trims or drops early on the estimate decrements it by one
- * (the data queue drains while nothing is added), so the estimate cannot stay above the
- * threshold for ever on a port that carries only data packets.
+ * queue.  Egress also stamps when it last refreshed the estimate (`egress_qdepth_us`).  A
+ * packet that ingress trims or drops early on an estimate no dequeue has refreshed for
+ * QDEPTH_STALE_US decrements it by one (the data queue drains while nothing is added), so the
+ * estimate cannot stay above the threshold for ever on a port that carries only data packets
+ * and tail-dropped one it had counted.  A fresh estimate is not decremented: under sustained
+ * overload several packets arrive per departure, and taking one away per trim admitted every
+ * other arrival into a full queue, which the traffic manager then tail-dropped (a 10 Gb/s RC
+ * sender into 20 Mb/s links: 33,000-37,000 tail drops a run of bench/mrc_perf_defaults.py once
+ * trimmed headers shared the link; docs/demo.md).
  *
  * Trimming (ingress, table queue_thresholds keyed on the egress port, no entry = off):
  *   estimate >= trim_threshold and the packet is an MRC data packet (BTH WRITE opcodes
@@ -37,6 +43,10 @@
 
 /* Shared by ingress (read, admit/decay) and egress (write): the data-queue estimate per port. */
 register<qdepth_t>(MAX_PORTS) egress_qdepth;
+/* When egress last wrote egress_qdepth for the port (its egress_global_timestamp, us). */
+register<bit<48>>(MAX_PORTS) egress_qdepth_us;
+#define QDEPTH_STALE_US 48w20000  /* older than this: decay on trims (a link slower than 50 frames/s is
+                                     refreshed less often than this even when busy) */
 
 /* congestion_events indices: what this switch did to packets because of congestion. */
 #define CONGESTION_EVENT_TRIMMED  32w0
@@ -129,11 +139,13 @@ control congestion_ingress(inout headers_t hdr,
                     decay = true;
                     congestion_events.count(CONGESTION_EVENT_EARLY_DROP);
                 }
-                /* A packet kept out of the data queue lets it drain by one; without this a port
-                 * that carries only data would keep trimming (or dropping) for ever, because
-                 * nothing would reach egress on the data queue to refresh the estimate. */
+                /* A packet kept out of the data queue lets a stale estimate drain by one; without
+                 * this a port that carries only data would keep trimming (or dropping) for ever
+                 * once nothing reached egress on the data queue to refresh the estimate. */
                 if (decay) {
-                    if (estimate > 0) {
+                    bit<48> refreshed;
+                    egress_qdepth_us.read(refreshed, (bit<32>) std_md.egress_spec);
+                    if (estimate > 0 && refreshed + QDEPTH_STALE_US <= std_md.ingress_global_timestamp) {
                         egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
                     }
                 } else if (!already_trimmed && !ctrl_pkt && estimate != QDEPTH_ESTIMATE_MAX) {
@@ -170,6 +182,7 @@ control congestion_egress(inout headers_t hdr,
     apply {
         if (std_md.priority != PRIORITY_TRIMMED) {
             egress_qdepth.write((bit<32>) std_md.egress_port, std_md.deq_qdepth);
+            egress_qdepth_us.write((bit<32>) std_md.egress_port, std_md.egress_global_timestamp);
         }
         if (lmd.trimmed) {
             truncate((bit<32>) lmd.trim_len);
