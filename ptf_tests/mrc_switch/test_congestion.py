@@ -36,6 +36,15 @@ class _CongestionTest(MrcFabricTest):
         """congestion_events[0..2] (packets) by name."""
         return {name: self.read_counter(P4.C_CONGESTION_EVENTS, i)[0] for i, name in EVENTS.items()}
 
+    def route_to_slow_port(self) -> int:
+        """The rate-limited port of the run (test param slow_port), with DST's /48 routed to it; skip
+        the test when the run has none."""
+        slow = testutils.test_param_get("slow_port")
+        if not slow:
+            raise unittest.SkipTest("no rate-limited port configured (test param slow_port)")
+        self.add_route("2001:db8:300::/48", port=int(slow))
+        return int(slow)
+
     def expect_events(self, before: dict[str, int], **delta: int) -> None:
         """Each congestion_events cell moved by exactly ``delta[name]`` (0 when not named) since ``before``."""
         for name in delta:
@@ -192,11 +201,7 @@ class ControlPriorityTest(_CongestionTest):
 
     @autocleanup
     def runTest(self):
-        slow = testutils.test_param_get("slow_port")
-        if not slow:
-            raise unittest.SkipTest("no rate-limited port configured (test param slow_port)")
-        slow = int(slow)
-        self.add_route("2001:db8:300::/48", port=slow)
+        slow = self.route_to_slow_port()
         burst = 10
         for i in range(burst):
             testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200))
@@ -236,11 +241,7 @@ class EcnQueueDepthTest(_CongestionTest):
 
     @autocleanup
     def runTest(self):
-        slow = testutils.test_param_get("slow_port")
-        if not slow:
-            raise unittest.SkipTest("no rate-limited port configured (test param slow_port)")
-        slow = int(slow)
-        self.add_route("2001:db8:300::/48", port=slow)
+        slow = self.route_to_slow_port()
         self.set_ecn_threshold(slow, 3)
         burst = 16
         before = self.events()
