@@ -331,11 +331,13 @@ class Fabric:
         lost in the kernel before the pipeline saw them (``PACKET_STATISTICS``), and
         ``queue_tail_drops``, frames its traffic manager tail-dropped because a priority queue was full
         after the pipeline had admitted them (the program's early drop acts on its own estimate of the
-        queue, which can lag the real one).  A switch that does not answer is left out; a target
-        without ``port_stats`` (bmv2) gives empty maps."""
+        queue, which can lag the real one), and the same by queue, ``queue_tail_drops_by_queue``
+        (``"switch:port/priority"``, the queues that dropped any).  A switch that does not answer is
+        left out; a target without ``port_stats`` (bmv2) gives empty maps."""
         from softswitch.engine.control import send_command
 
-        out: dict[str, dict[str, int]] = {"kernel_rx_drops": {}, "queue_tail_drops": {}}
+        out: dict[str, dict[str, int]] = {"kernel_rx_drops": {}, "queue_tail_drops": {},
+                                          "queue_tail_drops_by_queue": {}}
         if not self.state.target or not get_target(self.state.target).reports_kernel_drops:
             return out
         for name, rec in self.state.procs.items():
@@ -347,6 +349,10 @@ class Fabric:
                 continue
             out["kernel_rx_drops"][name] = sum(int(r.get("rx_kernel_drops", 0)) for r in rows)
             out["queue_tail_drops"][name] = sum(int(r.get("queue_drops", 0)) for r in rows)
+            for r in rows:
+                for q in r.get("queues", ()):
+                    if int(q.get("dropped", 0)):
+                        out["queue_tail_drops_by_queue"][f"{name}:{r['port']}/{q['priority']}"] = int(q["dropped"])
         return out
 
     # -- status -----------------------------------------------------------------------------------

@@ -240,6 +240,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
         "queue_tail_drops": sum((run.get("queue_tail_drops") or {}).values()),
+        # where: {"switch:port/priority": n} for the queues that tail-dropped during the run
+        "queue_tail_drops_by_queue": {k: v for k, v in (run.get("queue_tail_drops_by_queue") or {}).items() if v},
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs, key=lambda e: e[:7]),
         # each retirement an MRC QP decided, with the verdict's evidence and the responder's record of its PSN
         "ev_verdicts": _verdicts(hosts),
@@ -384,7 +386,9 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
     lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
                  f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}; "
                  f"frames lost outside the pipeline: kernel receive drops {m.get('kernel_rx_drops', 0)}, "
-                 f"traffic-manager tail drops {m.get('queue_tail_drops', 0)}")
+                 f"traffic-manager tail drops {m.get('queue_tail_drops', 0)}"
+                 + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(m["queue_tail_drops_by_queue"].items())) + ")"
+                    if m.get("queue_tail_drops_by_queue") else ""))
     lines.append(f"  endpoints: trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}, "
                  f"CNPs {m.get('cnps', 0)}; data packets sent {m.get('data_packets_sent', 0)}, resent "
                  f"{sum(r.values())}")
