@@ -90,6 +90,12 @@ class PortQueues:
             return
         self.direct = sum(1 << pri for pri, q in enumerate(self.queues) if q.depth > 0 and not q.interval_us)
 
+    def set_link_bps(self, bps: int) -> None:
+        """This port's link in bits/s, shared by its queues and charged per byte (0 = none)."""
+        self.link_bps = bps
+        self.link_us_per_byte = 8e6 / bps if bps else 0.0
+        self.refresh_direct()
+
     def link_cost_us(self, length: int) -> float:
         """How long a frame of ``length`` bytes holds the link (frame rate and bit rate together)."""
         return self.link_interval_us + (length + WIRE_OVERHEAD) * self.link_us_per_byte
@@ -126,9 +132,7 @@ class TrafficManager:
         if pq is None:
             pq = PortQueues(port, self.default_depth, self.default_rate_pps, self.default_link_rate_pps)
             if self.default_link_bps:
-                pq.link_bps = self.default_link_bps
-                pq.link_us_per_byte = 8e6 / self.default_link_bps
-                pq.refresh_direct()
+                pq.set_link_bps(self.default_link_bps)
             self.ports[port] = pq
         return pq
 
@@ -172,9 +176,7 @@ class TrafficManager:
         if port is None:
             self.default_link_bps = bps
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
-            pq.link_bps = bps
-            pq.link_us_per_byte = 8e6 / bps if bps else 0.0
-            pq.refresh_direct()
+            pq.set_link_bps(bps)
 
     def set_link_delay(self, delay_us: int, port: int | None = None) -> None:
         """Fixed delay applied to every frame of ``port`` (all known ports if None) after dequeue."""
