@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from controller.p4contract import CPU_PORT
+from controller.p4contract import CPU_PORT, PRIORITY_TRIMMED
 from controller.session import PipelineConfig, SessionError
 
 from . import DEFAULT_BUILD, PRIORITY_QUEUES, Target, TargetError
@@ -89,7 +89,7 @@ class Bmv2(Target):
         if queue_depth is not None:
             cmds.append(f"set_queue_depth {queue_depth} {port}")
         if control_queue_depth is not None:
-            cmds.append(f"set_queue_depth {control_queue_depth} {port} {PRIORITY_QUEUES - 1}")
+            cmds.append(f"set_queue_depth {control_queue_depth} {port} {PRIORITY_TRIMMED}")
         cli(runtime_port, cmds)
 
 

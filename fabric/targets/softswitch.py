@@ -5,20 +5,17 @@ import shutil
 import sys
 from pathlib import Path
 
-from controller.p4contract import CPU_PORT
+from controller.p4contract import CPU_PORT, PRIORITY_TRIMMED
 from controller.session import PipelineConfig, SessionError
 
 from . import (
     DEFAULT_BUILD,
     DEFAULT_PROGRAM,
-    PRIORITY_QUEUES,
     REPO_ROOT,
     Target,
     TargetError,
     full_frames_bps,
 )
-
-CONTROL_PRIORITY = PRIORITY_QUEUES - 1
 
 
 def link_bps(rate_pps: int) -> int:
@@ -60,7 +57,7 @@ class Softswitch(Target):
         for port, n in sorted((queue_depth or {}).items()):
             argv += ["--queue-depth", f"{port}:{n}"]
         for port, n in sorted((control_queue_depth or {}).items()):
-            argv += ["--queue-depth", f"{port}/{CONTROL_PRIORITY}:{n}"]
+            argv += ["--queue-depth", f"{port}/{PRIORITY_TRIMMED}:{n}"]
         for port, n in sorted((queue_rate or {}).items()):
             argv += ["--queue-rate", f"{port}:{n}"]
         for port, n in sorted((link_rate or {}).items()):
@@ -118,4 +115,4 @@ class Softswitch(Target):
         if link_rate_pps is not None:
             send_command(addr, "set_link_bps", [link_bps(link_rate_pps), port])
         if control_queue_depth is not None:
-            send_command(addr, "set_queue_depth", [control_queue_depth, port, CONTROL_PRIORITY])
+            send_command(addr, "set_queue_depth", [control_queue_depth, port, PRIORITY_TRIMMED])
