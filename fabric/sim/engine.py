@@ -307,7 +307,7 @@ class SimRun:
             return
         n = len(data)
         if prio:  # trimmed headers and control packets: the strict-priority queue, ahead of the data queue
-            t = now + n * p.ns_per_byte + p.delay_ns
+            t = self._prio_tx(p, n, now)
         else:
             deps = p.deps
             while deps and deps[0] <= now:
@@ -318,7 +318,7 @@ class SimRun:
                 if tr is not None:
                     sw.congestion[EVENT_TRIMMED] += 1
                     sw.tx += 1
-                    self.push(int(now + len(tr) * p.ns_per_byte + p.delay_ns) + 1, _EV_DATA, r, i + 1, (tr, True))
+                    self.push(int(self._prio_tx(p, len(tr), now)) + 1, _EV_DATA, r, i + 1, (tr, True))
                     return
                 if depth >= p.drop_thr:
                     sw.drops[DROP_QUEUE_FULL] += 1
@@ -338,6 +338,19 @@ class SimRun:
         if sw is not None:
             sw.tx += 1
         self.push(int(t) + 1, _EV_DATA, r, i + 1, (data, prio))
+
+    @staticmethod
+    def _prio_tx(p: Port, n: int, now: int) -> float:
+        """A frame of ``n`` bytes on ``p``'s strict-priority queue at ``now``: it leaves after the
+        priority frames ahead of it and takes its bytes' time from the link the data queue shares, so
+        every data frame that starts after it waits that much longer (a data frame already scheduled
+        keeps its time: the wait for the one in service, at most a frame, is not modelled either).
+        Returns its arrival time at the far end."""
+        tx = n * p.ns_per_byte
+        start = p.pfree if p.pfree > now else now
+        p.pfree = start + tx
+        p.free = (p.free if p.free > now else now) + tx
+        return p.pfree + p.delay_ns
 
     def _dead(self, p: Port, r: Route, now: int) -> None:
         d = self.dead_drops.get((p.owner, p.peer, r.src_host, r.dst_host))

@@ -43,11 +43,12 @@ _BIG = 1 << 30
 
 
 class Port:
-    """One egress port (one direction of a link): a FIFO data queue, a strict-priority trimmed queue,
-    the program's thresholds (packets), line rate and propagation delay."""
+    """One egress port (one direction of a link): a FIFO data queue, a strict-priority queue (trimmed
+    headers, control packets) sharing its line rate, the program's thresholds (packets), line rate and
+    propagation delay."""
 
     __slots__ = ("admin_up", "base_ns_per_byte", "delay_ns", "deps", "drop_thr", "ecn_thr", "free", "loss",
-                 "name", "ns_per_byte", "owner", "peer", "peer_port", "sw", "trim_thr", "tx", "up")
+                 "name", "ns_per_byte", "owner", "peer", "peer_port", "pfree", "sw", "trim_thr", "tx", "up")
 
     def __init__(self, owner: str, port: int, peer: str, peer_port: int, gbps: float, delay_ns: int,
                  thresholds: tuple[int, int, int] | None, sw: SwitchState | None) -> None:
@@ -58,6 +59,7 @@ class Port:
         self.ecn_thr, self.trim_thr, self.drop_thr = ecn, trim, drop
         self.deps: deque[float] = deque()  # departure times of the packets in the data queue
         self.free = 0.0  # when the data queue's last packet has left
+        self.pfree = 0.0  # when the strict-priority queue's last packet has left
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
         self.loss = 0.0  # grey failure: silent drop probability

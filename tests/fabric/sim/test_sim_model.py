@@ -85,3 +85,23 @@ def test_ports_carry_the_programs_thresholds():
     assert (p.ecn_thr, p.trim_thr, p.drop_thr) == (16, 56, 64)  # controller.plan.thresholds of depth 64
     assert fab.ports[("h1", 1)].sw is None  # a host NIC: no switch program
     assert [q.name for q in fab.link_ports("p1l1", "p1s2")] == ["p1l1:2", "p1s2:1"]
+
+
+def test_priority_frames_go_first_and_take_their_bytes_from_the_shared_link():
+    """The strict-priority queue (trimmed headers, ACKs, CNPs, probes) shares the port's line rate with
+    the data queue, as softswitch's byte-rate links and a real port do: a control frame overtakes a
+    data backlog, and the data frame that starts after it waits its bytes' time."""
+    from mrc_fabric.sim.engine import SimRun
+
+    fab, _ = _fabric()
+    p = fab.ports[("p1l1", 2)]
+    per = p.ns_per_byte
+    p.free = 1000.0  # a data backlog until t = 1000 ns
+    arrive = SimRun._prio_tx(p, 100, 0)
+    assert arrive == 100 * per + p.delay_ns  # ahead of the backlog, not behind it
+    assert p.free == 1000.0 + 100 * per  # the next data frame starts that much later
+    second = SimRun._prio_tx(p, 100, 0)  # behind the first priority frame
+    assert second == 200 * per + p.delay_ns
+    p.free = p.pfree = 0.0  # idle port: the control frame holds the link for its own time
+    SimRun._prio_tx(p, 64, 5000)
+    assert p.free == 5000 + 64 * per
