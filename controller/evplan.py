@@ -116,6 +116,22 @@ def stev_profile(plan: FabricPlan, src: str, dst: str, evs_per_path: int = 1) ->
     return EvProfile(src, dst, "STEV", STEV_FIELDS, tuple(evs))
 
 
+def ev_nodes(topo: Any, src: str, dst: str, port: int, spine: str | None, encap: str,
+             ev_direct: bool = True) -> list[str] | None:
+    """The nodes an EV from ``src`` to ``dst`` on NIC ``port`` that the plan steers to ``spine`` crosses,
+    in order, as this module's profiles route it: SRv6 always through the spine (its carrier names
+    source leaf, spine, destination leaf; two hosts of one leaf too, a U-turn at the spine), STEV
+    through the spine unless both hosts share the leaf (the leaf's GID host route delivers it).  None
+    where the plan does not decide the path: UDP EVs (no carrier, no EV-direct label: the leaf hashes
+    them), STEV on leaves that hash instead of steering by EV (``ev_direct`` False), no spine named."""
+    if spine is None or encap not in ("srv6", "stev") or (encap == "stev" and not ev_direct):
+        return None
+    la, lb = topo.host_leaf(src, port)[0].name, topo.host_leaf(dst, port)[0].name
+    if encap == "stev" and la == lb:
+        return [src, la, dst]
+    return [src, la, spine, lb, dst]
+
+
 def profile_to_data(prof: EvProfile) -> dict[str, Any]:
     """The file form of a profile, shaped like an MRC EXP EV profile (``mrc_ctl.h``)."""
     evs = []

@@ -119,6 +119,15 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
             f"the rate after it ({a['ref_mb_s']:.2f} of {a['pre_mb_s']:.2f} MB/s before)"
         out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "
                    f"{how} (bar: {FEW_RTTS:g} RTTs){stall}")
+    sp = m.get("ev_split")
+    if sp and sp["retired"]:  # not a pass/fail line: a loaded 2-core machine can stall a switch process
+        # for longer than a path's delivery time, which RACK cannot tell from a dead path (docs/demo.md)
+        healthy = sp["retired_healthy"]
+        out.append(f"  MRC EVs made ASSUMED_BAD: {sp['retired']}, "
+                   + ("every one on a path through a failed link" if not healthy and not sp["unknown_path"] else
+                      f"{sp['retired_crossing']} on a path through a failed link, {healthy} on a healthy path "
+                      f"({healthy - sp['healthy_still_bad_at_end']} of those back to GOOD by the end)"
+                      + (f", {sp['unknown_path']} whose path the plan does not name" if sp["unknown_path"] else "")))
     for b in r["recovery"]:
         stall = b["max_flow_stall_s"]
         out.append(f"  [{'PASS' if stall >= rto_s else 'FAIL'}] RC baseline: longest flow stall {stall:.2f} s after "

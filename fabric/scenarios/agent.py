@@ -90,21 +90,35 @@ class Lines:
         raise SystemExit("agent: timed out waiting for the runner")
 
 
-def peer_profile(ctx: Any, plan: HostPlan, peer: str, encap: str, mode: str, pin: int,
-                 ports: list[int]) -> int:
-    """Load the plan's ``encap`` EV profile to ``peer`` into ``ctx`` (an ``mrc.ctl.MrcCtlContext``) as a
-    fresh format + EXP EV profile pair, ONLINE; return its id for ``QpAttr.ev_profile_id``.
-
-    RC: the EVs are rotated so that slot 0 -- the one path an RC QP takes -- is EV ``pin`` of the plan
-    (the runner picks it per peer, as ECMP pins a flow to a path).  PlanError if the plan has none.
-    """
+def _plan_profile(plan: HostPlan, peer: str, encap: str, mode: str, pin: int):
+    """The plan's ``encap`` EV profile to ``peer`` as this QP mode loads it.  RC: the EVs are rotated so
+    that slot 0 -- the one path an RC QP takes -- is EV ``pin`` of the plan (the runner picks it per
+    peer, as ECMP pins a flow to a path).  PlanError if the plan has none."""
     pp = plan.peers[peer]
     plan.evs_to(pp, encap)  # PlanError naming host, peer and encapsulation if there are none
     prof = pp.profiles[encap]
     if mode == "rc":
         k = pin % len(prof.evs)
-        prof = replace(prof, evs=prof.evs[k:] + prof.evs[:k])
+        prof = replace(prof, evs=prof.evs[k:] + prof.evs[:k], spines=prof.spines[k:] + prof.spines[:k])
+    return prof
+
+
+def peer_profile(ctx: Any, plan: HostPlan, peer: str, encap: str, mode: str, pin: int,
+                 ports: list[int]) -> int:
+    """Load the plan's ``encap`` EV profile to ``peer`` into ``ctx`` (an ``mrc.ctl.MrcCtlContext``) as a
+    fresh format + EXP EV profile pair, ONLINE; return its id for ``QpAttr.ev_profile_id`` (RC: rotated
+    to its pin, :func:`_plan_profile`)."""
+    prof = _plan_profile(plan, peer, encap, mode, pin)
     return load_profile(ctx, prof, ctx.unused_profile_id(), ports=ports).profile_id
+
+
+def ev_route(plan: HostPlan, peer: str, encap: str, mode: str, pin: int) -> list[list[Any]]:
+    """Per EV slot of :func:`peer_profile`'s profile: ``[peer, NIC port, spine, encap]`` (spine None where
+    the plan names none).  An EV event's 8th field in the result; the runner turns it into the nodes the
+    path crosses, as the simulator reports them, so the analysis can tell a retired EV on a failed
+    link from a healthy one."""
+    prof = _plan_profile(plan, peer, encap, mode, pin)
+    return [[peer, port, prof.spines[i] if prof.spines else None, encap] for i, (_, port) in enumerate(prof.evs)]
 
 
 def cc_binding(core: Any, cfg: dict[str, Any], mode: str, mtu: int) -> tuple[Any, int | None]:
@@ -141,11 +155,13 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
         rng = random.Random()
 
         profiles: dict[str, int] = {}  # peer -> ctl EV profile id, made on first use
+        routes: dict[int, list[list[Any]]] = {}  # ctl EV profile id -> per EV slot [peer, port, spine, encap]
 
         def profile_to(peer: str) -> int:
             if peer not in profiles:
                 pin = int(cfg["rc_pin"][peer]) if mode == "rc" else 0
-                profiles[peer] = peer_profile(ep.ctl, plan, peer, encap, mode, pin, ep.ports)
+                profiles[peer] = pid = peer_profile(ep.ctl, plan, peer, encap, mode, pin, ep.ports)
+                routes[pid] = ev_route(plan, peer, encap, mode, pin)
             return profiles[peer]
 
         cc, cc_pid = cc_binding(ep.core, cfg, mode, mtu)
@@ -191,11 +207,11 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
             f.start_seq = [qp.snd_una for qp in f.qps]
         emit({"ready": True})
         t0 = int(ctl.wait(60.0)["start"]["t0_ns"])
-        _traffic(ep, ctl, cfg, inflows, outflows, mtu, seed, t0)
+        _traffic(ep, ctl, cfg, inflows, outflows, mtu, seed, t0, routes)
 
 
 def _traffic(ep: Endpoint, ctl: Lines, cfg: dict, inflows: dict, outflows: dict[int, OutFlow], mtu: int,
-             seed: int, t0: int) -> None:
+             seed: int, t0: int, routes: dict[int, list[list[Any]]] | None = None) -> None:
     sample_ns = int(float(cfg.get("sample_ms", 20)) * 1e6)
     progress_ns = int(float(cfg.get("progress_ms", 250)) * 1e6)
     data_cache: dict[tuple[int, int], bytes] = {}
@@ -254,11 +270,18 @@ def _traffic(ep: Endpoint, ctl: Lines, cfg: dict, inflows: dict, outflows: dict[
     events.extend(ep.poll_events())
     emit({"halted": {"done": {str(f.fid): f.done for f in outflows.values()}}})
     stop = ctl.wait(120.0)["verify"]
-    emit({"result": _result(ep, cfg, inflows, outflows, samples, events, errors, stop, seed, t0)})
+    emit({"result": _result(ep, cfg, inflows, outflows, samples, events, errors, stop, seed, t0, routes)})
+
+
+def _slot(routes: dict[int, list[list[Any]]], profile_id: int | None, index: int) -> list[Any] | None:
+    r = routes.get(profile_id) if profile_id is not None else None
+    return r[index] if r is not None and 0 <= index < len(r) else None
 
 
 def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow], samples: list, events: list,
-            errors: list[str], stop: dict, seed: int, t0: int) -> dict[str, Any]:
+            errors: list[str], stop: dict, seed: int, t0: int,
+            routes: dict[int, list[list[Any]]] | None = None) -> dict[str, Any]:
+    routes = routes or {}
     stats = ep.stats()
     verify: dict[str, Any] = {}
     for fid, fl in inflows.items():
@@ -304,8 +327,9 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
                   for f in outflows.values()},
         "flow_order": [f.fid for f in outflows.values()],
         "samples": samples,
-        "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause]
-                      for e in events],
+        # the 8th field: [peer, NIC port, spine, encap] of the EV (ev_route), None for a profile not ours
+        "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause,
+                       _slot(routes, e.profile_id, e.ev_index)] for e in events],
         "ev_verdicts": verdicts,
         "late_deliveries": late,
         # trimmed and duplicate arrivals at our MRC responders: [t, flow, sender QPN, our QPN, kind, PSN, EV index]

@@ -243,6 +243,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         # where: {"switch:port/priority": n} for the queues that tail-dropped during the run
         "queue_tail_drops_by_queue": {k: v for k, v in (run.get("queue_tail_drops_by_queue") or {}).items() if v},
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs, key=lambda e: e[:7]),
+        # retirements on a path that crossed a failed link vs on a healthy one (MRC's claim: none)
+        "ev_split": ev_split(run),
         # each retirement an MRC QP decided, with the verdict's evidence and the responder's record of its PSN
         "ev_verdicts": _verdicts(hosts),
         "late_deliveries": _late(hosts),
@@ -383,6 +385,13 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
                  f"trim {r.get('trim', 0)}, nak (go-back-N) {r.get('nak', 0)}")
     lines.append("  EV state changes: " + (", ".join(f"{k} x{v}" for k, v in sorted(m["ev_changes"].items()))
                                            or "none"))
+    sp = m.get("ev_split")
+    if sp and sp["retired"]:
+        lines.append(f"  EVs made ASSUMED_BAD: {sp['retired_crossing']} on a path through a failed link, "
+                     f"{sp['retired_healthy']} on a healthy path"
+                     + (f", {sp['unknown_path']} whose path the plan does not name" if sp["unknown_path"] else "")
+                     + f"; still bad at the end: {sp['crossing_still_bad_at_end']} failed-link, "
+                     f"{sp['healthy_still_bad_at_end']} healthy")
     lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
                  f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}; "
                  f"frames lost outside the pipeline: kernel receive drops {m.get('kernel_rx_drops', 0)}, "

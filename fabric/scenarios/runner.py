@@ -25,9 +25,10 @@ from p4.v1 import p4runtime_pb2
 
 from controller import build_plan, parse_topology
 from controller.daemon import Controller, Options
-from controller.evplan import write_ev_files
+from controller.evplan import ev_nodes, write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
+from controller.topology import Topology
 from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, load_pipeline
 
 from ..fabric import Fabric
@@ -79,9 +80,21 @@ class NetnsFaults:
 
     def __init__(self, fab: Fabric, converge: Callable[[str], None] | None = None) -> None:
         self.fab, self.topo, self.converge = fab, fab.topo, converge
+        # every link the faults applied through this object took down or up, [node, node, up] (the run's
+        # fault log "links", as the simulator records them: the report checks EV paths against them)
+        self.links: list[list[Any]] = []
+
+    def _note(self, a: str, b: str, up: bool) -> None:
+        self.links.append([a.partition(":")[0], b.partition(":")[0], up])
+
+    def _switch_links(self, switch: str, up: bool) -> None:
+        for lk in self.topo.links:  # a stopped switch forwards nothing: every one of its links is dark
+            if switch in (lk.a.node, lk.b.node):
+                self._note(lk.a.node, lk.b.node, up)
 
     def set_link(self, a: str, b: str, up: bool) -> None:
         self.fab.set_link(a, b, up)
+        self._note(a, b, up)
 
     def host_link(self, host: str, plane: int) -> tuple[str, str]:
         if host not in self.topo.hosts:
@@ -98,15 +111,20 @@ class NetnsFaults:
 
     def switch_stop(self, switch: str) -> None:
         self.fab.switch_stop(switch)
+        self._switch_links(switch, False)
 
     def switch_start(self, switch: str) -> None:
         if not self.fab.switch_running(switch):
             self.fab.switch_start(switch)
         if self.converge is not None:
             self.converge(switch)
+        self._switch_links(switch, True)
 
     def port_admin(self, switch: str, port: int, up: bool) -> None:
         self.fab.port_admin(switch, port, up)
+        lk = self.topo.link_at(switch, port)
+        if lk is not None:
+            self._note(lk.a.node, lk.b.node, up)
 
     def shape(self, switch: str, port: int, delay_us: int | None, rate_pps: int | None,
               queue_depth: int | None) -> None:
@@ -175,6 +193,7 @@ class FabricEnv:
         self.grpc_base_port = grpc_base_port
         self.evs_per_path = evs_per_path
         self.log = log or logging.getLogger("mrc_fabric.scenarios")
+        self.last_fault_links: list[list[Any]] = []  # links the last fault applied took down or up
         data = topology_data(spec)
         self.topo = parse_topology(data)
         self.topo_path = self.workdir / "topology.yaml"
@@ -235,7 +254,9 @@ class FabricEnv:
     def apply(self, f: FaultSpec, undo: bool = False) -> str:
         """Carry out one fault (or its undo) through the fault registry; returns what was done."""
         assert self.fab is not None and self.ctl is not None
-        return f.spec.apply(NetnsFaults(self.fab, self._converge_with_retry), f, undo)
+        target = NetnsFaults(self.fab, self._converge_with_retry)
+        self.last_fault_links = target.links
+        return f.spec.apply(target, f, undo)
 
     def _converge_with_retry(self, switch: str, deadline_s: float = 30.0) -> None:
         """Converge a restarted switch; a freshly started process may not answer the first attempt
@@ -489,6 +510,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
         env.restore(sc.faults)
     counters_after = env.counters() if sc.measure.switch_counters else {}
     drops_after = env.fab.outside_drops()
+    for h, res in results.items():
+        res["ev_events"] = [e[:7] + [ev_path(env.topo, h, e[7] if len(e) > 7 else None)] for e in res["ev_events"]]
     return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
             "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
@@ -497,6 +520,19 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             **{k: {n: v - drops_before[k].get(n, 0) if v >= drops_before[k].get(n, 0) else v
                    for n, v in after.items()} for k, after in drops_after.items()},
             "rc_pins": {f"{a}-{b}": j for (a, b), j in pins.items()} if mode == "rc" else {}}
+
+
+def ev_path(topo: Topology, host: str, route: list[Any] | None) -> list[str] | None:
+    """The nodes an EV of ``host`` crosses (``controller.evplan.ev_nodes``), from the agent's ``[peer, NIC
+    port, spine, encap]`` (the 8th field of its EV events), as the simulator reports them; None when
+    the plan does not decide the path."""
+    if not route:
+        return None
+    peer, port, spine, encap = route
+    try:
+        return ev_nodes(topo, host, peer, int(port), spine, encap)
+    except (KeyError, AssertionError, TypeError, ValueError):
+        return None
 
 
 def _inject(env: FabricEnv, faults: tuple[FaultSpec, ...], t0: int, log: list[dict[str, Any]],
@@ -516,7 +552,7 @@ def _inject(env: FabricEnv, faults: tuple[FaultSpec, ...], t0: int, log: list[di
         try:
             what = env.apply(f, undo=undo)
             log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "did": what,
-                        "down": f.spec.is_failure(f, undo)})
+                        "down": f.spec.is_failure(f, undo), "links": list(env.last_fault_links)})
         except Exception as e:  # noqa: BLE001 - a fault that cannot be applied is reported in the result
             log.append({"t_s": round(t_s, 4), "fault": f.label(), "undo": undo, "error": str(e), "down": False})
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from controller import build_plan, parse_topology
-from controller.evplan import srv6_profile, stev_profile
+from controller.evplan import ev_nodes, srv6_profile, stev_profile
+from controller.plan import STEV_EV_DIRECT
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
@@ -347,9 +348,9 @@ class SimRun:
         keeps its time: the wait for the one in service, at most a frame, is not modelled either).
         Returns its arrival time at the far end."""
         tx = n * p.ns_per_byte
-        start = p.pfree if p.pfree > now else now
+        start = max(now, p.pfree)
         p.pfree = start + tx
-        p.free = (p.free if p.free > now else now) + tx
+        p.free = (max(now, p.free)) + tx
         return p.pfree + p.delay_ns
 
     def _dead(self, p: Port, r: Route, now: int) -> None:
@@ -610,15 +611,15 @@ class SimRun:
                                        "base_rtt_ns": self.base_rtt_ns()}}
 
     def _ev_path(self, h: int, prof: tuple[int, list] | None, index: int) -> list[str] | None:
-        """The nodes EV ``index`` of host ``h``'s profile ``prof`` (peer, plan EVs) crosses: host, leaf,
-        spine (from the controller's EV plan), leaf, peer; None if the profile is not one of ours."""
+        """The nodes EV ``index`` of host ``h``'s profile ``prof`` (peer, plan EVs) crosses
+        (``controller.evplan.ev_nodes``); None if the profile is not one of ours or the plan does not
+        decide the path (UDP)."""
         if prof is None or not 0 <= index < len(prof[1]):
             return None
         peer, evs = prof
         _, port, spine = evs[index]
-        a, b = self.hosts[h], self.hosts[peer]
-        la, lb = self.fab.leaf_of(a, port), self.fab.leaf_of(b, port)
-        return [a, la, b] if la == lb else [a, la, spine, lb, b]
+        return ev_nodes(self.fab.topo, self.hosts[h], self.hosts[peer], port, spine, self.encap,
+                        ev_direct=self.fab.stev_mode == STEV_EV_DIRECT)
 
     def base_rtt_ns(self) -> int:
         """The RTT of an idle path between two leaves: 8 link delays and a full data frame (MTU + the

@@ -54,6 +54,9 @@ class PlanProfile:
     field_widths: tuple[int, ...]
     ev_min_active: int
     evs: tuple[tuple[bytes, int], ...]
+    # the spine each EV crosses, as the controller's plan names it (its ``spine`` key), in ``evs`` order;
+    # empty when the plan does not say (direct links, older plans).  Reports only: nothing routes by it.
+    spines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,7 @@ def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | in
     main: list[tuple[bytes | int, int]] = []
     udp: list[tuple[bytes | int, int]] = []
     raw: list[tuple[bytes, int]] = []
+    spines: list[str] = []
     for i, e in enumerate(prof["evs"]):
         w = f"{where}.evs[{i}]"
         if not isinstance(e, dict):
@@ -146,6 +150,8 @@ def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | in
                 raise PlanError(f"{w}.ev: an STEV EV is 4 bytes, got {len(val)}")
             main.append((int.from_bytes(val, "big"), port))
         raw.append((val, port))
+        if isinstance(e.get("spine"), str) and e["spine"]:
+            spines.append(e["spine"])
         if "udp_sport" in e:
             udp.append((_int(e, "udp_sport", w) & 0xFFFF, port))
     if not main:
@@ -156,10 +162,11 @@ def _profile_evs(prof: Any, where: str) -> tuple[dict[str, list[tuple[bytes | in
     min_active = prof.get("ev_min_active", 1)
     if isinstance(min_active, bool) or not isinstance(min_active, int) or min_active < 0:
         raise PlanError(f"{where}.ev_min_active: expected a non-negative integer, got {min_active!r}")
-    profiles = {fmt.lower(): PlanProfile(fmt.lower(), widths, min_active, tuple(raw))}
+    named = tuple(spines) if len(spines) == len(raw) else ()
+    profiles = {fmt.lower(): PlanProfile(fmt.lower(), widths, min_active, tuple(raw), named)}
     if "udp" in out:
         profiles["udp"] = PlanProfile("udp", (16,), min_active,
-                                      tuple((sport.to_bytes(2, "big"), port) for sport, port in out["udp"]))
+                                      tuple((sport.to_bytes(2, "big"), port) for sport, port in out["udp"]), named)
     return out, min_active, profiles
 
 

@@ -102,6 +102,10 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     back = [e for e in m["ev_events"] if e[4] == "ASSUMED_BAD" and e[5] == "GOOD" and e[6] == "probe"
             and e[0] / 1e9 > 1.8]
     assert back, "no EV came back to GOOD after the link recovered"
+    # the fault log names the link, and every EV event names its path: the retirements are on it
+    assert [["p1l1", "p1s1", False]] == [f["links"] for f in m["faults"] if f.get("down")][0]
+    sp = m["ev_split"]
+    assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, sp
     # the RC baseline, same traffic, same fault: the QPs pinned through the link stall at least one RTO
     r = _run(env, "rc", pattern="all-to-all", count=40, faults=[flap])
     assert r["corrupt_messages"] == 0
@@ -122,6 +126,9 @@ def test_spine_switch_stopped_mrc_completes(env):
               faults=[FaultSpec(at=0.5, kind="spine_loss", spine="p1s2", method="stop")])
     _intact(m)
     _mid_transfer(m)
+    # a stopped switch darkens every link it has (the report checks EV paths against them)
+    (links,) = [f["links"] for f in m["faults"] if f.get("down")]
+    assert sorted(map(tuple, links)) == [("p1l1", "p1s2", False), ("p1l2", "p1s2", False)], links
 
 
 def test_nic_port_loss_continues_on_other_plane(env):

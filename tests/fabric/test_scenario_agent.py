@@ -19,12 +19,18 @@ from mrc_fabric.scenarios.agent import peer_profile
 
 
 @pytest.fixture(scope="module")
-def plans(tmp_path_factory):
-    from controller.evplan import write_ev_files
+def fabric_plan():
     from controller.plan import build_plan
     from controller.topogen import clos
 
-    files = write_ev_files(build_plan(clos(2, 2, 2, 1)), tmp_path_factory.mktemp("plans"))
+    return build_plan(clos(2, 2, 2, 1))
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory, fabric_plan):
+    from controller.evplan import write_ev_files
+
+    files = write_ev_files(fabric_plan, tmp_path_factory.mktemp("plans"))
     return [load_plan(p) for p in files]
 
 
@@ -110,3 +116,55 @@ def test_agent_qps_bind_the_runs_cc_profile_and_a_runtime_change_reaches_them_al
     ep.ctl.modify_cc_profile(cc_pid, CcProfileAttr(cc_config=new), CcProfileAttrMask.CONFIG)
     assert ep.datagrams_to_send(10_000_000)  # each QP's next data packet takes the profile's config first
     assert all(q.attr.cc is new and q.cc.cfg is new and q.cc.cwnd <= 20_000 for q in qps)
+
+
+@pytest.mark.parametrize(("mode", "pin"), [("mrc", 0), ("rc", 3)])
+def test_an_ev_events_route_is_the_path_the_controllers_tables_forward_it_on(plans, fabric_plan, mode, pin):
+    """The 8th field of the agent's EV events names, per slot of the profile its QPs bind to, the path the
+    EV takes: the runner's ``ev_path`` of it equals the switches the controller's own uN/uSID tables walk
+    the slot's carrier through (so the report can tell a retired EV on a failed link from a healthy one)."""
+    from controller.evplan import walk_srv6
+    from mrc_fabric.scenarios.agent import ev_route
+    from mrc_fabric.scenarios.runner import ev_path
+
+    hp = plans[0]
+    (peer,) = hp.peers
+    ep = Endpoint(hp.gid, sorted(hp.ports), encap="srv6")
+    prof = ep.ctl.ev_profile(peer_profile(ep.ctl, hp, peer, "srv6", mode, pin, ep.ports))
+    routes = ev_route(hp, peer, "srv6", mode, pin)
+    assert len(routes) == len(prof.evs) == 4
+    for (carrier, port), route in zip(_rotated(hp.evs_to(hp.peers[peer], "srv6"), mode, pin), routes, strict=True):
+        assert route[:2] == [peer, port] and route[3] == "srv6"
+        reached, _, hops = walk_srv6(fabric_plan, hp.host, port, carrier)
+        assert reached == peer
+        assert ev_path(fabric_plan.topology, hp.host, route) == [hp.host, *(h.switch for h in hops), peer]
+    assert ev_path(fabric_plan.topology, hp.host, None) is None
+    assert ev_path(fabric_plan.topology, hp.host, [peer, 1, None, "srv6"]) is None  # a plan that names no spine
+    assert ev_path(fabric_plan.topology, hp.host, [peer, 1, "p1s1", "udp"]) is None  # the leaf hashes UDP EVs
+
+
+def test_ev_nodes_follow_the_tables_also_for_two_hosts_of_one_leaf():
+    """SRv6 carriers turn at the spine even between two hosts of one leaf; STEV's GID host route
+    delivers them at the leaf: ``ev_nodes`` says so, as the controller's tables walk them."""
+    import ipaddress
+
+    from controller.evplan import ev_nodes, srv6_profile, stev_profile, walk_srv6, walk_stev
+    from controller.plan import build_plan
+    from controller.topogen import clos
+
+    plan = build_plan(clos(2, 2, 2, 2))
+    topo = plan.topology
+    for a, b in (("h1", "h2"), ("h1", "h3")):
+        gid = str(ipaddress.IPv6Address(plan.sids.host_gid(b).packed))
+        for ev in srv6_profile(plan, a, b).evs:
+            hops = walk_srv6(plan, a, ev.port, ev.value)[2]
+            assert ev_nodes(topo, a, b, ev.port, ev.spine, "srv6") == [a, *(h.switch for h in hops), b]
+        for ev in stev_profile(plan, a, b).evs:
+            hops = walk_stev(plan, a, ev.port, gid, ev.flow_label)[2]
+            assert ev_nodes(topo, a, b, ev.port, ev.spine, "stev") == [a, *(h.switch for h in hops), b]
+            assert ev_nodes(topo, a, b, ev.port, ev.spine, "stev", ev_direct=False) is None
+
+
+def _rotated(evs, mode, pin):
+    k = pin % len(evs) if mode == "rc" else 0
+    return evs[k:] + evs[:k]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mrc_fabric.demo import demo_scenario
+from mrc_fabric.demo import acceptance_lines, demo_scenario
 from mrc_fabric.scenarios import ScenarioError, analyse, parse_scenario, run_scenario
 from mrc_fabric.sim import run_sim
 
@@ -60,6 +60,14 @@ def test_demo_scenario_mrc_completes_rc_through_the_dead_link_never_resumes():
     assert not rc["completed"]
     assert rc["recovery"][0]["stalled_until_end"], "RC flows pinned to p1l1-p1s1 must never resume"
     assert rc["switch_drops"].get("link_down", 0) > 0
+    # every EV through the dead link or spine is retired, none other: 2 x 8 host pairs on different
+    # leaves, and the SRv6 carriers of the 4 same-leaf pairs turn at the spines (h1-h2 through both
+    # dead ones, h3-h4 through p2s2), which a same-leaf shortcut in the path once called healthy
+    sp = mrc["ev_split"]
+    assert (sp["retired"], sp["retired_crossing"], sp["retired_healthy"], sp["unknown_path"]) == (22, 22, 0, 0), sp
+    res = {"metrics": {"mrc": mrc, "rc": rc}, "comparison": {"completion_ratio_rc_over_mrc_at_least": 1.0},
+           "scenario": {"traffic": {"ack_timeout": sc.traffic.ack_timeout}}}
+    assert "  MRC EVs made ASSUMED_BAD: 22, every one on a path through a failed link" in acceptance_lines(res)
 
 
 def test_incast_trims_and_marks_and_mrc_recovers_the_trimmed_packets():
