@@ -9,7 +9,8 @@ NSCC, RC: DCQCN); nothing is hand-paced.  Prints: completion time of an all-to-a
 a spine-link failure, goodput recovery time and longest flow stall after the failure, and p99
 message latency under incast; each as MRC and RC measured in this run, and their ratio; then the
 acceptance lines (fault-free run: no EV retirements, no frames lost outside the pipeline,
-congestion seen as trims and ECN marks; recovery within 3 RTTs; incast p99 MRC <= RC).  A run that
+congestion seen as trims and ECN marks; link-failure run: every EV retired crosses the failed link,
+recovery within 3 RTTs; incast p99 MRC <= RC).  A run that
 does not finish by its deadline is reported as ">= deadline" (a single-path QP pinned to a dead
 path never recovers on a static fabric).
 """
@@ -129,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{res['a2a']['rc']['queue_tail_drops']} (traffic-manager tail drops)")
     for line in verdict_lines(a0):  # each fault-free retirement with its verdict's evidence
         print(line)
+    sp = res["a2a_fail"]["mrc"]["ev_split"]
+    print(f"link-failure all-to-all, MRC: EVs made ASSUMED_BAD {sp['retired']}: {sp['retired_crossing']} on a path "
+          f"through the failed link, {sp['retired_healthy']} on a healthy path, {sp['unknown_path']} without a path; "
+          f"examples of healthy ones: {sp['healthy_examples'] or 'none'}")
     checks = [
         (a0["completed"] and not a0["data_loss"] and all(res[k][m]["corrupt_messages"] == 0 for k in res for m in res[k]),
          "MRC delivered every byte of every run, 0 corrupt messages in every run"),
@@ -141,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
          (f"fault-free MRC run: congestion seen as {a0['switch_trims']} trims and {a0['switch_ecn_marks']} ECN marks; "
           f"{a0['retransmissions'].get('rack', 0)} RACK and {a0['retransmissions'].get('timeout', 0)} timeout resends")),
     ]
+    checks.append((sp["retired_healthy"] == 0 and sp["unknown_path"] == 0 and sp["retired_crossing"] > 0,
+                   (f"link-failure MRC run: {sp['retired_crossing']} EVs retired on the failed link, "
+                    f"{sp['retired_healthy']} on healthy paths (bar: 0 healthy)")))
     for x in res["a2a_fail"]["mrc"]["recovery"]:
         rtts = x.get("goodput_recovery_rtts")
         checks.append((rtts is not None and rtts <= RECOVERY_RTTS,
