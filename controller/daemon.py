@@ -16,6 +16,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
@@ -274,8 +275,8 @@ class Controller:
                     self.log.exception("wiring round failed")
             stop.wait(max(0.0, start + self.opts.wiring_interval_s - time.monotonic()))
 
-    def poll_counters(self) -> None:
-        """Read the counters of every connected switch (errors logged, never fatal)."""
+    def poll_counters(self, switches: Iterable[str] | None = None) -> None:
+        """Read the counters of every connected switch, or of ``switches`` (errors logged, never fatal)."""
         def one(name: str) -> None:
             s = self.sessions[name]
             if not s.stream_up.is_set() or s.names is None:
@@ -284,7 +285,7 @@ class Controller:
                 self.telemetry.poll(s)
             except SessionError as e:
                 self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
-        for f in [self._pool.submit(one, n) for n in self.sessions]:
+        for f in [self._pool.submit(one, n) for n in (self.sessions if switches is None else switches)]:
             f.result()
 
     def wiring_check(self) -> WiringReport:

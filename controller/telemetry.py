@@ -73,11 +73,6 @@ def decode_postcard(pi: PacketIn) -> Postcard:
     return Postcard(pi.switch, decode_telemetry_record(pi.payload), summary, time.time())
 
 
-def _counter_values(ents: list[p4runtime_pb2.Entity]) -> dict[int, tuple[int, int]]:
-    return {e.counter_entry.index.index: (e.counter_entry.data.packet_count, e.counter_entry.data.byte_count)
-            for e in ents}
-
-
 def _cell(counter_id: int, index: int | None = None) -> p4runtime_pb2.Entity:
     """A CounterEntry read request: one cell, or every cell (``index`` None: wildcard)."""
     ent = p4runtime_pb2.Entity()
@@ -117,63 +112,72 @@ class TelemetryCollector:
 
     def poll(self, s: SwitchSession) -> SwitchCounters:
         """Read one switch's counters and queue depths and keep them: per-port arrays at the watched ports
-        (and the CPU port) by index, the rest with wildcard reads."""
+        (and the CPU port) by index, the rest with wildcard reads -- all in one ReadRequest.
+
+        One request, not one per counter and table: a P4Runtime Read may carry any number of entities
+        (the server answers each in turn; PI's does, and so does softswitch's), and on a Python switch each
+        RPC costs more than the cells it returns.  Sixteen reads a switch made every demo refresh a burst
+        of 0.5 s of CPU on the 2-core machine, which stalled every path for ~200 ms at once and made RACK
+        retire healthy EVs (docs/demo.md)."""
         names = s.names
         if names is None:
             raise ValueError(f"switch {s.name}: no P4Info yet")
         ports = set(self.watched_ports.get(s.name, ()))
         out = SwitchCounters(read_at=time.time())
-        reqs: list[tuple[str, int]] = []
+        kinds: dict[int, str] = {}  # counter id -> what it counts
+        ents: list[p4runtime_pb2.Entity] = []
         for cname, kind in ((C_PORT_RX, "rx"), (C_PORT_TX, "tx")):
             if cname in names.counters:
-                reqs.append((kind, names.counters[cname].preamble.id))
-        reqs += [("drop", c.preamble.id) for c in names.counters_named(C_DROP_REASONS)]
-        reqs += [("congestion", c.preamble.id) for c in names.counters_named(C_CONGESTION_EVENTS)]
-        for kind, cid in reqs:
+                kinds[names.counters[cname].preamble.id] = kind
+        kinds.update({c.preamble.id: "drop" for c in names.counters_named(C_DROP_REASONS)})
+        kinds.update({c.preamble.id: "congestion" for c in names.counters_named(C_CONGESTION_EVENTS)})
+        for cid, kind in kinds.items():
             if kind in ("rx", "tx") and ports:
                 # the switch's connected ports (and the CPU port) by index, not all MAX_PORTS cells: a
                 # wildcard over 512-cell arrays on every switch at once is work a software switch does
                 # between packets (it stalled the demo's flows for up to 2 s at each refresh)
-                ents = [_cell(cid, i) for i in sorted(ports | {P4.CPU_PORT})]
+                ents += [_cell(cid, i) for i in sorted(ports | {P4.CPU_PORT})]
             else:
-                ents = [_cell(cid)]
-            vals = _counter_values(s.read(ents))
-            if kind == "congestion":  # a program without the counter simply has no such request
-                for idx, (p, _) in vals.items():
+                ents.append(_cell(cid))
+        # One wildcard per table: PI/bmv2 answers UNIMPLEMENTED to table_id 0 ("all tables"), and a
+        # per-table wildcard is what the spec requires every server to support.
+        for dc in names.p4info.direct_counters:
+            dce = p4runtime_pb2.Entity()
+            dce.direct_counter_entry.table_entry.table_id = dc.direct_table_id
+            ents.append(dce)
+        regs = {reg.preamble.id for reg in names.registers_named(R_EGRESS_QDEPTH)} if ports else set()
+        for rid in regs:
+            for i in sorted(ports):
+                ent = p4runtime_pb2.Entity()
+                ent.register_entry.register_id = rid
+                ent.register_entry.index.index = i
+                ents.append(ent)
+        for dc in names.p4info.direct_counters:  # every table with a counter is listed, read or not
+            t = names.table_by_id.get(dc.direct_table_id)
+            out.tables.setdefault(t.preamble.name if t else str(dc.direct_table_id), (0, 0))
+        for e in s.read(ents) if ents else ():
+            which = e.WhichOneof("entity")
+            if which == "counter_entry":
+                c = e.counter_entry
+                kind, idx, p, b = kinds.get(c.counter_id), c.index.index, c.data.packet_count, c.data.byte_count
+                if kind == "congestion":
                     ev = CONGESTION_EVENTS.get(idx, f"event_{idx}")
                     out.congestion[ev] = out.congestion.get(ev, 0) + p
-            elif kind == "drop":
-                for idx, (p, b) in vals.items():
+                elif kind == "drop":
                     reason = DROP_REASONS.get(idx, f"reason_{idx}")
                     op, ob = out.drops.get(reason, (0, 0))
                     if p or idx in DROP_REASONS:
                         out.drops[reason] = (op + p, ob + b)
-            else:
-                target = out.port_rx if kind == "rx" else out.port_tx
-                target.update({i: v for i, v in vals.items() if i in ports or v[0]})
-        # One wildcard per table: PI/bmv2 answers UNIMPLEMENTED to table_id 0 ("all tables"), and a
-        # per-table wildcard is what the spec requires every server to support.
-        for dc in names.p4info.direct_counters:
-            tid = dc.direct_table_id
-            dce = p4runtime_pb2.Entity()
-            dce.direct_counter_entry.table_entry.table_id = tid
-            t = names.table_by_id.get(tid)
-            tname = t.preamble.name if t else str(tid)
-            p, b = out.tables.get(tname, (0, 0))
-            for e in s.read([dce]):
-                p += e.direct_counter_entry.data.packet_count
-                b += e.direct_counter_entry.data.byte_count
-            out.tables[tname] = (p, b)
-        for reg in names.registers_named(R_EGRESS_QDEPTH):
-            if not ports:
-                continue
-            ents = []
-            for i in sorted(ports):
-                ent = p4runtime_pb2.Entity()
-                ent.register_entry.register_id = reg.preamble.id
-                ent.register_entry.index.index = i
-                ents.append(ent)
-            for e in s.read(ents):
+                elif kind in ("rx", "tx") and (idx in ports or p):
+                    (out.port_rx if kind == "rx" else out.port_tx)[idx] = (p, b)
+            elif which == "direct_counter_entry":
+                tid = e.direct_counter_entry.table_entry.table_id
+                t = names.table_by_id.get(tid)
+                tname = t.preamble.name if t else str(tid)
+                p, b = out.tables.get(tname, (0, 0))
+                out.tables[tname] = (p + e.direct_counter_entry.data.packet_count,
+                                     b + e.direct_counter_entry.data.byte_count)
+            elif which == "register_entry" and e.register_entry.register_id in regs:
                 idx = e.register_entry.index.index
                 if idx in ports:
                     out.qdepth[idx] = int.from_bytes(e.register_entry.data.bitstring, "big")
