@@ -12,6 +12,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+import grpc
 from p4.v1 import p4runtime_pb2
 
 from mrc.wire import formats as F
@@ -27,7 +28,7 @@ from .mapping import (
     R_EGRESS_QDEPTH,
     REASON_POSTCARD,
 )
-from .session import PacketIn, SwitchSession
+from .session import PacketIn, SessionError, SwitchSession
 
 POSTCARD_RECORD_LEN = F.TELEMETRY_RECORD_LEN
 # the controller's labels of the program's congestion events: the program's names (define.p4, through
@@ -91,6 +92,7 @@ class TelemetryCollector:
         self.log = log or logging.getLogger("controller.telemetry")
         self._lock = threading.Lock()
         self.counters: dict[str, SwitchCounters] = {}
+        self.no_register_reads: set[str] = set()  # switches that answered a register read UNIMPLEMENTED
         self.postcards: deque[Postcard] = deque(maxlen=max_postcards)
         self.postcards_total: dict[str, int] = {}
         self.bad_postcards = 0
@@ -112,7 +114,8 @@ class TelemetryCollector:
 
     def poll(self, s: SwitchSession) -> SwitchCounters:
         """Read one switch's counters and queue depths and keep them: per-port arrays at the watched ports
-        (and the CPU port) by index, the rest with wildcard reads -- all in one ReadRequest.
+        (and the CPU port) by index, the rest with wildcard reads -- one ReadRequest for the counters,
+        one for the queue-depth registers (:meth:`_read_qdepth`).
 
         One request, not one per counter and table: a P4Runtime Read may carry any number of entities
         (the server answers each in turn; PI's does, and so does softswitch's), and on a Python switch each
@@ -145,13 +148,6 @@ class TelemetryCollector:
             dce = p4runtime_pb2.Entity()
             dce.direct_counter_entry.table_entry.table_id = dc.direct_table_id
             ents.append(dce)
-        regs = {reg.preamble.id for reg in names.registers_named(R_EGRESS_QDEPTH)} if ports else set()
-        for rid in regs:
-            for i in sorted(ports):
-                ent = p4runtime_pb2.Entity()
-                ent.register_entry.register_id = rid
-                ent.register_entry.index.index = i
-                ents.append(ent)
         for dc in names.p4info.direct_counters:  # every table with a counter is listed, read or not
             t = names.table_by_id.get(dc.direct_table_id)
             out.tables.setdefault(t.preamble.name if t else str(dc.direct_table_id), (0, 0))
@@ -177,13 +173,42 @@ class TelemetryCollector:
                 p, b = out.tables.get(tname, (0, 0))
                 out.tables[tname] = (p + e.direct_counter_entry.data.packet_count,
                                      b + e.direct_counter_entry.data.byte_count)
-            elif which == "register_entry" and e.register_entry.register_id in regs:
-                idx = e.register_entry.index.index
-                if idx in ports:
-                    out.qdepth[idx] = int.from_bytes(e.register_entry.data.bitstring, "big")
+        self._read_qdepth(s, ports, out)
         with self._lock:
             self.counters[s.name] = out
         return out
+
+    def _read_qdepth(self, s: SwitchSession, ports: set[int], out: SwitchCounters) -> None:
+        """The queue-depth estimate registers at the watched ports, in a request of their own: PI (so
+        bmv2) answers a RegisterEntry read with UNIMPLEMENTED ("Register reads are not supported yet"),
+        which in one request with the counters cost every counter of the switch.  A switch that answered
+        so is not asked again (its ``qdepth`` stays empty); any other failure is logged and the
+        counters are kept."""
+        names = s.names
+        if not ports or names is None or s.name in self.no_register_reads:
+            return
+        regs = {reg.preamble.id for reg in names.registers_named(R_EGRESS_QDEPTH)}
+        ents = []
+        for rid in regs:
+            for i in sorted(ports):
+                ent = p4runtime_pb2.Entity()
+                ent.register_entry.register_id = rid
+                ent.register_entry.index.index = i
+                ents.append(ent)
+        if not ents:
+            return
+        try:
+            got = s.read(ents)
+        except SessionError as e:
+            if e.code == grpc.StatusCode.UNIMPLEMENTED:
+                self.no_register_reads.add(s.name)
+                self.log.info("switch %s reads no registers over P4Runtime: queue depths not polled", s.name)
+            else:
+                self.log.warning("queue depth read failed", extra={"fields": {"switch": s.name, "error": str(e)}})
+            return
+        for e in got:
+            if e.register_entry.register_id in regs and e.register_entry.index.index in ports:
+                out.qdepth[e.register_entry.index.index] = int.from_bytes(e.register_entry.data.bitstring, "big")
 
     def snapshot(self) -> tuple[dict[str, SwitchCounters], dict[str, int], list[Postcard]]:
         """(counters per switch, postcards per switch, recent postcards) — copies, safe to export."""

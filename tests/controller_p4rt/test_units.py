@@ -296,14 +296,26 @@ class _PiLikeSession:
     UNIMPLEMENTED; per-table wildcards return one entry per table entry."""
 
     def __init__(self, names):
-        self.name, self.names, self.reads = "s", names, []
+        self.name, self.names, self.reads, self.requests = "s", names, [], 0
 
     def read(self, entities):
+        import grpc
+
         from controller.session import SessionError
 
         out = []
+        self.requests += 1
         for e in entities:
             self.reads.append(e)
+            if e.WhichOneof("entity") == "register_entry":
+                raise SessionError("switch s: Read: UNIMPLEMENTED: Register reads are not supported yet",
+                                   grpc.StatusCode.UNIMPLEMENTED)
+            if e.WhichOneof("entity") == "counter_entry":
+                r = p4runtime_pb2.Entity()
+                r.counter_entry.CopyFrom(e.counter_entry)
+                r.counter_entry.data.packet_count = 3
+                r.counter_entry.data.byte_count = 300
+                out.append(r)
             if e.WhichOneof("entity") == "direct_counter_entry":
                 tid = e.direct_counter_entry.table_entry.table_id
                 if tid == 0:
@@ -326,6 +338,22 @@ def test_counter_poll_reads_direct_counters_one_table_at_a_time(names):
     with_dc = {names.table_by_id[dc.direct_table_id].preamble.name for dc in names.p4info.direct_counters}
     assert with_dc and set(got.tables) == with_dc
     assert all(v == (7, 700) for v in got.tables.values())
+
+
+def test_counter_poll_keeps_the_counters_of_a_switch_that_reads_no_registers(names):
+    """PI (so bmv2) answers a RegisterEntry read UNIMPLEMENTED.  The counters go in one request and the
+    queue-depth registers in another, so the counters survive; the switch is not asked again."""
+    from controller.p4contract import CPU_PORT
+    from controller.telemetry import TelemetryCollector
+
+    s = _PiLikeSession(names)
+    tc = TelemetryCollector({"s": (1, 2)})
+    got = tc.poll(s)
+    assert set(got.port_rx) == set(got.port_tx) == {1, 2, CPU_PORT} and got.port_rx[1] == (3, 300)
+    assert got.tables and not got.qdepth and tc.counters["s"] is got
+    assert s.requests == 2 and tc.no_register_reads == {"s"}
+    got = tc.poll(s)
+    assert s.requests == 3 and got.port_tx[2] == (3, 300)  # counters only: registers are not asked again
 
 
 def test_postcard_decoding():
