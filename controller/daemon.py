@@ -96,7 +96,8 @@ class Controller:
         self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
         self._pool = cf.ThreadPoolExecutor(max_workers=max(1, min(16, len(self.sessions))),
                                            thread_name_prefix="switch")
-        self._next_counters = 0.0
+        # per switch, when its counters are next read: staggered over the interval (_counters_due)
+        self._next_counters: dict[str, float] = {}
         self._next_wiring = 0.0
         self._wiring_thread = False  # run() checks wiring on its own thread (tick() then does not)
 
@@ -239,10 +240,25 @@ class Controller:
             self._next_wiring = now + self.opts.wiring_interval_s
             if any(s.is_primary for s in self.sessions.values()):
                 self.wiring_check()
-        now = time.monotonic()
-        if now >= self._next_counters:
-            self._next_counters = now + self.opts.counters_interval_s
-            self.poll_counters()
+        due = self._counters_due(time.monotonic())
+        if due:
+            self.poll_counters(due)
+
+    def _counters_due(self, now: float) -> list[str]:
+        """The switches whose counters are due, and their next time.  Each switch is read once per
+        ``counters_interval_s``, the switches spread evenly over it (the first reads right away, the
+        i-th of n after i/n of an interval): all of them at the same instant is a burst of P4Runtime
+        work in every software switch at once, which held packets on every path of the demo's fabric
+        for ~200 ms (docs/demo.md, "The live view's refresh retired them")."""
+        names = list(self.sessions)
+        step = self.opts.counters_interval_s / max(1, len(names))
+        for i, n in enumerate(names):
+            self._next_counters.setdefault(n, now + i * step)
+        due = [n for n in names if now >= self._next_counters[n]]
+        for n in due:
+            nxt = self._next_counters[n] + self.opts.counters_interval_s
+            self._next_counters[n] = nxt if nxt > now else now + self.opts.counters_interval_s
+        return due
 
     def run(self, stop: threading.Event) -> None:
         """The periodic loop until ``stop`` is set.  Wiring rounds run on their own thread, so a

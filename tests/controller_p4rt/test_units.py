@@ -411,3 +411,21 @@ def test_json_log_lines():
     doc = json.loads(buf.getvalue().splitlines()[-1])
     assert doc["msg"] == "reconciled" and doc["switch"] == "p1l1" and doc["written"] == 0
     assert isinstance(JsonFormatter().format(logging.makeLogRecord({"msg": "x"})), str)
+
+
+def test_daemon_reads_the_switches_counters_spread_over_the_interval():
+    """Each switch once per counters_interval_s, the n switches i/n of an interval apart (all at once
+    was a burst of P4Runtime work in every software switch that stalled every path)."""
+    from controller.daemon import Controller, Options
+
+    c = Controller.__new__(Controller)
+    c.opts = Options(counters_interval_s=2.0)
+    c.sessions = {n: None for n in ("a", "b", "c", "d")}
+    c._next_counters = {}
+    assert c._counters_due(100.0) == ["a"]
+    assert c._counters_due(100.4) == []
+    assert c._counters_due(100.5) == ["b"]
+    assert c._counters_due(101.6) == ["c", "d"]
+    assert c._counters_due(102.0) == ["a"]  # its next interval
+    assert c._counters_due(110.0) == ["a", "b", "c", "d"]  # a stalled loop reads each once, not a backlog
+    assert c._counters_due(111.0) == []
