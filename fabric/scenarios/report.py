@@ -477,7 +477,7 @@ def ev_split(run: dict[str, Any]) -> dict[str, Any]:
     """EVs made ASSUMED_BAD, split by whether their path crosses a link that had failed by then (a
     justified retirement) or not (a healthy path retired: MRC's claim is that this never happens), and
     EVs back to GOOD (those on a failed link after it came back).  Needs each EV event's path (the
-    simulator's 8th field); events without one are counted as ``unknown_path``."""
+    8th field of both engines' events); events without one are counted as ``unknown_path``."""
     downs = down_intervals(run)
     out: dict[str, Any] = {"retired": 0, "retired_crossing": 0, "retired_healthy": 0, "unknown_path": 0,
                            "healthy_examples": [], "back_good": 0, "back_good_crossing_after_return": 0,
