@@ -99,6 +99,13 @@ class RcResponder(Responder):
             self.cnp_sent_ns = now_ns
             self._send_cnp(evi, now_ns)
 
+    def _on_ce_unplaced(self, seq: int, evi: int, now_ns: int) -> None:
+        # The notification point reacts to the mark of any valid packet of the QP, not only of the one
+        # the transport places: in a go-back-N storm most arrivals are past a gap or repeats, and
+        # ignoring their marks (as this model did until 2026-12-04) starved DCQCN of CNPs exactly when
+        # the queues were full (docs/demo.md, "What the RC baseline is")
+        self._on_ce(seq, evi, now_ns)
+
     def _send_cnp(self, evi: int, now_ns: int) -> None:
         e = self._reply_entry(evi)
         pkt = encode_cnp(e.encap, self.remote.qpn)

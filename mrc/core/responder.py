@@ -91,6 +91,8 @@ class Responder(QpSide):
         evi = self.qp.ev_index_of(fr)
         if d < 0 or (d > 0 and (self.rx_bits >> d) & 1):
             c.duplicates_received += 1
+            if fr.ce:
+                self._on_ce_unplaced(seq, evi, now_ns)
             self._on_duplicate(seq, evi, now_ns)
             self.ack_trigger = (seq, now_ns, evi, fr.entropy)
             self._send_ack(now_ns, force_ack=True)
@@ -103,6 +105,8 @@ class Responder(QpSide):
             self._on_trimmed(fr, seq, evi, now_ns)
             return
         if d > 0 and self._refuse_out_of_order(evi, now_ns):
+            if fr.ce:
+                self._on_ce_unplaced(seq, evi, now_ns)
             return
         # placement with bounds and rkey checks
         mr = self.host.memory_region(fr.rkey)
@@ -163,6 +167,10 @@ class Responder(QpSide):
 
     def _on_ce(self, seq: int, evi: int, now_ns: int) -> None:
         """Policy: the placed packet ``seq`` carried an ECN CE mark."""
+
+    def _on_ce_unplaced(self, seq: int, evi: int, now_ns: int) -> None:
+        """Policy: a valid packet ``seq`` that is not placed (a duplicate, or refused past a gap)
+        carried an ECN CE mark."""
 
     # ------------------------------------------------------------------ ACKs
     def _reply_entry(self, evi: int):

@@ -81,3 +81,22 @@ def test_duplicate_is_not_written_twice(pair):
     p.mr.buf[0:4] = b"...."  # if the duplicate were placed again, this would be overwritten
     p.b.receive(pk, 1, 10)
     assert p.qb.counters.duplicates_received == 1 and bytes(p.mr.buf[:4]) == b"...."
+
+
+def test_rc_notification_point_answers_the_marks_of_packets_it_does_not_place():
+    """RoCE's notification point sends a CNP for a CE-marked packet of the QP whether or not the
+    transport places it: past a gap (refused by go-back-N) or a repeat.  Ignoring those marks starved
+    DCQCN of CNPs in exactly the go-back-N storms that fill the queues."""
+    from mrc.wire.codec import mark_ce
+
+    p = make_pair([PathSpec()], mode="rc", buf_len=64 * 1024)
+    gap = p.qb.attr.cnp_interval_ns
+    ce = mark_ce(_pkt(p, psn=2))
+    assert ce != _pkt(p, psn=2), "data packets are ECN-capable"
+    p.b.receive(ce, 1, 0)  # past a gap: refused, NAKed
+    assert p.qb.counters.cnps_sent == 1 and p.qb.rcv_nxt == 0
+    p.b.receive(mark_ce(_pkt(p, psn=3)), 1, gap // 2)  # within the CNP interval: no second one
+    assert p.qb.counters.cnps_sent == 1
+    p.b.receive(_pkt(p, psn=0), 1, gap)  # placed, unmarked
+    p.b.receive(mark_ce(_pkt(p, psn=0)), 1, 2 * gap)  # a repeat, marked
+    assert p.qb.counters.cnps_sent == 2 and p.qb.counters.duplicates_received == 1
