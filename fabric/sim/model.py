@@ -163,10 +163,6 @@ class SimFabric:
             r.src_host = self.host_index[host]
         return r
 
-    def leaf_of(self, host: str, plane: int) -> str:
-        """The switch ``host``'s NIC port ``plane`` is cabled to (its leaf in that plane)."""
-        return self.ports[(host, plane)].peer
-
     def _walk_srv6(self, host: str, nic_port: int, dst_b: bytes) -> Route:
         """uN: a switch whose ``block|uSID`` tops the carrier shifts it; then route on the top /48."""
         first = self.ports[(host, nic_port)]
