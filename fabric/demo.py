@@ -199,18 +199,19 @@ class LiveView:
         ctl = self.env.ctl
         while not self._stop.is_set() and ctl is not None:
             names = list(ctl.sessions)
+            slot = LIVE_REFRESH_S / (len(names) + 1)  # one slot per switch, one for the wiring round
             for name in names:
                 try:
                     ctl.poll_counters([name])
                 except Exception as e:  # noqa: BLE001 - a switch stopped by a fault must not end the view
                     self.log.debug("live view counter read of %s failed: %s", name, e)
-                if self._stop.wait(LIVE_REFRESH_S / max(1, len(names) + 1)):
+                if self._stop.wait(slot):
                     return
             try:
                 ctl.wiring.check(0.5)
             except Exception as e:  # noqa: BLE001
                 self.log.debug("live view wiring round failed: %s", e)
-            self._stop.wait(LIVE_REFRESH_S / max(1, len(names) + 1))
+            self._stop.wait(slot)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

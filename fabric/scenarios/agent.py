@@ -211,7 +211,7 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
 
 
 def _traffic(ep: Endpoint, ctl: Lines, cfg: dict, inflows: dict, outflows: dict[int, OutFlow], mtu: int,
-             seed: int, t0: int, routes: dict[int, list[list[Any]]] | None = None) -> None:
+             seed: int, t0: int, routes: dict[int, list[list[Any]]]) -> None:
     sample_ns = int(float(cfg.get("sample_ms", 20)) * 1e6)
     progress_ns = int(float(cfg.get("progress_ms", 250)) * 1e6)
     data_cache: dict[tuple[int, int], bytes] = {}
@@ -280,8 +280,7 @@ def _slot(routes: dict[int, list[list[Any]]], profile_id: int | None, index: int
 
 def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow], samples: list, events: list,
             errors: list[str], stop: dict, seed: int, t0: int,
-            routes: dict[int, list[list[Any]]] | None = None) -> dict[str, Any]:
-    routes = routes or {}
+            routes: dict[int, list[list[Any]]]) -> dict[str, Any]:
     stats = ep.stats()
     verify: dict[str, Any] = {}
     for fid, fl in inflows.items():
