@@ -192,7 +192,7 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
 class EvSet:
     """One QP's view of its EV profile: spray/penalty/probe rules over the profile's shared states."""
 
-    __slots__ = ("counters", "entries", "gen", "ports_down", "prof", "qpn", "rr")
+    __slots__ = ("counters", "entries", "gen", "ports", "ports_down", "prof", "qpn", "rr")
 
     def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1, profile: Any = None,
                  counters: QpCounters | None = None):
@@ -211,6 +211,7 @@ class EvSet:
             e.index = i
         self.rr = spray_start(qpn, len(entries))
         self.ports_down: set[int] = set()
+        self.ports = tuple(sorted({e.port for e in entries}))  # the NIC ports the EVs use (fixed with the entries)
 
     @property
     def holds(self) -> int:
@@ -235,6 +236,11 @@ class EvSet:
 
     def pick(self, port_ok=None) -> int:
         """Next EV index round robin; -1 if nothing can send (``port_ok(port)`` filters busy ports)."""
+        if port_ok is not None and not any(port_ok(p) for p in self.ports):
+            # every port busy or down: the scan below would change nothing (2n steps bring rr back to
+            # where it was; penalties are spent only on a port that can send) and find nothing -- the
+            # common case of a sender waiting for its NIC, 512 steps with 256 EVs
+            return -1
         ents = self.entries
         states = self.prof.states
         n = len(ents)

@@ -59,6 +59,15 @@ class MrcRequester(Requester):
         # VERDICT_LOG_MAX; built only when an EV changes state, never per packet
         self.verdicts: list[dict] = []
         self._suspicion: dict[int, dict] = {}  # EV index -> evidence of the verdict that made it suspect
+        # EV indexes made suspect (``_suspect``) and perhaps cleared since: every suspect EV is in it, so
+        # the timer looks at these instead of every EV (256 at scale) on every event
+        self._suspects: set[int] = set()
+        # the least max(srtt, last_rtt) over the EVs with a sample, and its EV (-1: none; None: to be
+        # found again), kept as samples come (_path_delivered) and go (_sent) for _min_late_ns
+        self._late_min: int | None = None
+        self._late_arg = -1
+        self._pto_key: tuple | None = None  # _pto_deadline's memo: its key and answer
+        self._pto_val: int | None = None
         self._echo_seq = -1  # the ACK being processed: its trigger's PSN (unwrapped; -1: none) ...
         self._echo_ev = -1  # ...and the EV that trigger arrived on, from the ACK's ev_echo (-1: unknown)
         # resent packets acknowledged by their resend, PSN -> (first EV, first send, last EV, xmits): the
@@ -76,6 +85,7 @@ class MrcRequester(Requester):
     def flush(self, now_ns: int, status: WcStatus) -> None:
         super().flush(now_ns, status)
         self.sent_log.clear()
+        self.mut += 1
 
     def paths_changed(self) -> None:
         self._probe_pad.clear()
@@ -167,13 +177,20 @@ class MrcRequester(Requester):
             # wake when a port of an EV we may use frees up: an idle port behind an ASSUMED_BAD EV
             # gave a wake time in the past and made the QP spin (1% loss took 20x the loss-free time)
             # (a suspect EV is used only when no other is left: its free port is no reason to wake)
-            ports = [e.port for j, e in enumerate(es.entries) if es.usable(j) and not e.suspect_ns] or \
-                [e.port for j, e in enumerate(es.entries) if es.usable(j)] or [e.port for e in es.entries]
+            states, good, down = es.prof.states, EvState.GOOD, es.ports_down
+            if not down and not self._suspects and states.count(good) == len(states):
+                ports = list(es.ports)  # the usual case, found without a pass over the EVs
+            else:
+                ports = list({e.port: None for j, e in enumerate(es.entries)
+                              if states[j] is good and e.port not in down and not e.suspect_ns}) or \
+                    list({e.port: None for j, e in enumerate(es.entries) if states[j] is good and e.port not in down}) \
+                    or list(es.ports)
             self.wake_ns = self.host.earliest_port_wake(ports)
         return i
 
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
         self.sent_log.append((now_ns, pkt.seq, pkt.xmits))
+        self.mut += 1
         e = self.evset.entries[pkt.ev]
         if e.srtt and now_ns - e.last_sent_ns > IDLE_FORGET_SRTTS * self.srtt:
             # [ours] the path's delivery times are from before a pause (penalty skips after ECN echoes,
@@ -182,10 +199,13 @@ class MrcRequester(Requester):
             # fabric bench, QPs that came back to a path after 200-360 ms found it dead only 222-276 ms
             # (4-5 srtts) after their first packet on it, with that path's 230 ms sample from before.
             e.forget_rtt()
+            if self._late_arg == pkt.ev:
+                self._late_min = None
         e.last_sent_ns = now_ns
 
     # ------------------------------------------------------------------ ACKs
     def _on_ack(self, fr: Frame, now_ns: int) -> None:
+        self.mut += 1
         s = fr.sack
         if s is None:
             self._echo_seq = -1
@@ -303,6 +323,14 @@ class MrcRequester(Requester):
         is lifted (the path is alive)."""
         e = self.evset.entries[ev]
         e.rtt_sample(self.ack_now - sent_ns)
+        self.mut += 1
+        m = self._late_min
+        if m is not None:
+            v = (e.srtt if e.srtt > e.last_rtt else e.last_rtt) if e.srtt else 1 << 62
+            if v <= m:
+                self._late_min, self._late_arg = v, ev
+            elif self._late_arg == ev:  # the least one grew: find it again
+                self._late_min = None
         if e.suspect_ns and sent_ns >= e.suspect_sent_ns:
             e.suspect_ns = 0
 
@@ -445,7 +473,20 @@ class MrcRequester(Requester):
         scans the send log only as far as a later send could still be first.  The QP's reordering
         window and each EV's limit are computed once per call (nothing here changes them): the QP's
         timer asks on every event, and computing them per packet was a third of the wall time of
-        bench/mrc_sim.py's 1%-loss run."""
+        bench/mrc_sim.py's 1%-loss run.  Memoised: the answer depends only on the packets in flight, the
+        paths' delivery times (both counted by ``mut``) and the QP's RTT scalars and attributes in
+        ``key``; the timer asks after every event of the endpoint, most of which changed none of them
+        (a third of the simulator's time at 1,024 hosts before)."""
+        a = self.attr
+        key = (self.mut, self.rack_ts, self.srtt, self.min_rtt, self.reo_mult, self.timeout_ns,
+               a.reorder_min_ns, a.ack_delay_ns)
+        if key == self._pto_key:
+            return self._pto_val
+        t = self._pto_scan()
+        self._pto_key, self._pto_val = key, t
+        return t
+
+    def _pto_scan(self) -> int | None:
         w = self._reorder_window()
         pto = self._pto()
         first = min(pto, self._min_late_ns(w)) if self.srtt else pto
@@ -471,11 +512,16 @@ class MrcRequester(Requester):
 
     def _min_late_ns(self, qp_window: int) -> int:
         """The least of the EVs' ``_ev_late_ns``: no packet younger than this can be late yet."""
-        d = self.srtt
-        for e in self.evset.entries:
-            if e.srtt and max(e.srtt, e.last_rtt) < d:
-                d = max(e.srtt, e.last_rtt)
-        return d + qp_window
+        m = self._late_min
+        if m is None:
+            m, arg = 1 << 62, -1
+            for i, e in enumerate(self.evset.entries):
+                if e.srtt:
+                    v = e.srtt if e.srtt > e.last_rtt else e.last_rtt
+                    if v < m:
+                        m, arg = v, i
+            self._late_min, self._late_arg = m, arg
+        return min(self.srtt, m) + qp_window
 
     def _detect_losses(self, now_ns: int, _ev_bad: set[int]) -> None:
         """RACK: once a packet sent after it was delivered, a packet is lost when it has been out its
@@ -524,6 +570,7 @@ class MrcRequester(Requester):
                 self._lose(pkt, now_ns, "rack")
 
     def _lose(self, pkt: _Pkt, now_ns: int, cause: str) -> None:
+        self.mut += 1
         pkt.state = _Pkt.LOST
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
@@ -637,6 +684,7 @@ class MrcRequester(Requester):
             return False
         e.suspect_ns = now_ns
         e.suspect_sent_ns = sent_ns
+        self._suspects.add(ev_i)
         e.probe_next_ns = now_ns
         e.probe_req_id = -1
         self.counters.rack_ev_suspect += 1
@@ -709,7 +757,16 @@ class MrcRequester(Requester):
         if self.state is QpState.RTS:
             states = self.evset.prof.states
             bad = EvState.ASSUMED_BAD
-            for i, e in enumerate(self.evset.entries):
+            ents = self.evset.entries
+            if bad in states:  # (a C-speed scan) every EV, as below
+                look = range(len(ents))
+            else:  # only suspects can have a deadline: drop the indexes no longer suspect
+                sus = self._suspects
+                for i in [i for i in sus if not ents[i].suspect_ns]:
+                    sus.discard(i)
+                look = sorted(sus)
+            for i in look:
+                e = ents[i]
                 if states[i] is bad:
                     c = e.probe_next_ns
                     if t is None or c < t:

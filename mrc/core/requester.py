@@ -85,6 +85,9 @@ class Requester(QpSide):
         self.snd_ptr = 0  # RC go-back-N send pointer
         self.send_wqe_i = 0  # index in wqes of the WQE being segmented
         self.pkts: dict[int, _Pkt] = {}
+        # bumped whenever a packet in flight changes (sent, acknowledged, lost) or a path's delivery
+        # time does: with the RTT scalars it keys the policy's memo of its deadlines
+        self.mut = 0
         self.inflight = 0
         self.retx: deque[tuple[int, str]] = deque()
         self.ack_now = 0  # time of the ACK being processed
@@ -336,6 +339,7 @@ class Requester(QpSide):
         return max(self.base_timeout_ns, self.srtt + 4 * self.rttvar)
 
     def _cum_ack(self, cum: int, now_ns: int) -> None:
+        self.mut += 1
         pkts = self.pkts
         late = now_ns - self.LATE_SRTTS * self.srtt if self.srtt else -1
         for seq in range(self.snd_una, cum):
