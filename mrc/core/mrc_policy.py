@@ -495,7 +495,10 @@ class MrcRequester(Requester):
         limits: dict[int, tuple[int, int]] = {}
         t = None
         for sent, seq, xm in self.sent_log:
-            if t is not None and sent + first >= t:
+            # a packet sent at or after rack_ts has only its tail-loss limit, never below ``pto``; the
+            # ones before may be late sooner (``first``); sends are in time order, so the first packet
+            # that cannot beat ``t`` ends the scan
+            if t is not None and sent + (pto if sent >= rack_ts else first) >= t:
                 break
             pkt = pkts.get(seq)
             if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
