@@ -21,13 +21,14 @@ from pathlib import Path
 
 from run import Link, _stop, create_link, delete_link, free_port, wait_grpc
 
+from controller.gen_p4contract import read_constants
 from mrc_fabric.targets import TARGETS, Target, get_target, selected_target
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "ptf_tests" / "softswitch"
 PREFIX = "w3c"
 PORTS = (1, 2, 3, 4)
-CPU_PORT = 255
+CPU_PORT = read_constants([SUITE / "p4" / "cpu.p4"])["CPU_PORT"]  # the suite's own program says which port
 
 
 def missing_tools(target: Target, build: Path) -> str | None:

@@ -202,7 +202,9 @@ class CloneToCpuTest(ReplicationTest):
 
     @autocleanup
     def runTest(self):
-        cpu = int(testutils.test_param_get("cpu_port", 255))
+        cpu = testutils.test_param_get("cpu_port")  # the runner's, read from the suite's cpu.p4
+        self.assertIsNotNone(cpu, "test parameter cpu_port missing (ptf_tests/run_softswitch.py passes it)")
+        cpu = int(cpu)
         self.insert_clone_session(10, [cpu])
         frame = r_frame(OP_CLONE_I2E, 10)
         self.send(1, frame)
