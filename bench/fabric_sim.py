@@ -11,7 +11,7 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
   allreduce    a 10-step job of ring all-reduce steps (64 hosts, 16 spines); a spine lost during step
                --step-j (restored --reroute-us later): step-time inflation for MRC and RC.
   scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host.
-  scale-failure (opt-in, two runs per mode: ~15 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
+  scale-failure (opt-in, two runs per mode: ~10 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
                link p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
                (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
                traffic: the flows with packets on the dead link and their recovery against the same run
