@@ -211,7 +211,12 @@ class EvSet:
             e.index = i
         self.rr = spray_start(qpn, len(entries))
         self.ports_down: set[int] = set()
-        self.ports = tuple(sorted({e.port for e in entries}))  # the NIC ports the EVs use (fixed with the entries)
+        self.ports: tuple[int, ...] = ()  # the NIC ports the EVs use (refresh_ports after a port changes)
+        self.refresh_ports()
+
+    def refresh_ports(self) -> None:
+        """Take the entries' ports again (a REPLACE_EV may move an EV to another NIC port)."""
+        self.ports = tuple(sorted({e.port for e in self.entries}))
 
     @property
     def holds(self) -> int:

@@ -79,8 +79,7 @@ class MrcRequester(Requester):
         self.ev_ack_ns = [now_ns] * len(self.ev_ack_ns)
 
     def _line_rate_bps(self) -> float:
-        ports = {e.port for e in self.evset.entries}
-        return len(ports) * self.host.port_rate_bps
+        return len(self.evset.ports) * self.host.port_rate_bps
 
     def flush(self, now_ns: int, status: WcStatus) -> None:
         super().flush(now_ns, status)

@@ -178,6 +178,7 @@ class QueuePair:
         prof = evset.prof
         evset.gen = prof.generation
         self.host.refresh_entries(self)
+        evset.refresh_ports()
         if self.remote.gid:
             self._build_encaps()
 

@@ -177,6 +177,22 @@ def test_replace_ev_on_an_online_profile_moves_every_bound_qp() -> None:
         assert (qp.evset.entries[3].encap.sport, qp.evset.entries[3].encap.flow_label) == (0xD000, 0x0777)
 
 
+def test_replace_ev_onto_another_port_moves_the_qps_port_set() -> None:
+    """A REPLACE_EV may put an EV on another NIC port: every bound QP's EvSet.ports (what pick checks
+    before walking its EVs) follows, and the QPs go on sending."""
+    s = Setup()
+    s.write([0, 1])
+    new = ((0xD001) << 16) | 0x0778  # slot 3 (port 4) -> port 1, path 0
+    s.net.routes[0][(1, (0x0778).to_bytes(2, "big") + (0xD001).to_bytes(2, "big"))] = 0
+    entry = EvOpEntry(ev=Ev.from_int(STEV[3], 4, 4), ev_new=Ev.from_int(new, 4, 1), state=EvState.GOOD)
+    s.a.ctl.modify_ev_profile(PROFILE, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, [entry])), M.EV_OP)
+    unrouted = s.net.unrouted
+    s.write([0, 1])
+    assert s.net.unrouted == unrouted
+    for qp in s.qa:
+        assert qp.evset.entries[3].port == 1 and qp.evset.ports == (1, 2, 3)
+
+
 def test_ev_min_active_is_the_profiles_floor() -> None:
     s = Setup()
     prof = s.a.ctl.ev_profile(PROFILE)
