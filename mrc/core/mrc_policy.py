@@ -120,11 +120,37 @@ class MrcRequester(Requester):
                 j = self.evset.pick(port_ok)
                 if j >= 0 and j != pkt.ev:
                     i = j
+            if pkt.hist:
+                i = self._not_lost_on(pkt, i, cause, port_ok)
             self.retx.popleft()
             self._count_retx(cause, pkt, now_ns)
             self._transmit(pkt, i, now_ns)
             return 1
         return 0
+
+    def _not_lost_on(self, pkt: _Pkt, i: int, cause: str, port_ok) -> int:
+        """EV ``i`` for this resend of ``pkt`` unless an earlier copy of the packet was lost on it (not
+        trimmed: a trim proves the path alive); then the next EV in spray order on which no copy was
+        lost (nor, for a trim, the one that just trimmed it) that can send now; ``i`` if none [ours].
+        A loss of the packet on a path that evidence excused (a trim of a later packet on it, from
+        before the path died) leaves the EV GOOD and unsuspected: in the demo of 2026-12-04 a packet
+        whose first copy died with a link had its trimmed second copy resent on that same EV, lost
+        again, and its flow held 6.4 RTTs."""
+        lost = {ev for _, c, ev in pkt.hist if c != "trim"}
+        if i not in lost:
+            return i
+        es = self.evset
+        ents = es.entries
+        n = len(ents)
+        for k in range(1, n):
+            j = i + k
+            if j >= n:
+                j -= n
+            if j in lost or (cause == "trim" and j == pkt.ev) or not es.usable(j) or ents[j].suspect_ns:
+                continue
+            if port_ok is None or port_ok(ents[j].port):
+                return j
+        return i
 
     def _other_ev(self, ev: int, port_ok) -> int:
         """For the resend of a packet trimmed on EV ``ev`` when the spray picked ``ev`` again: the GOOD,

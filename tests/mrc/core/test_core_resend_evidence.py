@@ -127,3 +127,25 @@ def test_a_lost_packet_is_resent_on_a_path_that_delivered_something_sent_after_i
         assert p.net.now < end, "no verdict on PSN 0"
         p.net.run(until_ns=p.net.now + 10_000)
     assert pkt.ev == 2  # EVs 1 and 3 delivered nothing sent after PSN 0: the resend avoids them
+
+
+def test_a_resend_avoids_the_evs_its_earlier_copies_were_lost_on():
+    """A packet lost on EV 0 whose loss evidence excused (EV 0 stays GOOD), resent on EV 1 and trimmed
+    there: the next resend goes neither to EV 0 (lost there) nor to EV 1 (just trimmed), when another EV
+    can take it; a copy that was only trimmed on an EV does not bar that EV (the path was alive)."""
+    p = make_pair([PathSpec(delay_ns=10_000_000_000) for _ in range(4)], attr=QpAttr(mode="mrc", cc="none"),
+                  buf_len=1 << 20)
+    p.a.post_write(p.qa, 1, bytes(8 * 4096), p.mr.base_va, p.mr.rkey, None)
+    p.net.run(until_ns=1)
+    req = p.qa.requester
+    pkt = req.pkts[0]
+    pkt.hist, pkt.ev = [[77 * MS, "rack", 0]], 1
+    assert req._not_lost_on(pkt, 0, "trim", None) == 2
+    assert req._not_lost_on(pkt, 3, "trim", None) == 3
+    assert req._not_lost_on(pkt, 0, "rack", None) == 1  # a RACK resend may go back to the path that trimmed it
+    assert req._not_lost_on(pkt, 0, "trim", lambda port: port == p.qa.evset.entries[3].port) == 3
+    pkt.hist = [[77 * MS, "trim", 0]]
+    assert req._not_lost_on(pkt, 0, "trim", None) == 0
+    # every other EV barred or unable to send: the spray's pick stands
+    pkt.hist = [[10 * MS, "rack", 0], [20 * MS, "rack", 2], [30 * MS, "timeout", 3]]
+    assert req._not_lost_on(pkt, 0, "trim", None) == 0
