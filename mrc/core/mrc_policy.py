@@ -139,6 +139,13 @@ class MrcRequester(Requester):
         lost = {ev for _, c, ev in pkt.hist if c != "trim"}
         if i not in lost:
             return i
+        barred = pkt.ev if cause == "trim" else -1
+        j = self._next_ev(i, lambda j: j not in lost and j != barred, port_ok)
+        return j if j >= 0 else i
+
+    def _next_ev(self, i: int, ok, port_ok) -> int:
+        """The first EV after ``i`` in spray order (``i`` itself excluded) with ``ok(index)`` that is GOOD
+        on an up port, not suspect, and whose port can send now (``port_ok``); -1 if none."""
         es = self.evset
         ents = es.entries
         n = len(ents)
@@ -146,11 +153,9 @@ class MrcRequester(Requester):
             j = i + k
             if j >= n:
                 j -= n
-            if j in lost or (cause == "trim" and j == pkt.ev) or not es.usable(j) or ents[j].suspect_ns:
-                continue
-            if port_ok is None or port_ok(ents[j].port):
+            if ok(j) and es.usable(j) and not ents[j].suspect_ns and (port_ok is None or port_ok(ents[j].port)):
                 return j
-        return i
+        return -1
 
     def _other_ev(self, ev: int, port_ok) -> int:
         """For the resend of a packet trimmed on EV ``ev`` when the spray picked ``ev`` again: the GOOD,
@@ -184,16 +189,7 @@ class MrcRequester(Requester):
         ts = self.ev_rack_ts
         if ts[i] > after:
             return i
-        es = self.evset
-        ents = es.entries
-        n = len(ents)
-        for k in range(1, n):
-            j = i + k
-            if j >= n:
-                j -= n
-            if ts[j] > after and es.usable(j) and not ents[j].suspect_ns and (port_ok is None or port_ok(ents[j].port)):
-                return j
-        return -1
+        return self._next_ev(i, lambda j: ts[j] > after, port_ok)
 
     def _pick(self, port_ok) -> int:
         es = self.evset
