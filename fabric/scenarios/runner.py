@@ -529,10 +529,10 @@ def ev_path(topo: Topology, host: str, route: list[Any] | None) -> list[str] | N
     if not route:
         return None
     peer, port, spine, encap = route
-    try:
-        return ev_nodes(topo, host, peer, int(port), spine, encap)
-    except (KeyError, AssertionError, TypeError, ValueError):
-        return None
+    if host not in topo.hosts or peer not in topo.hosts or topo.peer(host, port) is None or \
+            topo.peer(peer, port) is None:
+        return None  # not a path of this fabric's plan: counted as unknown_path, which the checks report
+    return ev_nodes(topo, host, peer, port, spine, encap)
 
 
 def _inject(env: FabricEnv, faults: tuple[FaultSpec, ...], t0: int, log: list[dict[str, Any]],

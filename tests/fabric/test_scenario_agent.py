@@ -141,6 +141,9 @@ def test_an_ev_events_route_is_the_path_the_controllers_tables_forward_it_on(pla
     assert ev_path(fabric_plan.topology, hp.host, None) is None
     assert ev_path(fabric_plan.topology, hp.host, [peer, 1, None, "srv6"]) is None  # a plan that names no spine
     assert ev_path(fabric_plan.topology, hp.host, [peer, 1, "p1s1", "udp"]) is None  # the leaf hashes UDP EVs
+    # not a path of this fabric (unknown peer, uncabled NIC port): no path, counted as unknown_path
+    assert ev_path(fabric_plan.topology, hp.host, ["h999", 1, "p1s1", "srv6"]) is None
+    assert ev_path(fabric_plan.topology, hp.host, [peer, 99, "p1s1", "srv6"]) is None
 
 
 def test_ev_nodes_follow_the_tables_also_for_two_hosts_of_one_leaf():
