@@ -1,5 +1,6 @@
 """Congestion signals: trimming (lengths, DSCP 11 mark, priority 7) and its exemptions, early drop
-when the queue estimate is full, ECN CE marking, control packets (ACK, CNP, probes) on the top queue."""
+when the queue estimate is full, ECN CE marking, control packets (ACK, CNP, probes) on the top queue,
+data resent after a loss (DSCP_RESEND) on the queue below it."""
 from __future__ import annotations
 
 import unittest
@@ -220,6 +221,64 @@ class ControlPriorityTest(_CongestionTest):
         self.assertEqual(sorted(ops[i] for i in pos), sorted(ctl), f"opcodes out: {[hex(o) for o in ops]}")
         last_data = max(i for i, op in enumerate(ops) if op not in ctl)
         self.assertLess(max(pos), last_data, f"control packets waited behind the data: {[hex(o) for o in ops]}")
+
+
+RESEND_TC = F.DSCP_RESEND << 2 | F.ECN_ECT0
+
+
+@group("congestion")
+class ResendPriorityTest(_CongestionTest):
+    """Data resent after a loss verdict (outer DSCP_RESEND) takes priority PRIORITY_RESEND: never
+    trimmed nor dropped early on the data queue's estimate, not counted in it, and sent behind a data
+    burst into a rate-limited port it leaves before the data backlog has drained (as control packets
+    do, ControlPriorityTest)."""
+
+    @autocleanup
+    def runTest(self):
+        self.assertEqual((P4.DSCP_RESEND, P4.PRIORITY_RESEND), (F.DSCP_RESEND, F.RESEND_PRIORITY))
+        dst = "2001:db8:400::9"  # DST's /48 goes to the slow port below
+        self.add_route("2001:db8:400::/48", port=3)
+        self.set_queue_thresholds(3, trim=0, drop=0)
+        self.set_switch_id(5)
+        before = self.events()
+        # threshold 0 trims every data packet; the resend passes whole, on queue 6 (its telemetry record)
+        pkt = stev_packet("2001:db8:1::1", dst, opcode=F.OP_WRITE_MIDDLE, payload_len=1000, tc=RESEND_TC,
+                          telemetry=HBHOptMrcTelemetry())
+        testutils.send_packet(self, 1, pkt)
+        _, data = self.receive_any([3])
+        got = Ether(data)
+        self.assertFalse(is_trimmed(got))
+        self.assertEqual(got[IPv6].tc, RESEND_TC)
+        rec = telemetry_option(got).records[0]
+        self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port, rec.queue_id),
+                         (5, 1, 3, F.RESEND_PRIORITY))
+        exp = fill_hop(rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC), rec)
+        self.assertEqual(data, bytes(exp), explain(data, exp))
+        # the DSCP alone does not lift a packet that is not MRC data: an ACK keeps the top queue
+        ack = stev_packet("2001:db8:1::1", dst, opcode=F.OP_ACK, tc=RESEND_TC, telemetry=HBHOptMrcTelemetry())
+        testutils.send_packet(self, 1, ack)
+        _, data = self.receive_any([3])
+        self.assertEqual(telemetry_option(Ether(data)).records[0].queue_id, F.TRIM_PRIORITY)
+        # the same packet with the data DSCP is trimmed
+        testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", dst, opcode=F.OP_WRITE_MIDDLE, payload_len=1000))
+        _, data = self.receive_any([3])
+        self.assertTrue(is_trimmed(Ether(data)))
+        testutils.verify_no_other_packets(self)
+        self.expect_events(before, trimmed=1)
+
+        slow = self.route_to_slow_port()
+        burst = 20
+        for i in range(burst):
+            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200))
+        resends = 3
+        for i in range(resends):
+            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=100 + i, payload_len=200,
+                                                       tc=RESEND_TC))
+        out = [Ether(self.receive_any([slow], timeout=10)[1]) for _ in range(burst + resends)]
+        pos = [i for i, p in enumerate(out) if p[IPv6].tc >> 2 == F.DSCP_RESEND]
+        self.assertEqual(len(pos), resends, f"flow labels out: {[p[IPv6].fl for p in out]}")
+        last_data = max(i for i, p in enumerate(out) if p[IPv6].tc >> 2 != F.DSCP_RESEND)
+        self.assertLess(max(pos), last_data, f"resends waited behind the data: {[p[IPv6].fl for p in out]}")
 
 
 @group("congestion")

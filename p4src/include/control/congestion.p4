@@ -31,6 +31,9 @@
  *   0xc0-0xc2) go to priority 7 as well, as NDP's priority queue carries headers, ACKs and NACKs:
  *   they are not counted in the data-queue estimate and never dropped early on it, so the feedback
  *   a sender acts on neither waits behind data nor is lost to a full data queue.
+ * Resends: an MRC data packet with DSCP_RESEND (a sender's resend after a loss verdict, never a
+ *   trim's) goes to PRIORITY_RESEND (6), ahead of the data queue: not counted in the estimate, never
+ *   trimmed or dropped early.  It is what a flow's cumulative ACK waits for after a failure.
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
  *   ECN-capable (ECT(0)/ECT(1)) and enq_qdepth >= threshold -> CE, on the outer (or only) IP
  *   header.  Threshold 0 marks every ECN-capable packet.
@@ -95,6 +98,13 @@ control congestion_ingress(inout headers_t hdr,
             if (already_trimmed || ctrl_pkt) {
                 std_md.priority = PRIORITY_TRIMMED;  /* trimmed upstream: still the highest queue */
             }
+            /* data resent after a loss verdict: the queue below the top one (see the head of this file) */
+            bool resend = !already_trimmed && hdr.bth.isValid() && hdr.reth.isValid() &&
+                          ((hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_RESEND) ||
+                           (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_RESEND));
+            if (resend) {
+                std_md.priority = PRIORITY_RESEND;
+            }
             if (queue_thresholds.apply().hit) {
                 qdepth_t estimate;
                 egress_qdepth.read(estimate, (bit<32>) std_md.egress_spec);
@@ -104,7 +114,7 @@ control congestion_ingress(inout headers_t hdr,
                             hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
                             hdr.bth.opcode <= BTH_OP_WRITE_ONLY_WITH_IMM;
 
-                if (data && !already_trimmed && estimate >= lmd.trim_threshold) {
+                if (data && !already_trimmed && !resend && estimate >= lmd.trim_threshold) {
                     bit<16> udp_len = TRIMMED_UDP_LEN;
                     if (hdr.immdt.isValid()) {
                         udp_len = TRIMMED_UDP_LEN_IMM;
@@ -135,7 +145,7 @@ control congestion_ingress(inout headers_t hdr,
                     lmd.trimmed = true;
                     decay = true;
                     congestion_events.count(CONGESTION_EVENT_TRIMMED);
-                } else if (!already_trimmed && !ctrl_pkt && estimate >= lmd.drop_threshold) {
+                } else if (!already_trimmed && !ctrl_pkt && !resend && estimate >= lmd.drop_threshold) {
                     mark_to_drop(std_md);
                     lmd.drop_reason = DROP_REASON_QUEUE_FULL;
                     lmd.forwarded = false;
@@ -152,7 +162,7 @@ control congestion_ingress(inout headers_t hdr,
                     if (estimate > 0 && refreshed + QDEPTH_STALE_US <= std_md.ingress_global_timestamp) {
                         egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
                     }
-                } else if (!already_trimmed && !ctrl_pkt && estimate != QDEPTH_ESTIMATE_MAX) {
+                } else if (!already_trimmed && !ctrl_pkt && !resend && estimate != QDEPTH_ESTIMATE_MAX) {
                     /* admitted to the data queue: one more packet until egress reports the truth */
                     egress_qdepth.write((bit<32>) std_md.egress_spec, estimate + 1);
                 }
@@ -184,7 +194,7 @@ control congestion_egress(inout headers_t hdr,
     }
 
     apply {
-        if (std_md.priority != PRIORITY_TRIMMED) {
+        if (std_md.priority != PRIORITY_TRIMMED && std_md.priority != PRIORITY_RESEND) {
             egress_qdepth.write((bit<32>) std_md.egress_port, std_md.deq_qdepth);
             egress_qdepth_us.write((bit<32>) std_md.egress_port, std_md.egress_global_timestamp);
         }
