@@ -124,7 +124,9 @@ class MrcRequester(Requester):
                 i = self._not_lost_on(pkt, i, cause, port_ok)
             self.retx.popleft()
             self._count_retx(cause, pkt, now_ns)
-            self._transmit(pkt, i, now_ns)
+            # a packet found lost goes ahead of the data queues (QpAttr.resend_dscp); a trimmed one
+            # goes back as data: its trim said the path's data queue is full [ours]
+            self._transmit(pkt, i, now_ns, None if cause == "trim" else self.attr.resend_dscp)
             return 1
         return 0
 

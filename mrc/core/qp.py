@@ -59,6 +59,9 @@ class QpAttr:
     ack_delay_ns: int = 2_000  # ...or acknowledges after this long
     reorder_min_ns: int = 2_000  # floor of the RACK reordering window
     reorder_adapt: bool = True  # widen the window when a loss verdict proves spurious (RFC 8985 6.2)
+    # MRC: DSCP of a packet resent after a loss verdict (RACK, timeout), which mrc_switch.p4 queues ahead
+    # of the data queue (docs/protocol.md); None: the EV's own DSCP, as for a trimmed packet's resend
+    resend_dscp: int | None = F.DSCP_RESEND
     # congestion control (mrc.core.cc): "nscc" | "dcqcn" | "none", a config object, or None (= "none")
     cc: str | NsccConfig | DcqcnConfig | CongestionControl | None = None
     cc_base_rtt_ns: int = 0  # the fabric's base RTT if known; 0: NSCC learns it from the smallest RTT sample
@@ -86,6 +89,8 @@ class QpAttr:
             raise ValueError("max_wimm and max_wimm_dest must be >= 1")
         if self.probe_interval_ns < 0 or self.probe_min_ns < 0:
             raise ValueError("probe_interval_ns and probe_min_ns must be >= 0")
+        if self.resend_dscp is not None and not 0 <= self.resend_dscp <= 63:
+            raise ValueError("resend_dscp must be a DSCP (0..63) or None")
         if isinstance(self.cc, str) and self.cc not in ("nscc", "dcqcn", "none"):
             raise ValueError(f"cc must be nscc, dcqcn or none, not {self.cc!r}")
 

@@ -239,13 +239,14 @@ class Requester(QpSide):
         self.snd_nxt += 1
         self.snd_ptr = max(self.snd_ptr, self.snd_nxt)
 
-    def _transmit(self, pkt: _Pkt, ev_i: int, now_ns: int) -> None:
+    def _transmit(self, pkt: _Pkt, ev_i: int, now_ns: int, dscp: int | None = None) -> None:
+        """Send ``pkt`` on EV ``ev_i``; ``dscp``: its DSCP if not the EV's (``QpAttr.resend_dscp``)."""
         e = self.evset.entries[ev_i]
         w = pkt.wqe
         last = pkt.opcode in F.LAST_OPCODES
         data = encode_data(e.encap, pkt.opcode, self.remote.qpn, pkt.seq, w.va + pkt.off, w.rkey, w.length,
                            w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None,
-                           ack_req=last or self._fills_window(pkt))
+                           ack_req=last or self._fills_window(pkt), dscp=dscp)
         pkt.ev = ev_i
         pkt.sent_ns = now_ns
         if not pkt.xmits:

@@ -229,9 +229,10 @@ class Encap:
             self._outer_nh = None
             self._inner_nh = F.NH_HOP_BY_HOP if hbh else F.NH_UDP
 
-    def wrap(self, transport: bytes, ecn: int) -> bytes:
-        """Frame a transport packet (BTH onwards, no ICRC): add UDP, IPv6(s), Ethernet and the ICRC."""
-        tc = (self.dscp << 2) | ecn
+    def wrap(self, transport: bytes, ecn: int, dscp: int | None = None) -> bytes:
+        """Frame a transport packet (BTH onwards, no ICRC): add UDP, IPv6(s), Ethernet and the ICRC;
+        ``dscp``: this packet's DSCP, if not the encap's."""
+        tc = ((self.dscp if dscp is None else dscp) << 2) | ecn
         udp_len = F.UDP_LEN + len(transport) + F.ICRC_LEN
         udp = _UDP.pack(self.sport, F.ROCE_UDP_PORT, udp_len, 0)
         if self._outer_nh is None:  # STEV / UDP: one IPv6 header, maybe with Hop-by-Hop telemetry
@@ -257,13 +258,14 @@ def bth(opcode: int, dest_qp: int, psn: int, ack_req: bool = False, se: bool = F
 
 def encode_data(encap: Encap, opcode: int, dest_qp: int, psn: int, va: int, rkey: int, dma_len: int,
                 payload: bytes | memoryview, imm: int | None = None, ack_req: bool = False,
-                ecn: int = F.ECN_ECT0) -> bytes:
-    """An RDMA WRITE packet: BTH + RETH (every packet, so it can be placed alone) [+ ImmDt] + payload."""
+                ecn: int = F.ECN_ECT0, dscp: int | None = None) -> bytes:
+    """An RDMA WRITE packet: BTH + RETH (every packet, so it can be placed alone) [+ ImmDt] + payload;
+    ``dscp``: the packet's DSCP if not the encap's (a resend after a loss: ``F.DSCP_RESEND``)."""
     parts = [bth(opcode, dest_qp, psn, ack_req, se=imm is not None), _RETH.pack(va, rkey, dma_len)]
     if opcode in F.IMM_OPCODES:
         parts.append(_U32.pack((imm or 0) & 0xFFFFFFFF))
     parts.append(payload)
-    return encap.wrap(b"".join(parts), ecn)
+    return encap.wrap(b"".join(parts), ecn, dscp)
 
 
 def encode_ack(encap: Encap, dest_qp: int, psn: int, syndrome: int = F.AETH_ACK, msn: int = 0,
@@ -505,6 +507,25 @@ def is_control(data: bytes) -> bool:
         return False
     b = udp + F.UDP_LEN
     return b < len(data) and data[b] in CONTROL_OPCODES
+
+
+def is_priority(data: bytes) -> bool:
+    """True for the packets ``mrc_switch.p4`` queues ahead of the data queue (``congestion.p4``): the
+    control packets of :func:`is_control` (top queue, with trimmed headers) and MRC data resent after a
+    loss verdict (outer DSCP ``F.DSCP_RESEND``, the queue below); False for other data and malformed
+    packets.  One parse, for the simulator's per-packet path."""
+    try:
+        ips, _tel, udp, _end = _walk(data)
+    except WireError:
+        return False
+    b = udp + F.UDP_LEN
+    if b >= len(data):
+        return False
+    op = data[b]
+    if op in CONTROL_OPCODES:
+        return True
+    o = ips[0]
+    return op in F.DATA_OPCODES and ((data[o] & 0x0F) << 2 | data[o + 1] >> 6) == F.DSCP_RESEND
 
 
 def trim_packet(data: bytes) -> bytes | None:

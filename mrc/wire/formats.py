@@ -80,6 +80,8 @@ ECN_CE = 0b11
 DSCP_DATA = 26  # [ours] default DSCP of MRC data (AF31)
 DSCP_TRIMMED = 11  # [ours, fixed cross-team] DSCP of a trimmed packet
 TRIM_PRIORITY = 7  # [ours, fixed cross-team] queue a trimmed packet is sent on
+DSCP_RESEND = 34  # [ours] DSCP of MRC data resent after a loss verdict (AF41): the switches queue it ...
+RESEND_PRIORITY = 6  # [ours] ... at this priority, ahead of the data queue (congestion.p4)
 
 # --- Hop-by-Hop telemetry option [ours, fixed cross-team] ------------------------------------
 HBH_OPT_TELEMETRY = 0x3E  # RFC 4727 experimental; 00 = skip if unknown, 1 = may change en route

@@ -22,7 +22,7 @@ def _locals() -> dict[str, int]:
 
 def test_dissector_constants_are_the_wire_formats():
     lua = _locals()
-    want = {"DSCP_TRIMMED": F.DSCP_TRIMMED, "ROCE_PORT": F.ROCE_UDP_PORT, "NH_HBH": F.NH_HOP_BY_HOP,
+    want = {"DSCP_TRIMMED": F.DSCP_TRIMMED, "DSCP_RESEND": F.DSCP_RESEND, "ROCE_PORT": F.ROCE_UDP_PORT, "NH_HBH": F.NH_HOP_BY_HOP,
             "NH_ROUTING": F.NH_ROUTING, "NH_IPV6": F.NH_IPV6, "NH_UDP": F.NH_UDP,
             "OPT_TELEMETRY": F.HBH_OPT_TELEMETRY, "OPT_TELEMETRY_LEN": F.TELEMETRY_OPT_DATA_LEN,
             "RECORD_LEN": F.TELEMETRY_RECORD_LEN, "OP_ACK": F.OP_ACK, "OP_PROBE_REQ": F.OP_PROBE_REQ,

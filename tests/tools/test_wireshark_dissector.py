@@ -15,6 +15,7 @@ from tshark_mrc import LUA, TSHARK, compare, tshark_cmd, tshark_fields
 
 from mrc.wire import codec as C
 from mrc.wire import formats as F
+from mrc.wire.layers import MrcBTH
 
 pytestmark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed (apt-get install tshark)")
 
@@ -126,3 +127,27 @@ def test_documented_install_line(tmp_path: Path, pcap) -> None:
     out = subprocess.run([str(TSHARK), "-r", str(path), "-Y", "mrc.sack", "-T", "fields", "-e", "frame.number"],
                          capture_output=True, text=True, timeout=60, env=env, check=True).stdout
     assert out.split() == ["4"]
+
+
+def test_resend_dscp_as_wireshark_decodes_it(tmp_path: Path) -> None:
+    """A packet resent after a loss verdict (``encode_data(..., dscp=F.DSCP_RESEND)``): Wireshark's own
+    IPv6 dissector reads DSCP 34 on the outer header (and the inner one in SRv6 mode), its InfiniBand
+    dissector reads the BTH, and mrc.lua marks it mrc.resend; the first transmission has the data DSCP
+    and no mrc.resend.  The ICRC stays valid (RoCEv2 masks the traffic class out of it)."""
+    e = C.Encap("srv6", SRC, DST, CARRIER, ev_index=6)
+    s = C.Encap("stev", SRC, DST, 0xBEEF1234)
+    frames = [C.encode_data(e, F.OP_WRITE_MIDDLE, 0x123, 17, 0x1000, 0x55, 8192, b"b" * 512),
+              C.encode_data(e, F.OP_WRITE_MIDDLE, 0x123, 17, 0x1000, 0x55, 8192, b"b" * 512, dscp=F.DSCP_RESEND),
+              C.encode_data(s, F.OP_WRITE_ONLY, 0x456, 7, 0x2000, 0x66, 4, b"abcd", dscp=F.DSCP_RESEND)]
+    path = tmp_path / "resend.pcap"
+    wrpcap(str(path), [Ether(f) for f in frames])
+    out = subprocess.run(tshark_cmd("-r", str(path), "-T", "fields", "-E", "separator=;", "-e", "ipv6.tclass.dscp",
+                                    "-e", "infiniband.bth.psn", "-e", "mrc.resend"),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    rows = [line.split(";") for line in out]
+    assert [r[0] for r in rows] == [f"{F.DSCP_DATA},{F.DSCP_DATA}", f"{F.DSCP_RESEND},{F.DSCP_RESEND}",
+                                    str(F.DSCP_RESEND)]
+    assert [r[1] for r in rows] == ["17", "17", "7"]
+    assert [r[2] for r in rows] == ["", "1", "1"]
+    assert _shown(path, "mrc.resend") == [2, 3] and _shown(path, "_ws.malformed") == []
+    assert all(Ether(f)[MrcBTH].icrc_ok() for f in frames)

@@ -10,6 +10,7 @@
 --   * PROBE_REQ / PROBE_RESP (BTH opcodes 0xC0 / 0xC1) and PORT_STATUS (0xC2)               (mrc.probe.*, mrc.port_status.*)
 --   * trimmed packets (outer DSCP 11, payload and ICRC cut by a switch): BTH + RETH shown,  (mrc.trimmed)
 --     no "malformed" or bogus ICRC
+--   * data resent after a loss verdict (outer DSCP 34, queued ahead of the data queue)      (mrc.resend)
 --   * the BTH of every MRC packet again under mrc.bth.* (so one filter prefix covers MRC)
 --
 -- Two protocols: "mrc" is a post-dissector that walks the frame itself (outer IPv6, extension
@@ -28,6 +29,7 @@ else
 end
 
 local DSCP_TRIMMED = 11
+local DSCP_RESEND = 34
 local ROCE_PORT = 4791
 local NH_HBH, NH_ROUTING, NH_IPV6, NH_UDP = 0, 43, 41, 17
 local OPT_TELEMETRY, OPT_TELEMETRY_LEN, RECORD_LEN = 0x3E, 84, 20
@@ -49,6 +51,8 @@ local function add(name, field) F[name] = field end
 
 add("trimmed", ProtoField.bool("mrc.trimmed", "Trimmed by a switch", base.NONE, nil, nil,
     "outer DSCP 11: a switch cut the payload and ICRC off this packet (the receiver sends a trim NACK)"))
+add("resend", ProtoField.bool("mrc.resend", "Resent after a loss", base.NONE, nil, nil,
+    "outer DSCP 34: data the sender found lost and resent; the switches queue it ahead of the data queue"))
 add("dscp", ProtoField.uint8("mrc.dscp", "Outer DSCP", base.DEC))
 add("encap", ProtoField.string("mrc.encap", "Encapsulation"))
 
@@ -259,6 +263,7 @@ function mrc.dissector(tvb, pinfo, tree)
     local root = tree:add(mrc, tvb(outer, info.stop - outer))
     root:add(F.dscp, dscp):set_generated()
     if trimmed then root:add(F.trimmed, true):set_generated() end  -- present only on trimmed packets
+    if dscp == DSCP_RESEND and DATA[op] == true then root:add(F.resend, true):set_generated() end
     local encap = (#info.ips > 1) and "srv6" or "stev/udp"
     root:add(F.encap, encap):set_generated()
     if #info.ips > 1 then add_usid(root, tvb, outer) end

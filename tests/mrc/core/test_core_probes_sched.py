@@ -181,7 +181,7 @@ def test_a_dead_evs_packets_are_all_resent_and_it_gets_no_new_ones_after_the_fir
             first_verdict.append(now_ns)
         lose(pkt, now_ns, cause)
 
-    def spy_transmit(pkt, ev_i, now_ns):
+    def spy_transmit(pkt, ev_i, now_ns, dscp=None):
         if pkt.xmits == 0 and ev_i == 1:
             if now_ns >= 300_000:
                 doomed.add(pkt.seq)
@@ -189,7 +189,7 @@ def test_a_dead_evs_packets_are_all_resent_and_it_gets_no_new_ones_after_the_fir
                 new_on_ev1_after.append(pkt.seq)
         elif pkt.xmits and pkt.ev == 1 and ev_i != 1:
             resent_elsewhere.add(pkt.seq)
-        transmit(pkt, ev_i, now_ns)
+        transmit(pkt, ev_i, now_ns, dscp)
     q._lose, q._transmit = spy_lose, spy_transmit
     data = random.Random(3).randbytes(16 << 20)  # still sending when the first verdict comes (~2.8 ms)
     transfer(p, [(1, data, p.mr.base_va, None)])
