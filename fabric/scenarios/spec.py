@@ -80,6 +80,9 @@ class TrafficSpec:
     probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
     steps: int = 1  # a job of this many steps: each step writes every flow's messages; next step when all are done
     cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC (mrc.core.cc)
+    # MRC: data found lost is resent with DSCP_RESEND, which mrc_switch.p4 queues ahead of the data queue
+    # (QpAttr.resend_dscp); false: resent as data, behind the same queues (docs/protocol.md)
+    resend_priority: bool = True
     # NSCC's CC profile parameters by NsccConfig name (base_rtt in ns, max_cwnd, ...) over its defaults for
     # the NIC rate and MTU; empty: each QP learns the base RTT (docs/mrc_ctl.md, "How ctl drives the transport")
     nscc: dict[str, Any] = field(default_factory=dict)
@@ -236,6 +239,12 @@ def _build(cls: type, raw: Any, where: str, conv: dict[str, Any] | None = None) 
     return cls(**kw)
 
 
+def _flag(v: Any, where: str) -> bool:
+    if not isinstance(v, bool):
+        raise ScenarioError(f"{where}: expected true or false, got {v!r}")
+    return v
+
+
 def _num(t: type):
     def f(v: Any, where: str) -> Any:
         if isinstance(v, bool):
@@ -311,7 +320,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
     sizes = {"size": parse_size, "count": _num(int), "qps": _num(int), "tx_depth": _num(int),
              "rate_gbps": _num(float), "senders": _num(int), "shift": _num(int), "mtu": _num(int),
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
-             "steps": _num(int), "cc": lambda v, w: str(v), "nscc": _mapping,
+             "steps": _num(int), "cc": lambda v, w: str(v), "nscc": _mapping, "resend_priority": _flag,
              "hosts": lambda v, w: tuple(str(x) for x in v)}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):

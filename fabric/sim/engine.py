@@ -21,7 +21,8 @@ from controller.plan import STEV_EV_DIRECT
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
-from mrc.wire.codec import is_control, mark_ce, trim_packet
+from mrc.wire import formats as F
+from mrc.wire.codec import is_priority, mark_ce, trim_packet
 
 from ..faults import check_engine
 from ..scenarios.runner import flows_for, rc_pins, topology_data
@@ -180,6 +181,7 @@ class SimRun:
         return QpAttr(mode=self.mode, mtu=mtu, ack_timeout=t.ack_timeout,
                       reorder_min_ns=int(t.reorder_ms * 1e6), probe_interval_ns=int(t.probe_interval_ms * 1e6),
                       probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000),
+                      resend_dscp=F.DSCP_RESEND if t.resend_priority else None,
                       cc=cc if cc_pid is None else None, ev_profile_id=ev_profile_id, cc_profile_id=cc_pid)
 
     def _device(self, planes: list[int]) -> DeviceAttr:
@@ -367,8 +369,10 @@ class SimRun:
             self.fab.switches[r.drop_at].drops[r.drop] += 1
             return
         # control packets (ACK/NAK, CNP, probes) ride the strict-priority queue with trimmed headers at
-        # every hop, as congestion.p4 queues them: never behind data, never trimmed or dropped early
-        self._enqueue(r.ports[0], r, 0, data, is_control(data), self.now)
+        # every hop, as congestion.p4 queues them: never behind data, never trimmed or dropped early;
+        # so does data resent after a loss verdict (DSCP_RESEND: its own queue below the top one on
+        # the switch, the same one here -- both go ahead of the data queue)
+        self._enqueue(r.ports[0], r, 0, data, is_priority(data), self.now)
 
     def _flush(self, h: int) -> None:
         ep = self.eps[h]

@@ -177,3 +177,39 @@ def test_traffic_manager_tail_drops_are_reported_beside_kernel_drops():
     assert m["queue_tail_drops_by_queue"] == {"p1l1:1/7": 3, "p1s1:2/0": 2}
     text = "\n".join(timeline_lines(m))
     assert "kernel receive drops 1, traffic-manager tail drops 5 (p1l1:1/7 3, p1s1:2/0 2)" in text
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
+    """``traffic.resend_priority`` (default true): what MRC resends after the link dies carries
+    DSCP_RESEND, and the simulated ports queue it with the control packets, ahead of the data queue (as
+    congestion.p4 does on its queue 6); false: the resends are data like any other."""
+    from mrc.wire import formats as F
+    from mrc.wire.codec import decode_frame
+    from mrc_fabric.sim import engine
+
+    seen: list[int] = []
+    real = engine.is_priority
+
+    def spy(data: bytes) -> bool:
+        fr = decode_frame(data)
+        if fr.opcode in F.DATA_OPCODES:
+            seen.append(fr.dscp)
+        return real(data)
+
+    monkeypatch.setattr(engine, "is_priority", spy)
+    sc = _sc(traffic={"resend_priority": on, "count": 4},
+             faults=[{"at": 0.00001, "kind": "link_down", "a": "p1l1", "b": "p1s1"}], deadline_s=0.05)
+    m = analyse(run_sim(sc, "mrc"), sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"]
+    lost = m["retransmissions"].get("rack", 0) + m["retransmissions"].get("timeout", 0)
+    assert lost > 0, "the dead link lost nothing: the test needs losses"
+    assert seen.count(F.DSCP_RESEND) == (lost if on else 0)
+    assert set(seen) <= {F.DSCP_DATA, F.DSCP_RESEND}
+
+
+def test_resend_priority_must_be_a_boolean():
+    assert _sc(traffic={"resend_priority": False}).traffic.resend_priority is False
+    assert _sc().traffic.resend_priority is True
+    with pytest.raises(ScenarioError, match=r"traffic.resend_priority: expected true or false, got 'no'"):
+        _sc(traffic={"resend_priority": "no"})
