@@ -9,11 +9,15 @@ bench/fabric_scenarios.py measures MRC's goodput recovery after the link failure
 p1l1-p1s1 down at 1.0 s) ``--runs`` times on one fabric and prints each run's recovery, longest
 flow stall, completion, EV retirements and resends, then their mean / median / max and how many
 runs met the bar.  ``--fault-free``: the same all-to-all without the failure (EV retirements and
-resends are the figures then).  Needs root (namespaces), like every fabric bench.
+resends are the figures then).  ``--compare-resend-priority``: every run twice on the same fabric, with
+MRC's resends after a loss on the switches' resend queue (the default, ``traffic.resend_priority``)
+and as plain data, alternating which goes first, and both summaries with their ratios (the baseline
+is measured in the same run).  Needs root (namespaces), like every fabric bench.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 from pathlib import Path
@@ -37,44 +41,81 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--late", type=int, default=0, metavar="N",
                     help="after each run, the N packets that held a flow's cumulative ACK longest, with their resends")
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric-recovery"))
+    ap.add_argument("--compare-resend-priority", action="store_true",
+                    help="each run with resends on the resend queue and as plain data (alternating), both summaries")
     a = ap.parse_args(argv)
     if a.runs < 1:
         ap.error("--runs must be at least 1")
     faults = () if a.fault_free else (FAIL,)
-    rows = []
+    variants = {"resend queue": True, "resends as data": False} if a.compare_resend_priority else {"": True}
+    rows: dict[str, list[dict]] = {k: [] for k in variants}
     with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(a.target)), prefix="bnrc", grpc_base_port=22700,
                    target=a.target, workdir=a.out) as env:
         for i in range(a.runs):
-            m = analyse(run_traffic(env, Scenario(traffic=A2A, faults=faults, deadline_s=DEADLINE,
-                                                  measure=A2A_MEASURE), "mrc"), A2A_MEASURE.bin_ms, A2A_MEASURE.sample_ms)
-            rec = m["recovery"][0] if m["recovery"] else {}
-            row = {"recovery_rtts": rec.get("goodput_recovery_rtts"), "stall_rtts": rec.get("max_flow_stall_rtts"),
-                   "failure_stall_rtts": rec.get("failure_stall_rtts"),
-                   "completion_s": m["completion_s"], "ev_retirements": m["ev_retirements"],
-                   "resent": m["retransmissions_total"], "data_packets": m["data_packets_sent"],
-                   "srtt_ms": m["srtt_ms_median"], "complete": m["completed"] and not m["data_loss"]}
-            rows.append(row)
-            print(f"run {i + 1}/{a.runs}: " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
-            if a.late:
-                print("\n".join(late_lines(m, a.late)), flush=True)
+            order = list(variants.items())
+            if i % 2:
+                order.reverse()  # neither setting always runs first (the machine's load drifts)
+            for name, prio in order:
+                traffic = dataclasses.replace(A2A, resend_priority=prio)
+                m = analyse(run_traffic(env, Scenario(traffic=traffic, faults=faults, deadline_s=DEADLINE,
+                                                      measure=A2A_MEASURE), "mrc"), A2A_MEASURE.bin_ms, A2A_MEASURE.sample_ms)
+                rec = m["recovery"][0] if m["recovery"] else {}
+                row = {"recovery_rtts": rec.get("goodput_recovery_rtts"), "stall_rtts": rec.get("max_flow_stall_rtts"),
+                       "failure_stall_rtts": rec.get("failure_stall_rtts"),
+                       "completion_s": m["completion_s"], "ev_retirements": m["ev_retirements"],
+                       "resent": m["retransmissions_total"], "rack_resent": m["retransmissions"].get("rack", 0),
+                       "trims": m["trims_received"], "duplicates": m["duplicates_received"],
+                       "data_packets": m["data_packets_sent"],
+                       "srtt_ms": m["srtt_ms_median"], "complete": m["completed"] and not m["data_loss"]}
+                rows[name].append(row)
+                label = f" [{name}]" if name else ""
+                print(f"run {i + 1}/{a.runs}{label}: " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+                if a.late:
+                    print("\n".join(late_lines(m, a.late)), flush=True)
+    bad = 0
+    means: dict[str, dict[str, float]] = {}
+    for name, rs in rows.items():
+        if name:
+            print(f"-- {name} --")
+        bad += _summary(rs, a, means.setdefault(name, {}))
+    if a.compare_resend_priority:
+        on, off = means["resend queue"], means["resends as data"]
+        print("resend queue / resends as data (means of this run's pairs): " +
+              ", ".join(f"{k} {on[k] / off[k]:.2f}" for k in on if off.get(k)))
+    return 1 if bad else 0
+
+
+def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -> int:
+    """Print one setting's summary; fill ``means`` (recovery, stall, completion, resent); the number of
+    runs that did not complete and verify."""
     bad = sum(not r["complete"] for r in rows)
     print(f"{a.runs} runs, {'fault-free' if a.fault_free else 'link p1l1-p1s1 down at 1.0 s'}: "
           f"{a.runs - bad} complete and verified")
     resent = [r["resent"] for r in rows]
-    print(f"  resent packets: mean {statistics.mean(resent):.1f}, max {max(resent)}; EV retirements per run: "
-          f"{sorted({r['ev_retirements'] for r in rows})}")
+    means["resent"] = statistics.mean(resent)
+    for k in ("rack_resent", "trims", "duplicates"):
+        means[k] = statistics.mean(r[k] for r in rows)
+    done = [r["completion_s"] for r in rows if r["completion_s"] is not None]
+    if done:
+        means["completion"] = statistics.mean(done)
+    print(f"  resent packets: mean {statistics.mean(resent):.1f}, max {max(resent)} (after a loss verdict: mean "
+          f"{means['rack_resent']:.1f}; trims {means['trims']:.1f}; duplicates at the receivers {means['duplicates']:.1f})"
+          f"; EV retirements per run: "
+          f"{sorted({r['ev_retirements'] for r in rows})}" + (f"; completion mean {means['completion']:.2f} s" if done else ""))
     if not a.fault_free:
         rec = [r["recovery_rtts"] for r in rows if r["recovery_rtts"] is not None]
         st = [r["stall_rtts"] for r in rows if r["stall_rtts"] is not None]
         if rec:
+            means["recovery"] = statistics.mean(rec)
             print(f"  recovery (80%, 20 ms bins): mean {statistics.mean(rec):.2f}, median {statistics.median(rec):.2f}, "
                   f"min {min(rec):g}, max {max(rec):g} RTTs; <= {RECOVERY_RTTS:g} RTTs in {sum(v <= RECOVERY_RTTS for v in rec)}"
-                  f" of {a.runs} runs ({a.runs - len(rec)} without a figure)")
+                  f" of {len(rows)} runs ({len(rows) - len(rec)} without a figure)")
         fst = [r["failure_stall_rtts"] for r in rows if r["failure_stall_rtts"] is not None]
         if st:
+            means["stall"] = statistics.mean(st)
             print(f"  longest flow stall after the failure: median {statistics.median(st):.2f}, max {max(st):g} RTTs; "
                   f"of those begun within 3 RTTs of it: median {statistics.median(fst):.2f}, max {max(fst):g} RTTs")
-    return 1 if bad else 0
+    return bad
 
 
 if __name__ == "__main__":
