@@ -19,6 +19,7 @@ from mrc.endpoint.driver import EndpointError
 from mrc.endpoint.netif import InterfaceError, parse_mac
 from mrc.endpoint.perf import HostConfig, PerfError, PerfParams, ServerLimits, run_client, serve_one
 from mrc.endpoint.plan import PlanError, load_plan
+from mrc.wire import formats as F
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -80,6 +81,19 @@ def _host_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--json", action="store_true", help="print one JSON report (progress as JSON lines on stderr)")
 
 
+def _dscp(text: str) -> int | None:
+    """``--resend-dscp``: a DSCP (0-63) or ``none``."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a DSCP (0-63) or none") from None
+    if not 0 <= v <= 63:
+        raise argparse.ArgumentTypeError(f"DSCP {v} is not in 0-63")
+    return v
+
+
 def _nscc_param(text: str) -> tuple[str, int | float | bool]:
     """``--nscc NAME=VALUE``: an integer, a float, or true/false (disable_qa)."""
     name, sep, value = text.partition("=")
@@ -121,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--nscc", action="append", default=[], metavar="PARAM=VALUE", type=_nscc_param,
                    help="an NSCC parameter of the run's CC profile (NsccConfig names: base_rtt in ns, max_cwnd in "
                         "bytes, ...; repeatable; with any, base_rtt is required). Default: each QP learns the base RTT")
+    c.add_argument("--resend-dscp", type=_dscp, default=F.DSCP_RESEND, metavar="DSCP|none",
+                   help=f"--mode mrc: DSCP of data resent after a loss verdict, which mrc_switch.p4 queues ahead of "
+                        f"the data queue (default {F.DSCP_RESEND}; none: resend as data)")
     c.add_argument("--imm", action="store_true", help="WRITE_WITH_IMM (the server counts immediates)")
     c.add_argument("--tx-depth", type=int, default=16, help="outstanding messages per QP (default 16)")
     c.add_argument("--mtu", type=int, default=0, help="path MTU (default: largest the interfaces allow)")
@@ -214,7 +231,7 @@ def _progress_printer(as_json: bool):
 def perf_params(a: argparse.Namespace) -> PerfParams:
     """The client's measurement parameters from its command line."""
     return PerfParams(a.size, a.iters, a.qps, a.mode, a.imm, a.duration, a.tx_depth, a.verify, a.seed,
-                      a.mtu, a.mpr, a.progress, a.timeout, a.cc, dict(a.nscc))
+                      a.mtu, a.mpr, a.progress, a.timeout, a.cc, dict(a.nscc), a.resend_dscp)
 
 
 def main(argv: list[str] | None = None) -> int:

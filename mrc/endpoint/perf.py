@@ -27,6 +27,7 @@ from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, c
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
 from mrc.endpoint.netif import format_mac, parse_mac
 from mrc.endpoint.plan import HostPlan, PlanError, direct_evs, load_profile
+from mrc.wire import formats as F
 
 PROTO_VERSION = 1
 BASE_VA = 0x1_0000_0000
@@ -115,6 +116,7 @@ class PerfParams:
     timeout: float = 120.0
     cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC
     nscc: dict[str, Any] = field(default_factory=dict)  # NSCC CC profile parameters (NsccConfig names, base_rtt ns)
+    resend_dscp: int | None = F.DSCP_RESEND  # MRC: DSCP of data resent after a loss (None: as data; QpAttr)
 
     def check(self) -> None:
         if self.mode not in ("mrc", "rc"):
@@ -254,7 +256,8 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     evs, min_active = host.peer_setup(ep, peer_gid, _peer_macs(acc["ports"]))
     n_evs = len(evs.evs) if isinstance(evs, EvProfile) else len(evs)  # a plan's ctl profile, or an EV list
     cc, cc_pid = cc_binding(ep.core, prm.cc_name(), prm.nscc, prm.mode, mtu)
-    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=cc, cc_profile_id=cc_pid)
+    attr = ep.qp_attr(prm.mode, mtu=mtu, mpr=prm.mpr, ev_min_active=min_active, cc=cc, cc_profile_id=cc_pid,
+                      resend_dscp=prm.resend_dscp)
     qps = [ep.create_qp(evs, attr) for _ in range(prm.qps)]
     rng = random.Random()
     sq = [rng.getrandbits(24) for _ in qps]

@@ -110,6 +110,17 @@ def test_cli_help_and_errors(capsys):
     assert "2 interfaces" in capsys.readouterr().err
     assert main(["server", "--ifaces", "a", "--plan", "/nonexistent/plan.yaml"]) == 2
     assert "nonexistent" in capsys.readouterr().err
+    # --resend-dscp: a DSCP or none, into the client's QP attributes
+    from mrc.cli import perf_params
+    from mrc.wire import formats as F
+
+    assert perf_params(build_parser().parse_args(["client", "--ifaces", "a", "--peer", "h"])).resend_dscp == F.DSCP_RESEND
+    for text, want in (("none", None), ("46", 46), ("0x22", 34)):
+        a = build_parser().parse_args(["client", "--ifaces", "a", "--peer", "h", "--resend-dscp", text])
+        assert perf_params(a).resend_dscp == want
+    with pytest.raises(SystemExit) as e:
+        main(["client", "--ifaces", "a", "--peer", "x", "--resend-dscp", "64"])
+    assert e.value.code == 2 and "DSCP 64 is not in 0-63" in capsys.readouterr().err
 
 
 def test_cli_json_report_shape():
