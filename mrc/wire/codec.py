@@ -378,8 +378,7 @@ def _decode(data: bytes) -> Frame:
     fr.raw = data
     fr.telemetry_off = tel
     o = ips[0]
-    tc = ((data[o] & 0x0F) << 4) | (data[o + 1] >> 4)
-    fr.dscp = tc >> 2
+    fr.dscp = _outer_dscp(data, o)
     fr.trimmed = fr.dscp == F.DSCP_TRIMMED
     ce = False
     for ip in ips:
@@ -498,22 +497,17 @@ def mark_ce(data: bytes) -> bytes:
 CONTROL_OPCODES = frozenset({F.OP_ACK, F.OP_CNP, F.OP_PROBE_REQ, F.OP_PROBE_RESP, F.OP_PORT_STATUS})
 
 
-def is_control(data: bytes) -> bool:
-    """True for the packets ``mrc_switch.p4`` queues at the top priority with trimmed headers (ACK/NAK,
-    CNP, MRC probes and port status: ``congestion.p4``); False for data and malformed packets."""
-    try:
-        _ips, _tel, udp, _end = _walk(data)
-    except WireError:
-        return False
-    b = udp + F.UDP_LEN
-    return b < len(data) and data[b] in CONTROL_OPCODES
+def _outer_dscp(data: bytes | memoryview, o: int) -> int:
+    """The DSCP of the IPv6 header at offset ``o`` (traffic class bits 4-9 of the header)."""
+    return ((data[o] & 0x0F) << 2) | (data[o + 1] >> 6)
 
 
 def is_priority(data: bytes) -> bool:
-    """True for the packets ``mrc_switch.p4`` queues ahead of the data queue (``congestion.p4``): the
-    control packets of :func:`is_control` (top queue, with trimmed headers) and MRC data resent after a
-    loss verdict (outer DSCP ``F.DSCP_RESEND``, the queue below); False for other data and malformed
-    packets.  One parse, for the simulator's per-packet path."""
+    """True for the packets ``mrc_switch.p4`` queues ahead of the data queue (``congestion.p4``): control
+    packets (ACK/NAK, CNP, MRC probes and port status: the top queue, with trimmed headers) and MRC data
+    resent after a loss verdict (outer DSCP ``F.DSCP_RESEND``: the queue below); False for other data
+    and malformed packets.  One parse, for the simulator's per-packet path (a trimmed header is made
+    and queued by the simulated switch itself)."""
     try:
         ips, _tel, udp, _end = _walk(data)
     except WireError:
@@ -522,10 +516,7 @@ def is_priority(data: bytes) -> bool:
     if b >= len(data):
         return False
     op = data[b]
-    if op in CONTROL_OPCODES:
-        return True
-    o = ips[0]
-    return op in F.DATA_OPCODES and ((data[o] & 0x0F) << 2 | data[o + 1] >> 6) == F.DSCP_RESEND
+    return op in CONTROL_OPCODES or (op in F.DATA_OPCODES and _outer_dscp(data, ips[0]) == F.DSCP_RESEND)
 
 
 def trim_packet(data: bytes) -> bytes | None:

@@ -23,7 +23,6 @@ from mrc.wire.codec import (
     encode_data,
     encode_port_status,
     encode_probe,
-    is_control,
     is_priority,
     mark_ce,
     trim_packet,
@@ -138,30 +137,20 @@ def test_trim_and_ce(mode, ev, tel):
 
 
 @pytest.mark.parametrize("mode,ev,tel", ENCAPS)
-def test_is_control_is_what_the_switch_queues_at_the_top(mode, ev, tel):
-    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets); not data, not a
-    trimmed header, not garbage."""
-    e = Encap(mode, GA, GB, ev, telemetry=tel)
-    data = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64)
-    assert not is_control(data) and not is_control(trim_packet(data)) and not is_control(b"\0" * 40)
-    assert is_control(encode_ack(e, 1, 1)) and is_control(encode_ack(e, 1, 1, F.AETH_NAK_PSN_SEQ_ERR, 2))
-    assert is_control(encode_cnp(e, 9))
-    assert is_control(encode_probe(e, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=1)))
-    assert is_control(encode_port_status(e, PortStatusInfo(req_id=1, n_ports=2, up_mask=1)))
-
-
-@pytest.mark.parametrize("mode,ev,tel", ENCAPS)
 def test_is_priority_is_what_the_switch_queues_ahead_of_data(mode, ev, tel):
-    """Control packets and data with DSCP_RESEND (only data: the DSCP does not make an ACK a resend,
-    it is a control packet anyway); not plain data, not a trimmed header (that one the switch makes
-    and queues itself), not garbage.  The DSCP is on every IPv6 header the encap writes and the
-    ICRC stays valid (RoCEv2 masks the traffic class)."""
+    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets) and data with DSCP_RESEND;
+    not plain data, not a trimmed header (that one the switch makes and queues itself), not garbage.
+    The DSCP is on every IPv6 header the encap writes and the ICRC stays valid (RoCEv2 masks the
+    traffic class)."""
     e = Encap(mode, GA, GB, ev, telemetry=tel)
     data = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64)
     resend = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64, dscp=F.DSCP_RESEND)
     assert not is_priority(data) and not is_priority(trim_packet(data)) and not is_priority(b"\0" * 40)
-    assert is_priority(resend) and not is_control(resend)
-    assert is_priority(encode_ack(e, 1, 1)) and is_priority(encode_cnp(e, 9))
+    assert is_priority(resend)
+    assert is_priority(encode_ack(e, 1, 1)) and is_priority(encode_ack(e, 1, 1, F.AETH_NAK_PSN_SEQ_ERR, 2))
+    assert is_priority(encode_cnp(e, 9))
+    assert is_priority(encode_probe(e, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=1)))
+    assert is_priority(encode_port_status(e, PortStatusInfo(req_id=1, n_ports=2, up_mask=1)))
     fr = decode_frame(resend)
     assert fr.dscp == F.DSCP_RESEND and not fr.trimmed and bytes(fr.payload) == b"x" * 64
     assert e.dscp == F.DSCP_DATA  # the encap's own DSCP is untouched
