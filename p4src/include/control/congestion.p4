@@ -89,20 +89,26 @@ control congestion_ingress(inout headers_t hdr,
 
     apply {
         if (lmd.forwarded && std_md.egress_spec != CPU_PORT) {
-            bool already_trimmed = (hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_TRIMMED) ||
-                                   (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_TRIMMED);
+            /* the outer (or only) IP header's DSCP; 0 without one */
+            bit<6> dscp = 0;
+            if (hdr.ipv6.isValid()) {
+                dscp = hdr.ipv6.dscp;
+            } else if (hdr.ipv4.isValid()) {
+                dscp = hdr.ipv4.dscp;
+            }
+            bool already_trimmed = dscp == DSCP_TRIMMED;
+            bool data = hdr.bth.isValid() && hdr.reth.isValid() &&
+                        hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
+                        hdr.bth.opcode <= BTH_OP_WRITE_ONLY_WITH_IMM;
             /* control packets take the top queue too (see the head of this file) */
             bool ctrl_pkt = hdr.bth.isValid() &&
                            (hdr.bth.opcode == BTH_OP_ACK || hdr.bth.opcode == BTH_OP_CNP ||
                             (hdr.bth.opcode >= BTH_OP_MRC_PROBE_REQ && hdr.bth.opcode <= BTH_OP_MRC_PORT_STATUS));
+            /* data resent after a loss verdict: the queue below the top one (see the head of this file) */
+            bool resend = data && dscp == DSCP_RESEND;
             if (already_trimmed || ctrl_pkt) {
                 std_md.priority = PRIORITY_TRIMMED;  /* trimmed upstream: still the highest queue */
-            }
-            /* data resent after a loss verdict: the queue below the top one (see the head of this file) */
-            bool resend = !already_trimmed && hdr.bth.isValid() && hdr.reth.isValid() &&
-                          ((hdr.ipv6.isValid() && hdr.ipv6.dscp == DSCP_RESEND) ||
-                           (hdr.ipv4.isValid() && hdr.ipv4.dscp == DSCP_RESEND));
-            if (resend) {
+            } else if (resend) {
                 std_md.priority = PRIORITY_RESEND;
             }
             if (queue_thresholds.apply().hit) {
@@ -110,9 +116,6 @@ control congestion_ingress(inout headers_t hdr,
                 egress_qdepth.read(estimate, (bit<32>) std_md.egress_spec);
 
                 bool decay = false;
-                bool data = hdr.bth.isValid() && hdr.reth.isValid() &&
-                            hdr.bth.opcode >= BTH_OP_WRITE_FIRST &&
-                            hdr.bth.opcode <= BTH_OP_WRITE_ONLY_WITH_IMM;
 
                 if (data && !already_trimmed && !resend && estimate >= lmd.trim_threshold) {
                     bit<16> udp_len = TRIMMED_UDP_LEN;
