@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -> int:
-    """Print one setting's summary; fill ``means`` (recovery, stall, completion, resent); the number of
-    runs that did not complete and verify."""
+    """Print one setting's summary; fill ``means`` (per-run means of the figures it prints); the number
+    of runs that did not complete and verify."""
     bad = sum(not r["complete"] for r in rows)
     print(f"{a.runs} runs, {'fault-free' if a.fault_free else 'link p1l1-p1s1 down at 1.0 s'}: "
           f"{a.runs - bad} complete and verified")

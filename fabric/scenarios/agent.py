@@ -28,7 +28,6 @@ from typing import Any
 
 from mrc.core import WcOpcode, WcStatus
 from mrc.endpoint import Endpoint, HostPlan, PortConfig, load_plan, load_profile
-from mrc.wire import formats as F
 
 BASE_VA = 0x2_0000_0000
 
@@ -171,7 +170,7 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
             return ep.qp_attr(mode, mtu=mtu, cc=cc, mpr=int(cfg.get("mpr", 1)), ack_timeout=int(cfg.get("ack_timeout", 16)),
                               reorder_min_ns=int(float(cfg.get("reorder_ms", 10)) * 1e6),
                               probe_interval_ns=int(float(cfg.get("probe_interval_ms", 0)) * 1e6),
-                              resend_dscp=F.DSCP_RESEND if cfg.get("resend_priority", True) else None,
+                              resend_dscp=cfg["resend_dscp"],
                               ev_profile_id=profile_to(peer), cc_profile_id=cc_pid)
         inflows: dict[int, dict[str, Any]] = {}
         hello_in: dict[str, Any] = {}

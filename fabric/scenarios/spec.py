@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
+from mrc.wire.formats import DSCP_RESEND
 
 from .. import faults
 
@@ -86,6 +87,11 @@ class TrafficSpec:
     # NSCC's CC profile parameters by NsccConfig name (base_rtt in ns, max_cwnd, ...) over its defaults for
     # the NIC rate and MTU; empty: each QP learns the base RTT (docs/mrc_ctl.md, "How ctl drives the transport")
     nscc: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def resend_dscp(self) -> int | None:
+        """``QpAttr.resend_dscp`` for the MRC QPs of this traffic (both engines)."""
+        return DSCP_RESEND if self.resend_priority else None
 
 
 @dataclass(frozen=True, init=False)

@@ -21,7 +21,6 @@ from controller.plan import STEV_EV_DIRECT
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
-from mrc.wire import formats as F
 from mrc.wire.codec import is_priority, mark_ce, trim_packet
 
 from ..faults import check_engine
@@ -181,7 +180,7 @@ class SimRun:
         return QpAttr(mode=self.mode, mtu=mtu, ack_timeout=t.ack_timeout,
                       reorder_min_ns=int(t.reorder_ms * 1e6), probe_interval_ns=int(t.probe_interval_ms * 1e6),
                       probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000),
-                      resend_dscp=F.DSCP_RESEND if t.resend_priority else None,
+                      resend_dscp=t.resend_dscp,
                       cc=cc if cc_pid is None else None, ev_profile_id=ev_profile_id, cc_profile_id=cc_pid)
 
     def _device(self, planes: list[int]) -> DeviceAttr:
