@@ -30,6 +30,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE
 
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic, verdict_lines
+from mrc_fabric.scenarios.spec import DELAY_AT
 from mrc_fabric.targets import DEFAULT_TARGET
 
 
@@ -66,6 +67,8 @@ def stats_delta(before: dict, after: dict) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
+                    help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", type=Path, default=Path("bench-out/evr"))
     ap.add_argument("--json", action="store_true")
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     sc = Scenario(traffic=A2A, deadline_s=DEADLINE, measure=A2A_MEASURE)
     runs = []
-    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target)), prefix="bnev", grpc_base_port=22800,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target), delay_at=args.delay_at), prefix="bnev", grpc_base_port=22800,
                    target=args.target, workdir=args.out / "a2a") as env:
         for k in range(args.repeat):
             before = port_stats(env)

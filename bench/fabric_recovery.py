@@ -29,6 +29,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, late_lines, run_traffic
+from mrc_fabric.scenarios.spec import DELAY_AT
 from mrc_fabric.targets import DEFAULT_TARGET
 
 
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=12, help="how many runs (default 12)")
     ap.add_argument("--fault-free", action="store_true", help="no link failure")
     ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
+                    help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--late", type=int, default=0, metavar="N",
                     help="after each run, the N packets that held a flow's cumulative ACK longest, with their resends")
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric-recovery"))
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     faults = () if a.fault_free else (FAIL,)
     variants = {"resend queue": True, "resends as data": False} if a.compare_resend_priority else {"": True}
     rows: dict[str, list[dict]] = {k: [] for k in variants}
-    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(a.target)), prefix="bnrc", grpc_base_port=22700,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(a.target), delay_at=a.delay_at), prefix="bnrc", grpc_base_port=22700,
                    target=a.target, workdir=a.out) as env:
         for i in range(a.runs):
             order = list(variants.items())

@@ -37,6 +37,7 @@ from mrc_fabric.scenarios import (
     verdict_lines,
 )
 from mrc_fabric.scenarios.report import DIP_WINDOW_RTTS
+from mrc_fabric.scenarios.spec import DELAY_AT
 from mrc_fabric.targets import DEFAULT_TARGET
 
 # The demo's links and QP settings (fabric/demo.py): 300 frames/s, 16-frame queues and 5 ms propagation delay per switch
@@ -63,12 +64,14 @@ def _ratio(a: float | None, b: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
+                    help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     res: dict[str, dict] = {}
-    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target)), prefix="bnch", grpc_base_port=22500, target=args.target,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target), delay_at=args.delay_at), prefix="bnch", grpc_base_port=22500, target=args.target,
                    workdir=args.out / "a2a") as env:
         res["a2a"] = _pair(env, Scenario(traffic=A2A, deadline_s=DEADLINE, measure=A2A_MEASURE))
         res["a2a_fail"] = _pair(env, Scenario(traffic=A2A, faults=(FAIL,), deadline_s=DEADLINE, measure=A2A_MEASURE))

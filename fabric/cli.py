@@ -15,7 +15,7 @@ from .faults import REGISTRY, FaultError
 from .naming import NamingError
 from .netbuild import NetBuildError
 from .scenarios.runner import RunError
-from .scenarios.spec import ScenarioError
+from .scenarios.spec import DELAY_AT, ScenarioError
 from .state import DEFAULT_STATE_DIR
 from .switches import TARGETS, SwitchError
 from .targets import selected_target
@@ -106,7 +106,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
                     deadline_s=args.deadline, keep=args.keep, view_port=args.view_port,
-                    metrics_port=args.metrics_port)
+                    metrics_port=args.metrics_port, delay_at=args.delay_at)
 
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
@@ -183,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--prefix", default="demo", help="namespace prefix of the demo fabric (default demo)")
     demo.add_argument("--grpc-base-port", type=int, default=27300)
     demo.add_argument("--deadline", type=float, default=20.0, help="seconds each run may take (RC is cut off)")
+    demo.add_argument("--delay-at", choices=DELAY_AT, default="auto",
+                      help="where the links' propagation delay is applied: switches (the target's link model, "
+                           "else netem), hosts (each NIC delays what it sends by a path's one-way delay), auto "
+                           "(switches where possible, else hosts; the default)")
     demo.add_argument("--keep", action="store_true",
                       help="keep the fabric, its controller, live view and metrics up after the runs (Ctrl-C ends)")
     demo.add_argument("--view-port", type=int, default=9180, help="live fabric view port (0: none; default 9180)")

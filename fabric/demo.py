@@ -69,24 +69,21 @@ LIVE_REFRESH_S = 5.0
 
 
 def demo_link_defaults(target: str) -> dict[str, int]:
-    """The link properties of the demo's fabric (also the fabric benches'): DEMO_LINK_RATE_PPS and
-    DEMO_LINK_DELAY_US on every switch port; the delay from softswitch's link model or, on bmv2 (which
-    has none), a netem qdisc on the switch's veth, left out where the target is bmv2 and the kernel
-    has no netem (the bare fabric's RTT)."""
-    from .netbuild import netem_available
-
-    d = {"rate_pps": DEMO_LINK_RATE_PPS, "queue_depth": DEMO_LINK_QUEUE_DEPTH}
-    if get_target(target).has_link_delay or netem_available():
-        d["delay_us"] = DEMO_LINK_DELAY_US
-    return d
+    """The link properties of the demo's fabric (also the fabric benches'): DEMO_LINK_RATE_PPS,
+    DEMO_LINK_QUEUE_DEPTH and DEMO_LINK_DELAY_US on every link.  Where the delay goes is the fabric's
+    choice (``FabricSpec.delay_at``): softswitch's link model, a netem qdisc for a target without one
+    (bmv2), or, where the kernel has no netem either, the hosts' NICs (``FabricEnv.host_delay_us``).
+    ``target`` is kept for callers; the properties are the same on every target."""
+    del target
+    return {"rate_pps": DEMO_LINK_RATE_PPS, "queue_depth": DEMO_LINK_QUEUE_DEPTH, "delay_us": DEMO_LINK_DELAY_US}
 
 
-def demo_scenario(deadline_s: float = 20.0, target: str = DEFAULT_TARGET) -> Scenario:
+def demo_scenario(deadline_s: float = 20.0, target: str = DEFAULT_TARGET, delay_at: str = "auto") -> Scenario:
     """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s,
-    on links with ``demo_link_defaults(target)``."""
+    on links with ``demo_link_defaults(target)``, their delay applied where ``delay_at`` says."""
     return Scenario(
         name="demo: all-to-all, spine link down then a whole spine",
-        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=demo_link_defaults(target)),
+        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=demo_link_defaults(target), delay_at=delay_at),
         traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, reorder_ms=10.0),
         faults=(FaultSpec(at=1.5, kind="link_down", a="p1l1", b="p1s1"),
                 FaultSpec(at=3.5, kind="spine_loss", spine="p2s2", method="stop")),
@@ -235,32 +232,34 @@ def _wait_for_ctrl_c(console) -> None:
 
 def run_demo(out_dir: Path, target: str = DEFAULT_TARGET, prefix: str = DEMO_PREFIX,
              grpc_base_port: int = DEMO_GRPC_BASE, deadline_s: float = 20.0, keep: bool = False,
-             view_port: int = DEMO_VIEW_PORT, metrics_port: int = DEMO_METRICS_PORT) -> int:
+             view_port: int = DEMO_VIEW_PORT, metrics_port: int = DEMO_METRICS_PORT, delay_at: str = "auto") -> int:
     """Run the demo with a progress bar; 0 if every acceptance check passed, 1 otherwise.  With ``keep``
     the fabric and its controller (live view, metrics) stay up after the runs until Ctrl-C."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console()
-    sc = demo_scenario(deadline_s, target)
+    sc = demo_scenario(deadline_s, target, delay_at)
     console.print(f"[bold]{sc.name}[/bold]: bring-up of examples/small.yaml ({target}), controller converge, "
                   f"then {len(sc.modes)} runs; faults: {', '.join(f.label() + f' @{f.at:g}s' for f in sc.faults)}")
     ld = sc.fabric.link_defaults or {}
     per = "bytes shared by the port's queues" if get_target(target).shares_link_rate else "frames per queue"
     rate = f"{ld['rate_pps']} full frames/s ({per}; NIC ports at the same line rate; congestion control: NSCC " \
         "for MRC, DCQCN for RC)" if ld.get("rate_pps") else "no rate model"
-    if ld.get("delay_us"):
-        console.print(f"links: {rate}; {ld['delay_us'] / 1000:g} ms propagation delay per switch port "
-                      "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")
-    else:
-        console.print(f"links: {rate}; no propagation delay ({target} has no link delay and this kernel no "
-                      "netem qdisc); the RTT is the bare fabric's")
     old = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     env = live = None
     t0 = time.monotonic()
     try:
         env = FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target, workdir=out_dir)
+        if env.host_delay_us:
+            console.print(f"links: {rate}; propagation delay at the hosts: each NIC delays what it sends by "
+                          f"{env.host_delay_us / 1000:g} ms, a path's one-way delay (" +
+                          ("--delay-at hosts" if delay_at == "hosts" else
+                           f"{target} cannot delay at its ports and this kernel has no netem qdisc") + "; docs/fabric.md)")
+        else:
+            console.print(f"links: {rate}; {ld['delay_us'] / 1000:g} ms propagation delay per switch port "
+                          "(3 hops each way), so the fabric holds several packets per RTT; see docs/demo.md")
         env.__enter__()
         live = LiveView(env, view_port, metrics_port).__enter__()
         for line in live.urls:

@@ -77,6 +77,9 @@ def _host_args(p: argparse.ArgumentParser) -> None:
                         "peer's port MACs (direct link)")
     g.add_argument("--evs-per-port", type=int, default=2, help="EVs per port without a plan (default 2)")
     g.add_argument("--rate-gbps", type=float, default=10.0, help="per-port pacing rate (default 10)")
+    g.add_argument("--tx-delay-us", type=int, default=0, metavar="US",
+                   help="delay every frame sent by this much (a propagation delay on this host's side, for "
+                        "switches that cannot delay, e.g. bmv2 without netem; docs/fabric.md); default 0")
     g.add_argument("--telemetry", action="store_true", help="carry the Hop-by-Hop telemetry option")
     g.add_argument("--json", action="store_true", help="print one JSON report (progress as JSON lines on stderr)")
 
@@ -168,7 +171,9 @@ def _host(a: argparse.Namespace) -> HostConfig:
         raise PerfError("--evs-per-port must be 1..256")
     if a.rate_gbps <= 0:
         raise PerfError("--rate-gbps must be positive")
-    return HostConfig(a.ifaces, a.encap, plan, gid, nh, a.evs_per_port, a.rate_gbps, a.telemetry)
+    if a.tx_delay_us < 0:
+        raise PerfError("--tx-delay-us must be >= 0")
+    return HostConfig(a.ifaces, a.encap, plan, gid, nh, a.evs_per_port, a.rate_gbps, a.telemetry, a.tx_delay_us)
 
 
 def format_client(r: dict[str, Any]) -> str:

@@ -150,7 +150,8 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
     plan = load_plan(cfg["plan"])
     encap, mode, seed = cfg.get("encap", "srv6"), cfg["mode"], int(cfg["seed"])
     ports = [PortConfig(f"nic{p}", p, plan.ports[p].mac, plan.ports[p].next_hop_mac) for p in sorted(plan.ports)]
-    with Endpoint(ports, plan.gid, encap=encap, port_rate_gbps=float(cfg["rate_gbps"])) as ep:
+    with Endpoint(ports, plan.gid, encap=encap, port_rate_gbps=float(cfg["rate_gbps"]),
+                  tx_delay_us=int(cfg.get("tx_delay_us", 0))) as ep:
         mtu = min(int(cfg.get("mtu") or ep.max_mtu()), ep.max_mtu())
         rng = random.Random()
 

@@ -88,7 +88,8 @@ class NetnsEngine:
         return run_traffic(self.env, sc, mode, progress)
 
     def setup(self) -> dict[str, Any]:
-        return {"bringup_s": round(self.env.bringup_s, 2), "converge_s": round(self.env.converge_s, 2)}
+        return {"bringup_s": round(self.env.bringup_s, 2), "converge_s": round(self.env.converge_s, 2),
+                "host_delay_us": self.env.host_delay_us}
 
 
 class SimEngine:

@@ -29,9 +29,10 @@ from controller.evplan import ev_nodes, write_ev_files
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
 from controller.topology import Topology
-from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, load_pipeline
+from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load_pipeline
 
 from ..fabric import Fabric
+from ..netbuild import netem_available
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,6 +68,32 @@ def topology_data(spec: FabricSpec) -> dict[str, Any]:
             links.append(lk)
         data["links"] = links
     return data
+
+
+def path_delay_us(topo: Topology) -> int:
+    """The longest one-way propagation delay between two hosts the links' ``delay_us`` give, as the
+    emulated fabric applies it (at each switch's egress port: a leaf's uplink, the spine's downlink,
+    the leaf's port to the host; a host's own port adds none)."""
+    host = max((lk.props.delay_us for lk in topo.links
+                if lk.a.node in topo.hosts or lk.b.node in topo.hosts), default=0)
+    fabric = max((lk.props.delay_us for lk in topo.links
+                  if lk.a.node in topo.switches and lk.b.node in topo.switches), default=0)
+    return 2 * fabric + host
+
+
+def without_link_delay(data: dict[str, Any]) -> dict[str, Any]:
+    """A topology document with every link's ``delay_us`` removed (defaults and per-link)."""
+    out = dict(data)
+    if out.get("link_defaults"):
+        out["link_defaults"] = {k: v for k, v in out["link_defaults"].items() if k != "delay_us"}
+    out["links"] = [{k: v for k, v in lk.items() if k != "delay_us"} if isinstance(lk, dict) else lk
+                    for lk in data.get("links", [])]
+    return out
+
+
+def _switches_can_delay(target: str) -> bool:
+    """Whether the emulated fabric can delay at the switches: the target's own link model, or netem."""
+    return get_target(target).has_link_delay or netem_available()
 
 
 class NetnsFaults:
@@ -195,6 +222,12 @@ class FabricEnv:
         self.log = log or logging.getLogger("mrc_fabric.scenarios")
         self.last_fault_links: list[list[Any]] = []  # links the last fault applied took down or up
         data = topology_data(spec)
+        # link delay the switches cannot apply goes to the hosts' NICs (FabricSpec.delay_at)
+        self.host_delay_us = 0
+        delay = path_delay_us(parse_topology(data)) if spec.delay_at != "switches" else 0
+        if delay and (spec.delay_at == "hosts" or not _switches_can_delay(target)):
+            self.host_delay_us = delay
+            data = without_link_delay(data)
         self.topo = parse_topology(data)
         self.topo_path = self.workdir / "topology.yaml"
         self.topo_path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -441,7 +474,7 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             a.send({"config": {
                 "host": h, "plan": str(env.plan_dir / f"{h}.json"), "mode": mode, "encap": t.encap, "seed": sc.seed,
                 "rate_gbps": t.rate_gbps or env.line_rate_gbps(h), "cc": t.cc, "nscc": t.nscc, "mtu": t.mtu, "ack_timeout": t.ack_timeout,
-                "resend_dscp": t.resend_dscp,
+                "resend_dscp": t.resend_dscp, "tx_delay_us": env.host_delay_us,
                 "probe_interval_ms": t.probe_interval_ms, "reorder_ms": t.reorder_ms, "sample_ms": sc.measure.sample_ms,
                 "rc_pin": {p: pins[tuple(sorted((h, p)))] for p in peers},
                 "flows_out": [{"id": f.fid, "dst": f.dst, "size": t.size, "count": t.count, "qps": t.qps,

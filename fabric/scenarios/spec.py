@@ -26,6 +26,7 @@ from .. import faults
 
 PATTERNS = ("permutation", "all-to-all", "incast", "allreduce")
 MODES = ("mrc", "rc")
+DELAY_AT = ("auto", "switches", "hosts")  # FabricSpec.delay_at
 FAULT_KINDS = faults.FAULT_KINDS
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -58,6 +59,11 @@ class FabricSpec:
     generate: dict[str, int] | None = None
     link_defaults: dict[str, int] | None = None  # applied to every link (queue_depth, rate_pps, delay_us)
     host_links: dict[str, int] | None = None  # applied to host<->leaf links only (e.g. a slow, shallow downlink)
+    # where the links' delay_us is applied on the emulated fabric: "switches" (each switch egress port:
+    # softswitch's link model, or netem for a target without one), "hosts" (each host's NIC delays what
+    # it sends by a path's one-way delay: for switches that cannot delay, e.g. bmv2 without netem),
+    # "auto" (switches where the target or the kernel can, else hosts).  docs/fabric.md
+    delay_at: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -210,6 +216,8 @@ class Scenario:
         m = self.measure
         if min(m.sample_ms, m.bin_ms, m.congestion_ms) <= 0:
             raise ScenarioError("scenario.measure: sample_ms, bin_ms and congestion_ms must be positive")
+        if self.fabric.delay_at not in DELAY_AT:
+            raise ScenarioError(f"scenario.fabric.delay_at: {self.fabric.delay_at!r} is not {', '.join(DELAY_AT)}")
         if self.fabric.topology is None and not self.fabric.generate:
             raise ScenarioError("scenario.fabric: give a topology file or generate arguments")
         for i, f in enumerate(self.faults):

@@ -4,7 +4,9 @@ Single-threaded: :meth:`Endpoint.progress` receives everything queued (round rob
 one frame each, so arrival order across planes is kept; at most ``rx_cap`` rounds) before it runs
 due timers -- so a late wake-up never turns ACKs waiting in a socket into timeouts -- sends what the core emits,
 and otherwise sleeps in ``select`` until a socket is readable or the core's next deadline (µs
-resolution).  Time is ``time.monotonic_ns()``.  Link state is read by ioctl when a netlink link event
+resolution).  Time is ``time.monotonic_ns()``.  ``tx_delay_us`` puts every frame the core emits on a
+delay line before its socket: a propagation delay on the host's side of the link, for fabrics whose
+switches cannot delay (bmv2 where the kernel has no netem; docs/fabric.md "Link delay at the hosts").  Link state is read by ioctl when a netlink link event
 arrives and every ``link_poll_ms``; a port going down or up is reported to the core, which marks that
 port's EVs ASSUMED_BAD and tells the peers with PORT_STATUS.
 
@@ -120,7 +122,7 @@ class Endpoint:
 
     def __init__(self, ports: Sequence[PortConfig], gid: bytes, *, encap: str = "srv6",
                  port_rate_gbps: float = 10.0, telemetry: bool = False, rx_cap: int = 1024,
-                 link_poll_ms: int = 20, rcvbuf: int = 32 << 20):
+                 link_poll_ms: int = 20, rcvbuf: int = 32 << 20, tx_delay_us: int = 0):
         if not ports:
             raise EndpointError("an endpoint needs at least one port")
         nums = [p.port for p in ports]
@@ -130,6 +132,12 @@ class Endpoint:
             raise EndpointError(f"encap must be srv6, stev or udp, not {encap!r}")
         if port_rate_gbps <= 0:
             raise EndpointError("port rate must be positive")
+        if tx_delay_us < 0:
+            raise EndpointError(f"tx delay must be >= 0 us, got {tx_delay_us}")
+        # frames the core sent, each with the time it reaches the wire (sent + the delay): in that order,
+        # since the delay is one constant
+        self._delay_ns = int(tx_delay_us) * 1000
+        self._line: deque[tuple[int, int, bytes]] = deque()
         self.encap = encap
         self.telemetry = telemetry
         self.rx_cap = max(1, rx_cap)
@@ -306,6 +314,8 @@ class Endpoint:
                 return work
             t = c.get_timer()
             wake = min(deadline, self._link_at) if t is None else min(deadline, self._link_at, t)
+            if self._line:
+                wake = min(wake, self._line[0][0])
             wait = wake - time.monotonic_ns()
             if wait <= 0 and t is not None and t <= now:  # a deadline that ran and stayed due: don't spin
                 wait = min(_STUCK_TIMER_NS, deadline - now)
@@ -428,7 +438,18 @@ class Endpoint:
                 q.popleft()
                 n += 1
         ports = self._ports
-        for port, frame in self.core.datagrams_to_send(now):
+        if self._delay_ns:
+            line = self._line
+            due = now + self._delay_ns
+            for port, frame in self.core.datagrams_to_send(now):
+                line.append((due, port, frame))
+                n += 1
+            out = []
+            while line and line[0][0] <= now:
+                out.append(line.popleft()[1:])
+        else:
+            out = self.core.datagrams_to_send(now)
+        for port, frame in out:
             p = ports[port]
             if p.txq or not self._send(p, frame):
                 p.txq.append(frame)

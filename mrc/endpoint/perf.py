@@ -49,6 +49,7 @@ class HostConfig:
     evs_per_port: int = 2
     rate_gbps: float = 10.0
     telemetry: bool = False
+    tx_delay_us: int = 0  # Endpoint(tx_delay_us): propagation delay on this host's side
 
     def open(self) -> Endpoint:
         """Open the endpoint on the interfaces (next hops from the command line or the plan)."""
@@ -70,7 +71,8 @@ class HostConfig:
             finally:
                 s.close()
             gid = bytes.fromhex("fd00") + bytes(8) + first_mac
-        return Endpoint(ports, gid, encap=self.encap, port_rate_gbps=self.rate_gbps, telemetry=self.telemetry)
+        return Endpoint(ports, gid, encap=self.encap, port_rate_gbps=self.rate_gbps, telemetry=self.telemetry,
+                        tx_delay_us=self.tx_delay_us)
 
     def peer_setup(self, ep: Endpoint, peer_gid: bytes, peer_macs: dict[int, bytes]) -> tuple[Any, int]:
         """The ctl EV profile to the peer (the plan's, else the direct-link EVs) and its ev_min_active; fill

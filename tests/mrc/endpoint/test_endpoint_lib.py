@@ -47,11 +47,11 @@ def _mac(side: str, plane: int) -> str:
     return f"02:00:00:00:{0xA if side == 'a' else 0xB:02x}:{plane:02x}"
 
 
-def _open(link, side: str, encap: str = "srv6") -> Endpoint:
+def _open(link, side: str, encap: str = "srv6", **kw) -> Endpoint:
     with in_netns(link.ns[side]):
         return Endpoint([PortConfig(link.ifname(side, p), p,
                                     next_hop_mac=parse_mac(_mac("b" if side == "a" else "a", p)))
-                         for p in range(1, link.planes + 1)], GID_A if side == "a" else GID_B, encap=encap)
+                         for p in range(1, link.planes + 1)], GID_A if side == "a" else GID_B, encap=encap, **kw)
 
 
 def _pump(eps, pred, timeout_s: float = 20.0) -> bool:
@@ -64,8 +64,8 @@ def _pump(eps, pred, timeout_s: float = 20.0) -> bool:
     return pred()
 
 
-def _pair(link, encap="srv6", mode="mrc", buf_len=1 << 20):
-    a, b = _open(link, "a", encap), _open(link, "b", encap)
+def _pair(link, encap="srv6", mode="mrc", buf_len=1 << 20, a_kw=None):
+    a, b = _open(link, "a", encap, **(a_kw or {})), _open(link, "b", encap)
     evs_ab = direct_evs(encap, a.ports, 2, 0xA, 0xB)
     evs_ba = direct_evs(encap, b.ports, 2, 0xB, 0xA)
     qa = a.create_qp(evs_ab, a.qp_attr(mode))
@@ -206,3 +206,39 @@ def test_frames_are_stamped_when_read(direct_link):
         assert _pump([a], lambda: len(stamps) >= 3, 5)
         assert all(b - x >= 25_000_000 for x, b in itertools.pairwise(stamps)), stamps
         assert a.core.counters.rx_unknown_qp == 3
+
+
+def test_tx_delay_line(direct_link):
+    """``tx_delay_us``: every frame the core emits reaches the wire that much later, in order (the hosts'
+    side of a link's propagation delay, for switches that cannot delay): a write completes intact and
+    the requester's RTT samples all include the delay; a raw socket on the far side sees the first
+    frame no sooner than the delay after the post."""
+    link = direct_link("d", planes=2)
+    delay_ms = 40
+    a, b, qa, _qb, buf, mr = _pair(link, a_kw={"tx_delay_us": delay_ms * 1000})
+    with in_netns(link.ns["b"]):  # a second socket on b's port 1 that sees every frame (ETH_P_ALL)
+        cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        cap.bind((link.ifname("b", 1), 0))
+    cap.setblocking(False)
+    with a, b, contextlib.closing(cap):
+        data = os.urandom(200_000)
+        t_post = time.monotonic()
+        a.post_write(qa, 7, data, 0x20000, mr.rkey)
+        seen: list[float] = []
+        done: list = []
+
+        def finished():
+            with contextlib.suppress(BlockingIOError):
+                while not seen:
+                    if len(cap.recv(65536)) >= 1000:  # a data frame (not the kernel's own ND or MLD)
+                        seen.append(time.monotonic())
+            done.extend(a.poll_completions())
+            return bool(done)
+
+        assert _pump([a, b], finished)
+        assert done[0].status is WcStatus.SUCCESS and buf[: len(data)] == data
+        assert seen and seen[0] - t_post >= delay_ms / 1000 * 0.95, (seen, t_post)
+        req = qa.requester
+        assert req.min_rtt >= delay_ms * 1_000_000, req.min_rtt  # every sample carries the delay
+    with pytest.raises(EndpointError, match="tx delay"):
+        Endpoint([PortConfig("w2bx", 1)], GID_A, tx_delay_us=-1)

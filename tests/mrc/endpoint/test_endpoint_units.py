@@ -121,6 +121,13 @@ def test_cli_help_and_errors(capsys):
     with pytest.raises(SystemExit) as e:
         main(["client", "--ifaces", "a", "--peer", "x", "--resend-dscp", "64"])
     assert e.value.code == 2 and "DSCP 64 is not in 0-63" in capsys.readouterr().err
+    # --tx-delay-us: into the endpoint's delay line; negative refused
+    assert main(["client", "--ifaces", "a", "--peer", "h", "--tx-delay-us", "-5"]) == 2
+    assert "--tx-delay-us must be >= 0" in capsys.readouterr().err
+    from mrc.cli import _host
+
+    a = build_parser().parse_args(["client", "--ifaces", "a", "--peer", "h", "--tx-delay-us", "15000"])
+    assert _host(a).tx_delay_us == 15000
 
 
 def test_cli_json_report_shape():
@@ -174,3 +181,25 @@ def test_fabric_line_rate_follows_the_link_model(tmp_path):
     assert env.line_rate_gbps("h1") == pytest.approx(300 * (FULL_FRAME_BYTES + ETH_WIRE_OVERHEAD) * 8 / 1e9)
     bare = FabricEnv(FabricSpec(), prefix="u", grpc_base_port=1, workdir=tmp_path / "b")
     assert bare.line_rate_gbps("h1") == 10.0  # no rate model: a 10 Gb/s NIC
+
+
+def test_link_delay_goes_to_the_hosts_where_the_switches_cannot_delay(tmp_path):
+    """FabricSpec.delay_at: "hosts" takes every link's delay_us off the switches and gives each host's NIC
+    the longest one-way path delay the switches would have applied (leaf uplink + spine downlink + leaf
+    port to the host); "switches" and "auto" on softswitch (its own link model) keep it at the switches."""
+    from mrc_fabric.scenarios import FabricEnv, FabricSpec, ScenarioError, parse_scenario
+
+    ld = {"rate_pps": 300, "delay_us": 5000}
+    hosts = FabricEnv(FabricSpec(link_defaults=ld, host_links={"delay_us": 2000}, delay_at="hosts"), prefix="u",
+                      grpc_base_port=1, workdir=tmp_path / "h", target="softswitch")
+    assert hosts.host_delay_us == 2 * 5000 + 2000
+    assert all(lk.props.delay_us == 0 and lk.props.rate_pps == 300 for lk in hosts.topo.links)
+    for where in ("switches", "auto"):
+        sw = FabricEnv(FabricSpec(link_defaults=ld, delay_at=where), prefix="u", grpc_base_port=1,
+                       workdir=tmp_path / where, target="softswitch")
+        assert sw.host_delay_us == 0 and all(lk.props.delay_us == 5000 for lk in sw.topo.links)
+    bare = FabricEnv(FabricSpec(delay_at="hosts"), prefix="u", grpc_base_port=1, workdir=tmp_path / "b")
+    assert bare.host_delay_us == 0  # no delay on the links: none at the hosts either
+    assert parse_scenario({"fabric": {"delay_at": "hosts"}}).fabric.delay_at == "hosts"
+    with pytest.raises(ScenarioError, match="scenario.fabric.delay_at"):
+        parse_scenario({"fabric": {"delay_at": "spines"}})
