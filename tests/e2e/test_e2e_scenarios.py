@@ -91,6 +91,25 @@ def test_agents_bind_their_qps_to_a_ctl_nscc_profile(env):
     assert all(s["base_rtt_ns"] == 30_000_000 for r in raw["hosts"].values() for s in r["cc_state"])
 
 
+def test_host_delay_reaches_the_agents_nics(env):
+    """``FabricEnv.host_delay_us`` (the links' delay moved to the hosts, as on bmv2 without netem) goes to
+    every agent's endpoint: each data frame and each ACK waits it out, so the RTT grows by twice it."""
+    base = analyse(run_traffic(env, Scenario(name="e2e-d0", traffic=TrafficSpec(
+        pattern="permutation", size=64 << 10, count=2, tx_depth=2, rate_gbps=0.012), modes=("mrc",),
+        deadline_s=40.0).check(), "mrc"))
+    env.host_delay_us = 25_000
+    try:
+        m = analyse(run_traffic(env, Scenario(name="e2e-d25", traffic=TrafficSpec(
+            pattern="permutation", size=64 << 10, count=2, tx_depth=2, rate_gbps=0.012), modes=("mrc",),
+            deadline_s=40.0).check(), "mrc"))
+    finally:
+        env.host_delay_us = 0
+    _intact(base)
+    _intact(m)
+    print("srtt without / with the delay:", base["srtt_ms_median"], m["srtt_ms_median"])
+    assert m["srtt_ms_median"] >= 50 > base["srtt_ms_median"], (base["srtt_ms_median"], m["srtt_ms_median"])
+
+
 def test_spine_link_failure_mrc_completes_rc_stalls(env):
     """p1l1-p1s1 goes down mid-transfer and comes back 1.2 s later (a flap)."""
     flap = FaultSpec(at=0.6, kind="flap", a="p1l1", b="p1s1", duration=1.2)
