@@ -62,7 +62,8 @@ class FabricSpec:
     # where the links' delay_us is applied on the emulated fabric: "switches" (each switch egress port:
     # softswitch's link model, or netem for a target without one), "hosts" (each host's NIC delays what
     # it sends by a path's one-way delay: for switches that cannot delay, e.g. bmv2 without netem),
-    # "auto" (switches where the target or the kernel can, else hosts).  docs/fabric.md
+    # "auto" (switches where the target or the kernel can, else hosts).  The simulated fabric (engine sim)
+    # always delays at its switch ports.  docs/fabric.md
     delay_at: str = "auto"
 
 
