@@ -324,7 +324,9 @@ class Fabric:
         except netbuild.NetemUnavailable as e:
             raise FabricError(f"switch {switch} port {port}: target {self.state.target} has no link delay of its "
                               f"own and the fabric emulates it with the netem qdisc, which is not available here "
-                              f"({e}); use a target with has_link_delay or drop delay_us") from None
+                              f"({e}); use a target with has_link_delay, or drop delay_us and delay at the hosts "
+                              f"(mrc-perf --tx-delay-us; scenario runs and the demo do this themselves, "
+                              f"docs/fabric.md)") from None
 
     def outside_drops(self) -> dict[str, dict[str, int]]:
         """Per softswitch, from one ``port_stats`` read: ``kernel_rx_drops``, frames its ports' sockets
