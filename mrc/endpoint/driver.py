@@ -4,11 +4,13 @@ Single-threaded: :meth:`Endpoint.progress` receives everything queued (round rob
 one frame each, so arrival order across planes is kept; at most ``rx_cap`` rounds) before it runs
 due timers -- so a late wake-up never turns ACKs waiting in a socket into timeouts -- sends what the core emits,
 and otherwise sleeps in ``select`` until a socket is readable or the core's next deadline (µs
-resolution).  Time is ``time.monotonic_ns()``.  ``tx_delay_us`` puts every frame the core emits on a
-delay line before its socket: a propagation delay on the host's side of the link, for fabrics whose
-switches cannot delay (bmv2 where the kernel has no netem; docs/fabric.md "Link delay at the hosts").  Link state is read by ioctl when a netlink link event
+resolution).  Time is ``time.monotonic_ns()``.  Link state is read by ioctl when a netlink link event
 arrives and every ``link_poll_ms``; a port going down or up is reported to the core, which marks that
 port's EVs ASSUMED_BAD and tells the peers with PORT_STATUS.
+
+``tx_delay_us`` puts every frame the core emits (already paced) on a delay line before its socket: a
+propagation delay on the host's side of the link, for fabrics whose switches cannot delay (bmv2 where
+the kernel has no netem; docs/fabric.md "Link delay at the hosts").
 
 Frames that are not ours are ignored and counted (other ethertypes, another destination MAC, IPv6
 that is not RoCEv2 such as ND); RoCEv2 frames that fail to decode are counted by the core.
