@@ -107,7 +107,10 @@ def test_host_delay_reaches_the_agents_nics(env):
     _intact(base)
     _intact(m)
     print("srtt without / with the delay:", base["srtt_ms_median"], m["srtt_ms_median"])
-    assert m["srtt_ms_median"] >= 50 > base["srtt_ms_median"], (base["srtt_ms_median"], m["srtt_ms_median"])
+    # every RTT sample carries the 2 x 25 ms; against the run without it, at least most of that (the two
+    # runs' queueing differs a little; on a slow target the bare RTT itself is tens of ms)
+    assert m["srtt_ms_median"] >= 50 and m["srtt_ms_median"] - base["srtt_ms_median"] >= 30, \
+        (base["srtt_ms_median"], m["srtt_ms_median"])
 
 
 def test_spine_link_failure_mrc_completes_rc_stalls(env):
