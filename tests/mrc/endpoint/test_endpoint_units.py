@@ -183,7 +183,7 @@ def test_fabric_line_rate_follows_the_link_model(tmp_path):
     assert bare.line_rate_gbps("h1") == 10.0  # no rate model: a 10 Gb/s NIC
 
 
-def test_link_delay_goes_to_the_hosts_where_the_switches_cannot_delay(tmp_path):
+def test_link_delay_goes_to_the_hosts_where_the_switches_cannot_delay(tmp_path, monkeypatch):
     """FabricSpec.delay_at: "hosts" takes every link's delay_us off the switches and gives each host's NIC
     the longest one-way path delay the switches would have applied (leaf uplink + spine downlink + leaf
     port to the host); "switches" and "auto" on softswitch (its own link model) keep it at the switches."""
@@ -198,6 +198,15 @@ def test_link_delay_goes_to_the_hosts_where_the_switches_cannot_delay(tmp_path):
         sw = FabricEnv(FabricSpec(link_defaults=ld, delay_at=where), prefix="u", grpc_base_port=1,
                        workdir=tmp_path / where, target="softswitch")
         assert sw.host_delay_us == 0 and all(lk.props.delay_us == 5000 for lk in sw.topo.links)
+    # auto on a target without a link model (bmv2): the switches where netem works, else the hosts
+    import mrc_fabric.scenarios.runner as runner
+
+    for netem, want in ((True, 0), (False, 15000)):
+        monkeypatch.setattr(runner, "netem_available", lambda netem=netem: netem)
+        bm = FabricEnv(FabricSpec(link_defaults=ld), prefix="u", grpc_base_port=1,
+                       workdir=tmp_path / f"bm{netem}", target="bmv2")
+        assert bm.host_delay_us == want
+        assert all(lk.props.delay_us == (5000 if netem else 0) for lk in bm.topo.links)
     bare = FabricEnv(FabricSpec(delay_at="hosts"), prefix="u", grpc_base_port=1, workdir=tmp_path / "b")
     assert bare.host_delay_us == 0  # no delay on the links: none at the hosts either
     assert parse_scenario({"fabric": {"delay_at": "hosts"}}).fabric.delay_at == "hosts"
