@@ -238,6 +238,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
+        # False on a target that does not count them (bmv2): the two sums below are then 0 unseen, not 0 seen
+        "outside_drops_reported": run.get("outside_drops_reported", True),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
         "queue_tail_drops": sum((run.get("queue_tail_drops") or {}).values()),
         # where: {"switch:port/priority": n} for the queues that tail-dropped during the run
@@ -357,6 +359,18 @@ def per_second(m: dict[str, Any], period_s: float = 1.0) -> list[tuple[int, floa
     return [(s, sum(v) / len(v)) for s, v in sorted(acc.items())]
 
 
+def outside_drops_text(m: dict[str, Any]) -> str:
+    """What a run's switches lost outside their pipelines (``analyse``'s result): kernel receive drops and
+    traffic-manager tail drops, with the queues that tail-dropped; or, on a target that does not count
+    them (bmv2: no ``port_stats``), that they are not counted -- never a 0 nobody measured."""
+    if not m.get("outside_drops_reported", True):
+        return "not counted by this target (no port_stats)"
+    by_q = m.get("queue_tail_drops_by_queue") or {}
+    return (f"kernel receive drops {m.get('kernel_rx_drops', 0)}, traffic-manager tail drops "
+            f"{m.get('queue_tail_drops', 0)}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(by_q.items())) + ")"
+                                                  if by_q else ""))
+
+
 def timeline_lines(m: dict[str, Any]) -> list[str]:
     """Per-second goodput with the faults, EV changes and retransmissions of each second."""
     per = timeline_period(m["elapsed_s"])
@@ -394,10 +408,7 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
                      f"{sp['healthy_still_bad_at_end']} healthy")
     lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
                  f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}; "
-                 f"frames lost outside the pipeline: kernel receive drops {m.get('kernel_rx_drops', 0)}, "
-                 f"traffic-manager tail drops {m.get('queue_tail_drops', 0)}"
-                 + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(m["queue_tail_drops_by_queue"].items())) + ")"
-                    if m.get("queue_tail_drops_by_queue") else ""))
+                 f"frames lost outside the pipeline: {outside_drops_text(m)}")
     lines.append(f"  endpoints: trims received (trim NACKs sent) {m['trims_received']}, ECN echoes {m['ecn_echoes']}, "
                  f"CNPs {m.get('cnps', 0)}; data packets sent {m.get('data_packets_sent', 0)}, resent "
                  f"{sum(r.values())}")

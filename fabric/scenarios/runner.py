@@ -550,6 +550,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
             "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
             "congestion_samples": cong_samples,
+            # whether the target counts what it loses outside its pipeline at all (bmv2: no port_stats)
+            "outside_drops_reported": get_target(env.target).reports_kernel_drops,
             # per switch, what it lost outside its pipeline during the run (a restarted switch counts anew)
             **{k: {n: v - drops_before[k].get(n, 0) if v >= drops_before[k].get(n, 0) else v
                    for n, v in after.items()} for k, after in drops_after.items()},

@@ -65,3 +65,15 @@ def test_a_failure_that_takes_capacity_is_measured_against_the_rate_after_it():
     # there give no post-failure rate (the pre-failure rate stays the reference)
     run["faults"].append({"t_s": 0.30})
     assert post_failure_rate(run, bins, 0.02, 0.10, 0.06) is None
+
+
+def test_frames_lost_outside_the_pipeline_are_never_a_zero_nobody_counted():
+    """A target without port_stats (bmv2) reports no kernel or traffic-manager drops: the report says they
+    are not counted instead of printing the empty sum as 0; a target that counts them gets the figures."""
+    from mrc_fabric.scenarios.report import outside_drops_text
+
+    counted = {"outside_drops_reported": True, "kernel_rx_drops": 0, "queue_tail_drops": 3,
+               "queue_tail_drops_by_queue": {"p1l1:3/0": 3}}
+    assert outside_drops_text(counted) == "kernel receive drops 0, traffic-manager tail drops 3 (p1l1:3/0 3)"
+    assert outside_drops_text({**counted, "outside_drops_reported": False}) == \
+        "not counted by this target (no port_stats)"
