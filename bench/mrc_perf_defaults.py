@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc_fabric.scenarios import FabricEnv, FabricSpec
-from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps
+from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = (0.5, 0.75, 0.9, 1.0, 1.1, 1.25)  # hand pacing, as fractions of the modelled link rate per NIC port
@@ -68,8 +68,9 @@ def _perf(env: FabricEnv, extra: list[str], size: str, iters: int, sock: str, ti
     r = json.loads(cli.stdout.strip().splitlines()[-1])
     after = env.fab.outside_drops()
     cong1 = env.congestion_counts()
+    counted = get_target(env.target).reports_kernel_drops  # bmv2: not counted (shown as n/a, never 0)
     for k, per_switch in after.items():  # kernel_rx_drops, queue_tail_drops
-        r[k] = sum(max(0, v - before[k].get(n, 0)) for n, v in per_switch.items())
+        r[k] = sum(max(0, v - before[k].get(n, 0)) for n, v in per_switch.items()) if counted else "n/a"
     r["switch_congestion"] = {k: sum(c.get(k, 0) for c in cong1.values()) - sum(c.get(k, 0) for c in cong0.values())
                               for k in (EVENT_TRIMMED, EVENT_ECN_MARKED, EVENT_EARLY_DROP)}
     return r
