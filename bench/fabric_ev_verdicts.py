@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     sc = Scenario(traffic=A2A, deadline_s=DEADLINE, measure=A2A_MEASURE)
     runs = []
-    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target), delay_at=args.delay_at), prefix="bnev", grpc_base_port=22800,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(), delay_at=args.delay_at), prefix="bnev", grpc_base_port=22800,
                    target=args.target, workdir=args.out / "a2a") as env:
         for k in range(args.repeat):
             before = port_stats(env)

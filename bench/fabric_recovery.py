@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     faults = () if a.fault_free else (FAIL,)
     variants = {"resend queue": True, "resends as data": False} if a.compare_resend_priority else {"": True}
     rows: dict[str, list[dict]] = {k: [] for k in variants}
-    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(a.target), delay_at=a.delay_at), prefix="bnrc", grpc_base_port=22700,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(), delay_at=a.delay_at), prefix="bnrc", grpc_base_port=22700,
                    target=a.target, workdir=a.out) as env:
         for i in range(a.runs):
             order = list(variants.items())

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     res: dict[str, dict] = {}
-    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(args.target), delay_at=args.delay_at), prefix="bnch", grpc_base_port=22500, target=args.target,
+    with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(), delay_at=args.delay_at), prefix="bnch", grpc_base_port=22500, target=args.target,
                    workdir=args.out / "a2a") as env:
         res["a2a"] = _pair(env, Scenario(traffic=A2A, deadline_s=DEADLINE, measure=A2A_MEASURE))
         res["a2a_fail"] = _pair(env, Scenario(traffic=A2A, faults=(FAIL,), deadline_s=DEADLINE, measure=A2A_MEASURE))

@@ -68,22 +68,21 @@ DEMO_METRICS_PORT = 9108  # its Prometheus metrics (grafana/prometheus.yml scrap
 LIVE_REFRESH_S = 5.0
 
 
-def demo_link_defaults(target: str) -> dict[str, int]:
+def demo_link_defaults() -> dict[str, int]:
     """The link properties of the demo's fabric (also the fabric benches'): DEMO_LINK_RATE_PPS,
     DEMO_LINK_QUEUE_DEPTH and DEMO_LINK_DELAY_US on every link.  Where the delay goes is the fabric's
     choice (``FabricSpec.delay_at``): softswitch's link model, a netem qdisc for a target without one
-    (bmv2), or, where the kernel has no netem either, the hosts' NICs (``FabricEnv.host_delay_us``).
-    ``target`` is kept for callers; the properties are the same on every target."""
-    del target
+    (bmv2), or, where the kernel has no netem either, the hosts' NICs (``FabricEnv.host_delay_us``);
+    the properties are the same on every target."""
     return {"rate_pps": DEMO_LINK_RATE_PPS, "queue_depth": DEMO_LINK_QUEUE_DEPTH, "delay_us": DEMO_LINK_DELAY_US}
 
 
-def demo_scenario(deadline_s: float = 20.0, target: str = DEFAULT_TARGET, delay_at: str = "auto") -> Scenario:
+def demo_scenario(deadline_s: float = 20.0, delay_at: str = "auto") -> Scenario:
     """The demo: all-to-all on examples/small.yaml; p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s,
-    on links with ``demo_link_defaults(target)``, their delay applied where ``delay_at`` says."""
+    on links with ``demo_link_defaults()``, their delay applied where ``delay_at`` says."""
     return Scenario(
         name="demo: all-to-all, spine link down then a whole spine",
-        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=demo_link_defaults(target), delay_at=delay_at),
+        fabric=FabricSpec(topology="examples/small.yaml", link_defaults=demo_link_defaults(), delay_at=delay_at),
         traffic=TrafficSpec(pattern="all-to-all", size=256 << 10, count=24, qps=1, tx_depth=2, reorder_ms=10.0),
         faults=(FaultSpec(at=1.5, kind="link_down", a="p1l1", b="p1s1"),
                 FaultSpec(at=3.5, kind="spine_loss", spine="p2s2", method="stop")),
@@ -239,7 +238,7 @@ def run_demo(out_dir: Path, target: str = DEFAULT_TARGET, prefix: str = DEMO_PRE
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console()
-    sc = demo_scenario(deadline_s, target, delay_at)
+    sc = demo_scenario(deadline_s, delay_at)
     console.print(f"[bold]{sc.name}[/bold]: bring-up of examples/small.yaml ({target}), controller converge, "
                   f"then {len(sc.modes)} runs; faults: {', '.join(f.label() + f' @{f.at:g}s' for f in sc.faults)}")
     ld = sc.fabric.link_defaults or {}

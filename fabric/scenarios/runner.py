@@ -222,13 +222,14 @@ class FabricEnv:
         self.log = log or logging.getLogger("mrc_fabric.scenarios")
         self.last_fault_links: list[list[Any]] = []  # links the last fault applied took down or up
         data = topology_data(spec)
+        self.topo = parse_topology(data)
         # link delay the switches cannot apply goes to the hosts' NICs (FabricSpec.delay_at)
         self.host_delay_us = 0
-        delay = path_delay_us(parse_topology(data)) if spec.delay_at != "switches" else 0
+        delay = path_delay_us(self.topo) if spec.delay_at != "switches" else 0
         if delay and (spec.delay_at == "hosts" or not _switches_can_delay(target)):
             self.host_delay_us = delay
             data = without_link_delay(data)
-        self.topo = parse_topology(data)
+            self.topo = parse_topology(data)
         self.topo_path = self.workdir / "topology.yaml"
         self.topo_path.write_text(yaml.safe_dump(data, sort_keys=False))
         self.plan = build_plan(self.topo)
