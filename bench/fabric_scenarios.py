@@ -143,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         (a0["ev_retirements"] == 0, f"fault-free MRC run: {a0['ev_retirements']} EV retirements (bar: 0)"),
         (a0["kernel_rx_drops"] == 0 and a0["queue_tail_drops"] == 0,
          (f"fault-free MRC run: {a0['kernel_rx_drops'] + a0['queue_tail_drops']} frames lost outside the pipeline "
-          f"(kernel receive drops {a0['kernel_rx_drops']}, traffic-manager tail drops {a0['queue_tail_drops']}) "
-          "(bar: 0)")) if a0["outside_drops_reported"] else
+          f"({outside_drops_text(a0)}) (bar: 0)")) if a0["outside_drops_reported"] else
         (None, (f"fault-free MRC run: frames lost outside the pipeline not counted by {args.target} "
                 "(no port_stats): not checked")),
         (a0["switch_trims"] + a0["switch_ecn_marks"] > 0 or a0["retransmissions_total"] == 0,
