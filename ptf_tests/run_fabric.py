@@ -3,7 +3,7 @@
 host NIC port as a device port, tear everything down (also on failure or SIGTERM).
 
     ptf_tests/run_fabric.py [--target softswitch|bmv2] [--topology examples/small.yaml] [--test GROUP ...]
-                            [--prefix w3b] [--grpc-base-port N] [--log-dir DIR] [--keep-logs]
+                            [--prefix w3b] [--grpc-base-port N] [--log-dir DIR]
 
 Steps: 1) compile/load the pipeline once (softswitch: its compiler; bmv2: build/mrc_switch/ from p4c)
 and write it to the log dir; 2) ``fabric.Fabric`` builds namespaces, veths and one switch process per
