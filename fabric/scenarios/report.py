@@ -235,6 +235,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
                        "max": lat[-1] if lat else 0.0, "messages": len(lat)},
         "retransmissions": dict(retx), "retransmissions_total": sum(retx.values()),
         "trims_received": ctr["trims_received"], "ecn_echoes": ctr["ecn_echoes"],
+        "trim_resends_ahead": ctr["retx_trim_ahead"],
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
@@ -396,7 +397,10 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
                      f"{k.get(EVENT_ECN_MARKED, 0):6}  {'; '.join(faults_by_s.get(s, []))}")
     r = m["retransmissions"]
     lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}, "
-                 f"trim {r.get('trim', 0)}, nak (go-back-N) {r.get('nak', 0)}")
+                 f"trim {r.get('trim', 0)}" + (f" ({m['trim_resends_ahead']} of them ahead of the data queues: the packet "
+                                              "holding the cumulative ACK, trimmed again)"
+                                              if m.get("trim_resends_ahead") else "")
+                 + f", nak (go-back-N) {r.get('nak', 0)}")
     lines.append("  EV state changes: " + (", ".join(f"{k} x{v}" for k, v in sorted(m["ev_changes"].items()))
                                            or "none"))
     sp = m.get("ev_split")

@@ -99,6 +99,7 @@ class QpCounters:
     retx_timeout: int = 0
     retx_rack: int = 0  # SACK hole / RACK time-based loss
     retx_trim: int = 0  # trim NACK
+    retx_trim_ahead: int = 0  # of those: the packet holding the cumulative ACK, trimmed again, resent ahead of data
     retx_nak: int = 0  # RC go-back-N after a PSN sequence error NAK
     acks_sent: int = 0
     acks_received: int = 0
