@@ -20,11 +20,18 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                (report.failure_impact); the RC baseline too (--scale-modes): its flows pinned to the
                failed component stall until it returns (the link: 0.25 pinned flows expected, as the
                64 flows from or to leaf p1l1 each pin one of 256 paths; --scale-fault spine: ~4).
+  congested    the demo at its own time scale (examples/sim/demo-timescale.yaml: 20 Mb/s links, 5 ms, 16-frame
+               queues, a link then a spine lost), --congested-seeds seeds, each run with the trimmed packet
+               holding a QP's cumulative ACK resent ahead of the data queues from its second trim
+               (traffic.trim_ahead 2, the default) and without it (0), same seeds: longest flow stall,
+               message latency, srtt, trims; the ratios without / with.
+  incast       (opt-in, ~25 s a run) the same comparison on examples/sim/incast-63.yaml (63 -> 1 at 100 Gb/s,
+               NSCC), --incast-seeds seeds: completion, FCT, message p99, EVs retired (all healthy: no fault).
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.
 
-    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale] [--json]
+    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested] [--json]
     python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
 """
 from __future__ import annotations
@@ -46,8 +53,10 @@ from mrc_fabric.sim import run_sim
 
 MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
-CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure")
-DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale")  # scale-failure is opt-in (~10 min)
+CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "congested", "incast")
+# scale-failure (~10 min) and incast (~25 s a run) are opt-in
+DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested")
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sim")
 
 
 def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, pattern: str = "permutation",
@@ -222,6 +231,64 @@ def case_allreduce(a: argparse.Namespace) -> dict:
     return out
 
 
+def case_congested(a: argparse.Namespace) -> dict:
+    return _trim_ahead_case("congested", "demo-timescale.yaml", a.congested_seeds)
+
+
+def case_incast(a: argparse.Namespace) -> dict:
+    return _trim_ahead_case("incast", "incast-63.yaml", a.incast_seeds)
+
+
+def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
+    """``file`` (examples/sim) over ``seeds`` seeds with traffic.trim_ahead as the file has it (2) and 0."""
+    import dataclasses
+
+    from mrc_fabric.scenarios.spec import load_scenario
+
+    base = load_scenario(os.path.join(EXAMPLES, file))
+    out: dict = {"case": case, "scenario": f"examples/sim/{file}", "seeds": seeds}
+    for label, after in (("with", base.traffic.trim_ahead or 2), ("without", 0)):
+        runs = []
+        for seed in range(1, seeds + 1):
+            sc = dataclasses.replace(base, seed=seed, traffic=dataclasses.replace(base.traffic, trim_ahead=after))
+            raw, m = _run(sc, "mrc")
+            runs.append({"seed": seed, "completed": m["completed"] and not m["data_loss"],
+                         # the longest flow stall after a fault (None: the scenario has none)
+                         "stall_ms": round(max(r["max_flow_stall_s"] for r in m["recovery"]) * 1e3, 1)
+                         if m["recovery"] else None,
+                         "p99_ms": round(m["latency_us"]["p99"] / 1e3, 1),
+                         "max_ms": round(m["latency_us"]["max"] / 1e3, 1),
+                         "srtt_ms": round(m["srtt_ms_median"] or 0.0, 1), "trims": m["trims_received"],
+                         "ahead": m["trim_resends_ahead"], "completion_s": m["completion_s"],
+                         "fct_mean_ms": round(m["fct_us"]["mean"] / 1e3, 3),
+                         "ev_retired": m["ev_retirements"],
+                         "ev_retired_healthy": (m.get("ev_split") or {}).get("retired_healthy", 0), **_perf(raw)})
+        n = len(runs)
+
+        def mean(k: str, runs: list = runs) -> float | None:
+            xs = [r[k] for r in runs if r[k] is not None]
+            return round(sum(xs) / len(xs), 2) if xs else None
+
+        out[label] = {"trim_ahead": after, "runs": runs, "completed": sum(r["completed"] for r in runs),
+                      "stall_ms_mean": mean("stall_ms"),
+                      "stall_ms_max": max((r["stall_ms"] for r in runs if r["stall_ms"] is not None), default=None),
+                      "p99_ms_mean": mean("p99_ms"), "max_ms_mean": mean("max_ms"), "srtt_ms_mean": mean("srtt_ms"),
+                      "trims_mean": mean("trims"), "ahead_mean": mean("ahead"),
+                      "completion_s_mean": round(sum(r["completion_s"] or 0.0 for r in runs) / n, 6),
+                      "fct_ms_mean": mean("fct_mean_ms"), "ev_retired": sum(r["ev_retired"] for r in runs),
+                      "ev_retired_healthy": sum(r["ev_retired_healthy"] or 0 for r in runs)}
+    w, wo = out["with"], out["without"]
+    out["ratio_without_over_with"] = {k: round(wo[k] / w[k], 2) if w[k] and wo[k] is not None else None
+                                      for k in ("stall_ms_mean", "stall_ms_max", "p99_ms_mean", "max_ms_mean",
+                                                "srtt_ms_mean", "completion_s_mean", "fct_ms_mean")}
+    out["floors"] = {"all_completed": w["completed"] == wo["completed"] == seeds,
+                     "srtt_within_10pct": w["srtt_ms_mean"] <= 1.1 * wo["srtt_ms_mean"]}
+    if case == "congested":  # what the rule is for; incast prints its cost (and its EV retirements)
+        out["floors"]["stall_mean_shorter_with"] = w["stall_ms_mean"] < wo["stall_ms_mean"]
+        out["floors"]["0_healthy_evs_retired"] = w["ev_retired_healthy"] == 0
+    return out
+
+
 def case_scale(a: argparse.Namespace) -> dict:
     sc = scenario(8, 32, a.scale_leaves, 32, MIB, modes=("mrc",), deadline_s=0.05, sample_us=5.0)
     t0, c0 = time.monotonic(), time.process_time()
@@ -333,7 +400,8 @@ def _us(s: float | None) -> float | None:
 def run_case(name: str, a: argparse.Namespace) -> dict:
     t0, c0 = time.monotonic(), time.process_time()
     fn = {"permutation": case_permutation, "link-failure": case_link_failure, "allreduce": case_allreduce,
-          "scale": case_scale, "scale-failure": case_scale_failure}[name]
+          "scale": case_scale, "scale-failure": case_scale_failure, "congested": case_congested,
+          "incast": case_incast}[name]
     out = fn(a)
     out["case_wall_s"] = round(time.monotonic() - t0, 1)
     out["case_cpu_s"] = round(time.process_time() - c0, 1)
@@ -405,6 +473,19 @@ def show(r: dict) -> None:
                   f"(link back after {r['reroute_us']} us); their FCT +{y['extra_fct_us_max']} us max against the same "
                   f"flow without the failure; FCT mean/p99/max {y['fct_mean_us']}/{y['fct_p99_us']}/{y['fct_max_us']} us, "
                   f"without the failure {yc['fct_mean_us']}/{yc['fct_p99_us']}/{yc['fct_max_us']} us")
+    elif c in ("congested", "incast"):
+        print(f"  {r['scenario']}")
+        for label in ("with", "without"):
+            x = r[label]
+            stall = "n/a (no fault)" if x["stall_ms_mean"] is None else \
+                f"{x['stall_ms_mean']} ms (max {x['stall_ms_max']})"
+            print(f"  trim_ahead {x['trim_ahead']} ({label} the rule), {r['seeds']} seeds: longest flow stall mean "
+                  f"{stall}, message p99 {x['p99_ms_mean']} ms, max "
+                  f"{x['max_ms_mean']} ms, FCT mean {x['fct_ms_mean']} ms, srtt {x['srtt_ms_mean']} ms, completion "
+                  f"{x['completion_s_mean']} s, trims {x['trims_mean']} (ahead {x['ahead_mean']}), completed "
+                  f"{x['completed']}, EVs retired {x['ev_retired']} ({x['ev_retired_healthy']} healthy)")
+        q = r["ratio_without_over_with"]
+        print("  without / with: " + ", ".join(f"{k} {v}" for k, v in q.items()))
     elif c == "scale":
         print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, 1 MiB each: completed "
               f"{r['completed']}, FCT mean {r['fct_mean_us']} us max {r['fct_max_us']} us; {r['events']} events, "
@@ -427,6 +508,8 @@ def main() -> int:
                     help="scale-failure: keep simulating this long after the traffic completes (EVs back to GOOD)")
     ap.add_argument("--scale-modes", default="mrc,rc", help="scale-failure: mrc, rc or mrc,rc")
     ap.add_argument("--save-raw", default="", help="scale-failure: write each run's raw result here (JSON)")
+    ap.add_argument("--congested-seeds", type=int, default=6, help="congested: seeds per setting (~5 s a run)")
+    ap.add_argument("--incast-seeds", type=int, default=2, help="incast: seeds per setting (~25 s a run)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -440,7 +523,8 @@ def main() -> int:
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
                "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib), "--scale-fault",
                a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
-               "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw]
+               "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw,
+               "--congested-seeds", str(a.congested_seeds), "--incast-seeds", str(a.incast_seeds)]
         p = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if p.returncode != 0:
             print(f"== {name}: FAILED\n{p.stderr[-3000:]}")

@@ -171,7 +171,7 @@ def run(cfg: dict[str, Any], ctl: Lines) -> None:
             return ep.qp_attr(mode, mtu=mtu, cc=cc, mpr=int(cfg.get("mpr", 1)), ack_timeout=int(cfg.get("ack_timeout", 16)),
                               reorder_min_ns=int(float(cfg.get("reorder_ms", 10)) * 1e6),
                               probe_interval_ns=int(float(cfg.get("probe_interval_ms", 0)) * 1e6),
-                              resend_dscp=cfg["resend_dscp"],
+                              resend_dscp=cfg["resend_dscp"], trim_ahead_after=int(cfg.get("trim_ahead", 2)),
                               ev_profile_id=profile_to(peer), cc_profile_id=cc_pid)
         inflows: dict[int, dict[str, Any]] = {}
         hello_in: dict[str, Any] = {}

@@ -475,7 +475,7 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             a.send({"config": {
                 "host": h, "plan": str(env.plan_dir / f"{h}.json"), "mode": mode, "encap": t.encap, "seed": sc.seed,
                 "rate_gbps": t.rate_gbps or env.line_rate_gbps(h), "cc": t.cc, "nscc": t.nscc, "mtu": t.mtu, "ack_timeout": t.ack_timeout,
-                "resend_dscp": t.resend_dscp, "tx_delay_us": env.host_delay_us,
+                "resend_dscp": t.resend_dscp, "trim_ahead": t.trim_ahead, "tx_delay_us": env.host_delay_us,
                 "probe_interval_ms": t.probe_interval_ms, "reorder_ms": t.reorder_ms, "sample_ms": sc.measure.sample_ms,
                 "rc_pin": {p: pins[tuple(sorted((h, p)))] for p in peers},
                 "flows_out": [{"id": f.fid, "dst": f.dst, "size": t.size, "count": t.count, "qps": t.qps,

@@ -91,6 +91,9 @@ class TrafficSpec:
     # MRC: data found lost is resent with DSCP_RESEND, which mrc_switch.p4 queues ahead of the data queue
     # (QpAttr.resend_dscp); false: resent as data, behind the same queues (docs/protocol.md)
     resend_priority: bool = True
+    # MRC: the trimmed packet holding a QP's cumulative ACK is resent ahead of the data queues from this
+    # trim of it on (QpAttr.trim_ahead_after; 0: never, every trim's resend goes as data)
+    trim_ahead: int = 2
     # NSCC's CC profile parameters by NsccConfig name (base_rtt in ns, max_cwnd, ...) over its defaults for
     # the NIC rate and MTU; empty: each QP learns the base RTT (docs/mrc_ctl.md, "How ctl drives the transport")
     nscc: dict[str, Any] = field(default_factory=dict)
@@ -203,6 +206,8 @@ class Scenario:
             raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
         if t.rate_gbps < 0:
             raise ScenarioError("scenario.traffic.rate_gbps: must be >= 0 (0: the fabric's link rate)")
+        if t.trim_ahead < 0:
+            raise ScenarioError("scenario.traffic.trim_ahead: must be >= 0 (0: every trim's resend goes as data)")
         if t.cc not in ("", "nscc", "dcqcn", "none"):
             raise ScenarioError(f"scenario.traffic.cc: {t.cc!r} is not nscc, dcqcn or none")
         if t.nscc:
@@ -336,6 +341,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
              "rate_gbps": _num(float), "senders": _num(int), "shift": _num(int), "mtu": _num(int),
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
              "steps": _num(int), "cc": lambda v, w: str(v), "nscc": _mapping, "resend_priority": _flag,
+             "trim_ahead": _num(int),
              "hosts": lambda v, w: tuple(str(x) for x in v)}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):

@@ -180,7 +180,7 @@ class SimRun:
         return QpAttr(mode=self.mode, mtu=mtu, ack_timeout=t.ack_timeout,
                       reorder_min_ns=int(t.reorder_ms * 1e6), probe_interval_ns=int(t.probe_interval_ms * 1e6),
                       probe_min_ns=min(1_000_000, int(t.probe_interval_ms * 1e6) or 1_000_000),
-                      resend_dscp=t.resend_dscp,
+                      resend_dscp=t.resend_dscp, trim_ahead_after=t.trim_ahead,
                       cc=cc if cc_pid is None else None, ev_profile_id=ev_profile_id, cc_profile_id=cc_pid)
 
     def _device(self, planes: list[int]) -> DeviceAttr:

@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from mrc.core.types import WcStatus
 
 TRIM_REPEATS = 2  # responder: SACKs after the first that report a trim again (_trims_again)
-# requester: from this trim of the packet holding the cumulative ACK on, its resend goes ahead of the
-# data queues (the resend DSCP) instead of back as data (_trim_ahead)
-TRIMS_BEFORE_AHEAD = 2
 RESENT_KEEP = 256  # requester: resent packets kept for a late first copy's duplicate (_dup_echo)
 # requester: a path not sent on for this many srtts has its delivery-time record forgotten (_sent)
 IDLE_FORGET_SRTTS = 4
@@ -140,7 +137,7 @@ class MrcRequester(Requester):
     def _trim_ahead(self, pkt: _Pkt) -> bool:
         """Whether the resend of the trimmed ``pkt`` goes ahead of the data queues (the resend DSCP) rather
         than back as data: only when it holds the QP's cumulative ACK (the oldest PSN not acknowledged)
-        and this is at least its ``TRIMS_BEFORE_AHEAD``-th trim [ours].  Congestion that all of a QP's
+        and this is at least its ``QpAttr.trim_ahead_after``-th trim (0: never) [ours].  Congestion that all of a QP's
         paths share -- incast at the receiver's downlink, after a failure took half the fabric -- keeps
         that queue at its trim threshold, and a resend that goes back as data is trimmed there again
         and again while the packets behind it arrive: the QP's cumulative ACK, and with it every
@@ -152,13 +149,10 @@ class MrcRequester(Requester):
         p99 further (956 ms) but raised every QP's srtt by 58%: that much data outside the queue
         estimate lengthens everyone's queues.  At most one packet of a QP qualifies at a time, and
         it is still sent within the congestion window (docs/protocol.md, "Resent data")."""
-        if pkt.seq != self.snd_una or not pkt.hist:
+        after = self.attr.trim_ahead_after
+        if not after or pkt.seq != self.snd_una or not pkt.hist:
             return False
-        trims = 0
-        for h in pkt.hist:
-            if h[1] == "trim":
-                trims += 1
-        if trims < TRIMS_BEFORE_AHEAD:
+        if sum(1 for h in pkt.hist if h[1] == "trim") < after:
             return False
         self.counters.retx_trim_ahead += 1
         return True

@@ -62,6 +62,9 @@ class QpAttr:
     # MRC: DSCP of a packet resent after a loss verdict (RACK, timeout), which mrc_switch.p4 queues ahead
     # of the data queue (docs/protocol.md); None: the EV's own DSCP, as for a trimmed packet's resend
     resend_dscp: int | None = F.DSCP_RESEND
+    # MRC: the trimmed packet that holds the cumulative ACK is resent with resend_dscp (not as data) from
+    # this trim of it on (docs/protocol.md, "Resent data"); 0: never, every trim's resend goes as data
+    trim_ahead_after: int = 2
     # congestion control (mrc.core.cc): "nscc" | "dcqcn" | "none", a config object, or None (= "none")
     cc: str | NsccConfig | DcqcnConfig | CongestionControl | None = None
     cc_base_rtt_ns: int = 0  # the fabric's base RTT if known; 0: NSCC learns it from the smallest RTT sample
@@ -91,6 +94,8 @@ class QpAttr:
             raise ValueError("probe_interval_ns and probe_min_ns must be >= 0")
         if self.resend_dscp is not None and not 0 <= self.resend_dscp <= 63:
             raise ValueError("resend_dscp must be a DSCP (0..63) or None")
+        if self.trim_ahead_after < 0:
+            raise ValueError("trim_ahead_after must be >= 0 (0: never)")
         if isinstance(self.cc, str) and self.cc not in ("nscc", "dcqcn", "none"):
             raise ValueError(f"cc must be nscc, dcqcn or none, not {self.cc!r}")
 

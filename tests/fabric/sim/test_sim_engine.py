@@ -204,8 +204,16 @@ def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
     assert m["completed"] and not m["data_loss"]
     lost = m["retransmissions"].get("rack", 0) + m["retransmissions"].get("timeout", 0)
     assert lost > 0, "the dead link lost nothing: the test needs losses"
-    assert seen.count(F.DSCP_RESEND) == (lost if on else 0)
+    # and the trimmed packets that held a QP's cumulative ACK from their second trim (traffic.trim_ahead)
+    assert seen.count(F.DSCP_RESEND) == (lost + m["trim_resends_ahead"] if on else 0)
     assert set(seen) <= {F.DSCP_DATA, F.DSCP_RESEND}
+
+
+def test_trim_ahead_is_a_trim_count_and_0_turns_it_off():
+    assert _sc().traffic.trim_ahead == 2
+    assert _sc(traffic={"trim_ahead": 0}).traffic.trim_ahead == 0
+    with pytest.raises(ScenarioError, match=r"traffic.trim_ahead: must be >= 0"):
+        _sc(traffic={"trim_ahead": -1})
 
 
 def test_resend_priority_must_be_a_boolean():
