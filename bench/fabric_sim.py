@@ -239,6 +239,11 @@ def case_incast(a: argparse.Namespace) -> dict:
     return _trim_ahead_case("incast", "incast-63.yaml", a.incast_seeds)
 
 
+def _sig(x: float) -> float:
+    """``x`` to 4 significant digits (one case is in ms, the other in us: both print in ms)."""
+    return float(f"{x:.4g}")
+
+
 def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
     """``file`` (examples/sim) over ``seeds`` seeds with traffic.trim_ahead as the file has it (2) and 0."""
     import dataclasses
@@ -254,20 +259,19 @@ def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
             raw, m = _run(sc, "mrc")
             runs.append({"seed": seed, "completed": m["completed"] and not m["data_loss"],
                          # the longest flow stall after a fault (None: the scenario has none)
-                         "stall_ms": round(max(r["max_flow_stall_s"] for r in m["recovery"]) * 1e3, 1)
+                         "stall_ms": _sig(max(r["max_flow_stall_s"] for r in m["recovery"]) * 1e3)
                          if m["recovery"] else None,
-                         "p99_ms": round(m["latency_us"]["p99"] / 1e3, 1),
-                         "max_ms": round(m["latency_us"]["max"] / 1e3, 1),
-                         "srtt_ms": round(m["srtt_ms_median"] or 0.0, 1), "trims": m["trims_received"],
+                         "p99_ms": _sig(m["latency_us"]["p99"] / 1e3), "max_ms": _sig(m["latency_us"]["max"] / 1e3),
+                         "srtt_ms": _sig(m["srtt_ms_median"] or 0.0), "trims": m["trims_received"],
                          "ahead": m["trim_resends_ahead"], "completion_s": m["completion_s"],
-                         "fct_mean_ms": round(m["fct_us"]["mean"] / 1e3, 3),
+                         "fct_mean_ms": _sig(m["fct_us"]["mean"] / 1e3),
                          "ev_retired": m["ev_retirements"],
                          "ev_retired_healthy": (m.get("ev_split") or {}).get("retired_healthy", 0), **_perf(raw)})
         n = len(runs)
 
         def mean(k: str, runs: list = runs) -> float | None:
             xs = [r[k] for r in runs if r[k] is not None]
-            return round(sum(xs) / len(xs), 2) if xs else None
+            return _sig(sum(xs) / len(xs)) if xs else None
 
         out[label] = {"trim_ahead": after, "runs": runs, "completed": sum(r["completed"] for r in runs),
                       "stall_ms_mean": mean("stall_ms"),
