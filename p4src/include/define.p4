@@ -81,7 +81,7 @@ typedef bit<8>   packet_in_reason_t;
 #define ECN_CE       2w3
 #define DSCP_TRIMMED  6w11     /* [ours, cross-team] the trimmed-packet mark */
 #define PRIORITY_TRIMMED  3w7  /* highest strict-priority queue */
-#define DSCP_RESEND  6w34      /* [ours] an MRC data packet resent after a loss verdict (AF41) */
+#define DSCP_RESEND  6w34      /* [ours] MRC data resent after a loss verdict, or holding the ACK (AF41) */
 #define PRIORITY_RESEND  3w6   /* the queue below the top one: resent data, ahead of the data queue */
 /* Trimmed lengths: UDP(8) + BTH(12) + RETH(16) [+ ImmDt(4)]; no payload, no ICRC. */
 #define TRIMMED_UDP_LEN  16w36
