@@ -25,13 +25,14 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                holding a QP's cumulative ACK resent ahead of the data queues from its second trim
                (traffic.trim_ahead 2, the default) and without it (0), same seeds: longest flow stall,
                message latency, srtt, trims; the ratios without / with.
-  incast       (opt-in, ~25 s a run) the same comparison on examples/sim/incast-63.yaml (63 -> 1 at 100 Gb/s,
-               NSCC), --incast-seeds seeds: completion, FCT, message p99, EVs retired (all healthy: no fault).
+  incast       the same comparison on examples/sim/incast-63.yaml (63 -> 1 at 100 Gb/s, NSCC, ~25 s a run),
+               --incast-seeds seeds (1): completion, FCT, message p99, EVs retired -- every one healthy, as
+               the scenario has no fault: an open problem (docs/simulation.md), its floor FAILs until solved.
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.
 
-    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested] [--json]
+    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested,incast] [--json]
     python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
 """
 from __future__ import annotations
@@ -54,8 +55,8 @@ from mrc_fabric.sim import run_sim
 MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
 CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "congested", "incast")
-# scale-failure (~10 min) and incast (~25 s a run) are opt-in
-DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested")
+# scale-failure (~10 min) is opt-in; incast runs one seed per setting by default (~25 s a run)
+DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested", "incast")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sim")
 
 
@@ -287,9 +288,10 @@ def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
                                                 "srtt_ms_mean", "completion_s_mean", "fct_ms_mean")}
     out["floors"] = {"all_completed": w["completed"] == wo["completed"] == seeds,
                      "srtt_within_10pct": w["srtt_ms_mean"] <= 1.1 * wo["srtt_ms_mean"]}
-    if case == "congested":  # what the rule is for; incast prints its cost (and its EV retirements)
+    if case == "congested":  # what the rule is for; incast prints its cost
         out["floors"]["stall_mean_shorter_with"] = w["stall_ms_mean"] < wo["stall_ms_mean"]
-        out["floors"]["0_healthy_evs_retired"] = w["ev_retired_healthy"] == 0
+    # congestion must cost trims and ECN marks, never a healthy EV (the incast: an open problem)
+    out["floors"]["0_healthy_evs_retired"] = w["ev_retired_healthy"] == 0
     return out
 
 
@@ -513,7 +515,7 @@ def main() -> int:
     ap.add_argument("--scale-modes", default="mrc,rc", help="scale-failure: mrc, rc or mrc,rc")
     ap.add_argument("--save-raw", default="", help="scale-failure: write each run's raw result here (JSON)")
     ap.add_argument("--congested-seeds", type=int, default=6, help="congested: seeds per setting (~5 s a run)")
-    ap.add_argument("--incast-seeds", type=int, default=2, help="incast: seeds per setting (~25 s a run)")
+    ap.add_argument("--incast-seeds", type=int, default=1, help="incast: seeds per setting (~25 s a run)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
