@@ -199,7 +199,7 @@ def test_link_delay_goes_to_the_hosts_where_the_switches_cannot_delay(tmp_path, 
                        workdir=tmp_path / where, target="softswitch")
         assert sw.host_delay_us == 0 and all(lk.props.delay_us == 5000 for lk in sw.topo.links)
     # auto on a target without a link model (bmv2): the switches where netem works, else the hosts
-    import mrc_fabric.scenarios.runner as runner
+    from mrc_fabric.scenarios import runner
 
     for netem, want in ((True, 0), (False, 15000)):
         monkeypatch.setattr(runner, "netem_available", lambda netem=netem: netem)
