@@ -171,6 +171,9 @@ class SimSpec:
     evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
     shuffle_evs: bool = True  # MRC: each QP sprays its EVs in its own (seeded) order, not all in plan order
     linger_s: float = 0.0  # keep simulating this long after the traffic completes (probes, faults' undoing)
+    # switch ports' strict-priority queue (trimmed headers, control, resends) holds this many times the
+    # data depth, tail-dropping beyond, as mrc_switch.p4's top queue does on the fabric (4); 0: unbounded
+    priority_queue_factor: int = 0
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ class Scenario:
         if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0) \
                 or sm.linger_s < 0:
             raise ScenarioError("scenario.sim: link_gbps, queue_packets, delay_ns and linger_s must be >= 0")
+        if sm.priority_queue_factor < 0:
+            raise ScenarioError("scenario.sim.priority_queue_factor: must be >= 0 (0: unbounded)")
         if not 1 <= sm.evs_per_path <= 256:
             raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
         if t.rate_gbps < 0:
@@ -356,7 +361,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
                           {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float)}),
         "sim": _build(SimSpec, data.get("sim"), f"{where}.sim",
                       {"link_gbps": _num(float), "delay_ns": _num(int), "queue_packets": _num(int),
-                       "evs_per_path": _num(int)}),
+                       "evs_per_path": _num(int), "priority_queue_factor": _num(int)}),
     }
     unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
     if unknown:

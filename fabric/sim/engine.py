@@ -32,6 +32,7 @@ from .model import (
     DROP_PORT_ADMIN_DOWN,
     DROP_QUEUE_FULL,
     DROP_SWITCH_DOWN,
+    PRIO_UNBOUNDED,
     Port,
     Route,
     SimFabric,
@@ -137,6 +138,10 @@ class SimRun:
         self.nic_gbps = nic
         self.fab = SimFabric(self.plan, link_gbps=s.link_gbps or nic, nic_gbps=nic,
                              delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=s.stev_mode)
+        if s.priority_queue_factor:  # switch ports' strict-priority queue bounded as congestion.p4's top queue
+            for port in self.fab.ports.values():
+                if port.sw is not None and port.drop_thr < PRIO_UNBOUNDED:
+                    port.pcap = s.priority_queue_factor * port.drop_thr
         self.encap = t.encap
         self.hosts = self.fab.hosts
         self.flows = flows_for(t, self.hosts)
@@ -310,6 +315,8 @@ class SimRun:
         n = len(data)
         if prio:  # trimmed headers and control packets: the strict-priority queue, ahead of the data queue
             t = self._prio_tx(p, n, now)
+            if t is None:  # that queue is full (sim.priority_queue_factor): a traffic-manager tail drop
+                return
         else:
             deps = p.deps
             while deps and deps[0] <= now:
@@ -320,7 +327,9 @@ class SimRun:
                 if tr is not None:
                     sw.congestion[EVENT_TRIMMED] += 1
                     sw.tx += 1
-                    self.push(int(self._prio_tx(p, len(tr), now)) + 1, _EV_DATA, r, i + 1, (tr, True))
+                    t = self._prio_tx(p, len(tr), now)
+                    if t is not None:  # else the trimmed header is tail-dropped (priority queue full)
+                        self.push(int(t) + 1, _EV_DATA, r, i + 1, (tr, True))
                     return
                 if depth >= p.drop_thr:
                     sw.drops[DROP_QUEUE_FULL] += 1
@@ -342,16 +351,27 @@ class SimRun:
         self.push(int(t) + 1, _EV_DATA, r, i + 1, (data, prio))
 
     @staticmethod
-    def _prio_tx(p: Port, n: int, now: int) -> float:
+    def _prio_tx(p: Port, n: int, now: int) -> float | None:
         """A frame of ``n`` bytes on ``p``'s strict-priority queue at ``now``: it leaves after the
         priority frames ahead of it and takes its bytes' time from the link the data queue shares, so
         every data frame that starts after it waits that much longer (a data frame already scheduled
         keeps its time: the wait for the one in service, at most a frame, is not modelled either).
-        Returns its arrival time at the far end."""
+        Returns its arrival time at the far end; None when the queue holds ``p.pcap`` frames already
+        (``sim.priority_queue_factor``; counted in ``p.ptail``)."""
+        bounded = p.pcap < PRIO_UNBOUNDED
+        if bounded:
+            pd = p.pdeps
+            while pd and pd[0] <= now:
+                pd.popleft()
+            if len(pd) >= p.pcap:
+                p.ptail += 1
+                return None
         tx = n * p.ns_per_byte
         start = max(now, p.pfree)
         p.pfree = start + tx
         p.free = (max(now, p.free)) + tx
+        if bounded:
+            p.pdeps.append(p.pfree)
         return p.pfree + p.delay_ns
 
     def _dead(self, p: Port, r: Route, now: int) -> None:
@@ -605,6 +625,10 @@ class SimRun:
                 "deadline_s": sc.deadline_s, "total_bytes": len(self.flows) * self.msgs * steps,
                 "flows": [f.__dict__ for f in self.flows], "hosts": hosts, "faults": self.fault_log,
                 "switch_counters": self.fab.counters(), "congestion_samples": self.cong_samples,
+                # the strict-priority queues' tail drops (only with sim.priority_queue_factor), as the
+                # emulation reports a traffic manager's: per switch and per "switch:port/7" queue
+                "queue_tail_drops": self._prio_tail(by_queue=False),
+                "queue_tail_drops_by_queue": self._prio_tail(by_queue=True),
                 "step_s": [x / 1e9 for x in self.step_ns],
                 "rc_pins": {str(k): list(v) for k, v in self.rc_spines.items()}, "sim": {"events": self.events, "wall_s": round(self.wall_s, 3),
                                        "cpu_s": round(self.cpu_s, 3),
@@ -612,6 +636,14 @@ class SimRun:
                                        "hosts": len(self.hosts), "paths_per_pair": len(self._evs(self.hosts[0],
                                                                                                  self.hosts[1])),
                                        "base_rtt_ns": self.base_rtt_ns()}}
+
+    def _prio_tail(self, by_queue: bool) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.fab.ports.values():
+            if p.ptail and p.sw is not None:
+                k = f"{p.name}/7" if by_queue else p.owner
+                out[k] = out.get(k, 0) + p.ptail
+        return out
 
     def _ev_path(self, h: int, prof: tuple[int, list] | None, index: int) -> list[str] | None:
         """The nodes EV ``index`` of host ``h``'s profile ``prof`` (peer, plan EVs) crosses

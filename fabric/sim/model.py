@@ -40,6 +40,7 @@ DROP_QUEUE_FULL = P4.DROP_REASONS[P4.DROP_REASON_QUEUE_FULL]
 # ... and the simulator's own, for losses no switch counts: a dark link, a stopped switch, a grey link
 DROP_LINK_DOWN, DROP_SWITCH_DOWN, DROP_GREY_LOSS = "link_down", "switch_down", "grey_loss"
 _BIG = 1 << 30
+PRIO_UNBOUNDED = _BIG  # Port.pcap of a strict-priority queue without a bound
 
 
 class Port:
@@ -48,7 +49,8 @@ class Port:
     propagation delay."""
 
     __slots__ = ("admin_up", "base_ns_per_byte", "delay_ns", "deps", "drop_thr", "ecn_thr", "free", "loss",
-                 "name", "ns_per_byte", "owner", "peer", "peer_port", "pfree", "sw", "trim_thr", "tx", "up")
+                 "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "sw",
+                 "trim_thr", "tx", "up")
 
     def __init__(self, owner: str, port: int, peer: str, peer_port: int, gbps: float, delay_ns: int,
                  thresholds: tuple[int, int, int] | None, sw: SwitchState | None) -> None:
@@ -60,6 +62,11 @@ class Port:
         self.deps: deque[float] = deque()  # departure times of the packets in the data queue
         self.free = 0.0  # when the data queue's last packet has left
         self.pfree = 0.0  # when the strict-priority queue's last packet has left
+        # frames the strict-priority queue holds (sim.priority_queue_factor x the data depth; _BIG: no
+        # bound), the departure times of those in it (kept only when bounded) and its tail drops
+        self.pcap = _BIG
+        self.pdeps: deque[float] = deque()
+        self.ptail = 0
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
         self.loss = 0.0  # grey failure: silent drop probability

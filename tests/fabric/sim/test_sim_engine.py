@@ -8,6 +8,7 @@ import pytest
 
 from mrc_fabric.demo import acceptance_lines, demo_scenario
 from mrc_fabric.scenarios import ScenarioError, analyse, parse_scenario, run_scenario
+from mrc_fabric.scenarios.report import outside_drops_text
 from mrc_fabric.sim import run_sim
 
 SMALL = {  # examples/small.yaml (2 planes x 2 spines x 2 leaves, 4 hosts) at datacenter speed
@@ -207,6 +208,23 @@ def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
     # and the trimmed packets that held a QP's cumulative ACK from their second trim (traffic.trim_ahead)
     assert seen.count(F.DSCP_RESEND) == (lost + m["trim_resends_ahead"] if on else 0)
     assert set(seen) <= {F.DSCP_DATA, F.DSCP_RESEND}
+
+
+def test_a_bounded_priority_queue_tail_drops_and_reports_where():
+    """``sim.priority_queue_factor``: the switch ports' strict-priority queue (trimmed headers, control
+    packets) holds that many times the data depth and tail-drops beyond, as mrc_switch.p4's top queue
+    does; the drops are reported as a traffic manager's, per queue.  0 (the default): unbounded."""
+    kw = {"traffic": {"pattern": "incast", "count": 4, "cc": "none", "size": "256K"}}
+    base = analyse(run_sim(_sc(sim={"queue_packets": 2}, **kw), "mrc"), 0.005)
+    assert base["queue_tail_drops"] == 0 and not base["queue_tail_drops_by_queue"]
+    m = analyse(run_sim(_sc(sim={"queue_packets": 2, "priority_queue_factor": 1}, **kw), "mrc"), 0.005)
+    assert m["completed"] and not m["data_loss"] and m["verified_bytes"] == m["total_bytes"]
+    by_q = m["queue_tail_drops_by_queue"]
+    assert m["queue_tail_drops"] == sum(by_q.values()) > 0
+    assert all(k.endswith("/7") for k in by_q), by_q
+    assert "traffic-manager tail drops" in outside_drops_text(m)
+    with pytest.raises(ScenarioError, match=r"sim.priority_queue_factor: must be >= 0"):
+        _sc(sim={"priority_queue_factor": -1})
 
 
 def test_trim_ahead_is_a_trim_count_and_0_turns_it_off():
