@@ -128,8 +128,11 @@ class MrcRequester(Requester):
             # goes back as data: its trim said the path's data queue is full [ours] -- unless it holds
             # the cumulative ACK and was trimmed before (_trim_ahead)
             dscp = self.attr.resend_dscp
-            if cause == "trim" and not self._trim_ahead(pkt):
-                dscp = None
+            if cause == "trim":
+                if self._trim_ahead(pkt):
+                    self.counters.retx_trim_ahead += 1
+                else:
+                    dscp = None
             self._transmit(pkt, i, now_ns, dscp)
             return 1
         return 0
@@ -154,10 +157,7 @@ class MrcRequester(Requester):
         after = self.attr.trim_ahead_after
         if not after or pkt.seq != self.snd_una or not pkt.hist:
             return False
-        if sum(1 for h in pkt.hist if h[1] == "trim") < after:
-            return False
-        self.counters.retx_trim_ahead += 1
-        return True
+        return sum(1 for h in pkt.hist if h[1] == "trim") >= after
 
     def _not_lost_on(self, pkt: _Pkt, i: int, cause: str, port_ok) -> int:
         """EV ``i`` for this resend of ``pkt`` unless an earlier copy of the packet was lost on it (not
