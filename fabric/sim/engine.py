@@ -326,9 +326,9 @@ class SimRun:
                 tr = trim_packet(data)
                 if tr is not None:
                     sw.congestion[EVENT_TRIMMED] += 1
-                    sw.tx += 1
                     t = self._prio_tx(p, len(tr), now)
                     if t is not None:  # else the trimmed header is tail-dropped (priority queue full)
+                        sw.tx += 1
                         self.push(int(t) + 1, _EV_DATA, r, i + 1, (tr, True))
                     return
                 if depth >= p.drop_thr:
