@@ -21,7 +21,8 @@ from controller.plan import STEV_EV_DIRECT
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
-from mrc.wire.codec import is_priority, mark_ce, trim_packet
+from mrc.wire.codec import mark_ce, priority_queue, trim_packet
+from mrc.wire.formats import RESEND_PRIORITY, TRIM_PRIORITY
 
 from ..faults import check_engine
 from ..scenarios.runner import flows_for, rc_pins, topology_data
@@ -138,10 +139,11 @@ class SimRun:
         self.nic_gbps = nic
         self.fab = SimFabric(self.plan, link_gbps=s.link_gbps or nic, nic_gbps=nic,
                              delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=s.stev_mode)
-        if s.priority_queue_factor:  # switch ports' strict-priority queue bounded as congestion.p4's top queue
+        if s.priority_queue_factor:  # switch ports' strict-priority queues (7, 6) bounded as the program's
             for port in self.fab.ports.values():
                 if port.sw is not None and port.drop_thr < PRIO_UNBOUNDED:
                     port.pcap = s.priority_queue_factor * port.drop_thr
+                    port.rcap = port.drop_thr
         self.encap = t.encap
         self.hosts = self.fab.hosts
         self.flows = flows_for(t, self.hosts)
@@ -293,7 +295,7 @@ class SimRun:
                 self.eps[h].set_port_state(int(port), up, self.now)
                 self._flush(h)
 
-    def _enqueue(self, p: Port, r: Route, i: int, data: bytes, prio: bool, now: int) -> None:
+    def _enqueue(self, p: Port, r: Route, i: int, data: bytes, prio: int, now: int) -> None:
         """A packet reaches egress port ``p`` (hop ``i`` of ``r``) at ``now``: admit, trim, mark or drop."""
         sw = p.sw
         if sw is not None:
@@ -313,8 +315,8 @@ class SimRun:
                 sw.drops[DROP_GREY_LOSS] += 1
             return
         n = len(data)
-        if prio:  # trimmed headers and control packets: the strict-priority queue, ahead of the data queue
-            t = self._prio_tx(p, n, now)
+        if prio:  # control packets and trimmed headers (7), resent data (6): ahead of the data queue
+            t = self._prio_tx(p, n, now, prio)
             if t is None:  # that queue is full (sim.priority_queue_factor): a traffic-manager tail drop
                 return
         else:
@@ -326,10 +328,10 @@ class SimRun:
                 tr = trim_packet(data)
                 if tr is not None:
                     sw.congestion[EVENT_TRIMMED] += 1
-                    t = self._prio_tx(p, len(tr), now)
+                    t = self._prio_tx(p, len(tr), now, TRIM_PRIORITY)
                     if t is not None:  # else the trimmed header is tail-dropped (priority queue full)
                         sw.tx += 1
-                        self.push(int(t) + 1, _EV_DATA, r, i + 1, (tr, True))
+                        self.push(int(t) + 1, _EV_DATA, r, i + 1, (tr, TRIM_PRIORITY))
                     return
                 if depth >= p.drop_thr:
                     sw.drops[DROP_QUEUE_FULL] += 1
@@ -351,28 +353,37 @@ class SimRun:
         self.push(int(t) + 1, _EV_DATA, r, i + 1, (data, prio))
 
     @staticmethod
-    def _prio_tx(p: Port, n: int, now: int) -> float | None:
-        """A frame of ``n`` bytes on ``p``'s strict-priority queue at ``now``: it leaves after the
-        priority frames ahead of it and takes its bytes' time from the link the data queue shares, so
-        every data frame that starts after it waits that much longer (a data frame already scheduled
-        keeps its time: the wait for the one in service, at most a frame, is not modelled either).
-        Returns its arrival time at the far end; None when the queue holds ``p.pcap`` frames already
-        (``sim.priority_queue_factor``; counted in ``p.ptail``)."""
-        bounded = p.pcap < PRIO_UNBOUNDED
+    def _prio_tx(p: Port, n: int, now: int, prio: int = TRIM_PRIORITY) -> float | None:
+        """A frame of ``n`` bytes on ``p``'s strict-priority queue ``prio`` (7: the top one, 6: resends) at
+        ``now``: it leaves after the frames ahead of it in its queue and, for the resend queue, after
+        those waiting in the top one; it takes its bytes' time from the link the lower queues share, so
+        every lower-queue frame that starts after it waits that much longer (one already scheduled keeps
+        its time: the wait for the one in service, at most a frame, is not modelled either).  Returns its
+        arrival time at the far end; None when its queue holds ``p.pcap`` / ``p.rcap`` frames already
+        (``sim.priority_queue_factor``; counted in ``p.ptail`` / ``p.rtail``)."""
+        top = prio == TRIM_PRIORITY
+        cap = p.pcap if top else p.rcap
+        bounded = cap < PRIO_UNBOUNDED
         if bounded:
-            pd = p.pdeps
+            pd = p.pdeps if top else p.rdeps
             while pd and pd[0] <= now:
                 pd.popleft()
-            if len(pd) >= p.pcap:
-                p.ptail += 1
+            if len(pd) >= cap:
+                if top:
+                    p.ptail += 1
+                else:
+                    p.rtail += 1
                 return None
         tx = n * p.ns_per_byte
-        start = max(now, p.pfree)
-        p.pfree = start + tx
-        p.free = (max(now, p.free)) + tx
+        if top:
+            done = p.pfree = max(now, p.pfree) + tx
+            p.rfree = max(now, p.rfree) + tx
+        else:
+            done = p.rfree = max(now, p.rfree, p.pfree) + tx
+        p.free = max(now, p.free) + tx
         if bounded:
-            p.pdeps.append(p.pfree)
-        return p.pfree + p.delay_ns
+            pd.append(done)
+        return done + p.delay_ns
 
     def _dead(self, p: Port, r: Route, now: int) -> None:
         d = self.dead_drops.get((p.owner, p.peer, r.src_host, r.dst_host))
@@ -387,11 +398,12 @@ class SimRun:
         if r.drop and len(r.ports) == 1:
             self.fab.switches[r.drop_at].drops[r.drop] += 1
             return
-        # control packets (ACK/NAK, CNP, probes) ride the strict-priority queue with trimmed headers at
-        # every hop, as congestion.p4 queues them: never behind data, never trimmed or dropped early;
-        # so does data resent after a loss verdict (DSCP_RESEND: its own queue below the top one on
-        # the switch, the same one here -- both go ahead of the data queue)
-        self._enqueue(r.ports[0], r, 0, data, is_priority(data), self.now)
+        # control packets (ACK/NAK, CNP, probes) ride the top strict-priority queue with trimmed headers
+        # at every hop, as congestion.p4 queues them: never behind data, never trimmed or dropped early;
+        # data resent after a loss verdict (DSCP_RESEND) the queue below it (6): ahead of the data queue,
+        # behind the headers and control packets (a full-size resend storm must not delay the trims'
+        # and probes' news)
+        self._enqueue(r.ports[0], r, 0, data, priority_queue(data), self.now)
 
     def _flush(self, h: int) -> None:
         ep = self.eps[h]
@@ -626,7 +638,7 @@ class SimRun:
                 "flows": [f.__dict__ for f in self.flows], "hosts": hosts, "faults": self.fault_log,
                 "switch_counters": self.fab.counters(), "congestion_samples": self.cong_samples,
                 # the strict-priority queues' tail drops (only with sim.priority_queue_factor), as the
-                # emulation reports a traffic manager's: per switch and per "switch:port/7" queue
+                # emulation reports a traffic manager's: per switch and per "switch:port/7" or "/6" queue
                 "queue_tail_drops": self._prio_tail(by_queue=False),
                 "queue_tail_drops_by_queue": self._prio_tail(by_queue=True),
                 "step_s": [x / 1e9 for x in self.step_ns],
@@ -640,9 +652,12 @@ class SimRun:
     def _prio_tail(self, by_queue: bool) -> dict[str, int]:
         out: dict[str, int] = {}
         for p in self.fab.ports.values():
-            if p.ptail and p.sw is not None:
-                k = f"{p.name}/7" if by_queue else p.owner
-                out[k] = out.get(k, 0) + p.ptail
+            if p.sw is None:
+                continue
+            for q, n in ((TRIM_PRIORITY, p.ptail), (RESEND_PRIORITY, p.rtail)):
+                if n:
+                    k = f"{p.name}/{q}" if by_queue else p.owner
+                    out[k] = out.get(k, 0) + n
         return out
 
     def _ev_path(self, h: int, prof: tuple[int, list] | None, index: int) -> list[str] | None:

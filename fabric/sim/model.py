@@ -44,13 +44,14 @@ PRIO_UNBOUNDED = _BIG  # Port.pcap of a strict-priority queue without a bound
 
 
 class Port:
-    """One egress port (one direction of a link): a FIFO data queue, a strict-priority queue (trimmed
-    headers, control packets) sharing its line rate, the program's thresholds (packets), line rate and
-    propagation delay."""
+    """One egress port (one direction of a link): a FIFO data queue and, ahead of it, ``mrc_switch.p4``'s
+    two strict-priority queues sharing its line rate -- the top one (7: trimmed headers, control
+    packets) and the resend queue below it (6: data resent after a loss verdict) --, the program's
+    thresholds (packets), line rate and propagation delay."""
 
     __slots__ = ("admin_up", "base_ns_per_byte", "delay_ns", "deps", "drop_thr", "ecn_thr", "free", "loss",
-                 "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "sw",
-                 "trim_thr", "tx", "up")
+                 "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "rcap",
+                 "rdeps", "rfree", "rtail", "sw", "trim_thr", "tx", "up")
 
     def __init__(self, owner: str, port: int, peer: str, peer_port: int, gbps: float, delay_ns: int,
                  thresholds: tuple[int, int, int] | None, sw: SwitchState | None) -> None:
@@ -61,12 +62,17 @@ class Port:
         self.ecn_thr, self.trim_thr, self.drop_thr = ecn, trim, drop
         self.deps: deque[float] = deque()  # departure times of the packets in the data queue
         self.free = 0.0  # when the data queue's last packet has left
-        self.pfree = 0.0  # when the strict-priority queue's last packet has left
-        # frames the strict-priority queue holds (sim.priority_queue_factor x the data depth; _BIG: no
-        # bound), the departure times of those in it (kept only when bounded) and its tail drops
-        self.pcap = _BIG
+        self.pfree = 0.0  # when the top priority queue's last packet has left
+        self.rfree = 0.0  # when the resend queue's last packet has left
+        # frames each priority queue holds (_BIG: no bound; with sim.priority_queue_factor the top one
+        # that many times the data depth and the resend queue the data depth, as on the fabric), the
+        # departure times of those in it (kept only when bounded) and its tail drops: p* the top
+        # queue's, r* the resend queue's
+        self.pcap = self.rcap = _BIG
         self.pdeps: deque[float] = deque()
         self.ptail = 0
+        self.rdeps: deque[float] = deque()
+        self.rtail = 0
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
         self.loss = 0.0  # grey failure: silent drop probability

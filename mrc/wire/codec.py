@@ -502,21 +502,28 @@ def _outer_dscp(data: bytes | memoryview, o: int) -> int:
     return ((data[o] & 0x0F) << 2) | (data[o + 1] >> 6)
 
 
-def is_priority(data: bytes) -> bool:
-    """True for the packets ``mrc_switch.p4`` queues ahead of the data queue (``congestion.p4``): control
-    packets (ACK/NAK, CNP, MRC probes and port status: the top queue, with trimmed headers) and MRC data
-    resent after a loss verdict (outer DSCP ``F.DSCP_RESEND``: the queue below); False for other data
-    and malformed packets.  One parse, for the simulator's per-packet path (a trimmed header is made
-    and queued by the simulated switch itself)."""
+def priority_queue(data: bytes) -> int:
+    """The v1model priority ``mrc_switch.p4`` gives ``data`` at a switch port (``congestion.p4``): 7 for
+    control packets (ACK/NAK, CNP, MRC probes and port status; trimmed headers share that top queue), 6
+    for MRC data resent after a loss verdict (outer DSCP ``F.DSCP_RESEND``), 0 for other data and
+    malformed packets.  One parse, for the simulator's per-packet path (a trimmed header is made and
+    queued by the simulated switch itself)."""
     try:
         ips, _tel, udp, _end = _walk(data)
     except WireError:
-        return False
+        return 0
     b = udp + F.UDP_LEN
     if b >= len(data):
-        return False
+        return 0
     op = data[b]
-    return op in CONTROL_OPCODES or (op in F.DATA_OPCODES and _outer_dscp(data, ips[0]) == F.DSCP_RESEND)
+    if op in CONTROL_OPCODES:
+        return F.TRIM_PRIORITY
+    return F.RESEND_PRIORITY if op in F.DATA_OPCODES and _outer_dscp(data, ips[0]) == F.DSCP_RESEND else 0
+
+
+def is_priority(data: bytes) -> bool:
+    """True for the packets ``mrc_switch.p4`` queues ahead of the data queue (``priority_queue`` not 0)."""
+    return priority_queue(data) != 0
 
 
 def trim_packet(data: bytes) -> bytes | None:

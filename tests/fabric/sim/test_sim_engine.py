@@ -183,22 +183,26 @@ def test_traffic_manager_tail_drops_are_reported_beside_kernel_drops():
 @pytest.mark.parametrize("on", [True, False])
 def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
     """``traffic.resend_priority`` (default true): what MRC resends after the link dies carries
-    DSCP_RESEND, and the simulated ports queue it with the control packets, ahead of the data queue (as
-    congestion.p4 does on its queue 6); false: the resends are data like any other."""
+    DSCP_RESEND, and the simulated ports queue it on the resend queue (6), below the control packets' and
+    ahead of the data queue, as congestion.p4 does; false: the resends are data like any other."""
     from mrc.wire import formats as F
     from mrc.wire.codec import decode_frame
     from mrc_fabric.sim import engine
 
     seen: list[int] = []
-    real = engine.is_priority
+    real = engine.priority_queue
 
-    def spy(data: bytes) -> bool:
+    def spy(data: bytes) -> int:
         fr = decode_frame(data)
+        q = real(data)
         if fr.opcode in F.DATA_OPCODES:
             seen.append(fr.dscp)
-        return real(data)
+            assert q == (F.RESEND_PRIORITY if fr.dscp == F.DSCP_RESEND else 0)
+        else:
+            assert q == F.TRIM_PRIORITY  # ACKs, probes: the top queue
+        return q
 
-    monkeypatch.setattr(engine, "is_priority", spy)
+    monkeypatch.setattr(engine, "priority_queue", spy)
     sc = _sc(traffic={"resend_priority": on, "count": 4},
              faults=[{"at": 0.00001, "kind": "link_down", "a": "p1l1", "b": "p1s1"}], deadline_s=0.05)
     m = analyse(run_sim(sc, "mrc"), sc.measure.bin_ms)
@@ -211,9 +215,10 @@ def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
 
 
 def test_a_bounded_priority_queue_tail_drops_and_reports_where():
-    """``sim.priority_queue_factor``: the switch ports' strict-priority queue (trimmed headers, control
-    packets) holds that many times the data depth and tail-drops beyond, as mrc_switch.p4's top queue
-    does; the drops are reported as a traffic manager's, per queue.  0 (the default): unbounded."""
+    """``sim.priority_queue_factor``: the switch ports' top strict-priority queue (trimmed headers, control
+    packets) holds that many times the data depth and the resend queue the data depth, and each
+    tail-drops beyond, as on the fabric; the drops are reported as a traffic manager's, per queue.  0
+    (the default): unbounded."""
     kw = {"traffic": {"pattern": "incast", "count": 4, "cc": "none", "size": "256K"}}
     base = analyse(run_sim(_sc(sim={"queue_packets": 2}, **kw), "mrc"), 0.005)
     assert base["queue_tail_drops"] == 0 and not base["queue_tail_drops_by_queue"]
@@ -221,7 +226,7 @@ def test_a_bounded_priority_queue_tail_drops_and_reports_where():
     assert m["completed"] and not m["data_loss"] and m["verified_bytes"] == m["total_bytes"]
     by_q = m["queue_tail_drops_by_queue"]
     assert m["queue_tail_drops"] == sum(by_q.values()) > 0
-    assert all(k.endswith("/7") for k in by_q), by_q
+    assert all(k.endswith(("/7", "/6")) for k in by_q), by_q  # the top queue, the resend queue
     assert "traffic-manager tail drops" in outside_drops_text(m)
     with pytest.raises(ScenarioError, match=r"sim.priority_queue_factor: must be >= 0"):
         _sc(sim={"priority_queue_factor": -1})
