@@ -33,6 +33,7 @@ class PathSpec:
     reorder_ns: int = 0
     dup: float = 0.0
     down: list[tuple[int, int | None]] = field(default_factory=list)  # [(t_down, t_up or None)]
+    max_frame: int | None = None  # frames longer than this are dropped silently (an MTU mismatch)
 
     def is_down(self, t: int) -> bool:
         for a, b in self.down:
@@ -124,6 +125,9 @@ class Network:
             return
         rng = self.rng
         if spec.loss and rng.random() < spec.loss:
+            st.dropped_loss += 1
+            return
+        if spec.max_frame is not None and len(data) > spec.max_frame:
             st.dropped_loss += 1
             return
         backlog = (link.free_ns - now) if link.free_ns > now else 0.0

@@ -272,3 +272,31 @@ def test_duplicate_echoes_widen_the_reordering_window():
     # fewer spurious loss verdicts: fewer retransmissions and fewer duplicates at the responder
     assert adaptive.qa.counters.retx_rack < fixed.qa.counters.retx_rack
     assert adaptive.qb.counters.duplicates_received < fixed.qb.counters.duplicates_received
+
+
+def test_a_good_path_that_drops_large_frames_goes_assumed_bad_at_its_second_suspicion():
+    """An EV in the spray whose path passes small frames and drops large ones (an MTU mismatch): the
+    first suspicion's probe is small and its answer lifts the suspicion; no data sent on the EV since
+    is delivered, so a later suspicion's probe is padded to a full data frame, is lost, and the EV goes
+    ASSUMED_BAD.  The messages are delivered intact over the other EVs."""
+    paths = [PathSpec() for _ in range(3)]
+    paths[1].max_frame = 1500
+    p = make_pair(paths, attr=QpAttr(mtu=4096))
+    suspect_probes: list[int] = []  # sizes of the PROBE_REQs sent on EV 1 while it was GOOD
+
+    real = p.a.send_frame
+
+    def spy(port: int, fr: bytes, now_ns: int) -> None:
+        if port == 2 and decode_frame(fr).opcode == F.OP_PROBE_REQ and p.qa.evset.entries[1].state is EvState.GOOD:
+            suspect_probes.append(len(fr))
+        real(port, fr, now_ns)
+
+    p.a.send_frame = spy
+    msgs = [(i, random.Random(i).randbytes(200_000), p.mr.base_va + i * 200_000, None) for i in range(4)]
+    transfer(p, msgs)
+    p.net.run(until_ns=p.net.now + 200_000)  # the last suspicion may still be waiting for its probe
+    assert p.qa.evset.entries[1].state is EvState.ASSUMED_BAD
+    assert len(suspect_probes) >= 2 and suspect_probes[0] < 200 and max(suspect_probes) > 4096, suspect_probes
+    assert [c.status for c in p.done] == [WcStatus.SUCCESS] * 4
+    for _i, data, va, _imm in msgs:
+        assert bytes(p.mr.buf[va - p.mr.base_va:va - p.mr.base_va + len(data)]) == data
