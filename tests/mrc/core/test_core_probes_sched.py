@@ -48,6 +48,21 @@ def test_probe_period_without_rtt_sample_is_the_ack_timeout():
     assert qp._probe_interval() == 8_000_000
 
 
+
+def test_a_suspect_ev_has_the_ack_timeout_to_answer_before_the_first_rtt_sample():
+    """Before any RTT sample (in an incast the first ACKs all report trims and carry none), a suspect EV
+    gets the ACK timeout to show life, not the 4 us reordering floor that retired healthy EVs in the
+    first 40 us of a simulated 63 -> 1 incast; with samples, its RTTs decide."""
+    ep = Endpoint(GID_A, [1])
+    qp = ep.create_qp([(srv6_carrier(1, 2, 3, 4), 1)], QpAttr(ack_timeout=8, reorder_min_ns=4_000))
+    r = qp.requester
+    e = qp.evset.entries[0]
+    assert r.srtt == 0 and r._confirm_ns(e) == 1024 << 8  # 262 us
+    r.srtt = 30_000  # the QP has a sample, this EV none: four of the QP's RTTs
+    assert r._confirm_ns(e) == 120_000
+    e.rtt_sample(20_000)
+    assert r._confirm_ns(e) == max(2 * (e.srtt + 4 * e.rttvar), 60_000)
+
 def _pump(a: Endpoint, b: Endpoint, until_ns: int, drop) -> None:
     """A tiny lossless network with a 5 us hop and a drop predicate (port, frame) for a -> b."""
     t = 0
