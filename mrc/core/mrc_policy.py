@@ -284,9 +284,11 @@ class MrcRequester(Requester):
             pkt = self.pkts.get(unwrap(p, self.snd_una))
             # a repeated trim (_trims_again) may name a copy already resent: a trim of the resent copy
             # cannot come back within a fraction of an RTT of its send, nor of the trim acted on before
+            # -- unless this ACK is the resent copy's own trim (_trim_of_this_copy)
             half = self.min_rtt >> 1
-            if pkt is not None and pkt.state == _Pkt.INFLIGHT and now_ns - pkt.trim_ns >= half and \
-                    (pkt.xmits == 1 or now_ns - pkt.sent_ns >= half):
+            if pkt is not None and pkt.state == _Pkt.INFLIGHT and (
+                    (now_ns - pkt.trim_ns >= half and (pkt.xmits == 1 or now_ns - pkt.sent_ns >= half))
+                    or (p == s.trigger_psn and pkt.xmits > 1 and self._trim_of_this_copy(pkt, s.ev_echo))):
                 pkt.trim_ns = now_ns
                 if pkt.ev >= 0:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
@@ -351,6 +353,19 @@ class MrcRequester(Requester):
             self._progress(now_ns)
         self._detect_losses(now_ns, ev_bad)
         self._after_ack(now_ns)
+
+    def _trim_of_this_copy(self, pkt: _Pkt, ev_echo: int) -> bool:
+        """The ACK being processed was triggered by resent ``pkt`` arriving trimmed, on the EV (``ev_echo``)
+        its latest copy took, which the copy before it did not take: the trim of the latest copy, however
+        soon it came back and however soon after the trim before it [ours].  The time rules alone (half
+        the minimum RTT, learnt under load) took such a trim for a repeat of the earlier one: in the
+        simulated 63 -> 1 incast a resend trimmed at the receiver's downlink came back 10-12 us after its
+        send (11 us after the first copy's trim) against a 34 us minimum RTT, was ignored, and RACK later
+        retired the healthy EV it was sent on (every one of the 1-4 retirements of a run)."""
+        h = pkt.hist
+        if not h or len(h) != pkt.xmits - 1:  # the copy before is not known (history full)
+            return False
+        return h[-1][2] != pkt.ev and self.qp.ev_index_of_entropy(ev_echo) == pkt.ev
 
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)

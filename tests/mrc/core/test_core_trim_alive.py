@@ -149,3 +149,44 @@ def test_a_path_not_used_for_a_while_starts_its_delivery_time_again():
     _run_until(p, lambda: len(p.done) >= 2, 5_000_000)
     assert bytes(p.mr.buf[: len(data)]) == data
     assert 0 < e0.srtt < 2 * req.srtt and e0.last_rtt < stale  # before: still ~44 srtts (7/8 of the stale record)
+
+
+def _trim_sack_echo(p, req, pkt, echo_ev: int) -> bytes:
+    """The SACK for ``pkt``'s trimmed header as its trigger, ``ev_echo`` naming the EV it arrived on."""
+    psn = pkt.seq & PSN_MASK
+    una = req.snd_una & PSN_MASK
+    echo = p.qa._entropy_of(req.evset.entries[echo_ev].encap)
+    info = AckInfo(una, (una + 1) & PSN_MASK, 0, psn, F.SACK_FLAG_MRC | F.SACK_FLAG_TRIM, 0, 0, echo, [], [psn])
+    return encode_ack(p.qb.evset.entries[1].encap, p.qa.qpn, psn, F.AETH_ACK, 0, info)
+
+
+def _trimmed_then_resent(p, req, pkt) -> int:
+    """Trim ``pkt`` (on EV 0), let it be resent on another EV; returns that EV."""
+    p.a.receive(_trim_sack_echo(p, req, pkt, 0), p.qb.evset.entries[1].port, p.net.now)
+    _resent_copy(p, req, pkt)
+    assert pkt.xmits == 2 and pkt.ev != 0 and pkt.state == pkt.INFLIGHT
+    return pkt.ev
+
+
+def test_a_resent_copys_own_trim_counts_however_soon_it_comes_back():
+    """The resend of a trimmed packet is trimmed too, and its trim comes back sooner than half the
+    minimum RTT after the send (and after the first trim): the ACK's trigger is that packet and its
+    ev_echo names the EV the resend took, not the first copy's, so it is this copy's trim and the packet
+    is resent again at once.  Before, the time rule alone ignored it, RACK found the packet lost later
+    and retired the healthy EV (the simulated 63 -> 1 incast: every retirement left after 2026-12-05)."""
+    p, req, _, _, later = _pair_with_two_on_ev0()
+    ev = _trimmed_then_resent(p, req, later)
+    req.min_rtt = 10 * (p.net.now - later.trim_ns + 1_000)  # the trim comes back well within min_rtt / 2
+    p.a.receive(_trim_sack_echo(p, req, later, ev), p.qb.evset.entries[1].port, p.net.now)
+    assert req.counters.trims_received == 2 and later.state == later.LOST
+    assert req.counters.rack_ev_suspect == 0
+
+
+def test_a_late_repeat_of_the_first_copys_trim_is_not_taken_for_the_resends():
+    """The same quick trim report naming the first copy's EV (its late header, or a repeat): ignored, the
+    resend stays in flight."""
+    p, req, _, _, later = _pair_with_two_on_ev0()
+    _trimmed_then_resent(p, req, later)
+    req.min_rtt = 10 * (p.net.now - later.trim_ns + 1_000)
+    p.a.receive(_trim_sack_echo(p, req, later, 0), p.qb.evset.entries[1].port, p.net.now)
+    assert req.counters.trims_received == 1 and later.state == later.INFLIGHT
