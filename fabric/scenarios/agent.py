@@ -295,13 +295,15 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
     in_qpns = {qp.qpn for fl in inflows.values() for qp in fl["qps"]}
     retx = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0}
     extra = {"trims_received": 0, "ecn_echoes": 0, "duplicates_received": 0, "timeouts": 0, "probes_sent": 0,
-             "data_packets_sent": 0, "cnps_sent": 0, "cnps_received": 0, "retx_trim_ahead": 0}
+             "data_packets_sent": 0, "cnps_sent": 0, "cnps_received": 0, "retx_trim_ahead": 0,
+             "retx_lost_as_data": 0}
     srtt = []
     for qpn, q in stats["qps"].items():
         if qpn in out_qpns:
             for k in retx:
                 retx[k] += q[f"retx_{k}"]
-            for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "cnps_received", "retx_trim_ahead"):
+            for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "cnps_received", "retx_trim_ahead",
+                      "retx_lost_as_data"):
                 extra[k] += q[k]
         if qpn in in_qpns:
             extra["trims_received"] += q["trims_received"]

@@ -236,6 +236,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "retransmissions": dict(retx), "retransmissions_total": sum(retx.values()),
         "trims_received": ctr["trims_received"], "ecn_echoes": ctr["ecn_echoes"],
         "trim_resends_ahead": ctr["retx_trim_ahead"],
+        "lost_resends_as_data": ctr.get("retx_lost_as_data", 0),
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
@@ -396,8 +397,10 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
         lines.append(f"  {label}  {g:11.2f}  {c['ASSUMED_BAD']:7}  {c['GOOD']:8}  {k.get(EVENT_TRIMMED, 0):8}  "
                      f"{k.get(EVENT_ECN_MARKED, 0):6}  {'; '.join(faults_by_s.get(s, []))}")
     r = m["retransmissions"]
-    lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}, "
-                 f"trim {r.get('trim', 0)}" + (f" ({m['trim_resends_ahead']} of them ahead of the data queues: the packet "
+    lines.append(f"  retransmissions by cause: rack {r.get('rack', 0)}, timeout {r.get('timeout', 0)}"
+                 + (f" ({m['lost_resends_as_data']} of those two as data: the QP's packets were being trimmed)"
+                    if m.get("lost_resends_as_data") else "")
+                 + f", trim {r.get('trim', 0)}" + (f" ({m['trim_resends_ahead']} of them ahead of the data queues: the packet "
                                               "holding the cumulative ACK, trimmed again)"
                                               if m.get("trim_resends_ahead") else "")
                  + f", nak (go-back-N) {r.get('nak', 0)}")

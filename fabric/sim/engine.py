@@ -592,13 +592,15 @@ class SimRun:
             out_qpns = {o.qp.qpn for o in outs}
             retx = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0}
             extra = {"trims_received": 0, "ecn_echoes": 0, "duplicates_received": 0, "timeouts": 0,
-                     "probes_sent": 0, "data_packets_sent": 0, "retx_trim_ahead": 0}
+                     "probes_sent": 0, "data_packets_sent": 0, "retx_trim_ahead": 0,
+                     "retx_lost_as_data": 0}
             for qpn, qp in ep.qps.items():
                 c = qp.counters
                 if qpn in out_qpns:
                     for k in retx:
                         retx[k] += getattr(c, f"retx_{k}")
-                    for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "retx_trim_ahead"):
+                    for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "retx_trim_ahead",
+                              "retx_lost_as_data"):
                         extra[k] += getattr(c, k)
                 else:
                     extra["trims_received"] += c.trims_received

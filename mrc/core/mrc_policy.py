@@ -77,6 +77,7 @@ class MrcRequester(Requester):
         # resent packets acknowledged by their resend, PSN -> (first EV, first send, last EV, xmits): the
         # first copy may still arrive as a duplicate (_dup_echo); at most RESENT_KEEP
         self._resent_done: dict[int, tuple[int, int, int, int]] = {}
+        self._trim_seen_ns = -(1 << 62)  # when a trim of one of our packets was last acted on
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -132,16 +133,32 @@ class MrcRequester(Requester):
             self._count_retx(cause, pkt, now_ns)
             # a packet found lost goes ahead of the data queues (QpAttr.resend_dscp); a trimmed one
             # goes back as data: its trim said the path's data queue is full [ours] -- unless it holds
-            # the cumulative ACK and was trimmed before (_trim_ahead)
+            # the cumulative ACK and was trimmed before (_trim_ahead); and so does a lost one while the
+            # QP's packets are being trimmed (_lost_under_trims)
             dscp = self.attr.resend_dscp
             if cause == "trim":
                 if self._trim_ahead(pkt):
                     self.counters.retx_trim_ahead += 1
                 else:
                     dscp = None
+            elif self._lost_under_trims(now_ns):
+                dscp = None
+                self.counters.retx_lost_as_data += 1
             self._transmit(pkt, i, now_ns, dscp)
             return 1
         return 0
+
+    def _lost_under_trims(self, now_ns: int) -> bool:
+        """Whether a packet found lost (RACK, timeout) now is resent as data rather than ahead of the data
+        queues: yes while a trim of one of this QP's packets was acted on within its srtt [ours].  Its
+        packets are being trimmed, so a queue its paths share sits at its trim threshold and the "lost"
+        packet is most likely queued behind it, its trimmed header or the packet itself still on the
+        way; a resend ahead of that queue is never trimmed and only adds to it.  In a simulated 127 -> 1
+        incast the resend queue at the receiver's downlink held up to 3 ms of such resends, 11,430 of
+        them duplicates, and every QP's verdicts fed it.  As data the resend meets the trim threshold
+        and ECN like the rest; a packet lost on a dead path that is resent this way and trimmed goes
+        ahead from its second trim if it holds the cumulative ACK (``_trim_ahead``)."""
+        return self.attr.resend_dscp is not None and now_ns - self._trim_seen_ns < max(self.srtt, 1)
 
     def _trim_ahead(self, pkt: _Pkt) -> bool:
         """Whether the resend of the trimmed ``pkt`` goes ahead of the data queues (the resend DSCP)
@@ -291,6 +308,7 @@ class MrcRequester(Requester):
                     (now_ns - pkt.trim_ns >= half and (pkt.xmits == 1 or now_ns - pkt.sent_ns >= half))
                     or (p == s.trigger_psn and pkt.xmits > 1 and self._trim_of_this_copy(pkt, s.ev_echo))):
                 pkt.trim_ns = now_ns
+                self._trim_seen_ns = now_ns
                 if pkt.ev >= 0:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
                     # the path's queue is at its trim threshold: the spray skips it once, as for an ECN echo

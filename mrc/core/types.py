@@ -100,6 +100,7 @@ class QpCounters:
     retx_rack: int = 0  # SACK hole / RACK time-based loss
     retx_trim: int = 0  # trim NACK
     retx_trim_ahead: int = 0  # of those: the packet holding the cumulative ACK, trimmed again, resent ahead of data
+    retx_lost_as_data: int = 0  # rack/timeout resends sent as data, not ahead: the QP's packets were being trimmed
     retx_nak: int = 0  # RC go-back-N after a PSN sequence error NAK
     acks_sent: int = 0
     acks_received: int = 0

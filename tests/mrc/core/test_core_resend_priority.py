@@ -7,6 +7,7 @@ Frames are read off the simulated wire (every frame the requester sends, decoded
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -18,9 +19,10 @@ from mrc.wire.codec import decode_frame
 
 
 def _sent_data(paths: list[PathSpec], attr: QpAttr, size: int = 2 << 20,
-               causes: dict[int, list[str]] | None = None) -> dict[int, list[int]]:
+               causes: dict[int, list[str]] | None = None, counters: dict | None = None) -> dict[int, list[int]]:
     """Run a ``size``-byte write; PSN -> the DSCP of each copy the requester sent, in order (and in
-    ``causes``, PSN -> the cause of each resend: "rack", "timeout", "trim")."""
+    ``causes``, PSN -> the cause of each resend: "rack", "timeout", "trim"; in ``counters``, the
+    requester's counters at the end)."""
     p = make_pair(paths, attr=attr, buf_len=size)
     out: dict[int, list[int]] = {}
     send = p.net._send
@@ -44,6 +46,8 @@ def _sent_data(paths: list[PathSpec], attr: QpAttr, size: int = 2 << 20,
     data = random.Random(7).randbytes(size)
     transfer(p, [(1, data, p.mr.base_va, None)])
     assert bytes(p.mr.buf[:size]) == data
+    if counters is not None:
+        counters.update(dataclasses.asdict(req.counters))
     return out
 
 
@@ -68,19 +72,24 @@ def test_resend_dscp_none_keeps_the_evs_dscp():
 
 
 def test_a_trimmed_packets_resend_keeps_the_data_dscp():
-    """One slow path that trims above 2 full frames: trims are resent as data, and the few packets RACK
-    finds lost meanwhile (spurious verdicts on the slow path) with DSCP_RESEND."""
+    """One slow path that trims above 2 full frames: trims are resent as data, and so are the packets RACK
+    finds lost within an srtt of a trim the QP acted on (``retx_lost_as_data``: its packets are being
+    trimmed, the "lost" one is most likely queued behind them); the other packets found lost with
+    DSCP_RESEND."""
     paths = [PathSpec(delay_ns=20_000, rate_bps=10e9) for _ in range(4)]
     paths[1] = PathSpec(delay_ns=20_000, rate_bps=1e9, trim_bytes=2 * 4200)
     causes: dict[int, list[str]] = {}
-    sent = _sent_data(paths, QpAttr(ack_timeout=12, cc="none"), causes=causes)
-    by_cause: dict[str, set[int]] = {}
+    ctr: dict = {}
+    sent = _sent_data(paths, QpAttr(ack_timeout=12, cc="none"), causes=causes, counters=ctr)
+    by_cause: dict[str, list[int]] = {}
     for psn, cs in causes.items():
         for cause, dscp in zip(cs, sent[psn][1:], strict=True):
-            by_cause.setdefault(cause, set()).add(dscp)
-    assert by_cause.get("trim") == {F.DSCP_DATA}, by_cause
+            by_cause.setdefault(cause, []).append(dscp)
+    assert set(by_cause.get("trim", ())) == {F.DSCP_DATA}, by_cause
     assert by_cause.keys() <= {"trim", "rack", "timeout"}
-    assert all(by_cause[c] == {F.DSCP_RESEND} for c in by_cause if c != "trim"), by_cause
+    lost = [x for c in ("rack", "timeout") for x in by_cause.get(c, ())]
+    assert set(lost) <= {F.DSCP_DATA, F.DSCP_RESEND}
+    assert lost.count(F.DSCP_DATA) == ctr["retx_lost_as_data"] > 0, (lost, ctr["retx_lost_as_data"])
 
 
 def test_resend_dscp_is_validated():
