@@ -27,8 +27,7 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                message latency, srtt, trims; the ratios without / with.
   incast       the same comparison on examples/sim/incast-63.yaml (63 -> 1 at 100 Gb/s, NSCC, ~25 s a run),
                --incast-seeds seeds (1): completion, FCT, message p99, srtt, EVs retired (the scenario has no
-               fault: every one would be healthy; 0 since 2026-12-05, docs/simulation.md "Solved").  Its
-               srtt floor prints the rule's cost there (FAIL: +22%).
+               fault: every one would be healthy; 0 since 2026-12-05, docs/simulation.md "Solved").
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.

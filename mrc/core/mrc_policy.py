@@ -173,7 +173,7 @@ class MrcRequester(Requester):
         the longest flow stall fell from 830 to 401 ms (mean of the seeds), message p99 from 1,437 to
         1,218 ms, the QPs' srtt unchanged (103 vs 107 ms).  With NSCC it rarely fires, but in a simulated
         63 -> 1 incast, whose downlink queue stays at its threshold, it fires ~2,100 times a run and
-        costs 4% of FCT and 22% of srtt.  Sending every packet trimmed twice ahead (not only the
+        costs 2.4% of FCT and 7% of srtt.  Sending every packet trimmed twice ahead (not only the
         one holding the ACK) cut p99 further (956 ms) but raised every QP's srtt by 58%: that much
         data outside the queue estimate lengthens everyone's queues.  At most one packet of a QP
         qualifies at a time, and it is still sent within the congestion window (docs/protocol.md,
