@@ -28,11 +28,14 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
   incast       the same comparison on examples/sim/incast-63.yaml (63 -> 1 at 100 Gb/s, NSCC, ~25 s a run),
                --incast-seeds seeds (1): completion, FCT, message p99, srtt, EVs retired (the scenario has no
                fault: every one would be healthy; 0 since 2026-12-05, docs/simulation.md "Solved").
+  incast-127   the same on examples/sim/incast-127.yaml (127 -> 1, ~45 s a run), past the ~46:1 at which the
+               trimmed headers alone fill the receiver's link: it still retires healthy EVs (~40 a run, in
+               its first 100 us; docs/simulation.md "What is left"), and its floor FAILs until that is solved.
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.
 
-    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested,incast] [--json]
+    python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested,incast,incast-127] [--json]
     python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
 """
 from __future__ import annotations
@@ -54,9 +57,9 @@ from mrc_fabric.sim import run_sim
 
 MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
-CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "congested", "incast")
-# scale-failure (~10 min) is opt-in; incast runs one seed per setting by default (~25 s a run)
-DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested", "incast")
+CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "congested", "incast", "incast-127")
+# scale-failure (~10 min) is opt-in; the incasts run one seed per setting by default (~10 s and ~45 s a run)
+DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested", "incast", "incast-127")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sim")
 
 
@@ -240,6 +243,10 @@ def case_incast(a: argparse.Namespace) -> dict:
     return _trim_ahead_case("incast", "incast-63.yaml", a.incast_seeds)
 
 
+def case_incast_127(a: argparse.Namespace) -> dict:
+    return _trim_ahead_case("incast-127", "incast-127.yaml", a.incast_seeds)
+
+
 def _sig(x: float) -> float:
     """``x`` to 4 significant digits (one case is in ms, the other in us: both print in ms)."""
     return float(f"{x:.4g}")
@@ -407,7 +414,7 @@ def run_case(name: str, a: argparse.Namespace) -> dict:
     t0, c0 = time.monotonic(), time.process_time()
     fn = {"permutation": case_permutation, "link-failure": case_link_failure, "allreduce": case_allreduce,
           "scale": case_scale, "scale-failure": case_scale_failure, "congested": case_congested,
-          "incast": case_incast}[name]
+          "incast": case_incast, "incast-127": case_incast_127}[name]
     out = fn(a)
     out["case_wall_s"] = round(time.monotonic() - t0, 1)
     out["case_cpu_s"] = round(time.process_time() - c0, 1)
@@ -479,7 +486,7 @@ def show(r: dict) -> None:
                   f"(link back after {r['reroute_us']} us); their FCT +{y['extra_fct_us_max']} us max against the same "
                   f"flow without the failure; FCT mean/p99/max {y['fct_mean_us']}/{y['fct_p99_us']}/{y['fct_max_us']} us, "
                   f"without the failure {yc['fct_mean_us']}/{yc['fct_p99_us']}/{yc['fct_max_us']} us")
-    elif c in ("congested", "incast"):
+    elif c in ("congested", "incast", "incast-127"):
         print(f"  {r['scenario']}")
         for label in ("with", "without"):
             x = r[label]
@@ -515,7 +522,8 @@ def main() -> int:
     ap.add_argument("--scale-modes", default="mrc,rc", help="scale-failure: mrc, rc or mrc,rc")
     ap.add_argument("--save-raw", default="", help="scale-failure: write each run's raw result here (JSON)")
     ap.add_argument("--congested-seeds", type=int, default=6, help="congested: seeds per setting (~5 s a run)")
-    ap.add_argument("--incast-seeds", type=int, default=1, help="incast: seeds per setting (~25 s a run)")
+    ap.add_argument("--incast-seeds", type=int, default=1,
+                    help="incast, incast-127: seeds per setting (~10 s, ~45 s a run)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
