@@ -788,13 +788,24 @@ class MrcRequester(Requester):
     def _confirm_ns(self, e: EvEntry) -> int:
         """How long a suspect EV has to show it is alive: two of its RTTs (srtt + 4 x rttvar), at least
         two of the QP's -- a probe waits behind the same queues as the data; an EV that has not had a
-        sample yet, four of the QP's (nothing says how long its path is); before the QP's first RTT
-        sample, the ACK timeout, the one bound on a round trip it has (as ``_pto``) [ours: it was the
-        reordering floor, 4 us, and in a simulated 63 -> 1 incast, whose first ACKs are all for trimmed
-        packets and carry no sample, ~50 healthy EVs a run were retired within 40 us of the start]."""
+        sample yet, four of the QP's (nothing says how long its path is) -- and the QP's retransmission
+        timeout if the QP acted on a trim within an srtt of the suspicion or since; before the QP's
+        first RTT sample, the ACK timeout, the one bound on a round trip it has (as ``_pto``) [ours: it
+        was the reordering floor, 4 us, and in a simulated 63 -> 1 incast, whose first ACKs are all for
+        trimmed packets and carry no sample, ~50 healthy EVs a run were retired within 40 us of the
+        start].  The timeout under trims [ours, 2026-12-05]: the QP's packets are being trimmed, so a
+        queue its paths share is full and the probe waits behind its headers; in a 127 -> 1 incast the
+        QP's srtt was its first sample (later ACKs report trims, which carry none), 12-17 us, and the
+        probes of EVs without a sample of their own waited behind the headers at the receiver's
+        downlink and the SACKs on its uplink past 4 x that: 41 healthy EVs retired in the first 100 us,
+        none with this.  A suspect EV is out of the spray from the verdict on and what it had in flight
+        is resent when it goes quiet (``_lose``), so a longer wait delays the retirement, not the
+        recovery."""
         if not e.srtt:
             if not self.srtt:
                 return max(self.timeout_ns, self.attr.reorder_min_ns)
+            if e.suspect_ns and self._trim_seen_ns >= e.suspect_ns - self.srtt:
+                return max(4 * self.srtt, self.timeout_ns, self.attr.reorder_min_ns)
             return max(4 * self.srtt, self.attr.reorder_min_ns)
         return max(2 * (e.srtt + 4 * e.rttvar), 2 * self.srtt, self.attr.reorder_min_ns)
 
@@ -807,14 +818,14 @@ class MrcRequester(Requester):
         ents = self.evset.entries
         for i in self._watched_evs():
             e = ents[i]
-            if e.suspect_ns and now_ns >= e.suspect_ns + self._confirm_ns(e):
+            if e.suspect_ns and now_ns >= e.suspect_ns + (conf := self._confirm_ns(e)):
                 alive = self.ev_ack_ns[i] > e.suspect_ns
                 suspect_ns, probe_rid = e.suspect_ns, e.probe_req_id
                 e.suspect_ns = 0
                 if not alive:
                     if self.evset.mark_bad(i, now_ns, "rack"):
                         d = self._suspicion.pop(i, None) or {"ev": i, "port": e.port}
-                        d.update(retired_ns=now_ns, suspect_ns=suspect_ns, confirm_ns=self._confirm_ns(e),
+                        d.update(retired_ns=now_ns, suspect_ns=suspect_ns, confirm_ns=conf,
                                  since_ev_delivery_at_retire_ns=now_ns - self.ev_ack_ns[i],
                                  probe_sent_ns=e.probe_sent_ns if e.probe_sent_ns >= suspect_ns else None,
                                  probe_unanswered=probe_rid >= 0)

@@ -52,7 +52,9 @@ def test_probe_period_without_rtt_sample_is_the_ack_timeout():
 def test_a_suspect_ev_has_the_ack_timeout_to_answer_before_the_first_rtt_sample():
     """Before any RTT sample (in an incast the first ACKs all report trims and carry none), a suspect EV
     gets the ACK timeout to show life, not the 4 us reordering floor that retired healthy EVs in the
-    first 40 us of a simulated 63 -> 1 incast; with samples, its RTTs decide."""
+    first 40 us of a simulated 63 -> 1 incast; an EV without a sample of its own, four of the QP's RTTs,
+    or the QP's timeout while the QP is acting on trims (the 127 -> 1 incast); with samples, its RTTs
+    decide."""
     ep = Endpoint(GID_A, [1])
     qp = ep.create_qp([(srv6_carrier(1, 2, 3, 4), 1)], QpAttr(ack_timeout=8, reorder_min_ns=4_000))
     r = qp.requester
@@ -60,6 +62,14 @@ def test_a_suspect_ev_has_the_ack_timeout_to_answer_before_the_first_rtt_sample(
     assert r.srtt == 0 and r._confirm_ns(e) == 1024 << 8  # 262 us
     r.srtt = 30_000  # the QP has a sample, this EV none: four of the QP's RTTs
     assert r._confirm_ns(e) == 120_000
+    # ... and the QP's retransmission timeout while it acts on trims (a queue its paths share is
+    # full; the probe waits behind its headers): within an srtt of the suspicion or since
+    e.suspect_ns = 500_000
+    r._trim_seen_ns = 500_000 - 40_000
+    assert r._confirm_ns(e) == 120_000
+    r._trim_seen_ns = 500_000 - 20_000
+    assert r._confirm_ns(e) == r.timeout_ns == 1024 << 8
+    e.suspect_ns = 0
     e.rtt_sample(20_000)
     assert r._confirm_ns(e) == max(2 * (e.srtt + 4 * e.rttvar), 60_000)
 
