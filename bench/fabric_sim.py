@@ -29,8 +29,8 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                --incast-seeds seeds (1): completion, FCT, message p99, srtt, EVs retired (the scenario has no
                fault: every one would be healthy; 0 since 2026-12-05, docs/simulation.md "Solved").
   incast-127   the same on examples/sim/incast-127.yaml (127 -> 1, ~45 s a run), past the ~46:1 at which the
-               trimmed headers alone fill the receiver's link: it still retires healthy EVs (~40 a run, in
-               its first 100 us; docs/simulation.md "What is left"), and its floor FAILs until that is solved.
+               trimmed headers alone fill the receiver's link (0 healthy EVs retired since 2026-12-05; the
+               trim-ahead rule's srtt floor FAILs there: +19%; docs/simulation.md "127 -> 1").
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.
