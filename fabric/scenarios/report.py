@@ -236,7 +236,7 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "retransmissions": dict(retx), "retransmissions_total": sum(retx.values()),
         "trims_received": ctr["trims_received"], "ecn_echoes": ctr["ecn_echoes"],
         "trim_resends_ahead": ctr["retx_trim_ahead"],
-        "lost_resends_as_data": ctr.get("retx_lost_as_data", 0),
+        "lost_resends_as_data": ctr["retx_lost_as_data"],
         "duplicates_received": ctr["duplicates_received"], "timeouts": ctr["timeouts"],
         "data_packets_sent": ctr["data_packets_sent"], "cnps": ctr["cnps_received"],
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),

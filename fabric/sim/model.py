@@ -68,7 +68,7 @@ class Port:
         # that many times the data depth and the resend queue the data depth, as on the fabric), the
         # departure times of those in it (kept only when bounded) and its tail drops: p* the top
         # queue's, r* the resend queue's
-        self.pcap = self.rcap = _BIG
+        self.pcap = self.rcap = PRIO_UNBOUNDED
         self.pdeps: deque[float] = deque()
         self.ptail = 0
         self.rdeps: deque[float] = deque()

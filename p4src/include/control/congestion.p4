@@ -31,8 +31,9 @@
  *   0xc0-0xc2) go to priority 7 as well, as NDP's priority queue carries headers, ACKs and NACKs:
  *   they are not counted in the data-queue estimate and never dropped early on it, so the feedback
  *   a sender acts on neither waits behind data nor is lost to a full data queue.
- * Resends: an MRC data packet with DSCP_RESEND (a sender's resend after a loss verdict; of a trim's
- *   resends only the packet holding the sender's cumulative ACK, from its second trim) goes to
+ * Resends: an MRC data packet with DSCP_RESEND (a sender's resend after a loss verdict, unless its
+ *   packets are being trimmed; of a trim's resends only the packet holding the sender's cumulative
+ *   ACK, from its second trim) goes to
  *   PRIORITY_RESEND (6), ahead of the data queue: not counted in the estimate, never trimmed or
  *   dropped early.  It is what a flow's cumulative ACK waits for.
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
