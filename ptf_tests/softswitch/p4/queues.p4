@@ -1,10 +1,11 @@
 /* Priority queues: standard_metadata.priority comes from the packet; egress copies the queue
- * metadata (enq_qdepth, deq_timedelta, qid source) into the packet so a test can see them. */
+ * metadata (enq_qdepth, deq_timedelta, enq_timestamp) into the packet so a test can see them. */
 #include <core.p4>
 #include <v1model.p4>
 #include "common.p4"
 
-header q_t { bit<8> prio; bit<8> seq; bit<8> out_prio; bit<8> pad; bit<32> enq_qdepth; bit<32> deq_timedelta; }
+header q_t { bit<8> prio; bit<8> seq; bit<8> out_prio; bit<8> pad; bit<32> enq_qdepth; bit<32> deq_timedelta;
+             bit<32> enq_timestamp; }
 struct headers_t { ethernet_t eth; q_t q; }
 struct meta_t { }
 
@@ -31,6 +32,7 @@ control E(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         h.q.out_prio = (bit<8>) sm.priority;
         h.q.enq_qdepth = (bit<32>) sm.enq_qdepth;
         h.q.deq_timedelta = sm.deq_timedelta;
+        h.q.enq_timestamp = sm.enq_timestamp;
     }
 }
 
