@@ -8,7 +8,7 @@ from collections.abc import Callable
 from mrc.core.nscc import NsccConfig  # the one NSCC configuration type (defaults, for_network, validate)
 
 from .constants import CC_ALGO_NSCC, AttrOpt, CcProfileAttrMask, ProfileState
-from .errors import MrcCtlError, einval
+from .errors import MrcCtlError, einval, enum_arg
 from .fmt_profile import check_transition
 from .types import CcProfileAttr, DeviceAttr, vendor_cfg_bytes
 
@@ -38,7 +38,7 @@ class CcProfile:
         if mask & M.CUR_STATE:
             raise einval(f"CC profile {pid}: CUR_STATE is read-only")
         cur = self.state
-        new = ProfileState(attr.profile_state) if mask & M.STATE else cur
+        new = enum_arg(ProfileState, attr.profile_state, "profile_state") if mask & M.STATE else cur
         check_transition(f"CC profile {pid}", cur, new)
         if cur == S.INIT and new == S.INIT and mask & ~M.STATE:
             raise einval(f"CC profile {pid} is INIT: configure it in the INIT -> OFFLINE call")

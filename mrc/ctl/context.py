@@ -24,7 +24,7 @@ from .constants import (
     PortAttrMask,
     ProfileState,
 )
-from .errors import MrcCtlError, einval
+from .errors import MrcCtlError, einval, enum_arg
 from .ev_profile import EvProfile, EvProfileEnv
 from .events import EvEvent, EvEventCq
 from .fmt_profile import EvFmtProfile
@@ -95,7 +95,7 @@ class MrcCtlContext:
         self._check_port(port_num)
         self._check_mask(attr_mask, PortAttrMask.ADMIN_STATE, "port")
         if attr_mask & PortAttrMask.ADMIN_STATE:
-            state = PortAdminState(attr.port_admin_state)
+            state = enum_arg(PortAdminState, attr.port_admin_state, "port_admin_state")
             self._port_admin[port_num] = state
             if state == PortAdminState.DISABLED:
                 self.port_down(port_num)

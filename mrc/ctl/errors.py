@@ -27,3 +27,12 @@ class MrcCtlError(OSError):
 def einval(message: str) -> MrcCtlError:
     """Shorthand for the most common failure: an invalid argument."""
     return MrcCtlError(_errno.EINVAL, message)
+
+
+def enum_arg(cls, value, what: str):
+    """``cls(value)`` for an enum field of an attribute; EINVAL (not a bare ValueError) when ``value``
+    is none of the header's values, as every other bad argument."""
+    try:
+        return cls(value)
+    except (ValueError, TypeError):
+        raise einval(f"{what} {value!r} is not a valid {cls.__name__}") from None

@@ -24,7 +24,7 @@ from .constants import (
     EvState,
     ProfileState,
 )
-from .errors import MrcCtlError, einval
+from .errors import MrcCtlError, einval, enum_arg
 from .events import EvEvent
 from .expansion import Expander, WireEv, wire_ev
 from .fmt_profile import EvFmtProfile, check_transition
@@ -104,7 +104,7 @@ class EvProfile:
         if mask & M.EV_OP and mask & M.EV_FIELDS_OP:
             raise einval(f"EV profile {pid}: EV_OP and EV_FIELDS_OP are mutually exclusive")
         cur = self.state
-        new = ProfileState(attr.profile_state) if mask & M.STATE else cur
+        new = enum_arg(ProfileState, attr.profile_state, "profile_state") if mask & M.STATE else cur
         check_transition(f"EV profile {pid}", cur, new)
         ev_op = attr.ev_op.op if mask & M.EV_OP else None
         fields_op = attr.ev_fields_op.op if mask & M.EV_FIELDS_OP else None
@@ -127,7 +127,7 @@ class EvProfile:
         dev = self.env.device.ev
         mode = self.mode
         if mask & M.MODE:
-            mode = EvMode(attr.ev_mode)
+            mode = enum_arg(EvMode, attr.ev_mode, "ev_mode")
             if mode not in (EvMode.AUTO, EvMode.EXP, EvMode.GEN):
                 raise einval(f"EV mode {attr.ev_mode!r} must be exactly one of AUTO, EXP, GEN")
             if not mode & dev.ev_mode_mask:
@@ -144,7 +144,7 @@ class EvProfile:
         vendor_cfg = vendor_cfg_bytes(attr.vendor_cfg, f"EV profile {pid}") if mask & M.VENDOR_CFG \
             else self.vendor_cfg
         min_active = attr.ev_min_active if mask & M.MIN_ACTIVE else self.ev_min_active
-        event_mask = EvState(attr.ev_event_mask) if mask & M.EVENT_MASK else self.ev_event_mask
+        event_mask = enum_arg(EvState, attr.ev_event_mask, "ev_event_mask") if mask & M.EVENT_MASK else self.ev_event_mask
         if event_mask is not None and event_mask & ~EVENT_STATES:
             raise einval(f"ev_event_mask {event_mask!r}: only GOOD and ASSUMED_BAD can be monitored")
         fields = tuple(attr.ev_fields_op.fields) if fields_op == EvFieldsOp.MODIFY_FIELDS else self.fields

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .constants import EvFmtMode, EvFmtOp, EvFmtProfileAttrMask, ProfileState
-from .errors import MrcCtlError, einval
+from .errors import MrcCtlError, einval, enum_arg
 from .expansion import validate_fmt_fields
 from .types import EvFmtField, EvFmtOpArgs, EvFmtProfileAttr, vendor_cfg_bytes
 
@@ -41,7 +41,7 @@ class EvFmtProfile:
         if mask & M.CUR_STATE:
             raise einval("EV format profile: CUR_STATE is read-only")
         cur = self.state
-        new = ProfileState(attr.profile_state) if mask & M.STATE else cur
+        new = enum_arg(ProfileState, attr.profile_state, "profile_state") if mask & M.STATE else cur
         check_transition(f"EV format profile {self.profile_id}", cur, new)
         op = attr.ev_fmt_op.op if mask & M.OP else None
         if cur == S.INIT and new != S.OFFLINE and mask & ~M.STATE:
@@ -53,7 +53,7 @@ class EvFmtProfile:
                 raise MrcCtlError(errno.EBUSY, f"EV format profile {self.profile_id}: an EV profile using it is ONLINE")
         mode = self.mode
         if mask & M.MODE:
-            mode = EvFmtMode(attr.ev_fmt_mode)
+            mode = enum_arg(EvFmtMode, attr.ev_fmt_mode, "ev_fmt_mode")
             if mode not in (EvFmtMode.STEV, EvFmtMode.SRV6, EvFmtMode.UDP):
                 raise einval(f"EV format mode {attr.ev_fmt_mode!r} must be exactly one of STEV, SRV6, UDP")
             if not mode & self.allowed_modes:

@@ -471,3 +471,17 @@ def test_port_down_forces_assumed_bad_past_floor(ctx: MrcCtlContext) -> None:
     assert moved == 2 and all(prof.states[i] == EvState.ASSUMED_BAD for i, ev in enumerate(prof.evs)
                               if ev.port == 1)
     assert ctx.port_status_mask() == 0b11100
+
+
+def test_enum_values_outside_the_header_are_einval(ctx: MrcCtlContext) -> None:
+    """A state or admin value that is none of the header's enum values is EINVAL like any other bad
+    argument, not a Python ValueError."""
+    from mrc.ctl import CcProfileAttr, CcProfileAttrMask, PortAttr, PortAttrMask
+
+    assert errno_of(ctx.modify_ev_fmt_profile, 3, EvFmtProfileAttr(profile_state=7), FM.STATE) == errno.EINVAL
+    assert errno_of(ctx.modify_ev_profile, 1, EvProfileAttr(profile_state=7), M.STATE) == errno.EINVAL
+    assert errno_of(ctx.modify_cc_profile, 1, CcProfileAttr(profile_state=7), CcProfileAttrMask.STATE) == errno.EINVAL
+    assert errno_of(ctx.modify_port, 1, PortAttr(9), PortAttrMask.ADMIN_STATE) == errno.EINVAL
+    # nothing changed on the way
+    ctx.modify_ev_fmt_profile(3, EvFmtProfileAttr(profile_state=S.OFFLINE, ev_fmt_mode=EvFmtMode.UDP),
+                              FM.STATE | FM.MODE)
