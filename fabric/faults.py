@@ -60,7 +60,7 @@ PLANE = Param("plane", int, help="NIC port (= plane), 1-based")
 METHOD = Param("method", help="stop: kill the switch process; links: take every link of the spine down",
                positional=False, default="stop")
 UP = Param("up", bool, help="admin state to set (true = up)", positional=False, default=False)
-LOSS = Param("loss", float, help="fraction of packets the link drops silently (0..1)")
+LOSS = Param("loss", float, help="fraction of packets the link drops silently, in (0, 1]")
 RATE = Param("rate", float, help="fraction of its line rate the link keeps (0..1]")
 
 
