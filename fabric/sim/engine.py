@@ -59,8 +59,9 @@ class SimFaults:
         self.sim, self.fab = sim, sim.fab
 
     def set_link(self, a: str, b: str, up: bool) -> None:
+        now = self.sim.now
         for p in self.fab.link_ports(a, b):
-            p.up = up
+            p.set_state(now, up=up)
         self.sim.link_changed(a, b, up)
 
     def host_link(self, host: str, plane: int) -> tuple[str, str]:
@@ -82,8 +83,8 @@ class SimFaults:
         st.running = running
         for (n, p), q in self.fab.ports.items():
             if n == switch:  # a stopped switch neither sends nor receives: every link goes dark
-                q.up = running
-                self.fab.ports[(q.peer, q.peer_port)].up = running
+                q.set_state(self.sim.now, up=running)
+                self.fab.ports[(q.peer, q.peer_port)].set_state(self.sim.now, up=running)
                 self.sim.link_changed(f"{n}:{p}", f"{q.peer}:{q.peer_port}", running)
 
     def switch_stop(self, switch: str) -> None:
@@ -96,8 +97,8 @@ class SimFaults:
         p = self.fab.ports.get((switch, port))
         if p is None or p.sw is None:
             raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
-        p.admin_up = up
-        self.fab.ports[(p.peer, p.peer_port)].admin_up = up
+        p.set_state(self.sim.now, admin_up=up)
+        self.fab.ports[(p.peer, p.peer_port)].set_state(self.sim.now, admin_up=up)
         self.sim.note_link(p.owner, p.peer, up)
 
     def link_loss(self, a: str, b: str, loss: float) -> None:
@@ -534,7 +535,13 @@ class SimRun:
             self.now = tt
             if kind == _EV_DATA:
                 r: Route = a
-                if b < len(r.ports):
+                pp = r.ports[b - 1]  # the port the frame left by (hop 0 is enqueued at the send)
+                if pp.dark_from >= 0 and pp.lost_in_queue(tt, len(c[0])):
+                    sw = pp.sw
+                    if sw is not None:
+                        sw.drops[DROP_LINK_DOWN if sw.running else DROP_SWITCH_DOWN] += 1
+                    self._dead(pp, r, tt)
+                elif b < len(r.ports):
                     self._enqueue(r.ports[b], r, b, c[0], c[1], tt)
                 elif r.drop:
                     fab.switches[r.drop_at].drops[r.drop] += 1

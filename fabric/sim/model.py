@@ -49,7 +49,8 @@ class Port:
     packets) and the resend queue below it (6: data resent after a loss verdict) --, the program's
     thresholds (packets), line rate and propagation delay."""
 
-    __slots__ = ("admin_up", "base_ns_per_byte", "delay_ns", "deps", "drop_thr", "ecn_thr", "free", "loss",
+    __slots__ = ("admin_up", "base_ns_per_byte", "dark_from", "dark_until", "delay_ns", "deps", "drop_thr",
+                 "ecn_thr", "free", "loss",
                  "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "rcap",
                  "rdeps", "rfree", "rtail", "sw", "trim_thr", "tx", "up")
 
@@ -75,9 +76,33 @@ class Port:
         self.rtail = 0
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
+        # the latest time the port could not send, [dark_from, dark_until) in ns (empty: never): a frame
+        # still queued here when it went dark is lost, as on a real port, not only those offered after
+        self.dark_from = self.dark_until = -1.0
         self.loss = 0.0  # grey failure: silent drop probability
         self.tx = 0
         self.sw = sw
+
+    def set_state(self, now: float, up: bool | None = None, admin_up: bool | None = None) -> None:
+        """Carrier (``up``) and/or administrative state changed at ``now``; keeps the dark interval."""
+        was = self.up and self.admin_up
+        if up is not None:
+            self.up = up
+        if admin_up is not None:
+            self.admin_up = admin_up
+        lit = self.up and self.admin_up
+        if was and not lit:
+            self.dark_from, self.dark_until = now, float("inf")
+        elif lit and not was:
+            self.dark_until = now
+
+    def lost_in_queue(self, arrive_ns: float, nbytes: int) -> bool:
+        """A frame of ``nbytes`` that this port scheduled to arrive at the far end at ``arrive_ns`` had
+        not begun to leave when the port went dark (it left the queue before: it is on the wire)."""
+        if self.dark_from < 0:
+            return False
+        start = arrive_ns - 1 - self.delay_ns - nbytes * self.ns_per_byte
+        return self.dark_from <= start < self.dark_until
 
     def depth(self, now: float) -> int:
         """Packets in the data queue at ``now``."""
