@@ -1,7 +1,7 @@
 """mrc-perf: an ib_write_bw-like measurement between two endpoints (client writes, server receives).
 
 Bootstrap (see :mod:`mrc.endpoint.bootstrap`), three messages each way:
-  client ``hello`` {gid, port MACs, mode, encap, mtu, mpr, qps, size, imm, seed, verify}
+  client ``hello`` {protocol version, gid, port MACs, mode, encap, mtu, mpr, qps, size, imm, seed, verify, cc, nscc}
   server ``accept`` {gid, port MACs, qpns, start PSNs, va, rkey}   (its QPs exist, not yet connected)
   client ``connect`` {qpns, start PSNs}  -> server connects, answers ``ready``
   ... RDMA writes ...
