@@ -12,7 +12,7 @@ The link rate (``set_link_rate``, softswitch only) is the port's serialisation: 
 when an idle port gets a packet, and a backlog may catch up slots a late wake-up missed, so its
 average is exact too.  A link rate in bits/s (``set_link_bps``, softswitch only) serialises the
 same way but charges each frame its bytes on the wire (frame + ``WIRE_OVERHEAD``): a 100-byte ACK
-then costs a link 1/80 of an 8 KiB data frame instead of a whole frame slot.  The frame is charged
+then costs a link about 1/66 of an 8 KiB data frame instead of a whole frame slot.  The frame is charged
 its length at dequeue; when egress makes it shorter (``truncate``: a trimmed packet) or drops it,
 the packet loop refunds the difference (``PortQueues.refund``), so a trimmed header costs its own
 bytes as on a real switch, where it is serialised after egress.
@@ -121,6 +121,7 @@ class TrafficManager:
         self.default_rate_pps = default_rate_pps
         self.default_link_rate_pps = 0
         self.default_link_bps = 0
+        self.default_link_delay_us = 0
         self.ports: dict[int, PortQueues] = {}
         self.total = 0  # packets queued over all ports
         self._ready: list[PortQueues] = []  # ports with count > 0
@@ -133,6 +134,9 @@ class TrafficManager:
             pq = PortQueues(port, self.default_depth, self.default_rate_pps, self.default_link_rate_pps)
             if self.default_link_bps:
                 pq.set_link_bps(self.default_link_bps)
+            if self.default_link_delay_us:
+                pq.link_delay_us = self.default_link_delay_us
+                pq.refresh_direct()
             self.ports[port] = pq
         return pq
 
@@ -179,9 +183,12 @@ class TrafficManager:
             pq.set_link_bps(bps)
 
     def set_link_delay(self, delay_us: int, port: int | None = None) -> None:
-        """Fixed delay applied to every frame of ``port`` (all known ports if None) after dequeue."""
+        """Fixed delay applied to every frame of ``port`` (all ports and the default if None) after
+        dequeue."""
         if delay_us < 0:
             raise ValueError(f"link delay must be >= 0, got {delay_us}")
+        if port is None:
+            self.default_link_delay_us = delay_us
         for pq in ([self.port(port)] if port is not None else list(self.ports.values())):
             pq.link_delay_us = delay_us
             pq.refresh_direct()

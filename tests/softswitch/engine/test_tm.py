@@ -197,3 +197,14 @@ def test_link_bps_default_applies_to_ports_created_later():
     tm = TrafficManager()
     tm.set_link_bps(1_000_000)
     assert tm.stats(9)[0]["link_bps"] == 1_000_000
+
+
+def test_link_delay_default_applies_to_ports_created_later():
+    """``--link-delay US`` (no port) is given before any port exists: ports created later take it,
+    as with the other all-port settings; a port's own value still wins."""
+    tm = TrafficManager()
+    tm.set_link_delay(500)
+    tm.set_link_delay(20, 4)
+    assert tm.port(3).link_delay_us == 500 and tm.port(4).link_delay_us == 20
+    tm.set_link_delay(0)
+    assert tm.port(3).link_delay_us == 0 and tm.port(8).link_delay_us == 0
