@@ -169,10 +169,11 @@ class SimSpec:
     stev_mode: str = STEV_EV_DIRECT  # STEV/UDP leaves: ev_direct (the EV picks the spine) or ecmp (flow hash)
     rc_path: str = "hash"  # RC baseline's pinned path: hash (as ECMP hashing, collisions included) or even
     evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
-    shuffle_evs: bool = True  # MRC: each QP sprays its EVs in its own (seeded) order, not all in plan order
+    shuffle_evs: bool = True  # MRC: each host pair's EV profile sprays in its own (seeded) order, not plan order
     linger_s: float = 0.0  # keep simulating this long after the traffic completes (probes, faults' undoing)
-    # switch ports' strict-priority queue (trimmed headers, control, resends) holds this many times the
-    # data depth, tail-dropping beyond, as mrc_switch.p4's top queue does on the fabric (4); 0: unbounded
+    # switch ports' top strict-priority queue (7: trimmed headers, control) holds this many times the data
+    # depth and the resend queue (6) the data depth, each tail-dropping beyond, as mrc_switch.p4's queues
+    # do on the fabric (4); 0: both unbounded
     priority_queue_factor: int = 0
 
 
