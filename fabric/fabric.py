@@ -28,7 +28,7 @@ from controller.topology import Link, Topology, load_topology
 from . import netbuild, supervise, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
-from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target
+from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target, push_pipeline
 
 DEFAULT_RUNTIME_OFFSET = 1000
 PortAdminHook = Callable[[str, int, bool], None]
@@ -214,13 +214,31 @@ class Fabric:
             self._save()
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
         target = get_target(self.target or DEFAULT_TARGET)
-        if not target.shapes_at_start:  # e.g. bmv2: queue settings over its runtime port once it runs
-            for name in self.topo.switches:
-                for p in self.topo.ports_of(name):
-                    v = self.topo.link_at(name, p).props
-                    if v.queue_depth or v.rate_pps or v.delay_us:
-                        self.shape(name, p, link_rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
-                                   delay_us=v.delay_us or None)
+        if target.shapes_at_start:
+            return
+        # e.g. bmv2: queue settings over its runtime port once it runs
+        todo = [(name, p, self.topo.link_at(name, p).props) for name in self.topo.switches
+                for p in self.topo.ports_of(name)]
+        todo = [(name, p, v) for name, p, v in todo if v.queue_depth or v.rate_pps or v.delay_us]
+        if todo and target.shapes_need_pipeline:
+            self._load_pipelines(target, sorted({name for name, _p, _v in todo}))
+        for name, p, v in todo:
+            self.shape(name, p, link_rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
+                       delay_us=v.delay_us or None)
+
+    def _load_pipelines(self, target, names: list[str]) -> None:
+        """Load the default pipeline into switches that must run one before they can be shaped
+        (``Target.shapes_need_pipeline``); the controller finds it running (same cookie) and keeps it."""
+        try:
+            cfg = target.pipeline()
+        except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
+            raise FabricError(f"{target.name}: no pipeline to load before shaping the links: {e}") from None
+        for name in names:
+            rec = self.state.procs[name]
+            try:
+                push_pipeline(name, f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id, cfg)
+            except TargetError as e:
+                raise FabricError(str(e)) from None
 
     # -- teardown ---------------------------------------------------------------------------------
     def down(self) -> list[str]:

@@ -24,7 +24,7 @@ import grpc
 from google.protobuf import text_format
 
 from controller.session import SessionError
-from mrc_fabric.targets import TARGETS, Target, get_target, selected_target
+from mrc_fabric.targets import TARGETS, Target, get_target, push_pipeline, selected_target
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         for proc, addr in procs:
             wait_grpc(addr, proc)
         if not target.shapes_at_start:
+            if target.shapes_need_pipeline:  # bmv2: its CLI needs a loaded pipeline (the tests push it again)
+                push_pipeline("s1", addr1, 1, pipeline)
             target.shape(runtime1, SLOW_PORT, rate_pps=SLOW_RATE_PPS)
 
         params = {"grpcaddr": addr1, "grpcaddr2": addr2, "target": args.target, "ports": "1,2,3,4",

@@ -51,6 +51,29 @@ class TargetError(RuntimeError):
     """A target cannot do what was asked (unknown name, a tool missing, a shaping it lacks)."""
 
 
+def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, timeout_s: float = 10.0) -> bool:
+    """Push ``cfg`` to the switch at ``address`` unless it runs it already (same cookie), as a short-lived
+    P4Runtime client that never takes over from a controller; True if it pushed.  For a target whose
+    shaping needs a pipeline (``shapes_need_pipeline``) before any controller has pushed one; the
+    controller then finds the same cookie and keeps it.  TargetError if the switch cannot be reached,
+    another client is primary, or the push fails."""
+    from controller.session import SwitchSession
+
+    s = SwitchSession(name, address, device_id, election_id=1, takeover=False, rpc_timeout_s=timeout_s)
+    try:
+        s.connect(timeout_s)
+        if not s.wait_primary(timeout_s):
+            raise TargetError(f"switch {name}: another P4Runtime client is primary; cannot load the pipeline")
+        if s.get_pipeline_cookie() == cfg.cookie:
+            return False
+        s.set_pipeline(cfg)
+        return True
+    except SessionError as e:
+        raise TargetError(f"switch {name}: loading the pipeline failed: {e}") from None
+    finally:
+        s.close()
+
+
 class Target(abc.ABC):
     """One switch target."""
 
@@ -59,6 +82,9 @@ class Target(abc.ABC):
     has_link_delay: ClassVar[bool]  # models propagation delay per port itself (else: netem qdisc)
     can_write_registers: ClassVar[bool]  # P4Runtime RegisterEntry writes are accepted
     shapes_at_start: ClassVar[bool]  # queue depth/rate/delay go on the command line (else: shape())
+    # shape() works only once a pipeline is loaded: bmv2's simple_switch_CLI first reads the running JSON
+    # config from the switch, which is empty under --no-p4 until a pipeline is pushed (it fails on it)
+    shapes_need_pipeline: ClassVar[bool]
     loads_source_at_start: ClassVar[bool]  # can start with a P4 source loaded (else: push a pipeline)
     device_config_name: ClassVar[str]  # the device config file in a build folder
     # answers softswitch's runtime "port_stats" with rx_kernel_drops (frames lost before the pipeline)

@@ -6,8 +6,10 @@ rate/depth only over its Thrift CLI once it runs.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from controller.p4contract import CPU_PORT, PRIORITY_TRIMMED
@@ -27,6 +29,7 @@ class Bmv2(Target):
     reports_kernel_drops = False
     loads_source_at_start = False
     shapes_at_start = False
+    shapes_need_pipeline = True  # simple_switch_CLI reads the switch's JSON first: empty under --no-p4
     device_config_name = "bmv2.json"
     can_truncate_clones = False  # PI answered UNKNOWN, no details, to packet_length_bytes (BMV2_FACTS)
     shares_link_rate = False  # a link's rate is set_queue_rate on each priority queue, in frames
@@ -42,6 +45,8 @@ class Bmv2(Target):
             argv += ["-i", f"{port}@{ifname}"]
         if log_file:
             argv += ["--log-file", log_file, "-L", "info"]
+        else:  # bmv2 logs nothing without a target: its warnings and errors (PI's, packet-in failures) to
+            argv += ["--log-console", "-L", "warn"]  # stdout, which the fabric keeps in <switch>.log
         # Every switch of a fabric runs in the root namespace: each its own Thrift port (the default
         # 9090 would collide; simple_switch_CLI uses it for queue settings) and notifications socket.
         if runtime_port:
@@ -93,6 +98,20 @@ class Bmv2(Target):
         cli(runtime_port, cmds)
 
 
+def _system_python_env() -> dict[str, str]:
+    """The environment for bmv2's Python tools: without this project's virtualenv on PATH.  The CLI
+    starts with ``#!/usr/bin/env python3`` and imports ``thrift`` and bmv2's runtime modules, which
+    bmv2's install puts in the system Python, not in the virtualenv (docker/Dockerfile puts the
+    virtualenv first on PATH)."""
+    env = dict(os.environ)
+    if sys.prefix != sys.base_prefix:  # running in a virtualenv
+        venv_bin = os.path.realpath(os.path.join(sys.prefix, "bin"))
+        env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
+                                      if d and os.path.realpath(d) != venv_bin)
+        env.pop("VIRTUAL_ENV", None)
+    return env
+
+
 def cli(thrift_port: int, commands: list[str], timeout_s: float = 20.0) -> str:
     """Run ``simple_switch_CLI`` commands against a bmv2 switch's Thrift port; raise on failure."""
     if not commands:
@@ -101,7 +120,7 @@ def cli(thrift_port: int, commands: list[str], timeout_s: float = 20.0) -> str:
     if exe is None:
         raise TargetError("bmv2: simple_switch_CLI is not on PATH (needed for queue settings)")
     res = subprocess.run([exe, "--thrift-port", str(thrift_port)], check=False, input="\n".join(commands) + "\n",
-                         capture_output=True, text=True, timeout=timeout_s)
+                         capture_output=True, text=True, timeout=timeout_s, env=_system_python_env())
     if res.returncode != 0 or "Error" in res.stdout:
         raise TargetError(f"simple_switch_CLI on thrift port {thrift_port} failed: "
                           f"{(res.stderr or res.stdout).strip()[-400:]}")

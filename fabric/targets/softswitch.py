@@ -32,6 +32,7 @@ class Softswitch(Target):
     reports_kernel_drops = True
     loads_source_at_start = True
     shapes_at_start = True
+    shapes_need_pipeline = False
     device_config_name = "softswitch.json"
     can_truncate_clones = True
     shares_link_rate = True

@@ -67,6 +67,10 @@ def test_command_lines():
                                         program="p.p4")
     assert bm[0] == "simple_switch_grpc" and "--queue-rate" not in bm and "--no-p4" in bm
     assert bm[bm.index("--thrift-port") + 1] == "50002" and bm[-2:] == ["--priority-queues", "8"]
+    # bmv2 logs nothing without a log target: warnings and errors go to the switch's log
+    assert bm[bm.index("--log-console") + 1: bm.index("--log-console") + 3] == ["-L", "warn"]
+    logged = get_target("bmv2").switch_argv(2, {1: "a"}, 50001, log_file="s.log")
+    assert "--log-console" not in logged and logged[logged.index("--log-file") + 1] == "s.log"
 
 
 def test_link_model_command_lines():
