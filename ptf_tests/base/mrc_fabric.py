@@ -123,7 +123,7 @@ class MrcFabricTest(P4RuntimeTest):
         self.assertEqual(got, before + count, f"drop_reasons[{P4.DROP_REASONS.get(reason, reason)}]")
 
     # -- receive ------------------------------------------------------------------------------------------
-    def receive_any(self, ports: list[int], timeout: float = 2.0) -> tuple[int, bytes]:
+    def receive_any(self, ports: list[int], timeout: float = 5.0) -> tuple[int, bytes]:
         """The next frame on any of ``ports`` (frames on other ports fail the test)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -211,11 +211,12 @@ class ControlPriorityTest(_CongestionTest):
     def runTest(self):
         slow = self.route_to_slow_port()
         burst = 20
-        for i in range(burst):
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200))
         ctl = (F.OP_ACK, F.OP_CNP, F.OP_PROBE_REQ, F.OP_PORT_STATUS)
-        for op in ctl:
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, opcode=op))
+        # built before sending (~1 ms of scapy a packet): the backlog must build faster than it drains
+        frames = [bytes(stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200)) for i in range(burst)]
+        frames += [bytes(stev_packet("2001:db8:1::1", DST, opcode=op)) for op in ctl]
+        for frame in frames:
+            testutils.send_packet(self, 1, frame)
         ops = [Ether(self.receive_any([slow], timeout=10)[1])[MrcBTH].opcode for _ in range(burst + len(ctl))]
         pos = [i for i, op in enumerate(ops) if op in ctl]
         self.assertEqual(sorted(ops[i] for i in pos), sorted(ctl), f"opcodes out: {[hex(o) for o in ops]}")
@@ -268,12 +269,13 @@ class ResendPriorityTest(_CongestionTest):
 
         slow = self.route_to_slow_port()
         burst = 20
-        for i in range(burst):
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200))
         resends = 3
-        for i in range(resends):
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=100 + i, payload_len=200,
-                                                       tc=RESEND_TC))
+        # built before sending (ControlPriorityTest): the backlog must build faster than it drains
+        frames = [bytes(stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200)) for i in range(burst)]
+        frames += [bytes(stev_packet("2001:db8:1::1", DST, flow_label=100 + i, payload_len=200, tc=RESEND_TC))
+                   for i in range(resends)]
+        for frame in frames:
+            testutils.send_packet(self, 1, frame)
         out = [Ether(self.receive_any([slow], timeout=10)[1]) for _ in range(burst + resends)]
         pos = [i for i, p in enumerate(out) if p[IPv6].tc >> 2 == F.DSCP_RESEND]
         self.assertEqual(len(pos), resends, f"flow labels out: {[p[IPv6].fl for p in out]}")
@@ -312,8 +314,9 @@ class EcnQueueDepthTest(_CongestionTest):
         self.set_ecn_threshold(slow, 3)
         burst = 16
         before = self.events()
-        for i in range(burst):
-            testutils.send_packet(self, 1, stev_packet("2001:db8:1::1", DST, flow_label=i))
+        frames = [bytes(stev_packet("2001:db8:1::1", DST, flow_label=i)) for i in range(burst)]  # built first
+        for frame in frames:
+            testutils.send_packet(self, 1, frame)
         marks = [Ether(self.receive_any([slow], timeout=10)[1])[IPv6].tc & 3 for _ in range(burst)]
         self.assertEqual(marks[0], 2, "the first packet found an empty queue")
         self.assertIn(3, marks, f"no CE in a burst of {burst}: {marks}")

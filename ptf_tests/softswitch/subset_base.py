@@ -26,7 +26,7 @@ from mrc_fabric.targets import TargetError
 ETHERTYPE_TEST = 0x88B5
 DST_MAC = bytes.fromhex("020000000002")
 SRC_MAC = bytes.fromhex("020000000001")
-RECV_TIMEOUT = 2.0
+RECV_TIMEOUT = 5.0  # a frame through a Python switch on a loaded machine; costs nothing on a pass
 
 
 def eth(payload: bytes, ether_type: int = ETHERTYPE_TEST, src: bytes = SRC_MAC) -> bytes:
