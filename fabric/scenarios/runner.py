@@ -26,6 +26,7 @@ from p4.v1 import p4runtime_pb2
 from controller import build_plan, parse_topology
 from controller.daemon import Controller, Options
 from controller.evplan import ev_nodes, write_ev_files
+from controller.plan import DEFAULT_QUEUE_DEPTH
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
 from controller.topology import Topology
@@ -162,8 +163,11 @@ class NetnsFaults:
         if lk is None:
             raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
         p = lk.props
-        self.fab.shape(switch, port, delay_us=p.delay_us, link_rate_pps=p.rate_pps or None,
-                       queue_depth=p.queue_depth or None)
+        # 0 in the topology is "none": no link rate (0 lifts it on both targets), the default depth
+        # (its control queue then 4 times it, CONTROL_QUEUE_FACTOR, as on a port the topology gives
+        # a depth); passing None instead would leave the fault's values in place
+        self.fab.shape(switch, port, delay_us=p.delay_us, link_rate_pps=p.rate_pps,
+                       queue_depth=p.queue_depth or DEFAULT_QUEUE_DEPTH)
 
 
 @dataclass

@@ -179,3 +179,31 @@ def test_incast_with_trimming(trim_env):
     print(f"incast p99 latency: mrc {m['latency_us']['p99']:.0f} us, rc {r['latency_us']['p99']:.0f} us; "
           f"switch trims {m['switch_trims']}, received {m['trims_received']}, trim retx "
           f"{m['retransmissions']['trim']}; ECN marks {m['switch_ecn_marks']}; rc drops {r['switch_drops']}")
+
+
+def test_shape_fault_undo_lifts_what_the_topology_does_not_set(env):
+    """A ``shape`` fault on a link the topology gives no rate or depth (examples/small.yaml), then its
+    undo: the link is back to no rate limit and the default depth (before, the undo passed None for
+    a 0 in the topology and left the fault's values in place)."""
+    from mrc_fabric.faults import REGISTRY
+    from mrc_fabric.scenarios.runner import NetnsFaults
+
+    if TARGET != "softswitch":
+        pytest.skip(f"reads softswitch's runtime port_stats; {TARGET} keeps queue settings in its Thrift state")
+    from softswitch.engine.control import send_command
+
+    lk = env.fab.topo.link_at("p1l1", 1)
+    assert not lk.props.rate_pps and not lk.props.queue_depth, "the test needs a link without properties"
+    addr = f"127.0.0.1:{env.fab.state.procs['p1l1'].runtime_port}"
+
+    def queues() -> list[dict]:
+        return send_command(addr, "port_stats", [1])[0]["queues"]
+
+    t = NetnsFaults(env.fab)
+    f = FaultSpec(at=0.0, kind="shape", switch="p1l1", port=1, rate_pps=500, queue_depth=8)
+    REGISTRY["shape"].apply(t, f, False)
+    q = queues()
+    assert q[0]["depth"] == 8 and q[0]["link_bps"] > 0, q[0]
+    REGISTRY["shape"].apply(t, f, True)
+    q = queues()
+    assert q[0]["depth"] == 64 and q[0]["link_bps"] == 0 and q[0]["link_rate_pps"] == 0, q[0]
