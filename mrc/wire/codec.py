@@ -521,11 +521,6 @@ def priority_queue(data: bytes) -> int:
     return F.RESEND_PRIORITY if op in F.DATA_OPCODES and _outer_dscp(data, ips[0]) == F.DSCP_RESEND else 0
 
 
-def is_priority(data: bytes) -> bool:
-    """True for the packets ``mrc_switch.p4`` queues ahead of the data queue (``priority_queue`` not 0)."""
-    return priority_queue(data) != 0
-
-
 def trim_packet(data: bytes) -> bytes | None:
     """Cut an RDMA WRITE packet after its transport headers, fix the lengths, set DSCP TRIMMED.
 

@@ -23,8 +23,8 @@ from mrc.wire.codec import (
     encode_data,
     encode_port_status,
     encode_probe,
-    is_priority,
     mark_ce,
+    priority_queue,
     trim_packet,
 )
 from mrc.wire.icrc import icrc_of
@@ -137,20 +137,21 @@ def test_trim_and_ce(mode, ev, tel):
 
 
 @pytest.mark.parametrize("mode,ev,tel", ENCAPS)
-def test_is_priority_is_what_the_switch_queues_ahead_of_data(mode, ev, tel):
-    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets) and data with DSCP_RESEND;
-    not plain data, not a trimmed header (that one the switch makes and queues itself), not garbage.
+def test_priority_queue_is_where_the_switch_queues_each_packet(mode, ev, tel):
+    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets) the top queue (7), data with
+    DSCP_RESEND the resend queue (6); plain data, a trimmed header (that one the switch makes and queues
+    itself) and garbage the data queue (0).
     The DSCP is on every IPv6 header the encap writes and the ICRC stays valid (RoCEv2 masks the
     traffic class)."""
     e = Encap(mode, GA, GB, ev, telemetry=tel)
     data = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64)
     resend = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64, dscp=F.DSCP_RESEND)
-    assert not is_priority(data) and not is_priority(trim_packet(data)) and not is_priority(b"\0" * 40)
-    assert is_priority(resend)
-    assert is_priority(encode_ack(e, 1, 1)) and is_priority(encode_ack(e, 1, 1, F.AETH_NAK_PSN_SEQ_ERR, 2))
-    assert is_priority(encode_cnp(e, 9))
-    assert is_priority(encode_probe(e, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=1)))
-    assert is_priority(encode_port_status(e, PortStatusInfo(req_id=1, n_ports=2, up_mask=1)))
+    assert priority_queue(data) == priority_queue(trim_packet(data)) == priority_queue(b"\0" * 40) == 0
+    assert priority_queue(resend) == F.RESEND_PRIORITY == 6
+    top = [encode_ack(e, 1, 1), encode_ack(e, 1, 1, F.AETH_NAK_PSN_SEQ_ERR, 2), encode_cnp(e, 9),
+           encode_probe(e, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=1)),
+           encode_port_status(e, PortStatusInfo(req_id=1, n_ports=2, up_mask=1))]
+    assert [priority_queue(x) for x in top] == [F.TRIM_PRIORITY] * 5 and F.TRIM_PRIORITY == 7
     fr = decode_frame(resend)
     assert fr.dscp == F.DSCP_RESEND and not fr.trimmed and bytes(fr.payload) == b"x" * 64
     assert e.dscp == F.DSCP_DATA  # the encap's own DSCP is untouched
