@@ -301,15 +301,8 @@ class SimRun:
         sw = p.sw
         if sw is not None:
             sw.rx += 1
-        if not p.up:
-            if sw is not None:
-                sw.drops[DROP_LINK_DOWN if sw.running else DROP_SWITCH_DOWN] += 1
-            self._dead(p, r, now)
-            return
-        if not p.admin_up:
-            if sw is not None:
-                sw.drops[DROP_PORT_ADMIN_DOWN] += 1
-            self._dead(p, r, now)
+        if not (p.up and p.admin_up):
+            self._lost_dark(p, r, now)
             return
         if p.loss and self.rng.random() < p.loss:
             if sw is not None:
@@ -385,6 +378,18 @@ class SimRun:
         if bounded:
             pd.append(done)
         return done + p.delay_ns
+
+    def _lost_dark(self, p: Port, r: Route, now: int) -> None:
+        """A frame lost at port ``p`` because it cannot send (offered while it is dark, or still queued
+        when it went dark): counted by its switch by why -- administratively down, the link down, or the
+        switch stopped -- and in the dead-link drops of ``r``'s host pair."""
+        sw = p.sw
+        if sw is not None:
+            if p.up and not p.admin_up:
+                sw.drops[DROP_PORT_ADMIN_DOWN] += 1
+            else:
+                sw.drops[DROP_LINK_DOWN if sw.running else DROP_SWITCH_DOWN] += 1
+        self._dead(p, r, now)
 
     def _dead(self, p: Port, r: Route, now: int) -> None:
         d = self.dead_drops.get((p.owner, p.peer, r.src_host, r.dst_host))
@@ -536,11 +541,8 @@ class SimRun:
             if kind == _EV_DATA:
                 r: Route = a
                 pp = r.ports[b - 1]  # the port the frame left by (hop 0 is enqueued at the send)
-                if pp.dark_from >= 0 and pp.lost_in_queue(tt, len(c[0])):
-                    sw = pp.sw
-                    if sw is not None:
-                        sw.drops[DROP_LINK_DOWN if sw.running else DROP_SWITCH_DOWN] += 1
-                    self._dead(pp, r, tt)
+                if pp.dark_from >= 0 and pp.lost_in_queue(tt, len(c[0])):  # (never dark: no call)
+                    self._lost_dark(pp, r, tt)
                 elif b < len(r.ports):
                     self._enqueue(r.ports[b], r, b, c[0], c[1], tt)
                 elif r.drop:

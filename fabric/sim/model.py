@@ -76,7 +76,7 @@ class Port:
         self.rtail = 0
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
-        # the latest time the port could not send, [dark_from, dark_until) in ns (empty: never): a frame
+        # the latest time the port could not send, [dark_from, dark_until) in ns (empty, -1: never): a frame
         # still queued here when it went dark is lost, as on a real port, not only those offered after
         self.dark_from = self.dark_until = -1.0
         self.loss = 0.0  # grey failure: silent drop probability
@@ -99,8 +99,6 @@ class Port:
     def lost_in_queue(self, arrive_ns: float, nbytes: int) -> bool:
         """A frame of ``nbytes`` that this port scheduled to arrive at the far end at ``arrive_ns`` had
         not begun to leave when the port went dark (it left the queue before: it is on the wire)."""
-        if self.dark_from < 0:
-            return False
         start = arrive_ns - 1 - self.delay_ns - nbytes * self.ns_per_byte
         return self.dark_from <= start < self.dark_until
 
