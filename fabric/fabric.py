@@ -213,15 +213,16 @@ class Fabric:
             self._procs[name] = switches.start(rec)
             self._save()
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
-        self._shape_running(list(self.topo.switches))
+        self._shape_running()
 
-    def _shape_running(self, names: list[str]) -> None:
-        """The topology's link properties on ``names``' ports for a target that takes them only once the
-        switch runs (e.g. bmv2: over its Thrift port; process state, so again after a restart)."""
+    def _shape_running(self) -> None:
+        """The topology's link properties on every switch port, for a target that takes them only once
+        the switch runs (e.g. bmv2: over its Thrift port, after a pipeline is loaded)."""
         target = get_target(self.target or DEFAULT_TARGET)
         if target.shapes_at_start:
             return
-        todo = [(name, p, self.topo.link_at(name, p).props) for name in names for p in self.topo.ports_of(name)]
+        todo = [(name, p, self.topo.link_at(name, p).props) for name in self.topo.switches
+                for p in self.topo.ports_of(name)]
         todo = [(name, p, v) for name, p, v in todo if v.queue_depth or v.rate_pps or v.delay_us]
         if todo and target.shapes_need_pipeline:
             self._load_pipelines(target, sorted({name for name, _p, _v in todo}))
