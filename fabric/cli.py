@@ -82,6 +82,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reshape(args: argparse.Namespace) -> int:
+    """Give a running switch its topology's link properties again (the supervisor runs this after it
+    restarts a switch of a target that keeps them in process state, e.g. bmv2's queues)."""
+    _fabric(args).reshape(args.switch, wait_s=args.wait)
+    print(f"switch {args.switch}: link properties of the topology applied", flush=True)
+    return 0
+
+
 def cmd_fault(args: argparse.Namespace) -> int:
     """Apply one fault kind of the registry to a running fabric (``--duration``: undo it after that long)."""
     from .faults import check_engine, get
@@ -162,6 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", parents=[common], help="switch processes, links, namespaces")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
+
+    rs = sub.add_parser("reshape", parents=[common], help="give a running switch its topology's link properties "
+                        "again (after a restart of a target that loses them, e.g. bmv2)")
+    rs.add_argument("switch")
+    rs.add_argument("--wait", type=float, default=30.0,
+                    help="seconds to wait for a controller that holds the switch to load its pipeline (bmv2)")
+    rs.set_defaults(func=cmd_reshape)
 
     fault = sub.add_parser("fault", help="inject a fault (kinds: fabric/faults.py)").add_subparsers(
         dest="fault", required=True)

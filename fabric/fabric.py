@@ -15,6 +15,7 @@ import atexit
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -201,8 +202,14 @@ class Fabric:
             link_rate={p: v.rate_pps for p, v in props.items() if v.rate_pps},
             link_delay={p: v.delay_us for p, v in props.items() if v.delay_us})
         log = str(log_dir / f"{name}.log")
+        after_restart = None
+        if not get_target(self.target or DEFAULT_TARGET).shapes_at_start and any(
+                v.queue_depth or v.rate_pps or v.delay_us for v in props.values()):
+            # the target keeps link properties in process state (bmv2): a restarted switch is shaped again
+            after_restart = [sys.executable, "-m", "mrc_fabric", "reshape", "--prefix", self.prefix,
+                             "--state-dir", str(self.state_dir.resolve()), name]
         argv = supervise.wrap(argv, status_file=supervise.status_path(log), grpc_port=grpc_port,
-                              restart=self.restart)
+                              restart=self.restart, after_restart=after_restart)
         return ProcRecord(name, argv, log=log, grpc_port=grpc_port, runtime_port=runtime_port)
 
     def start_switches(self) -> None:
@@ -215,24 +222,35 @@ class Fabric:
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
         self._shape_running()
 
-    def _shape_running(self) -> None:
-        """The topology's link properties on every switch port, for a target that takes them only once
-        the switch runs (e.g. bmv2: over its Thrift port, after a pipeline is loaded)."""
+    def _shape_running(self, names: list[str] | None = None, wait_s: float = 0.0) -> None:
+        """The topology's link properties on the ports of ``names`` (every switch if None), for a
+        target that takes them only once the switch runs (e.g. bmv2: over its Thrift port, after a
+        pipeline is loaded).  ``wait_s``: how long to wait for a controller that holds a switch to
+        load its pipeline (a restarted switch; ``push_pipeline``)."""
         target = get_target(self.target or DEFAULT_TARGET)
         if target.shapes_at_start:
             return
-        todo = [(name, p, self.topo.link_at(name, p).props) for name in self.topo.switches
+        todo = [(name, p, self.topo.link_at(name, p).props) for name in (names or self.topo.switches)
                 for p in self.topo.ports_of(name)]
         todo = [(name, p, v) for name, p, v in todo if v.queue_depth or v.rate_pps or v.delay_us]
         if todo and target.shapes_need_pipeline:
-            self._load_pipelines(target, sorted({name for name, _p, _v in todo}))
+            self._load_pipelines(target, sorted({name for name, _p, _v in todo}), wait_s)
         for name, p, v in todo:
             self.shape(name, p, link_rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
                        delay_us=v.delay_us or None)
 
-    def _load_pipelines(self, target, names: list[str]) -> None:
-        """Load the default pipeline into switches that must run one before they can be shaped
-        (``Target.shapes_need_pipeline``); the controller finds it running (same cookie) and keeps it."""
+    def reshape(self, name: str, wait_s: float = 30.0) -> None:
+        """Give a running switch its topology's link properties again: a target that keeps them in
+        process state (``shapes_at_start`` False: bmv2's queues, set over Thrift) loses them when the
+        switch restarts.  Nothing to do for a target that takes them on its command line."""
+        self._rec(name)
+        self._shape_running([name], wait_s)
+
+    def _load_pipelines(self, target, names: list[str], wait_s: float = 0.0) -> None:
+        """Make sure switches that must run a pipeline before they can be shaped
+        (``Target.shapes_need_pipeline``) run one: the default pipeline is loaded where none runs (the
+        controller finds it running, same cookie, and keeps it); a switch a controller holds gets up to
+        ``wait_s`` for the controller to load its own."""
         try:
             cfg = target.pipeline()
         except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
@@ -240,7 +258,8 @@ class Fabric:
         for name in names:
             rec = self.state.procs[name]
             try:
-                push_pipeline(name, f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id, cfg)
+                push_pipeline(name, f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id, cfg,
+                              wait_s=wait_s)
             except TargetError as e:
                 raise FabricError(str(e)) from None
 
@@ -287,16 +306,18 @@ class Fabric:
         if not switches.stop(rec, self._procs.pop(name, None)):
             raise FabricError(f"switch {name} is not running")
 
-    def switch_start(self, name: str) -> None:
-        """Restart a stopped switch with the same arguments and wait for its gRPC port."""
+    def switch_start(self, name: str, shape: bool = True) -> None:
+        """Restart a stopped switch with the same arguments, wait for its gRPC port and (``shape``)
+        give it its topology's link properties again where the target keeps them in process state
+        (``reshape``; a caller that converges the switch first reshapes after)."""
         rec = self._rec(name)
         if switches.is_running(rec):
             raise FabricError(f"switch {name} is already running (pid {rec.pid})")
         self._procs[name] = switches.start(rec)
         self._save()
         switches.wait_ready([rec], self._procs, self.ready_timeout_s)
-        # bmv2 comes back with its default queues: not re-shaped here (its CLI needs the pipeline the
-        # controller pushes again later, and a fault must not wait for that; docs/targets.md)
+        if shape:
+            self.reshape(name)
 
     def switch_running(self, name: str) -> bool:
         return switches.is_running(self._rec(name))

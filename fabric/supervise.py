@@ -13,7 +13,10 @@ log (the same file that holds the switch's stdout and stderr), then restarts it 
 before its gRPC port ever answered is not restarted (a bad command line would only loop): the
 supervisor exits with the switch's code, so ``mrc-fabric up`` fails at once with the log tail.
 The state (restarts, last exit reason, child PID) is kept in a small JSON file that
-``mrc-fabric status`` shows.
+``mrc-fabric status`` shows.  ``--after-restart`` names a command (a JSON list) run each time a
+restarted switch answers on its gRPC port: the fabric passes ``mrc-fabric reshape <switch>`` for a
+target that keeps its link properties in process state (bmv2's queues), so a restart does not leave
+the switch unshaped; its output goes to the switch's log.
 
 It is a stand-alone script (standard library only) so that it starts fast and imports nothing
 heavy; ``wrap`` and ``read_status`` are what the fabric uses.
@@ -39,13 +42,16 @@ MAX_RESTARTS = 1000
 STOP_GRACE_S = 3.5  # SIGTERM -> SIGKILL for the switch (mrc-fabric kills the supervisor after 5 s)
 
 
-def wrap(argv: list[str], *, status_file: str, grpc_port: int = 0, restart: bool = True) -> list[str]:
+def wrap(argv: list[str], *, status_file: str, grpc_port: int = 0, restart: bool = True,
+         after_restart: list[str] | None = None) -> list[str]:
     """The supervisor's command line around a switch's ``argv``."""
     out = [sys.executable, str(Path(__file__).resolve()), "--status", status_file]
     if grpc_port:
         out += ["--grpc-port", str(grpc_port)]
     if not restart:
         out.append("--no-restart")
+    if after_restart:
+        out += ["--after-restart", json.dumps(after_restart)]
     return out + ["--", *argv]
 
 
@@ -93,10 +99,13 @@ def _die_with_parent() -> None:
 class Supervisor:
     """Run ``argv``; restart after crashes until told to stop (see the module docstring)."""
 
-    def __init__(self, argv: list[str], status_file: str, grpc_port: int = 0, restart: bool = True) -> None:
+    def __init__(self, argv: list[str], status_file: str, grpc_port: int = 0, restart: bool = True,
+                 after_restart: list[str] | None = None) -> None:
         self.argv, self.status_file, self.grpc_port, self.restart = argv, status_file, grpc_port, restart
+        self.after_restart = after_restart or []
         self.stop = threading.Event()
         self.child: subprocess.Popen | None = None
+        self.hook: subprocess.Popen | None = None  # the --after-restart command, while it runs
         self.restarts = 0
         self.last_exit = ""
         self.crashes: list[dict] = []
@@ -130,6 +139,9 @@ class Supervisor:
             if not ready and _port_open(self.grpc_port):
                 ready = True
                 self.save("running", ready=True)
+                if self.restarts and self.after_restart:
+                    self._start_hook()
+            self._reap_hook()
             try:
                 rc = child.wait(timeout=0.2 if ready else 0.05)
                 return rc, ready, time.monotonic() - t0
@@ -142,7 +154,33 @@ class Supervisor:
                     child.kill()
                     return child.wait(), ready, time.monotonic() - t0
 
+    def _start_hook(self) -> None:
+        self._end_hook()
+        self.log(f"restarted switch answers: running {' '.join(self.after_restart)}")
+        try:
+            self.hook = subprocess.Popen(self.after_restart, stdin=subprocess.DEVNULL, stdout=sys.stderr,
+                                         stderr=sys.stderr, preexec_fn=_die_with_parent)  # noqa: PLW1509
+        except OSError as e:
+            self.log(f"cannot run the after-restart command: {e}")
+
+    def _reap_hook(self) -> None:
+        if self.hook is not None and self.hook.poll() is not None:
+            rc, self.hook = self.hook.returncode, None
+            self.log("after-restart command done" if rc == 0 else f"after-restart command failed: {exit_reason(rc)}")
+
+    def _end_hook(self) -> None:
+        hook, self.hook = self.hook, None
+        if hook is not None and hook.poll() is None:
+            hook.kill()
+            hook.wait()
+
     def run(self) -> int:
+        try:
+            return self._run()
+        finally:
+            self._end_hook()
+
+    def _run(self) -> int:
         backoff = BACKOFF_INITIAL_S
         for _ in range(MAX_RESTARTS + 1):
             try:
@@ -192,12 +230,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--status", required=True, help="JSON state file")
     ap.add_argument("--grpc-port", type=int, default=0, help="the switch's gRPC port (readiness)")
     ap.add_argument("--no-restart", action="store_true", help="record a crash but do not restart")
+    ap.add_argument("--after-restart", type=json.loads, default=None,
+                    help="JSON list: a command run each time a restarted switch answers on its gRPC port")
     ap.add_argument("argv", nargs=argparse.REMAINDER, help="-- the switch command line")
     a = ap.parse_args(argv)
     cmd = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
     if not cmd:
         ap.error("give the switch command line after --")
-    sup = Supervisor(cmd, a.status, a.grpc_port, not a.no_restart)
+    if a.after_restart is not None and not (isinstance(a.after_restart, list) and a.after_restart
+                                            and all(isinstance(x, str) for x in a.after_restart)):
+        ap.error("--after-restart wants a JSON list of strings")
+    sup = Supervisor(cmd, a.status, a.grpc_port, not a.no_restart, a.after_restart)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, sup.on_signal)
     return sup.run()

@@ -142,10 +142,13 @@ class NetnsFaults:
         self._switch_links(switch, False)
 
     def switch_start(self, switch: str) -> None:
-        if not self.fab.switch_running(switch):
-            self.fab.switch_start(switch)
+        started = not self.fab.switch_running(switch)
+        if started:  # with a controller here, shaped once it has loaded its pipeline (no race for it)
+            self.fab.switch_start(switch, shape=self.converge is None)
         if self.converge is not None:
             self.converge(switch)
+            if started:
+                self.fab.reshape(switch)
         self._switch_links(switch, True)
 
     def port_admin(self, switch: str, port: int, up: bool) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -51,27 +52,71 @@ class TargetError(RuntimeError):
     """A target cannot do what was asked (unknown name, a tool missing, a shaping it lacks)."""
 
 
-def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, timeout_s: float = 10.0) -> bool:
-    """Push ``cfg`` to the switch at ``address`` unless it runs it already (same cookie), as a short-lived
-    P4Runtime client that never takes over from a controller; True if it pushed.  For a target whose
-    shaping needs a pipeline (``shapes_need_pipeline``) before any controller has pushed one; the
-    controller then finds the same cookie and keeps it.  TargetError if the switch cannot be reached,
-    another client is primary, or the push fails."""
-    from controller.session import SwitchSession
+def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int | None:
+    """The cookie of the pipeline the switch at ``address`` runs (0: one without a cookie), None if it
+    runs none.  One unary GetForwardingPipelineConfig, no stream and no arbitration: any client may
+    ask (P4Runtime spec), so this never competes with a controller for its election id."""
+    from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+    from controller import p4rt
+
+    try:
+        ch = p4rt.open_channel(address, timeout_s)
+    except p4rt.P4RuntimeError as e:
+        raise TargetError(f"{address}: {e.details()}") from None
+    try:
+        cfg = p4rt.get_pipeline(p4runtime_pb2_grpc.P4RuntimeStub(ch), device_id,
+                                p4runtime_pb2.GetForwardingPipelineConfigRequest.COOKIE_ONLY, timeout_s)
+    except p4rt.P4RuntimeError as e:
+        raise TargetError(f"{address}: {e.details()}") from None
+    finally:
+        ch.close()
+    if cfg is None:
+        return None
+    return cfg.cookie.cookie if cfg.HasField("cookie") else 0
+
+
+def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, timeout_s: float = 10.0,
+                  wait_s: float = 0.0) -> bool:
+    """Make sure the switch at ``address`` runs a pipeline, for a target whose shaping needs one
+    (``shapes_need_pipeline``); True if this call pushed ``cfg``.  A switch that runs any pipeline
+    already is left as it is (whoever loaded it owns it).  Else ``cfg`` is pushed by a short-lived
+    P4Runtime client that never takes over; the controller later finds the same cookie and keeps it.
+    If another client holds the switch (primary, or using the same election id), that client is
+    loading a pipeline: wait up to ``wait_s`` for one to run.  TargetError if the switch cannot be
+    reached, the push fails, or no pipeline runs when the wait ends."""
+    from controller.session import ElectionIdInUse, SwitchSession
+
+    def runs_one() -> bool:
+        try:
+            return running_cookie(address, device_id, timeout_s) is not None
+        except TargetError as e:
+            raise TargetError(f"switch {name}: loading the pipeline failed: {e}") from None
+
+    if runs_one():
+        return False
     s = SwitchSession(name, address, device_id, election_id=1, takeover=False, rpc_timeout_s=timeout_s)
+    held = ""
     try:
         s.connect(timeout_s)
-        if not s.wait_primary(timeout_s):
-            raise TargetError(f"switch {name}: another P4Runtime client is primary; cannot load the pipeline")
-        if s.get_pipeline_cookie() == cfg.cookie:
-            return False
-        s.set_pipeline(cfg)
-        return True
+        if s.is_primary:  # connect() waited for the arbitration answer
+            if s.get_pipeline_cookie() is not None:  # pushed between the check above and now
+                return False
+            s.set_pipeline(cfg)
+            return True
+        held = "another P4Runtime client is primary"
+    except ElectionIdInUse:
+        held = "another P4Runtime client uses election id 1"
     except SessionError as e:
         raise TargetError(f"switch {name}: loading the pipeline failed: {e}") from None
     finally:
         s.close()
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:  # bounded by wait_s
+        if runs_one():
+            return False
+        time.sleep(0.2)  # poll interval of a deadline-bounded wait
+    raise TargetError(f"switch {name}: {held} and no pipeline runs after {wait_s:g} s; cannot load one")
 
 
 class Target(abc.ABC):

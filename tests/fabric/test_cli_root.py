@@ -35,6 +35,8 @@ def test_cli_up_status_fault_down(tmp_path, capsys):
         assert netbuild.link_info("h7qs8p1")["up"]  # p2l2 is the 8th switch
         assert main(["fault", "switch-stop", "p1s1", *common]) == 2
         assert "no process" in capsys.readouterr().err
+        assert main(["reshape", "p1s1", *common]) == 2
+        assert "switch p1s1 has no process in this fabric" in capsys.readouterr().err
         assert main(["fault", "link-down", "p1l1", "nosuch", *common]) == 2
         assert "no such link" in capsys.readouterr().err
         assert main(["down", *common]) == 0

@@ -4,11 +4,13 @@ switch from a controller.  Real gRPC on loopback against an in-process softswitc
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 import pytest
 
 from controller.session import SwitchSession
-from mrc_fabric.targets import TargetError, get_target, load_pipeline, push_pipeline
+from mrc_fabric.targets import TargetError, get_target, load_pipeline, push_pipeline, running_cookie
 from softswitch.p4rt import P4RuntimeServer
 from softswitch.runtime import SwitchState
 
@@ -18,19 +20,50 @@ def pipeline():
     return load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM"))
 
 
+def _server(device_id: int = 3) -> tuple[P4RuntimeServer, str]:
+    srv = P4RuntimeServer(device_id, lambda info, cfg: SwitchState(info), lambda f: None, "127.0.0.1:0")
+    return srv, f"127.0.0.1:{srv.start()}"
+
+
 def test_push_once_then_keep_and_never_take_over(pipeline):
-    srv = P4RuntimeServer(3, lambda info, cfg: SwitchState(info), lambda f: None, "127.0.0.1:0")
-    addr = f"127.0.0.1:{srv.start()}"
+    srv, addr = _server()
     ctl = SwitchSession("s", addr, 3, 7)
     try:
+        assert running_cookie(addr, 3) is None
         assert push_pipeline("s", addr, 3, pipeline) is True  # the switch ran nothing
-        assert push_pipeline("s", addr, 3, pipeline) is False  # same cookie: left as it is
+        assert running_cookie(addr, 3) == pipeline.cookie
+        assert push_pipeline("s", addr, 3, pipeline) is False  # a pipeline runs: left as it is
         ctl.connect(5)
         assert ctl.wait_primary(5)
         assert ctl.get_pipeline_cookie() == pipeline.cookie  # what the controller compares: it keeps it
-        with pytest.raises(TargetError, match="another P4Runtime client is primary"):
-            push_pipeline("s", addr, 3, pipeline, timeout_s=2)
+        assert push_pipeline("s", addr, 3, pipeline, timeout_s=2) is False  # asks without arbitrating
         assert ctl.is_primary  # the controller keeps the switch
+    finally:
+        ctl.close()
+        srv.stop()
+
+
+@pytest.mark.parametrize("election_id", [7, 1])
+def test_restarted_switch_held_by_a_controller_waits_for_its_pipeline(pipeline, election_id):
+    """A restarted switch a controller has reconnected to (primary, maybe with the same election id 1)
+    but not loaded yet: never pushed over it; waited for, bounded."""
+    srv, addr = _server()
+    ctl = SwitchSession("s", addr, 3, election_id)
+    try:
+        ctl.connect(5)
+        assert ctl.wait_primary(5)
+        with pytest.raises(TargetError, match=r"another P4Runtime client .* no pipeline runs after 0\.5 s"):
+            push_pipeline("s", addr, 3, pipeline, timeout_s=2, wait_s=0.5)
+        assert ctl.is_primary and running_cookie(addr, 3) is None
+        loader = threading.Timer(0.5, ctl.set_pipeline, (pipeline,))
+        loader.start()
+        try:
+            t0 = time.monotonic()
+            assert push_pipeline("s", addr, 3, pipeline, timeout_s=2, wait_s=10) is False
+            assert time.monotonic() - t0 < 8
+        finally:
+            loader.join()
+        assert ctl.is_primary and running_cookie(addr, 3) == pipeline.cookie
     finally:
         ctl.close()
         srv.stop()

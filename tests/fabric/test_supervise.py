@@ -52,12 +52,14 @@ def wait_for(pred, timeout_s: float = 10.0) -> bool:
 
 
 class Run:
-    def __init__(self, tmp_path: Path, child_args: list[str], restart: bool = True, code: str = CHILD) -> None:
+    def __init__(self, tmp_path: Path, child_args: list[str], restart: bool = True, code: str = CHILD,
+                 after_restart: list[str] | None = None, port: int = 0) -> None:
         self.log = tmp_path / "sw.log"
         self.status_file = Path(supervise.status_path(str(self.log)))
-        self.port = free_port()
+        self.port = port or free_port()
         argv = supervise.wrap([sys.executable, "-c", code, str(self.port), *child_args],
-                              status_file=str(self.status_file), grpc_port=self.port, restart=restart)
+                              status_file=str(self.status_file), grpc_port=self.port, restart=restart,
+                              after_restart=after_restart)
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -109,6 +111,34 @@ def test_crash_is_logged_and_restarted_but_stop_is_final(tmp_path, runs):
     assert r.proc.wait(10) == 0
     assert r.st()["state"] == "stopped" and r.st()["restarts"] == 1
     assert not Path(f"/proc/{second}").exists() or "Z" in Path(f"/proc/{second}/stat").read_text().split()[2]
+
+
+def test_after_restart_command_runs_once_the_restarted_switch_answers(tmp_path, runs):
+    """What re-shapes a restarted bmv2 switch (its queues live in the process): the command runs after
+    each restart, once the new process answers, and never after the first start."""
+    marks, port = tmp_path / "marks", free_port()
+    code = ("import sys, socket; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1); "
+            "open(sys.argv[2], 'a').write('shaped\\n'); print('hook ran')")
+    hook = [sys.executable, "-c", code, str(port), str(marks)]
+    r = Run(tmp_path, ["pause"], after_restart=hook, port=port)
+    runs.append(r)
+    assert wait_for(lambda: r.st().get("ready"))
+    time.sleep(0.5)
+    assert not marks.exists()  # the first start is shaped by whoever brought the fabric up
+    for n in (1, 2):
+        first = r.st()["child_pid"]
+        os.kill(first, signal.SIGKILL)
+        assert wait_for(lambda: r.st().get("restarts") == n and r.st().get("ready"), 15)  # noqa: B023
+        assert wait_for(lambda: marks.exists() and marks.read_text().count("shaped") == n)  # noqa: B023
+    assert wait_for(lambda: "after-restart command done" in r.text())
+    assert "hook ran" in r.text() and "restarted switch answers: running" in r.text()
+
+
+def test_after_restart_must_be_a_json_list(tmp_path):
+    out = subprocess.run([sys.executable, supervise.__file__, "--status", str(tmp_path / "s.json"),
+                          "--after-restart", '{"a": 1}', "--", "true"], capture_output=True, text=True, timeout=30,
+                         check=False)
+    assert out.returncode == 2 and "--after-restart wants a JSON list of strings" in out.stderr
 
 
 def test_no_restart_keeps_the_reason(tmp_path, runs):

@@ -159,3 +159,30 @@ def test_selected_target(monkeypatch):
     assert targets.selected_target() == targets.DEFAULT_TARGET == TARGETS[0]
     monkeypatch.setenv("TARGET", "bmv2")
     assert targets.selected_target() == "bmv2"
+
+
+# ids that are not a target's name: that keyword would skip the case where the target is not installed,
+# and this needs nothing installed
+@pytest.mark.parametrize("name", TARGETS, ids=lambda n: f"plugin-{n}")
+def test_restarted_switch_is_reshaped_where_the_target_forgets_its_links(name, tmp_path):
+    """A target that takes link properties only at run time (bmv2's queues over Thrift) loses them
+    when a switch restarts: the supervisor is told to run ``mrc-fabric reshape <switch>`` after a
+    restart; a target that takes them on its command line keeps them and gets no such command."""
+    import json
+
+    import yaml
+
+    from controller.topology import parse_topology
+    from mrc_fabric.fabric import Fabric
+
+    data = yaml.safe_load((REPO / "examples" / "small.yaml").read_text())
+    fab = Fabric(parse_topology(data), prefix="t", target=name, state_dir=tmp_path)
+    assert "--after-restart" not in fab._proc_record("p1l1").argv  # nothing shaped: nothing to restore
+    data["link_defaults"] = {"rate_pps": 500, "queue_depth": 16}
+    fab = Fabric(parse_topology(data), prefix="t", target=name, state_dir=tmp_path)
+    argv = fab._proc_record("p1l1").argv
+    if get_target(name).shapes_at_start:
+        assert "--after-restart" not in argv
+        return
+    cmd = json.loads(argv[argv.index("--after-restart") + 1])
+    assert cmd[1:] == ["-m", "mrc_fabric", "reshape", "--prefix", "t", "--state-dir", str(tmp_path), "p1l1"]
