@@ -93,17 +93,20 @@ class MeterTest(StatefulTest):
 
     @autocleanup
     def runTest(self):
-        self.write_meter("rate", 1, cir=5, cburst=1, pir=10, pburst=3)
-        for _ in range(8):  # a back-to-back burst (send all, then read): no time to refill
-            self.send(1, s_frame(OP_METER, 1))
+        # slow rates: a token every 0.5 s (peak) or 1 s (committed), so a sender descheduled for a while
+        # on a loaded machine cannot refill a bucket within the burst
+        self.write_meter("rate", 1, cir=1, cburst=1, pir=2, pburst=3)
+        burst = [bytes(s_frame(OP_METER, 1)) for _ in range(8)]
+        for frame in burst:  # a back-to-back burst (send all, then read): no time to refill
+            self.send(1, frame)
         colors = [s_fields(f)[2] for f in self.recv_n(2, 8)]
         self.assertEqual(colors[0], GREEN, colors)
         self.assertEqual(colors, sorted(colors), f"colours went back down within a burst: {colors}")
         self.assertIn(YELLOW, colors, colors)
         self.assertEqual(colors[-1], RED, colors)
         self.assertLessEqual(colors.count(GREEN), 2, colors)
-        # at 5 packets/s the committed bucket has a token again within well under a second
-        deadline = time.monotonic() + 3.0
+        # at 1 packet/s the committed bucket has a token again within a second (red packets take none)
+        deadline = time.monotonic() + 4.0
         while (color := self.through(s_frame(OP_METER, 1))[2]) != GREEN and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual(color, GREEN, "the meter never refilled")
@@ -123,10 +126,10 @@ class DirectMeterTest(StatefulTest):
         e.direct_meter_entry.table_entry.CopyFrom(metered.table_entry)
         e.direct_meter_entry.table_entry.ClearField("action")
         cfg = e.direct_meter_entry.config
-        cfg.cir, cfg.cburst, cfg.pir, cfg.pburst = 2, 1, 4, 2
+        cfg.cir, cfg.cburst, cfg.pir, cfg.pburst = 1, 1, 2, 2  # a peak token every 0.5 s: none within the burst
         self.client.write(p4runtime_pb2.Update.MODIFY, e)
-        for _ in range(6):
-            self.send(1, s_frame(OP_DIRECT_METER, 1))
+        for frame in [bytes(s_frame(OP_DIRECT_METER, 1)) for _ in range(6)]:
+            self.send(1, frame)
         colors = [s_fields(f)[2] for f in self.recv_n(2, 6)]
         self.assertEqual(colors[0], GREEN, colors)
         self.assertEqual(colors, sorted(colors), colors)
