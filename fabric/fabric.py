@@ -29,7 +29,7 @@ from controller.topology import Link, Topology, load_topology
 from . import netbuild, supervise, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
-from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target, push_pipeline
+from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target, push_pipeline, running_cookie
 
 DEFAULT_RUNTIME_OFFSET = 1000
 PortAdminHook = Callable[[str, int, bool], None]
@@ -233,11 +233,9 @@ class Fabric:
         todo = [(name, p, self.topo.link_at(name, p).props) for name in (names or self.topo.switches)
                 for p in self.topo.ports_of(name)]
         todo = [(name, p, v) for name, p, v in todo if v.queue_depth or v.rate_pps or v.delay_us]
-        if todo and target.shapes_need_pipeline:
-            self._load_pipelines(target, sorted({name for name, _p, _v in todo}), wait_s)
-        for name, p, v in todo:
+        for name, p, v in todo:  # (shape loads a pipeline first where the target needs one)
             self.shape(name, p, link_rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
-                       delay_us=v.delay_us or None)
+                       delay_us=v.delay_us or None, pipeline_wait_s=wait_s)
 
     def reshape(self, name: str, wait_s: float = 30.0) -> None:
         """Give a running switch its topology's link properties again: a target that keeps them in
@@ -251,17 +249,22 @@ class Fabric:
         (``Target.shapes_need_pipeline``) run one: the default pipeline is loaded where none runs (the
         controller finds it running, same cookie, and keeps it); a switch a controller holds gets up to
         ``wait_s`` for the controller to load its own."""
-        try:
-            cfg = target.pipeline()
-        except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
-            raise FabricError(f"{target.name}: no pipeline to load before shaping the links: {e}") from None
+        cfg = None
         for name in names:
             rec = self.state.procs[name]
+            addr, device_id = f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id
             try:
-                push_pipeline(name, f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id, cfg,
-                              wait_s=wait_s)
+                if running_cookie(addr, device_id) is not None:
+                    continue  # the usual case once a controller runs: no pipeline read, nothing pushed
+                if cfg is None:
+                    try:
+                        cfg = target.pipeline()
+                    except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
+                        raise FabricError(f"{target.name}: no pipeline to load before shaping the links: "
+                                          f"{e}") from None
+                push_pipeline(name, addr, device_id, cfg, wait_s=wait_s)
             except TargetError as e:
-                raise FabricError(str(e)) from None
+                raise FabricError(f"switch {name}: {e}" if not str(e).startswith("switch ") else str(e)) from None
 
     # -- teardown ---------------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -339,12 +342,15 @@ class Fabric:
         self.port_admin_hook(switch, port, up)
 
     def shape(self, switch: str, port: int, *, delay_us: int | None = None, rate_pps: int | None = None,
-              queue_depth: int | None = None, link_rate_pps: int | None = None) -> None:
+              queue_depth: int | None = None, link_rate_pps: int | None = None,
+              pipeline_wait_s: float = 10.0) -> None:
         """Change a port's link delay / queue rate (every priority queue, frames/s) / queue depth /
         link rate (the link model's full frames/s, ``Target.shares_link_rate``) at run time, through
         the target's runtime control (softswitch runtime port, bmv2 Thrift); a depth sets the control
         queue's too (``control_depth``).  A target without a link-delay model (``has_link_delay``
-        False) gets a netem qdisc on the switch's end of the veth instead."""
+        False) gets a netem qdisc on the switch's end of the veth instead.  A target whose runtime
+        control needs a loaded pipeline (``shapes_need_pipeline``) gets one first where none runs
+        (``push_pipeline``; ``pipeline_wait_s`` for a controller that holds the switch to load its own)."""
         rec = self._rec(switch)
         if not rec.runtime_port:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
@@ -354,6 +360,8 @@ class Fabric:
             delay_us = None
         if delay_us is None and rate_pps is None and queue_depth is None and link_rate_pps is None:
             return
+        if target.shapes_need_pipeline:
+            self._load_pipelines(target, [switch], pipeline_wait_s)
         try:
             target.shape(rec.runtime_port, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth,
                          link_rate_pps=link_rate_pps,

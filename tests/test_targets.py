@@ -204,3 +204,57 @@ def test_make_build_runs_p4c_with_the_documented_command_line(tmp_path: Path) ->
         "--arch", "v1model", "-o", f"{out_dir}/bmv2.json", "--p4runtime-files", f"{out_dir}/p4info.txtpb",
         "--pp", f"{out_dir}/mrc_switch.pp.p4", "p4src/mrc_switch.p4"]
     assert (out_dir / "COMPILER").read_text().strip() == "p4c"
+
+
+def _stand_in_p4c(tmp_path: Path, fail: bool = False) -> tuple[dict[str, str], Path]:
+    """A p4c-bm2-ss stand-in on PATH that counts its runs and writes the outputs where p4c would (or
+    fails as p4c does on an error); the real compiler runs in the Docker image."""
+    fake = tmp_path / "bin" / "p4c-bm2-ss"
+    fake.parent.mkdir(exist_ok=True)
+    runs = tmp_path / "runs"
+    body = ("echo 'x.p4(3): [--Werror=type-error] error: bad' >&2; exit 1\n" if fail else
+            "while [ $# -gt 0 ]; do case $1 in -o) echo '{}' > \"$2\"; shift;;"
+            " --p4runtime-files) echo 'pkg_info { arch: \"v1model\" }' > \"$2\"; shift;; esac; shift; done\n")
+    fake.write_text("#!/bin/sh\necho run >> " + str(runs) + "\n" + body)
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}, runs
+
+
+def test_bmv2_pipeline_compiles_when_its_outputs_are_missing_or_stale(tmp_path: Path, monkeypatch) -> None:
+    """``mrc-fabric demo --target bmv2`` and ``TARGET=bmv2`` test runs need no ``make build`` first:
+    with p4c on PATH the bmv2 plugin compiles the program when p4c's outputs are missing or older than
+    a ``.p4`` file of it, once (not again while they are current), into ``build/<program>/``."""
+    from mrc_fabric.targets import get_target
+
+    env, runs = _stand_in_p4c(tmp_path)
+    monkeypatch.setenv("PATH", env["PATH"])
+    src_dir = tmp_path / "p4"
+    (src_dir / "include").mkdir(parents=True)
+    prog, inc = src_dir / "prog.p4", src_dir / "include" / "defs.p4"
+    prog.write_text("#include \"include/defs.p4\"\n")
+    inc.write_text("// defs\n")
+    out = tmp_path / "build" / "prog"
+    bm = get_target("bmv2")
+    cfg = bm.pipeline(prog, build_dir=out)
+    assert cfg.p4info.pkg_info.arch == "v1model" and cfg.device_config == b"{}\n"
+    assert runs.read_text().count("run") == 1 and (out / "COMPILER").read_text().strip() == "p4c"
+    bm.pipeline(prog, build_dir=out)
+    assert runs.read_text().count("run") == 1  # current: not compiled again
+    later = (out / "bmv2.json").stat().st_mtime + 5
+    os.utime(inc, (later, later))  # an include changed after the build
+    bm.pipeline(prog, build_dir=out)
+    assert runs.read_text().count("run") == 2
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".p4c-")]  # no compile folder left
+
+
+def test_bmv2_pipeline_compile_error_is_reported_with_p4cs_words(tmp_path: Path, monkeypatch) -> None:
+    from controller.session import SessionError
+    from mrc_fabric.targets import get_target
+
+    env, _runs = _stand_in_p4c(tmp_path, fail=True)
+    monkeypatch.setenv("PATH", env["PATH"])
+    prog = tmp_path / "prog.p4"
+    prog.write_text("control c() { apply {} }\n")
+    with pytest.raises(SessionError, match=r"p4c-bm2-ss failed on .*prog\.p4:\nx\.p4\(3\): .*error: bad"):
+        get_target("bmv2").pipeline(prog, build_dir=tmp_path / "out")
+    assert not (tmp_path / "out" / "bmv2.json").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 from controller.p4contract import CPU_PORT, PRIORITY_TRIMMED
 from controller.session import PipelineConfig, SessionError
 
-from . import DEFAULT_BUILD, PRIORITY_QUEUES, Target, TargetError
+from . import DEFAULT_BUILD, DEFAULT_PROGRAM, PRIORITY_QUEUES, Target, TargetError
 
 P4C = "p4c-bm2-ss"
 
@@ -62,15 +62,22 @@ class Bmv2(Target):
         return None
 
     def build_missing(self, build_dir: Path = DEFAULT_BUILD) -> str | None:
-        if (build_dir / self.device_config_name).exists():
+        """None if a pipeline can be had: ``build_dir`` holds p4c's outputs, or p4c is here to make them."""
+        if (build_dir / self.device_config_name).exists() or self.compiler_missing() is None:
             return None
         return f"bmv2: {build_dir / self.device_config_name} missing (run `make build` with p4c)"
 
     def pipeline(self, program=None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
-        """p4c's outputs from ``build_dir`` (``make build``); ``program`` is not compiled here."""
-        why = self.build_missing(build_dir)
-        if why:
-            raise SessionError(why)
+        """p4c's outputs for ``program`` (default: ``p4src/mrc_switch.p4`` in ``build_dir``, as
+        ``make build`` writes them; another program in ``build/<its stem>/``).  With p4c on PATH they
+        are compiled first when missing or older than a ``.p4`` file beside the program (and under its
+        folder), as ``make build`` would; without p4c the outputs there are used as they are."""
+        src = Path(program).resolve() if program else DEFAULT_PROGRAM
+        if src != DEFAULT_PROGRAM and build_dir == DEFAULT_BUILD:
+            build_dir = DEFAULT_BUILD.parent / src.stem
+        _ensure_built(self, src, build_dir)
+        if not (build_dir / self.device_config_name).exists():
+            raise SessionError(f"bmv2: {build_dir / self.device_config_name} missing (run `make build` with p4c)")
         return PipelineConfig.from_files(build_dir / "p4info.txtpb", build_dir / self.device_config_name)
 
     def compile_argv(self, source: Path, out_dir: Path) -> list[str]:
@@ -96,6 +103,46 @@ class Bmv2(Target):
         if control_queue_depth is not None:
             cmds.append(f"set_queue_depth {control_queue_depth} {port} {PRIORITY_TRIMMED}")
         cli(runtime_port, cmds)
+
+
+def _stale(outputs: list[Path], src: Path) -> bool:
+    """An output missing, or older than the program or a ``.p4`` file under its folder (its includes)."""
+    try:
+        built = min(o.stat().st_mtime for o in outputs)
+    except FileNotFoundError:
+        return True
+    sources = [src, *src.parent.rglob("*.p4")]
+    return any(f.stat().st_mtime > built for f in sources if f.exists())
+
+
+def _ensure_built(target: Bmv2, src: Path, out_dir: Path) -> None:
+    """Compile ``src`` into ``out_dir`` with p4c when its outputs are missing or stale and p4c is here
+    (a file lock keeps two processes -- the fabric and its controller -- from compiling at once; the
+    outputs are written aside and renamed into place, so a reader never sees half a file)."""
+    import fcntl
+    import tempfile
+
+    outputs = [out_dir / target.device_config_name, out_dir / "p4info.txtpb"]
+    if not _stale(outputs, src) or target.compiler_missing() is not None:
+        return
+    if not src.exists():
+        raise SessionError(f"bmv2: no P4 program {src}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".compile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # bounded by the other holder's compile (p4c's own run)
+        if not _stale(outputs, src):
+            return
+        with tempfile.TemporaryDirectory(dir=out_dir, prefix=".p4c-") as tmp:
+            argv = target.compile_argv(src, Path(tmp))
+            try:
+                res = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=600)
+            except subprocess.TimeoutExpired:
+                raise SessionError(f"bmv2: {P4C} took more than 600 s on {src}") from None
+            if res.returncode != 0:
+                raise SessionError(f"bmv2: {P4C} failed on {src}:\n{(res.stderr or res.stdout).strip()[-2000:]}")
+            for o in outputs:
+                os.replace(Path(tmp) / o.name, o)
+        (out_dir / "COMPILER").write_text("p4c\n")
 
 
 def _system_python_env() -> dict[str, str]:

@@ -259,3 +259,60 @@ def test_netem_link_delay_is_set_or_refused_with_the_reason():
     finally:
         netbuild.delete_interface(name)
     assert not netbuild.interface_exists(name)
+
+
+@pytest.mark.slow
+def test_late_shaping_target_loads_a_pipeline_and_reshapes_a_restarted_switch(tmp_path, monkeypatch):
+    """bmv2's contract -- link properties only over the runtime port once the switch runs, and only once
+    a pipeline is loaded (its CLI reads the switch's JSON first) -- on real softswitch processes: the
+    softswitch plugin declared that way (its command line left without shaping).  Bring-up loads the
+    default pipeline into every switch before shaping it; a switch stopped and started again comes back
+    with default queues and is shaped again (``Fabric.reshape``), its pipeline loaded first."""
+    import yaml
+
+    from controller.topology import parse_topology
+    from mrc_fabric import targets
+    from mrc_fabric.targets import load_pipeline, running_cookie
+    from mrc_fabric.targets.softswitch import Softswitch
+    from softswitch.engine.control import send_command
+
+    why = target_available("softswitch")
+    if why:
+        pytest.skip(why)
+
+    class LateShaping(Softswitch):
+        shapes_at_start = False
+        shapes_need_pipeline = True
+
+        def switch_argv(self, device_id, ports, grpc_port, **kw):
+            for k in ("queue_depth", "control_queue_depth", "link_rate", "link_delay", "queue_rate"):
+                kw.pop(k, None)
+            return super().switch_argv(device_id, ports, grpc_port, **kw)
+
+    registry = targets._registry
+    monkeypatch.setattr(targets, "_registry", lambda: {**registry(), "softswitch": LateShaping})
+    data = yaml.safe_load(SMALL.read_text())
+    data["link_defaults"] = {"queue_depth": 12}
+    fab = Fabric(parse_topology(data), prefix="h7l", target="softswitch", state_dir=tmp_path,
+                 grpc_base_port=20900, runtime_port_offset=50)
+    cookie = load_pipeline("softswitch").cookie
+
+    def depths(switch: str) -> tuple[int, int]:
+        rows = send_command(f"127.0.0.1:{fab.state.procs[switch].runtime_port}", "port_stats", [1])
+        return rows[0]["queues"][0]["depth"], rows[0]["queues"][7]["depth"]
+
+    with fab:
+        for name in fab.topo.switches:
+            assert running_cookie(fab.grpc_addr(name), fab.topo.switches[name].device_id) == cookie, name
+        assert depths("p1s2") == (12, 48)  # the data queues and the control queue (4x)
+        fab.switch_stop("p1s2")
+        fab.switch_start("p1s2", shape=False)
+        assert running_cookie(fab.grpc_addr("p1s2"), fab.topo.switches["p1s2"].device_id) is None
+        assert depths("p1s2") != (12, 48)  # what a restart of such a target loses
+        fab.reshape("p1s2")
+        assert running_cookie(fab.grpc_addr("p1s2"), fab.topo.switches["p1s2"].device_id) == cookie
+        assert depths("p1s2") == (12, 48)
+        fab.switch_stop("p1s2")
+        fab.switch_start("p1s2")  # the fault's restart reshapes by itself
+        assert depths("p1s2") == (12, 48)
+    assert _leftovers("h7l") == []

@@ -40,10 +40,14 @@ def test_what_a_run_needs_is_asked_of_the_plugin(tmp_path):
     """The suites skip with the plugin's reasons: its compiler, its run-time tools, its build outputs."""
     ss, bm = get_target("softswitch"), get_target("bmv2")
     assert ss.compiler_missing() is None and ss.tools_missing() is None and ss.build_missing(tmp_path) is None
-    assert str(tmp_path / "bmv2.json") in bm.build_missing(tmp_path)
+    import shutil
+
+    if shutil.which("p4c-bm2-ss") is None:  # no outputs and no compiler to make them
+        assert str(tmp_path / "bmv2.json") in bm.build_missing(tmp_path)
+    else:  # the pipeline is compiled when it is asked for
+        assert bm.build_missing(tmp_path) is None
     (tmp_path / "bmv2.json").write_text("{}")
     assert bm.build_missing(tmp_path) is None
-    import shutil
 
     if shutil.which("p4c-bm2-ss") is None:
         assert "p4c-bm2-ss is not on PATH" in bm.compiler_missing()
@@ -97,8 +101,9 @@ def test_pipelines():
     assert p.source.startswith("softswitch:") and p.device_config and p.p4info.tables
     from controller.session import SessionError
 
-    with pytest.raises(SessionError, match="missing"):
-        get_target("bmv2").pipeline(build_dir=REPO / "no-such-build")
+    if get_target("bmv2").compiler_missing():  # (with p4c it would compile there: tests/test_targets.py)
+        with pytest.raises(SessionError, match="missing"):
+            get_target("bmv2").pipeline(build_dir=REPO / "no-such-build")
     with pytest.raises(SessionError, match="unknown target"):
         load_pipeline("tofino")
 
