@@ -6,18 +6,25 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from softswitch.diff.compare import compare, per_port
+from softswitch.diff.normalise import NORMALISERS
 from softswitch.diff.script import ScriptError, load_script
 from softswitch.diff.softside import run_softswitch
 
 
-def port_differences(soft: list[list[tuple[int, bytes]]], bmv2: dict[int, list[bytes]]) -> list[str]:
+def port_differences(soft: list[list[tuple[int, bytes]]], bmv2: dict[int, list[bytes]],
+                     normalise: Callable[[bytes], bytes] | None = None) -> list[str]:
     """Per output port, softswitch's frames against bmv2's, in order (pcap runs lose the link
-    from an input to its outputs, so frames are paired by position on each port)."""
+    from an input to its outputs, so frames are paired by position on each port); ``normalise``
+    (``softswitch.diff.normalise``) is applied to both sides first."""
     out = []
     sp = per_port(soft)
+    if normalise is not None:
+        sp = {p: [(i, normalise(d)) for i, d in v] for p, v in sp.items()}
+        bmv2 = {p: [normalise(d) for d in v] for p, v in bmv2.items()}
     for port in sorted(set(sp) | set(bmv2)):
         a, b = sp.get(port, []), bmv2.get(port, [])
         for k in range(max(len(a), len(b))):
@@ -41,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
     ap.add_argument("--workdir", type=Path, default=None, help="keep bmv2's files here")
     ap.add_argument("--max-shown", type=int, default=20, help="differences printed per comparison")
+    ap.add_argument("--normalise", choices=sorted(NORMALISERS), default=None,
+                    help="mask fields that report time or load (bmv2 replays pcaps without timing) "
+                         "before comparing against bmv2")
     a = ap.parse_args(argv)
     from softswitch.frontend import load_program
     from softswitch.frontend.errors import P4Error
@@ -73,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="softswitch-diff-") as tmp:
         wd = a.workdir or Path(tmp)
         bm = run_bmv2(a.program.resolve(), script, wd, cpu_port=a.cpu_port, defines=defines)
-    diffs = port_differences(soft, bm)
+    diffs = port_differences(soft, bm, NORMALISERS[a.normalise] if a.normalise else None)
     print(f"softswitch vs bmv2: {len(diffs)} differences ({sum(len(v) for v in bm.values())} bmv2 frames)")
     for line in diffs[:a.max_shown]:
         print("  " + line)

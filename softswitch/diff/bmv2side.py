@@ -4,9 +4,12 @@ bmv2's ``--use-files WAIT`` reads ``<iface>_in.pcap`` and writes ``<iface>_out.p
 after WAIT seconds, which is enough to push the pipeline and the script's entities over
 P4Runtime first.  No interfaces, namespaces or root are needed.  Outputs are per port: a pcap
 keeps no link between an input and what it produced, so the comparison pairs each port's frames
-in order with softswitch's (``compare.per_port``).  Input timing comes from the pcap timestamps
-(``time_us``); packets on different ports are read by different bmv2 threads, so a program whose
-state depends on the interleaving across ports compares per port only.
+in order with softswitch's (``compare.per_port``).  bmv2 replays the files as fast as it reads
+them, in timestamp order across the ports but without waiting for the timestamps (its ``DevMgr``
+makes the pcap reader with real-time replay off), so a script's ``time_us`` orders the input and
+drives softswitch's virtual clock only: what a program decides from time or queue occupancy agrees
+only where the script keeps it independent of the replay speed (``tests/softswitch/diff/mrc_script.py``),
+and values it copies into packets are masked (``--normalise``, ``softswitch.diff.normalise``).
 """
 from __future__ import annotations
 

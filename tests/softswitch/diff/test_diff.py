@@ -78,10 +78,10 @@ def test_mrc_switch_random_traffic(tmp_path):
     """5,000 random and mutated MRC packets into leaf p1l1 with the controller's tables.  Here
     softswitch's side is checked against what bmv2 is known to do (BMV2_FACTS.md: tagged frames
     are dropped as not IP); with bmv2 installed the whole run is compared."""
-    from mrc_script import build
+    from mrc_script import BURST, BURST_PORT, BURSTS, build
 
     program, script, counts = build(5000)
-    assert len(script.packets) == 5000 and counts["tagged"] > 50 and counts["burst"] > 400
+    assert len(script.packets) == 5000 and counts["tagged"] > 50 and counts["burst"] == BURSTS * BURST
     outs = run_softswitch(program, script)
     kinds = _kinds(script, counts)
     assert all(not outs[i] for i in kinds["tagged"]), "a tagged frame was forwarded"
@@ -89,15 +89,42 @@ def test_mrc_switch_random_traffic(tmp_path):
     forwarded = sum(1 for i in singles if outs[i])
     # plane-2 carriers, hop limits 0/1 and mutations are dropped; the rest reaches every port
     assert forwarded > 0.2 * len(singles), (forwarded, len(singles))
-    assert {p for o in outs for p, _ in o} >= {1, 2, 3, 4}
-    # the bursts reached the queue thresholds: some burst packets were marked CE, trimmed or dropped
+    assert {p for i in singles for p, _ in outs[i]} == {1, 2, 4}  # never the bursts' port
+    # the bursts reached every queue threshold of BURST_PORT: CE marks, trims and a full queue
     burst_outs = [outs[i] for i in kinds["burst"]]
-    assert any(not o for o in burst_outs) or any(_ce_or_trimmed(o[0][1]) for o in burst_outs if o)
+    assert {p for o in burst_outs for p, _ in o} == {BURST_PORT}
+    frames = [o[0][1] for o in burst_outs if o]
+    assert any(_ce_or_trimmed(f) and len(f) >= 120 for f in frames), "no CE mark"
+    assert any(len(f) < 120 for f in frames), "no trimmed header"
+    assert any(not o for o in burst_outs), "nothing dropped"
     assert run_softswitch(program, script) == outs  # deterministic on the virtual clock
     if bmv2_missing() is None:
         f = tmp_path / "mrc.json"
         f.write_text(script.to_json())
-        assert main([str(program.source_file), str(f), "--bmv2", "require"]) == 0
+        assert main([str(program.source_file), str(f), "--bmv2", "require", "--normalise", "mrc-telemetry"]) == 0
+
+
+def test_mrc_telemetry_normaliser_masks_time_and_load_only():
+    """What the bmv2 comparison masks: a record's timestamp, latency and queue depth (time and load,
+    which a virtual clock and a pcap replay cannot share); never its switch, ports or queue id."""
+    from scapy.layers.l2 import Ether
+
+    from mrc.wire import formats as F
+    from mrc.wire.codec import ENCAP_STEV, Encap, encode_data
+    from mrc.wire.layers import telemetry_option
+    from softswitch.diff.normalise import mrc_telemetry
+
+    enc = Encap(ENCAP_STEV, bytes(16), bytes(15) + b"\x01", 7, telemetry=True)
+    frame = bytearray(encode_data(enc, F.OP_WRITE_ONLY, 1, 2, 0x1000, 5, 64, b"x" * 64))
+    rec = 14 + 40 + 8  # the first record: switch 9, ports 1 -> 3, ts, latency, depth 5, queue 7
+    frame[rec:rec + 20] = bytes.fromhex("00000009" "0001" "0003" "00000123" "00000456" "000005" "07")
+    out = mrc_telemetry(bytes(frame))
+    r = telemetry_option(Ether(out)).records[0]
+    assert (r.switch_id, r.ingress_port, r.egress_port, r.queue_id) == (9, 1, 3, 7)
+    assert (r.ingress_ts_us, r.hop_latency_us, r.queue_depth) == (0, 0, 0)
+    assert out[:rec] == frame[:rec] and out[rec + 20:] == frame[rec + 20:]
+    plain = encode_data(Encap(ENCAP_STEV, bytes(16), bytes(16), 7), F.OP_WRITE_ONLY, 1, 2, 0x1000, 5, 8, b"y" * 8)
+    assert mrc_telemetry(plain) == plain and mrc_telemetry(b"short") == b"short"
 
 
 def _kinds(script: Script, counts: dict) -> dict[str, list[int]]:
