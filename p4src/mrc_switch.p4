@@ -54,6 +54,7 @@ control ingress(inout headers_t hdr,
     apply {
         /* a packet nobody forwards is dropped, never sent to port 0 */
         mark_to_drop(std_md);
+        std_md.priority = PRIORITY_DATA;  /* congestion.p4 lifts control packets, trims and resends */
         packetio.apply(hdr, lmd, std_md);
         port_admin.apply(hdr, lmd, std_md);
         stats.apply(hdr, lmd, std_md);

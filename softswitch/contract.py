@@ -38,7 +38,7 @@ class TmItem:
     """
 
     egress_port: int
-    priority: int  # 0..7, 7 is served first (strict priority)
+    priority: int  # 0..7, 0 is served first (strict priority, as bmv2 since its PR #1276)
     length: int  # bytes, used for byte rates / counters
     meta: object
     # filled by the traffic manager:

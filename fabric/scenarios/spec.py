@@ -171,8 +171,8 @@ class SimSpec:
     evs_per_path: int = 1  # EVs per (plane, spine) path in the controller's EV plan
     shuffle_evs: bool = True  # MRC: each host pair's EV profile sprays in its own (seeded) order, not plan order
     linger_s: float = 0.0  # keep simulating this long after the traffic completes (probes, faults' undoing)
-    # switch ports' top strict-priority queue (7: trimmed headers, control) holds this many times the data
-    # depth and the resend queue (6) the data depth, each tail-dropping beyond, as mrc_switch.p4's queues
+    # switch ports' top strict-priority queue (priority 0: trimmed headers, control) holds this many times the data
+    # depth and the resend queue (1) the data depth, each tail-dropping beyond, as mrc_switch.p4's queues
     # do on the fabric (4); 0: both unbounded
     priority_queue_factor: int = 0
 

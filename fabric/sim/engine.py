@@ -22,7 +22,7 @@ from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMM
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
 from mrc.wire.codec import mark_ce, priority_queue, trim_packet
-from mrc.wire.formats import RESEND_PRIORITY, TRIM_PRIORITY
+from mrc.wire.formats import DATA_PRIORITY, RESEND_PRIORITY, TRIM_PRIORITY
 
 from ..faults import check_engine
 from ..scenarios.runner import flows_for, rc_pins, topology_data
@@ -140,7 +140,7 @@ class SimRun:
         self.nic_gbps = nic
         self.fab = SimFabric(self.plan, link_gbps=s.link_gbps or nic, nic_gbps=nic,
                              delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=s.stev_mode)
-        if s.priority_queue_factor:  # switch ports' strict-priority queues (7, 6) bounded as the program's
+        if s.priority_queue_factor:  # switch ports' strict-priority queues (top, resend) bounded as the program's
             for port in self.fab.ports.values():
                 if port.sw is not None and port.drop_thr < PRIO_UNBOUNDED:
                     port.pcap = s.priority_queue_factor * port.drop_thr
@@ -309,7 +309,7 @@ class SimRun:
                 sw.drops[DROP_GREY_LOSS] += 1
             return
         n = len(data)
-        if prio:  # control packets and trimmed headers (7), resent data (6): ahead of the data queue
+        if prio != DATA_PRIORITY:  # control packets and trimmed headers (top queue), resent data: ahead of data
             t = self._prio_tx(p, n, now, prio)
             if t is None:  # that queue is full (sim.priority_queue_factor): a traffic-manager tail drop
                 return
@@ -348,7 +348,8 @@ class SimRun:
 
     @staticmethod
     def _prio_tx(p: Port, n: int, now: int, prio: int = TRIM_PRIORITY) -> float | None:
-        """A frame of ``n`` bytes on ``p``'s strict-priority queue ``prio`` (7: the top one, 6: resends) at
+        """A frame of ``n`` bytes on ``p``'s strict-priority queue ``prio`` (TRIM_PRIORITY: the top one,
+        RESEND_PRIORITY: resends) at
         ``now``: it leaves after the frames ahead of it in its queue and, for the resend queue, after
         those waiting in the top one; it takes its bytes' time from the link the lower queues share, so
         every lower-queue frame that starts after it waits that much longer (one already scheduled keeps

@@ -45,8 +45,8 @@ PRIO_UNBOUNDED = _BIG  # Port.pcap of a strict-priority queue without a bound
 
 class Port:
     """One egress port (one direction of a link): a FIFO data queue and, ahead of it, ``mrc_switch.p4``'s
-    two strict-priority queues sharing its line rate -- the top one (7: trimmed headers, control
-    packets) and the resend queue below it (6: data resent after a loss verdict) --, the program's
+    two strict-priority queues sharing its line rate -- the top one (priority 0: trimmed headers, control
+    packets) and the resend queue below it (1: data resent after a loss verdict) --, the program's
     thresholds (packets), line rate and propagation delay."""
 
     __slots__ = ("admin_up", "base_ns_per_byte", "dark_from", "dark_until", "delay_ns", "deps", "drop_thr",

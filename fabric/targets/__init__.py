@@ -24,7 +24,7 @@ from controller.session import PipelineConfig, SessionError
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "mrc_switch.p4"
 DEFAULT_BUILD = REPO_ROOT / "build" / "mrc_switch"
-PRIORITY_QUEUES = 8  # trimmed packets travel at priority 7 (define.p4 PRIORITY_TRIMMED)
+PRIORITY_QUEUES = 8  # the data queue is priority 7 (define.p4 PRIORITY_DATA); 0 is served first
 FULL_FRAME_BYTES = 8192 + 148 + 14  # a full-MTU SRv6 data frame (mrc.endpoint.driver.qp_overhead): what a
 # link's ``rate_pps`` counts
 # [ours] The control queue (priority PRIORITY_TRIMMED: trimmed headers, ACKs, CNPs, probes) holds this

@@ -503,22 +503,25 @@ def _outer_dscp(data: bytes | memoryview, o: int) -> int:
 
 
 def priority_queue(data: bytes) -> int:
-    """The v1model priority ``mrc_switch.p4`` gives ``data`` at a switch port (``congestion.p4``): 7 for
-    control packets (ACK/NAK, CNP, MRC probes and port status; trimmed headers share that top queue), 6
-    for MRC data resent after a loss verdict (outer DSCP ``F.DSCP_RESEND``), 0 for other data and
-    malformed packets.  One parse, for the simulator's per-packet path (a trimmed header is made and
-    queued by the simulated switch itself)."""
+    """The v1model priority ``mrc_switch.p4`` gives ``data`` at a switch port (``congestion.p4``):
+    ``F.TRIM_PRIORITY`` (the top queue) for control packets (ACK/NAK, CNP, MRC probes and port status;
+    trimmed headers share that queue), ``F.RESEND_PRIORITY`` for MRC data resent after a loss verdict
+    (outer DSCP ``F.DSCP_RESEND``), ``F.DATA_PRIORITY`` for other data and malformed packets.  One
+    parse, for the simulator's per-packet path (a trimmed header is made and queued by the simulated
+    switch itself)."""
     try:
         ips, _tel, udp, _end = _walk(data)
     except WireError:
-        return 0
+        return F.DATA_PRIORITY
     b = udp + F.UDP_LEN
     if b >= len(data):
-        return 0
+        return F.DATA_PRIORITY
     op = data[b]
     if op in CONTROL_OPCODES:
         return F.TRIM_PRIORITY
-    return F.RESEND_PRIORITY if op in F.DATA_OPCODES and _outer_dscp(data, ips[0]) == F.DSCP_RESEND else 0
+    if op in F.DATA_OPCODES and _outer_dscp(data, ips[0]) == F.DSCP_RESEND:
+        return F.RESEND_PRIORITY
+    return F.DATA_PRIORITY
 
 
 def trim_packet(data: bytes) -> bytes | None:

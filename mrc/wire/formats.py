@@ -79,9 +79,12 @@ ECN_ECT0 = 0b10
 ECN_CE = 0b11
 DSCP_DATA = 26  # [ours] default DSCP of MRC data (AF31)
 DSCP_TRIMMED = 11  # [ours, fixed cross-team] DSCP of a trimmed packet
-TRIM_PRIORITY = 7  # [ours, fixed cross-team] queue a trimmed packet is sent on
+# v1model priorities (queues) the switches give packets (define.p4): 0 is served first, as on bmv2 since
+# its PR #1276 and on softswitch
+TRIM_PRIORITY = 0  # [ours] the top queue: trimmed packets and control packets
 DSCP_RESEND = 34  # [ours] DSCP of MRC data resent after a loss verdict (AF41): the switches queue it ...
-RESEND_PRIORITY = 6  # [ours] ... at this priority, ahead of the data queue (congestion.p4)
+RESEND_PRIORITY = 1  # [ours] ... at this priority, ahead of the data queue (congestion.p4)
+DATA_PRIORITY = 7  # [ours] every other packet: the data queue, served last
 
 # --- Hop-by-Hop telemetry option [ours, fixed cross-team] ------------------------------------
 HBH_OPT_TELEMETRY = 0x3E  # RFC 4727 experimental; 00 = skip if unknown, 1 = may change en route

@@ -80,9 +80,13 @@ typedef bit<8>   packet_in_reason_t;
 #define ECN_NOT_ECT  2w0
 #define ECN_CE       2w3
 #define DSCP_TRIMMED  6w11     /* [ours, cross-team] the trimmed-packet mark */
-#define PRIORITY_TRIMMED  3w7  /* highest strict-priority queue */
+/* Strict-priority queues (standard_metadata.priority): bmv2 serves priority 0 first (since its PR
+ * #1276, in the 1.15.5 this project is checked against; softswitch does the same).  Every packet
+ * starts in the data queue; congestion.p4 lifts trimmed headers, control packets and resends. */
+#define PRIORITY_TRIMMED  3w0  /* the top queue: trimmed headers and control packets */
 #define DSCP_RESEND  6w34      /* [ours] MRC data resent after a loss verdict, or holding the ACK (AF41) */
-#define PRIORITY_RESEND  3w6   /* the queue below the top one: resent data, ahead of the data queue */
+#define PRIORITY_RESEND  3w1   /* the queue below the top one: resent data, ahead of the data queue */
+#define PRIORITY_DATA  3w7     /* the data queue, served last */
 /* Trimmed lengths: UDP(8) + BTH(12) + RETH(16) [+ ImmDt(4)]; no payload, no ICRC. */
 #define TRIMMED_UDP_LEN  16w36
 #define TRIMMED_UDP_LEN_IMM  16w40

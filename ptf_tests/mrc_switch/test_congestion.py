@@ -1,4 +1,4 @@
-"""Congestion signals: trimming (lengths, DSCP 11 mark, priority 7) and its exemptions, early drop
+"""Congestion signals: trimming (lengths, DSCP 11 mark, the top queue) and its exemptions, early drop
 when the queue estimate is full, ECN CE marking, control packets (ACK, CNP, probes) on the top queue,
 data resent after a loss (DSCP_RESEND) on the queue below it."""
 from __future__ import annotations
@@ -80,7 +80,7 @@ class TrimTest(_CongestionTest):
         self.set_switch_id(5)
         before = self.events()
 
-        # STEV mode with telemetry: the record's queue id shows the priority (7)
+        # STEV mode with telemetry: the record's queue id shows the priority (the top queue, 0)
         pkt = stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_FIRST, payload_len=1000, psn=77,
                           telemetry=HBHOptMrcTelemetry())
         testutils.send_packet(self, 1, pkt)

@@ -48,7 +48,7 @@ class TelemetryChainTest(MrcFabricTest):
             self.assertEqual((r2.switch_id, r2.ingress_port, r2.egress_port), (22, s2_in, s2_out))
             for r in (r1, r2):
                 self.assertLess(r.hop_latency_us, 1_000_000)
-                self.assertEqual(r.queue_id, 0)
+                self.assertEqual(r.queue_id, P4.PRIORITY_DATA)
                 self.assertLess(r.queue_depth, 64)
             for unused in tel.records[2:]:
                 self.assertEqual(bytes(unused), bytes(MrcTelemetryRecord()))
@@ -100,7 +100,7 @@ class PostcardTest(MrcFabricTest):
         self.assertEqual(pin.metadata["ingress_port"], 3)
         rec = MrcTelemetryRecord(pin.payload[:20])
         self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port), (0x5151, 3, 2))
-        self.assertEqual(rec.queue_id, 0)
+        self.assertEqual(rec.queue_id, P4.PRIORITY_DATA)
         self.assertLess(rec.hop_latency_us, 1_000_000)
         # the record, then the forwarded frame cut so the PacketIn is POSTCARD_TRUNC_BYTES long with its
         # 3-byte packet_in header

@@ -2,8 +2,9 @@
 runtime CLI (softswitch cli / simple_switch_CLI ``set_queue_rate``).
 
 bmv2's priority queueing (QueueingLogicPriRL) limits the rate of each priority queue on its own
-and serves, among the queue heads whose rate allows them to leave, the highest priority first.
-So: port 4's queues are limited to RATE_PPS except priority 7; a burst of low-priority packets
+and serves, among the queue heads whose rate allows them to leave, the highest priority first:
+priority 0 (since bmv2's PR #1276 a packet's priority is its queue id, and queue 0 is served first).
+So: port 4's queues are limited to RATE_PPS except priority 0; a burst of low-priority packets
 followed by high-priority ones must see every high one overtake the queued low ones, low ones stay
 FIFO at the configured rate, and the program's copy of enq_qdepth grows through the low burst.
 enq_qdepth counts the packet's own priority queue (bmv2 since its PR #1270; bmv2 1.15.5 read 0
@@ -18,7 +19,7 @@ from ptf.testutils import group
 from subset_base import SubsetTest, eth
 
 SLOW_PORT, RATE_PPS, N_EACH = 4, 4, 8  # 250 ms a low packet: room for a slow sender on a loaded machine
-LOW, HIGH = 0, 7
+LOW, HIGH = 7, 0  # priority 0 is served first
 Q_FMT = "!BBBBIII"
 SLACK_US = 2_000  # 1/125 of a low packet's interval
 

@@ -2,13 +2,16 @@
 
 Modelled on bmv2's ``QueueingLogicPriRL``: a packet's departure time is fixed when it is
 enqueued (``max(now, previous departure + 1/rate)``), so the average rate is exact even when the
-packet loop wakes up late; a full queue tail-drops.  Priority 7 is served first (see
-``softswitch.contract.TmItem``).  bmv2's defaults: 64 packets per queue, no rate limit.
+packet loop wakes up late; a full queue tail-drops.  Priority 0 is served first, then 1, ... 7,
+as bmv2 does since its PR #1276 (November 2024: a packet's ``priority`` is its queue id, and queue 0
+is the highest; before it, bmv2 put priority p in queue 7 - p and served 7 first).  The bmv2 1.15.5
+the project is checked against has it (docs/softswitch.md says how that was told).  bmv2's
+defaults: 64 packets per queue, no rate limit.
 
 bmv2's rates are per priority queue: a port whose 8 queues all have rate R can send 8 x R when
 every queue holds packets, so a second traffic class adds capacity instead of sharing the link.
 The link rate (``set_link_rate``, softswitch only) is the port's serialisation: one frame per
-1/rate whichever queue it comes from, the highest eligible priority first.  Its clock restarts
+1/rate whichever queue it comes from, the highest eligible priority (lowest value) first.  Its clock restarts
 when an idle port gets a packet, and a backlog may catch up slots a late wake-up missed, so its
 average is exact too.  A link rate in bits/s (``set_link_bps``, softswitch only) serialises the
 same way but charges each frame its bytes on the wire (frame + ``WIRE_OVERHEAD``): a 100-byte ACK
@@ -246,7 +249,7 @@ class TrafficManager:
 
         ``enq_qdepth``/``deq_qdepth`` count the packet's own priority queue, as bmv2 does since
         its PR #1270 (bmv2 1.15.5 reported 0 for a high-priority burst behind a low backlog).  Ports are served round-robin, up to ``QUANTUM`` packets each per turn; within a port the
-        highest non-empty priority whose head may leave (rate limit) goes first.  Returns the
+        highest non-empty priority (lowest value) whose head may leave (rate limit) goes first.  Returns the
         earliest departure time (µs) of a packet held back by a rate limit, or None.
         """
         ready = self._ready
@@ -260,7 +263,7 @@ class TrafficManager:
                 if not m & (m - 1):
                     # one priority holds packets: no choice between queues, take its eligible head
                     # packets in one go (the same order and fields as the general loop below)
-                    pri = m.bit_length() - 1
+                    pri = m.bit_length() - 1  # (its only bit)
                     q = queues[pri]
                     items = q.items
                     popleft = items.popleft
@@ -304,7 +307,7 @@ class TrafficManager:
                         break
                     m = pq.mask
                     while m:
-                        pri = m.bit_length() - 1
+                        pri = (m & -m).bit_length() - 1  # the lowest value: the highest priority
                         q = queues[pri]
                         items = q.items
                         dep, item = items[0]

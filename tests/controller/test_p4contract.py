@@ -174,6 +174,7 @@ def test_host_wire_format_agrees_with_the_program():
         "ECN_NOT_ECT": (F.ECN_NOT_ECT, P4.ECN_NOT_ECT), "ECN_CE": (F.ECN_CE, P4.ECN_CE),
         "DSCP_TRIMMED": (F.DSCP_TRIMMED, P4.DSCP_TRIMMED), "PRIORITY_TRIMMED": (F.TRIM_PRIORITY, P4.PRIORITY_TRIMMED),
         "DSCP_RESEND": (F.DSCP_RESEND, P4.DSCP_RESEND), "PRIORITY_RESEND": (F.RESEND_PRIORITY, P4.PRIORITY_RESEND),
+        "PRIORITY_DATA": (F.DATA_PRIORITY, P4.PRIORITY_DATA),
         "TELEMETRY_OPT_TYPE": (F.HBH_OPT_TELEMETRY, P4.TELEMETRY_OPT_TYPE),
         "TELEMETRY_RECORDS": (F.TELEMETRY_MAX_HOPS, P4.TELEMETRY_RECORDS),
         "TELEMETRY_OPT_LEN": (F.TELEMETRY_OPT_DATA_LEN, P4.TELEMETRY_OPT_LEN),
@@ -196,8 +197,9 @@ def test_host_wire_format_agrees_with_the_program():
     assert not differ, f"mrc/wire/formats.py (host) and define.p4 (switch) disagree: {differ}"
     # every BTH opcode and protocol number the program names is checked above
     assert {k for k in vars(P4) if k.startswith(("BTH_OP_", "PROTO_"))} <= set(pairs)
-    assert PRIORITY_QUEUES > P4.PRIORITY_TRIMMED, "the targets' priority queues must include the trimmed one"
-    assert 0 < P4.PRIORITY_RESEND < P4.PRIORITY_TRIMMED, "resends go ahead of data, below control"
+    assert PRIORITY_QUEUES > P4.PRIORITY_DATA, "the targets' priority queues must include every class"
+    # priority 0 is served first (bmv2 since its PR #1276, softswitch): control, then resends, then data
+    assert P4.PRIORITY_TRIMMED < P4.PRIORITY_RESEND < P4.PRIORITY_DATA, "resends go ahead of data, below control"
 
 
 def _contract_value(node: ast.AST, aliases: dict[str, str]) -> str | None:

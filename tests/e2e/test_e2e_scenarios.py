@@ -185,9 +185,9 @@ def test_shape_fault_undo_lifts_what_the_topology_does_not_set(env):
     """A ``shape`` fault on a link the topology gives no rate or depth (examples/small.yaml), then its
     undo: the link is back to no rate limit and the default depth (before, the undo passed None for
     a 0 in the topology and left the fault's values in place)."""
+    from controller import p4contract as P4
     from mrc_fabric.faults import REGISTRY
     from mrc_fabric.scenarios.runner import NetnsFaults
-
     from mrc_fabric.targets import get_target
 
     if not get_target(TARGET).reports_kernel_drops:  # the capability of answering runtime port_stats
@@ -204,8 +204,9 @@ def test_shape_fault_undo_lifts_what_the_topology_does_not_set(env):
     t = NetnsFaults(env.fab)
     f = FaultSpec(at=0.0, kind="shape", switch="p1l1", port=1, rate_pps=500, queue_depth=8)
     REGISTRY["shape"].apply(t, f, False)
+    data = P4.PRIORITY_DATA  # the data queue (the control queue gets 4 x the depth)
     q = queues()
-    assert q[0]["depth"] == 8 and q[0]["link_bps"] > 0, q[0]
+    assert q[data]["depth"] == 8 and q[data]["link_bps"] > 0, q[data]
     REGISTRY["shape"].apply(t, f, True)
     q = queues()
-    assert q[0]["depth"] == 64 and q[0]["link_bps"] == 0 and q[0]["link_rate_pps"] == 0, q[0]
+    assert q[data]["depth"] == 64 and q[data]["link_bps"] == 0 and q[data]["link_rate_pps"] == 0, q[data]

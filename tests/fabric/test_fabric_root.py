@@ -270,6 +270,7 @@ def test_late_shaping_target_loads_a_pipeline_and_reshapes_a_restarted_switch(tm
     with default queues and is shaped again (``Fabric.reshape``), its pipeline loaded first."""
     import yaml
 
+    from controller import p4contract as P4
     from controller.topology import parse_topology
     from mrc_fabric import targets
     from mrc_fabric.targets import load_pipeline, running_cookie
@@ -299,7 +300,7 @@ def test_late_shaping_target_loads_a_pipeline_and_reshapes_a_restarted_switch(tm
 
     def depths(switch: str) -> tuple[int, int]:
         rows = send_command(f"127.0.0.1:{fab.state.procs[switch].runtime_port}", "port_stats", [1])
-        return rows[0]["queues"][0]["depth"], rows[0]["queues"][7]["depth"]
+        return rows[0]["queues"][P4.PRIORITY_DATA]["depth"], rows[0]["queues"][P4.PRIORITY_TRIMMED]["depth"]
 
     with fab:
         for name in fab.topo.switches:

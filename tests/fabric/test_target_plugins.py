@@ -87,7 +87,7 @@ def test_link_model_command_lines():
                                               control_queue_depth={1: control_depth(16)})
     s = " ".join(ss)
     assert f"--link-bps 1:{300 * (FULL_FRAME_BYTES + WIRE_OVERHEAD) * 8}" in s and "--queue-rate" not in s
-    assert "--queue-depth 1:16" in s and f"--queue-depth 1/7:{control_depth(16)}" in s and control_depth(16) > 16
+    assert "--queue-depth 1:16" in s and f"--queue-depth 1/0:{control_depth(16)}" in s and control_depth(16) > 16
     # the hosts' NICs charge a frame the same wire bytes as softswitch's links (mrc never imports softswitch)
     from mrc.wire.formats import ETH_WIRE_OVERHEAD
     assert ETH_WIRE_OVERHEAD == WIRE_OVERHEAD

@@ -22,19 +22,19 @@
  *   0x06-0x0b with RETH) that is not already trimmed (DSCP != 11)
  *     -> cut after RETH [+ ImmDt] (truncate in egress), UDP length = 36 [40 with ImmDt],
  *        UDP checksum = 0, inner IPv6 payload length = UDP length, outer IPv6 payload length
- *        (or IPv4 total length) recomputed, DSCP = 11, priority 7.
+ *        (or IPv4 total length) recomputed, DSCP = 11, priority PRIORITY_TRIMMED (0, the top queue).
  *   otherwise estimate >= drop_threshold and the packet is not a trimmed one
  *     -> dropped, DROP_REASON_QUEUE_FULL.
  *   ACKs (0x11), probes (0xc0-0xc2) and trimmed packets are never trimmed.  A packet trimmed
- *   upstream (DSCP 11) keeps priority 7 at every later hop.
+ *   upstream (DSCP 11) keeps the top queue at every later hop.
  * Control packets (BTH ACK/NAK 0x11, CNP 0x81, MRC probe request/response and port status
- *   0xc0-0xc2) go to priority 7 as well, as NDP's priority queue carries headers, ACKs and NACKs:
+ *   0xc0-0xc2) go to the top queue as well, as NDP's priority queue carries headers, ACKs and NACKs:
  *   they are not counted in the data-queue estimate and never dropped early on it, so the feedback
  *   a sender acts on neither waits behind data nor is lost to a full data queue.
  * Resends: an MRC data packet with DSCP_RESEND (a sender's resend after a loss verdict, unless its
  *   packets are being trimmed; of a trim's resends only the packet holding the sender's cumulative
  *   ACK, from its second trim) goes to
- *   PRIORITY_RESEND (6), ahead of the data queue: not counted in the estimate, never trimmed or
+ *   PRIORITY_RESEND (1), ahead of the data queue (PRIORITY_DATA, 7): not counted in the estimate, never trimmed or
  *   dropped early.  It is what a flow's cumulative ACK waits for.
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):
  *   ECN-capable (ECT(0)/ECT(1)) and enq_qdepth >= threshold -> CE, on the outer (or only) IP

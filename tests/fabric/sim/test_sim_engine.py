@@ -183,7 +183,7 @@ def test_traffic_manager_tail_drops_are_reported_beside_kernel_drops():
 @pytest.mark.parametrize("on", [True, False])
 def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
     """``traffic.resend_priority`` (default true): what MRC resends after the link dies carries
-    DSCP_RESEND, and the simulated ports queue it on the resend queue (6), below the control packets' and
+    DSCP_RESEND, and the simulated ports queue it on the resend queue (1), below the control packets' and
     ahead of the data queue, as congestion.p4 does; false: the resends are data like any other."""
     from mrc.wire import formats as F
     from mrc.wire.codec import decode_frame
@@ -197,7 +197,7 @@ def test_resends_after_a_loss_ride_ahead_of_the_data_queue(monkeypatch, on):
         q = real(data)
         if fr.opcode in F.DATA_OPCODES:
             seen.append(fr.dscp)
-            assert q == (F.RESEND_PRIORITY if fr.dscp == F.DSCP_RESEND else 0)
+            assert q == (F.RESEND_PRIORITY if fr.dscp == F.DSCP_RESEND else F.DATA_PRIORITY)
         else:
             assert q == F.TRIM_PRIORITY  # ACKs, probes: the top queue
         return q
@@ -226,7 +226,7 @@ def test_a_bounded_priority_queue_tail_drops_and_reports_where():
     assert m["completed"] and not m["data_loss"] and m["verified_bytes"] == m["total_bytes"]
     by_q = m["queue_tail_drops_by_queue"]
     assert m["queue_tail_drops"] == sum(by_q.values()) > 0
-    assert all(k.endswith(("/7", "/6")) for k in by_q), by_q  # the top queue, the resend queue
+    assert all(k.endswith(("/0", "/1")) for k in by_q), by_q  # the top queue, the resend queue
     assert "traffic-manager tail drops" in outside_drops_text(m)
     with pytest.raises(ScenarioError, match=r"sim.priority_queue_factor: must be >= 0"):
         _sc(sim={"priority_queue_factor": -1})

@@ -108,28 +108,30 @@ def test_priority_frames_go_first_and_take_their_bytes_from_the_shared_link():
     SimRun._prio_tx(p, 64, 5000)
     assert p.free == 5000 + 64 * per
 def test_the_top_queue_goes_ahead_of_the_resend_queue():
-    """congestion.p4's two queues above data: trimmed headers and control packets (7) overtake a backlog
-    of resent data (6), which in turn overtakes the data queue; every frame takes its bytes from the one
+    """congestion.p4's two queues above data: trimmed headers and control packets (priority 0) overtake a backlog
+    of resent data (1), which in turn overtakes the data queue; every frame takes its bytes from the one
     link.  One queue for both (as the model had it) put a probe behind every full-size resend."""
+    from mrc.wire.formats import RESEND_PRIORITY as RESEND
+    from mrc.wire.formats import TRIM_PRIORITY as TOP
     from mrc_fabric.sim.engine import SimRun
 
     fab, _ = _fabric()
     p = fab.ports[("p1l1", 2)]
     per, d = p.ns_per_byte, p.delay_ns
     for _ in range(3):  # three 4 KiB resends at t = 0
-        SimRun._prio_tx(p, 4096, 0, 6)
+        SimRun._prio_tx(p, 4096, 0, RESEND)
     assert p.rfree == pytest.approx(3 * 4096 * per) and p.pfree == 0.0
-    assert SimRun._prio_tx(p, 100, 0, 7) == pytest.approx(100 * per + d)  # a probe: ahead of the resends
+    assert SimRun._prio_tx(p, 100, 0, TOP) == pytest.approx(100 * per + d)  # a probe: ahead of the resends
     assert p.rfree == pytest.approx((3 * 4096 + 100) * per)  # a resend queued now waits for it as well
-    assert SimRun._prio_tx(p, 4096, 0, 6) == pytest.approx((4 * 4096 + 100) * per + d)
+    assert SimRun._prio_tx(p, 4096, 0, RESEND) == pytest.approx((4 * 4096 + 100) * per + d)
     assert p.free == pytest.approx((4 * 4096 + 100) * per)  # and the data queue for all of them
     # bounded (sim.priority_queue_factor): each queue has its own room and its own tail-drop count
     p.pcap, p.rcap = 1, 1
     p.pdeps.clear()
     p.rdeps.clear()
     now = 10_000_000
-    assert SimRun._prio_tx(p, 4096, now, 6) is not None and SimRun._prio_tx(p, 4096, now, 6) is None
-    assert SimRun._prio_tx(p, 100, now, 7) is not None and SimRun._prio_tx(p, 100, now, 7) is None
+    assert SimRun._prio_tx(p, 4096, now, RESEND) is not None and SimRun._prio_tx(p, 4096, now, RESEND) is None
+    assert SimRun._prio_tx(p, 100, now, TOP) is not None and SimRun._prio_tx(p, 100, now, TOP) is None
     assert (p.ptail, p.rtail) == (1, 1)
 
 

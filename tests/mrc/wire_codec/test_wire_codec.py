@@ -138,20 +138,21 @@ def test_trim_and_ce(mode, ev, tel):
 
 @pytest.mark.parametrize("mode,ev,tel", ENCAPS)
 def test_priority_queue_is_where_the_switch_queues_each_packet(mode, ev, tel):
-    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets) the top queue (7), data with
-    DSCP_RESEND the resend queue (6); plain data, a trimmed header (that one the switch makes and queues
-    itself) and garbage the data queue (0).
+    """ACK/NAK, CNP, probes and port status (congestion.p4's control packets) the top queue (0), data with
+    DSCP_RESEND the resend queue (1); plain data, a trimmed header (that one the switch makes and queues
+    itself) and garbage the data queue (7).
     The DSCP is on every IPv6 header the encap writes and the ICRC stays valid (RoCEv2 masks the
     traffic class)."""
     e = Encap(mode, GA, GB, ev, telemetry=tel)
     data = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64)
     resend = encode_data(e, F.OP_WRITE_ONLY, 7, 5, 0x1000, 0x55, 64, b"x" * 64, dscp=F.DSCP_RESEND)
-    assert priority_queue(data) == priority_queue(trim_packet(data)) == priority_queue(b"\0" * 40) == 0
-    assert priority_queue(resend) == F.RESEND_PRIORITY == 6
+    assert priority_queue(data) == priority_queue(trim_packet(data)) == priority_queue(b"\0" * 40) == F.DATA_PRIORITY
+    assert F.DATA_PRIORITY == 7
+    assert priority_queue(resend) == F.RESEND_PRIORITY == 1
     top = [encode_ack(e, 1, 1), encode_ack(e, 1, 1, F.AETH_NAK_PSN_SEQ_ERR, 2), encode_cnp(e, 9),
            encode_probe(e, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=1)),
            encode_port_status(e, PortStatusInfo(req_id=1, n_ports=2, up_mask=1))]
-    assert [priority_queue(x) for x in top] == [F.TRIM_PRIORITY] * 5 and F.TRIM_PRIORITY == 7
+    assert [priority_queue(x) for x in top] == [F.TRIM_PRIORITY] * 5 and F.TRIM_PRIORITY == 0
     fr = decode_frame(resend)
     assert fr.dscp == F.DSCP_RESEND and not fr.trimmed and bytes(fr.payload) == b"x" * 64
     assert e.dscp == F.DSCP_DATA  # the encap's own DSCP is untouched

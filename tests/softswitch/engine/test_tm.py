@@ -26,24 +26,25 @@ def test_bmv2_defaults():
 
 
 def test_strict_priority_order_and_fifo_within_priority():
+    """Priority 0 first, as bmv2 since its PR #1276 (priority = queue id, queue 0 the highest)."""
     tm = TrafficManager()
     for tag, pri in enumerate([0, 3, 7, 3, 0, 7, 5]):
         assert tm.enqueue(item(1, pri, tag), now_us=10)
     got = drain(tm, 20)
-    assert [(i.priority, i.meta) for i in got] == [(7, 2), (7, 5), (5, 6), (3, 1), (3, 3), (0, 0), (0, 4)]
-    assert [i.qid for i in got] == [7, 7, 5, 3, 3, 0, 0]
+    assert [(i.priority, i.meta) for i in got] == [(0, 0), (0, 4), (3, 1), (3, 3), (5, 6), (7, 2), (7, 5)]
+    assert [i.qid for i in got] == [0, 0, 3, 3, 5, 7, 7]
     assert tm.total == 0
 
 
 def test_tail_drop_counted_per_port_and_queue():
     tm = TrafficManager()
     tm.set_queue_depth(3, port=2)
-    tm.set_queue_depth(1, port=2, priority=7)
-    results = [tm.enqueue(item(2, 0, i), 0) for i in range(5)]
+    tm.set_queue_depth(1, port=2, priority=0)
+    results = [tm.enqueue(item(2, 7, i), 0) for i in range(5)]
     assert results == [True, True, True, False, False]
-    assert [tm.enqueue(item(2, 7, i), 0) for i in range(3)] == [True, False, False]
+    assert [tm.enqueue(item(2, 0, i), 0) for i in range(3)] == [True, False, False]
     stats = tm.stats(2)
-    assert stats[0]["dropped"] == 2 and stats[7]["dropped"] == 2
+    assert stats[7]["dropped"] == 2 and stats[0]["dropped"] == 2
     assert sum(q["dropped"] for q in tm.stats(3)) == 0
     # the survivors are the first ones (tail drop keeps the head)
     assert [i.meta for i in drain(tm, 1)] == [0, 0, 1, 2]
@@ -80,10 +81,10 @@ def test_rate_limit_spaces_departures():
 
 def test_rate_limited_high_priority_lets_low_priority_through():
     tm = TrafficManager()
-    tm.set_queue_rate(100, port=1, priority=7)  # 10 ms per packet
-    tm.enqueue(item(1, 7, "h0"), 0)
-    tm.enqueue(item(1, 7, "h1"), 0)
-    tm.enqueue(item(1, 0, "l0"), 0)
+    tm.set_queue_rate(100, port=1, priority=0)  # 10 ms per packet
+    tm.enqueue(item(1, 0, "h0"), 0)
+    tm.enqueue(item(1, 0, "h1"), 0)
+    tm.enqueue(item(1, 7, "l0"), 0)
     assert [i.meta for i in drain(tm, 1)] == ["h0", "l0"]
     assert [i.meta for i in drain(tm, 10_000)] == ["h1"]
 
@@ -123,19 +124,19 @@ def test_per_queue_rates_add_up_but_a_link_rate_is_shared_by_all_priorities():
     tm = TrafficManager()
     tm.set_queue_rate(1000, port=1)
     for i in range(3):
-        tm.enqueue(item(1, 0, f"d{i}"), 0)
-        tm.enqueue(item(1, 6, f"c{i}"), 0)
+        tm.enqueue(item(1, 7, f"d{i}"), 0)
+        tm.enqueue(item(1, 1, f"c{i}"), 0)
     assert [i.meta for i in drain(tm, 0)] == ["c0", "d0"]
     # a link rate: one frame per ms whatever its queue, the higher priority first
     tm = TrafficManager()
     tm.set_link_rate(1000, port=1)
     for i in range(3):
-        tm.enqueue(item(1, 0, f"d{i}"), 0)
-    tm.enqueue(item(1, 6, "c0"), 0)
+        tm.enqueue(item(1, 7, f"d{i}"), 0)
+    tm.enqueue(item(1, 1, "c0"), 0)
     assert [i.meta for i in drain(tm, 0)] == ["c0"]
     out: list = []
     assert tm.dequeue(999, 10, out) == 1000 and out == []
-    tm.enqueue(item(1, 6, "c1"), 999)  # a control frame overtakes the data backlog, not the link
+    tm.enqueue(item(1, 1, "c1"), 999)  # a control frame overtakes the data backlog, not the link
     assert [i.meta for i in drain(tm, 1000)] == ["c1"]
     assert [i.meta for i in drain(tm, 3500)] == ["d0", "d1"]  # a late wake-up catches up its slots
     assert [i.meta for i in drain(tm, 3999)] == []
@@ -163,8 +164,8 @@ def test_link_bps_charges_each_frame_its_bytes_on_the_wire():
     tm = TrafficManager()
     tm.set_link_bps(8_000_000, port=1)
     for i in range(2):
-        tm.enqueue(TmItem(egress_port=1, priority=0, length=976, meta=f"d{i}"), 0)
-    tm.enqueue(TmItem(egress_port=1, priority=7, length=76, meta="ack"), 0)
+        tm.enqueue(TmItem(egress_port=1, priority=7, length=976, meta=f"d{i}"), 0)
+    tm.enqueue(TmItem(egress_port=1, priority=0, length=76, meta="ack"), 0)
     assert [i.meta for i in drain(tm, 0)] == ["ack"]  # strict priority, then the link is busy 100 us
     out: list = []
     assert tm.dequeue(99, 10, out) == 100 and out == []
