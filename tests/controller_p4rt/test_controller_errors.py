@@ -91,3 +91,52 @@ def test_taken_election_id_is_named(pipeline):
             ctl.close()
         first.close()
         srv.stop()
+
+
+def test_port_admin_waits_for_its_election_id_to_be_free(pipeline):
+    """PI drops a closed client's connection only once its stream handler returns, so a controller
+    that writes a port admin change right after another client with its election id closed (a PTF
+    test hands a switch to the controller that way) first finds the id taken: it retries, bounded,
+    instead of failing with "port admin change not written"."""
+    import threading
+    import time
+
+    from controller.daemon import PORT_ADMIN_ID_WAIT_S
+    from controller.plan import PortSetting
+    from controller.session import SessionError
+
+    plan = build_plan(load_topology(TOPO))
+    name = next(iter(plan.switches))
+    dev = plan.switches[name].device_id
+    srv = P4RuntimeServer(dev, lambda info, cfg: SwitchState(info), lambda f: None, "127.0.0.1:0")
+    addr = f"127.0.0.1:{srv.start()}"
+    holder = SwitchSession(name, addr, dev, 7)
+    opts = Options(election_id=7, addresses={n: ("127.0.0.1:1" if n != name else addr) for n in plan.switches},
+                   connect_timeout_s=3)
+    ctl = Controller(plan, pipeline, opts, logging.getLogger("test.controller.port_admin"))
+    port = next(ps.port for ps in plan.switches[name].of(PortSetting))
+    try:
+        holder.connect(5)
+        assert holder.wait_primary(5)
+        release = threading.Timer(0.5, holder.close)
+        release.start()
+        t0 = time.monotonic()
+        ctl.set_port_admin(name, port, False)
+        took = time.monotonic() - t0
+        release.join()
+        assert 0.4 < took < PORT_ADMIN_ID_WAIT_S + 1, took
+        assert ctl.sessions[name].is_primary
+        # a switch another controller holds with a higher id: not a leftover of ours, final at once
+        other = SwitchSession(name, addr, dev, 8)
+        other.connect(5)
+        assert other.wait_primary(5)
+        ctl.sessions[name].close()
+        try:
+            with pytest.raises(SessionError, match="port admin change not written"):
+                ctl.set_port_admin(name, port, True)
+        finally:
+            other.close()
+    finally:
+        ctl.close()
+        holder.close()
+        srv.stop()
