@@ -54,7 +54,7 @@ class TargetError(RuntimeError):
 
 def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int | None:
     """The cookie of the pipeline the switch at ``address`` runs (0: one without a cookie), None if it
-    runs none.  One unary GetForwardingPipelineConfig, no stream and no arbitration: any client may
+    runs none (also when it answers an empty config, as PI does after a failed push).  One unary GetForwardingPipelineConfig, no stream and no arbitration: any client may
     ask (P4Runtime spec), so this never competes with a controller for its election id."""
     from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
@@ -64,9 +64,16 @@ def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int 
         ch = p4rt.open_channel(address, timeout_s)
     except p4rt.P4RuntimeError as e:
         raise TargetError(f"{address}: {e.details()}") from None
+    gfpc = p4runtime_pb2.GetForwardingPipelineConfigRequest
     try:
-        cfg = p4rt.get_pipeline(p4runtime_pb2_grpc.P4RuntimeStub(ch), device_id,
-                                p4runtime_pb2.GetForwardingPipelineConfigRequest.COOKIE_ONLY, timeout_s)
+        stub = p4runtime_pb2_grpc.P4RuntimeStub(ch)
+        cfg = p4rt.get_pipeline(stub, device_id, gfpc.COOKIE_ONLY, timeout_s)
+        if cfg is not None and not cfg.HasField("cookie"):
+            # no cookie: a pipeline pushed without one, or none at all -- PI answers OK with an empty
+            # config once a push has failed (the device's manager exists, its config is not set)
+            full = p4rt.get_pipeline(stub, device_id, gfpc.P4INFO_AND_COOKIE, timeout_s)
+            if full is None or not full.p4info.ByteSize():
+                return None
     except p4rt.P4RuntimeError as e:
         raise TargetError(f"{address}: {e.details()}") from None
     finally:

@@ -92,3 +92,34 @@ def test_bmv2_cli_runs_without_this_virtualenv_on_path(monkeypatch):
     monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
     env = _system_python_env()
     assert env["PATH"].split(os.pathsep) == ["/usr/bin", "/bin"] and "VIRTUAL_ENV" not in env
+
+
+@pytest.mark.parametrize("answer, expect", [("empty", None), ("no-cookie", 0), ("cookie", 42)])
+def test_running_cookie_reads_an_empty_config_as_none(answer, expect):
+    """PI, after a failed SetForwardingPipelineConfig, answers OK with an empty config (its device
+    manager exists, its config is not set): that is no pipeline -- else the fabric would skip the push
+    and simple_switch_CLI would fail on the empty JSON.  A real gRPC server answering as PI does."""
+    from concurrent import futures
+
+    import grpc
+    from p4.config.v1 import p4info_pb2
+    from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+    class PiLike(p4runtime_pb2_grpc.P4RuntimeServicer):
+        def GetForwardingPipelineConfig(self, request, context):
+            resp = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+            resp.config.SetInParent()
+            if answer != "empty" and request.response_type != request.COOKIE_ONLY:
+                resp.config.p4info.CopyFrom(p4info_pb2.P4Info(tables=[p4info_pb2.Table()]))
+            if answer == "cookie":
+                resp.config.cookie.cookie = 42
+            return resp
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(PiLike(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        assert running_cookie(f"127.0.0.1:{port}", 1, timeout_s=5) == expect
+    finally:
+        server.stop(None)
