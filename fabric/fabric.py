@@ -233,9 +233,12 @@ class Fabric:
         todo = [(name, p, self.topo.link_at(name, p).props) for name in (names or self.topo.switches)
                 for p in self.topo.ports_of(name)]
         todo = [(name, p, v) for name, p, v in todo if v.queue_depth or v.rate_pps or v.delay_us]
-        for name, p, v in todo:  # (shape loads a pipeline first where the target needs one)
-            self.shape(name, p, link_rate_pps=v.rate_pps or None, queue_depth=v.queue_depth or None,
-                       delay_us=v.delay_us or None, pipeline_wait_s=wait_s)
+        by_switch: dict[str, dict[int, dict]] = {}
+        for name, p, v in todo:
+            by_switch.setdefault(name, {})[p] = {"link_rate_pps": v.rate_pps or None,
+                                                 "queue_depth": v.queue_depth or None, "delay_us": v.delay_us or None}
+        for name, ports in by_switch.items():  # one runtime call a switch (a pipeline first where needed)
+            self._shape_ports(name, ports, wait_s)
 
     def reshape(self, name: str, wait_s: float = 30.0) -> None:
         """Give a running switch its topology's link properties again: a target that keeps them in
@@ -351,23 +354,34 @@ class Fabric:
         False) gets a netem qdisc on the switch's end of the veth instead.  A target whose runtime
         control needs a loaded pipeline (``shapes_need_pipeline``) gets one first where none runs
         (``push_pipeline``; ``pipeline_wait_s`` for a controller that holds the switch to load its own)."""
+        self._shape_ports(switch, {port: {"delay_us": delay_us, "rate_pps": rate_pps, "queue_depth": queue_depth,
+                                          "link_rate_pps": link_rate_pps}}, pipeline_wait_s)
+
+    def _shape_ports(self, switch: str, ports: dict[int, dict], pipeline_wait_s: float) -> None:
+        """``shape`` for several ports of one switch, in one call of the target's runtime control."""
         rec = self._rec(switch)
         if not rec.runtime_port:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
         target = get_target(self.state.target or DEFAULT_TARGET)
-        if delay_us is not None and not target.has_link_delay:
-            self._netem(switch, port, delay_us)
-            delay_us = None
-        if delay_us is None and rate_pps is None and queue_depth is None and link_rate_pps is None:
+        todo: dict[int, dict] = {}
+        for port, kw in ports.items():
+            kw = dict(kw)
+            if kw.get("delay_us") is not None and not target.has_link_delay:
+                self._netem(switch, port, kw["delay_us"])
+                kw["delay_us"] = None
+            if all(v is None for v in kw.values()):
+                continue
+            depth = kw.get("queue_depth")
+            todo[port] = {**kw, "control_queue_depth": None if depth is None else control_depth(depth)}
+        if not todo:
             return
         if target.shapes_need_pipeline:
             self._load_pipelines(target, [switch], pipeline_wait_s)
         try:
-            target.shape(rec.runtime_port, port, delay_us=delay_us, rate_pps=rate_pps, queue_depth=queue_depth,
-                         link_rate_pps=link_rate_pps,
-                         control_queue_depth=None if queue_depth is None else control_depth(queue_depth))
+            target.shape_ports(rec.runtime_port, todo)
         except TargetError as e:
-            raise FabricError(f"switch {switch} port {port}: {e}") from None
+            raise FabricError(f"switch {switch} port{'s' if len(todo) > 1 else ''} "
+                              f"{', '.join(map(str, sorted(todo)))}: {e}") from None
 
     def _netem(self, switch: str, port: int, delay_us: int) -> None:
         """Link delay for a target without its own: a netem qdisc on the switch's end of the port's

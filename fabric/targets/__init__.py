@@ -210,6 +210,13 @@ class Target(abc.ABC):
         running switch (the meanings of ``switch_argv``).  A target without ``has_link_delay`` raises
         ``TargetError`` for ``delay_us`` (the caller uses netem instead)."""
 
+    def shape_ports(self, runtime_port: int, ports: dict[int, dict]) -> None:
+        """``shape`` for several ports of one switch (``{port: shape keyword arguments}``); a target
+        whose runtime control has a per-call cost (bmv2: one simple_switch_CLI process, which first
+        downloads the switch's JSON) does them in one call."""
+        for port, kw in ports.items():
+            self.shape(runtime_port, port, **kw)
+
 
 def _registry() -> dict[str, type[Target]]:
     from .bmv2 import Bmv2

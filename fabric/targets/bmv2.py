@@ -92,6 +92,17 @@ class Bmv2(Target):
 
     def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None, link_rate_pps=None,
               control_queue_depth=None) -> None:
+        cli(runtime_port, self._shape_commands(port, delay_us, rate_pps, queue_depth, link_rate_pps,
+                                               control_queue_depth))
+
+    def shape_ports(self, runtime_port: int, ports: dict[int, dict]) -> None:
+        # one simple_switch_CLI run for every port (each run first downloads the switch's JSON)
+        cmds = [c for port, kw in sorted(ports.items()) for c in self._shape_commands(port, **kw)]
+        cli(runtime_port, cmds)
+
+    @staticmethod
+    def _shape_commands(port, delay_us=None, rate_pps=None, queue_depth=None, link_rate_pps=None,
+                        control_queue_depth=None) -> list[str]:
         if delay_us is not None:
             raise TargetError("bmv2 has no link-delay model (use a netem qdisc on the port's veth)")
         cmds = []
@@ -102,7 +113,7 @@ class Bmv2(Target):
             cmds.append(f"set_queue_depth {queue_depth} {port}")
         if control_queue_depth is not None:
             cmds.append(f"set_queue_depth {control_queue_depth} {port} {PRIORITY_TRIMMED}")
-        cli(runtime_port, cmds)
+        return cmds
 
 
 def _stale(outputs: list[Path], src: Path) -> bool:

@@ -191,3 +191,25 @@ def test_restarted_switch_is_reshaped_where_the_target_forgets_its_links(name, t
         return
     cmd = json.loads(argv[argv.index("--after-restart") + 1])
     assert cmd[1:] == ["-m", "mrc_fabric", "reshape", "--prefix", "t", "--state-dir", str(tmp_path), "p1l1"]
+
+
+def test_bmv2_shapes_every_port_of_a_switch_in_one_cli_run(tmp_path, monkeypatch):
+    """Each simple_switch_CLI run starts Python and downloads the switch's JSON over Thrift, so the
+    fabric gives it all of a switch's ports at once (bring-up of examples/small.yaml: 8 runs, not 32).
+    A stand-in CLI on PATH records its runs (the real one runs in the Docker image)."""
+    import os
+    import stat
+
+    from controller import p4contract as P4
+
+    fake = tmp_path / "bin" / "simple_switch_CLI"
+    fake.parent.mkdir()
+    log = tmp_path / "runs"
+    fake.write_text(f"#!/bin/sh\necho \"run $*\" >> {log}\ncat >> {log}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    get_target("bmv2").shape_ports(9191, {2: {"link_rate_pps": 300, "queue_depth": 16, "control_queue_depth": 64},
+                                          1: {"rate_pps": 50}})
+    lines = log.read_text().splitlines()
+    assert lines == ["run --thrift-port 9191", "set_queue_rate 50 1", "set_queue_rate 300 2", "set_queue_depth 16 2",
+                     f"set_queue_depth 64 2 {P4.PRIORITY_TRIMMED}"]
