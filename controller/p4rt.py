@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -238,6 +239,9 @@ class StreamChannel:
         self._reader.join(timeout=timeout_s)
 
 
+ELECTION_ID_WAIT_S = 3.0  # how long a client waits for its election id to be free again
+
+
 class P4RuntimeClient:
     """One P4Runtime session (one stream): arbitration, pipeline, writes, reads, packet I/O.
 
@@ -254,11 +258,14 @@ class P4RuntimeClient:
         self.packet_ins: queue.Queue = queue.Queue()
         self.stream_errors: queue.Queue = queue.Queue()
         self.primary = False
+        self._open_stream()
+        self.arbitrate(require_primary)
+
+    def _open_stream(self) -> None:
         self.stream = StreamChannel(self.stub, lambda m: self._on_update(m), self._on_stream_end,
-                                    name=f"p4rt-{address}")
+                                    name=f"p4rt-{self.address}")
         self._requests = self.stream.requests  # subclasses queue their own stream messages here
         self.stream.start()
-        self.arbitrate(require_primary)
 
     def _on_stream_end(self, stream: StreamChannel, err: grpc.RpcError | None) -> None:
         if err is not None:  # the switch went away (not our close)
@@ -275,20 +282,56 @@ class P4RuntimeClient:
             self.stream_errors.put(resp.error)
 
     def arbitrate(self, require_primary: bool = True) -> p4runtime_pb2.MasterArbitrationUpdate:
-        """Send the election id and wait (bounded) for the answer."""
-        req = p4runtime_pb2.StreamMessageRequest()
-        req.arbitration.device_id = self.device_id
-        uint128(req.arbitration.election_id, self.election)
-        self.stream.send(req)
-        try:
-            reply = self.arbitrations.get(timeout=self.timeout_s)
-        except queue.Empty:
-            raise P4RuntimeError("StreamChannel", grpc.StatusCode.DEADLINE_EXCEEDED,
-                                 f"no arbitration answer from {self.address}") from None
+        """Send the election id and wait (bounded) for the answer.  A switch still holding this id for
+        a client of ours that just closed (PI drops a connection only once its stream handler has
+        returned, after the cancel) ends the new stream with INVALID_ARGUMENT: the stream is reopened
+        and the id sent again for up to ``ELECTION_ID_WAIT_S``, then that error is raised as such."""
+        end = time.monotonic() + ELECTION_ID_WAIT_S
+        while True:
+            req = p4runtime_pb2.StreamMessageRequest()
+            req.arbitration.device_id = self.device_id
+            uint128(req.arbitration.election_id, self.election)
+            self.stream.send(req)
+            reply, ended = self._await_arbitration()
+            if reply is not None:
+                break
+            if ended is None:
+                raise P4RuntimeError("StreamChannel", grpc.StatusCode.DEADLINE_EXCEEDED,
+                                     f"no arbitration answer from {self.address}")
+            taken = ended.code() == grpc.StatusCode.INVALID_ARGUMENT and "election id" in (ended.details() or "").lower()
+            if not taken or time.monotonic() >= end:
+                raise P4RuntimeError("StreamChannel", ended.code(), f"{self.address}: {ended.details()}")
+            time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
+            self._open_stream()
         if require_primary and reply.status.code != code_pb2.OK:
             raise P4RuntimeError("StreamChannel", grpc.StatusCode.PERMISSION_DENIED,
                                  f"not primary on {self.address}: {reply.status.message}")
         return reply
+
+    def _await_arbitration(self) -> tuple[p4runtime_pb2.MasterArbitrationUpdate | None, grpc.RpcError | None]:
+        """(the arbitration answer, None), or (None, how the stream ended) if it ended first, or
+        (None, None) when ``timeout_s`` passed with neither."""
+        end = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return self.arbitrations.get(timeout=0.05), None
+            except queue.Empty:
+                pass
+            if self.stream.closed or not self.stream_errors.empty():
+                kept = []
+                ended = None
+                while not self.stream_errors.empty():
+                    e = self.stream_errors.get_nowait()
+                    if isinstance(e, grpc.RpcError) and ended is None:
+                        ended = e
+                    else:
+                        kept.append(e)
+                for e in kept:
+                    self.stream_errors.put(e)
+                if ended is not None:
+                    return None, ended
+            if time.monotonic() >= end:
+                return None, None
 
     def close(self) -> None:
         """End the stream and the channel."""

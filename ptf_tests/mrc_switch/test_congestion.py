@@ -242,7 +242,7 @@ class ResendPriorityTest(_CongestionTest):
         self.set_queue_thresholds(3, trim=0, drop=0)
         self.set_switch_id(5)
         before = self.events()
-        # threshold 0 trims every data packet; the resend passes whole, on queue 6 (its telemetry record)
+        # threshold 0 trims every data packet; the resend passes whole, on the resend queue (its telemetry record)
         pkt = stev_packet("2001:db8:1::1", dst, opcode=F.OP_WRITE_MIDDLE, payload_len=1000, tc=RESEND_TC,
                           telemetry=HBHOptMrcTelemetry())
         testutils.send_packet(self, 1, pkt)

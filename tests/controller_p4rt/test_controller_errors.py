@@ -140,3 +140,39 @@ def test_port_admin_waits_for_its_election_id_to_be_free(pipeline):
         ctl.close()
         holder.close()
         srv.stop()
+
+
+def test_client_waits_for_its_election_id_to_be_free():
+    """The PTF and bench client (controller.p4rt.P4RuntimeClient) connecting with the election id a
+    test's previous client held a moment ago: the switch may still hold it (PI drops a connection
+    once its stream handler returns), so the client reopens its stream and retries, bounded, and
+    names the real error when the id stays taken (it said "no arbitration answer" after 5 s)."""
+    import threading
+    import time
+
+    import grpc
+
+    from controller.p4rt import ELECTION_ID_WAIT_S, P4RuntimeClient, P4RuntimeError
+
+    srv = P4RuntimeServer(1, lambda info, cfg: SwitchState(info), lambda f: None, "127.0.0.1:0")
+    addr = f"127.0.0.1:{srv.start()}"
+    holder = SwitchSession("s", addr, 1, 1)
+    try:
+        holder.connect(5)
+        assert holder.wait_primary(5)
+        release = threading.Timer(0.5, holder.close)
+        release.start()
+        t0 = time.monotonic()
+        client = P4RuntimeClient(addr, 1, 1, timeout_s=5)
+        took = time.monotonic() - t0
+        release.join()
+        assert client.primary and 0.4 < took < ELECTION_ID_WAIT_S + 1, took
+        t0 = time.monotonic()
+        with pytest.raises(P4RuntimeError) as ei:  # the id stays taken (by this client)
+            P4RuntimeClient(addr, 1, 1, timeout_s=5)
+        assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ei.value.details().lower()
+        assert ELECTION_ID_WAIT_S - 0.5 < time.monotonic() - t0 < ELECTION_ID_WAIT_S + 5
+        client.close()
+    finally:
+        holder.close()
+        srv.stop()
