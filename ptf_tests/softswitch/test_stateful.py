@@ -30,6 +30,21 @@ class StatefulTest(SubsetTest):
         self.send(1, frame)
         return s_fields(self.recv(2))
 
+    def metered_burst(self, configure, burst: list[bytes]) -> list[int]:
+        """The colours a back-to-back ``burst`` gets right after ``configure`` (writes the meter config,
+        which fills both buckets), once more if they went back down: bmv2 credits a bucket's tokens on
+        a fixed grid of 1/rate from the meter's start, not from when the bucket emptied, so one may
+        land inside the burst (about 1 run in 100 at these rates; both tries, about 1 in 10,000).
+        softswitch refills continuously and never needs the second try."""
+        for attempt in range(2):
+            configure()
+            for frame in burst:
+                self.send(1, frame)
+            colors = [s_fields(f)[2] for f in self.recv_n(2, len(burst))]
+            if colors == sorted(colors) or attempt:
+                return colors
+        return colors
+
 
 @group("registers")
 class RegisterTest(StatefulTest):
@@ -95,11 +110,8 @@ class MeterTest(StatefulTest):
     def runTest(self):
         # slow rates: a token every 0.5 s (peak) or 1 s (committed), so a sender descheduled for a while
         # on a loaded machine cannot refill a bucket within the burst
-        self.write_meter("rate", 1, cir=1, cburst=1, pir=2, pburst=3)
         burst = [bytes(s_frame(OP_METER, 1)) for _ in range(8)]
-        for frame in burst:  # a back-to-back burst (send all, then read): no time to refill
-            self.send(1, frame)
-        colors = [s_fields(f)[2] for f in self.recv_n(2, 8)]
+        colors = self.metered_burst(lambda: self.write_meter("rate", 1, cir=1, cburst=1, pir=2, pburst=3), burst)
         self.assertEqual(colors[0], GREEN, colors)
         self.assertEqual(colors, sorted(colors), f"colours went back down within a burst: {colors}")
         self.assertIn(YELLOW, colors, colors)
@@ -127,10 +139,8 @@ class DirectMeterTest(StatefulTest):
         e.direct_meter_entry.table_entry.ClearField("action")
         cfg = e.direct_meter_entry.config
         cfg.cir, cfg.cburst, cfg.pir, cfg.pburst = 1, 1, 2, 2  # a peak token every 0.5 s: none within the burst
-        self.client.write(p4runtime_pb2.Update.MODIFY, e)
-        for frame in [bytes(s_frame(OP_DIRECT_METER, 1)) for _ in range(6)]:
-            self.send(1, frame)
-        colors = [s_fields(f)[2] for f in self.recv_n(2, 6)]
+        colors = self.metered_burst(lambda: self.client.write(p4runtime_pb2.Update.MODIFY, e),
+                                    [bytes(s_frame(OP_DIRECT_METER, 1)) for _ in range(6)])
         self.assertEqual(colors[0], GREEN, colors)
         self.assertEqual(colors, sorted(colors), colors)
         self.assertEqual(colors[-1], RED, colors)
