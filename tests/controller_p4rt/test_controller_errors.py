@@ -93,13 +93,26 @@ def test_taken_election_id_is_named(pipeline):
         srv.stop()
 
 
+def _while_held(holder: SwitchSession, hold_s: float, call):
+    """``call()`` while ``holder`` keeps its election id for ``hold_s`` more: (its result, seconds taken)."""
+    import threading
+    import time
+
+    release = threading.Timer(hold_s, holder.close)
+    release.start()
+    t0 = time.monotonic()
+    try:
+        out = call()
+    finally:
+        release.join()
+    return out, time.monotonic() - t0
+
+
 def test_port_admin_waits_for_its_election_id_to_be_free(pipeline):
     """PI drops a closed client's connection only once its stream handler returns, so a controller
     that writes a port admin change right after another client with its election id closed (a PTF
     test hands a switch to the controller that way) first finds the id taken: it retries, bounded,
     instead of failing with "port admin change not written"."""
-    import threading
-    import time
 
     from controller.daemon import PORT_ADMIN_ID_WAIT_S
     from controller.plan import PortSetting
@@ -118,12 +131,7 @@ def test_port_admin_waits_for_its_election_id_to_be_free(pipeline):
     try:
         holder.connect(5)
         assert holder.wait_primary(5)
-        release = threading.Timer(0.5, holder.close)
-        release.start()
-        t0 = time.monotonic()
-        ctl.set_port_admin(name, port, False)
-        took = time.monotonic() - t0
-        release.join()
+        _, took = _while_held(holder, 0.5, lambda: ctl.set_port_admin(name, port, False))
         assert 0.4 < took < PORT_ADMIN_ID_WAIT_S + 1, took
         assert ctl.sessions[name].is_primary
         # a switch another controller holds with a higher id: not a leftover of ours, final at once
@@ -147,7 +155,6 @@ def test_client_waits_for_its_election_id_to_be_free():
     test's previous client held a moment ago: the switch may still hold it (PI drops a connection
     once its stream handler returns), so the client reopens its stream and retries, bounded, and
     names the real error when the id stays taken (it said "no arbitration answer" after 5 s)."""
-    import threading
     import time
 
     import grpc
@@ -160,12 +167,7 @@ def test_client_waits_for_its_election_id_to_be_free():
     try:
         holder.connect(5)
         assert holder.wait_primary(5)
-        release = threading.Timer(0.5, holder.close)
-        release.start()
-        t0 = time.monotonic()
-        client = P4RuntimeClient(addr, 1, 1, timeout_s=5)
-        took = time.monotonic() - t0
-        release.join()
+        client, took = _while_held(holder, 0.5, lambda: P4RuntimeClient(addr, 1, 1, timeout_s=5))
         assert client.primary and 0.4 < took < ELECTION_ID_WAIT_S + 1, took
         t0 = time.monotonic()
         with pytest.raises(P4RuntimeError) as ei:  # the id stays taken (by this client)
