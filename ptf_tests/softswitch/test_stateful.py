@@ -35,7 +35,7 @@ class StatefulTest(SubsetTest):
         which fills both buckets), once more if they went back down: bmv2 credits a bucket's tokens on
         a fixed grid of 1/rate from the meter's start, not from when the bucket emptied, so one may
         land inside the burst (about 1 run in 100 at these rates; both tries, about 1 in 10,000).
-        softswitch refills continuously and never needs the second try."""
+        softswitch counts tokens the same way."""
         for attempt in range(2):
             configure()
             for frame in burst:

@@ -20,34 +20,42 @@ UNIT_PACKETS = p4info_pb2.MeterSpec.PACKETS
 
 @dataclass(slots=True)
 class TrTcm:
-    """One configured meter cell with its two token buckets."""
+    """One configured meter cell with its two token buckets, counted as bmv2 counts them
+    (``src/bm_sim/meters.cpp``): whole tokens, credited on a fixed grid of 1/rate from the clock's
+    origin (the switch's start), not from the bucket's last use -- a bucket that was full keeps its
+    place on the grid, so after it empties the next token may come sooner than 1/rate.  The peak
+    bucket is checked first: short of it RED and nothing taken; else its tokens are taken and the
+    committed bucket decides YELLOW (short) or GREEN (both taken)."""
 
     cir: int
     cburst: int
     pir: int
     pburst: int
-    tc: float = 0.0
-    tp: float = 0.0
-    last_us: int | None = None
+    tc: int = 0
+    tp: int = 0
+    c_seen: int = 0  # tokens of the grid credited so far (bmv2's tokens_last; 0 after a config)
+    p_seen: int = 0
+    c_per_us: float = 0.0
+    p_per_us: float = 0.0
 
     def __post_init__(self) -> None:
-        self.tc = float(self.cburst)
-        self.tp = float(self.pburst)
+        self.tc, self.tp = self.cburst, self.pburst
+        self.c_per_us, self.p_per_us = self.cir / 1e6, self.pir / 1e6  # PI's conversion to per µs
 
     def execute(self, amount: int, now_us: int) -> int:
-        last = self.last_us
-        if last is not None and now_us > last:
-            dt = now_us - last
-            self.tc = min(float(self.cburst), self.tc + dt * self.cir / 1e6)
-            self.tp = min(float(self.pburst), self.tp + dt * self.pir / 1e6)
-        if last is None or now_us > last:
-            self.last_us = now_us
+        grid = int(now_us * self.p_per_us)
+        if grid > self.p_seen:
+            self.tp = min(self.tp + grid - self.p_seen, self.pburst)
+            self.p_seen = grid
         if self.tp < amount:
             return RED
-        if self.tc < amount:
-            self.tp -= amount
-            return YELLOW
         self.tp -= amount
+        grid = int(now_us * self.c_per_us)
+        if grid > self.c_seen:
+            self.tc = min(self.tc + grid - self.c_seen, self.cburst)
+            self.c_seen = grid
+        if self.tc < amount:
+            return YELLOW
         self.tc -= amount
         return GREEN
 

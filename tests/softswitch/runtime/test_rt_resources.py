@@ -236,6 +236,23 @@ def test_meters_trtcm(sb):
     assert e.meter is None
 
 
+def test_meter_tokens_come_on_bmv2s_grid():
+    """bmv2 (src/bm_sim/meters.cpp) credits whole tokens on a fixed grid of 1/rate from the clock's
+    origin, not 1/rate after the bucket emptied: at 2 packets/s the grid points are 0.5 s apart, so a
+    bucket emptied at 0.4 s has a token again at 0.5 s; the next one, used at 0.5 s, only at 1.0 s."""
+    from softswitch.runtime.meters import TrTcm
+
+    m = TrTcm(cir=2, cburst=1, pir=2, pburst=1)
+    assert m.execute(1, 400_000) == GREEN  # both buckets empty now
+    assert m.execute(1, 499_999) == RED
+    assert m.execute(1, 500_000) == GREEN  # 0.1 s later: the grid point, not 0.4 + 0.5 s
+    assert [m.execute(1, t) for t in (600_000, 999_999, 1_000_000)] == [RED, RED, GREEN]
+    # a full bucket keeps its place on the grid and its tokens stay whole (no fractions banked)
+    m = TrTcm(cir=1, cburst=2, pir=1, pburst=2)
+    assert [m.execute(1, t) for t in (5_700_000, 5_700_001, 5_700_002)] == [GREEN, GREEN, RED]
+    assert m.execute(1, 5_999_999) == RED and m.execute(1, 6_000_000) == GREEN
+
+
 def test_registers(sb):
     s, _bl = sb
     r = s.register("flow_state")
