@@ -27,8 +27,8 @@ from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, Sw
 from .telemetry import TelemetryCollector
 from .wiring import MAX_WAIT_S, WiringChecker, WiringReport
 
-
 PORT_ADMIN_ID_WAIT_S = 3.0  # how long set_port_admin waits for its election id to be free again
+
 
 @dataclass
 class Options:

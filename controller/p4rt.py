@@ -302,6 +302,7 @@ class P4RuntimeClient:
             if not taken or time.monotonic() >= end:
                 raise P4RuntimeError("StreamChannel", ended.code(), f"{self.address}: {ended.details()}")
             time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
+            self.stream.close()  # ended already; this releases its request generator
             self._open_stream()
         if require_primary and reply.status.code != code_pb2.OK:
             raise P4RuntimeError("StreamChannel", grpc.StatusCode.PERMISSION_DENIED,

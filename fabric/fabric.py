@@ -39,6 +39,9 @@ class FabricError(RuntimeError):
     """A fabric operation that cannot be done; the message names the element."""
 
 
+PIPELINE_GRACE_S = 5.0  # how long a restarted switch's controller gets to load its pipeline first
+
+
 class Fabric:
     """One emulated fabric: namespaces, veths and switch processes for a topology."""
 
@@ -265,7 +268,9 @@ class Fabric:
                     except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
                         raise FabricError(f"{target.name}: no pipeline to load before shaping the links: "
                                           f"{e}") from None
-                push_pipeline(name, addr, device_id, cfg, wait_s=wait_s)
+                # a switch that may have a controller (a restart, a fault): give it a few seconds to
+                # load its own pipeline before loading one here (the same election id, 1)
+                push_pipeline(name, addr, device_id, cfg, wait_s=wait_s, grace_s=min(wait_s, PIPELINE_GRACE_S))
             except TargetError as e:
                 raise FabricError(f"switch {name}: {e}" if not str(e).startswith("switch ") else str(e)) from None
 

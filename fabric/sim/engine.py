@@ -407,7 +407,7 @@ class SimRun:
             return
         # control packets (ACK/NAK, CNP, probes) ride the top strict-priority queue with trimmed headers
         # at every hop, as congestion.p4 queues them: never behind data, never trimmed or dropped early;
-        # data resent after a loss verdict (DSCP_RESEND) the queue below it (6): ahead of the data queue,
+        # data resent after a loss verdict (DSCP_RESEND) the queue below it (1): ahead of the data queue,
         # behind the headers and control packets (a full-size resend storm must not delay the trims'
         # and probes' news)
         self._enqueue(r.ports[0], r, 0, data, priority_queue(data), self.now)
@@ -650,7 +650,7 @@ class SimRun:
                 "flows": [f.__dict__ for f in self.flows], "hosts": hosts, "faults": self.fault_log,
                 "switch_counters": self.fab.counters(), "congestion_samples": self.cong_samples,
                 # the strict-priority queues' tail drops (only with sim.priority_queue_factor), as the
-                # emulation reports a traffic manager's: per switch and per "switch:port/7" or "/6" queue
+                # emulation reports a traffic manager's: per switch and per "switch:port/0" or "/1" queue
                 "queue_tail_drops": self._prio_tail(by_queue=False),
                 "queue_tail_drops_by_queue": self._prio_tail(by_queue=True),
                 "step_s": [x / 1e9 for x in self.step_ns],

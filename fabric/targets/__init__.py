@@ -84,14 +84,17 @@ def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int 
 
 
 def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, timeout_s: float = 10.0,
-                  wait_s: float = 0.0) -> bool:
+                  wait_s: float = 0.0, grace_s: float = 0.0) -> bool:
     """Make sure the switch at ``address`` runs a pipeline, for a target whose shaping needs one
     (``shapes_need_pipeline``); True if this call pushed ``cfg``.  A switch that runs any pipeline
     already is left as it is (whoever loaded it owns it).  Else ``cfg`` is pushed by a short-lived
     P4Runtime client that never takes over; the controller later finds the same cookie and keeps it.
     If another client holds the switch (primary, or using the same election id), that client is
-    loading a pipeline: wait up to ``wait_s`` for one to run.  TargetError if the switch cannot be
-    reached, the push fails, or no pipeline runs when the wait ends."""
+    loading a pipeline: wait up to ``wait_s`` for one to run.  ``grace_s``: first wait that long for a
+    pipeline to appear without arbitrating at all -- a restarted switch's controller (election id 1
+    by default, the id used here) reconnects and pushes its own, and must not find the id taken.
+    TargetError if the switch cannot be reached, the push fails, or no pipeline runs when the wait
+    ends."""
     from controller.session import ElectionIdInUse, SwitchSession
 
     def runs_one() -> bool:
@@ -100,14 +103,19 @@ def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, 
         except TargetError as e:
             raise TargetError(f"switch {name}: loading the pipeline failed: {e}") from None
 
-    if runs_one():
-        return False
+    grace_end = time.monotonic() + grace_s
+    while True:  # bounded by grace_s
+        if runs_one():
+            return False
+        if time.monotonic() >= grace_end:
+            break
+        time.sleep(0.2)  # poll interval of a deadline-bounded wait
     s = SwitchSession(name, address, device_id, election_id=1, takeover=False, rpc_timeout_s=timeout_s)
     held = ""
     try:
         s.connect(timeout_s)
         if s.is_primary:  # connect() waited for the arbitration answer
-            if s.get_pipeline_cookie() is not None:  # pushed between the check above and now
+            if runs_one():  # pushed between the check above and now
                 return False
             s.set_pipeline(cfg)
             return True

@@ -75,9 +75,13 @@ class Bmv2(Target):
         src = Path(program).resolve() if program else DEFAULT_PROGRAM
         if src != DEFAULT_PROGRAM and build_dir == DEFAULT_BUILD:
             build_dir = DEFAULT_BUILD.parent / src.stem
-        _ensure_built(self, src, build_dir)
+        try:
+            _ensure_built(self, src, build_dir)
+        except OSError as e:  # build/ not writable, a full disk: said as the controller says errors
+            raise SessionError(f"bmv2: cannot compile {src} into {build_dir}: {e}") from None
         if not (build_dir / self.device_config_name).exists():
-            raise SessionError(f"bmv2: {build_dir / self.device_config_name} missing (run `make build` with p4c)")
+            how = "run `make build` with p4c" if src == DEFAULT_PROGRAM else f"put {P4C} on PATH to compile {src}"
+            raise SessionError(f"bmv2: {build_dir / self.device_config_name} missing ({how})")
         return PipelineConfig.from_files(build_dir / "p4info.txtpb", build_dir / self.device_config_name)
 
     def compile_argv(self, source: Path, out_dir: Path) -> list[str]:

@@ -25,9 +25,11 @@ TOPO = ROOT / "examples" / "small.yaml"
 LEAF = "p1l1"
 QUEUE_RATE_PPS = 20_000  # on the leaf's other ports: more than bmv2 (~10-20k packets/s) can feed one port
 BURST_PORT = 3  # p1l1's port to h1: only burst packets are addressed to h1
-BURST_RATE_PPS = 10  # 100 ms between departures: the bursts are read long before a second one leaves
+BURST_RATE_PPS = 5  # 200 ms between departures: bmv2 reads the bursts long before a second one leaves
 BURST = 40
-BURSTS = 3  # 120 packets into a 64-packet queue: ECN at 16, trimming at 56, then the queue fills
+# 200 packets (a quarter ACKs, a third of the rest hop limit 0/1): the data queue reaches ECN at 16 and
+# trimming at 56 (of 64); trimmed headers and ACKs then fill the top queue, which tail-drops
+BURSTS = 5
 
 
 def build(n_packets: int = 5000, seed: int = 16):
