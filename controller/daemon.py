@@ -27,8 +27,6 @@ from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, Sw
 from .telemetry import TelemetryCollector
 from .wiring import MAX_WAIT_S, WiringChecker, WiringReport
 
-PORT_ADMIN_ID_WAIT_S = 3.0  # how long set_port_admin waits for its election id to be free again
-
 
 @dataclass
 class Options:
@@ -319,14 +317,8 @@ class Controller:
             raise MappingError(f"switch {switch}: port {port} is not a connected port")
         self.port_admin[(switch, port)] = up
         self.log.info("port admin", extra={"fields": {"switch": switch, "port": port, "up": up}})
-        end = time.monotonic() + PORT_ADMIN_ID_WAIT_S
-        while self._attempt(switch) is not True:
-            # a client that held this election id a moment ago (e.g. a test's own, closed just
-            # before) is still being removed by the switch: PI drops a connection only once its
-            # stream handler returns, after the cancel; anything else is final
-            if self.status[switch].state != "election_id_in_use" or time.monotonic() >= end:
-                raise SessionError(f"switch {switch}: port admin change not written: {self.status[switch].last_error}")
-            time.sleep(0.1)  # retry interval of a deadline-bounded wait
+        if self._attempt(switch) is not True:
+            raise SessionError(f"switch {switch}: port admin change not written: {self.status[switch].last_error}")
 
     def metrics_snapshot(self) -> MetricsSnapshot:
         """The state exported to Prometheus."""

@@ -174,6 +174,20 @@ def set_pipeline(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, electio
         raise rpc_error("SetForwardingPipelineConfig", e) from None
 
 
+def pipeline_cookie(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> int | None:
+    """The running pipeline's cookie, 0 if it has none, None if the device runs no pipeline -- also
+    when it answers a config with neither cookie nor P4Info, as PI does once a push has failed (the
+    device's manager exists, its config is not set)."""
+    cfg = get_pipeline(stub, device_id, GFPC.COOKIE_ONLY, timeout_s)
+    if cfg is None:
+        return None
+    if cfg.HasField("cookie"):
+        return cfg.cookie.cookie
+    full = get_pipeline(stub, device_id, GFPC.P4INFO_AND_COOKIE, timeout_s)
+    return 0 if full is not None and full.p4info.ByteSize() else None
+
+
 def get_pipeline(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, response_type: int,
                  timeout_s: float = DEFAULT_TIMEOUT_S) -> p4runtime_pb2.ForwardingPipelineConfig | None:
     """The running pipeline (P4Info and/or cookie), or None if the device has none."""
@@ -242,6 +256,15 @@ class StreamChannel:
 ELECTION_ID_WAIT_S = 3.0  # how long a client waits for its election id to be free again
 
 
+def election_id_taken(code: grpc.StatusCode | None, details: str | None) -> bool:
+    """The switch ended an arbitration stream because another client holds this election id (the
+    spec's INVALID_ARGUMENT; PI words it "Election id already exists").  PI drops a closed client's
+    connection only once its stream handler has returned, so a client of ours that just closed can
+    still hold the id for a moment: both clients (``P4RuntimeClient``, ``SwitchSession``) retry for
+    ``ELECTION_ID_WAIT_S`` before they report it."""
+    return code == grpc.StatusCode.INVALID_ARGUMENT and "election id" in (details or "").lower()
+
+
 class P4RuntimeClient:
     """One P4Runtime session (one stream): arbitration, pipeline, writes, reads, packet I/O.
 
@@ -298,8 +321,7 @@ class P4RuntimeClient:
             if ended is None:
                 raise P4RuntimeError("StreamChannel", grpc.StatusCode.DEADLINE_EXCEEDED,
                                      f"no arbitration answer from {self.address}")
-            taken = ended.code() == grpc.StatusCode.INVALID_ARGUMENT and "election id" in (ended.details() or "").lower()
-            if not taken or time.monotonic() >= end:
+            if not election_id_taken(ended.code(), ended.details()) or time.monotonic() >= end:
                 raise P4RuntimeError("StreamChannel", ended.code(), f"{self.address}: {ended.details()}")
             time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
             self.stream.close()  # ended already; this releases its request generator

@@ -114,8 +114,20 @@ class SwitchSession:
     def is_primary(self) -> bool:
         return self._primary and self.stream_up.is_set()
 
-    def connect(self, timeout_s: float = 5.0) -> None:
-        """Open the channel and the stream and arbitrate; raises ``SessionError`` if unreachable."""
+    def connect(self, timeout_s: float = 5.0, id_wait_s: float = p4rt.ELECTION_ID_WAIT_S) -> None:
+        """Open the channel and the stream and arbitrate; raises ``SessionError`` if unreachable,
+        ``ElectionIdInUse`` if the election id stays taken for ``id_wait_s`` (``p4rt.election_id_taken``:
+        a client that just closed may still hold it; 0: at once)."""
+        end = time.monotonic() + id_wait_s
+        while True:
+            try:
+                return self._connect_once(timeout_s)
+            except ElectionIdInUse:
+                if time.monotonic() >= end:
+                    raise
+            time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
+
+    def _connect_once(self, timeout_s: float) -> None:
         self.close()
         try:
             ch = p4rt.open_channel(self.address, timeout_s)
@@ -141,8 +153,7 @@ class SwitchSession:
         if not ok:
             ended = self.stream_status
             self.close()
-            if ended is not None and ended[0] == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ended[1].lower():
-                # the spec's answer to a duplicate election id; PI words it "Election id already exists"
+            if ended is not None and p4rt.election_id_taken(*ended):
                 raise ElectionIdInUse(f"switch {self.name}: election id {self.election_id} is already used by "
                                       f"another controller at {self.address} (a second mrc-controller? give this "
                                       f"one another --election-id): {ended[1]}", ended[0])
@@ -248,14 +259,12 @@ class SwitchSession:
         return SessionError(f"switch {self.name}: {e}{extra}", e.code(), e.errors)
 
     def get_pipeline_cookie(self) -> int | None:
-        """The running pipeline's cookie, 0 if it has none, None if no pipeline is set."""
+        """The running pipeline's cookie, 0 if it has none, None if no pipeline is set
+        (``p4rt.pipeline_cookie``)."""
         try:
-            cfg = p4rt.get_pipeline(self._stub_or_raise(), self.device_id, GFPC.COOKIE_ONLY, self.rpc_timeout_s)
+            return p4rt.pipeline_cookie(self._stub_or_raise(), self.device_id, self.rpc_timeout_s)
         except P4RuntimeError as e:
             raise self._error(e) from e
-        if cfg is None:
-            return None
-        return cfg.cookie.cookie if cfg.HasField("cookie") else 0
 
     def get_p4info(self) -> p4info_pb2.P4Info | None:
         """The running pipeline's P4Info, or None if no pipeline is set."""
