@@ -18,7 +18,7 @@ from .scenarios.runner import RunError
 from .scenarios.spec import DELAY_AT, ScenarioError
 from .state import DEFAULT_STATE_DIR
 from .switches import TARGETS, SwitchError
-from .targets import get_target, selected_target
+from .targets import selected_target
 
 ERRORS = (FabricError, FaultError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError)
 
@@ -85,13 +85,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_reshape(args: argparse.Namespace) -> int:
     """Give a running switch its topology's link properties again (the supervisor runs this after it
     restarts a switch of a target that keeps them in process state, e.g. bmv2's queues)."""
-    fab = _fabric(args)
-    fab.reshape(args.switch, wait_s=args.wait)
-    target = fab.state.target or "none"
-    if target in TARGETS and not get_target(target).shapes_at_start:
-        print(f"switch {args.switch}: link properties of the topology applied", flush=True)
-    else:
-        print(f"switch {args.switch}: nothing to do ({target} takes link properties on its command line)", flush=True)
+    ports = _fabric(args).reshape(args.switch, wait_s=args.wait)
+    print(f"switch {args.switch}: " + (f"the topology's link properties applied to port(s) {', '.join(map(str, ports))}"
+                                       if ports else "nothing to reapply (no link properties kept in the switch process)"),
+          flush=True)
     return 0
 
 

@@ -23,13 +23,14 @@ from typing import Any, Self
 
 from pyroute2.netlink.exceptions import NetlinkError
 
+from controller.session import PipelineConfig
 from controller.sidplan import SidPlan, build_sid_plan
 from controller.topology import Link, Topology, load_topology
 
 from . import netbuild, supervise, switches
 from .naming import Names
 from .state import DEFAULT_STATE_DIR, FabricState, ProcRecord
-from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target, push_pipeline, running_cookie
+from .targets import DEFAULT_TARGET, TargetError, control_depth, get_target, push_pipeline
 
 DEFAULT_RUNTIME_OFFSET = 1000
 PortAdminHook = Callable[[str, int, bool], None]
@@ -65,6 +66,7 @@ class Fabric:
         self._procs: dict[str, subprocess.Popen] = {}
         self._old_sigterm: Any = None
         self._owner_pid = os.getpid()
+        self._pipeline: PipelineConfig | None = None  # the target's default one, once a switch needed it
         self.state = FabricState(prefix=prefix, topology=topology_path, target=target or "")
 
     # -- attach to a run described by a state file ------------------------------------------------
@@ -225,54 +227,56 @@ class Fabric:
         switches.wait_ready(list(self.state.procs.values()), self._procs, self.ready_timeout_s)
         self._shape_running()
 
-    def _shape_running(self, names: list[str] | None = None, wait_s: float = 0.0) -> None:
+    def _shape_running(self, names: list[str] | None = None, wait_s: float = 0.0) -> dict[str, list[int]]:
         """The topology's link properties on the ports of ``names`` (every switch if None), for a
         target that takes them only once the switch runs (e.g. bmv2: over its Thrift port, after a
         pipeline is loaded).  ``wait_s``: how long to wait for a controller that holds a switch to
-        load its pipeline (a restarted switch; ``push_pipeline``)."""
+        load its pipeline (a restarted switch; ``push_pipeline``).  Returns the ports shaped, by switch."""
         target = get_target(self.target or DEFAULT_TARGET)
         if target.shapes_at_start:
-            return
-        todo = [(name, p, self.topo.link_at(name, p).props) for name in (names or self.topo.switches)
-                for p in self.topo.ports_of(name)]
-        todo = [(name, p, v) for name, p, v in todo if v.queue_depth or v.rate_pps or v.delay_us]
+            return {}
         by_switch: dict[str, dict[int, dict]] = {}
-        for name, p, v in todo:
-            by_switch.setdefault(name, {})[p] = {"link_rate_pps": v.rate_pps or None,
-                                                 "queue_depth": v.queue_depth or None, "delay_us": v.delay_us or None}
+        for name in names or self.topo.switches:
+            for p in self.topo.ports_of(name):
+                v = self.topo.link_at(name, p).props
+                if v.queue_depth or v.rate_pps or v.delay_us:
+                    by_switch.setdefault(name, {})[p] = {"link_rate_pps": v.rate_pps or None,
+                                                         "queue_depth": v.queue_depth or None,
+                                                         "delay_us": v.delay_us or None}
         for name, ports in by_switch.items():  # one runtime call a switch (a pipeline first where needed)
             self._shape_ports(name, ports, wait_s)
+        return {name: sorted(ports) for name, ports in by_switch.items()}
 
-    def reshape(self, name: str, wait_s: float = 30.0) -> None:
+    def reshape(self, name: str, wait_s: float = 30.0) -> list[int]:
         """Give a running switch its topology's link properties again: a target that keeps them in
         process state (``shapes_at_start`` False: bmv2's queues, set over Thrift) loses them when the
-        switch restarts.  Nothing to do for a target that takes them on its command line."""
+        switch restarts.  Nothing to do for a target that takes them on its command line.  Returns
+        the ports shaped."""
         self._rec(name)
-        self._shape_running([name], wait_s)
+        return self._shape_running([name], wait_s).get(name, [])
 
-    def _load_pipelines(self, target, names: list[str], wait_s: float = 0.0) -> None:
-        """Make sure switches that must run a pipeline before they can be shaped
-        (``Target.shapes_need_pipeline``) run one: the default pipeline is loaded where none runs (the
-        controller finds it running, same cookie, and keeps it); a switch a controller holds gets up to
-        ``wait_s`` for the controller to load its own."""
-        cfg = None
-        for name in names:
-            rec = self.state.procs[name]
-            addr, device_id = f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id
-            try:
-                if running_cookie(addr, device_id) is not None:
-                    continue  # the usual case once a controller runs: no pipeline read, nothing pushed
-                if cfg is None:
-                    try:
-                        cfg = target.pipeline()
-                    except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
-                        raise FabricError(f"{target.name}: no pipeline to load before shaping the links: "
-                                          f"{e}") from None
-                # a switch that may have a controller (a restart, a fault): give it a few seconds to
-                # load its own pipeline before loading one here (the same election id, 1)
-                push_pipeline(name, addr, device_id, cfg, wait_s=wait_s, grace_s=min(wait_s, PIPELINE_GRACE_S))
-            except TargetError as e:
-                raise FabricError(f"switch {name}: {e}" if not str(e).startswith("switch ") else str(e)) from None
+    def _load_pipeline(self, target, name: str, wait_s: float = 0.0) -> None:
+        """Make sure ``name``, a switch that must run a pipeline before it can be shaped
+        (``Target.shapes_need_pipeline``), runs one: the target's default pipeline is loaded where none
+        runs (the controller finds it running, same cookie, and keeps it); a switch a controller holds
+        gets up to ``wait_s`` for the controller to load its own, and a switch that may have one (a
+        restart, a fault: ``wait_s`` > 0) first gets a few seconds to (push_pipeline arbitrates with the
+        same election id, 1)."""
+
+        def pipeline():  # read (or compiled) only if a switch needs it pushed, then kept
+            if self._pipeline is None:
+                try:
+                    self._pipeline = target.pipeline()
+                except Exception as e:  # noqa: BLE001 -- build missing, a compile error: say which and why
+                    raise TargetError(f"{target.name}: no pipeline to load before shaping the links: {e}") from None
+            return self._pipeline
+
+        rec = self.state.procs[name]
+        try:
+            push_pipeline(name, f"127.0.0.1:{rec.grpc_port}", self.topo.switches[name].device_id, pipeline,
+                          wait_s=wait_s, grace_s=min(wait_s, PIPELINE_GRACE_S))
+        except TargetError as e:
+            raise FabricError(str(e)) from None
 
     # -- teardown ---------------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -381,7 +385,7 @@ class Fabric:
         if not todo:
             return
         if target.shapes_need_pipeline:
-            self._load_pipelines(target, [switch], pipeline_wait_s)
+            self._load_pipeline(target, switch, pipeline_wait_s)
         try:
             target.shape_ports(rec.runtime_port, todo)
         except TargetError as e:

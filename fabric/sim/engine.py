@@ -380,16 +380,16 @@ class SimRun:
             pd.append(done)
         return done + p.delay_ns
 
-    def _lost_dark(self, p: Port, r: Route, now: int) -> None:
-        """A frame lost at port ``p`` because it cannot send (offered while it is dark, or still queued
-        when it went dark): counted by its switch by why -- administratively down, the link down, or the
-        switch stopped -- and in the dead-link drops of ``r``'s host pair."""
+    def _lost_dark(self, p: Port, r: Route, now: int, queued: bool = False) -> None:
+        """A frame lost at port ``p`` because it cannot send (offered while it is dark, or ``queued``
+        there when it went dark): counted by its switch by why -- administratively down, the link down,
+        or the switch stopped (for a queued one, why the port went dark then: it may be lit again now)
+        -- and in the dead-link drops of ``r``'s host pair."""
         sw = p.sw
         if sw is not None:
-            if p.up and not p.admin_up:
-                sw.drops[DROP_PORT_ADMIN_DOWN] += 1
-            else:
-                sw.drops[DROP_LINK_DOWN if sw.running else DROP_SWITCH_DOWN] += 1
+            why = p.dark_why if queued else ("admin" if p.up and not p.admin_up
+                                             else "link" if sw.running else "switch")
+            sw.drops[{"admin": DROP_PORT_ADMIN_DOWN, "switch": DROP_SWITCH_DOWN}.get(why, DROP_LINK_DOWN)] += 1
         self._dead(p, r, now)
 
     def _dead(self, p: Port, r: Route, now: int) -> None:
@@ -543,7 +543,7 @@ class SimRun:
                 r: Route = a
                 pp = r.ports[b - 1]  # the port the frame left by (hop 0 is enqueued at the send)
                 if pp.dark_from >= 0 and pp.lost_in_queue(tt, len(c[0])):  # (never dark: no call)
-                    self._lost_dark(pp, r, tt)
+                    self._lost_dark(pp, r, tt, queued=True)
                 elif b < len(r.ports):
                     self._enqueue(r.ports[b], r, b, c[0], c[1], tt)
                 elif r.drop:

@@ -49,7 +49,7 @@ class Port:
     packets) and the resend queue below it (1: data resent after a loss verdict) --, the program's
     thresholds (packets), line rate and propagation delay."""
 
-    __slots__ = ("admin_up", "base_ns_per_byte", "dark_from", "dark_until", "delay_ns", "deps", "drop_thr",
+    __slots__ = ("admin_up", "base_ns_per_byte", "dark_from", "dark_until", "dark_why", "delay_ns", "deps", "drop_thr",
                  "ecn_thr", "free", "loss",
                  "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "rcap",
                  "rdeps", "rfree", "rtail", "sw", "trim_thr", "tx", "up")
@@ -79,6 +79,7 @@ class Port:
         # the latest time the port could not send, [dark_from, dark_until) in ns (empty, -1: never): a frame
         # still queued here when it went dark is lost, as on a real port, not only those offered after
         self.dark_from = self.dark_until = -1.0
+        self.dark_why = ""  # why that interval began: "admin", "switch" (its own switch stopped) or "link"
         self.loss = 0.0  # grey failure: silent drop probability
         self.tx = 0
         self.sw = sw
@@ -93,6 +94,9 @@ class Port:
         lit = self.up and self.admin_up
         if was and not lit:
             self.dark_from, self.dark_until = now, float("inf")
+            sw = self.sw
+            self.dark_why = ("admin" if self.up and not self.admin_up
+                             else "switch" if sw is not None and not sw.running else "link")
         elif lit and not was:
             self.dark_until = now
 

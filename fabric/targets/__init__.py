@@ -15,6 +15,7 @@ import abc
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -53,10 +54,10 @@ class TargetError(RuntimeError):
 
 
 def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int | None:
-    """The cookie of the pipeline the switch at ``address`` runs (0: one without a cookie), None if it
-    runs none (also when it answers an empty config, as PI does after a failed push).  One unary GetForwardingPipelineConfig, no stream and no arbitration: any client may
-    ask (P4Runtime spec), so this never competes with a controller for its election id."""
-    from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+    """``p4rt.pipeline_cookie`` of the switch at ``address`` on a channel of its own: unary
+    GetForwardingPipelineConfig calls, no stream and no arbitration -- any client may ask (P4Runtime
+    spec), so this never competes with a controller for its election id."""
+    from p4.v1 import p4runtime_pb2_grpc
 
     from controller import p4rt
 
@@ -64,29 +65,18 @@ def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int 
         ch = p4rt.open_channel(address, timeout_s)
     except p4rt.P4RuntimeError as e:
         raise TargetError(f"{address}: {e.details()}") from None
-    gfpc = p4runtime_pb2.GetForwardingPipelineConfigRequest
     try:
-        stub = p4runtime_pb2_grpc.P4RuntimeStub(ch)
-        cfg = p4rt.get_pipeline(stub, device_id, gfpc.COOKIE_ONLY, timeout_s)
-        if cfg is not None and not cfg.HasField("cookie"):
-            # no cookie: a pipeline pushed without one, or none at all -- PI answers OK with an empty
-            # config once a push has failed (the device's manager exists, its config is not set)
-            full = p4rt.get_pipeline(stub, device_id, gfpc.P4INFO_AND_COOKIE, timeout_s)
-            if full is None or not full.p4info.ByteSize():
-                return None
+        return p4rt.pipeline_cookie(p4runtime_pb2_grpc.P4RuntimeStub(ch), device_id, timeout_s)
     except p4rt.P4RuntimeError as e:
         raise TargetError(f"{address}: {e.details()}") from None
     finally:
         ch.close()
-    if cfg is None:
-        return None
-    return cfg.cookie.cookie if cfg.HasField("cookie") else 0
 
 
-def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, timeout_s: float = 10.0,
-                  wait_s: float = 0.0, grace_s: float = 0.0) -> bool:
+def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig | Callable[[], PipelineConfig],
+                  timeout_s: float = 10.0, wait_s: float = 0.0, grace_s: float = 0.0) -> bool:
     """Make sure the switch at ``address`` runs a pipeline, for a target whose shaping needs one
-    (``shapes_need_pipeline``); True if this call pushed ``cfg``.  A switch that runs any pipeline
+    (``shapes_need_pipeline``); True if this call pushed ``cfg`` (a callable: made only then).  A switch that runs any pipeline
     already is left as it is (whoever loaded it owns it).  Else ``cfg`` is pushed by a short-lived
     P4Runtime client that never takes over; the controller later finds the same cookie and keeps it.
     If another client holds the switch (primary, or using the same election id), that client is
@@ -113,11 +103,11 @@ def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig, 
     s = SwitchSession(name, address, device_id, election_id=1, takeover=False, rpc_timeout_s=timeout_s)
     held = ""
     try:
-        s.connect(timeout_s)
+        s.connect(timeout_s, id_wait_s=0)  # a holder of id 1 is a controller loading its pipeline: wait below
         if s.is_primary:  # connect() waited for the arbitration answer
             if runs_one():  # pushed between the check above and now
                 return False
-            s.set_pipeline(cfg)
+            s.set_pipeline(cfg() if callable(cfg) else cfg)
             return True
         held = "another P4Runtime client is primary"
     except ElectionIdInUse:

@@ -6,7 +6,7 @@ start full, like bmv2 after ``set_rates``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
@@ -35,8 +35,8 @@ class TrTcm:
     tp: int = 0
     c_seen: int = 0  # tokens of the grid credited so far (bmv2's tokens_last; 0 after a config)
     p_seen: int = 0
-    c_per_us: float = 0.0
-    p_per_us: float = 0.0
+    c_per_us: float = field(default=0.0, init=False, repr=False, compare=False)  # the rates per µs (PI's
+    p_per_us: float = field(default=0.0, init=False, repr=False, compare=False)  # conversion), set below
 
     def __post_init__(self) -> None:
         self.tc, self.tp = self.cburst, self.pburst
