@@ -187,16 +187,10 @@ def test_make_build_with_softswitch(tmp_path: Path) -> None:
 @needs_make
 def test_make_build_runs_p4c_with_the_documented_command_line(tmp_path: Path) -> None:
     """With a p4c-bm2-ss on PATH, make build calls it with exactly the issue's flags (real p4c: Docker)."""
-    fake = tmp_path / "bin" / "p4c-bm2-ss"
-    fake.parent.mkdir()
+    stand_in, _runs = _stand_in_p4c(tmp_path)
     argv_log = tmp_path / "argv"
-    # a stand-in that records its argv and writes the outputs where p4c would
-    fake.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\" > " + str(argv_log) + "\n"
-                    "while [ $# -gt 0 ]; do case $1 in -o|--p4runtime-files|--pp) : > \"$2\"; shift;; esac;"
-                    " shift; done\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out_dir = tmp_path / "mrc_switch"
-    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    env = dict(os.environ, **stand_in)
     out = make(f"BUILD_DIR={out_dir}", "build", env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "with p4c-bm2-ss" in out.stdout
@@ -207,15 +201,18 @@ def test_make_build_runs_p4c_with_the_documented_command_line(tmp_path: Path) ->
 
 
 def _stand_in_p4c(tmp_path: Path, fail: bool = False) -> tuple[dict[str, str], Path]:
-    """A p4c-bm2-ss stand-in on PATH that counts its runs and writes the outputs where p4c would (or
-    fails as p4c does on an error); the real compiler runs in the Docker image."""
+    """A p4c-bm2-ss stand-in on PATH that counts its runs, records its last argv (``tmp_path/argv``) and
+    writes the outputs where p4c would (or fails as p4c does on an error); the real compiler runs in
+    the Docker image."""
     fake = tmp_path / "bin" / "p4c-bm2-ss"
     fake.parent.mkdir(exist_ok=True)
     runs = tmp_path / "runs"
     body = ("echo 'x.p4(3): [--Werror=type-error] error: bad' >&2; exit 1\n" if fail else
             "while [ $# -gt 0 ]; do case $1 in -o) echo '{}' > \"$2\"; shift;;"
-            " --p4runtime-files) echo 'pkg_info { arch: \"v1model\" }' > \"$2\"; shift;; esac; shift; done\n")
-    fake.write_text("#!/bin/sh\necho run >> " + str(runs) + "\n" + body)
+            " --p4runtime-files) echo 'pkg_info { arch: \"v1model\" }' > \"$2\"; shift;;"
+            " --pp) : > \"$2\"; shift;; esac; shift; done\n")
+    fake.write_text("#!/bin/sh\necho run >> " + str(runs) + "\nprintf '%s\\n' \"$@\" > " + str(tmp_path / "argv")
+                    + "\n" + body)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     return {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}, runs
 
