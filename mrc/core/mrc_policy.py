@@ -418,7 +418,7 @@ class MrcRequester(Requester):
         self.mut += 1
         m = self._late_min
         if m is not None:
-            v = (e.srtt if e.srtt > e.last_rtt else e.last_rtt) if e.srtt else 1 << 62
+            v = (e.srtt if e.srtt > e.last_rtt else e.last_rtt) if e.srtt else 1 << 62  # noqa: FURB136 (hot path: no max() call)
             if v <= m:
                 self._late_min, self._late_arg = v, ev
             elif self._late_arg == ev:  # the least one grew: find it again
@@ -612,7 +612,7 @@ class MrcRequester(Requester):
             m, arg = 1 << 62, -1
             for i, e in enumerate(self.evset.entries):
                 if e.srtt:
-                    v = e.srtt if e.srtt > e.last_rtt else e.last_rtt
+                    v = e.srtt if e.srtt > e.last_rtt else e.last_rtt  # noqa: FURB136 (hot path)
                     if v < m:
                         m, arg = v, i
             self._late_min, self._late_arg = m, arg

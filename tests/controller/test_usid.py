@@ -13,7 +13,7 @@ DEFINE_P4 = Path(__file__).resolve().parents[2] / "p4src" / "include" / "define.
 
 
 def _define(name: str) -> int:
-    m = re.search(rf"^#define\s+{name}\s+(\d+)\b", DEFINE_P4.read_text(), re.M)
+    m = re.search(rf"^#define\s+{name}\s+(\d+)\b", DEFINE_P4.read_text(), re.MULTILINE)
     assert m, f"{name} not in define.p4"
     return int(m.group(1))
 

@@ -125,7 +125,7 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
             and e[0] / 1e9 > 1.8]
     assert back, "no EV came back to GOOD after the link recovered"
     # the fault log names the link, and every EV event names its path: the retirements are on it
-    assert [["p1l1", "p1s1", False]] == [f["links"] for f in m["faults"] if f.get("down")][0]
+    assert [["p1l1", "p1s1", False]] == next(f["links"] for f in m["faults"] if f.get("down"))
     sp = m["ev_split"]
     assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, sp
     # the RC baseline, same traffic, same fault: the QPs pinned through the link stall at least one RTO
