@@ -298,6 +298,9 @@ def test_wiring_check_holds_on_a_slow_link(fab, ctl, plan):
     from mrc_fabric.fabric import FabricError
 
     _primary(ctl)
+    # a round on the fast fabric first: a checker that has never run waits 3 s in its first round
+    # (which the fresh checker below shows), and this test may be the first to use the module's one
+    assert _wait(lambda: ctl.wiring.check(timeout_s=0.5).ok, 10.0, 0.2)
     link = next(lk for lk in plan.topology.links if {str(lk.a), str(lk.b)} == {"p2s1:2", "p2l2:1"})
     try:
         fab.shape("p2s1", 2, delay_us=700_000)
@@ -305,8 +308,10 @@ def test_wiring_check_holds_on_a_slow_link(fab, ctl, plan):
         pytest.skip(str(e))
     try:
         first = ctl.wiring.check(timeout_s=0.5)  # knows only fast rounds: 0.5 s is too short
-        assert {(str(s), str(e)) for s, e in first.dead} == {("p2s1:2", "p2l2:1")}, first.summary()
-        assert first.resent == 1 and first.wait_s == 0.5, first.summary()
+        # the slow cable is dead in this round (on a loaded machine another probe can come late too,
+        # through 8 Python switches against 0.5 s: then it is resent and may be called dead as well)
+        assert ("p2s1:2", "p2l2:1") in {(str(s), str(e)) for s, e in first.dead}, first.summary()
+        assert first.resent >= 1 and first.wait_s == 0.5, first.summary()
         _wait(lambda: ctl.wiring.round_wait(0.5) > 1.5, 3.0)  # the late copies come in
         rep = ctl.wiring.check(timeout_s=0.5)
         assert rep.ok and rep.late_before >= 1 and rep.wait_s > 1.5, rep.summary()

@@ -94,23 +94,26 @@ def test_agents_bind_their_qps_to_a_ctl_nscc_profile(env):
 def test_host_delay_reaches_the_agents_nics(env):
     """``FabricEnv.host_delay_us`` (the links' delay moved to the hosts, as on bmv2 without netem) goes to
     every agent's endpoint: each data frame and each ACK waits it out, so the RTT grows by twice it."""
-    base = analyse(run_traffic(env, Scenario(name="e2e-d0", traffic=TrafficSpec(
-        pattern="permutation", size=64 << 10, count=2, tx_depth=2, rate_gbps=0.012), modes=("mrc",),
-        deadline_s=40.0).check(), "mrc"))
+    def run(name: str) -> tuple[dict, list[int]]:
+        raw = run_traffic(env, Scenario(name=name, traffic=TrafficSpec(
+            pattern="permutation", size=64 << 10, count=2, tx_depth=2, rate_gbps=0.012), modes=("mrc",),
+            deadline_s=40.0).check(), "mrc")
+        return analyse(raw), sorted(x for h in raw["hosts"].values() for x in h["srtt_ns"])
+
+    base, base_srtt = run("e2e-d0")
     env.host_delay_us = 25_000
     try:
-        m = analyse(run_traffic(env, Scenario(name="e2e-d25", traffic=TrafficSpec(
-            pattern="permutation", size=64 << 10, count=2, tx_depth=2, rate_gbps=0.012), modes=("mrc",),
-            deadline_s=40.0).check(), "mrc"))
+        m, srtt = run("e2e-d25")
     finally:
         env.host_delay_us = 0
     _intact(base)
     _intact(m)
-    print("srtt without / with the delay:", base["srtt_ms_median"], m["srtt_ms_median"])
-    # every RTT sample carries the 2 x 25 ms; against the run without it, at least most of that (the two
-    # runs' queueing differs a little; on a slow target the bare RTT itself is tens of ms)
-    assert m["srtt_ms_median"] >= 50 and m["srtt_ms_median"] - base["srtt_ms_median"] >= 30, \
-        (base["srtt_ms_median"], m["srtt_ms_median"])
+    print("srtt without / with the delay (ms, min and median):", base_srtt[0] / 1e6, base["srtt_ms_median"],
+          srtt[0] / 1e6, m["srtt_ms_median"])
+    # every RTT sample carries the 2 x 25 ms, so no QP's srtt is below 50 ms; compared per QP, not
+    # against the other run's median (the two runs' queueing differs with the machine's load)
+    assert srtt[0] >= 50_000_000, srtt
+    assert srtt[0] > base_srtt[0], (base_srtt, srtt)
 
 
 def test_spine_link_failure_mrc_completes_rc_stalls(env):

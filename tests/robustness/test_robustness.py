@@ -329,10 +329,11 @@ def test_hostile_p4runtime_requests(fab, ctl, plan):
         for call in [dup, *flood]:
             call.cancel()
         assert ended["RESOURCE_EXHAUSTED"] >= 1 and ended["INVALID_ARGUMENT"] >= 1, ended
-        # the primary's unary RPCs still answer at once
+        # the primary's unary RPCs still answer: nothing is starved by the flood (bounded by HANG_S,
+        # not by a quiet machine's latency)
         t0 = time.monotonic()
         h.call("caps", h.stub.Capabilities, p4runtime_pb2.CapabilitiesRequest())
-        assert time.monotonic() - t0 < 2.0
+        assert time.monotonic() - t0 < HANG_S
     finally:
         stop.set()
         primary.cancel()

@@ -119,24 +119,31 @@ def test_hostile_bootstrap_peers_never_end_the_daemon(daemon):
             assert answer is not None and want in answer["error"], (what, answer)
         assert daemon.thread.is_alive(), f"the server died on: {what}"
     assert not daemon.results
+    # the server counts an error after it has answered it, so the last one can lag the answer
+    end = time.monotonic() + 5
+    while len(daemon.errors) < len(HOSTILE) - 1 and time.monotonic() < end:
+        time.sleep(0.05)  # polling interval of a deadline-bounded wait
     assert len(daemon.errors) >= len(HOSTILE) - 1
     assert MAX_LINE < 2 << 20
 
 
-def test_idle_peer_does_not_block_others(daemon):
+def test_idle_peer_does_not_block_others(tmp_path):
+    # a hello_timeout well above the bar, so that "not behind the idle one" has room on a busy machine
+    daemon = Daemon(tmp_path, hello_timeout=5.0)
     idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    idle.connect(daemon.path)  # says nothing
     try:
+        idle.connect(daemon.path)  # says nothing
         t0 = time.monotonic()
-        answer = talk(daemon.path, bad(qps=20000), timeout=5)
+        answer = talk(daemon.path, bad(qps=20000), timeout=8)
         assert answer is not None and "'qps'" in answer["error"]
-        assert time.monotonic() - t0 < 1.5, "a second client waited behind an idle one"
+        assert time.monotonic() - t0 < 3.0, "a second client waited behind an idle one"
         # the idle peer is dropped after hello_timeout, with a reason
-        idle.settimeout(5)
+        idle.settimeout(10)
         line = idle.recv(65536)
         assert b"no bootstrap message within" in line
     finally:
         idle.close()
+        daemon.close()
 
 
 def test_too_many_pending_connections_are_refused(tmp_path):

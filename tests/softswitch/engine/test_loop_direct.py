@@ -80,10 +80,12 @@ def test_program_reading_qdepth_gets_the_real_depth(reader):
     assert depths == [(0, 3), (1, 2), (2, 1), (3, 0)]
 
 
-# each setting of port 4 that makes its packets queue: (how to set it, the value that does, the value that undoes)
+# each setting of port 4 that makes its packets queue: (how to set it, the value that does, the value that
+# undoes); the rates leave 100 ms between departures, so a stall of the test thread (a GC, a busy
+# machine) between the enqueue and the service does not make the next packet due already
 _SETTINGS = {
-    "link_rate": (lambda tm, v: tm.set_link_rate(v, port=4), 100, 0),
-    "queue_rate": (lambda tm, v: tm.set_queue_rate(v, port=4, priority=0), 100, 0),
+    "link_rate": (lambda tm, v: tm.set_link_rate(v, port=4), 10, 0),
+    "queue_rate": (lambda tm, v: tm.set_queue_rate(v, port=4, priority=0), 10, 0),
     "link_delay": (lambda tm, v: tm.set_link_delay(v, port=4), 50_000, 0),
     "depth0": (lambda tm, v: tm.set_queue_depth(v, port=4, priority=0), 0, None),
 }
@@ -117,7 +119,7 @@ def test_port_with_a_rate_delay_or_no_room_still_queues(blind, setting):
 def test_port_with_a_backlog_keeps_its_order(blind):
     lp, sent = blind
     tm = lp.tm
-    tm.set_queue_rate(100, port=4, priority=0)  # priority 0 waits 10 ms between packets
+    tm.set_queue_rate(10, port=4, priority=0)  # priority 0 waits 100 ms between packets
     lp._ingress_batch(1, [frame(4, pri=0, tag=1), frame(4, pri=0, tag=2)])
     lp._service_tm()
     assert [d[14] for _p, d in sent] == [1] and tm.depth(4) == 1

@@ -210,6 +210,7 @@ def test_idle_timeout_hits_and_notifications():
         t_end = time.monotonic() + 1.5
         while time.monotonic() < t_end:
             rig.hit(0xA)
+            last_hit_ns = time.time_ns()
             time.sleep(0.03)
         assert a.nothing("idle_timeout_notification", 0.01)
         q = TE(table_id=mac_t)
@@ -217,18 +218,18 @@ def test_idle_timeout_hits_and_notifications():
         since = {e.table_entry.controller_metadata: e.table_entry.time_since_last_hit.elapsed_ns for e in rig.read(E(table_entry=q))}
         assert since[0xA] < 500_000_000 and since[0xB] >= 1_400_000_000  # B (TTL 0) is never hit but still timed
         # no longer hit: a notification after about the TTL, with key, metadata and TTL; never for TTL 0
-        t0 = time.monotonic()
+        # (timed by the notifications' own timestamps, taken by the switch's scan, not by when they
+        # reach this thread: a late delivery on a busy machine must not look like an early timer)
         n = a.recv("idle_timeout_notification", 5).idle_timeout_notification
-        first = time.monotonic() - t0
+        first = (n.timestamp - last_hit_ns) / 1e9
         assert 0.5 <= first <= 3, first
-        assert n.timestamp > 0 and len(n.table_entry) == 1
+        assert len(n.table_entry) == 1
         e = n.table_entry[0]
         assert (e.table_id, e.match[0].exact.value, e.priority) == (mac_t, b"\x0a", 0)
         assert (e.controller_metadata, e.metadata, e.idle_timeout_ns) == (0xA, b"m", ttl)
         # the timer restarts: another notification after another TTL, not at once
-        t1 = time.monotonic()
-        a.recv("idle_timeout_notification", 5)
-        assert time.monotonic() - t1 >= 0.8
+        n2 = a.recv("idle_timeout_notification", 5).idle_timeout_notification
+        assert n2.timestamp - n.timestamp >= 0.8e9, (n.timestamp, n2.timestamp)
         # not reported to a backup
         b = rig.stream((0, 0))
         assert b.nothing("idle_timeout_notification", 1.2)
