@@ -5,6 +5,7 @@ Every test passes its own name prefix (e.g. ``h4``) so parallel suites never col
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -94,6 +95,14 @@ def veth_factory() -> Iterator:
                 with NetNS(netns_b) as ns:
                     ns.link("set", index=ns.link_lookup(ifname=b)[0], state="up")
             ipr.link("set", index=idx_a, state="up")
+            # carrier comes up asynchronously (the kernel's linkwatch): a frame sent before it is
+            # dropped unseen, so wait (bounded) until both ends are operationally up
+            _wait_oper_up(ipr, a)
+            if netns_b is None:
+                _wait_oper_up(ipr, b)
+            else:
+                with NetNS(netns_b) as ns:
+                    _wait_oper_up(ns, b)
             return a, b
 
         try:
@@ -102,6 +111,17 @@ def veth_factory() -> Iterator:
             for a in made:
                 if ipr.link_lookup(ifname=a):  # may be gone with its namespace
                     ipr.link("del", ifname=a)
+
+
+def _wait_oper_up(ipr, ifname: str, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        links = ipr.get_links(ifname=ifname)
+        if links and links[0].get_attr("IFLA_OPERSTATE") == "UP":
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{ifname} not operationally up after {timeout_s} s")
+        time.sleep(0.01)  # polling interval of a bounded wait
 
 
 def _quiet(ifname: str) -> None:
