@@ -175,6 +175,52 @@ class TrimFromQueueEstimateTest(_CongestionTest):
 
 
 @group("congestion")
+class TrimUnderBurstTest(_CongestionTest):
+    """The queue estimate from traffic alone (no register written, so it runs on bmv2 too, whose
+    P4Runtime server cannot write registers): a burst into a rate-limited port is admitted whole
+    until ingress's count of admitted packets reaches the trim threshold, then trimmed; each frame
+    leaves either whole or as exactly its trimmed form, trimmed headers overtake the data backlog
+    (the top queue), the trims are counted, nothing is dropped; once the backlog has drained, egress
+    has written the real depth and a packet goes through whole again."""
+
+    @autocleanup
+    def runTest(self):
+        slow = self.route_to_slow_port()
+        threshold, burst = 3, 24
+        self.set_queue_thresholds(slow, trim=threshold)
+        before = self.events()
+        pkts = [stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=500, psn=i) for i in range(burst)]
+        frames = [bytes(p) for p in pkts]  # built first: the backlog must build faster than it drains
+        for frame in frames:
+            testutils.send_packet(self, 1, frame)
+        out = [self.receive_any([slow], timeout=10)[1] for _ in range(burst)]
+        testutils.verify_no_other_packets(self)
+        whole = {bytes(rewrite(p, eth_dst=neighbour_mac(slow), eth_src=SWITCH_MAC)): i for i, p in enumerate(pkts)}
+        cut = {bytes(trimmed(rewrite(p, eth_dst=neighbour_mac(slow), eth_src=SWITCH_MAC))): i
+               for i, p in enumerate(pkts)}
+        kinds = []
+        for data in out:
+            self.assertTrue(data in whole or data in cut, f"neither whole nor trimmed: {Ether(data)!r}")
+            kinds.append(("whole", whole[data]) if data in whole else ("trimmed", cut[data]))
+        self.assertEqual(sorted(i for _, i in kinds), list(range(burst)), "each packet once")
+        n_trimmed = sum(k == "trimmed" for k, _ in kinds)
+        got_whole = [i for k, i in kinds if k == "whole"]
+        # the first `threshold` admitted found the estimate below it: the burst's first packets pass
+        self.assertEqual(got_whole[:threshold], list(range(threshold)), f"out: {kinds}")
+        self.assertGreater(n_trimmed, 0, f"a burst of {burst} into a {slow}-port backlog trimmed nothing: {kinds}")
+        # a trimmed header leaves ahead of the data queued before it: not all of them last
+        first_cut = next(n for n, (k, _) in enumerate(kinds) if k == "trimmed")
+        self.assertLess(first_cut, burst - n_trimmed, f"trimmed headers waited behind the data: {kinds}")
+        self.expect_events(before, trimmed=n_trimmed)
+        # drained: egress wrote the depth it saw at the last dequeue, so the next packet passes whole
+        pkt = stev_packet("2001:db8:1::1", DST, flow_label=burst, payload_len=500)
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(slow), eth_src=SWITCH_MAC), slow)
+        testutils.verify_no_other_packets(self)
+        self.expect_events(before, trimmed=n_trimmed)
+
+
+@group("congestion")
 class QueueFullDropTest(_CongestionTest):
     @autocleanup
     def runTest(self):
