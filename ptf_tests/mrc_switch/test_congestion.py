@@ -198,26 +198,26 @@ class TrimUnderBurstTest(_CongestionTest):
         whole = {bytes(rewrite(p, eth_dst=neighbour_mac(slow), eth_src=SWITCH_MAC)): i for i, p in enumerate(pkts)}
         cut = {bytes(trimmed(rewrite(p, eth_dst=neighbour_mac(slow), eth_src=SWITCH_MAC))): i
                for i, p in enumerate(pkts)}
-        kinds = []
+        kinds = []  # (cut?, index in the burst) in the order the frames left
         for data in out:
             self.assertTrue(data in whole or data in cut, f"neither whole nor trimmed: {Ether(data)!r}")
-            kinds.append(("whole", whole[data]) if data in whole else ("trimmed", cut[data]))
+            kinds.append((False, whole[data]) if data in whole else (True, cut[data]))
         self.assertEqual(sorted(i for _, i in kinds), list(range(burst)), "each packet once")
-        n_trimmed = sum(k == "trimmed" for k, _ in kinds)
-        got_whole = [i for k, i in kinds if k == "whole"]
+        n_cut = sum(c for c, _ in kinds)
+        got_whole = [i for c, i in kinds if not c]
         # the first `threshold` admitted found the estimate below it: the burst's first packets pass
-        self.assertEqual(got_whole[:threshold], list(range(threshold)), f"out: {kinds}")
-        self.assertGreater(n_trimmed, 0, f"a burst of {burst} into a {slow}-port backlog trimmed nothing: {kinds}")
+        self.assertEqual(got_whole[:threshold], list(range(threshold)), f"out (cut?, index): {kinds}")
+        self.assertGreater(n_cut, 0, f"a burst of {burst} into a {slow}-port backlog trimmed nothing: {kinds}")
         # a trimmed header leaves ahead of the data queued before it: not all of them last
-        first_cut = next(n for n, (k, _) in enumerate(kinds) if k == "trimmed")
-        self.assertLess(first_cut, burst - n_trimmed, f"trimmed headers waited behind the data: {kinds}")
-        self.expect_events(before, trimmed=n_trimmed)
+        first_cut = next(n for n, (c, _) in enumerate(kinds) if c)
+        self.assertLess(first_cut, burst - n_cut, f"trimmed headers waited behind the data: {kinds}")
+        self.expect_events(before, trimmed=n_cut)
         # drained: egress wrote the depth it saw at the last dequeue, so the next packet passes whole
         pkt = stev_packet("2001:db8:1::1", DST, flow_label=burst, payload_len=500)
         testutils.send_packet(self, 1, pkt)
         testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(slow), eth_src=SWITCH_MAC), slow)
         testutils.verify_no_other_packets(self)
-        self.expect_events(before, trimmed=n_trimmed)
+        self.expect_events(before, trimmed=n_cut)
 
 
 @group("congestion")
