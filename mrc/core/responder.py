@@ -118,9 +118,15 @@ class Responder(QpSide):
             self._to_error(now_ns, WcStatus.REM_ACCESS_ERR)
             return
         last = fr.opcode in F.LAST_OPCODES
-        if last and fr.imm is not None and self.wimm_unpolled >= self.attr.max_wimm_dest:
+        if last and fr.imm is not None and self.wimm_unpolled >= self.attr.max_wimm_dest \
+                and self._wimm_before(seq) >= self.attr.max_wimm_dest:
+            # receiver not ready (its application has not polled the immediate completions): the
+            # payload is not placed and the sender is told as for a trim -- MRC resends it and keeps
+            # the path, which delivered it; a silent drop made the packets behind it look like a
+            # path loss and retired a healthy EV.  RC's policy ignores it; its go-back-N resends.
             c.wimm_overflow += 1
-            return  # not acknowledged; the requester retransmits it later
+            self._on_trimmed(fr, seq, evi, now_ns)
+            return
         if plen:
             mr.write(fr.va, fr.payload)
         c.bytes_placed += plen
@@ -154,6 +160,14 @@ class Responder(QpSide):
             self._send_ack(now_ns)
         elif self.ack_at is None:
             self.ack_at = now_ns + self.attr.ack_delay_ns
+
+    def _wimm_before(self, seq: int) -> int:
+        """Immediate completions not polled yet that come before PSN ``seq``: those delivered to the
+        application and those placed out of order at a lower PSN.  A LAST_WITH_IMM placed at a higher
+        PSN does not count: it cannot complete before this one, and counting it refused this one for
+        ever (max_wimm_dest 1, the next message's LAST placed first: no completion, no credit)."""
+        held = [k for k, m in self.rx_lasts.items() if m.imm is not None]
+        return self.wimm_unpolled - len(held) + sum(1 for k in held if k < seq)
 
     def _on_trimmed(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
         """Policy: a trimmed packet (header only) with PSN ``seq`` arrived."""

@@ -181,3 +181,32 @@ def test_property_random_network_patterns(seed, loss, reorder, dup, mode, npaths
     msgs = _messages(random.Random(seed), p.mr.base_va, sizes, imm_every=1)
     transfer(p, msgs, until_ns=2_000_000_000)
     _check_delivery(p, msgs)
+
+
+def test_wimm_overflow_is_a_resend_not_a_path_loss():
+    """An application that does not poll its immediate completions for a while makes the responder
+    refuse LAST_WITH_IMM packets beyond max_wimm_dest; the refusal goes back like a trim (resend it,
+    the path delivered it), so no healthy EV is retired and RACK does not resend in a loop."""
+    p = make_pair([PathSpec() for _ in range(2)], attr=QpAttr(max_wimm_dest=1), buf_len=1 << 20)
+    msgs = _messages(random.Random(12), p.mr.base_va, [2 * 4096] * 4, imm_every=1)
+    for wr_id, data, va, imm in msgs:
+        p.a.post_write(p.qa, wr_id, data, va, p.mr.rkey, imm)
+
+    def sender_only() -> bool:  # the receiving application does not poll yet
+        p.done.extend(p.a.poll_completions())
+        return False
+
+    p.net.run(until_ns=3_000_000, stop=sender_only)
+    assert p.qb.counters.wimm_overflow > 0  # it refused some
+    assert len(p.done) < len(msgs)
+
+    def both() -> bool:
+        p.pump()
+        return len(p.done) >= len(msgs)
+
+    p.net.run(until_ns=p.net.now + 50_000_000, stop=both)
+    _check_delivery(p, msgs)
+    bad = [e for e in p.qa.evset.prof.events if e.state is EvState.ASSUMED_BAD]
+    assert not bad, bad
+    assert p.qa.counters.retx_rack == 0, p.qa.counters
+    assert p.qa.counters.retx_trim > 0  # the refusals were resent as trims are
