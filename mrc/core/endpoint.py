@@ -401,7 +401,7 @@ class Endpoint:
             if not up:
                 for i, e in enumerate(qp.evset.entries):
                     if e.port == port:
-                        qp.evset.mark_bad(i, now_ns, "port_down")
+                        qp.evset.mark_bad(i, now_ns, "port_down", qpn=0)
         self._send_port_status(now_ns)
 
     def _send_port_status(self, now_ns: int) -> None:
@@ -465,11 +465,35 @@ class Endpoint:
         elif op == F.OP_PORT_STATUS:
             self._on_port_status(fr, now_ns, port)
 
-    def _reply_path(self, fr, port: int) -> tuple[Encap, int] | None:
+    def _reply_path(self, fr, port: int, ctl: bool = False) -> tuple[Encap, int] | None:
         """(encapsulation, port) to answer a connectionless packet from ``fr.src_gid`` that came in on
         ``port``: the mirror EV of a QP to that peer, else (STEV/UDP) the same entropy back on the same
-        port; None when there is no way back (SRv6 without a QP: no carrier to the sender)."""
+        port; None when there is no way back (SRv6 without a QP: no carrier to the sender).
+
+        ``ctl``: the answer to a controller's request (``ep_batch_send_wait``), whose figures (rx
+        port, RTT) must describe the path it probed: STEV/UDP answers with the request's own entropy
+        on the port it came in on, SRv6 with the mirror EV if it is on that port, else the first
+        usable EV of a QP to the peer on that port; never a round-robin pick (a request carries no
+        EV index of ours, and a pick would move the QP's spray pointer)."""
         qps = self._peers.get(fr.src_gid)
+        if ctl:
+            if port in self.ports_down:
+                return None
+            if fr.outer_dst is None:
+                qps = None  # the request's own entropy, below
+            else:
+                for qp in qps or ():
+                    es = qp.evset
+                    evi = qp.ev_index_of(fr)
+                    on_port = [i for i, e in enumerate(es.entries) if e.port == port]
+                    if evi in on_port and es.usable(evi):
+                        return es.entries[evi].encap, port
+                    for i in on_port:
+                        if es.usable(i):
+                            return es.entries[i].encap, port
+                    if on_port:
+                        return es.entries[on_port[0]].encap, port
+                return None
         if qps:
             qp = qps[0]
             evi = qp.ev_index_of(fr)
@@ -485,7 +509,7 @@ class Endpoint:
                      dst_mac=self.peer_macs.get(port, b"\x02\0\0\0\0\2"), telemetry=self.telemetry), port
 
     def _answer_probe(self, fr, port: int, now_ns: int) -> None:
-        path = self._reply_path(fr, port)
+        path = self._reply_path(fr, port, ctl=bool(fr.probe.flags & F.PROBE_FLAG_CTL))
         if path is None:
             self.counters.rx_unknown_qp += 1
             return
@@ -501,7 +525,7 @@ class Endpoint:
         self.counters.port_status_received += 1
         ps = fr.port_status
         if ps.flags & F.PORT_STATUS_FLAG_CTL:  # a controller's PORT_STATUS_UPDATE: acknowledge it
-            path = self._reply_path(fr, port)
+            path = self._reply_path(fr, port, ctl=True)
             if path is not None:
                 encap, out_port = path
                 flags = F.PROBE_FLAG_CTL | F.PROBE_FLAG_PORT_STATUS_ACK | F.PROBE_FLAG_SERVICE_TIME
@@ -514,7 +538,7 @@ class Endpoint:
             qp.evset.ports_down = self.ports_down | down
             for i, e in enumerate(qp.evset.entries):
                 if e.port in down:
-                    qp.evset.mark_bad(i, now_ns, "peer_port_down")
+                    qp.evset.mark_bad(i, now_ns, "peer_port_down", qpn=0)
 
     def send_ctl_request(self, req: Any, now_ns: int) -> None:
         """Put one controller request on the wire (an ``mrc.ctl.EpWireRequest``: EV probe or

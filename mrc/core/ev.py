@@ -303,8 +303,10 @@ class EvSet:
     def penalize(self, i: int, amount: int) -> None:
         self.entries[i].penalty += amount
 
-    def mark_bad(self, i: int, now_ns: int, cause: str) -> bool:
-        """GOOD -> ASSUMED_BAD (in the profile) unless that breaks ev_min_active; True if it changed."""
+    def mark_bad(self, i: int, now_ns: int, cause: str, qpn: int | None = None) -> bool:
+        """GOOD -> ASSUMED_BAD (in the profile) unless that breaks ev_min_active; True if it changed.
+        ``qpn``: the QP the event names (default this QP's; 0 for a port event, which no QP saw)."""
+        qpn = self.qpn if qpn is None else qpn
         prof = self.prof
         if prof.states[i] is not EvState.GOOD:
             return False
@@ -312,13 +314,13 @@ class EvSet:
             # Keep ev_min_active GOOD EVs with the ASSUMED_BAD EV that has answered the most probes
             # in a row (it is alive, this one just lost a packet); with none answering, hold.
             j = self._best_probed()
-            if j < 0 or not prof.endpoint_set_state(j, EvState.GOOD, qpn=self.qpn, now_ns=now_ns,
+            if j < 0 or not prof.endpoint_set_state(j, EvState.GOOD, qpn=qpn, now_ns=now_ns,
                                                     cause="min_active"):
                 self.counters.min_active_holds += 1
                 return False
             self.entries[j].penalty = 0
             self.entries[j].last_change_ns = now_ns
-        if not prof.endpoint_set_state(i, EvState.ASSUMED_BAD, qpn=self.qpn, now_ns=now_ns, cause=cause):
+        if not prof.endpoint_set_state(i, EvState.ASSUMED_BAD, qpn=qpn, now_ns=now_ns, cause=cause):
             self.counters.min_active_holds += 1
             return False
         e = self.entries[i]

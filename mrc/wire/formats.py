@@ -7,11 +7,13 @@ Packet stacks
 -------------
 SRv6 mode (endpoint -> fabric)::
 
-    Ethernet(14) / outer IPv6(40, dst = uSID carrier)
-      / [Hop-by-Hop telemetry(88), next header 0]     (optional)
-      / [SRH type 4, one segment(24), next header 43] (optional)
-      / inner IPv6(40, next header 41 from the outer/SRH) / UDP(8, dport 4791)
+    Ethernet(14) / outer IPv6(40, dst = uSID carrier, next header 0|43|41)
+      / [Hop-by-Hop telemetry(88), next header 43|41]  (optional)
+      / [SRH type 4, one segment(24), next header 41]  (optional)
+      / inner IPv6(40, next header 17) / UDP(8, dport 4791)
       / BTH(12) / transport headers / payload / ICRC(4, covers the inner packet only)
+
+(each "next header" is the value the header itself carries, naming what follows it)
 
 STEV and UDP mode: Ethernet / IPv6 [/ Hop-by-Hop telemetry] / UDP / BTH / ... / ICRC (covers the IPv6
 packet).  STEV: EV high 16 bits = UDP source port, low 16 bits = flow label low 16 bits.  UDP: 16-bit

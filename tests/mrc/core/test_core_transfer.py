@@ -149,6 +149,11 @@ def test_local_port_down_retires_its_evs_and_tells_the_peer():
     assert p.qa.evset.entries[2].state is EvState.ASSUMED_BAD
     assert p.b.counters.port_status_received >= 1
     assert p.qb.evset.entries[2].state is EvState.ASSUMED_BAD  # the peer stopped using our dead plane
+    # one event each, naming the profile's EV and no QP (qpn 0: a port event, which no QP observed)
+    ours = [e for e in p.a.poll_events() if e.cause == "port_down"]
+    theirs = [e for e in p.b.poll_events() if e.cause == "peer_port_down"]
+    assert [(e.ev_index, e.qpn) for e in ours] == [(2, 0)]
+    assert [(e.ev_index, e.qpn) for e in theirs] == [(2, 0)]
 
 
 def test_wimm_cap_still_delivers_in_order():

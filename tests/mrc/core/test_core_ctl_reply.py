@@ -1,0 +1,49 @@
+"""A controller's EV probe (``ep_batch_send_wait``) is answered on the path it probed: the rx port and
+RTT it reports describe that path, and answering never moves a QP's spray pointer."""
+from __future__ import annotations
+
+import pytest
+
+from mrc.sim.scenario import GID_A, GID_B, PathSpec, make_pair, srv6_carrier
+from mrc.wire import formats as F
+from mrc.wire.codec import Encap, ProbeInfo, decode_frame, encode_probe
+
+
+def _answer(encap_mode: str, ev, port: int):
+    p = make_pair([PathSpec() for _ in range(4)], encap=encap_mode)  # EV i on NIC port i + 1
+    rr = [q.evset.rr for q in (p.qb,)]
+    req = encode_probe(Encap(encap_mode, GID_A, GID_B, ev), F.OP_PROBE_REQ,
+                       ProbeInfo(77, port, F.PROBE_FLAG_CTL, 123))
+    p.b.receive(req, port, 1_000)
+    out = p.b.datagrams_to_send(1_000)
+    assert [q.evset.rr for q in (p.qb,)] == rr, "answering moved the QP's spray pointer"
+    (answers,) = [(o, decode_frame(d)) for o, d in out if decode_frame(d).opcode == F.OP_PROBE_RESP]
+    return p, decode_frame(req), answers
+
+
+@pytest.mark.parametrize("port", [1, 3, 4])
+def test_stev_request_answered_with_its_own_entropy_on_its_port(port):
+    ev = 0xC0000000 | (0x55 << 8) | 0x7  # no EV of the QP: a value the controller chose
+    _p, req, (out_port, ans) = _answer("stev", ev, port)
+    assert out_port == port
+    assert ans.entropy == req.entropy
+    assert ans.probe.flags & F.PROBE_FLAG_CTL and ans.probe.req_id == 77 and ans.probe.sender_ts_ns == 123
+
+
+@pytest.mark.parametrize("port", [2, 3])
+def test_srv6_request_answered_on_its_port(port):
+    carrier = srv6_carrier(1, 0x100 + port - 1, 2, 0x12)
+    p, _req, (out_port, ans) = _answer("srv6", carrier, port)
+    assert out_port == port
+    # the QP's EV on that port (the request carries no EV index of ours: its inner sport is slot 0's)
+    (ev_on_port,) = [e for e in p.qb.evset.entries if e.port == port]
+    assert ans.outer_dst == decode_frame(encode_probe(ev_on_port.encap, F.OP_PROBE_RESP, ProbeInfo(0))).outer_dst
+
+
+def test_no_answer_on_a_port_that_is_down():
+    p = make_pair([PathSpec() for _ in range(2)], encap="stev")
+    p.b.set_port_state(2, False, 0)
+    p.b.datagrams_to_send(0)  # the PORT_STATUS it sends
+    req = encode_probe(Encap("stev", GID_A, GID_B, 0xC0000042), F.OP_PROBE_REQ, ProbeInfo(5, 2, F.PROBE_FLAG_CTL, 1))
+    p.b.receive(req, 2, 1_000)
+    assert not [d for _o, d in p.b.datagrams_to_send(1_000) if decode_frame(d).opcode == F.OP_PROBE_RESP]
