@@ -28,8 +28,8 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
   incast       the same comparison on examples/sim/incast-63.yaml (63 -> 1 at 100 Gb/s, NSCC, ~25 s a run),
                --incast-seeds seeds (1): completion, FCT, message p99, srtt, EVs retired (the scenario has no
                fault: every one would be healthy; 0 since 2026-12-05, docs/simulation.md "Solved").
-  incast-127   the same on examples/sim/incast-127.yaml (127 -> 1, ~45 s a run), past the ~46:1 at which the
-               trimmed headers alone fill the receiver's link (0 healthy EVs retired since 2026-12-05; the
+  incast-127   the same on examples/sim/incast-127.yaml (127 -> 1, ~45 s a run), past the ~32:1 at which the
+               trimmed headers alone (130 B a 4,230 B frame) fill the receiver's link (0 healthy EVs retired since 2026-12-05; the
                trim-ahead rule's srtt floor FAILs there: +19%; docs/simulation.md "127 -> 1").
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);

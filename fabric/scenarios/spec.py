@@ -359,10 +359,12 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
         "faults": tuple(_fault(f, f"{where}.faults[{i}]") for i, f in enumerate(faults_raw)),
         "modes": tuple([modes] if isinstance(modes, str) else modes),
         "measure": _build(MeasureSpec, data.get("measure"), f"{where}.measure",
-                          {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float)}),
+                          {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float),
+                           "switch_counters": _flag}),
         "sim": _build(SimSpec, data.get("sim"), f"{where}.sim",
                       {"link_gbps": _num(float), "delay_ns": _num(int), "queue_packets": _num(int),
-                       "evs_per_path": _num(int), "priority_queue_factor": _num(int)}),
+                       "evs_per_path": _num(int), "priority_queue_factor": _num(int), "linger_s": _num(float),
+                       "shuffle_evs": _flag, "stev_mode": lambda v, w: str(v), "rc_path": lambda v, w: str(v)}),
     }
     unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
     if unknown:

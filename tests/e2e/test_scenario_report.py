@@ -31,6 +31,17 @@ def _bins(rates: list[float], bin_s: float = 0.02) -> list[tuple[float, float]]:
     return [(round(i * bin_s, 3), g) for i, g in enumerate(rates)]
 
 
+@pytest.mark.parametrize("section, key, value, why", [
+    ("sim", "linger_s", "x", "expected a number"),
+    ("sim", "shuffle_evs", "false", "expected true or false"),
+    ("measure", "switch_counters", "no", "expected true or false"),
+])
+def test_every_scenario_value_is_checked_and_named(section, key, value, why):
+    """A bad value is a ScenarioError naming its key, never a traceback or a string taken as true."""
+    with pytest.raises(ScenarioError, match=rf"scenario\.{section}\.{key}: {why}"):
+        parse_scenario({section: {key: value}})
+
+
 def test_goodput_recovery_waits_for_the_dip_that_follows_the_failure():
     # failure at 0.10 s; the first bins after it still carry packets sent before it (above the bar),
     # the dip comes a round trip later; recovery is the end of the first bin back at >= 80%
