@@ -455,8 +455,13 @@ class ExprChecker(CheckerBase):
                 return b
             return ir.Binary(BOOL, loc, op, a, b)
         if op in ("<<", ">>"):
-            a = self.left_operand(lt, rt, ctx, expected)
+            # an arbitrary-precision left operand shifted by a constant is folded at unlimited
+            # precision (`1024 >> 4` is 64 wherever it goes); only a shift by a run-time amount takes
+            # its width from the context
+            a = self.left_operand(lt, rt, ctx, None)
             b = self.expr(rt, ctx, None)
+            if isinstance(a.type, InfIntT) and not isinstance(b, ir.Const) and expected is not None:
+                a = self.left_operand(lt, rt, ctx, expected)
             if not is_numeric(a.type) or not is_numeric(b.type):
                 raise self.err(t, f"'{op}' needs numeric operands")
             if isinstance(b.type, ir.IntT):
@@ -487,10 +492,17 @@ class ExprChecker(CheckerBase):
             if isinstance(a, ir.InvalidHeader) and isinstance(b, ir.InvalidHeader):
                 return ir.Const(BOOL, loc, op == "==")
             return self.invalid_compare(op, b if isinstance(a, ir.InvalidHeader) else a, loc)
+        # two arbitrary-precision operands are folded at unlimited precision and cast once where the
+        # value goes (P4_16 spec: `int` arithmetic is exact; `1500 / 8` is 187 in a bit<8> field, not
+        # 1500 truncated to 8 bits first); saturating operators are defined on bit<W>/int<W> only,
+        # so those take the context's width
         if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and num_expected is not None \
-                and isinstance(num_expected, (ir.BitT, ir.IntT)):
+                and isinstance(num_expected, (ir.BitT, ir.IntT)) and op in ("|+|", "|-|"):
             a = self.coerce(a, num_expected, t)
             b = self.coerce(b, num_expected, t)
+        if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and op in ("/", "%") \
+                and isinstance(a, ir.Const) and isinstance(b, ir.Const) and (int(a.value) < 0 or int(b.value) < 0):
+            raise self.err(t, f"'{op}' is not defined on negative arbitrary-precision integers")
         if a.type != b.type:
             raise self.err(t, f"cannot apply '{op}' to {show(a.type)} and {show(b.type)}")
         ty = a.type
@@ -775,7 +787,28 @@ class ExprChecker(CheckerBase):
         missing = [n for n in names if n not in given and n not in optional]
         if missing:
             raise self.err(t, f"argument for '{missing[0]}' missing")
+        written = list(given)
+        if written != [n for n in names if n in given] and any(self.may_have_effect(x) for x in given.values()):
+            # evaluated in parameter order below; the spec evaluates in written order, which a table
+            # apply, an extern method or a call with out/inout arguments inside one of them can tell
+            raise self.unsupported(t, "named arguments written out of parameter order with a table apply, "
+                                      "an extern method or a call with out/inout arguments in one of them")
         return [given.get(n) for n in names]
+
+    def may_have_effect(self, t: Tree) -> bool:
+        """Can evaluating ``t`` change state or read something another argument changes: a call of a
+        user function with out/inout parameters, or any method call but ``isValid()`` (a table's
+        ``apply``, an extern's method)."""
+        if self.has_effect_call(t):
+            return True
+        for sub in t.iter_subtrees():
+            if sub.data in ("call_expr", "generic_call") and _trees(sub):
+                callee = _trees(sub)[0]
+                if callee.data == "member":
+                    mname = _tree(callee, "mname")
+                    if mname is None or str(mname.children[0]) != "isValid":
+                        return True
+        return False
 
     def with_defaults(self, what: str, arg_trees: list[Any], params: list[ir.Param],
                       ctx: _Ctx, t: Tree) -> list[ir.Expr]:

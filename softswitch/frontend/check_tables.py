@@ -153,7 +153,7 @@ class TableChecker(CheckerBase):
         elif impl is not None:
             self.warnings.append(f"{default.loc}: warning: table '{local}' is implemented with an action"
                                  f" profile/selector; default_action is not supported on this target "
-                                 f"and is ignored by bmv2")
+                                 f"and is ignored (a miss runs no action, as on bmv2)")
         tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
                        counters, meters, support_timeout, anns, loc, _id_ann(anns))
         if entries_t is not None:

@@ -75,6 +75,11 @@ class TableState:
         # initial default action (P4Info ``initial_default_action``; NoAction when absent)
         ida = info.initial_default_action
         aid = ida.action_id or info.const_default_action_id
+        if info.implementation_id:
+            # a table implemented with an action profile or selector: p4c's bmv2 back end leaves the
+            # program's default action out ("Target does not support default_action ... due to action
+            # profiles"), so on bmv2 a miss runs no action; the P4Info keeps it, as p4c's does
+            aid = 0
         if aid:
             if aid not in actions:
                 raise P4InfoError(f"{self.what}: default action id {aid} is not in the P4Info")

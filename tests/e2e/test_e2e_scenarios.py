@@ -130,6 +130,7 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     # the fault log names the link, and every EV event names its path: the retirements are on it
     assert [["p1l1", "p1s1", False]] == next(f["links"] for f in m["faults"] if f.get("down"))
     sp = m["ev_split"]
+    print("ev_split", sp, "faults", m["faults"], "ev events", m["ev_events"][:40])
     assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, sp
     # the RC baseline, same traffic, same fault: the QPs pinned through the link stall at least one RTO
     r = _run(env, "rc", pattern="all-to-all", count=40, faults=[flap])
