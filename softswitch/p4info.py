@@ -295,7 +295,7 @@ def _add_ser_enum(info: p4info_pb2.P4TypeInfo, t: ir.Type) -> None:
     for n, v in zip(t.members, t.values):
         m = se.members.add()
         m.name = n
-        m.value = v.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
+        m.value = (v & ((1 << t.underlying.width) - 1)).to_bytes(max(1, (t.underlying.width + 7) // 8), "big")  # two's complement when signed
 
 
 def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT, loc: ir.Loc | None = None) -> None:

@@ -20,6 +20,7 @@ from softswitch.exec.exprgen import (
     CompileError,
     Out,
     Resources,
+    bitmask,
     compile_error,
     contains,
 )
@@ -213,15 +214,26 @@ class Compiler(StmtGen):
         out.add(1, f"return {aid}, {entry} is not None")
         self.funcs.append("\n".join(out.lines) + "\n")
 
+    def key_code(self, e: ir.Expr) -> str:
+        """A table or select key as the match compares it: bmv2 matches on the field's bytes, so a
+        bool is 0/1 and a signed value (int<W>, or an enum over one) its two's-complement bits --
+        as entries and keysets are held -- not the negative number softswitch computes with."""
+        code = self.ex(e)
+        t = e.type
+        if isinstance(t, ir.BoolT):
+            return f"int({code})"
+        if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
+            t = t.underlying
+        if isinstance(t, ir.IntT):
+            return f"({code} & {bitmask(t.width):#x})"
+        return code
+
     def table_code(self, ctl: ir.Control, tbl: ir.Table, out: Out, ind: int) -> tuple[str, str]:
         """Lookup, direct resources and action dispatch of one apply; returns the names of the
         action-id and entry variables it leaves behind."""
         ts = self.res.table(tbl.name)
         g = self.g(ts, "TS")
-        keys = []
-        for k in tbl.match_keys:
-            code = self.ex(k.expr)
-            keys.append(f"int({code})" if isinstance(k.expr.type, ir.BoolT) else code)
+        keys = [self.key_code(k.expr) for k in tbl.match_keys]
         key = "(" + "".join(k + ", " for k in keys) + ")"
         sel = ""
         if tbl.selector_keys:
@@ -448,10 +460,7 @@ class Compiler(StmtGen):
         ks = []
         for k in tr.keys:
             v = self.t()
-            code = self.ex(k)
-            if isinstance(k.type, ir.BoolT):
-                code = f"int({code})"
-            out.add(ind, f"{v} = {code}")
+            out.add(ind, f"{v} = {self.key_code(k)}")
             ks.append(v)
         for case in tr.cases:
             if case.keysets and case.keysets[0].kind == "vset":

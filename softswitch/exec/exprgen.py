@@ -292,7 +292,13 @@ class ExprGen:
             h = 1 << (dst.width - 1)
             return f"((({a} & {bitmask(dst.width):#x}) ^ {h:#x}) - {h:#x})"
         if isinstance(dst, ir.EnumT) and dst.underlying is not None:
-            return f"({a} & {bitmask(dst.underlying.width):#x})"
+            u = dst.underlying
+            if isinstance(u, ir.IntT):  # a signed enum holds its value signed, as its constants are
+                if isinstance(src, ir.IntT) and src.width <= u.width:
+                    return a
+                h = 1 << (u.width - 1)
+                return f"((({a} & {bitmask(u.width):#x}) ^ {h:#x}) - {h:#x})"
+            return f"({a} & {bitmask(u.width):#x})"
         return a
 
     def ex_Mux(self, e: ir.Mux) -> str:

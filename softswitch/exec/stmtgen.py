@@ -21,6 +21,15 @@ from softswitch.runtime.counters import ONE_PACKET
 # does): P4 loops over header stacks and bit<W> counters end far sooner.
 MAX_LOOP_ITERATIONS = 1 << 20
 
+
+def _to_type(masked: str, t: ir.Type) -> str:
+    """``masked``, a value already cut to its destination's width, as that destination holds it:
+    an int<W> destination holds the two's-complement value signed (as the register read does)."""
+    if isinstance(t, ir.IntT):
+        h = 1 << (t.width - 1)
+        return f"(({masked} ^ {h:#x}) - {h:#x})"
+    return masked
+
 class StmtGen(ExprGen):
     """Statements (the table-apply hooks ``_inline_apply``/``table_fn`` come from the subclass)."""
 
@@ -293,10 +302,11 @@ class StmtGen(ExprGen):
                 r = self.ex(base) if mx.value == 0 else f"({self.ex(base)} + {h} % {mx.value})"
             else:
                 r = f"_hash_offset({h}, {self.ex(base)}, {self.ex(mx)})"
-            self.assign(a[0], f"({r} & {bitmask(w):#x})", out, ind)
+            self.assign(a[0], _to_type(f"({r} & {bitmask(w):#x})", a[0].type), out, ind)
         elif n == "random":
             w = ir.type_width(a[0].type)
-            self.assign(a[0], f"(_randint({self.ex(a[1])}, {self.ex(a[2])}) & {bitmask(w):#x})", out, ind)
+            self.assign(a[0], _to_type(f"(_randint({self.ex(a[1])}, {self.ex(a[2])}) & {bitmask(w):#x})", a[0].type),
+                        out, ind)
         elif n == "digest":
             t = e.type_args[0] if e.type_args else a[1].type
             did = self.res.digest_id(e.digest or t.name)
@@ -347,8 +357,13 @@ class StmtGen(ExprGen):
         parts = []
         for x in leaves:
             v = self.ex(x)
-            if isinstance(x.type, ir.BoolT):
+            t = x.type
+            if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
+                t = t.underlying
+            if isinstance(t, ir.BoolT):
                 v = f"int({v})"
+            elif isinstance(t, ir.IntT):  # the field's bits, as bmv2 sends them (a bytestring)
+                v = f"({v} & {bitmask(t.width):#x})"
             parts.append(v)
         return "(" + "".join(p + ", " for p in parts) + ")"
 

@@ -135,8 +135,8 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     # written out of parameter order with a table apply in one: evaluated in parameter order here,
     # in written order by the spec -- rejected by name, not run in another order
     ("bit<8> two(in bit<8> x, in bit<8> y) { return x + y; }",
-     "action seta() { h.h.a = 7; } table t { actions = { seta; } default_action = seta(); } "
-     "apply { h.h.b = two(y = (t.apply().hit ? 8w1 : 8w2), x = h.h.a); }",
+     ("action seta() { h.h.a = 7; } table t { actions = { seta; } default_action = seta(); } "
+     "apply { h.h.b = two(y = (t.apply().hit ? 8w1 : 8w2), x = h.h.a); }"),
      "I()", "named arguments written out of parameter order"),
 ])
 def test_bad_named_arguments_are_errors(top, body, main_arg, words):
