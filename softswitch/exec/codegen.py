@@ -20,7 +20,7 @@ from softswitch.exec.exprgen import (
     CompileError,
     Out,
     Resources,
-    bitmask,
+    bits_code,
     compile_error,
     contains,
 )
@@ -214,26 +214,12 @@ class Compiler(StmtGen):
         out.add(1, f"return {aid}, {entry} is not None")
         self.funcs.append("\n".join(out.lines) + "\n")
 
-    def key_code(self, e: ir.Expr) -> str:
-        """A table or select key as the match compares it: bmv2 matches on the field's bytes, so a
-        bool is 0/1 and a signed value (int<W>, or an enum over one) its two's-complement bits --
-        as entries and keysets are held -- not the negative number softswitch computes with."""
-        code = self.ex(e)
-        t = e.type
-        if isinstance(t, ir.BoolT):
-            return f"int({code})"
-        if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
-            t = t.underlying
-        if isinstance(t, ir.IntT):
-            return f"({code} & {bitmask(t.width):#x})"
-        return code
-
     def table_code(self, ctl: ir.Control, tbl: ir.Table, out: Out, ind: int) -> tuple[str, str]:
         """Lookup, direct resources and action dispatch of one apply; returns the names of the
         action-id and entry variables it leaves behind."""
         ts = self.res.table(tbl.name)
         g = self.g(ts, "TS")
-        keys = [self.key_code(k.expr) for k in tbl.match_keys]
+        keys = [bits_code(self.ex(k.expr), k.expr.type) for k in tbl.match_keys]  # bmv2 matches the bits
         key = "(" + "".join(k + ", " for k in keys) + ")"
         sel = ""
         if tbl.selector_keys:
@@ -460,7 +446,7 @@ class Compiler(StmtGen):
         ks = []
         for k in tr.keys:
             v = self.t()
-            out.add(ind, f"{v} = {self.key_code(k)}")
+            out.add(ind, f"{v} = {bits_code(self.ex(k), k.type)}")
             ks.append(v)
         for case in tr.cases:
             if case.keysets and case.keysets[0].kind == "vset":

@@ -35,6 +35,27 @@ def bitmask(w: int) -> int:
     return (1 << w) - 1
 
 
+def signed_code(code: str, width: int, masked: bool = False) -> str:
+    """Python reading the low ``width`` bits of ``code`` as a two's-complement int<width> (how
+    softswitch holds a signed value); ``masked``: ``code`` is already within ``width`` bits."""
+    h = 1 << (width - 1)
+    v = code if masked else f"({code} & {bitmask(width):#x})"
+    return f"(({v} ^ {h:#x}) - {h:#x})"
+
+
+def bits_code(code: str, t: ir.Type) -> str:
+    """Python for a value as the bits bmv2 holds and matches, digests and writes out: a bool as
+    0/1, a signed value (int<W>, or a serializable enum over one) as its two's-complement bits
+    rather than the negative number softswitch computes with; any other value as it is."""
+    if isinstance(t, ir.BoolT):
+        return f"int({code})"
+    if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
+        t = t.underlying
+    if isinstance(t, ir.IntT):
+        return f"({code} & {bitmask(t.width):#x})"
+    return code
+
+
 
 @dataclass
 class Resources:
@@ -268,8 +289,7 @@ class ExprGen:
         b = f"({self.ex(e.right)} & {bitmask(wr):#x})" if isinstance(e.right.type, ir.IntT) else self.ex(e.right)
         r = f"(({a} << {wr}) | {b})"
         if isinstance(e.type, ir.IntT):
-            h = 1 << (wl + wr - 1)
-            return f"(({r} ^ {h:#x}) - {h:#x})"
+            return signed_code(r, wl + wr, masked=True)
         return r
 
     def ex_Cast(self, e: ir.Cast) -> str:
@@ -289,15 +309,13 @@ class ExprGen:
         if isinstance(dst, ir.IntT):
             if isinstance(src, ir.IntT) and src.width <= dst.width:
                 return a
-            h = 1 << (dst.width - 1)
-            return f"((({a} & {bitmask(dst.width):#x}) ^ {h:#x}) - {h:#x})"
+            return signed_code(a, dst.width)
         if isinstance(dst, ir.EnumT) and dst.underlying is not None:
             u = dst.underlying
             if isinstance(u, ir.IntT):  # a signed enum holds its value signed, as its constants are
                 if isinstance(src, ir.IntT) and src.width <= u.width:
                     return a
-                h = 1 << (u.width - 1)
-                return f"((({a} & {bitmask(u.width):#x}) ^ {h:#x}) - {h:#x})"
+                return signed_code(a, u.width)
             return f"({a} & {bitmask(u.width):#x})"
         return a
 
@@ -343,8 +361,7 @@ class ExprGen:
         w = ir.type_width(t)
         v = f"_la_bits(data, off, {w})"
         if isinstance(t, ir.IntT):
-            h = 1 << (w - 1)
-            return f"(({v} ^ {h:#x}) - {h:#x})"
+            return signed_code(v, w, masked=True)
         if isinstance(t, ir.BoolT):
             return f"({v} != 0)"
         return v
@@ -453,8 +470,7 @@ class ExprGen:
             # (p4c's side-effect ordering evaluates it before the slice is written)
             new = f"(((({code}) & {bitmask(w):#x}) << {lhs.lo}) | ({cur} & {(bitmask(bw) ^ m):#x}))"
             if isinstance(base.type, ir.IntT):
-                h = 1 << (bw - 1)
-                new = f"(({new} ^ {h:#x}) - {h:#x})"
+                new = signed_code(new, bw, masked=True)
             self.assign(base, new, out, ind)
             return
         if isinstance(lhs, ir.TupleElem):  # tuples are Python tuples: rebuild, then assign the base

@@ -12,7 +12,9 @@ from softswitch.exec.exprgen import (
     ExprGen,
     Out,
     bitmask,
+    bits_code,
     compile_error,
+    signed_code,
 )
 from softswitch.frontend import ir
 from softswitch.runtime.counters import ONE_PACKET
@@ -25,10 +27,7 @@ MAX_LOOP_ITERATIONS = 1 << 20
 def _to_type(masked: str, t: ir.Type) -> str:
     """``masked``, a value already cut to its destination's width, as that destination holds it:
     an int<W> destination holds the two's-complement value signed (as the register read does)."""
-    if isinstance(t, ir.IntT):
-        h = 1 << (t.width - 1)
-        return f"(({masked} ^ {h:#x}) - {h:#x})"
-    return masked
+    return signed_code(masked, t.width, masked=True) if isinstance(t, ir.IntT) else masked
 
 class StmtGen(ExprGen):
     """Statements (the table-apply hooks ``_inline_apply``/``table_fn`` come from the subclass)."""
@@ -264,8 +263,7 @@ class StmtGen(ExprGen):
             rd = f"{self.g(obj.values, 'XV')}[{i}]" if direct_regs else f"{g}.read({i})"
             et = inst.type_args[0] if inst.type_args else None
             if isinstance(et, ir.IntT):
-                h = 1 << (et.width - 1)
-                rd = f"(({rd} ^ {h:#x}) - {h:#x})"
+                rd = signed_code(rd, et.width, masked=True)
             elif isinstance(et, ir.BoolT):
                 rd = f"({rd} != 0)"
             self.assign(args[0], rd, out, ind + 1)
@@ -356,15 +354,7 @@ class StmtGen(ExprGen):
         leaves = [x for x, _ in self._flatten(data)]
         parts = []
         for x in leaves:
-            v = self.ex(x)
-            t = x.type
-            if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
-                t = t.underlying
-            if isinstance(t, ir.BoolT):
-                v = f"int({v})"
-            elif isinstance(t, ir.IntT):  # the field's bits, as bmv2 sends them (a bytestring)
-                v = f"({v} & {bitmask(t.width):#x})"
-            parts.append(v)
+            parts.append(bits_code(self.ex(x), x.type))  # the field's bits, as bmv2 sends them
         return "(" + "".join(p + ", " for p in parts) + ")"
 
     # parser statements
