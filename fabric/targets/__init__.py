@@ -76,7 +76,8 @@ def running_cookie(address: str, device_id: int, timeout_s: float = 5.0) -> int 
 def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig | Callable[[], PipelineConfig],
                   timeout_s: float = 10.0, wait_s: float = 0.0, grace_s: float = 0.0) -> bool:
     """Make sure the switch at ``address`` runs a pipeline, for a target whose shaping needs one
-    (``shapes_need_pipeline``); True if this call pushed ``cfg`` (a callable: made only then).  A switch that runs any pipeline
+    (``shapes_need_pipeline``); True if this call pushed ``cfg`` (a callable: made only when no
+    pipeline runs, before arbitrating).  A switch that runs any pipeline
     already is left as it is (whoever loaded it owns it).  Else ``cfg`` is pushed by a short-lived
     P4Runtime client that never takes over; the controller later finds the same cookie and keeps it.
     If another client holds the switch (primary, or using the same election id), that client is
@@ -93,13 +94,20 @@ def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig |
         except TargetError as e:
             raise TargetError(f"switch {name}: loading the pipeline failed: {e}") from None
 
-    grace_end = time.monotonic() + grace_s
-    while True:  # bounded by grace_s
-        if runs_one():
-            return False
-        if time.monotonic() >= grace_end:
-            break
-        time.sleep(0.2)  # poll interval of a deadline-bounded wait
+    def one_runs_within(wait: float) -> bool:
+        end = time.monotonic() + wait
+        while True:  # bounded by wait
+            if runs_one():
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.2)  # poll interval of a deadline-bounded wait
+
+    if one_runs_within(grace_s):
+        return False
+    # made before arbitrating: a compile (bmv2's pipeline() runs p4c when build/ is stale) must not
+    # hold election id 1 while a controller tries to connect with it
+    config = cfg() if callable(cfg) else cfg
     s = SwitchSession(name, address, device_id, election_id=1, takeover=False, rpc_timeout_s=timeout_s)
     held = ""
     try:
@@ -107,7 +115,7 @@ def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig |
         if s.is_primary:  # connect() waited for the arbitration answer
             if runs_one():  # pushed between the check above and now
                 return False
-            s.set_pipeline(cfg() if callable(cfg) else cfg)
+            s.set_pipeline(config)
             return True
         held = "another P4Runtime client is primary"
     except ElectionIdInUse:
@@ -116,11 +124,8 @@ def push_pipeline(name: str, address: str, device_id: int, cfg: PipelineConfig |
         raise TargetError(f"switch {name}: loading the pipeline failed: {e}") from None
     finally:
         s.close()
-    end = time.monotonic() + wait_s
-    while time.monotonic() < end:  # bounded by wait_s
-        if runs_one():
-            return False
-        time.sleep(0.2)  # poll interval of a deadline-bounded wait
+    if one_runs_within(wait_s):
+        return False
     raise TargetError(f"switch {name}: {held} and no pipeline runs after {wait_s:g} s; cannot load one")
 
 

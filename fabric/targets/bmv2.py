@@ -121,12 +121,14 @@ class Bmv2(Target):
 
 
 def _stale(outputs: list[Path], src: Path) -> bool:
-    """An output missing, or older than the program or a ``.p4`` file under its folder (its includes)."""
+    """An output missing, or older than the program or a ``.p4`` file beside it or under its include/."""
     try:
         built = min(o.stat().st_mtime for o in outputs)
     except FileNotFoundError:
         return True
-    sources = [src, *src.parent.rglob("*.p4")]
+    # the program, the .p4 files beside it and under its include/ (the Makefile's P4_SRCS for
+    # p4src/), not a walk of whatever tree the program sits in
+    sources = [src, *src.parent.glob("*.p4"), *(src.parent / "include").rglob("*.p4")]
     return any(f.stat().st_mtime > built for f in sources if f.exists())
 
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-_ETH, _IPV6 = 14, 40
-_HBH, _TELEMETRY_OPT, _TELEMETRY_OPT_LEN = 0, 0x3E, 84
-_RECORDS_AT, _RECORD_LEN, _MAX_HOPS = 8, 20, 4
+from mrc.wire import formats as F
+
+_ETH, _IPV6, _HBH = 14, 40, 0
+_RECORDS_AT = 8  # next header, length, option type, option length, max hops, hop count, 2 reserved
+_TELEMETRY_OPT, _TELEMETRY_OPT_LEN = F.HBH_OPT_TELEMETRY, F.TELEMETRY_OPT_DATA_LEN
+_RECORD_LEN, _MAX_HOPS = F.TELEMETRY_RECORD_LEN, F.TELEMETRY_MAX_HOPS
 
 
 def mrc_telemetry(frame: bytes) -> bytes:
