@@ -113,6 +113,7 @@ def test_port_admin_waits_for_its_election_id_to_be_free(pipeline):
     that writes a port admin change right after another client with its election id closed (a PTF
     test hands a switch to the controller that way) first finds the id taken: it retries, bounded,
     instead of failing with "port admin change not written" (SwitchSession.connect waits for the id)."""
+    import time
 
     from controller.p4rt import ELECTION_ID_WAIT_S
     from controller.plan import PortSetting
@@ -140,8 +141,10 @@ def test_port_admin_waits_for_its_election_id_to_be_free(pipeline):
         assert other.wait_primary(5)
         ctl.sessions[name].close()
         try:
+            t0 = time.monotonic()
             with pytest.raises(SessionError, match="port admin change not written"):
                 ctl.set_port_admin(name, port, True)
+            assert time.monotonic() - t0 < ELECTION_ID_WAIT_S / 2  # not the wait for a freed id
         finally:
             other.close()
     finally:
@@ -164,6 +167,7 @@ def test_client_waits_for_its_election_id_to_be_free():
     srv = P4RuntimeServer(1, lambda info, cfg: SwitchState(info), lambda f: None, "127.0.0.1:0")
     addr = f"127.0.0.1:{srv.start()}"
     holder = SwitchSession("s", addr, 1, 1)
+    client = None
     try:
         holder.connect(5)
         assert holder.wait_primary(5)
@@ -174,7 +178,8 @@ def test_client_waits_for_its_election_id_to_be_free():
             P4RuntimeClient(addr, 1, 1, timeout_s=5)
         assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "election id" in ei.value.details().lower()
         assert ELECTION_ID_WAIT_S - 0.5 < time.monotonic() - t0 < ELECTION_ID_WAIT_S + 5
-        client.close()
     finally:
+        if client is not None:
+            client.close()
         holder.close()
         srv.stop()

@@ -110,10 +110,11 @@ def test_host_delay_reaches_the_agents_nics(env):
     _intact(m)
     print("srtt without / with the delay (ms, min and median):", base_srtt[0] / 1e6, base["srtt_ms_median"],
           srtt[0] / 1e6, m["srtt_ms_median"])
-    # every RTT sample carries the 2 x 25 ms, so no QP's srtt is below 50 ms; compared per QP, not
-    # against the other run's median (the two runs' queueing differs with the machine's load)
+    # every RTT sample carries the 2 x 25 ms, so no QP's srtt is below 50 ms, and the smallest srtt
+    # of the run grows by most of it (smallest against smallest, not the medians: those carry the
+    # two runs' queueing, which differs with the machine's load; measured +46 ms)
     assert srtt[0] >= 50_000_000, srtt
-    assert srtt[0] > base_srtt[0], (base_srtt, srtt)
+    assert srtt[0] - base_srtt[0] >= 35_000_000, (base_srtt[:3], srtt[:3])
 
 
 def test_spine_link_failure_mrc_completes_rc_stalls(env):
@@ -130,8 +131,7 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     # the fault log names the link, and every EV event names its path: the retirements are on it
     assert [["p1l1", "p1s1", False]] == next(f["links"] for f in m["faults"] if f.get("down"))
     sp = m["ev_split"]
-    print("ev_split", sp, "faults", m["faults"], "ev events", m["ev_events"][:40])
-    assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, sp
+    assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, (sp, m["faults"], m["ev_events"][:12])
     # the RC baseline, same traffic, same fault: the QPs pinned through the link stall at least one RTO
     r = _run(env, "rc", pattern="all-to-all", count=40, faults=[flap])
     assert r["corrupt_messages"] == 0

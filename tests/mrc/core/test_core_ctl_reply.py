@@ -1,5 +1,6 @@
-"""A controller's EV probe (``ep_batch_send_wait``) is answered on the path it probed: the rx port and
-RTT it reports describe that path, and answering never moves a QP's spray pointer."""
+"""A controller's EV probe (``ep_batch_send_wait``) is answered on the NIC port it came in on (the rx
+port the controller records), with the request's own entropy (STEV/UDP) or a QP's EV on that port
+(SRv6), echoing its id, flags and send time; answering never moves a QP's spray pointer."""
 from __future__ import annotations
 
 import pytest
@@ -11,12 +12,12 @@ from mrc.wire.codec import Encap, ProbeInfo, decode_frame, encode_probe
 
 def _answer(encap_mode: str, ev, port: int):
     p = make_pair([PathSpec() for _ in range(4)], encap=encap_mode)  # EV i on NIC port i + 1
-    rr = [q.evset.rr for q in (p.qb,)]
+    rr = p.qb.evset.rr
     req = encode_probe(Encap(encap_mode, GID_A, GID_B, ev), F.OP_PROBE_REQ,
                        ProbeInfo(77, port, F.PROBE_FLAG_CTL, 123))
     p.b.receive(req, port, 1_000)
     out = p.b.datagrams_to_send(1_000)
-    assert [q.evset.rr for q in (p.qb,)] == rr, "answering moved the QP's spray pointer"
+    assert p.qb.evset.rr == rr, "answering moved the QP's spray pointer"
     (answers,) = [(o, decode_frame(d)) for o, d in out if decode_frame(d).opcode == F.OP_PROBE_RESP]
     return p, decode_frame(req), answers
 
@@ -35,6 +36,7 @@ def test_srv6_request_answered_on_its_port(port):
     carrier = srv6_carrier(1, 0x100 + port - 1, 2, 0x12)
     p, _req, (out_port, ans) = _answer("srv6", carrier, port)
     assert out_port == port
+    assert ans.probe.flags & F.PROBE_FLAG_CTL and ans.probe.req_id == 77 and ans.probe.sender_ts_ns == 123
     # the QP's EV on that port (the request carries no EV index of ours: its inner sport is slot 0's)
     (ev_on_port,) = [e for e in p.qb.evset.entries if e.port == port]
     assert ans.outer_dst == decode_frame(encode_probe(ev_on_port.encap, F.OP_PROBE_RESP, ProbeInfo(0))).outer_dst

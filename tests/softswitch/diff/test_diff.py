@@ -150,13 +150,6 @@ def _tc(frame: bytes) -> int:
     return ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
 
 
-def _ce_or_trimmed(frame: bytes) -> bool:
-    if len(frame) < 54 or frame[12:14] != b"\x86\xdd":
-        return False
-    tc = ((frame[14] & 0x0F) << 4) | (frame[15] >> 4)
-    return (tc & 3) == 3 or len(frame) < 120
-
-
 def test_bmv2_pcap_plumbing(tmp_path, monkeypatch):
     """The file side of the bmv2 runner, without bmv2: input pcaps carry the script's frames and
     timestamps, and output pcaps are read back per port once they stop growing."""

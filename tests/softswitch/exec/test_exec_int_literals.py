@@ -9,7 +9,7 @@ from exec_rig import DATA, Rig
 
 from softswitch.frontend.errors import P4Error
 
-PROG = DATA / "int_literals.p4"
+PROG = DATA / "exec_int_literals.p4"
 
 
 def run(rig: Rig, a: int) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from exec_rig import DATA, Rig
 
-PROG = DATA / "profile_default.p4"
+PROG = DATA / "exec_profile_default.p4"
 
 
 def test_a_miss_runs_no_action_and_the_warning_says_so():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from exec_rig import DATA, Rig
 
-PROG = DATA / "signed_values.p4"
+PROG = DATA / "exec_signed_values.p4"
 
 
 @pytest.fixture(scope="module")
