@@ -98,7 +98,7 @@ class SimFaults:
         if p is None or p.sw is None:
             raise ScenarioError(f"fault: switch {switch} has no connected port {port}")
         p.set_state(self.sim.now, admin_up=up)
-        self.fab.ports[(p.peer, p.peer_port)].set_state(self.sim.now, admin_up=up)
+        self.fab.ports[(p.peer, p.peer_port)].set_state(self.sim.now, far_admin_up=up)
         self.sim.note_link(p.owner, p.peer, up)
 
     def link_loss(self, a: str, b: str, loss: float) -> None:
@@ -301,7 +301,7 @@ class SimRun:
         sw = p.sw
         if sw is not None:
             sw.rx += 1
-        if not (p.up and p.admin_up):
+        if not (p.up and p.admin_up and p.far_admin_up):  # not p.lit: this runs for every hop
             self._lost_dark(p, r, now)
             return
         if p.loss and self.rng.random() < p.loss:
@@ -383,13 +383,14 @@ class SimRun:
     def _lost_dark(self, p: Port, r: Route, now: int, queued: bool = False) -> None:
         """A frame lost at port ``p`` because it cannot send (offered while it is dark, or ``queued``
         there when it went dark): counted by its switch by why -- administratively down, the link down,
-        or the switch stopped (for a queued one, why the port went dark then: it may be lit again now)
-        -- and in the dead-link drops of ``r``'s host pair."""
-        sw = p.sw
+        or the switch stopped; when the far end's port is administratively down, by the far switch,
+        whose program drops it on ingress (for a queued one, why the port went dark then: it may be
+        lit again now) -- and in the dead-link drops of ``r``'s host pair."""
+        why = p.dark_why if queued else p.why_dark()
+        sw = self.fab.ports[(p.peer, p.peer_port)].sw if why == "far_admin" else p.sw
         if sw is not None:
-            why = p.dark_why if queued else ("admin" if p.up and not p.admin_up
-                                             else "link" if sw.running else "switch")
-            sw.drops[{"admin": DROP_PORT_ADMIN_DOWN, "switch": DROP_SWITCH_DOWN}.get(why, DROP_LINK_DOWN)] += 1
+            sw.drops[{"admin": DROP_PORT_ADMIN_DOWN, "far_admin": DROP_PORT_ADMIN_DOWN,
+                      "switch": DROP_SWITCH_DOWN}.get(why, DROP_LINK_DOWN)] += 1
         self._dead(p, r, now)
 
     def _dead(self, p: Port, r: Route, now: int) -> None:

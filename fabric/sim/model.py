@@ -50,7 +50,7 @@ class Port:
     thresholds (packets), line rate and propagation delay."""
 
     __slots__ = ("admin_up", "base_ns_per_byte", "dark_from", "dark_until", "dark_why", "delay_ns", "deps", "drop_thr",
-                 "ecn_thr", "free", "loss",
+                 "ecn_thr", "far_admin_up", "free", "loss",
                  "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "rcap",
                  "rdeps", "rfree", "rtail", "sw", "trim_thr", "tx", "up")
 
@@ -76,29 +76,52 @@ class Port:
         self.rtail = 0
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
+        # the far end's port admin state: frames this port sends there are dropped at that switch's
+        # ingress (the program's port_admin), so they are lost as on a dark port and counted there
+        self.far_admin_up = True
         # the latest time the port could not send, [dark_from, dark_until) in ns (empty, -1: never): a frame
         # still queued here when it went dark is lost, as on a real port, not only those offered after
         self.dark_from = self.dark_until = -1.0
-        self.dark_why = ""  # why that interval began: "admin", "switch" (its own switch stopped) or "link"
+        # why that interval began (``why_dark``): "admin", "far_admin", "switch" (its own switch stopped)
+        # or "link"
+        self.dark_why = ""
         self.loss = 0.0  # grey failure: silent drop probability
         self.tx = 0
         self.sw = sw
 
-    def set_state(self, now: float, up: bool | None = None, admin_up: bool | None = None) -> None:
-        """Carrier (``up``) and/or administrative state changed at ``now``; keeps the dark interval."""
-        was = self.up and self.admin_up
+    def set_state(self, now: float, up: bool | None = None, admin_up: bool | None = None,
+                  far_admin_up: bool | None = None) -> None:
+        """Carrier (``up``), this port's and/or the far end's administrative state changed at ``now``;
+        keeps the dark interval."""
+        was = self.lit
         if up is not None:
             self.up = up
         if admin_up is not None:
             self.admin_up = admin_up
-        lit = self.up and self.admin_up
+        if far_admin_up is not None:
+            self.far_admin_up = far_admin_up
+        lit = self.lit
         if was and not lit:
             self.dark_from, self.dark_until = now, float("inf")
-            sw = self.sw
-            self.dark_why = ("admin" if self.up and not self.admin_up
-                             else "switch" if sw is not None and not sw.running else "link")
+            self.dark_why = self.why_dark()
         elif lit and not was:
             self.dark_until = now
+
+    @property
+    def lit(self) -> bool:
+        """The port can send (carrier, and both ends administratively up)."""
+        return self.up and self.admin_up and self.far_admin_up
+
+    def why_dark(self) -> str:
+        """Why a dark port cannot send now: "admin" (this port is administratively down: its switch
+        drops what it would send), "far_admin" (the far end's port is: that switch drops it on
+        ingress), "switch" (its own switch stopped) or "link" (the carrier is down)."""
+        if self.up and not self.admin_up:
+            return "admin"
+        if self.up and not self.far_admin_up:
+            return "far_admin"
+        sw = self.sw
+        return "switch" if sw is not None and not sw.running else "link"
 
     def lost_in_queue(self, arrive_ns: float, nbytes: int) -> bool:
         """A frame of ``nbytes`` that this port scheduled to arrive at the far end at ``arrive_ns`` had

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 
 import pytest
 
@@ -288,3 +289,59 @@ def test_frames_queued_at_a_failing_link_are_lost_and_counted(monkeypatch):
     assert m["completed"] and not m["data_loss"] and m["verified_bytes"] == m["total_bytes"]
     assert lost, "no frame was queued at the link when it failed: the test needs a queue there"
     assert m["switch_drops"].get("link_down", 0) >= len(lost)
+
+
+def test_a_dark_ports_losses_are_counted_by_why_it_went_dark():
+    """Each cause a port goes dark for has its own drop reason, kept for the frames its queue held
+    when it went dark even after the state changed again: its own admin state (its switch drops them
+    on egress), the far end's admin state (the far switch drops them on ingress, as the program's
+    port_admin does), its own switch stopping, the carrier."""
+    from mrc_fabric.sim.model import Port, SwitchState
+
+    sw = SwitchState("s", Counter(), Counter())
+    p = Port("s", 1, "t", 1, 100, 1000, None, sw)
+    assert p.lit and p.dark_why == ""
+    p.set_state(10, admin_up=False)
+    assert not p.lit and (p.dark_why, p.why_dark()) == ("admin", "admin")
+    p.set_state(20, admin_up=True)
+    p.set_state(30, far_admin_up=False)
+    assert (p.dark_from, p.dark_why, p.why_dark()) == (30, "far_admin", "far_admin")
+    p.set_state(40, far_admin_up=True)
+    p.set_state(50, up=False)
+    assert (p.dark_why, p.why_dark()) == ("link", "link")
+    p.set_state(60, up=True)
+    sw.running = False
+    p.set_state(70, up=False)
+    assert (p.dark_why, p.why_dark()) == ("switch", "switch")
+    sw.running = True  # started again, the carrier not yet back: a queued frame keeps the cause it had
+    assert (p.dark_why, p.why_dark()) == ("switch", "link")
+
+
+@pytest.mark.parametrize("fault, where, reason", [
+    # a spine's port admin down: that spine drops on egress, and on ingress what the leaf sends it
+    ({"kind": "port_down", "switch": "p1s1", "port": 1}, {"p1s1"}, "port_admin_down"),
+    # a leaf's port admin down: the leaf drops on egress, and on ingress what the spine sends it
+    ({"kind": "port_down", "switch": "p1l1", "port": 3}, {"p1l1"}, "port_admin_down"),
+    # a stopped spine: what it held is switch_down at it, the leaves' queued and later frames link_down
+    ({"kind": "switch_stop", "switch": "p1s1"}, {"p1s1", "p1l1", "p1l2"}, None),
+])
+def test_frames_lost_to_a_dark_port_are_counted_at_the_switch_that_drops_them(fault, where, reason):
+    """Under load, every frame lost to a port going dark is counted at the switch that loses it on the
+    emulated fabric, by that reason -- never at a switch that would have sent it on, and also when a
+    host sent it -- and MRC still delivers every byte."""
+    sc = _sc(traffic={"pattern": "incast", "count": 4, "cc": "none", "size": "256K"},
+             faults=[{"at": 0.00002, **fault}], deadline_s=0.05)
+    raw = run_sim(sc, "mrc")
+    m = analyse(raw, sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"] and m["verified_bytes"] == m["total_bytes"]
+    dark = {"port_admin_down", "link_down", "switch_down"}
+    lost = {n: {r: v for r, v in c["drops"].items() if r in dark} for n, c in raw["switch_counters"].items()}
+    lost = {n: d for n, d in lost.items() if d}
+    assert lost and set(lost) <= where, f"dark-port drops {lost}, expected only at {sorted(where)}"
+    # every frame lost to the dark port is counted by some switch (a host's NIC counts none)
+    assert sum(v for d in lost.values() for v in d.values()) == sum(d["packets"] for d in raw["dead_link_drops"])
+    if reason is not None:
+        assert set().union(*lost.values()) == {reason}, lost
+    else:
+        assert lost["p1s1"].keys() == {"switch_down"}, lost
+        assert all(d.keys() == {"link_down"} for n, d in lost.items() if n != "p1s1"), lost
