@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -41,6 +42,7 @@ CHANNEL_OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                    ("grpc.max_metadata_size", MAX_METADATA_BYTES))
 _U64 = (1 << 64) - 1
+T = TypeVar("T")
 SFPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
 GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
 log = logging.getLogger("controller.p4rt")
@@ -265,6 +267,21 @@ def election_id_taken(code: grpc.StatusCode | None, details: str | None) -> bool
     return code == grpc.StatusCode.INVALID_ARGUMENT and "election id" in (details or "").lower()
 
 
+def while_election_id_taken(attempt: Callable[[], T], taken: Callable[[Exception], bool],
+                            wait_s: float = ELECTION_ID_WAIT_S) -> T:
+    """``attempt()`` again (every 0.1 s) while it fails with an exception ``taken`` says is the
+    election id still held by another client, for up to ``wait_s`` (0: once); then that failure is
+    raised as it is.  The one retry loop both clients use (``election_id_taken``)."""
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            return attempt()
+        except Exception as e:
+            if not taken(e) or time.monotonic() >= end:
+                raise
+        time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
+
+
 class P4RuntimeClient:
     """One P4Runtime session (one stream): arbitration, pipeline, writes, reads, packet I/O.
 
@@ -309,23 +326,28 @@ class P4RuntimeClient:
         a client of ours that just closed (PI drops a connection only once its stream handler has
         returned, after the cancel) ends the new stream with INVALID_ARGUMENT: the stream is reopened
         and the id sent again for up to ``ELECTION_ID_WAIT_S``, then that error is raised as such."""
-        end = time.monotonic() + ELECTION_ID_WAIT_S
-        while True:
+        tries = 0
+
+        def once() -> p4runtime_pb2.MasterArbitrationUpdate:
+            nonlocal tries
+            tries += 1
+            if tries > 1:  # the switch ended the last stream (a held id): close releases its request generator
+                self.stream.close()
+                self._open_stream()
             req = p4runtime_pb2.StreamMessageRequest()
             req.arbitration.device_id = self.device_id
             uint128(req.arbitration.election_id, self.election)
             self.stream.send(req)
             reply, ended = self._await_arbitration()
             if reply is not None:
-                break
+                return reply
             if ended is None:
                 raise P4RuntimeError("StreamChannel", grpc.StatusCode.DEADLINE_EXCEEDED,
                                      f"no arbitration answer from {self.address}")
-            if not election_id_taken(ended.code(), ended.details()) or time.monotonic() >= end:
-                raise P4RuntimeError("StreamChannel", ended.code(), f"{self.address}: {ended.details()}")
-            time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
-            self.stream.close()  # ended already; this releases its request generator
-            self._open_stream()
+            raise P4RuntimeError("StreamChannel", ended.code(), f"{self.address}: {ended.details()}")
+
+        reply = while_election_id_taken(once, lambda e: isinstance(e, P4RuntimeError)
+                                        and election_id_taken(e.code(), e.details()))
         if require_primary and reply.status.code != code_pb2.OK:
             raise P4RuntimeError("StreamChannel", grpc.StatusCode.PERMISSION_DENIED,
                                  f"not primary on {self.address}: {reply.status.message}")

@@ -118,14 +118,8 @@ class SwitchSession:
         """Open the channel and the stream and arbitrate; raises ``SessionError`` if unreachable,
         ``ElectionIdInUse`` if the election id stays taken for ``id_wait_s`` (``p4rt.election_id_taken``:
         a client that just closed may still hold it; 0: at once)."""
-        end = time.monotonic() + id_wait_s
-        while True:
-            try:
-                return self._connect_once(timeout_s)
-            except ElectionIdInUse:
-                if time.monotonic() >= end:
-                    raise
-            time.sleep(0.1)  # retry interval of a deadline-bounded wait for the old connection to go
+        p4rt.while_election_id_taken(lambda: self._connect_once(timeout_s),
+                                     lambda e: isinstance(e, ElectionIdInUse), id_wait_s)
 
     def _connect_once(self, timeout_s: float) -> None:
         self.close()
