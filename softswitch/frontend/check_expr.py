@@ -456,12 +456,13 @@ class ExprChecker(CheckerBase):
             return ir.Binary(BOOL, loc, op, a, b)
         if op in ("<<", ">>"):
             # an arbitrary-precision left operand shifted by a constant is folded at unlimited
-            # precision (`1024 >> 4` is 64 wherever it goes); only a shift by a run-time amount takes
-            # its width from the context
+            # precision (`1024 >> 4` is 64 wherever it goes); shifted by a run-time amount it is an
+            # error, as in p4c (the width is not taken from the context)
             a = self.left_operand(lt, rt, ctx, None)
             b = self.expr(rt, ctx, None)
-            if isinstance(a.type, InfIntT) and not isinstance(b, ir.Const) and expected is not None:
-                a = self.left_operand(lt, rt, ctx, expected)
+            if isinstance(a.type, InfIntT) and not isinstance(b, ir.Const):
+                raise self.err(t, f"'{op}' shifts an arbitrary-precision int by an amount known only at run "
+                                  "time; give the left operand a width (e.g. (bit<8>)1 << n), as p4c requires")
             if not is_numeric(a.type) or not is_numeric(b.type):
                 raise self.err(t, f"'{op}' needs numeric operands")
             if isinstance(b.type, ir.IntT):
@@ -472,8 +473,6 @@ class ExprChecker(CheckerBase):
                 b = ir.Const(BIT32, b.loc, int(b.value))  # type: ignore[union-attr]
             if isinstance(a, ir.Const) and isinstance(b, ir.Const):
                 return ir.Const(a.type, loc, fold_binary(op, int(a.value), int(b.value), a.type))
-            if isinstance(a.type, InfIntT):
-                raise self.err(t, "cannot infer the width of the shifted integer; give it a width")
             return ir.Binary(a.type, loc, op, a, b)
         num_expected = expected if op not in ("==", "!=", "<", "<=", ">", ">=") else None
         if op in ("==", "!=") and (_is_tree(lt, "invalid_header") or _is_tree(rt, "invalid_header")):
