@@ -85,6 +85,7 @@ class ActionProfileState:
             raise exists(f"{what} already exists")
         if utype == p4runtime_pb2.Update.MODIFY and cur is None:
             raise not_found(f"{what} does not exist")
+        self._check_mode(manual=True, what=what)
         if not m.HasField("action"):
             raise invalid(f"{what}: an action is required")
         result = self.actions.parse(m.action, default=False, what=what)
@@ -97,6 +98,17 @@ class ActionProfileState:
         msg = p4runtime_pb2.ActionProfileMember(action_profile_id=self.id, member_id=mid)
         self.actions.actions[result[0]].to_proto(result[1], msg.action)
         self._member_msgs[mid] = msg
+
+    def _check_mode(self, manual: bool, what: str) -> None:
+        """One selector is programmed either with members and groups or with one-shot action sets,
+        never both at once: mixing them is INVALID_ARGUMENT (spec, "One Shot Action Selector
+        Programming"); an empty selector may be taken either way (as PI switches its mode)."""
+        if manual and self._hidden_members:
+            raise invalid(f"{what}: action selector '{self.name}' is programmed with one-shot action "
+                          "sets; members and groups cannot be mixed with them")
+        if not manual and (self.members or self.groups):
+            raise invalid(f"{what}: action selector '{self.name}' is programmed with members and groups; "
+                          "one-shot action sets cannot be mixed with them")
 
     # ---- groups -------------------------------------------------------------------------------
     def _usage(self, weights: dict[int, int]) -> int:
@@ -136,6 +148,7 @@ class ActionProfileState:
             raise exists(f"{what} already exists")
         if utype == p4runtime_pb2.Update.MODIFY and cur is None:
             raise not_found(f"{what} does not exist")
+        self._check_mode(manual=True, what=what)
         if g.max_size < 0:
             raise invalid(f"{what}: max_size must be >= 0")
         if cur is None:
@@ -185,6 +198,7 @@ class ActionProfileState:
         """Build the hidden group of a one-shot table action (not visible to member/group reads)."""
         if not self.with_selector:
             raise invalid(f"{what}: one-shot action sets need an action selector")
+        self._check_mode(manual=False, what=what)
         acts = action_set.action_profile_actions
         if not acts:
             raise invalid(f"{what}: empty one-shot action set")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from .errors import out_of_range
+from .errors import check_index
 
 UNIT_BYTES = p4info_pb2.CounterSpec.BYTES
 UNIT_PACKETS = p4info_pb2.CounterSpec.PACKETS
@@ -65,8 +65,7 @@ class CounterState:
             self.cells[index] += nbytes + ONE_PACKET
 
     def check_index(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise out_of_range(f"counter '{self.name}': index {index} not in [0, {self.size})")
+        check_index(f"counter '{self.name}'", index, self.size)
 
     def write(self, index: int | None, nbytes: int, npackets: int) -> None:
         """Control plane: set one cell, or every cell when ``index`` is None."""

@@ -67,3 +67,13 @@ def unimplemented(msg: str) -> P4RuntimeError:
 
 def out_of_range(msg: str) -> P4RuntimeError:
     return P4RuntimeError(Code.OUT_OF_RANGE, msg)
+
+
+def check_index(what: str, index: int, size: int) -> None:
+    """An index into an array of ``size`` cells (``what``: "counter 'c'"): a negative one is
+    INVALID_ARGUMENT, one past the end OUT_OF_RANGE (P4Runtime spec, CounterEntry / MeterEntry; PI
+    answers the same)."""
+    if index < 0:
+        raise invalid(f"{what}: a negative number ({index}) is not a valid index")
+    if index >= size:
+        raise out_of_range(f"{what}: index {index} not in [0, {size})")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from .errors import invalid, out_of_range
+from .errors import check_index, invalid
 
 GREEN, YELLOW, RED = 0, 1, 2
 UNIT_BYTES = p4info_pb2.MeterSpec.BYTES
@@ -69,6 +69,8 @@ def parse_config(cfg: p4runtime_pb2.MeterConfig, what: str) -> TrTcm:
         raise invalid(f"{what}: meter rates and bursts must be >= 0")
     if cfg.pir < cfg.cir:
         raise invalid(f"{what}: PIR {cfg.pir} is lower than CIR {cfg.cir}")
+    if cfg.eburst:  # spec, MeterEntry & DirectMeterEntry: eburst must be unset for a two-rate meter
+        raise invalid(f"{what}: eburst is for single-rate meters; v1model meters are two-rate (trTCM)")
     return TrTcm(cfg.cir, cfg.cburst, cfg.pir, cfg.pburst)
 
 
@@ -91,8 +93,7 @@ class MeterState:
         return GREEN
 
     def check_index(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise out_of_range(f"meter '{self.name}': index {index} not in [0, {self.size})")
+        check_index(f"meter '{self.name}'", index, self.size)
 
     def write(self, index: int | None, cfg: p4runtime_pb2.MeterConfig | None) -> None:
         """Control plane: configure one cell (all when ``index`` is None); None resets to default."""

@@ -5,7 +5,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4data_pb2
 
 from . import bytestrings
-from .errors import P4InfoError, invalid, out_of_range
+from .errors import P4InfoError, check_index, invalid
 
 
 def _width(spec: p4info_pb2.P4DataTypeSpec, name: str) -> tuple[int, bool]:
@@ -40,8 +40,7 @@ class RegisterState:
             self.values[index] = value & self.mask
 
     def check_index(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise out_of_range(f"register '{self.name}': index {index} not in [0, {self.size})")
+        check_index(f"register '{self.name}'", index, self.size)
 
     def parse_data(self, data: p4data_pb2.P4Data) -> int:
         if data.WhichOneof("data") != "bitstring":

@@ -223,7 +223,10 @@ class SwitchState:
             self._only_modify(utype, "counter entries")
             c = ent.counter_entry
             st = self._lookup(self.counters, c.counter_id, "counter")
-            st.write(_index(c), c.data.byte_count, c.data.packet_count)
+            if c.HasField("data"):
+                st.write(_index(c), c.data.byte_count, c.data.packet_count)
+            elif _index(c) is not None:  # no data: the counter is not modified (spec, CounterEntry)
+                st.check_index(_index(c))
         elif kind == "direct_counter_entry":
             self._only_modify(utype, "direct counter entries")
             dce = ent.direct_counter_entry
@@ -231,11 +234,13 @@ class SwitchState:
             if table.direct_counter is None:
                 raise invalid(f"table '{table.name}' has no direct counter")
             e = table.find(dce.table_entry)
-            e.counter = [dce.data.byte_count, dce.data.packet_count]
+            if dce.HasField("data"):  # else not modified (spec, DirectCounterEntry)
+                e.counter = [dce.data.byte_count, dce.data.packet_count]
         elif kind == "meter_entry":
             self._only_modify(utype, "meter entries")
             me = ent.meter_entry
             st = self._lookup(self.meters, me.meter_id, "meter")
+            _no_meter_counters(me, f"meter '{st.name}'")
             st.write(_index(me), me.config if me.HasField("config") else None)
         elif kind == "direct_meter_entry":
             self._only_modify(utype, "direct meter entries")
@@ -243,6 +248,7 @@ class SwitchState:
             table = self._lookup(self.tables, dme.table_entry.table_id, "table")
             if table.direct_meter is None:
                 raise invalid(f"table '{table.name}' has no direct meter")
+            _no_meter_counters(dme, f"table '{table.name}' direct meter")
             e = table.find(dme.table_entry)
             e.meter = parse_config(dme.config, f"table '{table.name}'") if dme.HasField("config") else None
         elif kind == "register_entry":
@@ -304,9 +310,11 @@ class SwitchState:
                                      self._read_direct_counter)
         elif kind == "meter_entry":
             me = ent.meter_entry
+            _no_meter_counters(me, "meter entry read")
             for st in self._select(self.meters, me.meter_id, "meter"):
                 out += self._read_meter(st, _index(me))
         elif kind == "direct_meter_entry":
+            _no_meter_counters(ent.direct_meter_entry, "direct meter entry read")
             out += self._read_direct(ent.direct_meter_entry.table_entry, "direct_meter",
                                      self._read_direct_meter)
         elif kind == "register_entry":
@@ -346,11 +354,10 @@ class SwitchState:
 
     @staticmethod
     def _entries_for(table: TableState, te: p4runtime_pb2.TableEntry):
+        """The entry ``te`` names (NOT_FOUND if there is none, INVALID_ARGUMENT for a malformed key:
+        spec, DirectCounterEntry / DirectMeterEntry), or every entry of ``table`` for no key."""
         if te.is_default_action or len(te.match):
-            try:
-                return [table.find(te)]
-            except P4RuntimeError:
-                return []
+            return [table.find(te)]
         return table.entries()
 
     def _read_direct(self, te: p4runtime_pb2.TableEntry, attr: str, read) -> list:
@@ -498,3 +505,11 @@ def iter_entities(state: SwitchState, entities: Iterable[p4runtime_pb2.Entity]) 
     for ent in entities:
         out += state.read(ent)
     return out
+
+
+def _no_meter_counters(m: p4runtime_pb2.MeterEntry | p4runtime_pb2.DirectMeterEntry, what: str) -> None:
+    """Per-colour meter counters (``counter_data``) are not kept by this target: a read or write that
+    sets them is UNIMPLEMENTED (spec, MeterCounterData; a table entry's ``meter_counter_data`` is
+    handled with the entry)."""
+    if m.HasField("counter_data"):
+        raise unimplemented(f"{what}: per-colour meter counters (counter_data) are not supported")

@@ -358,12 +358,14 @@ class TableState:
             raise invalid(f"{what}: idle timeout is not supported on default entries")
         self._check_direct_resources(te)
         d = self.default_entry
+        # setting or resetting (a MODIFY without an action) a const default action is PERMISSION_DENIED
+        # (spec, "Default Entry"; PI refuses both before it looks at the action)
+        if self.const_default_action_id:
+            raise denied(f"{what}: the default action is const")
+        if self.profile is not None:
+            raise denied(f"{what}: tables with an action profile keep their default action "
+                         "(P4Runtime restricts it to a constant NoAction)")
         if te.HasField("action"):
-            if self.const_default_action_id:
-                raise denied(f"{what}: the default action is const")
-            if self.profile is not None:
-                raise denied(f"{what}: tables with an action profile keep their default action "
-                             "(P4Runtime restricts it to a constant NoAction)")
             if te.action.WhichOneof("type") != "action":
                 raise invalid(f"{what}: the default entry takes an action")
             aid, args = self.action_set.parse(te.action.action, default=True, what=what)

@@ -143,6 +143,69 @@ def test_oneshot_action_set(sb):
     assert s.action_profile("ecmp_selector")._hidden_members == 0
 
 
+def test_oneshot_and_members_do_not_mix_on_one_selector(sb):
+    """A selector is programmed with one-shot action sets or with members and groups, never both:
+    mixing is INVALID_ARGUMENT (spec, "One Shot Action Selector Programming"; PI: "Invalid attempt
+    to mix action selector programming modes"); once empty it may be taken the other way."""
+    s, bl = sb
+    te = bl.entry("route_v6", {"h.ipv6.dst": (1 << 127, 1)})
+    te.action.action_profile_action_set.action_profile_actions.add(action=bl.action("ingress.nexthop", port=4),
+                                                                    weight=1)
+    s.write(update(INSERT, table_entry=te))
+    assert code_of(lambda: s.write(member(bl, "ecmp_selector", 1, 3))) == Code.INVALID_ARGUMENT
+    assert code_of(lambda: s.write(group(bl, "ecmp_selector", 1, [], max_size=4))) == Code.INVALID_ARGUMENT
+    s.write(update(DELETE, table_entry=te))
+    s.write(member(bl, "ecmp_selector", 1, 3))  # empty again: members now
+    s.write(group(bl, "ecmp_selector", 1, [(1, 1)], max_size=4))
+    assert code_of(lambda: s.write(update(INSERT, table_entry=te))) == Code.INVALID_ARGUMENT
+    assert s.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=bl.tid("route_v6")))) == []
+
+
+def test_p4runtime_index_and_direct_resource_errors(sb):
+    """A negative index is INVALID_ARGUMENT (past the end: OUT_OF_RANGE); a direct counter or meter
+    read naming an entry that does not exist is NOT_FOUND; a counter MODIFY without data leaves the
+    counter as it is; eburst on a two-rate meter and per-colour meter counters are refused (spec,
+    CounterEntry, DirectCounterEntry, MeterEntry & DirectMeterEntry, MeterCounterData)."""
+    s, bl = sb
+    c = s.counter("port_rx")
+    neg = p4runtime_pb2.CounterEntry(counter_id=c.id)
+    neg.index.index = -1
+    neg.data.packet_count = 1
+    assert code_of(lambda: s.write(update(MODIFY, counter_entry=neg))) == Code.INVALID_ARGUMENT
+    assert code_of(lambda: s.read(p4runtime_pb2.Entity(counter_entry=neg))) == Code.INVALID_ARGUMENT
+    m = s.meter("port_meter")
+    mneg = p4runtime_pb2.MeterEntry(meter_id=m.id)
+    mneg.index.index = -2
+    assert code_of(lambda: s.write(update(MODIFY, meter_entry=mneg))) == Code.INVALID_ARGUMENT
+    # a MODIFY without data changes nothing
+    c.count(3, 100)
+    keep = p4runtime_pb2.CounterEntry(counter_id=c.id)
+    keep.index.index = 3
+    s.write(update(MODIFY, counter_entry=keep))
+    assert (c.bytes[3], c.packets[3]) == (100, 1)
+    te = bl.entry("l2", {"dst_mac": 1}, bl.action("set_port", dmac=1, port=1))
+    te.counter_data.packet_count = 9
+    s.write(update(INSERT, table_entry=te))
+    s.write(update(MODIFY, direct_counter_entry=p4runtime_pb2.DirectCounterEntry(table_entry=bl.entry("l2", {"dst_mac": 1}))))
+    assert s.table("l2").lookup((1,))[2].counter[1] == 9
+    # direct resources of an entry that does not exist
+    missing = p4runtime_pb2.DirectCounterEntry(table_entry=bl.entry("l2", {"dst_mac": 2}))
+    assert code_of(lambda: s.read(p4runtime_pb2.Entity(direct_counter_entry=missing))) == Code.NOT_FOUND
+    acl = p4runtime_pb2.DirectMeterEntry(table_entry=bl.entry("acl", {"h.ipv6.next_hdr": (6, 0xFF)}, priority=1))
+    assert code_of(lambda: s.read(p4runtime_pb2.Entity(direct_meter_entry=acl))) == Code.NOT_FOUND
+    # eburst belongs to single-rate meters
+    cfg = p4runtime_pb2.MeterEntry(meter_id=m.id, config=p4runtime_pb2.MeterConfig(cir=1, cburst=1, pir=2, pburst=2,
+                                                                                    eburst=5))
+    cfg.index.index = 1
+    assert code_of(lambda: s.write(update(MODIFY, meter_entry=cfg))) == Code.INVALID_ARGUMENT
+    cfg.config.eburst = 0
+    cfg.counter_data.green.packet_count = 5
+    assert code_of(lambda: s.write(update(MODIFY, meter_entry=cfg))) == Code.UNIMPLEMENTED
+    rd = p4runtime_pb2.MeterEntry(meter_id=m.id)
+    rd.counter_data.SetInParent()
+    assert code_of(lambda: s.read(p4runtime_pb2.Entity(meter_entry=rd))) == Code.UNIMPLEMENTED
+
+
 def test_direct_counter(sb):
     s, bl = sb
     l2 = s.table("l2")

@@ -226,6 +226,8 @@ def test_tableonly_default_and_const_default(p4info):
                                                      is_default_action=True))) == Code.PERMISSION_DENIED
     assert code_of(lambda: write(s, MODIFY, bl.entry("src_learn", action=bl.action("NoAction"),
                                                      is_default_action=True))) == Code.PERMISSION_DENIED
+    # resetting it (a MODIFY without an action) is modifying it too (spec, "Default Entry"; PI alike)
+    assert code_of(lambda: write(s, MODIFY, bl.entry("src_learn", is_default_action=True))) == Code.PERMISSION_DENIED
 
 
 def test_const_table(p4info):
