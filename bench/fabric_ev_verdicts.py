@@ -35,11 +35,15 @@ from mrc_fabric.targets import DEFAULT_TARGET
 
 
 def port_stats(env: FabricEnv) -> dict[str, dict[str, dict[str, int]]]:
-    """Per softswitch, per port (ifname): tail drops in its egress queues, tx drops, kernel receive drops."""
+    """Per softswitch, per port (ifname): tail drops in its egress queues, tx drops, kernel receive drops
+    (empty on a target without them: bmv2's runtime port speaks Thrift, not softswitch's commands)."""
+    from mrc_fabric.targets import get_target
     from softswitch.engine.control import send_command
 
     out: dict[str, dict[str, dict[str, int]]] = {}
     assert env.fab is not None
+    if not env.fab.state.target or not get_target(env.fab.state.target).reports_kernel_drops:
+        return out
     for name, rec in env.fab.state.procs.items():
         if not rec.runtime_port:
             continue

@@ -80,6 +80,11 @@ def start(rec: ProcRecord) -> subprocess.Popen:
     if port_open(rec.grpc_port):
         raise SwitchError(f"switch {rec.switch}: gRPC port {rec.grpc_port} is already in use by another "
                           "process (another fabric? choose other ports with --grpc-base-port)")
+    # the runtime port too (bmv2's Thrift server, softswitch's --runtime-addr): bmv2 binds it after its
+    # gRPC server is up, and a failed bind there ends the process after it looked ready
+    if rec.runtime_port and port_open(rec.runtime_port):
+        raise SwitchError(f"switch {rec.switch}: runtime port {rec.runtime_port} is already in use by another "
+                          "process (it is the gRPC port + the runtime offset: choose other ports with --grpc-base-port)")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
     with open(rec.log, "ab") as log:

@@ -48,13 +48,17 @@ class Bmv2(Target):
         else:  # bmv2 logs nothing without a target: its warnings and errors (PI's, packet-in failures) to
             argv += ["--log-console", "-L", "warn"]  # stdout, which the fabric keeps in <switch>.log
         # Every switch of a fabric runs in the root namespace: each its own Thrift port (the default
-        # 9090 would collide; simple_switch_CLI uses it for queue settings) and notifications socket.
+        # 9090 would collide; simple_switch_CLI uses it for queue settings).  No --notifications-addr:
+        # simple_switch_grpc captures notifications for P4Runtime and binds no nanomsg socket (given
+        # one, it only logs a warning; targets/simple_switch_grpc/switch_runner.cpp).
         if runtime_port:
             argv += ["--thrift-port", str(runtime_port)]
-        argv += ["--notifications-addr", f"ipc:///tmp/mrc-bmv2-{grpc_port}-notifications.ipc"]
-        # bmv2 loads no P4 source: it starts empty and the controller pushes build/'s JSON
-        return argv + ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port",
-                       str(cpu_port), "--priority-queues", str(PRIORITY_QUEUES)]
+        # bmv2 loads no P4 source: it starts empty and the controller pushes build/'s JSON; after
+        # "--" the target's own options (priority queues are one: before "--" bmv2 exits on it)
+        argv += ["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}"]
+        if cpu_port is not None:  # None: no CPU port (a program without packet I/O)
+            argv += ["--cpu-port", str(cpu_port)]
+        return argv + ["--priority-queues", str(PRIORITY_QUEUES)]
 
     def tools_missing(self) -> str | None:
         if shutil.which("simple_switch_CLI") is None:
@@ -183,9 +187,24 @@ def cli(thrift_port: int, commands: list[str], timeout_s: float = 20.0) -> str:
     exe = shutil.which("simple_switch_CLI")
     if exe is None:
         raise TargetError("bmv2: simple_switch_CLI is not on PATH (needed for queue settings)")
-    res = subprocess.run([exe, "--thrift-port", str(thrift_port)], check=False, input="\n".join(commands) + "\n",
-                         capture_output=True, text=True, timeout=timeout_s, env=_system_python_env())
-    if res.returncode != 0 or "Error" in res.stdout:
-        raise TargetError(f"simple_switch_CLI on thrift port {thrift_port} failed: "
-                          f"{(res.stderr or res.stdout).strip()[-400:]}")
+    try:
+        res = subprocess.run([exe, "--thrift-port", str(thrift_port)], check=False,
+                             input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=timeout_s,
+                             env=_system_python_env())
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"simple_switch_CLI on thrift port {thrift_port} did not finish in {timeout_s:g} s") from None
+    # the CLI exits 0 after a command it refused: it prints "Error: ..." (bad arguments, a failed
+    # Thrift call), "Invalid ..." (runtime_CLI's handle_bad_input) or cmd's "*** Unknown syntax: ..."
+    bad = [ln.strip() for ln in res.stdout.splitlines() if _cli_refused(ln)]
+    if res.returncode != 0 or bad:
+        said = "; ".join(bad) if bad else (res.stderr or res.stdout).strip()[-400:]
+        raise TargetError(f"simple_switch_CLI on thrift port {thrift_port} failed: {said[:400]}")
     return res.stdout
+
+
+def _cli_refused(line: str) -> bool:
+    """A line of ``simple_switch_CLI`` output that reports a refused command."""
+    text = line.strip()
+    while text.startswith("RuntimeCmd:"):  # the prompt, echoed before each answer
+        text = text[len("RuntimeCmd:"):].strip()
+    return text.startswith(("Error", "Invalid ", "*** Unknown syntax")) or "Error:" in text

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from softswitch.diff.script import Script
 
-WAIT_S = 4  # --use-files delay: time to configure the switch before it reads the inputs
+WAIT_S = 8  # --use-files delay: time to configure the switch (pipeline, entities, queues) before it reads the inputs
 
 
 def bmv2_missing() -> str | None:
@@ -53,12 +53,18 @@ def compile_bmv2(program: Path, workdir: Path, defines: dict[str, str] | None = 
 
 def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | None = None,
              defines: dict[str, str] | None = None, timeout_s: float = 120.0) -> dict[int, list[bytes]]:
-    """Frames bmv2 sent, per port, in order."""
-    import grpc
+    """Frames bmv2 sent, per port, in order.  The switch is started as the fabric's bmv2 target
+    starts it (``mrc_fabric.targets.bmv2``: options bmv2 takes before ``--``, target options after
+    it) with ``--use-files``; the pipeline and the script's entities go over one P4Runtime session
+    whose stream stays open (PI drops a client's primacy when its stream ends), queue settings
+    through ``simple_switch_CLI`` as the fabric runs it (system Python, output checked)."""
     from google.protobuf import text_format
     from p4.config.v1 import p4info_pb2
-    from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+    from p4.v1 import p4runtime_pb2
     from scapy.utils import PcapReader, PcapWriter
+
+    from controller.p4rt import P4RuntimeClient
+    from mrc_fabric.targets.bmv2 import cli
 
     workdir.mkdir(parents=True, exist_ok=True)
     bjson, binfo = compile_bmv2(program, workdir, defines)
@@ -71,44 +77,27 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
                 w.write(_pcap_pkt(p.data, p.time_us))
         w.close()
     grpc_port, thrift_port = _free_port(), _free_port()
-    cmd = ["simple_switch_grpc", "--use-files", str(WAIT_S), "--no-p4", "--thrift-port", str(thrift_port),
-           "--priority-queues", "8"]
-    for port in ports:
-        cmd += ["-i", f"{port}@{workdir / f'p{port}'}"]
-    cmd += ["--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}"]
-    if cpu_port is not None:
-        cmd += ["--cpu-port", str(cpu_port)]
+    cmd = bmv2_argv({port: str(workdir / f"p{port}") for port in ports}, grpc_port, thrift_port, cpu_port)
     log = open(workdir / "bmv2.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    client = None
     try:
-        chan = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
-        grpc.channel_ready_future(chan).result(timeout=30)
-        stub = p4runtime_pb2_grpc.P4RuntimeStub(chan)
-        arb = p4runtime_pb2.StreamMessageRequest()
-        arb.arbitration.device_id = 0
-        arb.arbitration.election_id.low = 1
-        stream = stub.StreamChannel(iter([arb]))
-        next(stream)  # the arbitration answer
-        cfg = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=0, election_id=arb.arbitration.election_id,
-            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        cfg.config.p4info.CopyFrom(text_format.Parse(binfo.read_text(), p4info_pb2.P4Info()))
-        cfg.config.p4_device_config = bjson.read_bytes()
-        stub.SetForwardingPipelineConfig(cfg)
+        client = P4RuntimeClient(f"127.0.0.1:{grpc_port}", device_id=0, election_id=1, timeout_s=30.0)
+        client.set_pipeline(text_format.Parse(binfo.read_text(), p4info_pb2.P4Info()), bjson.read_bytes())
+        ups = []
         for ent in script.entities:
-            req = p4runtime_pb2.WriteRequest(device_id=0, election_id=arb.arbitration.election_id)
-            up = req.updates.add()
-            up.type = (p4runtime_pb2.Update.MODIFY if ent.HasField("table_entry")
-                       and ent.table_entry.is_default_action else p4runtime_pb2.Update.INSERT)
+            up = p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY if ent.HasField("table_entry")
+                                      and ent.table_entry.is_default_action else p4runtime_pb2.Update.INSERT)
             up.entity.CopyFrom(ent)
-            stub.Write(req)
-        cli = "".join(f"set_queue_rate {q['rate_pps']} {q['port']}\n" for q in script.queues if "rate_pps" in q)
-        cli += "".join(f"set_queue_depth {q['depth']} {q['port']}\n" for q in script.queues if "depth" in q)
-        if cli:
-            subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift_port)], input=cli, text=True,
-                           capture_output=True, timeout=30, check=True)
+            ups.append(up)
+        client.write_updates(ups)  # raises P4RuntimeError naming every failed update
+        lines = [f"set_queue_rate {q['rate_pps']} {q['port']}" for q in script.queues if "rate_pps" in q]
+        lines += [f"set_queue_depth {q['depth']} {q['port']}" for q in script.queues if "depth" in q]
+        cli(thrift_port, lines)
         return _collect(workdir, ports, timeout_s, PcapReader)
     finally:
+        if client is not None:
+            client.close()
         proc.terminate()
         try:
             proc.wait(timeout=10)
@@ -116,6 +105,16 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
             proc.kill()
             proc.wait()
         log.close()
+
+
+def bmv2_argv(ports: dict[int, str], grpc_port: int, thrift_port: int, cpu_port: int | None) -> list[str]:
+    """``simple_switch_grpc`` reading and writing pcap files (``<prefix>_in.pcap`` / ``_out.pcap`` per
+    port) after ``WAIT_S``: the fabric target's command line, device id 0, plus ``--use-files`` (an
+    option of bmv2's own, so before the ``--`` that starts the target's options)."""
+    from mrc_fabric.targets.bmv2 import Bmv2
+
+    argv = Bmv2().switch_argv(0, ports, grpc_port, runtime_port=thrift_port, cpu_port=cpu_port)
+    return argv[:1] + ["--use-files", str(WAIT_S)] + argv[1:]
 
 
 def _pcap_pkt(data: bytes, time_us: int):

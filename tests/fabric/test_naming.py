@@ -41,3 +41,25 @@ def test_switch_argv_softswitch_and_bmv2():
     assert b[0] == "simple_switch_grpc" and "--queue-depth" not in b
     with pytest.raises(SwitchError, match="unknown target"):
         switch_argv("tofino", 1, {}, 1)
+
+
+@pytest.mark.parametrize("busy", ["grpc", "runtime"])
+def test_a_switch_whose_port_is_taken_is_not_started(tmp_path, busy):
+    """Both ports a switch binds are checked before it starts: bmv2 binds its Thrift (runtime) port
+    only after its gRPC server is up, and a failed bind there ends it after it looked ready."""
+    import socket
+
+    from mrc_fabric.state import ProcRecord
+    from mrc_fabric.switches import start
+    from softswitch.api import free_tcp_port
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        taken = srv.getsockname()[1]
+        free = free_tcp_port()
+        rec = ProcRecord("p1s1", ["/bin/true"], log=str(tmp_path / "s.log"),
+                         grpc_port=taken if busy == "grpc" else free, runtime_port=taken if busy == "runtime" else free)
+        with pytest.raises(SwitchError, match=f"{'gRPC' if busy == 'grpc' else 'runtime'} port {taken} is already in use"):
+            start(rec)
+        assert rec.pid == 0

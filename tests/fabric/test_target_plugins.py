@@ -77,6 +77,47 @@ def test_command_lines():
     assert "--log-console" not in logged and logged[logged.index("--log-file") + 1] == "s.log"
 
 
+def test_bmv2_options_stand_on_their_side_of_the_double_dash():
+    """bmv2 parses its own options before ``--`` and hands the rest to the target (simple_switch_grpc's
+    parser): a target option before it (``--priority-queues``) is a parse error that ends the switch,
+    one of bmv2's after it is not seen.  Checked for the fabric's command line and the differential
+    harness's (which adds ``--use-files``, and may have no CPU port)."""
+    from softswitch.diff.bmv2side import bmv2_argv
+
+    main_opts = {"--device-id", "-i", "--thrift-port", "--log-console", "-L", "--log-file", "--no-p4", "--use-files"}
+    target_opts = {"--grpc-server-addr", "--cpu-port", "--priority-queues"}
+    for argv in (get_target("bmv2").switch_argv(2, {1: "a", 2: "b"}, 50001, runtime_port=50002),
+                 bmv2_argv({1: "/w/p1", 2: "/w/p2"}, 50001, 50002, cpu_port=None),
+                 bmv2_argv({1: "/w/p1"}, 50001, 50002, cpu_port=64)):
+        split = argv.index("--")
+        before = {a for a in argv[:split] if a.startswith("-")}
+        after = {a for a in argv[split + 1:] if a.startswith("-")}
+        assert before <= main_opts and after <= target_opts, argv
+        assert "--priority-queues" in after and "--notifications-addr" not in argv
+    harness = bmv2_argv({1: "/w/p1"}, 50001, 50002, cpu_port=None)
+    assert harness[harness.index("--use-files") + 1].isdigit() and "--cpu-port" not in harness
+    assert harness[harness.index("--device-id") + 1] == "0" and "1@/w/p1" in harness
+    assert bmv2_argv({1: "/w/p1"}, 50001, 50002, cpu_port=64)[-4:-2] == ["--cpu-port", "64"]
+
+
+@pytest.mark.parametrize("line, refused", [
+    ("RuntimeCmd: Error: Invalid number of args", True),
+    ("Invalid table operation (BAD_MATCH_KEY)", True),
+    ("RuntimeCmd: *** Unknown syntax: set_link_bps 1000 1", True),
+    ("*** Unknown syntax: frobnicate", True),
+    ("RuntimeCmd: ", False),
+    ("Obtaining JSON from switch...", False),
+    ("Done", False),
+    ("Control utility for runtime P4 table manipulation", False),
+])
+def test_bmv2_cli_output_that_reports_a_refused_command(line, refused):
+    """simple_switch_CLI exits 0 after a command it refused; the plugin reads its output for the
+    three ways it says so (runtime_CLI's "Error:" and "Invalid ...", cmd's "*** Unknown syntax")."""
+    from mrc_fabric.targets.bmv2 import _cli_refused
+
+    assert _cli_refused(line) is refused
+
+
 def test_link_model_command_lines():
     """The fabric's link model: on softswitch one link of ``rate`` full frames/s in bits/s shared by the
     port's queues, and a control queue of its own depth; bmv2 takes both over Thrift once it runs."""
