@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 DROP_PORT = 511
+# what egress reads in standard_metadata.egress_spec: bmv2 sets the drop port + 1 into the 9-bit
+# field before the egress control runs, so it reads 0 unless egress writes it
+PORT_WIDTH = 9  # v1model's PortId_t
+EGRESS_SPEC_IN_EGRESS = (DROP_PORT + 1) & ((1 << PORT_WIDTH) - 1)
 
 # bmv2 (simple_switch) instance_type values, see simple_switch.h PktInstanceType.
 PKT_INSTANCE_NORMAL = 0

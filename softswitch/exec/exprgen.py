@@ -10,7 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from softswitch.exec import hashes, layout
-from softswitch.exec.usage import extract_only_headers, field_written_headers, tracked_header
+from softswitch.exec.usage import (
+    extract_only_headers,
+    field_written_headers,
+    std_fields_used,
+    tracked_header,
+    tracks_length,
+)
 from softswitch.frontend import ir
 
 PE_PACKET_TOO_SHORT = 1
@@ -117,6 +123,9 @@ class ExprGen:
         # while they are invalid and clean: ``usage.field_written_headers``)
         self.hdr_t = program.parser.params[1].type
         self.dirty_tracked = field_written_headers(program)
+        # setValid/setInvalid count the header's bytes into C.dlen (bmv2's packet-length register,
+        # egress's packet_length) when the program can read it
+        self.track_len = tracks_length(std_fields_used(program))
         self.extract_only = extract_only_headers(program)
         # a store inside ``if (hdr.h.isValid())`` needs no mark: h was valid earlier in this
         # packet, so it is still valid or something made it invalid, and setInvalid and copy_from

@@ -30,9 +30,10 @@ sets ``ingress_port``, ``packet_length`` and ``ingress_global_timestamp`` only w
 """
 from __future__ import annotations
 
-from softswitch.contract import DROP_PORT, EgressResult, IngressResult
+from softswitch.contract import DROP_PORT, EGRESS_SPEC_IN_EGRESS, EgressResult, IngressResult
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed
+from softswitch.exec.usage import tracks_length
 
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -88,6 +89,7 @@ def build(pl) -> tuple | None:
         "parse": b.parser, "verify": b.verify_checksum, "run_ingress": b.ingress,
         "run_egress": b.egress, "compute": b.compute_checksum, "deparse": b.deparser,
         "IngressResult": IngressResult, "EgressResult": EgressResult, "DROP_PORT": DROP_PORT,
+        "EGRESS_SPEC_IN_EGRESS": EGRESS_SPEC_IN_EGRESS,
         "M48": _M48, "M32": _M32, "M19": _M19, "join": b"".join,
         "DROP_REASON": "egress_spec is the drop port (mark_to_drop) at the end of ingress",
     }
@@ -100,6 +102,9 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
     """``std_used``: the standard-metadata fields the program names (None: all); the three set
     from the packet are written only when named (nothing else reads them)."""
     ctx_none = [f"C.{n} = " for n in ("clone", "digest") if n in used]
+    track_len = tracks_length(std_used)
+    cut = "C.truncate" if "truncate" in used else "-1"
+    plen = "n + C.dlen" if track_len else "n"
     std_in = [f"        S.f_{name} = {expr}" for name, expr in (
         ("ingress_port", "port"), ("packet_length", "n & M32"), ("ingress_global_timestamp", "now & M48"))
         if std_used is None or name in std_used]
@@ -134,7 +139,9 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
     if ctx_none:
         src.append("        " + "".join(ctx_none) + "None")
     if "truncate" in used:
-        src.append("        C.truncate = 0")
+        src.append("        C.truncate = -1")
+    if track_len:
+        src.append("        C.dlen = 0")
     if "checksum_error" in used:
         src.append("        C.checksum_error = 0")
     src += [
@@ -160,17 +167,18 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
         "        espec = S.f_egress_spec",
         "        if espec == DROP_PORT:",
         "            if len(pool) < POOL_MAX:",
-        "                pool_append(item if item is not None else PS(0, 0, H, M, S, b'', 0, 0, 0))",
+        "                pool_append(item if item is not None else PS(0, 0, H, M, S, b'', 0, -1, 0))",
         "            return pl._drop(IngressResult(), DROP_REASON)",
         "        S.f_instance_type = 0",
         "        prio = S.f_priority & 7",
         "        if item is None:",
-        f"            return PS(espec, prio, H, M, S, payload, n, {'C.truncate' if 'truncate' in used else '0'}, 0)",
+        f"            return PS(espec, prio, H, M, S, payload, n, {cut}, 0, {plen})",
         "        item.egress_port = espec",
         "        item.priority = prio",
         "        item.length = item.nbytes = n",
+        f"        item.plen = {plen}",
         "        item.payload = payload",
-        f"        item.truncate = {'C.truncate' if 'truncate' in used else '0'}",
+        f"        item.truncate = {cut}",
         "        item.clone_truncate = 0",
         "        return item",
         "    except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch",
@@ -183,7 +191,7 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
 # what egress_frame puts in standard_metadata before the egress control runs (v1model's egress view)
 _EGRESS_STD = (
     ("egress_port", "item.egress_port"),
-    ("packet_length", "nbytes & M32"),
+    ("packet_length", "item.plen & M32"),
     ("egress_global_timestamp", "now & M48"),
     ("enq_timestamp", "item.enq_timestamp_us & M32"),
     ("enq_qdepth", "item.enq_qdepth & M19"),
@@ -203,7 +211,7 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
         "        M = item.M",
         "        S = item.S",
         "        nbytes = item.nbytes",
-        "        S.f_egress_spec = DROP_PORT + 1",
+        "        S.f_egress_spec = EGRESS_SPEC_IN_EGRESS",
         *[f"        S.f_{name} = {expr}" for name, expr in _EGRESS_STD
           if std_used is None or name in std_used],
         "        C = ctx_eg",
@@ -214,6 +222,8 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
     ]
     if "clone" in used:
         src.append("        C.clone = None")
+    if tracks_length(std_used):
+        src.append("        C.dlen = 0")
     if "checksum_error" in used:
         src.append("        C.checksum_error = 0")
     if b.egress is not None:
@@ -237,10 +247,12 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
         "        out = join(parts)",
         "        cut = C.truncate",
         "        ct = item.clone_truncate",
-        "        if cut or ct:",
-        "            if ct and (not cut or ct < cut):",
+        "        if cut >= 0 or ct:",
+        "            if ct and (cut < 0 or ct < cut):",
         "                cut = ct",
         "            if cut < len(out):",
+        "                if not cut:",
+        "                    return pl._drop(EgressResult(), 'truncate(0): no bytes left to send')",
         "                out = out[:cut]",
         "        if H.__class__ is H_cls and len(pool) < POOL_MAX:",
         "            pool_append(item)",

@@ -187,10 +187,11 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           "        self.valid = o.valid",
           "        self.dirty = True"]
     L += [f"        self.{a}.copy_from(o.{a})" if a in nested else f"        self.{a} = o.{a}" for a in state]
-    L += ["    def set_valid(self):",
+    L += ["    def set_valid(self):",  # True when it was invalid (bmv2 then counts its bytes)
           "        if not self.valid:",
           "            self.valid = self.dirty = True"]
     L += _zero_lines(state, zero, "            ")
+    L += ["            return True"]
     L += ["    def eq(self, o):",
           "        if self.valid != o.valid:",
           "            return False",

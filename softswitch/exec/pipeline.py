@@ -39,6 +39,7 @@ from collections.abc import Callable
 
 from softswitch.contract import (
     DROP_PORT,
+    EGRESS_SPEC_IN_EGRESS,
     PKT_INSTANCE_EGRESS_CLONE,
     PKT_INSTANCE_INGRESS_CLONE,
     PKT_INSTANCE_NORMAL,
@@ -85,6 +86,7 @@ class Ctx:
         "clone",
         "data",
         "digest",
+        "dlen",
         "log",
         "nbytes",
         "now",
@@ -101,9 +103,12 @@ class Ctx:
         self.nbytes = nbytes
         self.now = now
         # clone: (session, field list index or -1); resubmit/recirculate: field list index;
-        # digest: (digest id, values); truncate: bytes, 0 = none.  Chained: built per packet.
+        # digest: (digest id, values); truncate: bytes, -1 = none (the smallest truncate() wins;
+        # 0 is no bytes, as bmv2); dlen: the bytes setValid/setInvalid added to the packet (bmv2's
+        # packet-length register, read into egress's packet_length).  Chained: built per packet.
         self.clone = self.resubmit = self.recirculate = self.digest = None
-        self.off = self.truncate = self.checksum_error = 0
+        self.off = self.checksum_error = self.dlen = 0
+        self.truncate = -1
         self.log = logf
 
 
@@ -112,10 +117,14 @@ class PacketState(TmItem):
     headers, metadata and payload (one object per packet instead of two; ``meta`` is the
     item itself, as the contract's readers expect)."""
 
-    __slots__ = ("H", "M", "S", "clone_truncate", "nbytes", "payload", "truncate")
+    __slots__ = ("H", "M", "S", "clone_truncate", "nbytes", "payload", "plen", "recirc", "truncate")
 
     def __init__(self, egress_port: int, priority: int, H, M, S, payload: bytes, nbytes: int,
-                 truncate: int, clone_truncate: int) -> None:
+                 truncate: int, clone_truncate: int, plen: int | None = None, recirc: int | None = None) -> None:
+        """``nbytes``: the length the packet came in with (counters, meters, the queue's bytes);
+        ``plen``: egress's ``packet_length`` (``nbytes`` and the headers ingress made valid or
+        invalid); ``truncate``: -1 or the bytes egress keeps; ``recirc``: the field list of a
+        ``recirculate_preserving_field_list`` called in ingress (bmv2 keeps the flag on the packet)."""
         self.egress_port = egress_port
         self.priority = priority
         self.length = nbytes
@@ -127,6 +136,8 @@ class PacketState(TmItem):
         self.nbytes = nbytes
         self.truncate = truncate
         self.clone_truncate = clone_truncate
+        self.plen = nbytes if plen is None else plen
+        self.recirc = recirc
 
     __eq__ = object.__eq__  # identity: the dataclass's field-wise eq would recurse through meta
     __hash__ = object.__hash__
@@ -304,7 +315,8 @@ class V1Pipeline:
                     C.nbytes = n
                     C.now = now
                     C.clone = C.resubmit = C.recirculate = C.digest = None
-                    C.off = C.truncate = C.checksum_error = 0
+                    C.off = C.checksum_error = C.dlen = 0
+                    C.truncate = -1
                 else:
                     C = Ctx(data, n, now, logf)
                 if trace:
@@ -341,12 +353,12 @@ class V1Pipeline:
             if espec == DROP_PORT:
                 if res is None and pool is not None and self._reset is not None and len(pool) < POOL_MAX:
                     # nothing else holds them: no clone, digest or copy
-                    pool.append(PacketState(0, 0, H, M, S, b"", 0, 0, 0))
+                    pool.append(PacketState(0, 0, H, M, S, b"", 0, -1, 0))
                 return self._drop(res or IngressResult(),
                                   "egress_spec is the drop port (mark_to_drop) at the end of ingress")
             S.f_instance_type = PKT_INSTANCE_NORMAL
             prio = S.f_priority & 7
-            item = PacketState(espec, prio, H, M, S, C.payload, n, C.truncate, 0)
+            item = PacketState(espec, prio, H, M, S, C.payload, n, C.truncate, 0, n + C.dlen, C.recirculate)
             if trace:
                 trace(f"to egress port {espec} priority {prio}")
             if res is None:
@@ -363,8 +375,10 @@ class V1Pipeline:
         for eport, rid in replicas:
             S2 = S.copy()
             S2.f_egress_rid = rid
+            # each copy is a new packet in bmv2: not truncated, no recirculate flag; its length
+            # register is the original's
             res.to_tm.append(PacketState(eport, S.f_priority & 7, H.copy(), M.copy(), S2, C.payload, n,
-                                         C.truncate, 0))
+                                         -1, 0, n + C.dlen))
         if self.trace:
             self.trace(f"multicast group {mgid}: {len(replicas)} replicas")
         return res
@@ -395,13 +409,14 @@ class V1Pipeline:
                 self.trace(f"ingress clone dropped: assertion failed: {e}")
             return
         self._clone_copies(res, sess, PKT_INSTANCE_INGRESS_CLONE, H2, self._preserved(M, S, index),
-                           C2.payload, len(data))
+                           C2.payload, len(data), len(data))
         if self.trace:
             self.trace(f"ingress clone to session {sid}: {len(sess.replicas)} copies")
 
-    def _clone_copies(self, res, sess, itype: int, H, preserved, payload: bytes, nbytes: int) -> None:
+    def _clone_copies(self, res, sess, itype: int, H, preserved, payload: bytes, nbytes: int, plen: int) -> None:
         """Queue one clone per replica of ``sess``: copied H, fresh metadata holding only the
-        ``preserved`` fields, then ``instance_type`` and ``egress_rid`` (set after the copy)."""
+        ``preserved`` fields, then ``instance_type`` and ``egress_rid`` (set after the copy);
+        ``plen``: their ``packet_length`` in egress."""
         put = self.field_lists.get(preserved[0])[1] if preserved is not None else None
         for eport, rid in sess.replicas:
             M2, S2 = self._M(), self._S()
@@ -410,7 +425,7 @@ class V1Pipeline:
             S2.f_instance_type = itype
             S2.f_egress_rid = rid
             res.to_tm.append(PacketState(eport, sess.class_of_service & 7, H.copy(), M2, S2, payload,
-                                         nbytes, 0, sess.packet_length_bytes))
+                                         nbytes, -1, sess.packet_length_bytes, plen))
 
     # ------------------------------------------------------------------ egress
 
@@ -436,8 +451,8 @@ class V1Pipeline:
         st: PacketState = item.meta
         H, M, S = st.H, st.M, st.S
         S.f_egress_port = item.egress_port
-        S.f_egress_spec = DROP_PORT + 1
-        S.f_packet_length = st.nbytes & _M32
+        S.f_egress_spec = EGRESS_SPEC_IN_EGRESS
+        S.f_packet_length = st.plen & _M32
         S.f_egress_global_timestamp = now_us & _M48
         S.f_enq_timestamp = item.enq_timestamp_us & _M32
         S.f_enq_qdepth = item.enq_qdepth & _M19
@@ -447,12 +462,13 @@ class V1Pipeline:
             C = self._ctx_eg
             C.nbytes = st.nbytes
             C.now = now_us
-            C.clone = C.resubmit = C.recirculate = C.digest = None
-            C.off = C.checksum_error = 0
+            C.clone = C.resubmit = C.digest = None
+            C.off = C.checksum_error = C.dlen = 0
         else:
             C = Ctx(b"", st.nbytes, now_us, self._log)
         C.payload = st.payload
         C.truncate = st.truncate
+        C.recirculate = st.recirc  # set in ingress: bmv2 recirculates after egress (the flag stays)
         trace = self.trace
         if trace:
             trace(f"egress: port {item.egress_port}, instance_type {S.f_instance_type}, rid {S.f_egress_rid}")
@@ -491,9 +507,11 @@ class V1Pipeline:
                 trace(f"recirculate ({len(out)} bytes)")
             return res
         cut = C.truncate
-        if st.clone_truncate and (not cut or st.clone_truncate < cut):
+        if st.clone_truncate and (cut < 0 or st.clone_truncate < cut):
             cut = st.clone_truncate
-        if cut and cut < len(out):
+        if 0 <= cut < len(out):
+            if not cut:  # bmv2 hands its port a frame of no bytes; there is nothing to put on a wire
+                return self._drop(res or EgressResult(), "truncate(0): no bytes left to send")
             out = out[:cut]
         if trace:
             trace(f"transmit on port {item.egress_port}: {len(out)} bytes")
@@ -515,6 +533,6 @@ class V1Pipeline:
                 self.trace(f"clone session {sid} not configured: no egress clone")
             return
         self._clone_copies(res, sess, PKT_INSTANCE_EGRESS_CLONE, H, self._preserved(M, S, index),
-                           st.payload, st.nbytes)
+                           st.payload, st.nbytes, st.plen + C.dlen)
         if self.trace:
             self.trace(f"egress clone to session {sid}: {len(sess.replicas)} copies")

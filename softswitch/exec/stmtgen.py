@@ -177,8 +177,15 @@ class StmtGen(ExprGen):
     def st_ExprStmt(self, s: ir.ExprStmt, out: Out, ind: int) -> None:
         e = s.expr
         if isinstance(e, ir.SetValid):
-            out.add(ind, f"{self.ex(e.header)}.set_valid()")
+            if self.track_len:  # bmv2's add_header adds the header's bytes when it was invalid
+                out.add(ind, f"if {self.ex(e.header)}.set_valid():")
+                out.add(ind + 1, f"C.dlen += {_fixed_bytes(e.header.type)}")
+            else:
+                out.add(ind, f"{self.ex(e.header)}.set_valid()")
         elif isinstance(e, ir.SetInvalid):
+            if self.track_len:  # and remove_header takes them off when it was valid
+                out.add(ind, f"if {self.ex(e.header)}.valid:")
+                out.add(ind + 1, f"C.dlen -= {_fixed_bytes(e.header.type)}")
             out.add(ind, f"{self.ex(e.header)}.valid = False")
             hdr = self.dirty_header(e.header)
             if hdr is not None:  # its fields stay as they were (read while invalid, as bmv2's)
@@ -318,11 +325,19 @@ class StmtGen(ExprGen):
             out.add(ind, f"C.resubmit = {self.ex(a[0])}")
         elif n == "recirculate_preserving_field_list":
             out.add(ind, f"C.recirculate = {self.ex(a[0])}")
-        elif n == "truncate":
-            out.add(ind, f"C.truncate = {self.ex(a[0])}")
+        elif n == "truncate":  # the smallest length wins (bmv2's Packet::truncate keeps the minimum)
+            tv = self.t()
+            out.add(ind, f"{tv} = {self.ex(a[0])}")
+            out.add(ind, f"if C.truncate < 0 or {tv} < C.truncate:")
+            out.add(ind + 1, f"C.truncate = {tv}")
         elif n in ("verify_checksum", "verify_checksum_with_payload"):
-            fn, data, w = self._checksum_parts(n, a)
-            out.add(ind, f"if {self.ex(a[0])} and ({fn}({data}) & {bitmask(w):#x}) != {self.ex(a[2])}:")
+            fn, data, _w = self._checksum_parts(n, a)
+            # as bmv2's Checksum::verify: no verification while the checksum field's header is
+            # invalid, and the computed value compared whole (not cut to the field's width)
+            target = a[2]
+            valid = (f"{self.ex(target.expr)}.valid and " if isinstance(target, ir.Member)
+                     and isinstance(target.expr.type, ir.HeaderT) else "")
+            out.add(ind, f"if {valid}{self.ex(a[0])} and {fn}({data}) != {self.ex(target)}:")
             out.add(ind + 1, "C.checksum_error = 1")
             if self.trace:
                 out.add(ind + 1, f"TR('checksum verification failed at {e.loc}')")
@@ -521,3 +536,8 @@ class StmtGen(ExprGen):
             out.add(ind + 1, "pass")  # a header without fields emits nothing
         else:  # the front end rejects such headers (check_header_widths)
             raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
+
+
+def _fixed_bytes(t: ir.Type) -> int:
+    """A header's bytes as bmv2's add_header/remove_header count them (its fixed fields)."""
+    return getattr(t, "width", 0) // 8

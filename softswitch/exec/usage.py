@@ -90,6 +90,12 @@ def std_fields_used(program: ir.Program) -> frozenset[str] | None:
     return None if whole else frozenset(used)
 
 
+def tracks_length(std_used: frozenset[str] | None) -> bool:
+    """Whether the generated code keeps ``C.dlen`` (the bytes setValid/setInvalid add or remove, as
+    bmv2's packet-length register): only a program that reads ``packet_length`` can see it."""
+    return std_used is None or "packet_length" in std_used
+
+
 def _header_root(e: ir.Expr, hdr_t: ir.Type) -> str | None:
     """The member of the headers struct that lvalue ``e`` lies in: its name, ``"*"`` for the
     whole struct (or anything not followed), None when ``e`` is not in the headers struct."""
