@@ -51,9 +51,11 @@ class _Ids:
     def reserve(self, kind: str, name: str, given: int | None, loc: ir.Loc) -> None:
         if given is None:
             return
+        if given >> 24 == 0:  # p4c puts the kind's prefix on an @id given without one
+            given |= PREFIX[kind] << 24
         if given >> 24 != PREFIX[kind]:
-            raise P4InfoError(loc, f"@id 0x{given:08x} of {kind} '{name}' must have 0x{PREFIX[kind]:02x} "
-                                   f"in its top byte")
+            raise P4InfoError(loc, f"@id 0x{given:08x} of {kind} '{name}' has the wrong 8-bit prefix "
+                                   f"(0x{PREFIX[kind]:02x} for a {kind})")
         if given in self.taken and self.ids.get((kind, name)) != given:
             raise P4InfoError(loc, f"@id 0x{given:08x} of {kind} '{name}' is already used")
         self.taken.add(given)
@@ -77,6 +79,33 @@ class _Ids:
         self.taken.add(i)
         self.ids[key] = i
         return i
+
+
+def field_ids(annotations: list[tuple[ir.Annotation, ...]]) -> list[int]:
+    """Ids of fields (match fields, action parameters, packet metadata, value-set fields), given
+    each one's annotations in order, as p4c's FieldIdAllocator gives them: every ``@id`` first;
+    then, counting positions from 1, each other field the position's number or, when an ``@id``
+    took it, the next free one (a field with an ``@id`` still counts as a position)."""
+    given = [_given_id(a) for a in annotations]
+    taken = {g for g in given if g is not None}
+    out, index = [], 1
+    for g in given:
+        if g is not None:
+            out.append(g)
+            index += 1
+            continue
+        while index in taken:
+            index += 1
+        out.append(index)
+        taken.add(index)
+    return out
+
+
+def _given_id(anns: tuple[ir.Annotation, ...]) -> int | None:
+    a = ir.find_annotation(anns, "id")
+    if a is not None and a.args and isinstance(a.args[0], int):
+        return a.args[0]
+    return None
 
 
 def _annotations(anns: tuple[ir.Annotation, ...]) -> list[str]:
@@ -266,7 +295,8 @@ def header_leaves(t: ir.HeaderT) -> list[tuple[str, ir.Type, tuple[ir.Annotation
     """The fields of a header as P4Info lists them: a struct-typed field (allowed in a header
     when it holds only bit/int/bool/serializable-enum fields, nested) is flattened into its
     leaves, named by their path (``row.alt0.valid``), as p4c's control-plane flattening names
-    them; a leaf's annotations are merged from the path, the innermost winning, as p4c does."""
+    them; a leaf's annotations are merged from the path, the innermost winning, as p4c does.
+    In a header without struct fields a field's ``@name`` is its name, as p4c has it."""
     out: list[tuple[str, ir.Type, tuple[ir.Annotation, ...]]] = []
 
     def walk(fields: tuple[ir.Field, ...], prefix: str, anns: tuple[ir.Annotation, ...]) -> None:
@@ -281,6 +311,8 @@ def header_leaves(t: ir.HeaderT) -> list[tuple[str, ir.Type, tuple[ir.Annotation
                 out.append((prefix + f.name, f.type, tuple(merged)))
 
     walk(t.fields, "", ())
+    if not any(isinstance(f.type, ir.StructT) for f in t.fields):
+        out = [(_control_name(a, n), ft, a) for n, ft, a in out]
     return out
 
 
@@ -304,7 +336,7 @@ def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT, loc: ir.Loc | None =
     s = info.structs[t.name]
     for f in t.fields:
         m = s.members.add()
-        m.name = f.name
+        m.name = _control_name(f.annotations, f.name)
         _type_spec(m.type_spec, f.type, info, loc)
 
 
@@ -334,6 +366,12 @@ def _selector_annotations(ap: p4info_pb2.ActionProfile, e: ir.ExternInstance) ->
 def _bytes(value: int, width: int) -> bytes:
     n = max(1, (width + 7) // 8)
     return (value & ((1 << (n * 8)) - 1)).to_bytes(n, "big")
+
+
+def _control_name(anns: tuple[ir.Annotation, ...], declared: str) -> str:
+    """A parameter's or field's control-plane name: its ``@name``, else its declared name."""
+    a = ir.find_annotation(anns, "name")
+    return str(a.args[0]) if a is not None and a.args else declared
 
 
 def _is_hidden(anns: tuple[ir.Annotation, ...]) -> bool:
@@ -417,9 +455,11 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
             continue
         pt = p.tables.add()
         _preamble(pt.preamble, ids.get("table", t.name), t.name, alias[t.name], t.annotations)
-        for i, k in enumerate(t.match_keys, 1):
+        # ids over every key element, selector inputs too (p4c allocates them, then skips those)
+        key_ids = dict(zip(map(id, t.keys), field_ids([k.annotations for k in t.keys])))
+        for k in t.match_keys:
             mf = pt.match_fields.add()
-            mf.id = i
+            mf.id = key_ids[id(k)]
             mf.name = k.name
             mf.annotations.extend(_annotations(k.annotations))
             _structured(mf.structured_annotations, k.annotations)
@@ -433,13 +473,18 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         for r in t.actions:
             ar = pt.action_refs.add()
             ar.id = ids.get("action", program.actions[r.action].name)
-            if r.scope == "DEFAULT_ONLY":
-                ar.annotations.append("@defaultonly")
+            scope = {"DEFAULT_ONLY": "defaultonly", "TABLE_ONLY": "tableonly"}.get(r.scope)
+            if scope == "defaultonly":
                 ar.scope = p4info_pb2.ActionRef.DEFAULT_ONLY
-            elif r.scope == "TABLE_ONLY":
-                ar.annotations.append("@tableonly")
+            elif scope == "tableonly":
                 ar.scope = p4info_pb2.ActionRef.TABLE_ONLY
-            ar.annotations.extend(_annotations(r.annotations))
+            # the reference's annotations in source order, @defaultonly/@tableonly among them
+            texts = [f"@{a.name}" if a.name in ("defaultonly", "tableonly") else a.p4info_text()
+                     for a in r.annotations if a.structured is None
+                     and (a.name in ("defaultonly", "tableonly") or a.name not in _CONSUMED)]
+            if scope is not None and f"@{scope}" not in texts:
+                texts.insert(0, f"@{scope}")
+            ar.annotations.extend(texts)
             _structured(ar.structured_annotations, r.annotations)
         da = t.default_action
         da_id = ids.get("action", program.actions[da.action].name)
@@ -447,9 +492,9 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
             pt.const_default_action_id = da_id
         pt.initial_default_action.action_id = da_id
         act = program.actions[da.action]
-        for prm, c in zip(act.data_params, da.args):
+        for pid, prm, c in zip(field_ids([q.annotations for q in act.data_params]), act.data_params, da.args):
             arg = pt.initial_default_action.arguments.add()
-            arg.param_id = act.params.index(prm) + 1 if False else act.data_params.index(prm) + 1
+            arg.param_id = pid
             arg.value = _bytes(int(c.value), ir.type_width(prm.type))
         if t.implementation is not None:
             pt.implementation_id = ids.get("action_profile", t.implementation)
@@ -469,10 +514,10 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
             continue
         pa = p.actions.add()
         _preamble(pa.preamble, ids.get("action", a.name), a.name, alias[a.name], a.annotations)
-        for i, prm in enumerate(a.data_params, 1):
+        for i, prm in zip(field_ids([q.annotations for q in a.data_params]), a.data_params):
             pp = pa.params.add()
             pp.id = i
-            pp.name = prm.name
+            pp.name = _control_name(prm.annotations, prm.name)
             pp.annotations.extend(_annotations(prm.annotations))
             _structured(pp.structured_annotations, prm.annotations)
             _doc(pp, prm.annotations)
@@ -491,7 +536,9 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
             continue  # only hidden tables use it
         ap = p.action_profiles.add()
         _preamble(ap.preamble, ids.get("action_profile", e.name), e.name, alias[e.name], e.annotations)
-        ap.table_ids.extend(ids.get("table", tn) for tn in e.tables if shown(tn))
+        # p4c collects them in a set of table names: in name order
+        ap.table_ids.extend(ids.get("table", tn) for tn in sorted(e.tables, key=lambda n: n.encode("utf-8"))
+                            if shown(tn))
         if e.kind == "action_selector":
             ap.with_selector = True
         ap.size = e.size or 0
@@ -524,7 +571,8 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         cm = p.controller_packet_metadata.add()
         _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
                   ch.annotations)
-        for i, (fname, ftype, fanns) in enumerate(header_leaves(ch.header), 1):
+        leaves = header_leaves(ch.header)
+        for i, (fname, ftype, fanns) in zip(field_ids([fa for _, _, fa in leaves]), leaves):
             if isinstance(ftype, ir.VarbitT):
                 raise P4InfoError(ch.loc, f"controller header '{ch.name}' cannot have a varbit field")
             md = cm.metadata.add()
@@ -538,11 +586,12 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         pv = p.value_sets.add()
         _preamble(pv.preamble, ids.get("value_set", vs.name), vs.name, alias[vs.name], vs.annotations)
         members = {f.name: f for f in vs.type.fields} if isinstance(vs.type, ir.StructT) else {}
-        for i, f in enumerate(vs.fields, 1):
+        vs_ids = field_ids([members[f.name].annotations if f.name in members else () for f in vs.fields])
+        for i, f in zip(vs_ids, vs.fields):
             mf = pv.match.add()
             mf.id = i
             if f.name:
-                mf.name = f.name
+                mf.name = _control_name(members[f.name].annotations, f.name) if f.name in members else f.name
             mf.bitwidth = f.width
             mf.match_type = _MATCH[f.match_kind]
             if f.name in members:  # a struct member's annotations but @match, and its doc

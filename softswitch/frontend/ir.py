@@ -57,6 +57,7 @@ Conventions (the front end guarantees all of them):
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -101,8 +102,29 @@ class Annotation:
     structured: tuple[tuple[str | None, str | int | bool], ...] | None = None
 
     def p4info_text(self) -> str:
-        """The annotation as P4Info prints it, e.g. ``@format(IPV6_ADDRESS)``."""
-        return f"@{self.name}" if self.body is None else f"@{self.name}({self.body})"
+        """The annotation as P4Info prints it, e.g. ``@format(IPV6_ADDRESS)``: as p4c's ToP4 prints
+        an annotation it keeps unparsed, its body's tokens separated by one space each
+        (``@refers_to(t,f)`` is ``@refers_to(t , f)``, ``@sai(A/B)`` ``@sai(A / B)``), and
+        without parentheses when the body is empty (``@e()`` is ``@e``)."""
+        toks = annotation_tokens(self.body or "")
+        return f"@{self.name}({' '.join(toks)})" if toks else f"@{self.name}"
+
+
+# the P4 lexer's tokens, as far as an annotation body can hold them: string literals, numbers
+# (with a width prefix), identifiers, the operators of more than one character P4 has as one
+# token (">>" is two, as p4c lexes it; "::" is two ":"), and any other single character
+_ANNOT_TOKEN = re.compile(r'''
+    "(?:\\.|[^"\\])*"
+  | (?:\d+[ws])?(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[dD][0-9_]+|\d[0-9_]*)
+  | [A-Za-z_][A-Za-z0-9_]*
+  | &&&|\|\+\||\|-\||\.\.|\+\+|<<|==|!=|<=|>=|&&|\|\|
+  | \S
+''', re.VERBOSE)
+
+
+def annotation_tokens(body: str) -> list[str]:
+    """The tokens of an unparsed annotation body, as p4c's lexer splits it."""
+    return _ANNOT_TOKEN.findall(body)
 
 
 def actions_called(node: object) -> set[str]:

@@ -50,7 +50,18 @@ def test_bad_id_prefix_is_an_error() -> None:
         "    table my_mac", "    @id(0x01000001) table my_mac")
     with pytest.raises(P4InfoError) as ei:
         build_p4info(load_source(src, "b.p4"))
-    assert "b.p4:" in str(ei.value) and "top byte" in str(ei.value)
+    assert "b.p4:" in str(ei.value) and "wrong 8-bit prefix" in str(ei.value)
+
+
+def test_an_id_without_a_prefix_gets_its_kinds() -> None:
+    """p4c puts the kind's 8-bit prefix on an @id given without one (P4RuntimeSymbolTable's
+    externalId): @id(1) on a table is 0x02000001, on an action 0x01000007 for @id(7)."""
+    with open(os.path.join(CONF, "bench4.p4")) as f:
+        src = f.read()
+    src = src.replace("    table my_mac", "    @id(1) table my_mac")
+    p = build_p4info(load_source(src, "b.p4"))
+    (t,) = [t for t in p.tables if t.preamble.name.endswith("my_mac")]
+    assert t.preamble.id == 0x02000001
 
 
 def test_fabric_program_p4info() -> None:
