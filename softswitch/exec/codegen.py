@@ -25,6 +25,7 @@ from softswitch.exec.exprgen import (
     contains,
 )
 from softswitch.exec.stmtgen import StmtGen
+from softswitch.exec.usage import header_root
 from softswitch.frontend import ir
 from softswitch.runtime.counters import ONE_PACKET
 
@@ -214,12 +215,26 @@ class Compiler(StmtGen):
         out.add(1, f"return {aid}, {entry} is not None")
         self.funcs.append("\n".join(out.lines) + "\n")
 
+    def _key_value(self, e: ir.Expr) -> str:
+        """A key's value as bmv2's match-key builder reads it: a field of a header that is invalid
+        gives 0 (match_units.cpp zeroes it: fields are not reset between packets), also through a
+        constant mask p4c leaves on the field.  Headers only ``extract`` writes are all-zero while
+        invalid here already (``usage.extract_only_headers``): no test for them."""
+        code = self.ex(e)
+        f = e.left if isinstance(e, ir.Binary) and e.op == "&" and isinstance(e.right, ir.Const) else e
+        if not (isinstance(f, ir.Member) and isinstance(f.expr.type, ir.HeaderT)):
+            return code
+        root = header_root(f.expr, self.hdr_t)
+        if root is not None and root != "*" and root in self.extract_only:
+            return code
+        return f"({code} if {self.ex(f.expr)}.valid else 0)"
+
     def table_code(self, ctl: ir.Control, tbl: ir.Table, out: Out, ind: int) -> tuple[str, str]:
         """Lookup, direct resources and action dispatch of one apply; returns the names of the
         action-id and entry variables it leaves behind."""
         ts = self.res.table(tbl.name)
         g = self.g(ts, "TS")
-        keys = [bits_code(self.ex(k.expr), k.expr.type) for k in tbl.match_keys]  # bmv2 matches the bits
+        keys = [bits_code(self._key_value(k.expr), k.expr.type) for k in tbl.match_keys]  # bmv2 matches the bits
         key = "(" + "".join(k + ", " for k in keys) + ")"
         sel = ""
         if tbl.selector_keys:

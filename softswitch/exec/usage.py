@@ -116,6 +116,11 @@ def _header_root(e: ir.Expr, hdr_t: ir.Type) -> str | None:
             return "*"  # an expression this walk does not follow as an lvalue: assume the worst
 
 
+def header_root(e: ir.Expr, hdr_t: ir.Type) -> str | None:
+    """The headers-struct member ``e`` lies in (``_header_root``: a name, "*" or None)."""
+    return _header_root(e, hdr_t)
+
+
 def tracked_header(e: ir.Expr, hdr_t: ir.Type) -> str | None:
     """The headers-struct member that header ``e`` is, when it is ``hdr.h`` (a header) or
     ``hdr.s[i]`` (an element of a stack, constant index), else None."""
