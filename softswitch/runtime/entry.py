@@ -19,6 +19,7 @@ class Entry:
     __slots__ = (
         "cnt",
         "group",
+        "handle",
         "hit",
         "idle_seq",
         "is_const",
@@ -39,7 +40,8 @@ class Entry:
     def __init__(self, spec: tuple, priority: int, rank: int) -> None:
         self.spec = spec
         self.priority = priority
-        self.rank = rank  # lookup priority: P4Runtime priority, or the prefix length in LPM tables
+        self.rank = rank  # lookup rank: P4Runtime priority (ties: the lower handle), or an LPM prefix length
+        self.handle = 0  # its bmv2 entry handle (the table's lowest free number when inserted)
         self.hit: tuple | None = None
         self.member: Member | None = None
         self.group: Group | None = None

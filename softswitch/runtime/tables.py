@@ -33,6 +33,9 @@ class InlineIndex(NamedTuple):
     index: object  # lpm: the TupleSpaceIndex (read its ``walk`` per packet: writes replace it)
 
 
+_HANDLE_BITS = 32  # a table holds fewer entries than this: ranks of one priority never overlap another's
+
+
 class TableState:
     """One table: entries, default entry, direct resources, and its ``lookup`` function."""
 
@@ -59,6 +62,11 @@ class TableState:
         self.direct_counter: DirectCounterState | None = None
         self.direct_meter: DirectMeterState | None = None
         self._entries: dict[tuple, Entry] = {}  # (spec, priority) -> entry, in insertion order
+        # bmv2's entry handles (its HandleMgr: the lowest number not in use), which break ties
+        # between entries of equal priority: the lowest handle wins (match_units.cpp walks the
+        # entries by handle and takes only a strictly better priority)
+        self._free_handles: list[int] = []
+        self._next_handle = 0
         # entries with an idle timeout (idle_timeout_ns > 0) and a heap of (due_ns, seq, entry):
         # the idle scan pops only what is due, never walks the table. An item is live while its
         # seq is its entry's ``idle_seq``; ``due_ns`` is a lower bound (hits only postpone).
@@ -204,18 +212,29 @@ class TableState:
             raise invalid(f"{self.what}: priority must be 0 (no ternary/range/optional key)")
         return spec, prio
 
-    def _rank(self, spec: tuple, prio: int) -> int:
+    def _rank(self, spec: tuple, prio: int, handle: int = 0) -> int:
+        """Lookup rank, higher wins: the priority, then the lower handle (bmv2's tie-break), or an
+        LPM field's prefix length."""
         if self.requires_priority:
-            return prio
+            return (prio << _HANDLE_BITS) - handle
         if self._lpm_field is not None:
             s = spec[self._lpm_field]
             return 0 if s is None else s[1]
         return 0
 
+    def _take_handle(self) -> int:
+        if self._free_handles:
+            return heapq.heappop(self._free_handles)
+        h = self._next_handle
+        self._next_handle += 1
+        return h
+
     def _insert(self, spec: tuple, prio: int, te: p4runtime_pb2.TableEntry, is_const: bool) -> Entry:
         if not te.HasField("action"):
             raise invalid(f"{self.what}: INSERT needs an action")
-        e = Entry(spec, prio, self._rank(spec, prio))
+        handle = self._take_handle()
+        e = Entry(spec, prio, self._rank(spec, prio, handle))
+        e.handle = handle
         e.is_const = is_const
         self._check_direct_resources(te)
         self._set_action(e, te.action)
@@ -253,6 +272,7 @@ class TableState:
         assert self._index is not None
         self._index.remove(e)
         del self._entries[(e.spec, e.priority)]
+        heapq.heappush(self._free_handles, e.handle)
         self._release(e)
         if e in self._timed:
             self._timed.discard(e)

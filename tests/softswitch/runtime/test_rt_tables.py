@@ -492,3 +492,29 @@ def test_idle_deadlines_follow_hits_notifications_and_modifies(idle_sb):
     write(s, MODIFY, _l2(bl, 1, ttl_ns=50))  # last notified at t0 + 2000: due at once
     assert _macs(t.idle_expired(t0 + 10**6 + 50)) == [1]
     assert _macs(t.idle_expired(t0 + 10**6 + 100)) == [1, 2]
+
+
+def test_equal_priorities_tie_as_on_bmv2(sb):
+    """Of two matching ternary entries of one priority, bmv2 picks the one with the lower entry
+    handle, and a handle is the lowest number not in use when the entry is inserted
+    (match_units.cpp, handle_mgr.h); PI keeps equal P4Runtime priorities equal.  Until 2026-12-05
+    softswitch picked by mask group, whatever the insertion order."""
+    s, bl = sb
+    acl = s.table("acl")
+
+    def add(value, mask, reason):
+        te = bl.entry("acl", {"h.ipv6.next_hdr": (value, mask)}, bl.action("to_cpu", reason=reason), priority=10)
+        write(s, INSERT, te)
+        return te
+
+    add(0x20, 0xF0, 1)  # handle 0, does not match 0x11
+    y = add(0x01, 0x0F, 2)  # handle 1, matches
+    add(0x10, 0xF0, 3)  # handle 2, matches: Y's handle is lower
+    assert acl.lookup((0x11, 0, 0, 0))[:2] == (bl.aid("to_cpu"), (2,))
+    write(s, DELETE, y)  # frees handle 1 ...
+    add(0x11, 0x11, 4)  # ... which this one takes: it beats handle 2
+    assert acl.lookup((0x11, 0, 0, 0))[:2] == (bl.aid("to_cpu"), (4,))
+    # a higher priority still wins whatever its handle
+    te = bl.entry("acl", {"h.ipv6.next_hdr": (0x11, 0xFF)}, bl.action("to_cpu", reason=5), priority=11)
+    write(s, INSERT, te)
+    assert acl.lookup((0x11, 0, 0, 0))[:2] == (bl.aid("to_cpu"), (5,))
