@@ -1,11 +1,17 @@
 """Action profiles and action selectors: members, groups and one-shot groups.
 
-Group member choice for the data plane: ``choices`` holds the group's members ordered by member
-id, each repeated ``weight`` times, and a packet takes ``choices[sel_hash % len(choices)]`` (bmv2
-picks by hash modulo the group size; P4Runtime weights become repeated members).
+Group member choice for the data plane, as bmv2 behind its P4Runtime server (PI) makes it: every
+member has bmv2 member handles -- the profile's lowest free number when it is created, and, for a
+weight w > 1 in some group, w - 1 copies made when a group first needs them (PI's
+``create_missing_weighted_members``; dropped again when no group needs that many) -- and a group
+is the set of the handles its members contribute (a member of weight w its first w), sorted;
+``choices`` lists them in that order and a packet takes ``choices[sel_hash % len(choices)]``
+(bmv2's ``GroupMgr::get_from_hash`` over a sorted set).  One-shot action sets take handles for
+their actions in list order (weights as copies).
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from p4.config.v1 import p4info_pb2
@@ -23,6 +29,8 @@ class Member:
     result: tuple[int, tuple[int, ...]]
     group_refs: int = 0
     entry_refs: int = 0
+    handles: list[int] = field(default_factory=list)  # bmv2 member handles: its own, then weight copies
+    weight_counts: dict[int, int] = field(default_factory=dict)  # weight -> groups using it with that weight
 
 
 @dataclass(slots=True, eq=False)
@@ -38,10 +46,10 @@ class Group:
 
 
 def _choices(members: dict[int, Member], weights: dict[int, int]) -> tuple[Member, ...]:
-    out: list[Member] = []
-    for mid in sorted(weights):
-        out.extend([members[mid]] * weights[mid])
-    return tuple(out)
+    """The group's members in bmv2's order: by the handles they contribute (first ``weight``)."""
+    pairs = [(h, members[mid]) for mid, w in weights.items() for h in members[mid].handles[:w]]
+    pairs.sort(key=lambda p: p[0])
+    return tuple(m for _, m in pairs)
 
 
 class ActionProfileState:
@@ -63,6 +71,40 @@ class ActionProfileState:
         self._group_msgs: dict[int, p4runtime_pb2.ActionProfileGroup] = {}
         self._hidden_members = 0  # members held by one-shot groups
         self._group_usage = 0  # sum of weights (or of members) over all groups incl. one-shots
+        self._free_handles: list[int] = []  # bmv2's member handles given back (heap: lowest first)
+        self._next_handle = 0
+
+    def _take_handle(self) -> int:
+        if self._free_handles:
+            return heapq.heappop(self._free_handles)
+        h = self._next_handle
+        self._next_handle += 1
+        return h
+
+    def _give_handles(self, handles: list[int]) -> None:
+        for h in handles:
+            heapq.heappush(self._free_handles, h)
+
+    def _weights_changed(self, old: dict[int, int], new: dict[int, int]) -> None:
+        """A group's membership goes from ``old`` to ``new`` (member id -> weight): make the weight
+        copies it needs (members in id order, as PI's update walks them), count the weights, and
+        drop copies no group needs any more (PI's purge, after the update)."""
+        changed = sorted(mid for mid in set(old) | set(new) if old.get(mid, 0) != new.get(mid, 0))
+        for mid in changed:
+            m = self.members[mid]
+            while len(m.handles) < new.get(mid, 0):
+                m.handles.append(self._take_handle())
+            if old.get(mid, 0):
+                m.weight_counts[old[mid]] -= 1
+            if new.get(mid, 0):
+                m.weight_counts[new[mid]] = m.weight_counts.get(new[mid], 0) + 1
+        for mid in changed:
+            m = self.members[mid]
+            keep = max([w for w, n in m.weight_counts.items() if n > 0], default=1)
+            m.weight_counts = {w: n for w, n in m.weight_counts.items() if n > 0}
+            if len(m.handles) > keep:
+                self._give_handles(m.handles[keep:][::-1])
+                del m.handles[keep:]
 
     # ---- members ------------------------------------------------------------------------------
     def write_member(self, utype: int, m: p4runtime_pb2.ActionProfileMember) -> None:
@@ -78,6 +120,7 @@ class ActionProfileState:
                 raise precondition(f"{what} is still in {cur.group_refs} group(s)")
             if cur.entry_refs:
                 raise precondition(f"{what} is still used by {cur.entry_refs} table entr(y/ies)")
+            self._give_handles(cur.handles)
             del self.members[mid]
             del self._member_msgs[mid]
             return
@@ -92,7 +135,7 @@ class ActionProfileState:
         if cur is None:
             if self.size and len(self.members) + self._hidden_members >= self.size:
                 raise exhausted(f"action profile '{self.name}' is full ({self.size} members)")
-            self.members[mid] = Member(mid, result)
+            self.members[mid] = Member(mid, result, handles=[self._take_handle()])
         else:
             cur.result = result
         msg = p4runtime_pb2.ActionProfileMember(action_profile_id=self.id, member_id=mid)
@@ -140,6 +183,7 @@ class ActionProfileState:
             if cur.entry_refs:
                 raise precondition(f"{what} is still used by {cur.entry_refs} table entr(y/ies)")
             self._release_weights(cur.weights)
+            self._weights_changed(cur.weights, {})
             self._group_usage -= self._usage(cur.weights)
             del self.groups[gid]
             del self._group_msgs[gid]
@@ -180,6 +224,7 @@ class ActionProfileState:
             self.groups[gid] = cur
         else:
             self._release_weights(cur.weights)
+        self._weights_changed(cur.weights, weights)
         cur.weights = weights
         cur.choices = _choices(self.members, weights)
         msg = p4runtime_pb2.ActionProfileGroup(action_profile_id=self.id, group_id=gid, max_size=g.max_size)
@@ -218,11 +263,22 @@ class ActionProfileState:
             raise exhausted(f"action selector '{self.name}' is full ({self.size})")
         self._hidden_members += len(members)
         self._group_usage += self._usage(weights)
+        for i, m in members.items():  # PI makes the actions' members (and weight copies) in list order
+            m.handles = [self._take_handle() for _ in range(weights[i])]
         return Group(0, 0, weights, _choices(members, weights))
 
     def release_oneshot(self, group: Group) -> None:
         self._hidden_members -= len(group.weights)
         self._group_usage -= self._usage(group.weights)
+        self._give_handles([h for m in set(group.choices) for h in m.handles])
+
+    def reacquire_oneshot(self, group: Group) -> None:
+        """Undo ``release_oneshot`` (a failed MODIFY keeps the entry's one-shot group as it was)."""
+        self._hidden_members += len(group.weights)
+        self._group_usage += self._usage(group.weights)
+        mine = {h for m in set(group.choices) for h in m.handles}
+        self._free_handles = [h for h in self._free_handles if h not in mine]
+        heapq.heapify(self._free_handles)
 
     # ---- reads --------------------------------------------------------------------------------
     def read_members(self, mid: int) -> list[p4runtime_pb2.Entity]:

@@ -340,8 +340,7 @@ class TableState:
             if e.oneshot:
                 prof = self.profile
                 assert prof is not None
-                prof._hidden_members += len(e.group.weights)
-                prof._group_usage += prof._usage(e.group.weights)
+                prof.reacquire_oneshot(e.group)
             else:
                 e.group.entry_refs += 1
 

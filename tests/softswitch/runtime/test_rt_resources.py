@@ -85,8 +85,9 @@ def test_selector_groups_weights_and_empty_group(sb):
     te.action.action_profile_group_id = 7
     s.write(update(INSERT, table_entry=te))
     key = ((1 << 127) | 5,)
-    # choices ordered by member id, weight expanded: [m1, m1, m2]
-    assert [rt.lookup(key, h)[1] for h in range(6)] == [(11,), (11,), (12,)] * 2
+    # bmv2's order: members by handle (m1 0, m2 1, m3 2), m1's weight-2 copy made with the group (3):
+    # handles [0 m1, 1 m2, 3 m1]
+    assert [rt.lookup(key, h)[1] for h in range(6)] == [(11,), (12,), (11,)] * 2
     # a member in a group cannot be deleted
     d = member(bl, "ecmp_selector", 2, 0)
     d.type = DELETE
@@ -114,6 +115,31 @@ def test_selector_groups_weights_and_empty_group(sb):
     assert [r.action_profile_group.group_id for r in reads] == [7]
     reads = s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember()))
     assert len(reads) == 4
+
+
+def test_selector_members_in_bmv2_handle_order(sb):
+    """A group picks among its members in bmv2's handle order (PI and bmv2: a member's handle is
+    the profile's lowest free number at its creation; weight copies are made when a group first
+    needs them and given back when none does), not by member id (softswitch until 2026-12-05)."""
+    s, bl = sb
+    rt = s.table("route_v6")
+    for mid in (2, 1):  # created 2 first: handle 0; then 1: handle 1
+        s.write(member(bl, "ecmp_selector", mid, 10 + mid))
+    s.write(group(bl, "ecmp_selector", 7, [(1, 1), (2, 1)]))
+    te = bl.entry("route_v6", {"h.ipv6.dst": (1 << 127, 1)})
+    te.action.action_profile_group_id = 7
+    s.write(update(INSERT, table_entry=te))
+    key = ((1 << 127) | 5,)
+    assert [rt.lookup(key, h)[1] for h in range(4)] == [(12,), (11,)] * 2
+    # member 1 at weight 3: copies 2 and 3 -> [0 m2, 1 m1, 2 m1, 3 m1]
+    s.write(group(bl, "ecmp_selector", 7, [(1, 3), (2, 1)], utype=MODIFY))
+    assert [rt.lookup(key, h)[1] for h in range(4)] == [(12,), (11,), (11,), (11,)]
+    # back to weight 1: the copies are given back; a new member takes the lowest free handle (2)
+    s.write(group(bl, "ecmp_selector", 7, [(1, 1), (2, 1)], utype=MODIFY))
+    s.write(member(bl, "ecmp_selector", 3, 13))
+    s.write(group(bl, "ecmp_selector", 7, [(1, 1), (2, 1), (3, 1)], utype=MODIFY))
+    assert [rt.lookup(key, h)[1] for h in range(3)] == [(12,), (11,), (13,)]
+    assert [m.handles for m in (s.action_profile("ecmp_selector").members[i] for i in (1, 2, 3))] == [[1], [0], [2]]
 
 
 def test_oneshot_action_set(sb):
