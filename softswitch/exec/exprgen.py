@@ -488,7 +488,8 @@ class ExprGen:
             self.assign(lhs.expr, new, out, ind)
             return
         if self._is_aggregate(t):
-            out.add(ind, f"{self.ex(lhs)}.copy_from({code})")
+            in_parser = isinstance(t, ir.StackT) and isinstance(self.cur_block, ir.Parser)
+            out.add(ind, f"{self.ex(lhs)}.copy_from({code}{', True' if in_parser else ''})")
             return
         if isinstance(lhs, ir.StackIndex) and not isinstance(lhs.index, ir.Const):
             raise compile_error(lhs.loc, "unsupported: scalar stack element assignment")

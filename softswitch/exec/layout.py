@@ -183,9 +183,14 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           "        n.dirty = self.dirty"]
     L += [f"        n.{a} = self.{a}.copy()" if a in nested else f"        n.{a} = self.{a}" for a in state]
     L += ["        return n",
+          # bmv2's assign_header: from an invalid header only the validity is copied (the
+          # destination keeps its fields); p4c lowers a header assignment, {#} included, to it
           "    def copy_from(self, o):",
-          "        self.valid = o.valid",
-          "        self.dirty = True"]
+          "        self.dirty = True",
+          "        if not o.valid:",
+          "            self.valid = False",
+          "            return",
+          "        self.valid = True"]
     L += [f"        self.{a}.copy_from(o.{a})" if a in nested else f"        self.{a} = o.{a}" for a in state]
     L += ["    def set_valid(self):",  # True when it was invalid (bmv2 then counts its bytes)
           "        if not self.valid:",
@@ -259,6 +264,12 @@ def _struct_source(name: str, t: ir.StructT, names: TypeNames) -> str:
 
 def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
     ec = names.cls(t.elem)
+    # marking an element invalid, fields kept: a header's own flag, or every member of a union
+    if isinstance(t.elem, ir.HeaderT):
+        invalidate = ["            e.valid = False", "            e.dirty = True"]
+    else:
+        invalidate = [line for f in t.elem.fields
+                      for line in (f"            e.f_{f.name}.valid = False", f"            e.f_{f.name}.dirty = True")]
     L = [f"class {name}:",
          f"    \"\"\"{t.elem.name}[{t.size}]\"\"\"",
          "    __slots__ = ('arr', 'nxt')",
@@ -272,19 +283,34 @@ def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
          "        n.arr = [e.copy() for e in self.arr]",
          "        n.nxt = self.nxt",
          "        return n",
-         "    def copy_from(self, o):",
+         # outside a parser p4c assigns a stack element by element (nextIndex is not copied:
+         # its copyStructures pass); in a parser bmv2's assign_header_stack copies it too
+         "    def copy_from(self, o, with_next=False):",
          "        for a, b in zip(self.arr, o.arr):",
          "            a.copy_from(b)",
-         "        self.nxt = o.nxt",
+         "        if with_next:",
+         "            self.nxt = o.nxt",
          "    def eq(self, o):",
          "        return all(a.eq(b) for a, b in zip(self.arr, o.arr))",
+         # as bmv2's StackP4_16: elements move by swapping with the one n places away, and the
+         # n freed ones are marked invalid keeping what they held (stacks.cpp)
          "    def push_front(self, n):",
          f"        n = min(n, {t.size})",
-         f"        self.arr = [{ec}() for _ in range(n)] + self.arr[:{t.size} - n]",
+         "        a = list(self.arr)",
+         f"        for i in range({t.size} - 1, n - 1, -1):",
+         "            a[i], a[i - n] = a[i - n], a[i]",
+         "        for e in a[:n]:",
+         *invalidate,
+         "        self.arr = a",
          f"        self.nxt = min(self.nxt + n, {t.size})",
          "    def pop_front(self, n):",
          f"        n = min(n, {t.size})",
-         f"        self.arr = self.arr[n:] + [{ec}() for _ in range(n)]",
+         "        a = list(self.arr)",
+         f"        for i in range(n, {t.size}):",
+         "            a[i], a[i - n] = a[i - n], a[i]",
+         f"        for e in a[{t.size} - n:]:",
+         *invalidate,
+         "        self.arr = a",
          "        self.nxt = max(self.nxt - n, 0)",
          "    def __repr__(self):",
          "        return repr(self.arr)"]

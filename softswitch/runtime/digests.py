@@ -43,6 +43,7 @@ class _Digest:
     in_flight: dict[tuple[int, ...], int] = field(default_factory=dict)  # value -> list id
     unacked: dict[int, tuple[int, list[tuple[int, ...]]]] = field(default_factory=dict)  # list -> (deadline, values)
     dropped: int = 0
+    next_list_id: int = 1  # each digest numbers its lists from 1, as PI's DigestData does
 
 
 def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int, ...], str]:
@@ -99,7 +100,6 @@ class DigestState:
         for d in p4info.digests:
             widths, kind = _layout(d, p4info)
             self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, widths, kind)
-        self._next_list_id = 1
         self._sink: Callable[[DigestListOut], None] | None = None
 
     def set_sink(self, sink: Callable[[DigestListOut], None] | None) -> None:
@@ -158,8 +158,8 @@ class DigestState:
 
     def _take(self, d: _Digest, now: int) -> DigestListOut:
         values, d.pending = d.pending, []
-        lid = self._next_list_id
-        self._next_list_id += 1
+        lid = d.next_list_id
+        d.next_list_id += 1
         assert d.config is not None
         deadline = now + d.config.ack_timeout_ns if d.config.ack_timeout_ns > 0 else now
         d.unacked[lid] = (deadline, values)

@@ -414,6 +414,7 @@ def test_digests_batching_dedup_ack_timeout():
     assert len(got) == 1 and got[0].values == [(0xAA, 1), (0xBB, 2)]
     msg = s.digests.to_proto(got[0])
     assert [digest_values(d) for d in msg.data] == [(0xAA, 1), (0xBB, 2)] and msg.list_id == got[0].list_id
+    assert got[0].list_id == 1  # each digest numbers its lists from 1 (PI's DigestData)
     s.digests.emit(did, (0xAA, 1))  # in flight, not acked: suppressed
     s.poll = None
     now[0] = 2000
