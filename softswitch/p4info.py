@@ -515,6 +515,11 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         pa = p.actions.add()
         _preamble(pa.preamble, ids.get("action", a.name), a.name, alias[a.name], a.annotations)
         for i, prm in zip(field_ids([q.annotations for q in a.data_params]), a.data_params):
+            if isinstance(prm.type, ir.EnumT) and prm.type.underlying is None:
+                # p4c lists it by type name with the enum in type_info, but neither bmv2's
+                # P4Runtime server nor softswitch's runtime can carry a value without a width
+                raise P4InfoError(prm.loc, f"unsupported: action parameter '{prm.name}' of '{a.name}' has the "
+                                           f"plain enum type '{prm.type.name}' (give the enum a bit<W> type)")
             pp = pa.params.add()
             pp.id = i
             pp.name = _control_name(prm.annotations, prm.name)

@@ -103,3 +103,18 @@ def test_annotation_text_as_p4c_prints_it():
     assert list(t.preamble.annotations) == ["@refers_to(tbl , fld)", "@sai_field(X / IPV4ANY)", "@e", "@sp(a , b)"]
     (ref,) = [r for r in t.action_refs if r.scope]
     assert list(ref.annotations) == ["@foo", "@defaultonly"]
+
+
+def test_a_plain_enum_action_parameter_is_refused_by_name():
+    """p4c lists such a parameter by type name only; neither bmv2's P4Runtime server nor
+    softswitch's runtime can carry a value without a width: refused at the parameter (it crashed
+    with a Python TypeError until 2026-12-05)."""
+    import pytest
+
+    from softswitch.frontend.errors import P4InfoError
+
+    src = SRC.replace("header h_t {", "enum Color { RED, GREEN }\nheader h_t {").replace(
+        "    table plain", "    action paint(Color c) { if (c == Color.RED) { h.h.a = 1; } }\n    table plain").replace(
+        "actions = { fwd; } default_action = fwd(1, 2, 3); }", "actions = { fwd; paint; } default_action = fwd(1, 2, 3); }")
+    with pytest.raises(P4InfoError, match=r"ids\.p4:\d+:\d+: .*plain enum type 'Color'"):
+        build_p4info(load_source(src, "ids.p4"))
