@@ -110,9 +110,10 @@ class TableChecker(CheckerBase):
                     default = self.default_action(val_t, ctx, actions, is_const, local)
                 elif pk == "size":
                     c = self.expr(val_t, ctx, None)
-                    if not isinstance(c, ir.Const) or int(c.value) <= 0:
-                        raise self.err(p, "table size must be a positive constant")
-                    size, size_given = int(c.value), True
+                    if not isinstance(c, ir.Const) or int(c.value) < 0:
+                        raise self.err(p, "table size must be a constant >= 0")
+                    # 0: p4c's default, 1024, in the bmv2 JSON and in P4Info alike
+                    size, size_given = (int(c.value) or 1024), True
                 elif pk == "implementation":
                     impl = self.table_extern(p, val_t, ctx, ("action_profile", "action_selector"), local)
                 elif pk == "counters":

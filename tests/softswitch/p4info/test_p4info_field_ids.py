@@ -118,3 +118,11 @@ def test_a_plain_enum_action_parameter_is_refused_by_name():
         "actions = { fwd; } default_action = fwd(1, 2, 3); }", "actions = { fwd; paint; } default_action = fwd(1, 2, 3); }")
     with pytest.raises(P4InfoError, match=r"ids\.p4:\d+:\d+: .*plain enum type 'Color'"):
         build_p4info(load_source(src, "ids.p4"))
+
+
+def test_a_table_of_size_0_has_p4cs_default_size():
+    """p4c reads ``size = 0`` as its default, 1024, in the bmv2 JSON (max_size) and in P4Info
+    (getTableSize) alike; softswitch refused it until 2026-12-05."""
+    p = build_p4info(load_source(SRC.replace("table plain { key", "table plain { size = 0; key"), "ids.p4"))
+    (t,) = [t for t in p.tables if t.preamble.name == "I.plain"]
+    assert t.size == 1024
