@@ -38,6 +38,7 @@ from .checkbase import (
     _type_params,
     _VerifyMarker,
 )
+from .errors import P4Error
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
 
 _SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
@@ -266,6 +267,9 @@ class ExprChecker(CheckerBase):
             if ctx.prelude is not None and not isinstance(c, ir.Const) and \
                     (self.has_effect_call(_trees(t)[1]) or self.has_effect_call(_trees(t)[2])):
                 return self.mux_with_calls(c, t, ctx, expected)
+            if self._both_untyped(_trees(t)[1], _trees(t)[2], ctx):
+                raise self.err(t, "'?:' between two arbitrary-precision integers: give one of them a width "
+                                  "(p4c: \"Width must be specified for at least one of ...\")")
             a = self.expr(_trees(t)[1], ctx, expected)
             b = self.expr(_trees(t)[2], ctx, expected)
             a, b = self.unify(a, b, t)
@@ -474,7 +478,6 @@ class ExprChecker(CheckerBase):
             if isinstance(a, ir.Const) and isinstance(b, ir.Const):
                 return ir.Const(a.type, loc, fold_binary(op, int(a.value), int(b.value), a.type))
             return ir.Binary(a.type, loc, op, a, b)
-        num_expected = expected if op not in ("==", "!=", "<", "<=", ">", ">=") else None
         if op in ("==", "!=") and (_is_tree(lt, "invalid_header") or _is_tree(rt, "invalid_header")):
             if _is_tree(lt, "invalid_header") and _is_tree(rt, "invalid_header"):
                 raise self.unsupported(t, "'{#}' compared with '{#}' (no header type is known)")
@@ -493,12 +496,11 @@ class ExprChecker(CheckerBase):
             return self.invalid_compare(op, b if isinstance(a, ir.InvalidHeader) else a, loc)
         # two arbitrary-precision operands are folded at unlimited precision and cast once where the
         # value goes (P4_16 spec: `int` arithmetic is exact; `1500 / 8` is 187 in a bit<8> field, not
-        # 1500 truncated to 8 bits first); saturating operators are defined on bit<W>/int<W> only,
-        # so those take the context's width
-        if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and num_expected is not None \
-                and isinstance(num_expected, (ir.BitT, ir.IntT)) and op in ("|+|", "|-|"):
-            a = self.coerce(a, num_expected, t)
-            b = self.coerce(b, num_expected, t)
+        # 1500 truncated to 8 bits first); saturating operators are defined on bit<W>/int<W> only:
+        # on two `int`s p4c refuses them (its constant folder: "saturating operation on untyped values")
+        if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and op in ("|+|", "|-|"):
+            raise self.err(t, f"'{op}' on two arbitrary-precision integers: a saturating operation needs "
+                              "a width (give one operand a type), as p4c requires")
         if isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT) and op in ("/", "%") \
                 and isinstance(a, ir.Const) and isinstance(b, ir.Const) and (int(a.value) < 0 or int(b.value) < 0):
             raise self.err(t, f"'{op}' is not defined on negative arbitrary-precision integers")
@@ -519,6 +521,9 @@ class ExprChecker(CheckerBase):
             if op in ("/", "%") and isinstance(ty, ir.IntT):
                 raise self.err(t, f"'{op}' is only defined on unsigned values")
             rty = ty
+        if op in ("/", "%") and isinstance(b, ir.Const) and not isinstance(b.value, str) and int(b.value) == 0:
+            # p4c's strength reduction refuses a constant zero divisor, whatever the dividend
+            raise self.err(t, "division by zero" if op == "/" else "modulo by zero")
         if isinstance(a, ir.Const) and isinstance(b, ir.Const) and not isinstance(a.value, str):
             v = fold_binary(op, int(a.value), int(b.value), ty)
             if v is None:
@@ -527,6 +532,22 @@ class ExprChecker(CheckerBase):
         if isinstance(ty, InfIntT):
             raise self.err(t, "cannot infer the width of this expression")
         return ir.Binary(rty, loc, op, a, b)
+
+    def _both_untyped(self, t1: Any, t2: Any, ctx: Any) -> bool:
+        """Whether both branches of a ``?:`` are arbitrary-precision integers on their own (without
+        the width the context would give them), which p4c's type inference refuses."""
+        if self.has_effect_call(t1) or self.has_effect_call(t2):
+            return False
+        saved = ctx.prelude
+        ctx.prelude = [] if saved is not None else None
+        try:
+            a = self.expr(t1, ctx, None)
+            b = self.expr(t2, ctx, None)
+        except P4Error:
+            return False
+        finally:
+            ctx.prelude = saved
+        return isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT)
 
     def cast(self, a: ir.Expr, tt: ir.Type, node: Any) -> ir.Expr:
         loc = self.loc(node)
@@ -541,7 +562,9 @@ class ExprChecker(CheckerBase):
         if isinstance(st, (ir.BitT, ir.IntT)) and isinstance(tt, (ir.BitT, ir.IntT)):
             ok = isinstance(st, type(tt)) or st.width == tt.width
         elif isinstance(st, ir.BoolT) and isinstance(tt, ir.BitT) and tt.width == 1 or isinstance(st, ir.BitT) and st.width == 1 and isinstance(tt, ir.BoolT) or isinstance(tt, ir.EnumT) and tt.underlying is not None and \
-                (st == tt.underlying or isinstance(st, InfIntT)) or isinstance(st, ir.EnumT) and st.underlying is not None and isinstance(tt, (ir.BitT, ir.IntT)):
+                (st == tt.underlying or isinstance(st, InfIntT)) or isinstance(st, ir.EnumT) and st.underlying is not None \
+                and isinstance(tt, type(st.underlying)) and tt.width == st.underlying.width:
+            # a serializable enum casts to its own underlying type only (p4c's canCastBetween)
             ok = True
         elif st == tt:
             return a

@@ -38,7 +38,7 @@ control Ig(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             sm.egress_spec = 2;
         } else {
             m.reason = Reason.NO_ROUTE;
-            drop_reasons.count((bit<32>) m.reason);
+            drop_reasons.count((bit<32>)(bit<8>) m.reason);  // p4c casts a serializable enum to its own type only
             mark_to_drop(sm);
         }
         fwd.apply();
@@ -49,7 +49,7 @@ control Eg(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
     apply {
         egress_qdepth.write(0, (qdepth_t) sm.egress_port + 5);
         m.reason = Reason.EGRESS_FULL;
-        drop_reasons.count((bit<32>) m.reason);
+        drop_reasons.count((bit<32>)(bit<8>)m.reason);
     }
 }
 control CC(inout headers_t h, inout meta_t m) { apply { } }

@@ -1,0 +1,55 @@
+"""Expressions p4c refuses, refused the same way (each ran until 2026-12-05, with a meaning p4c
+never gives them), at the expression's file:line:col -- read from p4c's source: a constant zero
+divisor (strength reduction: "Division by zero"), a saturating operator on two `int`s (constant
+folding: "saturating operation on untyped values"), `?:` between two `int`s (type inference:
+"Width must be specified for at least one of ..."), a serializable enum cast to anything but its
+own underlying type (canCastBetween)."""
+from __future__ import annotations
+
+import pytest
+
+from softswitch.frontend import load_source
+from softswitch.frontend.errors import P4Error
+
+_SRC = """#include <core.p4>
+#include <v1model.p4>
+enum bit<8> K { A = 3, B = 200 }
+header h_t { bit<8> a; bit<8> r; bit<16> w; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(h.h); transition accept; }
+}
+control VC(inout H h, inout M m) { apply {} }
+control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
+    apply { STMT; sm.egress_spec = 1; }
+}
+control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control CC(inout H h, inout M m) { apply {} }
+control D(packet_out pk, in H h) { apply { pk.emit(h.h); } }
+V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("stmt, why", [
+    ("h.h.r = h.h.a / 0", "division by zero"),
+    ("h.h.r = h.h.a % 0", "modulo by zero"),
+    ("h.h.r = 200 |+| 100", "saturating operation needs a width"),
+    ("h.h.r = h.h.a + (250 |-| 10)", "saturating operation needs a width"),
+    ("h.h.r = (h.h.a == 1) ? 1 : 2", "give one of them a width"),
+    ("h.h.w = (bit<16>)K.B", "cannot cast K to bit<16>"),
+    ("h.h.r = (bit<8>)(int<8>)K.B", "cannot cast K to int<8>"),
+])
+def test_refused_where_it_stands(stmt: str, why: str) -> None:
+    src = _SRC.replace("STMT", stmt)
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "r.p4")
+    assert "r.p4:12:" in str(ei.value) and why in str(ei.value), str(ei.value)
+
+
+@pytest.mark.parametrize("stmt", [
+    "h.h.r = h.h.a / 2", "h.h.r = h.h.a |+| 100", "h.h.r = (h.h.a == 1) ? 8w1 : 2",
+    "h.h.r = (bit<8>)K.B", "h.h.w = (bit<16>)(bit<8>)K.B", "h.h.r = 200 + 100",
+])
+def test_the_forms_p4c_takes_load(stmt: str) -> None:
+    load_source(_SRC.replace("STMT", stmt), "r.p4")
