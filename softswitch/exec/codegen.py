@@ -222,6 +222,8 @@ class Compiler(StmtGen):
         invalid here already (``usage.extract_only_headers``): no test for them."""
         code = self.ex(e)
         f = e.left if isinstance(e, ir.Binary) and e.op == "&" and isinstance(e.right, ir.Const) else e
+        if isinstance(f, ir.Slice):  # p4c's back end makes a slice key the field with a mask
+            f = f.expr
         if not (isinstance(f, ir.Member) and isinstance(f.expr.type, ir.HeaderT)):
             return code
         root = header_root(f.expr, self.hdr_t)

@@ -488,7 +488,9 @@ class ExprGen:
             self.assign(lhs.expr, new, out, ind)
             return
         if self._is_aggregate(t):
-            in_parser = isinstance(t, ir.StackT) and isinstance(self.cur_block, ir.Parser)
+            # in a parser p4c keeps a stack's assignment whole (bmv2's assign_header_stack copies
+            # nextIndex), also for a stack inside a struct assigned there
+            in_parser = isinstance(t, (ir.StackT, ir.StructT)) and isinstance(self.cur_block, ir.Parser)
             out.add(ind, f"{self.ex(lhs)}.copy_from({code}{', True' if in_parser else ''})")
             return
         if isinstance(lhs, ir.StackIndex) and not isinstance(lhs.index, ir.Const):

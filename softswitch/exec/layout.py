@@ -245,10 +245,12 @@ def _struct_source(name: str, t: ir.StructT, names: TypeNames) -> str:
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})"]
     L += [f"        n.{a} = self.{a}.copy()" if a in aggregate else f"        n.{a} = self.{a}" for a, _ in attrs]
+    # with_next: a header stack inside keeps its source's nextIndex (an assignment in a parser)
     L += ["        return n",
-          "    def copy_from(self, o):"]
-    L += [f"        self.{a}.copy_from(o.{a})" if a in aggregate else f"        self.{a} = o.{a}"
-          for a, _ in attrs] or ["        pass"]
+          "    def copy_from(self, o, with_next=False):"]
+    L += [(f"        self.{a}.copy_from(o.{a})" if isinstance(ft, ir.HeaderT)
+           else f"        self.{a}.copy_from(o.{a}, with_next)") if a in aggregate else f"        self.{a} = o.{a}"
+          for a, ft in attrs] or ["        pass"]
     L += ["    def eq(self, o):",
           "        return " + (" and ".join(f"self.{a}.eq(o.{a})" if a in aggregate else f"self.{a} == o.{a}"
                                           for a, _ in attrs) or "True"),

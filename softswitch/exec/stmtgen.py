@@ -183,9 +183,13 @@ class StmtGen(ExprGen):
             else:
                 out.add(ind, f"{self.ex(e.header)}.set_valid()")
         elif isinstance(e, ir.SetInvalid):
-            if self.track_len:  # and remove_header takes them off when it was valid
-                out.add(ind, f"if {self.ex(e.header)}.valid:")
-                out.add(ind + 1, f"C.dlen -= {_fixed_bytes(e.header.type)}")
+            if self.track_len and not e.sibling:  # and remove_header takes them off when it was valid
+                h = self.ex(e.header)
+                out.add(ind, f"if {h}.valid:")
+                vb = getattr(e.header.type, "varbit", None) is not None
+                # a varbit header counts its current varbit bytes too (get_nbytes_packet)
+                out.add(ind + 1, f"C.dlen -= ({e.header.type.width} + {h}.vbw) // 8" if vb
+                        else f"C.dlen -= {_fixed_bytes(e.header.type)}")
             out.add(ind, f"{self.ex(e.header)}.valid = False")
             hdr = self.dirty_header(e.header)
             if hdr is not None:  # its fields stay as they were (read while invalid, as bmv2's)

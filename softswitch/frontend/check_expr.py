@@ -1238,7 +1238,7 @@ class ExprChecker(CheckerBase):
             self.check_lvalue(base, loc)
             sibs = ir.union_siblings(base)
             if mem == "setValid" and sibs:  # the other members of its header_union become invalid
-                return _Inlined(ir.VoidT(), loc, [ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s))
+                return _Inlined(ir.VoidT(), loc, [ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s, sibling=True))
                                                   for s in sibs]
                                 + [ir.ExprStmt(loc, ir.SetValid(ir.VoidT(), loc, base))])
             return (ir.SetValid if mem == "setValid" else ir.SetInvalid)(ir.VoidT(), loc, base)
@@ -1274,7 +1274,7 @@ class ExprChecker(CheckerBase):
                     sibs = []  # the extract itself invalidates them (before the stack moves on)
                 if sibs:  # extracting a header_union member invalidates the others (once it worked)
                     return _StmtMarker(ir.VoidT(), loc, ir.Block(loc, [ir.Extract(loc, h)] + [
-                        ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s)) for s in sibs]))
+                        ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, s, sibling=True)) for s in sibs]))
                 return _StmtMarker(ir.VoidT(), loc, ir.Extract(loc, h))
             if mem == "advance":
                 b = self.expr(arg_trees[0], ctx, BIT32) if len(arg_trees) == 1 else None

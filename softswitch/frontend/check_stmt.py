@@ -148,7 +148,7 @@ class StmtChecker(CheckerBase):
             sibs = ir.union_siblings(lhs)
             if sibs:  # a valid header written into a header_union member invalidates the others
                 return [ir.Assign(loc, lhs, rhs), ir.If(loc, ir.IsValid(BOOL, loc, lhs), ir.Block(loc, [
-                    ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, x)) for x in sibs]), None)]
+                    ir.ExprStmt(loc, ir.SetInvalid(ir.VoidT(), loc, x, sibling=True)) for x in sibs]), None)]
             return [ir.Assign(loc, lhs, rhs)]
         if k == "opassign_stmt":  # 'a op= b' is 'a = a op b' (P4_16 1.2.5)
             lv, rhs_t = _trees(s)

@@ -521,9 +521,12 @@ class SetValid(Expr):
 
 @dataclass(slots=True, eq=False)
 class SetInvalid(Expr):
-    """``hdr.setInvalid()`` (void)."""
+    """``hdr.setInvalid()`` (void).  ``sibling``: the invalidation of a header_union's other members
+    that making one member valid implies (bmv2's union membership does it, not remove_header: the
+    packet-length register is not changed)."""
 
     header: Expr
+    sibling: bool = False
 
 
 @dataclass(slots=True, eq=False)

@@ -12,6 +12,7 @@ tolerate: dict item set/delete, and replacing whole lists/tuples.
 """
 from __future__ import annotations
 
+import heapq
 import operator
 
 from .entry import Entry
@@ -64,13 +65,16 @@ class ExactIndex:
 
 
 class _Group:
-    __slots__ = ("best", "count", "d", "mask", "ranks")
+    __slots__ = ("best", "count", "d", "heap", "mask", "ranks")
 
     def __init__(self, mask: int) -> None:
         self.mask = mask
         self.d: dict[int, list[Entry]] = {}
         self.count = 0
         self.ranks: dict[int, int] = {}  # rank -> number of entries, to keep ``best`` on deletes
+        # the ranks, negated, in a heap (stale ones popped lazily): ``best`` after a delete in
+        # O(log n), ranks being one per entry where handles break priority ties
+        self.heap: list[int] = []
         self.best = -1
 
 
@@ -120,6 +124,11 @@ class TupleSpaceIndex:
         lst.sort(key=lambda x: -x.rank)  # stable: equal ranks keep insertion order
         g.d[e.value] = lst
         g.count += 1
+        if e.rank not in g.ranks:
+            heapq.heappush(g.heap, -e.rank)
+            if len(g.heap) > 2 * len(g.ranks) + 16:  # stale ranks of deleted entries: rebuild
+                g.heap = [-r for r in g.ranks] + [-e.rank]
+                heapq.heapify(g.heap)
         g.ranks[e.rank] = g.ranks.get(e.rank, 0) + 1
         g.best = max(g.best, e.rank)
         if new_group:
@@ -140,7 +149,10 @@ class TupleSpaceIndex:
         else:
             del g.ranks[e.rank]
             if e.rank == g.best:
-                g.best = max(g.ranks, default=-1)
+                heap = g.heap
+                while heap and -heap[0] not in g.ranks:
+                    heapq.heappop(heap)
+                g.best = -heap[0] if heap else -1
         if g.count == 0:
             del self._groups[e.mask]
         self._rebuild()

@@ -232,16 +232,22 @@ class TableState:
     def _insert(self, spec: tuple, prio: int, te: p4runtime_pb2.TableEntry, is_const: bool) -> Entry:
         if not te.HasField("action"):
             raise invalid(f"{self.what}: INSERT needs an action")
+        # everything that can refuse the entry first: a refused INSERT holds no handle, member,
+        # group or one-shot selector state
+        self._check_direct_resources(te)
+        meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
         handle = self._take_handle()
         e = Entry(spec, prio, self._rank(spec, prio, handle))
         e.handle = handle
         e.is_const = is_const
-        self._check_direct_resources(te)
-        self._set_action(e, te.action)
+        try:
+            self._set_action(e, te.action)
+        except Exception:
+            heapq.heappush(self._free_handles, handle)
+            raise
         if te.HasField("counter_data"):
             e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
-        if te.HasField("meter_config"):
-            e.meter = parse_config(te.meter_config, self.what)
+        e.meter = meter
         e.since_ns = e.notified_ns = time.monotonic_ns()  # idle timer starts at the insert
         self._store_msg(e, te)
         self._entries[(spec, prio)] = e
@@ -252,6 +258,7 @@ class TableState:
 
     def _modify(self, e: Entry, te: p4runtime_pb2.TableEntry) -> None:
         self._check_direct_resources(te)
+        meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None  # before any change
         if te.HasField("action"):
             if e.is_const:
                 raise denied(f"{self.what}: the action of a const entry cannot be modified")
@@ -263,7 +270,7 @@ class TableState:
                 raise
         if te.HasField("counter_data"):
             e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
-        e.meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
+        e.meter = meter
         if not e.is_const:
             self._store_msg(e, te)
             self._idle_track(e)
