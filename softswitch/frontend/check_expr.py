@@ -208,7 +208,7 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, f"stack index must be bit<W> or int<W>, not {show(idx.type)}")
             return ir.StackIndex(base.type.elem, loc, base, idx)
         if k == "slice":
-            base = self.expr(_trees(t)[0], ctx, None)
+            base = self.enum_value(self.expr(_trees(t)[0], ctx, None), t)
             hi = self.expr(_trees(t)[1], ctx, None)
             lo = self.expr(_trees(t)[2], ctx, None)
             if not isinstance(hi, ir.Const) or not isinstance(lo, ir.Const):
@@ -224,8 +224,8 @@ class ExprChecker(CheckerBase):
         if k in _BINOPS:
             return self.binary(_BINOPS[k], t, ctx, expected)
         if k == "bin_concat":
-            a = self.expr(_trees(t)[0], ctx, None)
-            b = self.expr(_trees(t)[1], ctx, None)
+            a = self.enum_value(self.expr(_trees(t)[0], ctx, None), t)
+            b = self.enum_value(self.expr(_trees(t)[1], ctx, None), t)
             for x in (a, b):
                 if not isinstance(x.type, (ir.BitT, ir.IntT)):
                     raise self.err(t, f"'++' needs bit<W>/int<W> operands, got {show(x.type)}")
@@ -416,6 +416,14 @@ class ExprChecker(CheckerBase):
             return ir.ListExpr(expected, loc, [self.coerce(e, x, t) for e, x in zip(elems, tys)])
         return self.list_to_struct(ir.ListExpr(ir.TupleT(()), loc, elems), expected, t)
 
+    def enum_value(self, e: ir.Expr, node: Any) -> ir.Expr:
+        """A serializable enum value as a value of its underlying type, as p4c's type inference
+        takes one in arithmetic, ``++``, ordering, shifts and slices (a cast it inserts)."""
+        t = e.type
+        if isinstance(t, ir.EnumT) and t.underlying is not None:
+            return self.cast(e, t.underlying, node)
+        return e
+
     def unify(self, a: ir.Expr, b: ir.Expr, node: Any) -> tuple[ir.Expr, ir.Expr]:
         """Give an untyped literal the other operand's type; a serializable enum meeting its
         underlying type converts to it (``x == E.A`` with ``x: bit<W>``)."""
@@ -462,8 +470,8 @@ class ExprChecker(CheckerBase):
             # an arbitrary-precision left operand shifted by a constant is folded at unlimited
             # precision (`1024 >> 4` is 64 wherever it goes); shifted by a run-time amount it is an
             # error, as in p4c (the width is not taken from the context)
-            a = self.left_operand(lt, rt, ctx, None)
-            b = self.expr(rt, ctx, None)
+            a = self.enum_value(self.left_operand(lt, rt, ctx, None), t)
+            b = self.enum_value(self.expr(rt, ctx, None), t)
             if isinstance(a.type, InfIntT) and not isinstance(b, ir.Const):
                 raise self.err(t, f"'{op}' shifts an arbitrary-precision int by an amount known only at run "
                                   "time; give the left operand a width (e.g. (bit<8>)1 << n), as p4c requires")
@@ -488,6 +496,8 @@ class ExprChecker(CheckerBase):
         a = self.left_operand(lt, rt, ctx, None)
         # 't == {9, 2}' with t a tuple: the list takes t's element types
         b = self.expr(rt, ctx, a.type if isinstance(a.type, ir.TupleT) and _is_tree(rt, "list_expr") else None)
+        if op not in ("==", "!="):  # arithmetic, bitwise and ordering: a serializable enum is its value
+            a, b = self.enum_value(a, t), self.enum_value(b, t)
         a, b = self.unify(a, b, t)
         if op in ("==", "!=") and (isinstance(a, ir.InvalidHeader) or isinstance(b, ir.InvalidHeader)) \
                 and a.type == b.type and _is_hdr_like(a.type):
