@@ -11,7 +11,6 @@ their actions in list order (weights as copies).
 """
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
 from p4.config.v1 import p4info_pb2
@@ -19,6 +18,7 @@ from p4.v1 import p4runtime_pb2
 
 from .actions import ActionInfo, ActionSet
 from .errors import exhausted, exists, invalid, not_found, precondition, unimplemented
+from .handles import Handles
 
 
 @dataclass(slots=True, eq=False)
@@ -71,19 +71,7 @@ class ActionProfileState:
         self._group_msgs: dict[int, p4runtime_pb2.ActionProfileGroup] = {}
         self._hidden_members = 0  # members held by one-shot groups
         self._group_usage = 0  # sum of weights (or of members) over all groups incl. one-shots
-        self._free_handles: list[int] = []  # bmv2's member handles given back (heap: lowest first)
-        self._next_handle = 0
-
-    def _take_handle(self) -> int:
-        if self._free_handles:
-            return heapq.heappop(self._free_handles)
-        h = self._next_handle
-        self._next_handle += 1
-        return h
-
-    def _give_handles(self, handles: list[int]) -> None:
-        for h in handles:
-            heapq.heappush(self._free_handles, h)
+        self._handles = Handles()  # bmv2's member handles
 
     def _weights_changed(self, old: dict[int, int], new: dict[int, int]) -> None:
         """A group's membership goes from ``old`` to ``new`` (member id -> weight): make the weight
@@ -93,7 +81,7 @@ class ActionProfileState:
         for mid in changed:
             m = self.members[mid]
             while len(m.handles) < new.get(mid, 0):
-                m.handles.append(self._take_handle())
+                m.handles.append(self._handles.take())
             if old.get(mid, 0):
                 m.weight_counts[old[mid]] -= 1
             if new.get(mid, 0):
@@ -103,7 +91,7 @@ class ActionProfileState:
             keep = max([w for w, n in m.weight_counts.items() if n > 0], default=1)
             m.weight_counts = {w: n for w, n in m.weight_counts.items() if n > 0}
             if len(m.handles) > keep:
-                self._give_handles(m.handles[keep:][::-1])
+                self._handles.give(*m.handles[keep:][::-1])
                 del m.handles[keep:]
 
     # ---- members ------------------------------------------------------------------------------
@@ -120,7 +108,7 @@ class ActionProfileState:
                 raise precondition(f"{what} is still in {cur.group_refs} group(s)")
             if cur.entry_refs:
                 raise precondition(f"{what} is still used by {cur.entry_refs} table entr(y/ies)")
-            self._give_handles(cur.handles)
+            self._handles.give(*cur.handles)
             del self.members[mid]
             del self._member_msgs[mid]
             return
@@ -135,7 +123,7 @@ class ActionProfileState:
         if cur is None:
             if self.size and len(self.members) + self._hidden_members >= self.size:
                 raise exhausted(f"action profile '{self.name}' is full ({self.size} members)")
-            self.members[mid] = Member(mid, result, handles=[self._take_handle()])
+            self.members[mid] = Member(mid, result, handles=[self._handles.take()])
         else:
             cur.result = result
         msg = p4runtime_pb2.ActionProfileMember(action_profile_id=self.id, member_id=mid)
@@ -264,21 +252,19 @@ class ActionProfileState:
         self._hidden_members += len(members)
         self._group_usage += self._usage(weights)
         for i, m in members.items():  # PI makes the actions' members (and weight copies) in list order
-            m.handles = [self._take_handle() for _ in range(weights[i])]
+            m.handles = [self._handles.take() for _ in range(weights[i])]
         return Group(0, 0, weights, _choices(members, weights))
 
     def release_oneshot(self, group: Group) -> None:
         self._hidden_members -= len(group.weights)
         self._group_usage -= self._usage(group.weights)
-        self._give_handles([h for m in set(group.choices) for h in m.handles])
+        self._handles.give(*[h for m in set(group.choices) for h in m.handles])
 
     def reacquire_oneshot(self, group: Group) -> None:
         """Undo ``release_oneshot`` (a failed MODIFY keeps the entry's one-shot group as it was)."""
         self._hidden_members += len(group.weights)
         self._group_usage += self._usage(group.weights)
-        mine = {h for m in set(group.choices) for h in m.handles}
-        self._free_handles = [h for h in self._free_handles if h not in mine]
-        heapq.heapify(self._free_handles)
+        self._handles.retake({h for m in set(group.choices) for h in m.handles})
 
     # ---- reads --------------------------------------------------------------------------------
     def read_members(self, mid: int) -> list[p4runtime_pb2.Entity]:

@@ -18,6 +18,7 @@ from .actions import ActionInfo, ActionSet
 from .counters import DirectCounterState, fill_counter_data
 from .entry import Entry
 from .errors import P4InfoError, denied, exhausted, exists, invalid, not_found
+from .handles import Handles
 from .lookup import ExactIndex, TupleSpaceIndex, needs_priority
 from .match import EXACT, LPM, field_infos, parse_match, spec_to_proto
 from .meters import DirectMeterState, parse_config
@@ -65,8 +66,7 @@ class TableState:
         # bmv2's entry handles (its HandleMgr: the lowest number not in use), which break ties
         # between entries of equal priority: the lowest handle wins (match_units.cpp walks the
         # entries by handle and takes only a strictly better priority)
-        self._free_handles: list[int] = []
-        self._next_handle = 0
+        self._handles = Handles()
         # entries with an idle timeout (idle_timeout_ns > 0) and a heap of (due_ns, seq, entry):
         # the idle scan pops only what is due, never walks the table. An item is live while its
         # seq is its entry's ``idle_seq``; ``due_ns`` is a lower bound (hits only postpone).
@@ -222,13 +222,6 @@ class TableState:
             return 0 if s is None else s[1]
         return 0
 
-    def _take_handle(self) -> int:
-        if self._free_handles:
-            return heapq.heappop(self._free_handles)
-        h = self._next_handle
-        self._next_handle += 1
-        return h
-
     def _insert(self, spec: tuple, prio: int, te: p4runtime_pb2.TableEntry, is_const: bool) -> Entry:
         if not te.HasField("action"):
             raise invalid(f"{self.what}: INSERT needs an action")
@@ -236,14 +229,14 @@ class TableState:
         # group or one-shot selector state
         self._check_direct_resources(te)
         meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None
-        handle = self._take_handle()
+        handle = self._handles.take()
         e = Entry(spec, prio, self._rank(spec, prio, handle))
         e.handle = handle
         e.is_const = is_const
         try:
             self._set_action(e, te.action)
         except Exception:
-            heapq.heappush(self._free_handles, handle)
+            self._handles.give(handle)
             raise
         if te.HasField("counter_data"):
             e.counter = [te.counter_data.byte_count, te.counter_data.packet_count]
@@ -279,7 +272,7 @@ class TableState:
         assert self._index is not None
         self._index.remove(e)
         del self._entries[(e.spec, e.priority)]
-        heapq.heappush(self._free_handles, e.handle)
+        self._handles.give(e.handle)
         self._release(e)
         if e in self._timed:
             self._timed.discard(e)

@@ -26,7 +26,7 @@ def test_a_refused_insert_leaves_the_selector_as_it_was():
         r.write(INSERT, table_entry=te)
     ts = r.state.tables[t.preamble.id]
     prof = ts.profile
-    assert (len(ts), prof._hidden_members, prof._group_usage, ts._next_handle) == (0, 0, 0, 0)
+    assert (len(ts), prof._hidden_members, prof._group_usage, ts._handles.next) == (0, 0, 0, 0)
     m = p4runtime_pb2.ActionProfileMember(action_profile_id=prof.id, member_id=1)
     m.action.CopyFrom(r.action("set", v=2))
     r.write(INSERT, action_profile_member=m)  # the selector is empty: members may be written

@@ -1,4 +1,4 @@
-"""Expressions p4c refuses, refused the same way (each ran until 2026-12-05, with a meaning p4c
+"""Expressions p4c refuses, refused the same way (with an int shifted by a run-time amount, below) (each ran until 2026-12-05, with a meaning p4c
 never gives them), at the expression's file:line:col -- read from p4c's source: a constant zero
 divisor (strength reduction: "Division by zero"), a saturating operator on two `int`s (constant
 folding: "saturating operation on untyped values"), `?:` between two `int`s (type inference:
@@ -53,3 +53,20 @@ def test_refused_where_it_stands(stmt: str, why: str) -> None:
 ])
 def test_the_forms_p4c_takes_load(stmt: str) -> None:
     load_source(_SRC.replace("STMT", stmt), "r.p4")
+
+
+@pytest.mark.parametrize("expr", ["1 << h.h.a", "255 >> h.h.a", "(1 << h.h.a) + 1"])
+def test_an_int_shifted_by_a_run_time_amount_is_refused_where_it_stands(expr: str) -> None:
+    """p4c: "width of left operand of shift needs to be specified"; softswitch took the width from
+    the context until 2026-12-05, running a program p4c would not compile."""
+    src = _SRC.replace("STMT", f"h.h.r = {expr}")
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "shift.p4")
+    msg = str(ei.value)
+    col = src.splitlines()[11].index(expr.lstrip("(").split(")")[0]) + 1
+    assert f"shift.p4:12:{col}" in msg and "give the left operand a width" in msg, msg
+
+
+@pytest.mark.parametrize("expr", ["(bit<8>)1 << h.h.a", "8w1 << h.h.a", "(1 << 10) >> 8", "1 << 3"])
+def test_a_shift_with_a_width_or_a_constant_amount_loads(expr: str) -> None:
+    load_source(_SRC.replace("STMT", f"h.h.r = {expr}"), "shift.p4")
