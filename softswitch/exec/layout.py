@@ -269,7 +269,7 @@ def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
     # marking an element invalid, fields kept: a header's own flag, or every member of a union
     if isinstance(t.elem, ir.HeaderT):
         invalidate = ["            e.valid = False", "            e.dirty = True"]
-    else:
+    else:  # a union: every member (the spec's invalid union; what bmv2 does there is not settled here)
         invalidate = [line for f in t.elem.fields
                       for line in (f"            e.f_{f.name}.valid = False", f"            e.f_{f.name}.dirty = True")]
     L = [f"class {name}:",

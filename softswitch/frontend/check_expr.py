@@ -38,7 +38,6 @@ from .checkbase import (
     _type_params,
     _VerifyMarker,
 )
-from .errors import P4Error
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
 
 _SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
@@ -67,6 +66,19 @@ def _is_hdr_like(t: Any) -> bool:
 
 def _is_union(t: Any) -> bool:
     return isinstance(t, ir.StructT) and t.union
+
+
+def _untyped_literal(t: Any) -> bool:
+    """An integer literal without a width (``1``, ``-1``), the kind p4c cannot type on both sides
+    of a ``?:``."""
+    if isinstance(t, Tree) and t.data == "neg":
+        t = _trees(t)[0]
+    if not (isinstance(t, Tree) and t.data == "number"):
+        return False
+    try:
+        return _parse_int(str(t.children[0]))[1] is None
+    except ValueError:
+        return False
 
 
 def _is_tree(x: Any, kind: str) -> bool:
@@ -267,7 +279,8 @@ class ExprChecker(CheckerBase):
             if ctx.prelude is not None and not isinstance(c, ir.Const) and \
                     (self.has_effect_call(_trees(t)[1]) or self.has_effect_call(_trees(t)[2])):
                 return self.mux_with_calls(c, t, ctx, expected)
-            if self._both_untyped(_trees(t)[1], _trees(t)[2], ctx):
+            # p4c folds a constant condition first; else two untyped literals have no width
+            if not isinstance(c, ir.Const) and _untyped_literal(_trees(t)[1]) and _untyped_literal(_trees(t)[2]):
                 raise self.err(t, "'?:' between two arbitrary-precision integers: give one of them a width "
                                   "(p4c: \"Width must be specified for at least one of ...\")")
             a = self.expr(_trees(t)[1], ctx, expected)
@@ -496,7 +509,9 @@ class ExprChecker(CheckerBase):
         a = self.left_operand(lt, rt, ctx, None)
         # 't == {9, 2}' with t a tuple: the list takes t's element types
         b = self.expr(rt, ctx, a.type if isinstance(a.type, ir.TupleT) and _is_tree(rt, "list_expr") else None)
-        if op not in ("==", "!="):  # arithmetic, bitwise and ordering: a serializable enum is its value
+        # arithmetic, bitwise and ordering: a serializable enum is its value; so it is in == and != with
+        # anything but its own enum type (p4c converts both sides of a relation)
+        if op not in ("==", "!=") or a.type != b.type:
             a, b = self.enum_value(a, t), self.enum_value(b, t)
         a, b = self.unify(a, b, t)
         if op in ("==", "!=") and (isinstance(a, ir.InvalidHeader) or isinstance(b, ir.InvalidHeader)) \
@@ -531,9 +546,6 @@ class ExprChecker(CheckerBase):
             if op in ("/", "%") and isinstance(ty, ir.IntT):
                 raise self.err(t, f"'{op}' is only defined on unsigned values")
             rty = ty
-        if op in ("/", "%") and isinstance(b, ir.Const) and not isinstance(b.value, str) and int(b.value) == 0:
-            # p4c's strength reduction refuses a constant zero divisor, whatever the dividend
-            raise self.err(t, "division by zero" if op == "/" else "modulo by zero")
         if isinstance(a, ir.Const) and isinstance(b, ir.Const) and not isinstance(a.value, str):
             v = fold_binary(op, int(a.value), int(b.value), ty)
             if v is None:
@@ -542,22 +554,6 @@ class ExprChecker(CheckerBase):
         if isinstance(ty, InfIntT):
             raise self.err(t, "cannot infer the width of this expression")
         return ir.Binary(rty, loc, op, a, b)
-
-    def _both_untyped(self, t1: Any, t2: Any, ctx: Any) -> bool:
-        """Whether both branches of a ``?:`` are arbitrary-precision integers on their own (without
-        the width the context would give them), which p4c's type inference refuses."""
-        if self.has_effect_call(t1) or self.has_effect_call(t2):
-            return False
-        saved = ctx.prelude
-        ctx.prelude = [] if saved is not None else None
-        try:
-            a = self.expr(t1, ctx, None)
-            b = self.expr(t2, ctx, None)
-        except P4Error:
-            return False
-        finally:
-            ctx.prelude = saved
-        return isinstance(a.type, InfIntT) and isinstance(b.type, InfIntT)
 
     def cast(self, a: ir.Expr, tt: ir.Type, node: Any) -> ir.Expr:
         loc = self.loc(node)
@@ -573,7 +569,8 @@ class ExprChecker(CheckerBase):
             ok = isinstance(st, type(tt)) or st.width == tt.width
         elif isinstance(st, ir.BoolT) and isinstance(tt, ir.BitT) and tt.width == 1 or isinstance(st, ir.BitT) and st.width == 1 and isinstance(tt, ir.BoolT) or isinstance(tt, ir.EnumT) and tt.underlying is not None and \
                 (st == tt.underlying or isinstance(st, InfIntT)) or isinstance(st, ir.EnumT) and st.underlying is not None \
-                and isinstance(tt, type(st.underlying)) and tt.width == st.underlying.width:
+                and (isinstance(tt, type(st.underlying)) and tt.width == st.underlying.width
+                     or isinstance(tt, ir.EnumT) and tt.underlying == st.underlying):
             # a serializable enum casts to its own underlying type only (p4c's canCastBetween)
             ok = True
         elif st == tt:
