@@ -492,6 +492,10 @@ class ExprChecker(CheckerBase):
                 raise self.err(t, f"'{op}' needs numeric operands")
             if isinstance(b.type, ir.IntT):
                 raise self.err(t, "shift amount must be unsigned")
+            if isinstance(b.type, ir.BitT) and b.type.width > 8 and not isinstance(a, ir.Const):
+                # p4c's bmv2 back end (LowerExpressions::shift): "shift amount limited to 8 bits on this target"
+                raise self.err(t, f"shift amount of type {show(b.type)}: bmv2 takes shift amounts of at most "
+                                  f"8 bits (p4c refuses this); cast it, e.g. (bit<8>)")
             if isinstance(b.type, InfIntT):
                 if int(b.value) < 0:  # type: ignore[union-attr]
                     raise self.err(t, "negative shift amount")

@@ -73,3 +73,12 @@ def test_an_int_shifted_by_a_run_time_amount_is_refused_where_it_stands(expr: st
 @pytest.mark.parametrize("expr", ["(bit<8>)1 << h.h.a", "8w1 << h.h.a", "(1 << 10) >> 8", "1 << 3"])
 def test_a_shift_with_a_width_or_a_constant_amount_loads(expr: str) -> None:
     load_source(_SRC.replace("STMT", f"h.h.r = {expr}"), "shift.p4")
+
+
+def test_a_shift_amount_wider_than_8_bits_is_refused() -> None:
+    """p4c's bmv2 back end limits a shift amount to 8 bits (LowerExpressions::shift: "shift amount
+    limited to 8 bits on this target"); softswitch ran such shifts until 2026-12-05."""
+    src = _SRC.replace("STMT", "h.h.r = h.h.a << h.h.w")
+    with pytest.raises(P4Error, match=r"r\.p4:13:\d+: .*at most 8 bits"):
+        load_source(src, "r.p4")
+    load_source(_SRC.replace("STMT", "h.h.r = h.h.a << (bit<8>)h.h.w"), "r.p4")
