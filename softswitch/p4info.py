@@ -86,7 +86,7 @@ def field_ids(annotations: list[tuple[ir.Annotation, ...]]) -> list[int]:
     each one's annotations in order, as p4c's FieldIdAllocator gives them: every ``@id`` first;
     then, counting positions from 1, each other field the position's number or, when an ``@id``
     took it, the next free one (a field with an ``@id`` still counts as a position)."""
-    given = [_given_id(a) for a in annotations]
+    given = [ir.id_annotation(a) for a in annotations]
     taken = {g for g in given if g is not None}
     out, index = [], 1
     for g in given:
@@ -99,13 +99,6 @@ def field_ids(annotations: list[tuple[ir.Annotation, ...]]) -> list[int]:
         out.append(index)
         taken.add(index)
     return out
-
-
-def _given_id(anns: tuple[ir.Annotation, ...]) -> int | None:
-    a = ir.find_annotation(anns, "id")
-    if a is not None and a.args and isinstance(a.args[0], int):
-        return a.args[0]
-    return None
 
 
 def _annotations(anns: tuple[ir.Annotation, ...]) -> list[str]:

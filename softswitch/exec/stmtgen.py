@@ -542,6 +542,6 @@ class StmtGen(ExprGen):
             raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
 
 
-def _fixed_bytes(t: ir.Type) -> int:
+def _fixed_bytes(t: ir.HeaderT) -> int:
     """A header's bytes as bmv2's add_header/remove_header count them (its fixed fields)."""
-    return getattr(t, "width", 0) // 8
+    return t.width // 8

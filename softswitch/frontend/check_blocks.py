@@ -22,7 +22,6 @@ from .checkbase import (
     _direction,
     _FuncRef,
     _GenericFuncRef,
-    _id_ann,
     _Inlined,
     _name,
     _p4info_name,
@@ -368,7 +367,7 @@ class BlockChecker(CheckerBase):
             if self.actions[key].function:
                 raise self.err(d, f"action '{pname}' has the name of a function")
             key, n = f"{pname}#{n}", n + 1
-        act = ir.Action(pname, local, params, ir.Block(self.loc(d), []), anns, self.loc(d), owner, _id_ann(anns))
+        act = ir.Action(pname, local, params, ir.Block(self.loc(d), []), anns, self.loc(d), owner, ir.id_annotation(anns))
         self.actions[key] = act
         act.body = self.block(_tree(d, "block"), ctx)
         return key
@@ -526,7 +525,7 @@ class BlockChecker(CheckerBase):
         else:
             raise self.unsupported(t, f"value_set of type {show(vt)} (only bit<W> or a struct of bit<W> fields)")
         return ir.ValueSet(_p4info_name(anns, parser_name, name), name, vt, int(size_e.value), fields, anns,
-                           self.loc(t), _id_ann(anns))
+                           self.loc(t), ir.id_annotation(anns))
 
     def _parser_body(self, d: Tree, ctx: _Ctx, blk: _Block, prefix: str, accept: str,
                      states: dict[str, ir.ParserState], depth: int) -> None:
@@ -1084,7 +1083,7 @@ class BlockChecker(CheckerBase):
             arg_trees = self.positional_args(arg_trees, names, lt)
         args = [self.expr(a, ctx, None) for a in arg_trees]
         loc = self.loc(lt)
-        inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=_id_ann(anns))  # type: ignore
+        inst = ir.ExternInstance(tname, pname, local, anns, loc, type_args=targs, id=ir.id_annotation(anns))  # type: ignore
 
         def cint(i: int, what: str) -> int:
             if i >= len(args) or not isinstance(args[i], ir.Const):

@@ -18,7 +18,6 @@ from .checkbase import (
     _Decl,
     _direction,
     _ExternFunc,
-    _id_ann,
     _name,
     _param_default,
     _param_names,
@@ -153,7 +152,7 @@ class DeclChecker(CheckerBase):
             if ch is not None and isinstance(t, ir.HeaderT):
                 cname = str(ch.args[0]) if ch.args else name
                 self.controller_headers.append(ir.ControllerHeader(cname, t, t.annotations, self.loc(d),
-                                                                   _id_ann(t.annotations)))
+                                                                   ir.id_annotation(t.annotations)))
         elif k == "enum_decl":
             self.enum_decl(d)
         else:

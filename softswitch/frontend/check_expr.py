@@ -575,7 +575,8 @@ class ExprChecker(CheckerBase):
                 (st == tt.underlying or isinstance(st, InfIntT)) or isinstance(st, ir.EnumT) and st.underlying is not None \
                 and (isinstance(tt, type(st.underlying)) and tt.width == st.underlying.width
                      or isinstance(tt, ir.EnumT) and tt.underlying == st.underlying):
-            # a serializable enum casts to its own underlying type only (p4c's canCastBetween)
+            # a serializable enum casts to its own underlying type or to another enum over it only
+            # (p4c's canCastBetween)
             ok = True
         elif st == tt:
             return a

@@ -8,7 +8,6 @@ from .checkbase import (
     CheckerBase,
     _ActionRef,
     _Ctx,
-    _id_ann,
     _key_name,
     _name,
     _Named,
@@ -156,7 +155,7 @@ class TableChecker(CheckerBase):
                                  f" profile/selector; default_action is not supported on this target "
                                  f"and is ignored (a miss runs no action, as on bmv2)")
         tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
-                       counters, meters, support_timeout, anns, loc, _id_ann(anns))
+                       counters, meters, support_timeout, anns, loc, ir.id_annotation(anns))
         if entries_t is not None:
             tbl.const_entries = self.entries(entries_t, tbl, ctx, *prio_order)
         for ref in (impl, counters, meters):

@@ -501,13 +501,6 @@ def _param_default(p: Tree) -> Tree | None:
     return rest[1] if len(rest) > 1 else None
 
 
-def _id_ann(anns: tuple[ir.Annotation, ...]) -> int | None:
-    a = ir.find_annotation(anns, "id")
-    if a is not None and a.args and isinstance(a.args[0], int):
-        return a.args[0]
-    return None
-
-
 def _p4info_name(anns: tuple[ir.Annotation, ...], prefix: str, local: str) -> str:
     a = ir.find_annotation(anns, "name")
     n = str(a.args[0]) if a is not None and a.args else local

@@ -169,6 +169,14 @@ def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotatio
     return None
 
 
+def id_annotation(annotations: tuple[Annotation, ...]) -> int | None:
+    """The integer of an ``@id(N)`` among ``annotations``, or None."""
+    a = find_annotation(annotations, "id")
+    if a is not None and a.args and isinstance(a.args[0], int):
+        return a.args[0]
+    return None
+
+
 # ---------------------------------------------------------------- types
 
 
