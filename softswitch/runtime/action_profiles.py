@@ -6,8 +6,10 @@ weight w > 1 in some group, w - 1 copies made when a group first needs them (PI'
 ``create_missing_weighted_members``; dropped again when no group needs that many) -- and a group
 is the set of the handles its members contribute (a member of weight w its first w), sorted;
 ``choices`` lists them in that order and a packet takes ``choices[sel_hash % len(choices)]``
-(bmv2's ``GroupMgr::get_from_hash`` over a sorted set).  One-shot action sets take handles for
-their actions in list order (weights as copies).
+(bmv2's ``GroupMgr::get_from_hash`` over a sorted set).  A one-shot action set's members are
+made one after the other (PI: in list order, weight copies each right after its member), so
+their order is the list's: they are numbered by position, and the profile's handles are not
+involved (a selector in one-shot mode holds no members or groups whose numbers they could change).
 """
 from __future__ import annotations
 
@@ -251,20 +253,20 @@ class ActionProfileState:
             raise exhausted(f"action selector '{self.name}' is full ({self.size})")
         self._hidden_members += len(members)
         self._group_usage += self._usage(weights)
-        for i, m in members.items():  # PI makes the actions' members (and weight copies) in list order
-            m.handles = [self._handles.take() for _ in range(weights[i])]
+        pos = 0
+        for i, m in members.items():  # list order, each weight copy right after its member
+            m.handles = list(range(pos, pos + weights[i]))
+            pos += weights[i]
         return Group(0, 0, weights, _choices(members, weights))
 
     def release_oneshot(self, group: Group) -> None:
         self._hidden_members -= len(group.weights)
         self._group_usage -= self._usage(group.weights)
-        self._handles.give(*[h for m in set(group.choices) for h in m.handles])
 
     def reacquire_oneshot(self, group: Group) -> None:
         """Undo ``release_oneshot`` (a failed MODIFY keeps the entry's one-shot group as it was)."""
         self._hidden_members += len(group.weights)
         self._group_usage += self._usage(group.weights)
-        self._handles.retake({h for m in set(group.choices) for h in m.handles})
 
     # ---- reads --------------------------------------------------------------------------------
     def read_members(self, mid: int) -> list[p4runtime_pb2.Entity]:

@@ -27,8 +27,3 @@ class Handles:
     def give(self, *handles: int) -> None:
         for h in handles:
             heapq.heappush(self._free, h)
-
-    def retake(self, handles: set[int]) -> None:
-        """Take these numbers back out of the free ones (undoing a ``give``)."""
-        self._free = [h for h in self._free if h not in handles]
-        heapq.heapify(self._free)
