@@ -42,6 +42,19 @@ def group(bl, prof, gid, members, utype=INSERT, max_size=0):
     return update(utype, action_profile_group=g)
 
 
+def _group_route(s, bl, mids, weights):
+    """Members ``mids`` of ecmp_selector, created in that order (member m forwards to port 10 + m),
+    group 7 of ``weights`` ((member, weight) pairs) and a route_v6 entry to it: (the table, a key
+    that hits the entry)."""
+    for mid in mids:
+        s.write(member(bl, "ecmp_selector", mid, 10 + mid))
+    s.write(group(bl, "ecmp_selector", 7, weights))
+    te = bl.entry("route_v6", {"h.ipv6.dst": (1 << 127, 1)})
+    te.action.action_profile_group_id = 7
+    s.write(update(INSERT, table_entry=te))
+    return s.table("route_v6"), ((1 << 127) | 5,)
+
+
 def test_action_profile_member_entries(sb):
     s, bl = sb
     nh = s.table("MyIngress.nexthop")
@@ -77,14 +90,7 @@ def test_action_profile_member_entries(sb):
 
 def test_selector_groups_weights_and_empty_group(sb):
     s, bl = sb
-    rt = s.table("route_v6")
-    for mid in (1, 2, 3):
-        s.write(member(bl, "ecmp_selector", mid, 10 + mid))
-    s.write(group(bl, "ecmp_selector", 7, [(2, 1), (1, 2)]))
-    te = bl.entry("route_v6", {"h.ipv6.dst": (1 << 127, 1)})
-    te.action.action_profile_group_id = 7
-    s.write(update(INSERT, table_entry=te))
-    key = ((1 << 127) | 5,)
+    rt, key = _group_route(s, bl, (1, 2, 3), [(2, 1), (1, 2)])
     # bmv2's order: members by handle (m1 0, m2 1, m3 2), m1's weight-2 copy made with the group (3):
     # handles [0 m1, 1 m2, 3 m1]
     assert [rt.lookup(key, h)[1] for h in range(6)] == [(11,), (12,), (11,)] * 2
@@ -122,14 +128,7 @@ def test_selector_members_in_bmv2_handle_order(sb):
     the profile's lowest free number at its creation; weight copies are made when a group first
     needs them and given back when none does), not by member id (softswitch until 2026-12-05)."""
     s, bl = sb
-    rt = s.table("route_v6")
-    for mid in (2, 1):  # created 2 first: handle 0; then 1: handle 1
-        s.write(member(bl, "ecmp_selector", mid, 10 + mid))
-    s.write(group(bl, "ecmp_selector", 7, [(1, 1), (2, 1)]))
-    te = bl.entry("route_v6", {"h.ipv6.dst": (1 << 127, 1)})
-    te.action.action_profile_group_id = 7
-    s.write(update(INSERT, table_entry=te))
-    key = ((1 << 127) | 5,)
+    rt, key = _group_route(s, bl, (2, 1), [(1, 1), (2, 1)])  # member 2 created first: handle 0
     assert [rt.lookup(key, h)[1] for h in range(4)] == [(12,), (11,)] * 2
     # member 1 at weight 3: copies 2 and 3 -> [0 m2, 1 m1, 2 m1, 3 m1]
     s.write(group(bl, "ecmp_selector", 7, [(1, 3), (2, 1)], utype=MODIFY))
