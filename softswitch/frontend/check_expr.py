@@ -283,8 +283,9 @@ class ExprChecker(CheckerBase):
             if not isinstance(c, ir.Const) and _untyped_literal(_trees(t)[1]) and _untyped_literal(_trees(t)[2]):
                 raise self.err(t, "'?:' between two arbitrary-precision integers: give one of them a width "
                                   "(p4c: \"Width must be specified for at least one of ...\")")
-            a = self.expr(_trees(t)[1], ctx, expected)
-            b = self.expr(_trees(t)[2], ctx, expected)
+            const = isinstance(c, ir.Const)
+            a = self.dead_if(const and not c.value, self.expr, _trees(t)[1], ctx, expected)  # type: ignore[union-attr]
+            b = self.dead_if(const and bool(c.value), self.expr, _trees(t)[2], ctx, expected)  # type: ignore[union-attr]
             a, b = self.unify(a, b, t)
             if isinstance(c, ir.Const):
                 return a if c.value else b
@@ -458,7 +459,7 @@ class ExprChecker(CheckerBase):
             if isinstance(a, ir.Const) and bool(a.value) == (op == "||"):
                 saved, ctx.prelude = ctx.prelude, ([] if ctx.prelude is not None else None)
                 try:  # type-checked, never evaluated: its calls must not run
-                    self.expr(rt, ctx, BOOL)
+                    self.dead_if(True, self.expr, rt, ctx, BOOL)
                 finally:
                     ctx.prelude = saved
                 return ir.Const(BOOL, loc, op == "||")
@@ -557,6 +558,10 @@ class ExprChecker(CheckerBase):
             return ir.Const(rty, loc, v)
         if isinstance(ty, InfIntT):
             raise self.err(t, "cannot infer the width of this expression")
+        if op in ("/", "%") and isinstance(b, ir.Const) and int(b.value) == 0 and not self.dead_code:
+            # p4c's strength reduction: "Division by zero" / "Modulo by zero" (bmv2 would crash)
+            raise self.err(t, ("division" if op == "/" else "modulo") + " by zero (a constant zero divisor; "
+                              "p4c refuses it unless a constant condition leaves the code out)")
         return ir.Binary(rty, loc, op, a, b)
 
     def cast(self, a: ir.Expr, tt: ir.Type, node: Any) -> ir.Expr:

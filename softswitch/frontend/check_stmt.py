@@ -184,8 +184,9 @@ class StmtChecker(CheckerBase):
         if k == "if_stmt":
             kids = _trees(s)
             c = self.expr(kids[0], ctx, BOOL)
-            then = self.as_block(kids[1], ctx)
-            els = self.as_block(kids[2], ctx) if len(kids) > 2 else None
+            then = self.dead_if(isinstance(c, ir.Const) and not c.value, self.as_block, kids[1], ctx)
+            els = self.dead_if(isinstance(c, ir.Const) and bool(c.value), self.as_block, kids[2], ctx) \
+                if len(kids) > 2 else None
             return [ir.If(loc, c, then, els)]
         if k == "switch_stmt":
             return [self.switch(s, ctx)]

@@ -184,6 +184,9 @@ class CheckerBase:
         self.source_file = source_file
         self.globals: dict[str, Any] = {}
         self.errors: list[str] = []
+        # > 0 while checking code a constant condition never runs (p4c folds it away before its
+        # strength reduction refuses a constant zero divisor)
+        self.dead_code = 0
         self.match_kinds: list[str] = []
         self.named_types: dict[str, ir.Type] = {}
         self.type_locs: dict[str, ir.Loc] = {}  # header/struct declarations, for later errors
@@ -262,6 +265,15 @@ class CheckerBase:
 
     def err(self, node: Any, msg: str) -> P4TypeError:
         return P4TypeError(self.loc(node) if not isinstance(node, ir.Loc) else node, msg)
+
+    def dead_if(self, dead: bool, check: Callable[..., Any], *args: Any) -> Any:
+        """``check(*args)``, counted as code that never runs when ``dead`` (a branch a constant
+        condition leaves out)."""
+        self.dead_code += dead
+        try:
+            return check(*args)
+        finally:
+            self.dead_code -= dead
 
     def unsupported(self, node: Any, what: str) -> P4Unsupported:
         return P4Unsupported(self.loc(node) if not isinstance(node, ir.Loc) else node, what)

@@ -4,7 +4,8 @@ operator on two `int`s (constant folding: "saturating operation on untyped value
 two untyped literals under a condition known only at run time (type inference: "Width must be
 specified for at least one of ..."; p4c folds a constant condition first), a serializable enum
 cast to anything but its own underlying type or another enum over it (canCastBetween), an `int`
-shifted by a run-time amount.  And the forms p4c takes, which must keep loading."""
+shifted by a run-time amount, a divisor that folds to constant zero outside code a constant
+condition leaves out (strength reduction).  And the forms p4c takes, which must keep loading."""
 from __future__ import annotations
 
 import pytest
@@ -39,6 +40,11 @@ V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
     ("h.h.r = (h.h.a == 1) ? 1 : 2", "give one of them a width"),
     ("h.h.w = (bit<16>)K.B", "cannot cast K to bit<16>"),
     ("h.h.r = (bit<8>)(int<8>)K.B", "cannot cast K to int<8>"),
+    # strength reduction: "Division by zero" / "Modulo by zero", after constant folding
+    ("h.h.r = h.h.a / 0", "division by zero"),
+    ("h.h.r = h.h.a % (8w2 - 2)", "modulo by zero"),
+    ("if (h.h.a == 1) { h.h.r = h.h.a / 8w0; }", "division by zero"),
+    ("h.h.r = (h.h.a == 1) ? h.h.a % 0 : 8w1", "modulo by zero"),
 ])
 def test_refused_where_it_stands(stmt: str, why: str) -> None:
     src = _SRC.replace("STMT", stmt)
@@ -52,6 +58,8 @@ def test_refused_where_it_stands(stmt: str, why: str) -> None:
     "h.h.r = (bit<8>)K.B", "h.h.w = (bit<16>)(bit<8>)K.B", "h.h.r = 200 + 100",
     "h.h.r = true ? 1 : 2", "h.h.r = (8 == 16) ? 1 : 2",  # a constant condition is folded first
     "if (false) { h.h.r = h.h.a / 0; }",  # dead code: p4c folds it away before it looks at divisors
+    "if (true) { h.h.r = 1; } else { h.h.r = h.h.a % 0; }", "h.h.r = (1 == 2) ? h.h.a / 0 : 8w1",
+    "h.h.r = (false && h.h.a / 0 == 1) ? 8w1 : 8w0", "h.h.r = h.h.a / (8w0 + 1)",
     "h.h.r = (K.A == 3) ? 8w1 : 8w0", "h.h.r = (2 != K.B) ? 8w1 : 8w0", "h.h.r = (bit<8>)(K2)K.B",
 ])
 def test_the_forms_p4c_takes_load(stmt: str) -> None:
