@@ -991,6 +991,21 @@ class ExprChecker(CheckerBase):
             raise self.err(t, f"{what} takes {len(types)} arguments, {len(arg_trees)} given")
         return [self.expr(a, ctx, ty) for a, ty in zip(arg_trees, types)]
 
+    def digest_type_name(self, t: Tree, dt: ir.StructT) -> str:
+        """The P4Info name of the digest call ``t`` of struct ``dt``: its type argument as written when
+        that names a typedef of the struct (``digest<learn_t>(...)``), as p4c's v1model P4Info names it
+        (the declaration the type argument refers to), else the struct's name."""
+        ta = _tree(t, "type_args")
+        if ta is None:
+            return dt.name
+        tree = _trees(ta)[0]
+        if tree.data not in ("named_type", "dot_named_type"):
+            return dt.name
+        written = str(tree.children[0])
+        if tree.data == "named_type" and written in self.type_env:
+            return dt.name  # a type variable of a generic function
+        return written
+
     def builtin_call(self, name: str, arg_trees: list[Tree], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
         loc = self.loc(t)
         enum = self.enum_type
@@ -1047,10 +1062,10 @@ class ExprChecker(CheckerBase):
                 return ir.BuiltinCall(ir.VoidT(), loc, name, [recv, data], (dt,), dname)
             if not isinstance(dt, ir.StructT) or not dt.name:
                 raise self.err(t, "digest data must be a named struct type or a list (use digest<T>(...))")
-            if dt.name not in self.digests:
-                self.digests[dt.name] = ir.Digest(dt.name, dt, loc)
-            args = [recv, data]
-            targs = (dt,)
+            dname = self.digest_type_name(t, dt)
+            if dname not in self.digests:
+                self.digests[dname] = ir.Digest(dname, dt, loc)
+            return ir.BuiltinCall(ir.VoidT(), loc, name, [recv, data], (dt,), "" if dname == dt.name else dname)
         elif name == "clone":
             args = self.args(arg_trees, ctx, [enum("CloneType"), BIT32], t, name)
         elif name == "clone_preserving_field_list":

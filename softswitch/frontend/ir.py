@@ -580,7 +580,7 @@ class BuiltinCall(Expr):
     name: str
     args: list[Expr]
     type_args: tuple[Type, ...] = ()
-    digest: str = ""  # P4Info name of the digest of a list
+    digest: str = ""  # P4Info name of the digest of a list or of a typedef'd struct
 
 
 @dataclass(slots=True, eq=False)
@@ -1009,8 +1009,9 @@ class ControllerHeader:
 
 @dataclass(slots=True, eq=False)
 class Digest:
-    """A ``digest<T>`` used somewhere; P4Info name is the struct type name.  A digest of a
-    list (``digest(n, {a, b})``) has a tuple type and a generated name, ``digest_0`` ..."""
+    """A ``digest<T>`` used somewhere; its P4Info name is the struct type's name, or the typedef's
+    when the type argument names one (``digest<learn_t>``, as p4c names it).  A digest of a list
+    (``digest(n, {a, b})``) has a tuple type and a generated name, ``digest_0`` ..."""
 
     name: str
     type: StructT | TupleT
