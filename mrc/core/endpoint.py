@@ -467,14 +467,16 @@ class Endpoint:
 
     def _reply_path(self, fr, port: int, ctl: bool = False) -> tuple[Encap, int] | None:
         """(encapsulation, port) to answer a connectionless packet from ``fr.src_gid`` that came in on
-        ``port``: the mirror EV of a QP to that peer, else (STEV/UDP) the same entropy back on the same
-        port; None when there is no way back (SRv6 without a QP: no carrier to the sender).
+        ``port``: the mirror EV of a QP to that peer (another of its EVs if the controller DENIED that
+        one), else (STEV/UDP) the same entropy back on the same port; None when there is no way back
+        (SRv6 without a QP: no carrier to the sender).
 
         ``ctl``: the answer to a controller's request (``ep_batch_send_wait``), whose figures (rx
         port, RTT) must describe the path it probed: STEV/UDP answers with the request's own entropy
-        on the port it came in on, SRv6 with the mirror EV if it is on that port, else the first
-        usable EV of a QP to the peer on that port; never a round-robin pick (a request carries no
-        EV index of ours, and a pick would move the QP's spray pointer)."""
+        on the port it came in on, SRv6 with the mirror EV if it is on that port and usable, else the
+        first usable EV of a QP to the peer on that port, else the first one there that is not DENIED
+        (ASSUMED_BAD is a belief; DENIED is the controller's order), else none; never a round-robin
+        pick (a request carries no EV index of ours, and a pick would move the QP's spray pointer)."""
         qps = self._peers.get(fr.src_gid)
         if ctl:
             if port in self.ports_down:
@@ -491,14 +493,15 @@ class Endpoint:
                     for i in on_port:
                         if es.usable(i):
                             return es.entries[i].encap, port
-                    if on_port:
-                        return es.entries[on_port[0]].encap, port
+                    for i in on_port:  # only believed dead: still a way back; a DENIED EV never is
+                        if es.prof.states[i] is not EvState.DENIED:
+                            return es.entries[i].encap, port
                 return None
         if qps:
             qp = qps[0]
             evi = qp.ev_index_of(fr)
             e = qp.evset.entries[evi] if 0 <= evi < len(qp.evset.entries) else None
-            if e is None or e.port in self.ports_down:
+            if e is None or e.port in self.ports_down or qp.evset.prof.states[evi] is EvState.DENIED:
                 e = qp.evset.entries[qp.evset.reply_index(evi)]
             return e.encap, e.port
         if fr.outer_dst is not None or port in self.ports_down:

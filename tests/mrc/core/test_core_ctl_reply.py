@@ -49,3 +49,29 @@ def test_no_answer_on_a_port_that_is_down():
     req = encode_probe(Encap("stev", GID_A, GID_B, 0xC0000042), F.OP_PROBE_REQ, ProbeInfo(5, 2, F.PROBE_FLAG_CTL, 1))
     p.b.receive(req, 2, 1_000)
     assert not [d for _o, d in p.b.datagrams_to_send(1_000) if decode_frame(d).opcode == F.OP_PROBE_RESP]
+
+
+def _srv6_request_on(port: int, state):
+    from mrc.core.types import EvState
+    p = make_pair([PathSpec() for _ in range(4)], encap="srv6")
+    (i,) = [i for i, e in enumerate(p.qb.evset.entries) if e.port == port]
+    p.qb.evset.prof.states[i] = getattr(EvState, state)  # as the profile holds it after the change
+    before = p.b.counters.rx_unknown_qp
+    req = encode_probe(Encap("srv6", GID_A, GID_B, srv6_carrier(1, 0x100 + port - 1, 2, 0x12)), F.OP_PROBE_REQ,
+                       ProbeInfo(9, port, F.PROBE_FLAG_CTL, 1))
+    p.b.receive(req, port, 1_000)
+    answers = [(o, decode_frame(d)) for o, d in p.b.datagrams_to_send(1_000) if decode_frame(d).opcode == F.OP_PROBE_RESP]
+    return p, answers, p.b.counters.rx_unknown_qp - before
+
+
+def test_srv6_request_is_not_answered_on_a_denied_ev():
+    """The controller's DENIED is an order: no answer goes on that path, even to the controller (until
+    2026-12-05 the first EV on the port was taken whatever its state)."""
+    _p, answers, unknown = _srv6_request_on(2, "DENIED")
+    assert answers == [] and unknown == 1
+
+
+def test_srv6_request_is_answered_on_an_assumed_bad_ev():
+    """ASSUMED_BAD is only the endpoint's belief: the answer still goes back on the port probed."""
+    _p, answers, unknown = _srv6_request_on(2, "ASSUMED_BAD")
+    assert [o for o, _a in answers] == [2] and unknown == 0
