@@ -193,7 +193,7 @@ def format_client(r: dict[str, Any]) -> str:
     lines += _timelines(r)
     s = r.get("server") or {}
     if s:
-        lines.append(f"server: verify={s.get('verify')} bytes_placed={s.get('bytes_placed')} "
+        lines.append(f"server: verify={s.get('verify')} imm={s.get('imm')} bytes_placed={s.get('bytes_placed')} "
                      f"duplicates_received={s.get('duplicates_received')} imm_completions={s.get('imm_completions')} "
                      f"imm_in_order={s.get('imm_in_order')}")
     for e in r["errors"]:
@@ -217,7 +217,7 @@ def _timelines(r: dict[str, Any]) -> list[str]:
 
 def format_server(r: dict[str, Any]) -> str:
     """The human report of one served session."""
-    lines = [f"mrc-perf server: verify={r['verify']} bytes_placed={r['bytes_placed']} "
+    lines = [f"mrc-perf server: verify={r['verify']} imm={r.get('imm')} bytes_placed={r['bytes_placed']} "
              f"duplicates_received={r['duplicates_received']} imm_completions={r['imm_completions']} "
              f"imm_in_order={r['imm_in_order']}" + (" (client never said done)" if r["timed_out"] else "")]
     return "\n".join(lines + _timelines(r))
@@ -241,6 +241,20 @@ def perf_params(a: argparse.Namespace) -> PerfParams:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    # SIGTERM ends a run like Ctrl-C (exit status 130; the server's listener still removes its unix
+    # socket); the handler before is put back for callers that run main() in-process
+    try:
+        before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    except ValueError:  # not the main thread: signals stay as they are
+        before = None
+    try:
+        return _run(a)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _run(a: argparse.Namespace) -> int:
     try:
         host = _host(a)
         if a.role == "client":
@@ -249,8 +263,6 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r, default=str) if a.json else format_client(r), flush=True)
             return 0 if r["ok"] else 1
         listener = Listener(parse_address(a.bootstrap))
-        # SIGTERM ends the server like Ctrl-C, so that the finally below removes a unix socket file
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             if not a.json:
                 print(f"mrc-perf server listening on {listener.addr}", file=sys.stderr, flush=True)
@@ -270,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                     print("mrc-perf server: no client within --accept-timeout", file=sys.stderr)
                     return 1
                 print(json.dumps(r, default=str) if a.json else format_server(r), flush=True)
-                if r["verify"] not in ("ok", "skipped"):
+                if r["verify"] not in ("ok", "skipped") or r.get("imm", "skipped") not in ("ok", "skipped"):
                     status = 1
                 if not a.forever:
                     return status

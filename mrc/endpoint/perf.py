@@ -326,7 +326,7 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     stats = ep.stats()
     ch.send({"done": done})
     server = ch.recv(60.0).get("result", {})
-    ok = not errors and (not prm.verify or server.get("verify") == "ok")
+    ok = not errors and (not prm.verify or server.get("verify") == "ok") and (not prm.imm or server.get("imm") == "ok")
     return {
         "role": "client", "ok": ok, "errors": errors,
         "config": {"mode": prm.mode, "cc": prm.cc_name(), "nscc": prm.nscc, "rate_gbps": host.rate_gbps, "encap": host.encap, "qps": prm.qps, "size": prm.size, "iters": prm.iters,
@@ -580,11 +580,23 @@ def _serve(ep: Endpoint, ch: Channel, host: HostConfig, hello: Hello, limits: Se
         result["verify"] = "skipped"
     placed = sum(stats["qps"][q.qpn]["bytes_placed"] for q in qps)
     imm_all = [v for q in qps for v in imms[q.qpn]]
+    in_order = all(b > a for q in qps for a, b in zip(imms[q.qpn], imms[q.qpn][1:], strict=False))
+    if want_imm:  # one immediate per message the client completed, rising per QP
+        sent = done_msg.get("done") if isinstance(done_msg, dict) else None
+        if sent is None:
+            result["imm"] = "unchecked (the client's message count never came)"
+        elif len(imm_all) != sent or not in_order:
+            result["imm"] = f"MISMATCH: {len(imm_all)} immediates for {sent} messages" + \
+                ("" if in_order else ", out of order on a QP")
+        else:
+            result["imm"] = "ok"
+    else:
+        result["imm"] = "skipped"
     result.update({
         "bytes_placed": placed,
         "duplicates_received": sum(stats["qps"][q.qpn]["duplicates_received"] for q in qps),
         "imm_completions": len(imm_all),
-        "imm_in_order": all(b > a for q in qps for a, b in zip(imms[q.qpn], imms[q.qpn][1:], strict=False)),
+        "imm_in_order": in_order,
         "imm_expected": want_imm,
         "ev_timeline": ev_timeline(events, t0),
         "link_events": link_timeline(ep, t0),

@@ -128,7 +128,7 @@ def test_write_with_imm_completions(direct_link, procs, tmp_path):
                                      "--tx-depth", "4", "--progress", "0"))
     assert c["ok"] and c["results"]["messages"] == 40
     assert s["verify"] == "ok"
-    assert s["imm_completions"] == 40 and s["imm_in_order"] is True
+    assert s["imm_completions"] == 40 and s["imm_in_order"] is True and s["imm"] == "ok"
     assert s["bytes_placed"] == 40 * 100 * 1024
 
 
