@@ -179,7 +179,7 @@ class MrcProbe(Packet):
     name = "MRC Probe"
     fields_desc = [
         IntField("req_id", 0),
-        FlagsField("flags", 0, 8, ["SERVICE_TIME", "b1", "b2", "b3", "b4", "b5", "b6", "b7"]),
+        FlagsField("flags", 0, 8, ["SERVICE_TIME", "CTL", "PORT_STATUS_ACK", "b3", "b4", "b5", "b6", "b7"]),
         ByteField("port", 0),
         XShortField("reserved", 0),
         LongField("sender_ts_ns", 0),
@@ -195,7 +195,8 @@ class MrcPortStatus(Packet):
     fields_desc = [
         IntField("req_id", 0),
         ByteField("n_ports", 0),
-        X3BytesField("reserved", 0),
+        FlagsField("flags", 0, 8, ["CTL", "b1", "b2", "b3", "b4", "b5", "b6", "b7"]),
+        XShortField("reserved", 0),
         XLongField("up_mask", 0),
     ]
 

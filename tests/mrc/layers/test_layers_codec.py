@@ -210,3 +210,15 @@ def test_truncated_packets_never_crash_the_layers(cut: int) -> None:
     raw = C.encode_data(encaps()["srv6_srh_tel"], F.OP_WRITE_ONLY_IMM, 1, 2, 3, 4, 5, b"abc", imm=1)
     p = Ether(raw[:cut])  # scapy keeps what it cannot parse as Raw
     assert bytes(p) == raw[:cut]
+
+
+def test_controller_flags_decode_by_name() -> None:
+    """The controller's flags as the codec writes them: PORT_STATUS's flags byte (CTL) and the
+    probe's CTL and PORT_STATUS_ACK bits (until 2026-12-05 the layer read PORT_STATUS's flags as
+    part of a 24-bit reserved field and named neither probe bit)."""
+    ps = Ether(C.encode_port_status(encaps()["stev"], C.PortStatusInfo(req_id=7, n_ports=2, up_mask=0b11,
+                                                                       flags=F.PORT_STATUS_FLAG_CTL)))[MrcPortStatus]
+    assert int(ps.flags) == F.PORT_STATUS_FLAG_CTL and ps.flags.CTL and ps.reserved == 0 and ps.up_mask == 0b11
+    flags = F.PROBE_FLAG_CTL | F.PROBE_FLAG_PORT_STATUS_ACK | F.PROBE_FLAG_SERVICE_TIME
+    pr = Ether(C.encode_probe(encaps()["stev"], F.OP_PROBE_RESP, C.ProbeInfo(req_id=7, flags=flags)))[MrcProbe]
+    assert pr.flags.CTL and pr.flags.PORT_STATUS_ACK and pr.flags.SERVICE_TIME and int(pr.flags) == flags
