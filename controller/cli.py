@@ -302,8 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how leaves spread STEV traffic to remote hosts")
     r.add_argument("--watch-qp", action="append", default=[], type=lambda v: int(v, 0),
                    help="send postcards for RoCE packets to this destination QP (repeatable)")
-    r.add_argument("--block", default=DEFAULT_BLOCK)
-    r.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX)
+    r.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
+    r.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX, help=f"host GID /64 (default {DEFAULT_GID_PREFIX})")
     r.set_defaults(func=cmd_run)
 
     st = sub.add_parser("status", help="terminal view of a running controller (links, drops, queues)")

@@ -206,7 +206,7 @@ def field_written_headers(program: ir.Program) -> frozenset[str]:
     stack's ``push_front``/``pop_front``.  The generated code marks the header object ``dirty`` at
     each field store and ``setInvalid`` (a whole-header store is ``copy_from``, which sets it), the
     only ways a header object can hold non-zero fields while invalid (extract and ``setValid``
-    make it valid; push/pop move objects or add fresh ones), so resetting it for the next packet
+    make it valid; push/pop swap elements and mark the freed ones dirty), so resetting it for the next packet
     is needed only when it is valid or dirty (``recycle.make_reset``'s ``tracked``).  Anything
     else written to it (``next``/``last`` or a computed index as an lvalue, the whole stack or
     headers struct, a call this walk does not know) leaves it out."""
