@@ -24,7 +24,7 @@ from softswitch.exec.exprgen import (
     compile_error,
     contains,
 )
-from softswitch.exec.stmtgen import StmtGen
+from softswitch.exec.stmtgen import StmtGen, colour_to
 from softswitch.exec.usage import header_root
 from softswitch.frontend import ir
 from softswitch.runtime.counters import ONE_PACKET
@@ -284,7 +284,7 @@ class Compiler(StmtGen):
                 hit_lines.append(f"{col} = {dm}.execute({entry}, C.nbytes, C.now)")
                 tmp = Out()
                 for tgt in targets:
-                    self.assign(tgt, col, tmp, 0)
+                    self.assign(tgt, colour_to(col, tgt.type), tmp, 0)
                 hit_lines += tmp.lines
             else:
                 hit_lines.append(f"{dm}.execute({entry}, C.nbytes, C.now)")

@@ -430,13 +430,13 @@ class ExprGen:
                 cond = cond or "True"
             elif isinstance(t, ir.HeaderT):
                 v, w = f"{self.ex(x)}.to_int()", t.width
+            elif isinstance(t, ir.ErrorT) or (isinstance(t, ir.EnumT) and t.underlying is None):
+                # p4c's mid end makes a plain enum bit<32> (its member index, EnumOn32Bits) and bmv2
+                # holds an error in 32 bits (its number): those bits are hashed
+                v, w = self.ex(x), ir.ERROR_KEY_WIDTH
             else:
                 w = ir.type_width(t)
-                v = self.ex(x)
-                if isinstance(t, ir.BoolT):
-                    v = f"int({v})"
-                elif isinstance(t, ir.IntT):
-                    v = f"({v} & {bitmask(w):#x})"
+                v = bits_code(self.ex(x), t)  # a bool as 0/1, a signed value (or enum over one) as its bits
             items.append((v, w, cond))
             any_cond = any_cond or cond is not None
         if not items:

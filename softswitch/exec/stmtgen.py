@@ -29,6 +29,14 @@ def _to_type(masked: str, t: ir.Type) -> str:
     an int<W> destination holds the two's-complement value signed (as the register read does)."""
     return signed_code(masked, t.width, masked=True) if isinstance(t, ir.IntT) else masked
 
+def colour_to(code: str, t: ir.Type) -> str:
+    """A meter's colour (0 GREEN, 1 YELLOW, 2 RED) as a ``bit<W>``/``int<W>`` destination holds it:
+    cut to W bits, as bmv2's ``Field::set`` cuts it (RED in a ``bit<1>`` reads 0, in an ``int<2>`` -2)."""
+    if (isinstance(t, ir.BitT) and t.width < 2) or (isinstance(t, ir.IntT) and t.width <= 2):
+        return _to_type(f"({code} & {bitmask(t.width):#x})", t)
+    return code
+
+
 class StmtGen(ExprGen):
     """Statements (the table-apply hooks ``_inline_apply``/``table_fn`` come from the subclass)."""
 
@@ -264,7 +272,7 @@ class StmtGen(ExprGen):
             i = self.t()
             out.add(ind, f"{i} = {self.ex(args[0])}")
             out.add(ind, f"if {i} < {size}:")
-            self.assign(args[1], f"{g}.execute({i}, C.nbytes, C.now)", out, ind + 1)
+            self.assign(args[1], colour_to(f"{g}.execute({i}, C.nbytes, C.now)", args[1].type), out, ind + 1)
             return
         if kind == "register" and meth == "read":
             i = self.t()
