@@ -288,6 +288,9 @@ class BlockChecker(CheckerBase):
         for i, p in enumerate(_trees(_tree(proto, "params"), "param")):
             pt = self.type_ref(_type_child(p))
             direc = _direction(p)
+            if isinstance(pt, InfIntT):  # p4c: an int parameter must be directionless, a constant
+                raise self.err(p, f"parameter '{_name(p)}' of function '{name}' has type int: a function's "
+                                  "parameters are run-time values; give it a width (bit<W>/int<W>)")
             direc = "in" if direc == "" else direc
             pn = _name(p)
             params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
@@ -566,6 +569,8 @@ class BlockChecker(CheckerBase):
 
         for s in state_trees:
             sn = _name(s)
+            if sn in ("accept", "reject"):  # p4c: "parser state should not be implemented, it is built-in"
+                raise self.err(s, f"state '{sn}' is built in and cannot be declared")
             if prefix + sn in states:
                 raise self.err(s, f"duplicate state '{sn}'")
             anns = self.annotations(_tree(s, "annotations"))

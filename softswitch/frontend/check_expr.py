@@ -654,11 +654,15 @@ class ExprChecker(CheckerBase):
                 if not ctx.in_parser:
                     raise self.err(t, "'next' can only be used in a parser")
                 return ir.StackNext(bt.elem, loc, base)
+            if mem in ("last", "lastIndex") and not ctx.in_parser:  # p4c: stack 'last' only in a parser
+                raise self.err(t, f"'{mem}' can only be used in a parser")
             if mem == "last":
                 return ir.StackLast(bt.elem, loc, base)
             if mem == "lastIndex":
                 return ir.StackLastIndex(BIT32, loc, base)
             if mem in ("push_front", "pop_front"):
+                if ctx.in_parser:
+                    raise self.err(t, f"'{mem}' cannot be used in a parser")
                 return _Method(ir.VoidT(), loc, base, mem)
             raise self.err(t, f"header stack has no member '{mem}'")
         if isinstance(bt, ir.ExternT):
@@ -1033,7 +1037,7 @@ class ExprChecker(CheckerBase):
                 base = self.coerce(base, mx.type if not isinstance(mx.type, InfIntT) else res.type, t)
             if isinstance(mx.type, InfIntT):
                 mx = self.coerce(mx, base.type, t)
-            data = self.as_list(data, t)
+            data = self.calc_data(data, t)
             args = [res, algo, base, data, mx]
         elif name == "random":
             res = self.expr(arg_trees[0], ctx, None)
@@ -1094,7 +1098,7 @@ class ExprChecker(CheckerBase):
             if n != 4:
                 raise self.err(t, f"{name} takes 4 arguments")
             cond = self.expr(arg_trees[0], ctx, BOOL)
-            data = self.as_list(self.expr(arg_trees[1], ctx, None), t)
+            data = self.calc_data(self.expr(arg_trees[1], ctx, None), t)
             ck = self.expr(arg_trees[2], ctx, None)
             if name.startswith("update"):
                 self.check_lvalue(ck, ck.loc)
@@ -1197,6 +1201,16 @@ class ExprChecker(CheckerBase):
                 out.append(path)
         else:
             raise self.unsupported(loc, f"{what} element of type {show(ty)}")
+
+    def calc_data(self, e: ir.Expr, t: Tree) -> ir.Expr:
+        """The data list of a hash or checksum: a list, a struct or a header, as p4c's bmv2 back end
+        takes it (``convertToList``); a lone field or value it refuses ("expected a struct")."""
+        e = self.as_list(e, t)
+        if not isinstance(e.type, (ir.TupleT, ir.StructT, ir.HeaderT)):
+            raise self.err(e.loc if e.loc.line else t, f"the data of a hash or checksum is a list {{...}}, a struct or a "
+                                                       f"header, not {show(e.type)} (p4c: \"expected a struct\"; "
+                                                       "write {x} for one value)")
+        return e
 
     def as_list(self, e: ir.Expr, t: Tree) -> ir.Expr:
         if isinstance(e, ir.StructInit) and isinstance(e.type, ir.StructT) and e.type.name == "":

@@ -179,6 +179,8 @@ class StmtChecker(CheckerBase):
             e = self.expr(s.children[-1], ctx, t)
             if not isinstance(e, ir.Const):
                 raise self.err(s, f"constant '{name}' is not a compile-time constant")
+            if name in ctx.scope[-1]:  # type: ignore[attr-defined]
+                raise self.err(s, f"'{name}' is declared twice in this block (p4c: \"Duplicates declaration\")")
             ctx.scope[-1][name] = e  # type: ignore[attr-defined]
             return []
         if k == "if_stmt":
@@ -350,6 +352,8 @@ class StmtChecker(CheckerBase):
     def declare_var(self, name: str, t: ir.Type, init: ir.Expr | None, ctx: _Ctx, loc: ir.Loc) -> ir.Stmt:
         if isinstance(t, (ir.ExternT, ir.VoidT, ir.StringT, InfIntT)):
             raise self.err(loc, f"cannot declare a variable of type {show(t)}")
+        if name in ctx.scope[-1]:  # type: ignore[attr-defined]
+            raise self.err(loc, f"'{name}' is declared twice in this block (p4c: \"Duplicates declaration\")")
         store = ctx.block if ctx.block is not None else ctx.action_block
         prefix = getattr(ctx, "var_prefix", "")
         if isinstance(t, ir.VarbitT):

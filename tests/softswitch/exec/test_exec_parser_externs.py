@@ -26,7 +26,7 @@ def out(rig: Rig, data: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("data,frame,logged", [
-    # e, then extra (setValid in the parser, x = 0x5E), then st[0] (push_front + setValid, x = t);
+    # e, then extra (setValid in the parser, x = 0x5E), then st[0] (setValid, x = t; push_front is not allowed in a parser);
     # e.v = 2 * v from the function twice() inlined into the start state
     (bytes([5, 3]), bytes([5, 6, 0x5E, 5]), ["parsed t=5 v=3", "twice 3"]),
     (bytes([1, 3]), bytes([1, 6, 1]), ["parsed t=1 v=3"]),                  # setInvalid in drop_extra

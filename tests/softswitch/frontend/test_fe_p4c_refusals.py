@@ -45,6 +45,9 @@ V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
     ("h.h.r = h.h.a % (8w2 - 2)", "modulo by zero"),
     ("if (h.h.a == 1) { h.h.r = h.h.a / 8w0; }", "division by zero"),
     ("h.h.r = (h.h.a == 1) ? h.h.a % 0 : 8w1", "modulo by zero"),
+    # the bmv2 back end's convertToList: "expected a struct"
+    ("hash(h.h.r, HashAlgorithm.crc16, 8w0, h.h.a, 32w256)", "expected a struct"),
+    ("update_checksum(true, h.h.a, h.h.w, HashAlgorithm.csum16)", "expected a struct"),
 ])
 def test_refused_where_it_stands(stmt: str, why: str) -> None:
     src = _SRC.replace("STMT", stmt)
@@ -60,6 +63,7 @@ def test_refused_where_it_stands(stmt: str, why: str) -> None:
     "if (false) { h.h.r = h.h.a / 0; }",  # dead code: p4c folds it away before it looks at divisors
     "if (true) { h.h.r = 1; } else { h.h.r = h.h.a % 0; }", "h.h.r = (1 == 2) ? h.h.a / 0 : 8w1",
     "h.h.r = (false && h.h.a / 0 == 1) ? 8w1 : 8w0", "h.h.r = h.h.a / (8w0 + 1)",
+    "hash(h.h.r, HashAlgorithm.crc16, 8w0, {h.h.a}, 32w256)", "hash(h.h.r, HashAlgorithm.crc16, 8w0, h.h, 32w256)",
     "h.h.r = (K.A == 3) ? 8w1 : 8w0", "h.h.r = (2 != K.B) ? 8w1 : 8w0", "h.h.r = (bit<8>)(K2)K.B",
 ])
 def test_the_forms_p4c_takes_load(stmt: str) -> None:

@@ -19,12 +19,10 @@ control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
             h.st.push_front(1);
             h.o.a = h.st[0].v;
             h.o.b = (bit<8>)(bit<1>)h.st[0].isValid();
-            h.o.n = (bit<8>)h.st.lastIndex;
         } else if (h.x.v == 2) {   // pop_front(1): element 2 invalid; its field?
             h.st.pop_front(1);
             h.o.a = h.st[2].v;
             h.o.b = (bit<8>)(bit<1>)h.st[2].isValid();
-            h.o.n = (bit<8>)h.st.lastIndex;
         } else if (h.x.v == 3) {   // y = invalid header; x's field afterwards
             h.y.setInvalid();
             h.x = h.y;
@@ -43,7 +41,6 @@ control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
             h.o.a = h.st[0].v;
             h.o.b = h.st[1].v;
             h.o.c = h.st[2].v;
-            h.o.n = (bit<8>)h.st.lastIndex;
         } else if (h.x.v == 6) {   // setInvalid then read
             h.st[1].setInvalid();
             h.o.a = h.st[1].v;

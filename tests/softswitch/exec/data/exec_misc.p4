@@ -10,7 +10,7 @@ header peek_t { bit<8> first; bit<8> second; }
 
 struct headers_t { ethernet_t eth; lbl_t[3] lbls; op_t op; }
 struct pair_t { bit<8> x; bit<8> y; }
-struct meta_t { bit<8> color; bit<8> peeked; pair_t p; }
+struct meta_t { bit<8> color; bit<8> peeked; pair_t p; bit<8> last_index; }
 
 parser P(packet_in pkt, out headers_t h, inout meta_t m, inout standard_metadata_t sm) {
     state start {
@@ -19,6 +19,7 @@ parser P(packet_in pkt, out headers_t h, inout meta_t m, inout standard_metadata
     }
     state lbls {
         pkt.extract(h.lbls.next);
+        m.last_index = (bit<8>)h.lbls.lastIndex;  // lastIndex is a parser-only form (p4c)
         transition select(h.lbls.last.bos) { 1: op; default: lbls; }
     }
     state skip {
@@ -45,7 +46,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
     apply {
         sm.egress_spec = 1;
         if (h.lbls[0].isValid()) {
-            h.op.r = (bit<8>) h.lbls.lastIndex;
+            h.op.r = m.last_index;
             if (h.op.op == 1) { h.lbls.push_front(1); h.lbls[0].setValid(); h.lbls[0].label = 99;
                                 h.lbls[0].bos = 0; h.lbls[0].ttl = 7; }
             if (h.op.op == 2) { h.lbls.pop_front(1); }

@@ -22,7 +22,6 @@ parser P(packet_in pkt, out hs_t h, inout m_t m, inout standard_metadata_t s) {
         m.sum = twice(h.e.v);
         h.extra.setValid();
         h.extra.x = 0x5E;
-        h.st.push_front(1);
         h.st[0].setValid();
         h.st[0].x = h.e.t;
         transition select(h.e.t) { 1: drop_extra; 2: bad; default: accept; }
