@@ -40,7 +40,23 @@ from .checkbase import (
 )
 from .types import BIT32, BOOL, INFINT, InfIntT, fold_binary, is_numeric, show, wrap
 
-_SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes")
+_SIZE_METHODS = ("sizeInBits", "sizeInBytes", "minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
+# the ones p4c folds for a value or type of any non-extern type (TypeInference, MethodCallExpression)
+_MIN_MAX_SIZE = _SIZE_METHODS[2:]
+
+
+def _size_bits(t: ir.Type, largest: bool) -> int:
+    """Bits of a serializable type as p4c's ``TypeMap::widthBits`` counts them: a varbit as 0 or, with
+    ``largest``, its maximum; a header_union as its widest member."""
+    if isinstance(t, ir.VarbitT):
+        return t.max_width if largest else 0
+    if isinstance(t, ir.StructT) and t.union:
+        return max((_size_bits(f.type, largest) for f in t.fields), default=0)
+    if isinstance(t, (ir.HeaderT, ir.StructT)):
+        return sum(_size_bits(f.type, largest) for f in t.fields)
+    if isinstance(t, ir.StackT):
+        return t.size * _size_bits(t.elem, largest)
+    return ir.type_width(t)
 
 
 def _parser_forbidden_call(node: object) -> ir.BuiltinCall | ir.ExternCall | None:
@@ -180,11 +196,13 @@ class ExprChecker(CheckerBase):
             tname = str(t.children[0])
             mem = str(_tree(t, "mname").children[0])
             e = self.globals.get(tname)
+            if isinstance(e, tuple) and e[0] == "type" and isinstance(e[1], ir.EnumT) and mem in e[1].members:
+                return ir.Const(e[1], loc, e[1].value_of(mem))
+            if isinstance(e, tuple) and e[0] == "type" and mem in _MIN_MAX_SIZE:
+                # T.minSizeInBits(): a type's size, folded (the placeholder value is never evaluated)
+                return _Method(ir.VoidT(), loc, ir.Var(e[1], loc, f"${tname}"), mem)
             if isinstance(e, tuple) and e[0] == "type" and isinstance(e[1], ir.EnumT):
-                et = e[1]
-                if mem not in et.members:
-                    raise self.err(t, f"enum {tname} has no member '{mem}'")
-                return ir.Const(et, loc, et.value_of(mem))
+                raise self.err(t, f"enum {tname} has no member '{mem}'")
             raise self.err(t, f"'{tname}.{mem}' is not an enum member")
         if k == "spec_type_member":  # Name<A, ...>.apply of a generic parser or control type
             st = _trees(t)[0]
@@ -664,8 +682,13 @@ class ExprChecker(CheckerBase):
                 if ctx.in_parser:
                     raise self.err(t, f"'{mem}' cannot be used in a parser")
                 return _Method(ir.VoidT(), loc, base, mem)
+            if mem in _MIN_MAX_SIZE:
+                return _Method(ir.VoidT(), loc, base, mem)
             raise self.err(t, f"header stack has no member '{mem}'")
         if isinstance(bt, ir.ExternT):
+            return _Method(ir.VoidT(), loc, base, mem)
+        if mem in _MIN_MAX_SIZE and (isinstance(bt, (ir.BitT, ir.IntT, ir.BoolT))
+                                     or (isinstance(bt, ir.EnumT) and bt.underlying is not None)):
             return _Method(ir.VoidT(), loc, base, mem)
         raise self.err(t, f"value of type {show(bt)} has no member '{mem}'")
 
@@ -1263,14 +1286,14 @@ class ExprChecker(CheckerBase):
                                               "as a statement of its own in a parser state")
                 return self.direct_apply(e, arg_trees, ctx, t, tref)
             raise self.err(t, f"'{base.name}' has no method '{mem}'")
-        if isinstance(bt, (ir.HeaderT, ir.StructT)) and mem in _SIZE_METHODS:
+        if mem in _SIZE_METHODS and (isinstance(bt, (ir.HeaderT, ir.StructT, ir.StackT)) or mem in _MIN_MAX_SIZE):
             if arg_trees:
                 raise self.err(t, f"{mem}() takes no arguments")
-            if _has_varbit(bt) and not mem.startswith("min"):
-                raise self.unsupported(t, f"{mem}() of a type with a varbit field")
-            if isinstance(bt, ir.StructT) and bt.union:
-                raise self.unsupported(t, f"{mem}() of a header_union")
-            bits = ir.type_width(bt)
+            if _has_varbit(bt) and mem.startswith("size"):
+                raise self.unsupported(t, f"{mem}() of a type with a varbit field (minSizeIn*/maxSizeIn* are known)")
+            if isinstance(bt, ir.StructT) and bt.union and mem.startswith("size"):
+                raise self.unsupported(t, f"{mem}() of a header_union (minSizeIn*/maxSizeIn* are known)")
+            bits = _size_bits(bt, mem.startswith("max"))
             return ir.Const(INFINT, loc, bits if mem.endswith("Bits") else (bits + 7) // 8)
         if isinstance(bt, ir.StructT) and bt.union and mem == "isValid":
             if arg_trees:
