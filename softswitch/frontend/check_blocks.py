@@ -430,12 +430,36 @@ class BlockChecker(CheckerBase):
             if an not in used and a.owner is None:
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
+        self.check_direct_meters(prog)
         prog.externs = dict(self.global_externs)
         prog.main_annotations = self.annotations(_tree(m, "annotations"))
         for an, loc in self.action_locals.items():
             if an in prog.actions:
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
         return prog
+
+    def check_direct_meters(self, prog: ir.Program) -> None:
+        """A direct meter's colour reaches the program only through ``read`` in an action of its table;
+        p4c's bmv2 back end refuses a metered table none of whose actions reads it, and a ``read`` of a
+        direct meter no table's ``meters`` names (its colour would be nothing)."""
+        for c in prog.controls:
+            for tbl in c.tables.values():
+                if tbl.meters and not any(
+                        isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read"
+                        for ref in tbl.actions for n in ir.iter_nodes(prog.actions[ref.action].body)):
+                    raise self.err(tbl.loc, f"table '{tbl.local_name}' has direct meter '{tbl.meters}' but none of "
+                                            "its actions reads it (p4c: \"must have at least one action with a "
+                                            "read method call\")")
+            for e in c.externs.values():
+                if e.kind == "direct_meter" and not e.tables:
+                    for an in c.actions:
+                        a = prog.actions.get(an)
+                        n = next((n for n in ir.iter_nodes(a.body) if isinstance(n, ir.ExternCall)
+                                  and n.instance == e.name and n.method == "read"), None) if a else None
+                        if n is not None:
+                            raise self.err(n.loc, f"direct meter '{e.local_name}' is read but no table's "
+                                                  "'meters' property names it (p4c: \"direct meter is not "
+                                                  "associated with any table\")")
 
     def top_level_spec_names(self, args: list[Tree]) -> dict[int, str]:
         """The names p4c's SpecializeAll gives the top-level parsers and controls it specialises

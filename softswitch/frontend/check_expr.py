@@ -229,6 +229,8 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, "bit index: use a slice x[i:i]")
                 raise self.err(t, f"cannot index a value of type {show(base.type)}")
             idx = self.expr(_trees(t)[1], ctx, None)
+            if not isinstance(idx.type, (InfIntT, ir.BitT, ir.IntT)):  # p4c: "Array index ... must be an integer"
+                raise self.err(t, f"stack index must be an integer (bit<W>, int<W> or int), not {show(idx.type)}")
             if isinstance(idx.type, InfIntT):
                 idx = ir.Const(BIT32, idx.loc, int(idx.value))
             if isinstance(idx, ir.Const):
@@ -268,7 +270,8 @@ class ExprChecker(CheckerBase):
             return ir.Concat(rt, loc, a, b)
         if k in ("not_", "bnot", "neg"):
             op = {"not_": "!", "bnot": "~", "neg": "-"}[k]
-            a = self.expr(_trees(t)[0], ctx, expected if op != "!" else BOOL)
+            # '~' takes no width from the context: p4c refuses it on an untyped integer (postorder(Cmpl))
+            a = self.expr(_trees(t)[0], ctx, BOOL if op == "!" else None if op == "~" else expected)
             if op == "!":
                 if not isinstance(a.type, ir.BoolT):
                     raise self.err(t, f"'!' needs a bool, got {show(a.type)}")
@@ -719,6 +722,9 @@ class ExprChecker(CheckerBase):
             if isinstance(e, _ExternFunc):
                 return self.builtin_call(e.name, arg_trees, targs, ctx, t)
             if isinstance(e, _ActionRef):
+                if getattr(ctx, "fn_ret", None) is not None:  # in a function (p4c: TypeInference)
+                    raise self.err(t, f"a function cannot call an action ('{callee.name}'; p4c: \"Functions "
+                                      "cannot call actions\")")
                 return self.action_call(e.name, arg_trees, ctx, t)
             if isinstance(e, _FuncRef):
                 return self.function_call(e.name, arg_trees, ctx, t)
@@ -1261,6 +1267,9 @@ class ExprChecker(CheckerBase):
             if isinstance(e, _TableRef):
                 if mem != "apply" or arg_trees:
                     raise self.err(t, f"table '{base.name}' has no method '{mem}'")
+                if ctx.in_action:  # p4c: "tables cannot be invoked from actions"
+                    raise self.err(t, f"table '{base.name}' applied in an action or function (tables cannot be "
+                                      "invoked from actions)")
                 return ir.ApplyTable(ir.VoidT(), loc, e.table.name)
             if isinstance(e, ir.ExternInstance):
                 if ctx.in_parser:

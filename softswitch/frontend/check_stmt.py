@@ -411,12 +411,16 @@ class StmtChecker(CheckerBase):
         sel = None if table is not None else self.expr(sel_t, ctx, None)
         if sel is not None and not isinstance(sel.type, (ir.BitT, ir.IntT, ir.EnumT, ir.ErrorT)):
             raise self.err(s, f"cannot switch on a value of type {show(sel.type)}")
+        seen: set = set()
+        after_default = False
         for c in _trees(s, "switch_case"):
             lab = _trees(c)[0]
             body_t = _tree(c, "block")
             is_default = lab.data == "default_label"
+            if after_default:  # p4c: "switch label ... follows 'default' label"
+                raise self.err(lab, "a switch label after 'default' (default must come last)")
             if is_default:
-                pass  # `default:` matches whatever no other label did
+                after_default = True  # `default:` matches whatever no other label did
             elif table is not None:
                 if lab.data != "ident":
                     raise self.err(lab, "switch label must be an action name")
@@ -427,11 +431,17 @@ class StmtChecker(CheckerBase):
                 tbl = self.find_table(table, ctx)
                 if ent.name not in [a.action for a in tbl.actions]:
                     raise self.err(lab, f"action '{an}' is not an action of table '{tbl.local_name}'")
+                if ent.name in seen:
+                    raise self.err(lab, f"switch label '{an}' appears twice (p4c: \"'switch' label duplicates\")")
+                seen.add(ent.name)
                 pending.append(ent.name)
             else:
                 v = self.expr(lab, ctx, sel.type)  # type: ignore[union-attr]
                 if not isinstance(v, ir.Const):
                     raise self.err(lab, "switch label must be a constant")
+                if v.value in seen:
+                    raise self.err(lab, "switch label appears twice (p4c: \"'switch' label duplicates\")")
+                seen.add(v.value)
                 pending.append(v)
             if body_t is not None or is_default:
                 body = self.block(body_t, ctx) if body_t is not None else ir.Block(self.loc(c), [])

@@ -157,10 +157,19 @@ class TableChecker(CheckerBase):
         tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
                        counters, meters, support_timeout, anns, loc, ir.id_annotation(anns))
         if entries_t is not None:
+            if not tbl.keys:  # p4c: "Entries cannot be specified for a table with no key"
+                raise self.err(entries_t, f"table '{local}' has entries but no key")
             tbl.const_entries = self.entries(entries_t, tbl, ctx, *prio_order)
+        if sum(k.match_kind == "lpm" for k in keys) > 1:  # p4c's bmv2 back end (control.cpp)
+            raise self.err(t, f"table '{local}' has more than one lpm key (not supported on this target, as "
+                              "p4c's bmv2 back end says: one longest-prefix key per table)")
         for ref in (impl, counters, meters):
             if ref is not None:
-                self.extern_by_name(ref, ctx).tables.append(pname)
+                ext = self.extern_by_name(ref, ctx)
+                if ref is not impl and ext.tables:  # p4c: "Direct counters cannot be attached to multiple tables"
+                    raise self.err(t, f"direct {ext.kind.split('_')[-1]} '{ref}' is already attached to table "
+                                      f"'{ext.tables[0]}': a direct counter or meter belongs to one table")
+                ext.tables.append(pname)
         if sel_keys and impl is not None:
             inputs = [_print_expr(k.expr) for k in sel_keys]
             prev = self.selector_inputs.get(impl)

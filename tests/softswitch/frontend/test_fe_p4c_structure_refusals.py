@@ -1,6 +1,9 @@
-"""Programs p4c's front end refuses, refused at the offending construct (each loaded until
-2026-12-05, some with a meaning, one with a Python error instead of a diagnostic), read from p4c's
-``typeCheckExpr.cpp``, ``validateParsedProgram.cpp`` and its "Duplicates declaration" check."""
+"""Programs p4c refuses, refused at the offending construct (each loaded until 2026-12-05, some
+with a meaning, one with a Python error instead of a diagnostic), read from p4c's front end
+(``typeCheckExpr.cpp``, ``typeCheckStmt.cpp``, ``validateParsedProgram.cpp``, its "Duplicates
+declaration" check) and its bmv2 back end (``control.cpp``: one lpm key, a direct counter or
+meter on one table, a direct meter its table's actions read), with p4c's own error programs
+(``testdata/p4_16_bmv_errors``: basic, reused-counter, issue1167, issue1829) as the models."""
 from __future__ import annotations
 
 import pytest
@@ -20,6 +23,7 @@ parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
 }
 control VC(inout H h, inout M m) { apply {} }
 control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
+    DECLS
     apply { CSTMT sm.egress_spec = 1; }
 }
 control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
@@ -31,20 +35,43 @@ V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
 
 def _src(**parts: str) -> str:
     s = _SRC
-    for k in ("FUNC", "PSTMT", "STATE", "CSTMT"):
+    for k in ("FUNC", "PSTMT", "STATE", "DECLS", "CSTMT"):
         s = s.replace(k, parts.get(k.lower(), ""))
     return s
 
 
 @pytest.mark.parametrize("parts, line, why", [
-    ({"cstmt": "h.h.r = h.s.last.a;"}, 13, "'last' can only be used in a parser"),
-    ({"cstmt": "h.h.r = (bit<8>)h.s.lastIndex;"}, 13, "'lastIndex' can only be used in a parser"),
+    ({"cstmt": "h.h.r = h.s.last.a;"}, 14, "'last' can only be used in a parser"),
+    ({"cstmt": "h.h.r = (bit<8>)h.s.lastIndex;"}, 14, "'lastIndex' can only be used in a parser"),
     ({"pstmt": "h.s.push_front(1);"}, 8, "'push_front' cannot be used in a parser"),
     ({"pstmt": "h.s.pop_front(1);"}, 8, "'pop_front' cannot be used in a parser"),
     ({"state": "state accept { transition reject; }"}, 9, "state 'accept' is built in"),
-    ({"cstmt": "bit<8> x = 1; bit<8> x = 2; h.h.r = x;"}, 13, "'x' is declared twice in this block"),
+    ({"cstmt": "bit<8> x = 1; bit<8> x = 2; h.h.r = x;"}, 14, "'x' is declared twice in this block"),
     ({"func": "bit<8> f(in int x) { return (bit<8>)x; }", "cstmt": "h.h.r = f(3);"}, 6,
      "parameter 'x' of function 'f' has type int"),
+    ({"cstmt": "switch (h.h.a) { 1: { h.h.r = 1; } 1: { h.h.r = 2; } }"}, 14, "switch label appears twice"),
+    ({"decls": "action a() {} action b() {} table t { actions = { a; b; } }",
+      "cstmt": "switch (t.apply().action_run) { a: { h.h.r = 1; } a: { h.h.r = 2; } }"}, 14, "'a' appears twice"),
+    ({"cstmt": "switch (h.h.a) { default: { h.h.r = 1; } 1: { h.h.r = 2; } }"}, 14, "after 'default'"),
+    ({"decls": "action a() {} table t { actions = { a; } const entries = { _ : a(); } }"}, 13, "has entries but no key"),
+    ({"cstmt": "h.h.r = h.s[true].a;"}, 14, "stack index must be an integer"),
+    ({"cstmt": "h.h.r = ~1;"}, 14, "'~' on an integer literal of unknown width"),
+    ({"decls": "action a() {} table t { actions = { a; } } action b() { t.apply(); }"}, 13,
+     "tables cannot be invoked from actions"),
+    ({"func": "action ta() {} bit<8> f(in bit<8> x) { ta(); return x; }", "cstmt": "h.h.r = f(3);"}, 6,
+     "a function cannot call an action"),
+    ({"decls": "action a() {} table t { key = { h.h.a : lpm; h.h.r : lpm; } actions = { a; } }",
+      "cstmt": "t.apply();"}, 13, "more than one lpm key"),
+    ({"decls": "direct_counter(CounterType.packets) c; action a() {} "
+               "table t1 { key = { h.h.a : exact; } actions = { a; } counters = c; } "
+               "table t2 { key = { h.h.r : exact; } actions = { a; } counters = c; }",
+      "cstmt": "t1.apply(); t2.apply();"}, 13, "is already attached to table"),
+    ({"decls": "direct_meter<bit<2>>(MeterType.packets) dm; action a() {} "
+               "table t { key = { h.h.a : exact; } actions = { a; } meters = dm; }",
+      "cstmt": "t.apply();"}, 13, "none of its actions reads it"),
+    ({"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> col; action a() { dm.read(col); } "
+               "table t { key = { h.h.a : exact; } actions = { a; } }",
+      "cstmt": "t.apply();"}, 13, "no table's 'meters' property names it"),
 ])
 def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
     with pytest.raises(P4Error) as ei:
@@ -56,6 +83,11 @@ def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
     {"pstmt": "h.h.r = h.s.last.a; h.h.a = (bit<8>)h.s.lastIndex;"},  # in a parser: fine
     {"cstmt": "h.s.push_front(1); h.s.pop_front(1);"},  # in a control: fine
     {"cstmt": "{ bit<8> x = 1; h.h.r = x; } { bit<8> x = 2; h.h.a = x; }"},  # two blocks, two x
+    {"cstmt": "switch (h.h.a) { 1: 2: { h.h.r = 1; } default: { h.h.r = 2; } }"},
+    {"cstmt": "h.h.r = ~8w1; h.h.a = h.s[1w1].a;"},
+    {"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> col; action a() { dm.read(col); } "
+              "table t { key = { h.h.a : lpm; h.h.r : exact; } actions = { a; } meters = dm; }",
+     "cstmt": "t.apply();"},
 ])
 def test_the_forms_p4c_takes_load(parts: dict) -> None:
     load_source(_src(**parts), "s.p4")
