@@ -225,6 +225,12 @@ def _returns_to_flag(stmts: list[ir.Stmt], flag: ir.Var, in_loop: bool) -> list[
     return list(stmts)
 
 
+# p4c's names of the statements a bmv2 deparser refuses (DeparserConverter)
+_P4C_STMT = {"If": "IfStatement", "Assign": "AssignmentStatement", "SwitchValue": "SwitchStatement",
+             "SwitchActionRun": "SwitchStatement", "VarDecl": "Declaration_Variable",
+             "ExprStmt": "MethodCallStatement"}
+
+
 class BlockChecker(CheckerBase):
     """Actions, main, parsers, controls and their instances."""
 
@@ -431,12 +437,32 @@ class BlockChecker(CheckerBase):
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
         self.check_direct_meters(prog)
+        self.check_deparser(prog, prog.deparser.body)
         prog.externs = dict(self.global_externs)
         prog.main_annotations = self.annotations(_tree(m, "annotations"))
         for an, loc in self.action_locals.items():
             if an in prog.actions:
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
         return prog
+
+    def check_deparser(self, prog: ir.Program, b: ir.Block) -> None:
+        """p4c's bmv2 back end turns a deparser into an ordered list of emits and extern calls
+        (``DeparserConverter::convertDeparserBody``) and refuses anything else there ("IfStatement:
+        not supported within a deparser on this target", a common mistake); so does softswitch, which
+        ran it.  A function called from the deparser is held to the same (p4c inlines it first)."""
+        for s in b.stmts:
+            if isinstance(s, ir.Block):
+                self.check_deparser(prog, s)
+            elif isinstance(s, ir.Emit) or (isinstance(s, ir.VarDecl) and s.init is None) or \
+                    (isinstance(s, ir.ExprStmt) and isinstance(s.expr, (ir.BuiltinCall, ir.ExternCall))):
+                continue
+            elif isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.ActionCall) and s.expr.action in prog.actions:
+                self.check_deparser(prog, prog.actions[s.expr.action].body)
+            else:
+                kind = _P4C_STMT.get(type(s).__name__, type(s).__name__)
+                raise self.err(s.loc, f"{kind}: not supported within a deparser on this target (p4c's bmv2 back "
+                                      "end: a deparser only emits headers, in a fixed order; emit skips an "
+                                      "invalid header, so no 'if' is needed)")
 
     def check_direct_meters(self, prog: ir.Program) -> None:
         """A direct meter's colour reaches the program only through ``read`` in an action of its table;

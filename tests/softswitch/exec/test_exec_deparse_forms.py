@@ -1,6 +1,8 @@
 """The deparser's emits as generated since the fifth speed round (issue 16): a header named only
 when valid, a stack's element list bound once at the deparser's top level, and the plain form
-kept for emits inside a branch and for a computed index.  Each must emit what the program says."""
+kept for a computed index.  Each must emit what the program says.  (Emits inside a branch were
+tested here too until 2026-12-05: p4c's bmv2 back end refuses an 'if' in a deparser, and so does
+softswitch now.)"""
 from __future__ import annotations
 
 from exec_rig import Rig
@@ -26,7 +28,6 @@ control D(packet_out p, in hs_t h) {
     apply {
         p.emit(h.h);
         p.emit(h.st[1]);
-        if (h.h.sel == 1) { p.emit(h.st[0]); p.emit(h.x); } else { p.emit(h.st[2]); }
         p.emit(h.st[h.h.sel & 1]);
         p.emit(h.st[0]);
     }
@@ -45,9 +46,9 @@ def test_emits_in_every_form(tmp_path):
         (0, 0): b"",
         (1, 0): bytes([0xA0]) + bytes([0xA0]),  # st[0] only: the computed index 0, then st[0]
         (2, 0): bytes([0xA1]) + bytes([0xA0]) + bytes([0xA0]),
-        (2, 1): bytes([0xA1]) + bytes([0xA0]) + bytes([0xA1]) + bytes([0xA0]),
-        (3, 1): bytes([0xA1, 0xA0, 0xB0, 0xA1, 0xA0]),
-        (3, 0): bytes([0xA1, 0xA2, 0xA0, 0xA0]),
+        (2, 1): bytes([0xA1]) + bytes([0xA1]) + bytes([0xA0]),
+        (3, 1): bytes([0xA1, 0xA1, 0xA0]),
+        (3, 0): bytes([0xA1, 0xA0, 0xA0]),
     }
     for (n, sel), body in cases.items():
         data = bytes([n, sel, 0xA0, 0xA1, 0xA2, 0xB0])[: 2 + {0: 0, 1: 1, 2: 2, 3: 4}[n]]

@@ -28,14 +28,14 @@ control Ig(inout H h, inout M m, inout standard_metadata_t sm) {
 }
 control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
 control CC(inout H h, inout M m) { apply {} }
-control D(packet_out pk, in H h) { apply { pk.emit(h.h); } }
+control D(packet_out pk, in H h) { apply { pk.emit(h.h); DEP } }
 V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
 """
 
 
 def _src(**parts: str) -> str:
     s = _SRC
-    for k in ("FUNC", "PSTMT", "STATE", "DECLS", "CSTMT"):
+    for k in ("FUNC", "PSTMT", "STATE", "DECLS", "CSTMT", "DEP"):
         s = s.replace(k, parts.get(k.lower(), ""))
     return s
 
@@ -72,6 +72,8 @@ def _src(**parts: str) -> str:
     ({"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> col; action a() { dm.read(col); } "
                "table t { key = { h.h.a : exact; } actions = { a; } }",
       "cstmt": "t.apply();"}, 13, "no table's 'meters' property names it"),
+    ({"dep": "if (h.s[0].isValid()) { pk.emit(h.s[0]); }"}, 18, "IfStatement: not supported within a deparser"),
+    ({"dep": "bit<8> x = 1;"}, 18, "not supported within a deparser"),
 ])
 def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
     with pytest.raises(P4Error) as ei:
@@ -88,6 +90,7 @@ def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
     {"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> col; action a() { dm.read(col); } "
               "table t { key = { h.h.a : lpm; h.h.r : exact; } actions = { a; } meters = dm; }",
      "cstmt": "t.apply();"},
+    {"dep": "{ pk.emit(h.s); } pk.emit(h.s[1]);"},  # emits, also in a block
 ])
 def test_the_forms_p4c_takes_load(parts: dict) -> None:
     load_source(_src(**parts), "s.p4")
