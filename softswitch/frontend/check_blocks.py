@@ -873,6 +873,17 @@ class BlockChecker(CheckerBase):
     def lower_control(self, d: Tree, prefix: str | None = None, blk: _Block | None = None,
                       bindings: dict[str, Any] | None = None, order: tuple = (),
                       var_prefix: str = "", ctor: dict[str, Any] | None = None) -> ir.Control:
+        saved = self.readonly_vars
+        if blk is None:  # a top-level control: its 'in' parameters are read-only
+            self.readonly_vars = frozenset(_name(p) for p in _trees(_tree(d, "params"), "param")
+                                           if _direction(p) == "in")
+        try:
+            return self._lower_control(d, prefix, blk, bindings, order, var_prefix, ctor)
+        finally:
+            self.readonly_vars = saved
+
+    def _lower_control(self, d: Tree, prefix: str | None, blk: _Block | None, bindings: dict[str, Any] | None,
+                       order: tuple, var_prefix: str, ctor: dict[str, Any] | None) -> ir.Control:
         name = _name(d)
         top = blk is None
         if blk is None:

@@ -1450,6 +1450,9 @@ class ExprChecker(CheckerBase):
         x = e
         while True:
             if isinstance(x, ir.Var):
+                if x.name in self.readonly_vars:
+                    raise self.err(loc, f"cannot write to '{x.name}': it is an 'in' parameter of the control "
+                                        "(p4c: \"cannot be the target of an assignment\")")
                 return
             if isinstance(x, ir.ActionParam):
                 if id(x) in self.writable_params:

@@ -207,6 +207,9 @@ class CheckerBase:
         self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances
         self.block_instance_tenv: dict[str, tuple] = {}  # ... and their type arguments (generic ones)
         self.writable_params: set[int] = set()
+        # the 'in' parameters of the top-level control being lowered (the deparser's headers): p4c
+        # refuses a write to them ("cannot be the target of an assignment")
+        self.readonly_vars: frozenset[str] = frozenset()
         self.global_externs: dict[str, ir.ExternInstance] = {}
         # generics: the type variables bound while a specialisation is lowered; the generic
         # struct/header declarations and their specialisations (keyed by base name and type

@@ -74,6 +74,8 @@ def _src(**parts: str) -> str:
       "cstmt": "t.apply();"}, 13, "no table's 'meters' property names it"),
     ({"dep": "if (h.s[0].isValid()) { pk.emit(h.s[0]); }"}, 18, "IfStatement: not supported within a deparser"),
     ({"dep": "bit<8> x = 1;"}, 18, "not supported within a deparser"),
+    ({"dep": "h.h.a = 5;"}, 18, "'in' parameter of the control"),
+    ({"dep": "h.s[1].setInvalid();"}, 18, "'in' parameter of the control"),
 ])
 def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
     with pytest.raises(P4Error) as ei:
