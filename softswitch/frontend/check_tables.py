@@ -250,9 +250,18 @@ class TableChecker(CheckerBase):
             raise self.err(ai, f"every directional parameter of '{act.local_name}' must be bound here")
         return out
 
-    def _data_arg_trees(self, arg_trees: list[Tree], ref: ir.TableActionRef) -> list[Tree]:
-        """A default action or entry naming an action with bound arguments may repeat them."""
+    def _data_arg_trees(self, arg_trees: list[Tree], ref: ir.TableActionRef, t: Tree | None = None) -> list[Tree]:
+        """A default action or entry naming an action with bound arguments may repeat them; named
+        arguments (``a(y = 1, x = 2)``) are put in parameter order, the bound ones left out."""
         act = self.actions[ref.action]
+        if any(a.data == "named_arg" for a in arg_trees):
+            names = [p.name for p in act.params]
+            bound = {p.name for p in act.params[:len(ref.args)]} if ref.args else set()
+            given = {_name(a) for a in arg_trees if a.data == "named_arg"}
+            if not bound & given:  # only the data parameters are named
+                names = [n for n in names if n not in bound]
+            ordered = self.positional_args(arg_trees, names, t if t is not None else arg_trees[0])
+            return ordered[len(bound):] if bound & given else ordered
         if ref.args and len(arg_trees) == len(act.params):
             return arg_trees[len(ref.args):]
         return arg_trees
@@ -277,7 +286,7 @@ class TableChecker(CheckerBase):
             raise self.err(val_t, f"action '{an}' is @tableonly and cannot be the default action")
         act = self.actions[ent.name]
         dps = act.data_params
-        arg_trees = self._data_arg_trees(arg_trees, ref)
+        arg_trees = self._data_arg_trees(arg_trees, ref, val_t)
         if len(arg_trees) != len(dps):
             raise self.err(val_t, f"action '{an}' takes {len(dps)} arguments, {len(arg_trees)} given")
         args = []
@@ -337,7 +346,7 @@ class TableChecker(CheckerBase):
                 raise self.err(ar, f"action '{an}' is @defaultonly and cannot be used in an entry")
             act = self.actions[ent.name]
             arg_trees = _trees(_tree(ar, "args")) if _tree(ar, "args") is not None else []
-            arg_trees = self._data_arg_trees(arg_trees, ref)
+            arg_trees = self._data_arg_trees(arg_trees, ref, ar)
             if len(arg_trees) != len(act.data_params):
                 raise self.err(ar, f"action '{an}' takes {len(act.data_params)} arguments")
             args = []
