@@ -645,11 +645,17 @@ class ExprChecker(CheckerBase):
             return e
         return _Named(ir.VoidT(), self.loc(t), name, e)
 
-    def member(self, t: Tree, ctx: _Ctx) -> ir.Expr:
+    def member(self, t: Tree, ctx: _Ctx, in_method: bool = False) -> ir.Expr:
+        """``base.mem``; ``in_method``: it is the callee of a call.  As p4c's type checker has it, a
+        header's ``isValid``/``setValid``/``setInvalid`` (and the size methods) are the built-in
+        methods when called and otherwise a field of that name, if the header has one."""
         base = self.expr(_trees(t)[0], ctx, None)
         mem = str(_tree(t, "mname").children[0])
         loc = self.loc(t)
         bt = base.type
+        if not in_method and isinstance(bt, (ir.HeaderT, ir.StructT)) and \
+                any(f.name == mem for f in bt.fields):
+            return ir.Member(bt.field_type(mem), loc, base, mem)
         if isinstance(base, _Named):
             return _Method(ir.VoidT(), loc, base, mem)
         if isinstance(base, ir.ApplyTable) and base.result == "none":
@@ -702,7 +708,8 @@ class ExprChecker(CheckerBase):
         if t.data == "generic_call":
             targs = tuple(self.type_ref(x) for x in _trees(_tree(t, "type_args")))
         arg_trees = _trees(_tree(t, "args")) if _tree(t, "args") is not None else []
-        callee = self.expr(callee_t, ctx, None)
+        callee = self.member(callee_t, ctx, in_method=True) if callee_t.data == "member" \
+            else self.expr(callee_t, ctx, None)
         if any(a.data == "named_arg" for a in arg_trees):
             names = None
             optional: set[str] = set()
