@@ -244,14 +244,16 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM ends a run like Ctrl-C (exit status 130; the server's listener still removes its unix
     # socket); the handler before is put back for callers that run main() in-process
     try:
-        before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        before = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        installed = True
     except ValueError:  # not the main thread: signals stay as they are
-        before = None
+        installed = False
     try:
         return _run(a)
     finally:
-        if before is not None:
-            signal.signal(signal.SIGTERM, before)
+        if installed:
+            signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 def _run(a: argparse.Namespace) -> int:

@@ -502,7 +502,10 @@ class Endpoint:
             evi = qp.ev_index_of(fr)
             e = qp.evset.entries[evi] if 0 <= evi < len(qp.evset.entries) else None
             if e is None or e.port in self.ports_down or qp.evset.prof.states[evi] is EvState.DENIED:
-                e = qp.evset.entries[qp.evset.reply_index(evi)]
+                j = qp.evset.reply_index(evi)
+                if qp.evset.prof.states[j] is EvState.DENIED:
+                    return None  # every other EV is DENIED or down: no path the controller allows
+                e = qp.evset.entries[j]
             return e.encap, e.port
         if fr.outer_dst is not None or port in self.ports_down:
             return None

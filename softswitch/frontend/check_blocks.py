@@ -294,9 +294,12 @@ class BlockChecker(CheckerBase):
         for i, p in enumerate(_trees(_tree(proto, "params"), "param")):
             pt = self.type_ref(_type_child(p))
             direc = _direction(p)
-            if isinstance(pt, InfIntT):  # p4c: an int parameter must be directionless, a constant
-                raise self.err(p, f"parameter '{_name(p)}' of function '{name}' has type int: a function's "
-                                  "parameters are run-time values; give it a width (bit<W>/int<W>)")
+            if isinstance(pt, InfIntT) and direc:  # p4c: an int parameter must be directionless
+                raise self.err(p, f"parameter '{_name(p)}' of function '{name}' has type int and a direction: "
+                                  "an int parameter is directionless (a compile-time value)")
+            if isinstance(pt, InfIntT):
+                raise self.unsupported(p, f"a function parameter of type int ('{_name(p)}' of '{name}'): give it "
+                                          "a width (bit<W>/int<W>)")
             direc = "in" if direc == "" else direc
             pn = _name(p)
             params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
@@ -453,11 +456,17 @@ class BlockChecker(CheckerBase):
         for s in b.stmts:
             if isinstance(s, ir.Block):
                 self.check_deparser(prog, s)
-            elif isinstance(s, ir.Emit) or (isinstance(s, ir.VarDecl) and s.init is None) or \
-                    (isinstance(s, ir.ExprStmt) and isinstance(s.expr, (ir.BuiltinCall, ir.ExternCall))):
-                continue
+            elif isinstance(s, ir.If) and isinstance(s.cond, ir.Const):  # p4c folds it away first
+                taken = s.then if s.cond.value else s.else_
+                if taken is not None:
+                    self.check_deparser(prog, taken)
             elif isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.ActionCall) and s.expr.action in prog.actions:
                 self.check_deparser(prog, prog.actions[s.expr.action].body)
+            elif not isinstance(s, (ir.If, ir.SwitchValue, ir.SwitchActionRun)):
+                # emits, extern calls, a sub-control's copy-in/out (p4c's inliner substitutes its
+                # arguments instead), exit; a write to the deparser's own 'in' headers is refused
+                # as such (readonly_vars)
+                continue
             else:
                 kind = _P4C_STMT.get(type(s).__name__, type(s).__name__)
                 raise self.err(s.loc, f"{kind}: not supported within a deparser on this target (p4c's bmv2 back "
@@ -468,11 +477,11 @@ class BlockChecker(CheckerBase):
         """A direct meter's colour reaches the program only through ``read`` in an action of its table;
         p4c's bmv2 back end refuses a metered table none of whose actions reads it, and a ``read`` of a
         direct meter no table's ``meters`` names (its colour would be nothing)."""
+        reads = {n.instance for a in prog.actions.values() for n in ir.iter_nodes(a.body)
+                 if isinstance(n, ir.ExternCall) and n.method == "read"}
         for c in prog.controls:
             for tbl in c.tables.values():
-                if tbl.meters and not any(
-                        isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read"
-                        for ref in tbl.actions for n in ir.iter_nodes(prog.actions[ref.action].body)):
+                if tbl.meters and tbl.meters not in reads:  # read anywhere (p4c inlines actions first)
                     raise self.err(tbl.loc, f"table '{tbl.local_name}' has direct meter '{tbl.meters}' but none of "
                                             "its actions reads it (p4c: \"must have at least one action with a "
                                             "read method call\")")

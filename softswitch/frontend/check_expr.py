@@ -229,6 +229,9 @@ class ExprChecker(CheckerBase):
                     raise self.err(t, "bit index: use a slice x[i:i]")
                 raise self.err(t, f"cannot index a value of type {show(base.type)}")
             idx = self.expr(_trees(t)[1], ctx, None)
+            if isinstance(idx.type, ir.EnumT) and isinstance(idx.type.underlying, ir.BitT):
+                idx = ir.Const(idx.type.underlying, idx.loc, int(idx.value)) if isinstance(idx, ir.Const) \
+                    else ir.Cast(idx.type.underlying, idx.loc, idx)  # p4c takes a serializable enum index
             if not isinstance(idx.type, (InfIntT, ir.BitT, ir.IntT)):  # p4c: "Array index ... must be an integer"
                 raise self.err(t, f"stack index must be an integer (bit<W>, int<W> or int), not {show(idx.type)}")
             if isinstance(idx.type, InfIntT):
@@ -1309,7 +1312,10 @@ class ExprChecker(CheckerBase):
                 raise self.unsupported(t, f"{mem}() of a type with a varbit field (minSizeIn*/maxSizeIn* are known)")
             if isinstance(bt, ir.StructT) and bt.union and mem.startswith("size"):
                 raise self.unsupported(t, f"{mem}() of a header_union (minSizeIn*/maxSizeIn* are known)")
-            bits = _size_bits(bt, mem.startswith("max"))
+            try:
+                bits = _size_bits(bt, mem.startswith("max"))
+            except TypeError:  # an error, a plain enum, an extern...: p4c's widthBits refuses it too
+                raise self.err(t, f"{mem}(): {show(bt)} has no well-defined width") from None
             return ir.Const(INFINT, loc, bits if mem.endswith("Bits") else (bits + 7) // 8)
         if isinstance(bt, ir.StructT) and bt.union and mem == "isValid":
             if arg_trees:

@@ -157,7 +157,7 @@ class TableChecker(CheckerBase):
         tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
                        counters, meters, support_timeout, anns, loc, ir.id_annotation(anns))
         if entries_t is not None:
-            if not tbl.keys:  # p4c: "Entries cannot be specified for a table with no key"
+            if not tbl.keys and _trees(entries_t, "entry"):  # p4c: "Entries cannot be specified for a table with no key"
                 raise self.err(entries_t, f"table '{local}' has entries but no key")
             tbl.const_entries = self.entries(entries_t, tbl, ctx, *prio_order)
         if sum(k.match_kind == "lpm" for k in keys) > 1:  # p4c's bmv2 back end (control.cpp)

@@ -75,3 +75,18 @@ def test_srv6_request_is_answered_on_an_assumed_bad_ev():
     """ASSUMED_BAD is only the endpoint's belief: the answer still goes back on the port probed."""
     _p, answers, unknown = _srv6_request_on(2, "ASSUMED_BAD")
     assert [o for o, _a in answers] == [2] and unknown == 0
+
+
+def test_a_qp_probe_on_a_denied_ev_with_no_other_way_back_is_not_answered():
+    """A QP's probe whose mirror EV is DENIED is answered on another GOOD EV; with none left (all
+    DENIED), not at all (the round-robin fallback returned the DENIED one)."""
+    from mrc.core.types import EvState
+    p = make_pair([PathSpec() for _ in range(2)], encap="stev")
+    for i in range(len(p.qb.evset.entries)):
+        p.qb.evset.prof.states[i] = EvState.DENIED
+    ev = p.qa.evset.entries[0]
+    req = encode_probe(ev.encap, F.OP_PROBE_REQ, ProbeInfo(3, ev.port, 0, 1))
+    before = p.b.counters.rx_unknown_qp
+    p.b.receive(req, ev.port, 1_000)
+    assert not [d for _o, d in p.b.datagrams_to_send(1_000) if decode_frame(d).opcode == F.OP_PROBE_RESP]
+    assert p.b.counters.rx_unknown_qp == before + 1
