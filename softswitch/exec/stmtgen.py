@@ -29,6 +29,7 @@ def _to_type(masked: str, t: ir.Type) -> str:
     an int<W> destination holds the two's-complement value signed (as the register read does)."""
     return signed_code(masked, t.width, masked=True) if isinstance(t, ir.IntT) else masked
 
+
 def colour_to(code: str, t: ir.Type) -> str:
     """A meter's colour (0 GREEN, 1 YELLOW, 2 RED) as a ``bit<W>``/``int<W>`` destination holds it:
     cut to W bits, as bmv2's ``Field::set`` cuts it (RED in a ``bit<1>`` reads 0, in an ``int<2>`` -2)."""

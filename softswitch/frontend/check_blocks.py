@@ -225,12 +225,6 @@ def _returns_to_flag(stmts: list[ir.Stmt], flag: ir.Var, in_loop: bool) -> list[
     return list(stmts)
 
 
-# p4c's names of the statements a bmv2 deparser refuses (DeparserConverter)
-_P4C_STMT = {"If": "IfStatement", "Assign": "AssignmentStatement", "SwitchValue": "SwitchStatement",
-             "SwitchActionRun": "SwitchStatement", "VarDecl": "Declaration_Variable",
-             "ExprStmt": "MethodCallStatement"}
-
-
 class BlockChecker(CheckerBase):
     """Actions, main, parsers, controls and their instances."""
 
@@ -450,9 +444,9 @@ class BlockChecker(CheckerBase):
 
     def check_deparser(self, prog: ir.Program, b: ir.Block) -> None:
         """p4c's bmv2 back end turns a deparser into an ordered list of emits and extern calls
-        (``DeparserConverter::convertDeparserBody``) and refuses anything else there ("IfStatement:
+        (``DeparserConverter::convertDeparserBody``) and refuses a conditional there ("IfStatement:
         not supported within a deparser on this target", a common mistake); so does softswitch, which
-        ran it.  A function called from the deparser is held to the same (p4c inlines it first)."""
+        ran it.  A function or sub-control the deparser calls is held to the same (p4c inlines it)."""
         for s in b.stmts:
             if isinstance(s, ir.Block):
                 self.check_deparser(prog, s)
@@ -468,23 +462,24 @@ class BlockChecker(CheckerBase):
                 # as such (readonly_vars)
                 continue
             else:
-                kind = _P4C_STMT.get(type(s).__name__, type(s).__name__)
+                kind = "IfStatement" if isinstance(s, ir.If) else "SwitchStatement"  # p4c's names
                 raise self.err(s.loc, f"{kind}: not supported within a deparser on this target (p4c's bmv2 back "
                                       "end: a deparser only emits headers, in a fixed order; emit skips an "
                                       "invalid header, so no 'if' is needed)")
 
     def check_direct_meters(self, prog: ir.Program) -> None:
-        """A direct meter's colour reaches the program only through ``read`` in an action of its table;
-        p4c's bmv2 back end refuses a metered table none of whose actions reads it, and a ``read`` of a
-        direct meter no table's ``meters`` names (its colour would be nothing)."""
+        """A direct meter's colour reaches the program only through its ``read``: p4c's bmv2 back end
+        refuses a metered table whose meter nothing reads (after inlining actions: a read anywhere
+        counts), and a ``read`` of a direct meter no table's ``meters`` names (its colour would be
+        nothing)."""
         reads = {n.instance for a in prog.actions.values() for n in ir.iter_nodes(a.body)
                  if isinstance(n, ir.ExternCall) and n.method == "read"}
         for c in prog.controls:
             for tbl in c.tables.values():
                 if tbl.meters and tbl.meters not in reads:  # read anywhere (p4c inlines actions first)
-                    raise self.err(tbl.loc, f"table '{tbl.local_name}' has direct meter '{tbl.meters}' but none of "
-                                            "its actions reads it (p4c: \"must have at least one action with a "
-                                            "read method call\")")
+                    raise self.err(tbl.loc, f"table '{tbl.local_name}' has direct meter '{tbl.meters}' but nothing "
+                                            "reads it (p4c: \"must have at least one action with a read method "
+                                            "call\")")
             for e in c.externs.values():
                 if e.kind == "direct_meter" and not e.tables:
                     for an in c.actions:

@@ -2,7 +2,7 @@
 with a meaning, one with a Python error instead of a diagnostic), read from p4c's front end
 (``typeCheckExpr.cpp``, ``typeCheckStmt.cpp``, ``validateParsedProgram.cpp``, its "Duplicates
 declaration" check) and its bmv2 back end (``control.cpp``: one lpm key, a direct counter or
-meter on one table, a direct meter its table's actions read), with p4c's own error programs
+meter on one table, a direct meter something reads; ``deparser.cpp``: no if/switch in a deparser), with p4c's own error programs
 (``testdata/p4_16_bmv_errors``: basic, reused-counter, issue1167, issue1829) as the models."""
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def _src(**parts: str) -> str:
       "cstmt": "t1.apply(); t2.apply();"}, 13, "is already attached to table"),
     ({"decls": "direct_meter<bit<2>>(MeterType.packets) dm; action a() {} "
                "table t { key = { h.h.a : exact; } actions = { a; } meters = dm; }",
-      "cstmt": "t.apply();"}, 13, "none of its actions reads it"),
+      "cstmt": "t.apply();"}, 13, "but nothing reads it"),
     ({"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> col; action a() { dm.read(col); } "
                "table t { key = { h.h.a : exact; } actions = { a; } }",
       "cstmt": "t.apply();"}, 13, "no table's 'meters' property names it"),
