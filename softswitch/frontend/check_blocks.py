@@ -174,6 +174,16 @@ def _same_expr(a: Any, b: Any) -> bool:
     return True
 
 
+def _dest_key(e: Any) -> tuple | None:
+    """A read destination as p4c's ``checkSame`` compares them: a name or a chain of members."""
+    if isinstance(e, ir.Var):
+        return ("v", e.name)
+    if isinstance(e, ir.Member):
+        inner = _dest_key(e.expr)
+        return None if inner is None else ("m", inner, e.field)
+    return None
+
+
 def _has_return(s: ir.Stmt | None) -> bool:
     """Does ``s`` contain a ``return`` (of the control apply body it is part of)?"""
     if isinstance(s, ir.Return):
@@ -442,6 +452,20 @@ class BlockChecker(CheckerBase):
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
         return prog
 
+    _LOCAL_DECLS = ("var_decl", "const_decl", "instantiation", "action_decl", "table_decl", "value_set_decl")
+
+    def check_local_names(self, d: Tree) -> None:
+        """Two local declarations of a control or parser with one name (two actions, an action
+        and a table, ...) are an error, as p4c's declaration lists refuse them; without the
+        check the second silently replaced the first in the apply block's scope."""
+        seen: set[str] = set()
+        for lt in _trees(d):
+            if lt.data in self._LOCAL_DECLS:
+                n = _name(lt)
+                if n in seen:
+                    raise self.err(lt, f"'{n}' is declared twice in '{_name(d)}' (p4c: \"Duplicates declaration\")")
+                seen.add(n)
+
     def check_deparser(self, prog: ir.Program, b: ir.Block) -> None:
         """p4c's bmv2 back end turns a deparser into an ordered list of emits and extern calls
         (``DeparserConverter::convertDeparserBody``) and refuses a conditional there ("IfStatement:
@@ -474,6 +498,17 @@ class BlockChecker(CheckerBase):
         nothing)."""
         reads = {n.instance for a in prog.actions.values() for n in ir.iter_nodes(a.body)
                  if isinstance(n, ir.ExternCall) and n.method == "read"}
+        dests: dict[str, tuple[Any, ir.Loc]] = {}
+        dmeters = {e.name for c in prog.controls for e in c.externs.values() if e.kind == "direct_meter"}
+        for a in prog.actions.values():
+            for n in ir.iter_nodes(a.body):
+                if isinstance(n, ir.ExternCall) and n.method == "read" and n.args and n.instance in dmeters:
+                    key = _dest_key(n.args[0])
+                    prev = dests.setdefault(n.instance, (key, n.loc))
+                    if key is None or prev[0] != key:
+                        raise self.err(n.loc, "every read of a direct meter must write to the same destination "
+                                              f"(p4c's bmv2 back end: \"all meter operations must write to the "
+                                              f"same destination\"); an earlier read is at line {prev[1].line}")
         for c in prog.controls:
             for tbl in c.tables.values():
                 if tbl.meters and tbl.meters not in reads:  # read anywhere (p4c inlines actions first)
@@ -598,6 +633,7 @@ class BlockChecker(CheckerBase):
         subs: dict[str, Tree] = {}
         sub_ctors: dict[str, dict[str, Any]] = {}  # instance -> its constructor arguments
         sub_tenvs: dict[str, tuple] = {}  # instance -> its type arguments (a generic parser's)
+        self.check_local_names(d)
         for loc_t in _trees(d):
             if loc_t.data == "var_decl":
                 init += self.stmt(loc_t, ctx)
@@ -656,8 +692,15 @@ class BlockChecker(CheckerBase):
                 sub_ctx = _Ctx(blk, in_parser=True)
                 sub_ctx.scope = [{**sub_scope, **sub_ctors[inst]}]  # type: ignore[attr-defined]
                 sub_ctx.var_prefix = sub_prefix  # type: ignore[attr-defined]
-                with self.specialised("parser", _name(subs[inst]), tenv, st):
-                    self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
+                saved_ro = self.readonly_vars  # the sub-parser's 'in' parameters are read-only
+                self.readonly_vars = saved_ro | frozenset(
+                    sub_scope[_name(p)].name for p in _trees(_tree(subs[inst], "params"), "param")
+                    if _direction(p) == "in" and isinstance(sub_scope.get(_name(p)), ir.Var))
+                try:
+                    with self.specialised("parser", _name(subs[inst]), tenv, st):
+                        self._parser_body(subs[inst], sub_ctx, blk, sub_prefix, cont, states, depth + 1)
+                finally:
+                    self.readonly_vars = saved_ro
                 cur, stmts = cont, list(copy_out)
             ctx.scope.pop()  # type: ignore[attr-defined]
             if tr is None:  # P4_16 (parser states): a state without a transition goes to reject
@@ -876,11 +919,14 @@ class BlockChecker(CheckerBase):
 
     def lower_control(self, d: Tree, prefix: str | None = None, blk: _Block | None = None,
                       bindings: dict[str, Any] | None = None, order: tuple = (),
-                      var_prefix: str = "", ctor: dict[str, Any] | None = None) -> ir.Control:
+                      var_prefix: str = "", ctor: dict[str, Any] | None = None,
+                      readonly: frozenset[str] = frozenset()) -> ir.Control:
         saved = self.readonly_vars
         if blk is None:  # a top-level control: its 'in' parameters are read-only
             self.readonly_vars = frozenset(_name(p) for p in _trees(_tree(d, "params"), "param")
                                            if _direction(p) == "in")
+        else:  # an inlined one: the variables its 'in' parameters are bound to
+            self.readonly_vars = saved | readonly
         try:
             return self._lower_control(d, prefix, blk, bindings, order, var_prefix, ctor)
         finally:
@@ -908,6 +954,7 @@ class BlockChecker(CheckerBase):
         ctx.p4_prefix = pfx  # type: ignore[attr-defined]
         ctx.order = order  # type: ignore[attr-defined]
         init: list[ir.Stmt] = []
+        self.check_local_names(d)
         for i, lt in enumerate(_trees(d)):
             key = order + (i,)
             k = lt.data
@@ -1279,7 +1326,9 @@ class BlockChecker(CheckerBase):
             bindings.update(sub.ctor)  # constructor parameters: constants, control instances passed
             with self.specialised("control", _name(d), sub.tenv, sub.loc):
                 ctl = self.lower_control(d, prefix=sub.prefix, blk=ctx.block, bindings=bindings,
-                                         order=sub.order, var_prefix=var_prefix)
+                                         order=sub.order, var_prefix=var_prefix,
+                                         readonly=frozenset(b.name for p, b in zip(params, bound)
+                                                            if _direction(p) == "in" and isinstance(b, ir.Var)))
             if _has_return(ctl.body):
                 # 'return' leaves this control's apply only, not the control it is inlined into
                 loc = ctl.body.loc

@@ -234,6 +234,10 @@ class ExprChecker(CheckerBase):
                     else ir.Cast(idx.type.underlying, idx.loc, idx)  # p4c takes a serializable enum index
             if not isinstance(idx.type, (InfIntT, ir.BitT, ir.IntT)):  # p4c: "Array index ... must be an integer"
                 raise self.err(t, f"stack index must be an integer (bit<W>, int<W> or int), not {show(idx.type)}")
+            if isinstance(idx.type, ir.BitT) and idx.type.newtype is not None and not isinstance(idx, ir.Const):
+                # p4c: a non-constant index must be bit<W>/int<W>/int or a serializable enum
+                raise self.err(t, f"stack index must be an integer (bit<W>, int<W> or int), not the type "
+                                  f"'{idx.type.newtype.name}' (p4c: \"Array index ... must be an integer\")")
             if isinstance(idx.type, InfIntT):
                 idx = ir.Const(BIT32, idx.loc, int(idx.value))
             if isinstance(idx, ir.Const):
@@ -1464,7 +1468,8 @@ class ExprChecker(CheckerBase):
         while True:
             if isinstance(x, ir.Var):
                 if x.name in self.readonly_vars:
-                    raise self.err(loc, f"cannot write to '{x.name}': it is an 'in' parameter of the control "
+                    pn = x.name.rsplit(".", 1)[-1].split("$", 1)[0]  # an inlined control's copy: s.hh$1
+                    raise self.err(loc, f"cannot write to '{pn}': it is an 'in' parameter, read-only "
                                         "(p4c: \"cannot be the target of an assignment\")")
                 return
             if isinstance(x, ir.ActionParam):

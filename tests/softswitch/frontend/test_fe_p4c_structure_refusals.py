@@ -2,7 +2,7 @@
 with a meaning, one with a Python error instead of a diagnostic), read from p4c's front end
 (``typeCheckExpr.cpp``, ``typeCheckStmt.cpp``, ``validateParsedProgram.cpp``, its "Duplicates
 declaration" check) and its bmv2 back end (``control.cpp``: one lpm key, a direct counter or
-meter on one table, a direct meter something reads; ``deparser.cpp``: no if/switch in a deparser), with p4c's own error programs
+meter on one table, a direct meter something reads, into one destination; ``deparser.cpp``: no if/switch in a deparser), with p4c's own error programs
 (``testdata/p4_16_bmv_errors``: basic, reused-counter, issue1167, issue1829) as the models."""
 from __future__ import annotations
 
@@ -74,8 +74,19 @@ def _src(**parts: str) -> str:
                "table t { key = { h.h.a : exact; } actions = { a; } }",
       "cstmt": "t.apply();"}, 13, "no table's 'meters' property names it"),
     ({"dep": "if (h.s[0].isValid()) { pk.emit(h.s[0]); }"}, 18, "IfStatement: not supported within a deparser"),
-    ({"dep": "h.h.a = 5;"}, 18, "'in' parameter of the control"),
-    ({"dep": "h.s[1].setInvalid();"}, 18, "'in' parameter of the control"),
+    ({"decls": "action a() {} action a() {} table t { actions = { a; } }", "cstmt": "t.apply();"}, 13,
+     "'a' is declared twice in 'Ig'"),
+    ({"decls": "action t() {} table t { actions = { NoAction; } }", "cstmt": "t.apply();"}, 13,
+     "'t' is declared twice in 'Ig'"),
+    ({"func": "control S(in H hh) { apply { hh.h.a = 1; } }", "decls": "S() s;", "cstmt": "s.apply(h);"}, 6,
+     "cannot write to 'hh': it is an 'in' parameter, read-only"),
+    ({"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> c1; bit<2> c2; action a() { dm.read(c1); } "
+               "action b() { dm.read(c2); } table t { key = { h.h.a : exact; } actions = { a; b; } meters = dm; }",
+      "cstmt": "t.apply();"}, 13, "must write to the same destination"),
+    ({"func": "type bit<1> T;", "cstmt": "T x = (T)h.h.a[0:0]; h.h.r = h.s[x].a;"}, 14,
+     "not the type 'T'"),
+    ({"dep": "h.h.a = 5;"}, 18, "'in' parameter, read-only"),
+    ({"dep": "h.s[1].setInvalid();"}, 18, "'in' parameter, read-only"),
 ])
 def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
     with pytest.raises(P4Error) as ei:
@@ -101,6 +112,12 @@ def test_refused_where_it_stands(parts: dict, line: int, why: str) -> None:
      "cstmt": "t.apply();"},  # the read in a helper action (p4c inlines it)
     {"func": "enum bit<1> SE { X = 1 }", "cstmt": "h.h.r = h.s[SE.X].a;"},  # a serializable enum index
     {"decls": "action a() {} table t { actions = { a; } const entries = { } }", "cstmt": "t.apply();"},
+    {"decls": "direct_meter<bit<2>>(MeterType.packets) dm; bit<2> c1; action a() { dm.read(c1); } "
+              "action b() { dm.read(c1); } table t { key = { h.h.a : exact; } actions = { a; b; } meters = dm; }",
+     "cstmt": "t.apply();"},  # two reads into one destination
+    {"func": "control S(in H hh, inout bit<8> o) { apply { o = hh.h.a; } }", "decls": "S() s;",
+     "cstmt": "s.apply(h, h.h.r);"},  # an 'in' parameter read, an inout one written
+    {"func": "type bit<1> T;", "cstmt": "T x = (T)h.h.a[0:0]; h.h.r = h.s[(bit<1>)x].a;"},  # cast first
 ])
 
 def test_the_forms_p4c_takes_load(parts: dict) -> None:
@@ -110,3 +127,28 @@ def test_the_forms_p4c_takes_load(parts: dict) -> None:
 def test_a_size_of_a_type_without_width_is_an_error_not_a_crash() -> None:
     with pytest.raises(P4Error, match="has no well-defined width"):
         load_source(_src(cstmt="h.h.r = (bit<8>)sm.maxSizeInBits();"), "s.p4")
+
+
+_SUB_PARSER = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> r; }
+struct H { h_t h; }
+struct M { }
+parser SP(packet_in pk, in bit<8> v, out h_t o) { state start { BODY pk.extract(o); transition accept; } }
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
+    SP() sp;
+    state start { sp.apply(pk, 8w1, h.h); transition accept; }
+}
+control VC(inout H h, inout M m) { apply {} }
+control Ig(inout H h, inout M m, inout standard_metadata_t sm) { apply { sm.egress_spec = 1; } }
+control Eg(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control CC(inout H h, inout M m) { apply {} }
+control D(packet_out pk, in H h) { apply { pk.emit(h.h); } }
+V1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;
+"""
+
+
+def test_a_sub_parsers_in_parameter_is_read_only() -> None:
+    with pytest.raises(P4Error, match=r"s\.p4:6:\d+: .*cannot write to 'v': it is an 'in' parameter"):
+        load_source(_SUB_PARSER.replace("BODY", "v = 2;"), "s.p4")
+    load_source(_SUB_PARSER.replace("BODY", "bit<8> w = v; w = w + 1;"), "s.p4")
