@@ -357,9 +357,10 @@ class BlockChecker(CheckerBase):
     def lower_action(self, d: Tree, pname: str, local: str, anns: tuple, outer: _Ctx, store: _Block,
                      owner: str | None) -> str:
         """Lower action ``d``; returns its key in ``self.actions``.  That is its P4Info name
-        ``pname``, unless an action of that name was lowered before: then ``pname#N``.  p4c
-        accepts actions sharing a name (its P4Info lists the name once, and bmv2 resolves it per
-        table), and its own frontend makes such copies (one per table of a top-level action)."""
+        ``pname``, unless an action of that name was lowered before: then ``pname#N``.  Copies
+        of one declaration share a name (one per control of a top-level action, as p4c's
+        LocalizeAllActions makes them); two used declarations of one name are refused later
+        (check_action_names)."""
         params = []
         scope: dict[str, Any] = {}
         for i, p in enumerate(_trees(_tree(d, "params"), "param")):
@@ -444,6 +445,7 @@ class BlockChecker(CheckerBase):
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
         self.check_direct_meters(prog)
+        self.check_action_names(prog)
         self.check_deparser(prog, prog.deparser.body)
         prog.externs = dict(self.global_externs)
         prog.main_annotations = self.annotations(_tree(m, "annotations"))
@@ -490,6 +492,41 @@ class BlockChecker(CheckerBase):
                 raise self.err(s.loc, f"{kind}: not supported within a deparser on this target (p4c's bmv2 back "
                                       "end: a deparser only emits headers, in a fixed order; emit skips an "
                                       "invalid header, so no 'if' is needed)")
+
+    def check_action_names(self, prog: ir.Program) -> None:
+        """Two action declarations the program uses whose control-plane names are one (two
+        ``@name("mark")`` actions in a control, ``@name(".foo")`` beside a top-level ``foo``) are
+        an error, as p4c refuses them when it writes a P4Info ("conflicting control plane name",
+        its DuplicateActionControlPlaneNameCheck and the p4_16_errors program
+        actions-with-duplicate-control-plane-names1): the P4Info lists the name once, so the
+        controller cannot tell the actions apart.  Copies of one declaration (a top-level action
+        used in two controls) are one action."""
+        used: set[str] = set()
+        bodies: list[object] = []
+        for c in prog.controls:
+            for t in c.tables.values():
+                used.update(ar.action for ar in t.actions)
+                if t.default_action is not None:
+                    used.add(t.default_action.action)
+            bodies.append(c.body)
+        bodies += [prog.actions[an].body for an in used if an in prog.actions]
+        while bodies:  # and every action those call, in turn
+            for an in ir.actions_called_in_order(bodies.pop()):
+                if an not in used and an in prog.actions:
+                    used.add(an)
+                    bodies.append(prog.actions[an].body)
+        first: dict[str, ir.Action] = {}
+        for an in prog.actions:
+            if an not in used:
+                continue
+            a = prog.actions[an]
+            prev = first.setdefault(a.name, a)
+            if (prev.loc.file, prev.loc.line, prev.loc.col) != (a.loc.file, a.loc.line, a.loc.col):
+                later, earlier = (a, prev) if (a.loc.file, a.loc.line, a.loc.col) > \
+                    (prev.loc.file, prev.loc.line, prev.loc.col) else (prev, a)
+                raise self.err(later.loc, f"conflicting control plane name '{a.name}': the action declared at "
+                                          f"line {earlier.loc.line} has it too (p4c: \"conflicting control plane "
+                                          "name\"; the P4Info could list only one of them)")
 
     def check_direct_meters(self, prog: ir.Program) -> None:
         """A direct meter's colour reaches the program only through its ``read``: p4c's bmv2 back end

@@ -10,7 +10,8 @@ Conventions (the front end guarantees all of them):
   ``Program.actions`` / ``Control.tables`` / ``Control.externs`` are keyed by that name, and every
   reference (``ApplyTable.table``, ``ActionCall.action``, ``ExternCall.instance``, table
   ``implementation``/``counters``/``meters``) uses it.  One exception: actions may share a
-  P4Info name (p4c accepts that and lists the name once); the second and later such action are
+  P4Info name (copies of one top-level action in two controls; distinct used declarations of
+  one name are refused, as p4c refuses them); the second and later such action are
   keyed ``NAME#1``, ``NAME#2``... (never a P4 name), references use the key, and ``Action.name``
   stays the P4Info name.
 * **Top-level extern instances** (declared outside any control, shared by every control that

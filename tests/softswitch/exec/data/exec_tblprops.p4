@@ -33,7 +33,7 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         actions = { set_r; }
     }
     @name("mark") action mark_a() { h.op.r = 0xA1; }
-    @name("mark") action mark_b() { h.op.r = 0xB2; }
+    action mark_b() { h.op.r = 0xB2; }
     @name("mark") action mark_unused(bit<8> x) { h.op.r = x; }
     table t_a {
         key = { h.op.a: exact; }
