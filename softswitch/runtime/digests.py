@@ -37,6 +37,7 @@ class _Digest:
     name: str
     widths: tuple[int, ...]
     kind: str  # the P4Info type_spec: "bitstring", "struct" or "tuple" (a digest of a list)
+    signed: tuple[bool, ...] = ()  # per member: an int<W> (two's complement on the wire)
     config: p4runtime_pb2.DigestEntry.Config | None = None
     pending: list[tuple[int, ...]] = field(default_factory=list)
     pending_since_ns: int = 0
@@ -44,6 +45,19 @@ class _Digest:
     unacked: dict[int, tuple[int, list[tuple[int, ...]]]] = field(default_factory=dict)  # list -> (deadline, values)
     dropped: int = 0
     next_list_id: int = 1  # each digest numbers its lists from 1, as PI's DigestData does
+
+
+def _signed(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[bool, ...]:
+    """Which members are int<W> (their bytestrings are two's complement)."""
+    spec = d.type_spec
+    kind = spec.WhichOneof("type_spec")
+    if kind == "bitstring":
+        specs = [spec]
+    elif kind == "struct":
+        specs = [m.type_spec for m in p4info.type_info.structs[spec.struct.name].members]
+    else:
+        specs = list(spec.tuple.members)
+    return tuple(s.WhichOneof("type_spec") == "bitstring" and s.bitstring.HasField("int") for s in specs)
 
 
 def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int, ...], str]:
@@ -99,7 +113,8 @@ class DigestState:
         self._digests: dict[int, _Digest] = {}
         for d in p4info.digests:
             widths, kind = _layout(d, p4info)
-            self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, widths, kind)
+            self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, widths, kind,
+                                                   _signed(d, p4info))
         self._sink: Callable[[DigestListOut], None] | None = None
 
     def set_sink(self, sink: Callable[[DigestListOut], None] | None) -> None:
@@ -188,14 +203,17 @@ class DigestState:
         P4Info type_spec is, a ``bitstring`` for a bit<W> digest."""
         d = self._digests[lst.digest_id]
         msg = p4runtime_pb2.DigestList(digest_id=lst.digest_id, list_id=lst.list_id, timestamp=lst.timestamp_ns)
+        def enc(i: int, x: int) -> bytes:
+            return bytestrings.encode_signed(x, d.widths[i]) if d.signed[i] else bytestrings.encode(x)
+
         for v in lst.values:
             data = msg.data.add()
             if d.kind != "bitstring":
                 members = data.struct.members if d.kind == "struct" else data.tuple.members
-                for x in v:
-                    members.add(bitstring=bytestrings.encode(x))
+                for i, x in enumerate(v):
+                    members.add(bitstring=enc(i, x))
             else:
-                data.bitstring = bytestrings.encode(v[0])
+                data.bitstring = enc(0, v[0])
         return msg
 
     def write(self, utype: int, entry: p4runtime_pb2.DigestEntry) -> None:

@@ -36,6 +36,8 @@ def _replicas(msgs, what: str) -> tuple[Replica, ...]:
             port = int.from_bytes(r.port, "big")
         else:
             port = r.egress_port
+        if r.instance > 0xFFFF:  # spec "Replica": it must fit the target's instance type
+            raise invalid(f"{what}: replica instance {r.instance} does not fit v1model's egress_rid (bit<16>)")
         rep = (port, r.instance)
         if rep in seen:
             raise invalid(f"{what}: duplicate replica (port {port}, instance {r.instance})")

@@ -45,7 +45,14 @@ class RegisterState:
     def parse_data(self, data: p4data_pb2.P4Data) -> int:
         if data.WhichOneof("data") != "bitstring":
             raise invalid(f"register '{self.name}': data must be a bitstring")
+        if self.signed:
+            return bytestrings.decode_signed(data.bitstring, self.bitwidth, f"register '{self.name}'")
         return bytestrings.decode(data.bitstring, self.bitwidth, f"register '{self.name}'")
+
+    def encode(self, index: int) -> bytes:
+        """The canonical bytestring of one cell (two's complement for an int<W> register)."""
+        v = self.values[index]
+        return bytestrings.encode_signed(v, self.bitwidth) if self.signed else bytestrings.encode(v)
 
     def control_write(self, index: int | None, value: int) -> None:
         """Control plane: set one cell, or every cell when ``index`` is None."""

@@ -411,7 +411,6 @@ class SwitchState:
 
     @staticmethod
     def _read_register(st: RegisterState, idx: int | None):
-        from . import bytestrings
 
         if idx is not None:
             st.check_index(idx)
@@ -421,7 +420,7 @@ class SwitchState:
             r = e.register_entry
             r.register_id = st.id
             r.index.index = i
-            r.data.bitstring = bytestrings.encode(st.values[i])
+            r.data.bitstring = st.encode(i)
             out.append(e)
         return out
 
@@ -456,6 +455,14 @@ class SwitchState:
             p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember()),
             p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup()),
         ]
+        # the new state holds the program's initial (non-const) entries; a table the old pipeline
+        # had gets the old forwarding state instead, as it is now (entries the controller deleted
+        # stay deleted, none is inserted twice)
+        for tid, t in self.tables.items():
+            if tid in old.tables:
+                for en in t.entries():
+                    if not en.is_const:
+                        t.write(p4runtime_pb2.Update.DELETE, en.msg)
         items: list[tuple[int, p4runtime_pb2.Entity]] = []
         for q in order:
             items += [(p4runtime_pb2.Update.INSERT, e) for e in old.read(q)]

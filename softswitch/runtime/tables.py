@@ -181,6 +181,8 @@ class TableState:
                 raise not_found(f"{self.what}: entry not found")
             self._modify(cur, te)
         elif utype == DELETE:
+            if self.is_const:  # spec "Constant Tables": nothing but MODIFY of direct resources
+                raise denied(f"{self.what} is const: entries cannot be deleted")
             if cur is None:
                 raise not_found(f"{self.what}: entry not found")
             if cur.is_const:
@@ -252,6 +254,10 @@ class TableState:
     def _modify(self, e: Entry, te: p4runtime_pb2.TableEntry) -> None:
         self._check_direct_resources(te)
         meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None  # before any change
+        if e.is_const and (te.controller_metadata or te.metadata or te.idle_timeout_ns):
+            # spec "Constant Tables": a const entry takes a MODIFY of its direct resources only
+            raise denied(f"{self.what}: a const entry's controller_metadata, metadata and idle timeout cannot "
+                         "be modified (only its direct counter and meter)")
         if te.HasField("action"):
             if e.is_const:
                 raise denied(f"{self.what}: the action of a const entry cannot be modified")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from .errors import P4InfoError, exhausted, invalid
+from .errors import P4InfoError, exhausted, exists, invalid
 from .match import EXACT, LPM, OPTIONAL, RANGE, TERNARY, FieldInfo, parse_match, spec_to_proto
 
 MODIFY = p4runtime_pb2.Update.MODIFY
@@ -79,7 +79,10 @@ class ValueSetState:
             raise exhausted(f"value set '{self.name}': {len(vse.members)} members, its size is {self.size}")
         specs = []
         for n, m in enumerate(vse.members):
-            specs.append(parse_match(self.fields, self._by_id, m.match, f"value set '{self.name}' member {n}"))
+            spec = parse_match(self.fields, self._by_id, m.match, f"value set '{self.name}' member {n}")
+            if spec in specs:  # spec "ValueSetEntry": duplicate members are ALREADY_EXISTS
+                raise exists(f"value set '{self.name}': member {n} repeats member {specs.index(spec)}")
+            specs.append(spec)
         self.members = specs  # all or nothing: nothing changes when a member is malformed
         self._exact = {tuple(s) for s in specs} if self._all_exact else set()
         self._tests = [_matcher(self.fields, s) for s in specs]

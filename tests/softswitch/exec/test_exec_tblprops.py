@@ -9,7 +9,6 @@ from p4.config.v1 import p4info_pb2
 
 from softswitch.frontend import load_source
 from softswitch.frontend.errors import P4Error
-from softswitch.p4info import build_p4info
 from softswitch.runtime.errors import P4RuntimeError
 
 PROG = DATA / "exec_tblprops.p4"

@@ -1,0 +1,148 @@
+"""P4Runtime answers an audit against the spec found wrong (2026-12-05), each failing before:
+RECONCILE_AND_COMMIT of a program with (non-const) initial entries, int<W> register and digest
+data as two's complement bytestrings, duplicate value-set members, writes to const entries and
+const tables that the spec reserves, and replica instances wider than v1model's egress_rid."""
+from __future__ import annotations
+
+import pytest
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+from rt_helpers import DELETE, INSERT, MODIFY, Builder, load_p4info, update
+
+from softswitch.runtime import Code, P4RuntimeError, SwitchState
+from softswitch.runtime.digests import DigestListOut, DigestState
+
+
+def code_of(fn) -> Code:
+    with pytest.raises(P4RuntimeError) as ei:
+        fn()
+    return ei.value.code
+
+
+def _with_initial_l2(p4info):
+    s, bl = SwitchState(p4info), Builder(p4info)
+    for mac in (1, 2):  # the program's `entries` (not const): what a pipeline push installs
+        s.table("l2").add_const_entry(bl.entry("l2", {"dst_mac": mac}, bl.action("set_port", dmac=mac, port=mac)),
+                                      is_const=False)
+    return s, bl
+
+
+def test_reconcile_keeps_the_forwarding_state_of_a_program_with_initial_entries():
+    p4info = load_p4info()
+    old, bl = _with_initial_l2(p4info)
+    old.write(update(DELETE, table_entry=bl.entry("l2", {"dst_mac": 2})))  # the controller deleted one
+    old.write(update(INSERT, table_entry=bl.entry("l2", {"dst_mac": 3}, bl.action("set_port", dmac=3, port=7))))
+    new, _ = _with_initial_l2(p4info)  # the new pipeline starts with the program's entries again
+    assert new.reconcile_from(old) == []
+    assert new.table("l2").lookup((1,))[1] == (1, 1)
+    assert new.table("l2").lookup((3,))[1] == (3, 7)
+    assert new.table("l2").lookup((2,))[0] != bl.aid("set_port")  # deleted stays deleted: a miss
+    assert len(new.table("l2")) == 2
+
+
+def _signed_register_state():
+    p4info = load_p4info()
+    reg = next(r for r in p4info.registers if r.preamble.alias == "flow_state")
+    reg.type_spec.bitstring.ClearField("bit")
+    reg.type_spec.bitstring.int.bitwidth = 16
+    return SwitchState(p4info), reg.preamble.id
+
+
+def _reg_write(s, rid, index, data):
+    e = p4runtime_pb2.RegisterEntry(register_id=rid)
+    e.index.index = index
+    e.data.bitstring = data
+    s.write(update(MODIFY, register_entry=e))
+
+
+def _reg_read(s, rid, index) -> bytes:
+    q = p4runtime_pb2.Entity()
+    q.register_entry.register_id = rid
+    q.register_entry.index.index = index
+    return s.read(q)[0].register_entry.data.bitstring
+
+
+@pytest.mark.parametrize("data, cell, canonical", [
+    (b"\xff", 0xFFFF, b"\xff"),               # -1, canonical
+    (b"\xff\xff\xff", 0xFFFF, b"\xff"),       # -1, sign-extended
+    (b"\x00\xff", 0x00FF, b"\x00\xff"),       # +255 needs a zero sign byte
+    (b"\x80", 0xFF80, b"\x80"),               # -128
+    (b"\x00\x00\x7f", 0x007F, b"\x7f"),
+])
+def test_an_int_register_takes_and_answers_twos_complement(data, cell, canonical):
+    s, rid = _signed_register_state()
+    _reg_write(s, rid, 4, data)
+    assert s.register(rid).read(4) == cell
+    assert _reg_read(s, rid, 4) == canonical
+
+
+def test_an_int_register_refuses_a_value_outside_its_range():
+    s, rid = _signed_register_state()
+    assert code_of(lambda: _reg_write(s, rid, 0, b"\x00\x80\x00")) == Code.OUT_OF_RANGE  # +32768
+    assert code_of(lambda: _reg_write(s, rid, 0, b"\xff\x7f\xff")) == Code.OUT_OF_RANGE  # -32769
+
+
+def test_an_int_digest_member_is_twos_complement():
+    p4info = p4info_pb2.P4Info()
+    d = p4info.digests.add()
+    d.preamble.id, d.preamble.name = 385000001, "d"
+    st = p4info.type_info.structs["s_t"]
+    m = st.members.add(name="a")
+    m.type_spec.bitstring.int.bitwidth = 16
+    m = st.members.add(name="b")
+    m.type_spec.bitstring.bit.bitwidth = 16
+    d.type_spec.struct.name = "s_t"
+    ds = DigestState(p4info)
+    msg = ds.to_proto(DigestListOut(385000001, 1, [(0xFFFF, 0xFFFF), (0x00FF, 0x00FF)], 0))
+    assert [[x.bitstring for x in v.struct.members] for v in msg.data] == [[b"\xff", b"\xff\xff"],
+                                                                           [b"\x00\xff", b"\xff"]]
+
+
+def _value_set_state():
+    p4info = p4info_pb2.P4Info()
+    vs = p4info.value_sets.add(size=4)
+    vs.preamble.id, vs.preamble.name = 56000001, "P.pvs"
+    vs.match.add(id=1, name="f", bitwidth=16, match_type=p4info_pb2.MatchField.EXACT)
+    return SwitchState(p4info), vs.preamble.id
+
+
+def _vs_write(s, vid, *values: bytes):
+    e = p4runtime_pb2.ValueSetEntry(value_set_id=vid)
+    for v in values:
+        e.members.add().match.add(field_id=1).exact.value = v
+    s.write(update(MODIFY, value_set_entry=e))
+
+
+def test_duplicate_value_set_members_are_already_exists_and_change_nothing():
+    s, vid = _value_set_state()
+    _vs_write(s, vid, b"\x00\x01")
+    assert code_of(lambda: _vs_write(s, vid, b"\x12\x34", b"\x12\x34")) == Code.ALREADY_EXISTS
+    assert code_of(lambda: _vs_write(s, vid, b"\x12\x34", b"\x00\x12\x34")) == Code.ALREADY_EXISTS  # padded
+    assert s.value_set(vid).match((1,)) and not s.value_set(vid).match((0x1234,))
+
+
+def test_const_entries_and_const_tables_take_only_direct_resource_writes():
+    p4info = load_p4info()
+    for t in p4info.tables:
+        if t.preamble.name == "MyIngress.acl":
+            t.is_const_table = True
+            t.has_initial_entries = True
+    s, bl = SwitchState(p4info), Builder(p4info)
+    s.table("acl").add_const_entry(bl.entry("acl", {"h.ipv6.next_hdr": (6, 0xFF)}, bl.action("acl_deny"), priority=2))
+    key = bl.entry("acl", {"h.ipv6.next_hdr": (6, 0xFF)}, priority=2, controller_metadata=5)
+    assert code_of(lambda: s.write(update(MODIFY, table_entry=key))) == Code.PERMISSION_DENIED
+    key = bl.entry("acl", {"h.ipv6.next_hdr": (6, 0xFF)}, priority=2, metadata=b"x")
+    assert code_of(lambda: s.write(update(MODIFY, table_entry=key))) == Code.PERMISSION_DENIED
+    absent = bl.entry("acl", {"h.ipv6.next_hdr": (9, 0xFF)}, priority=2)
+    assert code_of(lambda: s.write(update(DELETE, table_entry=absent))) == Code.PERMISSION_DENIED
+    read = s.read(update(INSERT, table_entry=bl.entry("acl")).entity)
+    assert [(r.table_entry.controller_metadata, r.table_entry.metadata) for r in read] == [(0, b"")]
+
+
+def test_a_replica_instance_wider_than_egress_rid_is_refused():
+    s = SwitchState(load_p4info())
+    mg = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=5)
+    mg.replicas.add(egress_port=1, instance=0x10001)
+    pre = p4runtime_pb2.PacketReplicationEngineEntry(multicast_group_entry=mg)
+    assert code_of(lambda: s.write(update(INSERT, packet_replication_engine_entry=pre))) == Code.INVALID_ARGUMENT
+    assert s.pre.multicast_group(5) == ()
