@@ -411,7 +411,6 @@ class SwitchState:
 
     @staticmethod
     def _read_register(st: RegisterState, idx: int | None):
-
         if idx is not None:
             st.check_index(idx)
         out = []
