@@ -47,6 +47,9 @@ def load_device_config(data: bytes) -> ir.Program:
     if doc.get("version") != VERSION:
         raise DeviceConfigError(None, f"softswitch device config version {doc.get('version')} is not "
                                       f"supported (this softswitch reads version {VERSION})")
+    if not isinstance(doc.get("source"), str) or not isinstance(doc.get("files", []), list):
+        raise DeviceConfigError(None, "softswitch device config is malformed ('source' must be the program "
+                                      "text, 'files' a list)")
     try:
         pp = Preprocessed(doc["source"], OriginMap.from_json(doc["origins"]), list(doc.get("files", [])))
         name = str(doc.get("program", "<device-config>"))

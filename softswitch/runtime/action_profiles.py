@@ -54,6 +54,12 @@ def _choices(members: dict[int, Member], weights: dict[int, int]) -> tuple[Membe
     return tuple(m for _, m in pairs)
 
 
+# the largest member weight: a weight of w makes w - 1 member copies (PI's weighted members), so
+# an unbounded weight (a sum_of_members selector without max_member_weight) could hold the server
+# for minutes; 65,536 copies take about 0.1 s
+MAX_WEIGHT = 1 << 16
+
+
 class ActionProfileState:
     """One ``action_profile``/``action_selector`` instance and what P4Runtime wrote into it."""
 
@@ -148,6 +154,10 @@ class ActionProfileState:
         return len(weights) if self.sum_of_members else sum(weights.values())
 
     def _check_weights(self, weights: dict[int, int], max_size: int, what: str, oneshot: bool) -> None:
+        big = [w for w in weights.values() if w > MAX_WEIGHT]
+        if big:  # each unit of weight is one member copy (as PI makes them for bmv2)
+            raise exhausted(f"{what}: weight {big[0]} is more than this target holds ({MAX_WEIGHT}: one member "
+                            "copy per unit of weight, as bmv2's PI server makes them)")
         usage = self._usage(weights)
         if self.sum_of_members and self.max_member_weight:
             big = [w for w in weights.values() if w > self.max_member_weight]

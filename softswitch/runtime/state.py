@@ -43,6 +43,22 @@ class _Named(dict):
             self.names.setdefault(preamble.alias, obj)
 
 
+def _check_widths(p4info: p4info_pb2.P4Info) -> None:
+    """Refuse a P4Info with a negative bitwidth (a match field, action parameter, value-set field
+    or controller header field): no compiler writes one, and its values could not be encoded."""
+    named = [(f"table '{t.preamble.name}' match field '{f.name}'", f.bitwidth)
+             for t in p4info.tables for f in t.match_fields]
+    named += [(f"action '{a.preamble.name}' parameter '{p.name}'", p.bitwidth)
+              for a in p4info.actions for p in a.params]
+    named += [(f"value set '{v.preamble.name}' field '{f.name}'", f.bitwidth)
+              for v in p4info.value_sets for f in v.match]
+    named += [(f"controller header '{c.preamble.name}' field '{m.name}'", m.bitwidth)
+              for c in p4info.controller_packet_metadata for m in c.metadata]
+    for what, w in named:
+        if w < 0:
+            raise P4InfoError(f"{what} has bitwidth {w}")
+
+
 def _untyped(p4info: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
     """The P4Info with each (untranslated) newtype in a register, digest or struct type spec
     replaced by the bit<W> it stands for, and a register's serializable enum by its underlying
@@ -83,6 +99,7 @@ class SwitchState:
                 raise P4InfoError(f"type '{name}' has @p4runtime_translation(\"{nt.translated_type.uri}\"): "
                                   f"unsupported, softswitch does not translate P4Runtime values")
         self.p4info = p4info
+        _check_widths(p4info)
         p4info = _untyped(p4info)
         self.actions: dict[int, ActionInfo] = {}
         for a in p4info.actions:
@@ -479,7 +496,8 @@ class SwitchState:
                 if en.meter is not None:
                     en.meter.to_proto(e.table_entry.meter_config)
                 items.append((p4runtime_pb2.Update.INSERT, e))
-            if t.default_hit[:2] != t.initial_default:
+            dm = t.default_entry.msg
+            if t.default_hit[:2] != t.initial_default or dm.controller_metadata or dm.metadata:
                 e = p4runtime_pb2.Entity()
                 e.table_entry.CopyFrom(t.default_entry.msg)
                 items.append((MODIFY, e))
@@ -493,6 +511,16 @@ class SwitchState:
                 self.write(p4runtime_pb2.Update(type=utype, entity=e))
             except P4RuntimeError as err:
                 dropped.append(f"{e.WhichOneof('entity')}: {err.message}")
+        for tid, t in self.tables.items():  # a default entry's direct counter and meter carry over too
+            ot = old.tables.get(tid)
+            if ot is None:
+                continue
+            if t.direct_counter is not None and ot.direct_counter is not None:
+                t.default_entry.counter = list(ot.default_entry.counter)
+            if t.direct_meter is not None and ot.direct_meter is not None and ot.default_entry.meter is not None:
+                cfg = p4runtime_pb2.MeterConfig()
+                ot.default_entry.meter.to_proto(cfg)
+                t.default_entry.meter = parse_config(cfg, t.what)
         return dropped
 
 

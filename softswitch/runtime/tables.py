@@ -394,10 +394,11 @@ class TableState:
             if te.action.WhichOneof("type") != "action":
                 raise invalid(f"{what}: the default entry takes an action")
             aid, args = self.action_set.parse(te.action.action, default=True, what=what)
-            self.default_hit = (aid, args, None)
+            meter = parse_config(te.meter_config, what) if te.HasField("meter_config") else None  # may fail
+            self.default_hit = (aid, args, None)  # nothing changes before every part is checked
             d.counter = [te.counter_data.byte_count, te.counter_data.packet_count] \
                 if te.HasField("counter_data") else d.counter
-            d.meter = parse_config(te.meter_config, what) if te.HasField("meter_config") else None
+            d.meter = meter
             self._set_default_msg(te)
             return
         # action unset: reset to the program's default (with metadata and direct resources)

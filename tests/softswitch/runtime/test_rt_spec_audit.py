@@ -4,6 +4,8 @@ data as two's complement bytestrings, duplicate value-set members, writes to con
 const tables that the spec reserves, and replica instances wider than v1model's egress_rid."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
@@ -146,3 +148,70 @@ def test_a_replica_instance_wider_than_egress_rid_is_refused():
     pre = p4runtime_pb2.PacketReplicationEngineEntry(multicast_group_entry=mg)
     assert code_of(lambda: s.write(update(INSERT, packet_replication_engine_entry=pre))) == Code.INVALID_ARGUMENT
     assert s.pre.multicast_group(5) == ()
+
+
+# ---- found by a fuzzer of the P4Runtime server (2026-12-05)
+def test_reconcile_keeps_a_default_entrys_counter_and_metadata():
+    p4info = load_p4info()
+    old, bl = SwitchState(p4info), Builder(p4info)
+    d = bl.entry("l2", action=bl.action("set_port", dmac=1, port=3), is_default_action=True)
+    d.counter_data.byte_count, d.counter_data.packet_count = 69, 3
+    old.write(update(MODIFY, table_entry=d))
+    d = bl.entry("src_learn", is_default_action=True, controller_metadata=9)  # the program's action, with metadata
+    d.action.action.action_id = next(t for t in p4info.tables if t.preamble.alias == "src_learn").initial_default_action.action_id
+    old.write(update(MODIFY, table_entry=d))
+    new = SwitchState(load_p4info())
+    assert new.reconcile_from(old) == []
+    for name in ("l2", "src_learn"):
+        q = p4runtime_pb2.Entity()
+        q.table_entry.table_id, q.table_entry.is_default_action = bl.tid(name), True
+        if name == "l2":
+            q.table_entry.counter_data.SetInParent()
+        assert new.read(q) == old.read(q)
+
+
+def test_a_failed_default_entry_modify_changes_nothing():
+    p4info = load_p4info()
+    s, bl = SwitchState(p4info), Builder(p4info)
+    before = s.table("acl").lookup((0, 0, 0, 0))
+    d = bl.entry("acl", action=bl.action("to_cpu", reason=2), is_default_action=True)
+    d.meter_config.cir, d.meter_config.pir = 10, 5  # PIR < CIR: refused
+    assert code_of(lambda: s.write(update(MODIFY, table_entry=d))) == Code.INVALID_ARGUMENT
+    assert s.table("acl").lookup((0, 0, 0, 0)) == before
+
+
+def test_a_p4info_with_a_negative_bitwidth_is_refused():
+    from softswitch.runtime.errors import P4InfoError
+    p4info = load_p4info()
+    p4info.actions[1].params[0].bitwidth = -1 if p4info.actions[1].params else p4info.actions[1].params.add(
+        id=1, name="x", bitwidth=-1).bitwidth
+    with pytest.raises(P4InfoError, match="bitwidth -1"):
+        SwitchState(p4info)
+
+
+def test_a_huge_member_weight_is_refused_at_once():
+    import time
+
+    p4info = load_p4info()
+    sel = next(a for a in p4info.action_profiles if a.preamble.alias == "ecmp_selector")
+    sel.size = 0  # no size bound: only the weight cap stops the member copies
+    s, bl = SwitchState(p4info), Builder(p4info)
+    s.write(update(INSERT, action_profile_member=p4runtime_pb2.ActionProfileMember(
+        action_profile_id=sel.preamble.id, member_id=1, action=bl.action("ingress.nexthop", port=1))))
+    g = p4runtime_pb2.ActionProfileGroup(action_profile_id=sel.preamble.id, group_id=1)
+    g.members.add(member_id=1, weight=3_000_000)
+    t0 = time.monotonic()
+    assert code_of(lambda: s.write(update(INSERT, action_profile_group=g))) == Code.RESOURCE_EXHAUSTED
+    assert time.monotonic() - t0 < 1.0
+    g.members[0].weight = 1 << 16  # the cap itself is taken
+    s.write(update(INSERT, action_profile_group=g))
+
+
+def test_a_device_config_with_a_null_source_is_named_malformed():
+    import json
+
+    from softswitch.devconfig import DeviceConfigError, load_device_config, make_device_config
+    doc = json.loads(make_device_config(str(Path(__file__).parents[1] / "data" / "conformance" / "bench4.p4")))
+    doc["source"] = None
+    with pytest.raises(DeviceConfigError, match="'source' must be the program text"):
+        load_device_config(json.dumps(doc).encode())
