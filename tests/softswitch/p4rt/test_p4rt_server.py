@@ -298,3 +298,22 @@ def test_reconcile_and_commit_keeps_entries(rig):
     assert len(rig.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry()))) == 1
     rig.set_pipeline(SFPC.VERIFY_AND_COMMIT)  # a plain commit starts empty
     assert rig.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())) == []
+
+
+def test_a_large_failed_batch_keeps_every_code_within_default_client_limits(rig):
+    """A client with gRPC's default metadata limits (8 KiB) gets every update's code: messages are
+    cut to fit, codes never dropped (400 failing DELETEs, or one echoing a 5,000-byte key, made
+    the client see RESOURCE_EXHAUSTED with no details until 2026-12-05)."""
+    rig.stream()
+    rig.set_pipeline()
+    D = p4runtime_pb2.Update.DELETE
+    with pytest.raises(grpc.RpcError) as ei:
+        rig.write(*[upd(D, table_entry=l2_entry(rig, 1000 + i, 1)) for i in range(150)])
+    assert ei.value.code() == grpc.StatusCode.UNKNOWN
+    errs = write_errors(ei.value)
+    assert [c for c, _ in errs] == [code_pb2.NOT_FOUND] * 150 and all(m for _, m in errs)
+    huge = l2_entry(rig, 1, 1)
+    huge.match[0].exact.value = b"\xff" * 5000  # too wide: the message quotes the value
+    with pytest.raises(grpc.RpcError) as ei:
+        rig.write(upd(D, table_entry=huge), upd(D, table_entry=l2_entry(rig, 7, 1)))
+    assert [c for c, _ in write_errors(ei.value)] == [code_pb2.OUT_OF_RANGE, code_pb2.NOT_FOUND]
