@@ -446,6 +446,13 @@ class BlockChecker(CheckerBase):
         prog.actions = {an: self.actions[an] for an in used}
         self.check_direct_meters(prog)
         self.check_action_names(prog)
+        seen_tables: dict[str, ir.Table] = {}
+        for c in prog.controls:
+            for t in c.tables.values():
+                prev = seen_tables.setdefault(t.name, t)
+                if prev is not t:  # p4c's P4Info names both alike; a controller could reach one
+                    raise self.unsupported(t.loc, f"two tables with the control-plane name '{t.name}' (the other "
+                                                  f"at line {prev.loc.line}; give one another @name)")
         self.check_deparser(prog, prog.deparser.body)
         prog.externs = dict(self.global_externs)
         prog.main_annotations = self.annotations(_tree(m, "annotations"))
@@ -1037,7 +1044,12 @@ class BlockChecker(CheckerBase):
             if e.name in externs:
                 raise self.err(e.loc, f"two extern instances are named '{e.name}'")
             externs[e.name] = e
-        tables = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
+        tables: dict[str, ir.Table] = {}
+        for _, t in sorted(blk.tables, key=lambda x: x[0]):
+            prev = tables.setdefault(t.name, t)
+            if prev is not t:  # p4c's P4Info names both alike; a controller could reach one
+                raise self.unsupported(t.loc, f"two tables with the control-plane name '{t.name}' (the other at "
+                                              f"line {prev.loc.line}; give one another @name)")
         actions = []
         # top-level actions come first, as p4c's LocalizeAllActions copies them into the control:
         # in the order of their first use, by the tables (in source order) and then by the apply

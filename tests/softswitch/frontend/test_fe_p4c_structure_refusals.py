@@ -152,3 +152,14 @@ def test_a_sub_parsers_in_parameter_is_read_only() -> None:
     with pytest.raises(P4Error, match=r"s\.p4:6:\d+: .*cannot write to 'v': it is an 'in' parameter"):
         load_source(_SUB_PARSER.replace("BODY", "v = 2;"), "s.p4")
     load_source(_SUB_PARSER.replace("BODY", "bit<8> w = v; w = w + 1;"), "s.p4")
+
+
+def test_two_tables_of_one_control_plane_name_are_refused_by_name() -> None:
+    """Two tables whose @name give one P4Info name: the P4Info listed one of them and the other
+    was unreachable (softswitch kept one table in the control); refused by name (p4c's current
+    duplicate-name check covers actions only)."""
+    from softswitch.frontend.errors import P4Unsupported
+    decls = ('action a() {} @name("tt") table t { key = { h.h.a : exact; } actions = { a; } } '
+             '@name("tt") table u { key = { h.h.r : exact; } actions = { a; } }')
+    with pytest.raises(P4Unsupported, match=r"s\.p4:13:\d+: .*two tables with the control-plane name 'Ig.tt'"):
+        load_source(_src(decls=decls, cstmt="t.apply(); u.apply();"), "s.p4")
