@@ -626,6 +626,9 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def GetForwardingPipelineConfig(self, request, context):
         self._check_device(request.device_id, context)
+        if request.response_type not in GFPC.ResponseType.values():  # as bmv2's PI server
+            abort(context, P4RuntimeError(Code.INVALID_ARGUMENT, "Invalid response_type in "
+                                          "GetForwardingPipelineConfigRequest"))
         p = self.srv._pipeline
         resp = p4runtime_pb2.GetForwardingPipelineConfigResponse()
         if p is None:  # the spec: no config known -> the response's config is unset

@@ -126,6 +126,9 @@ def test_pipeline_config_and_no_pipeline_errors(rig):
     assert cfg.HasField("p4info") and not cfg.p4_device_config
     cfg = get(G.DEVICE_CONFIG_AND_COOKIE)
     assert not cfg.HasField("p4info") and cfg.p4_device_config == b"devconfig"
+    with pytest.raises(grpc.RpcError) as ei:  # a response_type outside the enum (bmv2's PI: the same)
+        get(7)
+    assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     # a P4Info the loader rejects -> INVALID_ARGUMENT, the running pipeline stays
     bad = load_p4info()
     bad.tables[0].action_refs.add(id=999)
