@@ -54,10 +54,12 @@ def _choices(members: dict[int, Member], weights: dict[int, int]) -> tuple[Membe
     return tuple(m for _, m in pairs)
 
 
-# the largest member weight: a weight of w makes w - 1 member copies (PI's weighted members), so
-# an unbounded weight (a sum_of_members selector without max_member_weight) could hold the server
-# for minutes; 65,536 copies take about 0.1 s
+# the largest total weight of one group, and the most member copies one selector holds: a weight
+# of w makes w - 1 member copies (PI's weighted members), so unbounded weights (a sum_of_members
+# selector without max_member_weight) could hold the server for minutes; 65,536 copies take
+# about 0.1 s
 MAX_WEIGHT = 1 << 16
+MAX_COPIES = 1 << 18
 
 
 class ActionProfileState:
@@ -154,10 +156,15 @@ class ActionProfileState:
         return len(weights) if self.sum_of_members else sum(weights.values())
 
     def _check_weights(self, weights: dict[int, int], max_size: int, what: str, oneshot: bool) -> None:
-        big = [w for w in weights.values() if w > MAX_WEIGHT]
-        if big:  # each unit of weight is one member copy (as PI makes them for bmv2)
-            raise exhausted(f"{what}: weight {big[0]} is more than this target holds ({MAX_WEIGHT}: one member "
-                            "copy per unit of weight, as bmv2's PI server makes them)")
+        total = sum(weights.values())
+        if total > MAX_WEIGHT:  # each unit of weight is one member copy (as PI makes them for bmv2)
+            raise exhausted(f"{what}: its weights total {total}, more than this target holds in one group "
+                            f"({MAX_WEIGHT}: one member copy per unit of weight, as bmv2's PI server makes them)")
+        copies = sum(len(m.handles) for m in self.members.values()) + sum(
+            max(0, w - len(self.members[mid].handles)) for mid, w in weights.items() if mid in self.members)
+        if copies > MAX_COPIES:
+            raise exhausted(f"{what}: the selector would hold {copies} member copies, more than this target "
+                            f"holds ({MAX_COPIES}; a member of weight w is w copies)")
         usage = self._usage(weights)
         if self.sum_of_members and self.max_member_weight:
             big = [w for w in weights.values() if w > self.max_member_weight]

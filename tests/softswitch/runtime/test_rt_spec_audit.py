@@ -205,6 +205,22 @@ def test_a_huge_member_weight_is_refused_at_once():
     assert time.monotonic() - t0 < 1.0
     g.members[0].weight = 1 << 16  # the cap itself is taken
     s.write(update(INSERT, action_profile_group=g))
+    for mid in range(2, 7):
+        s.write(update(INSERT, action_profile_member=p4runtime_pb2.ActionProfileMember(
+            action_profile_id=sel.preamble.id, member_id=mid, action=bl.action("ingress.nexthop", port=mid))))
+    many = p4runtime_pb2.ActionProfileGroup(action_profile_id=sel.preamble.id, group_id=2)
+    for mid in range(2, 7):
+        many.members.add(member_id=mid, weight=1 << 14)  # each under the cap, together over it
+    t0 = time.monotonic()
+    assert code_of(lambda: s.write(update(INSERT, action_profile_group=many))) == Code.RESOURCE_EXHAUSTED
+    assert time.monotonic() - t0 < 1.0
+    for gid, mid in zip(range(3, 6), range(2, 5)):  # with group 1, the fourth set of copies is too many
+        one = p4runtime_pb2.ActionProfileGroup(action_profile_id=sel.preamble.id, group_id=gid)
+        one.members.add(member_id=mid, weight=1 << 16)
+        if gid < 5:
+            s.write(update(INSERT, action_profile_group=one))
+        else:
+            assert code_of(lambda one=one: s.write(update(INSERT, action_profile_group=one))) == Code.RESOURCE_EXHAUSTED
 
 
 def test_a_device_config_with_a_null_source_is_named_malformed():
