@@ -336,9 +336,16 @@ def _add_struct(info: p4info_pb2.P4TypeInfo, t: ir.StructT, loc: ir.Loc | None =
 def _selector_annotations(ap: p4info_pb2.ActionProfile, e: ir.ExternInstance) -> None:
     """@max_group_size, and @selector_size_semantics("sum_of_weights" | "sum_of_members") with
     @max_member_weight (read only with sum_of_members), as p4c reads them on a selector."""
+    def int32(a: ir.Annotation, what: str) -> int:
+        v = int(a.args[0])
+        if not 0 <= v < 1 << 31:  # an int32 in P4Info
+            raise P4InfoError(a.loc if a.loc is not ir.NO_LOC else e.loc,
+                              f"@{what}({v}) of '{e.name}' does not fit P4Info's 32-bit field")
+        return v
+
     mgs = ir.find_annotation(e.annotations, "max_group_size")
     if mgs is not None and mgs.args:
-        ap.max_group_size = int(mgs.args[0])
+        ap.max_group_size = int32(mgs, "max_group_size")
     sem = ir.find_annotation(e.annotations, "selector_size_semantics")
     if sem is None:
         return
@@ -349,7 +356,7 @@ def _selector_annotations(ap: p4info_pb2.ActionProfile, e: ir.ExternInstance) ->
         ap.sum_of_members.SetInParent()
         mmw = ir.find_annotation(e.annotations, "max_member_weight")
         if mmw is not None and mmw.args:
-            ap.sum_of_members.max_member_weight = int(mmw.args[0])
+            ap.sum_of_members.max_member_weight = int32(mmw, "max_member_weight")
     else:
         raise P4InfoError(sem.loc if sem.loc is not ir.NO_LOC else e.loc,
                           f"@selector_size_semantics of '{e.name}' must be \"sum_of_weights\" or "

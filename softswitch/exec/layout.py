@@ -17,6 +17,8 @@ def zero_code(t: ir.Type, names: TypeNames) -> str:
         return "False"
     if isinstance(t, (ir.HeaderT, ir.StructT, ir.StackT)):
         return f"{names.cls(t)}()"
+    if isinstance(t, ir.TupleT):  # a tuple value is a Python tuple of its elements
+        return "(" + "".join(zero_code(x, names) + ", " for x in t.elems) + ")"
     return "0"
 
 

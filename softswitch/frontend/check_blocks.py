@@ -174,6 +174,10 @@ def _same_expr(a: Any, b: Any) -> bool:
     return True
 
 
+# the largest counter/meter/register array or action profile: every cell is held from the start
+MAX_EXTERN_SIZE = 1 << 24
+
+
 def _dest_key(e: Any) -> tuple | None:
     """A read destination as p4c's ``checkSame`` compares them: a name or a chain of members."""
     if isinstance(e, ir.Var):
@@ -293,6 +297,10 @@ class BlockChecker(CheckerBase):
         """Lower function ``d`` as action ``key`` (its name, or a generic one's specialisation)."""
         proto = _tree(d, "function_proto")
         rt = self.type_ref(_type_child(proto))
+        if isinstance(rt, (InfIntT, ir.StringT, ir.ExternT)):  # no run-time value of these types
+            raise self.err(_type_child(proto), f"function '{name}' returns {show(rt)}: a function returns a value "
+                                               "with a width (bit<W>, int<W>, bool, a header or struct, ...)")
+        self.check_param_names(_tree(proto, "params"), f"function '{name}'")
         params = []
         scope: dict[str, Any] = {}
         for i, p in enumerate(_trees(_tree(proto, "params"), "param")):
@@ -361,6 +369,7 @@ class BlockChecker(CheckerBase):
         of one declaration share a name (one per control of a top-level action, as p4c's
         LocalizeAllActions makes them); two used declarations of one name are refused later
         (check_action_names)."""
+        self.check_param_names(_tree(d, "params"), f"action '{local}'")
         params = []
         scope: dict[str, Any] = {}
         for i, p in enumerate(_trees(_tree(d, "params"), "param")):
@@ -427,6 +436,7 @@ class BlockChecker(CheckerBase):
             with self.specialised(kind, n, tenv, at):
                 blocks.append(self.lower_parser(d.tree, ctor, pname) if kind == "parser" else
                               self.lower_control(d.tree, prefix=pname, ctor=ctor))
+        self.check_v1switch_signatures(blocks, args)
         self.check_header_widths(blocks)
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
@@ -461,6 +471,47 @@ class BlockChecker(CheckerBase):
                 prog.actions[an].locals = loc  # type: ignore[attr-defined]
         return prog
 
+    # v1model.p4's block types: (name, [(type, direction)]); H and M are V1Switch's type
+    # parameters (one headers struct, one metadata struct, the same in every block)
+    _V1SWITCH = (
+        ("Parser", (("packet_in", ""), ("H", "out"), ("M", "inout"), ("std", "inout"))),
+        ("VerifyChecksum", (("H", "inout"), ("M", "inout"))),
+        ("Ingress", (("H", "inout"), ("M", "inout"), ("std", "inout"))),
+        ("Egress", (("H", "inout"), ("M", "inout"), ("std", "inout"))),
+        ("ComputeChecksum", (("H", "inout"), ("M", "inout"))),
+        ("Deparser", (("packet_out", ""), ("H", "in"))),
+    )
+
+    def check_v1switch_signatures(self, blocks: list, args: list[Tree]) -> None:
+        """Each V1Switch argument has its v1model block type's parameters (count, directions,
+        packet_in/packet_out/standard_metadata_t), and H and M are one struct each throughout, as
+        p4c's type checker unifies them (a block with another shape got past the checker and
+        crashed when the pipeline was built or a packet ran)."""
+        std = self.std_meta_type()
+        bound: dict[str, ir.Type] = {}
+        for blk, a, (tname, want) in zip(blocks, args, self._V1SWITCH):
+            shape = ", ".join(f"{d + ' ' if d else ''}{t if t in 'HM' else t.replace('std', 'standard_metadata_t')}"
+                              for t, d in want)
+            where = f"'{blk.name}' does not match V1Switch's {tname}({shape})"
+            if len(blk.params) != len(want):
+                raise self.err(a, f"{where}: it has {len(blk.params)} parameters")
+            for i, (p, (t, d)) in enumerate(zip(blk.params, want)):
+                if bool(p.direction) != bool(d):  # p4c takes 'in' for 'inout' (its issue635-bmv2 sample)
+                    raise self.err(p.loc, f"{where}: parameter {i + 1} '{p.name}' must be "
+                                          f"{'directionless' if not d else repr(d)}")
+                if t in ("packet_in", "packet_out"):
+                    ok = isinstance(p.type, ir.ExternT) and p.type.name == t
+                elif t == "std":
+                    ok = p.type == std
+                else:
+                    ok = bound.setdefault(t, p.type) == p.type
+                    if ok and not isinstance(p.type, ir.StructT):
+                        raise self.unsupported(p.loc, f"{where}: its {'headers' if t == 'H' else 'metadata'} "
+                                                      f"parameter '{p.name}' is a {show(p.type)}, not a struct")
+                if not ok:
+                    raise self.err(p.loc, f"{where}: parameter {i + 1} '{p.name}' has type {show(p.type)}"
+                                          + (f", the other blocks' {t} is {show(bound[t])}" if t in bound else ""))
+
     _LOCAL_DECLS = ("var_decl", "const_decl", "instantiation", "action_decl", "table_decl", "value_set_decl")
 
     def check_local_names(self, d: Tree) -> None:
@@ -489,10 +540,13 @@ class BlockChecker(CheckerBase):
                     self.check_deparser(prog, taken)
             elif isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.ActionCall) and s.expr.action in prog.actions:
                 self.check_deparser(prog, prog.actions[s.expr.action].body)
+            elif isinstance(s, (ir.Exit, ir.Return)):  # p4c's bmv2 back end: "not supported within a deparser"
+                raise self.unsupported(s.loc, f"'{'exit' if isinstance(s, ir.Exit) else 'return'}' in a deparser "
+                                              "(bmv2's deparser is a fixed list of emits)")
             elif not isinstance(s, (ir.If, ir.SwitchValue, ir.SwitchActionRun)):
                 # emits, extern calls, a sub-control's copy-in/out (p4c's inliner substitutes its
-                # arguments instead), exit; a write to the deparser's own 'in' headers is refused
-                # as such (readonly_vars)
+                # arguments instead); a write to the deparser's own 'in' headers is refused as such
+                # (readonly_vars)
                 continue
             else:
                 kind = "IfStatement" if isinstance(s, ir.If) else "SwitchStatement"  # p4c's names
@@ -602,6 +656,7 @@ class BlockChecker(CheckerBase):
         return out
 
     def block_params(self, d: Tree, blk: _Block) -> tuple[list[ir.Param], dict[str, Any]]:
+        self.check_param_names(_tree(d, "params"), f"'{_name(d)}'")
         params, scope = [], {}
         for p in _trees(_tree(d, "params"), "param"):
             pt = self.type_ref(_type_child(p))
@@ -697,6 +752,8 @@ class BlockChecker(CheckerBase):
                                                          ctx, loc_t, sub_tenvs[_name(loc_t)])
         state_trees = _trees(d, "parser_state")
         names = [_name(s) for s in state_trees]
+        if "start" not in names:  # a sub-parser's too (its apply jumps to its start)
+            raise self.err(d, f"parser '{_name(d)}' has no 'start' state")
 
         def ren(n: str) -> str:
             return accept if n == "accept" else "reject" if n == "reject" else prefix + n
@@ -1295,6 +1352,10 @@ class BlockChecker(CheckerBase):
             inst.algorithm = a0.type.members[int(a0.value)]
             inst.size = cint(1, "size")
             inst.width = cint(2, "output width")
+        size = getattr(inst, "size", None)
+        if isinstance(size, int) and size > MAX_EXTERN_SIZE:  # its cells are held at once (bmv2: the same)
+            raise self.unsupported(lt, f"{tname} of size {size} (softswitch holds at most {MAX_EXTERN_SIZE:,} cells or "
+                                       "members per extern; P4Info's register size is a 32-bit field)")
         return inst
 
     def inline_control(self, sub: _SubControl, arg_trees: list[Tree], ctx: _Ctx, t: Tree) -> ir.Expr:

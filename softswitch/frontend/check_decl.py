@@ -309,6 +309,8 @@ class DeclChecker(CheckerBase):
         elif k == "instantiation":
             name = _name(d)
             if name == "main":
+                if self.main is not None:  # p4c: "Duplicates declaration"
+                    raise self.err(d, f"'main' is declared twice (first at line {self.loc(self.main).line})")
                 self.main = d
             else:
                 self.global_instance(d, name)
@@ -436,7 +438,11 @@ class DeclChecker(CheckerBase):
                                           f"{MAX_STACK_SIZE})")
             return ir.StackT(elem, int(size.value))
         if k == "tuple_type":
-            return ir.TupleT(tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args"))))
+            elems = tuple(self.type_ref(a) for a in _trees(_tree(t, "type_args")))
+            bad = next((x for x in elems if isinstance(x, (ir.ExternT, ir.VoidT, ir.StringT))), None)
+            if bad is not None:  # p4c: a tuple holds values (no extern, void or string element)
+                raise self.err(t, f"a tuple cannot hold a {show(bad)}")
+            return ir.TupleT(elems)
         raise self.unsupported(t, f"type {k}")
 
     def check_width(self, t: Tree, w: int) -> None:

@@ -62,6 +62,8 @@ class TableChecker(CheckerBase):
                     if isinstance(e.type, InfIntT) or not isinstance(e.type, (ir.BitT, ir.IntT, ir.BoolT,
                                                                                 ir.EnumT, ir.ErrorT)):
                         raise self.err(ke, f"table key must be bit<W>/int<W>/bool/enum, not {show(e.type)}")
+                    if isinstance(e.type, (ir.BitT, ir.IntT)) and e.type.width == 0:
+                        raise self.err(ke, "a table key of width 0 matches nothing (P4Runtime has no 0-bit field)")
                     if isinstance(e.type, ir.EnumT) and e.type.underlying is None:
                         # P4Runtime has no bit width for them (p4c gives them a type name); not done
                         raise self.unsupported(ke, f"table key of type {show(e.type)} (use a bit<W> "

@@ -278,6 +278,16 @@ class CheckerBase:
         finally:
             self.dead_code -= dead
 
+    def check_param_names(self, params: Tree | None, owner: str) -> None:
+        """A parameter list naming one parameter twice is an error (p4c: "Duplicates declaration");
+        the second silently shadowed the first."""
+        seen: set[str] = set()
+        for p in _trees(params, "param") if params is not None else []:
+            n = _name(p)
+            if n in seen:
+                raise self.err(p, f"parameter '{n}' of {owner} is declared twice")
+            seen.add(n)
+
     def unsupported(self, node: Any, what: str) -> P4Unsupported:
         return P4Unsupported(self.loc(node) if not isinstance(node, ir.Loc) else node, what)
 

@@ -163,3 +163,19 @@ def test_two_tables_of_one_control_plane_name_are_refused_by_name() -> None:
              '@name("tt") table u { key = { h.h.r : exact; } actions = { a; } }')
     with pytest.raises(P4Unsupported, match=r"s\.p4:13:\d+: .*two tables with the control-plane name 'Ig.tt'"):
         load_source(_src(decls=decls, cstmt="t.apply(); u.apply();"), "s.p4")
+
+
+@pytest.mark.parametrize("parts, why", [
+    ({"decls": "action z(bit<8> q, bit<8> q) { h.h.r = q; } table t { key = { h.h.a : exact; } actions = { z; } }",
+      "cstmt": "t.apply();"}, "parameter 'q' of action 'z' is declared twice"),
+    ({"func": "bit<8> f(in bit<8> x, in bit<8> x) { return x; }", "cstmt": "h.h.r = f(1, 2);"},
+     "parameter 'x' of function 'f' is declared twice"),
+])
+def test_a_parameter_declared_twice_is_refused(parts: dict, why: str) -> None:
+    with pytest.raises(P4Error, match=why):  # p4c: "Duplicates declaration"; the second shadowed the first
+        load_source(_src(**parts), "s.p4")
+
+
+def test_main_declared_twice_is_refused() -> None:
+    with pytest.raises(P4Error, match=r"s\.p4:21:1: .*'main' is declared twice"):
+        load_source(_src() + "\nV1Switch(P(), VC(), Ig(), Eg(), CC(), D()) main;\n", "s.p4")
