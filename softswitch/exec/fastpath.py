@@ -239,10 +239,13 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
         f"        if {cond}:",
         "            return pl._egress_tail(item, item, H, M, S, C, True)",
     ]
+    src.append("        try:")  # an assert/assume may fail in computeChecksum or the deparser too
     if b.compute_checksum is not None:
-        src.append("        compute(H, M, S, C)")
+        src.append("            compute(H, M, S, C)")
     src += [
-        "        parts = deparse(H, M, S, C)",
+        "            parts = deparse(H, M, S, C)",
+        "        except AssertionFailed as e:",
+        "            return pl._drop(EgressResult(), f'assertion failed: {e}')",
         "        parts.append(payload)",
         "        out = join(parts)",
         "        cut = C.truncate",

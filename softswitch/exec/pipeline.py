@@ -491,9 +491,12 @@ class V1Pipeline:
             self._clone_egress(res, st, C, H, M, S)
         if S.f_egress_spec == DROP_PORT:
             return self._drop(res or EgressResult(), "mark_to_drop in egress")
-        if b.compute_checksum is not None:
-            b.compute_checksum(H, M, S, C)
-        parts = b.deparser(H, M, S, C)
+        try:  # an assert/assume may fail in computeChecksum or the deparser too
+            if b.compute_checksum is not None:
+                b.compute_checksum(H, M, S, C)
+            parts = b.deparser(H, M, S, C)
+        except AssertionFailed as e:
+            return self._drop(res or EgressResult(), f"assertion failed: {e}")
         if parts.__class__ is list:
             parts.append(st.payload)  # one join, no second copy of the frame
             out = b"".join(parts)

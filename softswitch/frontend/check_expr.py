@@ -1072,6 +1072,8 @@ class ExprChecker(CheckerBase):
             if res is None:
                 raise self.err(t, "hash takes 5 arguments")
             self.check_lvalue(res, res.loc)
+            if not isinstance(res.type, (ir.BitT, ir.IntT)):  # bmv2 writes a number there
+                raise self.err(arg_trees[0], f"hash writes its result into a bit<W>, not a {show(res.type)}")
             algo = self.expr(arg_trees[1], ctx, enum("HashAlgorithm"))
             base = self.expr(arg_trees[2], ctx, None)
             data = self.expr(arg_trees[3], ctx, None)
@@ -1085,6 +1087,8 @@ class ExprChecker(CheckerBase):
         elif name == "random":
             res = self.expr(arg_trees[0], ctx, None)
             self.check_lvalue(res, res.loc)
+            if not isinstance(res.type, (ir.BitT, ir.IntT)):  # v1model: random<T> with T a bit<W>
+                raise self.err(arg_trees[0], f"random writes a bit<W>, not a {show(res.type)}")
             args = [res] + self.args(arg_trees[1:], ctx, [res.type, res.type], t, name)
         elif name == "digest":
             if n != 2:
@@ -1386,6 +1390,8 @@ class ExprChecker(CheckerBase):
                     ir.type_width(lt)
                 except TypeError:
                     raise self.err(t, f"cannot lookahead a {show(lt)}") from None
+                if not isinstance(lt, (ir.BitT, ir.IntT, ir.BoolT, ir.HeaderT)):
+                    raise self.unsupported(t, f"lookahead of a {show(lt)} (look ahead a header or bit<W>)")
                 return ir.Lookahead(lt, loc)
             raise self.unsupported(t, f"packet_in.{mem}")
         if isinstance(bt, ir.ExternT) and bt.name == "packet_out":
@@ -1436,6 +1442,10 @@ class ExprChecker(CheckerBase):
                 self.check_lvalue(x, x.loc)
                 if k == "register" and e.type_args and x.type != e.type_args[0]:
                     raise self.err(a, f"register element is {show(e.type_args[0])}, not {show(x.type)}")
+                if k in ("meter", "direct_meter") and not (isinstance(x.type, (ir.BitT, ir.IntT)) or (
+                        isinstance(x.type, ir.EnumT) and x.type.underlying is not None)):
+                    # v1model: meter<T>/direct_meter<T> write a colour, a T of bit<W> (p4c unifies it)
+                    raise self.err(a, f"a meter writes its colour into a bit<W>, not a {show(x.type)}")
                 args.append(x)
             else:
                 x = self.expr(a, ctx, None)

@@ -33,6 +33,12 @@ FUZZ = Path(__file__).parent / "data" / "fuzz"
     ("action_profile_size_2_64", "action_profile of size 18446744073709551616"),
     ("counter_huge", "counter of size 4294967295"),
     ("max_group_size_2_32", "@max_group_size(4294967296) of 'I.sel' does not fit P4Info's 32-bit field"),
+    # the second round
+    ("hash_plain_enum", "hash writes its result into a bit<W>, not a P"),
+    ("random_plain_enum", "random writes a bit<W>, not a P"),
+    ("random_header", "random writes a bit<W>, not a h_t"),
+    ("meter_result_header", "a meter writes its colour into a bit<W>, not a h_t"),
+    ("lookahead_struct", "lookahead of a M"),
 ])
 def test_a_diagnostic_not_a_crash(name: str, why: str) -> None:
     path = FUZZ / f"{name}.p4"
@@ -47,3 +53,16 @@ def test_an_uninitialised_tuple_local_runs() -> None:
     rig = Rig(FUZZ / "uninit_tuple_local.p4")
     res, _ = rig.run(bytes(64), port=0)
     assert "internal error" not in (res.drop_reason or ""), res.drop_reason
+
+
+def test_a_failed_assume_in_compute_checksum_drops_the_packet_by_name() -> None:
+    """An assert/assume failing in computeChecksum (or the deparser) drops the packet as a failed
+    assertion, as in the other controls (it was an "internal error")."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "exec"))
+    from exec_rig import Rig
+    rig = Rig(FUZZ / "assume_in_compute_checksum.p4")
+    res, eg = rig.run(bytes(64), port=0)
+    assert not res.dropped and len(eg) == 1
+    assert eg[0].dropped and eg[0].drop_reason.startswith("assertion failed"), eg[0].drop_reason
+    out = rig.pipeline.egress_frame(rig.pipeline.ingress_item(bytes(64), 0, 0), 1)  # the loop's fast path
+    assert out.dropped and out.drop_reason.startswith("assertion failed"), out
