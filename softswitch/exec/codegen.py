@@ -413,7 +413,7 @@ class Compiler(StmtGen):
         self.gen_actions(prs, only_functions=True)  # user functions called in parser states
         dispatch = _dispatch_states(prs)
         number = {n: i for i, n in enumerate(dispatch)}
-        looped = len(dispatch) > 1
+        looped = len(dispatch) > 1 or "start" in _parser_graph(prs)[2]  # start alone on a loop too
 
         def emit_state(sname: str, out: Out, ind: int) -> None:
             state = prs.states[sname]

@@ -921,6 +921,10 @@ class BlockChecker(CheckerBase):
         for i, k in enumerate(keys):
             if isinstance(k.type, InfIntT):
                 raise self.err(k.loc, "select key needs a width")
+            if isinstance(k.type, ir.EnumT) and k.type.underlying is None or \
+                    isinstance(k.type, (ir.HeaderT, ir.StructT, ir.StackT, ir.TupleT)):
+                raise self.unsupported(k.loc, f"select on a {show(k.type)} (select on bit<W>, int<W>, bool or a "
+                                              "serializable enum)")
         cases = []
         for c in _trees(sel, "select_case"):
             ks_t = _trees(c)[0]

@@ -1082,6 +1082,9 @@ class ExprChecker(CheckerBase):
                 base = self.coerce(base, mx.type if not isinstance(mx.type, InfIntT) else res.type, t)
             if isinstance(mx.type, InfIntT):
                 mx = self.coerce(mx, base.type, t)
+            for what, x, a in (("base", base, arg_trees[2]), ("max", mx, arg_trees[4])):
+                if not isinstance(x.type, (ir.BitT, ir.IntT)):
+                    raise self.err(a, f"hash's {what} is a bit<W>, not a {show(x.type)}")
             data = self.calc_data(data, t)
             args = [res, algo, base, data, mx]
         elif name == "random":
@@ -1113,6 +1116,10 @@ class ExprChecker(CheckerBase):
                 return ir.BuiltinCall(ir.VoidT(), loc, name, [recv, data], (dt,), dname)
             if not isinstance(dt, ir.StructT) or not dt.name:
                 raise self.err(t, "digest data must be a named struct type or a list (use digest<T>(...))")
+            for f in dt.fields:  # what a DigestList carries: bit strings (the runtime refused the rest late)
+                if not isinstance(f.type, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT, ir.ErrorT)):
+                    raise self.unsupported(t, f"a digest struct member of type {show(f.type)} ('{f.name}' of "
+                                              f"{dt.name}: bit<W>, int<W>, bool, enums and error are)")
             dname = self.digest_type_name(t, dt)
             if dname not in self.digests:
                 self.digests[dname] = ir.Digest(dname, dt, loc)

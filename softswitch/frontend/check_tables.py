@@ -400,6 +400,9 @@ class TableChecker(CheckerBase):
         else:
             for e in out:
                 e.priority = 0
+        for e in out:
+            if not 0 <= e.priority < 1 << 31:  # a P4Runtime priority is an int32
+                raise self.err(e.loc, f"entry priority {e.priority} does not fit P4Runtime's 32-bit priority")
         return out
 
     def _entry_priorities(self, p: Tree, tbl: ir.Table, out: list[ir.TableEntry],

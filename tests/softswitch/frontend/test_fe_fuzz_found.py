@@ -39,6 +39,12 @@ FUZZ = Path(__file__).parent / "data" / "fuzz"
     ("random_header", "random writes a bit<W>, not a h_t"),
     ("meter_result_header", "a meter writes its colour into a bit<W>, not a h_t"),
     ("lookahead_struct", "lookahead of a M"),
+    ("hash_dst_header", "hash writes its result into a bit<W>, not a h_t"),
+    ("hash_base_header", "hash's base is a bit<W>, not a h_t"),
+    ("hash_max_header", "hash's max is a bit<W>, not a h_t"),
+    ("select_plain_enum", "select on a P"),
+    ("entry_priority_2_31", "entry priority 2147483648 does not fit P4Runtime's 32-bit priority"),
+    ("digest_struct_with_header", "a digest struct member of type h_t"),  # refused at load, not at push
 ])
 def test_a_diagnostic_not_a_crash(name: str, why: str) -> None:
     path = FUZZ / f"{name}.p4"
@@ -66,3 +72,13 @@ def test_a_failed_assume_in_compute_checksum_drops_the_packet_by_name() -> None:
     assert eg[0].dropped and eg[0].drop_reason.startswith("assertion failed"), eg[0].drop_reason
     out = rig.pipeline.egress_frame(rig.pipeline.ingress_item(bytes(64), 0, 0), 1)  # the loop's fast path
     assert out.dropped and out.drop_reason.startswith("assertion failed"), out
+
+
+def test_a_parser_whose_start_state_loops_to_itself_runs() -> None:
+    """``start`` on a loop of its own (its select goes back to start) was generated without the
+    state loop: a Python SyntaxError when the pipeline was built."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "exec"))
+    from exec_rig import Rig
+    rig = Rig(FUZZ / "transition_to_start.p4")
+    res, _ = rig.run(bytes(64), port=0)
+    assert "internal error" not in (res.drop_reason or ""), res.drop_reason
