@@ -456,13 +456,6 @@ class BlockChecker(CheckerBase):
         prog.actions = {an: self.actions[an] for an in used}
         self.check_direct_meters(prog)
         self.check_action_names(prog)
-        seen_tables: dict[str, ir.Table] = {}
-        for c in prog.controls:
-            for t in c.tables.values():
-                prev = seen_tables.setdefault(t.name, t)
-                if prev is not t:  # p4c's P4Info names both alike; a controller could reach one
-                    raise self.unsupported(t.loc, f"two tables with the control-plane name '{t.name}' (the other "
-                                                  f"at line {prev.loc.line}; give one another @name)")
         self.check_deparser(prog, prog.deparser.body)
         prog.externs = dict(self.global_externs)
         prog.main_annotations = self.annotations(_tree(m, "annotations"))
@@ -576,15 +569,17 @@ class BlockChecker(CheckerBase):
                 if an not in used and an in prog.actions:
                     used.add(an)
                     bodies.append(prog.actions[an].body)
+        def pos(a: ir.Action) -> tuple:  # copies of one declaration share its position
+            return a.loc.file, a.loc.line, a.loc.col
+
         first: dict[str, ir.Action] = {}
         for an in prog.actions:
             if an not in used:
                 continue
             a = prog.actions[an]
             prev = first.setdefault(a.name, a)
-            if (prev.loc.file, prev.loc.line, prev.loc.col) != (a.loc.file, a.loc.line, a.loc.col):
-                later, earlier = (a, prev) if (a.loc.file, a.loc.line, a.loc.col) > \
-                    (prev.loc.file, prev.loc.line, prev.loc.col) else (prev, a)
+            if pos(prev) != pos(a):
+                later, earlier = sorted((prev, a), key=pos, reverse=True)
                 raise self.err(later.loc, f"conflicting control plane name '{a.name}': the action declared at "
                                           f"line {earlier.loc.line} has it too (p4c: \"conflicting control plane "
                                           "name\"; the P4Info could list only one of them)")
@@ -1107,10 +1102,11 @@ class BlockChecker(CheckerBase):
             externs[e.name] = e
         tables: dict[str, ir.Table] = {}
         for _, t in sorted(blk.tables, key=lambda x: x[0]):
-            prev = tables.setdefault(t.name, t)
+            prev = self.table_names.setdefault(t.name, t)  # in this control or another one
             if prev is not t:  # p4c's P4Info names both alike; a controller could reach one
                 raise self.unsupported(t.loc, f"two tables with the control-plane name '{t.name}' (the other at "
                                               f"line {prev.loc.line}; give one another @name)")
+            tables[t.name] = t
         actions = []
         # top-level actions come first, as p4c's LocalizeAllActions copies them into the control:
         # in the order of their first use, by the tables (in source order) and then by the apply

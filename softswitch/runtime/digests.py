@@ -47,32 +47,23 @@ class _Digest:
     next_list_id: int = 1  # each digest numbers its lists from 1, as PI's DigestData does
 
 
-def _signed(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[bool, ...]:
-    """Which members are int<W> (their bytestrings are two's complement)."""
+def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int, ...], str, tuple[bool, ...]]:
+    """(member widths, the type_spec kind, which members are int<W>: two's complement on the wire)."""
     spec = d.type_spec
     kind = spec.WhichOneof("type_spec")
     if kind == "bitstring":
         specs = [spec]
     elif kind == "struct":
-        specs = [m.type_spec for m in p4info.type_info.structs[spec.struct.name].members]
-    else:
-        specs = list(spec.tuple.members)
-    return tuple(s.WhichOneof("type_spec") == "bitstring" and s.bitstring.HasField("int") for s in specs)
-
-
-def _layout(d: p4info_pb2.Digest, p4info: p4info_pb2.P4Info) -> tuple[tuple[int, ...], str]:
-    spec = d.type_spec
-    kind = spec.WhichOneof("type_spec")
-    if kind == "bitstring":
-        return (_bits(spec, d.preamble.name, p4info),), kind
-    if kind == "struct":
         st = p4info.type_info.structs.get(spec.struct.name)
         if st is None:
             raise P4InfoError(f"digest '{d.preamble.name}': struct '{spec.struct.name}' not in type_info")
-        return tuple(_bits(m.type_spec, d.preamble.name, p4info) for m in st.members), kind
-    if kind == "tuple":
-        return tuple(_bits(m, d.preamble.name, p4info) for m in spec.tuple.members), kind
-    raise P4InfoError(f"digest '{d.preamble.name}': unsupported type_spec {kind}")
+        specs = [m.type_spec for m in st.members]
+    elif kind == "tuple":
+        specs = list(spec.tuple.members)
+    else:
+        raise P4InfoError(f"digest '{d.preamble.name}': unsupported type_spec {kind}")
+    return (tuple(_bits(s, d.preamble.name, p4info) for s in specs), kind,
+            tuple(s.WhichOneof("type_spec") == "bitstring" and s.bitstring.HasField("int") for s in specs))
 
 
 # A plain enum or an error in a digest: bmv2 (p4c's JSON) holds it in a 32-bit field, the enum's
@@ -112,9 +103,7 @@ class DigestState:
         self._clock = clock_ns
         self._digests: dict[int, _Digest] = {}
         for d in p4info.digests:
-            widths, kind = _layout(d, p4info)
-            self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, widths, kind,
-                                                   _signed(d, p4info))
+            self._digests[d.preamble.id] = _Digest(d.preamble.id, d.preamble.name, *_layout(d, p4info))
         self._sink: Callable[[DigestListOut], None] | None = None
 
     def set_sink(self, sink: Callable[[DigestListOut], None] | None) -> None:
