@@ -220,13 +220,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
 
 
-def _plan_args(p: argparse.ArgumentParser) -> None:
+def _plan_args(p: argparse.ArgumentParser, output_help: str = "output file (default stdout)") -> None:
     p.add_argument("--topology", "-t", required=True, help="topology YAML file")
     p.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
     p.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX,
                    help=f"host GID /64 (default {DEFAULT_GID_PREFIX})")
     p.add_argument("--format", choices=("yaml", "json"), default="yaml")
-    p.add_argument("-o", "--output", help="output file (default stdout)")
+    p.add_argument("-o", "--output", help=output_help)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("ev", help="EV plans for hosts").add_subparsers(dest="ev_cmd", required=True)
     e = ev.add_parser("gen", help="write EV plan files (one per host) or print one host's")
-    _plan_args(e)
+    _plan_args(e, "directory for one plan file per host (required without --host); with --host, "
+                  "the file for that host's plan (default stdout)")
     e.add_argument("--evs-per-path", type=int, default=1)
     e.add_argument("--ev-format", default="srv6,stev", help="comma list of srv6, stev")
     e.add_argument("--host", help="print only this host's plan")
