@@ -364,8 +364,10 @@ def _selector_annotations(ap: p4info_pb2.ActionProfile, e: ir.ExternInstance) ->
 
 
 def _bytes(value: int, width: int) -> bytes:
+    """``value`` as P4Runtime's bytestring of a ``width``-bit field: its low ``width`` bits (a
+    negative int<W> value as its two's-complement bits, not the whole bytes' pattern)."""
     n = max(1, (width + 7) // 8)
-    return (value & ((1 << (n * 8)) - 1)).to_bytes(n, "big")
+    return (value & ((1 << width) - 1) if width else 0).to_bytes(n, "big")
 
 
 def _control_name(anns: tuple[ir.Annotation, ...], declared: str) -> str:

@@ -20,10 +20,12 @@ from softswitch.exec.exprgen import (
     CompileError,
     Out,
     Resources,
+    bitmask,
     bits_code,
     compile_error,
     contains,
 )
+from softswitch.exec.layout import signed_width
 from softswitch.exec.stmtgen import StmtGen, colour_to
 from softswitch.exec.usage import header_root
 from softswitch.frontend import ir
@@ -377,9 +379,10 @@ class Compiler(StmtGen):
 
     def _param_prologue(self, act: ir.Action, out: Out, ind: int) -> None:
         for i, prm in enumerate(act.params):
-            if prm.direction == "" and isinstance(prm.type, ir.IntT):
-                h = 1 << (prm.type.width - 1)
-                out.add(ind, f"a{i} = (a{i} ^ {h:#x}) - {h:#x}")
+            w = signed_width(prm.type) if prm.direction == "" else None
+            if w:
+                h = 1 << (w - 1)
+                out.add(ind, f"a{i} = ((a{i} + {h:#x}) & {bitmask(w):#x}) - {h:#x}")
             elif prm.direction == "" and isinstance(prm.type, ir.BoolT):
                 out.add(ind, f"a{i} = a{i} != 0")
 

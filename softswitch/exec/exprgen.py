@@ -55,11 +55,8 @@ def bits_code(code: str, t: ir.Type) -> str:
     rather than the negative number softswitch computes with; any other value as it is."""
     if isinstance(t, ir.BoolT):
         return f"int({code})"
-    if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
-        t = t.underlying
-    if isinstance(t, ir.IntT):
-        return f"({code} & {bitmask(t.width):#x})"
-    return code
+    w = layout.signed_width(t)
+    return f"({code} & {bitmask(w):#x})" if w else code
 
 
 
@@ -240,7 +237,7 @@ class ExprGen:
     @staticmethod
     def _wrap_signed(code: str, w: int) -> str:
         h = 1 << (w - 1)
-        return f"((({code}) + {h:#x}) & {bitmask(w):#x}) - {h:#x}"
+        return f"(((({code}) + {h:#x}) & {bitmask(w):#x}) - {h:#x})"
 
     def _is_aggregate(self, t: ir.Type) -> bool:
         return isinstance(t, (ir.HeaderT, ir.StructT, ir.StackT))

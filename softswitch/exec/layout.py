@@ -11,6 +11,15 @@ from dataclasses import dataclass, field
 from softswitch.frontend import ir
 
 
+def signed_width(t: ir.Type | None) -> int | None:
+    """The width W if softswitch holds values of ``t`` signed (two's complement, as Python ints
+    below zero): ``int<W>``, and a serializable enum over ``int<W>`` (its constants are its
+    underlying type's values, so storage of the enum type must hold them the same way); else None."""
+    if isinstance(t, ir.EnumT) and isinstance(t.underlying, ir.IntT):
+        t = t.underlying
+    return t.width if isinstance(t, ir.IntT) else None
+
+
 def zero_code(t: ir.Type, names: TypeNames) -> str:
     """Python expression for a fresh zero/invalid value of ``t``."""
     if isinstance(t, ir.BoolT):
@@ -63,7 +72,7 @@ def header_fields(t: ir.HeaderT) -> list[tuple[str, int, str]]:
                 leaves(f.type.fields, f"{prefix}f_{f.name}.")
             else:
                 w = ir.type_width(f.type)
-                kind = "int" if isinstance(f.type, ir.IntT) else "bool" if isinstance(f.type, ir.BoolT) else "bit"
+                kind = "int" if signed_width(f.type) else "bool" if isinstance(f.type, ir.BoolT) else "bit"
                 out.append((f"{prefix}f_{f.name}", w, kind))
 
     leaves(t.fields, "")
@@ -82,7 +91,7 @@ def _field_expr(value: str, w: int, kind: str, shift: int, total: int) -> str:
         e = f"({value} >> {shift}) & {m:#x}"
     if kind == "int":
         h = 1 << (w - 1)
-        e = f"(({e}) ^ {h:#x}) - {h:#x}"
+        e = f"((({e}) ^ {h:#x}) - {h:#x})"
     elif kind == "bool":
         e = f"({e}) != 0"
     return e

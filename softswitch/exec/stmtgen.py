@@ -16,6 +16,7 @@ from softswitch.exec.exprgen import (
     compile_error,
     signed_code,
 )
+from softswitch.exec.layout import signed_width
 from softswitch.frontend import ir
 from softswitch.runtime.counters import ONE_PACKET
 
@@ -27,7 +28,8 @@ MAX_LOOP_ITERATIONS = 1 << 20
 def _to_type(masked: str, t: ir.Type) -> str:
     """``masked``, a value already cut to its destination's width, as that destination holds it:
     an int<W> destination holds the two's-complement value signed (as the register read does)."""
-    return signed_code(masked, t.width, masked=True) if isinstance(t, ir.IntT) else masked
+    w = signed_width(t)
+    return signed_code(masked, w, masked=True) if w else masked
 
 
 def colour_to(code: str, t: ir.Type) -> str:
@@ -282,8 +284,8 @@ class StmtGen(ExprGen):
             direct_regs = direct and isinstance(getattr(obj, "values", None), list)
             rd = f"{self.g(obj.values, 'XV')}[{i}]" if direct_regs else f"{g}.read({i})"
             et = inst.type_args[0] if inst.type_args else None
-            if isinstance(et, ir.IntT):
-                rd = signed_code(rd, et.width, masked=True)
+            if signed_width(et):
+                rd = signed_code(rd, signed_width(et), masked=True)
             elif isinstance(et, ir.BoolT):
                 rd = f"({rd} != 0)"
             self.assign(args[0], rd, out, ind + 1)

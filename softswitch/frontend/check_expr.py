@@ -519,6 +519,12 @@ class ExprChecker(CheckerBase):
                                   "time; give the left operand a width (e.g. (bit<8>)1 << n), as p4c requires")
             if not is_numeric(a.type) or not is_numeric(b.type):
                 raise self.err(t, f"'{op}' needs numeric operands")
+            if isinstance(b.type, ir.IntT) and isinstance(b, ir.Const):
+                # a signed constant amount that is not negative is taken as unsigned, as p4c's type
+                # checker rewrites it (`x << 8s2` is `x << 8w2`)
+                if int(b.value) < 0:
+                    raise self.err(t, "negative shift amount")
+                b = ir.Const(ir.BitT(b.type.width), b.loc, int(b.value))
             if isinstance(b.type, ir.IntT):
                 raise self.err(t, "shift amount must be unsigned")
             if isinstance(b.type, ir.BitT) and b.type.width > 8 and not isinstance(a, ir.Const):
