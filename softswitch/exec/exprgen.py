@@ -131,7 +131,7 @@ class ExprGen:
         # valid around the code being written.
         self.stay_valid = frozenset(
             f.name for f in getattr(self.hdr_t, "fields", ()) if f.name in self.dirty_tracked and isinstance(f.type, ir.HeaderT))
-        self.known_valid: frozenset[str] = frozenset()
+        self.known_valid: frozenset[tuple[str, str]] = frozenset()  # (the variable's code, member)
 
     def dirty_header(self, e: ir.Expr) -> str | None:
         """Code of the header ``e`` (``hdr.h`` or ``hdr.s[i]``) when it is one the generated code
@@ -494,5 +494,6 @@ class ExprGen:
             raise compile_error(lhs.loc, "unsupported: scalar stack element assignment")
         out.add(ind, f"{self.ex(lhs)} = {code}")
         hdr = self.dirty_header(lhs.expr) if isinstance(lhs, ir.Member) else None
-        if hdr is not None and not (isinstance(lhs.expr, ir.Member) and lhs.expr.field in self.known_valid):  # a field stored while the header may be invalid: reset it for the next packet
+        if hdr is not None and not (isinstance(lhs.expr, ir.Member) and isinstance(lhs.expr.expr, ir.Var)
+                                    and (self.ex(lhs.expr.expr), lhs.expr.field) in self.known_valid):  # a field stored while the header may be invalid: reset it for the next packet
             out.add(ind, f"{hdr}.dirty = True")

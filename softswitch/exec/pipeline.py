@@ -168,8 +168,15 @@ class FieldLists:
             paths = self.program.field_list(self.meta_t, index)
             attrs = [f"S.f_{path[1]}" if path[0] == ir.STD_META_ROOT
                      else "M." + ".".join("f_" + p for p in path) for path in paths]
-            getter = "def get(M, S):\n    return (" + "".join(f"{a}, " for a in attrs) + ")\n"
-            setter = "def put(M, S, v):\n" + "".join(f"    {a} = v[{i}]\n" for i, a in enumerate(attrs))
+            # a header, union or stack in the metadata is preserved by value, as bmv2 copies its
+            # fields into the new packet's: the clone's own object, each replica's too (by
+            # reference, the clone's egress wrote the original's header, and two packets the loop
+            # later recycled shared it)
+            whole = [path[0] != ir.STD_META_ROOT and self._aggregate(path) for path in paths]
+            getter = "def get(M, S):\n    return (" + "".join(
+                f"{a}.copy(), " if w else f"{a}, " for a, w in zip(attrs, whole)) + ")\n"
+            setter = "def put(M, S, v):\n" + "".join(
+                f"    {a} = v[{i}].copy()\n" if w else f"    {a} = v[{i}]\n" for i, (a, w) in enumerate(zip(attrs, whole)))
             if not attrs:
                 setter += "    pass\n"
             ns: dict = {}
@@ -177,6 +184,13 @@ class FieldLists:
             fl = (ns["get"], ns["put"])
             self._cache[index] = fl
         return fl
+
+    def _aggregate(self, path: tuple[str, ...]) -> bool:
+        """True if the user-metadata member at ``path`` is an object (header, union, stack)."""
+        t: ir.Type = self.meta_t
+        for name in path:
+            t = next(f.type for f in t.fields if f.name == name)  # type: ignore[union-attr]
+        return isinstance(t, (ir.HeaderT, ir.StackT))
 
 
 class V1Pipeline:

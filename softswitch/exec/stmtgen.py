@@ -102,14 +102,17 @@ class StmtGen(ExprGen):
             out.add(ind, "else:")
             self.block(s.else_, out, ind + 1)
 
-    def _tested_valid(self, c: ir.Expr) -> frozenset[str]:
+    def _tested_valid(self, c: ir.Expr) -> frozenset[tuple[str, str]]:
         """Headers (of ``stay_valid``) that condition ``c`` being true shows valid:
-        ``hdr.h.isValid()``, alone or in a chain of ``&&``."""
+        ``hdr.h.isValid()``, alone or in a chain of ``&&``; as (the variable's code, member)."""
         if isinstance(c, ir.Binary) and c.op == "&&":
             return self._tested_valid(c.left) | self._tested_valid(c.right)
         if isinstance(c, ir.IsValid) and isinstance(c.header, ir.Member) and isinstance(c.header.expr, ir.Var) \
                 and c.header.expr.type == self.hdr_t and c.header.field in self.stay_valid:
-            return frozenset((c.header.field,))
+            # keyed by the variable too: a local of the headers type has its own ``h``, and its
+            # validity says nothing about the packet's (a store into the packet's guarded by it
+            # lost its mark and leaked into the next packet on the loop's recycled objects)
+            return frozenset(((self.ex(c.header.expr), c.header.field),))
         return frozenset()
 
     def st_SwitchActionRun(self, s: ir.SwitchActionRun, out: Out, ind: int) -> None:

@@ -155,7 +155,7 @@ def _stores(program: ir.Program) -> list[tuple[str, ir.Expr]]:
     they make of each store):
 
     * ``"store"``: an assignment's left side, an ``out``/``inout`` argument of an action or
-      function, the argument a known builtin or extern method writes (``_BUILTIN_WRITES``,
+      function (called, or bound in a table's ``actions`` list), the argument a known builtin or extern method writes (``_BUILTIN_WRITES``,
       ``_EXTERN_WRITES``);
     * ``"invalidate"``: the header of a ``setInvalid``;
     * ``"stack"``: the stack of a ``push_front``/``pop_front``;
@@ -180,6 +180,15 @@ def _stores(program: ir.Program) -> list[tuple[str, ir.Expr]]:
         elif isinstance(o, (ir.PushFront, ir.PopFront)):
             out.append(("stack", o.stack))
         elif isinstance(o, ir.ActionCall):
+            params = program.actions[o.action].params if o.action in program.actions else None
+            for i, arg in enumerate(o.args):
+                if params is None or i >= len(params):
+                    out.append(("unknown", arg))
+                elif params[i].direction in ("out", "inout"):
+                    out.append(("store", arg))
+        elif isinstance(o, ir.TableActionRef) and o.args:
+            # ``actions = { a(hdr.h.f); }``: the bound arguments are the action's leading
+            # parameters, copied back after the action when out/inout (codegen's ``_bound_call``)
             params = program.actions[o.action].params if o.action in program.actions else None
             for i, arg in enumerate(o.args):
                 if params is None or i >= len(params):
