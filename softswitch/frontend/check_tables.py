@@ -336,6 +336,19 @@ class TableChecker(CheckerBase):
                         ks = ir.KeySet("lpm", 0, 0, prefix_len=0, loc=ks.loc)
                 elif k.match_kind == "exact" and ks.kind != "value":
                     raise self.err(c, "exact key needs a value")
+                elif k.match_kind == "range" and ks.kind == "range":
+                    w = k.width
+                    lo, hi = ks.value & ((1 << w) - 1), ks.hi & ((1 << w) - 1)
+                    if lo > hi:
+                        # bmv2 (and P4Runtime) hold a range as two bit patterns, low <= high: a signed
+                        # range across zero (-2 .. 2) has low 0xfe > high 0x02, and an empty one
+                        # (5 .. 2) cannot be installed either; bmv2 refuses both when it loads the JSON
+                        t = k.expr.type.underlying if isinstance(k.expr.type, ir.EnumT) else k.expr.type
+                        half = 1 << (w - 1)
+                        signed = isinstance(t, ir.IntT) and (lo ^ half) - half <= (hi ^ half) - half
+                        raise self.unsupported(c, "a range entry whose bounds, as the key's bits, have low > high ("
+                                               + ("a signed range across zero: split it at 0, e.g. -2 .. -1 and 0 .. 2"
+                                                  if signed else "an empty range") + ")")
                 kss.append(ks)
             an = _name(ar)
             ent = self.lookup(an, ctx) if ar.data == "action_ref" else self.globals.get(an)
