@@ -127,11 +127,16 @@ def pack_fields(values: Sequence[int], widths: Sequence[int]) -> bytes:
     return (acc << (nbytes * 8 - nbits)).to_bytes(nbytes, "big")
 
 
+_M64 = (1 << 64) - 1
+
+
 def hash_offset(h: int, base: int, max_: int) -> int:
-    """v1model ``hash()`` result before truncation to the output width: base + h % max.
+    """v1model ``hash()`` result before truncation to the output width: base + h % max, in 64
+    bits as bmv2 computes it (a base or max past 2^64 - 1 reads as 2^64 - 1; the sum wraps).
 
     bmv2 divides by ``max`` unconditionally; for max == 0 (undefined there) we return ``base``.
     """
+    base = min(base, _M64)
     if max_ == 0:
         return base
-    return base + h % max_
+    return (base + h % min(max_, _M64)) & _M64

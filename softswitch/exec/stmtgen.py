@@ -321,11 +321,18 @@ class StmtGen(ExprGen):
             w = ir.type_width(a[0].type)
             h = f"{fn}({self.pack_code(a[3])})"
             base, mx = a[2], a[4]
+            # bmv2 computes ``h % max + base`` in 64 bits: a base or max past 2^64 - 1 reads as
+            # 2^64 - 1 (Data::get<uint64_t>) and the sum wraps at 2^64 (only a result wider than
+            # 64 bits shows the wrap; narrower ones are cut below it anyway)
+            b = self.ex(base)
+            if ir.type_width(base.type) > 64:
+                b = f"min({b}, {bitmask(64):#x})"
             if isinstance(mx, ir.Const):
-                r = self.ex(base) if mx.value == 0 else f"({self.ex(base)} + {h} % {mx.value})"
+                m = min(int(mx.value), bitmask(64))
+                r = b if m == 0 else f"({b} + {h} % {m})"
             else:
-                r = f"_hash_offset({h}, {self.ex(base)}, {self.ex(mx)})"
-            self.assign(a[0], _to_type(f"({r} & {bitmask(w):#x})", a[0].type), out, ind)
+                r = f"_hash_offset({h}, {b}, {self.ex(mx)})"
+            self.assign(a[0], _to_type(f"({r} & {bitmask(min(w, 64)):#x})", a[0].type), out, ind)
         elif n == "random":
             w = ir.type_width(a[0].type)
             self.assign(a[0], _to_type(f"(_randint({self.ex(a[1])}, {self.ex(a[2])}) & {bitmask(w):#x})", a[0].type),
