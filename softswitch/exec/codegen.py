@@ -339,6 +339,9 @@ class Compiler(StmtGen):
         bound arguments first, the entry's data after; out/inout ones copied back (also on exit)."""
         codes = []
         for p, a in zip(act.params, ref.args):
+            if p.direction == "out":  # a fresh value, as in a direct call (StmtGen.action_call)
+                codes.append(layout.zero_code(p.type, self.names))
+                continue
             code = self.ex(a)
             codes.append(f"{code}.copy()" if self._is_aggregate(p.type) else code)
         fn = self.action_fn[(self.ctl_index, ref.action)]

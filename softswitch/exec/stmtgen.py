@@ -228,6 +228,12 @@ class StmtGen(ExprGen):
         fn = self.action_fn[(self.ctl_index, e.action)]
         args = []
         for p, a in zip(act.params, e.args):
+            if p.direction == "out":
+                # an out parameter starts as a fresh value (headers invalid, P4_16 "Calling
+                # conventions"), not the argument's: the argument may not even have one yet (a
+                # function's hidden result variable)
+                args.append(layout.zero_code(p.type, self.names))
+                continue
             code = self.ex(a)
             if self._is_aggregate(p.type):
                 code = f"{code}.copy()"

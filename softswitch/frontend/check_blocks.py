@@ -55,6 +55,17 @@ def _always_returns(b: ir.Stmt | None) -> bool:
     return False
 
 
+def _invalidate_headers(e: ir.Expr, loc: ir.Loc) -> list[ir.Stmt]:
+    """Statements making every header in lvalue ``e`` invalid (a header, union or stack whole; a
+    struct member by member); nothing for other values."""
+    t = e.type
+    if isinstance(t, (ir.HeaderT, ir.StackT)) or (isinstance(t, ir.StructT) and t.union):
+        return [ir.Assign(loc, e, ir.InvalidHeader(t, loc))]
+    if isinstance(t, ir.StructT):
+        return [s for f in t.fields for s in _invalidate_headers(ir.Member(f.type, loc, e, f.name), loc)]
+    return []
+
+
 def _aliased_args(args: list[tuple[int, Any]]) -> set[int]:
     """Indices of the out/inout arguments that may overlap another one: the same lvalue, one a
     member, element or slice of the other (``hdr`` and ``hdr.ipv4``), slices sharing a bit,
@@ -1417,6 +1428,12 @@ class BlockChecker(CheckerBase):
             if aliased - copied:
                 raise self.unsupported(t, f"applying control instance '{sub.name}' again with arguments that "
                                           "overlap where they did not before")
+        for i in outs:
+            if i not in copied and _direction(params[i]) == "out":
+                # bound in place: the body names the argument itself, so its headers are made
+                # invalid first, as a fresh out value's are (P4_16 "Calling conventions"; p4c's
+                # inliner resets them the same way); its other fields keep what they hold
+                pre.extend(_invalidate_headers(bound[i], bound[i].loc))
         post: list[ir.Stmt] = []
         for i in sorted(copied):
             e = self._freeze_indices(bound[i], pre, ctx)
