@@ -179,16 +179,9 @@ def _stores(program: ir.Program) -> list[tuple[str, ir.Expr]]:
             out.append(("invalidate", o.header))
         elif isinstance(o, (ir.PushFront, ir.PopFront)):
             out.append(("stack", o.stack))
-        elif isinstance(o, ir.ActionCall):
-            params = program.actions[o.action].params if o.action in program.actions else None
-            for i, arg in enumerate(o.args):
-                if params is None or i >= len(params):
-                    out.append(("unknown", arg))
-                elif params[i].direction in ("out", "inout"):
-                    out.append(("store", arg))
-        elif isinstance(o, ir.TableActionRef) and o.args:
-            # ``actions = { a(hdr.h.f); }``: the bound arguments are the action's leading
-            # parameters, copied back after the action when out/inout (codegen's ``_bound_call``)
+        elif isinstance(o, ir.ActionCall) or (isinstance(o, ir.TableActionRef) and o.args):
+            # a call, or ``actions = { a(hdr.h.f); }`` in a table: the bound arguments are the
+            # action's leading parameters, copied back after it when out/inout (``_bound_call``)
             params = program.actions[o.action].params if o.action in program.actions else None
             for i, arg in enumerate(o.args):
                 if params is None or i >= len(params):

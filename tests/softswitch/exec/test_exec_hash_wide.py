@@ -10,17 +10,9 @@ import binascii
 
 import pytest
 from exec_rig import DATA, Rig
+from test_exec_hash_enum_inputs import crc16 as crc16_arc
 
 M64 = (1 << 64) - 1
-
-
-def crc16_arc(data: bytes) -> int:
-    crc = 0
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
 
 
 @pytest.fixture(scope="module")
