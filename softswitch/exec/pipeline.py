@@ -72,7 +72,9 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
     return lambda fmt, args: trace(format_log(fmt, args))
 
 POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
-MAX_RESUBMITS = 16  # resubmit passes per received packet before the packet is dropped
+# ingress passes per received packet (resubmissions + 1) before it is dropped: bmv2 has no limit
+# (a program that always resubmits loops there for ever); this bound only stops such a loop
+MAX_RESUBMITS = 1024
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
 _M19 = (1 << 19) - 1
@@ -271,12 +273,12 @@ class V1Pipeline:
         b = self.blocks
         H, M, S = self._H(), self._M(), self._S()
         S.f_ingress_port = port
-        S.f_packet_length = len(data) & _M32
         S.f_instance_type = itype
         S.f_ingress_global_timestamp = now & _M48
         if preserved is not None:
             self.field_lists.get(preserved[0])[1](M, S, preserved[1])
             S.f_instance_type = itype
+        S.f_packet_length = len(data) & _M32  # after the preserved fields, as in _ingress
         C = Ctx(data, len(data), now, self._log)
         if self.trace:
             self.trace(f"packet in: port {port}, {len(data)} bytes, instance_type {itype}")
@@ -300,7 +302,10 @@ class V1Pipeline:
         parse, verify = b.parser, b.verify_checksum
         new_h, new_m, new_s, logf = self._H, self._M, self._S, self._log
         pool = self._pool if pooled else None
-        ts = now
+        # bmv2 stamps a packet when a port receives it: a recirculated copy (metadata reset) has 0
+        ts = 0 if itype == PKT_INSTANCE_RECIRC else now
+        # ingress clones of passes that then resubmitted: bmv2 queues them before it resubmits
+        carried: IngressResult | None = None
         for _ in range(MAX_RESUBMITS):
             if first is not None:
                 H, M, S, C = first
@@ -317,12 +322,14 @@ class V1Pipeline:
                 else:
                     H, M, S = new_h(), new_m(), new_s()
                 S.f_ingress_port = port
-                S.f_packet_length = n & _M32
                 S.f_instance_type = itype
                 S.f_ingress_global_timestamp = ts & _M48
                 if preserved is not None:
                     self.field_lists.get(preserved[0])[1](M, S, preserved[1])
                     S.f_instance_type = itype
+                # after the preserved fields: bmv2 sets the new copy's length once it has copied
+                # the field list (a preserved packet_length is the old packet's)
+                S.f_packet_length = n & _M32
                 if pool is not None:
                     C = self._ctx_in
                     C.data = data
@@ -345,7 +352,7 @@ class V1Pipeline:
                 except AssertionFailed as e:
                     return self._drop(IngressResult(), f"assertion failed: {e}")
             if C.clone is not None or C.digest is not None or C.resubmit is not None:
-                res = IngressResult()
+                res = carried or IngressResult()
                 if C.clone is not None:
                     self._clone_ingress(res, data, port, now, C, M, S)
                 if C.digest is not None:
@@ -357,9 +364,10 @@ class V1Pipeline:
                     port = ts = 0  # bmv2 resets standard_metadata on the resubmitted copy
                     if trace:
                         trace("resubmit")
+                    carried = res if res.to_tm else None
                     continue
             else:
-                res = None
+                res = carried
             mgid = S.f_mcast_grp
             if mgid:
                 return self._multicast(res or IngressResult(), H, M, S, C, mgid, n)
@@ -379,7 +387,7 @@ class V1Pipeline:
                 return item
             res.to_tm.append(item)
             return res
-        return self._drop(IngressResult(), f"more than {MAX_RESUBMITS} resubmissions")
+        return self._drop(carried or IngressResult(), f"more than {MAX_RESUBMITS} resubmissions")
 
     def _multicast(self, res: IngressResult, H, M, S, C: Ctx, mgid: int, n: int) -> IngressResult:
         S.f_instance_type = PKT_INSTANCE_REPLICATION

@@ -66,6 +66,12 @@ class StmtGen(ExprGen):
     def st_Assign(self, s: ir.Assign, out: Out, ind: int) -> None:
         if isinstance(s.lhs.type, ir.VarbitT):  # the value and its current width
             out.add(ind, f"{self.ex(s.lhs.expr)}.vbw = {self.ex(s.rhs.expr)}.vbw")
+        if self.track_len and isinstance(s.lhs.type, ir.HeaderT) and isinstance(s.rhs, ir.StructInit) \
+                and s.lhs.type.varbit is None:
+            # '{ f = 1 }' makes the header valid: p4c puts a setValid() before the stores, and bmv2's
+            # add_header counts the header's bytes into the packet length when it was invalid
+            out.add(ind, f"if not {self.ex(s.lhs)}.valid:")
+            out.add(ind + 1, f"C.dlen += {_fixed_bytes(s.lhs.type)}")
         self.assign(s.lhs, self.ex(s.rhs), out, ind)
 
     def st_VarDecl(self, s: ir.VarDecl, out: Out, ind: int) -> None:

@@ -1,0 +1,88 @@
+"""v1model packet-path behaviours checked against simple_switch's code (ingress_thread,
+egress_thread, add_header) by a differential review on 2026-12-05; each differed before:
+- an ingress clone asked for in a pass that also resubmits was lost (bmv2 queues the clone before
+  it resubmits the packet);
+- a packet was dropped after 16 resubmissions (bmv2 has no limit; softswitch's bound is now 1024
+  passes, only to stop a program that resubmits for ever);
+- a header made valid by an initializer (``h.e = { v = 7 }``) did not count into
+  ``packet_length`` (p4c puts a setValid() before it, and add_header counts the bytes);
+- a recirculation preserving ``packet_length`` gave the recirculated packet the old length
+  (bmv2 copies the field list, then sets the length of the new packet);
+- a recirculated packet kept an ``ingress_global_timestamp`` (bmv2 stamps received packets only:
+  a recirculated copy's metadata is reset, 0)."""
+from __future__ import annotations
+
+import pytest
+from exec_rig import DATA, Rig
+
+from softswitch.contract import IngressResult
+
+
+def run(rig: Rig, data: bytes, fast: bool) -> list[tuple[int, bytes]]:
+    """The packet loop's flow in-process: ingress, egress of every item, recirculations (at
+    most 8 rounds); the frames out, in order."""
+    pl = rig.pipeline
+    frames: list[tuple[int, bytes]] = []
+    items: list = []
+    recirc: list = []
+
+    def ingress_result(r) -> None:
+        items.extend(r.to_tm if r.__class__ is IngressResult else [r])
+
+    ingress_result(pl.ingress_item(data, 7, 100) if fast else pl.ingress(data, 7, 100))
+    for _ in range(8):
+        while items:
+            it = items.pop(0)
+            port = it.egress_port
+            out = pl.egress_frame(it, 200) if fast else pl.egress(it, 200)
+            if out.__class__ is bytes:
+                frames.append((port, out))
+                continue
+            frames += [(f.port, f.data) for f in out.frames]
+            items += out.to_tm
+            recirc += out.recirculate
+        if not recirc:
+            break
+        d, preserved = recirc.pop(0)
+        ingress_result(pl.ingress_recirculated(d, preserved, 1000))
+    return frames
+
+
+@pytest.fixture(scope="module")
+def resub():
+    r = Rig(DATA / "exec_resubmit_clone.p4")
+    r.clone_session(5, 4, 1)
+    return r
+
+
+@pytest.fixture(scope="module")
+def recirc():
+    return Rig(DATA / "exec_recirc_length.p4")
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+def test_ingress_clone_survives_a_resubmit(resub, fast):
+    assert sorted(run(resub, bytes([1, 0, 0xEE]), fast)) == [(2, bytes([1, 0, 0])), (4, bytes([1, 0, 1]))]
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+@pytest.mark.parametrize("n", [16, 17, 40])
+def test_many_resubmissions(resub, fast, n):
+    assert run(resub, bytes([2, n, 0]), fast) == [(2, bytes([2, n, n]))]
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+def test_initializer_counts_into_packet_length(recirc, fast):
+    data = bytes([3, 0]) + bytes(10)
+    ((port, out),) = run(recirc, data, fast)
+    assert port == 2 and len(out) == 16
+    assert int.from_bytes(out[2:6], "big") == 16  # 12 received + the 4 of e
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+def test_recirculated_length_and_timestamp(recirc, fast):
+    data = bytes([4, 0]) + bytes(10)
+    ((port, out),) = run(recirc, data, fast)
+    assert port == 2 and len(out) == 16 and out[1] == 2  # the recirculated pass
+    assert int.from_bytes(out[2:6], "big") == 16  # its own length, not the preserved 12
+    assert int.from_bytes(out[6:12], "big") == 0  # no ingress timestamp on a recirculated copy
