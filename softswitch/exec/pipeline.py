@@ -306,6 +306,9 @@ class V1Pipeline:
         ts = 0 if itype == PKT_INSTANCE_RECIRC else now
         # ingress clones of passes that then resubmitted: bmv2 queues them before it resubmits
         carried: IngressResult | None = None
+        # the port that received the packet: bmv2 re-parses an ingress clone with it (the packet
+        # object keeps it) also in a resubmitted pass, whose standard_metadata says 0
+        rx_port = port
         for _ in range(MAX_RESUBMITS):
             if first is not None:
                 H, M, S, C = first
@@ -327,6 +330,8 @@ class V1Pipeline:
                 if preserved is not None:
                     self.field_lists.get(preserved[0])[1](M, S, preserved[1])
                     S.f_instance_type = itype
+                    if verify is None:  # bmv2 writes checksum_error after every parse
+                        S.f_checksum_error = 0
                 # after the preserved fields: bmv2 sets the new copy's length once it has copied
                 # the field list (a preserved packet_length is the old packet's)
                 S.f_packet_length = n & _M32
@@ -354,7 +359,7 @@ class V1Pipeline:
             if C.clone is not None or C.digest is not None or C.resubmit is not None:
                 res = carried or IngressResult()
                 if C.clone is not None:
-                    self._clone_ingress(res, data, port, now, C, M, S)
+                    self._clone_ingress(res, data, rx_port, now, C, M, S)
                 if C.digest is not None:
                     self.state.digests.emit(C.digest[0], C.digest[1])
                 if C.resubmit is not None:

@@ -86,3 +86,12 @@ def test_recirculated_length_and_timestamp(recirc, fast):
     assert port == 2 and len(out) == 16 and out[1] == 2  # the recirculated pass
     assert int.from_bytes(out[2:6], "big") == 16  # its own length, not the preserved 12
     assert int.from_bytes(out[6:12], "big") == 0  # no ingress timestamp on a recirculated copy
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+def test_clone_of_a_resubmitted_pass_is_parsed_with_the_receiving_port(fast):
+    rig = Rig(DATA / "exec_resubmit_clone_port.p4")
+    rig.clone_session(5, 4, 1)
+    frames = sorted(run(rig, bytes([0, 0, 0x99]), fast))  # received on port 7 (run's ingress port)
+    # the resubmitted original (parsed with port 0: x is payload) and its clone (parsed with 7)
+    assert frames == [(2, bytes([0, 0, 0x99])), (4, bytes([1, 1, 0x99]))]
