@@ -97,10 +97,22 @@ def _dispatch_states(prs: ir.Parser) -> list[str]:
 
     if sum(expanded(n) for n in dispatch) > MAX_COPIED_STATEMENTS:
         dispatch |= {n for n in prs.states if preds[n] > 1}
+    depth: dict[str, int] = {}
+
+    def nested(n: str) -> int:  # how deep n's copied successors nest (one level per select case)
+        if n not in depth:
+            depth[n] = 1 + max((nested(t) for t in succ[n] if t not in dispatch), default=0)
+        return depth[n]
+
+    if max(nested(n) for n in dispatch) > MAX_COPY_DEPTH:
+        # a long chain of states: copied into each other it would nest past what Python compiles
+        # ("too many levels of indentation" at 100), so every state gets a branch of its own
+        dispatch = set(prs.states)
     return ["start"] + [n for n in prs.states if n in dispatch and n != "start"]  # branch 0: start
 
 
 MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers
+MAX_COPY_DEPTH = 40  # states copied into one another, at most (below Python's 100 indentation levels)
 
 # key expressions whose evaluation can do nothing but compute a value: no call, no stack access
 # (an index can be out of range), no division; a table whose keys are all such can skip them
@@ -480,7 +492,7 @@ class Compiler(StmtGen):
                 goto(case.next_state, out, ind + 1)
                 continue
             conds = []
-            for v, kset in zip(ks, case.keysets):
+            for v, kset, key in zip(ks, case.keysets, tr.keys):
                 if kset.kind == "default":
                     continue
                 if kset.kind == "value":
@@ -488,7 +500,14 @@ class Compiler(StmtGen):
                 elif kset.kind == "mask":
                     conds.append(f"{v} & {kset.mask:#x} == {kset.value & kset.mask:#x}")
                 elif kset.kind == "range":
-                    conds.append(f"{kset.value} <= {v} <= {kset.hi}")
+                    w = layout.signed_width(key.type)
+                    if w:  # a signed key's range is between signed bounds (-5 .. 5 crosses zero);
+                        # the keyset holds the bounds' bits, the key's bits are compared signed
+                        h = 1 << (w - 1)
+                        lo, hi = (kset.value ^ h) - h, (kset.hi ^ h) - h
+                        conds.append(f"{lo} <= ({v} ^ {h:#x}) - {h:#x} <= {hi}" if lo <= hi else "False")
+                    else:  # low > high: an empty range (p4c warns and matches nothing)
+                        conds.append(f"{kset.value} <= {v} <= {kset.hi}")
                 else:
                     raise compile_error(kset.loc, f"unsupported: {kset.kind} keyset in select")
             if not conds:

@@ -432,13 +432,15 @@ class StmtGen(ExprGen):
         after = sum(w for _, w, _ in fields[vi + 1:])
         n, nb, v, hv = self.t(), self.t(), self.t(), self.t()
         out.add(ind, f"{n} = {self.ex(s.bits)}")
-        out.add(ind, f"if {n} > {fields[vi][1]}:")
-        out.add(ind + 1, f"raise _PE({PE_HEADER_TOO_SHORT})")
+        # bmv2's order (parser.cpp extract_VL, and the spec's extract pseudocode): a size that is no
+        # whole number of bytes, then the packet's length, then the field's maximum
         out.add(ind, f"if ({t.width} + {n}) & 7:")
         out.add(ind + 1, f"raise _PE({PE_PARSER_INVALID_ARGUMENT})")
         out.add(ind, f"{nb} = ({t.width} + {n}) >> 3")
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
+        out.add(ind, f"if {n} > {fields[vi][1]}:")
+        out.add(ind + 1, f"raise _PE({PE_HEADER_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
         out.add(ind, f"{v} = int.from_bytes(data[off:off + {nb}], 'big')")
 

@@ -24,8 +24,10 @@ def run(rig, data: bytes) -> bytes:
     (bytes([0x11, 0, 1, 2, 3, 4, 9, 0x55]), bytes([0x11, 0, 1, 2, 3, 4, 9, 0x55])),  # 32-bit options
     (bytes([0x10, 0, 9, 8]), bytes([0x10, 0, 9, 8])),                                # empty options
     (bytes([0x21, 0, 1, 2, 3, 4, 9]), bytes([0x21, 0, 1, 2, 3, 4, 1, 2, 3, 4, 9])),  # copied field
-    # 480 bits > varbit<320>: HeaderTooShort, options and tail not extracted (payload)
-    (bytes([0x1F, 0, 1, 2, 3, 4, 9]), bytes([0x1F, 4, 1, 2, 3, 4, 9])),
+    # 480 bits > varbit<320> with the 60 bytes there: HeaderTooShort, options and tail not
+    # extracted (payload); with fewer bytes there PacketTooShort comes first, as in bmv2's extract_VL
+    (bytes([0x1F, 0]) + bytes(range(61)), bytes([0x1F, 4]) + bytes(range(61))),
+    (bytes([0x1F, 0, 1, 2, 3, 4, 9]), bytes([0x1F, 1, 1, 2, 3, 4, 9])),
     # 64 bits announced, 32 there: PacketTooShort
     (bytes([0x12, 0, 1, 2, 3, 4]), bytes([0x12, 1, 1, 2, 3, 4])),
     # csum16 over ver, ihl, the 32 option bits and t: ~(0x3101 + 0x0203 + 0x0409) = 0xc8f2
