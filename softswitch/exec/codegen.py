@@ -349,13 +349,7 @@ class Compiler(StmtGen):
     def _bound_call(self, act: ir.Action, ref: ir.TableActionRef, args: str, out: Out, ind: int) -> None:
         """Run a table's action whose directional parameters are bound in the actions list:
         bound arguments first, the entry's data after; out/inout ones copied back (also on exit)."""
-        codes = []
-        for p, a in zip(act.params, ref.args):
-            if p.direction == "out":  # a fresh value, as in a direct call (StmtGen.action_call)
-                codes.append(layout.zero_code(p.type, self.names))
-                continue
-            code = self.ex(a)
-            codes.append(f"{code}.copy()" if self._is_aggregate(p.type) else code)
+        codes = [self.arg_code(p, a) for p, a in zip(act.params, ref.args)]
         fn = self.action_fn[(self.ctl_index, ref.action)]
         call = f"{fn}(H, M, S, L, C, {''.join(c + ', ' for c in codes)}*{args})"
         outs = [a for p, a in zip(act.params, ref.args) if p.direction in ("out", "inout")]
@@ -500,7 +494,7 @@ class Compiler(StmtGen):
                 elif kset.kind == "mask":
                     conds.append(f"{v} & {kset.mask:#x} == {kset.value & kset.mask:#x}")
                 elif kset.kind == "range":
-                    w = layout.signed_width(key.type)
+                    w = signed_width(key.type)
                     if w:  # a signed key's range is between signed bounds (-5 .. 5 crosses zero);
                         # the keyset holds the bounds' bits, the key's bits are compared signed
                         h = 1 << (w - 1)

@@ -131,12 +131,12 @@ _M64 = (1 << 64) - 1
 
 
 def hash_offset(h: int, base: int, max_: int) -> int:
-    """v1model ``hash()`` result before truncation to the output width: base + h % max, in 64
-    bits as bmv2 computes it (a base or max past 2^64 - 1 reads as 2^64 - 1; the sum wraps).
+    """v1model ``hash()`` result with a run-time ``max``, before truncation to the output width:
+    base + h % max, a max past 2^64 - 1 read as 2^64 - 1, as bmv2 reads it (the generated code
+    clamps a wide base and cuts the sum to at most 64 bits: ``StmtGen.builtin_call``).
 
     bmv2 divides by ``max`` unconditionally; for max == 0 (undefined there) we return ``base``.
     """
-    base = min(base, _M64)
     if max_ == 0:
         return base
-    return (base + h % min(max_, _M64)) & _M64
+    return base + h % min(max_, _M64)

@@ -232,18 +232,7 @@ class StmtGen(ExprGen):
     def action_call(self, e: ir.ActionCall, out: Out, ind: int) -> None:
         act = self.p.actions[e.action]
         fn = self.action_fn[(self.ctl_index, e.action)]
-        args = []
-        for p, a in zip(act.params, e.args):
-            if p.direction == "out":
-                # an out parameter starts as a fresh value (headers invalid, P4_16 "Calling
-                # conventions"), not the argument's: the argument may not even have one yet (a
-                # function's hidden result variable)
-                args.append(layout.zero_code(p.type, self.names))
-                continue
-            code = self.ex(a)
-            if self._is_aggregate(p.type):
-                code = f"{code}.copy()"
-            args.append(code)
+        args = [self.arg_code(p, a) for p, a in zip(act.params, e.args)]
         outs = [(i, a) for i, (p, a) in enumerate(zip(act.params, e.args)) if p.direction in ("out", "inout")]
         call = f"{fn}(H, M, S, L, C{''.join(', ' + x for x in args)})"
         if not outs:
@@ -258,6 +247,16 @@ class StmtGen(ExprGen):
         out.add(ind + 1, "raise")
         for k, (_, a) in enumerate(outs):
             self.assign(a, f"{r}[{k}]", out, ind)
+
+    def arg_code(self, p: ir.Param, a: ir.Expr) -> str:
+        """The value parameter ``p`` of a called action or function starts with, for argument ``a``
+        (a direct call, or an argument bound in a table's actions list): an out parameter a fresh
+        value (headers invalid, P4_16 "Calling conventions"), not the argument's -- which may not
+        even have one yet (a function's hidden result variable); an aggregate a copy."""
+        if p.direction == "out":
+            return layout.zero_code(p.type, self.names)
+        code = self.ex(a)
+        return f"{code}.copy()" if self._is_aggregate(p.type) else code
 
     def extern_call(self, e: ir.ExternCall, out: Out, ind: int) -> None:
         inst = self.cur_block.externs.get(e.instance) if isinstance(self.cur_block, ir.Control) else None
@@ -299,8 +298,8 @@ class StmtGen(ExprGen):
             direct_regs = direct and isinstance(getattr(obj, "values", None), list)
             rd = f"{self.g(obj.values, 'XV')}[{i}]" if direct_regs else f"{g}.read({i})"
             et = inst.type_args[0] if inst.type_args else None
-            if signed_width(et):
-                rd = signed_code(rd, signed_width(et), masked=True)
+            if sw := signed_width(et):
+                rd = signed_code(rd, sw, masked=True)
             elif isinstance(et, ir.BoolT):
                 rd = f"({rd} != 0)"
             self.assign(args[0], rd, out, ind + 1)
