@@ -27,6 +27,23 @@ def through_api(pl, data: bytes, port: int = 7, out_port: int = 9) -> bytes:
     return out.data
 
 
+def ingress_items(pl, data: bytes, fast: bool, port: int = 0, now: int = 0) -> list:
+    """The traffic-manager items of one packet's ingress, through the loop's entry point
+    (``ingress_item``, objects recycled) when ``fast``, else the API's ``ingress``."""
+    r = pl.ingress_item(data, port, now) if fast else pl.ingress(data, port, now)
+    return [r] if isinstance(r, PacketState) else list(r.to_tm)
+
+
+def egress_item(pl, item, fast: bool, now: int = 1) -> tuple[list[tuple[int, bytes]], list, list]:
+    """One item's egress on the same path as ``ingress_items``: (its frames as (port, bytes), the
+    items it queued (clones), the recirculations it asked for)."""
+    port = item.egress_port
+    r = pl.egress_frame(item, now) if fast else pl.egress(item, now)
+    if r.__class__ is bytes:
+        return [(port, r)], [], []
+    return [(f.port, f.data) for f in r.frames], list(r.to_tm), list(r.recirculate)
+
+
 def enc(v: int) -> bytes:
     return v.to_bytes(max(1, (v.bit_length() + 7) // 8), "big")
 

@@ -13,9 +13,7 @@ egress_thread, add_header) by a differential review on 2026-12-05; each differed
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, Rig
-
-from softswitch.contract import IngressResult
+from exec_rig import DATA, Rig, egress_item, ingress_items
 
 
 def run(rig: Rig, data: bytes, fast: bool) -> list[tuple[int, bytes]]:
@@ -23,28 +21,18 @@ def run(rig: Rig, data: bytes, fast: bool) -> list[tuple[int, bytes]]:
     most 8 rounds); the frames out, in order."""
     pl = rig.pipeline
     frames: list[tuple[int, bytes]] = []
-    items: list = []
     recirc: list = []
-
-    def ingress_result(r) -> None:
-        items.extend(r.to_tm if r.__class__ is IngressResult else [r])
-
-    ingress_result(pl.ingress_item(data, 7, 100) if fast else pl.ingress(data, 7, 100))
+    items = ingress_items(pl, data, fast, port=7, now=100)
     for _ in range(8):
         while items:
-            it = items.pop(0)
-            port = it.egress_port
-            out = pl.egress_frame(it, 200) if fast else pl.egress(it, 200)
-            if out.__class__ is bytes:
-                frames.append((port, out))
-                continue
-            frames += [(f.port, f.data) for f in out.frames]
-            items += out.to_tm
-            recirc += out.recirculate
+            out, queued, again = egress_item(pl, items.pop(0), fast, now=200)
+            frames += out
+            items += queued
+            recirc += again
         if not recirc:
             break
         d, preserved = recirc.pop(0)
-        ingress_result(pl.ingress_recirculated(d, preserved, 1000))
+        items = list(pl.ingress_recirculated(d, preserved, 1000).to_tm)
     return frames
 
 

@@ -11,9 +11,7 @@ objects), 2026-12-05; each case below gave a packet a value a packet before it h
 from __future__ import annotations
 
 import pytest
-from exec_rig import DATA, Rig
-
-from softswitch.exec.pipeline import PacketState
+from exec_rig import DATA, Rig, egress_item, ingress_items
 
 
 def eth(src: int, etype: int = 0xFFFF) -> bytes:
@@ -21,17 +19,11 @@ def eth(src: int, etype: int = 0xFFFF) -> bytes:
 
 
 def _frames(rig: Rig, items, fast: bool) -> list[tuple[int, bytes]]:
-    out = []
-    for it in items:
-        port = it.egress_port
-        r = rig.pipeline.egress_frame(it, 1) if fast else rig.pipeline.egress(it, 1)
-        out += [(port, r)] if r.__class__ is bytes else [(f.port, f.data) for f in r.frames]
-    return out
+    return [f for it in items for f in egress_item(rig.pipeline, it, fast)[0]]
 
 
 def _ingress(rig: Rig, data: bytes, fast: bool) -> list:
-    r = rig.pipeline.ingress_item(data, 0, 0) if fast else rig.pipeline.ingress(data, 0, 0)
-    return [r] if isinstance(r, PacketState) else list(r.to_tm)
+    return ingress_items(rig.pipeline, data, fast)
 
 
 def run(rig: Rig, packets: list[bytes], fast: bool) -> list[list[tuple[int, bytes]]]:
