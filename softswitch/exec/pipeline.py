@@ -74,7 +74,7 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
 POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
 # ingress passes per received packet (resubmissions + 1) before it is dropped: bmv2 has no limit
 # (a program that always resubmits loops there for ever); this bound only stops such a loop
-MAX_RESUBMITS = 1024
+MAX_INGRESS_PASSES = 1024
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
 _M19 = (1 << 19) - 1
@@ -309,7 +309,7 @@ class V1Pipeline:
         # the port that received the packet: bmv2 re-parses an ingress clone with it (the packet
         # object keeps it) also in a resubmitted pass, whose standard_metadata says 0
         rx_port = port
-        for _ in range(MAX_RESUBMITS):
+        for _ in range(MAX_INGRESS_PASSES):
             if first is not None:
                 H, M, S, C = first
                 first = None
@@ -392,7 +392,7 @@ class V1Pipeline:
                 return item
             res.to_tm.append(item)
             return res
-        return self._drop(carried or IngressResult(), f"more than {MAX_RESUBMITS} resubmissions")
+        return self._drop(carried or IngressResult(), f"more than {MAX_INGRESS_PASSES - 1} resubmissions")
 
     def _multicast(self, res: IngressResult, H, M, S, C: Ctx, mgid: int, n: int) -> IngressResult:
         S.f_instance_type = PKT_INSTANCE_REPLICATION
