@@ -115,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-L", "--log-level", choices=list(LOG_LEVELS), default=None,
                    help="trace|debug|info|warn|error|off (default: trace with a log target, else warn)")
     p.add_argument("--log-file", metavar="FILE", help="log to FILE (per-packet trace included)")
+    p.add_argument("--pcap", nargs="?", const=".", default=None, metavar="DIR",
+                   help="write every frame received and sent on interface IFNAME to IFNAME_in.pcap and "
+                        "IFNAME_out.pcap in DIR (default: the current directory), as bmv2 does")
     q = p.add_argument_group("traffic manager (bmv2 defaults: 64 packets per queue, no rate limit)")
     q.add_argument("--queue-depth", action="append", default=[], type=_queue_spec, metavar="[P[/Q]:]N",
                    help="queue depth in packets, for all ports, port P, or priority queue Q of port P")
@@ -136,7 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
     compat = p.add_argument_group("accepted for simple_switch_grpc compatibility and ignored")
     for name in BMV2_VALUE_OPTIONS:
         compat.add_argument(name, dest="compat_" + name[2:].replace("-", "_"), metavar="X")
-    compat.add_argument("--pcap", dest="compat_pcap", nargs="?", const="", metavar="DIR")
     for name in BMV2_FLAG_OPTIONS:
         compat.add_argument(name, dest="compat_" + name[2:].replace("-", "_"), action="store_true")
     return p
@@ -172,6 +174,9 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
                                 "ignored")
     if tns.priority_queues not in (None, 8):
         warnings.append(f"--priority-queues {tns.priority_queues}: softswitch always has 8 priority queues")
+    if ns.pcap is not None and ns.program is None and ns.pcap.endswith((".p4", ".json")) and not ns.no_p4:
+        # `--pcap PROG.p4`: the directory is optional, so the program was read as it
+        ns.program, ns.pcap = ns.pcap, "."
     if ns.version:
         return SwitchConfig(), ns, warnings
     if ns.no_p4 and ns.program:
@@ -194,7 +199,7 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         queue_depths=ns.queue_depth, queue_rates=ns.queue_rate, link_delays=ns.link_delay,
         link_rates=ns.link_rate,
         link_bps=ns.link_bps,
-        runtime_addr=ns.runtime_addr,
+        runtime_addr=ns.runtime_addr, pcap_dir=ns.pcap,
         trace=bool(ns.log_console or ns.log_file) and (ns.log_level or "trace") == "trace")
     return cfg, ns, warnings
 
@@ -231,7 +236,11 @@ def run_switch(argv: Sequence[str]) -> int:
     setup_logging(ns)
     for w in warnings:
         log.warning("%s", w)
-    switch = Switch(cfg)
+    try:
+        switch = Switch(cfg)
+    except SwitchError as e:  # e.g. --pcap into a directory that cannot be written
+        print(f"softswitch: error: {e}", file=sys.stderr)
+        return 1
     signal.signal(signal.SIGINT, lambda *_: switch.stop())
     signal.signal(signal.SIGTERM, lambda *_: switch.stop())
     try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from softswitch.engine.control import ControlHandler, ControlServer, split_addr
 from softswitch.engine.loop import PacketLoop
+from softswitch.engine.pcap import CapturingPort
 from softswitch.engine.ports import LinuxPort
 from softswitch.engine.tm import TrafficManager
 
@@ -37,6 +38,7 @@ class SwitchConfig:
     link_rates: list[tuple[int | None, int]] = field(default_factory=list)  # shared by a port's 8 queues
     link_bps: list[tuple[int | None, int]] = field(default_factory=list)  # the same, in bits/s per byte on the wire
     runtime_addr: str | None = None
+    pcap_dir: str | None = None  # --pcap: IFNAME_in.pcap / IFNAME_out.pcap per interface here
     trace: bool = False  # per-packet trace through the "softswitch.trace" logger
 
 
@@ -58,7 +60,7 @@ class Switch:
     def __init__(self, config: SwitchConfig) -> None:
         self.config = config
         self.tm = TrafficManager()
-        self.loop = PacketLoop(self.tm, [LinuxPort(n, name) for n, name in config.interfaces],
+        self.loop = PacketLoop(self.tm, [self._port(n, name) for n, name in config.interfaces],
                                cpu_port=config.cpu_port, on_packet_in=self._packet_in)
         self.server = None
         self.control: ControlServer | None = None
@@ -67,6 +69,15 @@ class Switch:
         self._stopped = threading.Event()
         self._trace = logging.getLogger("softswitch.trace").debug if config.trace else None
         self._apply_queue_config()
+
+    def _port(self, number: int, ifname: str) -> LinuxPort:
+        """Port ``number`` on ``ifname``; with ``pcap_dir``, one that also writes pcap files."""
+        if self.config.pcap_dir is None:
+            return LinuxPort(number, ifname)
+        try:
+            return CapturingPort(number, ifname, pcap_dir=self.config.pcap_dir)
+        except OSError as e:
+            raise SwitchError(f"--pcap {self.config.pcap_dir}: cannot write the pcap files of {ifname}: {e}") from e
 
     def _apply_queue_config(self) -> None:
         cfg = self.config

@@ -126,7 +126,7 @@ class PacketLoop:
             self._thread.join(timeout)
             self._thread = None
         for p in self.ports.values():
-            p.close()
+            p.shutdown()
         try:
             os.close(self._wake_fd)
         except OSError:

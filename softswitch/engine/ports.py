@@ -323,6 +323,10 @@ class LinuxPort:
             self.sock = None
         self.bound_ifindex = 0
 
+    def shutdown(self) -> None:
+        """The switch is stopping: close the socket for good (``CapturingPort`` closes its files too)."""
+        self.close()
+
     def fileno(self) -> int:
         return self.sock.fileno() if self.sock is not None else -1
 

@@ -38,14 +38,24 @@ def test_simple_switch_grpc_command_line():
 
 def test_bmv2_only_flags_are_accepted_with_warnings():
     cfg, _ns, warnings = parse_args(
-        ["--thrift-port", "9091", "--nanolog", "ipc:///tmp/x", "--pcap", "--debugger", "--no-p4",
+        ["--thrift-port", "9091", "--nanolog", "ipc:///tmp/x", "--debugger", "--no-p4",
          "--", "--grpc-server-addr", "0.0.0.0:9559", "--enable-swap", "--drop-port", "511",
          "--priority-queues", "2", "--made-up"])
     text = "\n".join(warnings)
-    for flag in ("--thrift-port", "--nanolog", "--pcap", "--debugger", "--enable-swap", "--drop-port",
+    for flag in ("--thrift-port", "--nanolog", "--debugger", "--enable-swap", "--drop-port",
                  "--priority-queues 2", "'--made-up'"):
         assert flag in text
     assert cfg.program is None and cfg.grpc_addr == "0.0.0.0:9559"
+
+
+def test_pcap_directory_is_optional_as_in_bmv2():
+    assert parse_args(["--no-p4"])[0].pcap_dir is None
+    assert parse_args(["--pcap", "--no-p4"])[0].pcap_dir == "."
+    assert parse_args(["--pcap", "caps", "--no-p4"])[0].pcap_dir == "caps"
+    assert parse_args(["--pcap=caps", "prog.p4"])[0].pcap_dir == "caps"
+    # the directory is optional: `--pcap PROG.p4` is the program, not a directory
+    cfg, _ns, warnings = parse_args(["-i", "1@a", "--pcap", "prog.p4", "--", "--cpu-port", "255"])
+    assert (cfg.pcap_dir, cfg.program, warnings) == (".", "prog.p4", [])
 
 
 def test_queue_and_delay_specs():
