@@ -16,6 +16,7 @@ from softswitch.exec.usage import (
     std_fields_used,
     tracked_header,
     tracks_length,
+    unread_fields,
 )
 from softswitch.frontend import ir
 
@@ -124,6 +125,10 @@ class ExprGen:
         # egress's packet_length) when the program can read it
         self.track_len = tracks_length(std_fields_used(program))
         self.extract_only = extract_only_headers(program)
+        # fields of those headers that nothing reads: extract leaves them unstored (the deparser
+        # emits such a header's extracted bytes); all of them are stored when tracing, whose log
+        # shows every field
+        self.unread = {} if trace else unread_fields(program)
         # a store inside ``if (hdr.h.isValid())`` needs no mark: h was valid earlier in this
         # packet, so it is still valid or something made it invalid, and setInvalid and copy_from
         # (the only ways a plain header becomes invalid) set the flag themselves.  Not for stack

@@ -182,22 +182,29 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
          # dirty: set by the generated code when a field is stored or the header is set invalid
          # (``usage.field_written_headers``), and whenever it becomes valid (extract, setValid,
          # copy_from), so the reset tests one flag and skips a clean invalid header
-         f"    __slots__ = {tuple(['valid', 'dirty'] + state)!r}",
+         # raw: the bytes the last extract read, for the deparser to emit as they are; read only
+         # for a header of the headers struct that only extract writes (``usage.extract_only_headers``),
+         # and only while it is valid: extract sets it, and anything else that makes a header
+         # valid (setValid of an invalid one, an assignment, an initialiser) clears it
+         f"    __slots__ = {tuple(['valid', 'dirty', 'raw'] + state)!r}",
          f"    P4NAME = {t.name!r}",
          f"    NBYTES = {nbytes}",
          "    def __init__(self):",
-         "        self.valid = self.dirty = False"]
+         "        self.valid = self.dirty = False",
+         "        self.raw = None"]
     L += _zero_lines(state, zero, "        ")
     L += ["    def copy(self):",
           f"        n = {name}.__new__({name})",
           "        n.valid = self.valid",
-          "        n.dirty = self.dirty"]
+          "        n.dirty = self.dirty",
+          "        n.raw = self.raw"]
     L += [f"        n.{a} = self.{a}.copy()" if a in nested else f"        n.{a} = self.{a}" for a in state]
     L += ["        return n",
           # bmv2's assign_header: from an invalid header only the validity is copied (the
           # destination keeps its fields); p4c lowers a header assignment, {#} included, to it
           "    def copy_from(self, o):",
           "        self.dirty = True",
+          "        self.raw = None",
           "        if not o.valid:",
           "            self.valid = False",
           "            return",
@@ -205,7 +212,8 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
     L += [f"        self.{a}.copy_from(o.{a})" if a in nested else f"        self.{a} = o.{a}" for a in state]
     L += ["    def set_valid(self):",  # True when it was invalid (bmv2 then counts its bytes)
           "        if not self.valid:",
-          "            self.valid = self.dirty = True"]
+          "            self.valid = self.dirty = True",
+          "            self.raw = None"]
     L += _zero_lines(state, zero, "            ")
     L += ["            return True"]
     L += ["    def eq(self, o):",
@@ -218,7 +226,8 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           f"    def make({', '.join(['_v'] + [f'a{i}' for i in range(len(attrs))])}):",
           f"        n = {name}.__new__({name})",
           "        n.valid = _v",
-          "        n.dirty = True"]
+          "        n.dirty = True",
+          "        n.raw = None"]
     L += [f"        n.{a} = a{i}" for i, a in enumerate(attrs)]
     L += ["        n.vbw = 0"] if vb else []
     L += ["        return n",
@@ -228,7 +237,7 @@ def _header_source(name: str, t: ir.HeaderT, names: TypeNames) -> str:
           f"        return ({pack_expr(t, 'self')}).to_bytes("
           + (f"({t.width} + self.vbw) // 8" if vb else f"{nbytes}") + ", 'big')"]
     if not vb:  # lookahead<H>(): every field from the header's bits (MSB first)
-        L += ["    def set_int(self, v):", "        self.dirty = True"]
+        L += ["    def set_int(self, v):", "        self.dirty = True", "        self.raw = None"]
         L += unpack_lines(t, "self", "v", "        ")
     L += ["    def values(self):",
           "        return (" + "".join(f"self.{a}, " for a in leaves) + ")",
@@ -389,17 +398,23 @@ def header_struct(t: ir.HeaderT):
 
 
 def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off: str,
-                        tmp: str, mark: bool = True) -> list[str]:
+                        tmp: str, mark: bool = True, skip: frozenset[str] = frozenset()) -> list[str]:
     """Lines setting every field of ``target`` from ``data`` at ``off`` with the struct
     ``st_name`` (from ``header_struct``); temporaries are named ``tmp`` + a number.  ``mark``:
-    set ``dirty`` with ``valid`` (a valid header is always dirty, see ``recycle.make_reset``)."""
+    set ``dirty`` with ``valid`` (a valid header is always dirty, see ``recycle.make_reset``).
+    ``skip``: attributes (``f_name``) left unset, as nothing reads them (``usage.unread_fields``);
+    with every one skipped nothing is unpacked."""
     segs = _segments(t)
     words = [f"{tmp}{i}" for i in range(sum(len(s.codes) for s in segs))]
     lines = [", ".join(words) + ("," if len(words) == 1 else "") + f" = {st_name}.unpack_from({data}, {off})"]
+    if all(attr in skip for s in segs for attr, _w, _k, _sh in s.fields):
+        lines = []
     k = 0
     for si, s in enumerate(segs):
         ws = words[k:k + len(s.codes)]
         k += len(s.codes)
+        if all(attr in skip for attr, _w, _k, _sh in s.fields):
+            continue
         if len(ws) == 1:
             sv = ws[0]
         else:
@@ -413,7 +428,8 @@ def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off
             lines.append(f"{sv} = {acc}")
         total = s.bits
         for attr, w, kind, shift in s.fields:
-            lines.append(f"{target}.{attr} = {_field_expr(sv, w, kind, shift, total)}")
+            if attr not in skip:
+                lines.append(f"{target}.{attr} = {_field_expr(sv, w, kind, shift, total)}")
     lines.append(f"{target}.valid = {target}.dirty = True" if mark else f"{target}.valid = True")
     return lines
 

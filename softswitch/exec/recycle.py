@@ -112,6 +112,10 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
         if not hasattr(obj, attr):
             raise _Unsupported("unset slot")
         val = getattr(obj, attr)
+        if attr == "raw" and "valid" in slots:
+            # a header's extracted bytes: read only while it is valid, and whatever makes it valid
+            # sets or clears them (layout._header_source), so a stale value is never read
+            continue
         if attr in skip:
             if not isinstance(val, (int, bool, type(None))):
                 raise _Unsupported(f"only scalars can be skipped, not {attr}")

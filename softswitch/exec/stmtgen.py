@@ -515,8 +515,11 @@ class StmtGen(ExprGen):
         out.add(ind, f"{hv} = {target}")
         if nb:  # struct codes per byte-aligned field group: no header-wide integer
             stn = self.g(layout.header_struct(t), "ST")
-            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_", mark):
+            skip = frozenset() if mark else frozenset(f"f_{n}" for n in self.unread.get(root.field, ()))
+            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_", mark, skip):
                 out.add(ind, line)
+            if not mark:  # nothing but extract writes it: the deparser emits these bytes (st_Emit)
+                out.add(ind, f"{hv}.raw = data[off:off + {nb}]")
         else:
             out.add(ind, f"{hv}.valid = {hv}.dirty = True" if mark else f"{hv}.valid = True")
         out.add(ind, f"off += {nb}")
@@ -567,6 +570,19 @@ class StmtGen(ExprGen):
             out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")
         elif t.width and t.width % 8 == 0:
             lines, expr = layout.pack_struct_lines(t, h, self.g(layout.header_struct(t), "ST"), self.t() + "_")
+            root = e.stack if isinstance(e, ir.StackIndex) else e
+            if isinstance(root, ir.Member) and isinstance(root.expr, ir.Var) and root.expr.type == self.hdr_t \
+                    and root.field in self.extract_only:
+                # only extract writes it: while valid, its fields are the bytes it was extracted
+                # from (``raw``, kept by st_Extract), unless setValid made it valid (raw None)
+                r = self.t()
+                out.add(ind + 1, f"{r} = {h}.raw")
+                out.add(ind + 1, f"if {r} is None:")
+                for line in lines:
+                    out.add(ind + 2, line)
+                out.add(ind + 2, f"{r} = {expr}")
+                out.add(ind + 1, f"OUT.append({r})")
+                return
             for line in lines:
                 out.add(ind + 1, line)
             out.add(ind + 1, f"OUT.append({expr})")

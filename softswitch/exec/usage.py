@@ -43,7 +43,12 @@ def _walk(program: ir.Program, visit: Callable[[object], bool]) -> None:
     included) and every action, parents before children; a node's children are skipped when
     ``visit`` returns False.  Nodes are not de-duplicated: a node shared by two parents is visited
     under each (the IR is a tree apart from its types, which are skipped)."""
-    stack: list = [program.parser, *program.controls, *program.actions.values()]
+    _walk_nodes([program.parser, *program.controls, *program.actions.values()], visit)
+
+
+def _walk_nodes(roots: list, visit: Callable[[object], bool]) -> None:
+    """``_walk`` from the given nodes (lists and dicts of them too) instead of a whole program."""
+    stack: list = list(reversed(roots))
     while stack:
         o = stack.pop()
         if isinstance(o, (list, tuple)):
@@ -285,3 +290,72 @@ def _plain_headers(hdr_t: ir.StructT) -> frozenset[str]:
             continue
         out.add(f.name)
     return frozenset(out)
+
+
+def unread_fields(program: ir.Program) -> dict[str, frozenset[str]]:
+    """For each header (or header stack) in ``extract_only_headers``, the names of its fields that
+    no expression of ``program`` reads: ``extract`` need not store them, since nothing but the
+    deparser looks at them again, and the deparser emits such a header from the bytes it was
+    extracted from (``raw``).  A field counts as read wherever it is named (``hdr.h.f``,
+    ``hdr.s[i].f``, ``hdr.s.last.f``, in any statement, key, select or argument); the header
+    itself counts as reading every field anywhere but under a field access, ``isValid()``,
+    ``setValid()``, ``extract`` and ``emit`` (passed to an action, function or extern, compared,
+    assigned from, put in a list or struct, logged, hashed: all of it).  A member missing from the
+    answer has no unread field."""
+    hdr_t = program.parser.params[1].type
+    if not isinstance(hdr_t, ir.StructT):
+        return {}
+    eo = extract_only_headers(program)
+    read: dict[str, set[str]] = {n: set() for n in eo}
+    whole: set[str] = set()
+
+    def root(e: ir.Expr) -> str | None:
+        """The extract-only member that header expression ``e`` is (an element of), else None."""
+        while isinstance(e, (ir.StackIndex, ir.StackNext, ir.StackLast)):
+            e = e.stack
+        if isinstance(e, ir.Member) and isinstance(e.expr, ir.Var) and e.expr.type == hdr_t and e.field in eo:
+            return e.field
+        return None
+
+    def indices(e: ir.Expr) -> list[ir.Expr]:
+        """The run-time index expressions inside header expression ``e`` (read as usual)."""
+        out = []
+        while isinstance(e, (ir.StackIndex, ir.StackNext, ir.StackLast)):
+            if isinstance(e, ir.StackIndex):
+                out.append(e.index)
+            e = e.stack
+        return out
+
+    def visit(o: object) -> bool:
+        if isinstance(o, ir.Member):
+            r = root(o.expr)
+            if r is not None and isinstance(o.expr.type, ir.HeaderT):
+                read[r].add(o.field)
+                _walk_nodes(indices(o.expr), visit)
+                return False
+            if isinstance(o.expr, ir.Var) and o.expr.type == hdr_t:
+                if o.field in eo:
+                    whole.add(o.field)  # the member itself, somewhere not listed here
+                return False  # another member of the headers struct: not ours to follow
+        elif isinstance(o, ir.Var) and o.type == hdr_t:
+            whole.update(eo)  # the headers struct itself (copied, passed, compared): any field
+            return False
+        elif isinstance(o, (ir.IsValid, ir.SetValid, ir.Extract, ir.Emit)):
+            h = o.header
+            if root(h) is not None:
+                _walk_nodes(indices(h), visit)
+                if isinstance(o, ir.Extract) and o.bits is not None:
+                    _walk_nodes([o.bits], visit)
+                return False
+        return True
+
+    _walk(program, visit)
+    out: dict[str, frozenset[str]] = {}
+    for name in eo - whole:
+        t = next(f.type for f in hdr_t.fields if f.name == name)
+        elem = t.elem if isinstance(t, ir.StackT) else t
+        unread = frozenset(f.name for f in elem.fields) - read[name]
+        if unread:
+            out[name] = unread
+    return out
+
