@@ -151,6 +151,9 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
     ]
     if b.verify_checksum is not None:
         src += ["            verify(H, M, S, C)", "            S.f_checksum_error = C.checksum_error"]
+    elif std_used is None or "checksum_error" in std_used:
+        # bmv2 writes it after every parse: 0 without a checksum to verify, whatever the parser stored
+        src.append("            S.f_checksum_error = 0")
     src += [
         "            run_ingress(H, M, S, C)",
         "        except AssertionFailed as e:",

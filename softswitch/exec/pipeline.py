@@ -286,7 +286,8 @@ class V1Pipeline:
         C.payload = data[C.off:]
         if b.verify_checksum is not None:
             b.verify_checksum(H, M, S, C)
-            S.f_checksum_error = C.checksum_error
+        # bmv2 writes both after every parse: what the parser itself stored in them is lost
+        S.f_checksum_error = C.checksum_error
         return H, M, S, C
 
     def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved,
@@ -330,8 +331,6 @@ class V1Pipeline:
                 if preserved is not None:
                     self.field_lists.get(preserved[0])[1](M, S, preserved[1])
                     S.f_instance_type = itype
-                    if verify is None:  # bmv2 writes checksum_error after every parse
-                        S.f_checksum_error = 0
                 # after the preserved fields: bmv2 sets the new copy's length once it has copied
                 # the field list (a preserved packet_length is the old packet's)
                 S.f_packet_length = n & _M32
@@ -352,7 +351,8 @@ class V1Pipeline:
                     C.payload = data[C.off:]
                     if verify is not None:
                         verify(H, M, S, C)
-                        S.f_checksum_error = C.checksum_error
+                    # bmv2 writes both after every parse (a preserved or parser-stored value is lost)
+                    S.f_checksum_error = C.checksum_error
                     run_ingress(H, M, S, C)
                 except AssertionFailed as e:
                     return self._drop(IngressResult(), f"assertion failed: {e}")

@@ -83,3 +83,44 @@ def test_clone_of_a_resubmitted_pass_is_parsed_with_the_receiving_port(fast):
     frames = sorted(run(rig, bytes([0, 0, 0x99]), fast))  # received on port 7 (run's ingress port)
     # the resubmitted original (parsed with port 0: x is payload) and its clone (parsed with 7)
     assert frames == [(2, bytes([0, 0, 0x99])), (4, bytes([1, 1, 0x99]))]
+
+
+CHECKSUM_ERROR_SRC = """
+#include <core.p4>
+#include <v1model.p4>
+header o_t { bit<8> ce; bit<8> pe; }
+header h_t { bit<8> x; }
+struct hs { o_t o; h_t h; }
+struct m_t { }
+parser P(packet_in p, out hs h, inout m_t m, inout standard_metadata_t s) {
+  state start { s.checksum_error = 1; s.parser_error = error.StackOutOfBounds; p.extract(h.h); transition accept; }
+}
+control V(inout hs h, inout m_t m) { apply { VBODY } }
+control I(inout hs h, inout m_t m, inout standard_metadata_t s) {
+  apply {
+    h.o.setValid(); h.o.ce = (bit<8>)s.checksum_error; s.egress_spec = 1;
+    h.o.pe = s.parser_error == error.NoError ? 8w0 : 8w1;
+  }
+}
+control E(inout hs h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control C(inout hs h, inout m_t m) { apply { } }
+control D(packet_out p, in hs h) { apply { p.emit(h.o); p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+@pytest.mark.parametrize(("verify", "flag"), [
+    ("", 0),  # no checksum to verify: 0, whatever the parser stored (the control is empty)
+    ("verify_checksum(true, { h.h.x }, h.h.x, HashAlgorithm.identity);", 0),  # x equals its own identity
+    ("verify_checksum(true, { h.h.x }, 8w0, HashAlgorithm.identity);", 1),
+], ids=["no-verify", "verify-ok", "verify-fails"])
+def test_checksum_and_parser_error_are_written_after_the_parser(tmp_path, verify, flag, fast):
+    """bmv2's ingress_thread sets checksum_error (from the verify result) and parser_error after
+    every parse: a value the parser stored in either is lost (it was kept with an empty verify
+    control, found by a differential fuzzer)."""
+    (tmp_path / "p.p4").write_text(CHECKSUM_ERROR_SRC.replace("VBODY", verify))
+    rig = Rig(tmp_path / "p.p4")
+    for _ in range(3):
+        (item,) = ingress_items(rig.pipeline, b"\x05", fast)
+        assert egress_item(rig.pipeline, item, fast)[0] == [(1, bytes([flag, 0, 5]))]
