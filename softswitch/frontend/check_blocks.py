@@ -389,6 +389,9 @@ class BlockChecker(CheckerBase):
             pn = _name(p)
             if direc == "" and not isinstance(pt, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT)):
                 raise self.err(p, f"action data parameter '{pn}' must be bit<W>/int<W>/bool/enum")
+            if isinstance(pt, (InfIntT, ir.StringT)):  # no run-time value of these types (p4c refuses them)
+                raise self.err(p, f"parameter '{pn}' of action '{local}' has type {show(pt)}: give it a width "
+                                  "(bit<W> or int<W>)")
             params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
                                    self.param_default(p, pn, pt, direc)))
             ap = ir.ActionParam(pt, self.loc(p), pn, i)
@@ -500,9 +503,14 @@ class BlockChecker(CheckerBase):
             if len(blk.params) != len(want):
                 raise self.err(a, f"{where}: it has {len(blk.params)} parameters")
             for i, (p, (t, d)) in enumerate(zip(blk.params, want)):
-                if bool(p.direction) != bool(d):  # p4c takes 'in' for 'inout' (its issue635-bmv2 sample)
-                    raise self.err(p.loc, f"{where}: parameter {i + 1} '{p.name}' must be "
-                                          f"{'directionless' if not d else repr(d)}")
+                # the same direction, as p4c's type unification requires ("Cannot unify 'in'
+                # parameter 'hdr' with 'inout' parameter 'hdr' because they have different
+                # directions": its p4_16_bmv_errors/issue610-bmv2); a block run with the package's
+                # direction instead of its own saw values its declaration says it cannot
+                if p.direction != d:
+                    raise self.err(p.loc, f"{where}: parameter {i + 1} '{p.name}' is "
+                                          f"{repr(p.direction) if p.direction else 'directionless'}, V1Switch's "
+                                          f"{tname} has it {'directionless' if not d else repr(d)}")
                 if t in ("packet_in", "packet_out"):
                     ok = isinstance(p.type, ir.ExternT) and p.type.name == t
                 elif t == "std":
@@ -879,6 +887,7 @@ class BlockChecker(CheckerBase):
         """Copy-in statements, copy-out statements and the sub-parser's scope for one call."""
         call = _trees(st)[0]
         arg_trees = _trees(_tree(call, "args")) if _tree(call, "args") is not None else []
+        self.check_param_names(_tree(sub, "params"), f"parser '{_name(sub)}'")
         prms = _trees(_tree(sub, "params"), "param")
         if any(a.data == "named_arg" for a in arg_trees):
             arg_trees = self.positional_args(arg_trees, [_name(p) for p in prms], call)
@@ -1379,6 +1388,7 @@ class BlockChecker(CheckerBase):
         copy-in/copy-out (P4_16 spec 6.8) says and p4c's inliner does (temporaries unless every
         call site is the same and nothing aliases)."""
         d = sub.decl
+        self.check_param_names(_tree(d, "params"), f"control '{_name(d)}'")
         params = _trees(_tree(d, "params"), "param")
         if len(params) != len(arg_trees):
             raise self.err(t, f"'{sub.name}.apply' takes {len(params)} arguments, {len(arg_trees)} given")

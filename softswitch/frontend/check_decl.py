@@ -243,8 +243,19 @@ class DeclChecker(CheckerBase):
             return at.name
         return _type_name_text(at)
 
+    def _unique_members(self, nodes: list[Tree], what: str, names: list[str] | None = None) -> None:
+        """Two members of one name (in this declaration, or in ``names`` already declared) are an
+        error, as p4c's "Duplicates declaration"; before, the first silently won."""
+        seen = set(names or ())
+        for n in nodes:
+            m = _name(n) if n.data != "name" else str(n.children[0])
+            if m in seen:
+                raise self.err(n, f"{what} member '{m}' is declared twice")
+            seen.add(m)
+
     def enum_decl(self, d: Tree) -> None:
         name = _name(d)
+        self._unique_members(_trees(_tree(d, "ident_list"), "name"), f"enum '{name}'")
         members = tuple(str(n.children[0]) for n in _trees(_tree(d, "ident_list"), "name"))
         t = ir.EnumT(name, members)
         self.named_types[name] = t
@@ -257,6 +268,7 @@ class DeclChecker(CheckerBase):
             if not isinstance(ut, (ir.BitT, ir.IntT)):
                 raise self.err(d, f"enum '{name}' underlying type must be bit<W> or int<W>")
             members, values = [], []
+            self._unique_members(_trees(d, "enum_member"), f"enum '{name}'")
             for m in _trees(d, "enum_member"):
                 c = self.expr(m.children[-1], _Ctx(None), ut)
                 if not isinstance(c, ir.Const):
@@ -266,11 +278,12 @@ class DeclChecker(CheckerBase):
             t = ir.EnumT(name, tuple(members), ut, tuple(values))
             self.named_types[name] = t
             self.declare(d, name, ("type", t))
-        elif k == "error_decl":
+        elif k == "error_decl":  # every error declaration adds to one set of members
+            self._unique_members(_trees(_tree(d, "ident_list"), "name"), "error", self.errors)
             for n in _trees(_tree(d, "ident_list"), "name"):
-                if str(n.children[0]) not in self.errors:
-                    self.errors.append(str(n.children[0]))
+                self.errors.append(str(n.children[0]))
         elif k == "match_kind_decl":
+            self._unique_members(_trees(_tree(d, "ident_list"), "name"), "match_kind", self.match_kinds)
             for n in _trees(_tree(d, "ident_list"), "name"):
                 self.match_kinds.append(str(n.children[0]))
         elif k == "extern_object":

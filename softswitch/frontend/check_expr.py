@@ -1266,6 +1266,10 @@ class ExprChecker(CheckerBase):
             raise self.err(e.loc if e.loc.line else t, f"the data of a hash or checksum is a list {{...}}, a struct or a "
                                                        f"header, not {show(e.type)} (p4c: \"expected a struct\"; "
                                                        "write {x} for one value)")
+        bad = _bitless(e.type)
+        if bad is not None:
+            raise self.err(e.loc if e.loc.line else t, f"the data of a hash or checksum holds a {show(bad)}, which "
+                                                       "has no bits to compute over")
         return e
 
     def as_list(self, e: ir.Expr, t: Tree) -> ir.Expr:
@@ -1501,3 +1505,15 @@ class ExprChecker(CheckerBase):
                 x = x.stack
             else:
                 raise self.err(loc, "expression is not assignable")
+
+
+def _bitless(ty: ir.Type) -> ir.Type | None:
+    """A type in ``ty`` (a list, struct or header, nested) that has no bits on the wire: a string,
+    an extern, void."""
+    if isinstance(ty, (ir.StringT, ir.ExternT, ir.VoidT)):
+        return ty
+    if isinstance(ty, ir.TupleT):
+        return next((b for b in map(_bitless, ty.elems) if b is not None), None)
+    if isinstance(ty, ir.StructT):
+        return next((b for b in (_bitless(f.type) for f in ty.fields) if b is not None), None)
+    return None

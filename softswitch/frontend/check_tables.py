@@ -1,6 +1,8 @@
 """Tables: keys, actions lists, default actions, const entries, implementations and direct resources."""
 from __future__ import annotations
 
+import dataclasses
+
 from lark import Tree
 
 from . import ir
@@ -19,6 +21,13 @@ from .checkbase import (
     _trees,
 )
 from .types import BOOL, InfIntT, show
+
+# the keyset forms an entry may give each match kind, as p4c's bmv2 back end converts them
+_KEYSET_FORMS = {"ternary": ("value", "mask", "default"), "lpm": ("value", "mask", "default"),
+                 "range": ("value", "range", "default"), "optional": ("value", "default")}
+_KEYSET_TEXT = {"value": "a value", "mask": "a value &&& mask", "range": "a range lo .. hi", "default": "_"}
+# core.p4's and v1model.p4's match kinds: those bmv2 (and P4Runtime's FieldMatch) implement
+_TARGET_MATCH_KINDS = ("exact", "ternary", "lpm", "range", "optional", "selector")
 
 
 class TableChecker(CheckerBase):
@@ -59,6 +68,9 @@ class TableChecker(CheckerBase):
                     mk = str(_tree(ke, "name").children[0])
                     if mk not in self.match_kinds:
                         raise self.err(ke, f"unknown match kind '{mk}'")
+                    if mk not in _TARGET_MATCH_KINDS:  # a program's own match_kind: P4Runtime/bmv2 have none
+                        raise self.unsupported(ke, f"match kind '{mk}' declared by the program (bmv2 and "
+                                                   f"softswitch match only {', '.join(_TARGET_MATCH_KINDS)})")
                     if isinstance(e.type, InfIntT) or not isinstance(e.type, (ir.BitT, ir.IntT, ir.BoolT,
                                                                                 ir.EnumT, ir.ErrorT)):
                         raise self.err(ke, f"table key must be bit<W>/int<W>/bool/enum, not {show(e.type)}")
@@ -89,6 +101,12 @@ class TableChecker(CheckerBase):
                     bound: list[ir.Expr] = []
                     if _tree(ar, "args") is not None and _trees(_tree(ar, "args")):
                         bound = self.bound_action_args(ai, ent.name, _trees(_tree(ar, "args")), ctx)
+                    else:
+                        unbound = next((p for p in self.actions[ent.name].params if p.direction), None)
+                        if unbound is not None:  # p4c: "Parameter ... must be bound"
+                            raise self.err(ai, f"parameter '{unbound.name}' of action '{an}' has a direction "
+                                               f"({unbound.direction}): it must be bound in the actions list, "
+                                               f"e.g. '{an}(...)'")
                     scope = "TABLE_AND_DEFAULT"
                     if ir.find_annotation(aanns, "defaultonly"):
                         scope = "DEFAULT_ONLY"
@@ -252,8 +270,10 @@ class TableChecker(CheckerBase):
             raise self.err(ai, f"every directional parameter of '{act.local_name}' must be bound here")
         return out
 
-    def _data_arg_trees(self, arg_trees: list[Tree], ref: ir.TableActionRef, t: Tree | None = None) -> list[Tree]:
-        """A default action or entry naming an action with bound arguments may repeat them; named
+    def _data_arg_trees(self, arg_trees: list[Tree], ref: ir.TableActionRef, ctx: _Ctx,
+                        t: Tree | None = None) -> list[Tree]:
+        """A default action or entry naming an action with bound arguments may repeat them (they
+        must then be the same expressions as in the actions list, as p4c requires); named
         arguments (``a(y = 1, x = 2)``) are put in parameter order, the bound ones left out."""
         act = self.actions[ref.action]
         if any(a.data == "named_arg" for a in arg_trees):
@@ -263,10 +283,23 @@ class TableChecker(CheckerBase):
             if not bound & given:  # only the data parameters are named
                 names = [n for n in names if n not in bound]
             ordered = self.positional_args(arg_trees, names, t if t is not None else arg_trees[0])
-            return ordered[len(bound):] if bound & given else ordered
+            if bound & given:
+                self._same_as_bound(ordered[:len(bound)], ref, ctx)
+                return ordered[len(bound):]
+            return ordered
         if ref.args and len(arg_trees) == len(act.params):
+            self._same_as_bound(arg_trees[:len(ref.args)], ref, ctx)
             return arg_trees[len(ref.args):]
         return arg_trees
+
+    def _same_as_bound(self, arg_trees: list[Tree], ref: ir.TableActionRef, ctx: _Ctx) -> None:
+        """Arguments that repeat an action's bound ones must be what the actions list binds."""
+        act = self.actions[ref.action]
+        for a, bound, p in zip(arg_trees, ref.args, act.params):
+            if not _same_expr(self.expr(a, ctx, p.type), bound):
+                raise self.err(a, f"argument '{_print_tree(a)}' for parameter '{p.name}' of "
+                                  f"'{act.local_name}' does not match '{_print_expr(bound)}', its binding in the "
+                                  "table's actions list")
 
     def default_action(self, val_t: Tree, ctx: _Ctx, actions: list[ir.TableActionRef], is_const: bool,
                        table: str) -> ir.DefaultAction:
@@ -288,7 +321,7 @@ class TableChecker(CheckerBase):
             raise self.err(val_t, f"action '{an}' is @tableonly and cannot be the default action")
         act = self.actions[ent.name]
         dps = act.data_params
-        arg_trees = self._data_arg_trees(arg_trees, ref, val_t)
+        arg_trees = self._data_arg_trees(arg_trees, ref, ctx, val_t)
         if len(arg_trees) != len(dps):
             raise self.err(val_t, f"action '{an}' takes {len(dps)} arguments, {len(arg_trees)} given")
         args = []
@@ -322,6 +355,13 @@ class TableChecker(CheckerBase):
             kss = []
             for c, k in zip(comps, mkeys):
                 ks = self.keyset(c, k.expr.type, ctx)
+                allowed = _KEYSET_FORMS.get(k.match_kind)
+                if allowed is not None and ks.kind not in allowed:
+                    # p4c's bmv2 back end ("unsupported ternary/LPM/range/optional key expression"); a
+                    # range on a ternary key matched its low bound only, a mask on a range key its value
+                    raise self.err(c, f"'{_print_tree(c)}' cannot match the {k.match_kind} key '{k.name}': "
+                                      f"{'an' if k.match_kind[0] in 'aeiou' else 'a'} {k.match_kind} key takes "
+                                      f"{' or '.join(_KEYSET_TEXT[f] for f in allowed)}")
                 if k.match_kind == "lpm":
                     w = k.width
                     if ks.kind == "mask":
@@ -361,7 +401,7 @@ class TableChecker(CheckerBase):
                 raise self.err(ar, f"action '{an}' is @defaultonly and cannot be used in an entry")
             act = self.actions[ent.name]
             arg_trees = _trees(_tree(ar, "args")) if _tree(ar, "args") is not None else []
-            arg_trees = self._data_arg_trees(arg_trees, ref, ar)
+            arg_trees = self._data_arg_trees(arg_trees, ref, ctx, ar)
             if len(arg_trees) != len(act.data_params):
                 raise self.err(ar, f"action '{an}' takes {len(act.data_params)} arguments")
             args = []
@@ -469,3 +509,16 @@ def key_field_name(base: ir.Expr | None, field: str) -> str:
             nm = ir.find_annotation(f.annotations, "name")
             return str(nm.args[0]) if nm is not None and nm.args else field
     return field
+
+
+def _same_expr(a: object, b: object) -> bool:
+    """Whether two IR expressions are the same expression (node by node; types and locations
+    aside)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_expr(x, y) for x, y in zip(a, b))
+    if not dataclasses.is_dataclass(a):
+        return a == b
+    return all(_same_expr(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+               if f.name not in ("loc", "type"))

@@ -13,17 +13,18 @@ INSERT = p4runtime_pb2.Update.INSERT
 MODIFY = p4runtime_pb2.Update.MODIFY
 
 
-def through_loop(pl, data: bytes, port: int = 7, out_port: int = 9) -> bytes:
-    """``data`` through the loop's entry points (``ingress_item``, ``egress_frame``): the output frame."""
-    item = pl.ingress_item(data, 0, port)
+def through_loop(pl, data: bytes, port: int = 0, now: int = 7) -> bytes:
+    """``data`` received on ``port`` at time ``now`` (µs) through the loop's entry points
+    (``ingress_item``, ``egress_frame``, the egress 2 µs later): the output frame."""
+    item = pl.ingress_item(data, port, now)
     assert isinstance(item, PacketState)
-    return pl.egress_frame(item, out_port)
+    return pl.egress_frame(item, now + 2)
 
 
-def through_api(pl, data: bytes, port: int = 7, out_port: int = 9) -> bytes:
-    """``data`` through the API's ``ingress``/``egress`` (one packet each way): the output frame."""
-    (item,) = pl.ingress(data, 0, port).to_tm
-    (out,) = pl.egress(item, out_port).frames
+def through_api(pl, data: bytes, port: int = 0, now: int = 7) -> bytes:
+    """As ``through_loop`` through the API's ``ingress``/``egress`` (one packet each way)."""
+    (item,) = pl.ingress(data, port, now).to_tm
+    (out,) = pl.egress(item, now + 2).frames
     return out.data
 
 
