@@ -1446,6 +1446,9 @@ class ExprChecker(CheckerBase):
         if key not in sig:
             raise self.err(t, f"{k} '{e.local_name}' has no method '{mem}'")
         types = sig[key]
+        if key == ("register", "read") and len(arg_trees) == 1:
+            raise self.unsupported(t, f"'{e.local_name}.read(index)' returning the value (write "
+                                      f"'{e.local_name}.read(result, index)')")
         if len(arg_trees) != len(types):
             raise self.err(t, f"{k}.{mem} takes {len(types)} arguments, {len(arg_trees)} given")
         args = []

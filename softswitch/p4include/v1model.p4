@@ -81,8 +81,7 @@ extern direct_meter<_T> {
 
 extern register<_T, _I> {
     register(bit<32> size);
-    @noSideEffects _T read(in _I index);
-    void read(out _T result, in _I index);
+    @noSideEffects void read(out _T result, in _I index);
     void write(in _I index, in _T value);
 }
 

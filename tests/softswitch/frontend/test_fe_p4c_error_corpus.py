@@ -84,6 +84,10 @@ def program(top: str = "", decls: str = "", body: str = "", vc: str = "inout H h
      "match kind 'mk1' declared by the program"),
     (program(body='bit<32> r; hash(r, HashAlgorithm.crc32, 32w0, { "hi" }, 32w100);'), 11,
      "holds a string, which has no bits"),
+    # v1model's register has read(out result, in index) only; the value-returning form softswitch's
+    # copy of v1model.p4 declared could never be called ("takes 2 arguments, 1 given")
+    (program(decls="register<bit<8>, bit<8>>(4) r;", body="h.h.b = r.read(h.h.a);"), 11,
+     "unsupported: 'r.read(index)' returning the value"),
 ])
 def test_refused_at_its_construct(src: str, line: int, why: str) -> None:
     with pytest.raises(P4Error) as ei:
