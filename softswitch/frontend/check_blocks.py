@@ -392,6 +392,10 @@ class BlockChecker(CheckerBase):
             if isinstance(pt, (InfIntT, ir.StringT)):  # no run-time value of these types (p4c refuses them)
                 raise self.err(p, f"parameter '{pn}' of action '{local}' has type {show(pt)}: give it a width "
                                   "(bit<W> or int<W>)")
+            if direc and any(not q.direction for q in params):  # P4_16 spec 14.1 (p4c: "direction-less
+                # action parameters have to be at the end"): the control plane supplies the last ones
+                raise self.err(p, f"parameter '{pn}' of action '{local}' has a direction ({direc}) but follows a "
+                                  "directionless one: directionless (action data) parameters come last")
             params.append(ir.Param(pn, pt, direc, self.annotations(_tree(p, "annotations")), self.loc(p),
                                    self.param_default(p, pn, pt, direc)))
             ap = ir.ActionParam(pt, self.loc(p), pn, i)
@@ -520,6 +524,13 @@ class BlockChecker(CheckerBase):
                     if ok and not isinstance(p.type, ir.StructT):
                         raise self.unsupported(p.loc, f"{where}: its {'headers' if t == 'H' else 'metadata'} "
                                                       f"parameter '{p.name}' is a {show(p.type)}, not a struct")
+                    if ok and t == "H" and not p.type.union:
+                        other = next((f for f in p.type.fields if not _header_like(f.type)), None)
+                        if other is not None:  # p4c's bmv2 back end: "the type should be a struct of headers, stacks, or unions"
+                            raise self.err(p.loc, f"{where}: its headers struct {show(p.type)} has member "
+                                                  f"'{other.name}' of type {show(other.type)}; the headers struct "
+                                                  "holds headers, header stacks and header unions only (put other "
+                                                  "values in the metadata struct)")
                 if not ok:
                     raise self.err(p.loc, f"{where}: parameter {i + 1} '{p.name}' has type {show(p.type)}"
                                           + (f", the other blocks' {t} is {show(bound[t])}" if t in bound else ""))
@@ -1521,3 +1532,13 @@ class BlockChecker(CheckerBase):
             return False
 
         return walk(body)
+
+
+def _header_like(t: ir.Type) -> bool:
+    """A header, a header union, a stack of either, or a struct of these (p4c's NestedStructs pass
+    flattens it for bmv2): what a headers struct may hold."""
+    if isinstance(t, ir.StackT):
+        t = t.elem
+    if isinstance(t, ir.StructT) and not t.union:
+        return all(_header_like(f.type) for f in t.fields)
+    return isinstance(t, ir.HeaderT) or (isinstance(t, ir.StructT) and t.union)

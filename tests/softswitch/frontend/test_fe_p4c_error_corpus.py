@@ -84,6 +84,14 @@ def program(top: str = "", decls: str = "", body: str = "", vc: str = "inout H h
      "match kind 'mk1' declared by the program"),
     (program(body='bit<32> r; hash(r, HashAlgorithm.crc32, 32w0, { "hi" }, 32w100);'), 11,
      "holds a string, which has no bits"),
+    # directionless (action data) parameters come last (P4_16 spec 14.1; p4c: "direction-less action
+    # parameters have to be at the end")
+    (program(decls="action a(bit<8> x, out bit<8> y) { y = x; }", body="a(1, h.h.b);"), 10,
+     "parameter 'y' of action 'a' has a direction (out) but follows a directionless one"),
+    # the headers struct holds headers, stacks and unions (p4c's bmv2 back end: "the type should be a
+    # struct of headers, stacks, or unions"); nested structs of them are flattened, and still load
+    (program().replace("struct H { h_t h; }", "struct H { h_t h; bit<8> x; }"), 7,
+     "has member 'x' of type bit<8>"),
     # v1model's register has read(out result, in index) only; the value-returning form softswitch's
     # copy of v1model.p4 declared could never be called ("takes 2 arguments, 1 given")
     (program(decls="register<bit<8>, bit<8>>(4) r;", body="h.h.b = r.read(h.h.a);"), 11,
