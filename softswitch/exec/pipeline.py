@@ -74,6 +74,7 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
 POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
 # ingress passes per received packet (resubmissions + 1) before it is dropped: bmv2 has no limit
 # (a program that always resubmits loops there for ever); this bound only stops such a loop
+CLONE_SESSION_MASK = 0x7FFF  # the bits of a clone session id bmv2 keeps
 MAX_INGRESS_PASSES = 1024
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -423,6 +424,9 @@ class V1Pipeline:
 
     def _clone_ingress(self, res: IngressResult, data: bytes, port: int, now: int, C: Ctx, M, S) -> None:
         sid, index = C.clone
+        # bmv2 keeps the session id in 15 bits (primitives.cpp marks it with 0x8000, the clone
+        # code masks it with 0x7FFF): clone(..., 32773) is session 5
+        sid &= CLONE_SESSION_MASK
         sess = self.state.pre.clone_session(sid)
         if sess is None:
             if self.trace:
@@ -451,7 +455,9 @@ class V1Pipeline:
                 put(M2, S2, preserved[1])
             S2.f_instance_type = itype
             S2.f_egress_rid = rid
-            res.to_tm.append(PacketState(eport, sess.class_of_service & 7, H.copy(), M2, S2, payload,
+            # bmv2 queues a copy by its own standard_metadata.priority: 0, or what the field list
+            # preserved (class_of_service, which would set it, is refused over P4Runtime)
+            res.to_tm.append(PacketState(eport, S2.f_priority & 7, H.copy(), M2, S2, payload,
                                          nbytes, -1, sess.packet_length_bytes, plen))
 
     # ------------------------------------------------------------------ egress
@@ -557,6 +563,9 @@ class V1Pipeline:
 
     def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M, S) -> None:
         sid, index = C.clone
+        # bmv2 keeps the session id in 15 bits (primitives.cpp marks it with 0x8000, the clone
+        # code masks it with 0x7FFF): clone(..., 32773) is session 5
+        sid &= CLONE_SESSION_MASK
         sess = self.state.pre.clone_session(sid)
         if sess is None:
             if self.trace:

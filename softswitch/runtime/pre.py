@@ -14,6 +14,7 @@ Replica = tuple[int, int]  # (egress port, instance a.k.a. egress_rid)
 # session; simple_switch keeps the top bit of its 16-bit mirror id for itself.
 FIRST_RESERVED_GROUP_ID = 1 << 15
 CLONE_SESSION_ID_LIMIT = 1 << 15  # session ids < this
+PORT_MAX = (1 << 9) - 1  # v1model's bit<9> ports (bmv2's McSimplePre port map holds 512)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,8 @@ def _replicas(msgs, what: str) -> tuple[Replica, ...]:
             port = int.from_bytes(r.port, "big")
         else:
             port = r.egress_port
+        if port > PORT_MAX:  # bmv2's PRE has 512 ports; PI drops a larger one without a word
+            raise out_of_range(f"{what}: replica port {port} does not fit v1model's egress_port (bit<9>, 0..{PORT_MAX})")
         if r.instance > 0xFFFF:  # spec "Replica": it must fit the target's instance type
             raise invalid(f"{what}: replica instance {r.instance} does not fit v1model's egress_rid (bit<16>)")
         rep = (port, r.instance)

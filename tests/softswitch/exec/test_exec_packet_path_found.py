@@ -124,3 +124,44 @@ def test_checksum_and_parser_error_are_written_after_the_parser(tmp_path, verify
     for _ in range(3):
         (item,) = ingress_items(rig.pipeline, b"\x05", fast)
         assert egress_item(rig.pipeline, item, fast)[0] == [(1, bytes([flag, 0, 5]))]
+
+
+
+CLONE_SRC = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<32> sid; bit<8> it; bit<8> prio; }
+struct hs_t { h_t h; }
+struct m_t { bit<8> x; }
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h); transition accept; } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
+    apply { s.egress_spec = 1; s.priority = 5; CLONE; } }
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
+    apply { h.h.it = (bit<8>)s.instance_type; h.h.prio = (bit<8>)s.priority; } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["api", "loop"])
+@pytest.mark.parametrize(("clone", "prio"), [
+    ("clone(CloneType.I2E, h.h.sid)", 0),
+    ("clone3(CloneType.I2E, h.h.sid, { s.priority })", 5),  # the deprecated form preserves it
+], ids=["clone", "clone3-priority"])
+def test_clone_session_id_bits_and_queue_of_a_clone(tmp_path, fast, clone, prio):
+    """bmv2 keeps a clone session id in 15 bits (clone(I2E, 32773) is session 5) and queues a clone
+    by its own standard_metadata.priority: 0, or what its field list preserved (it went to queue 0
+    whatever was preserved; both found by a differential fuzzer of the replication engine)."""
+    (tmp_path / "c.p4").write_text(CLONE_SRC.replace("CLONE", clone))
+    rig = Rig(tmp_path / "c.p4")
+    rig.clone_session(5, 4, 9)
+    for sid in (5, 32773, 0x18005, 6):
+        items = ingress_items(rig.pipeline, sid.to_bytes(4, "big") + bytes(2), fast, port=3)
+        clones = [it for it in items if it.egress_port == 4]
+        assert len(clones) == (0 if sid == 6 else 1), hex(sid)
+        for it in clones:
+            assert it.priority == prio
+            assert egress_item(rig.pipeline, it, fast)[0] == [(4, sid.to_bytes(4, "big") + bytes([1, prio]))]

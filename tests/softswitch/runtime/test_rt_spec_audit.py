@@ -150,6 +150,29 @@ def test_a_replica_instance_wider_than_egress_rid_is_refused():
     assert s.pre.multicast_group(5) == ()
 
 
+@pytest.mark.parametrize("port", [512, 600, 0xFFFF])
+def test_a_replica_port_wider_than_egress_port_is_refused(port):
+    """bmv2's replication engine has 512 ports and PI drops a replica on a larger one silently;
+    softswitch delivered it (egress_port holding 600 in 9 bits): now OUT_OF_RANGE, nothing written."""
+    s = SwitchState(load_p4info())
+    mg = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=5)
+    mg.replicas.add(egress_port=1, instance=1)
+    mg.replicas.add(egress_port=port, instance=1)
+    pre = p4runtime_pb2.PacketReplicationEngineEntry(multicast_group_entry=mg)
+    assert code_of(lambda: s.write(update(INSERT, packet_replication_engine_entry=pre))) == Code.OUT_OF_RANGE
+    assert s.pre.multicast_group(5) == ()
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=5)
+    cs.replicas.add(port=port.to_bytes(2, "big"), instance=1)
+    pre = p4runtime_pb2.PacketReplicationEngineEntry(clone_session_entry=cs)
+    assert code_of(lambda: s.write(update(INSERT, packet_replication_engine_entry=pre))) == Code.OUT_OF_RANGE
+    assert s.pre.clone_session(5) is None
+    mg = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=6)
+    mg.replicas.add(egress_port=511, instance=1)  # the last port (bmv2's drop port) still fits
+    s.write(update(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        multicast_group_entry=mg)))
+    assert s.pre.multicast_group(6) == ((511, 1),)
+
+
 # ---- found by a fuzzer of the P4Runtime server (2026-12-05)
 def test_reconcile_keeps_a_default_entrys_counter_and_metadata():
     p4info = load_p4info()
