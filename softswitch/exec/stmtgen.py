@@ -507,7 +507,7 @@ class StmtGen(ExprGen):
         hv = self.t()
         # valid implies dirty (one flag for the reset to test), except for a header only extract
         # writes: its reset tests ``valid`` and never looks at ``dirty``
-        root = h.stack if isinstance(h, ir.StackNext) else h
+        root = h.stack if isinstance(h, (ir.StackNext, ir.StackIndex)) else h
         mark = not (isinstance(root, ir.Member) and isinstance(root.expr, ir.Var) and root.expr.type == self.hdr_t
                     and root.field in self.extract_only)
         out.add(ind, f"if off + {nb} > len(data):")

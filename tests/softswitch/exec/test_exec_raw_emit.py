@@ -43,6 +43,7 @@ PACKETS = [
     (1, bytes.fromhex("77770000") + bytes.fromhex("01020304") + PAYLOAD),  # h2.a read: first copy's
     (1, bytes.fromhex("01020304") + bytes.fromhex("77770000") + PAYLOAD),  # ... second copy's
     (3, bytes.fromhex("77778899") + bytes.fromhex("aabbcc") + bytes.fromhex("ddeeff") + PAYLOAD),
+    (5, bytes.fromhex("01020304") + bytes.fromhex("112233") + PAYLOAD),  # es[0] as extracted now
 ]
 
 

@@ -2,7 +2,8 @@
  * (softswitch's deparser shortcut, docs/softswitch.md "Speed"): the cases where those bytes must
  * not be used.  h1.op: 1 = h2 follows, and the parser reads it twice (the second copy wins);
  * 2 = no h2 on the wire, ingress setValid()s it (all zero); 3 = h2 follows, then a stack of two
- * elements; 4 = h2 follows, the packet is cloned to port 5 (I2E).  Only h2.a is read: extract
+ * elements; 4 = h2 follows, the packet is cloned to port 5 (I2E); 5 = h2, then es[0] by a constant
+ * index (after packets that filled es through next).  Only h2.a is read: extract
  * stores no other field of h2, nor any of es (softswitch, usage.unread_fields). */
 #include <core.p4>
 #include <v1model.p4>
@@ -16,11 +17,12 @@ struct m_t { }
 parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
     state start {
         p.extract(h.h1);
-        transition select(h.h1.op) { 1: twice; 3: stack; 4: once; default: accept; }
+        transition select(h.h1.op) { 1: twice; 3: stack; 4: once; 5: indexed; default: accept; }
     }
     state twice { p.extract(h.h2); p.extract(h.h2); transition accept; }
     state once { p.extract(h.h2); transition accept; }
     state stack { p.extract(h.h2); p.extract(h.es.next); p.extract(h.es.next); transition accept; }
+    state indexed { p.extract(h.h2); p.extract(h.es[0]); transition accept; }
 }
 control V(inout hs_t h, inout m_t m) { apply { } }
 control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
