@@ -27,7 +27,7 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.exec.layout import signed_width
 from softswitch.exec.stmtgen import StmtGen, colour_to
-from softswitch.exec.usage import header_root
+from softswitch.exec.usage import header_root, local_root, meter_locals
 from softswitch.frontend import ir
 from softswitch.runtime.counters import ONE_PACKET
 
@@ -217,9 +217,11 @@ class Compiler(StmtGen):
             self.gen_table(ctl, tbl)
 
     def _meter_targets(self, tbl: ir.Table) -> list[ir.Expr]:
-        """The lvalues of ``direct_meter.read()`` calls in the table's actions."""
+        """The lvalues of ``direct_meter.read()`` calls in the table's actions that are not the
+        action's own local variables (those are ``meter_locals``)."""
         return [n.args[0] for ref in tbl.actions for n in ir.iter_nodes(self.p.actions[ref.action].body)
-                if isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read"]
+                if isinstance(n, ir.ExternCall) and n.instance == tbl.meters and n.method == "read"
+                and local_root(n.args[0], self.p.actions[ref.action]) is None]
 
     def gen_table(self, ctl: ir.Control, tbl: ir.Table) -> None:
         fn = self.table_fn[tbl.name]
@@ -293,12 +295,21 @@ class Compiler(StmtGen):
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)
-            if targets and not any(isinstance(t, ir.ActionParam) for t in targets):
+            # an action-local target: p4c's bmv2 back end makes it a field the table writes at the
+            # hit, before the action runs, so the action's declaration of it (without an
+            # initialiser) finds the colour there (st_VarDecl reads C.mcol)
+            local = any(meter_locals(self.p.actions[ref.action], tbl.meters) for ref in tbl.actions)
+            if local:
+                out.add(ind, "C.mcol = 0")
+            if (targets and not any(isinstance(t, ir.ActionParam) for t in targets)) or local:
                 col = self.t()
                 hit_lines.append(f"{col} = {dm}.execute({entry}, C.nbytes, C.now)")
+                if local:
+                    hit_lines.append(f"C.mcol = {col}")
                 tmp = Out()
                 for tgt in targets:
-                    self.assign(tgt, colour_to(col, tgt.type), tmp, 0)
+                    if not isinstance(tgt, ir.ActionParam):
+                        self.assign(tgt, colour_to(col, tgt.type), tmp, 0)
                 hit_lines += tmp.lines
             else:
                 hit_lines.append(f"{dm}.execute({entry}, C.nbytes, C.now)")
@@ -554,3 +565,4 @@ class Compiler(StmtGen):
             compute_checksum=used(p.compute_checksum, "blk_compute"), deparser=ns["blk_deparse"],
             header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns,
             dirty_tracked=self.dirty_tracked)
+

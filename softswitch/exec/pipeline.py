@@ -91,6 +91,7 @@ class Ctx:
         "digest",
         "dlen",
         "log",
+        "mcol",
         "nbytes",
         "now",
         "off",
@@ -111,6 +112,9 @@ class Ctx:
         # packet-length register, read into egress's packet_length).  Chained: built per packet.
         self.clone = self.resubmit = self.recirculate = self.digest = None
         self.off = self.checksum_error = self.dlen = 0
+        # mcol: the colour of the last direct meter a table ran for this packet, for an action-local
+        # variable its action reads it into (codegen: bmv2 writes it at the hit, before the action)
+        self.mcol = 0
         self.truncate = -1
         self.log = logf
 

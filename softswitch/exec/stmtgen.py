@@ -17,6 +17,7 @@ from softswitch.exec.exprgen import (
     signed_code,
 )
 from softswitch.exec.layout import signed_width
+from softswitch.exec.usage import local_root, meter_locals
 from softswitch.frontend import ir
 from softswitch.runtime.counters import ONE_PACKET
 
@@ -79,12 +80,31 @@ class StmtGen(ExprGen):
         t = s.var.type
         if s.init is None:
             out.add(ind, f"{tgt} = {layout.zero_code(t, self.names)}")
+            for dest in self._meter_destinations(s.var):
+                # the table wrote this packet's colour into it at the hit (codegen, C.mcol): bmv2's
+                # action-local field, which a declaration without an initialiser leaves as it is
+                self.assign(dest, colour_to("C.mcol", dest.type), out, ind)
         elif self._is_aggregate(t):
             init = self.ex(s.init)
             fresh = isinstance(s.init, (ir.StructInit, ir.InvalidHeader))
             out.add(ind, f"{tgt} = {init}" if fresh else f"{tgt} = {init}.copy()")
         else:
             out.add(ind, f"{tgt} = {self.ex(s.init)}")
+
+    def _meter_destinations(self, var: ir.Var) -> list[ir.Expr]:
+        """The lvalues in local ``var`` of the current action that a ``direct_meter.read()`` of
+        the action writes."""
+        act = self.action
+        if act is None or not isinstance(self.cur_block, ir.Control):
+            return []
+        externs = self.cur_block.externs
+        out = []
+        for dest in meter_locals(act):
+            if local_root(dest, act) == var.name:
+                out.append(dest)
+        return [d for d in out if any(isinstance(n, ir.ExternCall) and n.args and n.args[0] is d
+                                      and getattr(externs.get(n.instance), "kind", None) == "direct_meter"
+                                      for n in ir.iter_nodes(act.body))]
 
     def _inline_apply(self, name: str, out: Out, ind: int) -> tuple[str, str]:
         tbl = self.cur_block.tables[name]

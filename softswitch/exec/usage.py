@@ -359,3 +359,21 @@ def unread_fields(program: ir.Program) -> dict[str, frozenset[str]]:
             out[name] = unread
     return out
 
+
+def local_root(e: ir.Expr, act: ir.Action) -> str | None:
+    """The name of the variable declared in ``act``'s body (its own local, wherever the front end
+    keeps it) that lvalue ``e`` lies in, else None."""
+    while isinstance(e, (ir.Member, ir.Slice, ir.StackIndex)):
+        e = e.stack if isinstance(e, ir.StackIndex) else e.expr
+    if not isinstance(e, ir.Var):
+        return None
+    declared = any(isinstance(n, ir.VarDecl) and n.var.name == e.name for n in ir.iter_nodes(act.body))
+    return e.name if declared else None
+
+
+def meter_locals(act: ir.Action, meter: str | None = None) -> list[ir.Expr]:
+    """The lvalues of ``direct_meter.read()`` calls in ``act`` (on ``meter``, or any) that lie in
+    one of its own local variables."""
+    return [n.args[0] for n in ir.iter_nodes(act.body)
+            if isinstance(n, ir.ExternCall) and n.method == "read" and (meter is None or n.instance == meter)
+            and n.args and local_root(n.args[0], act) is not None]
