@@ -298,7 +298,7 @@ class Compiler(StmtGen):
             # an action-local target: p4c's bmv2 back end makes it a field the table writes at the
             # hit, before the action runs, so the action's declaration of it (without an
             # initialiser) finds the colour there (st_VarDecl reads C.mcol)
-            local = any(meter_locals(self.p.actions[ref.action], tbl.meters) for ref in tbl.actions)
+            local = any(m == tbl.meters for ref in tbl.actions for m, _ in meter_locals(self.p.actions[ref.action]))
             if local:
                 out.add(ind, "C.mcol = 0")
             if (targets and not any(isinstance(t, ir.ActionParam) for t in targets)) or local:

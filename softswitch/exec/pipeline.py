@@ -74,7 +74,9 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
 POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
 # ingress passes per received packet (resubmissions + 1) before it is dropped: bmv2 has no limit
 # (a program that always resubmits loops there for ever); this bound only stops such a loop
-CLONE_SESSION_MASK = 0x7FFF  # the bits of a clone session id bmv2 keeps
+# the bits of a clone session id bmv2 keeps (primitives.cpp marks the id with 0x8000, the clone
+# code masks it with 0x7FFF)
+CLONE_SESSION_MASK = 0x7FFF
 MAX_INGRESS_PASSES = 1024
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -428,9 +430,7 @@ class V1Pipeline:
 
     def _clone_ingress(self, res: IngressResult, data: bytes, port: int, now: int, C: Ctx, M, S) -> None:
         sid, index = C.clone
-        # bmv2 keeps the session id in 15 bits (primitives.cpp marks it with 0x8000, the clone
-        # code masks it with 0x7FFF): clone(..., 32773) is session 5
-        sid &= CLONE_SESSION_MASK
+        sid &= CLONE_SESSION_MASK  # bmv2's 15 bits: clone(..., 32773) is session 5
         sess = self.state.pre.clone_session(sid)
         if sess is None:
             if self.trace:
@@ -567,9 +567,7 @@ class V1Pipeline:
 
     def _clone_egress(self, res: EgressResult, st: PacketState, C: Ctx, H, M, S) -> None:
         sid, index = C.clone
-        # bmv2 keeps the session id in 15 bits (primitives.cpp marks it with 0x8000, the clone
-        # code masks it with 0x7FFF): clone(..., 32773) is session 5
-        sid &= CLONE_SESSION_MASK
+        sid &= CLONE_SESSION_MASK  # bmv2's 15 bits: clone(..., 32773) is session 5
         sess = self.state.pre.clone_session(sid)
         if sess is None:
             if self.trace:

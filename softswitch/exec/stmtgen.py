@@ -98,13 +98,18 @@ class StmtGen(ExprGen):
         if act is None or not isinstance(self.cur_block, ir.Control):
             return []
         externs = self.cur_block.externs
-        out = []
-        for dest in meter_locals(act):
-            if local_root(dest, act) == var.name:
-                out.append(dest)
-        return [d for d in out if any(isinstance(n, ir.ExternCall) and n.args and n.args[0] is d
-                                      and getattr(externs.get(n.instance), "kind", None) == "direct_meter"
-                                      for n in ir.iter_nodes(act.body))]
+        return [dest for meter, dest in meter_locals(act)
+                if getattr(externs.get(meter), "kind", None) == "direct_meter" and local_root(dest, act) == var.name]
+
+    def _extract_only_member(self, e: ir.Expr) -> str | None:
+        """The member of the headers struct that header ``e`` is (an element of, for a stack) when
+        only extract writes it (``usage.extract_only_headers``), else None."""
+        if isinstance(e, (ir.StackNext, ir.StackIndex)):
+            e = e.stack
+        if isinstance(e, ir.Member) and isinstance(e.expr, ir.Var) and e.expr.type == self.hdr_t \
+                and e.field in self.extract_only:
+            return e.field
+        return None
 
     def _inline_apply(self, name: str, out: Out, ind: int) -> tuple[str, str]:
         tbl = self.cur_block.tables[name]
@@ -527,15 +532,14 @@ class StmtGen(ExprGen):
         hv = self.t()
         # valid implies dirty (one flag for the reset to test), except for a header only extract
         # writes: its reset tests ``valid`` and never looks at ``dirty``
-        root = h.stack if isinstance(h, (ir.StackNext, ir.StackIndex)) else h
-        mark = not (isinstance(root, ir.Member) and isinstance(root.expr, ir.Var) and root.expr.type == self.hdr_t
-                    and root.field in self.extract_only)
+        eo = self._extract_only_member(h)
+        mark = eo is None
         out.add(ind, f"if off + {nb} > len(data):")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
         if nb:  # struct codes per byte-aligned field group: no header-wide integer
             stn = self.g(layout.header_struct(t), "ST")
-            skip = frozenset() if mark else frozenset(f"f_{n}" for n in self.unread.get(root.field, ()))
+            skip = frozenset() if mark else frozenset(f"f_{n}" for n in self.unread.get(eo, ()))
             for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_", mark, skip):
                 out.add(ind, line)
             if not mark:  # nothing but extract writes it: the deparser emits these bytes (st_Emit)
@@ -590,9 +594,7 @@ class StmtGen(ExprGen):
             out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")
         elif t.width and t.width % 8 == 0:
             lines, expr = layout.pack_struct_lines(t, h, self.g(layout.header_struct(t), "ST"), self.t() + "_")
-            root = e.stack if isinstance(e, ir.StackIndex) else e
-            if isinstance(root, ir.Member) and isinstance(root.expr, ir.Var) and root.expr.type == self.hdr_t \
-                    and root.field in self.extract_only:
+            if self._extract_only_member(e) is not None:
                 # only extract writes it: while valid, its fields are the bytes it was extracted
                 # from (``raw``, kept by st_Extract), unless setValid made it valid (raw None)
                 r = self.t()

@@ -371,9 +371,9 @@ def local_root(e: ir.Expr, act: ir.Action) -> str | None:
     return e.name if declared else None
 
 
-def meter_locals(act: ir.Action, meter: str | None = None) -> list[ir.Expr]:
-    """The lvalues of ``direct_meter.read()`` calls in ``act`` (on ``meter``, or any) that lie in
-    one of its own local variables."""
-    return [n.args[0] for n in ir.iter_nodes(act.body)
-            if isinstance(n, ir.ExternCall) and n.method == "read" and (meter is None or n.instance == meter)
-            and n.args and local_root(n.args[0], act) is not None]
+def meter_locals(act: ir.Action) -> list[tuple[str, ir.Expr]]:
+    """(instance, lvalue) of each one-argument ``read()`` call in ``act`` (a direct meter's, when
+    the instance is one) whose lvalue lies in one of the action's own local variables."""
+    return [(n.instance, n.args[0]) for n in ir.iter_nodes(act.body)
+            if isinstance(n, ir.ExternCall) and n.method == "read" and len(n.args) == 1
+            and local_root(n.args[0], act) is not None]
