@@ -170,11 +170,11 @@ class ActionProfileState:
             big = [w for w in weights.values() if w > self.max_member_weight]
             if big:
                 raise invalid(f"{what}: weight {big[0]} exceeds max_member_weight {self.max_member_weight}")
-        if oneshot:
-            if self.max_group_size and usage > self.max_group_size:
-                raise invalid(f"{what}: size {usage} exceeds max_group_size {self.max_group_size}")
-        elif max_size and usage > max_size:
-            raise exhausted(f"{what}: size {usage} exceeds the group's max_size {max_size}")
+        # one-shot sets and groups created with max_size 0 are bounded by the P4Info's max_group_size
+        limit, name = (max_size, "the group's max_size") if max_size and not oneshot else \
+            (self.max_group_size, "max_group_size")
+        if limit and usage > limit:
+            raise exhausted(f"{what}: size {usage} exceeds {name} {limit}")
 
     def write_group(self, utype: int, g: p4runtime_pb2.ActionProfileGroup) -> None:
         gid = g.group_id
@@ -202,11 +202,15 @@ class ActionProfileState:
         self._check_mode(manual=True, what=what)
         if g.max_size < 0:
             raise invalid(f"{what}: max_size must be >= 0")
+        # max_size 0 is "not known at creation": the group may hold up to the P4Info's max_group_size
+        # (p4runtime.proto's ActionProfileGroup; bmv2's PI server takes it so too).  It cannot change
+        # afterwards; a MODIFY that leaves it 0 keeps the group's.
         if cur is None:
-            if self.max_group_size and not 0 < g.max_size <= self.max_group_size:
-                raise invalid(f"{what}: max_size {g.max_size} must be in 1..{self.max_group_size}")
-        elif g.max_size != cur.max_size:
+            if self.max_group_size and g.max_size > self.max_group_size:
+                raise invalid(f"{what}: max_size {g.max_size} exceeds max_group_size {self.max_group_size}")
+        elif g.max_size and g.max_size != cur.max_size:
             raise invalid(f"{what}: max_size cannot change ({cur.max_size} -> {g.max_size})")
+        max_size = cur.max_size if cur is not None else g.max_size
         weights: dict[int, int] = {}
         for mem in g.members:
             if mem.member_id in weights:
@@ -218,7 +222,7 @@ class ActionProfileState:
             if mem.member_id not in self.members:
                 raise not_found(f"{what}: member {mem.member_id} does not exist")
             weights[mem.member_id] = mem.weight
-        self._check_weights(weights, g.max_size, what, oneshot=False)
+        self._check_weights(weights, max_size, what, oneshot=False)
         old_usage = self._usage(cur.weights) if cur is not None else 0
         new_usage = self._group_usage - old_usage + self._usage(weights)
         if self.size and new_usage > self.size:
@@ -227,14 +231,14 @@ class ActionProfileState:
         for mid in weights:
             self.members[mid].group_refs += 1
         if cur is None:
-            cur = Group(gid, g.max_size)
+            cur = Group(gid, max_size)
             self.groups[gid] = cur
         else:
             self._release_weights(cur.weights)
         self._weights_changed(cur.weights, weights)
         cur.weights = weights
         cur.choices = _choices(self.members, weights)
-        msg = p4runtime_pb2.ActionProfileGroup(action_profile_id=self.id, group_id=gid, max_size=g.max_size)
+        msg = p4runtime_pb2.ActionProfileGroup(action_profile_id=self.id, group_id=gid, max_size=max_size)
         for mid, w in weights.items():
             msg.members.add(member_id=mid, weight=w)
         self._group_msgs[gid] = msg

@@ -247,6 +247,7 @@ class SwitchState:
         elif kind == "direct_counter_entry":
             self._only_modify(utype, "direct counter entries")
             dce = ent.direct_counter_entry
+            _require_table_entry(dce, "direct counter entry")
             table = self._lookup(self.tables, dce.table_entry.table_id, "table")
             if table.direct_counter is None:
                 raise invalid(f"table '{table.name}' has no direct counter")
@@ -262,6 +263,7 @@ class SwitchState:
         elif kind == "direct_meter_entry":
             self._only_modify(utype, "direct meter entries")
             dme = ent.direct_meter_entry
+            _require_table_entry(dme, "direct meter entry")
             table = self._lookup(self.tables, dme.table_entry.table_id, "table")
             if table.direct_meter is None:
                 raise invalid(f"table '{table.name}' has no direct meter")
@@ -311,12 +313,15 @@ class SwitchState:
                 out += t.read(te)
         elif kind == "action_profile_member":
             m = ent.action_profile_member
+            # action_profile_id 0 is the wildcard over the profiles: with a member id, that member of
+            # each profile that has one (PI reads it so too; it was nothing at all until 2026-12-05)
             for ap in self._select(self.action_profiles, m.action_profile_id, "action profile"):
-                out += ap.read_members(m.member_id) if m.action_profile_id or not m.member_id else []
+                if m.action_profile_id or not m.member_id or m.member_id in ap.members:
+                    out += ap.read_members(m.member_id)
         elif kind == "action_profile_group":
             g = ent.action_profile_group
             for ap in self._select(self.action_profiles, g.action_profile_id, "action profile"):
-                if ap.with_selector and (g.action_profile_id or not g.group_id):
+                if ap.with_selector and (g.action_profile_id or not g.group_id or g.group_id in ap.groups):
                     out += ap.read_groups(g.group_id)
         elif kind == "counter_entry":
             c = ent.counter_entry
@@ -539,6 +544,13 @@ def iter_entities(state: SwitchState, entities: Iterable[p4runtime_pb2.Entity]) 
     for ent in entities:
         out += state.read(ent)
     return out
+
+
+def _require_table_entry(msg, what: str) -> None:
+    """A write of a direct resource names its table entry: p4runtime.proto says the field "is
+    required" (a read without it is the wildcard over every table, as with ``table_id`` 0)."""
+    if not msg.HasField("table_entry") or not msg.table_entry.table_id:
+        raise invalid(f"{what} write without a table_entry naming its table (the field is required)")
 
 
 def _no_meter_counters(m: p4runtime_pb2.MeterEntry | p4runtime_pb2.DirectMeterEntry, what: str) -> None:

@@ -111,9 +111,21 @@ def test_selector_groups_weights_and_empty_group(sb):
     assert code_of(lambda: s.write(group(bl, "ecmp_selector", 7, [(1, 1)]))) == Code.ALREADY_EXISTS
     # wcmp_selector has @max_group_size(16)
     assert code_of(lambda: s.write(group(bl, "wcmp_selector", 1, [], max_size=17))) == Code.INVALID_ARGUMENT
-    assert code_of(lambda: s.write(group(bl, "wcmp_selector", 1, [], max_size=0))) == Code.INVALID_ARGUMENT
     s.write(member(bl, "wcmp_selector", 1, 1))
     assert code_of(lambda: s.write(group(bl, "wcmp_selector", 1, [(1, 5)], max_size=4))) == Code.RESOURCE_EXHAUSTED
+    # max_size 0 (left unset, as p4runtime-shell does): the group holds up to max_group_size
+    # (p4runtime.proto's ActionProfileGroup; bmv2's PI server takes it so too)
+    s.write(group(bl, "wcmp_selector", 2, [(1, 16)]))
+    assert code_of(lambda: s.write(group(bl, "wcmp_selector", 3, [(1, 17)]))) == Code.RESOURCE_EXHAUSTED
+    # a MODIFY that leaves max_size 0 keeps the group's; one that names another size changes it: refused
+    s.write(group(bl, "wcmp_selector", 4, [(1, 1)], max_size=2))
+    s.write(group(bl, "wcmp_selector", 4, [(1, 2)], utype=MODIFY))
+    assert code_of(lambda: s.write(group(bl, "wcmp_selector", 4, [(1, 3)], utype=MODIFY))) == Code.RESOURCE_EXHAUSTED
+    got = {r.action_profile_group.group_id: r.action_profile_group.max_size for r in s.read(p4runtime_pb2.Entity(
+        action_profile_group=p4runtime_pb2.ActionProfileGroup(action_profile_id=bl.pid("action_profiles", "wcmp_selector"))))}
+    assert got == {2: 0, 4: 2}
+    for gid in (2, 4):
+        s.write(group(bl, "wcmp_selector", gid, [], utype=DELETE))
     # group still referenced by the entry
     gd = group(bl, "ecmp_selector", 7, [], utype=DELETE)
     assert code_of(lambda: s.write(gd)) == Code.FAILED_PRECONDITION
@@ -121,6 +133,13 @@ def test_selector_groups_weights_and_empty_group(sb):
     assert [r.action_profile_group.group_id for r in reads] == [7]
     reads = s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember()))
     assert len(reads) == 4
+    # profile 0 with an id: that member (group) of every profile that has one -- member 1 is in both
+    reads = s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember(member_id=1)))
+    assert sorted(r.action_profile_member.action_profile_id for r in reads) == sorted(
+        bl.pid("action_profiles", n) for n in ("ecmp_selector", "wcmp_selector"))
+    reads = s.read(p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(group_id=7)))
+    assert [r.action_profile_group.action_profile_id for r in reads] == [bl.pid("action_profiles", "ecmp_selector")]
+    assert s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember(member_id=9))) == []
 
 
 def test_selector_members_in_bmv2_handle_order(sb):
@@ -154,11 +173,13 @@ def test_oneshot_action_set(sb):
     assert len(got.table_entry.action.action_profile_action_set.action_profile_actions) == 2
     # one-shot members are not visible as members
     assert s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())) == []
-    # sum of weights above @max_group_size on wcmp_selector
-    te2 = bl.entry("selector_keys")
-    te2.action.action_profile_action_set.action_profile_actions.add(action=bl.action("ingress.nexthop", port=1),
-                                                                     weight=17)
-    assert code_of(lambda: s.write(update(INSERT, table_entry=te2))) == Code.INVALID_ARGUMENT
+    # sum of weights above @max_group_size on wcmp_selector: RESOURCE_EXHAUSTED, as PI (its only table,
+    # selector_keys, has no key and so takes no entry: the selector is asked directly)
+    aset = p4runtime_pb2.ActionProfileActionSet()
+    aset.action_profile_actions.add(action=bl.action("ingress.nexthop", port=1), weight=17)
+    assert code_of(lambda: s.action_profile("wcmp_selector").oneshot(aset, "one-shot")) == Code.RESOURCE_EXHAUSTED
+    aset.action_profile_actions[0].weight = 16
+    s.action_profile("wcmp_selector").release_oneshot(s.action_profile("wcmp_selector").oneshot(aset, "one-shot"))
     # one-shot on a profile without selector
     te3 = bl.entry("MyIngress.nexthop", {"h.ipv6.flow_label": 1})
     te3.action.action_profile_action_set.action_profile_actions.add(action=bl.action("ingress.nexthop", port=1),
@@ -253,6 +274,10 @@ def test_direct_counter(sb):
     assert code_of(lambda: s.write(update(INSERT, direct_counter_entry=w))) == Code.INVALID_ARGUMENT
     w.table_entry.match[0].exact.value = b"\x09"
     assert code_of(lambda: s.write(update(MODIFY, direct_counter_entry=w))) == Code.NOT_FOUND
+    # a write without its (required) table_entry is malformed, not a missing table (it was NOT_FOUND)
+    for ent in ({"direct_counter_entry": p4runtime_pb2.DirectCounterEntry()},
+                {"direct_meter_entry": p4runtime_pb2.DirectMeterEntry()}):
+        assert code_of(lambda ent=ent: s.write(update(MODIFY, **ent))) == Code.INVALID_ARGUMENT
     # counter_data through TableEntry reads
     req = bl.entry("l2")
     req.counter_data.SetInParent()
@@ -455,3 +480,15 @@ def test_reconcile_keeps_state(sb):
     assert new.table("route_v6").lookup((1 << 127,), 0)[1] == (3,)
     assert new.table("acl").lookup((0, 0, 0, 0)) == (bl.aid("to_cpu"), (2,), None)
     assert new.register("flow_state").read(3) == 77
+
+
+def test_default_entry_of_a_table_with_an_action_profile_reads_back_without_an_action(sb):
+    """Such a table has no default action a client could write (PERMISSION_DENIED) and on bmv2 a miss
+    runs none; its default entry read back as NoAction, which the same client could not write back.
+    It reads back with no action, as from bmv2's PI server; a plain table's still names its action."""
+    s, bl = sb
+    for name, has_action in (("route_v6", False), ("MyIngress.nexthop", False), ("l2", True)):
+        (got,) = s.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(
+            table_id=bl.tid(name), is_default_action=True)))
+        assert got.table_entry.is_default_action
+        assert got.table_entry.HasField("action") is has_action, name
