@@ -35,8 +35,10 @@ def _replicas(msgs, what: str) -> tuple[Replica, ...]:
             if not r.port or len(r.port) > 4:
                 raise invalid(f"{what}: replica port must be 1 to 4 bytes")
             port = int.from_bytes(r.port, "big")
-        else:
+        elif kind == "egress_port":
             port = r.egress_port
+        else:  # neither form (a oneof member set to 0 is still set): PI's "Missing port in ... replica"
+            raise invalid(f"{what}: a replica without a port (set port, or the deprecated egress_port)")
         if port > PORT_MAX:  # bmv2's PRE has 512 ports; PI drops a larger one without a word
             raise out_of_range(f"{what}: replica port {port} does not fit v1model's egress_port (bit<9>, 0..{PORT_MAX})")
         if r.instance > 0xFFFF:  # spec "Replica": it must fit the target's instance type

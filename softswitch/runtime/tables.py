@@ -413,7 +413,10 @@ class TableState:
             msg.controller_metadata = te.controller_metadata
             msg.metadata = te.metadata
         aid, args, _ = self.default_hit
-        if aid in self.action_set.actions:
+        # a table with an action profile has no default action a client could name (p4c's bmv2 back end
+        # gives it none; its miss runs nothing): its default entry reads back without one, as from
+        # bmv2's PI server, not as the NoAction that a write of it would be refused
+        if aid in self.action_set.actions and self.profile is None:
             self.action_set.actions[aid].to_proto(args, msg.action.action)
         self.default_entry.msg = msg
 

@@ -150,6 +150,25 @@ def test_a_replica_instance_wider_than_egress_rid_is_refused():
     assert s.pre.multicast_group(5) == ()
 
 
+def test_a_replica_without_a_port_is_refused_and_port_0_is_a_port():
+    """A replica with neither ``port`` nor ``egress_port`` set was taken as port 0; bmv2's PI server
+    answers INVALID_ARGUMENT ("Missing port in multicast group replica").  ``egress_port=0`` sets the
+    oneof, so port 0 itself is still a port."""
+    s = SwitchState(load_p4info())
+    for sid, pre in ((5, p4runtime_pb2.PacketReplicationEngineEntry(
+            multicast_group_entry=p4runtime_pb2.MulticastGroupEntry(multicast_group_id=5))),
+                     (6, p4runtime_pb2.PacketReplicationEngineEntry(
+                         clone_session_entry=p4runtime_pb2.CloneSessionEntry(session_id=6)))):
+        reps = (pre.multicast_group_entry if sid == 5 else pre.clone_session_entry).replicas
+        reps.add(instance=1)
+        assert code_of(lambda pre=pre: s.write(update(INSERT, packet_replication_engine_entry=pre))) \
+            == Code.INVALID_ARGUMENT
+        reps[0].egress_port = 0
+        s.write(update(INSERT, packet_replication_engine_entry=pre))
+    assert s.pre.multicast_group(5) == ((0, 1),)
+    assert s.pre.clone_session(6).replicas == ((0, 1),)
+
+
 @pytest.mark.parametrize("port", [512, 600, 0xFFFF])
 def test_a_replica_port_wider_than_egress_port_is_refused(port):
     """bmv2's replication engine has 512 ports and PI drops a replica on a larger one silently;
