@@ -151,10 +151,14 @@ class Switch:
         self.loop.inject(self.config.cpu_port, frame)
 
     def _egress_ports(self) -> set[int] | None:
-        """Ports a PacketOut may name (None: any, when a tx hook stands in for interfaces)."""
+        """Ports a PacketOut may name (None: any, when a tx hook stands in for interfaces): the bound
+        ones and the CPU port (a frame the program sends there comes back as a PacketIn, as on bmv2)."""
         if self.loop._tx_hook is not None:
             return None
-        return set(self.loop.ports)
+        ports = set(self.loop.ports)
+        if self.config.cpu_port is not None:
+            ports.add(self.config.cpu_port)
+        return ports
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:

@@ -19,6 +19,9 @@ class ControllerHeader:
         self.nbytes = (self.bits + 7) // 8
         self._pad = self.nbytes * 8 - self.bits
         self._ids = {fid: i for i, (fid, _, _) in enumerate(self.fields)}
+        # fields that carry nothing: @padding (p4c puts it in the P4Info), or named as padding
+        self.padding = frozenset(m.id for m in cpm.metadata if "@padding" in m.annotations
+                                 or m.name.startswith("_") or "pad" in m.name.lower())
 
     def decode(self, frame: bytes) -> tuple[list[p4runtime_pb2.PacketMetadata], bytes] | None:
         """Split ``frame`` into metadata (canonical bytes) and payload; None if it is too short."""

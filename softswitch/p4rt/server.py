@@ -79,8 +79,11 @@ class _Pipeline:
 class Limits:
     """What one client can make the server hold (see docs/softswitch.md "Limits")."""
 
-    max_streams: int = 16  # open StreamChannels in total; the next one gets RESOURCE_EXHAUSTED
-    max_streams_per_client: int = 8  # open StreamChannels from one client address (host)
+    # open StreamChannels in total, and from one client address (host); the next one gets
+    # RESOURCE_EXHAUSTED.  bmv2's PI server takes 16 arbitrated controllers per device, so 16 from one
+    # host (every controller of a loopback test) fit here too, with room for streams not yet arbitrated
+    max_streams: int = 24
+    max_streams_per_client: int = 16
     arbitration_timeout_s: float = 10.0  # a stream must send its MasterArbitrationUpdate within this
     stream_queue: int = 1024  # messages queued to one stream; PacketIns/digests beyond are dropped
     max_concurrent_reads: int = 8  # Reads in progress; the next one gets RESOURCE_EXHAUSTED
@@ -426,18 +429,29 @@ class P4RuntimeServer:
                 notices = self._arbiter.arbitrate(c, _eid(arb))
                 self._post(notices)
             return
-        if not c.joined and kind != "packet":  # a PacketOut gets PERMISSION_DENIED (not the primary)
-            raise P4RuntimeError(Code.FAILED_PRECONDITION, "send a MasterArbitrationUpdate first")
+        # before its arbitration a stream is a backup like any other: its PacketOut gets PERMISSION_DENIED,
+        # its digest ack is ignored, the rest as below -- the stream stays open (it used to end with
+        # FAILED_PRECONDITION; bmv2's PI server drops such messages and keeps the stream too)
         if kind == "packet":
             self._packet_out(c, req.packet)
         elif kind == "digest_ack":
             self._digest_ack(c, req.digest_ack)
-        else:
-            self._stream_error(c, Code.UNIMPLEMENTED, f"stream message '{kind}' is not supported")
+        else:  # an `other` extension, or nothing set: the details name it (the spec asks for the oneof)
+            msg = p4runtime_pb2.StreamMessageResponse()
+            msg.error.canonical_code = int(Code.UNIMPLEMENTED)
+            msg.error.message = ("stream message 'other' (an architecture-specific extension) is not supported"
+                                 if kind == "other" else "empty stream message (no update set)")
+            msg.error.other.SetInParent()
+            if kind == "other":
+                msg.error.other.other.CopyFrom(req.other)
+            c.outbox.put(msg)
 
     def _digest_ack(self, c: Controller, ack: p4runtime_pb2.DigestListAck) -> None:
-        """A DigestListAck: an unknown digest id is a StreamError INVALID_ARGUMENT (the spec's
-        example); an ack from a backup, or of an unknown or expired list, is ignored."""
+        """A DigestListAck: an ack from a backup (or a stream not yet arbitrated), or of an unknown or
+        expired list, is ignored; one from the primary naming a digest not in the P4Info is a
+        StreamError INVALID_ARGUMENT (the spec's example)."""
+        if c is not self._arbiter.primary:
+            return
         p = self._pipeline
         if p is None or ack.digest_id not in p.state.digests.ids():
             msg = p4runtime_pb2.StreamMessageResponse()
@@ -446,8 +460,7 @@ class P4RuntimeServer:
             msg.error.digest_list_ack.digest_list_ack.CopyFrom(ack)
             c.outbox.put(msg)
             return
-        if c is self._arbiter.primary:
-            p.state.digests.ack(ack.digest_id, ack.list_id)
+        p.state.digests.ack(ack.digest_id, ack.list_id)
 
     def _packet_out(self, c: Controller, pkt: p4runtime_pb2.PacketOut) -> None:
         if c is not self._arbiter.primary:
@@ -473,12 +486,17 @@ class P4RuntimeServer:
             self._stream_error(c, err.code, err.message, pkt)
 
     def _check_egress_port(self, hdr: ControllerHeader, pkt: p4runtime_pb2.PacketOut) -> None:
-        """An ``egress_port`` metadata naming no port of this switch is refused (INVALID_ARGUMENT)."""
+        """An ``egress_port`` metadata naming no port of this switch (nor its CPU port, where a packet
+        comes back as a PacketIn) is refused (INVALID_ARGUMENT) -- only when the header holds nothing
+        else but padding, so that the port is where the packet goes.  A header with other fields may
+        tell the program to ignore the port (fabric.p4's ``do_forwarding``: the pipeline picks the
+        port and ``egress_port`` is a placeholder, often 0); bmv2 checks no port at all, the program
+        decides."""
         if self._egress_ports is None:
             return
         ports = self._egress_ports()
         fid = next((f for f, name, _ in hdr.fields if name == "egress_port"), None)
-        if ports is None or fid is None:
+        if ports is None or fid is None or any(f != fid and f not in hdr.padding for f, _, _ in hdr.fields):
             return
         m = next((m for m in pkt.metadata if m.metadata_id == fid), None)
         port = 0 if m is None else int.from_bytes(m.value, "big")

@@ -527,6 +527,31 @@ def test_packet_out_errors_and_header_padding(rig):
     assert rig.packet_outs.get(timeout=5) == ((0x1FF << 7) | 0x7F).to_bytes(2, "big") + b"p"
 
 
+def test_messages_before_arbitration_keep_the_stream_and_errors_name_their_message(rig):
+    """A digest ack, an `other` extension or an empty message sent before the stream's arbitration
+    ended the stream with FAILED_PRECONDITION (bmv2's PI server drops them and keeps the stream; a
+    PacketOut got a StreamError and kept it).  Now the stream stays: the ack is ignored as a backup's,
+    the other two get a StreamError UNIMPLEMENTED whose ``details`` (the spec asks for them) say it
+    answers an `other` message, carrying it back."""
+    from google.protobuf import any_pb2
+
+    early = rig.stream(None)
+    ack = p4runtime_pb2.StreamMessageRequest()
+    ack.digest_ack.digest_id, ack.digest_ack.list_id = rig.p4info.digests[0].preamble.id, 1
+    early.send(ack)
+    ext = p4runtime_pb2.StreamMessageRequest()
+    ext.other.CopyFrom(any_pb2.Any(type_url="type.example/x", value=b"\x01"))
+    early.send(ext)
+    err = early.recv("error").error
+    assert err.canonical_code == code_pb2.UNIMPLEMENTED and err.WhichOneof("details") == "other"
+    assert err.other.other.type_url == "type.example/x"
+    early.send(p4runtime_pb2.StreamMessageRequest())
+    err = early.recv("error").error
+    assert err.canonical_code == code_pb2.UNIMPLEMENTED and err.WhichOneof("details") == "other"
+    early.arbitrate((0, 1))
+    assert early.recv("arbitration").arbitration.status.code == code_pb2.OK
+
+
 def test_clone_session_statuses_are_bmv2s(rig):
     """As bmv2's P4Runtime server (p4lang/PI proto/frontend/src/pre_clone_mgr.cpp,
     PreCloneMgr::session_read/session_delete/session_create; device_mgr.cpp's Write packs each

@@ -257,6 +257,36 @@ def test_packet_out_to_missing_port_or_too_big_gets_stream_error(features, port,
     assert len(s.packet_outs) == 1 and s.packet_outs[0].endswith(b"ok")
 
 
+def test_packet_out_port_is_checked_only_when_the_header_holds_nothing_else():
+    """A packet_out header with a field besides the port and padding (fabric.p4's ``do_forwarding``:
+    the pipeline picks the port and ``egress_port`` is a placeholder, often 0) may tell the program
+    to ignore the port: such a PacketOut goes to the pipeline whatever port it names, as on bmv2
+    (which checks no port).  It was refused with a StreamError when the port was not bound."""
+    info = load_p4info()
+    cpm = next(c for c in info.controller_packet_metadata if c.preamble.name == "packet_out")
+    cpm.metadata[1].bitwidth = 6
+    cpm.metadata.add(id=3, name="do_forwarding", bitwidth=1)
+    s = Server(info, egress_ports=lambda: {1, 2, 4})
+    try:
+        a = s.primary()
+        a.send(_packet_out(0, b"fwd"))
+        end = time.monotonic() + 5
+        while not s.packet_outs and time.monotonic() < end:
+            a.ended.wait(0.02)
+        assert len(s.packet_outs) == 1 and s.packet_outs[0].endswith(b"fwd")
+    finally:
+        s.close()
+
+
+def test_a_packet_out_may_name_the_cpu_port():
+    """The program may send a PacketOut back to the CPU port (it then comes back as a PacketIn, as on
+    bmv2): the switch counts that port among those a PacketOut may name."""
+    from softswitch.switch import Switch, SwitchConfig
+
+    sw = Switch(SwitchConfig(cpu_port=64, grpc_addr="127.0.0.1:0"))  # not started: nothing to stop
+    assert sw._egress_ports() == {64}
+
+
 def test_packet_out_refused_by_the_target_gets_stream_error():
     """The engine refusing a PacketOut (e.g. no --cpu-port) is a StreamError, not a silent drop."""
     from softswitch.runtime.errors import Code, P4RuntimeError
