@@ -89,6 +89,17 @@ def test_shell_insert_read_modify_delete(shell):
     rt.insert()
     assert state.table("MyIngress.route_v6").lookup((0x20010DB8 << 96 | 1,), 12345)[1] == (4,)
 
+    # the shell leaves a group's max_size 0: on a selector with @max_group_size(16) the group may
+    # then hold up to 16 (p4runtime.proto); it was refused INVALID_ARGUMENT until 2026-12-05
+    wm = sh.ActionProfileMember("MyIngress.wcmp_selector")(member_id=1, action="MyIngress.ingress.nexthop")
+    wm.action["port"] = "5"
+    wm.insert()
+    wg = sh.ActionProfileGroup("MyIngress.wcmp_selector")(group_id=1)
+    wg.add(1, weight=16)
+    wg.insert()
+    (back,) = list(sh.ActionProfileGroup("MyIngress.wcmp_selector").read())
+    assert back.max_size == 0 and [(m.member_id, m.weight) for m in back.msg().members] == [(1, 16)]
+
     # counters and multicast through the shell
     state.counter("MyIngress.port_rx").count(2, 100)
     ce = sh.CounterEntry("MyIngress.port_rx")
