@@ -243,7 +243,8 @@ def test_hostile_p4runtime_requests(fab, ctl, plan):
     pkt_outs = []
     for i in range(60):  # bad PacketOuts: unbound ports, out of range, oversized, bad metadata
         po = p4runtime_pb2.StreamMessageRequest()
-        port = rng.choice((0, 9, 200, 254, 255, 511))  # none is a port of the leaf
+        # none is a port of the leaf, nor its CPU port (255: a PacketOut may loop back there, as on bmv2)
+        port = rng.choice((0, 9, 200, 254, 256, 511))
         po.packet.metadata.add(metadata_id=rng.choice((1, 1, 1, 7)), value=port.to_bytes(2, "big"))
         po.packet.payload = rng.randbytes(rng.choice((0, 14, 64, 70_000)))
         pkt_outs.append(po)
