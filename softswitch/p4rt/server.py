@@ -345,8 +345,13 @@ class P4RuntimeServer:
             raise P4RuntimeError(Code.INVALID_ARGUMENT, "ForwardingPipelineConfig has no p4info")
         p4info = p4info_pb2.P4Info()
         p4info.CopyFrom(config.p4info)
+        device_config = bytes(config.p4_device_config)
+        if not device_config and self._pipeline is not None:
+            # a P4Info without a device config: the running program again, with this P4Info (bmv2's PI
+            # server does the same, its "legacy support": it keeps the JSON the switch runs)
+            device_config = self._pipeline.device_config
         try:
-            loaded = self._loader(p4info, bytes(config.p4_device_config))
+            loaded = self._loader(p4info, device_config)
         except P4RuntimeError:
             raise
         except Exception as exc:
@@ -356,7 +361,7 @@ class P4RuntimeServer:
             raise P4RuntimeError(Code.INTERNAL, "pipeline loader returned no SwitchState")
         pin, pout = controller_headers(p4info)
         cookie = config.cookie.cookie if config.HasField("cookie") else None
-        return _Pipeline(loaded, state, p4info, bytes(config.p4_device_config), cookie, pin, pout)
+        return _Pipeline(loaded, state, p4info, device_config, cookie, pin, pout)
 
     def _commit(self, new: _Pipeline, reconcile: bool) -> None:
         old = self._pipeline
@@ -647,11 +652,14 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if request.response_type not in GFPC.ResponseType.values():  # as bmv2's PI server
             abort(context, P4RuntimeError(Code.INVALID_ARGUMENT, "Invalid response_type in "
                                           "GetForwardingPipelineConfigRequest"))
-        p = self.srv._pipeline
+        # the config Reads and Writes refer to: one saved by VERIFY_AND_SAVE, else the running one (a
+        # client decodes its Reads with this P4Info; bmv2's PI server answers the saved one too)
+        p = self.srv._rw_target()
         resp = p4runtime_pb2.GetForwardingPipelineConfigResponse()
         if p is None:  # the spec: no config known -> the response's config is unset
             return resp
         cfg = resp.config
+        cfg.SetInParent()  # a config is known: set even when COOKIE_ONLY finds no cookie to put in it
         if p.cookie is not None:
             cfg.cookie.cookie = p.cookie
         rt = request.response_type

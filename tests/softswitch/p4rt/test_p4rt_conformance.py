@@ -442,10 +442,13 @@ def test_pipeline_actions_and_reconcile(rig):
     te = l2_entry(rig, 1, 4)
     te.counter_data.packet_count = 9
     rig.write(upd(I, table_entry=te))
-    # VERIFY_AND_SAVE does not change what runs
+    # VERIFY_AND_SAVE does not change what runs; Get answers the saved config, the one Reads and Writes
+    # now refer to (as bmv2's PI server; it answered the running one until 2026-12-05)
+    running = rig.server.state
     rig.set_pipeline(SFPC.VERIFY_AND_SAVE, cookie=2)
     G = p4runtime_pb2.GetForwardingPipelineConfigRequest
-    assert rig.stub.GetForwardingPipelineConfig(G(device_id=DEV, response_type=G.COOKIE_ONLY)).config.cookie.cookie == 1
+    assert rig.stub.GetForwardingPipelineConfig(G(device_id=DEV, response_type=G.COOKIE_ONLY)).config.cookie.cookie == 2
+    assert rig.server.state is running
     # RECONCILE_AND_COMMIT keeps entries and their direct counters
     rig.set_pipeline(SFPC.RECONCILE_AND_COMMIT, cookie=3)
     q = TE()

@@ -140,6 +140,28 @@ def test_pipeline_config_and_no_pipeline_errors(rig):
     with pytest.raises(grpc.RpcError) as ei:
         rig.stub.GetForwardingPipelineConfig(G(device_id=9))
     assert ei.value.code() == grpc.StatusCode.NOT_FOUND
+    # a running pipeline without a cookie: COOKIE_ONLY still answers a config (set, with no cookie);
+    # an unset config says no pipeline is known (the spec), which it answered until 2026-12-05
+    rig.set_pipeline()
+    resp = rig.stub.GetForwardingPipelineConfig(G(device_id=DEV, response_type=G.COOKIE_ONLY))
+    assert resp.HasField("config") and not resp.config.HasField("cookie")
+    # after VERIFY_AND_SAVE, Get answers the saved config, the one Reads and Writes now refer to
+    saved = load_p4info()
+    del saved.tables[-1]
+    rig.set_pipeline(SFPC.VERIFY_AND_SAVE, p4info=saved, cookie=43)
+    cfg = get(G.ALL)
+    assert cfg.p4info == saved and cfg.cookie.cookie == 43
+    rig.stub.SetForwardingPipelineConfig(commit)
+    assert get(G.ALL).p4info == saved
+    # a P4Info pushed without a device config runs the running program again with it (as bmv2's PI
+    # server keeps its JSON); it was INVALID_ARGUMENT for the empty device config
+    only = SFPC(device_id=DEV, action=SFPC.VERIFY_AND_COMMIT, election_id=eid(0, 1))
+    only.config.p4info.CopyFrom(rig.p4info)
+    n = len(rig.commits)
+    rig.stub.SetForwardingPipelineConfig(only)
+    assert len(rig.commits) == n + 1
+    cfg = get(G.ALL)
+    assert cfg.p4info == rig.p4info and cfg.p4_device_config == b"devconfig"
 
 
 def test_write_batch_errors_and_reads(rig):
