@@ -145,7 +145,7 @@ class Controller:
         if not s.is_primary:
             s.wait_primary(0.5)
         st.info.primary = s.is_primary
-        if not s.is_primary:
+        if not s.may_act:  # a backup, or a standby the switch promoted on its own (takeover off)
             st.state, st.was_primary, st.info.converged = "backup", False, False
             return False
         gen = s.generation
@@ -221,9 +221,9 @@ class Controller:
         s, st = self.sessions[name], self.status[name]
         if not s.stream_up.is_set():
             return now >= st.next_try
-        if s.is_primary and (st.converged_generation != s.generation or not st.was_primary):
+        if s.may_act and (st.converged_generation != s.generation or not st.was_primary):
             return now >= st.next_try
-        if not s.is_primary and st.was_primary:
+        if not s.may_act and st.was_primary:
             st.was_primary, st.state, st.info.primary = False, "backup", False
             self.log.warning("lost mastership", extra={"fields": {"switch": name}})
         return now >= st.next_reconcile and now >= st.next_try
@@ -238,7 +238,7 @@ class Controller:
         # wiring first: a dead cable is what the live view must show fast; counters can wait a round
         if not self._wiring_thread and now >= self._next_wiring:
             self._next_wiring = now + self.opts.wiring_interval_s
-            if any(s.is_primary for s in self.sessions.values()):
+            if any(s.may_act for s in self.sessions.values()):
                 self.wiring_check()
         due = self._counters_due(time.monotonic())
         if due:
@@ -284,7 +284,7 @@ class Controller:
         """A wiring round every ``wiring_interval_s`` (from the start of the last) until ``stop``."""
         while not stop.is_set():
             start = time.monotonic()
-            if any(s.is_primary for s in self.sessions.values()):
+            if any(s.may_act for s in self.sessions.values()):
                 try:
                     self.wiring_check()
                 except Exception:  # a failed round is logged; the next one runs

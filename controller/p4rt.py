@@ -173,7 +173,13 @@ def set_pipeline(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, electio
     try:
         stub.SetForwardingPipelineConfig(req, timeout=timeout_s)
     except grpc.RpcError as e:
-        raise rpc_error("SetForwardingPipelineConfig", e) from None
+        err = rpc_error("SetForwardingPipelineConfig", e)
+        if e.code() == grpc.StatusCode.UNKNOWN:
+            # bmv2's PI server checks no device id of its own: a mismatch shows only here, as the
+            # target refusing the config (docs/softswitch.md, "Where bmv2's PI server answers otherwise")
+            err = P4RuntimeError(err.rpc, err.code(), f"{err.details()} (on bmv2 also the answer when device id "
+                                 f"{device_id} is not the switch's --device-id; bmv2's default is 0)", err.errors)
+        raise err from None
 
 
 def pipeline_cookie(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int,
@@ -186,8 +192,13 @@ def pipeline_cookie(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int,
         return None
     if cfg.HasField("cookie"):
         return cfg.cookie.cookie
-    full = get_pipeline(stub, device_id, GFPC.P4INFO_AND_COOKIE, timeout_s)
-    return 0 if full is not None and full.p4info.ByteSize() else None
+    return 0 if running_p4info(get_pipeline(stub, device_id, GFPC.P4INFO_AND_COOKIE, timeout_s)) else None
+
+
+def running_p4info(cfg: p4runtime_pb2.ForwardingPipelineConfig | None) -> p4info_pb2.P4Info | None:
+    """The P4Info of a ``get_pipeline`` answer, None when it holds none: no pipeline, or a config
+    with an empty P4Info, as PI answers once a push has failed (``pipeline_cookie``)."""
+    return cfg.p4info if cfg is not None and cfg.p4info.ByteSize() else None
 
 
 def get_pipeline(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, response_type: int,
@@ -388,15 +399,12 @@ class P4RuntimeClient:
         set_pipeline(self.stub, self.device_id, self.election, p4info, device_config, cookie)
 
     def get_p4info(self) -> p4info_pb2.P4Info | None:
-        cfg = get_pipeline(self.stub, self.device_id, GFPC.P4INFO_AND_COOKIE, self.timeout_s)
-        return cfg.p4info if cfg is not None else None
+        """The running pipeline's P4Info, None if there is none (``running_p4info``)."""
+        return running_p4info(get_pipeline(self.stub, self.device_id, GFPC.P4INFO_AND_COOKIE, self.timeout_s))
 
     def get_cookie(self) -> int | None:
         """The running pipeline's cookie (0 if it has none), None if there is no pipeline."""
-        cfg = get_pipeline(self.stub, self.device_id, GFPC.COOKIE_ONLY, self.timeout_s)
-        if cfg is None:
-            return None
-        return cfg.cookie.cookie if cfg.HasField("cookie") else 0
+        return pipeline_cookie(self.stub, self.device_id, self.timeout_s)
 
     def write_updates(self, updates: Iterable[p4runtime_pb2.Update], batch: int = WRITE_BATCH) -> int:
         return write(self.stub, self.device_id, self.election, updates, batch=batch, timeout_s=self.timeout_s)

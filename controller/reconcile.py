@@ -98,10 +98,17 @@ def entity_value(e: p4runtime_pb2.Entity) -> tuple:
     pre = e.packet_replication_engine_entry
     if pre.HasField("clone_session_entry"):
         cs = pre.clone_session_entry
-        return (tuple(sorted((r.egress_port, r.instance) for r in cs.replicas)), cs.class_of_service,
+        return (tuple(sorted((_replica_port(r), r.instance) for r in cs.replicas)), cs.class_of_service,
                 cs.packet_length_bytes)
     mg = pre.multicast_group_entry
-    return tuple(sorted((r.egress_port, r.instance) for r in mg.replicas))
+    return tuple(sorted((_replica_port(r), r.instance) for r in mg.replicas))
+
+
+def _replica_port(r: p4runtime_pb2.Replica) -> int:
+    """A replica's port in either form: the deprecated ``egress_port`` (what PI answers today) or the
+    ``port`` bytes of P4Runtime 1.4 -- a server answering the other form than the one written is the
+    same replica, not a difference to rewrite on every pass."""
+    return int.from_bytes(r.port, "big") if r.WhichOneof("port_kind") == "port" else r.egress_port
 
 
 def _key_only(e: p4runtime_pb2.Entity) -> p4runtime_pb2.Entity:

@@ -103,6 +103,9 @@ class SwitchSession:
         self._arb = threading.Condition()
         self._primary = False
         self._arb_seen = False
+        # primary because the server promoted this session after the primary left, without it asking
+        # (bmv2's PI server does; softswitch promotes nobody): with takeover off it stays passive
+        self._server_promoted = False
         self._highest: int | None = None
         self.stream_status: tuple[grpc.StatusCode, str] | None = None
         self.stream_up = threading.Event()
@@ -113,6 +116,13 @@ class SwitchSession:
     @property
     def is_primary(self) -> bool:
         return self._primary and self.stream_up.is_set()
+
+    @property
+    def may_act(self) -> bool:
+        """Primary and meant to write: not a ``takeover=False`` session the server promoted on its own
+        (bmv2's PI server makes the remaining backup primary when the primary's stream ends; such a
+        standby stays passive, as the flag promises, until it is backup again or reconnects)."""
+        return self.is_primary and not self._server_promoted
 
     def connect(self, timeout_s: float = 5.0, id_wait_s: float = p4rt.ELECTION_ID_WAIT_S) -> None:
         """Open the channel and the stream and arbitrate; raises ``SessionError`` if unreachable,
@@ -130,7 +140,7 @@ class SwitchSession:
         self._channel, self._stub = ch, p4runtime_pb2_grpc.P4RuntimeStub(ch)
         self.stream_status: tuple[grpc.StatusCode, str] | None = None  # how the stream ended, if it did
         with self._arb:
-            self._arb_seen, self._primary = False, False
+            self._arb_seen, self._primary, self._server_promoted = False, False, False
         self.stream_lost.clear()
         self._stream = p4rt.StreamChannel(self._stub, self._on_message, self._on_stream_end,
                                           name=f"p4rt-{self.name}")
@@ -190,13 +200,19 @@ class SwitchSession:
         eid = (arb.election_id.high << 64) | arb.election_id.low
         with self._arb:
             self._highest = max(self._highest or 0, eid)
-            was = self._primary
+            was, seen = self._primary, self._arb_seen
             self._primary = arb.status.code == code_pb2.OK
+            if not self._primary:
+                self._server_promoted = False
+            elif not was and seen and not self.takeover:  # made primary later, and it never asked
+                self._server_promoted = True
             self._arb_seen = True
             self._arb.notify_all()
         if self._primary != was:
-            self.log.info("mastership", extra={"fields": {"switch": self.name, "primary": self._primary,
-                                                          "election_id": self.election_id}})
+            self.log.info("mastership", extra={"fields": {
+                "switch": self.name, "primary": self._primary, "election_id": self.election_id,
+                **({"passive": "promoted by the switch; --no-takeover keeps it a standby"}
+                   if self._server_promoted else {})}})
         if arb.status.code == code_pb2.NOT_FOUND and self.takeover and self._highest is not None:
             # no primary: the previous one went away; take over above the highest id seen
             new_id = max(self.election_id, self._highest + 1)
@@ -267,7 +283,7 @@ class SwitchSession:
                                     self.rpc_timeout_s)
         except P4RuntimeError as e:
             raise self._error(e) from e
-        return cfg.p4info if cfg is not None else None
+        return p4rt.running_p4info(cfg)
 
     def set_pipeline(self, cfg: PipelineConfig) -> None:
         """VERIFY_AND_COMMIT the pipeline (the switch starts empty)."""

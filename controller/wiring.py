@@ -219,7 +219,7 @@ class WiringChecker:
         sent: list[End] = []
         for name in sorted({e.switch for e in self.expected}):
             s = self.sessions.get(name)
-            if s is None or not s.is_primary or s.names is None:
+            if s is None or not s.may_act or s.names is None:
                 report.skipped.append(name)
                 continue
             sent += sorted((e for e in self.expected if e.switch == name), key=lambda e: e.port)
