@@ -167,7 +167,8 @@ class _CableSession:
 
     def __init__(self, name, cables, extra, checker_ref):
         self.name, self.cables, self.extra, self.ref = name, cables, extra, checker_ref
-        self.is_primary, self.names = True, object()
+        self.is_primary = self.may_act = True
+        self.names = object()
 
     def packet_out(self, payload, egress_port):
         src = (self.name, egress_port)
