@@ -581,13 +581,13 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         srv = self.srv
         self._check_device(request.device_id, context)
         self._check_primary(request, context)
-        if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
-            abort(context, P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported"))
         results: list[P4RuntimeError | None] = []
         with srv._writers.writing(srv._lock):
             p = srv._rw_target()
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
+            if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:  # after the pipeline, as PI
+                abort(context, P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported"))
             for u in request.updates:
                 try:
                     p.state.write(u)

@@ -91,6 +91,10 @@ def test_pipeline_config_and_no_pipeline_errors(rig):
     with pytest.raises(grpc.RpcError) as ei:
         rig.write(upd(p4runtime_pb2.Update.INSERT, table_entry=l2_entry(rig, 1, 1)))
     assert ei.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    with pytest.raises(grpc.RpcError) as ei:  # no pipeline comes first, whatever the atomicity (as PI)
+        rig.write(upd(p4runtime_pb2.Update.INSERT, table_entry=l2_entry(rig, 1, 1)),
+                  atomicity=p4runtime_pb2.WriteRequest.ROLLBACK_ON_ERROR)
+    assert ei.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     with pytest.raises(grpc.RpcError) as ei:
         rig.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry()))
     assert ei.value.code() == grpc.StatusCode.FAILED_PRECONDITION
