@@ -632,6 +632,8 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             sent = True
                             yield p4runtime_pb2.ReadResponse(entities=chunk)
             except P4RuntimeError as err:
+                if out:  # what was read before the failing request goes first, as from PI
+                    yield p4runtime_pb2.ReadResponse(entities=out)
                 abort(context, err)
             if out or not sent:
                 yield p4runtime_pb2.ReadResponse(entities=out)

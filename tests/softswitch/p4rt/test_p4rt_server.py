@@ -215,6 +215,15 @@ def test_write_batch_errors_and_reads(rig):
     with pytest.raises(grpc.RpcError) as ei:
         rig.read(p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=12345)))
     assert ei.value.code() == grpc.StatusCode.NOT_FOUND
+    # a batch whose second request fails: what the first read comes before the error, as from PI
+    # (it was dropped with the error until 2026-12-05)
+    got = []
+    with pytest.raises(grpc.RpcError) as ei:
+        for resp in rig.stub.Read(p4runtime_pb2.ReadRequest(device_id=DEV, entities=[
+                p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=rig.ids["MyIngress.l2"])),
+                p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=12345))])):
+            got.extend(resp.entities)
+    assert ei.value.code() == grpc.StatusCode.NOT_FOUND and got and all(e.HasField("table_entry") for e in got)
 
 
 def test_mastership(rig):
