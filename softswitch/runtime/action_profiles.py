@@ -291,20 +291,18 @@ class ActionProfileState:
 
     # ---- reads --------------------------------------------------------------------------------
     def read_members(self, mid: int) -> list[p4runtime_pb2.Entity]:
-        return self._read(self._member_msgs, mid, "action_profile_member",
-                          f"action profile '{self.name}' member")
+        return self._read(self._member_msgs, mid, "action_profile_member")
 
     def read_groups(self, gid: int) -> list[p4runtime_pb2.Entity]:
-        return self._read(self._group_msgs, gid, "action_profile_group",
-                          f"action selector '{self.name}' group")
+        return self._read(self._group_msgs, gid, "action_profile_group")
 
     @staticmethod
-    def _read(msgs: dict, id_: int, field: str, what: str) -> list[p4runtime_pb2.Entity]:
-        """Entities for one stored member/group message (``id_`` != 0) or all of them, by id."""
-        if id_ and id_ not in msgs:
-            raise not_found(f"{what} {id_} does not exist")
+    def _read(msgs: dict, id_: int, field: str) -> list[p4runtime_pb2.Entity]:
+        """Entities for one stored member/group message (``id_`` != 0; none if it does not exist, as a
+        read of a table key that does not exist, and as from bmv2's PI server -- it was NOT_FOUND until
+        2026-12-05) or all of them, by id."""
         out = []
-        for i in (sorted(msgs) if id_ == 0 else [id_]):
+        for i in (sorted(msgs) if id_ == 0 else [id_] if id_ in msgs else []):
             e = p4runtime_pb2.Entity()
             getattr(e, field).CopyFrom(msgs[i])
             out.append(e)

@@ -316,12 +316,11 @@ class SwitchState:
             # action_profile_id 0 is the wildcard over the profiles: with a member id, that member of
             # each profile that has one (PI reads it so too; it was nothing at all until 2026-12-05)
             for ap in self._select(self.action_profiles, m.action_profile_id, "action profile"):
-                if m.action_profile_id or not m.member_id or m.member_id in ap.members:
-                    out += ap.read_members(m.member_id)
+                out += ap.read_members(m.member_id)
         elif kind == "action_profile_group":
             g = ent.action_profile_group
             for ap in self._select(self.action_profiles, g.action_profile_id, "action profile"):
-                if ap.with_selector and (g.action_profile_id or not g.group_id or g.group_id in ap.groups):
+                if ap.with_selector:
                     out += ap.read_groups(g.group_id)
         elif kind == "counter_entry":
             c = ent.counter_entry

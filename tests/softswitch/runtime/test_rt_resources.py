@@ -140,6 +140,13 @@ def test_selector_groups_weights_and_empty_group(sb):
     reads = s.read(p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(group_id=7)))
     assert [r.action_profile_group.action_profile_id for r in reads] == [bl.pid("action_profiles", "ecmp_selector")]
     assert s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember(member_id=9))) == []
+    # one member or group that does not exist, in a named profile: nothing, as a table key that does
+    # not exist and as from bmv2's PI server (it was NOT_FOUND)
+    ecmp = bl.pid("action_profiles", "ecmp_selector")
+    assert s.read(p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember(
+        action_profile_id=ecmp, member_id=9))) == []
+    assert s.read(p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(
+        action_profile_id=ecmp, group_id=9))) == []
 
 
 def test_selector_members_in_bmv2_handle_order(sb):
