@@ -441,15 +441,11 @@ class P4RuntimeServer:
             self._packet_out(c, req.packet)
         elif kind == "digest_ack":
             self._digest_ack(c, req.digest_ack)
-        else:  # an `other` extension, or nothing set: the details name it (the spec asks for the oneof)
-            msg = p4runtime_pb2.StreamMessageResponse()
-            msg.error.canonical_code = int(Code.UNIMPLEMENTED)
-            msg.error.message = ("stream message 'other' (an architecture-specific extension) is not supported"
-                                 if kind == "other" else "empty stream message (no update set)")
-            msg.error.other.SetInParent()
-            if kind == "other":
-                msg.error.other.other.CopyFrom(req.other)
-            c.outbox.put(msg)
+        elif kind == "other":
+            self._stream_error(c, Code.UNIMPLEMENTED, "stream message 'other' (an architecture-specific "
+                               "extension) is not supported", req.other)
+        else:
+            self._stream_error(c, Code.UNIMPLEMENTED, "empty stream message (no update set)", None)
 
     def _digest_ack(self, c: Controller, ack: p4runtime_pb2.DigestListAck) -> None:
         """A DigestListAck: an ack from a backup (or a stream not yet arbitrated), or of an unknown or
@@ -459,11 +455,8 @@ class P4RuntimeServer:
             return
         p = self._pipeline
         if p is None or ack.digest_id not in p.state.digests.ids():
-            msg = p4runtime_pb2.StreamMessageResponse()
-            msg.error.canonical_code = int(Code.INVALID_ARGUMENT)
-            msg.error.message = f"DigestListAck: digest id {ack.digest_id} is not in the P4Info"
-            msg.error.digest_list_ack.digest_list_ack.CopyFrom(ack)
-            c.outbox.put(msg)
+            self._stream_error(c, Code.INVALID_ARGUMENT, f"DigestListAck: digest id {ack.digest_id} is not "
+                               "in the P4Info", ack)
             return
         p.state.digests.ack(ack.digest_id, ack.list_id)
 
@@ -510,13 +503,21 @@ class P4RuntimeServer:
                                  f"switch (ports: {', '.join(map(str, sorted(ports))) or 'none'})")
 
     @staticmethod
-    def _stream_error(c: Controller, code: Code, message: str, pkt: p4runtime_pb2.PacketOut | None = None) -> None:
-        """A ``StreamError`` (with the PacketOut when it is about one) on ``c``'s stream."""
+    def _stream_error(c: Controller, code: Code, message: str, about) -> None:
+        """A ``StreamError`` on ``c``'s stream whose ``details`` name the message it answers (the spec
+        requires the oneof): a PacketOut, a DigestListAck, else ``other`` (the extension's Any echoed,
+        or unset for a message with nothing set)."""
         msg = p4runtime_pb2.StreamMessageResponse()
         msg.error.canonical_code = int(code)
         msg.error.message = message
-        if pkt is not None:
-            msg.error.packet_out.packet_out.CopyFrom(pkt)
+        if isinstance(about, p4runtime_pb2.PacketOut):
+            msg.error.packet_out.packet_out.CopyFrom(about)
+        elif isinstance(about, p4runtime_pb2.DigestListAck):
+            msg.error.digest_list_ack.digest_list_ack.CopyFrom(about)
+        else:
+            msg.error.other.SetInParent()
+            if about is not None:
+                msg.error.other.other.CopyFrom(about)
         c.outbox.put(msg)
 
     def stream_closed(self, c: Controller) -> None:
