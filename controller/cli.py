@@ -277,8 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "softswitch)")
     r.add_argument("--once", action="store_true", help="converge every switch, then exit (1 if one failed)")
     r.add_argument("--election-id", type=int, default=1, help="P4Runtime election id (higher = primary)")
-    r.add_argument("--no-takeover", action="store_true", help="stay a passive standby when the primary goes away (also when the switch promotes it "
-                        "itself, as bmv2's PI server does)")
+    r.add_argument("--no-takeover", action="store_true",
+                   help="stay a passive standby when the primary goes away (also when the switch promotes "
+                        "it itself, as bmv2's PI server does)")
     r.add_argument("--metrics-port", type=int, default=0, help="serve Prometheus metrics on this port")
     r.add_argument("--metrics-addr", default="127.0.0.1")
     r.add_argument("--log-format", choices=("json", "text"), default="text")

@@ -565,4 +565,3 @@ class Compiler(StmtGen):
             compute_checksum=used(p.compute_checksum, "blk_compute"), deparser=ns["blk_deparse"],
             header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns,
             dirty_tracked=self.dirty_tracked)
-

@@ -74,10 +74,10 @@ def _trace_log(trace: Callable[[str], None]) -> Callable[[str, tuple], None]:
 POOL_MAX = 1024  # recycled PacketState items (with their H, M, S trees) kept for reuse
 # ingress passes per received packet (resubmissions + 1) before it is dropped: bmv2 has no limit
 # (a program that always resubmits loops there for ever); this bound only stops such a loop
+MAX_INGRESS_PASSES = 1024
 # the bits of a clone session id bmv2 keeps (primitives.cpp marks the id with 0x8000, the clone
 # code masks it with 0x7FFF)
 CLONE_SESSION_MASK = 0x7FFF
-MAX_INGRESS_PASSES = 1024
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
 _M19 = (1 << 19) - 1
