@@ -146,11 +146,18 @@ def _index(ents: list[p4runtime_pb2.Entity]) -> dict[tuple, p4runtime_pb2.Entity
 
 
 def read_contents(s: SwitchSession, desired: DesiredState) -> SwitchContents:
-    """Read every table entry, member and group (wildcards), plus the desired clone sessions and defaults."""
+    """Read every table entry, member and group (wildcards), plus the desired clone sessions and defaults.
+    Entries the control plane cannot change are left out: a default entry (compared one by one, below)
+    and a ``const entries`` entry (``is_const``, P4Runtime "Constant Tables"), which a reconcile
+    would otherwise try to delete -- refused, so the switch would never converge."""
     c = SwitchContents()
     ent = p4runtime_pb2.Entity()
     ent.table_entry.SetInParent()
-    c.entries = {k: e for k, e in _index(s.read([ent])).items() if not e.table_entry.is_default_action}
+    names = getattr(s, "names", None)
+    const_tables = {t.preamble.id for t in names.p4info.tables if t.is_const_table} if names is not None else set()
+    c.entries = {k: e for k, e in _index(s.read([ent])).items()
+                 if not e.table_entry.is_default_action and not e.table_entry.is_const
+                 and e.table_entry.table_id not in const_tables}  # PI may not mark them is_const
     m = p4runtime_pb2.Entity()
     m.action_profile_member.SetInParent()
     c.members = _index(s.read([m]))
