@@ -242,7 +242,8 @@ def run_demo(out_dir: Path, target: str = DEFAULT_TARGET, prefix: str = DEMO_PRE
     console.print(f"[bold]{sc.name}[/bold]: bring-up of examples/small.yaml ({target}), controller converge, "
                   f"then {len(sc.modes)} runs; faults: {', '.join(f.label() + f' @{f.at:g}s' for f in sc.faults)}")
     ld = sc.fabric.link_defaults or {}
-    per = "bytes shared by the port's queues" if get_target(target).shares_link_rate else "frames per queue"
+    per = "bytes shared by the port's queues" if get_target(target).shares_link_rate else \
+        "frames per data queue, the top queue unlimited"
     rate = f"{ld['rate_pps']} full frames/s ({per}; NIC ports at the same line rate; congestion control: NSCC " \
         "for MRC, DCQCN for RC)" if ld.get("rate_pps") else "no rate model"
     old = signal.getsignal(signal.SIGTERM)
