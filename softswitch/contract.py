@@ -47,9 +47,9 @@ class TmItem:
     meta: object
     # filled by the traffic manager:
     enq_timestamp_us: int = 0
-    enq_qdepth: int = 0  # packets queued on the port (all priorities) when this one was enqueued
+    enq_qdepth: int = 0  # packets in its own priority queue when this one was enqueued (bmv2 PR #1270)
     deq_timedelta_us: int = 0
-    deq_qdepth: int = 0  # packets left on the port (all priorities) when this one was dequeued
+    deq_qdepth: int = 0  # packets left in its own priority queue when this one was dequeued
     qid: int = 0
 
 

@@ -6,34 +6,53 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from softswitch.diff.compare import compare, per_port
+from softswitch.diff.compare import compare
 from softswitch.diff.normalise import NORMALISERS
 from softswitch.diff.script import ScriptError, load_script
 from softswitch.diff.softside import run_softswitch
 
 
-def port_differences(soft: list[list[tuple[int, bytes]]], bmv2: dict[int, list[bytes]],
+def port_differences(departures: list[tuple[int, int, int, bytes]], bmv2: dict[int, list[bytes]],
                      normalise: Callable[[bytes], bytes] | None = None) -> list[str]:
-    """Per output port, softswitch's frames against bmv2's, in order (pcap runs lose the link
-    from an input to its outputs, so frames are paired by position on each port); ``normalise``
-    (``softswitch.diff.normalise``) is applied to both sides first."""
+    """Per output port, softswitch's frames against bmv2's (``departures``: softswitch's frames as
+    ``run_softswitch`` logs them, (port, priority queue, input number, bytes) in departure order;
+    ``normalise`` (``softswitch.diff.normalise``) is applied to both sides first).  A pcap run loses
+    the link from an input to its outputs, and a port's priority queues interleave its frames by
+    timing (bmv2 serves queue 0 first, each queue at its own rate, from real arrival times; a pcap
+    replay and a virtual clock do not share them), so a port's frames are matched as a multiset --
+    every frame on one side must have an equal frame on the other -- and then, queue by queue, in
+    order: a queue is a FIFO on both targets, so the frames of one queue leave in the same order."""
+    sp: dict[int, list[tuple[int, int, bytes]]] = {}
+    for port, pri, idx, data in departures:
+        sp.setdefault(port, []).append((idx, pri, normalise(data) if normalise else data))
+    bm = {p: [normalise(d) if normalise else d for d in v] for p, v in bmv2.items()}
     out = []
-    sp = per_port(soft)
-    if normalise is not None:
-        sp = {p: [(i, normalise(d)) for i, d in v] for p, v in sp.items()}
-        bmv2 = {p: [normalise(d) for d in v] for p, v in bmv2.items()}
-    for port in sorted(set(sp) | set(bmv2)):
-        a, b = sp.get(port, []), bmv2.get(port, [])
-        for k in range(max(len(a), len(b))):
-            fa = a[k] if k < len(a) else None
-            fb = b[k] if k < len(b) else None
-            if fa is None or fb is None or fa[1] != fb:
-                src = f"input #{fa[0]}" if fa is not None else "no softswitch frame"
-                out.append(f"port {port} frame {k} ({src}): softswitch "
-                           f"{fa[1].hex() if fa else '-'} bmv2 {fb.hex() if fb is not None else '-'}")
+    for port in sorted(set(sp) | set(bm)):
+        a, b = sp.get(port, []), bm.get(port, [])
+        pool: dict[bytes, deque[int]] = {}  # frame -> its positions among softswitch's, in order
+        for k, (_i, _q, d) in enumerate(a):
+            pool.setdefault(d, deque()).append(k)
+        latest: dict[int, int] = {}  # queue -> latest softswitch position matched so far
+        for j, d in enumerate(b):
+            ks = pool.get(d)
+            if not ks:
+                out.append(f"port {port}: bmv2 frame {j} has no equal softswitch frame: {d.hex()}")
+                continue
+            k = ks.popleft()
+            idx, pri, _ = a[k]
+            if k < latest.get(pri, -1):
+                out.append(f"port {port} queue {pri}: bmv2 frame {j} (softswitch's from input #{idx}) "
+                           "left after a frame softswitch sent after it from the same queue")
+            latest[pri] = max(k, latest.get(pri, -1))
+        for ks in pool.values():
+            for k in ks:
+                idx, pri, d = a[k]
+                out.append(f"port {port}: softswitch frame {k} (input #{idx}, queue {pri}) has no equal "
+                           f"bmv2 frame: {d.hex()}")
     return out
 
 
@@ -62,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     except (P4Error, ScriptError) as e:
         print(e, file=sys.stderr)
         return 1
-    soft = run_softswitch(program, script, a.cpu_port)
+    departures: list[tuple[int, int, int, bytes]] = []
+    soft = run_softswitch(program, script, a.cpu_port, departures)
     nframes = sum(len(f) for f in soft)
     print(f"softswitch: {len(script.packets)} packets in, {nframes} frames out")
     failed = False
@@ -80,10 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(f"bmv2: skipped ({why})")
         return 2 if a.bmv2 == "require" else int(failed)
+    if a.cpu_port is not None:  # bmv2 sends these as PacketIns on its P4Runtime stream, not to a file
+        to_cpu = [d for d in departures if d[0] == a.cpu_port]
+        departures = [d for d in departures if d[0] != a.cpu_port]
+        if to_cpu:
+            print(f"softswitch: {len(to_cpu)} frames to the CPU port {a.cpu_port} not compared "
+                  "(bmv2 sends them as PacketIns on its P4Runtime stream)")
     with tempfile.TemporaryDirectory(prefix="softswitch-diff-") as tmp:
         wd = a.workdir or Path(tmp)
-        bm = run_bmv2(a.program.resolve(), script, wd, cpu_port=a.cpu_port, defines=defines)
-    diffs = port_differences(soft, bm, NORMALISERS[a.normalise] if a.normalise else None)
+        bm = run_bmv2(a.program.resolve(), script, wd, cpu_port=a.cpu_port, defines=defines,
+                      includes=a.includes, ports={d[0] for d in departures})
+    diffs = port_differences(departures, bm, NORMALISERS[a.normalise] if a.normalise else None)
     print(f"softswitch vs bmv2: {len(diffs)} differences ({sum(len(v) for v in bm.values())} bmv2 frames)")
     for line in diffs[:a.max_shown]:
         print("  " + line)

@@ -3,8 +3,9 @@
 bmv2's ``--use-files WAIT`` reads ``<iface>_in.pcap`` and writes ``<iface>_out.pcap`` per port
 after WAIT seconds, which is enough to push the pipeline and the script's entities over
 P4Runtime first.  No interfaces, namespaces or root are needed.  Outputs are per port: a pcap
-keeps no link between an input and what it produced, so the comparison pairs each port's frames
-in order with softswitch's (``compare.per_port``).  bmv2 replays the files as fast as it reads
+keeps no link between an input and what it produced, so the comparison matches each port's frames
+with softswitch's, as a multiset and in order within each priority queue
+(``softswitch.diff.__main__.port_differences``).  bmv2 replays the files as fast as it reads
 them, in timestamp order across the ports but without waiting for the timestamps (its ``DevMgr``
 makes the pcap reader with real-time replay off), so a script's ``time_us`` orders the input and
 drives softswitch's virtual clock only: what a program decides from time or queue occupancy agrees
@@ -52,24 +53,29 @@ def compile_bmv2(program: Path, workdir: Path, defines: dict[str, str] | None = 
 
 
 def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | None = None,
-             defines: dict[str, str] | None = None, timeout_s: float = 120.0) -> dict[int, list[bytes]]:
+             defines: dict[str, str] | None = None, includes: list[str] | None = None,
+             ports: set[int] | None = None, timeout_s: float = 120.0) -> dict[int, list[bytes]]:
     """Frames bmv2 sent, per port, in order.  The switch is started as the fabric's bmv2 target
     starts it (``mrc_fabric.targets.bmv2``: options bmv2 takes before ``--``, target options after
     it) with ``--use-files``; the pipeline and the script's entities go over one P4Runtime session
     whose stream stays open (PI drops a client's primacy when its stream ends), queue settings
-    through ``simple_switch_CLI`` as the fabric runs it (system Python, output checked)."""
+    through ``simple_switch_CLI`` as the fabric runs it (system Python, output checked).  ``ports``:
+    more ports to give a file (every port softswitch sent to: bmv2 drops a frame to a port without
+    one, ``PcapFilesWriter::send_packet``).  bmv2's wait starts once the pipeline is committed
+    (``SwitchWContexts::start_and_return``); entities and queue settings that took longer than
+    ``WAIT_S`` - 1 s after that raise instead of racing the replay."""
     from google.protobuf import text_format
     from p4.config.v1 import p4info_pb2
     from p4.v1 import p4runtime_pb2
-    from scapy.utils import PcapReader, PcapWriter
+    from scapy.utils import PcapWriter
 
     from controller.p4rt import P4RuntimeClient
     from mrc_fabric.targets.bmv2 import cli
 
     workdir.mkdir(parents=True, exist_ok=True)
-    bjson, binfo = compile_bmv2(program, workdir, defines)
+    bjson, binfo = compile_bmv2(program, workdir, defines, includes)
     ports = sorted({p.port for p in script.packets} | {int(q["port"]) for q in script.queues}
-                   | set(range(1, 9)))
+                   | set(range(1, 9)) | set(ports or ()))
     for port in ports:
         w = PcapWriter(str(workdir / f"p{port}_in.pcap"), linktype=1, sync=True)
         for p in script.packets:
@@ -84,6 +90,7 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
     try:
         client = P4RuntimeClient(f"127.0.0.1:{grpc_port}", device_id=0, election_id=1, timeout_s=30.0)
         client.set_pipeline(text_format.Parse(binfo.read_text(), p4info_pb2.P4Info()), bjson.read_bytes())
+        committed = time.monotonic()
         ups = []
         for ent in script.entities:
             up = p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY if ent.HasField("table_entry")
@@ -91,10 +98,13 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
             up.entity.CopyFrom(ent)
             ups.append(up)
         client.write_updates(ups)  # raises P4RuntimeError naming every failed update
-        lines = [f"set_queue_rate {q['rate_pps']} {q['port']}" for q in script.queues if "rate_pps" in q]
-        lines += [f"set_queue_depth {q['depth']} {q['port']}" for q in script.queues if "depth" in q]
-        cli(thrift_port, lines)
-        return _collect(workdir, ports, timeout_s, PcapReader)
+        cli(thrift_port, queue_commands(script.queues))
+        took = time.monotonic() - committed
+        if took > WAIT_S - 1:
+            raise RuntimeError(f"bmv2 took {took:.1f} s after the pipeline to take the script's entities and "
+                               f"queue settings; its replay starts {WAIT_S} s after the pipeline and may have "
+                               "begun without them (raise WAIT_S)")
+        return _collect(workdir, ports, timeout_s)
     finally:
         if client is not None:
             client.close()
@@ -105,6 +115,15 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
             proc.kill()
             proc.wait()
         log.close()
+
+
+def queue_commands(queues: list[dict]) -> list[str]:
+    """The script's queue settings as ``simple_switch_CLI`` commands (a queue's priority, when it
+    names one, as the CLI's third argument: ``set_queue_rate PPS PORT PRIORITY``), rates first."""
+    def pri(q: dict) -> str:
+        return f" {q['priority']}" if q.get("priority") is not None else ""
+    lines = [f"set_queue_rate {q['rate_pps']} {q['port']}{pri(q)}" for q in queues if "rate_pps" in q]
+    return lines + [f"set_queue_depth {q['depth']} {q['port']}{pri(q)}" for q in queues if "depth" in q]
 
 
 def bmv2_argv(ports: dict[int, str], grpc_port: int, thrift_port: int, cpu_port: int | None) -> list[str]:
@@ -124,8 +143,10 @@ def _pcap_pkt(data: bytes, time_us: int):
     return pkt
 
 
-def _collect(workdir: Path, ports: list[int], timeout_s: float, reader) -> dict[int, list[bytes]]:
-    """Wait (bounded) until the output pcaps stop growing for 2 s, then read them."""
+def _collect(workdir: Path, ports: list[int], timeout_s: float) -> dict[int, list[bytes]]:
+    """Wait (bounded) until the output pcaps stop growing for 2 s, then read them (raw records:
+    bmv2 writes link type 0, which a decoding reader would take for BSD loopback)."""
+    from scapy.utils import RawPcapReader
     start = time.monotonic()
     deadline = start + timeout_s
     last, stable_since = None, start
@@ -141,6 +162,6 @@ def _collect(workdir: Path, ports: list[int], timeout_s: float, reader) -> dict[
     for p in ports:
         f = workdir / f"p{p}_out.pcap"
         if f.exists() and f.stat().st_size > 24:
-            with reader(str(f)) as r:
-                out[p] = [bytes(pkt) for pkt in r]
+            with RawPcapReader(str(f)) as r:
+                out[p] = [bytes(data) for data, _meta in r]
     return out

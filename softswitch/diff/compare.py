@@ -43,11 +43,3 @@ def compare(left: list[list[tuple[int, bytes]]], right: list[list[tuple[int, byt
             out.append(Difference(i, a, b))
     return out
 
-
-def per_port(runs: list[list[tuple[int, bytes]]]) -> dict[int, list[tuple[int, bytes]]]:
-    """Frames grouped by output port, each tagged with the input that produced it, in order."""
-    ports: dict[int, list[tuple[int, bytes]]] = {}
-    for i, frames in enumerate(runs):
-        for p, d in frames:
-            ports.setdefault(p, []).append((i, d))
-    return ports

@@ -8,7 +8,10 @@ JSON::
                   "expect": [[2, "hex"], ...]}]}      # optional expected outputs
 
 ``time_us`` (default: 1 µs after the previous packet) lets a burst sit in a rate-limited queue,
-so queue-depth paths are exercised with packets in flight.  ``expect`` lists every frame the
+so queue-depth paths are exercised with packets in flight.  Packets are listed in the order they
+enter: times never go back, and packets at one time on different ports come in ascending port
+order, the order bmv2's pcap reader takes them in (it sends the earliest head of its per-port
+files, the lowest port on a tie: ``PcapFilesReader::scan``); a script that breaks this is refused.  ``expect`` lists every frame the
 packet must produce (port, bytes), in order; a script without it only compares targets.
 """
 from __future__ import annotations
@@ -84,4 +87,16 @@ def parse_script(raw: dict, where: str = "script") -> Script:
                                     None if exp is None else [(int(a), bytes.fromhex(b)) for a, b in exp]))
         except (KeyError, ValueError, TypeError) as e:
             raise ScriptError(f"{where}: packets[{i}]: {e!r}") from None
+    check_order(s, where)
     return s
+
+
+def check_order(s: Script, where: str = "script") -> None:
+    """Refuse packets out of entry order (see the module docstring): an earlier time after a later
+    one, or at one time a lower port after a higher one."""
+    for i in range(1, len(s.packets)):
+        a, b = s.packets[i - 1], s.packets[i]
+        if (b.time_us, b.port) < (a.time_us, a.port):
+            raise ScriptError(f"{where}: packets[{i}] (port {b.port}, time_us {b.time_us}) comes after "
+                              f"packets[{i - 1}] (port {a.port}, time_us {a.time_us}): list packets by time, "
+                              "and at one time by port, the order bmv2 reads them in")

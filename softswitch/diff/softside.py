@@ -12,9 +12,12 @@ from softswitch.runtime import SwitchState
 MAX_RECIRCULATIONS = 16  # per input packet, as a loop guard
 
 
-def run_softswitch(program: ir.Program, script: Script,
-                   cpu_port: int | None = None) -> list[list[tuple[int, bytes]]]:
+def run_softswitch(program: ir.Program, script: Script, cpu_port: int | None = None,
+                   departures: list[tuple[int, int, int, bytes]] | None = None) -> list[list[tuple[int, bytes]]]:
     """For each input packet, the frames (port, bytes) it produced, in departure order.
+    ``departures``, if given, gets every frame as (port, priority queue, input number, bytes) in
+    the order the traffic manager sent them, all ports together (``port_differences`` compares a
+    port's frames with bmv2's by queue: priorities reorder a port's frames by timing).
 
     Packets enter at their ``time_us``; everything they queue leaves through the traffic manager
     (rates and depths from ``script.queues``) before virtual time passes the next arrival, so a
@@ -50,6 +53,8 @@ def run_softswitch(program: ir.Program, script: Script,
                 idx = owner.pop(id(item))
                 res = pipeline.egress(item, now)
                 outs[idx].extend((f.port, f.data) for f in res.frames)
+                if departures is not None:
+                    departures.extend((f.port, item.priority, idx, f.data) for f in res.frames)
                 enqueue(res.to_tm, idx, now)
                 for data, preserved in res.recirculate[:MAX_RECIRCULATIONS]:
                     enqueue(pipeline.ingress_recirculated(data, preserved, now).to_tm, idx, now)

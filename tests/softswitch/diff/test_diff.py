@@ -152,17 +152,25 @@ def _tc(frame: bytes) -> int:
 
 def test_bmv2_pcap_plumbing(tmp_path, monkeypatch):
     """The file side of the bmv2 runner, without bmv2: input pcaps carry the script's frames and
-    timestamps, and output pcaps are read back per port once they stop growing."""
+    timestamps, and output pcaps -- written as bmv2's PcapFileOut writes them, link type 0 and
+    snaplen 0 (src/bm_sim/pcap_file.cpp) -- are read back per port, byte for byte, once they stop
+    growing (a zero-length frame and one shorter than an Ethernet header included)."""
+    import struct
+
     from scapy.utils import PcapReader, PcapWriter
 
     from softswitch.diff import bmv2side
     monkeypatch.setattr(bmv2side, "WAIT_S", 0)
-    frames = [bytes([i]) * 20 for i in range(3)]
-    w = PcapWriter(str(tmp_path / "p2_out.pcap"), linktype=1, sync=True)
-    for i, f in enumerate(frames):
+    frames = [bytes([i]) * 20 for i in range(3)] + [b"", b"\x01\x02"]
+    w = PcapWriter(str(tmp_path / "p2_in.pcap"), linktype=1, sync=True)
+    for i, f in enumerate(frames[:3]):
         w.write(bmv2side._pcap_pkt(f, 1000 * i))
     w.close()
-    got = bmv2side._collect(tmp_path, [1, 2], timeout_s=10, reader=PcapReader)
-    assert got == {2: frames}
-    with PcapReader(str(tmp_path / "p2_out.pcap")) as r:
+    with PcapReader(str(tmp_path / "p2_in.pcap")) as r:
         assert [round(float(p.time) * 1e6) for p in r] == [0, 1000, 2000]
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 0, 0)  # bmv2: pcap_open_dead(0, 0)
+    for f in frames:
+        out += struct.pack("<IIII", 1, 0, len(f), len(f)) + f
+    (tmp_path / "p2_out.pcap").write_bytes(out)
+    got = bmv2side._collect(tmp_path, [1, 2], timeout_s=10)
+    assert got == {2: frames}
