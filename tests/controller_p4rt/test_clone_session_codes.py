@@ -10,10 +10,11 @@ import grpc
 import pytest
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
+from p4rt_sessions import primary_session
 
 from controller.mapping import DesiredState, clone_session
 from controller.reconcile import read_contents, reconcile
-from controller.session import SessionError, SwitchSession
+from controller.session import SessionError
 
 PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "mrc_switch.p4"
 INSERT, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.DELETE
@@ -21,15 +22,8 @@ INSERT, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.DELETE
 
 @pytest.fixture(scope="module")
 def session():
-    from softswitch.api import SoftSwitch
-
-    with SoftSwitch(PROGRAM, cpu_port=255) as sw:
-        s = SwitchSession("s1", sw.grpc_addr, sw.device_id, election_id=7)
-        s.connect(5.0)
-        assert s.wait_primary(5.0)
-        s.use_p4info(s.get_p4info())
+    with primary_session(PROGRAM) as s:
         yield s
-        s.close()
 
 
 def _code(fn) -> tuple[grpc.StatusCode | None, list[int]]:

@@ -7,25 +7,19 @@ from pathlib import Path
 
 import pytest
 from p4.v1 import p4runtime_pb2
+from p4rt_sessions import primary_session
 
 from controller.mapping import DesiredState
 from controller.reconcile import read_contents, reconcile
-from controller.session import SessionError, SwitchSession
+from controller.session import SessionError
 
 PROGRAM = Path(__file__).resolve().parents[1] / "softswitch" / "data" / "srv6_fabric.p4"
 
 
 @pytest.fixture(scope="module")
 def session():
-    from softswitch.api import SoftSwitch
-
-    with SoftSwitch(PROGRAM, cpu_port=255) as sw:
-        s = SwitchSession("s1", sw.grpc_addr, sw.device_id, election_id=7)
-        s.connect(5.0)
-        assert s.wait_primary(5.0)
-        s.use_p4info(s.get_p4info())
+    with primary_session(PROGRAM) as s:
         yield s
-        s.close()
 
 
 def test_reconcile_leaves_const_entries(session):

@@ -1,33 +1,11 @@
-"""Builders shared by the control-model tests: a configured context and EV format profiles."""
+"""Fixtures of the control-model tests: a configured context (builders in ``ctl_builders``)."""
 
 from __future__ import annotations
 
 import pytest
+from ctl_builders import SRV6_FMT, STEV_FMT, make_fmt
 
-from mrc.ctl import (
-    DeviceAttr,
-    EvFmtField,
-    EvFmtMode,
-    EvFmtOp,
-    EvFmtOpArgs,
-    EvFmtProfileAttr,
-    EvFmtProfileAttrMask,
-    MrcCtlContext,
-    ProfileState,
-)
-
-FM = EvFmtProfileAttrMask
-STEV_FMT = 1
-SRV6_FMT = 2
-
-
-def make_fmt(ctx: MrcCtlContext, pid: int, mode: EvFmtMode, widths: list[int], *, online: bool = True) -> None:
-    """Configure EV format profile ``pid`` (INIT -> OFFLINE [-> ONLINE]) as the public example does."""
-    attr = EvFmtProfileAttr(profile_state=ProfileState.OFFLINE, ev_fmt_mode=mode,
-                            ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(w) for w in widths]))
-    ctx.modify_ev_fmt_profile(pid, attr, FM.STATE | FM.MODE | FM.OP)
-    if online:
-        ctx.modify_ev_fmt_profile(pid, EvFmtProfileAttr(profile_state=ProfileState.ONLINE), FM.STATE)
+from mrc.ctl import DeviceAttr, EvFmtMode, MrcCtlContext
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 
 import pytest
-from conftest import make_fmt
+from ctl_builders import make_fmt
 
 from mrc.core import Endpoint, EvState, QpAttr, WcStatus
 from mrc.ctl import (

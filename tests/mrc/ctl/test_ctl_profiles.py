@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 
 import pytest
-from conftest import SRV6_FMT, STEV_FMT, make_fmt
+from ctl_builders import SRV6_FMT, STEV_FMT, make_fmt
 
 from mrc.ctl import (
     EV_UNPOPULATED,
