@@ -63,7 +63,9 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
     more ports to give a file (every port softswitch sent to: bmv2 drops a frame to a port without
     one, ``PcapFilesWriter::send_packet``).  bmv2's wait starts once the pipeline is committed
     (``SwitchWContexts::start_and_return``); entities and queue settings that took longer than
-    ``WAIT_S`` - 1 s after that raise instead of racing the replay."""
+    ``WAIT_S`` - 1 s after that raise instead of racing the replay.  With ``cpu_port``, what bmv2
+    sends to the CPU port arrives as PacketIns on the session's stream and is returned as that
+    port's frames, the controller header rebuilt (``packet_in_frames``)."""
     from google.protobuf import text_format
     from p4.config.v1 import p4info_pb2
     from p4.v1 import p4runtime_pb2
@@ -89,7 +91,8 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
     client = None
     try:
         client = P4RuntimeClient(f"127.0.0.1:{grpc_port}", device_id=0, election_id=1, timeout_s=30.0)
-        client.set_pipeline(text_format.Parse(binfo.read_text(), p4info_pb2.P4Info()), bjson.read_bytes())
+        p4info = text_format.Parse(binfo.read_text(), p4info_pb2.P4Info())
+        client.set_pipeline(p4info, bjson.read_bytes())
         committed = time.monotonic()
         ups = []
         for ent in script.entities:
@@ -104,7 +107,14 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
             raise RuntimeError(f"bmv2 took {took:.1f} s after the pipeline to take the script's entities and "
                                f"queue settings; its replay starts {WAIT_S} s after the pipeline and may have "
                                "begun without them (raise WAIT_S)")
-        return _collect(workdir, ports, timeout_s)
+        out = _collect(workdir, ports, timeout_s)
+        if cpu_port is not None:  # the CPU port's frames came as PacketIns on the stream meanwhile
+            pins = []
+            while not client.packet_ins.empty():
+                pins.append(client.packet_ins.get_nowait())
+            if pins:
+                out[cpu_port] = packet_in_frames(p4info, pins)
+        return out
     finally:
         if client is not None:
             client.close()
@@ -115,6 +125,16 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
             proc.kill()
             proc.wait()
         log.close()
+
+
+def packet_in_frames(p4info, packet_ins: list) -> list[bytes]:
+    """PacketIns as the frames the program sent to the CPU port: the ``packet_in`` controller header
+    rebuilt from their metadata (P4Info order, MSB first, as ``softswitch.p4rt.packet_io`` packs it),
+    then the payload -- what softswitch's run gives for the CPU port, so both compare as one port."""
+    from softswitch.p4rt.packet_io import controller_headers
+
+    pin, _ = controller_headers(p4info)
+    return [(pin.encode(p.metadata) if pin is not None else b"") + p.payload for p in packet_ins]
 
 
 def queue_commands(queues: list[dict]) -> list[str]:

@@ -76,3 +76,25 @@ def _by_port(dep: list) -> dict[int, list[bytes]]:
     for p, _q, _i, d in dep:
         out.setdefault(p, []).append(d)
     return out
+
+
+def test_packet_ins_become_the_cpu_ports_frames():
+    """bmv2 sends what a program sends to the CPU port as PacketIns; the harness rebuilds the frame
+    softswitch's run gives for that port -- the packet_in header packed from the metadata (P4Info
+    order, MSB first, padded to whole bytes), then the payload."""
+    from p4.config.v1 import p4info_pb2
+    from p4.v1 import p4runtime_pb2
+
+    from softswitch.diff.bmv2side import packet_in_frames
+
+    info = p4info_pb2.P4Info()
+    cpm = info.controller_packet_metadata.add()
+    cpm.preamble.name = "packet_in"
+    for i, (name, w) in enumerate((("ingress_port", 9), ("reason", 8), ("_pad", 7)), start=1):
+        cpm.metadata.add(id=i, name=name, bitwidth=w)
+    pi = p4runtime_pb2.PacketIn(payload=b"frame")
+    pi.metadata.add(metadata_id=1, value=b"\x01\x03")  # port 259
+    pi.metadata.add(metadata_id=2, value=b"\x05")
+    # 9 bits 259 | 8 bits 5 | 7 bits 0 = 0b100000011 00000101 0000000
+    assert packet_in_frames(info, [pi]) == [((259 << 15) | (5 << 7)).to_bytes(3, "big") + b"frame"]
+    assert packet_in_frames(p4info_pb2.P4Info(), [p4runtime_pb2.PacketIn(payload=b"x")]) == [b"x"]
