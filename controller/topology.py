@@ -35,7 +35,7 @@ class LinkProps:
     queue_depth: int = 0  # packets; 0 = target default
     # the link's rate in full-size frames per second; 0 = unlimited.  How a target applies it is its
     # capability ``shares_link_rate``: softswitch, one link of that many full frames' bits/s shared by
-    # the port's queues; bmv2, set_queue_rate on each priority queue
+    # the port's queues; bmv2, set_queue_rate on each priority queue but the top one (unlimited)
     rate_pps: int = 0
 
 

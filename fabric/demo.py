@@ -40,8 +40,9 @@ DEMO_GRPC_BASE = 27300
 # on 2 cores, as the RTT dwarfs switch jitter in a real fabric.  docs/demo.md has the measurements.
 DEMO_LINK_DELAY_US = 5000
 # Rate of every link: 300 full 8 KiB frames/s, 20 Mb/s.  On softswitch one link shared by the port's
-# priority queues and charged per byte (an ACK costs its 100 bytes); on bmv2 each priority queue's
-# set_queue_rate in frames (target capability shares_link_rate, docs/demo.md "The link model").  The Python switch processes of this emulation forward a few thousand frames/s between them
+# priority queues and charged per byte (an ACK costs its 100 bytes); on bmv2 each data queue's
+# set_queue_rate in frames, the top queue unlimited (target capability shares_link_rate, docs/demo.md
+# "The link model").  The Python switch processes of this emulation forward a few thousand frames/s between them
 # on 2 shared cores; links slower than that make congestion queue up in the traffic manager, where
 # mrc_switch.p4 marks ECN and trims (as on a real switch), instead of in the kernel's socket buffers,
 # where frames are lost unseen.  The hosts' NIC ports run at the same line rate

@@ -32,7 +32,7 @@ class Bmv2(Target):
     shapes_need_pipeline = True  # simple_switch_CLI reads the switch's JSON first: empty under --no-p4
     device_config_name = "bmv2.json"
     can_truncate_clones = False  # PI answered UNKNOWN, no details, to packet_length_bytes (BMV2_FACTS)
-    shares_link_rate = False  # a link's rate is set_queue_rate on each priority queue, in frames
+    shares_link_rate = False  # a link's rate: set_queue_rate on each priority queue but the top, in frames
 
     def missing(self) -> str | None:
         return None if shutil.which("simple_switch_grpc") else "bmv2: simple_switch_grpc is not on PATH"
