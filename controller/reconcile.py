@@ -153,8 +153,7 @@ def read_contents(s: SwitchSession, desired: DesiredState) -> SwitchContents:
     c = SwitchContents()
     ent = p4runtime_pb2.Entity()
     ent.table_entry.SetInParent()
-    names = getattr(s, "names", None)
-    const_tables = {t.preamble.id for t in names.p4info.tables if t.is_const_table} if names is not None else set()
+    const_tables = {t.preamble.id for t in s.names.p4info.tables if t.is_const_table} if s.names else set()
     c.entries = {k: e for k, e in _index(s.read([ent])).items()
                  if not e.table_entry.is_default_action and not e.table_entry.is_const
                  and e.table_entry.table_id not in const_tables}  # PI may not mark them is_const

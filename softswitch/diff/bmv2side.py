@@ -19,8 +19,13 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from softswitch.diff.script import Script
+
+if TYPE_CHECKING:
+    from p4.config.v1 import p4info_pb2
+    from p4.v1 import p4runtime_pb2
 
 WAIT_S = 8  # --use-files delay: time to configure the switch (pipeline, entities, queues) before it reads the inputs
 
@@ -127,7 +132,7 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
         log.close()
 
 
-def packet_in_frames(p4info, packet_ins: list) -> list[bytes]:
+def packet_in_frames(p4info: p4info_pb2.P4Info, packet_ins: list[p4runtime_pb2.PacketIn]) -> list[bytes]:
     """PacketIns as the frames the program sent to the CPU port: the ``packet_in`` controller header
     rebuilt from their metadata (P4Info order, MSB first, as ``softswitch.p4rt.packet_io`` packs it),
     then the payload -- what softswitch's run gives for the CPU port, so both compare as one port."""

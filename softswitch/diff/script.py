@@ -11,8 +11,9 @@ JSON::
 so queue-depth paths are exercised with packets in flight.  Packets are listed in the order they
 enter: times never go back, and packets at one time on different ports come in ascending port
 order, the order bmv2's pcap reader takes them in (it sends the earliest head of its per-port
-files, the lowest port on a tie: ``PcapFilesReader::scan``); a script that breaks this is refused.  ``expect`` lists every frame the
-packet must produce (port, bytes), in order; a script without it only compares targets.
+files, the lowest port on a tie: ``PcapFilesReader::scan``); a script that breaks this is refused.
+``expect`` lists every frame the packet must produce (port, bytes), in order; a script without it
+only compares targets.
 """
 from __future__ import annotations
 

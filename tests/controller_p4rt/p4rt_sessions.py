@@ -1,5 +1,6 @@
-"""Shared by the controller's P4Runtime tests (a plain module: `from conftest import` is ambiguous once two test folders have a conftest): a softswitch running a program, with a primary
-controller session on it that resolves names against the switch's own P4Info."""
+"""Shared by the controller's P4Runtime tests: a softswitch running a program, with a primary
+controller session on it that resolves names against the switch's own P4Info.  A plain module, not
+a conftest: ``from conftest import`` takes whichever folder's conftest pytest loaded last."""
 from __future__ import annotations
 
 from collections.abc import Iterator
