@@ -371,11 +371,31 @@ class ExprGen:
             return f"_la_hdr(data, off, {self.names.cls(t)}, {t.width})"
         w = ir.type_width(t)
         v = f"_la_bits(data, off, {w})"
+        if isinstance(t, ir.StructT):  # the bits read once, then cut into the fields, first field first
+            return f"(lambda _la: {self._bits_to_struct(t, '_la', w)})({v})"
         if isinstance(t, ir.IntT):
             return signed_code(v, w, masked=True)
         if isinstance(t, ir.BoolT):
             return f"({v} != 0)"
         return v
+
+    def _bits_to_struct(self, t: ir.StructT, v: str, below: int) -> str:
+        """``t.make(...)`` from the bits in ``v``; ``t``'s fields end ``below`` bits above bit 0."""
+        args = []
+        for f in t.fields:
+            fw = ir.type_width(f.type)
+            below -= fw
+            if isinstance(f.type, ir.StructT):
+                args.append(self._bits_to_struct(f.type, v, below + fw))
+                continue
+            bits = f"(({v} >> {below}) & {bitmask(fw):#x})"
+            ft = f.type.underlying if isinstance(f.type, ir.EnumT) else f.type
+            if isinstance(ft, ir.IntT):
+                bits = signed_code(bits, fw, masked=True)
+            elif isinstance(ft, ir.BoolT):
+                bits = f"({bits} != 0)"
+            args.append(bits)
+        return f"{self.names.cls(t)}.make({', '.join(args)})"
 
     # ------------------------------------------------------------------ packing (hash inputs)
 

@@ -75,6 +75,19 @@ def _has_varbit(t: ir.Type) -> bool:
     return False
 
 
+def _bits_struct(t: ir.Type) -> bool:
+    """A struct a ``lookahead`` can fill from the packet's next bits, as p4c's ExpandLookahead
+    does: every leaf a bit<W>, int<W>, bool or serializable enum (nested structs allowed)."""
+    if not isinstance(t, ir.StructT) or t.union:
+        return False
+    for f in t.fields:
+        ft = f.type
+        if not (isinstance(ft, (ir.BitT, ir.IntT, ir.BoolT)) or _bits_struct(ft)
+                or (isinstance(ft, ir.EnumT) and ft.underlying is not None)):
+            return False
+    return True
+
+
 def _is_hdr_like(t: Any) -> bool:
     """A header or a header_union: the types ``{#}`` can have."""
     return isinstance(t, ir.HeaderT) or _is_union(t)
@@ -1403,8 +1416,9 @@ class ExprChecker(CheckerBase):
                     ir.type_width(lt)
                 except TypeError:
                     raise self.err(t, f"cannot lookahead a {show(lt)}") from None
-                if not isinstance(lt, (ir.BitT, ir.IntT, ir.BoolT, ir.HeaderT)):
-                    raise self.unsupported(t, f"lookahead of a {show(lt)} (look ahead a header or bit<W>)")
+                if not isinstance(lt, (ir.BitT, ir.IntT, ir.BoolT, ir.HeaderT)) and not _bits_struct(lt):
+                    raise self.unsupported(t, f"lookahead of a {show(lt)} (look ahead a header, bit<W>, or a "
+                                              "struct of bit/int/bool/serializable-enum fields)")
                 return ir.Lookahead(lt, loc)
             raise self.unsupported(t, f"packet_in.{mem}")
         if isinstance(bt, ir.ExternT) and bt.name == "packet_out":
