@@ -18,13 +18,15 @@ EXIT_PASS, EXIT_FAIL, EXIT_REJECTED, EXIT_STF_ERROR = 0, 1, 2, 3
 
 def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
              includes: list[str] | None = None, verbose: bool = True,
-             out=None, loop_path: bool = False) -> dict:
+             out=None, loop_path: bool = False, process: bool = False) -> dict:
     """Run one program/STF pair -> ``{"status": pass|fail|rejected|error|stf-error|crash, ...}``.
 
     ``rejected``: the front end refused a construct by name (``unsupported: ...``);
+    ``unsendable``: frames differ, but a packet could not be sent on its veth (``process``);
     ``error``: any other load-time error (a P4 error softswitch should not raise on a program
     p4c accepts); ``stf-error``: the script could not be applied; ``crash``: a Python exception
-    (a softswitch bug)."""
+    (a softswitch bug).  ``process``: through a softswitch process, P4Runtime and veths
+    (``softswitch.stf.process``) instead of the compiled pipeline in this process."""
     from softswitch.exec.exprgen import CompileError
     from softswitch.frontend import P4Unsupported, load_program
     from softswitch.frontend.errors import P4Error
@@ -44,7 +46,13 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
         return {"status": "crash", "message": f"load: {e!r}", "trace": traceback.format_exc()}
     try:
         commands = load_stf(stf)
-        res = run_stf(program_ir, commands, loop_path=loop_path)
+        if process:
+            from softswitch.stf.process import run_stf_process
+
+            inc = [*(includes or []), str(program.parent)]
+            res = run_stf_process(program, program_ir, commands, defines or {}, inc)
+        else:
+            res = run_stf(program_ir, commands, loop_path=loop_path)
     except StfError as e:
         return {"status": "stf-error", "message": str(e)}
     except P4Error as e:  # e.g. a P4Info/compile-time error found while building the pipeline
@@ -66,7 +74,10 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
         for line in res.ignored:
             print(f"note: not checked: {line}", file=out)
     nbad = sum(not c.ok for c in res.checks)
-    return {"status": "pass" if res.passed else "fail", "packets": res.packets_in,
+    status = "pass" if res.passed else "fail"
+    if not res.passed and res.unsent:  # a packet never reached the switch: not the switch's verdict
+        status = "unsendable"
+    return {"status": status, "packets": res.packets_in, "unsent": res.unsent,
             "checks": len(res.checks), "failed_checks": nbad,
             "first_failure": next((c.describe() for c in res.checks if not c.ok), None)}
 
@@ -82,18 +93,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--loop-path", action="store_true",
                     help="run packets through the switch loop's entry points (header objects recycled "
                          "between packets) instead of the API's; results must be the same")
+    ap.add_argument("--process", action="store_true",
+                    help="run through a softswitch process: the program pushed over P4Runtime, the "
+                         "script's commands as P4Runtime writes, packets on veths (needs root)")
     a = ap.parse_args(argv)
     stf = a.stf or a.program.with_suffix(".stf")
     defines = dict(d.split("=", 1) if "=" in d else (d, "") for d in a.defines)
-    r = classify(a.program, stf, defines, a.includes, verbose=not a.json, loop_path=a.loop_path)
+    r = classify(a.program, stf, defines, a.includes, verbose=not a.json, loop_path=a.loop_path,
+                 process=a.process)
     if a.json:
         r.pop("trace", None)
         print(json.dumps(r))
     else:
         st = r["status"]
-        if st in ("pass", "fail"):
+        if st in ("pass", "fail", "unsendable"):
             print(f"{st.upper()}: {a.program.name}: {r['checks'] - r['failed_checks']} of "
-                  f"{r['checks']} expected frames matched, {r['packets']} packets sent")
+                  f"{r['checks']} expected frames matched, "
+                  + (f"{r['packets'] - r['unsent']} of {r['packets']} packets sent" if r["unsent"]
+                     else f"{r['packets']} packets sent"))
         else:
             print(f"{st.upper()}: {a.program.name}: {r['message']}")
             if "trace" in r:

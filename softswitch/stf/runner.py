@@ -63,6 +63,7 @@ class StfResult:
     checks: list[PortCheck] = field(default_factory=list)
     outputs: dict[int, list[bytes]] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    unsent: int = 0  # packets the switch could not be given (a veth takes no frame under 14 bytes)
     packets_in: int = 0
 
     @property
@@ -339,7 +340,12 @@ def run_stf(program: ir.Program, commands: list[Command], cpu_port: int | None =
             loop_path: bool = False) -> StfResult:
     """Apply ``commands`` in order and judge the outputs as p4c's bmv2 STF runner does
     (``loop_path``: see :class:`StfSwitch`)."""
-    sw = StfSwitch(program, cpu_port, loop_path)
+    return judge(StfSwitch(program, cpu_port, loop_path), commands)
+
+
+def judge(sw: StfSwitch, commands: list[Command]) -> StfResult:
+    """Run ``commands`` on ``sw`` (in process, or a switch process: ``softswitch.stf.process``) and
+    judge the frames by p4c's rules (see the module doc)."""
     res = StfResult()
     expected: dict[int, list[tuple[str, int]]] = {}
     any_ok: set[int] = set()

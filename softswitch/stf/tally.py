@@ -16,7 +16,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-STATUSES = ("pass", "fail", "rejected", "error", "stf-error", "crash", "timeout")
+STATUSES = ("pass", "fail", "rejected", "error", "stf-error", "crash", "timeout", "unsendable")
 
 
 def find_pairs(corpus: Path, pattern: str = "*.p4") -> list[tuple[Path, Path]]:
@@ -28,10 +28,10 @@ def find_pairs(corpus: Path, pattern: str = "*.p4") -> list[tuple[Path, Path]]:
     return out
 
 
-def run_one(program: Path, stf: Path, timeout_s: float, loop_path: bool = False) -> dict:
+def run_one(program: Path, stf: Path, timeout_s: float, loop_path: bool = False, process: bool = False) -> dict:
     """One pair in a child process -> its JSON result (status ``timeout`` when it ran over)."""
     cmd = [sys.executable, "-m", "softswitch.stf", "--json", str(program), str(stf),
-           "-I", str(program.parent), *(["--loop-path"] if loop_path else [])]
+           "-I", str(program.parent), *(["--loop-path"] if loop_path else []), *(["--process"] if process else [])]
     try:
         cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -48,6 +48,8 @@ def reason(r: dict) -> str:
         return r.get("feature", r.get("message", ""))
     if r["status"] == "fail":
         return r.get("first_failure") or ""
+    if r["status"] == "unsendable":
+        return f"{r.get('unsent')} of {r.get('packets')} packets not sendable on a veth; " + (r.get("first_failure") or "")
     return r.get("message", "")
 
 
@@ -61,7 +63,7 @@ def tally(results: dict[str, dict]) -> str:
         for feat, n in rej.most_common():
             names = sorted(k for k, r in results.items() if r["status"] == "rejected" and reason(r) == feat)
             lines.append(f"  {n:3d}  {feat}: {' '.join(names)}")
-    for st in ("fail", "error", "stf-error", "crash", "timeout"):
+    for st in ("fail", "error", "stf-error", "crash", "timeout", "unsendable"):
         bad = sorted(k for k, r in results.items() if r["status"] == st)
         if bad:
             lines.append(f"{st}:")
@@ -81,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write every result here")
     ap.add_argument("--loop-path", action="store_true",
                     help="run packets as the switch loop does (header objects recycled between packets)")
+    ap.add_argument("--process", action="store_true",
+                    help="run each program through a softswitch process over P4Runtime and veths (needs root)")
     a = ap.parse_args(argv)
     pairs = find_pairs(a.corpus, a.pattern)
     if a.only is not None:
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, dict] = {}
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_one, p, s, a.timeout, a.loop_path): p.name for p, s in pairs}
+        futs = {ex.submit(run_one, p, s, a.timeout, a.loop_path, a.process): p.name for p, s in pairs}
         for i, (fut, name) in enumerate(futs.items(), 1):
             results[name] = r = fut.result()
             print(f"[{i}/{len(pairs)}] {r['status']:9s} {name}", file=sys.stderr, flush=True)

@@ -252,3 +252,23 @@ def test_the_switch_loops_path_with_recycled_headers_gives_the_same_frames(name)
     api, loop = run_stf(prog, cmds), run_stf(prog, cmds, loop_path=True)
     assert api.passed and loop.passed and api.checks
     assert loop.outputs == api.outputs and len(loop.checks) == len(api.checks)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_process_path_runs_the_script_over_p4runtime_and_veths(capsys):
+    """``--process``: a softswitch process, the program pushed over P4Runtime, the script's
+    multicast group, clone session and register commands as P4Runtime writes, packets on veths.
+    A frame shorter than an Ethernet header cannot go on a veth: reported, not judged a misrun."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root (veth, AF_PACKET)")
+    assert stf_main([str(DATA / "clone_mcast.p4"), "--process"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS: clone_mcast.p4: 6 of 6 expected frames matched, 4 packets sent" in out, out
+    assert stf_main([str(DATA / "const_priority.p4"), "--process"]) == 3
+    out = capsys.readouterr().out
+    assert "a frame of 3 bytes on port 0 could not be sent on a veth" in out, out
+    assert "UNSENDABLE: const_priority.p4" in out and "0 of 3 packets sent" in out, out
+    assert not [ln for ln in os.popen("ip -br link").read().splitlines() if ln.startswith("sf")]

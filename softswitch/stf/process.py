@@ -1,0 +1,217 @@
+"""Run an STF script through a real softswitch process, as a user's (or a conformance) runner does.
+
+The in-process runner (``softswitch.stf.runner``) calls the compiled pipeline directly.  This one
+takes the whole path a P4Runtime user's packets take: the switch runs as its own process
+(``python -m softswitch --no-p4``, the simple_switch_grpc command line) with one veth per port the
+script names; the program goes in as a device config over ``SetForwardingPipelineConfig``; the
+script's table, PRE and register commands become P4Runtime ``Write`` requests; each ``packet`` is
+sent on the port's veth and every named port's frames are captured from the veths (VLAN tags put
+back from PACKET_AUXDATA, as on the wire).  Frames are judged exactly as the in-process runner
+judges them (p4c's ``bmv2stf.py`` rules).
+
+Each packet's outputs are collected until the ports are quiet for ``QUIET_S`` (at most
+``MAX_WAIT_S``) before the next packet goes, so frames on one port stay in script order.  A frame
+the kernel will not send on a veth (shorter than an Ethernet header, or longer than the MTU) is
+not sent; the result lists it under ``ignored``.  Needs root (veths); the interfaces and the
+process are removed on every exit path.
+"""
+from __future__ import annotations
+
+import os
+import select
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from p4.v1 import p4runtime_pb2
+
+from softswitch.frontend import ir
+from softswitch.runtime import bytestrings
+from softswitch.stf.runner import StfResult, StfSwitch, _suffix_lookup, judge
+from softswitch.stf.script import Command, StfError
+
+if TYPE_CHECKING:
+    from controller.p4rt import P4RuntimeClient
+    from softswitch.engine.ports import LinuxPort
+
+QUIET_S = 0.15  # a packet's outputs are complete once no named port received a frame for this long
+MAX_WAIT_S = 5.0  # per packet, whatever keeps arriving
+ETH_HLEN = 14
+
+
+def _ifnames(port: int) -> tuple[str, str]:
+    """(switch side, host side) of ``port``'s veth: unique per runner process, 15 chars at most."""
+    tok = format(os.getpid() % (36 ** 4), "x")[-5:]
+    return f"sf{tok}s{port}", f"sf{tok}h{port}"
+
+
+class _Veths:
+    """Up veth pairs (IPv6 off on both ends, so the kernel sends nothing of its own on them)."""
+
+    def __init__(self) -> None:
+        from pyroute2 import IPRoute
+
+        self.ipr = IPRoute()
+        self.made: list[str] = []
+
+    def add(self, a: str, b: str) -> None:
+        ipr = self.ipr
+        if ipr.link_lookup(ifname=a):
+            ipr.link("del", ifname=a)
+        ipr.link("add", ifname=a, kind="veth", peer={"ifname": b})
+        self.made.append(a)
+        for name in (a, b):
+            try:
+                with open(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6", "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+            ipr.link("set", index=ipr.link_lookup(ifname=name)[0], state="up")
+
+    def wait_up(self, timeout_s: float = 10.0) -> None:
+        """Until every end is operationally up (a frame sent before the carrier is lost unseen)."""
+        deadline = time.monotonic() + timeout_s
+        for a in self.made:
+            while True:
+                links = self.ipr.get_links(ifname=a)
+                if links and links[0].get_attr("IFLA_OPERSTATE") == "UP":
+                    break
+                if time.monotonic() > deadline:
+                    raise StfError(f"veth {a} not up after {timeout_s} s")
+                time.sleep(0.01)  # polling interval of a bounded wait
+
+    def close(self) -> None:
+        for a in self.made:
+            if self.ipr.link_lookup(ifname=a):  # deleting one end removes its peer too
+                self.ipr.link("del", ifname=a)
+        self.made.clear()
+        self.ipr.close()
+
+
+class ProcessStfSwitch(StfSwitch):
+    """STF control-plane commands as P4Runtime writes to a running switch; packets on veths."""
+
+    def __init__(self, program: ir.Program, client: P4RuntimeClient, hosts: dict[int, LinuxPort]) -> None:
+        from softswitch.p4info import build_p4info
+
+        self.p4info = build_p4info(program)
+        self.client = client
+        self.hosts = hosts  # port -> LinuxPort on the host end of the port's veth
+        self._tables = {t.preamble.name: t for t in self.p4info.tables}
+        self._actions = {a.preamble.id: a for a in self.p4info.actions}
+        self._mc_nodes: list[tuple[int, list[int]]] = []
+        self._mc_groups: dict[int, list[int]] = {}
+        self._sessions: set[int] = set()
+        self.unsent: list[str] = []
+
+    def _write(self, utype: int, **entity) -> None:
+        from controller.p4rt import P4RuntimeError
+
+        try:
+            self.client.write(utype, p4runtime_pb2.Entity(**entity))
+        except P4RuntimeError as e:
+            raise StfError(f"the switch refused the write: {e}") from None
+
+    def mirroring_add(self, session: int, port: int) -> None:
+        cs = p4runtime_pb2.CloneSessionEntry(session_id=session)
+        cs.replicas.add(egress_port=port, instance=0)
+        kind = p4runtime_pb2.Update.MODIFY if session in self._sessions else p4runtime_pb2.Update.INSERT
+        self._sessions.add(session)
+        self._write(kind, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+            clone_session_entry=cs))
+
+    def command(self, cmd: Command) -> None:
+        if cmd.kind not in ("register_write", "register_reset"):
+            return super().command(cmd)
+        a = cmd.args
+        regs = {r.preamble.name: r for r in self.p4info.registers}
+        reg = regs[_suffix_lookup(list(regs), a["register"], "register")]
+        spec = reg.type_spec.bitstring
+        width = spec.bit.bitwidth or spec.int.bitwidth
+        if cmd.kind == "register_write":
+            if not 0 <= a["index"] < reg.size:
+                raise StfError(f"register '{reg.preamble.name}': index {a['index']} out of range")
+            cells = [(a["index"], a["value"] & ((1 << width) - 1))]
+        else:
+            cells = [(i, 0) for i in range(reg.size)]
+        ups = []
+        for i, v in cells:
+            e = p4runtime_pb2.Entity()
+            e.register_entry.register_id = reg.preamble.id
+            e.register_entry.index.index = i
+            e.register_entry.data.bitstring = bytestrings.encode(v)
+            ups.append(p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY, entity=e))
+        from controller.p4rt import P4RuntimeError
+
+        try:
+            self.client.write_updates(ups)
+        except P4RuntimeError as e:
+            raise StfError(f"the switch refused the register write: {e}") from None
+        return None
+
+    def send(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        host = self.hosts[port]
+        if not ETH_HLEN <= len(data) <= host.mtu + ETH_HLEN or not host.send(data):
+            self.unsent.append(f"a frame of {len(data)} bytes on port {port} could not be sent on a veth")
+            return []
+        out: list[tuple[int, bytes]] = []
+        fds = {h.fileno(): (p, h) for p, h in self.hosts.items()}
+        start = last = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now - last >= QUIET_S or now - start >= MAX_WAIT_S:
+                return out
+            ready, _, _ = select.select(list(fds), [], [], QUIET_S - (now - last))
+            for fd in ready:
+                p, h = fds[fd]
+                frames = h.receive(64)
+                if frames:
+                    out.extend((p, f) for f in frames)
+                    last = time.monotonic()
+                else:
+                    h.take_error()
+
+
+def run_stf_process(program_path: Path, program: ir.Program, commands: list[Command],
+                    defines: dict[str, str] | None = None, includes: list[str] | None = None,
+                    log_file: str | None = None) -> StfResult:
+    """Apply ``commands`` to a softswitch process and judge its outputs (see the module doc)."""
+    from controller.p4rt import P4RuntimeClient
+    from softswitch.api import SoftSwitch
+    from softswitch.devconfig import make_device_config
+    from softswitch.engine.ports import LinuxPort
+    from softswitch.p4info import build_p4info
+
+    ports = sorted({c.args["port"] for c in commands if c.kind in ("packet", "expect")})
+    devcfg = make_device_config(str(program_path), defines, includes)
+    veths = _Veths()
+    hosts: dict[int, LinuxPort] = {}
+    client = None
+    sw = None
+    try:
+        for p in ports:
+            veths.add(*_ifnames(p))
+        veths.wait_up()
+        for p in ports:
+            h = LinuxPort(p, _ifnames(p)[1])
+            if not h.open():
+                raise StfError(f"cannot open {h.ifname}")
+            hosts[p] = h
+        sw = SoftSwitch(None, interfaces={p: _ifnames(p)[0] for p in ports}, device_id=1,
+                        subprocess=True, log_file=log_file)
+        sw.start()
+        client = P4RuntimeClient(sw.grpc_addr, device_id=1, election_id=1, timeout_s=30.0)
+        client.set_pipeline(build_p4info(program), devcfg)
+        target = ProcessStfSwitch(program, client, hosts)
+        res = judge(target, commands)
+        res.ignored.extend(target.unsent)
+        res.unsent = len(target.unsent)
+        return res
+    finally:
+        if client is not None:
+            client.close()
+        if sw is not None:
+            sw.stop()
+        for h in hosts.values():
+            h.close()
+        veths.close()
