@@ -112,13 +112,12 @@ class ProcessStfSwitch(StfSwitch):
         except P4RuntimeError as e:
             raise StfError(f"the switch refused the write: {e}") from None
 
+    def _has_session(self, session: int) -> bool:  # the switch's sessions are the ones written here
+        return session in self._sessions
+
     def mirroring_add(self, session: int, port: int) -> None:
-        cs = p4runtime_pb2.CloneSessionEntry(session_id=session)
-        cs.replicas.add(egress_port=port, instance=0)
-        kind = p4runtime_pb2.Update.MODIFY if session in self._sessions else p4runtime_pb2.Update.INSERT
+        super().mirroring_add(session, port)
         self._sessions.add(session)
-        self._write(kind, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
-            clone_session_entry=cs))
 
     def command(self, cmd: Command) -> None:
         if cmd.kind not in ("register_write", "register_reset"):

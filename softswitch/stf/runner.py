@@ -235,10 +235,12 @@ class StfSwitch:
         """A clone session sending to one port (bmv2 CLI ``mirroring_add``)."""
         cs = p4runtime_pb2.CloneSessionEntry(session_id=session)
         cs.replicas.add(egress_port=port, instance=0)
-        existing = self.state.pre.clone_session(session) is not None
-        kind = p4runtime_pb2.Update.MODIFY if existing else p4runtime_pb2.Update.INSERT
+        kind = p4runtime_pb2.Update.MODIFY if self._has_session(session) else p4runtime_pb2.Update.INSERT
         self._write(kind, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
             clone_session_entry=cs))
+
+    def _has_session(self, session: int) -> bool:
+        return self.state.pre.clone_session(session) is not None
 
     def _push_group(self, group: int, created: bool) -> None:
         mg = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=group)
