@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from itertools import repeat
 
 from softswitch.contract import IngressResult, Pipeline
 from softswitch.engine.ports import LinuxPort
@@ -51,6 +52,10 @@ def _now_us_fn(t0: int) -> Callable[[], int]:
         return (mono() - t0) // 1000
 
     return now_us
+
+
+def _port_number(item: tuple[int, list[bytes]]) -> int:
+    return item[0]
 
 
 class PacketLoop:
@@ -159,6 +164,7 @@ class PacketLoop:
         next_link_check = time.monotonic() + LINK_CHECK_S
         timeout_ms: int | None = 0
         stop = self._stop
+        ready: list[tuple[int, list[bytes]]] = []  # (port, frames) read in this wake-up
         while not stop.is_set():
             events = poll(timeout_ms)
             for fd, ev in events:
@@ -174,7 +180,14 @@ class PacketLoop:
                         port.take_error()
                     frames = port.receive(RX_BATCH)
                     if frames:
-                        self._ingress_batch(port.number, frames)
+                        ready.append((port.number, frames))
+            if ready:
+                if len(ready) == 1:
+                    self._ingress_batch(*ready[0])
+                else:
+                    ready.sort(key=_port_number)  # bmv2's round visits ports by number
+                    self._ingress_interleaved(ready)
+                ready = []
             if self._calls:
                 self._run_calls()
             if self._inject:
@@ -213,7 +226,21 @@ class PacketLoop:
             return 0
         return int(wait_us + 999) // 1000  # round up: never spin for sub-millisecond waits
 
-    def _ingress_batch(self, port: int, frames: list[bytes]) -> None:
+    def _ingress_interleaved(self, ready: list[tuple[int, list[bytes]]]) -> None:
+        """Frames read from several ports in one wake-up, taken a frame from each port in turn (in
+        the order given: ``run`` sorts them by port number), as bmv2's select thread takes one frame from each ready
+        port per round (``bmi_port.c``): a backlog on one port does not enter ahead of the others'
+        in a run of up to ``RX_BATCH``."""
+        frames: list[bytes] = []
+        ports: list[int] = []
+        for i in range(max(len(f) for _p, f in ready)):
+            for p, f in ready:
+                if i < len(f):
+                    frames.append(f[i])
+                    ports.append(p)
+        self._ingress_batch(ports[0], frames, ports)
+
+    def _ingress_batch(self, port: int, frames: list[bytes], ports: list[int] | None = None) -> None:
         """Ingress for each frame, with the clock read per packet: ``ingress_global_timestamp``
         (and the enqueue time) is when that packet's ingress starts, as in bmv2.
 
@@ -221,7 +248,8 @@ class PacketLoop:
         (``PortQueues.direct``) goes straight on to egress and the port's tx ring when the program
         reads none of the queue figures (the pipeline's ``queue_blind``): it would have left the
         queue at once, in the same order, with the same counters.  A program that reads them gets
-        them from the traffic manager as before."""
+        them from the traffic manager as before.  ``ports``: each frame's own input port, when the
+        frames came from several (``_ingress_interleaved``); else all came from ``port``."""
         pipeline = self.pipeline
         c = self.counters
         if pipeline is None:
@@ -244,14 +272,14 @@ class PacketLoop:
         txq_get = txq.get
         c.ingress_packets += len(frames)
         now = (mono() - t0) // 1000
-        for data in frames:
+        for inport, data in zip(ports or repeat(port, len(frames)), frames):
             if not clock_free:
                 now = (mono() - t0) // 1000
             try:
-                res = ingress(data, port, now)
+                res = ingress(data, inport, now)
             except Exception:  # a pipeline bug must not kill the switch
                 c.pipeline_errors += 1
-                log.exception("ingress failed on a packet from port %d", port)
+                log.exception("ingress failed on a packet from port %d", inport)
                 continue
             if res.__class__ is not IngressResult:
                 if direct is not None:

@@ -173,3 +173,20 @@ def test_clock_free_needs_no_timestamp_named(tmp_path):
                                              "h.eth.src = (bit<48>) sm.ingress_global_timestamp;"))
     pl = _loop(p)[0].pipeline
     assert pl.queue_blind and not pl.clock_free
+
+
+def test_frames_of_several_ports_enter_a_frame_per_port_in_turn(tmp_path):
+    """Frames read from several ports in one wake-up enter one from each port in turn, as bmv2's
+    select thread reads one frame per ready port per round: a backlog on port 1 does not enter
+    ahead of port 2's frame in one run. Each frame keeps its own input port (the program writes
+    it into the source MAC)."""
+    p = tmp_path / "direct_inport.p4"
+    p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */", "h.eth.src = (bit<48>) sm.ingress_port;"))
+    lp, sent = _loop(p)
+    assert lp.pipeline.queue_blind
+    a = [frame(3, tag=i) for i in range(3)]
+    b = [frame(3, tag=10 + i) for i in range(2)]
+    lp._ingress_interleaved([(1, a), (2, b), (5, [frame(3, tag=20)])])
+    got = [(int.from_bytes(d[6:12], "big"), d[14]) for _p, d in sent]
+    assert got == [(1, 0), (2, 10), (5, 20), (1, 1), (2, 11), (1, 2)]
+    assert {port for port, _d in sent} == {3}
