@@ -94,13 +94,9 @@ class ProcessStfSwitch(StfSwitch):
     def __init__(self, program: ir.Program, client: P4RuntimeClient, hosts: dict[int, LinuxPort]) -> None:
         from softswitch.p4info import build_p4info
 
-        self.p4info = build_p4info(program)
+        self._control(build_p4info(program))  # no pipeline in this process: the switch runs it
         self.client = client
         self.hosts = hosts  # port -> LinuxPort on the host end of the port's veth
-        self._tables = {t.preamble.name: t for t in self.p4info.tables}
-        self._actions = {a.preamble.id: a for a in self.p4info.actions}
-        self._mc_nodes: list[tuple[int, list[int]]] = []
-        self._mc_groups: dict[int, list[int]] = {}
         self._sessions: set[int] = set()
         self.unsent: list[str] = []
 

@@ -120,14 +120,18 @@ class StfSwitch:
         from softswitch.p4info import build_p4info
         from softswitch.runtime import SwitchState
 
-        self.p4info = build_p4info(program)
+        self._control(build_p4info(program))
         self.state = SwitchState(self.p4info)
         self.pipeline = build_pipeline(program, self.state, cpu_port)
         self.tm = TrafficManager()
         self.now = 0
         self.loop_path = loop_path
-        self._tables = {t.preamble.name: t for t in self.p4info.tables}
-        self._actions = {a.preamble.id: a for a in self.p4info.actions}
+
+    def _control(self, p4info: p4info_pb2.P4Info) -> None:
+        """The control plane's view: names to resolve STF commands against, multicast so far."""
+        self.p4info = p4info
+        self._tables = {t.preamble.name: t for t in p4info.tables}
+        self._actions = {a.preamble.id: a for a in p4info.actions}
         self._mc_nodes: list[tuple[int, list[int]]] = []
         self._mc_groups: dict[int, list[int]] = {}
 
