@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import select
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from softswitch.frontend import ir
 from softswitch.runtime import bytestrings
 from softswitch.stf.runner import StfResult, StfSwitch, _suffix_lookup, judge
 from softswitch.stf.script import Command, StfError
@@ -91,10 +92,12 @@ class _Veths:
 class ProcessStfSwitch(StfSwitch):
     """STF control-plane commands as P4Runtime writes to a running switch; packets on veths."""
 
-    def __init__(self, program: ir.Program, client: P4RuntimeClient, hosts: dict[int, LinuxPort]) -> None:
-        from softswitch.p4info import build_p4info
-
-        self._control(build_p4info(program))  # no pipeline in this process: the switch runs it
+    def __init__(self, p4info: p4info_pb2.P4Info, client: P4RuntimeClient, hosts: dict[int, LinuxPort],
+                 register_cli: Callable[[list[str]], object] | None = None) -> None:
+        """``p4info``: the pushed pipeline's; ``register_cli``: run register commands as
+        ``simple_switch_CLI`` lines (bmv2's P4Runtime server writes no registers)."""
+        self._control(p4info)  # no pipeline in this process: the switch runs it
+        self.register_cli = register_cli
         self.client = client
         self.hosts = hosts  # port -> LinuxPort on the host end of the port's veth
         self._sessions: set[int] = set()
@@ -127,7 +130,12 @@ class ProcessStfSwitch(StfSwitch):
             if not 0 <= a["index"] < reg.size:
                 raise StfError(f"register '{reg.preamble.name}': index {a['index']} out of range")
             cells = [(a["index"], a["value"] & ((1 << width) - 1))]
-        else:
+        if self.register_cli is not None:
+            name = reg.preamble.name
+            self.register_cli([f"register_write {name} {cells[0][0]} {cells[0][1]}"
+                               if cmd.kind == "register_write" else f"register_reset {name}"])
+            return None
+        if cmd.kind == "register_reset":
             cells = [(i, 0) for i in range(reg.size)]
         ups = []
         for i, v in cells:
@@ -167,22 +175,19 @@ class ProcessStfSwitch(StfSwitch):
                     h.take_error()
 
 
-def run_stf_process(program_path: Path, program: ir.Program, commands: list[Command],
-                    defines: dict[str, str] | None = None, includes: list[str] | None = None,
+def run_stf_process(program_path: Path, commands: list[Command], defines: dict[str, str] | None = None,
+                    includes: list[str] | None = None, target: str = "softswitch",
                     log_file: str | None = None) -> StfResult:
-    """Apply ``commands`` to a softswitch process and judge its outputs (see the module doc)."""
-    from controller.p4rt import P4RuntimeClient
-    from softswitch.api import SoftSwitch
-    from softswitch.devconfig import make_device_config
+    """Apply ``commands`` to a switch process and judge its outputs (see the module doc).
+    ``target``: ``softswitch`` (``python -m softswitch --no-p4``, the program pushed as its device
+    config) or ``bmv2`` (``p4c-bm2-ss`` compiles it, ``simple_switch_grpc`` started as the fabric's
+    bmv2 plugin starts it, without a CPU port, and p4c's JSON and P4Info pushed; register commands
+    go through ``simple_switch_CLI``)."""
     from softswitch.engine.ports import LinuxPort
-    from softswitch.p4info import build_p4info
 
     ports = sorted({c.args["port"] for c in commands if c.kind in ("packet", "expect")})
-    devcfg = make_device_config(str(program_path), defines, includes)
     veths = _Veths()
     hosts: dict[int, LinuxPort] = {}
-    client = None
-    sw = None
     try:
         for p in ports:
             veths.add(*_ifnames(p))
@@ -192,21 +197,80 @@ def run_stf_process(program_path: Path, program: ir.Program, commands: list[Comm
             if not h.open():
                 raise StfError(f"cannot open {h.ifname}")
             hosts[p] = h
-        sw = SoftSwitch(None, interfaces={p: _ifnames(p)[0] for p in ports}, device_id=1,
-                        subprocess=True, log_file=log_file)
-        sw.start()
-        client = P4RuntimeClient(sw.grpc_addr, device_id=1, election_id=1, timeout_s=30.0)
-        client.set_pipeline(build_p4info(program), devcfg)
-        target = ProcessStfSwitch(program, client, hosts)
-        res = judge(target, commands)
-        res.ignored.extend(target.unsent)
-        res.unsent = len(target.unsent)
-        return res
+        switch_ports = {p: _ifnames(p)[0] for p in ports}
+        run = _on_bmv2 if target == "bmv2" else _on_softswitch
+        return run(program_path, commands, defines, includes, switch_ports, hosts, log_file)
     finally:
-        if client is not None:
-            client.close()
-        if sw is not None:
-            sw.stop()
         for h in hosts.values():
             h.close()
         veths.close()
+
+
+def _judge(client: P4RuntimeClient, p4info: p4info_pb2.P4Info, device_config: bytes, commands: list[Command],
+           hosts: dict[int, LinuxPort], register_cli: Callable[[list[str]], object] | None = None) -> StfResult:
+    client.set_pipeline(p4info, device_config)
+    target = ProcessStfSwitch(p4info, client, hosts, register_cli)
+    res = judge(target, commands)
+    res.ignored.extend(target.unsent)
+    res.unsent = len(target.unsent)
+    return res
+
+
+def _on_softswitch(program_path: Path, commands: list[Command], defines: dict[str, str] | None,
+                   includes: list[str] | None, switch_ports: dict[int, str], hosts: dict[int, LinuxPort],
+                   log_file: str | None) -> StfResult:
+    from controller.p4rt import P4RuntimeClient
+    from softswitch.api import SoftSwitch
+    from softswitch.devconfig import load_device_config, make_device_config
+    from softswitch.p4info import build_p4info
+
+    devcfg = make_device_config(str(program_path), defines, includes)
+    p4info = build_p4info(load_device_config(devcfg))
+    with SoftSwitch(None, interfaces=switch_ports, device_id=1, subprocess=True, log_file=log_file) as sw:
+        client = P4RuntimeClient(sw.grpc_addr, device_id=1, election_id=1, timeout_s=30.0)
+        try:
+            return _judge(client, p4info, devcfg, commands, hosts)
+        finally:
+            client.close()
+
+
+def _on_bmv2(program_path: Path, commands: list[Command], defines: dict[str, str] | None,
+             includes: list[str] | None, switch_ports: dict[int, str], hosts: dict[int, LinuxPort],
+             log_file: str | None) -> StfResult:
+    import subprocess
+    import tempfile
+
+    from google.protobuf import text_format
+
+    from controller.p4rt import P4RuntimeClient
+    from mrc_fabric.targets.bmv2 import Bmv2, cli
+    from softswitch.api import free_tcp_port, grpc_ready
+    from softswitch.diff.bmv2side import compile_bmv2
+
+    with tempfile.TemporaryDirectory(prefix="stf-bmv2-") as tmp:
+        bjson, binfo = compile_bmv2(program_path, Path(tmp), defines, includes)
+        p4info = text_format.Parse(binfo.read_text(), p4info_pb2.P4Info())
+        grpc_port, thrift_port = free_tcp_port(), free_tcp_port()
+        argv = Bmv2().switch_argv(0, switch_ports, grpc_port, runtime_port=thrift_port, cpu_port=None)
+        with open(log_file or Path(tmp) / "bmv2.log", "w") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+            client = None
+            try:
+                addr = f"127.0.0.1:{grpc_port}"
+                deadline = time.monotonic() + 30
+                while not grpc_ready(addr, timeout=0.5):
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise StfError(f"simple_switch_grpc did not answer on {addr} (exit {proc.poll()})")
+                    time.sleep(0.1)  # polling interval of a bounded wait
+                client = P4RuntimeClient(addr, device_id=0, election_id=1, timeout_s=30.0)
+                return _judge(client, p4info, bjson.read_bytes(), commands, hosts,
+                              lambda lines: cli(thrift_port, lines))
+            finally:
+                if client is not None:
+                    client.close()
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()

@@ -272,3 +272,19 @@ def test_process_path_runs_the_script_over_p4runtime_and_veths(capsys):
     assert "a frame of 3 bytes on port 0 could not be sent on a veth" in out, out
     assert "UNSENDABLE: const_priority.p4" in out and "0 of 3 packets sent" in out, out
     assert not [ln for ln in os.popen("ip -br link").read().splitlines() if ln.startswith("sf")]
+
+
+@pytest.mark.root
+@pytest.mark.bmv2
+@pytest.mark.slow
+def test_process_path_on_bmv2(capsys):
+    """``--process --target bmv2``: the same script compiled by p4c-bm2-ss and run on
+    simple_switch_grpc over P4Runtime and veths, judged the same way (where bmv2 is installed)."""
+    import os
+
+    from softswitch.diff.bmv2side import bmv2_missing
+
+    if bmv2_missing() or os.geteuid() != 0:
+        pytest.skip(f"bmv2 STF run: {bmv2_missing() or 'needs root (veth, AF_PACKET)'}")
+    assert stf_main([str(DATA / "tables.p4"), "--process", "--target", "bmv2"]) == 0
+    assert "PASS: tables.p4: 4 of 4 expected frames matched, 5 packets sent" in capsys.readouterr().out
