@@ -25,6 +25,18 @@ from softswitch.switch import Switch, SwitchConfig
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def stop_process(proc: sp.Popen, timeout: float = 10.0) -> int:
+    """SIGTERM, then SIGKILL if ``proc`` has not exited after ``timeout`` s; its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except sp.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+    return proc.returncode
+
+
 class SoftSwitchError(Exception):
     """The switch failed to start or stop; the message carries its exit code and log tail."""
 
@@ -167,14 +179,7 @@ class SoftSwitch:
             self.returncode = 0
         if self.process is not None:
             proc, self.process = self.process, None
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout)
-                except sp.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout)
-            self.returncode = proc.returncode
+            self.returncode = stop_process(proc, timeout)
         return self.returncode if self.returncode is not None else 0
 
     def log_tail(self, lines: int = 40) -> str:

@@ -78,6 +78,7 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
 
     from controller.p4rt import P4RuntimeClient
     from mrc_fabric.targets.bmv2 import cli
+    from softswitch.api import stop_process
 
     workdir.mkdir(parents=True, exist_ok=True)
     bjson, binfo = compile_bmv2(program, workdir, defines, includes)
@@ -123,12 +124,7 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
     finally:
         if client is not None:
             client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
 
 

@@ -244,7 +244,7 @@ def _on_bmv2(program_path: Path, commands: list[Command], defines: dict[str, str
 
     from controller.p4rt import P4RuntimeClient
     from mrc_fabric.targets.bmv2 import Bmv2, cli
-    from softswitch.api import free_tcp_port, grpc_ready
+    from softswitch.api import free_tcp_port, grpc_ready, stop_process
     from softswitch.diff.bmv2side import compile_bmv2
 
     with tempfile.TemporaryDirectory(prefix="stf-bmv2-") as tmp:
@@ -268,9 +268,4 @@ def _on_bmv2(program_path: Path, commands: list[Command], defines: dict[str, str
             finally:
                 if client is not None:
                     client.close()
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop_process(proc)
