@@ -71,7 +71,9 @@ class Softswitch(Target):
             argv += ["--runtime-addr", f"127.0.0.1:{runtime_port}"]
         argv += [str(program)] if program else ["--no-p4"]
         # (softswitch always has PRIORITY_QUEUES priority queues: no flag needed)
-        return argv + ["--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}", "--cpu-port", str(cpu_port)]
+        argv += ["--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}"]
+        # None: no CPU port (a program without packet I/O), as for bmv2
+        return argv + ["--cpu-port", str(cpu_port)] if cpu_port is not None else argv
 
     def pipeline(self, program=None, build_dir: Path = DEFAULT_BUILD) -> PipelineConfig:
         """Compile ``program`` (default p4src/mrc_switch.p4) with softswitch's front end."""

@@ -18,17 +18,17 @@ EXIT_PASS, EXIT_FAIL, EXIT_REJECTED, EXIT_STF_ERROR = 0, 1, 2, 3
 
 def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
              includes: list[str] | None = None, verbose: bool = True,
-             out=None, loop_path: bool = False, process: bool = False, target: str = "softswitch") -> dict:
+             out=None, loop_path: bool = False, process: str | None = None) -> dict:
     """Run one program/STF pair -> ``{"status": pass|fail|rejected|error|stf-error|crash, ...}``.
 
     ``rejected``: the front end refused a construct by name (``unsupported: ...``);
     ``unsendable``: frames differ, but a packet could not be sent on its veth (``process``);
     ``error``: any other load-time error (a P4 error softswitch should not raise on a program
     p4c accepts); ``stf-error``: the script could not be applied; ``crash``: a Python exception
-    (a softswitch bug).  ``process``: through a switch process, P4Runtime and veths
-    (``softswitch.stf.process``) instead of the compiled pipeline in this process; ``target``
-    ``bmv2`` runs it on ``simple_switch_grpc`` compiled by ``p4c-bm2-ss`` instead (softswitch's
-    front end is then not asked; a p4c refusal is ``error``)."""
+    (a softswitch bug).  ``process``: a target's name (``mrc_fabric.targets``): run through a
+    switch process of that target, P4Runtime and veths (``softswitch.stf.process``) instead of
+    the compiled pipeline in this process; its compiler's refusal is ``rejected`` when it names
+    an unsupported construct, else ``error``."""
     from softswitch.exec.exprgen import CompileError
     from softswitch.frontend import P4Unsupported, load_program
     from softswitch.frontend.errors import P4Error
@@ -36,8 +36,8 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
     from softswitch.stf.script import StfError, load_stf
 
     out = out or sys.stdout
-    if process and target == "bmv2":
-        return _bmv2_process(program, stf, defines, includes, verbose, out)
+    if process:
+        return _in_process(program, stf, process, verbose, out)
     try:
         program_ir = load_program(str(program), defines or {}, includes or [])
     except P4Unsupported as e:
@@ -50,13 +50,7 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
         return {"status": "crash", "message": f"load: {e!r}", "trace": traceback.format_exc()}
     try:
         commands = load_stf(stf)
-        if process:
-            from softswitch.stf.process import run_stf_process
-
-            inc = [*(includes or []), str(program.parent)]
-            res = run_stf_process(program, commands, defines or {}, inc)
-        else:
-            res = run_stf(program_ir, commands, loop_path=loop_path)
+        res = run_stf(program_ir, commands, loop_path=loop_path)
     except StfError as e:
         return {"status": "stf-error", "message": str(e)}
     except P4Error as e:  # e.g. a P4Info/compile-time error found while building the pipeline
@@ -75,24 +69,27 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
     return _verdict(res, verbose, out)
 
 
-def _bmv2_process(program: Path, stf: Path, defines: dict[str, str] | None, includes: list[str] | None,
-                  verbose: bool, out) -> dict:
-    """``classify`` on bmv2: the same script through ``simple_switch_grpc``, P4Runtime and veths."""
-    from softswitch.diff.bmv2side import bmv2_missing
-    from softswitch.stf.process import run_stf_process
+def _in_process(program: Path, stf: Path, target: str, verbose: bool, out) -> dict:
+    """``classify`` through a switch process of ``target``, P4Runtime and veths."""
+    from mrc_fabric.targets import get_target
+    from softswitch.stf.process import CompileRefused, run_stf_process
     from softswitch.stf.script import StfError, load_stf
 
-    why = bmv2_missing()
+    tgt = get_target(target)
+    why = tgt.missing() or tgt.compiler_missing() or tgt.tools_missing()
     if why is not None:
-        return {"status": "stf-error", "message": f"bmv2 cannot run here: {why}"}
+        return {"status": "stf-error", "message": f"{target} cannot run here: {why}"}
     try:
-        res = run_stf_process(program, load_stf(stf), defines or {}, [*(includes or []), str(program.parent)],
-                              target="bmv2")
+        res = run_stf_process(program, load_stf(stf), target)
+    except CompileRefused as e:
+        msg = str(e)
+        if "unsupported: " in msg:
+            return {"status": "rejected", "feature": msg.split("unsupported: ", 1)[1].splitlines()[0],
+                    "message": msg}
+        return {"status": "error", "message": msg}
     except StfError as e:
         return {"status": "stf-error", "message": str(e)}
-    except RuntimeError as e:  # p4c-bm2-ss refused the program, or the switch did not run
-        return {"status": "error", "message": str(e)}
-    except Exception as e:  # noqa: BLE001 -- reported, as for softswitch
+    except Exception as e:  # noqa: BLE001 -- reported, as in process
         return {"status": "crash", "message": f"run: {e!r}", "trace": traceback.format_exc()}
     return _verdict(res, verbose, out)
 
@@ -114,6 +111,8 @@ def _verdict(res, verbose: bool, out) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mrc_fabric.targets import TARGETS, selected_target
+
     ap = argparse.ArgumentParser(prog="python -m softswitch.stf", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("program", type=Path, help="the P4_16 v1model program")
@@ -125,15 +124,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="run packets through the switch loop's entry points (header objects recycled "
                          "between packets) instead of the API's; results must be the same")
     ap.add_argument("--process", action="store_true",
-                    help="run through a softswitch process: the program pushed over P4Runtime, the "
-                         "script's commands as P4Runtime writes, packets on veths (needs root)")
-    ap.add_argument("--target", choices=["softswitch", "bmv2"], default="softswitch",
-                    help="with --process: the switch to run (bmv2: simple_switch_grpc and p4c-bm2-ss on PATH)")
+                    help="run through a switch process: the program compiled and pushed over P4Runtime, "
+                         "the script's commands as P4Runtime writes, packets on veths (needs root)")
+    ap.add_argument("--target", choices=TARGETS, default=selected_target(),
+                    help="with --process: the switch (default: $TARGET, else softswitch)")
     a = ap.parse_args(argv)
     stf = a.stf or a.program.with_suffix(".stf")
     defines = dict(d.split("=", 1) if "=" in d else (d, "") for d in a.defines)
     r = classify(a.program, stf, defines, a.includes, verbose=not a.json, loop_path=a.loop_path,
-                 process=a.process, target=a.target)
+                 process=a.target if a.process else None)
     if a.json:
         r.pop("trace", None)
         print(json.dumps(r))

@@ -175,14 +175,15 @@ class ProcessStfSwitch(StfSwitch):
                     h.take_error()
 
 
-def run_stf_process(program_path: Path, commands: list[Command], defines: dict[str, str] | None = None,
-                    includes: list[str] | None = None, target: str = "softswitch",
+def run_stf_process(program_path: Path, commands: list[Command], target: str,
                     log_file: str | None = None) -> StfResult:
-    """Apply ``commands`` to a switch process and judge its outputs (see the module doc).
-    ``target``: ``softswitch`` (``python -m softswitch --no-p4``, the program pushed as its device
-    config) or ``bmv2`` (``p4c-bm2-ss`` compiles it, ``simple_switch_grpc`` started as the fabric's
-    bmv2 plugin starts it, without a CPU port, and p4c's JSON and P4Info pushed; register commands
-    go through ``simple_switch_CLI``)."""
+    """Apply ``commands`` to a switch process of ``target`` (a fabric target plugin's name,
+    ``mrc_fabric.targets``) and judge its outputs (see the module doc).  The plugin says how:
+    ``compile_argv`` compiles the program (softswitch's front end, or p4c), ``switch_argv`` starts
+    the switch empty with one interface per named port and no CPU port, the compiled P4Info and
+    device config are pushed over P4Runtime, and where the target ``can_write_registers`` not,
+    register commands go over its runtime port (``simple_switch_CLI`` for bmv2).  A compiler's
+    refusal raises ``CompileRefused``."""
     from softswitch.engine.ports import LinuxPort
 
     ports = sorted({c.args["port"] for c in commands if c.kind in ("packet", "expect")})
@@ -197,74 +198,61 @@ def run_stf_process(program_path: Path, commands: list[Command], defines: dict[s
             if not h.open():
                 raise StfError(f"cannot open {h.ifname}")
             hosts[p] = h
-        switch_ports = {p: _ifnames(p)[0] for p in ports}
-        run = _on_bmv2 if target == "bmv2" else _on_softswitch
-        return run(program_path, commands, defines, includes, switch_ports, hosts, log_file)
+        return _run(program_path, commands, target, {p: _ifnames(p)[0] for p in ports}, hosts, log_file)
     finally:
         for h in hosts.values():
             h.close()
         veths.close()
 
 
-def _judge(client: P4RuntimeClient, p4info: p4info_pb2.P4Info, device_config: bytes, commands: list[Command],
-           hosts: dict[int, LinuxPort], register_cli: Callable[[list[str]], object] | None = None) -> StfResult:
-    client.set_pipeline(p4info, device_config)
-    target = ProcessStfSwitch(p4info, client, hosts, register_cli)
-    res = judge(target, commands)
-    res.ignored.extend(target.unsent)
-    res.unsent = len(target.unsent)
-    return res
+class CompileRefused(RuntimeError):
+    """The target's compiler refused the program (its message is the error's text)."""
 
 
-def _on_softswitch(program_path: Path, commands: list[Command], defines: dict[str, str] | None,
-                   includes: list[str] | None, switch_ports: dict[int, str], hosts: dict[int, LinuxPort],
-                   log_file: str | None) -> StfResult:
-    from controller.p4rt import P4RuntimeClient
-    from softswitch.api import SoftSwitch
-    from softswitch.devconfig import load_device_config, make_device_config
-    from softswitch.p4info import build_p4info
-
-    devcfg = make_device_config(str(program_path), defines, includes)
-    p4info = build_p4info(load_device_config(devcfg))
-    with SoftSwitch(None, interfaces=switch_ports, device_id=1, subprocess=True, log_file=log_file) as sw:
-        client = P4RuntimeClient(sw.grpc_addr, device_id=1, election_id=1, timeout_s=30.0)
-        try:
-            return _judge(client, p4info, devcfg, commands, hosts)
-        finally:
-            client.close()
-
-
-def _on_bmv2(program_path: Path, commands: list[Command], defines: dict[str, str] | None,
-             includes: list[str] | None, switch_ports: dict[int, str], hosts: dict[int, LinuxPort],
-             log_file: str | None) -> StfResult:
+def _run(program_path: Path, commands: list[Command], target: str, switch_ports: dict[int, str],
+         hosts: dict[int, LinuxPort], log_file: str | None) -> StfResult:
     import subprocess
     import tempfile
 
-    from google.protobuf import text_format
-
     from controller.p4rt import P4RuntimeClient
-    from mrc_fabric.targets.bmv2 import Bmv2, cli
+    from controller.session import PipelineConfig
+    from mrc_fabric.targets import get_target
     from softswitch.api import free_tcp_port, grpc_ready, stop_process
-    from softswitch.diff.bmv2side import compile_bmv2
 
-    with tempfile.TemporaryDirectory(prefix="stf-bmv2-") as tmp:
-        bjson, binfo = compile_bmv2(program_path, Path(tmp), defines, includes)
-        p4info = text_format.Parse(binfo.read_text(), p4info_pb2.P4Info())
-        grpc_port, thrift_port = free_tcp_port(), free_tcp_port()
-        argv = Bmv2().switch_argv(0, switch_ports, grpc_port, runtime_port=thrift_port, cpu_port=None)
-        with open(log_file or Path(tmp) / "bmv2.log", "w") as log:
+    tgt = get_target(target)
+    with tempfile.TemporaryDirectory(prefix="stf-") as tmp:
+        out = Path(tmp)
+        r = subprocess.run(tgt.compile_argv(program_path.resolve(), out), capture_output=True, text=True,
+                           timeout=300, check=False)
+        if r.returncode:
+            raise CompileRefused((r.stderr or r.stdout).strip()[-2000:])
+        cfg = PipelineConfig.from_files(out / "p4info.txtpb", out / tgt.device_config_name)
+        grpc_port, runtime_port = free_tcp_port(), free_tcp_port()
+        argv = tgt.switch_argv(1, switch_ports, grpc_port, runtime_port=runtime_port, cpu_port=None)
+        with open(log_file or out / "switch.log", "w") as log:
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
             client = None
             try:
                 addr = f"127.0.0.1:{grpc_port}"
-                deadline = time.monotonic() + 30
+                deadline = time.monotonic() + 60
                 while not grpc_ready(addr, timeout=0.5):
                     if proc.poll() is not None or time.monotonic() > deadline:
-                        raise StfError(f"simple_switch_grpc did not answer on {addr} (exit {proc.poll()})")
+                        raise StfError(f"{target} did not answer on {addr} (exit {proc.poll()})")
                     time.sleep(0.1)  # polling interval of a bounded wait
-                client = P4RuntimeClient(addr, device_id=0, election_id=1, timeout_s=30.0)
-                return _judge(client, p4info, bjson.read_bytes(), commands, hosts,
-                              lambda lines: cli(thrift_port, lines))
+                client = P4RuntimeClient(addr, device_id=1, election_id=1, timeout_s=30.0)
+                client.set_pipeline(cfg.p4info, cfg.device_config)
+                register_cli = None
+                if not tgt.can_write_registers:
+                    where = tgt.runtime_address(runtime_port)
+
+                    def register_cli(lines: list[str]) -> None:
+                        for line in lines:
+                            tgt.runtime_command(where, line)
+                sw = ProcessStfSwitch(cfg.p4info, client, hosts, register_cli)
+                res = judge(sw, commands)
+                res.ignored.extend(sw.unsent)
+                res.unsent = len(sw.unsent)
+                return res
             finally:
                 if client is not None:
                     client.close()

@@ -28,12 +28,12 @@ def find_pairs(corpus: Path, pattern: str = "*.p4") -> list[tuple[Path, Path]]:
     return out
 
 
-def run_one(program: Path, stf: Path, timeout_s: float, loop_path: bool = False, process: bool = False,
-            target: str = "softswitch") -> dict:
+def run_one(program: Path, stf: Path, timeout_s: float, loop_path: bool = False,
+            process: str | None = None) -> dict:
     """One pair in a child process -> its JSON result (status ``timeout`` when it ran over)."""
     cmd = [sys.executable, "-m", "softswitch.stf", "--json", str(program), str(stf),
            "-I", str(program.parent), *(["--loop-path"] if loop_path else []),
-           *(["--process", "--target", target] if process else [])]
+           *(["--process", "--target", process] if process else [])]
     try:
         cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -74,6 +74,8 @@ def tally(results: dict[str, dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mrc_fabric.targets import TARGETS, get_target, selected_target
+
     ap = argparse.ArgumentParser(prog="python -m softswitch.stf.tally", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", type=Path, help="directory of PROGRAM.p4 + PROGRAM.stf pairs")
@@ -87,15 +89,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="run packets as the switch loop does (header objects recycled between packets)")
     ap.add_argument("--process", action="store_true",
                     help="run each program through a switch process over P4Runtime and veths (needs root)")
-    ap.add_argument("--target", choices=["softswitch", "bmv2"], default="softswitch",
-                    help="with --process: softswitch, or bmv2 (simple_switch_grpc and p4c-bm2-ss on PATH)")
+    ap.add_argument("--target", choices=TARGETS, default=selected_target(),
+                    help="with --process: the switch (default: $TARGET, else softswitch)")
     a = ap.parse_args(argv)
-    if a.process and a.target == "bmv2":
-        from softswitch.diff.bmv2side import bmv2_missing
-
-        why = bmv2_missing()
+    a.process = a.target if a.process else None
+    if a.process is not None:
+        tgt = get_target(a.process)
+        why = tgt.missing() or tgt.compiler_missing() or tgt.tools_missing()
         if why is not None:
-            print(f"bmv2 cannot run here: {why}", file=sys.stderr)
+            print(f"{a.process} cannot run here: {why}", file=sys.stderr)
             return 2
     pairs = find_pairs(a.corpus, a.pattern)
     if a.only is not None:
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, dict] = {}
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_one, p, s, a.timeout, a.loop_path, a.process, a.target): p.name for p, s in pairs}
+        futs = {ex.submit(run_one, p, s, a.timeout, a.loop_path, a.process): p.name for p, s in pairs}
         for i, (fut, name) in enumerate(futs.items(), 1):
             results[name] = r = fut.result()
             print(f"[{i}/{len(pairs)}] {r['status']:9s} {name}", file=sys.stderr, flush=True)

@@ -257,3 +257,12 @@ def test_bmv2_shapes_every_port_of_a_switch_in_one_cli_run(tmp_path, monkeypatch
     assert lines == ["run --thrift-port 9191", "set_queue_rate 50 1", "set_queue_rate 300 2",
                      f"set_queue_rate 0 2 {P4.PRIORITY_TRIMMED}", "set_queue_depth 16 2",
                      f"set_queue_depth 64 2 {P4.PRIORITY_TRIMMED}"]
+
+
+def test_no_cpu_port_on_either_target():
+    """``cpu_port=None`` starts a switch without a CPU port on both targets (the STF process
+    runner's programs have no packet I/O): no ``--cpu-port`` on the command line."""
+    for name in ("softswitch", "bmv2"):
+        argv = get_target(name).switch_argv(1, {1: "a"}, 50001, runtime_port=50002, cpu_port=None)
+        assert "--cpu-port" not in argv and "None" not in argv, (name, argv)
+        assert "--cpu-port" in get_target(name).switch_argv(1, {1: "a"}, 50001, runtime_port=50002)
