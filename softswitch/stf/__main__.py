@@ -37,6 +37,10 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
 
     out = out or sys.stdout
     if process:
+        extra = [d for d in includes or [] if Path(d).resolve() != program.resolve().parent]
+        if defines or extra:  # the target's compiler is run as the fabric runs it: no -D, no -I
+            return {"status": "stf-error", "message": "a switch process compiles the program as the "
+                    "fabric does, without -D or -I (only the program's own folder is searched)"}
         return _in_process(program, stf, process, verbose, out)
     try:
         program_ir = load_program(str(program), defines or {}, includes or [])
@@ -71,12 +75,10 @@ def classify(program: Path, stf: Path, defines: dict[str, str] | None = None,
 
 def _in_process(program: Path, stf: Path, target: str, verbose: bool, out) -> dict:
     """``classify`` through a switch process of ``target``, P4Runtime and veths."""
-    from mrc_fabric.targets import get_target
-    from softswitch.stf.process import CompileRefused, run_stf_process
+    from softswitch.stf.process import CompileRefused, run_stf_process, target_missing
     from softswitch.stf.script import StfError, load_stf
 
-    tgt = get_target(target)
-    why = tgt.missing() or tgt.compiler_missing() or tgt.tools_missing()
+    why = target_missing(target)
     if why is not None:
         return {"status": "stf-error", "message": f"{target} cannot run here: {why}"}
     try:

@@ -1,16 +1,19 @@
-"""Run an STF script through a real softswitch process, as a user's (or a conformance) runner does.
+"""Run an STF script through a real switch process, as a user's (or a conformance) runner does.
 
 The in-process runner (``softswitch.stf.runner``) calls the compiled pipeline directly.  This one
-takes the whole path a P4Runtime user's packets take: the switch runs as its own process
-(``python -m softswitch --no-p4``, the simple_switch_grpc command line) with one veth per port the
-script names; the program goes in as a device config over ``SetForwardingPipelineConfig``; the
-script's table, PRE and register commands become P4Runtime ``Write`` requests; each ``packet`` is
-sent on the port's veth and every named port's frames are captured from the veths (VLAN tags put
-back from PACKET_AUXDATA, as on the wire).  Frames are judged exactly as the in-process runner
-judges them (p4c's ``bmv2stf.py`` rules).
+takes the whole path a P4Runtime user's packets take, on any fabric target (``mrc_fabric.targets``:
+softswitch, or bmv2 where it is installed), asking the target's plugin how: its compiler builds
+the pipeline, its command line starts the switch empty with one veth per port the script names,
+the P4Info and device config go in over ``SetForwardingPipelineConfig``, and the script's table,
+PRE and register commands become P4Runtime ``Write`` requests (register commands over the
+target's runtime port where it cannot write registers over P4Runtime).  Each ``packet`` is sent on
+the port's veth and every named port's frames are captured from the veths (VLAN tags put back
+from PACKET_AUXDATA, as on the wire).  Frames are judged exactly as the in-process runner judges
+them (p4c's ``bmv2stf.py`` rules).
 
 Each packet's outputs are collected until the ports are quiet for ``QUIET_S`` (at most
-``MAX_WAIT_S``) before the next packet goes, so frames on one port stay in script order.  A frame
+``MAX_WAIT_S``) before the next packet goes.  A frame arriving later still lands in its port's
+list in order (the switch processes packets in order), except after the last packet.  A frame
 the kernel will not send on a veth (shorter than an Ethernet header, or longer than the MTU) is
 not sent; the result lists it under ``ignored``.  Needs root (veths); the interfaces and the
 process are removed on every exit path.
@@ -42,51 +45,23 @@ ETH_HLEN = 14
 
 def _ifnames(port: int) -> tuple[str, str]:
     """(switch side, host side) of ``port``'s veth: unique per runner process, 15 chars at most."""
-    tok = format(os.getpid() % (36 ** 4), "x")[-5:]
+    tok = f"{os.getpid() & 0xFFFFF:x}"
     return f"sf{tok}s{port}", f"sf{tok}h{port}"
 
 
-class _Veths:
-    """Up veth pairs (IPv6 off on both ends, so the kernel sends nothing of its own on them)."""
+def _add_veth(port: int) -> None:
+    """Port ``port``'s veth pair, both ends up with IPv6 off (the kernel sends nothing of its own on
+    them), once the carrier is up: a frame sent before it would be lost unseen."""
+    from mrc_fabric.netbuild import add_switch_link, delete_interface, link_info
 
-    def __init__(self) -> None:
-        from pyroute2 import IPRoute
-
-        self.ipr = IPRoute()
-        self.made: list[str] = []
-
-    def add(self, a: str, b: str) -> None:
-        ipr = self.ipr
-        if ipr.link_lookup(ifname=a):
-            ipr.link("del", ifname=a)
-        ipr.link("add", ifname=a, kind="veth", peer={"ifname": b})
-        self.made.append(a)
-        for name in (a, b):
-            try:
-                with open(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6", "w") as f:
-                    f.write("1")
-            except OSError:
-                pass
-            ipr.link("set", index=ipr.link_lookup(ifname=name)[0], state="up")
-
-    def wait_up(self, timeout_s: float = 10.0) -> None:
-        """Until every end is operationally up (a frame sent before the carrier is lost unseen)."""
-        deadline = time.monotonic() + timeout_s
-        for a in self.made:
-            while True:
-                links = self.ipr.get_links(ifname=a)
-                if links and links[0].get_attr("IFLA_OPERSTATE") == "UP":
-                    break
-                if time.monotonic() > deadline:
-                    raise StfError(f"veth {a} not up after {timeout_s} s")
-                time.sleep(0.01)  # polling interval of a bounded wait
-
-    def close(self) -> None:
-        for a in self.made:
-            if self.ipr.link_lookup(ifname=a):  # deleting one end removes its peer too
-                self.ipr.link("del", ifname=a)
-        self.made.clear()
-        self.ipr.close()
+    a, b = _ifnames(port)
+    delete_interface(a)  # a leftover of a killed run with this pid
+    add_switch_link(a, f"02:5f:00:00:{port >> 8:02x}:{port & 0xFF:02x}", b, f"02:5e:00:00:{port >> 8:02x}:{port & 0xFF:02x}")
+    deadline = time.monotonic() + 10
+    while not all((link_info(n) or {}).get("carrier") for n in (a, b)):
+        if time.monotonic() > deadline:
+            raise StfError(f"veth {a} not up after 10 s")
+        time.sleep(0.01)  # polling interval of a bounded wait
 
 
 class ProcessStfSwitch(StfSwitch):
@@ -184,15 +159,16 @@ def run_stf_process(program_path: Path, commands: list[Command], target: str,
     device config are pushed over P4Runtime, and where the target ``can_write_registers`` not,
     register commands go over its runtime port (``simple_switch_CLI`` for bmv2).  A compiler's
     refusal raises ``CompileRefused``."""
+    from mrc_fabric.netbuild import delete_interface
     from softswitch.engine.ports import LinuxPort
 
     ports = sorted({c.args["port"] for c in commands if c.kind in ("packet", "expect")})
-    veths = _Veths()
     hosts: dict[int, LinuxPort] = {}
+    made: list[int] = []
     try:
         for p in ports:
-            veths.add(*_ifnames(p))
-        veths.wait_up()
+            made.append(p)
+            _add_veth(p)
         for p in ports:
             h = LinuxPort(p, _ifnames(p)[1])
             if not h.open():
@@ -202,7 +178,17 @@ def run_stf_process(program_path: Path, commands: list[Command], target: str,
     finally:
         for h in hosts.values():
             h.close()
-        veths.close()
+        for p in made:
+            delete_interface(_ifnames(p)[0])  # its peer goes with it
+
+
+def target_missing(target: str) -> str | None:
+    """Why a switch process of ``target`` cannot run here (switch, compiler or runtime tool
+    missing), or None."""
+    from mrc_fabric.targets import get_target
+
+    tgt = get_target(target)
+    return tgt.missing() or tgt.compiler_missing() or tgt.tools_missing()
 
 
 class CompileRefused(RuntimeError):

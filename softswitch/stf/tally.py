@@ -74,7 +74,7 @@ def tally(results: dict[str, dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mrc_fabric.targets import TARGETS, get_target, selected_target
+    from mrc_fabric.targets import TARGETS, selected_target
 
     ap = argparse.ArgumentParser(prog="python -m softswitch.stf.tally", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -94,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     a.process = a.target if a.process else None
     if a.process is not None:
-        tgt = get_target(a.process)
-        why = tgt.missing() or tgt.compiler_missing() or tgt.tools_missing()
+        from softswitch.stf.process import target_missing
+
+        why = target_missing(a.process)
         if why is not None:
             print(f"{a.process} cannot run here: {why}", file=sys.stderr)
             return 2

@@ -288,3 +288,10 @@ def test_process_path_on_bmv2(capsys):
         pytest.skip(f"bmv2 STF run: {bmv2_missing() or 'needs root (veth, AF_PACKET)'}")
     assert stf_main([str(DATA / "tables.p4"), "--process", "--target", "bmv2"]) == 0
     assert "PASS: tables.p4: 4 of 4 expected frames matched, 5 packets sent" in capsys.readouterr().out
+
+
+def test_process_path_refuses_defines_it_would_not_pass(capsys):
+    """The target's compiler runs as the fabric runs it, with no -D or -I: a run that asks for
+    them is refused by name instead of running the program without them."""
+    assert stf_main([str(DATA / "tables.p4"), "--process", "-D", "X=1"]) == 3
+    assert "without -D or -I" in capsys.readouterr().out
