@@ -13,7 +13,10 @@ them (p4c's ``bmv2stf.py`` rules).
 
 Each packet's outputs are collected until the ports are quiet for ``QUIET_S`` (at most
 ``MAX_WAIT_S``) before the next packet goes.  A frame arriving later still lands in its port's
-list in order (the switch processes packets in order), except after the last packet.  A frame
+list in order (the switch processes packets in order).  After the last packet, while the script's
+expects name more frames on a port than it has received, the runner keeps listening (at most
+``MAX_WAIT_S``, then ``QUIET_S`` more for anything extra), so a slow switch is not judged by the
+runner's patience.  A frame
 the kernel will not send on a veth (shorter than an Ethernet header, or longer than the MTU) is
 not sent; the result lists it under ``ignored``.  Needs root (veths); the interfaces and the
 process are removed on every exit path.
@@ -132,19 +135,31 @@ class ProcessStfSwitch(StfSwitch):
         if not ETH_HLEN <= len(data) <= host.mtu + ETH_HLEN or not host.send(data):
             self.unsent.append(f"a frame of {len(data)} bytes on port {port} could not be sent on a veth")
             return []
+        return self._collect({})
+
+    def settle(self, owed: dict[int, int]) -> list[tuple[int, bytes]]:
+        return self._collect(owed) if owed else []
+
+    def _collect(self, owed: dict[int, int]) -> list[tuple[int, bytes]]:
+        """Frames from every port until none came for ``QUIET_S`` and no port is ``owed`` more
+        frames (port -> count), at most ``MAX_WAIT_S``."""
+        owed = dict(owed)
         out: list[tuple[int, bytes]] = []
         fds = {h.fileno(): (p, h) for p, h in self.hosts.items()}
         start = last = time.monotonic()
         while True:
             now = time.monotonic()
-            if now - last >= QUIET_S or now - start >= MAX_WAIT_S:
+            if now - start >= MAX_WAIT_S or (now - last >= QUIET_S and not any(n > 0 for n in owed.values())):
                 return out
-            ready, _, _ = select.select(list(fds), [], [], QUIET_S - (now - last))
+            wait = QUIET_S - (now - last) if not any(n > 0 for n in owed.values()) else MAX_WAIT_S - (now - start)
+            ready, _, _ = select.select(list(fds), [], [], max(0.0, wait))
             for fd in ready:
                 p, h = fds[fd]
                 frames = h.receive(64)
                 if frames:
                     out.extend((p, f) for f in frames)
+                    if p in owed:
+                        owed[p] -= len(frames)
                     last = time.monotonic()
                 else:
                     h.take_error()

@@ -293,6 +293,12 @@ class StfSwitch:
             raise StfError(f"command '{cmd.kind}' is not a control-plane command")
 
     # ---- data plane ----------------------------------------------------------------------
+    def settle(self, owed: dict[int, int]) -> list[tuple[int, bytes]]:
+        """Frames that came out after the last ``send`` returned, once the script has run: ``owed``
+        is how many more frames each port's expects still name.  In process every frame is out when
+        ``send`` returns, so none."""
+        return []
+
     def send(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """Run one frame to completion; the frames it produced, in departure order."""
         out: list[tuple[int, bytes]] = []
@@ -377,6 +383,9 @@ def judge(sw: StfSwitch, commands: list[Command]) -> StfResult:
                 sw.command(cmd)
             except StfError as e:
                 raise StfError(f"{where}: {e}") from None
+    owed = {p: len(w) - len(res.outputs.get(p, [])) for p, w in expected.items()}
+    for port, data in sw.settle({p: n for p, n in owed.items() if n > 0}):
+        res.outputs.setdefault(port, []).append(data)
     for port in sorted(observed):
         got = res.outputs.get(port, [])
         if port in any_ok:

@@ -274,6 +274,52 @@ def test_process_path_runs_the_script_over_p4runtime_and_veths(capsys):
     assert not [ln for ln in os.popen("ip -br link").read().splitlines() if ln.startswith("sf")]
 
 
+def test_process_switch_waits_for_frames_the_expects_still_name():
+    """After the last packet the process runner listens on while the expects name more frames
+    than a port has received: a frame that leaves the switch's side of a real veth 0.5 s later
+    (past the 150 ms quiet time between packets) is judged, not missed; with nothing owed it
+    returns after the quiet time."""
+    import os
+    import threading
+    import time
+
+    from p4.config.v1 import p4info_pb2
+
+    from mrc_fabric.netbuild import delete_interface
+    from softswitch.engine.ports import LinuxPort
+    from softswitch.stf import process
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root (veth, AF_PACKET)")
+    port = 7
+    sw_if, host_if = process._ifnames(port)
+    ends: list[LinuxPort] = []
+    try:
+        process._add_veth(port)
+        for name in (host_if, sw_if):
+            ends.append(LinuxPort(port, name))
+            assert ends[-1].open(), name
+        host, switch_side = ends
+        sw = process.ProcessStfSwitch(p4info_pb2.P4Info(), None, {port: host})
+        frame = bytes.fromhex("025e00000007025f0000000788b5") + b"late" * 4
+        t = threading.Timer(0.5, switch_side.send, (frame,))
+        t0 = time.monotonic()
+        t.start()
+        try:
+            got = sw.settle({port: 1})
+        finally:
+            t.join()
+        assert got == [(port, frame)], got
+        assert 0.45 < time.monotonic() - t0 < process.MAX_WAIT_S
+        t0 = time.monotonic()
+        assert sw.settle({}) == [] and time.monotonic() - t0 < 0.05  # nothing owed: no wait at all
+        assert sw._collect({}) == [] and time.monotonic() - t0 < 1.0  # the quiet time, no more
+    finally:
+        for e in ends:
+            e.close()
+        delete_interface(sw_if)
+
+
 @pytest.mark.root
 @pytest.mark.bmv2
 @pytest.mark.slow
