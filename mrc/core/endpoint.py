@@ -411,6 +411,7 @@ class Endpoint:
                 mask |= 1 << (p - 1)
         for qps in self._peers.values():
             qp = qps[0]
+            qp.sync_evs()
             sent_ports = set()
             for e in qp.evset.entries:
                 if e.port in self.ports_down or e.port in sent_ports or e.encap is None:
@@ -478,6 +479,8 @@ class Endpoint:
         (ASSUMED_BAD is a belief; DENIED is the controller's order), else none; never a round-robin
         pick (a request carries no EV index of ours, and a pick would move the QP's spray pointer)."""
         qps = self._peers.get(fr.src_gid)
+        for qp in qps or ():
+            qp.sync_evs()  # answer on the profiles' current EVs (after a REPLACE_EV)
         if ctl:
             if port in self.ports_down:
                 return None

@@ -182,6 +182,12 @@ class QueuePair:
             self.remote.entropy_index[self._entropy_of(e.encap)] = i
         self.requester.paths_changed()
 
+    def sync_evs(self) -> None:
+        """Take the bound profile's REPLACE_EVs (its generation moved) before this QP sends anything:
+        data, ACKs, probes or probe answers all go on the profile's current EVs (docs/mrc_ctl.md)."""
+        if self.evset.gen != self.evset.prof.generation:
+            self._sync_evs()
+
     def _sync_evs(self) -> None:
         """The profile replaced EV slots (REPLACE_EV on an ONLINE profile): take the new values."""
         evset = self.evset
@@ -230,6 +236,7 @@ class QueuePair:
 
     def on_ack(self, fr: Frame, now_ns: int) -> None:
         """An ACK/NAK/SACK for our requester."""
+        self.sync_evs()
         cp = self.cc_profile
         if cp is not None and cp.generation != self.cc_gen:
             self._sync_cc(now_ns)
@@ -246,7 +253,8 @@ class QueuePair:
         self.requester.on_cnp(now_ns)
 
     def on_data(self, fr: Frame, now_ns: int) -> None:
-        """A data packet for our responder."""
+        """A data packet for our responder (its ACK goes on the profile's current EV)."""
+        self.sync_evs()
         self.responder.on_data(fr, now_ns)
 
     def on_probe_resp(self, ev_i: int, rid: int, now_ns: int) -> None:
@@ -267,8 +275,7 @@ class QueuePair:
 
     def on_timer(self, now_ns: int) -> None:
         """Run the deadlines that have passed: the coalesced ACK first, then the send side's."""
-        if self.evset.gen != self.evset.prof.generation:
-            self._sync_evs()
+        self.sync_evs()
         self.responder.on_timer(now_ns)
         self.requester.on_timer(now_ns)
 

@@ -193,6 +193,33 @@ def test_replace_ev_onto_another_port_moves_the_qps_port_set() -> None:
         assert qp.evset.entries[3].port == 1 and qp.evset.ports == (1, 2, 3)
 
 
+def test_replace_ev_reaches_a_qp_that_only_receives() -> None:
+    """The receiving side of a REPLACE_EV: a QP that only answers (ACKs from data arrivals, no
+    data of its own, so no fill) takes the new EV before its next ACK too; it used to ACK on the
+    replaced EV for the whole transfer (its timers never ran the check)."""
+    from mrc.sim.scenario import make_pair, transfer
+    from mrc.wire.codec import decode_frame
+
+    p = make_pair([PathSpec(), PathSpec()], mode="mrc", encap="srv6", attr=QpAttr(mode="mrc", ack_every=1))
+    prof = p.b.ctl.ev_profile(p.qb.attr.ev_profile_id)
+    old = prof.evs[0]
+    new = Ev(old.val[:6] + b"\x01\xff" + old.val[8:16], old.port)  # slot 0, another spine uSID
+    p.b.ctl.modify_ev_profile(prof.profile_id, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, [
+        EvOpEntry(ev=old, ev_new=new, state=EvState.GOOD)])), M.EV_OP)
+    carriers: list[bytes] = []
+    send = p.b.datagrams_to_send
+
+    def spy(now_ns: int) -> list:
+        out = send(now_ns)
+        carriers.extend(bytes(decode_frame(f).outer_dst) for _, f in out)
+        return out
+
+    p.b.datagrams_to_send = spy
+    transfer(p, [(i, bytes(16 << 10), p.mr.base_va, None) for i in range(8)])
+    assert len(p.done) == 8
+    assert old.val[:16] not in carriers and new.val[:16] in carriers
+
+
 def test_ev_min_active_is_the_profiles_floor() -> None:
     s = Setup()
     prof = s.a.ctl.ev_profile(PROFILE)
