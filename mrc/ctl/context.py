@@ -137,7 +137,7 @@ class MrcCtlContext:
         """mrc_ctl_query_ev_fmt_profile; ``attr.ev_fmt_op.fmt_field_count`` is the query capacity."""
         capacity = None
         if attr is not None and attr_mask & EvFmtProfileAttrMask.OP:
-            if attr.ev_fmt_op.op == EvFmtOp.MODIFY_FIELDS:
+            if enum_arg(EvFmtOp, attr.ev_fmt_op.op, "ev_fmt_op.op") == EvFmtOp.MODIFY_FIELDS:
                 raise einval("query_ev_fmt_profile: MODIFY_FIELDS is not allowed")
             capacity = attr.ev_fmt_op.fmt_field_count
         return self._fmt_profile(ev_fmt_profile_id).query(attr_mask, capacity)
@@ -251,6 +251,7 @@ class MrcCtlContext:
     def ep_batch_send_wait(self, transport: EpTransport, req_tc: int, op_type: EpOpType, reqs: list[EpReq],
                            rsp_timeout: int) -> list[EpRsp]:
         """mrc_ctl_ep_batch_send_wait over ``transport`` (ETIMEDOUT carries partial responses)."""
+        op_type = enum_arg(EpOpType, op_type, "op_type")
         if op_type == EpOpType.EV_PROBE and not self._device.opt_attr & AttrOpt.EP_OP_EV_PROBE:
             raise MrcCtlError(errno.EOPNOTSUPP, "the device does not support EV probes")
         return ep_batch_send_wait(transport, self._device, req_tc, op_type, reqs, rsp_timeout)

@@ -106,8 +106,8 @@ class EvProfile:
         cur = self.state
         new = enum_arg(ProfileState, attr.profile_state, "profile_state") if mask & M.STATE else cur
         check_transition(f"EV profile {pid}", cur, new)
-        ev_op = attr.ev_op.op if mask & M.EV_OP else None
-        fields_op = attr.ev_fields_op.op if mask & M.EV_FIELDS_OP else None
+        ev_op = enum_arg(EvOp, attr.ev_op.op, "ev_op.op") if mask & M.EV_OP else None
+        fields_op = enum_arg(EvFieldsOp, attr.ev_fields_op.op, "ev_fields_op.op") if mask & M.EV_FIELDS_OP else None
         online_cap = bool(self.env.device.opt_attr & AttrOpt.EV_PROFILE_MODIFY_ONLINE)
         config = M.MODE | M.FMT_ID | M.COUNT | M.MIN_ACTIVE | M.EVENT_MASK | M.VENDOR_CFG
 

@@ -43,7 +43,7 @@ class EvFmtProfile:
         cur = self.state
         new = enum_arg(ProfileState, attr.profile_state, "profile_state") if mask & M.STATE else cur
         check_transition(f"EV format profile {self.profile_id}", cur, new)
-        op = attr.ev_fmt_op.op if mask & M.OP else None
+        op = enum_arg(EvFmtOp, attr.ev_fmt_op.op, "ev_fmt_op.op") if mask & M.OP else None
         if cur == S.INIT and new != S.OFFLINE and mask & ~M.STATE:
             raise einval(f"EV format profile {self.profile_id} is INIT: configure it in the INIT -> OFFLINE call")
         if cur == S.ONLINE:
@@ -71,6 +71,10 @@ class EvFmtProfile:
             raise einval(f"EV format profile {self.profile_id}: ONLINE requires MODIFY_FIELDS first")
         if fields and mode is not None and (op == EvFmtOp.MODIFY_FIELDS or mask & M.MODE or new == S.ONLINE):
             validate_fmt_fields(mode, fields)
+        cap = attr.ev_fmt_op.fmt_field_count
+        if op == EvFmtOp.QUERY_FIELDS and cap is not None and cap < len(fields):
+            raise MrcCtlError(errno.E2BIG, f"{len(fields)} format fields but room for {cap}",
+                              required_count=len(fields))
         # commit
         if new == S.INIT:
             self.mode, self.fmt_fields, self.vendor_cfg = None, (), b""
@@ -78,6 +82,8 @@ class EvFmtProfile:
             self.mode, self.fmt_fields = mode, fields
             self.vendor_cfg = vendor_cfg
         self.state = new
+        if op == EvFmtOp.QUERY_FIELDS:  # the header allows QUERY_FIELDS in a modify call (OFFLINE and ONLINE)
+            attr.ev_fmt_op = EvFmtOpArgs(EvFmtOp.QUERY_FIELDS, list(self.fmt_fields), len(self.fmt_fields))
 
     def query(self, mask: EvFmtProfileAttrMask, capacity: int | None = None) -> EvFmtProfileAttr:
         """Return the attributes selected by ``mask``; E2BIG (with required_count) if too few slots."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .constants import EpOpType, EvFmtMode
-from .errors import MrcCtlError, einval
+from .errors import MrcCtlError, einval, enum_arg
 from .types import DeviceAttr, Ev
 
 MAX_DSCP = 63
@@ -136,7 +136,7 @@ class EpBatch:
     def start(cls, device: DeviceAttr, req_tc: int, op_type: EpOpType, reqs: list[EpReq],
               rsp_timeout_ns: int, now_ns: int) -> EpBatch:
         """Validate a batch (EINVAL on bad input) and stamp its requests with ``now_ns``."""
-        op_type = EpOpType(op_type)
+        op_type = enum_arg(EpOpType, op_type, "op_type")
         if not reqs:
             raise einval("an endpoint batch needs at least one request")
         if not 0 <= req_tc <= MAX_DSCP:

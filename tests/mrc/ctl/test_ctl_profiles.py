@@ -15,6 +15,7 @@ from mrc.ctl import (
     EvField,
     EvFieldsOp,
     EvFieldsOpArgs,
+    EvFmtField,
     EvFmtMode,
     EvFmtOp,
     EvFmtOpArgs,
@@ -485,3 +486,48 @@ def test_enum_values_outside_the_header_are_einval(ctx: MrcCtlContext) -> None:
     # nothing changed on the way
     ctx.modify_ev_fmt_profile(3, EvFmtProfileAttr(profile_state=S.OFFLINE, ev_fmt_mode=EvFmtMode.UDP),
                               FM.STATE | FM.MODE)
+
+
+def test_operation_values_outside_the_header_are_einval(ctx: MrcCtlContext) -> None:
+    """The operation enums too (``ev_op.op``, ``ev_fields_op.op``, ``ev_fmt_op.op``, the endpoint
+    batch's ``op_type``): EINVAL, never a bare ValueError and never silently ignored (docs/mrc_ctl.md)."""
+    from mrc.ctl import EpReq
+
+    offline_exp(ctx)
+    assert errno_of(ctx.modify_ev_profile, 1, EvProfileAttr(ev_op=EvOpArgs(9, [])), M.EV_OP) == errno.EINVAL
+    assert errno_of(ctx.modify_ev_profile, 1, EvProfileAttr(ev_fields_op=EvFieldsOpArgs(9, [])),
+                    M.EV_FIELDS_OP) == errno.EINVAL
+    assert errno_of(ctx.query_ev_fmt_profile, STEV_FMT, FM.OP, EvFmtProfileAttr(ev_fmt_op=EvFmtOpArgs(9))) \
+        == errno.EINVAL
+    ctx.modify_ev_fmt_profile(3, EvFmtProfileAttr(profile_state=S.OFFLINE, ev_fmt_mode=EvFmtMode.UDP),
+                              FM.STATE | FM.MODE)
+    assert errno_of(ctx.modify_ev_fmt_profile, 3, EvFmtProfileAttr(ev_fmt_op=EvFmtOpArgs(9, [])), FM.OP) \
+        == errno.EINVAL
+
+    class NoNet:
+        def now_ns(self) -> int:
+            return 0
+
+        def send(self, request) -> None:
+            raise AssertionError("nothing may be sent for an invalid batch")
+
+        def wait(self, deadline_ns: int) -> list:
+            return []
+
+    req = EpReq(1, "fd00::1", "fd00::2", EvFmtMode.STEV, stev(0x1234))
+    assert errno_of(ctx.ep_batch_send_wait, NoNet(), 0, 9, [req], 1000) == errno.EINVAL
+
+
+def test_format_profile_modify_may_query_its_fields_also_online(ctx: MrcCtlContext) -> None:
+    """mrc_ctl.h allows QUERY_FIELDS in mrc_ctl_modify_ev_fmt_profile (OFFLINE and ONLINE): the fields
+    come back in the attr, E2BIG with the needed count when the array is short; it used to be ignored."""
+    attr = EvFmtProfileAttr(ev_fmt_op=EvFmtOpArgs(EvFmtOp.QUERY_FIELDS))
+    ctx.modify_ev_fmt_profile(SRV6_FMT, attr, FM.OP)  # ONLINE
+    assert [f.width for f in attr.ev_fmt_op.fmt_fields] == [32, 16, 16, 16, 16]
+    assert attr.ev_fmt_op.fmt_field_count == 5
+    with pytest.raises(MrcCtlError) as ei:
+        ctx.modify_ev_fmt_profile(SRV6_FMT, EvFmtProfileAttr(ev_fmt_op=EvFmtOpArgs(EvFmtOp.QUERY_FIELDS, [], 2)),
+                                  FM.OP)
+    assert ei.value.errno == errno.E2BIG and ei.value.required_count == 5
+    assert errno_of(ctx.modify_ev_fmt_profile, SRV6_FMT, EvFmtProfileAttr(
+        ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(16)])), FM.OP) == errno.EINVAL
