@@ -44,6 +44,25 @@ def test_full_mask_fields_copy_ev_bits() -> None:
     assert expand_ev(EvFmtMode.STEV, STEV2x16, fields, _ev(0xAB, 0xCD, 0x12, 0x34))[:4] == _ev(0xAB, 0xCD, 0x12, 0x34)
 
 
+def test_stev_generated_full_width_field() -> None:
+    # ev_expansion.c "Structured EV Generated": one 32-bit field, full mask: the EV is the wire value.
+    exp = Expander.build(EvFmtMode.STEV, [EvFmtField(32)], [EvField(32, 0, 0, 0, 0xFFFFFFFF)])
+    out = exp.expand(_ev(0xDE, 0xAD, 0xBE, 0xEF))
+    assert out[:4] == _ev(0xDE, 0xAD, 0xBE, 0xEF) and out[4:] == bytes(28)
+    w = wire_ev(EvFmtMode.STEV, out, exp.expanded_bits)
+    assert (w.udp_sport, w.flow_label_low16) == (0xDEAD, 0xBEEF)
+
+
+def test_stev_generated_with_fixed_bits() -> None:
+    # ev_expansion.c "Structured EV Generated w/ Fixed": 2 x 16-bit fields, init (i+1)<<8, mask 0x000f:
+    # two 4-bit draws packed in one EV byte land in each field's low nibble.
+    fields = [EvField(16, (i + 1) << 8, 1, 0xF, 0x000F) for i in range(2)]
+    exp = Expander.build(EvFmtMode.STEV, STEV2x16, fields)
+    assert exp.field_values(_ev(0x3C)) == [0x0103, 0x020C]
+    assert exp.expand(_ev(0x3C))[:4] == bytes.fromhex("0103020c")
+    assert exp.compact([0x3, 0xC])[:1] == _ev(0x3C)
+
+
 def test_fixed_locator_field_consumes_no_bits() -> None:
     # ev_expansion.c "SRv6 explicit": fixed 32-bit locator (mask 0) and four full-mask uSIDs.
     fields = [EvField(32, 0xCAFECAFE)] + [EvField(16, 0, 0, 0, 0xFFFF)] * 4
