@@ -252,6 +252,8 @@ class Compiler(StmtGen):
         action-id and entry variables it leaves behind."""
         ts = self.res.table(tbl.name)
         g = self.g(ts, "TS")
+        if tbl.key_stmts:  # keys that call functions: all computed into temporaries first
+            self.block(ir.Block(tbl.loc, tbl.key_stmts), out, ind)
         keys = [bits_code(self._key_value(k.expr), k.expr.type) for k in tbl.match_keys]  # bmv2 matches the bits
         key = "(" + "".join(k + ", " for k in keys) + ")"
         sel = ""

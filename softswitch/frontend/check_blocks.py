@@ -799,7 +799,15 @@ class BlockChecker(CheckerBase):
                 if st.data in ("annotations", "name"):
                     continue
                 if st.data in ("direct_transition", "select_transition"):
-                    tr = self.transition(st, ctx, names)
+                    # calls of functions in select keys run at the end of the state, before the
+                    # select, into temporaries (p4c's DoSimplifyExpressions on a ParserState)
+                    self._no_side_effects_in_conditionals(st)
+                    saved_pre, ctx.prelude = ctx.prelude, []
+                    try:
+                        tr = self.transition(st, ctx, names)
+                    finally:
+                        pre, ctx.prelude = ctx.prelude, saved_pre
+                    stmts += pre
                     tr.next_state = ren(tr.next_state) if tr.next_state else None
                     for c in tr.cases:
                         c.next_state = ren(c.next_state)

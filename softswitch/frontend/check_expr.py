@@ -1014,8 +1014,8 @@ class ExprChecker(CheckerBase):
         if len(arg_trees) > len(params):
             raise self.err(t, f"function '{fname}' takes {len(params)} arguments, {len(arg_trees)} given")
         if ctx.prelude is None:
-            raise self.unsupported(t, f"call of function '{fname}' outside a statement (e.g. in a "
-                                      "table key, a select or a declaration initialiser at block level)")
+            raise self.unsupported(t, f"call of function '{fname}' outside a statement, a select or a "
+                                      "table key (e.g. in a table's entries or default action)")
         if ctx.in_parser:
             self.check_parser_callee(fname, t)
         args = self.with_defaults(f"function '{fname}'", arg_trees, params, ctx, t)

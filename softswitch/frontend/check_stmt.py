@@ -112,6 +112,9 @@ class StmtChecker(CheckerBase):
                 allow(kids[-1])
             elif sub.data == "if_stmt" and kids:
                 allow(kids[0])
+            elif sub.data == "select_expr":  # each key is evaluated in order, into a temporary
+                for k_ in _trees(_tree(sub, "expr_list")):
+                    allow(k_)
             elif sub.data in ("for_in_stmt", "for_in_range_stmt"):
                 # the collection or the bounds are evaluated once, before the first round,
                 # into temporaries: a whole-expression call there runs in order

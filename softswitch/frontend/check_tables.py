@@ -34,6 +34,17 @@ class TableChecker(CheckerBase):
     """Tables."""
 
     # ------------------------------------------------------------ tables
+    def _no_writing_calls_in_key(self, k: Tree) -> None:
+        """A table key may call functions that only read their arguments (p4c computes such keys
+        into temporaries before the lookup); one with out/inout parameters is rejected by name."""
+        for sub in k.iter_subtrees():
+            if sub.data in ("call_expr", "generic_call") and _trees(sub):
+                nm = _tree(_trees(sub)[0], "name")
+                ent = self.globals.get(str(nm.children[0])) if nm is not None else None
+                if self.fn_writes(ent):
+                    raise self.unsupported(sub, f"call of function '{ent.name}' (it has out/inout "
+                                                "parameters) in a table key")
+
     def table(self, t: Tree, ctx: _Ctx, pfx: str) -> ir.Table:
         local = _name(t)
         anns = self.annotations(_tree(t, "annotations"))
@@ -49,6 +60,7 @@ class TableChecker(CheckerBase):
         support_timeout = False
         prio_order: tuple[bool, int] = (True, 1)  # largest_priority_wins, priority_delta
         seen: set[str] = set()
+        key_pre: dict[int, list[ir.Stmt]] = {}  # id(key expression) -> the function calls it makes
         for p in _trees(t):
             if p.data in ("annotations", "name"):
                 continue
@@ -61,10 +73,14 @@ class TableChecker(CheckerBase):
             if p.data == "key_prop":
                 for ke in _trees(p, "key_elem"):
                     self.key_subexprs = subexprs = {}
+                    self._no_writing_calls_in_key(_trees(ke)[0])
+                    saved_pre, ctx.prelude = ctx.prelude, []
                     try:
                         e = self.expr(_trees(ke)[0], ctx, None)
                     finally:
                         self.key_subexprs = None
+                        pre, ctx.prelude = ctx.prelude, saved_pre
+                    key_pre[id(e)] = pre
                     mk = str(_tree(ke, "name").children[0])
                     if mk not in self.match_kinds:
                         raise self.err(ke, f"unknown match kind '{mk}'")
@@ -164,6 +180,20 @@ class TableChecker(CheckerBase):
                                  "action_selector implementation; they are ignored, as p4c ignores them")
             keys = [k for k in keys if k.match_kind != "selector"]
             sel_keys = []
+        key_stmts: list[ir.Stmt] = []
+        if any(key_pre.get(id(k.expr)) for k in keys):
+            # p4c's KeySideEffect computes every key into a temporary before the apply when one
+            # key calls a function; its LocalCopyPropagation then puts a key whose value is an
+            # lvalue (a field, a slice of one) back into the table. So the other keys are
+            # computed here, in key order, and a field key stays a field (read as 0 while its
+            # header is invalid, as bmv2 reads it)
+            for k in keys:
+                if not key_pre.get(id(k.expr)) and _plain_lvalue(k.expr):
+                    continue
+                v = self.temp_var(k.expr.type, ctx, k.loc)
+                key_stmts += key_pre.get(id(k.expr), [])
+                key_stmts.append(ir.Assign(k.loc, v, k.expr))
+                k.expr = v
         if default is None:
             if "NoAction" not in [self.actions[a.action].local_name for a in actions]:
                 actions.append(ir.TableActionRef("NoAction", "DEFAULT_ONLY",
@@ -175,7 +205,7 @@ class TableChecker(CheckerBase):
                                  f" profile/selector; default_action is not supported on this target "
                                  f"and is ignored (a miss runs no action, as on bmv2)")
         tbl = ir.Table(pname, local, keys, actions, default, None, entries_const, size, size_given, impl,
-                       counters, meters, support_timeout, anns, loc, ir.id_annotation(anns))
+                       counters, meters, support_timeout, anns, loc, ir.id_annotation(anns), key_stmts)
         if entries_t is not None:
             if not tbl.keys and _trees(entries_t, "entry"):  # p4c: "Entries cannot be specified for a table with no key"
                 raise self.err(entries_t, f"table '{local}' has entries but no key")
@@ -498,6 +528,19 @@ class TableChecker(CheckerBase):
         lo, hi = min(prios), max(prios)
         for e, pr in zip(out, prios):
             e.priority = pr if largest_wins else lo + hi - pr
+
+
+def _plain_lvalue(e: ir.Expr) -> bool:
+    """A variable or a field, stack element (constant index) or slice of one: the keys p4c's copy
+    propagation puts back into a table after its KeySideEffect lifted them."""
+    while isinstance(e, (ir.Member, ir.Slice, ir.StackIndex)):
+        if isinstance(e, ir.StackIndex):
+            if not isinstance(e.index, ir.Const):
+                return False
+            e = e.stack
+        else:
+            e = e.expr
+    return isinstance(e, (ir.Var, ir.ActionParam))
 
 
 def key_field_name(base: ir.Expr | None, field: str) -> str:

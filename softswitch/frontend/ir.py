@@ -970,6 +970,9 @@ class Table:
     annotations: tuple[Annotation, ...]
     loc: Loc
     id: int | None = None
+    # run before each lookup when a key calls a function: every key is then a temporary these
+    # statements assign, in key order (p4c's KeySideEffect lifts all keys so); else empty
+    key_stmts: list[Stmt] = field(default_factory=list)
 
     @property
     def match_keys(self) -> list[TableKey]:

@@ -1,0 +1,59 @@
+"""Calls of user functions in a ``select`` key and in a table key, which p4c accepts and which
+softswitch refused by name ("call of function ... outside a statement") until 2026-12-06.
+
+p4c's ``DoSimplifyExpressions`` (frontends/p4/sideEffects.cpp, ``postorder(IR::ParserState*)``)
+puts a call in a select into a temporary at the end of the state, before the select; a key with
+no call stays in place, so it reads what the call wrote.  Its ``KeySideEffect`` (sideEffects.h)
+computes every key of a table into a temporary before the lookup when one key has a call, and its
+LocalCopyPropagation (``apply_table``) puts a key whose value is an lvalue back into the table: a
+field key stays a field, matched as 0 while its header is invalid, as bmv2's match-key builder
+reads it."""
+from __future__ import annotations
+
+import pytest
+from exec_rig import DATA, Rig, through_api, through_loop, v1_template
+
+from softswitch.frontend import load_source
+from softswitch.frontend.errors import P4Error
+
+
+@pytest.fixture(scope="module")
+def rig():
+    r = Rig(DATA / "exec_calls_in_keys.p4")
+    r.entry("I.t", {"lowb": ("exact", 3), "h.x.v": ("ternary", 0x77, 0xFF)}, r.action("I.set", v=0x99),
+            priority=1)
+    r.entry("I.t", {"lowb": ("exact", 3), "h.x.v": ("ternary", 0, 0xFF)}, r.action("I.set", v=0x55),
+            priority=2)
+    return r
+
+
+@pytest.mark.parametrize("through", [through_api, through_loop])
+def test_select_key_calls_run_before_the_select_in_order(rig, through):
+    # a = 0xA1: count() makes m.cnt 1 and gives 0xA, low(a) + 1 is 2: h.x is extracted
+    assert through(rig.pipeline, bytes([0xA1, 0x00, 0x00, 0x77])) == bytes([0xA1, 0x00, 0x00])
+    # a = 0xB1: no match, h.x not extracted, the byte stays payload
+    assert through(rig.pipeline, bytes([0xB1, 0x00, 0x00, 0x77])) == bytes([0xB1, 0x00, 0x00, 0x77])
+
+
+@pytest.mark.parametrize("through", [through_api, through_loop])
+def test_table_keys_are_computed_before_the_lookup(rig, through):
+    # low(b) = 3; h.x was extracted (0x77) and made invalid: its field key matches as 0
+    assert through(rig.pipeline, bytes([0xA1, 0x13, 0x00, 0x77])) == bytes([0xA1, 0x13, 0x55])
+    # h.x never valid
+    assert through(rig.pipeline, bytes([0xB1, 0xF3, 0x00])) == bytes([0xB1, 0xF3, 0x55])
+    # low(b) = 4: miss
+    assert through(rig.pipeline, bytes([0xB1, 0x14, 0x00])) == bytes([0xB1, 0x14, 0x00])
+
+
+def test_p4info_key_names_and_widths(rig):
+    (t,) = [x for x in rig.p4info.tables if x.preamble.name == "I.t"]
+    assert [(f.name, f.bitwidth) for f in t.match_fields] == [("lowb", 8), ("h.x.v", 8)]
+
+
+def test_a_key_calling_a_function_with_out_or_inout_parameters_is_rejected_by_name():
+    src = v1_template("bit<8> a;") % (
+        "bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
+        "table t { key = { f(m.x): exact @name(\"k\"); } actions = { NoAction; } } apply { t.apply(); }")
+    with pytest.raises(P4Error) as ei:
+        load_source(src, "k.p4")
+    assert "in a table key" in str(ei.value) and "k.p4:" in str(ei.value)
