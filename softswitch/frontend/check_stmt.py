@@ -112,6 +112,9 @@ class StmtChecker(CheckerBase):
                 allow(kids[-1])
             elif sub.data == "if_stmt" and kids:
                 allow(kids[0])
+            elif sub.data == "switch_stmt" and kids:
+                # evaluated once, before any case (p4c's DoSimplifyExpressions on a switch)
+                allow(kids[0])
             elif sub.data == "select_expr":  # each key is evaluated in order, into a temporary
                 for k_ in _trees(_tree(sub, "expr_list")):
                     allow(k_)

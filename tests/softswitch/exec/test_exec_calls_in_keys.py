@@ -57,3 +57,19 @@ def test_a_key_calling_a_function_with_out_or_inout_parameters_is_rejected_by_na
     with pytest.raises(P4Error) as ei:
         load_source(src, "k.p4")
     assert "in a table key" in str(ei.value) and "k.p4:" in str(ei.value)
+
+
+def test_switch_on_a_call_of_a_function_with_inout_parameters():
+    """``switch (f(x))`` with ``f`` writing ``x``: evaluated once, before the cases, as p4c's
+    DoSimplifyExpressions dismantles a switch's expression (refused by name until 2026-12-06)."""
+    from softswitch.exec import build_pipeline
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+    src = v1_template("bit<8> a;") % (
+        "bit<8> inc(inout bit<8> c) { c = c + 1; return c; }",
+        ("apply { s.egress_spec = 1; m.x = h.h.a;"
+         " switch (inc(m.x)) { 2: { h.h.a = 0x20 + m.x; } default: { h.h.a = 0xD0 + m.x; } } }"))
+    prog = load_source(src, "sw.p4")
+    pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
+    assert through_api(pl, bytes([1])) == bytes([0x22])
+    assert through_loop(pl, bytes([4])) == bytes([0xD5])
