@@ -466,7 +466,10 @@ class Compiler(StmtGen):
         out.add(1, "try:")
         if looped:
             out.add(2, "st = 0")
-            out.add(2, f"for _ in range({MAX_PARSER_STATES}):")
+            # bmv2 has no bound: a loop that consumes packet bytes ends with the packet, so the
+            # bound grows with it (each pass through the loop heads may take one byte); only a
+            # loop that goes on without consuming anything is cut, as ParserTimeout
+            out.add(2, f"for _ in range({MAX_PARSER_STATES} + {len(dispatch)} * len(data)):")
             for i, sname in enumerate(dispatch):
                 out.add(3, f"{'if' if i == 0 else 'elif'} st == {i}:")
                 emit_state(sname, out, 4)

@@ -27,7 +27,7 @@ PE_HEADER_TOO_SHORT = 4
 PE_PARSER_TIMEOUT = 5
 PE_PARSER_INVALID_ARGUMENT = 6
 
-MAX_PARSER_STATES = 1000  # states visited per packet before ParserTimeout (bmv2 has no limit)
+MAX_PARSER_STATES = 1000  # loop-head visits per packet, past the packet's bytes' worth, before ParserTimeout (bmv2 has no limit)
 
 
 class CompileError(Exception):

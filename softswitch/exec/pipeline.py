@@ -11,8 +11,8 @@ Choices where bmv2 is unspecified or would abort, kept here so they can be docum
 * A parser error stops parsing; the packet still runs ingress with ``parser_error`` set, the
   headers extracted so far valid and everything not parsed kept as payload (re-emitted after
   the valid headers).  ``transition reject`` ends parsing like ``accept`` with no error.
-  ``advance`` by a non-multiple of 8 bits is ParserInvalidArgument; more than 1000 parser states
-  for one packet is ParserTimeout.
+  ``advance`` by a non-multiple of 8 bits is ParserInvalidArgument; a parser loop still going
+  1000 passes after the packet's bytes' worth is ParserTimeout (bmv2 has no bound).
 * Fields of a header that was never extracted read as 0; ``setValid()`` on an invalid header
   zeroes its fields (bmv2's ``add_header``); ``setInvalid()`` keeps the stale values.
 * Out-of-range register/counter/meter indices are ignored (the destination is left unchanged);
