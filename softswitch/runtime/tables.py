@@ -408,7 +408,10 @@ class TableState:
         self._set_default_msg()
 
     def _set_default_msg(self, te: p4runtime_pb2.TableEntry | None = None) -> None:
-        msg = p4runtime_pb2.TableEntry(table_id=self.id, is_default_action=True)
+        # p4runtime.proto, TableEntry.is_const: true for "the default entry read from a table declared
+        # with `const default_action`" (it cannot be modified)
+        msg = p4runtime_pb2.TableEntry(table_id=self.id, is_default_action=True,
+                                       is_const=bool(self.const_default_action_id))
         if te is not None:
             msg.controller_metadata = te.controller_metadata
             msg.metadata = te.metadata

@@ -228,6 +228,11 @@ def test_tableonly_default_and_const_default(p4info):
                                                      is_default_action=True))) == Code.PERMISSION_DENIED
     # resetting it (a MODIFY without an action) is modifying it too (spec, "Default Entry"; PI alike)
     assert code_of(lambda: write(s, MODIFY, bl.entry("src_learn", is_default_action=True))) == Code.PERMISSION_DENIED
+    # a const default entry reads back with is_const (p4runtime.proto, TableEntry.is_const); others without
+    const_default = s.read(update(INSERT, table_entry=bl.entry("src_learn", is_default_action=True)).entity)
+    assert [r.table_entry.is_const for r in const_default] == [True]
+    acl_default = s.read(update(INSERT, table_entry=bl.entry("acl", is_default_action=True)).entity)
+    assert [r.table_entry.is_const for r in acl_default] == [False]
 
 
 def test_const_table(p4info):
