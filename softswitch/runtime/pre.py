@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from p4.v1 import p4runtime_pb2
 
+from . import bytestrings
 from .errors import exists, invalid, not_found, out_of_range, unimplemented
 
 Replica = tuple[int, int]  # (egress port, instance a.k.a. egress_rid)
@@ -32,8 +33,10 @@ def _replicas(msgs, what: str) -> tuple[Replica, ...]:
     for r in msgs:
         kind = r.WhichOneof("port_kind")
         if kind == "port":
-            if not r.port or len(r.port) > 4:
-                raise invalid(f"{what}: replica port must be 1 to 4 bytes")
+            # a bytestring (spec "Bytestrings"): any zero-extended length is taken, an empty one is
+            # OUT_OF_RANGE, as is a value past the port range (checked below)
+            if not r.port:
+                raise out_of_range(f"{what}: replica port is an empty bytestring")
             port = int.from_bytes(r.port, "big")
         elif kind == "egress_port":
             port = r.egress_port
@@ -94,6 +97,7 @@ class PacketReplicationEngine:
         reps = _replicas(m.replicas, what)
         msg = p4runtime_pb2.MulticastGroupEntry()
         msg.CopyFrom(m)
+        _canonical_ports(msg.replicas)
         self._group_msgs[gid] = msg
         self._groups[gid] = reps
 
@@ -122,12 +126,14 @@ class PacketReplicationEngine:
                 msg = self._session_msgs[sid]
                 del msg.replicas[:]
                 msg.replicas.extend(m.replicas)
+                _canonical_ports(msg.replicas)
                 self._sessions[sid] = CloneSession(reps, old.class_of_service, old.packet_length_bytes)
             raise unimplemented(f"{what}: class_of_service other than 0 (bmv2's PI server)")
         if m.packet_length_bytes < 0:
             raise invalid(f"{what}: packet_length_bytes must be >= 0")
         msg = p4runtime_pb2.CloneSessionEntry()
         msg.CopyFrom(m)
+        _canonical_ports(msg.replicas)
         self._session_msgs[sid] = msg
         self._sessions[sid] = CloneSession(reps, m.class_of_service, m.packet_length_bytes)
 
@@ -159,6 +165,14 @@ class PacketReplicationEngine:
             out += self.read(p4runtime_pb2.PacketReplicationEngineEntry(
                 clone_session_entry=p4runtime_pb2.CloneSessionEntry()))
         return out
+
+
+def _canonical_ports(replicas) -> None:
+    """Stored (read-back) replicas give a ``port`` bytestring in canonical form, whatever the write
+    used (spec "Bytestrings": reads answer the shortest form); ``egress_port`` stays as written."""
+    for r in replicas:
+        if r.WhichOneof("port_kind") == "port":
+            r.port = bytestrings.encode(int.from_bytes(r.port, "big"))
 
 
 def _check_presence(utype: int, present: bool, what: str) -> None:

@@ -499,3 +499,29 @@ def test_default_entry_of_a_table_with_an_action_profile_reads_back_without_an_a
             table_id=bl.tid(name), is_default_action=True)))
         assert got.table_entry.is_default_action
         assert got.table_entry.HasField("action") is has_action, name
+
+
+def test_pre_replica_ports_are_bytestrings(sb):
+    """A replica's ``port`` follows the spec's Bytestrings rules: any zero-extended length is taken, an
+    empty string is OUT_OF_RANGE, and reads answer the canonical (shortest) form."""
+    s, _ = sb
+
+    def pre(gid: int, *ports: bytes) -> p4runtime_pb2.PacketReplicationEngineEntry:
+        mg = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=gid)
+        for i, p in enumerate(ports):
+            mg.replicas.add(port=p, instance=i)
+        return p4runtime_pb2.PacketReplicationEngineEntry(multicast_group_entry=mg)
+
+    s.write(update(INSERT, packet_replication_engine_entry=pre(1, b"\x00\x01", b"\x00\x00\x00\x00\x01\xff", b"\x00")))
+    assert s.pre.multicast_group(1) == ((1, 0), (511, 1), (0, 2))
+    got = s.read(p4runtime_pb2.Entity(packet_replication_engine_entry=pre(1)))
+    assert [r.port for r in got[0].packet_replication_engine_entry.multicast_group_entry.replicas] == \
+        [b"\x01", b"\x01\xff", b"\x00"]
+    assert code_of(lambda: s.write(update(INSERT, packet_replication_engine_entry=pre(2, b"")))) == Code.OUT_OF_RANGE
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=3)
+    cs.replicas.add(port=b"\x00\x00\x07")
+    s.write(update(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=cs)))
+    got = s.read(p4runtime_pb2.Entity(packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=p4runtime_pb2.CloneSessionEntry(session_id=3))))
+    assert got[0].packet_replication_engine_entry.clone_session_entry.replicas[0].port == b"\x07"
