@@ -1,11 +1,14 @@
 """Switch processes: command lines per target, start, readiness poll, stop by recorded PID."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .state import ProcRecord
@@ -87,12 +90,36 @@ def start(rec: ProcRecord) -> subprocess.Popen:
                           "process (it is the gRPC port + the runtime offset: choose other ports with --grpc-base-port)")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
-    with open(rec.log, "ab") as log:
+    with _interrupts_deferred(), open(rec.log, "ab") as log:
         proc = subprocess.Popen(rec.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=env, start_new_session=True)
-    rec.pid = proc.pid
-    rec.start_time = proc_start_time(proc.pid)
+        rec.pid = proc.pid
+        rec.start_time = proc_start_time(proc.pid)
     return proc
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM until the block is done, then deliver them to the handlers of before.
+
+    A Ctrl-C that lands while ``Popen`` forks and execs (``_fork_exec``) raised KeyboardInterrupt after
+    the child existed but before ``Popen`` returned its PID: nothing recorded the switch, so neither
+    the bring-up's own teardown nor ``mrc-fabric down`` stopped it, and the next ``up`` found its gRPC
+    port in use.  Only the main thread can set handlers; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in old:
+        signal.signal(s, lambda signum, _frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        for s in dict.fromkeys(pending):  # each one once, in arrival order
+            signal.raise_signal(s)
 
 
 def wait_ready(recs: list[ProcRecord], procs: dict[str, subprocess.Popen], deadline_s: float) -> None:
