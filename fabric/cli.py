@@ -99,16 +99,36 @@ def cmd_fault(args: argparse.Namespace) -> int:
     from .scenarios.spec import FaultSpec
 
     kind = get(args.fault)
+    if args.duration < 0:
+        raise FaultError(f"fault {kind.cli_name}: --duration must be 0 (keep the fault) or more seconds, "
+                         f"got {args.duration:g}")
     f = FaultSpec(at=0.0, kind=kind.name, duration=args.duration,
                   params={p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name) is not None})
     kind.validate(f, f"fault {kind.cli_name}")
     check_engine(kind, NetnsFaults.fault_primitives, "netns", f"fault {kind.cli_name}")
+    if kind.needs & _NEEDS_CONTROLLER:
+        raise FaultError(f"fault {kind.cli_name}: switch port admin state is written by the controller over "
+                         "P4Runtime, and `mrc-fabric fault` has none (a second client would fight the running "
+                         "controller for mastership); put it in a scenario file for `mrc-fabric scenario run`")
     target = NetnsFaults(_fabric(args))
     print(kind.apply(target, f, False), flush=True)
     if args.duration > 0:
         threading.Event().wait(args.duration)  # the fault's duration, then its undo
         print(kind.apply(target, f, True))
     return 0
+
+
+# what `mrc-fabric fault` itself cannot do: the kinds stay listed (one registry for the CLI and scenario
+# files), and say so in their help and their error rather than with the Python API's advice
+_NEEDS_CONTROLLER = frozenset({"port_admin"})
+
+
+def _cli_fault_note(kind, engine) -> str:
+    if kind.needs - engine.fault_primitives:
+        return " (not on the emulated fabric: `mrc-fabric scenario run --engine sim`)"
+    if kind.needs & _NEEDS_CONTROLLER:
+        return " (a P4Runtime write: only in `mrc-fabric scenario run`, whose controller makes it)"
+    return ""
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -182,8 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     fault = sub.add_parser("fault", help="inject a fault (kinds: fabric/faults.py)").add_subparsers(
         dest="fault", required=True)
+    from .scenarios.runner import NetnsFaults
+
     for kind in REGISTRY.values():
-        f = fault.add_parser(kind.cli_name, parents=[common], help=kind.help)
+        f = fault.add_parser(kind.cli_name, parents=[common], help=kind.help + _cli_fault_note(kind, NetnsFaults))
         for p in kind.params:
             conv = (lambda v: v.lower() in ("1", "true", "yes", "up")) if p.type is bool else p.type
             if p.positional:
@@ -236,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     except ERRORS as e:
         print(f"mrc-fabric: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # `up` has torn down what it built (Fabric.up undoes all on any exception)
+        print(f"mrc-fabric {args.cmd}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ class LiveView:
         self.log = logging.getLogger("mrc_fabric.demo.live")
 
     def __enter__(self) -> Self:
-        from controller.metrics import serve
+        from controller.metrics import MetricsError, serve
         from controller.web import serve_view
 
         ctl = self.env.ctl
@@ -175,7 +175,7 @@ class LiveView:
                 if server is not None:
                     self._servers.append(server.shutdown)
                 self.urls.append(f"metrics http://127.0.0.1:{self.metrics_port}/metrics")
-            except OSError as e:
+            except (OSError, MetricsError) as e:  # serve() reports a busy port as MetricsError
                 self.problems.append(f"metrics not served on port {self.metrics_port}: {e}")
         if self._servers:
             # A wiring round logs a warning per dead link; the demo breaks links on purpose and prints

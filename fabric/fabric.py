@@ -369,8 +369,13 @@ class Fabric:
     def _shape_ports(self, switch: str, ports: dict[int, dict], pipeline_wait_s: float) -> None:
         """``shape`` for several ports of one switch, in one call of the target's runtime control."""
         rec = self._rec(switch)
+        for port in ports:
+            if port not in self.topo.ports_of(switch):
+                raise FabricError(f"switch {switch} has no connected port {port}")
         if not rec.runtime_port:
             raise FabricError(f"switch {switch}: no runtime control port recorded (restart the fabric)")
+        if not switches.is_running(rec):
+            raise FabricError(f"switch {switch} is not running (`mrc-fabric fault switch-start {switch}` starts it)")
         target = get_target(self.state.target or DEFAULT_TARGET)
         todo: dict[int, dict] = {}
         for port, kw in ports.items():

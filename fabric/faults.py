@@ -97,9 +97,11 @@ class FaultKind:
         """Raise FaultError naming ``where`` when ``f`` lacks a parameter or has a bad one."""
         for p in self.params:
             v = getattr(f, p.name, None)
-            if p.positional and (v is None or v == "" or (p.type is int and v < 1)):
+            if p.positional and (v is None or v == ""):
                 raise FaultError(f"{where}: {self.name} needs {', '.join(q.name for q in self.params if q.positional)}"
                                  f" ({p.name} is missing)")
+            if p.positional and p.type is int and v < 1:
+                raise FaultError(f"{where}: {self.name}: {p.name} must be 1 or more, got {v}")
         if self.check is not None:
             err = self.check(f)
             if err:
@@ -160,8 +162,9 @@ def _nic(up: bool) -> Callable[[Any, Any, bool], str]:
 def _spine(restore: bool) -> Callable[[Any, Any, bool], str]:
     def apply(t: Any, f: Any, undo: bool) -> str:
         up = restore or undo
+        links = t.spine_links(f.spine)  # refuses a name that is not a spine, whatever the method
         if f.method == "links":
-            for a, b in t.spine_links(f.spine):
+            for a, b in links:
                 t.set_link(a, b, up)
         elif up:
             t.switch_start(f.spine)

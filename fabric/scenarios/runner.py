@@ -32,7 +32,7 @@ from controller.topogen import clos_data
 from controller.topology import Topology
 from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load_pipeline
 
-from ..fabric import Fabric
+from ..fabric import Fabric, FabricError
 from ..netbuild import netem_available
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
 
@@ -143,6 +143,8 @@ class NetnsFaults:
 
     def switch_start(self, switch: str) -> None:
         started = not self.fab.switch_running(switch)
+        if not started and self.converge is None:  # `mrc-fabric fault`: say so, do not claim a start
+            raise FabricError(f"switch {switch} is already running")
         if started:  # with a controller here, shaped once it has loaded its pipeline (no race for it)
             self.fab.switch_start(switch, shape=self.converge is None)
         if self.converge is not None:

@@ -106,16 +106,23 @@ class Softswitch(Target):
 
     def shape(self, runtime_port, port, *, delay_us=None, rate_pps=None, queue_depth=None, link_rate_pps=None,
               control_queue_depth=None) -> None:
-        from softswitch.engine.control import send_command
+        from softswitch.engine.control import ControlError, send_command
 
         addr = f"127.0.0.1:{runtime_port}"
+        todo = []
         if delay_us is not None:
-            send_command(addr, "set_link_delay", [delay_us, port])
+            todo.append(("set_link_delay", [delay_us, port]))
         if rate_pps is not None:
-            send_command(addr, "set_queue_rate", [rate_pps, port])
+            todo.append(("set_queue_rate", [rate_pps, port]))
         if queue_depth is not None:
-            send_command(addr, "set_queue_depth", [queue_depth, port])
+            todo.append(("set_queue_depth", [queue_depth, port]))
         if link_rate_pps is not None:
-            send_command(addr, "set_link_bps", [link_bps(link_rate_pps), port])
+            todo.append(("set_link_bps", [link_bps(link_rate_pps), port]))
         if control_queue_depth is not None:
-            send_command(addr, "set_queue_depth", [control_queue_depth, port, PRIORITY_TRIMMED])
+            todo.append(("set_queue_depth", [control_queue_depth, port, PRIORITY_TRIMMED]))
+        for cmd, args in todo:
+            try:
+                send_command(addr, cmd, args)
+            except (ControlError, OSError, ValueError) as e:  # e.g. nothing listening: the switch is down
+                raise TargetError(f"softswitch runtime {addr}: {cmd} {' '.join(map(str, args))} failed: "
+                                  f"{e.strerror if isinstance(e, OSError) and e.strerror else e}") from None

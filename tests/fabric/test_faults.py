@@ -1,6 +1,8 @@
 """The fault registry: one vocabulary for scenario files, the CLI and every engine."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mrc_fabric import faults
@@ -80,7 +82,8 @@ def test_apply_and_undo_go_through_the_primitives():
     f = FaultSpec(at=0, kind="spine_loss", spine="p1s2")  # default method: stop the switch
     f.spec.apply(t, f, False)
     f.spec.apply(t, f, True)
-    assert t.calls == [("switch_stop", "p1s2"), ("switch_start", "p1s2")]
+    assert t.calls == [("spine_links", "p1s2"), ("switch_stop", "p1s2"), ("spine_links", "p1s2"),
+                       ("switch_start", "p1s2")]
     t.calls.clear()
     g = FaultSpec(at=0, kind="link_slow", a="p1l1", b="p1s1", rate=0.1)
     g.spec.apply(t, g, False)
@@ -151,3 +154,69 @@ def test_primitives_are_named_alike_by_kinds_protocol_and_engines():
         assert engine.fault_primitives <= protocol, (engine.__name__, engine.fault_primitives - protocol)
         missing = {p for p in engine.fault_primitives if not callable(getattr(engine, p, None))}
         assert not missing, (engine.__name__, missing)
+
+
+def test_spine_faults_refuse_a_switch_that_is_no_spine_whatever_the_method():
+    """`mrc-fabric fault spine-loss p1l1` stopped the leaf p1l1 (method stop checked no role)."""
+    from types import SimpleNamespace
+
+    from controller import load_topology
+
+    class NoFabric:  # any call into the fabric would be a fault applied to the wrong switch
+        def __getattr__(self, name):
+            raise AssertionError(f"fabric.{name} called")
+
+    fab = SimpleNamespace(topo=load_topology(Path(__file__).resolve().parents[2] / "examples" / "small.yaml"))
+    t = NetnsFaults(fab)
+    t.fab = NoFabric()
+    for kind in ("spine_loss", "spine_restore"):
+        for method in ("stop", "links"):
+            f = FaultSpec(at=0, kind=kind, spine="p1l1", method=method)
+            with pytest.raises(ScenarioError, match="'p1l1' is not a spine of this fabric"):
+                f.spec.apply(t, f, False)
+
+
+def test_a_positional_number_below_one_is_named_as_such_not_as_missing():
+    f = FaultSpec(at=0, kind="nic_down", host="h1", plane=0)
+    with pytest.raises(faults.FaultError, match="fault nic-down: nic_down: plane must be 1 or more, got 0"):
+        f.spec.validate(f, "fault nic-down")
+
+
+def test_cli_switch_start_of_a_running_switch_says_so():
+    """`mrc-fabric fault switch-start p1s2` on a running switch printed "switch p1s2 started" (and
+    spine-restore "restored") though nothing happened; `switch-stop` of a stopped one was an error."""
+    from types import SimpleNamespace
+
+    from controller import load_topology
+    from mrc_fabric.fabric import FabricError
+
+    fab = SimpleNamespace(topo=load_topology(Path(__file__).resolve().parents[2] / "examples" / "small.yaml"),
+                          switch_running=lambda name: True)
+    f = FaultSpec(at=0, kind="switch_start", switch="p1s2")
+    with pytest.raises(FabricError, match="switch p1s2 is already running"):
+        f.spec.apply(NetnsFaults(fab), f, False)
+
+
+def test_cli_refuses_a_negative_duration(capsys):
+    """`--duration -1` took the link down and never brought it back (the undo waits only for > 0)."""
+    from mrc_fabric.cli import main
+
+    assert main(["fault", "flap", "p1l1", "p1s1", "--duration", "-1", "--prefix", "nofab"]) == 2
+    assert "fault flap: --duration must be 0 (keep the fault) or more seconds, got -1" in capsys.readouterr().err
+
+
+def test_cli_port_admin_kinds_say_where_they_work(capsys):
+    """port-admin/port-down/port-up are listed by `mrc-fabric fault --help` but can never run there
+    (no controller); the error gave Python API advice (`fabric.port_admin_hook = ...`)."""
+    from mrc_fabric.cli import main
+
+    for kind in ("port-down", "port-up"):
+        assert main(["fault", kind, "p1l1", "3", "--prefix", "nofab"]) == 2
+        err = capsys.readouterr().err
+        assert f"fault {kind}: switch port admin state is written by the controller" in err
+        assert "mrc-fabric scenario run" in err and "port_admin_hook" not in err
+    fault = next(a for a in build_parser()._subparsers._group_actions if a.dest == "cmd").choices["fault"]
+    helps = {c.dest: c.help for c in next(a for a in fault._subparsers._group_actions)._choices_actions}
+    assert "only in `mrc-fabric scenario run`" in helps["port-down"]
+    assert "--engine sim" in helps["link-loss"] and "--engine sim" in helps["link-slow"]
+    assert "scenario" not in helps["link-down"]
