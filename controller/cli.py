@@ -166,7 +166,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.view_port:
             from .web import serve_view
 
-            view = serve_view(ctl, args.view_port, args.view_addr)
+            try:
+                view = serve_view(ctl, args.view_port, args.view_addr)
+            except OSError as e:  # most often EADDRINUSE, as for --metrics-port
+                print(f"mrc-controller: error: cannot serve the live view on {args.view_addr}:{args.view_port}: "
+                      f"{e.strerror or e} (choose another --view-port)", file=sys.stderr)
+                return 2
             log.info("live view", extra={"fields": {"url": view.url}})
         if args.metrics_port:
             from .metrics import MetricsError, serve

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .p4contract import CPU_PORT, DROP_PORT
+from .yamlio import YamlFileError, load_yaml
 
 MAX_PORT = DROP_PORT - 1  # 9-bit port space; the last value is the v1model drop port
 RESERVED_PORTS = {CPU_PORT: "the CPU port", DROP_PORT: "the drop port"}
@@ -171,9 +170,9 @@ def load_topology(path: str | Path) -> Topology:
     except OSError as e:
         raise TopologyError(f"{p}: cannot read topology: {e.strerror}") from e
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise TopologyError(f"{p}: not valid YAML: {e}") from e
+        data = load_yaml(text, str(p))
+    except YamlFileError as e:
+        raise TopologyError(str(e)) from None
     try:
         return parse_topology(data)
     except TopologyError as e:

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
+from controller.yamlio import YamlFileError, load_yaml
 from mrc.wire.formats import DSCP_RESEND
 
 from .. import faults
@@ -382,9 +381,9 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario YAML file."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text())
+        data = load_yaml(p.read_text(), str(p))
     except OSError as e:
         raise ScenarioError(f"{p}: {e.strerror or e}") from None
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"{p}: not valid YAML: {e}") from None
+    except YamlFileError as e:
+        raise ScenarioError(str(e)) from None
     return parse_scenario(data, str(p))

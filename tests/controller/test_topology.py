@@ -149,5 +149,32 @@ def test_load_errors(tmp_path):
         load_topology(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("planes: [\n")
-    with pytest.raises(TopologyError, match="bad.yaml: not valid YAML"):
+    with pytest.raises(TopologyError, match=r"bad.yaml:2:1: not valid YAML"):
         load_topology(bad)
+
+
+def test_yaml_errors_are_one_line_with_file_and_line(tmp_path):
+    """A syntax error names FILE:LINE:COL on one line (PyYAML's own text spans lines and names
+    '<unicode string>'); a key given twice is refused at its line instead of the last one winning."""
+    text = (EXAMPLES / "small.yaml").read_text().splitlines()
+    i = next(n for n, line in enumerate(text) if line.startswith("- {name: p1s1"))
+    broken = list(text)
+    broken[i] = broken[i].rstrip("}")  # an unclosed flow mapping
+    f = tmp_path / "syntax.yaml"
+    f.write_text("\n".join(broken) + "\n")
+    with pytest.raises(TopologyError) as ei:
+        load_topology(f)
+    msg = str(ei.value)
+    assert "\n" not in msg and "<unicode string>" not in msg
+    assert msg.startswith(f"{f}:{i + 2}:3: not valid YAML: expected ',' or '}}'"), msg
+    assert f"at line {i + 1}" in msg
+
+    j = next(n for n, line in enumerate(text) if line.startswith("planes:"))
+    dup = text[: j + 1] + ["planes: 1"] + text[j + 1:]
+    f = tmp_path / "dup.yaml"
+    f.write_text("\n".join(dup) + "\n")
+    with pytest.raises(TopologyError, match=rf"dup.yaml:{j + 2}:1: not valid YAML: duplicate key 'planes' "
+                       rf"\(first at line {j + 1}\)"):
+        load_topology(f)
+    # the same key in two different mappings is no duplicate
+    assert load_topology(EXAMPLES / "small.yaml").planes == 2

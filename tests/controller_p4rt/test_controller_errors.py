@@ -183,3 +183,14 @@ def test_client_waits_for_its_election_id_to_be_free():
             client.close()
         holder.close()
         srv.stop()
+
+
+def test_cli_view_port_in_use_exits_2_without_traceback(busy_port):
+    """A busy --view-port is reported like a busy --metrics-port (it was an OSError traceback, exit 1)."""
+    p = subprocess.run([sys.executable, "-m", "controller", "run", "-t", TOPO, "--once", "--retries", "1",
+                        "--grpc-base-port", "1", "--view-port", str(busy_port)],
+                       check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert f"cannot serve the live view on 127.0.0.1:{busy_port}" in p.stderr
+    assert "--view-port" in p.stderr
