@@ -173,6 +173,13 @@ def _host(a: argparse.Namespace) -> HostConfig:
         raise PerfError("--rate-gbps must be positive")
     if a.tx_delay_us < 0:
         raise PerfError("--tx-delay-us must be >= 0")
+    import socket
+
+    for _, name in a.ifaces:  # before the bootstrap: a typo must not wait for a peer (or listen for one)
+        try:
+            socket.if_nametoindex(name)
+        except OSError:
+            raise PerfError(f"--ifaces: no interface {name!r} in this network namespace") from None
     return HostConfig(a.ifaces, a.encap, plan, gid, nh, a.evs_per_port, a.rate_gbps, a.telemetry, a.tx_delay_us)
 
 

@@ -195,6 +195,11 @@ def connect(addr: Address, timeout_s: float = 10.0) -> Channel:
                 raise
             s.settimeout(None)
             return Channel(s)
+        except socket.gaierror as exc:
+            if exc.errno != socket.EAI_AGAIN:  # a name that does not resolve will not start resolving
+                raise BootstrapError(f"cannot reach the mrc-perf server at {addr}: {exc.strerror or exc}") from None
+            last = exc
+            time.sleep(0.05)
         except OSError as exc:
             last = exc
             time.sleep(0.05)  # retry pacing while the server starts, not synchronisation

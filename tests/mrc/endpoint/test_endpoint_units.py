@@ -126,8 +126,8 @@ def test_cli_help_and_errors(capsys):
     assert "--tx-delay-us must be >= 0" in capsys.readouterr().err
     from mrc.cli import _host
 
-    a = build_parser().parse_args(["client", "--ifaces", "a", "--peer", "h", "--tx-delay-us", "15000"])
-    assert _host(a).tx_delay_us == 15000
+    a = build_parser().parse_args(["client", "--ifaces", "lo", "--peer", "h", "--tx-delay-us", "15000"])
+    assert _host(a).tx_delay_us == 15000  # (lo: _host checks that the interfaces exist)
 
 
 def test_cli_json_report_shape():
@@ -212,3 +212,33 @@ def test_link_delay_goes_to_the_hosts_where_the_switches_cannot_delay(tmp_path, 
     assert parse_scenario({"fabric": {"delay_at": "hosts"}}).fabric.delay_at == "hosts"
     with pytest.raises(ScenarioError, match="scenario.fabric.delay_at"):
         parse_scenario({"fabric": {"delay_at": "spines"}})
+
+
+def test_cli_names_a_missing_interface_before_any_bootstrap(capsys, tmp_path):
+    """A typo in --ifaces failed only after the client's 30 s of connect retries (naming the peer,
+    not the interface), and a server listened for peers it could never serve."""
+    import time
+
+    t0 = time.monotonic()
+    assert main(["client", "--ifaces", "lo,mrc-no-such-if0", "--peer", f"unix:{tmp_path}/none.sock",
+                 "--iters", "1"]) == 2
+    assert "--ifaces: no interface 'mrc-no-such-if0' in this network namespace" in capsys.readouterr().err
+    sock = tmp_path / "s.sock"
+    assert main(["server", "--ifaces", "mrc-no-such-if0", "--bootstrap", f"unix:{sock}"]) == 2
+    assert "no interface 'mrc-no-such-if0'" in capsys.readouterr().err
+    assert not sock.exists()
+    assert time.monotonic() - t0 < 5
+
+
+def test_connect_gives_up_at_once_on_a_name_that_does_not_resolve():
+    """Only a server that may still be starting is worth retrying; an unknown host name failed after
+    the whole 30 s of retries."""
+    import time
+
+    from mrc.endpoint.bootstrap import Address, BootstrapError, connect
+
+    t0 = time.monotonic()
+    with pytest.raises(BootstrapError, match="cannot reach the mrc-perf server at mrc-no-such-host.invalid:18515") as ei:
+        connect(Address("tcp", host="mrc-no-such-host.invalid", port=18515), timeout_s=4)
+    took = time.monotonic() - t0
+    assert took < 2 or "Temporary failure" in str(ei.value), (took, str(ei.value))  # EAI_AGAIN is retried
