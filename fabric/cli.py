@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -261,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # `up` has torn down what it built (Fabric.up undoes all on any exception)
         print(f"mrc-fabric {args.cmd}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `mrc-fabric status | head`: the reader left; no traceback, and none at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
 
 
 if __name__ == "__main__":

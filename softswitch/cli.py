@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -301,5 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_cli(argv[1:])
     if argv and argv[0] == "p4info-diff":
         from softswitch.p4info_diff import main as diff_main
-        return diff_main(argv[1:])
+        try:
+            return diff_main(argv[1:])
+        except BrokenPipeError:  # `softswitch p4info-diff ... | head`: the reader left; no traceback
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141  # as a shell reports a command ended by SIGPIPE
     return run_switch(argv)

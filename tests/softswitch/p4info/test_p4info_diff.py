@@ -134,3 +134,17 @@ def test_softswitch_subcommand_help() -> None:
 def test_reference_p4c_output_matches(ref: p4info_pb2.P4Info) -> None:
     """The conformance reference (p4c 1.2.5.8) and softswitch agree, with nothing ignored."""
     assert main([os.path.join(CONF, "p4info_features.p4"), os.path.join(CONF, "p4info_features.p4info.txtpb")]) == 0
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`softswitch p4info-diff A B | head -1`: the pipe closes under the writer; the command ends
+    quietly with 141 (as a shell reports SIGPIPE), not with a BrokenPipeError traceback."""
+    a, b = os.path.join(CONF, "bench4.p4info.txtpb"), os.path.join(CONF, "p4info_features.p4info.txtpb")
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first line
+    try:
+        p = subprocess.run([sys.executable, "-m", "softswitch", "p4info-diff", a, b], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=60, check=False, cwd=ROOT)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
