@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     up = sub.add_parser("up", parents=[common], help="build the fabric and start its switches")
-    up.add_argument("--topology", "-t", required=True)
+    up.add_argument("--topology", "-t", required=True, help="topology YAML (e.g. examples/small.yaml)")
     up.add_argument("--target", choices=(*TARGETS, "none"), default=selected_target(),
                     help="switch target (default $TARGET or softswitch); none = network only")
     up.add_argument("--grpc-base-port", type=int, help="override the topology's gRPC ports: base + index")
@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     down.set_defaults(func=cmd_down)
 
     st = sub.add_parser("status", parents=[common], help="switch processes, links, namespaces")
-    st.add_argument("--json", action="store_true")
+    st.add_argument("--json", action="store_true", help="print the status as JSON")
     st.set_defaults(func=cmd_status)
 
     rs = sub.add_parser("reshape", parents=[common], help="give a running switch its topology's link properties "
