@@ -107,10 +107,10 @@ def cmd_fault(args: argparse.Namespace) -> int:
                   params={p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name) is not None})
     kind.validate(f, f"fault {kind.cli_name}")
     check_engine(kind, NetnsFaults.fault_primitives, "netns", f"fault {kind.cli_name}")
-    if kind.needs & _NEEDS_CONTROLLER:
-        raise FaultError(f"fault {kind.cli_name}: switch port admin state is written by the controller over "
-                         "P4Runtime, and `mrc-fabric fault` has none (a second client would fight the running "
-                         "controller for mastership); put it in a scenario file for `mrc-fabric scenario run`")
+    if kind.needs & NetnsFaults.controller_primitives:
+        raise FaultError(f"fault {kind.cli_name}: a P4Runtime write the fabric's controller makes, and "
+                         "`mrc-fabric fault` has none (a second client would fight the running controller for "
+                         "mastership); put it in a scenario file for `mrc-fabric scenario run`")
     target = NetnsFaults(_fabric(args))
     print(kind.apply(target, f, False), flush=True)
     if args.duration > 0:
@@ -119,15 +119,12 @@ def cmd_fault(args: argparse.Namespace) -> int:
     return 0
 
 
-# what `mrc-fabric fault` itself cannot do: the kinds stay listed (one registry for the CLI and scenario
-# files), and say so in their help and their error rather than with the Python API's advice
-_NEEDS_CONTROLLER = frozenset({"port_admin"})
-
-
 def _cli_fault_note(kind, engine) -> str:
+    """What `mrc-fabric fault` itself cannot do: the kinds stay listed (one registry for the CLI and
+    scenario files) and say so in their help, from the primitives the engine declares."""
     if kind.needs - engine.fault_primitives:
         return " (not on the emulated fabric: `mrc-fabric scenario run --engine sim`)"
-    if kind.needs & _NEEDS_CONTROLLER:
+    if kind.needs & engine.controller_primitives:
         return " (a P4Runtime write: only in `mrc-fabric scenario run`, whose controller makes it)"
     return ""
 

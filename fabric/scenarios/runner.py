@@ -105,6 +105,8 @@ class NetnsFaults:
 
     fault_primitives = frozenset({"set_link", "host_link", "spine_links", "switch_stop", "switch_start",
                                   "port_admin", "shape", "unshape"})
+    # those made through the run's controller (P4Runtime writes): not for `mrc-fabric fault`, which has none
+    controller_primitives = frozenset({"port_admin"})
 
     def __init__(self, fab: Fabric, converge: Callable[[str], None] | None = None) -> None:
         self.fab, self.topo, self.converge = fab, fab.topo, converge

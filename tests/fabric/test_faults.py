@@ -213,7 +213,7 @@ def test_cli_port_admin_kinds_say_where_they_work(capsys):
     for kind in ("port-down", "port-up"):
         assert main(["fault", kind, "p1l1", "3", "--prefix", "nofab"]) == 2
         err = capsys.readouterr().err
-        assert f"fault {kind}: switch port admin state is written by the controller" in err
+        assert f"fault {kind}: a P4Runtime write the fabric's controller makes" in err
         assert "mrc-fabric scenario run" in err and "port_admin_hook" not in err
     fault = next(a for a in build_parser()._subparsers._group_actions if a.dest == "cmd").choices["fault"]
     helps = {c.dest: c.help for c in next(a for a in fault._subparsers._group_actions)._choices_actions}
