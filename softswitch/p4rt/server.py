@@ -570,10 +570,13 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if device_id != self.srv.device_id:
             abort(context, P4RuntimeError(Code.NOT_FOUND, f"device id {device_id} is not {self.srv.device_id}"))
 
-    def _check_primary(self, req, context) -> None:
+    def _check_role(self, req, context) -> None:
         if req.role:
             abort(context, P4RuntimeError(Code.NOT_FOUND, f"role '{req.role}' does not exist (only the default "
                                           "role, an empty name, does)"))
+
+    def _check_primary(self, req, context) -> None:
+        self._check_role(req, context)
         if not self.srv._arbiter.is_primary_id(_eid(req)):
             abort(context, P4RuntimeError(Code.PERMISSION_DENIED, "not the primary controller (election id "
                                           "does not match the primary's)"))
@@ -607,6 +610,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         at most READ_CHUNK entities; at most ``max_concurrent_reads`` Reads run at once."""
         srv = self.srv
         self._check_device(request.device_id, context)
+        self._check_role(request, context)  # a Read filters by role: one that does not exist, as for a Write
         if not srv._reads.acquire(blocking=False):
             abort(context, P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"{srv.limits.max_concurrent_reads} Reads are "
                                           "in progress (the limit); retry when one has finished"))

@@ -429,6 +429,12 @@ def test_roles(rig):
     req = SFPC(device_id=DEV, role="sdn", action=SFPC.VERIFY, election_id=eid(0, 1))
     req.config.p4info.CopyFrom(rig.p4info)
     assert rpc_code(lambda: rig.stub.SetForwardingPipelineConfig(req)) == grpc.StatusCode.NOT_FOUND
+    # a Read "only returns entries for the given role" (p4runtime.proto): one that does not exist is
+    # NOT_FOUND too, not every entry of the default role
+    ent = p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())
+    assert rpc_code(lambda: list(rig.stub.Read(p4runtime_pb2.ReadRequest(device_id=DEV, role="sdn",
+                                                                         entities=[ent])))) == grpc.StatusCode.NOT_FOUND
+    list(rig.stub.Read(p4runtime_pb2.ReadRequest(device_id=DEV, entities=[ent])))  # the default role reads
 
 
 # ---- pipeline config ----------------------------------------------------------------------------
