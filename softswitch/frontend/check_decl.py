@@ -72,7 +72,12 @@ class DeclChecker(CheckerBase):
         constant (``@field_list(FL_PACKET_IN)``, as the P4 tutorials write it) replaced by its
         value, as p4c evaluates it; any other non-integer argument is an error (before, a name
         was kept as text, matched no index and the clone preserved nothing: a silent misrun)."""
-        anns = self.annotations(_tree(f, "annotations"))
+        return self.resolve_field_lists(self.annotations(_tree(f, "annotations")))
+
+    def resolve_field_lists(self, anns: tuple[ir.Annotation, ...]) -> tuple[ir.Annotation, ...]:
+        """``anns`` with each ``@field_list`` argument that names a constant replaced by its value
+        (for a field, and for a struct type, whose ``@field_list`` p4c's flattening hands down to
+        every field of the type)."""
         if not any(a.name == "field_list" for a in anns):
             return anns
         out = []
@@ -195,6 +200,8 @@ class DeclChecker(CheckerBase):
                                       f"serializable enum or a struct of those, not {bad}")
             fields.append(ir.Field(fname, ft, self.field_annotations(f)))
         anns = self.annotations(_tree(d, "annotations"))
+        if k != "header_decl":
+            anns = self.resolve_field_lists(anns)
         t = (ir.HeaderT if k == "header_decl" else ir.StructT)(name, tuple(fields), anns)
         self.named_types[name] = t
         self.type_locs[name] = self.loc(d)

@@ -1081,14 +1081,21 @@ class Program:
             return list(self.data_field_lists[index])
         out: list[tuple[str, ...]] = []
 
-        def walk(t: StructT, prefix: tuple[str, ...], inherited: bool) -> None:
+        # As p4c: its mid end flattens the metadata struct (FlattenInterfaceStructs), each leaf
+        # field taking the annotations of the struct types and fields above it, innermost type
+        # first, then the outer levels, then its own; the back end then reads one @field_list
+        # per leaf, the first (createRecirculateFieldsList's getSingle), so a field's own
+        # @field_list under an annotated struct field, or a second @field_list, counts for nothing.
+        def walk(t: StructT, prefix: tuple[str, ...], above: tuple[Annotation, ...]) -> None:
+            above = t.annotations + above
             for f in t.fields:
-                marked = inherited or any(a.name == "field_list" and index in a.args
-                                          for a in f.annotations)
+                anns = above + f.annotations
                 if isinstance(f.type, StructT):
-                    walk(f.type, prefix + (f.name,), marked)
-                elif marked:
+                    walk(f.type, prefix + (f.name,), anns)
+                    continue
+                first = next((a for a in anns if a.name == "field_list"), None)
+                if first is not None and index in first.args:
                     out.append(prefix + (f.name,))
 
-        walk(struct, (), False)
+        walk(struct, (), struct.annotations)
         return out
