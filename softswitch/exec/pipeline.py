@@ -133,7 +133,8 @@ class PacketState(TmItem):
         """``nbytes``: the length the packet came in with (counters, meters, the queue's bytes);
         ``plen``: egress's ``packet_length`` (``nbytes`` and the headers ingress made valid or
         invalid); ``truncate``: -1 or the bytes egress keeps; ``recirc``: the field list of a
-        ``recirculate_preserving_field_list`` called in ingress (bmv2 keeps the flag on the packet)."""
+        ``recirculate_preserving_field_list`` called in ingress (bmv2 keeps the flag on the packet; the
+        front end refuses such a call, as p4c does)."""
         self.egress_port = egress_port
         self.priority = priority
         self.length = nbytes

@@ -473,6 +473,7 @@ class BlockChecker(CheckerBase):
                 used.append(an)
         prog.actions = {an: self.actions[an] for an in used}
         self.check_direct_meters(prog)
+        self.check_packet_path_calls(prog)
         self.check_action_names(prog)
         self.check_deparser(prog, prog.deparser.body)
         prog.externs = dict(self.global_externs)
@@ -613,6 +614,53 @@ class BlockChecker(CheckerBase):
                 raise self.err(later.loc, f"conflicting control plane name '{a.name}': the action declared at "
                                           f"line {earlier.loc.line} has it too (p4c: \"conflicting control plane "
                                           "name\"; the P4Info could list only one of them)")
+
+    def check_packet_path_calls(self, prog: ir.Program) -> None:
+        """As p4c's bmv2 back end (``simpleSwitch.cpp``, the ``ExternConverter_clone*``,
+        ``_resubmit_preserving_field_list`` and ``_recirculate_preserving_field_list``
+        converters): a clone of type I2E only in ingress and E2E only in egress, a resubmit
+        only in ingress, a recirculate only in egress (the deprecated ``clone3``, ``resubmit`` and
+        ``recirculate`` alike), the clone type and a field list index constants. Until
+        2026-12-06 softswitch ran each of these: an E2E clone called in ingress cloned the
+        ingress packet, a recirculate called in ingress recirculated after egress."""
+        want = {"resubmit_preserving_field_list": "ingress", "recirculate_preserving_field_list": "egress"}
+        for where, ctl in (("ingress", prog.ingress), ("egress", prog.egress)):
+            roots: list = [ctl.body]
+            todo: list[str] = []  # reachable actions only: p4c drops the unused ones first
+            for tbl in ctl.tables.values():
+                todo.extend(r.action for r in tbl.actions)
+                todo.append(tbl.default_action.action)
+            seen: set[str] = set()
+            while todo or roots:
+                if todo:
+                    an = todo.pop()
+                    a = prog.actions.get(an)
+                    if an in seen or a is None:
+                        continue
+                    seen.add(an)
+                    roots.append(a.body)
+                    continue
+                for n in ir.iter_nodes(roots.pop()):
+                    if isinstance(n, ir.ActionCall):
+                        todo.append(n.action)
+                    if not isinstance(n, ir.BuiltinCall):
+                        continue
+                    if n.name in ("clone", "clone_preserving_field_list"):
+                        kind = n.args[0]
+                        if not isinstance(kind, ir.Const):
+                            raise self.err(n.loc, f"the clone type of {n.name} must be a constant "
+                                                  "(p4c's bmv2 back end: \"must be a constant on this target\")")
+                        ctype = "I2E" if kind.value == 0 else "E2E"
+                        if (ctype == "I2E") != (where == "ingress"):
+                            block = "ingress" if ctype == "I2E" else "egress"
+                            raise self.err(n.loc, f"{n.name}(CloneType.{ctype}, ...) called in {where}: p4c's bmv2 "
+                                                  f"back end allows it in {block} only (\"not invoked in {block}\")")
+                    elif n.name in want and want[n.name] != where:
+                        raise self.err(n.loc, f"{n.name} called in {where}: p4c's bmv2 back end allows it in "
+                                              f"{want[n.name]} only")
+                    if n.name in ("clone_preserving_field_list", *want) and not isinstance(n.args[-1], ir.Const):
+                        raise self.err(n.loc, f"the field list index of {n.name} must be a constant (p4c's bmv2 "
+                                              "back end: \"expected a constant\")")
 
     def check_direct_meters(self, prog: ir.Program) -> None:
         """A direct meter's colour reaches the program only through its ``read``: p4c's bmv2 back end

@@ -14,6 +14,7 @@ from exec_rig import DATA, INSERT, Rig
 from p4.v1 import p4runtime_pb2
 
 from softswitch.exec import hashes
+from softswitch.frontend.errors import P4TypeError
 
 FACTS = DATA / "exec_bmv2_packet_facts.p4"
 BODY = bytes(range(0x10, 0x18))  # 8 bytes after the 2-byte header
@@ -78,20 +79,15 @@ def test_verify_checksum_as_bmv2(alg):
         assert r.output(bytes([1, 0x12]) + low.to_bytes(2, "big"))[-1] == 1
 
 
-def test_recirculate_called_in_ingress_recirculates(tmp_path):
-    """bmv2 keeps the recirculate flag on the packet from ingress to egress: after egress the
-    deparsed packet comes back as instance_type 4 (softswitch dropped the call until 2026-12-05)."""
+def test_recirculate_called_in_ingress_is_refused(tmp_path):
+    """p4c's bmv2 back end refuses a recirculate called in ingress
+    (``ExternConverter_recirculate_preserving_field_list`` in ``simpleSwitch.cpp``), so bmv2 never
+    sees one; softswitch ran it, recirculating after egress (2026-12-05 to 2026-12-06)."""
     src = (DATA / "exec_bmv2_packet_facts.p4").read_text()
     src = src.replace("else if (h.a.t == 5) { h.o.setValid(); }",
                       "else if (h.a.t == 5) { if (s.instance_type == 0) { recirculate_preserving_field_list(0); } "
                       "h.a.v = (bit<8>)s.instance_type; }")
     p = tmp_path / "recirc.p4"
     p.write_text(src)
-    r = Rig(p)
-    _, (first,) = r.run(bytes([5, 0]), 1)
-    assert not first.frames and len(first.recirculate) == 1  # back into ingress, not out
-    data, preserved = first.recirculate[0]
-    assert data == bytes([5, 0])
-    res = r.pipeline.ingress_recirculated(data, preserved, 1)
-    (out,) = r.pipeline.egress(res.to_tm[0], 2).frames
-    assert out.data == bytes([5, 4])  # instance_type 4 (recirculated), then out on port 2
+    with pytest.raises(P4TypeError, match="recirculate_preserving_field_list called in ingress"):
+        Rig(p)
