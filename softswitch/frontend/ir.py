@@ -1086,8 +1086,8 @@ class Program:
         # first, then the outer levels, then its own; the back end then reads one @field_list
         # per leaf, the first (createRecirculateFieldsList's getSingle), so a field's own
         # @field_list under an annotated struct field, or a second @field_list, counts for nothing.
-        def walk(t: StructT, prefix: tuple[str, ...], above: tuple[Annotation, ...]) -> None:
-            above = t.annotations + above
+        def walk(t: StructT, prefix: tuple[str, ...], above: tuple[Annotation, ...], own: bool = True) -> None:
+            above = (t.annotations if own else ()) + above
             for f in t.fields:
                 anns = above + f.annotations
                 if isinstance(f.type, StructT):
@@ -1097,5 +1097,8 @@ class Program:
                 if first is not None and index in first.args:
                     out.append(prefix + (f.name,))
 
-        walk(struct, (), struct.annotations)
+        # a metadata struct without a struct field is not flattened: its own annotations stay
+        # on the type (isNestedStruct in p4c's flattenInterfaceStructs.cpp)
+        nested = any(isinstance(f.type, StructT) and not f.type.union for f in struct.fields)
+        walk(struct, (), (), nested)
         return out

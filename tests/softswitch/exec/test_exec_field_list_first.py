@@ -46,3 +46,19 @@ def test_resubmitted_values_loop_path(rig):
     # the loop's entry point hands a resubmission back to the same code: one packet per list
     for op, want in ((1, "010405060000"), (2, "020000000000"), (3, "030000000708")):
         assert through_loop(rig.pipeline, bytes([op]) + bytes(5)).hex() == want
+
+
+def test_flat_metadata_struct_keeps_its_type_annotation(tmp_path):
+    # without a struct field the metadata struct is not flattened (p4c's isNestedStruct), so a
+    # @field_list on its type reaches no field
+    from softswitch.frontend import load_program
+
+    src = PROG.read_text().replace("struct M {\n  @field_list(1) inner_t in1;\n  @field_list(1) @field_list(2) bit<8> q;\n  tagged_t t;\n}",
+                                   "@field_list(3) struct M {\n  bit<8> q;\n}")
+    src = src.replace("m.in1.a = 4; m.in1.b = 5; m.q = 6; m.t.a = 7; m.t.b = 8;", "m.q = 6;")
+    src = src.replace("h.h.ia = m.in1.a; h.h.ib = m.in1.b; h.h.q = m.q; h.h.ta = m.t.a; h.h.tb = m.t.b;",
+                      "h.h.q = m.q;")
+    p = tmp_path / "flat.p4"
+    p.write_text(src)
+    prog = load_program(str(p), {}, [])
+    assert prog.field_list(prog.ingress.params[1].type, 3) == []
