@@ -626,10 +626,10 @@ class BlockChecker(CheckerBase):
         want = {"resubmit_preserving_field_list": "ingress", "recirculate_preserving_field_list": "egress"}
         for where, ctl in (("ingress", prog.ingress), ("egress", prog.egress)):
             roots: list = [ctl.body]
-            todo: list[str] = []  # reachable actions only: p4c drops the unused ones first
-            for tbl in ctl.tables.values():
-                todo.extend(r.action for r in tbl.actions)
-                todo.append(tbl.default_action.action)
+            # reachable actions only: p4c's front end drops a table nothing applies ("Table t is not
+            # used; removing", RemoveUnusedDeclarations), then the actions only it listed
+            todo: list[str] = []
+            applied: set[str] = set()
             seen: set[str] = set()
             while todo or roots:
                 if todo:
@@ -641,6 +641,13 @@ class BlockChecker(CheckerBase):
                     roots.append(a.body)
                     continue
                 for n in ir.iter_nodes(roots.pop()):
+                    if isinstance(n, (ir.ApplyTable, ir.SwitchActionRun)) and n.table not in applied:
+                        applied.add(n.table)
+                        tbl = ctl.tables.get(n.table)
+                        if tbl is not None:
+                            todo.extend(r.action for r in tbl.actions)
+                            todo.append(tbl.default_action.action)
+                            roots.append([k.expr for k in tbl.keys] + list(tbl.key_stmts))
                     if isinstance(n, ir.ActionCall):
                         todo.append(n.action)
                     if not isinstance(n, ir.BuiltinCall):

@@ -62,3 +62,43 @@ def test_where_p4c_allows_them(tmp_path, ing, eg, ing_act, msg):
         return
     with pytest.raises(P4TypeError, match=msg):
         _load(tmp_path, ing, eg, ing_act)
+
+
+UNAPPLIED = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> op; bit<8> v; }
+struct M { }
+struct H { h_t h; }
+parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(h.h); transition accept; }
+}
+control VC(inout H h, inout M m) { apply { } }
+control I(inout H h, inout M m, inout standard_metadata_t sm) { apply { sm.egress_spec = 1; } }
+control E(inout H h, inout M m, inout standard_metadata_t sm) {
+    action a_clone() { clone(CloneType.I2E, 5); }
+    action a_resubmit() { resubmit_preserving_field_list(0); }
+    table t { key = { h.h.op : exact; } actions = { a_clone; a_resubmit; NoAction; } }
+    table t2 { key = { h.h.v : exact; } actions = { NoAction; } }
+    apply { APPLY }
+}
+control CC(inout H h, inout M m) { apply { } }
+control D(packet_out pk, in H h) { apply { pk.emit(h.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("apply, msg", [
+    ("", None),  # p4c's front end removes t (nothing applies it), then its actions: bmv2 never sees them
+    ("t2.apply();", None),
+    ("t.apply();", r"clone\(CloneType.I2E, ...\) called in egress"),
+    ("if (t.apply().hit) { t2.apply(); }", "called in egress"),
+    ("switch (t.apply().action_run) { default: { } }", "called in egress"),
+])
+def test_a_table_nothing_applies_is_not_checked(tmp_path, apply, msg):
+    p = tmp_path / "p.p4"
+    p.write_text(UNAPPLIED.replace("APPLY", apply))
+    if msg is None:
+        load_program(str(p), {}, [])
+        return
+    with pytest.raises(P4TypeError, match=msg):
+        load_program(str(p), {}, [])
