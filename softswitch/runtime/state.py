@@ -157,9 +157,9 @@ class SwitchState:
         counters, meters and action profiles.  Idempotent; the published entities must have the
         same ids in both."""
         full = _untyped(full)
+        # actions only: a table may have an action's name (P4Info names are per entity type, as in
+        # p4c; ``@name(".output")`` on both an action and a table, as p4c writes P4_14's instruct5)
         known = {a.preamble.name: a.preamble.id for a in self.p4info.actions}
-        for t in self.p4info.tables:
-            known[t.preamble.name] = t.preamble.id
         for a in full.actions:
             if a.preamble.name in known and known[a.preamble.name] != a.preamble.id:
                 raise P4InfoError(f"action '{a.preamble.name}' has id {known[a.preamble.name]} in the P4Info "
