@@ -94,8 +94,12 @@ class Controller:
                                     max_wait_s=self.opts.wiring_max_wait_s)
         self.unclaimed_packet_ins = 0
         self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
-        self._pool = cf.ThreadPoolExecutor(max_workers=max(1, min(16, len(self.sessions))),
+        # two workers a switch: its converge and its counter read may both be in progress (run())
+        self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
                                            thread_name_prefix="switch")
+        self._closing = False
+        self._busy: dict[str, cf.Future] = {}  # run(): the switches whose converge is in progress
+        self._busy_counters: dict[str, cf.Future] = {}  # ... and whose counter read is
         # per switch, when its counters are next read: staggered over the interval (_counters_due)
         self._next_counters: dict[str, float] = {}
         self._next_wiring = 0.0
@@ -136,7 +140,9 @@ class Controller:
         False for a backup; raises ``SessionError``/``MappingError`` on failure."""
         s, st = self.sessions[name], self.status[name]
         if not s.stream_up.is_set():
-            if st.converged_generation >= 0:
+            # not converged until this attempt says so: the switch may have restarted empty
+            st.info.converged, st.info.connected = False, False
+            if st.converged_generation >= 0 and st.state == "converged":
                 self.log.warning("stream lost; reconnecting", extra={"fields": {"switch": name}})
             s.connect(self.opts.connect_timeout_s)
             st.info.connected = True
@@ -228,21 +234,36 @@ class Controller:
             self.log.warning("lost mastership", extra={"fields": {"switch": name}})
         return now >= st.next_reconcile and now >= st.next_try
 
-    def tick(self) -> None:
-        """One loop iteration: converge what needs it, then counters and wiring when due."""
+    def tick(self, wait: bool = True) -> None:
+        """One loop iteration: converge what needs it, then counters and wiring when due.
+
+        ``wait=False`` (``run``) does not wait for the switches' work: each switch's converge and
+        counter read runs on its own worker, and a switch whose previous one has not ended is skipped.
+        A hung switch (process stopped, TCP still open) holds its RPCs for the whole RPC timeout (20 s);
+        waiting for it held every other switch's reconcile and counters that long (a route deleted on a
+        healthy leaf was put back after 21 s instead of within the 10 s period)."""
+        for busy in (self._busy, self._busy_counters):
+            for n in [n for n, f in busy.items() if f.done()]:
+                del busy[n]
         now = time.monotonic()
-        due = [n for n in self.sessions if self._needs_converge(n, now)]
-        for f in [self._pool.submit(self._attempt, n) for n in due]:
-            f.result()
+        due = [n for n in self.sessions if n not in self._busy and self._needs_converge(n, now)]
+        futs = {n: self._pool.submit(self._attempt, n) for n in due}
+        if wait:
+            for f in futs.values():
+                f.result()
+        else:
+            self._busy.update(futs)
         now = time.monotonic()
         # wiring first: a dead cable is what the live view must show fast; counters can wait a round
         if not self._wiring_thread and now >= self._next_wiring:
             self._next_wiring = now + self.opts.wiring_interval_s
             if any(s.may_act for s in self.sessions.values()):
                 self.wiring_check()
-        due = self._counters_due(time.monotonic())
-        if due:
+        due = [n for n in self._counters_due(time.monotonic()) if n not in self._busy_counters]
+        if due and wait:
             self.poll_counters(due)
+        elif due:
+            self._busy_counters.update({n: self._pool.submit(self._poll_one, n) for n in due})
 
     def _counters_due(self, now: float) -> list[str]:
         """The switches whose counters are due, and their next time.  Each switch is read once per
@@ -272,7 +293,7 @@ class Controller:
         wiring.start()
         try:
             while not stop.is_set():
-                self.tick()
+                self.tick(wait=False)
                 stop.wait(self.opts.tick_s)
         finally:
             stop.set()
@@ -291,17 +312,19 @@ class Controller:
                     self.log.exception("wiring round failed")
             stop.wait(max(0.0, start + self.opts.wiring_interval_s - time.monotonic()))
 
+    def _poll_one(self, name: str) -> None:
+        s = self.sessions[name]
+        if not s.stream_up.is_set() or s.names is None:
+            return
+        try:
+            self.telemetry.poll(s)
+        except SessionError as e:
+            if not self._closing:  # a read that close() cancelled is no failure
+                self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
+
     def poll_counters(self, switches: Iterable[str] | None = None) -> None:
         """Read the counters of every connected switch, or of ``switches`` (errors logged, never fatal)."""
-        def one(name: str) -> None:
-            s = self.sessions[name]
-            if not s.stream_up.is_set() or s.names is None:
-                return
-            try:
-                self.telemetry.poll(s)
-            except SessionError as e:
-                self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
-        for f in [self._pool.submit(one, n) for n in (self.sessions if switches is None else switches)]:
+        for f in [self._pool.submit(self._poll_one, n) for n in (self.sessions if switches is None else switches)]:
             f.result()
 
     def wiring_check(self) -> WiringReport:
@@ -334,6 +357,7 @@ class Controller:
 
     def close(self) -> None:
         """Close every session (the switches see the streams end) and the worker pool."""
+        self._closing = True
         for s in self.sessions.values():
             s.close()
         self._pool.shutdown(wait=True)

@@ -37,6 +37,7 @@ T_PORT_RX_ADMIN = P4.T_INGRESS_PORT_ADMIN_PORT_RX_ADMIN
 T_PORT_TX_ADMIN = P4.T_EGRESS_PORT_ADMIN_PORT_TX_ADMIN
 T_USID_UN = P4.T_INGRESS_SRV6_USID_UN
 T_ROUTE_V6 = P4.T_INGRESS_ROUTING_ROUTE_V6
+T_ROUTE_V4 = P4.T_INGRESS_ROUTING_ROUTE_V4
 T_ECMP_SELECT = P4.T_INGRESS_ROUTING_ECMP_SELECT
 T_EV_DIRECT = P4.T_INGRESS_ROUTING_EV_DIRECT
 T_QUEUE_THRESHOLDS = P4.T_INGRESS_CONGESTION_QUEUE_THRESHOLDS
@@ -52,6 +53,7 @@ A_NEXT_HOP = P4.A_INGRESS_ROUTING_SET_NEXT_HOP
 A_ECMP_GROUP = P4.A_INGRESS_ROUTING_SET_ECMP_GROUP
 A_EV_DIRECT_GROUP = P4.A_INGRESS_ROUTING_SET_EV_DIRECT_GROUP
 A_DROP_USID_UNKNOWN = P4.A_INGRESS_ROUTING_DROP_USID_UNKNOWN
+A_DROP_NO_ROUTE = P4.A_INGRESS_ROUTING_DROP_NO_ROUTE
 A_QUEUE_THRESHOLDS = P4.A_INGRESS_CONGESTION_SET_QUEUE_THRESHOLDS
 A_ECN_THRESHOLD = P4.A_EGRESS_CONGESTION_SET_ECN_THRESHOLD
 A_SWITCH_ID = P4.A_EGRESS_TELEMETRY_SET_SWITCH_ID
@@ -324,6 +326,12 @@ def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
         act = A_ECMP_GROUP if stev_mode == STEV_ECMP else A_EV_DIRECT_GROUP
         d.entries.append(names.table_entry(T_ROUTE_V6, {"dst_addr": _prefix(hg.prefix)}, act,
                                            params={"group_id": hg.group_id}))
+    # The routing tables' default (a miss) is the program's drop_no_route, but it is not const: a
+    # client writing behind the controller could make every miss forward somewhere.  Planning it
+    # makes reconcile read it and put it back, as it does every other entity it owns.
+    for t in (T_ROUTE_V6, T_ROUTE_V4):
+        if t in names.tables:
+            d.defaults.append(names.default_entry(t, A_DROP_NO_ROUTE))
     for tm in sp.of(Telemetry):
         d.defaults.append(names.default_entry(T_SWITCH_INFO, A_SWITCH_ID,
                                               switch_id=tm.switch_id if tm.enabled else 0))

@@ -110,7 +110,11 @@ class SwitchSession:
         self.stream_status: tuple[grpc.StatusCode, str] | None = None
         self.stream_up = threading.Event()
         self.stream_lost = threading.Event()
-        self.generation = 0  # increments on each successful connect
+        # increments on each successful connect, and each time the session becomes primary again on the
+        # same stream: another client was primary meanwhile and may have written, so the daemon
+        # re-converges even when it never saw the session as backup (the other client can come and go
+        # between two of its ticks)
+        self.generation = 0
 
     # ---- stream -------------------------------------------------------------------------------
     @property
@@ -204,8 +208,11 @@ class SwitchSession:
             self._primary = arb.status.code == code_pb2.OK
             if not self._primary:
                 self._server_promoted = False
-            elif not was and seen and not self.takeover:  # made primary later, and it never asked
-                self._server_promoted = True
+            elif not was and seen:
+                if self.stream_up.is_set():  # primary again, not the first answer of a connect
+                    self.generation += 1
+                if not self.takeover:  # made primary later, and it never asked
+                    self._server_promoted = True
             self._arb_seen = True
             self._arb.notify_all()
         if self._primary != was:

@@ -259,6 +259,11 @@ class WiringChecker:
                 st, det = MISWIRED, ", ".join(f"{s} reached {elsewhere[s]}" for s in (a, b) if s in elsewhere)
             elif ok_ab and ok_ba:
                 st, det = UP, ""
+            elif a.switch in skipped or b.switch in skipped:
+                # one direction could be probed, and its probe did not arrive: nothing was seen on the
+                # cable (a stopped switch reports nothing), so it is dead, not "half" -- which would
+                # claim the direction from the switch that was never probed works
+                st, det = DEAD, f"no probe arrived; {a.switch if a.switch in skipped else b.switch} not probed"
             elif ok_ab or ok_ba:
                 st, det = HALF, f"only {a}->{b}" if ok_ab else f"only {b}->{a}"
             else:

@@ -27,7 +27,7 @@ from controller.mapping import (
     desired_state,
 )
 from controller.metrics import FabricCollector, MetricsSnapshot, SwitchInfo
-from controller.reconcile import SwitchContents, entity_key, plan_updates
+from controller.reconcile import SwitchContents, describe_entity, entity_key, plan_updates
 from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import Postcard, SwitchCounters, decode_postcard
@@ -58,7 +58,8 @@ def test_leaf_and_spine_entities(names, plan):
     assert _count(leaf, names, T_ROUTE_V6) == 9
     assert _count(leaf, names, T_USID_UN) == 1
     assert _count(leaf, names, T_EV_DIRECT) == 256
-    assert (len(leaf.members), len(leaf.groups), len(leaf.defaults), len(leaf.pre)) == (2, 1, 1, 1)
+    # defaults: route_v6 and route_v4 (drop_no_route, not const) and switch_info
+    assert (len(leaf.members), len(leaf.groups), len(leaf.defaults), len(leaf.pre)) == (2, 1, 3, 1)
     spine = desired_state(names, plan.switches["p1s1"])
     assert _count(spine, names, T_ROUTE_V6) == 1 + 2 + 4 and not spine.members
     assert desired_state(names, plan.switches["p1l1"]).all() == leaf.all()  # deterministic
@@ -114,6 +115,34 @@ def test_diff_orders_by_dependency_and_deletes_in_reverse(names, plan):
     assert all(u.type == p4runtime_pb2.Update.INSERT for _, ups in phases[:4] for u in ups)
     assert phases[4][1][0].type == p4runtime_pb2.Update.MODIFY  # defaults can only be modified
     assert not phases[-1][1][0].entity.action_profile_member.HasField("action")  # DELETE carries the key only
+
+
+def test_a_changed_routing_default_is_put_back(names, plan):
+    """route_v6's default (drop_no_route) is not const: a client writing behind the controller could
+    make every miss forward to a port; reconcile must MODIFY it back, as the other defaults."""
+    d = desired_state(names, plan.switches["p1s1"])
+    have = _contents(d)
+    bad = names.default_entry(T_ROUTE_V6, A_NEXT_HOP, port=1, dst_mac=1, src_mac=2)
+    assert entity_key(bad) in have.defaults
+    have.defaults[entity_key(bad)] = bad
+    phases = plan_updates(d, have)
+    assert [p for p, _ in phases] == ["defaults"]
+    (u,) = phases[0][1]
+    assert u.type == p4runtime_pb2.Update.MODIFY and u.entity.table_entry.is_default_action
+    assert u.entity.table_entry.action.action.action_id == names.action(P4.A_INGRESS_ROUTING_DROP_NO_ROUTE).preamble.id
+    assert describe_entity(bad, names) == "default of route_v6 -> set_next_hop(port=1, dst_mac=00:00:00:00:00:01, src_mac=00:00:00:00:00:02)"
+
+
+def test_describe_entity_names_the_key_and_action(names, plan):
+    d = desired_state(names, plan.switches["p1l1"])
+    texts = [describe_entity(e, names) for e in d.all()]
+    assert "clone session 100 -> ports [255]" in texts
+    assert "route_v6 dst_addr=fc00::/32 -> drop_usid_unknown()" in texts
+    assert ("route_v6 dst_addr=fc00:0:1101::/48 -> set_next_hop(port=1, dst_mac=02:00:11:01:00:01, "
+            "src_mac=02:00:21:01:00:01)") in texts
+    assert "ev_direct group_id=1 ev=0&&&255 priority=1 -> set_next_hop(port=1, dst_mac=02:00:11:01:00:01, " \
+           "src_mac=02:00:21:01:00:01)" in texts
+    assert "group 1 -> members [1001, 1002]" in texts and "ecmp_select group_id=1 -> group_id 1" in texts
 
 
 def test_no_entry_of_any_switch_points_at_the_cpu(names, plan):
@@ -277,6 +306,21 @@ def test_wiring_check_dead_cable_is_dead_after_one_round(plan):
     assert rep.resent == 1 and held[("p2s1", 2)] == 97
     states = {(str(ln.a), str(ln.b)): ln.state for ln in rep.links}
     assert sum(st == "half" for st in states.values()) == 1 and sum(st == "up" for st in states.values()) == 7
+
+
+def test_wiring_check_link_to_a_stopped_switch_is_dead_not_half(plan):
+    """A stopped switch is skipped (not probed) and reports nothing: the probes its neighbours send it
+    never arrive.  Its links are dead: "half" ("only p1l2:1->p1s1:2") claimed the direction from the
+    switch nobody could probe worked (seen with `mrc-fabric fault switch-stop p1l2`)."""
+    held = {("p1s1", 2): 99, ("p1s2", 2): 99}  # what p1s1 and p1s2 send to p1l2 is lost
+    wc, sessions = _slow_checker(plan, held)
+    sessions["p1l2"].may_act = False
+    rep = wc.check(timeout_s=0.3)
+    assert rep.skipped == ["p1l2"]
+    states = {(str(ln.a), str(ln.b)): (ln.state, ln.detail) for ln in rep.links}
+    assert {k: v for k, v in states.items() if v[0] != "up"} == {
+        ("p1l2:1", "p1s1:2"): ("dead", "no probe arrived; p1l2 not probed"),
+        ("p1l2:2", "p1s2:2"): ("dead", "no probe arrived; p1l2 not probed")}
 
 
 def test_wiring_checker_first_round_waits_for_a_slow_target(plan):
