@@ -126,6 +126,27 @@ def cmd_ev_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_args_error(args: argparse.Namespace) -> str:
+    """What is wrong with ``run``'s numbers, or "".  Each of these was taken as given: a negative
+    election id crashed the arbitration (a Uint128 holds none), ``--watch-qp 0x1000000`` watched QP 0
+    (the table key is 24 bits), ``--retries 0`` reported every switch not converged without trying
+    one, and ``--wiring-timeout 0`` / ``--counters-interval 0`` silently meant the default."""
+    if not 1 <= args.election_id < 1 << 128:
+        return f"--election-id must be 1 .. 2^128-1, got {args.election_id}"
+    if args.retries < 1:
+        return f"--retries must be 1 or more, got {args.retries}"
+    for flag, value in (("--interval", args.interval), ("--wiring-interval", args.wiring_interval),
+                        ("--wiring-timeout", args.wiring_timeout), ("--counters-interval", args.counters_interval)):
+        if value is not None and not value > 0:
+            return f"{flag} must be more than 0 seconds, got {value}"
+    for qp in args.watch_qp:
+        if not 0 <= qp <= 0xFFFFFF:
+            return f"--watch-qp must be a 24-bit QP number (0 .. 0xFFFFFF), got {qp:#x}"
+    if args.grpc_base_port is not None and not 1 <= args.grpc_base_port <= 65535:
+        return f"--grpc-base-port must be 1 .. 65535, got {args.grpc_base_port}"
+    return ""
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Converge every switch (``--once``) or run the daemon loop until SIGINT/SIGTERM."""
     import signal
@@ -139,6 +160,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .mapping import MappingError
     from .session import SessionError
 
+    bad = _run_args_error(args)
+    if bad:
+        print(f"mrc-controller run: error: {bad}", file=sys.stderr)
+        return 2
     setup_logging(args.log_format, args.log_level)
     log = logging.getLogger("controller")
     try:

@@ -244,7 +244,9 @@ class Controller:
         healthy leaf was put back after 21 s instead of within the 10 s period)."""
         for busy in (self._busy, self._busy_counters):
             for n in [n for n, f in busy.items() if f.done()]:
-                del busy[n]
+                err = busy.pop(n).exception()
+                if err is not None:  # a bug, not a switch failure (those are handled and logged)
+                    self.log.error("switch worker failed", exc_info=err, extra={"fields": {"switch": n}})
         now = time.monotonic()
         due = [n for n in self.sessions if n not in self._busy and self._needs_converge(n, now)]
         futs = {n: self._pool.submit(self._attempt, n) for n in due}

@@ -45,3 +45,20 @@ def test_sid_plan_ev(tmp_path, capsys):
     assert (tmp_path / "ev" / "h3.yaml").exists()
     assert main(["ev", "check", "-t", str(t), "--evs-per-path", "2"]) == 0
     assert "ok: 192 EVs" in capsys.readouterr().out  # 12 pairs x 8 paths x 2 x (srv6 + stev)
+
+
+def test_run_rejects_bad_numbers_before_touching_a_switch(capsys):
+    """Each was taken as given: a negative election id crashed the arbitration, --watch-qp 0x1000000
+    watched QP 0 (24-bit key), --retries 0 reported every switch unconverged without trying one, and
+    a 0 interval/timeout silently meant the default.  Now exit 2 naming the flag, nothing connected."""
+    import os
+
+    topo = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
+    cases = [(["--election-id", "-3"], "--election-id must be 1"), (["--election-id", "0"], "--election-id"),
+             (["--retries", "0"], "--retries must be 1 or more"), (["--interval", "-5"], "--interval must be more"),
+             (["--wiring-timeout", "0"], "--wiring-timeout"), (["--counters-interval", "0"], "--counters-interval"),
+             (["--watch-qp", "0x1000000"], "24-bit QP number"), (["--grpc-base-port", "70000"], "--grpc-base-port")]
+    for extra, msg in cases:
+        assert main(["run", "-t", topo, "--once", "--grpc-base-port", "1", *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert msg in err and "Traceback" not in err, (extra, err)
