@@ -165,6 +165,10 @@ class SwitchSession:
                 raise ElectionIdInUse(f"switch {self.name}: election id {self.election_id} is already used by "
                                       f"another controller at {self.address} (a second mrc-controller? give this "
                                       f"one another --election-id): {ended[1]}", ended[0])
+            if ended is not None:  # the switch refused the arbitration (a wrong device id: NOT_FOUND)
+                raise SessionError(f"switch {self.name}: {self.address} ended the stream instead of answering the "
+                                   f"arbitration (device id {self.device_id}, election id {self.election_id}): "
+                                   f"{ended[0].name}: {ended[1]}", ended[0])
             raise SessionError(f"switch {self.name}: no arbitration answer from {self.address}",
                                grpc.StatusCode.DEADLINE_EXCEEDED)
         self.stream_up.set()

@@ -151,3 +151,20 @@ def test_a_hung_switch_does_not_hold_up_the_others(tmp_path):
             stop.set()
             runner.join(30)
             ctl.close()
+
+
+def test_wrong_device_id_is_named_in_the_connect_error():
+    """A switch that ends the stream instead of answering the arbitration (device id 42 where it runs
+    as 1: NOT_FOUND) was reported as "no arbitration answer", the cause only in a separate warning."""
+    from controller.session import SessionError, SwitchSession
+    from softswitch.api import SoftSwitch
+
+    with SoftSwitch(PROGRAM, cpu_port=255, device_id=1) as sw:
+        s = SwitchSession("s1", sw.grpc_addr, 42, election_id=3)
+        try:
+            with pytest.raises(SessionError) as ei:
+                s.connect(3.0)
+        finally:
+            s.close()
+    assert "no arbitration answer" not in str(ei.value)
+    assert "device id 42" in str(ei.value) and "NOT_FOUND" in str(ei.value) and "is not 1" in str(ei.value)
