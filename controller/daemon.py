@@ -68,6 +68,9 @@ class SwitchStatus:
     last_result: ReconcileResult | None = None
 
 
+STOP_WAIT_S = 5.0  # run(): how long a stop waits for the switches' work in progress
+
+
 class Controller:
     """Drives every switch of a plan over P4Runtime (library API and ``mrc-controller run``)."""
 
@@ -301,6 +304,10 @@ class Controller:
             stop.set()
             wiring.join(timeout=self.opts.wiring_max_wait_s + 5)  # a round waits at most that long
             self._wiring_thread = False
+            # the switches' converges and counter reads still running end first (their logs come before
+            # "controller stopping"), up to a bound: a hung switch's RPC would hold them for its timeout
+            # and close() cancels what is left
+            cf.wait(list(self._busy.values()) + list(self._busy_counters.values()), timeout=STOP_WAIT_S)
         self.log.info("controller stopping")
 
     def _wiring_loop(self, stop: threading.Event) -> None:
@@ -359,7 +366,7 @@ class Controller:
 
     def close(self) -> None:
         """Close every session (the switches see the streams end) and the worker pool."""
-        self._closing = True
+        self._closing = self.telemetry.closing = True
         for s in self.sessions.values():
             s.close()
         self._pool.shutdown(wait=True)

@@ -96,6 +96,9 @@ class TelemetryCollector:
         self.postcards: deque[Postcard] = deque(maxlen=max_postcards)
         self.postcards_total: dict[str, int] = {}
         self.bad_postcards = 0
+        # set by the controller's close(): a read that close() cancels (run() no longer waits for the
+        # switches' workers) is no failure to report
+        self.closing = False
 
     def on_packet_in(self, pi: PacketIn) -> bool:
         """Take a postcard PacketIn; False for other PacketIns."""
@@ -203,7 +206,7 @@ class TelemetryCollector:
             if e.code == grpc.StatusCode.UNIMPLEMENTED:
                 self.no_register_reads.add(s.name)
                 self.log.info("switch %s reads no registers over P4Runtime: queue depths not polled", s.name)
-            else:
+            elif not self.closing:
                 self.log.warning("queue depth read failed", extra={"fields": {"switch": s.name, "error": str(e)}})
             return
         for e in got:
