@@ -129,6 +129,9 @@ class PerfParams:
             raise PerfError("--qps must be 1..64")
         if self.iters < 1 and self.duration <= 0:
             raise PerfError("--iters must be >= 1 (or give --duration)")
+        if self.duration <= 0 and self.iters < self.qps:
+            raise PerfError(f"--iters {self.iters} is less than --qps {self.qps}: every QP writes at least one "
+                            "message (the server verifies every QP's buffer)")
         if self.tx_depth < 1:
             raise PerfError("--tx-depth must be >= 1")
         if self.timeout <= 0:
@@ -283,18 +286,27 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     next_report = t0 + int(prm.progress * 1e9) if prm.progress > 0 else None
     first_post = last_done = t0
     events: list[EvEvent] = []
+    server_gone = False
+    next_ctl = t0
     while True:
         now = time.monotonic_ns()
         may_post = (total is None and now < (stop_post or 0)) or (total is not None and posted < total)
         if may_post and not errors:
-            for i, qp in enumerate(qps):
-                while outstanding[i] < prm.tx_depth and (total is None or posted < total):
+            # round robin: one message per QP with room in each pass (filling QP 0 to --tx-depth
+            # first left later QPs without a message when --iters < qps x tx_depth)
+            room = True
+            while room and (total is None or posted < total):
+                room = False
+                for i, qp in enumerate(qps):
+                    if outstanding[i] >= prm.tx_depth or (total is not None and posted >= total):
+                        continue
                     k = posted
                     post_ns[k] = (time.monotonic_ns(), i)
                     ep.post_write(qp, k, data[i], va + i * prm.size, rkey,
                                   imm=(k & 0xFFFFFFFF) if prm.imm else None)
                     outstanding[i] += 1
                     posted += 1
+                    room = True
         elif done >= posted:
             break
         if now > deadline:
@@ -314,6 +326,14 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
             last_done = max(last_done, c.time_ns)
         if errors and all(qp.state.value == "ERR" for qp in qps):
             break
+        if now >= next_ctl:  # a server that ends (Ctrl-C, crash, session timeout) closes the bootstrap
+            next_ctl = now + 200_000_000
+            try:
+                ch.poll(0)  # the server says nothing before our 'done'; an EOF or an error means it is gone
+            except BootstrapError as exc:
+                errors.append(f"the server ended the session: {exc}")
+                server_gone = True
+                break
         events.extend(ep.poll_events())
         if next_report is not None and now >= next_report:
             next_report = now + int(prm.progress * 1e9)
@@ -324,8 +344,13 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     nbytes = len(lat_ns) * prm.size
     lat = sorted(x / 1000 for x in lat_ns)
     stats = ep.stats()
-    ch.send({"done": done})
-    server = ch.recv(60.0).get("result", {})
+    server: dict[str, Any] = {}
+    if not server_gone:
+        try:
+            ch.send({"done": done})
+            server = ch.recv(60.0).get("result", {})
+        except BootstrapError as exc:
+            errors.append(f"no result from the server: {exc}")
     ok = not errors and (not prm.verify or server.get("verify") == "ok") and (not prm.imm or server.get("imm") == "ok")
     return {
         "role": "client", "ok": ok, "errors": errors,
@@ -348,8 +373,16 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
     }
 
 
+def acked_bytes(packets: int, size: int, mtu: int) -> int:
+    """Payload bytes in the first ``packets`` packets of a QP that writes ``size``-byte messages one
+    after another, each cut into ``ceil(size / mtu)`` packets (only a message's last one is short)."""
+    per = max(1, -(-size // mtu))
+    whole, part = divmod(max(0, packets), per)
+    return whole * size + part * mtu
+
+
 def _progress(qps, start_seq, mtu, prm, posted, done, t0, now) -> dict[str, Any]:
-    acked = sum(max(0, qp.snd_una - s) for qp, s in zip(qps, start_seq, strict=True)) * mtu
+    acked = sum(acked_bytes(qp.snd_una - s, prm.size, mtu) for qp, s in zip(qps, start_seq, strict=True))
     want = prm.size * (prm.iters if prm.duration <= 0 else max(posted, 1))
     acked = min(acked, want)
     el = max(1e-9, (now - t0) / 1e9)

@@ -1,0 +1,97 @@
+"""mrc-perf client edges found in a user's audit (2026-12-06):
+
+* messages go round robin over the QPs: with ``--qps 3 --iters 30`` (default ``--tx-depth 16``) the
+  client used to give QP 0 16 messages, QP 1 14 and QP 2 none, and the server's ``--verify`` then
+  failed the run ("MISMATCH on QP index [2]") although every message arrived;
+* progress lines count bytes, not packets x MTU: 100-byte messages reported 100% after a third of them;
+* a server that goes away mid-run (Ctrl-C) is noticed on the bootstrap connection at once: the client
+  used to go on until its QP gave up (17 s on the fabric) and then exited 2 ("bad arguments or setup",
+  "bootstrap peer gone: Broken pipe") without a report.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from mrc.endpoint.perf import PerfError, PerfParams, acked_bytes
+
+
+def test_acked_bytes_counts_payload_not_packets_times_mtu():
+    assert acked_bytes(0, 100, 8192) == 0
+    assert acked_bytes(7, 100, 8192) == 700  # one packet per message
+    assert acked_bytes(1, 4097, 4096) == 4096 and acked_bytes(2, 4097, 4096) == 4097
+    assert acked_bytes(3, 4097, 4096) == 4097 + 4096
+    assert acked_bytes(4, 8192, 4096) == 8192 * 2
+
+
+def test_fewer_messages_than_qps_is_refused_up_front():
+    with pytest.raises(PerfError, match="--iters 2 is less than --qps 4"):
+        PerfParams(iters=2, qps=4).check()
+    PerfParams(iters=4, qps=4).check()
+    PerfParams(iters=0, duration=1.0, qps=4).check()
+
+
+def _client(link, sock, *args):
+    return link.popen("a", "client", "--ifaces", link.ifaces("a"), "--peer", sock, "--json", "--timeout", "60", *args)
+
+
+def _server(link, sock):
+    return link.popen("b", "server", "--ifaces", link.ifaces("b"), "--bootstrap", sock, "--json",
+                      "--accept-timeout", "30")
+
+
+@pytest.mark.root
+def test_messages_round_robin_over_qps_and_progress_counts_bytes(direct_link, procs, tmp_path):
+    link = direct_link("q", planes=2)
+    sock = f"unix:{tmp_path / 'boot.sock'}"
+    procs.append(server := _server(link, sock))
+    procs.append(client := _client(link, sock, "--qps", "3", "--iters", "30", "--size", "64K", "--verify",
+                                   "--progress", "0"))
+    out, err = client.communicate(timeout=90)
+    server.communicate(timeout=30)
+    assert client.returncode == 0, err[-2000:]
+    r = json.loads(out)
+    assert r["ok"] and r["server"]["verify"] == "ok"
+    assert [q["data_packets_sent"] for q in r["counters"]["qps"].values()] == [80, 80, 80]  # 10 messages x 8
+
+    procs.append(server := _server(link, sock))
+    procs.append(client := _client(link, sock, "--size", "100", "--iters", "1500", "--tx-depth", "1",
+                                   "--progress", "0.1"))
+    out, err = client.communicate(timeout=90)
+    server.communicate(timeout=30)
+    assert client.returncode == 0, err[-2000:]
+    lines = [json.loads(ln)["progress"] for ln in err.splitlines() if ln.startswith('{"progress"')]
+    assert lines, err[-2000:]
+    for p in lines:  # with one message in flight, at most one more acknowledged than completed
+        assert p["messages_done"] * 100 <= p["acked_bytes"] <= (p["messages_done"] + 1) * 100, p
+
+
+@pytest.mark.root
+def test_client_notices_at_once_that_the_server_went_away(direct_link, procs, tmp_path):
+    link = direct_link("k", planes=2)
+    sock = f"unix:{tmp_path / 'boot.sock'}"
+    procs.append(server := _server(link, sock))
+    procs.append(client := _client(link, sock, "--size", "1M", "--iters", "200", "--rate-gbps", "0.05",
+                                   "--verify", "--progress", "0.1"))
+    deadline = time.monotonic() + 30
+    line = ""
+    while '"progress"' not in line and time.monotonic() < deadline:  # the writes have started
+        line = client.stderr.readline()
+    assert '"progress"' in line
+    # the server's Python is the child of `ip netns exec`, which execs it: same PID
+    server.send_signal(signal.SIGINT)
+    assert server.wait(timeout=10) == 130
+    t0 = time.monotonic()
+    try:
+        out, err = client.communicate(timeout=8)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the client did not notice within 8 s that its server had gone")
+    assert time.monotonic() - t0 < 8
+    assert client.returncode == 1, err[-2000:]
+    r = json.loads(out)
+    assert r["ok"] is False and r["server"] == {}
+    assert any("the server ended the session" in e for e in r["errors"]), r["errors"]
