@@ -268,7 +268,9 @@ def _run(a: argparse.Namespace) -> int:
         host = _host(a)
         if a.role == "client":
             prm = perf_params(a)
-            r = run_client(host, prm, parse_address(a.peer), _progress_printer(a.json))
+            r = run_client(host, prm, parse_address(a.peer), _progress_printer(a.json),
+                           lambda msg: print(json.dumps({"note": msg}) if a.json else f"mrc-perf client: {msg}",
+                                             file=sys.stderr, flush=True))
             print(json.dumps(r, default=str) if a.json else format_client(r), flush=True)
             return 0 if r["ok"] else 1
         listener = Listener(parse_address(a.bootstrap))

@@ -234,19 +234,23 @@ def _gid(text: Any) -> bytes:
 # client
 # ---------------------------------------------------------------------------------------------
 def run_client(host: HostConfig, params: PerfParams, peer: Address,
-               on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Connect to a server, run the writes, return the report (see docs/mrc_endpoint.md)."""
+               on_progress: Callable[[dict[str, Any]], None] | None = None,
+               on_note: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Connect to a server, run the writes, return the report (see docs/mrc_endpoint.md).
+    ``on_note`` hears what the server says before the run (that it queued this client)."""
     params.check()
+    started = time.monotonic()
     ch = connect(peer, timeout_s=min(30.0, params.timeout))
     try:
         with host.open() as ep:
-            return _client(ep, ch, host, params, on_progress)
+            return _client(ep, ch, host, params, on_progress, on_note, started)
     finally:
         ch.close()
 
 
 def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
-            on_progress: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+            on_progress: Callable[[dict[str, Any]], None] | None,
+            on_note: Callable[[str], None] | None = None, started: float | None = None) -> dict[str, Any]:
     mtu = prm.mtu or ep.max_mtu()
     if mtu > ep.max_mtu():
         raise PerfError(f"--mtu {mtu} does not fit the interfaces (largest: {ep.max_mtu()})")
@@ -255,6 +259,15 @@ def _client(ep: Endpoint, ch: Channel, host: HostConfig, prm: PerfParams,
              "size": prm.size, "imm": prm.imm, "seed": prm.seed, "verify": prm.verify, "cc": prm.cc_name(),
              "nscc": prm.nscc})
     acc = ch.recv(30.0)
+    if "queued" in acc:  # a --forever server busy with another client: wait for it, up to --timeout
+        if on_note is not None:
+            on_note(f"queued: {acc['queued']}")
+        wait = max(1.0, prm.timeout - (time.monotonic() - (started or time.monotonic())))
+        try:
+            acc = ch.recv(wait)
+        except BootstrapError:
+            raise PerfError(f"the server kept this client queued behind another client's session for "
+                            f"{wait:.0f} s (--timeout {prm.timeout:g})") from None
     if "accept" not in acc:
         raise PerfError(f"bootstrap: expected 'accept', got {sorted(acc)}")
     peer_gid = _gid(acc["gid"])
@@ -527,11 +540,17 @@ def serve_forever(host: HostConfig, listener: Listener, limits: ServerLimits,
     def one(ch: Channel) -> None:
         try:
             hello = handshake(ch, host, limits)
-            with session:
+            if not session.acquire(blocking=False):
+                # tell the client why its 'accept' is late: it waits (up to its --timeout), not 30 s
+                ch.send({"queued": "another client's session is running; this one starts after it"})
+                session.acquire()
+            try:
                 if stop.is_set():
                     return
                 with host.open() as ep:
                     on_result(_serve(ep, ch, host, hello, limits))
+            finally:
+                session.release()
         except SESSION_ERRORS as exc:
             _refuse(ch, exc)
             on_error(str(exc))

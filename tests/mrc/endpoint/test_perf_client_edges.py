@@ -95,3 +95,33 @@ def test_client_notices_at_once_that_the_server_went_away(direct_link, procs, tm
     r = json.loads(out)
     assert r["ok"] is False and r["server"] == {}
     assert any("the server ended the session" in e for e in r["errors"]), r["errors"]
+
+
+@pytest.mark.root
+def test_a_client_queued_behind_another_session_waits_for_it(direct_link, procs, tmp_path):
+    """`--forever` runs one session at a time: a second client is told it is queued and waits (up to its
+    --timeout). It used to wait 30 s for the server's 'accept' and then fail, exit 2, with "no
+    bootstrap message within 30 s" (seen on the fabric behind a 43 s session)."""
+    link = direct_link("w", planes=2)
+    sock = f"unix:{tmp_path / 'boot.sock'}"
+    procs.append(server := link.popen("b", "server", "--ifaces", link.ifaces("b"), "--bootstrap", sock,
+                                      "--forever", "--json"))
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "boot.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    procs.append(a := _client(link, sock, "--size", "1M", "--iters", "40", "--rate-gbps", "0.05", "--verify",
+                              "--progress", "0.1"))
+    line = ""
+    while '"progress"' not in line and time.monotonic() < deadline + 20:  # A's session is running
+        line = a.stderr.readline()
+    assert '"progress"' in line
+    procs.append(b := _client(link, sock, "--size", "64K", "--iters", "10", "--verify", "--progress", "0"))
+    b_out, b_err = b.communicate(timeout=90)
+    _, a_err = a.communicate(timeout=90)
+    assert a.returncode == 0, a_err[-2000:]
+    assert b.returncode == 0, b_err[-2000:]
+    notes = [json.loads(ln)["note"] for ln in b_err.splitlines() if ln.startswith('{"note"')]
+    assert notes and notes[0].startswith("queued:"), b_err[-2000:]
+    assert json.loads(b_out)["server"]["verify"] == "ok"
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=10) == 130
