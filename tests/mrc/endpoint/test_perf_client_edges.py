@@ -125,3 +125,33 @@ def test_a_client_queued_behind_another_session_waits_for_it(direct_link, procs,
     assert json.loads(b_out)["server"]["verify"] == "ok"
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=10) == 130
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_a_failed_rc_run_counts_only_completed_messages_for_the_immediates(direct_link, procs, tmp_path):
+    """RC with --imm, its one path blackholed mid-run (the receiving end's MTU shrunk): the QP fails (RETRY_EXC_ERR, the rest flushed). The
+    client told the server every completion, flushed ones included, so the server reported
+    "imm MISMATCH: 10 immediates for 26 messages" when 10 messages had completed and 10 immediates
+    had arrived (seen on the fabric); it now counts the messages that completed."""
+    link = direct_link("m", planes=2)
+    sock = f"unix:{tmp_path / 'boot.sock'}"
+    procs.append(server := _server(link, sock))
+    procs.append(client := _client(link, sock, "--mode", "rc", "--imm", "--size", "256K", "--iters", "40",
+                                   "--rate-gbps", "0.02", "--verify", "--progress", "0.1"))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # a few messages done, then cut the RC QP's path (plane 1)
+        line = client.stderr.readline()
+        if '"progress"' in line and json.loads(line)["progress"]["messages_done"] >= 3:
+            break
+    from pyroute2 import NetNS
+
+    with NetNS(link.ns["b"]) as n:  # a dead path, not a down port (an RC QP waits for its port to return)
+        n.link("set", index=n.link_lookup(ifname=link.ifname("b", 1))[0], mtu=1500)
+    out, err = client.communicate(timeout=90)
+    server.communicate(timeout=30)
+    assert client.returncode == 1, err[-2000:]
+    r = json.loads(out)
+    done, s = r["results"]["messages"], r["server"]
+    assert 3 <= done < 40 and any("RETRY_EXC_ERR" in e for e in r["errors"]), r["errors"][:3]
+    assert s["imm"] == "ok" or f"for {done} messages" in s["imm"], (s["imm"], done)
