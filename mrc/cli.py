@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--tx-depth", type=int, default=16, help="outstanding messages per QP (default 16)")
     c.add_argument("--mtu", type=int, default=0, help="path MTU (default: largest the interfaces allow)")
     c.add_argument("--mpr", type=int, default=1, help="PSN window in units of 128 packets (default 1)")
-    c.add_argument("--verify", action="store_true", help="the server checks every byte it received")
+    c.add_argument("--verify", action="store_true", help="the server checks every byte of each QP's buffer against the payload after the run")
     c.add_argument("--seed", type=int, default=1, help="payload seed (default 1)")
     c.add_argument("--progress", type=float, default=1.0, help="seconds between progress lines (0: none)")
     c.add_argument("--timeout", type=float, default=120.0, help="give up after this many seconds (default 120)")
