@@ -531,3 +531,17 @@ def test_format_profile_modify_may_query_its_fields_also_online(ctx: MrcCtlConte
     assert ei.value.errno == errno.E2BIG and ei.value.required_count == 5
     assert errno_of(ctx.modify_ev_fmt_profile, SRV6_FMT, EvFmtProfileAttr(
         ev_fmt_op=EvFmtOpArgs(EvFmtOp.MODIFY_FIELDS, [EvFmtField(16)])), FM.OP) == errno.EINVAL
+
+
+def test_the_docs_first_example_runs_as_written():
+    """docs/mrc_ctl.md's first code block, executed as it stands (it used names it never defined):
+    the EV profile it builds goes ONLINE with its 8 EVs."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "mrc_ctl.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, re.DOTALL).group(1)
+    ns: dict = {}
+    exec(compile(code, "docs/mrc_ctl.md", "exec"), ns)  # noqa: S102 -- the doc's own example is what is tested
+    prof = ns["ctx"].ev_profile(2)
+    assert prof.state == ProfileState.ONLINE and len(prof.evs) == 8
