@@ -43,6 +43,20 @@ def _require_root() -> None:
 
 
 @pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback TCP port something is listening on (for "port in use" errors)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    try:
+        yield s.getsockname()[1]
+    finally:
+        s.close()
+
+
+@pytest.fixture
 def netns_factory() -> Iterator:
     """``make(name)`` creates network namespace ``name``; all are deleted at teardown."""
     _require_root()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import subprocess
 import sys
 
@@ -28,17 +27,6 @@ TOPO = os.path.join(REPO, "examples", "small.yaml")
 @pytest.fixture(scope="module")
 def pipeline():
     return load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM"))
-
-
-@pytest.fixture()
-def busy_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    s.listen(1)
-    try:
-        yield s.getsockname()[1]
-    finally:
-        s.close()
 
 
 def test_metrics_port_in_use_is_a_clear_error(busy_port):

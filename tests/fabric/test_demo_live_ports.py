@@ -5,11 +5,8 @@ MetricsError traceback after the fabric was up: ``LiveView`` caught OSError, but
 busy port as ``MetricsError``.  Real controller, real sockets on loopback; no namespaces."""
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from types import SimpleNamespace
-
-import pytest
 
 from controller import build_plan, load_topology
 from controller.daemon import Controller, Options
@@ -17,17 +14,6 @@ from mrc_fabric.demo import LiveView
 from mrc_fabric.targets import load_pipeline
 
 SMALL = Path(__file__).resolve().parents[2] / "examples" / "small.yaml"
-
-
-@pytest.fixture()
-def busy_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    s.listen(1)
-    try:
-        yield s.getsockname()[1]
-    finally:
-        s.close()
 
 
 def test_busy_metrics_and_view_ports_are_reported_not_raised(busy_port):
