@@ -38,6 +38,9 @@ MODE_RC = "rc"
 __all__ = ["INFINITE_EXP_RETRIES", "MODE_MRC", "MODE_RC", "QpAttr", "QueuePair", "unwrap"]
 
 
+PATH_MTUS = (256, 512, 1024, 2048, 4096, 8192)  # the QP path MTUs (mrc.h: IBV_MTU_* and 8192)
+
+
 @dataclass(slots=True)
 class QpAttr:
     """QP attributes (mrc.h names where they exist)."""
@@ -78,8 +81,8 @@ class QpAttr:
         """Raise ValueError on attributes outside what mrc.h allows."""
         if self.mode not in (MODE_MRC, MODE_RC):
             raise ValueError(f"mode must be 'mrc' or 'rc', not {self.mode!r}")
-        if self.mtu not in (256, 512, 1024, 2048, 4096, 8192):
-            raise ValueError("mtu must be one of 256, 512, 1024, 2048, 4096, 8192")
+        if self.mtu not in PATH_MTUS:
+            raise ValueError(f"mtu must be one of {', '.join(map(str, PATH_MTUS))}")
         if not 1 <= self.mpr <= 1024:
             raise ValueError("mpr must be 1..1024 (units of 128 PSNs)")
         if not 0 <= self.ack_timeout <= 24:

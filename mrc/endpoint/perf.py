@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mrc.core import CC_NAMES, Completion, EvEvent, NsccConfig, WcOpcode, WcStatus
+from mrc.core.qp import PATH_MTUS
 from mrc.ctl import EvProfile
 from mrc.endpoint.bootstrap import Address, BootstrapError, Channel, Listener, connect
 from mrc.endpoint.driver import Endpoint, EndpointError, PortConfig
@@ -134,6 +135,11 @@ class PerfParams:
                             "message (the server verifies every QP's buffer)")
         if self.tx_depth < 1:
             raise PerfError("--tx-depth must be >= 1")
+        if self.mtu and self.mtu not in PATH_MTUS:  # said here, not by the server as a bootstrap refusal
+            raise PerfError(f"--mtu must be one of {', '.join(map(str, PATH_MTUS))} (or 0: the largest the "
+                            "interfaces allow)")
+        if not 1 <= self.mpr <= ServerLimits.max_mpr:
+            raise PerfError(f"--mpr must be 1..{ServerLimits.max_mpr} (units of 128 packets; a server takes no more)")
         if self.timeout <= 0:
             raise PerfError("--timeout must be positive")
         if self.cc not in ("", *CC_NAMES):

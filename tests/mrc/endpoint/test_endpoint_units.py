@@ -161,6 +161,18 @@ def test_cc_choice_defaults_per_mode_and_bad_names_are_refused(capsys):
     assert "invalid choice" in capsys.readouterr().err
 
 
+def test_client_refuses_an_mtu_or_psn_window_no_server_takes():
+    """--mtu and --mpr are refused by the client with the rule, not sent to the server to be refused
+    there as a bootstrap error (a one-shot server then exits 2 as if its own arguments were bad)."""
+    from mrc.endpoint.perf import PerfError, PerfParams
+
+    for kw, flag in (({"mtu": 5000}, "--mtu"), ({"mtu": 100}, "--mtu"), ({"mpr": 0}, "--mpr"), ({"mpr": 65}, "--mpr")):
+        with pytest.raises(PerfError, match=flag):
+            PerfParams(**kw).check()
+    PerfParams(mtu=0).check()  # 0: the largest the interfaces allow
+    PerfParams(mtu=4096, mpr=64).check()
+
+
 def test_scenario_traffic_cc_and_line_rate_default():
     from mrc_fabric.scenarios import ScenarioError, parse_scenario
 
