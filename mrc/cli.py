@@ -301,6 +301,8 @@ def _run(a: argparse.Namespace) -> int:
             listener.close()
     except (PerfError, PlanError, EndpointError, InterfaceError, BootstrapError, ValueError) as exc:
         print(f"mrc-perf: {exc}", file=sys.stderr)
+        if a.json:  # a JSON reader gets an answer on stdout too, not an empty document
+            print(json.dumps({"role": a.role, "ok": False, "error": str(exc)}), flush=True)
         return 2
     except KeyboardInterrupt:
         return 130

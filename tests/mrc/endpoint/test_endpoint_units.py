@@ -173,6 +173,15 @@ def test_client_refuses_an_mtu_or_psn_window_no_server_takes():
     PerfParams(mtu=4096, mpr=64).check()
 
 
+def test_json_client_that_fails_setup_still_prints_a_json_answer(capsys):
+    """`mrc-perf client --json` with a setup error: exit 2, the error on stderr, and on stdout a JSON
+    object saying so (it printed nothing there, so a script parsing stdout got no document)."""
+    assert main(["client", "--ifaces", "nosuch0", "--peer", "unix:/nonexistent.sock", "--json"]) == 2
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["ok"] is False and doc["role"] == "client" and "nosuch0" in doc["error"] and "nosuch0" in err
+
+
 def test_scenario_traffic_cc_and_line_rate_default():
     from mrc_fabric.scenarios import ScenarioError, parse_scenario
 
