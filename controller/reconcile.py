@@ -309,8 +309,20 @@ def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | Non
             log.warning("drift", extra={"fields": fields})
         if len(ups_all) > DRIFT_LOG_MAX:
             log.warning("drift", extra={"fields": {"switch": s.name, "more_updates": len(ups_all) - DRIFT_LOG_MAX}})
-    for phase, ups in phases:
-        s.write(ups)
+    for i, (phase, ups) in enumerate(phases):
+        try:
+            s.write(ups)
+        except SessionError:
+            # the tables' defaults depend on no other phase (direct actions, no group or member): a
+            # failed phase (a full table, say) must not also leave the switch without them -- its
+            # switch id, its routing misses -- so they are written before the error goes up
+            later = dict(phases[i + 1:]).get("defaults")
+            if later:
+                try:
+                    s.write(later)
+                except SessionError as e2:
+                    log.warning("defaults not written", extra={"fields": {"switch": s.name, "error": str(e2)}})
+            raise
         res.by_kind[phase] = len(ups)
         for u in ups:
             if u.type == INSERT:

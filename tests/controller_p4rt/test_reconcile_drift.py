@@ -168,3 +168,25 @@ def test_wrong_device_id_is_named_in_the_connect_error():
             s.close()
     assert "no arbitration answer" not in str(ei.value)
     assert "device id 42" in str(ei.value) and "NOT_FOUND" in str(ei.value) and "is not 1" in str(ei.value)
+
+
+def test_a_full_table_does_not_leave_the_defaults_unwritten():
+    """More watch QPs than telemetry_watch holds (256): the entries phase fails with the switch's
+    per-update errors, and the error goes up -- but the tables' defaults (the switch id of its
+    telemetry, the routing misses) are written first, not skipped with every phase after the failed
+    one (a switch left with switch id 0 named no switch in its telemetry)."""
+    from controller.mapping import A_SWITCH_ID, T_SWITCH_INFO
+    from controller.session import SessionError
+
+    with primary_session(PROGRAM) as s:
+        plan = build_plan(load_topology(TOPO)).switches["p1l1"]
+        d = desired_state(s.names, plan, watch_qps=tuple(range(1, 301)))
+        with pytest.raises(SessionError, match="RESOURCE_EXHAUSTED"):
+            reconcile(s, d)
+        probe = p4runtime_pb2.Entity()
+        probe.table_entry.table_id = s.names.table(T_SWITCH_INFO).preamble.id
+        probe.table_entry.is_default_action = True
+        (e,) = s.read([probe])
+        act = e.table_entry.action.action
+        assert act.action_id == s.names.action(A_SWITCH_ID).preamble.id
+        assert int.from_bytes(act.params[0].value, "big") != 0
