@@ -36,13 +36,19 @@ def test_metrics_port_in_use_is_a_clear_error(busy_port):
     assert f"127.0.0.1:{busy_port}" in msg and "another mrc-controller" in msg
 
 
-def test_cli_second_instance_on_the_metrics_port_exits_2_without_traceback(busy_port):
+@pytest.mark.parametrize("flag, said", [("--metrics-port", "cannot serve metrics on"),
+                                         ("--view-port", "cannot serve the live view on")])
+def test_cli_busy_metrics_or_view_port_exits_2_without_traceback(busy_port, flag, said):
+    """A second instance on the metrics port, or a busy --view-port (it was an OSError traceback,
+    exit 1): exit 2 with a message naming the address and the flag."""
     p = subprocess.run([sys.executable, "-m", "controller", "run", "-t", TOPO, "--once", "--retries", "1",
-                        "--grpc-base-port", "1", "--metrics-port", str(busy_port)],
+                        "--grpc-base-port", "1", flag, str(busy_port)],
                        check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert p.returncode == 2, p.stderr[-2000:]
     assert "Traceback" not in p.stderr
-    assert f"cannot serve metrics on 127.0.0.1:{busy_port}" in p.stderr
+    assert f"{said} 127.0.0.1:{busy_port}" in p.stderr
+    if flag == "--view-port":
+        assert "--view-port" in p.stderr
 
 
 def test_taken_election_id_is_named(pipeline):
@@ -171,14 +177,3 @@ def test_client_waits_for_its_election_id_to_be_free():
             client.close()
         holder.close()
         srv.stop()
-
-
-def test_cli_view_port_in_use_exits_2_without_traceback(busy_port):
-    """A busy --view-port is reported like a busy --metrics-port (it was an OSError traceback, exit 1)."""
-    p = subprocess.run([sys.executable, "-m", "controller", "run", "-t", TOPO, "--once", "--retries", "1",
-                        "--grpc-base-port", "1", "--view-port", str(busy_port)],
-                       check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert p.returncode == 2, p.stderr[-2000:]
-    assert "Traceback" not in p.stderr
-    assert f"cannot serve the live view on 127.0.0.1:{busy_port}" in p.stderr
-    assert "--view-port" in p.stderr
