@@ -20,6 +20,7 @@ client or proxy on the path) over a channel that accepts ``MAX_METADATA_BYTES`` 
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
 import queue
 import threading
@@ -424,3 +425,71 @@ class P4RuntimeClient:
         for mid, value in metadata.items():
             req.packet.metadata.add(metadata_id=mid, value=value)
         self.stream.send(req)
+
+
+# ---- entities in words (logs and errors) ---------------------------------------------------
+def replica_port(r: p4runtime_pb2.Replica) -> int:
+    """A replica's port in either form: the deprecated ``egress_port`` (what PI answers today) or the
+    ``port`` bytes of P4Runtime 1.4 -- a server answering the other form than the one written is the
+    same replica, not a difference to rewrite on every pass."""
+    return int.from_bytes(r.port, "big") if r.WhichOneof("port_kind") == "port" else r.egress_port
+
+
+def _show(value: bytes, bitwidth: int) -> str:
+    """A field value as an operator reads it: IPv6 address, MAC, or a number."""
+    n = int.from_bytes(value, "big")
+    if bitwidth == 128:
+        return str(ipaddress.IPv6Address(n))
+    if bitwidth == 48:
+        return ":".join(f"{b:02x}" for b in n.to_bytes(6, "big"))
+    return str(n) if bitwidth <= 32 else f"0x{n:x}"
+
+
+def describe_entity(e: p4runtime_pb2.Entity, names=None) -> str:
+    """One line naming an entity and what it holds: ``route_v6 dst_addr=fc00:0:1101::/48 ->
+    set_next_hop(port=1, ...)``, ``default of switch_info -> ...``, ``clone session 100 -> ports [255]``."""
+    kind = e.WhichOneof("entity")
+
+    def action(a: p4runtime_pb2.Action) -> str:
+        ad = names.action_by_id.get(a.action_id) if names else None
+        pn = {p.id: (p.name, p.bitwidth) for p in ad.params} if ad else {}
+        args = ", ".join(f"{pn[p.param_id][0]}={_show(p.value, pn[p.param_id][1])}" if p.param_id in pn
+                         else f"{p.param_id}=0x{p.value.hex()}" for p in a.params)
+        return f"{ad.preamble.alias if ad else a.action_id}({args})"
+
+    if kind == "table_entry":
+        te = e.table_entry
+        t = names.table_by_id.get(te.table_id) if names else None
+        fields = {f.id: (f.name, f.bitwidth) for f in t.match_fields} if t else {}
+        key = []
+        for fm in te.match:
+            mk = fm.WhichOneof("field_match_type")
+            f = getattr(fm, mk)
+            name, width = fields.get(fm.field_id, (str(fm.field_id), 0))
+            v = _show(f.value, width) if hasattr(f, "value") else ""
+            key.append(f"{name}={v}" + (f"/{f.prefix_len}" if mk == "lpm" else "")
+                       + (f"&&&{_show(f.mask, width)}" if mk == "ternary" else ""))
+        tname = t.preamble.alias if t else str(te.table_id)
+        what = f"default of {tname}" if te.is_default_action else f"{tname} {' '.join(key)}".rstrip()
+        if te.priority:
+            what += f" priority={te.priority}"
+        ta = te.action.WhichOneof("type")
+        if ta == "action":
+            what += f" -> {action(te.action.action)}"
+        elif ta:
+            what += f" -> {ta.replace('action_profile_', '')} {getattr(te.action, ta)}"
+        return what
+    if kind == "action_profile_member":
+        m = e.action_profile_member
+        return f"member {m.member_id}" + (f" -> {action(m.action)}" if m.HasField("action") else "")
+    if kind == "action_profile_group":
+        g = e.action_profile_group
+        return f"group {g.group_id}" + (f" -> members {[m.member_id for m in g.members]}" if g.members else "")
+    if kind == "packet_replication_engine_entry":
+        pre = e.packet_replication_engine_entry
+        if pre.HasField("clone_session_entry"):
+            cs = pre.clone_session_entry
+            return f"clone session {cs.session_id} -> ports {[replica_port(r) for r in cs.replicas]}"
+        mg = pre.multicast_group_entry
+        return f"multicast group {mg.multicast_group_id} -> ports {[replica_port(r) for r in mg.replicas]}"
+    return str(kind)

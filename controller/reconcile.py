@@ -7,7 +7,6 @@ entries deleted first), default actions; extra groups and then extra members are
 """
 from __future__ import annotations
 
-import ipaddress
 import logging
 import time
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ import grpc
 from p4.v1 import p4runtime_pb2
 
 from .mapping import DesiredState, canonical_bytes
+from .p4rt import describe_entity, replica_port
 from .session import SessionError, SwitchSession
 
 INSERT, MODIFY, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE
@@ -99,17 +99,10 @@ def entity_value(e: p4runtime_pb2.Entity) -> tuple:
     pre = e.packet_replication_engine_entry
     if pre.HasField("clone_session_entry"):
         cs = pre.clone_session_entry
-        return (tuple(sorted((_replica_port(r), r.instance) for r in cs.replicas)), cs.class_of_service,
+        return (tuple(sorted((replica_port(r), r.instance) for r in cs.replicas)), cs.class_of_service,
                 cs.packet_length_bytes)
     mg = pre.multicast_group_entry
-    return tuple(sorted((_replica_port(r), r.instance) for r in mg.replicas))
-
-
-def _replica_port(r: p4runtime_pb2.Replica) -> int:
-    """A replica's port in either form: the deprecated ``egress_port`` (what PI answers today) or the
-    ``port`` bytes of P4Runtime 1.4 -- a server answering the other form than the one written is the
-    same replica, not a difference to rewrite on every pass."""
-    return int.from_bytes(r.port, "big") if r.WhichOneof("port_kind") == "port" else r.egress_port
+    return tuple(sorted((replica_port(r), r.instance) for r in mg.replicas))
 
 
 def _key_only(e: p4runtime_pb2.Entity) -> p4runtime_pb2.Entity:
@@ -220,66 +213,6 @@ def plan_updates(desired: DesiredState, have: SwitchContents) -> list[tuple[str,
 
 
 DRIFT_LOG_MAX = 20  # per pass: the first updates of a repair are logged one by one, then a count
-
-
-def _show(value: bytes, bitwidth: int) -> str:
-    """A field value as an operator reads it: IPv6 address, MAC, or a number."""
-    n = int.from_bytes(value, "big")
-    if bitwidth == 128:
-        return str(ipaddress.IPv6Address(n))
-    if bitwidth == 48:
-        return ":".join(f"{b:02x}" for b in n.to_bytes(6, "big"))
-    return str(n) if bitwidth <= 32 else f"0x{n:x}"
-
-
-def describe_entity(e: p4runtime_pb2.Entity, names=None) -> str:
-    """One line naming an entity and what it holds: ``route_v6 dst_addr=fc00:0:1101::/48 ->
-    set_next_hop(port=1, ...)``, ``default of switch_info -> ...``, ``clone session 100 -> ports [255]``."""
-    kind = e.WhichOneof("entity")
-
-    def action(a: p4runtime_pb2.Action) -> str:
-        ad = names.action_by_id.get(a.action_id) if names else None
-        pn = {p.id: (p.name, p.bitwidth) for p in ad.params} if ad else {}
-        args = ", ".join(f"{pn[p.param_id][0]}={_show(p.value, pn[p.param_id][1])}" if p.param_id in pn
-                         else f"{p.param_id}=0x{p.value.hex()}" for p in a.params)
-        return f"{ad.preamble.alias if ad else a.action_id}({args})"
-
-    if kind == "table_entry":
-        te = e.table_entry
-        t = names.table_by_id.get(te.table_id) if names else None
-        fields = {f.id: (f.name, f.bitwidth) for f in t.match_fields} if t else {}
-        key = []
-        for fm in te.match:
-            mk = fm.WhichOneof("field_match_type")
-            f = getattr(fm, mk)
-            name, width = fields.get(fm.field_id, (str(fm.field_id), 0))
-            v = _show(f.value, width) if hasattr(f, "value") else ""
-            key.append(f"{name}={v}" + (f"/{f.prefix_len}" if mk == "lpm" else "")
-                       + (f"&&&{_show(f.mask, width)}" if mk == "ternary" else ""))
-        tname = t.preamble.alias if t else str(te.table_id)
-        what = f"default of {tname}" if te.is_default_action else f"{tname} {' '.join(key)}".rstrip()
-        if te.priority:
-            what += f" priority={te.priority}"
-        ta = te.action.WhichOneof("type")
-        if ta == "action":
-            what += f" -> {action(te.action.action)}"
-        elif ta:
-            what += f" -> {ta.replace('action_profile_', '')} {getattr(te.action, ta)}"
-        return what
-    if kind == "action_profile_member":
-        m = e.action_profile_member
-        return f"member {m.member_id}" + (f" -> {action(m.action)}" if m.HasField("action") else "")
-    if kind == "action_profile_group":
-        g = e.action_profile_group
-        return f"group {g.group_id}" + (f" -> members {[m.member_id for m in g.members]}" if g.members else "")
-    if kind == "packet_replication_engine_entry":
-        pre = e.packet_replication_engine_entry
-        if pre.HasField("clone_session_entry"):
-            cs = pre.clone_session_entry
-            return f"clone session {cs.session_id} -> ports {[_replica_port(r) for r in cs.replicas]}"
-        mg = pre.multicast_group_entry
-        return f"multicast group {mg.multicast_group_id} -> ports {[_replica_port(r) for r in mg.replicas]}"
-    return str(kind)
 
 
 def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | None = None) -> ReconcileResult:

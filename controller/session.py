@@ -349,10 +349,6 @@ class SwitchSession:
 
 
 def _describe(u: p4runtime_pb2.Update, names: P4Names | None) -> str:
-    """Short human description of an update (table/profile name) for error messages."""
-    e = u.entity
-    kind = e.WhichOneof("entity")
-    if kind == "table_entry" and names is not None:
-        t = names.table_by_id.get(e.table_entry.table_id)
-        return f"{p4runtime_pb2.Update.Type.Name(u.type)} {t.preamble.name if t else e.table_entry.table_id}"
-    return f"{p4runtime_pb2.Update.Type.Name(u.type)} {kind}"
+    """An update in words for error messages: its type and the entity (``p4rt.describe_entity``:
+    table, key and action, as reconcile's drift lines name them)."""
+    return f"{p4runtime_pb2.Update.Type.Name(u.type)} {p4rt.describe_entity(u.entity, names)}"

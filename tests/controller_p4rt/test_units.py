@@ -27,7 +27,8 @@ from controller.mapping import (
     desired_state,
 )
 from controller.metrics import FabricCollector, MetricsSnapshot, SwitchInfo
-from controller.reconcile import SwitchContents, describe_entity, entity_key, plan_updates
+from controller.p4rt import describe_entity
+from controller.reconcile import SwitchContents, entity_key, plan_updates
 from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import Postcard, SwitchCounters, decode_postcard
