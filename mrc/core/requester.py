@@ -157,6 +157,15 @@ class Requester(QpSide):
         """Queue an RDMA WRITE (with immediate if ``imm`` is not None)."""
         if self.state is not QpState.RTS:
             raise ValueError(f"QP {self.qpn} is {self.state.value}; post_write needs RTS")
+        # what the wire cannot carry is refused here: an immediate is 32 bits (a larger one went out
+        # truncated), a RETH VA 64 bits and its DMA length 32 (an address past 2^64 raised inside
+        # the endpoint's send path, mid-transfer, instead of here)
+        if imm is not None and not 0 <= imm <= 0xFFFFFFFF:
+            raise ValueError(f"imm {imm!r} is not a 32-bit value")
+        if len(data) > 0xFFFFFFFF:
+            raise ValueError(f"a message is at most 2^32 - 1 bytes (RETH DMA length), not {len(data)}")
+        if not 0 <= remote_va <= (1 << 64) - max(1, len(data)):
+            raise ValueError(f"remote_va {remote_va:#x} + {len(data)} bytes does not fit a 64-bit address")
         mtu = self.attr.mtu
         n = max(1, -(-len(data) // mtu))
         w = _Wqe(wr_id, memoryview(data), remote_va, rkey & 0xFFFFFFFF, imm, self.next_assign, n)

@@ -108,13 +108,19 @@ class Responder(QpSide):
             if fr.ce:
                 self._on_ce_unplaced(seq, evi, now_ns)
             return
-        # placement with bounds and rkey checks
+        # placement with bounds and rkey checks; a zero-length WRITE names no memory and is not checked
+        # (IB C9-88, as Linux rxe's check_rkey does): a zero-length WRITE_WITH_IMM with rkey 0 is a
+        # common notification and must not put the QP in ERR
         mr = self.host.memory_region(fr.rkey)
         plen = len(fr.payload)
-        if mr is None or not mr.remote_write or not mr.contains(fr.va, plen) or plen > self.attr.mtu \
-                or fr.dma_len < plen:
+        if (fr.dma_len or plen) and (mr is None or not mr.remote_write or not mr.contains(fr.va, plen)
+                                     or plen > self.attr.mtu or fr.dma_len < plen):
             c.bad_access += 1
-            self._send_nak(F.AETH_NAK_REMOTE_ACCESS, seq, evi, now_ns)
+            # the NAK's PSN acknowledges every PSN before it (IB: a NAK implies the ACK of the packets
+            # before it), so it carries the first PSN not received, which is this one in order (RC)
+            # but may be lower when MRC placed this packet past a hole: naming this packet completed
+            # the messages in the hole as SUCCESS although their data never landed
+            self._send_nak(F.AETH_NAK_REMOTE_ACCESS, self.rcv_nxt, evi, now_ns)
             self._to_error(now_ns, WcStatus.REM_ACCESS_ERR)
             return
         last = fr.opcode in F.LAST_OPCODES
