@@ -27,6 +27,7 @@ class QpHost(Protocol):
     encap_mode: str  # "srv6" | "stev" | "udp": how an EV becomes headers
     port_rate_bps: float  # one NIC port's line rate (the CC's ceiling)
     slack_ns: float  # how far ahead of a port's clock a frame may be queued (the transmit ring)
+    ports_down: set[int]  # this endpoint's NIC ports that are down (not the peer's)
 
     # ---- frames out, paced per NIC port
     def send_frame(self, port: int, frame: bytes, now_ns: int) -> None:

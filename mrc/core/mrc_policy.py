@@ -955,7 +955,10 @@ class MrcRequester(Requester):
                 e.probe_streak = 0  # previous probe unanswered: the streak starts over
                 self.host.forget_probe(e.probe_req_id)
             e.probe_next_ns = now_ns + self._probe_interval()
-            if e.port in self.evset.ports_down:
+            # only our own port being down stops the probes: a port the peer reported down is probed
+            # too, since its answer is how we learn it is back when the PORT_STATUS saying so was lost
+            # (it is sent once per change, unacknowledged) or overtaken by an older one [ours]
+            if e.port in self.host.ports_down:
                 e.probe_req_id = -1
                 continue
             self._send_probe(i, e, now_ns,
@@ -1002,6 +1005,9 @@ class MrcRequester(Requester):
             return
         e.probe_req_id = -1
         self.counters.probe_answers += 1
+        if e.port in self.qp.peer_down:  # the peer took our probe in on that port (it drops frames on a down one)
+            self.qp.peer_down = self.qp.peer_down - {e.port}
+            self.evset.ports_down = self.host.ports_down | self.qp.peer_down
         if e.suspect_ns:  # the suspect path answered: it was slow, not dead
             e.suspect_ns = 0
             if ev_i in self._padded_suspect:  # a full frame crossed it
