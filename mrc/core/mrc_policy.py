@@ -291,6 +291,7 @@ class MrcRequester(Requester):
             self._after_ack(now_ns)
             return
         ev_bad: set[int] = set()
+        trimmed = False
         # ECN marks and trims first: they need the packets' EVs, which a cumulative ACK may retire
         for p in s.ecn_psns:
             pkt = self.pkts.get(unwrap(p, self.snd_una))
@@ -320,6 +321,11 @@ class MrcRequester(Requester):
                 self.retx.appendleft((pkt.seq, "trim"))  # at once, ahead of new data; no EV retired
                 self.counters.trims_received += 1
                 self.cc.on_trim(now_ns)
+                # the peer answered for the packet: a sign of life for the retransmission timer, as
+                # an RNR NAK is for RC's.  Before, a responder that kept refusing a LAST_WITH_IMM
+                # (its application not polling; reported as a trim) made the RTO exhaust its retries
+                # and put the QP in ERR within 0.3 s, although the refused packet went back each RTT
+                trimmed = True
         acked_before = self.inflight
         trig_seq = unwrap(s.trigger_psn, self.snd_una)
         trig = self.pkts.get(trig_seq)
@@ -342,7 +348,7 @@ class MrcRequester(Requester):
         if cum > self.snd_nxt:
             self.host.count("rx_bogus_ack")
             return
-        progressed = False
+        progressed = trimmed
         if cum > self.snd_una:
             self._cum_ack(cum, now_ns)
             progressed = True

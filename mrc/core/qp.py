@@ -53,6 +53,11 @@ class QpAttr:
     ack_timeout: int = 10  # t: timeout = 1.024 us * 2^t (t <= 24)
     retry_cnt: int = 7  # linear retries (<= 7)
     exp_retry_cnt: int = 7  # exponential retries (<= 25; 25 = infinite)
+    # RC: receiver not ready (IB's RNR NAK; MRC has no RNR, see docs/protocol.md).  min_rnr_timer is the
+    # responder's: the timer code (F.RNR_TIMER_US; 12 = 0.64 ms, as perftest sets it) its RNR NAKs carry;
+    # rnr_retry the requester's: RNR NAKs in a row without progress before RNR_RETRY_EXC_ERR (7 = infinite)
+    min_rnr_timer: int = 12
+    rnr_retry: int = 7
     ev_min_active: int = 1  # the private profile's floor; a bound EV profile has its own
     probe_good_count: int = 3  # k answers in a row bring an ASSUMED_BAD EV back to GOOD
     probe_interval_ns: int = 0  # ASSUMED_BAD probe period; 0: max(4 x srtt, probe_min_ns), the ACK timeout before an RTT sample
@@ -91,12 +96,19 @@ class QpAttr:
             raise ValueError("retry_cnt must be 0..7")
         if not 0 <= self.exp_retry_cnt <= 25:
             raise ValueError("exp_retry_cnt must be 0..25 (25 = infinite)")
+        if not 0 <= self.min_rnr_timer <= 31:
+            raise ValueError("min_rnr_timer must be an IB RNR timer code, 0..31")
+        if not 0 <= self.rnr_retry <= 7:
+            raise ValueError("rnr_retry must be 0..7 (7 = infinite)")
         if self.max_wimm < 1 or self.max_wimm_dest < 1:
             raise ValueError("max_wimm and max_wimm_dest must be >= 1")
         if self.probe_interval_ns < 0 or self.probe_min_ns < 0:
             raise ValueError("probe_interval_ns and probe_min_ns must be >= 0")
         if self.resend_dscp is not None and not 0 <= self.resend_dscp <= 63:
             raise ValueError("resend_dscp must be a DSCP (0..63) or None")
+        if self.resend_dscp == F.DSCP_TRIMMED:
+            # the switches mark a trimmed header with it: every resend would arrive as a trim, never placed
+            raise ValueError(f"resend_dscp {F.DSCP_TRIMMED} is the DSCP of a trimmed packet")
         if self.trim_ahead_after < 0:
             raise ValueError("trim_ahead_after must be >= 0 (0: never)")
         if isinstance(self.cc, str) and self.cc not in ("nscc", "dcqcn", "none"):

@@ -7,6 +7,10 @@ controller moves it: when the slot is DENIED (``mrc_ctl`` MODIFY_EV_STATE), the 
 slot in profile order that is not DENIED, from its next packet on; with every slot DENIED it sends
 nothing (what it has in flight then times out, and after its retries the QP goes to ERR with
 RETRY_EXC_ERR, as on a dead path).
+
+A WRITE_WITH_IMM whose immediate the responder cannot take (``max_wimm_dest`` completions not polled)
+gets an RNR NAK, as a RoCE NIC answers when no receive is posted: the requester goes back to that PSN
+after the responder's ``min_rnr_timer``, for ever by default (``rnr_retry`` 7).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from mrc.core.psn import unwrap
 from mrc.core.requester import Requester
 from mrc.core.responder import Responder
-from mrc.core.types import EvState
+from mrc.core.types import EvState, QpState, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import Encap, Frame, encode_ack, encode_cnp
 
@@ -25,6 +29,33 @@ class RcRequester(Requester):
     def __init__(self, qp) -> None:
         super().__init__(qp)
         self.path = 0  # the EV slot every packet takes
+        self.rnr_until = 0  # after an RNR NAK: nothing is sent before this time (ns)
+        self.rnr_tries = 0  # RNR NAKs since the last progress (QpAttr.rnr_retry)
+
+    def fill(self, now_ns: int, budget: int = 0) -> int:
+        if now_ns < self.rnr_until:  # the responder asked for min_rnr_timer before the next try
+            self.wake_ns = self.rnr_until
+            return 0
+        return super().fill(now_ns, budget)
+
+    def _progress(self, now_ns: int) -> None:
+        super()._progress(now_ns)
+        self.rnr_tries = 0
+
+    def _receiver_not_ready(self, seq: int, code: int, now_ns: int) -> None:
+        """An RNR NAK for PSN ``seq`` (InfiniBand RC): go back to it after the timer it carries.  It is an
+        answer, so it resets the retry count of the retransmission timer; RNR NAKs in a row count
+        against ``rnr_retry`` instead (7: for ever, as with verbs)."""
+        self.counters.rnr_naks_received += 1
+        self.rnr_tries += 1
+        if self.attr.rnr_retry != 7 and self.rnr_tries > self.attr.rnr_retry:
+            self._to_error(now_ns, WcStatus.RNR_RETRY_EXC_ERR)
+            return
+        self.retries = 0
+        self.snd_ptr = seq
+        self.rnr_until = now_ns + F.RNR_TIMER_US[code] * 1000
+        self.timeout_ns = self._rto()
+        self.rto_at = self.rnr_until + self.timeout_ns
     def _resend_one(self, port_ok, now_ns: int) -> int:
         """Go-back-N: the packets from ``snd_ptr`` up to ``snd_nxt`` again, in order."""
         while self.snd_ptr < self.snd_nxt:
@@ -68,6 +99,13 @@ class RcRequester(Requester):
             if self.snd_una <= seq <= self.snd_nxt:
                 self._cum_ack(seq, now_ns)
                 self.snd_ptr = seq  # go back N
+        elif syn >> 5 == 1:  # RNR NAK: what precedes its PSN arrived; that PSN again after the timer
+            seq = unwrap(fr.psn, self.snd_una)
+            if self.snd_una <= seq < self.snd_nxt:
+                self._cum_ack(seq, now_ns)
+                self._receiver_not_ready(seq, syn & 0x1F, now_ns)
+                if self.state is not QpState.RTS:
+                    return
         elif syn >> 5 == 0:
             seq = unwrap(fr.psn, self.snd_una) + 1
             if self.snd_una < seq <= self.snd_nxt:
@@ -86,6 +124,12 @@ class RcRequester(Requester):
 
 class RcResponder(Responder):
     """The RC responder: in order only (NAK once per gap), CNPs, plain AETH ACKs."""
+
+    def _on_not_ready(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
+        # IB's RNR NAK: this PSN again after min_rnr_timer; what follows it is dropped as past a gap,
+        # with no PSN sequence error NAK (that would make the requester resend at once)
+        self.nak_pending = True
+        self._send_nak(F.AETH_RNR_NAK | self.attr.min_rnr_timer, seq, evi, now_ns)
 
     def _refuse_out_of_order(self, evi: int, now_ns: int) -> bool:
         if not self.nak_pending:

@@ -127,11 +127,11 @@ class Responder(QpSide):
         if last and fr.imm is not None and self.wimm_unpolled >= self.attr.max_wimm_dest \
                 and self._wimm_before(seq) >= self.attr.max_wimm_dest:
             # receiver not ready (its application has not polled the immediate completions): the
-            # payload is not placed and the sender is told as for a trim -- MRC resends it and keeps
-            # the path, which delivered it; a silent drop made the packets behind it look like a
-            # path loss and retired a healthy EV.  RC's policy ignores it; its go-back-N resends.
+            # payload is not placed and the policy tells the sender (MRC: as for a trim, RC: an RNR
+            # NAK); a silent drop made the packets behind it look like a path loss (MRC retired a
+            # healthy EV) and, after its retries, put the sender's QP in ERR (RC)
             c.wimm_overflow += 1
-            self._on_trimmed(fr, seq, evi, now_ns)
+            self._on_not_ready(fr, seq, evi, now_ns)
             return
         if plen:
             mr.write(fr.va, fr.payload)
@@ -177,6 +177,11 @@ class Responder(QpSide):
 
     def _on_trimmed(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
         """Policy: a trimmed packet (header only) with PSN ``seq`` arrived."""
+
+    def _on_not_ready(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
+        """Policy: the LAST_WITH_IMM ``seq`` was refused (``max_wimm_dest`` immediates not polled).
+        Here: reported as a trim, so the sender resends it and keeps its path."""
+        self._on_trimmed(fr, seq, evi, now_ns)
 
     def _on_duplicate(self, seq: int, evi: int, now_ns: int) -> None:
         """Policy: a packet with PSN ``seq`` arrived again (its first copy was placed)."""

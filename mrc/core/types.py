@@ -39,6 +39,7 @@ class WcStatus(enum.Enum):
     RETRY_EXC_ERR = "RETRY_EXC_ERR"
     REM_ACCESS_ERR = "REM_ACCESS_ERR"
     WR_FLUSH_ERR = "WR_FLUSH_ERR"
+    RNR_RETRY_EXC_ERR = "RNR_RETRY_EXC_ERR"
 
 
 class WcOpcode(enum.Enum):
@@ -101,7 +102,7 @@ class QpCounters:
     retx_trim: int = 0  # trim NACK
     retx_trim_ahead: int = 0  # of those: the packet holding the cumulative ACK, trimmed again, resent ahead of data
     retx_lost_as_data: int = 0  # rack/timeout resends sent as data, not ahead: the QP's packets were being trimmed
-    retx_nak: int = 0  # RC go-back-N after a PSN sequence error NAK
+    retx_nak: int = 0  # RC go-back-N after a PSN sequence error NAK or an RNR NAK
     acks_sent: int = 0
     acks_received: int = 0
     naks_sent: int = 0
@@ -115,7 +116,8 @@ class QpCounters:
     duplicates_received: int = 0
     out_of_window: int = 0
     bad_access: int = 0
-    wimm_overflow: int = 0
+    wimm_overflow: int = 0  # responder: a LAST_WITH_IMM refused, max_wimm_dest immediates not polled yet
+    rnr_naks_received: int = 0  # RC requester: receiver-not-ready NAKs (each pauses the QP min_rnr_timer)
     min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
     reorder_widened: int = 0  # times a duplicate echo widened the RACK reordering window
     rack_ev_kept: int = 0  # RACK loss verdicts that left the EV GOOD: its path was still delivering

@@ -1,0 +1,98 @@
+"""A responder whose application does not poll its immediate completions (max_wimm_dest reached).
+
+RC answers with IB's RNR NAK and the requester waits ``min_rnr_timer`` before it tries that PSN
+again, for ever by default (``rnr_retry`` 7); MRC reports the refused packet as a trim, which is a sign
+of life for the retransmission timer.  Before: both requesters went to ERR with RETRY_EXC_ERR within
+0.3 s (the RTO's 7 + 7 retries), although docs/protocol.md said the packet goes back until the
+application polls.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mrc.core import EvState, QpAttr, QpState, WcStatus
+from mrc.sim import PathSpec, make_pair
+from mrc.wire import formats as F
+from mrc.wire.codec import decode_frame
+
+STALL_NS = 200_000_000  # the responder's application polls nothing for 200 ms
+
+
+def _slow_poller(mode: str, **attr):
+    p = make_pair([PathSpec() for _ in range(2)], attr=QpAttr(mode=mode, max_wimm_dest=2, **attr),
+                  buf_len=1 << 16)
+    for i in range(5):
+        p.a.post_write(p.qa, i + 1, b"z" * 100, p.mr.base_va + 128 * i, p.mr.rkey, imm=i)
+    done: list = []
+    p.net.run(until_ns=STALL_NS, stop=lambda: (done.extend(p.a.poll_completions()), False)[1],
+              max_events=3_000_000)
+    return p, done
+
+
+def _finish(p, done) -> list:
+    rx: list = []
+
+    def step():
+        done.extend(p.a.poll_completions())
+        rx.extend(p.b.poll_completions())  # the application polls again: credits come back
+        return len(done) >= 5 and len(rx) >= 5
+
+    p.net.run(until_ns=p.net.now + 100_000_000, stop=step, max_events=3_000_000)
+    return rx
+
+
+@pytest.mark.parametrize("mode", ["rc", "mrc"])
+def test_requester_waits_for_a_receiver_that_does_not_poll(mode):
+    p, done = _slow_poller(mode)
+    assert p.qa.state is QpState.RTS and [c.wr_id for c in done] == [1, 2]  # 3 waits for credit
+    assert p.qb.counters.wimm_overflow > 0 and p.qa.counters.timeouts == 0
+    rx = _finish(p, done)
+    assert [(c.wr_id, c.status) for c in done] == [(i, WcStatus.SUCCESS) for i in range(1, 6)]
+    assert [c.imm for c in rx] == [0, 1, 2, 3, 4]
+    assert p.mr.buf[: 5 * 128: 128] == b"z" * 5
+    if mode == "rc":
+        # one try per min_rnr_timer (code 12: 0.64 ms) while the application does not poll
+        c = p.qa.counters
+        assert STALL_NS // 640_000 // 2 <= c.rnr_naks_received <= STALL_NS // 640_000 + 2
+        assert c.data_packets_sent <= 3 * (c.rnr_naks_received + 5)
+    else:  # no EV paid for it
+        assert all(s is EvState.GOOD for s in p.qa.evset.prof.states)
+
+
+def test_rc_rnr_retry_exhausted():
+    p, done = _slow_poller("rc", rnr_retry=3)
+    assert p.qa.state is QpState.ERR and p.qa.counters.rnr_naks_received == 4
+    assert [(c.wr_id, c.status) for c in done] == [
+        (1, WcStatus.SUCCESS), (2, WcStatus.SUCCESS), (3, WcStatus.RNR_RETRY_EXC_ERR),
+        (4, WcStatus.WR_FLUSH_ERR), (5, WcStatus.WR_FLUSH_ERR)]
+
+
+def test_rc_rnr_nak_on_the_wire():
+    # AETH syndrome 001 + the responder's timer code; the PSN is the refused packet's
+    p = make_pair([PathSpec()], attr=QpAttr(mode="rc", max_wimm_dest=1, min_rnr_timer=3), buf_len=4096)
+    naks = []
+    send = p.net._send
+
+    def spy(side, port, data):
+        fr = decode_frame(data)
+        if side == 1 and fr.opcode == F.OP_ACK and fr.syndrome >> 5 == 1:
+            naks.append(fr)
+        send(side, port, data)
+
+    p.net._send = spy
+    p.a.post_write(p.qa, 1, b"a", p.mr.base_va, p.mr.rkey, imm=1)
+    p.a.post_write(p.qa, 2, b"b", p.mr.base_va + 1, p.mr.rkey, imm=2)
+    p.net.run(until_ns=1_000_000, max_events=100_000)
+    assert naks and all(fr.syndrome == F.AETH_RNR_NAK | 3 for fr in naks)
+    assert {fr.psn for fr in naks} == {(p.qa.requester.snd_una) & F.PSN_MASK}
+    assert F.RNR_TIMER_US[3] == 30 and F.RNR_TIMER_US[0] == 655_360 and len(F.RNR_TIMER_US) == 32
+
+
+@pytest.mark.parametrize(("kw", "what"), [
+    ({"min_rnr_timer": 32}, "min_rnr_timer"), ({"rnr_retry": 8}, "rnr_retry"),
+    ({"resend_dscp": F.DSCP_TRIMMED}, "trimmed"),
+])
+def test_attr_limits(kw, what):
+    with pytest.raises(ValueError, match=what):
+        QpAttr(**kw).validate()
