@@ -31,7 +31,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, run_traffic, verdict_lines
 from mrc_fabric.scenarios.spec import DELAY_AT
-from mrc_fabric.targets import DEFAULT_TARGET
+from mrc_fabric.targets import TARGETS, selected_target
 
 
 def port_stats(env: FabricEnv) -> dict[str, dict[str, dict[str, int]]]:
@@ -70,7 +70,8 @@ def stats_delta(before: dict, after: dict) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--target", choices=TARGETS, default=selected_target(),
+                    help="switch target (default $TARGET or softswitch)")
     ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
                     help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--repeat", type=int, default=5)

@@ -1,6 +1,6 @@
 """The fabric bench's link-failure all-to-all, MRC only, N times in a row: the spread of the recovery.
 
-    python bench/fabric_recovery.py [--runs 12] [--fault-free] [--target softswitch]
+    python bench/fabric_recovery.py [--runs 12] [--fault-free] [--target softswitch|bmv2]
 
 bench/fabric_scenarios.py measures MRC's goodput recovery after the link failure once; on this
 2-core machine, where the fabric itself uses ~1.5 cores, one run moves by +-0.4 RTTs from the next
@@ -30,7 +30,7 @@ from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 from mrc_fabric.demo import demo_link_defaults
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, late_lines, run_traffic
 from mrc_fabric.scenarios.spec import DELAY_AT
-from mrc_fabric.targets import DEFAULT_TARGET
+from mrc_fabric.targets import TARGETS, selected_target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=12, help="how many runs (default 12)")
     ap.add_argument("--fault-free", action="store_true", help="no link failure")
-    ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--target", choices=TARGETS, default=selected_target(),
+                    help="switch target (default $TARGET or softswitch)")
     ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
                     help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--late", type=int, default=0, metavar="N",

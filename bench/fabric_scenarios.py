@@ -1,6 +1,6 @@
 """Scenario benchmarks on the emulated softswitch fabric: MRC / RC-baseline ratios from one run.
 
-    python bench/fabric_scenarios.py [--target softswitch] [--out bench-out/fabric] [--json]
+    python bench/fabric_scenarios.py [--target softswitch|bmv2] [--out bench-out/fabric] [--json]
 
 One fabric (examples/small.yaml, with the demo's links: 300 frames/s, 16-frame queues and 5 ms propagation delay per
 switch port) for the all-to-all runs, one with 300 frames/s links and shallow host downlinks for
@@ -38,7 +38,7 @@ from mrc_fabric.scenarios import (
 )
 from mrc_fabric.scenarios.report import DIP_WINDOW_RTTS, outside_drops_text
 from mrc_fabric.scenarios.spec import DELAY_AT
-from mrc_fabric.targets import DEFAULT_TARGET
+from mrc_fabric.targets import TARGETS, selected_target
 
 # The demo's links and QP settings (fabric/demo.py): 300 frames/s, 16-frame queues and 5 ms propagation delay per switch
 # port (a fabric with several packets per RTT), RACK reordering floor 10 ms, 5 ms samples, 20 ms bins.
@@ -63,7 +63,8 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--target", choices=TARGETS, default=selected_target(),
+                    help="switch target (default $TARGET or softswitch)")
     ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
                     help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--out", type=Path, default=Path("bench-out/fabric"))

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc_fabric.scenarios import FabricEnv, FabricSpec
-from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target
+from mrc_fabric.targets import TARGETS, full_frames_bps, get_target, selected_target
 
 REPO = Path(__file__).resolve().parents[1]
 SWEEP = (0.5, 0.75, 0.9, 1.0, 1.1, 1.25)  # hand pacing, as fractions of the modelled link rate per NIC port
@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="256K")
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--target", default=DEFAULT_TARGET)
+    ap.add_argument("--target", choices=TARGETS, default=selected_target(),
+                    help="switch target (default $TARGET or softswitch)")
     ap.add_argument("--bare", action="store_true", help="also run the defaults on the fabric without a link model")
     ap.add_argument("--out", type=Path, default=Path("bench-out/perf-defaults"))
     ap.add_argument("--json", action="store_true")

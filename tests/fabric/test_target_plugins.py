@@ -200,6 +200,28 @@ def test_no_default_target_typed_outside_the_plugins():
     assert not found, "a default target typed outside fabric/targets (use selected_target()):\n" + "\n".join(found)
 
 
+def test_every_target_option_follows_the_environment():
+    """docs/targets.md: ``TARGET`` chooses the target "for everything at once" (the Docker image sets
+    it).  Every ``--target`` command-line option of the project -- commands, runners and benches --
+    therefore defaults to ``selected_target()`` (or to nothing, resolved through it later), never to
+    ``DEFAULT_TARGET``, which ignores ``$TARGET`` (the fabric benches did: ``TARGET=bmv2 python
+    bench/fabric_scenarios.py`` measured softswitch)."""
+    found, seen = [], 0
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument" and node.args
+                    and isinstance(node.args[0], ast.Constant) and node.args[0].value == "--target"):
+                continue
+            seen += 1
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            if default is not None and not (isinstance(default, ast.Call)
+                                            and getattr(default.func, "id", "") == "selected_target"):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: default={ast.unparse(default)}")
+    assert seen >= 8, seen  # the scan sees the commands, runners and benches
+    assert not found, "--target options that ignore $TARGET:\n" + "\n".join(found)
+
+
 def test_selected_target(monkeypatch):
     monkeypatch.delenv("TARGET", raising=False)
     assert targets.selected_target() == targets.DEFAULT_TARGET == TARGETS[0]
