@@ -46,7 +46,8 @@ class Endpoint:
 
     def __init__(self, gid: bytes, ports: Iterable[int] = (1,), *, encap: str = "srv6",
                  port_rate_bps: float = 100e9, telemetry: bool = False, mac: bytes = b"\x02\0\0\0\0\1",
-                 peer_macs: dict[int, bytes] | None = None, first_qpn: int = 0x100, ctl: Any = None):
+                 peer_macs: dict[int, bytes] | None = None, first_qpn: int = 0x100, first_rkey: int = 0x1000,
+                 ctl: Any = None):
         if len(gid) != 16:
             raise ValueError("gid must be a 16-byte IPv6 address")
         self.gid = bytes(gid)
@@ -66,7 +67,7 @@ class Endpoint:
         self.mrs: dict[int, MemoryRegion] = {}
         self.counters = EndpointCounters()
         self._qpns = itertools.count(first_qpn)
-        self._rkeys = itertools.count(0x1000)
+        self._rkeys = itertools.count(first_rkey)
         self._probe_ids = itertools.count(1)
         self._probes: dict[int, tuple[QueuePair, int]] = {}
         self._peers: dict[bytes, list[QueuePair]] = {}

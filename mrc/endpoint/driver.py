@@ -19,6 +19,7 @@ that is not RoCEv2 such as ND); RoCEv2 frames that fail to decode are counted by
 from __future__ import annotations
 
 import errno
+import secrets
 import select
 import socket
 import time
@@ -164,7 +165,14 @@ class Endpoint:
         first = self._ports[min(self._ports)]
         self.core = core.Endpoint(gid, sorted(self._ports), encap=encap, port_rate_bps=port_rate_gbps * 1e9,
                                   telemetry=telemetry, mac=first.mac,
-                                  peer_macs={p.port: p.next_hop_mac for p in ports if p.next_hop_mac})
+                                  peer_macs={p.port: p.next_hop_mac for p in ports if p.next_hop_mac},
+                                  first_qpn=0x100 + secrets.randbelow(0xF00000),
+                                  first_rkey=0x1000 + secrets.randbelow(0xF0000000))
+        # random first QP numbers and memory keys, as NICs hand them out: with fixed ones every new
+        # endpoint (mrc-perf server opens one per session, at the same buffer address) took the last
+        # one's numbers, and a late packet of the previous session whose PSN fell in the new window
+        # was placed; the real packet was then dropped as its duplicate (the random first PSN was the
+        # only guard: about 1 in 16,000 per stale packet at mpr 8)
         for p in self._ports.values():
             p.fix_mac = None if p.mac == first.mac else p.mac
         self._by_fd = {p.sock.fileno(): p for p in self._ports.values()}

@@ -242,3 +242,19 @@ def test_tx_delay_line(direct_link):
         assert req.min_rtt >= delay_ms * 1_000_000, req.min_rtt  # every sample carries the delay
     with pytest.raises(EndpointError, match="tx delay"):
         Endpoint([PortConfig("w2bx", 1)], GID_A, tx_delay_us=-1)
+
+
+def test_each_endpoint_draws_its_own_qp_numbers_and_keys(direct_link):
+    # mrc-perf server opens a new endpoint per session on the same ports and buffer address: with the
+    # same first QPN and rkey every time, a late packet of the previous session whose PSN fell in the
+    # new window was placed (the random first PSN was the only guard)
+    link = direct_link("l", planes=1)
+    seen = set()
+    for _ in range(3):
+        ep = _open(link, "b")
+        with ep:
+            qp = ep.create_qp(direct_evs("srv6", ep.ports, 2, 0xB, 0xA), ep.qp_attr("mrc"))
+            mr = ep.reg_mr(bytearray(64), 0x20000)
+            assert 0x100 <= qp.qpn <= 0xFFFFFF and mr.rkey <= 0xFFFFFFFF
+            seen.add((qp.qpn, mr.rkey))
+    assert len({q for q, _ in seen}) == 3 and len({k for _, k in seen}) == 3
