@@ -170,7 +170,7 @@ struct local_metadata_t {
     /* flow identity, filled by the parser (inner addresses win in SRv6 mode) */
     ipv6_addr_t flow_src;
     ipv6_addr_t flow_dst;
-    bit<8>      ip_proto;
+    bit<8>      ip_proto;            /* upper-layer protocol: past telemetry and SRH */
     bit<20>     flow_label;
     bit<16>     l4_sport;
     bit<16>     l4_dport;

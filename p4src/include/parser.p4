@@ -7,6 +7,8 @@
  *
  * Malformed headers fail a `verify`: the packet reaches ingress with parser_error set and is
  * dropped there with DROP_REASON_PARSER_ERROR (bmv2 semantics: a parser error does not drop).
+ * lmd.ip_proto ends as the last next-header value the parser followed (UDP behind telemetry or an
+ * SRH, the inner IPv6's in SRv6 mode), so telemetry_watch and the ECMP hash see the upper layer.
  */
 #ifndef MRC_PARSER_P4
 #define MRC_PARSER_P4
@@ -86,6 +88,7 @@ parser mrc_parser(packet_in packet,
         packet.extract(hdr.telemetry_records.next);
         packet.extract(hdr.telemetry_records.next);
         packet.extract(hdr.telemetry_records.next);
+        lmd.ip_proto = hdr.hbh.next_hdr;  /* the upper-layer protocol, not Hop-by-Hop (0) */
         transition select(hdr.hbh.next_hdr) {
             PROTO_ROUTING: parse_srh;
             PROTO_IPV6: parse_inner_ipv6;
@@ -115,6 +118,7 @@ parser mrc_parser(packet_in packet,
     }
 
     state parse_srh_next {
+        lmd.ip_proto = hdr.srh.next_hdr;  /* the upper-layer protocol, not Routing (43) */
         transition select(hdr.srh.next_hdr) {
             PROTO_IPV6: parse_inner_ipv6;
             PROTO_UDP: parse_udp;

@@ -110,3 +110,29 @@ class PostcardTest(MrcFabricTest):
         testutils.send_packet(self, 3, stev_packet("2001:db8:1::1", DST, dest_qp=0x99))
         self.receive_any([2])
         self.verify_no_packet_in()
+
+
+@group("telemetry")
+class PostcardProtocolTest(MrcFabricTest):
+    """A watch on the upper-layer protocol (ip_proto 17, UDP) catches a packet whether or not it
+    carries the telemetry Hop-by-Hop header: ip_proto is the protocol past that header, not 0."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route("2001:db8:400::/48", port=2)
+        self.enable_postcards()
+        self.insert_table_entry(P4.T_INGRESS_TELEMETRY_TELEMETRY_WATCH, {"ip_proto": (17, 0xFF)},
+                                P4.A_INGRESS_TELEMETRY_WATCH_POSTCARD, priority=10)
+        for tel in (None, HBHOptMrcTelemetry()):
+            pkt = stev_packet("2001:db8:1::1", DST, dest_qp=0x4242, telemetry=tel)
+            testutils.send_packet(self, 3, pkt)
+            self.receive_any([2])
+            pin = self.get_packet_in()
+            self.assertEqual(pin.metadata["reason"], P4.PACKET_IN_REASON_POSTCARD,
+                             f"telemetry={tel is not None}")
+        # another protocol behind the telemetry header is not watched
+        pkt = stev_packet("2001:db8:1::1", DST, telemetry=HBHOptMrcTelemetry())
+        pkt[IPv6].payload.nh = 59
+        testutils.send_packet(self, 3, pkt)
+        self.receive_any([2])
+        self.verify_no_packet_in()
