@@ -182,6 +182,7 @@ struct local_metadata_t {
     bool        skip_forwarding;     /* decided already: dropped, punted or packet-out */
     bool        forwarded;           /* a next hop was chosen: decrement hop limit / TTL */
     bool        usid_local;          /* the carrier (or SRH) ends at this switch */
+    bool        srh_error;           /* the parser stopped at a routing header it cannot process */
     bool        is_packet_out;
     bool        link_probe;          /* ETHERTYPE_LINK_PROBE frame: punted, or sent past port admin */
     bool        egress_dropped;      /* dropped in egress (port down) */

@@ -1,5 +1,5 @@
 """SRv6 uSID: uN shift for 1..6 uSIDs, end of carrier with and without SRH, classic End,
-host delivery, unknown uSID, hop limit expiry, parser errors."""
+host delivery, unknown uSID, hop limit expiry, parser errors (dropped only where the DA is ours)."""
 from __future__ import annotations
 
 from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
@@ -7,6 +7,7 @@ from base.mrc_packets import carrier, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
+from scapy.layers.inet6 import IPv6ExtHdrSegmentRouting, IPv6ExtHdrSegmentRoutingTLVPadN
 from scapy.layers.l2 import Ether
 
 from controller import p4contract as P4
@@ -153,16 +154,48 @@ class HopLimitTest(MrcFabricTest):
 
 @group("srv6")
 class SrhTooManySegmentsTest(MrcFabricTest):
-    """An SRH with 5 segments is a parser error: dropped and counted, the switch keeps going."""
+    """An SRH with 5 segments is a parser error. Addressed to one of our SIDs it is dropped and
+    counted; in transit it is forwarded on its DA untouched, as a transit node does not inspect the
+    routing header (RFC 8754 section 4.2)."""
 
     @autocleanup
     def runTest(self):
+        self.add_own_usid()
+        self.route_usid(0x0202, port=3)
         self.add_route("fc00::/16", port=2)
-        before = self.drops(P4.DROP_REASON_PARSER_ERROR)
         segs = [f"fc00::{i}" for i in range(5)]
-        testutils.send_packet(self, 1, srv6_packet("fc00::9", segments=segs))
+        for dst in (carrier(BLOCK, MY_USID, 0x0202), carrier(BLOCK, MY_USID)):  # uN shift, End
+            before = self.drops(P4.DROP_REASON_PARSER_ERROR)
+            testutils.send_packet(self, 1, srv6_packet(dst, segments=segs))
+            testutils.verify_no_other_packets(self)
+            self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
+        for pkt in (srv6_packet("fc00::9", segments=segs), srv6_packet("fc00::9", segments=segs[:4])):
+            testutils.send_packet(self, 1, pkt)
+            testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class TransitUnsupportedRoutingHeaderTest(MrcFabricTest):
+    """Routing headers the program cannot process (an SRH with a TLV, another routing type, segments
+    left beyond the list) pass a transit switch unchanged but for the hop limit (RFC 8754 4.2,
+    RFC 8200 4.4); where the DA is our SID they are parser errors."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        self.add_route("fc00::/16", port=2)
+        pad_tlv = srv6_packet("fc00::9", segments=["fc00::9"])
+        pad_tlv[IPv6ExtHdrSegmentRouting].tlv_objects = [IPv6ExtHdrSegmentRoutingTLVPadN(len=4, padding=b"\0" * 4)]
+        pad_tlv[IPv6ExtHdrSegmentRouting].len = None
+        other_type = srv6_packet("fc00::9", segments=["fc00::9"])
+        other_type[IPv6ExtHdrSegmentRouting].type = 3
+        bad_sl = srv6_packet("fc00::9", segments=["fc00::9"], segments_left=2)
+        for pkt in (Ether(bytes(pad_tlv)), other_type, bad_sl):
+            testutils.send_packet(self, 1, pkt)
+            testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)
+        before = self.drops(P4.DROP_REASON_PARSER_ERROR)
+        mine = srv6_packet(carrier(BLOCK, MY_USID), segments=["fc00::9"], segments_left=2)
+        testutils.send_packet(self, 1, mine)
         testutils.verify_no_other_packets(self)
         self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
-        ok = srv6_packet("fc00::9", segments=segs[:4])
-        testutils.send_packet(self, 1, ok)
-        testutils.verify_packet(self, rewrite(ok, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)

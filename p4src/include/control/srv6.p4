@@ -7,7 +7,9 @@
  *        SRH with segments left   -> End: SL -= 1, DA = segment_list[SL], then route
  *        otherwise                -> local: MRC probe/port status to the CPU, else drop
  *   my_sid hit (DA = one of our full 128-bit SIDs): the same End / local step.
- *   miss: transit, routed on the DA as it is.
+ *   either hit with a routing header the parser could not take (SRH parser errors: another routing
+ *   type, more than 4 segments, TLVs, segments_left > last_entry + 1): dropped, PARSER_ERROR.
+ *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *
  * The hop limit is NOT touched here: routing decrements it once per switch for every packet
  * it forwards (see routing.p4), so a uSID hop, an End and a plain transit all cost one.
@@ -55,20 +57,26 @@ control srv6_ingress(inout headers_t hdr,
 
     apply {
         if (hdr.ipv6.isValid() && !lmd.skip_forwarding) {
+            bool ours = false;
             bool end_here = false;
             lmd.dst_block_usid = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS - USID_BITS];
             if (usid_un.apply().hit) {
-                if (hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:128 - USID_BLOCK_BITS - 2 * USID_BITS] != 0) {
-                    hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
-                                        hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
-                } else {
-                    end_here = true;
-                }
+                ours = true;
+                end_here = hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:128 - USID_BLOCK_BITS - 2 * USID_BITS] == 0;
             } else if (my_sid.apply().hit) {
+                ours = true;
                 end_here = true;
             }
 
-            if (end_here) {
+            if (ours && lmd.srh_error) {
+                /* our SID, and a routing header the parser could not take (stats.p4): drop */
+                mark_to_drop(std_md);
+                lmd.drop_reason = DROP_REASON_PARSER_ERROR;
+                lmd.skip_forwarding = true;
+            } else if (ours && !end_here) {
+                hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
+                                    hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
+            } else if (end_here) {
                 if (hdr.srh.isValid() && hdr.srh.segments_left > 0) {
                     /* the parser guarantees segments_left <= last_entry + 1 <= 4 */
                     hdr.srh.segments_left = hdr.srh.segments_left - 1;

@@ -3,7 +3,7 @@
  * port_rx_counter[ingress_port]: every packet received (PacketOut counts on CPU_PORT).
  * port_tx_counter[egress_port]:  every packet that leaves egress (PacketIn counts on CPU_PORT).
  * drop_reasons[reason]: packets dropped by ingress or egress, indexed by DROP_REASON_* of
- *   define.p4.  Queue tail drops of the traffic manager happen outside the program and are
+ *   define.p4.  Parser errors are dropped here, but for the SRH errors (see srv6.p4).  Queue tail drops of the traffic manager happen outside the program and are
  *   counted by the target.
  */
 #ifndef MRC_STATS_P4
@@ -19,7 +19,14 @@ control stats_ingress_rx(inout headers_t hdr,
 
     apply {
         port_rx_counter.count((bit<32>) std_md.ingress_port);
-        if (std_md.parser_error != error.NoError && !lmd.skip_forwarding) {
+        if (std_md.parser_error == error.SrhUnsupportedType ||
+                std_md.parser_error == error.SrhTooManySegments ||
+                std_md.parser_error == error.SrhMalformed) {
+            /* A routing header this program cannot process is only an error where the DA is one
+             * of our SIDs (srv6.p4 drops it there): a transit node forwards on the DA without
+             * inspecting the routing header (RFC 8754 4.2, RFC 8200 4.4). */
+            lmd.srh_error = true;
+        } else if (std_md.parser_error != error.NoError && !lmd.skip_forwarding) {
             mark_to_drop(std_md);
             lmd.drop_reason = DROP_REASON_PARSER_ERROR;
             lmd.skip_forwarding = true;
