@@ -97,7 +97,7 @@ typedef bit<8>   packet_in_reason_t;
 
 /* ---- drop reasons: index of the `drop_reasons` counter ---------------------------------------- */
 #define DROP_REASON_UNSPECIFIED      8w0  /* dropped without a recorded reason */
-#define DROP_REASON_PARSER_ERROR     8w1  /* malformed header, >4 SRH segments, ... */
+#define DROP_REASON_PARSER_ERROR     8w1  /* malformed header, bad IPv4 checksum, ... */
 #define DROP_REASON_PORT_ADMIN_DOWN  8w2  /* ingress or egress port disabled */
 #define DROP_REASON_NO_ROUTE         8w3  /* route_v6/route_v4/ecmp/ev_direct miss */
 #define DROP_REASON_HOP_LIMIT        8w4  /* IPv6 hop limit / IPv4 TTL <= 1 */

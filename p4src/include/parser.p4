@@ -49,8 +49,10 @@ parser mrc_parser(packet_in packet,
         lmd.flow_src = (ipv6_addr_t) hdr.ipv4.src_addr;
         lmd.flow_dst = (ipv6_addr_t) hdr.ipv4.dst_addr;
         lmd.ip_proto = hdr.ipv4.protocol;
-        transition select(hdr.ipv4.protocol) {
-            PROTO_UDP: parse_udp;
+        /* A fragment (MF set or an offset) is routed on its IPv4 header alone: a later fragment's
+         * first bytes are payload, not a UDP header, and every fragment must hash alike. */
+        transition select(hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
+            (3w0 &&& 3w1, 13w0, PROTO_UDP): parse_udp;  /* MF (the low flag bit) clear */
             default: accept;
         }
     }
@@ -185,8 +187,18 @@ parser mrc_parser(packet_in packet,
     }
 }
 
+/* A router must verify the IPv4 header checksum and discard a packet that fails it (RFC 1812
+ * 5.2.2); v1model sets standard_metadata.checksum_error and ingress drops it (stats.p4), since
+ * compute_checksum would otherwise give a corrupted header a fresh valid checksum. */
 control mrc_verify_checksum(inout headers_t hdr, inout local_metadata_t lmd) {
-    apply { }
+    apply {
+        verify_checksum(hdr.ipv4.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+    }
 }
 
 /* The IPv4 header checksum is recomputed after TTL, DSCP/ECN or length changes. */

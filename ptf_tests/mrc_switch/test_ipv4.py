@@ -89,3 +89,40 @@ class Ipv4TtlExpiryTest(_Ipv4Test):
         self.assertEqual(self.drops(P4.DROP_REASON_HOP_LIMIT), before + 2, "a forwarded packet counted as expired")
         self.assertEqual(self.wait_counter(lambda: self.read_direct_counter(route), 3)[0], 3)
         testutils.verify_no_other_packets(self)
+
+
+@group("ipv4")
+class Ipv4BadChecksumTest(_Ipv4Test):
+    """A header whose checksum fails is dropped as PARSER_ERROR (RFC 1812 5.2.2), not forwarded with a
+    freshly computed checksum that would hide the corruption."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route_v4("10.1.0.0/16", port=2)
+        bad = ipv4_packet(SRC, "10.1.0.9")
+        bad[IP].chksum ^= 0x0101
+        before = self.drops(P4.DROP_REASON_PARSER_ERROR)
+        testutils.send_packet(self, 1, bad)
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
+        self.forward(ipv4_packet(SRC, "10.1.0.9"), 2)  # the same packet with its checksum intact
+
+
+@group("ipv4")
+class Ipv4FragmentTest(_Ipv4Test):
+    """Fragments are routed on the IPv4 header alone: a later fragment whose first bytes look like
+    UDP port 4791 and an RDMA WRITE is not parsed as one, so a trim threshold of 0 leaves it whole."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route_v4("10.1.0.0/16", port=2)
+        self.set_queue_thresholds(2, trim=0)
+        for frag, mf in ((185, 0), (0, 1)):  # a last fragment at 1480 bytes; a first one (MF set)
+            pkt = ipv4_packet(SRC, "10.1.0.9")
+            pkt[IP].frag, pkt[IP].flags = frag, mf
+            pkt = Ether(bytes(rewrite(pkt, hop_limit_delta=0)))  # checksum recomputed for the new flags
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([2])
+            exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)
+            self.assertEqual(data, bytes(exp), explain(data, exp))
+        testutils.verify_no_other_packets(self)

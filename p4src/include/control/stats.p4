@@ -26,7 +26,8 @@ control stats_ingress_rx(inout headers_t hdr,
              * of our SIDs (srv6.p4 drops it there): a transit node forwards on the DA without
              * inspecting the routing header (RFC 8754 4.2, RFC 8200 4.4). */
             lmd.srh_error = true;
-        } else if (std_md.parser_error != error.NoError && !lmd.skip_forwarding) {
+        } else if ((std_md.parser_error != error.NoError || std_md.checksum_error == 1) &&
+                   !lmd.skip_forwarding) {
             mark_to_drop(std_md);
             lmd.drop_reason = DROP_REASON_PARSER_ERROR;
             lmd.skip_forwarding = true;
