@@ -122,8 +122,8 @@ def ev_nodes(topo: Any, src: str, dst: str, port: int, spine: str | None, encap:
     in order, as this module's profiles route it: SRv6 always through the spine (its carrier names
     source leaf, spine, destination leaf; two hosts of one leaf too, a U-turn at the spine), STEV
     through the spine unless both hosts share the leaf (the leaf's GID host route delivers it).  None
-    where the plan does not decide the path: UDP EVs (no carrier, no EV-direct label: the leaf hashes
-    them), STEV on leaves that hash instead of steering by EV (``ev_direct`` False), no spine named."""
+    where the plan does not decide the path: UDP EVs (no carrier, no EV-direct label: an ECMP leaf
+    hashes them, an EV-direct one sends them all to member 0), STEV on leaves that hash instead of steering by EV (``ev_direct`` False), no spine named."""
     if spine is None or encap not in ("srv6", "stev") or (encap == "stev" and not ev_direct):
         return None
     la, lb = topo.host_leaf(src, port)[0].name, topo.host_leaf(dst, port)[0].name

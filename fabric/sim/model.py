@@ -222,7 +222,7 @@ class SimFabric:
         r = self._cache.get(key)
         if r is None:
             r = self._cache[key] = (self._walk_srv6(host, nic_port, key[2]) if encap == "srv6"
-                                    else self._walk_ip(host, nic_port, key))
+                                    else self._walk_ip(host, nic_port, key, ev_direct=encap == "stev"))
             r.src_host = self.host_index[host]
         return r
 
@@ -250,8 +250,10 @@ class SimFabric:
             node = p.peer
         return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
 
-    def _walk_ip(self, host: str, nic_port: int, key: tuple) -> Route:
-        """STEV/UDP: GID host routes; a group picks its member by EV (ev_direct) or a flow hash (ecmp)."""
+    def _walk_ip(self, host: str, nic_port: int, key: tuple, ev_direct: bool = True) -> Route:
+        """STEV/UDP: GID host routes; a group picks its member by EV (ev_direct) or a flow hash (ecmp).
+        UDP always hashes: its EV is only in the UDP source port and its flow label is 0, which an
+        EV-direct leaf (``flow_label[7:0] % n``) would send to one spine, every EV alike."""
         flow = key[2]
         label = ((flow[0] & 0x0F) << 16) | (flow[1] << 8) | flow[2]
         dst_gid = key[3][16:32]
@@ -266,7 +268,7 @@ class SimFabric:
                 return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
             if isinstance(nh, tuple):
                 live = nh
-                if self.stev_mode == STEV_EV_DIRECT:
+                if ev_direct and self.stev_mode == STEV_EV_DIRECT:
                     nh = live[(label & self.ev_direct.get(node, 0xFF)) % len(live)]
                 else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16)
                     nh = live[zlib.crc32(key[3] + key[4] + flow) % len(live)]
