@@ -9,7 +9,8 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                (the time a routing protocol would take): MRC's affected flows back to 80% of their rate
                (us and RTTs); RC's flows pinned to the link stall until the link returns.
   allreduce    a 10-step job of ring all-reduce steps (64 hosts, 16 spines); a spine lost during step
-               --step-j (restored --reroute-us later): step-time inflation for MRC and RC.
+               --step-j (restored --reroute-us later): for MRC and RC the inflation of step j, of the worst
+               step the outage overlaps (RC's pinned flows may stall only in the next one) and of the job.
   scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host.
   scale-failure (opt-in, two runs per mode: ~10 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
                link p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
@@ -225,13 +226,32 @@ def case_allreduce(a: argparse.Namespace) -> dict:
         raw, m = _run(sc, mode)
         sf = raw["step_s"]
         clean = sorted(st)[len(st) // 2] if st else 0.0
+        # the steps that overlap the outage [t_j, t_j + reroute): step j is only the first of them (RC's
+        # flows pinned to the spine may be idle in step j's second half and stall in step j + 1)
+        out_steps = outage_steps(sf, t_j, t_j + a.reroute_us * 1e-6)
+        worst = max(out_steps, key=lambda k: sf[k - 1]) if out_steps else None
         out[mode] = {"clean_step_us_median": round(clean * 1e6, 1),
                      "fault_at_us": round(t_j * 1e6, 1),
                      "faulted_run_step_us": [round(x * 1e6, 1) for x in sf],
                      "step_j_us": round(sf[j - 1] * 1e6, 1) if len(sf) >= j else None,
                      "step_j_inflation": round(sf[j - 1] / clean, 2) if len(sf) >= j and clean else None,
+                     "outage_steps": out_steps, "worst_outage_step": worst,
+                     "worst_outage_step_us": round(sf[worst - 1] * 1e6, 1) if worst else None,
+                     "worst_outage_step_inflation": round(sf[worst - 1] / clean, 2) if worst and clean else None,
+                     "job_inflation": round(sum(sf) / sum(st), 3) if st and sum(st) else None,
                      "job_us": round(sum(sf) * 1e6, 1), "clean_job_us": round(sum(st) * 1e6, 1),
                      "completed": m["completed"], **_perf(raw)}
+    return out
+
+
+def outage_steps(step_s: list[float], t_down: float, t_up: float) -> list[int]:
+    """The steps (1-based) of a job whose steps ran back to back for ``step_s`` seconds each that overlap
+    the outage ``[t_down, t_up)``."""
+    out, t = [], 0.0
+    for k, d in enumerate(step_s, 1):
+        if t < t_up and t + d > t_down:
+            out.append(k)
+        t += d
     return out
 
 
@@ -448,7 +468,10 @@ def show(r: dict) -> None:
             x = r[mode]
             print(f"  {mode.upper():3} clean step {x['clean_step_us_median']} us; spine p1s1 lost at "
                   f"{x['fault_at_us']} us (step {r['fault_step']}): step {r['fault_step']} took {x['step_j_us']} us "
-                  f"= {x['step_j_inflation']}x; job {x['job_us']} us vs {x['clean_job_us']} us clean")
+                  f"= {x['step_j_inflation']}x; worst step during the {r['reroute_us']:g} us outage (steps "
+                  f"{x['outage_steps']}): step {x['worst_outage_step']} {x['worst_outage_step_us']} us = "
+                  f"{x['worst_outage_step_inflation']}x; job {x['job_us']} us vs {x['clean_job_us']} us clean "
+                  f"= {x['job_inflation']}x")
     elif c == "scale-failure" and "mrc" in r:
         f, cl = r["mrc"]["failure"], r["mrc"]["clean"]
         ev = f["evs"]
