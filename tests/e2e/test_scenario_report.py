@@ -4,7 +4,12 @@ from __future__ import annotations
 import pytest
 
 from mrc_fabric.scenarios import ScenarioError, parse_scenario
-from mrc_fabric.scenarios.report import congestion_series, goodput_recovery, post_failure_rate
+from mrc_fabric.scenarios.report import (
+    congestion_series,
+    goodput_recovery,
+    post_failure_rate,
+    pre_failure_mean,
+)
 
 
 def test_congestion_series_sums_switches_per_interval_and_survives_a_restart():
@@ -88,3 +93,16 @@ def test_frames_lost_outside_the_pipeline_are_never_a_zero_nobody_counted():
     assert outside_drops_text(counted) == "kernel receive drops 0, traffic-manager tail drops 3 (p1l1:3/0 3)"
     assert outside_drops_text({**counted, "outside_drops_reported": False}) == \
         "not counted by this target (no port_stats)"
+
+
+def test_pre_failure_rate_starts_at_the_first_acknowledged_bytes():
+    """The bins before the first ACK are the transfers not begun yet, not a fabric carrying nothing: a
+    simulated failure at 50 us (5 us bins) has two of them, which took the rate and its 80% bar a fifth
+    low (examples/sim/small-link-down.yaml: 65,081 instead of 83,675 MB/s)."""
+    us = 1e-6
+    bins = [(i * 5 * us, g) for i, g in enumerate([0, 0, 80, 90, 80, 90, 80, 90, 80, 85, 20, 10, 85])]
+    assert pre_failure_mean(bins, 5 * us, 50 * us) == pytest.approx(590 / 7)  # bins 10..40 us, not 0 and 5
+    # a window that begins after the first ACK is unchanged (the emulation's 1 s before a late failure)
+    late = _bins([0, 0] + [10] * 100)
+    assert pre_failure_mean(late, 0.02, 1.5) == pytest.approx(10.0)
+    assert pre_failure_mean(_bins([0, 0, 0]), 0.02, 0.04) == 0.0  # nothing acknowledged: no rate
