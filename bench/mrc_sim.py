@@ -6,9 +6,11 @@ Scenarios (64 MiB RDMA WRITE_WITH_IMM, 4 KiB MTU, 8 paths of --gbps each, --dela
     static SRv6 nothing reroutes it, so it comes back only after --reroute-ms, the time a routing
     protocol or controller would need);
   * goodput of MRC with 8 healthy paths as a fraction of their summed capacity.
-Simulated time, so results are deterministic.  Wall-clock time is printed too, with one floor on
-it: the 1%-loss MRC run takes at most 3x the wall time of the loss-free one (the simulator's work
-must grow with the packets, not with the losses).
+Simulated time, so results are deterministic.  Wall-clock and process CPU time are printed too,
+with one floor on them: the 1%-loss MRC run takes at most 3x the time of the loss-free one (the
+simulator's work must grow with the packets, not with the losses).  The floor reads process CPU
+time: on the shared 2-core machine the wall-time ratio of one run each moved 1.13-2.40 in four
+back-to-back repeats (another process took the core), the CPU ratio 2.06-2.17.
 
     python bench/mrc_sim.py [--mib 64] [--json]
 """
@@ -35,12 +37,12 @@ def run(mode: str, nbytes: int, paths: list[PathSpec], gbps: float, delay_ns: in
     attr = QpAttr(mode=mode, mtu=MTU, mpr=16, ack_timeout=10, retry_cnt=7, exp_retry_cnt=25, cc=cc)
     p = make_pair(paths, mode=mode, attr=attr, buf_len=nbytes, seed=seed, port_rate_bps=gbps * 1e9)
     data = os.urandom(nbytes)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     end = transfer(p, [(1, data, p.mr.base_va, 0xABC)], until_ns=120_000_000_000)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ok = bool(p.done) and p.done[0].status is WcStatus.SUCCESS and bytes(p.mr.buf) == data
     c = p.qa.counters
-    return {"mode": mode, "ok": ok, "time_us": end / 1000, "wall_s": round(wall, 2),
+    return {"mode": mode, "ok": ok, "time_us": end / 1000, "wall_s": round(wall, 2), "cpu_s": round(cpu, 3),
             "retx": {"timeout": c.retx_timeout, "rack": c.retx_rack, "trim": c.retx_trim, "nak": c.retx_nak},
             "ev_events": len(p.a.poll_events()), "packets": c.data_packets_sent}
 
@@ -83,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     results["goodput_fraction_8_paths"] = goodput
     floors = {"path_death_speedup>=5": dying["rc"]["time_us"] / dying["mrc"]["time_us"] >= 5,
               "goodput>=0.85": goodput >= 0.85,
-              "mrc_1%_loss_wall<=3x_loss_free": results["loss 1%"]["mrc"]["wall_s"]
-              <= 3 * max(base["mrc"]["wall_s"], 0.01),
+              # process CPU, not wall: the same work, whatever else the machine runs (see the docstring)
+              "mrc_1%_loss_cpu<=3x_loss_free": results["loss 1%"]["mrc"]["cpu_s"]
+              <= 3 * max(base["mrc"]["cpu_s"], 0.01),
               "all_delivered": all(m["ok"] and r["ok"] for _n, m, r in rows)}
     results["floors"] = floors
     if a.json:
@@ -97,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:20} {m['time_us']:10.1f} {r['time_us']:12.1f} {r['time_us'] / m['time_us']:8.2f}"
                   f"  {m['retx']['rack']}/{m['retx']['timeout']}/{m['retx']['trim']:<20} "
                   f"{r['retx']['nak'] + r['retx']['timeout']:<8} {m['wall_s']:.2f} / {r['wall_s']:.2f}")
-        print(f"MRC wall time, 1% loss / loss-free: "
-              f"{results['loss 1%']['mrc']['wall_s'] / max(base['mrc']['wall_s'], 0.01):.2f}")
+        m1, m0 = results["loss 1%"]["mrc"], base["mrc"]
+        print(f"MRC time, 1% loss / loss-free: wall {m1['wall_s'] / max(m0['wall_s'], 0.01):.2f} "
+              f"({m1['wall_s']:.2f} / {m0['wall_s']:.2f} s), process CPU {m1['cpu_s'] / max(m0['cpu_s'], 0.01):.2f} "
+              f"({m1['cpu_s']:.2f} / {m0['cpu_s']:.2f} s)")
         print(f"MRC goodput with {n} healthy paths: {goodput:.3f} of summed capacity "
               f"(payload only; ideal {ideal_us:.1f} us)")
         print("floors:", ", ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in floors.items()))
