@@ -270,8 +270,10 @@ class SimFabric:
                 live = nh
                 if ev_direct and self.stev_mode == STEV_EV_DIRECT:
                     nh = live[(label & self.ev_direct.get(node, 0xFF)) % len(live)]
-                else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16)
-                    nh = live[zlib.crc32(key[3] + key[4] + flow) % len(live)]
+                else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16): the
+                    # addresses, UDP ports and the 20-bit flow label -- not the traffic class, whose low
+                    # bits share the label's first byte (a Not-ECT probe is its EV's data's flow)
+                    nh = live[zlib.crc32(key[3] + key[4] + label.to_bytes(3, "big")) % len(live)]
             ports.append(nh)
             node = nh.peer
         return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)

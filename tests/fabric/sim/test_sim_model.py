@@ -9,7 +9,7 @@ from controller import build_plan
 from controller.evplan import srv6_profile, stev_profile, walk_srv6, walk_stev
 from controller.topogen import clos
 from mrc.wire import formats as F
-from mrc.wire.codec import Encap, encode_data
+from mrc.wire.codec import Encap, ProbeInfo, encode_data, encode_probe
 from mrc_fabric.sim.model import SimFabric
 
 
@@ -145,3 +145,22 @@ def test_the_top_queue_goes_ahead_of_the_resend_queue():
     assert (p.ptail, p.rtail) == (1, 1)
 
 
+
+
+@pytest.mark.parametrize("encap, mode", [("stev", "ecmp"), ("udp", "ev_direct")])  # UDP hashes in either mode
+def test_ecmp_hash_is_the_flow_not_the_traffic_class(encap, mode):
+    """mrc_switch.p4's ecmp_selector hashes addresses, protocol, UDP ports and the 20-bit flow label:
+    a probe (Not-ECT) and a resend (DSCP 34) of an EV are its data's flow and take its uplink. The
+    simulator hashed the IPv6 header's bytes 15-17, whose first nibble is the low DSCP bits and the
+    ECN field: with 3 spines 10 of 16 EVs' probes crossed another spine than their data."""
+    fab, plan = _fabric(mode)
+    sids = plan.sids
+    for ev in stev_profile(plan, "h1", "h4", 8).evs:
+        value = int.from_bytes(ev.value, "big") if encap == "stev" else ev.udp_sport
+        enc = Encap(encap, sids.host_gid("h1").packed, sids.host_gid("h4").packed, value)
+        data = encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64))
+        frames = (encode_probe(enc, F.OP_PROBE_REQ, ProbeInfo(req_id=1, port=ev.port)),
+                  encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64), dscp=F.DSCP_RESEND),
+                  encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64), ecn=F.ECN_CE))
+        spine = fab.route("h1", ev.port, data, encap).ports[1].peer
+        assert [fab.route("h1", ev.port, fr, encap).ports[1].peer for fr in frames] == [spine] * 3
