@@ -34,7 +34,7 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                trim-ahead rule's srtt floor FAILs there: +19%; docs/simulation.md "127 -> 1").
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
-wall and CPU time depend on the machine's load.
+wall and CPU time depend on the machine's load.  Exit status 1 when a case failed or a floor FAILed.
 
     python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested,incast,incast-127] [--json]
     python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
@@ -574,7 +574,11 @@ def main() -> int:
             sys.stdout.flush()
     if a.json:
         print(json.dumps(results, indent=1))
-    return 0
+    # as bench/mrc_sim.py: a failed case or a FAIL floor is a non-zero exit, not only a word in the output
+    failed = [r["case"] for r in results if "error" in r or not all(r.get("floors", {}).values())]
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
