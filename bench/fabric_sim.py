@@ -175,6 +175,9 @@ def case_link_failure(a: argparse.Namespace) -> dict:
                          "dip_mb_s": rec["min_mb_s"],
                          "recovery_us": None if r_s is None else round(r_s * 1e6, 1),
                          "recovery_rtts": None if r_s is None else round(r_s / srtt, 2),
+                         # scale-failure counts RTTs in the base RTT (report.failure_impact): both here
+                         "base_rtt_us": round(raw["sim"]["base_rtt_ns"] / 1e3, 2),
+                         "recovery_base_rtts": None if r_s is None else round(r_s / (raw["sim"]["base_rtt_ns"] / 1e9), 2),
                          "srtt_us": round(srtt * 1e6, 2), "fct_max_us": m["fct_us"]["max"],
                          "completed": m["completed"], **_perf(raw)}
         else:
@@ -459,7 +462,8 @@ def show(r: dict) -> None:
         x, y = r["mrc"], r["rc"]
         print(f"  MRC: {x['affected_flows']} affected flows, {x['pre_fault_mb_s']} MB/s before, dip "
               f"{x['dip_mb_s']} MB/s, back to 80% in {x['recovery_us']} us = {x['recovery_rtts']} RTTs "
-              f"(srtt {x['srtt_us']} us); max FCT {x['fct_max_us']} us")
+              f"(srtt {x['srtt_us']} us) = {x['recovery_base_rtts']} base RTTs ({x['base_rtt_us']} us, the unit of "
+              f"scale-failure); max FCT {x['fct_max_us']} us")
         print(f"  RC:  {y['pinned_flows']} flows pinned to the link stalled {y['stall_us_min']}..{y['stall_us_max']} us "
               f"(link back after {r['reroute_us']} us; other flows' longest stall {y['other_flows_max_stall_us']} us); "
               f"max FCT {y['fct_max_us']} us")
