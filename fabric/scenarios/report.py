@@ -226,7 +226,10 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
                       "failure_stall_s": at_fault,
                       "failure_stall_rtts": round(at_fault / srtt_med, 1) if srtt_med else None,
                       "stalled_until_end": sorted(fid for fid, s in stalls.items() if s["until_end"]),
-                      "affected_flows": sorted(affected)})
+                      "affected_flows": sorted(affected),
+                      # how long after the failure its dip (and a failure stall's start) is looked for:
+                      # DIP_WINDOW_RTTS median srtts, or RECOVERY_HORIZON_S without one (the RC baseline)
+                      "dip_window_s": round(window, 9), "dip_window_rtts": DIP_WINDOW_RTTS if srtt_med else None})
     fct = sorted(x / 1000 for h in hosts for f in h["flows"].values()
                  for x in (f.get("fct_ns") or ([f["last_done_ns"]] if f["last_done_ns"] is not None
                                                and f["done"] >= f["count"] else [])))
@@ -474,10 +477,18 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
                      f"{r['min_mb_s_after']:.2f} MB/s{low} ({dur(m['bin_ms'] / 1000)} bins){settled}, back to "
                      f"{int(RECOVERED_FRACTION * 100)}% of {r.get('ref_mb_s', r['pre_mb_s']):.2f}: {rec}; longest flow stall "
                      f"{dur(r['max_flow_stall_s'])}" + (f" ({st:g} RTTs)" if st is not None else "") +
-                     (f", of those begun within {DIP_WINDOW_RTTS:g} RTTs of it {dur(r['failure_stall_s'])}"
+                     (f", of those begun within {_window_text(r)} of it {dur(r['failure_stall_s'])}"
                       if "failure_stall_s" in r else "") +
                      f"; flows stalled until the end: {r['stalled_until_end'] or 'none'}")
     return lines
+
+
+def _window_text(r: dict[str, Any]) -> str:
+    """The dip window of a recovery entry in words: "3 RTTs" when the run measured an RTT, else its length
+    ("0.3 s, no RTT measured": the RC baseline keeps no srtt, and 3 RTTs would be a false label)."""
+    if "dip_window_s" not in r or r.get("dip_window_rtts"):
+        return f"{DIP_WINDOW_RTTS:g} RTTs"
+    return f"{dur(r['dip_window_s'])} (no RTT measured)"
 
 
 # ---- a failure's impact, from a run's own data (simulated runs: EV paths and dead-link drops) -------------

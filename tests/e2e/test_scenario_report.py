@@ -106,3 +106,13 @@ def test_pre_failure_rate_starts_at_the_first_acknowledged_bytes():
     late = _bins([0, 0] + [10] * 100)
     assert pre_failure_mean(late, 0.02, 1.5) == pytest.approx(10.0)
     assert pre_failure_mean(_bins([0, 0, 0]), 0.02, 0.04) == 0.0  # nothing acknowledged: no rate
+
+
+def test_a_run_without_an_rtt_names_its_dip_window_in_time_not_rtts():
+    """The RC baseline keeps no srtt: its dip window is RECOVERY_HORIZON_S (0.3 s), which the summary
+    called "3 RTTs" (on a simulated 10 ms run, the whole run)."""
+    from mrc_fabric.scenarios.report import _window_text
+
+    assert _window_text({"dip_window_s": 0.3, "dip_window_rtts": None}) == "300 ms (no RTT measured)"
+    assert _window_text({"dip_window_s": 4e-5, "dip_window_rtts": 3.0}) == "3 RTTs"
+    assert _window_text({}) == "3 RTTs"  # a result analysed before the window was recorded
