@@ -691,8 +691,10 @@ class SimRun:
         host = next(p for p in self.fab.ports.values() if p.sw is None)  # a host NIC port's egress
         sw = next(p for p in self.fab.ports.values() if p.sw is not None)  # a switch port's egress
         frame = (self.sc.traffic.mtu or 4096) + 154
-        one_way = host.delay_ns + 3 * sw.delay_ns + frame * (host.ns_per_byte + 3 * sw.ns_per_byte)
-        return int(2 * one_way - frame * (host.ns_per_byte + 3 * sw.ns_per_byte))
+        # the links' own rates: a link_slow fault on the first switch port must not change the unit
+        per_byte = host.base_ns_per_byte + 3 * sw.base_ns_per_byte
+        one_way = host.delay_ns + 3 * sw.delay_ns + frame * per_byte
+        return int(2 * one_way - frame * per_byte)
 
 
 def run_sim(sc: Scenario, mode: str, progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
