@@ -119,10 +119,13 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
     sp = m.get("ev_split")
     if sp and sp["retired"]:  # not a pass/fail line: a loaded 2-core machine can stall a switch process
         # for longer than a path's delivery time, which RACK cannot tell from a dead path (docs/demo.md)
-        healthy = sp["retired_healthy"]
+        healthy, grey = sp["retired_healthy"], sp.get("retired_grey", 0)
         out.append(f"  MRC EVs made ASSUMED_BAD: {sp['retired']}, "
-                   + ("every one on a path through a failed link" if not healthy and not sp["unknown_path"] else
-                      f"{sp['retired_crossing']} on a path through a failed link, {healthy} on a healthy path "
+                   + ("every one on a path through a failed link" if not healthy and not grey
+                      and not sp["unknown_path"] else
+                      f"{sp['retired_crossing']} on a path through a failed link, "
+                      + (f"{grey} on a path through a lossy (grey) link, " if grey else "")
+                      + f"{healthy} on a healthy path "
                       f"({healthy - sp['healthy_still_bad_at_end']} of those back to GOOD by the end)"
                       + (f", {sp['unknown_path']} whose path the plan does not name" if sp["unknown_path"] else "")))
     for b in r["recovery"]:

@@ -423,11 +423,14 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
                                            or "none"))
     sp = m.get("ev_split")
     if sp and sp["retired"]:
+        grey = sp.get("retired_grey", 0)
         lines.append(f"  EVs made ASSUMED_BAD: {sp['retired_crossing']} on a path through a failed link, "
-                     f"{sp['retired_healthy']} on a healthy path"
+                     + (f"{grey} on a path through a lossy (grey) link, " if grey else "")
+                     + f"{sp['retired_healthy']} on a healthy path"
                      + (f", {sp['unknown_path']} whose path the plan does not name" if sp["unknown_path"] else "")
                      + f"; still bad at the end: {sp['crossing_still_bad_at_end']} failed-link, "
-                     f"{sp['healthy_still_bad_at_end']} healthy")
+                     + (f"{sp['grey_still_bad_at_end']} grey-link, " if grey else "")
+                     + f"{sp['healthy_still_bad_at_end']} healthy")
     lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
                  f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}; "
                  f"frames lost outside the pipeline: {outside_drops_text(m)}")
@@ -509,6 +512,24 @@ def down_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | N
     return sorted(out, key=lambda x: (x[2], x[0], x[1]))
 
 
+def grey_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | None]]:
+    """Every time a link silently dropped packets (a grey failure, ``link_loss``): (node, node, from s,
+    until s or None), from the faults' "grey" entries (simulated runs)."""
+    open_: dict[frozenset, float] = {}
+    out: list[tuple[str, str, float, float | None]] = []
+    for f in sorted(run.get("faults", ()), key=lambda f: f["t_s"]):
+        for a, b, loss in f.get("grey", ()):
+            k = frozenset((a, b))
+            if loss > 0 and k not in open_:
+                open_[k] = f["t_s"]
+            elif not loss and k in open_:
+                out.append((a, b, open_.pop(k), f["t_s"]))
+    for k, t in open_.items():
+        a, b = sorted(k) if len(k) == 2 else (next(iter(k)),) * 2
+        out.append((a, b, t, None))
+    return sorted(out, key=lambda x: (x[2], x[0], x[1]))
+
+
 def path_crosses(path: list[str] | None, a: str, b: str) -> bool:
     """Whether a path (the nodes it crosses, in order) uses the link between ``a`` and ``b``."""
     return bool(path) and any({x, y} == {a, b} for x, y in pairwise(path))
@@ -516,25 +537,32 @@ def path_crosses(path: list[str] | None, a: str, b: str) -> bool:
 
 def ev_split(run: dict[str, Any]) -> dict[str, Any]:
     """EVs made ASSUMED_BAD, split by whether their path crosses a link that had failed by then (a
-    justified retirement) or not (a healthy path retired: MRC's claim is that this never happens), and
-    EVs back to GOOD (those on a failed link after it came back).  Needs each EV event's path (the
-    8th field of both engines' events); events without one are counted as ``unknown_path``."""
+    justified retirement), else one that had been made lossy by then (a grey failure: ``link_loss``,
+    justified too; counted apart since the link never went down), or neither (a healthy path retired:
+    MRC's claim is that this never happens), and EVs back to GOOD (those on a failed link after it
+    came back).  Needs each EV event's path (the 8th field of both engines' events); events without
+    one are counted as ``unknown_path``."""
     downs = down_intervals(run)
-    out: dict[str, Any] = {"retired": 0, "retired_crossing": 0, "retired_healthy": 0, "unknown_path": 0,
-                           "healthy_examples": [], "back_good": 0, "back_good_crossing_after_return": 0,
-                           "crossing_still_bad_at_end": 0, "healthy_still_bad_at_end": 0}
-    last: dict[tuple, tuple[str, bool]] = {}
+    greys = grey_intervals(run)
+    out: dict[str, Any] = {"retired": 0, "retired_crossing": 0, "retired_grey": 0, "retired_healthy": 0,
+                           "unknown_path": 0, "healthy_examples": [], "back_good": 0,
+                           "back_good_crossing_after_return": 0, "crossing_still_bad_at_end": 0,
+                           "grey_still_bad_at_end": 0, "healthy_still_bad_at_end": 0}
+    last: dict[tuple, tuple[str, str]] = {}
     for name, h in run["hosts"].items():
         for e in sorted(h["ev_events"], key=lambda e: e[0]):
             path = e[7] if len(e) > 7 else None
             t = e[0] / 1e9
             crossing = [d for d in downs if d[2] <= t and path_crosses(path, d[0], d[1])]
+            grey = not crossing and any(d[2] <= t and path_crosses(path, d[0], d[1]) for d in greys)
             if e[5] == "ASSUMED_BAD":
                 out["retired"] += 1
                 if path is None:
                     out["unknown_path"] += 1
                 elif crossing:
                     out["retired_crossing"] += 1
+                elif grey:
+                    out["retired_grey"] += 1
                 else:
                     out["retired_healthy"] += 1
                     if len(out["healthy_examples"]) < 5:
@@ -545,10 +573,10 @@ def ev_split(run: dict[str, Any]) -> dict[str, Any]:
                 if crossing and all(d[3] is not None and d[3] <= t for d in crossing):
                     out["back_good_crossing_after_return"] += 1
             if path is not None:
-                last[(name, tuple(path), e[2])] = (e[5], bool(crossing))
-    for state, crossing in last.values():
+                last[(name, tuple(path), e[2])] = (e[5], "crossing" if crossing else "grey" if grey else "healthy")
+    for state, where in last.values():
         if state == "ASSUMED_BAD":
-            out["crossing_still_bad_at_end" if crossing else "healthy_still_bad_at_end"] += 1
+            out[f"{where}_still_bad_at_end"] += 1
     return out
 
 

@@ -104,6 +104,7 @@ class SimFaults:
     def link_loss(self, a: str, b: str, loss: float) -> None:
         for p in self.fab.link_ports(a, b):
             p.loss = loss
+        self.sim._fault_grey.append([a, b, loss])
 
     def link_rate(self, a: str, b: str, fraction: float) -> None:
         for p in self.fab.link_ports(a, b):
@@ -159,6 +160,7 @@ class SimRun:
         self.step_ns: list[int] = []
         self.link_events: list[list] = [[] for _ in self.hosts]
         self._fault_links: list[list] = []  # links (node names) the fault being applied took down or up
+        self._fault_grey: list[list] = []  # links (node names) it made lossy ([a, b, loss]; loss 0: whole again)
         # packets offered to a link that was down (carrier or admin): (from node, to node, src host, dst host)
         self.dead_drops: dict[tuple[str, str, int, int], list[int]] = {}  # -> [packets, first, last at ns]
         self._prof_evs: dict[tuple[int, int], tuple[int, list]] = {}  # (host, EV profile id): peer, plan EVs
@@ -500,12 +502,14 @@ class SimRun:
         self.at(self.now + self.cong_ns, self._cong)
 
     def _fault(self, f: FaultSpec, undo: bool) -> None:
-        self._fault_links = []
+        self._fault_links, self._fault_grey = [], []
         try:
             what = f.spec.apply(SimFaults(self), f, undo)
-            # "links": every link it took down or up ([node, node, up]), for the report's path checks
+            # "links": every link it took down or up ([node, node, up]), "grey": every link whose loss
+            # rate it set ([node, node, loss]), for the report's path checks
             self.fault_log.append({"t_s": self.now / 1e9, "fault": f.label(), "undo": undo, "did": what,
-                                   "down": f.spec.is_failure(f, undo), "links": self._fault_links})
+                                   "down": f.spec.is_failure(f, undo), "links": self._fault_links,
+                                   **({"grey": self._fault_grey} if self._fault_grey else {})})
         except (ScenarioError, ValueError) as e:
             self.fault_log.append({"t_s": self.now / 1e9, "fault": f.label(), "undo": undo, "error": str(e),
                                    "down": False})

@@ -82,13 +82,19 @@ def test_every_retired_ev_path_crosses_the_link(link_run):
                        for e in bad)
 
 
-def test_grey_loss_is_no_failed_link_so_its_retirements_count_as_healthy():
-    """A link that silently drops everything (link_loss) is not down: the split cannot credit its
-    retirements to a failure -- the count of healthy retirements is not zero by construction."""
+def test_grey_loss_is_no_failed_link_and_its_retirements_are_counted_apart():
+    """A link that silently drops everything (link_loss) is not down: its retirements are not credited
+    to a failed link, and not to healthy paths either (before 2026-12-06 every one was reported "on a
+    healthy path") -- they have their own count, and a grey fault that crosses nothing leaves them 0."""
     raw = run_sim(_sc(FaultSpec(at=AT, kind="link_loss", a="p1l1", b="p1s1", loss=1.0, duration=100e-6)), "mrc")
     imp = failure_impact(raw, AT, 2e-6)
     assert imp["affected_flows"] == 0  # nothing offered to a down link
-    assert imp["evs"]["retired_healthy"] > 0 and imp["evs"]["retired_crossing"] == 0
+    ev = imp["evs"]
+    assert ev["retired_grey"] > 0 and ev["retired_crossing"] == 0 and ev["retired_healthy"] == 0
+    # the same run with the grey entries left out of its fault log: the retirements read as healthy
+    bare = {**raw, "faults": [{k: v for k, v in f.items() if k != "grey"} for f in raw["faults"]]}
+    sp = failure_impact(bare, AT, 2e-6)["evs"]
+    assert sp["retired_healthy"] == ev["retired_grey"] and sp["retired_grey"] == 0
 
 
 def test_rc_flows_pinned_to_the_link_stall_until_it_returns():
