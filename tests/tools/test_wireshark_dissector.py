@@ -151,3 +151,43 @@ def test_resend_dscp_as_wireshark_decodes_it(tmp_path: Path) -> None:
     assert [r[2] for r in rows] == ["", "1", "1"]
     assert _shown(path, "mrc.resend") == [2, 3] and _shown(path, "_ws.malformed") == []
     assert all(Ether(f)[MrcBTH].icrc_ok() for f in frames)
+
+
+def test_infiniband_fields_of_writes_without_an_iba_reth(tmp_path: Path) -> None:
+    """MRC puts a RETH on every data packet; the InfiniBand layout of WRITE Middle, Last and Last with
+    Immediate has none.  With mrc.lua loaded, Wireshark's own ``infiniband.*`` fields of those packets
+    must still be right: the immediate (not the RETH's first 4 bytes), the payload (without the RETH)
+    and the ICRC; the RETH stays under ``mrc.reth.*``.  A CNP (RC baseline) is named."""
+    e = C.Encap("srv6", SRC, DST, CARRIER, ev_index=6)
+    s = C.Encap("stev", SRC, DST, 0xBEEF1234)
+    payload = bytes(range(48))
+    frames = [C.encode_data(e, F.OP_WRITE_MIDDLE, 0x123, 17, 0x7F0000001000, 0x55, 8192, payload),
+              C.encode_data(e, F.OP_WRITE_LAST, 0x123, 18, 0x7F0000001030, 0x55, 8192, payload),
+              C.encode_data(e, F.OP_WRITE_LAST_IMM, 0x123, 19, 0x7F0000001060, 0x55, 8192, payload, imm=0xFEEDF00D),
+              C.encode_data(s, F.OP_WRITE_LAST_IMM, 0x456, 7, 0x2000, 0x66, 4, b"abcd", imm=0x01020304),
+              C.encode_cnp(e, 0x123)]
+    path = tmp_path / "writes.pcap"
+    wrpcap(str(path), [Ether(f) for f in frames])
+    fields = ["infiniband.bth.opcode", "infiniband.bth.psn", "infiniband.immdt", "data.len",
+              "infiniband.invariant.crc", "mrc.reth.va", "mrc.immdt", "_ws.col.Info"]
+    out = subprocess.run(tshark_cmd("-r", str(path), "-T", "fields", "-E", "separator=;", "-E", "occurrence=f",
+                                    *[a for f in fields for a in ("-e", f)]),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    rows = [dict(zip(fields, line.split(";"), strict=True)) for line in out]
+    for row, raw, (op, psn, imm, n, va) in zip(rows[:4], frames[:4], [
+            (F.OP_WRITE_MIDDLE, 17, None, 48, 0x7F0000001000), (F.OP_WRITE_LAST, 18, None, 48, 0x7F0000001030),
+            (F.OP_WRITE_LAST_IMM, 19, 0xFEEDF00D, 48, 0x7F0000001060), (F.OP_WRITE_LAST_IMM, 7, 0x01020304, 4, 0x2000)],
+            strict=True):
+        assert (int(row["infiniband.bth.opcode"]), int(row["infiniband.bth.psn"])) == (op, psn)
+        assert (int(row["infiniband.immdt"], 16) if row["infiniband.immdt"] else None) == imm
+        assert int(row["data.len"]) == n  # the payload alone, not the RETH
+        assert int(row["infiniband.invariant.crc"], 16) == int.from_bytes(raw[-4:], "big")
+        assert int(row["mrc.reth.va"], 16) == va
+        assert (int(row["mrc.immdt"], 16) if row["mrc.immdt"] else None) == imm
+    assert rows[4]["_ws.col.Info"] == "MRC CNP"
+    assert _shown(path, "_ws.malformed") == []
+    # the preference for captures of other RoCEv2 traffic: the InfiniBand layout as Wireshark reads it
+    out = subprocess.run(tshark_cmd("-o", "mrc_roce.mrc_reth:FALSE", "-r", str(path), "-Y", "frame.number == 3",
+                                    "-T", "fields", "-E", "occurrence=f", "-e", "infiniband.immdt", "-e", "data.len"),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    assert out == ["00007f00", str(16 + 48)]  # the RETH's first 4 bytes as the immediate, the rest as payload

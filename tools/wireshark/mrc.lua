@@ -16,7 +16,10 @@
 -- Two protocols: "mrc" is a post-dissector that walks the frame itself (outer IPv6, extension
 -- headers, inner IPv6, UDP 4791, BTH) and adds the MRC tree; "mrc_roce" takes UDP port 4791 from
 -- Wireshark's RoCEv2 dissector only to keep a trimmed packet away from it (it would read the RETH as
--- payload and an ICRC that is not there); every other packet still goes to the InfiniBand dissector.
+-- payload and an ICRC that is not there), and to hand it WRITE Middle / Last / Last with Immediate
+-- without the RETH MRC adds to every data packet (the InfiniBand layout has none there: Wireshark would
+-- read the RETH as payload and, on Last with Immediate, its first 4 bytes as the immediate); every other
+-- packet goes to the InfiniBand dissector as it is.
 
 -- Bit operations: Lua 5.2 (Debian 12's Wireshark 4.0) has bit32; Lua 5.3+ (newer Wireshark builds) has operators
 -- instead (that branch is not exercised by the tests here).
@@ -39,11 +42,14 @@ local SACK_FIXED_LEN, SACK_FLAG_MRC = 60, 0x80
 local OPCODES = {
     [0x06] = "RDMA WRITE First", [0x07] = "RDMA WRITE Middle", [0x08] = "RDMA WRITE Last",
     [0x09] = "RDMA WRITE Last with Immediate", [0x0A] = "RDMA WRITE Only",
-    [0x0B] = "RDMA WRITE Only with Immediate", [0x11] = "Acknowledge",
+    [0x0B] = "RDMA WRITE Only with Immediate", [0x11] = "Acknowledge", [0x81] = "CNP",
     [0xC0] = "MRC PROBE_REQ", [0xC1] = "MRC PROBE_RESP", [0xC2] = "MRC PORT_STATUS",
 }
 local DATA = { [0x06] = true, [0x07] = true, [0x08] = true, [0x09] = true, [0x0A] = true, [0x0B] = true }
 local IMM = { [0x09] = true, [0x0B] = true }
+-- data opcodes whose InfiniBand header set has no RETH (MRC puts one on every data packet)
+local NO_IBA_RETH = { [0x07] = true, [0x08] = true, [0x09] = true }
+local RETH_LEN, BTH_LEN = 16, 12
 
 local mrc = Proto("mrc", "Multipath Reliable Connection (MRC)")
 local F = {}
@@ -331,6 +337,9 @@ register_postdissector(mrc)
 
 -- UDP 4791: keep trimmed packets away from the InfiniBand dissector, hand it everything else.
 local roce = Proto("mrc_roce", "MRC RoCEv2 dispatch")
+roce.prefs.mrc_reth = Pref.bool("RETH on every RDMA WRITE packet (MRC)", true,
+    "Hand Wireshark's InfiniBand dissector RDMA WRITE Middle / Last / Last with Immediate without the RETH "
+    .. "MRC puts on every data packet. Turn off for captures of other RoCEv2 traffic (IBA layout).")
 local f_dscp = Field.new("ipv6.tclass.dscp")
 local ib = DissectorTable.get("udp.port"):get_dissector(ROCE_PORT) or Dissector.get("infiniband")
 
@@ -339,6 +348,15 @@ function roce.dissector(tvb, pinfo, tree)
     local op = tvb:len() > 0 and tvb(0, 1):uint() or 0
     if #d > 0 and d[1]() == DSCP_TRIMMED and DATA[op] then
         tree:add(roce, tvb(), "RoCEv2 headers of a trimmed packet (no payload, no ICRC): decoded under MRC")
+        return tvb:len()
+    end
+    if roce.prefs.mrc_reth and NO_IBA_RETH[op] and tvb:len() >= BTH_LEN + RETH_LEN + 4 then
+        -- the InfiniBand layout of this opcode: BTH [ImmDt] payload ICRC, without MRC's RETH
+        tree:add(roce, tvb(BTH_LEN, RETH_LEN), "MRC RETH (every MRC data packet has one): decoded under MRC; "
+            .. "the InfiniBand tree below is the packet without it")
+        local ba = tvb(0, BTH_LEN):bytes()
+        ba:append(tvb(BTH_LEN + RETH_LEN):bytes())
+        ib:call(ba:tvb("RoCEv2 without MRC's RETH"), pinfo, tree)
         return tvb:len()
     end
     return ib:call(tvb, pinfo, tree)
