@@ -379,7 +379,6 @@ def _decode(data: bytes) -> Frame:
     fr.telemetry_off = tel
     o = ips[0]
     fr.dscp = _outer_dscp(data, o)
-    fr.trimmed = fr.dscp == F.DSCP_TRIMMED
     ce = False
     for ip in ips:
         if (data[ip + 1] >> 4) & 3 == F.ECN_CE:
@@ -405,9 +404,10 @@ def _decode(data: bytes) -> Frame:
     fr.fecn = bool(qp & 0x80000000)
     fr.dest_qp, fr.ack_req, fr.psn = qp & F.QPN_MASK, bool(apsn & 0x80000000), apsn & F.PSN_MASK
     h = b + F.BTH_LEN
+    # DSCP 11 marks a trimmed packet only on RDMA WRITEs, the only packets a switch trims
+    # (congestion.p4); any other packet may carry it (a controller request's req_tc is any DSCP)
+    fr.trimmed = fr.dscp == F.DSCP_TRIMMED and op in F.DATA_OPCODES
     if fr.trimmed:
-        if op not in F.DATA_OPCODES:
-            raise WireError("trimmed packet that is not an RDMA WRITE")
         body_end = end
     else:
         if not verify_icrc(data, inner, udp, end):

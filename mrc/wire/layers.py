@@ -58,9 +58,13 @@ def outermost_ipv6(pkt: Packet) -> IPv6 | None:
 
 
 def is_trimmed(pkt: Packet) -> bool:
-    """True if the outer (or only) IPv6 header carries DSCP TRIMMED (11): a switch cut the payload."""
+    """True if the outer (or only) IPv6 header carries DSCP TRIMMED (11) on an RDMA WRITE: a switch cut
+    the payload.  Other packets (ACKs, probes, a controller request's ``req_tc``) may carry DSCP 11 whole."""
     ip = outermost_ipv6(pkt)
-    return ip is not None and (ip.tc >> 2) == F.DSCP_TRIMMED
+    if ip is None or (ip.tc >> 2) != F.DSCP_TRIMMED:
+        return False
+    bth = pkt if isinstance(pkt, BTH) else pkt.getlayer(BTH)
+    return bth is None or bth.opcode in F.DATA_OPCODES
 
 
 def _has_icrc(pkt: Packet) -> bool:

@@ -90,3 +90,16 @@ def test_a_qp_probe_on_a_denied_ev_with_no_other_way_back_is_not_answered():
     p.b.receive(req, ev.port, 1_000)
     assert not [d for _o, d in p.b.datagrams_to_send(1_000) if decode_frame(d).opcode == F.OP_PROBE_RESP]
     assert p.b.counters.rx_unknown_qp == before + 1
+
+
+@pytest.mark.parametrize("req_tc", [F.DSCP_DATA, F.DSCP_TRIMMED])
+def test_request_with_any_dscp_is_answered(req_tc):
+    """``req_tc`` is any DSCP (mrc_ctl_ep_batch_send_wait checks 0..63), DSCP 11 included: a probe is
+    never a trimmed packet (until 2026-12-06 the codec took every DSCP-11 packet for one, counted this
+    request malformed and the controller's batch timed out)."""
+    p = make_pair([PathSpec() for _ in range(2)], encap="stev")
+    req = encode_probe(Encap("stev", GID_A, GID_B, 0xC0000042, dscp=req_tc), F.OP_PROBE_REQ,
+                       ProbeInfo(5, 1, F.PROBE_FLAG_CTL, 1))
+    p.b.receive(req, 1, 1_000)
+    answers = [decode_frame(d) for _o, d in p.b.datagrams_to_send(1_000) if decode_frame(d).opcode == F.OP_PROBE_RESP]
+    assert [a.probe.req_id for a in answers] == [5] and p.b.counters.rx_malformed == 0

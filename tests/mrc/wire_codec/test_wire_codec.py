@@ -180,3 +180,28 @@ def test_truncated_or_bit_flipped_packets_only_raise_wire_error(cut, pos, bit):
         decode_frame(bytes(b))
     except WireError:
         pass
+
+
+@pytest.mark.parametrize("mode,ev,tel", ENCAPS)
+def test_dscp_11_marks_only_writes_trimmed(mode, ev, tel):
+    """DSCP 11 says "trimmed" on an RDMA WRITE only (the only packets a switch trims, congestion.p4): a
+    probe, PORT_STATUS or ACK sent whole with DSCP 11 (a controller request's ``req_tc`` is any DSCP,
+    mrc_ctl_ep_batch_send_wait) decodes whole, ICRC checked, and scapy's layer reads its ICRC too."""
+    from mrc.wire.layers import MrcBTH, is_trimmed
+
+    e = Encap(mode, GA, GB, ev, telemetry=tel, dscp=F.DSCP_TRIMMED)
+    probe = ProbeInfo(req_id=5, port=1, flags=F.PROBE_FLAG_CTL, sender_ts_ns=99)
+    ps = PortStatusInfo(req_id=6, n_ports=2, up_mask=0b11, flags=F.PORT_STATUS_FLAG_CTL)
+    for pkt, check in ((encode_probe(e, F.OP_PROBE_REQ, probe), lambda fr: fr.probe == probe),
+                       (encode_port_status(e, ps), lambda fr: fr.port_status == ps),
+                       (encode_ack(e, 7, 3, msn=2), lambda fr: fr.msn == 2)):
+        fr = decode_frame(pkt)
+        assert not fr.trimmed and fr.dscp == F.DSCP_TRIMMED and check(fr)
+        s = Ether(pkt)
+        assert not is_trimmed(s) and s[MrcBTH].icrc_ok() and raw(s) == pkt
+        bad = bytearray(pkt)
+        bad[-1] ^= 1
+        with pytest.raises(WireError, match="ICRC"):
+            decode_frame(bytes(bad))
+    t = trim_packet(encode_data(e, F.OP_WRITE_MIDDLE, 7, 5, 0x1000, 0x55, 64, b"x" * 64))
+    assert decode_frame(t).trimmed and is_trimmed(Ether(t)) and Ether(t)[MrcBTH].icrc_ok() is None
