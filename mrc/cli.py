@@ -94,6 +94,8 @@ def _dscp(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a DSCP (0-63) or none") from None
     if not 0 <= v <= 63:
         raise argparse.ArgumentTypeError(f"DSCP {v} is not in 0-63")
+    if v == F.DSCP_TRIMMED:
+        raise argparse.ArgumentTypeError(f"DSCP {v} marks a trimmed packet: a resend with it would be taken for one")
     return v
 
 

@@ -107,8 +107,8 @@ class QpAttr:
         if self.resend_dscp is not None and not 0 <= self.resend_dscp <= 63:
             raise ValueError("resend_dscp must be a DSCP (0..63) or None")
         if self.resend_dscp == F.DSCP_TRIMMED:
-            # the switches mark a trimmed header with it: every resend would arrive as a trim, never placed
-            raise ValueError(f"resend_dscp {F.DSCP_TRIMMED} is the DSCP of a trimmed packet")
+            raise ValueError(f"resend_dscp {F.DSCP_TRIMMED} is the trimmed mark: a WRITE with it is taken for a "
+                             "trimmed packet (never placed, trim-NACKed)")
         if self.trim_ahead_after < 0:
             raise ValueError("trim_ahead_after must be >= 0 (0: never)")
         if isinstance(self.cc, str) and self.cc not in ("nscc", "dcqcn", "none"):

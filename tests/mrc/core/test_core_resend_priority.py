@@ -95,6 +95,9 @@ def test_a_trimmed_packets_resend_keeps_the_data_dscp():
 def test_resend_dscp_is_validated():
     with pytest.raises(ValueError, match="resend_dscp"):
         QpAttr(resend_dscp=64).validate()
+    # DSCP 11 on a WRITE is the trimmed mark: every resend would arrive as a trimmed packet (never placed)
+    with pytest.raises(ValueError, match="trimmed"):
+        QpAttr(resend_dscp=F.DSCP_TRIMMED).validate()
     QpAttr(resend_dscp=None).validate()
     with pytest.raises(ValueError, match="trim_ahead_after"):
         QpAttr(trim_ahead_after=-1).validate()

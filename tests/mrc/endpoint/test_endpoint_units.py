@@ -121,6 +121,9 @@ def test_cli_help_and_errors(capsys):
     with pytest.raises(SystemExit) as e:
         main(["client", "--ifaces", "a", "--peer", "x", "--resend-dscp", "64"])
     assert e.value.code == 2 and "DSCP 64 is not in 0-63" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # DSCP 11 is the trimmed mark
+        main(["client", "--ifaces", "a", "--peer", "x", "--resend-dscp", "11"])
+    assert e.value.code == 2 and "marks a trimmed packet" in capsys.readouterr().err
     # --tx-delay-us: into the endpoint's delay line; negative refused
     assert main(["client", "--ifaces", "a", "--peer", "h", "--tx-delay-us", "-5"]) == 2
     assert "--tx-delay-us must be >= 0" in capsys.readouterr().err
