@@ -83,6 +83,26 @@ def test_a_failure_that_takes_capacity_is_measured_against_the_rate_after_it():
     assert post_failure_rate(run, bins, 0.02, 0.10, 0.06) is None
 
 
+def test_the_post_failure_rate_ends_at_the_first_flow_completion():
+    # two flows: 10 MB/s together until 0.50 s, when flow 1 completes and the rate halves (fewer flows,
+    # not less capacity): the settled rate is the one before that completion, 10, not the mean with
+    # the tail, 6.7; with too few bins before the completion the window runs on as before
+    def host(fid, total):  # acknowledged bytes at 5 MB/s, every 10 ms, until the flow's total
+        samples = [[i * 10_000_000, int(min(total, 5e6 * i / 100))] for i in range(101)]
+        return {"flow_order": [fid], "samples": samples, "flows": {str(fid): {"count": 1, "size": total}}}
+
+    run = {"elapsed_s": 1.0, "faults": [{"t_s": 0.10}],
+           "hosts": {"a": host(1, int(5e6 * 0.5)), "b": host(2, int(1e9))}}
+    from mrc_fabric.scenarios.report import first_flow_done
+
+    assert first_flow_done(run) == pytest.approx(0.5)
+    bins = _bins([10] * 25 + [5] * 25)
+    assert post_failure_rate(run, bins, 0.02, 0.10, 0.06) == pytest.approx(10.0)
+    run["hosts"]["a"]["flows"]["1"]["size"] = int(5e6 * 0.25)  # done at 0.25 s: 2 bins after 0.22 s
+    assert first_flow_done(run) == pytest.approx(0.25)
+    assert post_failure_rate(run, bins, 0.02, 0.10, 0.06) == pytest.approx((10 * 14 + 5 * 25) / 39)
+
+
 def test_frames_lost_outside_the_pipeline_are_never_a_zero_nobody_counted():
     """A target without port_stats (bmv2) reports no kernel or traffic-manager drops: the report says they
     are not counted instead of printing the empty sum as 0; a target that counts them gets the figures."""
