@@ -183,7 +183,10 @@ class Switch:
             self.grpc_port = self.server.start()
             if self.config.runtime_addr:
                 host, port = split_addr(self.config.runtime_addr)
-                self.control = ControlServer(ControlHandler(self.loop), host, port)
+                try:
+                    self.control = ControlServer(ControlHandler(self.loop), host, port)
+                except OSError as e:
+                    raise SwitchError(f"--runtime-addr {self.config.runtime_addr}: {e.strerror or e}") from e
                 self.control.start()
         except Exception:
             self.stop()

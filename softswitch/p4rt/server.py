@@ -206,11 +206,17 @@ class P4RuntimeServer:
         """Start serving; returns the bound TCP port."""
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._max_workers,
                                                         thread_name_prefix="p4rt"),
-                             options=[("grpc.max_receive_message_length", self.limits.max_message_bytes)])
+                             options=[("grpc.max_receive_message_length", self.limits.max_message_bytes),
+                                      # gRPC sets SO_REUSEPORT by default: a second switch on the same
+                                      # address would bind too and take a share of the connections
+                                      ("grpc.so_reuseport", 0)])
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(_Servicer(self), server)
-        port = server.add_insecure_port(self.address)
+        try:
+            port = server.add_insecure_port(self.address)
+        except RuntimeError:  # grpcio >= 1.5x raises where older ones returned 0
+            port = 0
         if port == 0:
-            raise OSError(f"cannot bind P4Runtime server to {self.address}")
+            raise OSError(f"cannot bind P4Runtime server to {self.address} (address in use or not local)")
         server.start()
         self._server = server
         self.port = port
