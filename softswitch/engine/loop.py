@@ -58,6 +58,15 @@ def _port_number(item: tuple[int, list[bytes]]) -> int:
     return item[0]
 
 
+INTERNAL_ERROR = "internal error"  # the drop reason softswitch.exec gives a packet its code raised on
+
+
+def _internal(res) -> bool:
+    """True when a dropped result is the pipeline's internal error (an exception it caught), not a
+    drop the program decided: those count as ``pipeline_errors``, not as ingress/egress drops."""
+    return res.drop_reason.startswith(INTERNAL_ERROR)
+
+
 class PacketLoop:
     """Runs the v1model flow for every packet; owns the ports and the traffic manager."""
 
@@ -316,7 +325,10 @@ class PacketLoop:
                 for item in res.to_tm:
                     enqueue(item, now)
             elif res.dropped:
-                c.ingress_drops += 1
+                if _internal(res):
+                    c.pipeline_errors += 1
+                else:
+                    c.ingress_drops += 1
         if txq:
             self._send_txq()
 
@@ -347,7 +359,10 @@ class PacketLoop:
             for item in res.to_tm:
                 enqueue(item, now)
             if res.dropped and not res.to_tm:
-                c.ingress_drops += 1
+                if _internal(res):
+                    c.pipeline_errors += 1
+                else:
+                    c.ingress_drops += 1
 
     def _service_tm(self) -> float | None:
         """Dequeue eligible items, run egress, transmit; returns the next rate-limited departure.
@@ -437,7 +452,10 @@ class PacketLoop:
                 else:
                     c.recirc_drops += 1
         if res.dropped and not res.frames:
-            c.egress_drops += 1
+            if _internal(res):
+                c.pipeline_errors += 1
+            else:
+                c.egress_drops += 1
 
     def _transmit(self, port: int, data: bytes, delay_us: int, now: int) -> None:
         if port == self.cpu_port:
@@ -503,6 +521,7 @@ class PacketLoop:
                 "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
                 "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes, "tx_drops": c.tx_drops,
                 "rx_kernel_drops": p.kernel_drops(),
+                "rx_errors": c.rx_errors,
                 "queue_drops": sum(q["dropped"] for q in queues),
                 "link_delay_us": self.tm.port(num).link_delay_us,
                 "queues": queues,

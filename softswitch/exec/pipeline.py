@@ -225,6 +225,7 @@ class V1Pipeline:
         self._tracked = frozenset(f"f_{n}" for n in blocks.dirty_tracked)
         self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy, tracked=self._tracked)
         self._pool: list[PacketState] = []
+        self.internal_errors = 0  # packets dropped because the generated code raised (_internal_error)
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop
         # thread only, one packet at a time); the other entry points build their own
         self._ctx_in = Ctx(b"", 0, 0, self._log)
@@ -273,7 +274,13 @@ class V1Pipeline:
         return IngressResult([res]) if res.__class__ is PacketState else res
 
     def _internal_error(self, res, e: Exception):
-        log.exception("internal error while processing a packet (dropped)")
+        """Drop a packet the generated code raised on (the loop counts it in ``pipeline_errors``).
+        The traceback is logged for the 1st, 10th, 100th and 1000th, then every 10,000th: one
+        per packet flooded the log (a pipeline swap with packets queued, a bug a packet triggers)."""
+        self.internal_errors += 1
+        n = self.internal_errors
+        if n in (1, 10, 100, 1000) or n % 10000 == 0:
+            log.exception("internal error while processing a packet (dropped; %d so far in this pipeline)", n)
         return self._drop(res, f"internal error: {type(e).__name__}: {e}")
 
     def _parse(self, data: bytes, port: int, now: int, itype: int, preserved):
