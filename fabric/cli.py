@@ -35,7 +35,13 @@ def cmd_up(args: argparse.Namespace) -> int:
                  grpc_base_port=args.grpc_base_port, ready_timeout_s=args.ready_timeout,
                  topology_path=str(Path(args.topology).resolve()), restart=not args.no_restart)
     if not args.wait:
-        fab.up()
+        # a SIGTERM during bring-up (`timeout`, a CI job cancelled) undoes it, as Ctrl-C does:
+        # Fabric.up tears down on any exception, and the handler raises SystemExit(143)
+        old = signal.signal(signal.SIGTERM, fab._on_sigterm)
+        try:
+            fab.up()
+        finally:
+            signal.signal(signal.SIGTERM, old)
         fab.detach()
         print(f"fabric {args.prefix} up: {len(topo.hosts)} host namespace(s), {len(topo.links)} link(s), "
               f"{len(fab.state.procs)} switch process(es); `mrc-fabric down --prefix {args.prefix}` removes it")

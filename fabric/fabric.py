@@ -161,7 +161,10 @@ class Fabric:
                                              f"try `mrc-fabric down --prefix {self.prefix}`)")
             self.state.namespaces.append(ns)
             self._save()
-            netbuild.create_netns(ns)
+            # pyroute2 creates the namespace in a forked child: a signal that ended the wait for it
+            # let the child create the namespace after the teardown had looked for it (left behind)
+            with switches._interrupts_deferred():
+                netbuild.create_netns(ns)
             netbuild.add_loopback_address(ns, str(self.sids.host_gid(h.name)))
         for link in self.topo.links:
             self._add_link(link)

@@ -45,3 +45,43 @@ def test_cli_up_status_fault_down(tmp_path, capsys):
         assert main(["status", *common]) == 2
     finally:
         down_prefix("h7q", tmp_path)
+
+
+@pytest.mark.timeout(300)
+def test_sigterm_during_up_tears_down_what_it_built(tmp_path):
+    """`mrc-fabric up` (without --wait) ended by SIGTERM half-way -- `timeout`, a cancelled CI job --
+    died at once (rc 143) and left its namespaces, veths and switch processes (only `mrc-fabric
+    down` removed them); Ctrl-C there undid the bring-up.  Now SIGTERM undoes it too."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    prefix = "h7t"
+    state = tmp_path / f"{prefix}.json"
+    proc = subprocess.Popen([sys.executable, "-m", "mrc_fabric", "up", "-t", str(SMALL), "--prefix", prefix,
+                             "--state-dir", str(tmp_path), "--grpc-base-port", "29759"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:  # the bring-up has made something
+            try:
+                if json.loads(state.read_text()).get("namespaces"):
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.005)
+        assert proc.poll() is None, f"up ended before the signal could be sent: {proc.communicate()[0]}"
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 143, out
+        assert not [n for n in pnetns.listnetns() if n.startswith(prefix)]
+        assert not [i for i in os.listdir("/sys/class/net") if i.startswith(prefix)]
+        assert not state.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        down_prefix(prefix, tmp_path)
