@@ -138,10 +138,11 @@ class Switch:
         log.info("pipeline committed")
 
     # ------------------------------------------------------------ packets to/from the controller
-    def _packet_in(self, frame: bytes) -> None:
+    def _packet_in(self, frame: bytes) -> bool:
+        """Hand a frame for the CPU port to the P4Runtime server; False when it was not delivered
+        (no primary controller, the primary's stream full, shorter than the packet_in header)."""
         server = self.server
-        if server is not None:
-            server.send_packet_in(frame)
+        return server is not None and server.send_packet_in(frame)
 
     def _packet_out(self, frame: bytes) -> None:
         if self.config.cpu_port is None:

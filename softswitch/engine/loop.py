@@ -42,6 +42,7 @@ class LoopCounters:
     no_pipeline_drops: int = 0
     unbound_port_drops: int = 0  # sent to a port with no interface
     packet_in: int = 0
+    packet_in_dropped: int = 0  # of packet_in: not delivered (no primary, its stream full, too short)
     pipeline_errors: int = 0
 
 
@@ -71,7 +72,7 @@ class PacketLoop:
     """Runs the v1model flow for every packet; owns the ports and the traffic manager."""
 
     def __init__(self, tm: TrafficManager, ports: list[LinuxPort], cpu_port: int | None = None,
-                 on_packet_in: Callable[[bytes], None] | None = None) -> None:
+                 on_packet_in: Callable[[bytes], bool | None] | None = None) -> None:
         self.tm = tm
         self.ports = {p.number: p for p in ports}
         self.cpu_port = cpu_port
@@ -462,8 +463,10 @@ class PacketLoop:
             self.counters.packet_in += 1
             if self.on_packet_in is not None:
                 try:
-                    self.on_packet_in(data)
+                    if self.on_packet_in(data) is False:
+                        self.counters.packet_in_dropped += 1
                 except Exception:
+                    self.counters.packet_in_dropped += 1
                     log.exception("PacketIn delivery failed")
             return
         if delay_us:

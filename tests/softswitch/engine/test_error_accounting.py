@@ -3,6 +3,7 @@ its traceback is not logged once per packet."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -63,3 +64,51 @@ def _compile(switch: Switch):
         return switch.compile_source(str(MRC_P4))
     finally:
         cfg.include_dirs = saved
+
+
+CPU_P4 = ROOT / "ptf_tests" / "softswitch" / "p4" / "cpu.p4"
+PUNT = bytes(6) + bytes.fromhex("020000000001") + bytes.fromhex("88b5") + bytes([1, 0, 0, 0]) + bytes(46)
+
+
+@pytest.mark.timeout(120)
+def test_packet_ins_no_controller_got_are_counted_in_switch_stats():
+    """cpu.p4 punts the frame to the CPU port.  With no primary the PacketIn is lost, and with a
+    primary that never reads its stream everything past the 1,024 queued messages is: both show in
+    ``packet_in_dropped`` (the server's own count was reachable only in process)."""
+    import grpc
+    from p4.v1 import p4runtime_pb2 as pb
+    from p4.v1 import p4runtime_pb2_grpc as pbg
+
+    from softswitch.engine.control import ControlHandler
+
+    with SoftSwitch(CPU_P4, cpu_port=255) as sw:
+        loop = sw.switch.loop
+        stats = ControlHandler(loop).execute
+
+        def punt(n: int) -> None:
+            loop.call(lambda: loop._ingress_batch(1, [PUNT] * n))
+
+        punt(3)
+        assert stats("switch_stats", [])["packet_in"] == 3
+        assert stats("switch_stats", [])["packet_in_dropped"] == 3
+        req = pb.StreamMessageRequest()
+        req.arbitration.device_id = 1
+        req.arbitration.election_id.low = 1
+        done = threading.Event()
+
+        def requests():  # the arbitration, then the stream stays open (no half-close) until done
+            yield req
+            done.wait(60)
+
+        with grpc.insecure_channel(sw.grpc_addr) as ch:
+            call = pbg.P4RuntimeStub(ch).StreamChannel(requests())  # never read past the first
+            assert next(call).arbitration.status.code == 0
+            limit = sw.switch.server.limits.stream_queue
+            deadline = time.monotonic() + 20
+            while stats("switch_stats", [])["packet_in_dropped"] == 3 and time.monotonic() < deadline:
+                punt(200)
+            st = stats("switch_stats", [])
+            done.set()
+            call.cancel()
+        assert st["packet_in_dropped"] > 3 and st["packet_in"] - st["packet_in_dropped"] >= limit
+        assert sw.switch.server.packet_ins_dropped == st["packet_in_dropped"] - 3
