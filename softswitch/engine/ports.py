@@ -74,6 +74,8 @@ SIOCETHTOOL = 0x8946
 _ETHTOOL_SET = {"tso": 0x1F, "gso": 0x24, "gro": 0x2C, "tx-checksum": 0x17, "sg": 0x19}
 _ETHTOOL_GET = {"tso": 0x1E, "gso": 0x23, "gro": 0x2B, "tx-checksum": 0x16, "sg": 0x18}
 MAX_FRAME = 65536 + 128
+ETH_HLEN = 14
+_VLAN_TPID = b"\x81\x00"  # an 802.1Q frame may be 4 bytes over MTU + 14 (not 802.1ad: measured)
 _DOWN_ERRNOS = (errno.ENETDOWN, errno.ENXIO, errno.ENODEV, errno.EIO)
 
 
@@ -460,8 +462,10 @@ class LinuxPort:
         n = len(data)
         frame = self.tx_frame
         off = self.tx_base + self.tx_next * frame
-        if n > frame - _TX_DATA or self.sock is None:
-            self.counters.tx_drops += 1  # larger than the MTU allows: the kernel refuses it too
+        if n > frame - _TX_DATA or self.sock is None or self._over_mtu(data):
+            # larger than the MTU allows: with PACKET_LOSS set the kernel would skip it without a
+            # word (the slot comes back free, as if sent), so it is counted here
+            self.counters.tx_drops += 1
             return self.tx_pending > 0
         if _TX_HDR.unpack_from(ring, off)[0] != TP_STATUS_AVAILABLE:
             # the kernel still holds the slot (a sent frame not yet freed): send what is queued
@@ -479,6 +483,13 @@ class LinuxPort:
         self.tx_pending_bytes += n
         return True
 
+    def _over_mtu(self, data: bytes) -> bool:
+        """True when the kernel refuses ``data`` on this interface for its size: longer than the MTU
+        plus the Ethernet header, or than 4 bytes more when it carries an 802.1Q tag (af_packet's
+        ``packet_extra_vlan_len_allowed``)."""
+        n = len(data) - ETH_HLEN - self.mtu
+        return n > 0 and (n > 4 or data[12:14] != _VLAN_TPID)
+
     def send_many(self, frames: list[bytes]) -> None:
         """``queue`` every frame of ``frames`` in order, then ``flush``: the loop's way to send one
         round's frames for this port.  The common case (a free slot, a frame that fits) is
@@ -492,7 +503,7 @@ class LinuxPort:
                 self.flush()
             return
         frame, base, slots = self.tx_frame, self.tx_base, self.tx_slots
-        limit = frame - _TX_DATA
+        limit = min(frame - _TX_DATA, self.mtu + ETH_HLEN)  # past it: ``queue`` decides (VLAN tag, drop)
         unpack, pack = _TX_HDR.unpack_from, _TX_HDR.pack_into
         i = self.tx_next
         k = nbytes = 0

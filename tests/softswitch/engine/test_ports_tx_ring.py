@@ -142,3 +142,27 @@ def test_send_many_is_queue_then_flush(pair, use_tx_ring):
         assert p.counters.tx_packets == want and p.counters.tx_drops == 1
     finally:
         p.close()
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("ring", [True, False])
+def test_a_frame_over_the_mtu_is_a_tx_drop_on_both_paths(pair, ring):
+    """A frame longer than MTU + 14 that still fits a ring slot (slots are rounded up to a power of
+    two): with PACKET_LOSS the kernel skips it and frees its slot as if sent, so the ring counted it
+    in tx_packets; one `send` fails with EMSGSIZE.  Both must count a tx drop.  An 802.1Q-tagged
+    frame may be 4 bytes longer (the kernel allows it; an 802.1ad tag it refuses)."""
+    p = LinuxPort(1, "h16ts", use_tx_ring=ring)
+    assert p.open()
+    try:
+        assert p.mtu == 1500 and (p.tx_ring is not None) == ring
+        tagged = DST + SRC + b"\x81\x00\x00\x05" + frame(3)[12:] + bytes(1518 - 68)
+        qinq = DST + SRC + b"\x88\xa8\x00\x05" + frame(4)[12:] + bytes(1518 - 68)
+        frames = [frame(0, 1514), frame(1, 1515), frame(2, 1600), tagged, qinq, frame(5, 64)]
+        assert [len(f) for f in frames] == [1514, 1515, 1600, 1518, 1518, 64]
+        p.send_many(frames)
+        got = received(pair, 20)
+        assert got == [0, 3, 5]
+        assert (p.counters.tx_packets, p.counters.tx_drops) == (3, 3)
+        assert p.counters.tx_bytes == 1514 + 1518 + 64
+    finally:
+        p.close()
