@@ -105,12 +105,15 @@ class ControlServer:
 
         class _Req(socketserver.StreamRequestHandler):
             def handle(self) -> None:
-                for raw in self.rfile:
-                    if len(raw) > MAX_LINE:
-                        reply = {"ok": False, "error": "request too long"}
-                    else:
-                        reply = _answer(execute, raw)
-                    self.wfile.write(json.dumps(reply).encode() + b"\n")
+                # at most MAX_LINE bytes are read per request: iterating the file read a line whole
+                # before its length was checked, so a client that sent no newline grew the switch
+                # without bound (200 MiB in, 206 MB more RSS)
+                while raw := self.rfile.readline(MAX_LINE + 1):
+                    if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                        self.wfile.write(json.dumps({"ok": False, "error": f"request longer than "
+                                                     f"{MAX_LINE} bytes"}).encode() + b"\n")
+                        return  # the rest of that line cannot be told from a next request: close
+                    self.wfile.write(json.dumps(_answer(execute, raw)).encode() + b"\n")
 
         class _Srv(socketserver.ThreadingTCPServer):
             allow_reuse_address = True

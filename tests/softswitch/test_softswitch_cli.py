@@ -114,6 +114,42 @@ def test_runtime_control_round_trip(capsys):
         loop.stop()
 
 
+def test_runtime_control_reads_at_most_one_max_line_per_request():
+    """A request line is read at most MAX_LINE bytes at a time: one without a newline used to be read
+    whole first (200 MiB sent, 206 MB more RSS), then refused.  Now the client gets an error and the
+    connection closes after MAX_LINE bytes; a good request on the same connection before it works."""
+    import json
+    import resource
+    import socket
+
+    from softswitch.engine.control import MAX_LINE
+
+    loop = PacketLoop(TrafficManager(), [])
+    server = ControlServer(ControlHandler(loop), "127.0.0.1", 0)
+    server.start()
+    try:
+        peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with socket.create_connection(("127.0.0.1", server.address[1]), timeout=10) as s:
+            f = s.makefile("rb")
+            s.sendall(b'{"cmd": "switch_stats"}\n')
+            assert json.loads(f.readline())["ok"] is True
+            sent = 0
+            try:
+                while sent < 64 * MAX_LINE:  # 4 MiB, never a newline
+                    s.sendall(b"x" * MAX_LINE)
+                    sent += MAX_LINE
+            except OSError:  # the server closed the connection: what it read is bounded
+                pass
+            reply = json.loads(f.readline())
+            assert reply == {"ok": False, "error": f"request longer than {MAX_LINE} bytes"}
+            assert f.readline() == b""  # closed
+        grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak0
+        assert grown_kib < 2048, grown_kib
+    finally:
+        server.stop()
+        loop.stop()
+
+
 def test_cli_reports_unreachable_switch(capsys):
     from softswitch.api import free_tcp_port
     assert main(["cli", "--addr", f"127.0.0.1:{free_tcp_port()}", "show_ports"]) == 1
