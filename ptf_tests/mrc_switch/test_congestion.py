@@ -270,6 +270,28 @@ class ControlPriorityTest(_CongestionTest):
         self.assertLess(max(pos), last_data, f"control packets waited behind the data: {[hex(o) for o in ops]}")
 
 
+@group("congestion")
+class PacketOutPriorityTest(_CongestionTest):
+    """A PacketOut (the controller's wiring probe) takes the top queue: sent behind a data burst into a
+    rate-limited port, it leaves before the data backlog has drained (in the data queue it waited
+    behind the burst, or was tail-dropped with a full queue)."""
+
+    @autocleanup
+    def runTest(self):
+        slow = self.route_to_slow_port()
+        burst = 20
+        frames = [bytes(stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200)) for i in range(burst)]
+        for frame in frames:
+            testutils.send_packet(self, 1, frame)
+        probe = Ether(dst="01:80:c2:00:00:0e", src="02:00:00:00:00:99", type=0x88B5) / (b"PTFPROBE" + bytes(52))
+        self.send_packet_out(bytes(probe), egress_port=slow)
+        out = [self.receive_any([slow], timeout=10)[1] for _ in range(burst + 1)]
+        pos = [i for i, data in enumerate(out) if Ether(data).type == 0x88B5]
+        self.assertEqual(len(pos), 1, "the PacketOut did not come out once")
+        # (it leaves once the data packet on the wire when it arrived is out: anywhere but last)
+        self.assertLess(pos[0], burst, f"the PacketOut waited behind the data (position {pos[0]} of {burst + 1})")
+
+
 RESEND_TC = F.DSCP_RESEND << 2 | F.ECN_ECT0
 
 

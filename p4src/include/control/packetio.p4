@@ -1,8 +1,8 @@
 /* packetio.p4 -- controller packet I/O and the link-probe punt.
  *
  * PacketOut: a packet from the CPU port carries packet_out{egress_port}; it is sent to that port
- * as is, bypassing every forwarding feature (port admin state and port counters still apply,
- * except that a link probe also passes an administratively down port).
+ * as is, in the top queue, bypassing every forwarding feature (port admin state and port counters
+ * still apply, except that a link probe also passes an administratively down port).
  * Link probes: a frame of ETHERTYPE_LINK_PROBE (0x88B5) arriving on a front-panel port goes to
  * the CPU port (PacketIn reason LINK_PROBE) before port admin, parser-error, SRv6 or routing
  * processing, so the controller's wiring check depends on the cable alone, not on tables.
@@ -23,6 +23,10 @@ control packetio_ingress(inout headers_t hdr,
         bool is_link_probe = hdr.ethernet.isValid() && hdr.ethernet.ether_type == ETHERTYPE_LINK_PROBE;
         if (hdr.cpu_out.isValid()) {
             std_md.egress_spec = hdr.cpu_out.egress_port;
+            /* the controller's packets (wiring probes) take the top queue, as control packets do:
+             * queued behind data, a congested port tail-dropped them and the wiring check saw a
+             * lossy cable */
+            std_md.priority = PRIORITY_TRIMMED;
             hdr.cpu_out.setInvalid();
             lmd.is_packet_out = true;
             lmd.link_probe = is_link_probe;
