@@ -192,13 +192,18 @@ class Nscc:
         if now_ns - self.last_qa_ns < period:
             return False
         achieved = self.qa_acked
-        elapsed = now_ns - self.qa_start_ns
+        if now_ns - self.qa_start_ns < period:
+            # the measurement has not run a whole period yet (the first one after the QP started): let
+            # it run on.  Restarting it here, as until 2026-12-06, meant that triggers coming more often
+            # than once per period from the start -- the trims and losses of an incast -- kept it from
+            # ever completing, and quick adapt never fired
+            return False
         self.qa_acked = 0
         self.qa_start_ns = now_ns
-        if elapsed < period:
-            return False
         self.last_qa_ns = now_ns
-        if achieved < (cfg.max_cwnd >> cfg.qa_gate):
+        # a reaction to congestion only ever lowers the window (as the UEC reference simulator's: it
+        # leaves a window below what was achieved alone); until 2026-12-06 a loss could raise it
+        if achieved < (cfg.max_cwnd >> cfg.qa_gate) and achieved < self.cwnd:
             self.cwnd = float(max(achieved, self.mtu))
             self.inc = 0.0
             self.quick_adapts += 1

@@ -8,7 +8,7 @@ import pytest
 
 from mrc.core import EvState, QpAttr
 from mrc.core.cc import Dcqcn, DcqcnConfig, NoControl, NsccControl, make_cc
-from mrc.core.nscc import NsccConfig
+from mrc.core.nscc import Nscc, NsccConfig
 from mrc.sim import PathSpec, make_pair, transfer
 
 MTU = 4096
@@ -57,6 +57,41 @@ def test_nscc_grows_without_congestion_up_to_its_cap():
         t += 1_000
         cc.on_ack(t, MTU, 10_000, False)  # queueing delay 0: proportional + fast increase
     assert cc.window() == cc.cfg.max_cwnd
+
+
+def _losses_every(s, first_ns: int, step_ns: int, n: int) -> None:
+    """One MTU delivered (no queueing delay, no CE) and one RACK loss per ``step_ns``."""
+    t = first_ns
+    for _ in range(n):
+        s.on_ack(t, MTU, 0, False)
+        s.on_loss(t)
+        t += step_ns
+
+
+@pytest.mark.parametrize("first_ns", [15_000, 25_000])
+def test_nscc_quick_adapt_fires_when_its_triggers_come_from_the_start(first_ns):
+    # 100 Gb/s x 12 us: QA period base_rtt + target = 21 us, gate max_cwnd >> 3 = 28 KB per period.
+    # Losses every 10 us, ~2 MTU delivered per period: QA must cut the window whether the first loss
+    # comes before or after the first period has run (it used to restart its measurement at every
+    # trigger within that period, and never fired while they kept coming)
+    s = Nscc(NsccConfig.defaults(12_000, 100e9, MTU), MTU, 0)
+    _losses_every(s, first_ns, 10_000, 30)
+    assert s.quick_adapts >= 5
+    assert s.cwnd < 8 * MTU
+
+
+def test_nscc_quick_adapt_never_raises_the_window():
+    s = Nscc(NsccConfig.defaults(12_000, 100e9, MTU), MTU, 0)
+    s.cwnd = float(2 * MTU)
+    t = 0
+    for _ in range(6):  # 6 MTU delivered in 24 us (sent before the window was cut), below the QA gate
+        t += 4_000
+        s.on_ack(t, MTU, 2_000, False)
+    w = s.cwnd
+    s.on_loss(t + 1_000)
+    assert s.cwnd <= w and s.quick_adapts == 0
+    s.on_trim(t + 2_000)  # a trim then shrinks it by a packet as it would without QA
+    assert s.cwnd == max(MTU, w - MTU)
 
 
 def test_nscc_learns_its_base_rtt_when_none_is_given():

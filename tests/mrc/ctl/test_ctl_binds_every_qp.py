@@ -279,5 +279,7 @@ def test_learning_cc_profile_and_the_name_nscc_run_the_same_transfer_in_the_simu
         return end, trace, [q.counters for q in qa]
 
     named, bound_ = run(False), run(True)
-    assert named[2][0].trims_received and named[2][0].ecn_echoes  # the paths were congested
+    # the paths were congested (since quick adapt fires at the first loss after its first period, the
+    # first QP sees a trim but no CE mark here; the second sees both)
+    assert any(c.trims_received for c in named[2]) and any(c.ecn_echoes for c in named[2])
     assert bound_ == named
