@@ -283,19 +283,30 @@ class Dcqcn(CongestionControl):
             self._increase()
 
     def _advance(self, now_ns: int) -> None:
+        """Run the timers that expired up to ``now_ns``: the same rate and alpha however seldom it is
+        read.  The alpha decays and the rate increases do not depend on each other, so each is run on
+        its own: alpha in closed form, the increases one event each until both rates are at the line
+        rate, where more events change nothing.  (Until 2026-12-06 one loop ran at most 64 events of
+        both kinds and dropped the rest, "the rate is back at the line rate anyway": a QP cut to its
+        floor and then idle for 10 s came back at 2.3 Gb/s of 40, and a QP whose rate was read once
+        after 10 ms quiet had 1.05 Gb/s against 7.0 when read every period.)"""
         c = self.cfg
-        for _ in range(64):  # bounded: after a long idle spell the rate is back at the line rate anyway
-            if self.alpha_at > now_ns and self.inc_at > now_ns:
+        if self.alpha_at <= now_ns:
+            n = (now_ns - self.alpha_at) // c.alpha_period_ns + 1
+            self.alpha *= (1 - c.g) ** n
+            self.alpha_at += n * c.alpha_period_ns
+        if self.inc_at > now_ns:
+            return
+        n = (now_ns - self.inc_at) // c.increase_period_ns + 1
+        self.inc_at += n * c.increase_period_ns
+        line = c.line_rate_bps
+        for i in range(min(n, 1 << 16)):  # bounded: with R_AI = line/1000, ~1,050 events reach the line
+            if self.rt >= line and self.rc >= line * (1 - 1e-12):
+                self.rc = line
+                self.timer_count += n - i
                 return
-            if self.alpha_at <= self.inc_at:
-                self.alpha *= 1 - c.g
-                self.alpha_at += c.alpha_period_ns
-            else:
-                self.timer_count += 1
-                self.inc_at += c.increase_period_ns
-                self._increase()
-        self.alpha_at = now_ns + c.alpha_period_ns
-        self.inc_at = now_ns + c.increase_period_ns
+            self.timer_count += 1
+            self._increase()
 
     def _increase(self) -> None:
         c = self.cfg

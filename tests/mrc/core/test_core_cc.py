@@ -190,6 +190,29 @@ def test_dcqcn_recovers_through_fast_recovery_then_additive_then_hyper_increase(
     assert cc2.rt == pytest.approx(min(40e9, before + cfg.rhai_bps))
 
 
+def test_dcqcn_timers_give_the_same_rate_however_seldom_it_is_read():
+    # the timers run lazily when the rate is read; an idle QP reads it seldom.  Read once after a quiet
+    # spell, the rate must be what reading it every period gives (it used to run at most 64 events)
+    cfg = DcqcnConfig(line_rate_bps=40e9)
+    a, b = Dcqcn(cfg), Dcqcn(cfg)
+    t = 0
+    for _ in range(40):  # a CNP every 50 us: both at the rate floor, alpha ~1
+        t += 50_000
+        a.on_cnp(t)
+        b.on_cnp(t)
+    for k in range(1, 182):
+        a.rate_bps(t + k * cfg.increase_period_ns)
+    end = t + 181 * cfg.increase_period_ns
+    assert b.rate_bps(end) == pytest.approx(a.rate_bps(end), rel=1e-9)
+    assert b.alpha == pytest.approx(a.alpha, rel=1e-9) and b.timer_count == a.timer_count
+    assert 6e9 < b.rc < 8e9  # 5 fast-recovery steps, then 176 x R_AI (40 Mb/s)
+    # after a long idle spell it is back at the line rate, alpha decayed
+    assert b.rate_bps(end + 10_000_000_000) == 40e9 and b.alpha < 1e-6
+    alpha = b.alpha
+    b.on_cnp(end + 10_000_000_001)  # and reacts to the next CNP from there
+    assert b.rc == pytest.approx(40e9 * (1 - alpha / 2)) and b.rt == 40e9
+
+
 def test_dcqcn_byte_counter_drives_increases():
     cfg = DcqcnConfig(line_rate_bps=10e9, byte_counter=100_000, increase_period_ns=10**12, alpha_period_ns=10**12)
     cc = Dcqcn(cfg)
