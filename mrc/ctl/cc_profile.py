@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 from collections.abc import Callable
 
@@ -57,7 +58,10 @@ class CcProfile:
             else self.vendor_cfg
         config, config_set = self.cc_config, self.config_set
         if mask & M.CONFIG:
-            config, config_set = attr.cc_config, True
+            # by value, as mrc_ctl.h passes struct mrc_ctl_cc_nscc_cfg: the caller's object stays the
+            # caller's (until 2026-12-06 it was kept by reference: mutating it changed the bound QPs
+            # unvalidated, and modify with the same object mutated counted as no change)
+            config, config_set = copy.copy(attr.cc_config), True
         if cur == S.INIT and new == S.OFFLINE and not algorithm_set:
             raise einval(f"CC profile {pid}: INIT -> OFFLINE requires ALGORITHM")
         if new == S.ONLINE and not config_set and algorithm is not None:
@@ -89,7 +93,7 @@ class CcProfile:
         if mask & M.ALGORITHM:
             out.algorithm = self.algorithm
         if mask & M.CONFIG:
-            out.cc_config = self.cc_config
+            out.cc_config = copy.copy(self.cc_config)  # a copy: changing it changes nothing until modify
         if mask & M.VENDOR_CFG:
             out.vendor_cfg = self.vendor_cfg
         return out

@@ -115,7 +115,7 @@ def test_agent_qps_bind_the_runs_cc_profile_and_a_runtime_change_reaches_them_al
     new = NsccConfig.for_network(25_000, 10, 4096, max_cwnd=20_000)
     ep.ctl.modify_cc_profile(cc_pid, CcProfileAttr(cc_config=new), CcProfileAttrMask.CONFIG)
     assert ep.datagrams_to_send(10_000_000)  # each QP's next data packet takes the profile's config first
-    assert all(q.attr.cc is new and q.cc.cfg is new and q.cc.cwnd <= 20_000 for q in qps)
+    assert all(q.attr.cc == new and q.cc.cfg == new and q.cc.cwnd <= 20_000 for q in qps)
 
 
 @pytest.mark.parametrize(("mode", "pin"), [("mrc", 0), ("rc", 3)])

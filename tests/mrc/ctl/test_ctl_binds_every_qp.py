@@ -87,7 +87,7 @@ def test_simulator_nscc_is_one_ctl_cc_profile_learning_the_base_rtt_dcqcn_stays_
                                     | CcProfileAttrMask.VENDOR_CFG)
         assert q.algorithm == CC_ALGO_NSCC and q.vendor_cfg == VENDOR_CFG_LEARN_BASE_RTT
         assert q.cc_config.base_rtt == DEFAULT_BASE_RTT_NS
-        assert all(qp.cc_profile is ep.ctl.cc_profile(pid) and qp.attr.cc is q.cc_config for qp in ep.qps.values())
+        assert all(qp.cc_profile is ep.ctl.cc_profile(pid) and qp.attr.cc == q.cc_config for qp in ep.qps.values())
 
     fixed = _sim(nscc={"base_rtt": 14_000, "max_cwnd": 300_000})
     qp = next(iter(fixed.eps[0].qps.values()))
@@ -143,7 +143,7 @@ def test_mrc_perf_cc_nscc_binds_one_cc_profile_and_a_runtime_change_reaches_ever
     ep.ctl.modify_cc_profile(cc_pid, CcProfileAttr(cc_config=new), CcProfileAttrMask.CONFIG)  # ONLINE, QPs bound
     sent = ep.datagrams_to_send(1_000_000)  # every QP's next data packet
     assert sent
-    assert all(q.cc.cfg is new and q.cc.cwnd <= 50_000 and q.attr.cc is new for q in qps)
+    assert all(q.cc.cfg == new and q.cc.cwnd <= 50_000 and q.attr.cc == new for q in qps)
 
     with pytest.raises(PerfError, match="base_rtt"):
         PerfParams(cc="nscc", nscc={"max_cwnd": 1}).check()
@@ -162,7 +162,7 @@ def test_agent_style_learning_profile_change_reaches_every_qp_and_stops_learning
     cfg = NsccConfig.for_network(30_000, 20, 4096)
     ep.ctl.modify_cc_profile(cc_pid, CcProfileAttr(cc_config=cfg), CcProfileAttrMask.CONFIG)
     ep.datagrams_to_send(0)
-    assert all(q.cc.cfg is cfg and not q.cc.learn and not q.attr.cc_learn_base_rtt for q in qps)
+    assert all(q.cc.cfg == cfg and not q.cc.learn and not q.attr.cc_learn_base_rtt for q in qps)
 
 
 def test_make_ev_profile_rejects_what_it_cannot_hold():

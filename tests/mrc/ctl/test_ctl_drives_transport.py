@@ -321,7 +321,7 @@ def test_cc_profile_binding_gives_the_qp_its_nscc_config() -> None:
     ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.ONLINE), C.STATE)
     qp = ep.create_qp(attr=QpAttr(ev_profile_id=PROFILE, cc_profile_id=2))
     ep.connect(qp, 0x200, GID_B, 0, 0)
-    assert qp.attr.cc is cfg and qp.cc is not None and qp.cc.cfg is cfg
+    assert qp.attr.cc == cfg and qp.cc is not None and qp.cc.cfg == cfg
     with pytest.raises(MrcCtlError) as ei:  # bound: the CC profile cannot leave ONLINE
         ep.ctl.modify_cc_profile(2, CcProfileAttr(profile_state=ProfileState.OFFLINE), C.STATE)
     assert ei.value.errno == errno.EBUSY
@@ -335,7 +335,7 @@ def test_a_cc_profile_change_reaches_every_bound_qp_within_one_rtt() -> None:
     s = Setup(cc=cfg)
     assert s.a.ctl.query_device().opt_attr & AttrOpt.CC_PROFILE_MODIFY_ONLINE
     s.write([0, 1])
-    assert all(qp.cc.cfg is cfg for qp in s.qa)
+    assert all(qp.cc.cfg == cfg for qp in s.qa)
     peak_before = _peak_inflight(s, [0, 1])
     assert peak_before > 4 * 4096  # the first config lets more than 4 packets fly: the check below can fail
 
@@ -348,7 +348,7 @@ def test_a_cc_profile_change_reaches_every_bound_qp_within_one_rtt() -> None:
     rtt = max(qp.srtt for qp in s.qa)
     s.net.run(until_ns=s.net.now + rtt)  # one RTT later both QPs run on it
     for qp in s.qa:
-        assert qp.cc.cfg is small and qp.attr.cc is small and qp.cc.window() <= small.max_cwnd
+        assert qp.cc.cfg == small and qp.attr.cc == small and qp.cc.window() <= small.max_cwnd
     s.run_until(6)
     assert _peak_inflight(s, [0, 1]) <= small.max_cwnd  # and the window holds from then on
 
@@ -400,3 +400,33 @@ def test_a_cc_profile_without_an_ev_profile_is_refused() -> None:
     ep = Endpoint(GID_A, [1], encap="stev")
     with pytest.raises(ValueError, match="cc_profile_id needs QpAttr.ev_profile_id"):
         ep.create_qp([(STEV[0], 1)], QpAttr(cc_profile_id=2))
+
+
+def test_a_cc_config_goes_in_and_out_of_its_profile_by_value() -> None:
+    """mrc_ctl.h passes struct mrc_ctl_cc_nscc_cfg by value.  Mutating a config after handing it in, or
+    the one a query returned, changes nothing (it used to change every bound QP at once, unvalidated);
+    query -> change -> modify is a change (the same object back used to count as none)."""
+    from mrc.core import NsccConfig
+    from mrc.ctl import CcProfileAttr, CcProfileAttrMask
+
+    C = CcProfileAttrMask
+    cfg = NsccConfig.for_network(8_000, 100)
+    s = Setup(cc=cfg)
+    s.write([0, 1])
+    prof = s.a.ctl.cc_profile(CC_PROFILE)
+    gen = prof.generation
+    cfg.max_cwnd = 0  # the caller's object
+    q = s.a.ctl.query_cc_profile(CC_PROFILE, C.CONFIG).cc_config
+    q.max_cwnd = 0  # a queried copy
+    assert all(qp.cc.cfg.max_cwnd == 150_000 for qp in s.qa)
+    assert s.a.ctl.query_cc_profile(CC_PROFILE, C.CONFIG).cc_config.max_cwnd == 150_000
+    q.max_cwnd = 4 * 4096
+    s.a.ctl.modify_cc_profile(CC_PROFILE, CcProfileAttr(cc_config=q), C.CONFIG)
+    assert prof.generation != gen
+    s.write([0, 1])
+    assert all(qp.cc.cfg.max_cwnd == 4 * 4096 and qp.cc.window() <= 4 * 4096 for qp in s.qa)
+    q.max_cwnd = 0  # and the object handed in is the caller's again
+    assert all(qp.cc.cfg.max_cwnd == 4 * 4096 for qp in s.qa)
+    with pytest.raises(MrcCtlError) as ei:  # given back as it is now, it is validated
+        s.a.ctl.modify_cc_profile(CC_PROFILE, CcProfileAttr(cc_config=q), C.CONFIG)
+    assert ei.value.errno == errno.EINVAL
