@@ -7,6 +7,7 @@ service time removed, samples only from packets sent once), trims, losses and ti
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 REFERENCE_BDP_BYTES = 100_000  # [ours] the BDP the scaled gains are given for: 100 Gb/s x 8 us
@@ -81,10 +82,17 @@ class NsccConfig:
         if not 0 < self.max_md_jump <= 1:
             raise ValueError(f"NSCC max_md_jump={self.max_md_jump} must be in (0, 1]")
         for name in ("eta", "fi", "fi_scale"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"NSCC {name} must not be negative")
-        if not 0 <= self.qa_gate < 32:
-            raise ValueError(f"NSCC qa_gate={self.qa_gate} must be in 0..31 (a shift of max_cwnd)")
+            v = getattr(self, name)
+            # finite: a NaN gain made the window NaN for good (one packet in flight); until 2026-12-06 only
+            # the sign was checked
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"NSCC {name}={v!r} must be a finite number, not negative")
+        q = self.qa_gate
+        if isinstance(q, bool) or not isinstance(q, int) or not 0 <= q < 32:
+            # an integer: it shifts max_cwnd (2.5 passed, and the first quick-adapt check raised TypeError)
+            raise ValueError(f"NSCC qa_gate={q!r} must be an integer in 0..31 (a shift of max_cwnd)")
+        if not isinstance(self.disable_qa, bool):
+            raise ValueError(f"NSCC disable_qa={self.disable_qa!r} must be a boolean")  # noqa: TRY004 -- callers take ValueError
 
 
 class Nscc:

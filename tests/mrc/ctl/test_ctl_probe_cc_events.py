@@ -202,7 +202,9 @@ def test_nscc_config_converts_to_the_core_algorithm(rtt: int, gbps: int, mtu: in
 
 
 @pytest.mark.parametrize("change", [{"gamma": 0.0}, {"max_md_jump": 1.5}, {"base_rtt": 0}, {"qa_gate": 40},
-                                    {"eta": -1.0}, {"nonsense": 1}])
+                                    {"eta": -1.0}, {"nonsense": 1}, {"qa_gate": 2.5}, {"qa_gate": True},
+                                    {"eta": float("nan")}, {"fi": float("inf")}, {"fi_scale": float("nan")},
+                                    {"disable_qa": 1}])
 def test_nscc_bad_parameters(change: dict) -> None:
     with pytest.raises(ValueError):  # the core's config type: ValueError, as QpAttr.validate
         NsccConfig().replace(**change)
