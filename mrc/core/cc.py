@@ -21,6 +21,7 @@ its rate is read, so it needs no timer of its own.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,6 +202,21 @@ class DcqcnConfig:
     min_rate_bps: float = 10e6
     min_dec_period_ns: int = 4_000
     initial_alpha: float = 1.0
+
+    def validate(self) -> None:
+        """Raise ValueError on a configuration the reaction point cannot run (a zero line rate divided
+        the pacer by zero; a non-finite or out-of-range gain stuck the rate)."""
+        rates = (self.line_rate_bps, self.rai_bps, self.rhai_bps, self.min_rate_bps)
+        if not all(math.isfinite(r) and r > 0 for r in rates):
+            raise ValueError("DCQCN rates (line_rate_bps, rai_bps, rhai_bps, min_rate_bps) must be finite and > 0")
+        if self.min_rate_bps > self.line_rate_bps:
+            raise ValueError("DCQCN min_rate_bps must not exceed line_rate_bps")
+        if not (math.isfinite(self.g) and 0 < self.g <= 1) or not 0 <= self.initial_alpha <= 1:
+            raise ValueError("DCQCN g must be in (0, 1] and initial_alpha in [0, 1]")
+        if min(self.alpha_period_ns, self.increase_period_ns, self.byte_counter) <= 0 or \
+                self.fast_recovery_steps < 0 or self.min_dec_period_ns < 0:
+            raise ValueError("DCQCN periods and byte_counter must be > 0, fast_recovery_steps and "
+                             "min_dec_period_ns >= 0")
 
     @classmethod
     def defaults(cls, line_rate_bps: float, base_rtt_ns: int = 0) -> DcqcnConfig:

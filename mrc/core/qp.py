@@ -113,6 +113,8 @@ class QpAttr:
             raise ValueError("trim_ahead_after must be >= 0 (0: never)")
         if isinstance(self.cc, str) and self.cc not in ("nscc", "dcqcn", "none"):
             raise ValueError(f"cc must be nscc, dcqcn or none, not {self.cc!r}")
+        if isinstance(self.cc, (NsccConfig, DcqcnConfig)):  # a config given here is checked as a CC profile's is
+            self.cc.validate()
 
 
 @dataclass(slots=True)

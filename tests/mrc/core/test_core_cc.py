@@ -346,3 +346,13 @@ def test_responder_reports_a_trim_again_until_its_data_arrives():
     assert qb._trims_again([]) == [105, 103]  # 105's second and last repeat, 103's first
     qb.rx_bits |= 1 << 3  # 103 arrives
     assert qb._trims_again([]) == [] and qb.trim_again == []
+
+
+@pytest.mark.parametrize("cfg", [DcqcnConfig(line_rate_bps=0.0), DcqcnConfig(line_rate_bps=1e9, g=float("nan")),
+                                 DcqcnConfig(line_rate_bps=1e9, min_rate_bps=2e9)])
+def test_qp_attr_checks_a_dcqcn_config_given_inline(cfg):
+    # a zero line rate divided the pacer by zero mid-run (the CC audit): a CC profile's config was
+    # checked, one given in QpAttr.cc was not
+    with pytest.raises(ValueError, match="DCQCN"):
+        QpAttr(cc=cfg).validate()
+    QpAttr(cc=DcqcnConfig.defaults(1e9, 30_000)).validate()

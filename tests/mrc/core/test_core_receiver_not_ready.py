@@ -96,3 +96,4 @@ def test_rc_rnr_nak_on_the_wire():
 def test_attr_limits(kw, what):
     with pytest.raises(ValueError, match=what):
         QpAttr(**kw).validate()
+
