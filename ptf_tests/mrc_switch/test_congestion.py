@@ -389,3 +389,88 @@ class EcnQueueDepthTest(_CongestionTest):
         self.assertEqual(marks[0], 2, "the first packet found an empty queue")
         self.assertIn(3, marks, f"no CE in a burst of {burst}: {marks}")
         self.expect_events(before, ecn_ce=marks.count(3))  # all were sent ECT(0): each CE is ours
+
+
+@group("congestion")
+class UpstreamTrimmedTest(_CongestionTest):
+    """A packet trimmed upstream (DSCP 11) is queued on the top queue at this hop too and is never dropped
+    early; the resend DSCP (34) alone lifts no packet that is not MRC data (docs/dataplane.md
+    "Congestion").  The queue is read from the telemetry record (queue id = priority)."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route("2001:db8:300::/48", port=3)
+        self.add_route("2001:db8:400::/48", port=2)
+        self.set_queue_thresholds(3, trim=QDEPTH_MAX, drop=0)  # every data packet to port 3 dropped early
+        self.set_switch_id(5)
+        before = self.events()
+        drops = self.drops(P4.DROP_REASON_QUEUE_FULL)
+        cut = trimmed(stev_packet("2001:db8:1::1", DST, opcode=F.OP_WRITE_MIDDLE, payload_len=1000,
+                                  telemetry=HBHOptMrcTelemetry()))
+        testutils.send_packet(self, 1, cut)
+        _, data = self.receive_any([3])
+        rec = telemetry_option(Ether(data)).records[0]
+        self.assertEqual((rec.switch_id, rec.egress_port, rec.queue_id), (5, 3, F.TRIM_PRIORITY))
+        exp = fill_hop(rewrite(cut, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC), rec)
+        self.assertEqual(data, bytes(exp), explain(data, exp))
+        # not MRC (UDP port 4792) with the resend DSCP: the data queue, like any other packet
+        other = stev_packet("2001:db8:1::1", "2001:db8:400::4", tc=F.DSCP_RESEND << 2 | F.ECN_ECT0,
+                            telemetry=HBHOptMrcTelemetry())
+        other[UDP].dport = 4792
+        other = Ether(bytes(other))
+        testutils.send_packet(self, 1, other)
+        _, data = self.receive_any([2])
+        rec = telemetry_option(Ether(data)).records[0]
+        self.assertEqual((rec.switch_id, rec.egress_port, rec.queue_id), (5, 2, F.DATA_PRIORITY))
+        testutils.verify_no_other_packets(self)
+        self.expect_events(before)
+        self.assertEqual(self.drops(P4.DROP_REASON_QUEUE_FULL), drops)
+
+
+@group("congestion")
+class AdmissionEstimateTest(_CongestionTest):
+    """Ingress counts what it admits to a port's data queue into the estimate (docs/dataplane.md
+    "Congestion": every packet admitted to the data queues of a port with thresholds adds one; control
+    packets, resends and trimmed packets add nothing).  Without registers, so on every target: egress
+    holds the port down (no dequeue refreshes the estimate), and a data packet sent once the port is
+    up again shows by being trimmed or not whether the estimate reached the trim threshold."""
+
+    @autocleanup
+    def runTest(self):
+        port, threshold = 2, 3
+        self.add_route("2001:db8:300::/48", port=port)
+        self.set_queue_thresholds(port, trim=threshold)
+        data = [stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=300, psn=i) for i in range(8)]
+
+        def whole_or_cut(pkt) -> bool:
+            """Send ``pkt`` with the port up: True if it left trimmed, False if whole."""
+            testutils.send_packet(self, 1, pkt)
+            _, got = self.receive_any([port])
+            whole = rewrite(pkt, eth_dst=neighbour_mac(port), eth_src=SWITCH_MAC)
+            if got == bytes(whole):
+                return False
+            self.assertEqual(got, bytes(trimmed(whole)), "neither whole nor trimmed: " + explain(got, whole))
+            return True
+
+        def while_down(pkts) -> None:
+            """Send ``pkts`` while egress holds the port down: admitted by ingress, dropped in egress."""
+            self.set_port_down(port, ingress=False)
+            drops = self.drops(P4.DROP_REASON_PORT_ADMIN_DOWN)
+            for p in pkts:
+                testutils.send_packet(self, 1, p)
+            self.expect_drop_count(P4.DROP_REASON_PORT_ADMIN_DOWN, drops, len(pkts))
+            self.delete_table_entry(P4.T_EGRESS_PORT_ADMIN_PORT_TX_ADMIN, {"port": port})
+
+        # a packet of the data queue that is never trimmed (not MRC): its dequeue writes the real depth, 0
+        other = stev_packet("2001:db8:1::1", DST)
+        other[UDP].dport = 4792
+        self.assertFalse(whole_or_cut(Ether(bytes(other))))
+        # two data packets count; an ACK, a CNP, a probe, a resend and a trimmed packet do not
+        while_down([data[0], data[1],
+                    *(stev_packet("2001:db8:1::1", DST, opcode=op) for op in (F.OP_ACK, F.OP_CNP, F.OP_PROBE_REQ)),
+                    stev_packet("2001:db8:1::1", DST, payload_len=300, tc=RESEND_TC),
+                    trimmed(data[2])])
+        self.assertFalse(whole_or_cut(data[3]), "estimate 2 < 3: whole")  # and its dequeue writes 0 again
+        # three data packets reach the threshold: the next data packet is trimmed
+        while_down(data[4:7])
+        self.assertTrue(whole_or_cut(data[7]), f"{threshold} packets admitted: estimate {threshold}, trimmed")

@@ -9,8 +9,10 @@ from ptf import testutils
 from ptf.testutils import group
 from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
+from scapy.utils import checksum
 
 from controller import p4contract as P4
+from mrc.wire import formats as F
 
 SRC = "10.0.0.1"
 
@@ -126,3 +128,78 @@ class Ipv4FragmentTest(_Ipv4Test):
             exp = rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)
             self.assertEqual(data, bytes(exp), explain(data, exp))
         testutils.verify_no_other_packets(self)
+
+
+def _ipv4_trimmed(whole: bytes, udp_len: int) -> bytes:
+    """``whole`` (an IPv4 RoCEv2 frame as the switch forwards it) as a trimming switch leaves it: cut
+    after RETH [+ ImmDt], UDP length ``udp_len`` and checksum 0, total length 20 + ``udp_len``, DSCP 11
+    with the ECN bits kept, header checksum recomputed (docs/dataplane.md "Congestion")."""
+    out = bytearray(whole[:14 + 20 + udp_len])
+    out[15] = F.DSCP_TRIMMED << 2 | out[15] & 3
+    out[16:18] = (20 + udp_len).to_bytes(2, "big")
+    out[24:26] = b"\0\0"
+    out[24:26] = checksum(bytes(out[14:34])).to_bytes(2, "big")
+    out[38:40] = udp_len.to_bytes(2, "big")
+    out[40:42] = b"\0\0"
+    return bytes(out)
+
+
+@group("ipv4")
+class Ipv4EcnTest(_Ipv4Test):
+    """ECN on the only IP header when it is IPv4: threshold 0 marks ECT(0) and ECT(1) CE, leaves Not-ECT
+    and CE as they are; the header checksum follows the TOS; only the two marks are counted."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route_v4("10.1.0.0/16", port=3)
+        self.set_ecn_threshold(3, 0)
+        before = self.read_counter(P4.C_CONGESTION_EVENTS, 1)[0]
+        for tos, expected in ((0x6A, 0x6B), (0x69, 0x6B), (0x68, 0x68), (0x6B, 0x6B)):
+            pkt = ipv4_packet(SRC, "10.1.0.9", tos=tos)
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([3])
+            got = Ether(data)
+            self.assertEqual(got[IP].tos, expected, f"tos {tos:#x}")
+            self.assertTrue(ipv4_checksum_ok(got), f"tos {tos:#x}: bad IPv4 header checksum")
+            exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, tc=expected)
+            self.assertEqual(data, bytes(exp), explain(data, exp))
+        testutils.verify_no_other_packets(self)
+        got = self.wait_counter(lambda: self.read_counter(P4.C_CONGESTION_EVENTS, 1), before + 2)[0]
+        self.assertEqual(got, before + 2, "congestion_events[ecn_ce]")
+
+
+@group("ipv4")
+class Ipv4TrimTest(_Ipv4Test):
+    """Trimming an IPv4 (UDP-mode) data packet: cut after RETH [+ ImmDt], UDP checksum 0, total length
+    recomputed, DSCP 11 on the IPv4 header with ECN kept, valid header checksum; counted as trimmed.  An IPv4 packet that
+    arrives trimmed (DSCP 11) is neither trimmed again nor dropped early."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route_v4("10.1.0.0/16", port=2)
+        self.set_queue_thresholds(2, trim=0)
+        before = self.read_counter(P4.C_CONGESTION_EVENTS, 0)[0]
+        for opcode, udp_len in ((F.OP_WRITE_ONLY, 36), (F.OP_WRITE_LAST_IMM, 40)):
+            pkt = ipv4_packet(SRC, "10.1.0.9", opcode=opcode, payload_len=700, tos=0x69)
+            frame = bytes(pkt)
+            pkt = Ether(frame[:40] + b"\xbe\xef" + frame[42:])  # a UDP checksum: a trim zeroes it
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([2])
+            exp = _ipv4_trimmed(bytes(rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)), udp_len)
+            got = Ether(data)
+            self.assertEqual((got[IP].len, got[IP].tos >> 2, got[IP].tos & 3), (20 + udp_len, F.DSCP_TRIMMED, 1),
+                             f"opcode {opcode:#x}")
+            self.assertTrue(ipv4_checksum_ok(got), f"opcode {opcode:#x}: bad IPv4 header checksum")
+            self.assertEqual(data, exp, f"opcode {opcode:#x}: " + explain(data, Ether(exp)))
+        got = self.wait_counter(lambda: self.read_counter(P4.C_CONGESTION_EVENTS, 0), before + 2)[0]
+        self.assertEqual(got, before + 2, "congestion_events[trimmed]")
+        # arrived trimmed: passes as it is (but for TTL and MACs), even with every packet dropped early
+        self.modify_table_entry(P4.T_INGRESS_CONGESTION_QUEUE_THRESHOLDS, {"port": 2},
+                                P4.A_INGRESS_CONGESTION_SET_QUEUE_THRESHOLDS, {"trim_threshold": 0, "drop_threshold": 0})
+        cut = Ether(_ipv4_trimmed(bytes(ipv4_packet(SRC, "10.1.0.9", payload_len=700)), 36))
+        testutils.send_packet(self, 1, cut)
+        _, data = self.receive_any([2])
+        exp = rewrite(cut, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC)
+        self.assertEqual(data, bytes(exp), explain(data, exp))
+        testutils.verify_no_other_packets(self)
+        self.assertEqual(self.read_counter(P4.C_CONGESTION_EVENTS, 0)[0], before + 2, "trimmed twice")

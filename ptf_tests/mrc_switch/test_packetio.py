@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import unittest
 
-from base.mrc_fabric import SWITCH_MAC, MrcFabricTest
-from base.mrc_packets import stev_packet
+from base.mrc_fabric import SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import explain, rewrite, stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
@@ -140,3 +140,25 @@ class LinkProbeAcrossCableTest(MrcFabricTest):
         finally:
             self.undo_all()
             s2.close()
+
+
+@group("packetio")
+class PacketInForwardedHopLimitTest(MrcFabricTest):
+    """A route to the CPU port is a next hop like any other (docs/dataplane.md "SRv6 uSID behaviour"):
+    the PacketIn carries the frame as routed -- the route's MACs, hop limit one less -- and a packet
+    arriving with hop limit 1 is dropped as HOP_LIMIT instead of reaching the controller."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route("2001:db8:cc::/48", port=P4.CPU_PORT)
+        pkt = stev_packet("2001:db8:1::1", "2001:db8:cc::1", hop_limit=64)
+        testutils.send_packet(self, 3, pkt)
+        pin = self.get_packet_in()
+        self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]), (3, P4.PACKET_IN_REASON_FORWARDED))
+        exp = rewrite(pkt, eth_dst=neighbour_mac(P4.CPU_PORT), eth_src=SWITCH_MAC)
+        self.assertEqual(pin.payload, bytes(exp), explain(pin.payload, exp))
+        before = self.drops(P4.DROP_REASON_HOP_LIMIT)
+        testutils.send_packet(self, 3, stev_packet("2001:db8:1::1", "2001:db8:cc::1", hop_limit=1))
+        self.expect_drop_count(P4.DROP_REASON_HOP_LIMIT, before)
+        self.verify_no_packet_in()
+        testutils.verify_no_other_packets(self)

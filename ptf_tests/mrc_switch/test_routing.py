@@ -10,6 +10,8 @@ from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
 
+from controller import p4contract as P4
+
 MEMBERS = [2, 3, 4]
 DST = "2001:db8:200::7"
 PACKETS = 90
@@ -67,3 +69,27 @@ class EvDirectTest(MrcFabricTest):
                 port, _ = self.receive_any(MEMBERS)
                 self.assertEqual(port, expected, f"ev low bits {ev_low}")
         testutils.verify_no_other_packets(self)
+
+
+@group("lb")
+class GroupMissTest(MrcFabricTest):
+    """A route to a group that does not pick a member drops the packet with NO_ROUTE (docs/dataplane.md:
+    NO_ROUTE is a route, ECMP or EV-direct miss): an ECMP group id no ecmp_select entry holds, and an EV
+    no ev_direct entry of the group matches.  Matching EVs are still forwarded."""
+
+    @autocleanup
+    def runTest(self):
+        self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": "2001:db8:220::/48"},
+                                P4.A_INGRESS_ROUTING_SET_ECMP_GROUP, {"group_id": 9})  # no ecmp_select entry
+        self.insert_table_entry(P4.T_INGRESS_ROUTING_EV_DIRECT, {"group_id": 7, "ev": (0, 1)},
+                                P4.A_INGRESS_ROUTING_SET_NEXT_HOP, self.next_hop(3), priority=10)  # even EVs only
+        self.insert_table_entry(P4.T_INGRESS_ROUTING_ROUTE_V6, {"dst_addr": "2001:db8:230::/48"},
+                                P4.A_INGRESS_ROUTING_SET_EV_DIRECT_GROUP, {"group_id": 7})
+        even = stev_packet("2001:db8:100::1", "2001:db8:230::7", flow_label=0x50002)
+        testutils.send_packet(self, 1, even)
+        testutils.verify_packet(self, rewrite(even, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC), 3)
+        for dst, fl in (("2001:db8:220::7", 0x50002), ("2001:db8:230::7", 0x50003)):
+            before = self.drops(P4.DROP_REASON_NO_ROUTE)
+            testutils.send_packet(self, 1, stev_packet("2001:db8:100::1", dst, flow_label=fl))
+            testutils.verify_no_other_packets(self)
+            self.expect_drop_count(P4.DROP_REASON_NO_ROUTE, before)

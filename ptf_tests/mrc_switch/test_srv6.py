@@ -3,7 +3,7 @@ host delivery, unknown uSID, hop limit expiry, parser errors (dropped only where
 from __future__ import annotations
 
 from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
-from base.mrc_packets import carrier, rewrite, srv6_packet
+from base.mrc_packets import carrier, explain, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
@@ -199,3 +199,47 @@ class TransitUnsupportedRoutingHeaderTest(MrcFabricTest):
         testutils.send_packet(self, 1, mine)
         testutils.verify_no_other_packets(self)
         self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
+
+
+@group("srv6")
+class EndSegmentListTest(MrcFabricTest):
+    """End at every segments_left of a full 4-entry list: SL -= 1, then DA = Segment List[SL] (RFC 8754
+    4.3.1.1; docs/dataplane.md "SRv6 uSID behaviour"), the segment list itself untouched."""
+
+    @autocleanup
+    def runTest(self):
+        sid = "fc00:ffff::1"
+        self.add_my_sid(sid)
+        self.add_route("2001:db8::/32", port=3)
+        segs = [f"2001:db8:{0x90 + i:x}::{i + 1}" for i in range(4)]  # List[0] (the last segment) .. List[3]
+        for sl in (4, 3, 2, 1):
+            pkt = srv6_packet(sid, segments=segs, segments_left=sl)
+            exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=segs[sl - 1],
+                          segments_left=sl - 1)
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([3])
+            self.assertEqual(data, bytes(exp), f"segments_left {sl}: " + explain(data, exp))
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class EndOfCarrierProbeOpcodesTest(MrcFabricTest):
+    """Every MRC message addressed to a switch -- probe request 0xC0, probe response 0xC1, port status
+    0xC2 -- ending at this switch is a PacketIn with reason PROBE and the frame as received
+    (docs/dataplane.md "SRv6 uSID behaviour"); a data packet ending here is not."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        for op in (F.OP_PROBE_REQ, F.OP_PROBE_RESP, F.OP_PORT_STATUS):
+            pkt = srv6_packet(carrier(BLOCK, MY_USID), opcode=op, psn=0x4700 + op)
+            testutils.send_packet(self, 2, pkt)
+            pin = self.get_packet_in()
+            self.assertEqual((pin.metadata["ingress_port"], pin.metadata["reason"]),
+                             (2, P4.PACKET_IN_REASON_PROBE), f"opcode {op:#x}")
+            self.assertEqual(pin.payload, bytes(pkt), f"opcode {op:#x}")
+        before = self.drops(P4.DROP_REASON_LOCAL_NOT_PROBE)
+        testutils.send_packet(self, 2, srv6_packet(carrier(BLOCK, MY_USID), opcode=F.OP_ACK))
+        self.expect_drop_count(P4.DROP_REASON_LOCAL_NOT_PROBE, before)
+        self.verify_no_packet_in()
+        testutils.verify_no_other_packets(self)

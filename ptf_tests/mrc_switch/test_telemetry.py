@@ -1,10 +1,11 @@
 """Telemetry: hop records filled by a chain of two switches; postcards as PacketIn."""
 from __future__ import annotations
 
+import time
 import unittest
 
-from base.mrc_fabric import SWITCH_MAC, MrcFabricTest, neighbour_mac
-from base.mrc_packets import explain, fill_hop, rewrite, stev_packet
+from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
+from base.mrc_packets import carrier, explain, fill_hop, rewrite, srv6_packet, stev_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
@@ -136,3 +137,70 @@ class PostcardProtocolTest(MrcFabricTest):
         testutils.send_packet(self, 3, pkt)
         self.receive_any([2])
         self.verify_no_packet_in()
+
+
+@group("telemetry")
+class TelemetrySrhOrderTest(MrcFabricTest):
+    """SRv6 mode with the telemetry Hop-by-Hop header and an SRH: after a uN shift and after an End the
+    switch sends the headers in the order they came -- IPv6, Hop-by-Hop, SRH, inner IPv6 (RFC 8200 4.1:
+    Hop-by-Hop comes first) -- with the hop record filled and the SRH as End leaves it."""
+
+    @autocleanup
+    def runTest(self):
+        self.set_switch_id(33)
+        self.add_own_usid()
+        self.route_usid(0x0202, port=2)
+        self.route_usid(0x0777, port=3)
+        next_carrier = carrier(BLOCK, 0x0777, 0x0888)
+        cases = (  # (packet, expected DA, segments_left after, port)
+            (carrier(BLOCK, MY_USID, 0x0202), carrier(BLOCK, 0x0202), 1, 2),  # uN shift: SRH untouched
+            (carrier(BLOCK, MY_USID), next_carrier, 0, 3),  # End: SL 1 -> 0, DA = List[0]
+        )
+        for dst, new_dst, sl, port in cases:
+            pkt = srv6_packet(dst, segments=[next_carrier], segments_left=1, telemetry=HBHOptMrcTelemetry())
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([port])
+            tel = telemetry_option(Ether(data))
+            self.assertIsNotNone(tel, "no telemetry Hop-by-Hop header right behind IPv6: " + explain(data, pkt))
+            rec = tel.records[0]
+            self.assertEqual((rec.switch_id, rec.ingress_port, rec.egress_port), (33, 1, port))
+            exp = fill_hop(rewrite(pkt, eth_dst=neighbour_mac(port), eth_src=SWITCH_MAC, ip_dst=new_dst,
+                                   segments_left=sl), rec)
+            self.assertEqual(data, bytes(exp), explain(data, exp))
+        testutils.verify_no_other_packets(self)
+
+
+@group("telemetry")
+class TelemetryRecordValuesTest(MrcFabricTest):
+    """The record's measured fields: ingress_ts_us is the switch's ingress timestamp (it advances with
+    time between two packets), queue_depth is the depth the packet found at enqueue (enq_qdepth): in a
+    burst into the rate-limited port the first packet finds an empty queue and the last a backlog."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_route("2001:db8:400::/48", port=2)
+        stamps = []
+        for i in range(2):
+            pkt = stev_packet("2001:db8:1::1", DST, flow_label=i, telemetry=HBHOptMrcTelemetry())
+            testutils.send_packet(self, 1, pkt)
+            _, data = self.receive_any([2])
+            stamps.append(telemetry_option(Ether(data)).records[0].ingress_ts_us)
+            time.sleep(0.2)
+        self.assertGreater(stamps[0], 0, f"ingress timestamps {stamps}")
+        self.assertTrue(150_000 <= (stamps[1] - stamps[0]) % 2**32 < 60_000_000,
+                        f"ingress timestamps 0.2 s apart: {stamps}")
+        slow = testutils.test_param_get("slow_port")
+        if not slow:
+            raise unittest.SkipTest("no rate-limited port configured (test param slow_port)")
+        slow = int(slow)
+        self.add_route("2001:db8:500::/48", port=slow)
+        burst = 16
+        frames = [bytes(stev_packet("2001:db8:1::1", "2001:db8:500::5", flow_label=i, telemetry=HBHOptMrcTelemetry()))
+                  for i in range(burst)]  # built first: the backlog must build faster than it drains
+        for frame in frames:
+            testutils.send_packet(self, 1, frame)
+        out = [Ether(self.receive_any([slow], timeout=10)[1]) for _ in range(burst)]
+        depths = [telemetry_option(p).records[0].queue_depth for p in out]
+        self.assertEqual([p[IPv6].fl for p in out], list(range(burst)), "one queue: FIFO")
+        self.assertEqual(depths[0], 0, f"the first packet found an empty queue: {depths}")
+        self.assertGreater(depths[-1], 0, f"the last packet of the burst found a backlog: {depths}")
