@@ -8,6 +8,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from p4.v1 import p4runtime_pb2
@@ -18,6 +19,7 @@ from controller import p4contract as P4
 from controller.daemon import JsonFormatter, setup_logging
 from controller.mapping import (
     A_NEXT_HOP,
+    QDEPTH_MAX,
     T_EV_DIRECT,
     T_ROUTE_V6,
     T_USID_UN,
@@ -28,6 +30,7 @@ from controller.mapping import (
 )
 from controller.metrics import FabricCollector, MetricsSnapshot, SwitchInfo
 from controller.p4rt import describe_entity
+from controller.plan import PortSetting
 from controller.reconcile import SwitchContents, entity_key, plan_updates
 from controller.session import PacketIn
 from controller.status import parse, render
@@ -144,6 +147,23 @@ def test_describe_entity_names_the_key_and_action(names, plan):
     assert "ev_direct group_id=1 ev=0&&&255 priority=1 -> set_next_hop(port=1, dst_mac=02:00:11:01:00:01, " \
            "src_mac=02:00:21:01:00:01)" in texts
     assert "group 1 -> members [1001, 1002]" in texts and "ecmp_select group_id=1 -> group_id 1" in texts
+
+
+def test_port_thresholds_land_in_their_own_parameters(names, plan):
+    """Each port's ECN, trim and drop thresholds reach the parameter of that name (three different numbers
+    for the default queue, so a swap shows); a port with trimming off gets QDEPTH_MAX as its trim threshold."""
+    for sp in (plan.switches["p1l1"], plan.switches["p2s2"]):
+        texts = {describe_entity(e, names) for e in desired_state(names, sp).entries}
+        for ps in sp.of(PortSetting):
+            assert len({ps.ecn_threshold, ps.trim_threshold, ps.drop_threshold}) == 3, ps
+            assert (f"queue_thresholds port={ps.port} -> set_queue_thresholds(trim_threshold={ps.trim_threshold}, "
+                    f"drop_threshold={ps.drop_threshold})") in texts, sorted(t for t in texts if "threshold" in t)
+            assert f"ecn_threshold port={ps.port} -> set_ecn_threshold(threshold={ps.ecn_threshold})" in texts
+    sp = plan.switches["p1l1"]
+    off = replace(sp.of(PortSetting)[0], trim_enabled=False)
+    texts = {describe_entity(e, names) for e in desired_state(names, replace(sp, intents=(off,))).entries}
+    assert (f"queue_thresholds port={off.port} -> set_queue_thresholds(trim_threshold={QDEPTH_MAX}, "
+            f"drop_threshold={off.drop_threshold})") in texts
 
 
 def test_no_entry_of_any_switch_points_at_the_cpu(names, plan):
