@@ -147,31 +147,35 @@ class TrimFromQueueEstimateTest(_CongestionTest):
     def runTest(self):
         if not self.can_write_registers:
             raise unittest.SkipTest(f"{self.target}'s P4Runtime server cannot write registers")
-        self.add_route("2001:db8:300::/48", port=3)
-        self.set_queue_thresholds(3, trim=40)
-        self.write_register(P4.R_EGRESS_QDEPTH_US, 3, 0)  # never refreshed: stale
-        self.write_register(P4.R_EGRESS_QDEPTH, 3, 41)
-        pkt = stev_packet("2001:db8:1::1", DST, payload_len=500)
-        whole = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC)
-        before = self.events()
-        for expected_after in (40, 39):  # 41 and 40 are >= 40: trimmed, and the estimate decays
-            testutils.send_packet(self, 1, pkt)
-            testutils.verify_packet(self, trimmed(whole), 3)
-            self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), expected_after)
-        testutils.send_packet(self, 1, pkt)  # 39 < 40: forwarded whole
-        testutils.verify_packet(self, whole, 3)
-        self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 0)  # egress wrote the real depth
-        refreshed = self.read_register(P4.R_EGRESS_QDEPTH_US, 3)
-        self.assertGreater(refreshed, 0, "egress stamps its refresh")
-        # fresh (stamped 10 s ahead of that refresh): under overload several packets arrive per
-        # departure, and a trim does not take one away from an estimate a dequeue has just written
-        self.write_register(P4.R_EGRESS_QDEPTH_US, 3, refreshed + 10_000_000)
-        self.write_register(P4.R_EGRESS_QDEPTH, 3, 41)
-        for _ in range(2):
-            testutils.send_packet(self, 1, pkt)
-            testutils.verify_packet(self, trimmed(whole), 3)
-            self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 41)
-        self.expect_events(before, trimmed=4)
+        try:
+            self.add_route("2001:db8:300::/48", port=3)
+            self.set_queue_thresholds(3, trim=40)
+            self.write_register(P4.R_EGRESS_QDEPTH_US, 3, 0)  # never refreshed: stale
+            self.write_register(P4.R_EGRESS_QDEPTH, 3, 41)
+            pkt = stev_packet("2001:db8:1::1", DST, payload_len=500)
+            whole = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC)
+            before = self.events()
+            for expected_after in (40, 39):  # 41 and 40 are >= 40: trimmed, and the estimate decays
+                testutils.send_packet(self, 1, pkt)
+                testutils.verify_packet(self, trimmed(whole), 3)
+                self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), expected_after)
+            testutils.send_packet(self, 1, pkt)  # 39 < 40: forwarded whole
+            testutils.verify_packet(self, whole, 3)
+            self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 0)  # egress wrote the real depth
+            refreshed = self.read_register(P4.R_EGRESS_QDEPTH_US, 3)
+            self.assertGreater(refreshed, 0, "egress stamps its refresh")
+            # fresh (stamped 10 s ahead of that refresh): under overload several packets arrive per
+            # departure, and a trim does not take one away from an estimate a dequeue has just written
+            self.write_register(P4.R_EGRESS_QDEPTH_US, 3, refreshed + 10_000_000)
+            self.write_register(P4.R_EGRESS_QDEPTH, 3, 41)
+            for _ in range(2):
+                testutils.send_packet(self, 1, pkt)
+                testutils.verify_packet(self, trimmed(whole), 3)
+                self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 41)
+            self.expect_events(before, trimmed=4)
+        finally:  # registers outlive the test: leave port 3 with an empty, stale estimate
+            self.write_register(P4.R_EGRESS_QDEPTH, 3, 0)
+            self.write_register(P4.R_EGRESS_QDEPTH_US, 3, 0)
 
 
 @group("congestion")
