@@ -287,10 +287,10 @@ class PacketOutPriorityTest(_CongestionTest):
         frames = [bytes(stev_packet("2001:db8:1::1", DST, flow_label=i, payload_len=200)) for i in range(burst)]
         for frame in frames:
             testutils.send_packet(self, 1, frame)
-        probe = Ether(dst="01:80:c2:00:00:0e", src="02:00:00:00:00:99", type=0x88B5) / (b"PTFPROBE" + bytes(52))
+        probe = Ether(dst="01:80:c2:00:00:0e", src="02:00:00:00:00:99", type=P4.ETHERTYPE_LINK_PROBE) / (b"PTFPROBE" + bytes(52))
         self.send_packet_out(bytes(probe), egress_port=slow)
         out = [self.receive_any([slow], timeout=10)[1] for _ in range(burst + 1)]
-        pos = [i for i, data in enumerate(out) if Ether(data).type == 0x88B5]
+        pos = [i for i, data in enumerate(out) if Ether(data).type == P4.ETHERTYPE_LINK_PROBE]
         self.assertEqual(len(pos), 1, "the PacketOut did not come out once")
         # (it leaves once the data packet on the wire when it arrived is out: anywhere but last)
         self.assertLess(pos[0], burst, f"the PacketOut waited behind the data (position {pos[0]} of {burst + 1})")
