@@ -79,6 +79,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         qd = st.get("queue_tail_drops", {}).get(name)
         if qd is not None:
             extra += f"  queue tail drops {qd}"
+        re_ = st.get("rx_errors", {}).get(name)
+        if re_:  # frames cut by a receive ring (too large for its slot): shown only when there are any
+            extra += f"  rx errors {re_}"
         print(f"  switch {name:8} {state:8} pid {p['pid']:<7} {p['grpc']} "
               f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}{extra}")
     for name, lk in st["links"].items():
