@@ -61,6 +61,11 @@ class Frame:
     data: bytes
 
 
+# the drop_reason prefix of a packet dropped because the generated code raised on it (not a drop the
+# program decided): the engine counts those in pipeline_errors
+INTERNAL_ERROR = "internal error"
+
+
 @dataclass(slots=True)
 class IngressResult:
     """What one packet's trip through parser/verify/ingress produced."""

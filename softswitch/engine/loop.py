@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from itertools import repeat
 
-from softswitch.contract import IngressResult, Pipeline
+from softswitch.contract import INTERNAL_ERROR, IngressResult, Pipeline
 from softswitch.engine.ports import LinuxPort
 from softswitch.engine.tm import TrafficManager
 
@@ -57,9 +57,6 @@ def _now_us_fn(t0: int) -> Callable[[], int]:
 
 def _port_number(item: tuple[int, list[bytes]]) -> int:
     return item[0]
-
-
-INTERNAL_ERROR = "internal error"  # the drop reason softswitch.exec gives a packet its code raised on
 
 
 def _internal(res) -> bool:

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from softswitch.contract import (
     DROP_PORT,
     EGRESS_SPEC_IN_EGRESS,
+    INTERNAL_ERROR,
     PKT_INSTANCE_EGRESS_CLONE,
     PKT_INSTANCE_INGRESS_CLONE,
     PKT_INSTANCE_NORMAL,
@@ -281,7 +282,7 @@ class V1Pipeline:
         n = self.internal_errors
         if n in (1, 10, 100, 1000) or n % 10000 == 0:
             log.exception("internal error while processing a packet (dropped; %d so far in this pipeline)", n)
-        return self._drop(res, f"internal error: {type(e).__name__}: {e}")
+        return self._drop(res, f"{INTERNAL_ERROR}: {type(e).__name__}: {e}")
 
     def _parse(self, data: bytes, port: int, now: int, itype: int, preserved):
         """One parse + verifyChecksum pass; returns (H, M, S, C)."""
