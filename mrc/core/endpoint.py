@@ -152,7 +152,7 @@ class Endpoint:
         if attr.ev_profile_id is not None:
             self.ctl.attach_qp(qpn, attr.ev_profile_id, attr.cc_profile_id)
         qp = QueuePair(self, qpn, attr, entries, profile, cc_profile)
-        qp.evset.ports_down = set(self.ports_down)
+        qp.ports_down_changed()
         self.qps[qp.qpn] = qp
         return qp
 
@@ -398,7 +398,7 @@ class Endpoint:
         else:
             self.ports_down.add(port)
         for qp in self.qps.values():
-            qp.evset.ports_down = self.ports_down | qp.peer_down
+            qp.ports_down_changed()
             if not up:
                 for i, e in enumerate(qp.evset.entries):
                     if e.port == port:
@@ -544,8 +544,7 @@ class Endpoint:
                 self._out.append((out_port, pkt))
         down = {p for p in range(1, min(ps.n_ports, 64) + 1) if not ps.up_mask >> (p - 1) & 1}
         for qp in self._peers.get(fr.src_gid, []):
-            qp.peer_down = down
-            qp.evset.ports_down = self.ports_down | down
+            qp.set_peer_down(down)
             for i, e in enumerate(qp.evset.entries):
                 if e.port in down:
                     qp.evset.mark_bad(i, now_ns, "peer_port_down", qpn=0)

@@ -1012,8 +1012,7 @@ class MrcRequester(Requester):
         e.probe_req_id = -1
         self.counters.probe_answers += 1
         if e.port in self.qp.peer_down:  # the peer took our probe in on that port (it drops frames on a down one)
-            self.qp.peer_down = self.qp.peer_down - {e.port}
-            self.evset.ports_down = self.host.ports_down | self.qp.peer_down
+            self.qp.set_peer_down(self.qp.peer_down - {e.port})
         if e.suspect_ns:  # the suspect path answered: it was slow, not dead
             e.suspect_ns = 0
             if ev_i in self._padded_suspect:  # a full frame crossed it

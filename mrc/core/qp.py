@@ -157,6 +157,16 @@ class QueuePair:
         self.requester: Requester = req(self)
         self.responder: Responder = resp(self)
 
+    def set_peer_down(self, down: set[int]) -> None:
+        """The peer's NIC ports now known down (a PORT_STATUS, or a probe answered on one of them); the
+        spray skips ours and the peer's down ports alike (``ports_down_changed``)."""
+        self.peer_down = down
+        self.ports_down_changed()
+
+    def ports_down_changed(self) -> None:
+        """Our endpoint's or the peer's down ports changed: the EV set skips both."""
+        self.evset.ports_down = self.host.ports_down | self.peer_down
+
     # ------------------------------------------------------------------ state machine
     def modify_to_init(self) -> None:
         self._expect(QpState.RST)
