@@ -9,6 +9,7 @@ from __future__ import annotations
 from mrc.wire import formats as F
 
 INFINITE_EXP_RETRIES = 25  # mrc.h: exp_retry_cnt 25 retries for ever
+INFINITE_RNR_RETRY = 7  # verbs: rnr_retry 7 retries for ever
 _HALF = 1 << 23
 
 

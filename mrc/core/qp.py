@@ -24,7 +24,7 @@ from mrc.core.ev import EvEntry, EvSet
 from mrc.core.host import QpHost
 from mrc.core.mrc_policy import MrcRequester, MrcResponder
 from mrc.core.nscc import NsccConfig
-from mrc.core.psn import INFINITE_EXP_RETRIES, unwrap
+from mrc.core.psn import INFINITE_EXP_RETRIES, INFINITE_RNR_RETRY, unwrap
 from mrc.core.rc_policy import RcRequester, RcResponder
 from mrc.core.requester import Requester
 from mrc.core.responder import Responder
@@ -96,10 +96,10 @@ class QpAttr:
             raise ValueError("retry_cnt must be 0..7")
         if not 0 <= self.exp_retry_cnt <= 25:
             raise ValueError("exp_retry_cnt must be 0..25 (25 = infinite)")
-        if not 0 <= self.min_rnr_timer <= 31:
+        if not 0 <= self.min_rnr_timer < len(F.RNR_TIMER_US):
             raise ValueError("min_rnr_timer must be an IB RNR timer code, 0..31")
-        if not 0 <= self.rnr_retry <= 7:
-            raise ValueError("rnr_retry must be 0..7 (7 = infinite)")
+        if not 0 <= self.rnr_retry <= INFINITE_RNR_RETRY:
+            raise ValueError(f"rnr_retry must be 0..{INFINITE_RNR_RETRY} ({INFINITE_RNR_RETRY} = infinite)")
         if self.max_wimm < 1 or self.max_wimm_dest < 1:
             raise ValueError("max_wimm and max_wimm_dest must be >= 1")
         if self.probe_interval_ns < 0 or self.probe_min_ns < 0:

@@ -15,7 +15,7 @@ after the responder's ``min_rnr_timer``, for ever by default (``rnr_retry`` 7).
 
 from __future__ import annotations
 
-from mrc.core.psn import unwrap
+from mrc.core.psn import INFINITE_RNR_RETRY, unwrap
 from mrc.core.requester import Requester
 from mrc.core.responder import Responder
 from mrc.core.types import EvState, QpState, WcStatus
@@ -48,7 +48,7 @@ class RcRequester(Requester):
         against ``rnr_retry`` instead (7: for ever, as with verbs)."""
         self.counters.rnr_naks_received += 1
         self.rnr_tries += 1
-        if self.attr.rnr_retry != 7 and self.rnr_tries > self.attr.rnr_retry:
+        if self.attr.rnr_retry != INFINITE_RNR_RETRY and self.rnr_tries > self.attr.rnr_retry:
             self._to_error(now_ns, WcStatus.RNR_RETRY_EXC_ERR)
             return
         self.retries = 0
@@ -56,6 +56,7 @@ class RcRequester(Requester):
         self.rnr_until = now_ns + F.RNR_TIMER_US[code] * 1000
         self.timeout_ns = self._rto()
         self.rto_at = self.rnr_until + self.timeout_ns
+
     def _resend_one(self, port_ok, now_ns: int) -> int:
         """Go-back-N: the packets from ``snd_ptr`` up to ``snd_nxt`` again, in order."""
         while self.snd_ptr < self.snd_nxt:
@@ -99,11 +100,11 @@ class RcRequester(Requester):
             if self.snd_una <= seq <= self.snd_nxt:
                 self._cum_ack(seq, now_ns)
                 self.snd_ptr = seq  # go back N
-        elif syn >> 5 == 1:  # RNR NAK: what precedes its PSN arrived; that PSN again after the timer
+        elif syn & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK:  # what precedes its PSN arrived; that PSN after the timer
             seq = unwrap(fr.psn, self.snd_una)
             if self.snd_una <= seq < self.snd_nxt:
                 self._cum_ack(seq, now_ns)
-                self._receiver_not_ready(seq, syn & 0x1F, now_ns)
+                self._receiver_not_ready(seq, syn & F.AETH_RNR_TIMER_MASK, now_ns)
                 if self.state is not QpState.RTS:
                     return
         elif syn >> 5 == 0:

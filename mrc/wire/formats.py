@@ -149,6 +149,7 @@ AETH_NAK_INVALID_REQ = 0x61
 AETH_NAK_REMOTE_ACCESS = 0x62
 AETH_NAK_REMOTE_OP = 0x63
 AETH_RNR_NAK = 0x20  # bits 7:5 = 001; bits 4:0 = the RNR timer code (how long the requester waits)
+AETH_RNR_TIMER_MASK = 0x1F
 # IB's RNR NAK timer codes (the verbs' min_rnr_timer), in microseconds: code 0 is the longest, 655.36 ms
 RNR_TIMER_US = (655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1_280, 1_920, 2_560,
                 3_840, 5_120, 7_680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880,
