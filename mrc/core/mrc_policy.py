@@ -286,7 +286,9 @@ class MrcRequester(Requester):
         if s is None:
             self._echo_seq = -1
             seq = unwrap(fr.psn, self.snd_una) + 1
-            if self.snd_una < seq <= self.snd_nxt:
+            # a plain AETH: only an ACK (syndrome 000xxxxx) acknowledges its PSN; a NAK's PSN names one
+            # not received (an RNR or sequence-error NAK taken as an ACK completed a message unsent)
+            if fr.syndrome >> 5 == 0 and self.snd_una < seq <= self.snd_nxt:
                 self._cum_ack(seq, now_ns)
             self._after_ack(now_ns)
             return

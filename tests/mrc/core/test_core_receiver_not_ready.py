@@ -14,7 +14,7 @@ import pytest
 from mrc.core import EvState, QpAttr, QpState, WcStatus
 from mrc.sim import PathSpec, make_pair
 from mrc.wire import formats as F
-from mrc.wire.codec import decode_frame
+from mrc.wire.codec import decode_frame, encode_ack
 
 STALL_NS = 200_000_000  # the responder's application polls nothing for 200 ms
 
@@ -97,3 +97,27 @@ def test_attr_limits(kw, what):
     with pytest.raises(ValueError, match=what):
         QpAttr(**kw).validate()
 
+
+
+
+@pytest.mark.parametrize("syndrome", [F.AETH_RNR_NAK | 3, F.AETH_NAK_PSN_SEQ_ERR])
+def test_mrc_requester_takes_a_plain_nak_for_no_ack(syndrome):
+    # a NAK's PSN names a packet the responder did not take: an MRC requester read any plain AETH as
+    # the ACK of that PSN and completed the message at once, with nothing placed
+    p = make_pair([PathSpec()], attr=QpAttr(mode="mrc"), buf_len=4096)
+    send, naked = p.net._send, []
+
+    def nak_instead(side, port, data):
+        fr = decode_frame(data)
+        if side == 0 and fr.opcode in F.DATA_OPCODES and not naked:
+            naked.append(fr.psn)  # the first data packet is lost, and a NAK of it comes back instead
+            send(1, port, encode_ack(p.qb.evset.entries[0].encap, p.qa.qpn, fr.psn, syndrome))
+            return
+        send(side, port, data)
+
+    p.net._send = nak_instead
+    p.a.post_write(p.qa, 1, b"abcd", p.mr.base_va, p.mr.rkey)
+    done: list = []
+    p.net.run(until_ns=2_000_000_000, stop=lambda: (done.extend(p.a.poll_completions()), bool(done))[1])
+    assert naked and [(c.wr_id, c.status) for c in done] == [(1, WcStatus.SUCCESS)]
+    assert p.mr.buf[:4] == b"abcd"  # completed only once the resent data had landed
