@@ -517,15 +517,23 @@ def _window_text(r: dict[str, Any]) -> str:
 
 # ---- a failure's impact, from a run's own data (simulated runs: EV paths and dead-link drops) -------------
 def down_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | None]]:
-    """Every time a link was down: (node, node, down at s, back at s or None), from the faults' "links"."""
+    """Every time a link was down: (node, node, down at s, back at s or None), from the faults' "links"
+    entries ``[node, node, up]``."""
+    return _link_intervals(run, "links", lambda up: not up)
+
+
+def _link_intervals(run: dict[str, Any], key: str, failing) -> list[tuple[str, str, float, float | None]]:
+    """The intervals a link spent in a failed state, from the faults' ``key`` entries ``[node, node, v]``:
+    one opens at the first entry of a link with ``failing(v)`` true, and closes at its next entry
+    with it false."""
     open_: dict[frozenset, float] = {}
     out: list[tuple[str, str, float, float | None]] = []
     for f in sorted(run.get("faults", ()), key=lambda f: f["t_s"]):
-        for a, b, up in f.get("links", ()):
+        for a, b, v in f.get(key, ()):
             k = frozenset((a, b))
-            if not up and k not in open_:
+            if failing(v) and k not in open_:
                 open_[k] = f["t_s"]
-            elif up and k in open_:
+            elif not failing(v) and k in open_:
                 out.append((a, b, open_.pop(k), f["t_s"]))
     for k, t in open_.items():
         a, b = sorted(k) if len(k) == 2 else (next(iter(k)),) * 2
@@ -535,20 +543,8 @@ def down_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | N
 
 def grey_intervals(run: dict[str, Any]) -> list[tuple[str, str, float, float | None]]:
     """Every time a link silently dropped packets (a grey failure, ``link_loss``): (node, node, from s,
-    until s or None), from the faults' "grey" entries (simulated runs)."""
-    open_: dict[frozenset, float] = {}
-    out: list[tuple[str, str, float, float | None]] = []
-    for f in sorted(run.get("faults", ()), key=lambda f: f["t_s"]):
-        for a, b, loss in f.get("grey", ()):
-            k = frozenset((a, b))
-            if loss > 0 and k not in open_:
-                open_[k] = f["t_s"]
-            elif not loss and k in open_:
-                out.append((a, b, open_.pop(k), f["t_s"]))
-    for k, t in open_.items():
-        a, b = sorted(k) if len(k) == 2 else (next(iter(k)),) * 2
-        out.append((a, b, t, None))
-    return sorted(out, key=lambda x: (x[2], x[0], x[1]))
+    until s or None), from the faults' "grey" entries ``[node, node, loss]`` (simulated runs)."""
+    return _link_intervals(run, "grey", lambda loss: loss > 0)
 
 
 def path_crosses(path: list[str] | None, a: str, b: str) -> bool:
