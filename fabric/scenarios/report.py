@@ -47,6 +47,12 @@ def _series(run: dict[str, Any]) -> dict[int, list[tuple[float, int]]]:
     return out
 
 
+def _flow_totals(run: dict[str, Any]) -> dict[int, int]:
+    """Per flow id: the bytes it has to move (messages x size), from the senders' results."""
+    return {int(fid): f["count"] * f["size"] for res in run.get("hosts", {}).values()
+            for fid, f in res.get("flows", {}).items()}
+
+
 def _at(series: list[tuple[float, int]], t: float) -> int:
     """The value of a sample series at time ``t`` (the last sample at or before it)."""
     i = bisect_right(series, t, key=lambda x: x[0])
@@ -119,8 +125,7 @@ def pre_failure_mean(bins: list[tuple[float, float]], bin_s: float, t_fault: flo
 def first_flow_done(run: dict[str, Any]) -> float | None:
     """When the first flow had every byte acknowledged (s), from the senders' samples; None if none did
     (or the run has no per-flow samples)."""
-    totals = {int(fid): f["count"] * f["size"] for res in run.get("hosts", {}).values()
-              for fid, f in res.get("flows", {}).items()}
+    totals = _flow_totals(run)
     first = None
     for fid, ser in (_series(run).items() if totals else ()):
         total = totals.get(fid)
@@ -154,10 +159,7 @@ def flow_stalls(run: dict[str, Any], t_fault: float, begun_before: float | None 
     """Per flow: the longest time without progress that overlaps ``t_fault`` or comes after it (with
     ``begun_before``: of those that began before that time)."""
     size = {f["fid"]: None for f in run["flows"]}
-    totals = {}
-    for res in run["hosts"].values():
-        for fid, f in res["flows"].items():
-            totals[int(fid)] = f["count"] * f["size"]
+    totals = _flow_totals(run)
     out = {}
     for fid, s in _series(run).items():
         if fid not in size:
@@ -650,7 +652,7 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     lost to the failure), its recovery counted from then (``recovery_from_loss_s``)."""
     ser = _series(run)
     rser = _series(reference) if reference is not None else {}
-    totals = {int(fid): f["count"] * f["size"] for h in run["hosts"].values() for fid, f in h["flows"].items()}
+    totals = _flow_totals(run)
     stalls = flow_stalls(run, t_fault)
     agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved...
     agg_den: dict[int, float] = {}  # ...and the bytes they would have moved (while each was in flight)
