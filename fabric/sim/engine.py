@@ -17,7 +17,7 @@ from typing import Any
 
 from controller import build_plan, parse_topology
 from controller.evplan import ev_nodes, srv6_profile, stev_profile
-from controller.plan import STEV_EV_DIRECT
+from controller.plan import STEV_ECMP, STEV_EV_DIRECT
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
@@ -139,8 +139,12 @@ class SimRun:
         # NIC line rate: traffic.rate_gbps, else the switch links' rate, else a datacenter NIC's 100 Gb/s
         nic = t.rate_gbps or s.link_gbps or SIM_DEFAULT_GBPS
         self.nic_gbps = nic
+        # UDP-encap hosts carry their EV only in the UDP source port (flow label 0): their leaves are
+        # configured to hash (ECMP), as the emulated fabric's controller does by default; EV-direct
+        # leaves would send every EV of a host pair to one spine (until 2026-12-06 the simulator did)
+        stev_mode = STEV_ECMP if t.encap == "udp" else s.stev_mode
         self.fab = SimFabric(self.plan, link_gbps=s.link_gbps or nic, nic_gbps=nic,
-                             delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=s.stev_mode)
+                             delay_ns=s.delay_ns, queue_packets=s.queue_packets or None, stev_mode=stev_mode)
         if s.priority_queue_factor:  # switch ports' strict-priority queues (top, resend) bounded as the program's
             for port in self.fab.ports.values():
                 if port.sw is not None and port.drop_thr < PRIO_UNBOUNDED:

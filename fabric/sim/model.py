@@ -222,7 +222,7 @@ class SimFabric:
         r = self._cache.get(key)
         if r is None:
             r = self._cache[key] = (self._walk_srv6(host, nic_port, key[2]) if encap == "srv6"
-                                    else self._walk_ip(host, nic_port, key, ev_direct=encap == "stev"))
+                                    else self._walk_ip(host, nic_port, key))
             r.src_host = self.host_index[host]
         return r
 
@@ -250,10 +250,9 @@ class SimFabric:
             node = p.peer
         return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
 
-    def _walk_ip(self, host: str, nic_port: int, key: tuple, ev_direct: bool = True) -> Route:
-        """STEV/UDP: GID host routes; a group picks its member by EV (ev_direct) or a flow hash (ecmp).
-        UDP always hashes: its EV is only in the UDP source port and its flow label is 0, which an
-        EV-direct leaf (``flow_label[7:0] % n``) would send to one spine, every EV alike."""
+    def _walk_ip(self, host: str, nic_port: int, key: tuple) -> Route:
+        """STEV/UDP: GID host routes; a group picks its member by EV (ev_direct) or a flow hash (ecmp),
+        as mrc_switch.p4 does (an EV-direct leaf reads ``flow_label[7:0] % n`` whatever the packet)."""
         flow = key[2]
         label = ((flow[0] & 0x0F) << 16) | (flow[1] << 8) | flow[2]
         dst_gid = key[3][16:32]
@@ -268,7 +267,7 @@ class SimFabric:
                 return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
             if isinstance(nh, tuple):
                 live = nh
-                if ev_direct and self.stev_mode == STEV_EV_DIRECT:
+                if self.stev_mode == STEV_EV_DIRECT:
                     nh = live[(label & self.ev_direct.get(node, 0xFF)) % len(live)]
                 else:  # the action selector hashes the flow fields (crc32 here; bmv2 uses crc16): the
                     # addresses, UDP ports and the 20-bit flow label -- not the traffic class, whose low

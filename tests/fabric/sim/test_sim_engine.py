@@ -345,3 +345,22 @@ def test_frames_lost_to_a_dark_port_are_counted_at_the_switch_that_drops_them(fa
     else:
         assert lost["p1s1"].keys() == {"switch_down"}, lost
         assert all(d.keys() == {"link_down"} for n, d in lost.items() if n != "p1s1"), lost
+
+
+def test_udp_hosts_get_hashing_leaves_whatever_stev_mode_says():
+    # a UDP EV is only the UDP source port (flow label 0): with EV-direct leaves every EV of a pair took
+    # one spine (16 EVs, 1 spine), so a UDP-encap simulation ran MRC over one path per plane
+    from controller.evplan import stev_profile
+    from mrc.wire import formats as F
+    from mrc.wire.codec import Encap, encode_data
+    from mrc_fabric.sim.engine import SimRun
+
+    r = SimRun(_sc(traffic={"encap": "udp"}, sim={"stev_mode": "ev_direct"}), "mrc")
+    assert r.fab.stev_mode == "ecmp"
+    assert SimRun(_sc(traffic={"encap": "stev"}, sim={"stev_mode": "ev_direct"}), "mrc").fab.stev_mode == "ev_direct"
+    sids, spines = r.plan.sids, set()
+    for ev in stev_profile(r.plan, "h1", "h4", 8).evs:
+        enc = Encap("udp", sids.host_gid("h1").packed, sids.host_gid("h4").packed, ev.udp_sport)
+        frame = encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64))
+        spines.add(r.fab.route("h1", ev.port, frame, "udp").ports[1].peer)
+    assert len(spines) > 1

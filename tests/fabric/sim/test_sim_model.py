@@ -67,16 +67,6 @@ def test_ecmp_hash_is_static_per_flow_and_spreads():
     assert len(spines) > 1
 
 
-def test_udp_evs_are_hashed_even_where_stev_evs_are_steered():
-    # a UDP EV is only the UDP source port (flow label 0): an EV-direct leaf sent every one of them to
-    # the same spine (16 EVs, 1 spine), so the sim's default stev_mode concentrated UDP runs on one path
-    fab, plan = _fabric("ev_direct")
-    spines = set()
-    for ev in stev_profile(plan, "h1", "h4", 8).evs:
-        spines.add(fab.route("h1", ev.port, _frame(plan, "h1", "h4", ev.udp_sport, "udp"), "udp").ports[1].peer)
-    assert len(spines) > 1
-
-
 def test_unknown_usid_and_carrier_ending_at_a_switch_are_dropped_with_their_reason():
     fab, plan = _fabric()
     sids = plan.sids
