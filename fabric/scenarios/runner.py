@@ -30,6 +30,7 @@ from controller.plan import DEFAULT_QUEUE_DEPTH
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
 from controller.topology import Topology
+from controller.yamlio import YamlFileError, load_yaml
 from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load_pipeline
 
 from ..fabric import Fabric, FabricError
@@ -53,9 +54,11 @@ def topology_data(spec: FabricSpec) -> dict[str, Any]:
         if not path.is_absolute():
             path = (REPO / path) if (REPO / path).exists() else path
         try:
-            data = yaml.safe_load(path.read_text())
+            data = load_yaml(path.read_text(), str(path))  # as a topology file given to `up` is read
         except OSError as e:
             raise ScenarioError(f"scenario.fabric.topology: {path}: {e.strerror or e}") from None
+        except YamlFileError as e:
+            raise ScenarioError(f"scenario.fabric.topology: {e}") from None
     if spec.link_defaults:
         data["link_defaults"] = {**(data.get("link_defaults") or {}), **spec.link_defaults}
     if spec.host_links:

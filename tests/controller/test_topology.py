@@ -176,5 +176,14 @@ def test_yaml_errors_are_one_line_with_file_and_line(tmp_path):
     with pytest.raises(TopologyError, match=rf"dup.yaml:{j + 2}:1: not valid YAML: duplicate key 'planes' "
                        rf"\(first at line {j + 1}\)"):
         load_topology(f)
+    # and the same file named by a scenario's fabric.topology (it was read with yaml.safe_load: the last
+    # 'planes' won without a word, and a syntax error was a traceback)
+    from mrc_fabric.scenarios import ScenarioError
+    from mrc_fabric.scenarios.runner import topology_data
+    from mrc_fabric.scenarios.spec import FabricSpec
+
+    with pytest.raises(ScenarioError, match=rf"scenario.fabric.topology: .*dup.yaml:{j + 2}:1: not valid YAML: "
+                       rf"duplicate key 'planes'"):
+        topology_data(FabricSpec(topology=str(f)))
     # the same key in two different mappings is no duplicate
     assert load_topology(EXAMPLES / "small.yaml").planes == 2
