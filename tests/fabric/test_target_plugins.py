@@ -55,6 +55,30 @@ def test_what_a_run_needs_is_asked_of_the_plugin(tmp_path):
         assert "simple_switch_CLI is not on PATH" in bm.tools_missing()
 
 
+def test_target_available_asks_for_everything_a_fabric_needs(tmp_path, monkeypatch):
+    """bmv2's switch binary alone is not enough: without simple_switch_CLI, or without p4c and
+    build/'s outputs, a bmv2-marked test must skip with that reason instead of erroring halfway."""
+    import os
+
+    if os.path.exists(targets.DEFAULT_BUILD / "bmv2.json"):
+        pytest.skip(f"{targets.DEFAULT_BUILD} holds p4c's outputs: nothing can be shown missing")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    monkeypatch.setenv("PATH", str(bindir))  # only what this test puts there
+    assert "simple_switch_grpc is not on PATH" in targets.target_available("bmv2")
+    for exe in ("simple_switch_grpc", "simple_switch_CLI"):
+        (bindir / exe).write_text("#!/bin/sh\nexit 1\n")
+        (bindir / exe).chmod(0o755)
+        why = targets.target_available("bmv2")
+        if exe == "simple_switch_grpc":
+            assert "simple_switch_CLI is not on PATH" in why
+    assert "run `make build` with p4c" in why
+    (bindir / "p4c-bm2-ss").write_text("#!/bin/sh\nexit 1\n")
+    (bindir / "p4c-bm2-ss").chmod(0o755)
+    assert targets.target_available("bmv2") is None  # the pipeline is compiled when asked for
+    assert targets.target_available("softswitch") is None
+
+
 def test_runtime_command_failure_is_a_target_error():
     """A run-time command to a port nobody listens on fails with the plugin's error, not a crash."""
     from softswitch.api import free_tcp_port
