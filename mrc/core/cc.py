@@ -22,6 +22,7 @@ its rate is read, so it needs no timer of its own.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,10 @@ class CongestionControl:
     """The interface the QP talks to; the base class is ``none`` (every signal ignored)."""
 
     name = "none"
+    # the QP's bytes in flight, read when a signal comes; the QP sets it when it builds the algorithm
+    # (None: not known).  NSCC's quick adapt ignores the congestion signals of the bytes in flight when
+    # it cut the window
+    inflight_fn: Callable[[], int] | None = None
 
     def on_ack(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn: bool) -> None:
         """An ACK: ``acked_bytes`` newly delivered, an RTT sample (service time removed, packets
@@ -126,7 +131,11 @@ class NsccControl(CongestionControl):
             self.min_rtt = max(1, rtt_ns)
             self._rebase(self.min_rtt)
         delay = None if rtt_ns is None else rtt_ns - self.nscc.cfg.base_rtt
-        self.nscc.on_ack(now_ns, acked_bytes, delay, ecn)
+        self.nscc.on_ack(now_ns, acked_bytes, delay, ecn, self._inflight())
+
+    def _inflight(self) -> int | None:
+        f = self.inflight_fn
+        return None if f is None else f()
 
     def _rebase(self, base_rtt: int) -> None:
         """The limits for the learnt base RTT; the window keeps its value (clamped) and grows from
@@ -160,16 +169,16 @@ class NsccControl(CongestionControl):
         return True
 
     def on_trim(self, now_ns: int) -> None:
-        self.nscc.on_trim(now_ns)
+        self.nscc.on_trim(now_ns, inflight=self._inflight())
 
     def on_loss(self, now_ns: int) -> None:
-        self.nscc.on_loss(now_ns)
+        self.nscc.on_loss(now_ns, self._inflight())
 
     def on_timeout(self, now_ns: int) -> None:
         self.nscc.on_timeout(now_ns)
 
     def on_cnp(self, now_ns: int) -> None:  # an ECN echo without an ACK: as a marked ACK of nothing
-        self.nscc.on_ack(now_ns, 0, None, True)
+        self.nscc.on_ack(now_ns, 0, None, True, self._inflight())
 
     def window(self) -> float | None:
         return self.nscc.cwnd

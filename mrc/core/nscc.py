@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 REFERENCE_BDP_BYTES = 100_000  # [ours] the BDP the scaled gains are given for: 100 Gb/s x 8 us
+REFERENCE_RTT_NS = 12_000  # the UEC reference network's RTT (htsim uec.cpp: 100 Gb/s, 12 us)
 
 
 @dataclass(slots=True)
@@ -26,7 +27,7 @@ class NsccConfig:
     base_rtt: int = 12_000  # ns
     eta: float = 0.15 * 4096 * 1.5  # B added once per adjust period
     fi: float = 5 * 4096 * 1.5  # fair increase: B per RTT when d >= target without ECN
-    fi_scale: float = 0.25  # proportional increase gain when d < target without ECN
+    fi_scale: float = 0.25 * 1.5  # fast increase: B per ACKed B after a window of near-zero delay
     gamma: float = 0.8
     max_md_jump: float = 0.5
     max_cwnd: int = 225_000  # B
@@ -48,7 +49,7 @@ class NsccConfig:
         target = int(0.75 * base_rtt_ns) if trimming else base_rtt_ns
         return cls(disable_qa=False, adjust_bytes_threshold=8 * mtu, adjust_period_threshold=base_rtt_ns,
                    base_rtt=base_rtt_ns, eta=0.15 * mtu * max(scale, 1.0), fi=5 * mtu * max(scale, 1.0),
-                   fi_scale=0.25, gamma=0.8, max_md_jump=0.5, max_cwnd=int(1.5 * bdp), qa_gate=3,
+                   fi_scale=0.25 * max(scale, 1.0), gamma=0.8, max_md_jump=0.5, max_cwnd=int(1.5 * bdp), qa_gate=3,
                    qa_threshold=4 * target, target_delay=target)
 
     @classmethod
@@ -96,7 +97,15 @@ class NsccConfig:
 
 
 class Nscc:
-    """The NSCC window state machine (sans-IO: every method takes ``now_ns``)."""
+    """The NSCC window state machine (sans-IO: every method takes ``now_ns``).
+
+    Follows the UEC reference simulator's NSCC (htsim ``uec.cpp``: ``updateCwndOnAck_NSCC``,
+    ``updateCwndOnNack_NSCC``, ``quick_adapt``, ``fair_increase``, ``proportional_increase``,
+    ``fast_increase``, ``multiplicative_decrease``, ``fulfill_adjustment``); docs/protocol.md, "NSCC",
+    lists each rule and where we differ ([ours]).  ``inflight``: the QP's bytes in flight when the
+    signal came (None: the window stands in for it), the bytes whose congestion signals quick adapt
+    ignores after it cut the window.
+    """
 
     __slots__ = (
         "acked_since_adjust",
@@ -104,14 +113,16 @@ class Nscc:
         "cfg",
         "cwnd",
         "decreases",
+        "fast",
+        "fi_count",
+        "ignore_bytes",
         "inc",
         "last_adjust_ns",
         "last_md_ns",
-        "last_qa_ns",
         "mtu",
-        "near_zero_bytes",
         "qa_acked",
-        "qa_start_ns",
+        "qa_end_ns",
+        "qa_trigger",
         "quick_adapts",
     )
 
@@ -121,55 +132,51 @@ class Nscc:
         self.cwnd = float(min(cfg.max_cwnd, initial_cwnd if initial_cwnd else cfg.max_cwnd))
         self.cwnd = max(self.cwnd, float(mtu))
         self.avg_delay = 0.0
-        self.inc = 0.0
+        self.inc = 0.0  # increase owed, in bytes, applied at the next adjustment
         self.acked_since_adjust = 0
         self.last_adjust_ns = now_ns
         self.last_md_ns = -(1 << 62)
-        self.last_qa_ns = -(1 << 62)
+        # quick adapt: bytes delivered in the running measurement period, its end (None: none started:
+        # the first signal starts one), whether a trim or loss asked for a verdict at its end, and what
+        # is left of the bytes sent before the last cut, whose congestion signals are ignored
         self.qa_acked = 0
-        self.qa_start_ns = now_ns
-        self.near_zero_bytes = 0
+        self.qa_end_ns: int | None = None
+        self.qa_trigger = False
+        self.ignore_bytes = 0
+        self.fi_count = 0  # bytes acknowledged in a row with near-zero queueing delay
+        self.fast = False  # fast increase is on
         self.decreases = 0
         self.quick_adapts = 0
 
-    def on_ack(self, now_ns: int, acked: int, delay_ns: int | None, ecn: bool) -> None:
+    def on_ack(self, now_ns: int, acked: int, delay_ns: int | None, ecn: bool, inflight: int | None = None) -> None:
         """One ACK: ``acked`` newly delivered bytes, queueing delay sample (None if none), ECN echo."""
         cfg = self.cfg
         self.qa_acked += acked
         self.acked_since_adjust += acked
+        self.ignore_bytes = max(0, self.ignore_bytes - acked)
         if delay_ns is None:
             d = self.avg_delay
         else:
             d = float(max(0, delay_ns))
             self.avg_delay = d if self.avg_delay == 0.0 else 0.875 * self.avg_delay + 0.125 * d
-        if d > cfg.qa_threshold and self._quick_adapt(now_ns):
+        if self._quick_adapt(now_ns, False, ecn, d, inflight):
             return
         target = cfg.target_delay
         cw = self.cwnd
         if not ecn:
-            if d < target:
-                self.inc += cfg.fi_scale * (target - d) / target * acked
-                if d < 0.1 * target:  # fast increase: near-zero delay for a whole window
-                    self.near_zero_bytes += acked
-                    if self.near_zero_bytes >= cw:
-                        self.inc += cw
-                        self.near_zero_bytes = 0
-                else:
-                    self.near_zero_bytes = 0
-            else:
-                self.near_zero_bytes = 0
+            if d >= target:  # fair increase: fi bytes per window of ACKed bytes
                 self.inc += cfg.fi * acked / cw
-        else:
-            self.near_zero_bytes = 0
-            if d >= target and now_ns - self.last_md_ns >= cfg.base_rtt:
-                avg = max(self.avg_delay, d, 1.0)
-                factor = max(1.0 - cfg.gamma * (avg - target) / avg, cfg.max_md_jump)
-                self.cwnd = max(float(self.mtu), cw * factor)
-                self.last_md_ns = now_ns
-                self.decreases += 1
-                self.inc = 0.0
-        if self.acked_since_adjust >= cfg.adjust_bytes_threshold or \
-                now_ns - self.last_adjust_ns >= cfg.adjust_period_threshold:
+            elif not self._fast_increase(acked, d):
+                # proportional increase, as the reference's alpha * acked * (target - d) applied / cwnd:
+                # alpha = 4 MSS a b / target with b = target / 12 us, and fi = 5 MSS a, so it is
+                # 0.8 fi (target - d) / 12 us per window of ACKed bytes -- additive, a few MSS per RTT
+                # ([ours]: over max(12 us, target): see docs/protocol.md)
+                self.inc += 0.8 * cfg.fi * (target - d) / max(REFERENCE_RTT_NS, target) * acked / cw
+        elif d >= target:
+            self._multiplicative_decrease(now_ns)
+        self._clamp()
+        if self.acked_since_adjust > cfg.adjust_bytes_threshold or \
+                now_ns - self.last_adjust_ns > cfg.adjust_period_threshold:
             self.cwnd += self.inc
             if now_ns - self.last_adjust_ns >= cfg.adjust_period_threshold:
                 self.cwnd += cfg.eta
@@ -178,45 +185,92 @@ class Nscc:
             self.acked_since_adjust = 0
             self._clamp()
 
-    def on_trim(self, now_ns: int) -> None:
-        """A trim NACK: feed base_rtt as a delay sample, then quick-adapt, else shrink by one packet."""
-        self.avg_delay = 0.875 * self.avg_delay + 0.125 * self.cfg.base_rtt
-        if not self._quick_adapt(now_ns):
-            self.cwnd = max(float(self.mtu), self.cwnd - self.mtu)
+    def _fast_increase(self, acked: int, d: float) -> bool:
+        """Near-zero delay for more than a window of ACKed bytes: the window grows by ``fi_scale`` per
+        ACKed byte at once, until the delay rises (the reference's ``fast_increase``; its threshold
+        is 1 us, ours 0.1 x target, 0.9 us on its reference network [ours])."""
+        if d < 0.1 * self.cfg.target_delay:
+            self.fi_count += acked
+            if self.fi_count > self.cwnd or self.fast:
+                self.cwnd += acked * self.cfg.fi_scale
+                self.fast = True
+                return True
+        else:
+            self.fi_count = 0
+        self.fast = False
+        return False
 
-    def on_loss(self, now_ns: int) -> None:
-        """A loss found by SACK/RACK: a quick-adapt opportunity."""
-        self._quick_adapt(now_ns)
+    def _multiplicative_decrease(self, now_ns: int) -> None:
+        """ECN with d >= target: cut by gamma x how far the average delay is past target (at most by
+        max_md_jump), at most once per base RTT, and only when the average is past target."""
+        cfg = self.cfg
+        self.fast = False
+        self.fi_count = 0
+        avg = self.avg_delay
+        if avg > cfg.target_delay and now_ns - self.last_md_ns > cfg.base_rtt:
+            factor = max(1.0 - cfg.gamma * (avg - cfg.target_delay) / avg, cfg.max_md_jump)
+            self.cwnd = max(float(self.mtu), self.cwnd * factor)
+            self.last_md_ns = now_ns
+            self.decreases += 1
+
+    def on_trim(self, now_ns: int, nbytes: int | None = None, inflight: int | None = None) -> None:
+        """A trim NACK of ``nbytes`` (None: one MTU): feed base_rtt as a delay sample and ask quick
+        adapt for a verdict; unless it cut the window (or ignores the signal), shrink by the packet."""
+        nb = self.mtu if nbytes is None else nbytes
+        self.ignore_bytes = max(0, self.ignore_bytes - nb)
+        self.avg_delay = 0.875 * self.avg_delay + 0.125 * self.cfg.base_rtt
+        self.qa_trigger = True
+        if not self._quick_adapt(now_ns, True, True, 0.0, inflight):
+            self.cwnd = max(float(self.mtu), self.cwnd - nb)
+
+    def on_loss(self, now_ns: int, inflight: int | None = None) -> None:
+        """A loss found by SACK/RACK: a quick-adapt trigger, as a trim's ([ours]: the reference's
+        losses are its NACKs)."""
+        self.qa_trigger = True
+        self._quick_adapt(now_ns, True, True, 0.0, inflight)
 
     def on_timeout(self, now_ns: int) -> None:
         """ACK timeout: shrink by one packet, floor one MTU."""
         self.cwnd = max(float(self.mtu), self.cwnd - self.mtu)
 
-    def _quick_adapt(self, now_ns: int) -> bool:
+    def _quick_adapt(self, now_ns: int, is_loss: bool, signal: bool, d: float, inflight: int | None) -> bool:
+        """The reference's ``quick_adapt``, called on every ACK, trim and loss.  True: the window was
+        cut now, or ``signal`` (an ECN echo, trim or loss) is one to ignore -- the caller does nothing
+        more with it.  A measurement period (base_rtt + target) runs from the first call; the first
+        call after it ends judges it: if a trim or loss came meanwhile, or this is one, or the delay
+        is past qa_threshold, and the bytes delivered in it are below max_cwnd >> qa_gate, the window
+        becomes those bytes; then a new period starts.  After a cut, the congestion signals of the bytes
+        that were in flight are ignored until as many bytes have been acknowledged or trimmed: they
+        tell of the window that was cut (until 2026-12-06 the first ECN echo after a cut cut it again,
+        and every single delay sample past qa_threshold, judged against an open-ended period, could
+        fire it)."""
         cfg = self.cfg
         if cfg.disable_qa:
             return False
-        period = cfg.base_rtt + cfg.target_delay
-        if now_ns - self.last_qa_ns < period:
-            return False
-        achieved = self.qa_acked
-        if now_ns - self.qa_start_ns < period:
-            # the measurement has not run a whole period yet (the first one after the QP started): let
-            # it run on.  Restarting it here, as until 2026-12-06, meant that triggers coming more often
-            # than once per period from the start -- the trims and losses of an incast -- kept it from
-            # ever completing, and quick adapt never fired
-            return False
-        self.qa_acked = 0
-        self.qa_start_ns = now_ns
-        self.last_qa_ns = now_ns
-        # a reaction to congestion only ever lowers the window (as the UEC reference simulator's: it
-        # leaves a window below what was achieved alone); until 2026-12-06 a loss could raise it
-        if achieved < (cfg.max_cwnd >> cfg.qa_gate) and achieved < self.cwnd:
-            self.cwnd = float(max(achieved, self.mtu))
+        if signal and self.ignore_bytes > 0:
             self.inc = 0.0
-            self.quick_adapts += 1
+            self.acked_since_adjust = 0
             return True
-        return False
+        if self.qa_end_ns is not None and now_ns <= self.qa_end_ns:
+            return False
+        done = False
+        achieved = self.qa_acked
+        if self.qa_end_ns is not None and (self.qa_trigger or is_loss or d > cfg.qa_threshold) \
+                and achieved < (cfg.max_cwnd >> cfg.qa_gate):
+            self.qa_trigger = False
+            # it only ever lowers the window (the reference would raise one below what was achieved)
+            if achieved < self.cwnd:
+                before = self.cwnd
+                self.cwnd = float(max(achieved, self.mtu))
+                self.ignore_bytes = int(before) if inflight is None else max(0, inflight)
+                self.quick_adapts += 1
+                done = True
+        self.qa_acked = 0
+        self.qa_end_ns = now_ns + cfg.base_rtt + cfg.target_delay
+        if done:
+            self.inc = 0.0
+            self.acked_since_adjust = 0
+        return done
 
     def reconfigure(self, cfg: NsccConfig) -> None:
         """Run on from now with ``cfg`` (a CC profile changed while ONLINE): the window keeps its

@@ -119,10 +119,15 @@ class Requester(QpSide):
         self.pace_ns = float(now_ns)
 
     def _make_cc(self, now_ns: int) -> CongestionControl:
-        return make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=self._line_rate_bps(), now_ns=now_ns,
-                       base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING,
-                       learn_base_rtt=self.attr.cc_learn_base_rtt,
-                       tx_ns=int(self.attr.mtu * 8e9 / self.host.port_rate_bps))
+        cc = make_cc(self.attr.cc, mtu=self.attr.mtu, rate_bps=self._line_rate_bps(), now_ns=now_ns,
+                     base_rtt_ns=self.attr.cc_base_rtt_ns, trimming=self.TRIMMING,
+                     learn_base_rtt=self.attr.cc_learn_base_rtt,
+                     tx_ns=int(self.attr.mtu * 8e9 / self.host.port_rate_bps))
+        cc.inflight_fn = self._inflight_bytes
+        return cc
+
+    def _inflight_bytes(self) -> int:
+        return self.inflight
 
     def reconfigure_cc(self, spec: object, now_ns: int) -> None:
         """The bound CC profile changed: run on with ``spec`` (kept in place by the algorithm if it

@@ -86,7 +86,9 @@ def test_nscc_quick_adapt_never_raises_the_window():
     t = 0
     for _ in range(6):  # 6 MTU delivered in 24 us (sent before the window was cut), below the QA gate
         t += 4_000
-        s.on_ack(t, MTU, 2_000, False)
+        # CE-marked below target: no change (unmarked, the proportional increase -- ~3.5 MTU per window
+        # of ACKed bytes here, as the reference's -- would grow the 2-MTU window past what was delivered)
+        s.on_ack(t, MTU, 2_000, True)
     w = s.cwnd
     s.on_loss(t + 1_000)
     assert s.cwnd <= w and s.quick_adapts == 0
