@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-REFERENCE_BDP_BYTES = 100_000  # [ours] the BDP the scaled gains are given for: 100 Gb/s x 8 us
+# the BDP the scaled gains are given for: the UEC reference network's, 100 Gb/s x 12 us (htsim uec.cpp
+# initNsccParams: scaling_factor_a = BDP / (100 Gb/s x 12 us)); until 2026-12-06 it was 100 Gb/s x 8 us
+# here, and every scaled gain was 1.5 x the reference's (a 100 Gb/s, 12 us network got a = 1.5, not 1)
+REFERENCE_BDP_BYTES = 150_000
 REFERENCE_RTT_NS = 12_000  # the UEC reference network's RTT (htsim uec.cpp: 100 Gb/s, 12 us)
 
 
@@ -25,9 +28,9 @@ class NsccConfig:
     adjust_bytes_threshold: int = 8 * 4096  # B
     adjust_period_threshold: int = 12_000  # ns
     base_rtt: int = 12_000  # ns
-    eta: float = 0.15 * 4096 * 1.5  # B added once per adjust period
-    fi: float = 5 * 4096 * 1.5  # fair increase: B per RTT when d >= target without ECN
-    fi_scale: float = 0.25 * 1.5  # fast increase: B per ACKed B after a window of near-zero delay
+    eta: float = 0.15 * 4096  # B added once per adjust period
+    fi: float = 5 * 4096  # fair increase: B per RTT when d >= target without ECN
+    fi_scale: float = 0.25  # fast increase: B per ACKed B after a window of near-zero delay
     gamma: float = 0.8
     max_md_jump: float = 0.5
     max_cwnd: int = 225_000  # B

@@ -198,3 +198,14 @@ def test_the_qp_tells_nscc_its_bytes_in_flight():
     transfer(p, [(1, data, p.mr.base_va, None)])
     assert bytes(p.mr.buf[: len(data)]) == data
     assert seen and max(seen) > 0 and all(0 <= v <= cfg.max_cwnd + MTU for v in seen)
+
+
+def test_the_reference_network_gets_the_reference_gains():
+    # htsim initNsccParams: scaling_factor_a = BDP / (100 Gb/s x 12 us) -- 1 on its own network, where
+    # eta = 0.15 MSS, fi = 5 MSS, fi_scale = 0.25 (until 2026-12-06 the reference BDP here was 100 Gb/s
+    # x 8 us, and a was 1.5)
+    cfg = NsccConfig.defaults(12_000, 100e9, MTU)
+    assert (cfg.eta, cfg.fi, cfg.fi_scale) == pytest.approx((0.15 * MTU, 5 * MTU, 0.25))
+    assert cfg == NsccConfig()
+    big = NsccConfig.defaults(12_000, 400e9, MTU)  # 4 x the BDP: 4 x the gains
+    assert (big.eta, big.fi, big.fi_scale) == pytest.approx((0.6 * MTU, 20 * MTU, 1.0))
