@@ -306,6 +306,8 @@ class DeclChecker(CheckerBase):
             # each overload's parameter names, for calls with named arguments
             self.extern_func_params.setdefault(name, []).append(
                 _param_names(_tree(d, "function_proto")))
+            self.extern_func_dirs.setdefault(name, []).append(
+                [_direction(p) for p in _trees(_tree(_tree(d, "function_proto"), "params"), "param")])
         elif k in ("parser_decl", "control_decl"):
             name = _name(d)
             if name in _V1_TYPE_NAMES:

@@ -18,6 +18,7 @@ from .checkbase import (
     _ActionRef,
     _Ctx,
     _Decl,
+    _direction,
     _ExternFunc,
     _FuncRef,
     _GenericFuncRef,
@@ -108,6 +109,27 @@ def _untyped_literal(t: Any) -> bool:
         return _parse_int(str(t.children[0]))[1] is None
     except ValueError:
         return False
+
+
+def _snap_tree(a: Tree) -> Tree:
+    """``a`` as an argument taken into a temporary (check_expr.arg_snapshot); a list or struct
+    initialiser element by element, so the callee still sees a list (hash and checksum data);
+    literals and names of constants as they are."""
+    if a.data in ("number", "true_", "false_", "string", "type_member", "error_member", "invalid_header",
+                  "dots", "spec_type_member"):
+        return a
+    if a.data == "list_expr":
+        el = _tree(a, "expr_list")
+        if el is None:
+            return a
+        return Tree("list_expr", [Tree("expr_list", [_snap_tree(x) if isinstance(x, Tree) else x
+                                                      for x in el.children], meta=el.meta)], meta=a.meta)
+    if a.data == "struct_expr":
+        kids = [Tree("kv_pair", c.children[:-1] + [_snap_tree(c.children[-1])], meta=c.meta)
+                if isinstance(c, Tree) and c.data == "kv_pair" and isinstance(c.children[-1], Tree) else c
+                for c in a.children]
+        return Tree("struct_expr", kids, meta=a.meta)
+    return Tree("arg_snap", [a], meta=a.meta)
 
 
 def _is_tree(x: Any, kind: str) -> bool:
@@ -276,7 +298,7 @@ class ExprChecker(CheckerBase):
         if k in _BINOPS:
             return self.binary(_BINOPS[k], t, ctx, expected)
         if k == "bin_concat":
-            a = self.enum_value(self.expr(_trees(t)[0], ctx, None), t)
+            a = self.enum_value(self.left_operand(_trees(t)[0], _trees(t)[1], ctx, None), t)
             b = self.enum_value(self.expr(_trees(t)[1], ctx, None), t)
             for x in (a, b):
                 if not isinstance(x.type, (ir.BitT, ir.IntT)):
@@ -384,6 +406,8 @@ class ExprChecker(CheckerBase):
             return ir.StructInit(ir.StructT("", tuple(ir.Field(n, v.type) for n, v in vals)), loc, vals)
         if k in ("call_expr", "generic_call"):
             return self.call(t, ctx)
+        if k in ("arg_snap", "arg_snap_inout"):
+            return self.arg_snapshot(t, ctx, expected)
         if k == "invalid_header":
             if _is_hdr_like(expected):
                 return ir.InvalidHeader(expected, loc)  # type: ignore[arg-type]
@@ -748,6 +772,108 @@ class ExprChecker(CheckerBase):
             else:
                 names = self.builtin_param_names(callee, arg_trees, t)
             arg_trees = self.positional_args(arg_trees, names, t, optional)
+        copy_back: list[ir.Stmt] = []
+        if ctx.prelude is not None and len(arg_trees) > 1:
+            arg_trees = self.snapshot_args(callee, arg_trees, copy_back, t)
+        e = self.dispatch_call(callee, arg_trees, targs, ctx, t)
+        if copy_back:
+            assert ctx.prelude is not None
+            if isinstance(e, ir.ActionCall):  # the action runs before its copy-backs
+                ctx.prelude.append(ir.ExprStmt(e.loc, e))
+                e = _FnVoid(ir.VoidT(), e.loc)
+            ctx.prelude.extend(copy_back)  # a function's call is already in the prelude
+        return e
+
+    def callee_directions(self, callee: Any, n: int) -> list[str] | None:
+        """The directions of the parameters a call of ``callee`` with ``n`` arguments binds
+        (``""`` for a directionless one), or None when they are not known here."""
+        def proto_dirs(fp: Tree) -> list[str]:
+            return [_direction(p) for p in _trees(_tree(fp, "params"), "param")]
+        if isinstance(callee, _Named):
+            e = callee.entry
+            if isinstance(e, (_ActionRef, _FuncRef)):
+                return [p.direction for p in self.actions[e.name].params if p.name != "$ret"]
+            if isinstance(e, _GenericFuncRef):
+                return proto_dirs(_tree(e.tree, "function_proto"))
+            if isinstance(e, _ExternFunc):
+                return next((d for d in self.extern_func_dirs.get(e.name, []) if len(d) == n), None)
+            return None
+        if isinstance(callee, _Method):
+            base, mem = callee.base, callee.method
+            ext = None
+            if isinstance(base, _Named) and isinstance(base.entry, ir.ExternInstance):
+                ext = base.entry.kind
+            elif isinstance(base.type, ir.ExternT) and base.type.name in ("packet_in", "packet_out"):
+                ext = base.type.name
+            elif isinstance(base, _Named) and isinstance(base.entry, _SubControl) and mem == "apply":
+                return proto_dirs(base.entry.decl)
+            decl = self.globals.get(ext) if ext is not None else None
+            if isinstance(decl, _Decl):
+                return next((proto_dirs(fp) for mp in _trees(decl.tree, "method_proto")
+                             for fp in _trees(mp, "function_proto")
+                             if _name(fp) == mem and len(proto_dirs(fp)) == n), None)
+        return None
+
+    def snapshot_args(self, callee: Any, arg_trees: list[Any], copy_back: list[ir.Stmt], t: Tree) -> list[Any]:
+        """Arguments are evaluated left to right, each copied in when it is evaluated (P4_16 spec
+        6.8 "Calling convention"): before a later argument calls a function with out/inout
+        parameters, an earlier ``in`` argument is taken into a temporary, and an earlier
+        ``inout`` one (of a user function or action) into a temporary copied back after the
+        call -- p4c's DoSimplifyExpressions gives such arguments temporaries too (they alias what
+        the later call writes).  An earlier ``out`` argument reads nothing."""
+        effect = [a is not None and isinstance(a, Tree) and self.has_effect_call(a) for a in arg_trees]
+        if not any(effect[1:]):
+            return arg_trees
+        last = max(i for i, f in enumerate(effect) if f)
+        dirs = self.callee_directions(callee, len(arg_trees))
+        user = isinstance(callee, _Named) and isinstance(callee.entry, (_ActionRef, _FuncRef, _GenericFuncRef))
+        out = list(arg_trees)
+        for i in range(last):
+            a = arg_trees[i]
+            if a is None or not isinstance(a, Tree) or a.data == "dontcare_arg":
+                continue
+            d = dirs[i] if dirs is not None and i < len(dirs) else None
+            if d in ("", "in"):
+                out[i] = _snap_tree(a)
+            elif d == "out":
+                continue
+            elif d == "inout" and user:
+                w = Tree("arg_snap_inout", [a], meta=a.meta)
+                self.snap_copy_back[id(w)] = copy_back
+                out[i] = w
+            elif d == "inout":
+                raise self.unsupported(arg_trees[last], "a call of a function with out/inout parameters in an "
+                                                        "argument after an inout argument of a control's apply "
+                                                        "or an extern (a user function's or action's is taken)")
+            else:
+                raise self.unsupported(arg_trees[last], "a call of a function with out/inout parameters in an "
+                                                        "argument after an argument of a call whose parameter "
+                                                        "directions are not known here")
+        return out
+
+    def arg_snapshot(self, t: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:
+        """An argument evaluated before a later argument's call with effects (snapshot_args):
+        its value goes into a temporary now; an inout one is copied back after the call."""
+        loc = self.loc(t)
+        e = self.expr(_trees(t)[0], ctx, expected)
+        if t.data == "arg_snap_inout":
+            self.check_lvalue(e, e.loc)
+            tv = self.temp_var(e.type, ctx, loc)
+            self.lvalue_temps.add(tv.name)
+            assert ctx.prelude is not None
+            ctx.prelude.append(ir.VarDecl(loc, tv, e))
+            self.snap_copy_back.pop(id(t)).append(ir.Assign(loc, e, tv))
+            return tv
+        if ctx.prelude is None or isinstance(e, (ir.Const, ir.ListExpr, ir.StructInit, ir.InvalidHeader, _Named,
+                                                 _Method, _FnVoid)) \
+                or not isinstance(e.type, (ir.BitT, ir.IntT, ir.BoolT, ir.EnumT, ir.ErrorT, ir.HeaderT,
+                                           ir.StructT, ir.StackT, ir.TupleT)):
+            return e
+        tv = self.temp_var(e.type, ctx, loc)
+        ctx.prelude.append(ir.VarDecl(loc, tv, e))
+        return tv
+
+    def dispatch_call(self, callee: Any, arg_trees: list[Any], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
         if isinstance(callee, _Named):
@@ -791,6 +917,8 @@ class ExprChecker(CheckerBase):
             pt = _type_child(p)
             if not any(x.data == "named_type" and str(x.children[0]) in tps for x in pt.iter_subtrees()):
                 continue
+            if isinstance(a, Tree) and a.data == "arg_snap_inout":  # its type only: no copy-back here
+                a = _trees(a)[0]
             self.unify_type(pt, self.expr(a, probe, None).type, tps, env, f"function '{g.name}'", a)
         missing = [x for x in tps if x not in env]
         if missing:
@@ -1507,6 +1635,10 @@ class ExprChecker(CheckerBase):
         x = e
         while True:
             if isinstance(x, ir.Var):
+                if (x.name in self.fn_results or "$tmp" in x.name) and x.name not in self.lvalue_temps:
+                    # a call's value, or a lowered expression's: p4c ("must be a left-value")
+                    raise self.err(loc, "expression is not assignable (a function call's value is not a "
+                                        "left-value)" if x.name in self.fn_results else "expression is not assignable")
                 if x.name in self.readonly_vars:
                     pn = x.name.rsplit(".", 1)[-1].split("$", 1)[0]  # an inlined control's copy: s.hh$1
                     raise self.err(loc, f"cannot write to '{pn}': it is an 'in' parameter, read-only "

@@ -50,10 +50,12 @@ class StmtChecker(CheckerBase):
 
     def _no_side_effects_in_conditionals(self, s: Tree) -> None:
         """Hoisting a call before its statement keeps the meaning when the function only reads
-        its arguments.  A function with out/inout parameters is accepted only as a statement of
-        its own, the whole right-hand side of an assignment or initialiser, or the whole
-        condition of an ``if`` (where hoisting cannot reorder it against other reads or skip a
-        ``&&``/``||``/``?:``); elsewhere it is rejected by name."""
+        its arguments.  A function with out/inout parameters is accepted where the lowering keeps
+        p4c's evaluation order: a whole statement, right-hand side, initialiser, condition,
+        return value or loop condition, and inside those under operators whose earlier operands
+        are taken into temporaries first (binary operators, lists, struct initialisers, call
+        arguments), under ``&&``/``||``/``?:`` (lowered into ifs), casts, slices, unary
+        operators, members and stack indices; elsewhere it is rejected by name."""
         allowed: set[int] = set()
         calls = []
 
@@ -73,12 +75,25 @@ class StmtChecker(CheckerBase):
                 allow(_trees(x)[0])
                 allow(_trees(x)[1])
             elif x.data == "bin_concat" and len(_trees(x)) == 2:
+                # as any binary operator: the left operand is taken into a temporary before a
+                # call with effects on the right (check_expr, 'bin_concat')
                 allow(_trees(x)[0])
-                if not any(sub.data in ("ident", "dot_ident", "member", "index", "slice", "call_expr",
-                                        "generic_call", "this_") for sub in _trees(x)[0].iter_subtrees()):
-                    allow(_trees(x)[1])  # '16w1 ++ f(x)': the left operand reads nothing
+                allow(_trees(x)[1])
             elif x.data == "slice" and _trees(x):
                 allow(_trees(x)[0])  # 'f(x)[15:0]': the bounds are constants
+            elif x.data in ("not_", "bnot", "neg", "member") and _trees(x):
+                allow(_trees(x)[0])  # '-f(x)', 'f(x).a': nothing is read before the operand
+            elif x.data == "index" and len(_trees(x)) == 2:
+                # 's[f(x)]': the stack is a reference (p4c's DismantleExpression reads it after
+                # the index's temporary, as the statement here does)
+                allow(_trees(x)[0])
+                allow(_trees(x)[1])
+            elif x.data in ("call_expr", "generic_call") and _tree(x, "args") is not None:
+                # 'g(a, f(a))': arguments in order; check_expr.call takes an earlier argument
+                # into a temporary (copy-in) before a later one's call with effects
+                allowed.add(id(x))
+                for a_ in _trees(_tree(x, "args")):
+                    allow(_trees(a_)[-1] if a_.data == "named_arg" else a_)
             elif x.data == "list_expr":
                 # '{a, f(a)}': elements in order, earlier ones taken into temporaries before a
                 # call with effects (check_expr.elements)
@@ -105,9 +120,15 @@ class StmtChecker(CheckerBase):
             if sub.data == "call_stmt" and kids:
                 allow(kids[0])
             elif sub.data in ("assign_stmt", "opassign_stmt") and len(kids) > 1:
-                if sub.data == "assign_stmt":  # 'a op= f(x)' reads a before the call
-                    allow(kids[1])
+                # 'a op= f(x)' is 'a = a op f(x)': a is read into a temporary before the call
+                allow(kids[1])
                 allow_lhs_indices(kids[0])
+            elif sub.data == "return_stmt" and kids:
+                allow(kids[0])
+            elif sub.data == "for_var" and kids:  # 'for (T i = f(x); ...)': before the loop
+                allow(kids[-1])
+            elif sub.data == "for_cond" and kids:  # evaluated again before each round (cond_pre)
+                allow(kids[0])
             elif sub.data == "var_decl" and len(kids) > 3:
                 allow(kids[-1])
             elif sub.data == "if_stmt" and kids:

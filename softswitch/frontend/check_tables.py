@@ -34,16 +34,24 @@ class TableChecker(CheckerBase):
     """Tables."""
 
     # ------------------------------------------------------------ tables
-    def _no_writing_calls_in_key(self, k: Tree) -> None:
-        """A table key may call functions that only read their arguments (p4c computes such keys
-        into temporaries before the lookup); one with out/inout parameters is rejected by name."""
-        for sub in k.iter_subtrees():
-            if sub.data in ("call_expr", "generic_call") and _trees(sub):
-                nm = _tree(_trees(sub)[0], "name")
-                ent = self.globals.get(str(nm.children[0])) if nm is not None else None
-                if self.fn_writes(ent):
-                    raise self.unsupported(sub, f"call of function '{ent.name}' (it has out/inout "
-                                                "parameters) in a table key")
+    def _key_effect_positions(self, k: Tree) -> None:
+        """A table key may call functions, also ones with out/inout parameters: p4c's
+        KeySideEffect computes such keys into temporaries before each lookup, in key order.  Inside
+        the key expression a call with effects may stand where a statement's expression may have
+        one (check_stmt); the key is checked as the expression of a call statement."""
+        self._no_side_effects_in_conditionals(Tree("call_stmt", [k], meta=k.meta))  # type: ignore[attr-defined]
+
+    def _key_writes(self, pre: list[ir.Stmt]) -> list:
+        """The lvalue paths the function calls of a key's computation write (their out/inout
+        arguments)."""
+        from .check_blocks import _lvalue_path
+        out = []
+        for c in ir.iter_nodes(pre):
+            if isinstance(c, ir.ActionCall) and c.action in self.actions:
+                for a, p in zip(c.args, self.actions[c.action].params):
+                    if p.direction in ("out", "inout"):
+                        out.append(_lvalue_path(a))
+        return out
 
     def table(self, t: Tree, ctx: _Ctx, pfx: str) -> ir.Table:
         local = _name(t)
@@ -73,7 +81,7 @@ class TableChecker(CheckerBase):
             if p.data == "key_prop":
                 for ke in _trees(p, "key_elem"):
                     self.key_subexprs = subexprs = {}
-                    self._no_writing_calls_in_key(_trees(ke)[0])
+                    self._key_effect_positions(_trees(ke)[0])
                     saved_pre, ctx.prelude = ctx.prelude, []
                     try:
                         e = self.expr(_trees(ke)[0], ctx, None)
@@ -187,9 +195,14 @@ class TableChecker(CheckerBase):
             # lvalue (a field, a slice of one) back into the table. So the other keys are
             # computed here, in key order, and a field key stays a field (read as 0 while its
             # header is invalid, as bmv2 reads it)
-            for k in keys:
+            from .check_blocks import _lvalue_path, _paths_overlap
+            for i, k in enumerate(keys):
                 if not key_pre.get(id(k.expr)) and _plain_lvalue(k.expr):
-                    continue
+                    # copy propagation cannot move it past a later key's call that writes it:
+                    # then it stays a temporary, read before that call
+                    later = [w for k2 in keys[i + 1:] for w in self._key_writes(key_pre.get(id(k2.expr), []))]
+                    if not any(_paths_overlap(_lvalue_path(k.expr), w) for w in later):
+                        continue
                 v = self.temp_var(k.expr.type, ctx, k.loc)
                 key_stmts += key_pre.get(id(k.expr), [])
                 key_stmts.append(ir.Assign(k.loc, v, k.expr))

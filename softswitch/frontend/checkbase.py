@@ -204,6 +204,10 @@ class CheckerBase:
         self.action_locals: dict[str, dict[str, ir.Type]] = {}
         self.fn_results: set[str] = set()  # fresh variables holding a function call's value
         self.extern_func_params: dict[str, list[list[str]]] = {}  # v1model/core extern function -> overloads' parameter names
+        self.extern_func_dirs: dict[str, list[list[str]]] = {}  # ... and their parameters' directions
+        # id(an 'arg_snap_inout' tree) -> the copy-back assignments of its temporary (check_expr.call)
+        self.snap_copy_back: dict[int, list[ir.Stmt]] = {}
+        self.lvalue_temps: set[str] = set()  # temporaries that stand for an inout argument (assignable)
         self.block_instances: dict[str, tuple[str, Any]] = {}  # top-level parser/control instances
         self.block_instance_tenv: dict[str, tuple] = {}  # ... and their type arguments (generic ones)
         self.writable_params: set[int] = set()

@@ -29,12 +29,13 @@ def test_functions_are_not_in_p4info(rig):
 _BASE = v1_template("bit<8> a;")
 
 @pytest.mark.parametrize("fn,body,words", [
+    # an inout argument of a control's apply before a call with effects: its copy-back is not done
+    (("bit<8> f(inout bit<8> c) { c = c + 1; return c; } "
+      "control S(inout bit<8> a, in bit<8> b) { apply { a = a + b; } }"),
+     "S() s; apply { s.apply(m.x, f(m.x)); }", "after an inout argument of a control's apply"),
+    # a call's value is no left-value (p4c: "must be a left-value"), also as an inout argument
     ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { bit<16> w = h.h.a ++ f(m.x); }", "inside a larger expression"),
-    ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { if (h.h.a == 1 && (h.h.a ++ f(m.x)) == 2) { h.h.a = 0; } }", "inside a larger expression"),
-    ("bit<8> f(inout bit<8> c) { c = c + 1; return c; }",
-     "apply { m.x += f(m.x); }", "inside a larger expression"),
+     "apply { h.h.a = f(f(m.x)); }", "not assignable"),
     ("bit<8> f(bit<8> c) { return c; }",
      "table t { key = { f(h.h.a): exact; } actions = { NoAction; } } apply { t.apply(); }",
      "requires a @name annotation"),  # a call in a key runs (test_exec_calls_in_keys.py) but needs a name

@@ -17,6 +17,7 @@ DATA = Path(__file__).parent / "data"
 PROGRAMS = {
     "control_ctor": 2,
     "deprecated_v1": 4,
+    "effect_calls": 3,
     "error_key": 3,
     "init_calls": 2,
     "union_stack_ops": 4,
