@@ -92,9 +92,11 @@ class ProcessStfSwitch(StfSwitch):
     def _has_session(self, session: int) -> bool:  # the switch's sessions are the ones written here
         return session in self._sessions
 
-    def mirroring_add(self, session: int, port: int) -> None:
-        super().mirroring_add(session, port)
+    def _session_written(self, session: int) -> None:
         self._sessions.add(session)
+
+    def _session_deleted(self, session: int) -> None:
+        self._sessions.discard(session)
 
     def command(self, cmd: Command) -> None:
         if cmd.kind not in ("register_write", "register_reset"):

@@ -134,6 +134,7 @@ class StfSwitch:
         self._actions = {a.preamble.id: a for a in p4info.actions}
         self._mc_nodes: list[tuple[int, list[int]]] = []
         self._mc_groups: dict[int, list[int]] = {}
+        self._session_groups: dict[int, int] = {}  # clone session -> the group mirroring_add_mc named
 
     # ---- control plane -------------------------------------------------------------------
     def _table(self, name: str) -> p4info_pb2.Table:
@@ -237,27 +238,61 @@ class StfSwitch:
 
     def mirroring_add(self, session: int, port: int) -> None:
         """A clone session sending to one port (bmv2 CLI ``mirroring_add``)."""
+        self._session_groups.pop(session, None)
+        self._write_session(session, [(port, 0)])
+
+    def mirroring_add_mc(self, session: int, group: int) -> None:
+        """A clone session sending to a multicast group (bmv2 CLI ``mirroring_add_mc``): bmv2 keeps
+        the group's id and replicates a clone to the group as it is then, so the session is
+        written with the group's replicas again whenever the group changes."""
+        self._session_groups[session] = group
+        self._write_session(session, self._group_replicas(group))
+
+    def mirroring_delete(self, session: int) -> None:
+        """bmv2 CLI ``mirroring_delete``: no more clones through the session."""
+        self._session_groups.pop(session, None)
+        if self._has_session(session):
+            cs = p4runtime_pb2.CloneSessionEntry(session_id=session)
+            self._write(p4runtime_pb2.Update.DELETE, packet_replication_engine_entry=p4runtime_pb2.
+                        PacketReplicationEngineEntry(clone_session_entry=cs))
+            self._session_deleted(session)
+
+    def _write_session(self, session: int, replicas: list[tuple[int, int]]) -> None:
         cs = p4runtime_pb2.CloneSessionEntry(session_id=session)
-        cs.replicas.add(egress_port=port, instance=0)
+        for port, rid in replicas:
+            cs.replicas.add(egress_port=port, instance=rid)
         kind = p4runtime_pb2.Update.MODIFY if self._has_session(session) else p4runtime_pb2.Update.INSERT
         self._write(kind, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
             clone_session_entry=cs))
+        self._session_written(session)
+
+    def _session_written(self, session: int) -> None:
+        """A hook: the session exists now (a switch in another process keeps its own list)."""
+
+    def _session_deleted(self, session: int) -> None:
+        """A hook: the session is gone."""
+
+    def _group_replicas(self, group: int) -> list[tuple[int, int]]:
+        """The group's (port, rid) replicas, each once, in node order (as bmv2 replicates)."""
+        out: list[tuple[int, int]] = []
+        for node in self._mc_groups.get(group, []):
+            rid, ports = self._mc_nodes[node]
+            out += [(p, rid) for p in ports if (p, rid) not in out]
+        return out
 
     def _has_session(self, session: int) -> bool:
         return self.state.pre.clone_session(session) is not None
 
     def _push_group(self, group: int, created: bool) -> None:
         mg = p4runtime_pb2.MulticastGroupEntry(multicast_group_id=group)
-        seen = set()
-        for node in self._mc_groups[group]:
-            rid, ports = self._mc_nodes[node]
-            for port in ports:
-                if (port, rid) not in seen:
-                    seen.add((port, rid))
-                    mg.replicas.add(egress_port=port, instance=rid)
+        for port, rid in self._group_replicas(group):
+            mg.replicas.add(egress_port=port, instance=rid)
         kind = p4runtime_pb2.Update.INSERT if created else p4runtime_pb2.Update.MODIFY
         self._write(kind, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
             multicast_group_entry=mg))
+        for session, g in self._session_groups.items():
+            if g == group:
+                self._write_session(session, self._group_replicas(group))
 
     def command(self, cmd: Command) -> None:
         """Apply one control-plane command (``packet``/``expect`` are handled by ``run_stf``)."""
@@ -268,6 +303,17 @@ class StfSwitch:
             self.setdefault(a)
         elif cmd.kind == "mirroring_add":
             self.mirroring_add(a["session"], a["port"])
+        elif cmd.kind == "mirroring_add_mc":
+            self.mirroring_add_mc(a["session"], a["group"])
+        elif cmd.kind == "mirroring_delete":
+            self.mirroring_delete(a["session"])
+        elif cmd.kind == "mc_node_update":
+            if not 0 <= a["node"] < len(self._mc_nodes):
+                raise StfError(f"mc_node_update: no node {a['node']}")
+            self._mc_nodes[a["node"]] = (self._mc_nodes[a["node"]][0], a["ports"])
+            for g, nodes in self._mc_groups.items():
+                if a["node"] in nodes:
+                    self._push_group(g, False)
         elif cmd.kind == "mc_mgrp_create":
             if a["group"] in self._mc_groups:
                 raise StfError(f"multicast group {a['group']} exists")

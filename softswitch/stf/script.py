@@ -17,12 +17,16 @@ runner gives them (its ``bmv2stf.py``; the grammar is written down in p4c's ``st
     the next frame out of ``PORT`` must match: ``*`` is a don't-care nibble, the frame may be
     longer than the pattern unless it ends in ``$``.  Without data, any number of frames on that
     port is fine.
-``mirroring_add SESSION PORT``, ``mc_mgrp_create GROUP``, ``mc_node_create RID PORT...``,
+``mirroring_add SESSION PORT``, ``mirroring_add_mc SESSION GROUP``, ``mirroring_delete SESSION``,
+``mc_mgrp_create GROUP``, ``mc_node_create RID PORT...``, ``mc_node_update NODE PORT...``,
 ``mc_node_associate GROUP NODE``
-    clone sessions and multicast groups, as bmv2's CLI takes them (node handles count from 0).
+    clone sessions and multicast groups, as bmv2's CLI takes them (node handles count from 0); a
+    session made by ``mirroring_add_mc`` clones to the group's replicas as they are when a packet
+    is cloned (bmv2 resolves the group then).
 ``register_write REGISTER INDEX VALUE``, ``register_reset REGISTER``
     set register cells.
-``check_counter``, ``counter_read``, ``counter_write``, ``wait``, ``remove``, ``no_packet``
+``check_counter``, ``counter_read``, ``counter_write``, ``wait``, ``remove``, ``no_packet``,
+``register_read``, ``mirroring_get``
     read but not acted on (p4c's bmv2 runner ignores them too); they are listed in the result.
 """
 from __future__ import annotations
@@ -46,7 +50,7 @@ class Command:
 
 
 IGNORED = frozenset({"check_counter", "counter_read", "counter_write", "wait", "remove",
-                     "no_packet", "register_read"})
+                     "no_packet", "register_read", "mirroring_get"})
 _NUMBER = re.compile(r"[0-9]")
 
 
@@ -186,6 +190,20 @@ def parse_stf(text: str, name: str = "stf") -> list[Command]:
                     raise StfError(f"{where}: 'mirroring_add SESSION PORT' expected")
                 cmds.append(Command(kind, no, {"session": parse_number(words[0]),
                                                "port": parse_number(words[1])}))
+            elif kind == "mirroring_add_mc":
+                if len(words) != 2:
+                    raise StfError(f"{where}: 'mirroring_add_mc SESSION GROUP' expected")
+                cmds.append(Command(kind, no, {"session": parse_number(words[0]),
+                                               "group": parse_number(words[1])}))
+            elif kind == "mirroring_delete":
+                if len(words) != 1:
+                    raise StfError(f"{where}: 'mirroring_delete SESSION' expected")
+                cmds.append(Command(kind, no, {"session": parse_number(words[0])}))
+            elif kind == "mc_node_update":
+                if len(words) < 1:
+                    raise StfError(f"{where}: 'mc_node_update NODE PORT...' expected")
+                cmds.append(Command(kind, no, {"node": parse_number(words[0]),
+                                               "ports": [parse_number(w) for w in words[1:]]}))
             elif kind == "mc_mgrp_create":
                 if len(words) != 1:
                     raise StfError(f"{where}: 'mc_mgrp_create GROUP' expected")

@@ -141,3 +141,16 @@ def test_add_key_named_after_a_slice():
     from softswitch.stf.script import parse_stf
     cmd = parse_stf("add I.t hdr.eth.dst[7:0]:0x03 x:1 I.a()\n")[0]
     assert cmd.args["keys"] == [("hdr.eth.dst[7:0]", "0x03"), ("x", "1")]
+
+
+def test_clone_session_to_a_multicast_group():
+    """p4c's bmv2 STF runner passes ``mirroring_add_mc``, ``mirroring_get``, ``mirroring_delete`` and
+    ``mc_node_update`` to simple_switch_CLI (backends/bmv2/bmv2stf.py); they were an STF error here
+    until 2026-12-06.  Each replica of the group gets a clone with its node's rid, the session
+    follows the group's changes, and a deleted session clones nothing."""
+    prog = load_program(str(DATA / "clone_mcast.p4"), {}, [])
+    cmds = parse_stf((DATA / "clone_mcast_mc.stf").read_text())
+    api, loop = run_stf(prog, cmds), run_stf(prog, cmds, loop_path=True)
+    assert api.passed, [c for c in api.checks if not c.ok]
+    assert loop.passed and loop.outputs == api.outputs
+    assert len(api.checks) == 6
