@@ -52,6 +52,8 @@ def _always_returns(b: ir.Stmt | None) -> bool:
         return any(_always_returns(s) for s in b.stmts)
     if isinstance(b, ir.If):
         return _always_returns(b.then) and _always_returns(b.else_)
+    if isinstance(b, (ir.SwitchValue, ir.SwitchActionRun)):  # one case runs: with a default, every path is a case's
+        return any(c.default for c in b.cases) and all(_always_returns(c.body) for c in b.cases)
     return False
 
 

@@ -42,6 +42,9 @@ _BASE = v1_template("bit<8> a;")
     ("bit<8> f(bit<8> c) { if (c == 1) { return c; } }", "apply { h.h.a = f(h.h.a); }",
      "without returning"),
     ("bit<8> f(bit<8> c) { exit; return c; }", "apply { h.h.a = f(h.h.a); }", "exit is not allowed"),
+    # a switch without a default case can run none of its cases
+    ("bit<8> f(bit<8> c) { switch (c) { 1: { return 5; } 2: { return 6; } } }",
+     "apply { h.h.a = f(h.h.a); }", "without returning"),
 ])
 def test_rejected_by_name_at_file_line_col(fn, body, words):
     with pytest.raises(P4Error) as ei:
@@ -191,6 +194,13 @@ def _run_one(src: str, data: bytes) -> bytes:
     pl = build_pipeline(prog, SwitchState(build_p4info(prog)), None)
     res = pl.ingress(data, 1, 0)
     return pl.egress(res.to_tm[0], 0).frames[0].data
+
+
+def test_a_switch_with_a_default_whose_cases_all_return_ends_the_function():
+    """Every path of f returns through the switch: a default case runs when no label matches."""
+    fn = "bit<8> f(in bit<8> c) { switch (c) { 1: { return 5; } 7: 9: { return 6; } default: { return c + 1; } } }"
+    src = _BASE % (fn, "apply { s.egress_spec = 1; h.h.a = f(h.h.a); }")
+    assert [_run_one(src, bytes([x])) for x in (1, 7, 9, 40)] == [bytes([5]), bytes([6]), bytes([6]), bytes([41])]
 
 
 def test_out_inout_call_under_a_cast():
