@@ -49,7 +49,11 @@ help:  ## list the targets
 	@grep -E '^[a-z][a-z0-9-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
 	    sed -E 's/^([a-z0-9-]+):.*## (.*)/  \1\t\2/' | expand -t 18
 
+# An up-to-date output made outside make (`softswitch compile ... -o build/mrc_switch`, as the README
+# shows) has no COMPILER record: the output file names its compiler (bmv2.json: p4c, softswitch.json:
+# softswitch), so record that rather than print an empty name.
 build: $(BUILD_OUT)  ## compile p4src/mrc_switch.p4 into build/mrc_switch/ (p4c when present, else softswitch)
+	@test -s $(BUILD_DIR)/COMPILER || echo "$(if $(HAVE_P4C),p4c,softswitch)" > $(BUILD_DIR)/COMPILER
 	@echo "build: $(BUILD_DIR)/ is up to date (compiler: $$(cat $(BUILD_DIR)/COMPILER))"
 
 $(BUILD_DIR)/bmv2.json: $(P4_SRCS)

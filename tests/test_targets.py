@@ -185,6 +185,23 @@ def test_make_build_with_softswitch(tmp_path: Path) -> None:
 
 
 @needs_make
+def test_make_build_after_softswitch_compile_names_its_compiler(tmp_path: Path) -> None:
+    """README's `softswitch compile p4src/mrc_switch.p4 -o build/mrc_switch` leaves an up-to-date build
+    with no COMPILER record; `make build` then records softswitch instead of printing an empty name."""
+    out_dir = tmp_path / "mrc_switch"
+    done = subprocess.run([sys.executable, "-m", "softswitch", "compile", "p4src/mrc_switch.p4", "-o", str(out_dir)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (out_dir / "COMPILER").exists()
+    out = make(f"BUILD_DIR={out_dir}", "P4C=/nonexistent/p4c-bm2-ss", "build")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "softswitch compile" not in out.stdout, "up-to-date build recompiled"
+    assert "up to date (compiler: softswitch)" in out.stdout, out.stdout + out.stderr
+    assert out.stderr == "", out.stderr
+    assert (out_dir / "COMPILER").read_text().strip() == "softswitch"
+
+
+@needs_make
 def test_make_build_runs_p4c_with_the_documented_command_line(tmp_path: Path) -> None:
     """With a p4c-bm2-ss on PATH, make build calls it with exactly the issue's flags (real p4c: Docker)."""
     stand_in, _runs = _stand_in_p4c(tmp_path)
