@@ -176,8 +176,10 @@ class Controller:
         st.info.desired_entities = len(desired)
         return True
 
-    def _attempt(self, name: str) -> bool | None:
-        """``converge_switch`` with failure bookkeeping (backoff, log); None on failure."""
+    def _attempt(self, name: str, last: bool = False) -> bool | None:
+        """``converge_switch`` with failure bookkeeping (backoff, log); None on failure.  ``last``: no
+        retry follows (``converge_all``'s final attempt), so the log says it gives up, not when it
+        will retry."""
         st = self.status[name]
         try:
             with self._switch_locks[name]:
@@ -192,10 +194,11 @@ class Controller:
             st.last_error = str(e)
             st.next_try = time.monotonic() + st.backoff_s
             level = logging.ERROR if st.state == "election_id_in_use" else logging.WARNING
-            self.log.log(level, "election id taken by another controller; will retry" if level == logging.ERROR
-                         else "switch not converged; will retry", extra={"fields": {
-                "switch": name, "state": st.state, "error": str(e), "retry_in_s": round(st.backoff_s, 2),
-                "failures": st.info.connect_failures}})
+            what = "election id taken by another controller" if level == logging.ERROR else "switch not converged"
+            fields = {"switch": name, "state": st.state, "error": str(e), "failures": st.info.connect_failures}
+            if not last:
+                fields["retry_in_s"] = round(st.backoff_s, 2)
+            self.log.log(level, f"{what}; {'giving up' if last else 'will retry'}", extra={"fields": fields})
             st.backoff_s = min(st.backoff_s * 2, self.opts.backoff_max_s)
             return None
         st.backoff_s = self.opts.backoff_initial_s
@@ -209,7 +212,7 @@ class Controller:
 
         def one(name: str) -> bool:
             for i in range(attempts):
-                ok = self._attempt(name)
+                ok = self._attempt(name, last=i + 1 == attempts)
                 if ok is not None:
                     return ok
                 if i + 1 < attempts:
