@@ -24,7 +24,7 @@ import yaml
 from p4.v1 import p4runtime_pb2
 
 from controller import build_plan, parse_topology
-from controller.daemon import Controller, Options
+from controller.daemon import Controller, Options, TextFormatter
 from controller.evplan import ev_nodes, write_ev_files
 from controller.plan import DEFAULT_QUEUE_DEPTH
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
@@ -275,6 +275,7 @@ class FabricEnv:
             self.fab.__enter__()
             self.bringup_s = time.monotonic() - t0
             pipeline = load_pipeline(self.target, os.environ.get("MRC_P4_PROGRAM"))
+            _controller_warnings_name_their_switch()
             self.ctl = Controller(self.plan, pipeline, Options(grpc_base_port=self.grpc_base_port, retries=4,
                                                                backoff_initial_s=0.3, backoff_max_s=2.0))
             ok = self.ctl.converge_all()
@@ -616,3 +617,16 @@ def _sample_congestion(env: FabricEnv, t0: int, out: list[list], stop: threading
         if stop.wait(period_s):
             out.append([round((time.monotonic_ns() - t0) / 1e9, 4), env.congestion_counts()])
             return
+
+
+def _controller_warnings_name_their_switch() -> None:
+    """The in-process controller's warnings ("stream lost; reconnecting") with their fields (which
+    switch), as ``mrc-controller`` prints them: with no handler anywhere, Python's last-resort handler
+    would print the bare message.  Nothing changes where the application (or pytest) set up logging."""
+    log = logging.getLogger("controller")
+    if log.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(TextFormatter())
+    handler.setLevel(logging.WARNING)
+    log.addHandler(handler)

@@ -78,3 +78,17 @@ def test_a_packet_that_held_its_flow_reaches_the_report_with_its_resends():
     assert v["resends"][0][1:] == ["rack", 0] and v["t_ns"] - v["first_sent_ns"] == v["delivery_ns"]
     [line] = late_lines({"late_deliveries": held}, 1)
     assert f"PSN {v['psn']}" in line and "on EV 0" in line and "rack on EV 0 at +" in line
+
+
+def test_in_process_controller_warnings_name_their_switch():
+    """A scenario's (and the demo's) controller runs in-process with no logging set up: its warnings
+    must still say which switch, not print the bare "stream lost; reconnecting"."""
+    import subprocess
+    import sys
+
+    code = ("import logging; from mrc_fabric.scenarios.runner import _controller_warnings_name_their_switch as f; "
+            "f(); f(); logging.getLogger('controller').warning('stream lost; reconnecting', "
+            "extra={'fields': {'switch': 'p1s2'}}); logging.getLogger('controller').info('quiet')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("stream lost; reconnecting switch=p1s2"), r.stderr
