@@ -151,6 +151,11 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
     from .scenarios.plot import goodput_png
 
     sc = load_scenario(args.file)
+    if args.engine == "netns" and sc.sim != type(sc.sim)():
+        # a file written for the simulator (µs timers, 100 Gb/s links) fails on the emulated fabric for
+        # reasons its verdict does not name
+        print(f"note: {args.file} has a sim: section (settings of the simulated engine); the emulated "
+              f"fabric (--engine netns, the default) ignores it -- run it with --engine sim", file=sys.stderr)
     progress = None
     if args.engine == "sim" and not args.quiet:
         from .sim import progress_bar

@@ -364,3 +364,21 @@ def test_udp_hosts_get_hashing_leaves_whatever_stev_mode_says():
         frame = encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64))
         spines.add(r.fab.route("h1", ev.port, frame, "udp").ports[1].peer)
     assert len(spines) > 1
+
+
+def test_a_sim_file_run_on_the_emulated_fabric_says_its_sim_section_is_ignored(tmp_path, capsys):
+    """A file written for the simulator run on the default engine gets a note saying so (here it is
+    then refused for a fault the emulation cannot do, before anything is built); the sim engine none."""
+    from mrc_fabric.cli import main
+
+    data = json.loads(json.dumps(SMALL))
+    data["faults"] = [{"at": 0.1, "kind": "link_loss", "a": "p1l1", "b": "p1s1", "loss": 0.1}]
+    path = tmp_path / "s.yaml"
+    path.write_text(json.dumps(data))
+    assert main(["scenario", "run", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "has a sim: section" in err and "--engine sim" in err and "not supported by the netns engine" in err
+    del data["sim"]
+    path.write_text(json.dumps(data))
+    assert main(["scenario", "run", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "sim: section" not in capsys.readouterr().err
