@@ -399,7 +399,7 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         # an action the apply block calls directly: p4c wraps the call in a hidden table and lists
         # the action, unless it is @hidden (ONOS fabric.p4's egress_next.set_mpls: absent from
         # p4c's P4Info, left out below with every @hidden action)
-        called = set(ir.actions_called(c.body))
+        called = set(ir.actions_called_in_order(c.body, live=True))
         used = in_tables | called
         for an in c.actions:
             a = program.actions[an]
@@ -436,21 +436,31 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         ids.reserve(kinds_of[e.kind], e.name, e.id, e.loc)
     for ch in program.controller_headers:
         ids.reserve("controller_header", ch.header.name, ch.id, ch.loc)
-    value_sets = program.parser.value_sets
+    # value sets and digests as p4c's front end leaves them: not a value set no reachable parser
+    # state names, nor a digest only an action it removes calls (the switch's private description
+    # keeps them, its generated code being made from every declaration; ids after the others')
+    live_vs = ir.live_value_sets(program.parser)
+    value_sets = program.parser.value_sets if private else live_vs
+    live_d = ir.live_digests(program)
+    digests = [d for d in program.digests if private or d.name in live_d]
     for vs in value_sets:
         ids.reserve("value_set", vs.name, vs.id, vs.loc)
     all_names = [t.name for t in tables] + [a.name for a in actions] + [e.name for e in externs] + \
-        [ch.name for ch in program.controller_headers] + [d.name for d in program.digests] + \
-        [vs.name for vs in value_sets]
+        [ch.name for ch in program.controller_headers] + [d.name for d in digests if d.name in live_d] + \
+        [vs.name for vs in live_vs]
     alias = _aliases(all_names)
+    for n in [vs.name for vs in value_sets] + [d.name for d in digests]:
+        alias.setdefault(n, n)
     # every symbol p4c's symbol table holds takes an id, shown in P4Info or not (@hidden ones)
     ids.assign("table", [t.name for t in tables])
     ids.assign("action", [a.name for a in actions])
     for kind in sorted(set(kinds_of.values())):
         ids.assign(kind, [e.name for e in externs if kinds_of[e.kind] == kind])
     ids.assign("controller_header", [ch.header.name for ch in program.controller_headers])
+    ids.assign("value_set", [vs.name for vs in live_vs])
     ids.assign("value_set", [vs.name for vs in value_sets])
-    ids.assign("digest", [d.name for d in program.digests])
+    ids.assign("digest", [d.name for d in digests if d.name in live_d])
+    ids.assign("digest", [d.name for d in digests])
 
     for t in tables:
         if t.name in hidden_tables and not private:
@@ -611,7 +621,7 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         _preamble(pr.preamble, ids.get("register", e.name), e.name, alias[e.name], e.annotations)
         _type_spec(pr.type_spec, e.type_args[0], p.type_info, e.loc)
         pr.size = e.size or 0
-    for d in program.digests:
+    for d in digests:
         pd = p.digests.add()
         _preamble(pd.preamble, ids.get("digest", d.name), d.name, alias[d.name], ())
         _type_spec(pd.type_spec, d.type, p.type_info, d.loc)

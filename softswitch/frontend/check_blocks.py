@@ -252,6 +252,32 @@ def _returns_to_flag(stmts: list[ir.Stmt], flag: ir.Var, in_loop: bool) -> list[
     return list(stmts)
 
 
+
+
+def _no_warn_unused(anns: tuple[ir.Annotation, ...]) -> bool:
+    """``@noWarn("unused")`` among ``anns``."""
+    return any(a.name == "noWarn" and a.args == ("unused",) for a in anns)
+
+
+def _fold_constant_ifs(body: ir.Block) -> None:
+    """Replaces each ``if`` of ``body`` whose condition is a constant by the branch that runs (or
+    nothing), as p4c's front end does (``ConstantFolding``) before it removes unused tables: a
+    table applied only under ``if (false)`` -- ``if (DEBUG == 1)`` with DEBUG 0 -- is removed,
+    and the apply goes with the branch."""
+    blocks = [n for n in ir.iter_nodes(body) if isinstance(n, ir.Block)]
+    for b in blocks:
+        out: list[ir.Stmt] = []
+        for st in b.stmts:
+            if isinstance(st, ir.If) and isinstance(st.cond, ir.Const):
+                taken = st.then if st.cond.value else st.else_
+                if taken is not None:
+                    _fold_constant_ifs(taken)
+                    out.append(taken)
+            else:
+                out.append(st)
+        b.stmts[:] = out
+
+
 class BlockChecker(CheckerBase):
     """Actions, main, parsers, controls and their instances."""
 
@@ -479,6 +505,7 @@ class BlockChecker(CheckerBase):
         self.check_action_names(prog)
         self.check_deparser(prog, prog.deparser.body)
         prog.externs = dict(self.global_externs)
+        self.warn_unused_instances(prog)
         prog.main_annotations = self.annotations(_tree(m, "annotations"))
         for an, loc in self.action_locals.items():
             if an in prog.actions:
@@ -580,6 +607,25 @@ class BlockChecker(CheckerBase):
                                       "end: a deparser only emits headers, in a fixed order; emit skips an "
                                       "invalid header, so no 'if' is needed)")
 
+    def warn_unused_instances(self, prog: ir.Program) -> None:
+        """As p4c's front end (``RemoveUnusedDeclarations``): "[--Wwarn=unused] warning: c: unused
+        instance" for an extern instance that nothing left refers to -- no method call in an apply
+        block, a table key or an action p4c keeps, and no table property of a table it keeps (one
+        a removed table or a removed action named counts as unused).  The instance stays, in
+        P4Info too, as in p4c."""
+        used: set[str] = set()
+        for c in prog.controls:
+            roots: list[object] = [c.body] + [prog.actions[an].body for an in ir.live_actions(prog, c)]
+            for t in c.tables.values():
+                used.update(x for x in (t.implementation, t.counters, t.meters) if x is not None)
+                roots.append([k.expr for k in t.keys] + list(t.key_stmts))
+            used.update(n.instance for n in ir.iter_nodes(roots) if isinstance(n, ir.ExternCall))
+        used.update(n.instance for n in ir.iter_nodes(list(prog.parser.states.values()))
+                    if isinstance(n, ir.ExternCall))
+        for e in prog.all_externs():
+            if e.name not in used and not _no_warn_unused(e.annotations):
+                self.warnings.append(f"{e.loc}: [--Wwarn=unused] warning: {e.local_name}: unused instance")
+
     def check_action_names(self, prog: ir.Program) -> None:
         """Two action declarations the program uses whose control-plane names are one (two
         ``@name("mark")`` actions in a control, ``@name(".foo")`` beside a top-level ``foo``) are
@@ -598,7 +644,7 @@ class BlockChecker(CheckerBase):
             bodies.append(c.body)
         bodies += [prog.actions[an].body for an in used if an in prog.actions]
         while bodies:  # and every action those call, in turn
-            for an in ir.actions_called_in_order(bodies.pop()):
+            for an in ir.actions_called_in_order(bodies.pop(), live=True):
                 if an not in used and an in prog.actions:
                     used.add(an)
                     bodies.append(prog.actions[an].body)
@@ -695,10 +741,11 @@ class BlockChecker(CheckerBase):
                     raise self.err(tbl.loc, f"table '{tbl.local_name}' has direct meter '{tbl.meters}' but nothing "
                                             "reads it (p4c: \"must have at least one action with a read method "
                                             "call\")")
+            live = ir.live_actions(prog, c)  # not those only a removed table listed (p4c removes them)
             for e in c.externs.values():
                 if e.kind == "direct_meter" and not e.tables:
                     for an in c.actions:
-                        a = prog.actions.get(an)
+                        a = prog.actions.get(an) if an in live else None
                         n = next((n for n in ir.iter_nodes(a.body) if isinstance(n, ir.ExternCall)
                                   and n.instance == e.name and n.method == "read"), None) if a else None
                         if n is not None:
@@ -1203,20 +1250,53 @@ class BlockChecker(CheckerBase):
                 raise self.unsupported(t.loc, f"two tables with the control-plane name '{t.name}' (the other at "
                                               f"line {prev.loc.line}; give one another @name)")
             tables[t.name] = t
+        _fold_constant_ifs(body)  # as p4c's ConstantFolding, before unused tables are removed
+        tables = self.drop_unused_tables(tables, body, externs, self.annotations(_tree(d, "annotations")))
         actions = []
         # top-level actions come first, as p4c's LocalizeAllActions copies them into the control:
         # in the order of their first use, by the tables (in source order) and then by the apply
         # block's direct calls (a table listing my_drop before NoAction gives my_drop, NoAction)
-        for _, t in sorted(blk.tables, key=lambda x: x[0]):
+        for t in tables.values():
             for ar in t.actions:
                 if self.actions[ar.action].owner is None and ar.action not in actions:
                     actions.append(ar.action)
-        for an in ir.actions_called_in_order(body):
+        for an in ir.actions_called_in_order(body, live=True):
             if self.actions[an].owner is None and an not in actions:
                 actions.append(an)
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def drop_unused_tables(self, tables: dict[str, ir.Table], body: ir.Block, externs: dict[str, ir.ExternInstance],
+                           control_annotations: tuple[ir.Annotation, ...] = ()) -> dict[str, ir.Table]:
+        """The tables of a control that its apply block applies (directly, in an inlined
+        sub-control, or in the key of a table it applies), in declaration order.  As p4c's front
+        end (``RemoveUnusedDeclarations``: "[--Wwarn=unused] warning: Table t is not used;
+        removing") any other table is removed with a warning, before P4Info is made: it is not
+        in P4Info, the actions only it lists are not either, and a direct counter or meter it
+        had, or an action profile it used, no longer names it (an action profile stays,
+        listed with the tables that remain).  ``@noWarn("unused")`` on the table or its control
+        silences the warning, as in p4c (``Visitor::warning_enabled``)."""
+        applied: set[str] = set()
+        roots: list[object] = [body]
+        while roots:
+            for n in ir.live_nodes(roots.pop()):
+                if isinstance(n, (ir.ApplyTable, ir.SwitchActionRun)) and n.table not in applied:
+                    applied.add(n.table)
+                    t = tables.get(n.table)
+                    if t is not None:
+                        roots.append([k.expr for k in t.keys] + list(t.key_stmts))
+        removed = {tn for tn in tables if tn not in applied}
+        if not removed:
+            return tables
+        quiet = _no_warn_unused(control_annotations)
+        for t in tables.values():
+            if t.name in removed and not quiet and not _no_warn_unused(t.annotations):
+                self.warnings.append(f"{t.loc}: [--Wwarn=unused] warning: Table {t.local_name} is not used; "
+                                     "removing")
+        for e in externs.values():
+            e.tables[:] = [tn for tn in e.tables if tn not in removed]
+        return {tn: t for tn, t in tables.items() if tn not in removed}
 
     def _same_apply_args(self, sub: _SubControl, calls: list[list[Tree]], declared: set[str]) -> bool:
         """Do all ``calls`` of ``sub`` pass the same out/inout arguments: equal trees that name

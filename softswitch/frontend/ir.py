@@ -136,14 +136,39 @@ def actions_called(node: object) -> set[str]:
     return set(actions_called_in_order(node))
 
 
-def actions_called_in_order(node: object) -> list[str]:
+def actions_called_in_order(node: object, live: bool = False) -> list[str]:
     """``actions_called`` as a list, each action once, in the order of its first call in the
-    tree (statement order)."""
+    tree (statement order); with ``live``, not in a branch a constant condition leaves out
+    (``live_nodes``)."""
     found: dict[str, None] = {}
-    for n in iter_nodes(node):
+    for n in (live_nodes if live else iter_nodes)(node):
         if isinstance(n, ActionCall):
             found.setdefault(n.action, None)
     return list(found)
+
+
+def live_nodes(node: object) -> Iterator[object]:
+    """``iter_nodes`` without the branch of an ``if`` whose condition is a constant that never
+    runs: p4c's front end folds ``if (false) S`` away (``ConstantFolding``) before it removes
+    what nothing refers to (``RemoveUnusedDeclarations``), so a table applied or an action called
+    only there is not in its P4Info."""
+    if isinstance(node, If) and isinstance(node.cond, Const):
+        yield node
+        taken = node.then if node.cond.value else node.else_
+        if taken is not None:
+            yield from live_nodes(taken)
+        return
+    if isinstance(node, list):
+        for x in node:
+            yield from live_nodes(x)
+        return
+    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
+        return
+    yield node
+    for klass in type(node).__mro__:
+        for a in getattr(klass, "__slots__", ()):
+            if a not in ("loc", "type"):
+                yield from live_nodes(getattr(node, a, None))
 
 
 def iter_nodes(node: object) -> Iterator[object]:
@@ -1102,3 +1127,53 @@ class Program:
         nested = any(isinstance(f.type, StructT) and not f.type.union for f in struct.fields)
         walk(struct, (), (), nested)
         return out
+
+
+def live_actions(prog: Program, ctl: Control) -> set[str]:
+    """The actions of ``ctl`` that p4c's front end keeps: those its tables list (or take as
+    default) and those its apply block calls, and every action those call in turn (not from a
+    branch a constant condition leaves out).  An action only a removed table listed, or that
+    nothing names, is removed (``RemoveUnusedDeclarations``)."""
+    todo: list[str] = list(actions_called_in_order(ctl.body, live=True))
+    for t in ctl.tables.values():
+        todo += [r.action for r in t.actions] + [t.default_action.action]
+    live: set[str] = set()
+    while todo:
+        an = todo.pop()
+        if an in live or an not in prog.actions:
+            continue
+        live.add(an)
+        todo += actions_called_in_order(prog.actions[an].body, live=True)
+    return live
+
+
+def live_digests(prog: Program) -> set[str]:
+    """P4Info names of the digests that p4c lists: those called in an apply block or in an
+    action it keeps (``live_actions``); one called only in an action p4c removes is not."""
+    out: set[str] = set()
+    for c in prog.controls:
+        for root in [c.body] + [prog.actions[an].body for an in live_actions(prog, c)]:
+            for n in live_nodes(root):
+                if isinstance(n, BuiltinCall) and n.name == "digest":
+                    out.add(n.digest or n.type_args[0].name)
+    return out
+
+
+def live_value_sets(parser: Parser) -> list[ValueSet]:
+    """The value sets p4c keeps: its front end removes a ``value_set`` nothing refers to
+    (``RemoveUnusedDeclarations``, silently) and parser states that ``start`` cannot reach
+    (``SimplifyParsers``), so P4Info lists only those a ``select`` of a reachable state names."""
+    kept = {"start"}
+    todo = ["start"]
+    while todo:
+        st = parser.states.get(todo.pop())
+        if st is None:
+            continue
+        for n in iter_nodes(st):
+            nxt = n.next_state if isinstance(n, (Transition, SelectCase)) else None
+            if nxt and nxt not in kept:
+                kept.add(nxt)
+                todo.append(nxt)
+    named = {n.vset for sn in kept if sn in parser.states for n in iter_nodes(parser.states[sn])
+             if isinstance(n, KeySet) and n.kind == "vset"}
+    return [vs for vs in parser.value_sets if vs.name in named]

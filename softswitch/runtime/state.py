@@ -147,16 +147,22 @@ class SwitchState:
         self.pre = PacketReplicationEngine()
         # what the program runs but the controller cannot address (@hidden tables and actions,
         # their direct resources): reached by the pipeline through the name helpers only
-        self.hidden: dict[str, _Named] = {k: _Named() for k in ("tables", "direct_counters",
-                                                                 "direct_meters", "action_profiles")}
+        self.hidden: dict[str, _Named] = {k: _Named() for k in ("tables", "direct_counters", "direct_meters",
+                                                                 "action_profiles", "value_sets")}
         self.action_names: dict[str, int] = {a.preamble.name: a.preamble.id for a in p4info.actions}
 
     def add_private(self, full: p4info_pb2.P4Info) -> None:
         """Add the entities of the switch's private P4Info (``build_p4info(program, private=True)``)
         that the published one leaves out: ``@hidden`` tables and actions, and their direct
-        counters, meters and action profiles.  Idempotent; the published entities must have the
-        same ids in both."""
+        counters, meters and action profiles; value sets no reachable parser state names and
+        digests only actions p4c removes call (the generated code has them; they never match or
+        fire).  Idempotent; the published entities must have the same ids in both."""
         full = _untyped(full)
+        for d in full.digests:
+            self.digest_ids.setdefault(d.preamble.name, d.preamble.id)
+        for vs in full.value_sets:
+            if vs.preamble.name not in self.value_sets.names and vs.preamble.name not in self.hidden["value_sets"].names:
+                self.hidden["value_sets"].put(vs.preamble, ValueSetState(vs))
         # actions only: a table may have an action's name (P4Info names are per entity type, as in
         # p4c; ``@name(".output")`` on both an action and a table, as p4c writes P4_14's instruct5)
         known = {a.preamble.name: a.preamble.id for a in self.p4info.actions}
@@ -214,7 +220,7 @@ class SwitchState:
         return _get(self.registers, key, "register")
 
     def value_set(self, key: int | str) -> ValueSetState:
-        return _get(self.value_sets, key, "value set")
+        return _get(self.value_sets, key, "value set", self.hidden["value_sets"])
 
     def action_profile(self, key: int | str) -> ActionProfileState:
         return _get(self.action_profiles, key, "action profile", self.hidden["action_profiles"])

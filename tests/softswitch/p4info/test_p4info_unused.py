@@ -1,0 +1,159 @@
+"""P4Info of declarations nothing uses, as p4c's front end leaves them before its P4Runtime
+serializer runs (frontends/p4/unusedDeclarations.cpp, frontends/common/constantFolding.cpp,
+control-plane/p4RuntimeSerializer.cpp and p4RuntimeArchStandard.cpp):
+
+* a table nothing applies is removed with "[--Wwarn=unused] warning: Table t is not used;
+  removing", so are the actions only it listed, and its direct counter and meter are then
+  attached to no table and left out; an ``if`` on a constant is folded first, so a table applied
+  (or an action called) only under ``if (false)`` goes too;
+* extern instances stay, used or not (counters, meters, registers, action profiles -- one whose
+  only table was removed is listed with no table; p4c's action_selector_unused-bmv2 sample);
+* a value set no reachable parser state names is removed, silently;
+* a digest is listed from the calls in the actions kept, not from one only a removed action makes;
+* a ``@controller_header`` header is listed whether used or not (types are never removed);
+* removed entities take no id and count for no alias (the symbol table is made after removal).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from softswitch.exec import build_pipeline
+from softswitch.frontend import load_program, load_source
+from softswitch.p4info import build_p4info
+from softswitch.runtime.state import SwitchState
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return load_program(str(DATA / "unused_decls.p4"))
+
+
+@pytest.fixture(scope="module")
+def p4info(prog):
+    return build_p4info(prog)
+
+
+def _names(repeated) -> list[str]:
+    return [x.preamble.name for x in repeated]
+
+
+def test_unused_tables_and_their_actions_are_removed(p4info) -> None:
+    assert _names(p4info.tables) == ["I.used"]
+    # top-level actions first (as p4c's LocalizeAllActions copies them in), then the control's
+    assert _names(p4info.actions) == ["top_used", "NoAction", "I.a_used", "I.a_direct"]
+
+
+def test_direct_resources_of_a_removed_table_are_left_out(p4info) -> None:
+    assert not p4info.direct_counters and not p4info.direct_meters
+    assert list(p4info.tables[0].direct_resource_ids) == []
+
+
+def test_extern_instances_stay_and_a_profile_loses_its_removed_table(p4info) -> None:
+    assert _names(p4info.action_profiles) == ["I.ap_gone_table", "I.ap_never"]
+    assert all(not ap.table_ids for ap in p4info.action_profiles)
+    assert _names(p4info.counters) == ["I.c_never"]
+    assert _names(p4info.meters) == ["I.m_never"]
+    assert _names(p4info.registers) == ["I.r_never"]
+
+
+def test_value_sets_digests_and_controller_headers(p4info) -> None:
+    assert _names(p4info.value_sets) == ["P.used_vs"]
+    assert _names(p4info.digests) == ["learn_t"]
+    assert list(p4info.type_info.structs) == ["learn_t"]
+    assert _names(p4info.controller_packet_metadata) == ["packet_in"]
+
+
+def test_removed_entities_count_for_no_alias(p4info) -> None:
+    """E.used is removed, so I.used is the only 'used' left: its alias is 'used'."""
+    assert p4info.tables[0].preamble.alias == "used"
+
+
+def test_p4c_like_warnings(prog) -> None:
+    f = str(DATA / "unused_decls.p4")
+    assert [w for w in prog.warnings if "not used" in w] == [
+        f"{f}:44:5: [--Wwarn=unused] warning: Table unused is not used; removing",
+        f"{f}:46:5: [--Wwarn=unused] warning: Table unused_ap is not used; removing",
+        f"{f}:47:5: [--Wwarn=unused] warning: Table debug is not used; removing",
+        f"{f}:58:5: [--Wwarn=unused] warning: Table used is not used; removing",
+    ]
+
+
+def test_the_switch_loads_it(prog, p4info) -> None:
+    """The generated code still holds the removed digest's and value set's calls (in an action
+    and a parser state that never run): the switch's private description supplies them."""
+    state = SwitchState(p4info)
+    build_pipeline(prog, state, None)
+    assert state.table("I.used") is not None
+    with pytest.raises(KeyError):
+        state.table("I.unused")
+
+
+def test_private_description_keeps_ids_of_the_published(prog, p4info) -> None:
+    full = build_p4info(prog, private=True)
+    pub = {(k, x.preamble.name): x.preamble.id for k in ("value_sets", "digests")
+           for x in getattr(p4info, k)}
+    priv = {(k, x.preamble.name): x.preamble.id for k in ("value_sets", "digests") for x in getattr(full, k)}
+    assert all(priv[k] == v for k, v in pub.items())
+    assert ("digests", "gone_t") in priv and ("value_sets", "P.unreachable_vs") in priv
+
+
+_KEYED = """
+#include <core.p4>
+#include <v1model.p4>
+struct h_t { }
+struct m_t { bit<8> x; }
+parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) { state start { transition accept; } }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a() { }
+    table inner { key = { m.x : exact; } actions = { a; } }
+    table outer { key = { inner.apply().hit : exact @name("inner_hit"); } actions = { a; } }
+    table lonely_inner { key = { m.x : exact; } actions = { a; } }
+    table lonely_outer { key = { lonely_inner.apply().hit : exact @name("h"); } actions = { a; } }
+    apply { outer.apply(); }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control V(inout h_t h, inout m_t m) { apply { } }
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out p, in h_t h) { apply { } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_a_table_applied_in_an_applied_tables_key_is_used() -> None:
+    """p4c removes declarations until nothing changes: a table applied only in the key of a
+    removed table goes in the next round."""
+    p = load_source(_KEYED, "k.p4")
+    assert _names(build_p4info(p).tables) == ["I.inner", "I.outer"]
+    assert sum("not used" in w for w in p.warnings) == 2
+
+
+def test_no_warn_unused_silences_the_warning() -> None:
+    """As p4c: the warning is not given when the table or a node around it carries
+    @noWarn("unused"); the table is removed all the same."""
+    src = _KEYED.replace("    table lonely_inner", '    @noWarn("unused") table lonely_inner')
+    p = load_source(src, "k.p4")
+    assert [w.split("warning: ")[1] for w in p.warnings if "not used" in w] == \
+        ["Table lonely_outer is not used; removing"]
+    assert _names(build_p4info(p).tables) == ["I.inner", "I.outer"]
+    p = load_source(src.replace("control I(", '@noWarn("unused") control I('), "k.p4")
+    assert not [w for w in p.warnings if "not used" in w]
+
+
+def test_unused_instance_warnings(prog) -> None:
+    """p4c warns about an extern instance nothing left refers to (one only a removed table or
+    action named too) and keeps it: "[--Wwarn=unused] warning: c: unused instance"."""
+    f = str(DATA / "unused_decls.p4")
+    assert [w for w in prog.warnings if "unused instance" in w] == [
+        f"{f}:{line}:5: [--Wwarn=unused] warning: {n}: unused instance"
+        for line, n in ((30, "dc_gone"), (31, "dm_gone"), (32, "c_never"), (33, "m_never"), (34, "r_never"),
+                        (35, "ap_gone_table"), (36, "ap_never"))]
+
+
+def test_instances_in_use_give_no_warning() -> None:
+    for path in ("subset_all.p4", "conformance/p4info_features.p4", "conformance/bench4.p4"):
+        p = load_program(str(DATA / path))
+        assert not [w for w in p.warnings if "unused" in w], path
