@@ -484,6 +484,7 @@ class BlockChecker(CheckerBase):
                               self.lower_control(d.tree, prefix=pname, ctor=ctor))
         self.check_v1switch_signatures(blocks, args)
         self.check_header_widths(blocks)
+        self.check_shared_table_resources(blocks[1:])
         for cname, cloc in self.const_decls.items():  # as p4c: a constant nothing refers to
             if cname not in self.used_consts:
                 self.warnings.append(f"{cloc}: [--Wwarn=unused] warning: '{cname}' is unused")

@@ -227,20 +227,32 @@ class TableChecker(CheckerBase):
             raise self.err(t, f"table '{local}' has more than one lpm key (not supported on this target, as "
                               "p4c's bmv2 back end says: one longest-prefix key per table)")
         for ref in (impl, counters, meters):
-            if ref is not None:
-                ext = self.extern_by_name(ref, ctx)
-                if ref is not impl and ext.tables:  # p4c: "Direct counters cannot be attached to multiple tables"
-                    raise self.err(t, f"direct {ext.kind.split('_')[-1]} '{ref}' is already attached to table "
-                                      f"'{ext.tables[0]}': a direct counter or meter belongs to one table")
-                ext.tables.append(pname)
-        if sel_keys and impl is not None:
-            inputs = [_print_expr(k.expr) for k in sel_keys]
-            prev = self.selector_inputs.get(impl)
-            if prev is not None and prev[0] != inputs:
-                raise self.err(t, f"action selector '{impl}' is shared by tables with different selector "
-                                  f"inputs (first used at {prev[1]})")
-            self.selector_inputs.setdefault(impl, (inputs, loc))
+            if ref is not None:  # one direct resource per table, one selector's inputs: checked on the
+                # tables that remain (check_shared_table_resources), as p4c's back end checks them
+                self.extern_by_name(ref, ctx).tables.append(pname)
         return tbl
+
+    def check_shared_table_resources(self, controls: list[ir.Control]) -> None:
+        """A direct counter or meter attached to two tables, or an action selector shared by
+        tables with different selector inputs, is an error -- among the tables p4c's back end
+        sees, after its front end removed the unused ones: an unapplied table that shares one is
+        no conflict (checked when each table was declared until 2026-12-06)."""
+        tables = {t.name: t for c in controls for t in c.tables.values()}
+        externs = {id(e): e for c in controls for e in c.externs.values()}
+        for e in externs.values():
+            if e.kind in ("direct_counter", "direct_meter") and len(e.tables) > 1:
+                # p4c: "Direct counters cannot be attached to multiple tables"
+                raise self.err(tables[e.tables[1]].loc, f"direct {e.kind.split('_')[-1]} '{e.name}' is already "
+                                                        f"attached to table '{e.tables[0]}': a direct counter or "
+                                                        "meter belongs to one table")
+        first: dict[str, tuple[list[str], ir.Loc]] = {}
+        for t in tables.values():
+            if t.selector_keys and t.implementation is not None:
+                inputs = [_print_expr(k.expr) for k in t.selector_keys]
+                prev = first.setdefault(t.implementation, (inputs, t.loc))
+                if prev[0] != inputs:
+                    raise self.err(t.loc, f"action selector '{t.implementation}' is shared by tables with "
+                                          f"different selector inputs (first used at {prev[1]})")
 
     def extern_kind(self, name: str, ctx: _Ctx) -> str:
         return self.extern_by_name(name, ctx).kind

@@ -200,7 +200,6 @@ class CheckerBase:
         self.const_decls: dict[str, ir.Loc] = {}
         self.used_consts: set[str] = set()
         self.main: Tree | None = None
-        self.selector_inputs: dict[str, tuple[list[str], ir.Loc]] = {}
         self.action_locals: dict[str, dict[str, ir.Type]] = {}
         self.fn_results: set[str] = set()  # fresh variables holding a function call's value
         self.extern_func_params: dict[str, list[list[str]]] = {}  # v1model/core extern function -> overloads' parameter names

@@ -157,3 +157,43 @@ def test_instances_in_use_give_no_warning() -> None:
     for path in ("subset_all.p4", "conformance/p4info_features.p4", "conformance/bench4.p4"):
         p = load_program(str(DATA / path))
         assert not [w for w in p.warnings if "unused" in w], path
+
+
+_SHARED = """
+#include <core.p4>
+#include <v1model.p4>
+struct h_t { }
+struct m_t { bit<8> x; bit<32> h1; bit<32> h2; }
+parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t s) { state start { transition accept; } }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    direct_counter(CounterType.packets) dc;
+    action_selector(HashAlgorithm.identity, 32w16, 32w10) sel;
+    action a() { }
+    table t1 { key = { m.x : exact; } actions = { a; } counters = dc; }
+    table t_old { key = { m.x : exact; } actions = { a; } counters = dc; }
+    table s1 { key = { m.x : exact; m.h1 : selector; } actions = { a; } implementation = sel; }
+    table s_old { key = { m.x : exact; m.h2 : selector; } actions = { a; } implementation = sel; }
+    apply { t1.apply(); s1.apply(); EXTRA }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control V(inout h_t h, inout m_t m) { apply { } }
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out p, in h_t h) { apply { } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_an_unused_table_sharing_a_direct_counter_or_selector_is_no_conflict() -> None:
+    """p4c's back end (which refuses a direct counter on two tables, and a selector shared with
+    other selector inputs) sees the program after its front end removed the unused tables:
+    leftover copies of a table, never applied, are no error (they were until 2026-12-06)."""
+    from softswitch.frontend.errors import P4Error
+
+    p4info = build_p4info(load_source(_SHARED.replace("EXTRA", ""), "s.p4"))
+    assert _names(p4info.tables) == ["I.t1", "I.s1"]
+    assert p4info.direct_counters[0].direct_table_id == p4info.tables[0].preamble.id
+    for extra, words in (("t_old.apply();", "direct counter 'I.dc' is already attached to table 'I.t1'"),
+                         ("s_old.apply();", "action selector 'I.sel' is shared by tables with different")):
+        with pytest.raises(P4Error) as ei:
+            load_source(_SHARED.replace("EXTRA", extra), "s.p4")
+        assert words in str(ei.value)
