@@ -446,7 +446,7 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
     for vs in value_sets:
         ids.reserve("value_set", vs.name, vs.id, vs.loc)
     all_names = [t.name for t in tables] + [a.name for a in actions] + [e.name for e in externs] + \
-        [ch.name for ch in program.controller_headers] + [d.name for d in digests if d.name in live_d] + \
+        [ch.header.name for ch in program.controller_headers] + [d.name for d in digests if d.name in live_d] + \
         [vs.name for vs in live_vs]
     alias = _aliases(all_names)
     for n in [vs.name for vs in value_sets] + [d.name for d in digests]:
@@ -586,7 +586,9 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
             raise P4InfoError(ch.loc, f"unsupported: @hidden on controller header '{ch.name}' or one of its "
                                       "fields (P4Runtime packet metadata are laid out from P4Info)")
         cm = p.controller_packet_metadata.add()
-        _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, alias[ch.name],
+        # p4c names and aliases it by the @controller_header string, while its symbol table (ids,
+        # the suffixes every alias is chosen among) holds the header type's name
+        _preamble(cm.preamble, ids.get("controller_header", ch.header.name), ch.name, ch.name,
                   ch.annotations)
         leaves = header_leaves(ch.header)
         for i, (fname, ftype, fanns) in zip(field_ids([fa for _, _, fa in leaves]), leaves):

@@ -197,3 +197,20 @@ def test_an_unused_table_sharing_a_direct_counter_or_selector_is_no_conflict() -
         with pytest.raises(P4Error) as ei:
             load_source(_SHARED.replace("EXTRA", extra), "s.p4")
         assert words in str(ei.value)
+
+
+def test_controller_header_aliases_count_the_header_type_name() -> None:
+    """p4c's symbol table holds a controller header under its type's name (its id is that
+    name's hash), and every alias is the shortest suffix unique among the symbol table's names;
+    the packet metadata's own alias is the @controller_header string. So a table 'I.packet_in'
+    has the alias 'packet_in', and a table 'I.cpu_in_t' beside 'header cpu_in_t' the alias
+    'I.cpu_in_t' (control-plane/p4RuntimeSymbolTable.cpp, p4RuntimeSerializer.cpp)."""
+    src = (Path(__file__).resolve().parents[1] / "data" / "unused_decls.p4").read_text()
+    src = src.replace("table used {", "table packet_in {").replace("used.apply();", "packet_in.apply();")
+    src = src.replace("table debug {", "table pin_t {").replace("debug.apply();", "pin_t.apply();")
+    src = src.replace("#define DEBUG 0", "#define DEBUG 1")
+    p4info = build_p4info(load_source(src, "a.p4"))
+    aliases = {t.preamble.name: t.preamble.alias for t in p4info.tables}
+    assert aliases == {"I.packet_in": "packet_in", "I.pin_t": "I.pin_t"}
+    (cm,) = p4info.controller_packet_metadata
+    assert (cm.preamble.name, cm.preamble.alias) == ("packet_in", "packet_in")
