@@ -1292,9 +1292,10 @@ class BlockChecker(CheckerBase):
             return tables
         quiet = _no_warn_unused(control_annotations)
         for t in tables.values():
-            if t.name in removed and not quiet and not _no_warn_unused(t.annotations):
-                self.warnings.append(f"{t.loc}: [--Wwarn=unused] warning: Table {t.local_name} is not used; "
-                                     "removing")
+            w = f"{t.loc}: [--Wwarn=unused] warning: Table {t.local_name} is not used; removing"
+            # once per declaration (a sub-control's table in each instance), as p4c warns before inlining
+            if t.name in removed and not quiet and not _no_warn_unused(t.annotations) and w not in self.warnings:
+                self.warnings.append(w)
         for e in externs.values():
             e.tables[:] = [tn for tn in e.tables if tn not in removed]
         return {tn: t for tn, t in tables.items() if tn not in removed}

@@ -214,3 +214,18 @@ def test_controller_header_aliases_count_the_header_type_name() -> None:
     assert aliases == {"I.packet_in": "packet_in", "I.pin_t": "I.pin_t"}
     (cm,) = p4info.controller_packet_metadata
     assert (cm.preamble.name, cm.preamble.alias) == ("packet_in", "packet_in")
+
+
+def test_a_sub_control_table_is_reported_once() -> None:
+    """An unused table of a control instantiated twice: removed from both instances, one
+    warning (p4c warns on the declaration, before it inlines the instances)."""
+    p = load_source(_KEYED.replace("control I(", """control Sub(inout m_t m) {
+    action a() { }
+    table used_t { key = { m.x : exact; } actions = { a; } }
+    table spare { key = { m.x : exact; } actions = { a; } }
+    apply { used_t.apply(); }
+}
+control I(""").replace("apply { outer.apply(); }", "Sub() s1; Sub() s2; apply { outer.apply(); s1.apply(m); s2.apply(m); }"),
+                    "s.p4")
+    assert [t for t in _names(build_p4info(p).tables) if ".s" in t] == ["I.s1.used_t", "I.s2.used_t"]
+    assert sum("Table spare is not used" in w for w in p.warnings) == 1
