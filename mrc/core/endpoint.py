@@ -444,6 +444,11 @@ class Endpoint:
             if qp is None or qp.remote.gid != fr.src_gid or fr.dst_gid != self.gid:
                 c.rx_unknown_qp += 1
                 return
+            if not F.pkey_match(fr.pkey, qp.attr.pkey):
+                # InfiniBand's P_Key check of a packet for a connected QP: another partition's packet
+                # is dropped silently and counted (PortInfo P_KeyViolations; Linux rxe: check_keys)
+                c.pkey_violations += 1
+                return
             if op == F.OP_ACK:
                 qp.on_ack(fr, now_ns)
             elif op == F.OP_CNP:

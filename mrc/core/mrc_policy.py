@@ -1097,4 +1097,4 @@ class MrcResponder(Responder):
             trims = self._trims_again(trims)
         info = AckInfo(self.rcv_nxt, base, bitmap, seq, flags, now_ns - arrived, self.rx_bytes,
                        entropy, ecn, trims)
-        return encode_ack(encap, self.remote.qpn, seq, F.AETH_ACK, self.msn, info)
+        return encode_ack(encap, self.remote.qpn, seq, F.AETH_ACK, self.msn, info, pkey=self.attr.pkey)

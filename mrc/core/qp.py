@@ -78,6 +78,8 @@ class QpAttr:
     cc_base_rtt_ns: int = 0  # the fabric's base RTT if known; 0: NSCC learns it from the smallest RTT sample
     cc_learn_base_rtt: bool = False  # an NsccConfig in cc: its base_rtt is a guess to learn (set from a CC profile)
     cnp_interval_ns: int = 50_000  # responder: at most one CNP per this long per QP (RoCE NP default: 50 us)
+    # the QP's P_Key (bit 15: full member; low 15 bits: the partition): in the BTH of everything the QP
+    # sends; data, ACKs and CNPs for the QP whose P_Key does not match it are dropped (pkey_violations)
     pkey: int = F.DEFAULT_PKEY
     ev_profile_id: int | None = None  # mrc.h MRC_EV_PROFILE_ID: an ONLINE mrc.ctl EV profile of the endpoint
     cc_profile_id: int | None = None  # mrc.h MRC_CC_PROFILE_ID: an ONLINE mrc.ctl CC profile of the endpoint
@@ -100,6 +102,9 @@ class QpAttr:
             raise ValueError("min_rnr_timer must be an IB RNR timer code, 0..31")
         if not 0 <= self.rnr_retry <= INFINITE_RNR_RETRY:
             raise ValueError(f"rnr_retry must be 0..{INFINITE_RNR_RETRY} ({INFINITE_RNR_RETRY} = infinite)")
+        if not 0 <= self.pkey <= 0xFFFF or not self.pkey & F.PKEY_PARTITION_MASK:
+            raise ValueError(f"pkey must be a 16-bit P_Key with a partition (low 15 bits) other than 0, "
+                             f"not {self.pkey!r}")
         if self.max_wimm < 1 or self.max_wimm_dest < 1:
             raise ValueError("max_wimm and max_wimm_dest must be >= 1")
         if self.probe_interval_ns < 0 or self.probe_min_ns < 0:

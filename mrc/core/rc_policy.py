@@ -153,7 +153,7 @@ class RcResponder(Responder):
 
     def _send_cnp(self, evi: int, now_ns: int) -> None:
         e = self._reply_entry(evi)
-        pkt = encode_cnp(e.encap, self.remote.qpn)
+        pkt = encode_cnp(e.encap, self.remote.qpn, self.attr.pkey)
         self.counters.cnps_sent += 1
         self.host.send_frame(e.port, pkt, now_ns)
 
@@ -163,4 +163,4 @@ class RcResponder(Responder):
         # "more marks than one SACK holds" loop in _send_ack recurse for ever on a CE-marked packet)
         self.ack_ecn.clear()
         self.ack_trim.clear()
-        return encode_ack(encap, self.remote.qpn, self.rcv_nxt - 1, F.AETH_ACK, self.msn)
+        return encode_ack(encap, self.remote.qpn, self.rcv_nxt - 1, F.AETH_ACK, self.msn, pkey=self.attr.pkey)

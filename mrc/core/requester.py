@@ -260,7 +260,7 @@ class Requester(QpSide):
         last = pkt.opcode in F.LAST_OPCODES
         data = encode_data(e.encap, pkt.opcode, self.remote.qpn, pkt.seq, w.va + pkt.off, w.rkey, w.length,
                            w.data[pkt.off : pkt.off + pkt.length], imm=w.imm if last else None,
-                           ack_req=last or self._fills_window(pkt), dscp=dscp)
+                           ack_req=last or self._fills_window(pkt), dscp=dscp, pkey=self.attr.pkey)
         pkt.ev = ev_i
         pkt.sent_ns = now_ns
         if not pkt.xmits:

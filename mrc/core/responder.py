@@ -203,7 +203,7 @@ class Responder(QpSide):
 
     def _send_nak(self, syndrome: int, seq: int, evi: int, now_ns: int) -> None:
         e = self._reply_entry(evi)
-        pkt = encode_ack(e.encap, self.remote.qpn, seq, syndrome, self.msn)
+        pkt = encode_ack(e.encap, self.remote.qpn, seq, syndrome, self.msn, pkey=self.attr.pkey)
         self.counters.naks_sent += 1
         self.host.send_frame(e.port, pkt, now_ns)
 

@@ -138,6 +138,7 @@ class EndpointCounters:
     rx_malformed: int = 0
     rx_bad_icrc: int = 0
     rx_unknown_qp: int = 0
+    pkey_violations: int = 0  # data/ACK/CNP for a QP whose P_Key it does not match (dropped, IB's P_KeyViolations)
     rx_wrong_state: int = 0
     rx_port_down: int = 0
     probes_answered: int = 0

@@ -258,10 +258,11 @@ def bth(opcode: int, dest_qp: int, psn: int, ack_req: bool = False, se: bool = F
 
 def encode_data(encap: Encap, opcode: int, dest_qp: int, psn: int, va: int, rkey: int, dma_len: int,
                 payload: bytes | memoryview, imm: int | None = None, ack_req: bool = False,
-                ecn: int = F.ECN_ECT0, dscp: int | None = None) -> bytes:
+                ecn: int = F.ECN_ECT0, dscp: int | None = None, pkey: int = F.DEFAULT_PKEY) -> bytes:
     """An RDMA WRITE packet: BTH + RETH (every packet, so it can be placed alone) [+ ImmDt] + payload;
-    ``dscp``: the packet's DSCP if not the encap's (a resend after a loss: ``F.DSCP_RESEND``)."""
-    parts = [bth(opcode, dest_qp, psn, ack_req, se=imm is not None), _RETH.pack(va, rkey, dma_len)]
+    ``dscp``: the packet's DSCP if not the encap's (a resend after a loss: ``F.DSCP_RESEND``);
+    ``pkey``: the QP's P_Key (``QpAttr.pkey``)."""
+    parts = [bth(opcode, dest_qp, psn, ack_req, se=imm is not None, pkey=pkey), _RETH.pack(va, rkey, dma_len)]
     if opcode in F.IMM_OPCODES:
         parts.append(_U32.pack((imm or 0) & 0xFFFFFFFF))
     parts.append(payload)
@@ -269,18 +270,18 @@ def encode_data(encap: Encap, opcode: int, dest_qp: int, psn: int, va: int, rkey
 
 
 def encode_ack(encap: Encap, dest_qp: int, psn: int, syndrome: int = F.AETH_ACK, msn: int = 0,
-               sack: AckInfo | None = None) -> bytes:
+               sack: AckInfo | None = None, pkey: int = F.DEFAULT_PKEY) -> bytes:
     """An ACK/NAK: BTH ACK + AETH [+ MRC SACK header]; ``psn`` is the PSN being acknowledged."""
-    parts = [bth(F.OP_ACK, dest_qp, psn), _AETH.pack((syndrome << 24) | (msn & F.AETH_MSN_MASK))]
+    parts = [bth(F.OP_ACK, dest_qp, psn, pkey=pkey), _AETH.pack((syndrome << 24) | (msn & F.AETH_MSN_MASK))]
     if sack is not None:
         parts.append(encode_sack(sack))
     return encap.wrap(b"".join(parts), F.ECN_NOT_ECT)
 
 
-def encode_cnp(encap: Encap, dest_qp: int) -> bytes:
+def encode_cnp(encap: Encap, dest_qp: int, pkey: int = F.DEFAULT_PKEY) -> bytes:
     """A RoCEv2 CNP to the requester's QP ``dest_qp``: BTH opcode 0x81 with BECN set, PSN 0, 16
     reserved bytes; not ECN-capable (a notification must not itself be marked)."""
-    head = _BTH.pack(F.OP_CNP, 0, F.DEFAULT_PKEY, F.BTH_BECN | (dest_qp & F.QPN_MASK), 0)
+    head = _BTH.pack(F.OP_CNP, 0, pkey, F.BTH_BECN | (dest_qp & F.QPN_MASK), 0)
     return encap.wrap(head + bytes(F.CNP_LEN), F.ECN_NOT_ECT)
 
 

@@ -111,7 +111,9 @@ RETH_LEN = 16
 IMMDT_LEN = 4
 AETH_LEN = 4
 ICRC_LEN = 4
-DEFAULT_PKEY = 0xFFFF
+DEFAULT_PKEY = 0xFFFF  # full member (bit 15) of the default partition 0x7FFF
+PKEY_FULL_MEMBER = 0x8000
+PKEY_PARTITION_MASK = 0x7FFF
 PSN_MASK = 0xFFFFFF
 PSN_MOD = 1 << 24
 QPN_MASK = 0xFFFFFF
@@ -183,3 +185,11 @@ IPV6_OFF_DST = 24
 UDP_OFF_LEN = 4
 UDP_OFF_CSUM = 6
 BTH_OFF_RESV8A = 4  # fecn/becn/resv6 byte, masked in the ICRC
+
+
+def pkey_match(a: int, b: int) -> bool:
+    """Whether two P_Keys let their ends talk (InfiniBand partition key matching, as Linux rxe's
+    ``pkey_match``): the same partition (low 15 bits, never 0, the invalid key), and at least one of
+    the two a full member (bit 15); two limited members of one partition do not match."""
+    p = a & PKEY_PARTITION_MASK
+    return p != 0 and p == b & PKEY_PARTITION_MASK and bool((a | b) & PKEY_FULL_MEMBER)
