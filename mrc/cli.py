@@ -197,7 +197,7 @@ def format_client(r: dict[str, Any]) -> str:
         (f"{res['bytes']:>14} {res['messages']:>9} {res['seconds']:>9.3f} {res['mb_per_s']:>10.1f} "
         f"{res['gbit_per_s']:>8.3f} {lat['p50']:>11.1f} {lat['p99']:>10.1f} {lat['p999']:>10.1f}"),
         (f"retransmissions: total={rx['total']} rack={rx['rack']} timeout={rx['timeout']} trim={rx['trim']} "
-        f"nak={rx['nak']}"),
+        f"nak={rx['nak']} rnr={rx.get('rnr', 0)}"),
     ]
     lines += _timelines(r)
     s = r.get("server") or {}

@@ -16,16 +16,15 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, PENALTY_TRIM, EvEntry
-from mrc.core.psn import unwrap
+from mrc.core.psn import INFINITE_RNR_RETRY, unwrap
 from mrc.core.requester import Requester, _Pkt
 from mrc.core.responder import Responder
-from mrc.core.types import EvState, QpState
+from mrc.core.types import EvState, QpState, WcStatus
 from mrc.wire import formats as F
 from mrc.wire.codec import AckInfo, Encap, Frame, ProbeInfo, encode_ack, encode_data, encode_probe
 
 if TYPE_CHECKING:
     from mrc.core.qp import QueuePair
-    from mrc.core.types import WcStatus
 
 TRIM_REPEATS = 2  # responder: SACKs after the first that report a trim again (_trims_again)
 RESENT_KEEP = 256  # requester: resent packets kept for a late first copy's duplicate (_dup_echo)
@@ -78,6 +77,10 @@ class MrcRequester(Requester):
         # first copy may still arrive as a duplicate (_dup_echo); at most RESENT_KEEP
         self._resent_done: dict[int, tuple[int, int, int, int]] = {}
         self._trim_seen_ns = -(1 << 62)  # when a trim of one of our packets was last acted on
+        # receiver not ready (RNR NAKs): PSN -> when it may be sent again, and PSN -> RNR NAKs for it so
+        # far (QpAttr.rnr_retry); only a LAST_WITH_IMM is refused, so both hold at most max_wimm PSNs
+        self._rnr_wait: dict[int, int] = {}
+        self._rnr_tries: dict[int, int] = {}
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -89,6 +92,8 @@ class MrcRequester(Requester):
     def flush(self, now_ns: int, status: WcStatus) -> None:
         super().flush(now_ns, status)
         self.sent_log.clear()
+        self._rnr_wait.clear()
+        self._rnr_tries.clear()
         self.mut += 1
 
     def paths_changed(self) -> None:
@@ -110,7 +115,7 @@ class MrcRequester(Requester):
             i = self._pick(port_ok)
             if i < 0:
                 return -1
-            j = self._proven_ev(pkt, i, port_ok) if cause != "trim" else -1
+            j = self._proven_ev(pkt, i, port_ok) if cause != "trim" and cause != "rnr" else -1
             if j >= 0:
                 i = j
             elif i == pkt.ev and cause == "trim":
@@ -136,7 +141,9 @@ class MrcRequester(Requester):
             # the cumulative ACK and was trimmed before (_trim_ahead); and so does a lost one while the
             # QP's packets are being trimmed (_lost_under_trims)
             dscp = self.attr.resend_dscp
-            if cause == "trim":
+            if cause == "rnr":  # not lost: the responder asked for it again later, it goes as data
+                dscp = None
+            elif cause == "trim":
                 if self._trim_ahead(pkt):
                     self.counters.retx_trim_ahead += 1
                 else:
@@ -191,7 +198,7 @@ class MrcRequester(Requester):
         before the path died) leaves the EV GOOD and unsuspected: in the demo of 2026-12-04 a packet
         whose first copy died with a link had its trimmed second copy resent on that same EV, lost
         again, and its flow held 6.4 RTTs."""
-        lost = {ev for _, c, ev in pkt.hist if c != "trim"}
+        lost = {ev for _, c, ev in pkt.hist if c != "trim" and c != "rnr"}
         if i not in lost:
             return i
         barred = pkt.ev if cause == "trim" else -1
@@ -372,14 +379,56 @@ class MrcRequester(Requester):
                     pkt.state = _Pkt.SACKED
                     progressed = True
                     self._delivered(pkt)
+        if self._rnr_tries:
+            for k in [k for k in self._rnr_tries if k not in self.pkts]:  # acknowledged since
+                del self._rnr_tries[k]
+                self._rnr_wait.pop(k, None)
+        if fr.syndrome & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK and trig is not None:
+            if self._receiver_not_ready(trig, fr.syndrome & F.AETH_RNR_TIMER_MASK, now_ns):
+                progressed = True
+            elif self.state is not QpState.RTS:
+                return
         if rtt_sample is not None:
             self._rtt(rtt_sample)
         self.cc.on_ack(now_ns, max(0, acked_before - self.inflight), rtt_sample,
                        bool(s.flags & F.SACK_FLAG_ECN_ECHO))
         if progressed:
             self._progress(now_ns)
+            if self._rnr_wait and self.rto_at is not None:  # no timeout before a waiting packet could go
+                self.rto_at = max(self.rto_at, min(self._rnr_wait.values()) + self.timeout_ns)
         self._detect_losses(now_ns, ev_bad)
         self._after_ack(now_ns)
+
+    def _receiver_not_ready(self, pkt: _Pkt, code: int, now_ns: int) -> bool:
+        """An RNR NAK for ``pkt`` (a SACK with AETH syndrome 001 and the responder's timer ``code``): the
+        responder refused it, its application has not polled ``max_wimm_dest`` immediates.  As for RC
+        (InfiniBand's RNR NAK): the packet goes again once the timer has run, and RNR NAKs for it without
+        it getting through count against ``QpAttr.rnr_retry`` (7: for ever), then RNR_RETRY_EXC_ERR.  It
+        is an answer, so it resets the retransmission timer's retries; it is not congestion (the window
+        is not cut) nor a loss (no EV pays for it, the resend goes as data, on any EV): the packet
+        crossed its path whole.  Returns whether it was taken (False for a copy already answered)."""
+        if pkt.state != _Pkt.INFLIGHT:
+            return False
+        self.counters.rnr_naks_received += 1
+        tries = self._rnr_tries.get(pkt.seq, 0) + 1
+        if self.attr.rnr_retry != INFINITE_RNR_RETRY and tries > self.attr.rnr_retry:
+            self._to_error(now_ns, WcStatus.RNR_RETRY_EXC_ERR)
+            return False
+        self._rnr_tries[pkt.seq] = tries
+        self.mut += 1
+        if pkt.xmits == 1:  # a delivery on its path, as far as path evidence goes
+            self._delivered(pkt)
+        pkt.state = _Pkt.LOST
+        self.inflight -= pkt.length
+        self._rnr_wait[pkt.seq] = now_ns + F.RNR_TIMER_US[code] * 1000
+        return True
+
+    def _on_rto(self, now_ns: int) -> None:
+        if self.inflight == 0 and self._rnr_wait and not self.retx:
+            # nothing is in flight: the packets not acknowledged wait out an RNR timer, which is no loss
+            self.rto_at = min(self._rnr_wait.values()) + self.timeout_ns
+            return
+        super()._on_rto(now_ns)
 
     def _trim_of_this_copy(self, pkt: _Pkt, ev_echo: int) -> bool:
         """The ACK being processed was triggered by resent ``pkt`` arriving trimmed, on the EV (``ev_echo``)
@@ -869,8 +918,13 @@ class MrcRequester(Requester):
     # ------------------------------------------------------------------ timers
     def timer(self) -> int | None:
         """Also: the first tail-loss deadline in flight (``_pto_deadline``), the next probe of an
-        ASSUMED_BAD EV, and a suspect EV's probe or the end of its time to show life."""
+        ASSUMED_BAD EV, a suspect EV's probe or the end of its time to show life, and the end of an RNR
+        wait."""
         t = super().timer()
+        if self._rnr_wait and self.state is QpState.RTS:
+            c = min(self._rnr_wait.values())
+            if t is None or c < t:
+                t = c
         if self.sent_log and self.state is QpState.RTS:
             c = self._pto_deadline()
             if c is not None and (t is None or c < t):
@@ -907,6 +961,12 @@ class MrcRequester(Requester):
         return sorted(sus)
 
     def _on_timer(self, now_ns: int) -> None:
+        if self._rnr_wait:
+            for seq in [k for k, t in self._rnr_wait.items() if t <= now_ns]:
+                del self._rnr_wait[seq]
+                pkt = self.pkts.get(seq)
+                if pkt is not None and pkt.state == _Pkt.LOST:
+                    self.retx.append((seq, "rnr"))
         self._detect_losses(now_ns, set())
         self._check_suspects(now_ns)
         self._probe(now_ns)
@@ -1054,6 +1114,16 @@ class MrcResponder(Responder):
         self.ack_trigger = (seq, now_ns, evi, fr.entropy)
         self._send_ack(now_ns, trim=True)
 
+    def _on_not_ready(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
+        # InfiniBand's RNR NAK (AETH syndrome 001 + the min_rnr_timer code), in a SACK whose trigger is the
+        # refused PSN: the requester tries it again after the timer, without taking it for congestion
+        # or a loss.  Until 2026-12-06 it was reported as a trim, and the requester resent it once an RTT
+        # for as long as the application did not poll (nearly 10,000 resends in 20 ms at a 4 us RTT, half
+        # of them ahead of the data queues), cut its congestion window for it and ignored rnr_retry
+        self.counters.naks_sent += 1
+        self.ack_trigger = (seq, now_ns, evi, fr.entropy)
+        self._send_ack(now_ns, syndrome=F.AETH_RNR_NAK | self.attr.min_rnr_timer)
+
     def _on_ce(self, seq: int, evi: int, now_ns: int) -> None:
         self.ack_ecn.append(seq)
 
@@ -1078,7 +1148,7 @@ class MrcResponder(Responder):
         return trims + extra
 
     def _ack_frame(self, encap: Encap, seq: int, arrived: int, entropy: int, now_ns: int, trim: bool,
-                   force_ack: bool) -> bytes:
+                   force_ack: bool, syndrome: int = F.AETH_ACK) -> bytes:
         base = self.rcv_nxt + 1
         if seq - base >= F.SACK_BITMAP_BITS:
             base = seq - F.SACK_BITMAP_BITS + 1
@@ -1097,4 +1167,4 @@ class MrcResponder(Responder):
             trims = self._trims_again(trims)
         info = AckInfo(self.rcv_nxt, base, bitmap, seq, flags, now_ns - arrived, self.rx_bytes,
                        entropy, ecn, trims)
-        return encode_ack(encap, self.remote.qpn, seq, F.AETH_ACK, self.msn, info, pkey=self.attr.pkey)
+        return encode_ack(encap, self.remote.qpn, seq, syndrome, self.msn, info, pkey=self.attr.pkey)

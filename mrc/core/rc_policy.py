@@ -158,7 +158,7 @@ class RcResponder(Responder):
         self.host.send_frame(e.port, pkt, now_ns)
 
     def _ack_frame(self, encap: Encap, seq: int, arrived: int, entropy: int, now_ns: int, trim: bool,
-                   force_ack: bool) -> bytes:
+                   force_ack: bool, syndrome: int = F.AETH_ACK) -> bytes:
         # classic RC has no ECN/trim echo in its ACK: drop the marks (keeping them made the
         # "more marks than one SACK holds" loop in _send_ack recurse for ever on a CE-marked packet)
         self.ack_ecn.clear()

@@ -306,6 +306,8 @@ class Requester(QpSide):
             c.retx_timeout += 1
         elif cause == "trim":
             c.retx_trim += 1
+        elif cause == "rnr":
+            c.retx_rnr += 1
         else:
             c.retx_rack += 1
 

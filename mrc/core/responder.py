@@ -179,9 +179,9 @@ class Responder(QpSide):
         """Policy: a trimmed packet (header only) with PSN ``seq`` arrived."""
 
     def _on_not_ready(self, fr: Frame, seq: int, evi: int, now_ns: int) -> None:
-        """Policy: the LAST_WITH_IMM ``seq`` was refused (``max_wimm_dest`` immediates not polled).
-        Here: reported as a trim, so the sender resends it and keeps its path."""
-        self._on_trimmed(fr, seq, evi, now_ns)
+        """Policy: the LAST_WITH_IMM ``seq`` was refused (``max_wimm_dest`` immediates not polled): tell
+        the sender to try it again after ``min_rnr_timer`` (an RNR NAK; MRC's rides in a SACK)."""
+        raise NotImplementedError
 
     def _on_duplicate(self, seq: int, evi: int, now_ns: int) -> None:
         """Policy: a packet with PSN ``seq`` arrived again (its first copy was placed)."""
@@ -207,7 +207,8 @@ class Responder(QpSide):
         self.counters.naks_sent += 1
         self.host.send_frame(e.port, pkt, now_ns)
 
-    def _send_ack(self, now_ns: int, trim: bool = False, force_ack: bool = False) -> None:
+    def _send_ack(self, now_ns: int, trim: bool = False, force_ack: bool = False,
+                  syndrome: int = F.AETH_ACK) -> None:
         self.ack_at = None
         self.ack_pending = 0
         trig = self.ack_trigger
@@ -215,13 +216,13 @@ class Responder(QpSide):
             return
         seq, arrived, evi, entropy = trig
         e = self._reply_entry(evi)
-        pkt = self._ack_frame(e.encap, seq, arrived, entropy, now_ns, trim, force_ack)
+        pkt = self._ack_frame(e.encap, seq, arrived, entropy, now_ns, trim, force_ack, syndrome)
         self.counters.acks_sent += 1
         self.host.send_frame(e.port, pkt, now_ns)
         if self.ack_ecn or self.ack_trim:  # more than one SACK's worth of marks
             self._send_ack(now_ns)
 
     def _ack_frame(self, encap: Encap, seq: int, arrived: int, entropy: int, now_ns: int, trim: bool,
-                   force_ack: bool) -> bytes:
-        """Policy: the ACK frame for the packet ``seq`` that triggered it."""
+                   force_ack: bool, syndrome: int = F.AETH_ACK) -> bytes:
+        """Policy: the ACK frame for the packet ``seq`` that triggered it (``syndrome``: its AETH's)."""
         raise NotImplementedError

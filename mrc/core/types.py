@@ -103,6 +103,7 @@ class QpCounters:
     retx_trim_ahead: int = 0  # of those: the packet holding the cumulative ACK, trimmed again, resent ahead of data
     retx_lost_as_data: int = 0  # rack/timeout resends sent as data, not ahead: the QP's packets were being trimmed
     retx_nak: int = 0  # RC go-back-N after a PSN sequence error NAK or an RNR NAK
+    retx_rnr: int = 0  # MRC: a LAST_WITH_IMM sent again once the RNR NAK's timer has run
     acks_sent: int = 0
     acks_received: int = 0
     naks_sent: int = 0
@@ -117,7 +118,7 @@ class QpCounters:
     out_of_window: int = 0
     bad_access: int = 0
     wimm_overflow: int = 0  # responder: a LAST_WITH_IMM refused, max_wimm_dest immediates not polled yet
-    rnr_naks_received: int = 0  # RC requester: receiver-not-ready NAKs (each pauses the QP min_rnr_timer)
+    rnr_naks_received: int = 0  # requester: receiver-not-ready NAKs (each holds its PSN back min_rnr_timer)
     min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
     reorder_widened: int = 0  # times a duplicate echo widened the RACK reordering window
     rack_ev_kept: int = 0  # RACK loss verdicts that left the EV GOOD: its path was still delivering

@@ -207,7 +207,7 @@ def link_timeline(ep: Endpoint, t0_ns: int) -> list[dict[str, Any]]:
 
 
 def _retx(stats: dict[str, Any]) -> dict[str, int]:
-    out = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0}
+    out = {"rack": 0, "timeout": 0, "trim": 0, "nak": 0, "rnr": 0}
     for q in stats["qps"].values():
         for k in out:
             out[k] += q[f"retx_{k}"]

@@ -1,13 +1,16 @@
 """A responder whose application does not poll its immediate completions (max_wimm_dest reached).
 
-RC answers with IB's RNR NAK and the requester waits ``min_rnr_timer`` before it tries that PSN
-again, for ever by default (``rnr_retry`` 7); MRC reports the refused packet as a trim, which is a sign
-of life for the retransmission timer.  Before: both requesters went to ERR with RETRY_EXC_ERR within
-0.3 s (the RTO's 7 + 7 retries), although docs/protocol.md said the packet goes back until the
-application polls.
+Both modes answer with IB's RNR NAK (MRC's in a SACK) and the requester waits ``min_rnr_timer`` before
+it tries that PSN again, for ever by default (``rnr_retry`` 7), else RNR_RETRY_EXC_ERR.  Before: both
+requesters went to ERR with RETRY_EXC_ERR within 0.3 s (the RTO's 7 + 7 retries), although
+docs/protocol.md said the packet goes back until the application polls; then (until 2026-12-06) MRC
+reported the refused packet as a trim and resent it once an RTT without bound, cut its congestion
+window for it and sent it ahead of the data queues from the second refusal on.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 
@@ -51,21 +54,77 @@ def test_requester_waits_for_a_receiver_that_does_not_poll(mode):
     assert [(c.wr_id, c.status) for c in done] == [(i, WcStatus.SUCCESS) for i in range(1, 6)]
     assert [c.imm for c in rx] == [0, 1, 2, 3, 4]
     assert p.mr.buf[: 5 * 128: 128] == b"z" * 5
-    if mode == "rc":
-        # one try per min_rnr_timer (code 12: 0.64 ms) while the application does not poll
-        c = p.qa.counters
-        assert STALL_NS // 640_000 // 2 <= c.rnr_naks_received <= STALL_NS // 640_000 + 2
-        assert c.data_packets_sent <= 3 * (c.rnr_naks_received + 5)
-    else:  # no EV paid for it
+    # one try per min_rnr_timer (code 12: 0.64 ms) while the application does not poll (MRC: per refused
+    # message, and three are refused at once: each its own PSN and timer)
+    c = p.qa.counters
+    refused = 1 if mode == "rc" else 3
+    assert STALL_NS // 640_000 // 2 <= c.rnr_naks_received <= refused * (STALL_NS // 640_000 + 2)
+    assert c.data_packets_sent <= 3 * (c.rnr_naks_received + 5)
+    if mode == "mrc":  # no EV paid for it, nor the congestion window, nor the resend queue
         assert all(s is EvState.GOOD for s in p.qa.evset.prof.states)
+        assert c.retx_rnr >= c.rnr_naks_received - refused and c.retx_trim == c.retx_rack == c.retx_timeout == 0
+        assert c.retx_trim_ahead == 0 and p.qb.counters.trims_received == 0
 
 
-def test_rc_rnr_retry_exhausted():
-    p, done = _slow_poller("rc", rnr_retry=3)
-    assert p.qa.state is QpState.ERR and p.qa.counters.rnr_naks_received == 4
+@pytest.mark.parametrize("mode", ["rc", "mrc"])
+def test_rnr_retry_exhausted(mode):
+    p, done = _slow_poller(mode, rnr_retry=3)
+    assert p.qa.state is QpState.ERR and p.qa.counters.rnr_naks_received >= 4
     assert [(c.wr_id, c.status) for c in done] == [
         (1, WcStatus.SUCCESS), (2, WcStatus.SUCCESS), (3, WcStatus.RNR_RETRY_EXC_ERR),
         (4, WcStatus.WR_FLUSH_ERR), (5, WcStatus.WR_FLUSH_ERR)]
+    if mode == "rc":
+        assert p.qa.counters.rnr_naks_received == 4
+    else:  # the 4th RNR NAK of one PSN without it getting through: within 4 timers (0.64 ms each)
+        assert done[2].time_ns < 4 * 640_000 + 1_000_000
+
+
+def test_mrc_rnr_nak_on_the_wire_and_the_wait():
+    # a SACK (cumulative ACK, bitmap) with AETH syndrome 001 + the responder's timer code, trigger = the
+    # refused PSN; the requester sends that PSN again only once the timer has run, as data (DSCP 26)
+    p = make_pair([PathSpec()], attr=QpAttr(mode="mrc", max_wimm_dest=1, min_rnr_timer=3), buf_len=4096)
+    log, send = [], p.net._send
+
+    def spy(side, port, data):
+        log.append((p.net.now, side, decode_frame(data)))
+        send(side, port, data)
+
+    p.net._send = spy
+    p.a.post_write(p.qa, 1, b"a", p.mr.base_va, p.mr.rkey, imm=1)
+    p.a.post_write(p.qa, 2, b"b", p.mr.base_va + 1, p.mr.rkey, imm=2)
+    p.net.run(until_ns=300_000, max_events=100_000)
+    naks = [(t, fr) for t, side, fr in log if side == 1 and fr.opcode == F.OP_ACK and fr.syndrome >> 5 == 1]
+    assert naks and all(fr.syndrome == F.AETH_RNR_NAK | 3 and fr.sack is not None for _, fr in naks)
+    assert {fr.psn for _, fr in naks} == {fr.sack.trigger_psn for _, fr in naks} == {1}
+    assert all(fr.sack.cum_psn == 1 and not fr.sack.trim_psns for _, fr in naks)  # PSN 0 was taken
+    sends = [t for t, side, fr in log if side == 0 and fr.opcode in F.DATA_OPCODES and fr.psn == 1]
+    assert all(fr.dscp == F.DSCP_DATA for _, side, fr in log if side == 0 and fr.opcode in F.DATA_OPCODES)
+    gaps = [b - a for a, b in itertools.pairwise(sends)]
+    assert len(sends) >= 3 and min(gaps) >= F.RNR_TIMER_US[3] * 1000  # one try per 30 us, not per RTT
+    assert len(sends) <= 300_000 // (F.RNR_TIMER_US[3] * 1000) + 1
+    assert p.qa.counters.rnr_naks_received == len(naks) and p.qa.counters.timeouts == 0
+
+
+def test_mrc_rnr_wait_longer_than_the_retransmission_timer():
+    # min_rnr_timer code 1 = 10 us, code 0 = 655 ms: with the RTO at 16 us (t = 4) and 0 + 1 retries the
+    # waiting packet must not read as lost (no packet is in flight, so there is nothing to time out)
+    p = make_pair([PathSpec()], attr=QpAttr(mode="mrc", max_wimm_dest=1, min_rnr_timer=0, ack_timeout=4,
+                                           retry_cnt=0, exp_retry_cnt=1), buf_len=4096)
+    p.a.post_write(p.qa, 1, b"a", p.mr.base_va, p.mr.rkey, imm=1)
+    p.a.post_write(p.qa, 2, b"b", p.mr.base_va + 1, p.mr.rkey, imm=2)
+    done, rx = [], []
+    p.net.run(until_ns=100_000_000, stop=lambda: (done.extend(p.a.poll_completions()), False)[1])
+    assert p.qa.state is QpState.RTS and p.qa.counters.timeouts == 0 and [c.wr_id for c in done] == [1]
+    assert p.qa.counters.rnr_naks_received == 1  # one try in 100 ms: the timer is 655 ms
+
+    def step():
+        done.extend(p.a.poll_completions())
+        rx.extend(p.b.poll_completions())
+        return len(done) >= 2
+
+    p.net.run(until_ns=2_000_000_000, stop=step)
+    assert [(c.wr_id, c.status) for c in done] == [(1, WcStatus.SUCCESS), (2, WcStatus.SUCCESS)]
+    assert 655_360_000 <= done[1].time_ns < 700_000_000 and [c.imm for c in rx] == [1, 2]
 
 
 def test_rc_rnr_nak_on_the_wire():

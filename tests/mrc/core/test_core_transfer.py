@@ -190,8 +190,9 @@ def test_property_random_network_patterns(seed, loss, reorder, dup, mode, npaths
 
 def test_wimm_overflow_is_a_resend_not_a_path_loss():
     """An application that does not poll its immediate completions for a while makes the responder
-    refuse LAST_WITH_IMM packets beyond max_wimm_dest; the refusal goes back like a trim (resend it,
-    the path delivered it), so no healthy EV is retired and RACK does not resend in a loop."""
+    refuse LAST_WITH_IMM packets beyond max_wimm_dest; the refusal goes back as an RNR NAK (resend it
+    after min_rnr_timer, the path delivered it), so no healthy EV is retired and RACK does not resend in
+    a loop."""
     p = make_pair([PathSpec() for _ in range(2)], attr=QpAttr(max_wimm_dest=1), buf_len=1 << 20)
     msgs = _messages(random.Random(12), p.mr.base_va, [2 * 4096] * 4, imm_every=1)
     for wr_id, data, va, imm in msgs:
@@ -214,4 +215,4 @@ def test_wimm_overflow_is_a_resend_not_a_path_loss():
     bad = [e for e in p.qa.evset.prof.events if e.state is EvState.ASSUMED_BAD]
     assert not bad, bad
     assert p.qa.counters.retx_rack == 0, p.qa.counters
-    assert p.qa.counters.retx_trim > 0  # the refusals were resent as trims are
+    assert p.qa.counters.retx_rnr > 0 and p.qa.counters.retx_trim == 0  # resent after their RNR timers

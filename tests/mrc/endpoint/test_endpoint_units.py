@@ -141,7 +141,7 @@ def test_cli_json_report_shape():
                     "evs": 2, "imm": False},
          "results": {"bytes": 4, "messages": 1, "seconds": 0.1, "mb_per_s": 0.0, "gbit_per_s": 0.0,
                      "latency_us": {"p50": 1.0, "p99": 2.0, "p999": 3.0}},
-         "retransmissions": {"total": 1, "rack": 1, "timeout": 0, "trim": 0, "nak": 0},
+         "retransmissions": {"total": 1, "rack": 1, "timeout": 0, "trim": 0, "nak": 0, "rnr": 0},
          "ev_timeline": [{"t_s": 0.01, "qpn": 256, "ev": 1, "port": 2, "from": "GOOD", "to": "ASSUMED_BAD",
                           "cause": "port_down"}],
          "link_events": [{"t_s": 0.009, "port": 2, "ifname": "x", "state": "down"}],
