@@ -70,6 +70,9 @@ class Endpoint:
         self._rkeys = itertools.count(first_rkey)
         self._probe_ids = itertools.count(1)
         self._probes: dict[int, tuple[QueuePair, int]] = {}
+        # (QPN, EV index) -> the id of its probe in flight: an EV has one probe in flight at a time, so a
+        # new one replaces the old in _probes (new_probe), which holds at most one id per EV of each QP
+        self._probe_of: dict[tuple[int, int], int] = {}
         self._peers: dict[bytes, list[QueuePair]] = {}
         self._reply_encaps: dict[tuple[bytes, int, int], Encap] = {}
         self._out: list[tuple[int, bytes]] = []
@@ -468,6 +471,7 @@ class Endpoint:
                 return
             ent = self._probes.pop(pr.req_id, None)
             if ent is not None:
+                self._probe_of.pop((ent[0].qpn, ent[1]), None)
                 ent[0].on_probe_resp(ent[1], pr.req_id, now_ns)
         elif op == F.OP_PORT_STATUS:
             self._on_port_status(fr, now_ns, port)
@@ -582,12 +586,22 @@ class Endpoint:
     def new_probe(self, qp: QueuePair, ev_i: int) -> int:
         """A probe request id whose answer goes to ``qp``'s EV ``ev_i`` (QpHost)."""
         rid = next(self._probe_ids) & 0xFFFFFFFF
+        old = self._probe_of.get((qp.qpn, ev_i))
+        if old is not None:
+            # the QP no longer waits for its EV's previous probe (one per EV in flight; it dropped the id
+            # when the EV went ASSUMED_BAD or suspect again, or when the probe counted as lost): until
+            # 2026-12-06 an id dropped without forget_probe and never answered (a dead path's) stayed
+            # here for the endpoint's lifetime, about one per EV retirement or suspicion
+            self._probes.pop(old, None)
+        self._probe_of[(qp.qpn, ev_i)] = rid
         self._probes[rid] = (qp, ev_i)
         return rid
 
     def forget_probe(self, rid: int) -> None:
         """Stop routing the answer of probe ``rid`` (QpHost)."""
-        self._probes.pop(rid, None)
+        ent = self._probes.pop(rid, None)
+        if ent is not None and self._probe_of.get((ent[0].qpn, ent[1])) == rid:
+            del self._probe_of[(ent[0].qpn, ent[1])]
 
     def datagrams_to_send(self, now_ns: int) -> list[tuple[int, bytes]]:
         """Frames to transmit now, as ``(port, frame)``: control first, then paced data."""
