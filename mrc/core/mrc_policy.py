@@ -386,6 +386,7 @@ class MrcRequester(Requester):
         if fr.syndrome & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK and trig is not None:
             if self._receiver_not_ready(trig, fr.syndrome & F.AETH_RNR_TIMER_MASK, now_ns):
                 progressed = True
+                acked_before -= trig.length  # out of flight, not acknowledged: no acked bytes for the CC
             elif self.state is not QpState.RTS:
                 return
         if rtt_sample is not None:

@@ -147,7 +147,9 @@ def _run(p, msgs, *, poll_every_ns: int = 0, until_ns: int = 4_000_000_000, max_
 
     p.net.run(until_ns=until_ns, stop=stop, max_events=max_events)
     # and a while longer: nothing may complete twice or late
-    p.net.run(until_ns=p.net.now + 2_000_000, stop=lambda: (p.pump(), False)[1], max_events=200_000)
+    p.net.run(until_ns=p.net.now + 2_000_000, stop=lambda: (p.pump(), False)[1],
+              max_events=p.net.events + 200_000)
+    p.pump()  # (an idle network runs no events, so the stop callbacks may not have polled the last ones)
     _bounds(p.qa)
     _bounds(p.qb)
 

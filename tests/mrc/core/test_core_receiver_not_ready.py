@@ -180,3 +180,23 @@ def test_mrc_requester_takes_a_plain_nak_for_no_ack(syndrome):
     p.net.run(until_ns=2_000_000_000, stop=lambda: (done.extend(p.a.poll_completions()), bool(done))[1])
     assert naked and [(c.wr_id, c.status) for c in done] == [(1, WcStatus.SUCCESS)]
     assert p.mr.buf[:4] == b"abcd"  # completed only once the resent data had landed
+
+
+def test_mrc_rnr_is_not_acknowledged_bytes_for_the_congestion_control():
+    # the refused packet leaves flight on its RNR NAK without being acknowledged: the CC is told of each
+    # byte acknowledged once, when it really is
+    p = make_pair([PathSpec()], attr=QpAttr(mode="mrc", max_wimm_dest=1, min_rnr_timer=3), buf_len=4096)
+    acked: list[int] = []
+    on_ack = p.qa.cc.on_ack
+
+    def spy(now_ns, acked_bytes, rtt_ns, ecn):
+        acked.append(acked_bytes)
+        return on_ack(now_ns, acked_bytes, rtt_ns, ecn)
+
+    p.qa.cc.on_ack = spy
+    p.a.post_write(p.qa, 1, b"a" * 100, p.mr.base_va, p.mr.rkey, imm=1)
+    p.a.post_write(p.qa, 2, b"b" * 200, p.mr.base_va + 100, p.mr.rkey, imm=2)
+    p.net.run(until_ns=200_000)
+    assert p.qa.counters.rnr_naks_received > 0
+    p.net.run(until_ns=10_000_000, stop=lambda: (p.pump(), len(p.done) == 2)[1])
+    assert [c.wr_id for c in p.done] == [1, 2] and sum(acked) == 300
