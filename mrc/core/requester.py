@@ -263,12 +263,17 @@ class Requester(QpSide):
                            ack_req=last or self._fills_window(pkt), dscp=dscp, pkey=self.attr.pkey)
         pkt.ev = ev_i
         pkt.sent_ns = now_ns
+        # bytes in flight count each packet once: a first send, or a resend of a packet taken out of
+        # flight (MRC: lost, trimmed, refused).  RC's go-back-N resends packets still in flight; adding
+        # them again (until 2026-12-06) grew ``inflight`` by a packet per resend, and with a window
+        # (NSCC) the QP found no room for ever: nothing unacknowledged, so no RTO either
+        if not pkt.xmits or pkt.state != _Pkt.INFLIGHT:
+            self.inflight += pkt.length
         if not pkt.xmits:
             pkt.first_ev, pkt.first_sent_ns = ev_i, now_ns
         pkt.xmits += 1
         if pkt.state != _Pkt.INFLIGHT:
             pkt.state = _Pkt.INFLIGHT
-        self.inflight += pkt.length
         cc = self.cc
         cc.on_sent(now_ns, pkt.length)
         rate = cc.rate_bps(now_ns)

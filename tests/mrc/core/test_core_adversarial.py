@@ -104,6 +104,8 @@ def _bounds(qp) -> None:
     assert len(r.pkts) <= w and r.snd_nxt - r.snd_una <= w
     assert len(r.retx) <= 2 * w
     assert len(getattr(r, "sent_log", ())) <= 8 * w, len(r.sent_log)
+    # bytes in flight: each packet sent and not acknowledged, lost, trimmed or refused, counted once
+    assert r.inflight == sum(k.length for k in r.pkts.values() if k.state == 0 and k.xmits), r.inflight
     assert len(r.late) <= 64 and len(getattr(r, "verdicts", [])) <= 64
     assert len(getattr(r, "_resent_done", {})) <= 256
     assert len(getattr(r, "_rnr_wait", {})) <= qp.attr.max_wimm
@@ -195,6 +197,23 @@ def test_chaos_loss_dup_reorder_trim_corrupt_wrap(mode, seed):
     assert chaos.trimmed and chaos.corrupted
     assert p.a.counters.rx_bad_icrc + p.b.counters.rx_bad_icrc + p.a.counters.rx_malformed \
         + p.b.counters.rx_malformed > 0
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_rc_with_a_window_survives_go_back_n(seed):
+    # RC under a windowed CC (NSCC): go-back-N resends packets still in flight; each resend added its
+    # length to the bytes in flight again (until 2026-12-06), the window filled with packets long
+    # acknowledged, and the QP never sent again (nothing unacknowledged: no RTO either)
+    rng = random.Random(seed)
+    p = make_pair([PathSpec(loss=0.02)], attr=QpAttr(mode="rc", cc="nscc", mtu=MTU, ack_timeout=8,
+                                                    exp_retry_cnt=25, max_wimm_dest=2, min_rnr_timer=1),
+                  seed=seed, sq_psn=rng.getrandbits(24), buf_len=4 << 20)
+    _install_hold_events(p)
+    Chaos(p, seed, trim=0.02, hold=0.02)
+    msgs = _messages(rng, p.mr.base_va, 40, imm_every=2)
+    _run(p, msgs, poll_every_ns=20_000)
+    _check(p, msgs)
+    assert p.qa.counters.retx_nak > 0 and p.qa.requester.inflight == 0
 
 
 @pytest.mark.parametrize("seed", SEEDS)
