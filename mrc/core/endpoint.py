@@ -19,7 +19,7 @@ from mrc.core.ev import EvEntry, ev_entries
 from mrc.core.memory import MemoryRegion
 from mrc.core.nscc import NsccConfig
 from mrc.core.qp import QpAttr, QueuePair
-from mrc.core.types import Completion, EndpointCounters, EvEvent, EvState
+from mrc.core.types import Completion, EndpointCounters, EvEvent, EvState, QpState
 from mrc.wire import formats as F
 from mrc.wire.codec import (
     Encap,
@@ -451,6 +451,10 @@ class Endpoint:
                 # InfiniBand's P_Key check of a packet for a connected QP: another partition's packet
                 # is dropped silently and counted (PortInfo P_KeyViolations; Linux rxe: check_keys)
                 c.pkey_violations += 1
+                return
+            st = qp.state
+            if st is not QpState.RTS and not (st is QpState.RTR and op in F.DATA_OPCODES):
+                c.rx_wrong_state += 1  # a QP in ERR takes nothing, one in RTR only data (IB: silently dropped)
                 return
             if op == F.OP_ACK:
                 qp.on_ack(fr, now_ns)

@@ -99,3 +99,17 @@ def test_qps_of_two_limited_members_never_deliver():
     p.net.run(stop=lambda: (p.pump(), bool(p.done))[1], until_ns=100_000_000)
     assert p.b.counters.pkey_violations >= 1 and p.qb.counters.bytes_placed == 0
     assert p.qa.state is QpState.ERR
+
+
+def test_packets_for_a_qp_in_err_are_counted_as_wrong_state():
+    # EndpointCounters.rx_wrong_state existed and was printed by the driver's stats but nothing counted it:
+    # data and ACKs for a QP in ERR were dropped without a trace
+    from mrc.core import WcStatus
+
+    p = make_pair([PathSpec()], buf_len=4096)
+    p.qb.to_error(0, WcStatus.WR_FLUSH_ERR)
+    p.b.receive(_foreign_write(p, 0xFFFF, b"late"), 1, 1)
+    assert p.b.counters.rx_wrong_state == 1 and p.mr.buf[:4] == bytes(4)
+    p.qa.to_error(0, WcStatus.WR_FLUSH_ERR)
+    p.a.receive(encode_ack(p.qb.evset.entries[0].encap, p.qa.qpn, 0, F.AETH_ACK, 1), 1, 2)
+    assert p.a.counters.rx_wrong_state == 1
