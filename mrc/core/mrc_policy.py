@@ -410,6 +410,8 @@ class MrcRequester(Requester):
         crossed its path whole.  Returns whether it was taken (False for a copy already answered)."""
         if pkt.state != _Pkt.INFLIGHT:
             return False
+        if pkt.xmits > 1 and now_ns - pkt.sent_ns < self.min_rtt >> 1:
+            return False  # a repeat (MrcResponder._rnr_repeats) for the copy before: this one cannot be back yet
         self.counters.rnr_naks_received += 1
         tries = self._rnr_tries.get(pkt.seq, 0) + 1
         if self.attr.rnr_retry != INFINITE_RNR_RETRY and tries > self.attr.rnr_retry:
@@ -419,6 +421,11 @@ class MrcRequester(Requester):
         self.mut += 1
         if pkt.xmits == 1:  # a delivery on its path, as far as path evidence goes
             self._delivered(pkt)
+        elif pkt.ev >= 0 and self._echo_ev == pkt.ev:
+            # a resent copy, and the ACK's ev_echo says this very copy (on pkt.ev) arrived: its path is
+            # alive (a packet refused again and again is resent, and would otherwise never vouch for it)
+            self.ev_ack_ns[pkt.ev] = max(self.ev_ack_ns[pkt.ev], self.ack_now)
+            self._path_delivered(pkt.ev, pkt.sent_ns)
         pkt.state = _Pkt.LOST
         self.inflight -= pkt.length
         self._rnr_wait[pkt.seq] = now_ns + F.RNR_TIMER_US[code] * 1000
@@ -1098,6 +1105,9 @@ class MrcResponder(Responder):
     def __init__(self, qp: QueuePair):
         super().__init__(qp)
         self.trim_again: list[list[int]] = []  # [PSN, repeats left]: trims reported again in later SACKs
+        # [PSN, repeats left, arrival ns, EV index, entropy]: RNR NAKs sent again after later SACKs
+        self.rnr_again: list[list[int]] = []
+        self._repeating = False
         # (time, "trim" | "dup", PSN, EV index) of trimmed and duplicate arrivals, at most RX_LOG_MAX:
         # set beside the requester's verdicts it tells a lost packet from a late one
         self.rx_log: list[tuple[int, str, int, int]] = []
@@ -1122,8 +1132,41 @@ class MrcResponder(Responder):
         # for as long as the application did not poll (nearly 10,000 resends in 20 ms at a 4 us RTT, half
         # of them ahead of the data queues), cut its congestion window for it and ignored rnr_retry
         self.counters.naks_sent += 1
+        # and again after the next SACKs until the packet is placed, as a trim is (_trims_again): an RNR
+        # NAK is an ACK, which a full queue may drop, and the requester's RACK then took the refused
+        # packet for lost on a path that delivered the ones after it, and retired a healthy EV
+        self.rnr_again = [e for e in self.rnr_again if e[0] != seq]
         self.ack_trigger = (seq, now_ns, evi, fr.entropy)
         self._send_ack(now_ns, syndrome=F.AETH_RNR_NAK | self.attr.min_rnr_timer)
+        if len(self.rnr_again) < 4 * F.SACK_MAX_LIST:
+            self.rnr_again.append([seq, TRIM_REPEATS, now_ns, evi, fr.entropy])
+
+    def _send_ack(self, now_ns: int, trim: bool = False, force_ack: bool = False,
+                  syndrome: int = F.AETH_ACK) -> None:
+        super()._send_ack(now_ns, trim, force_ack, syndrome)
+        if self.rnr_again and not self._repeating:
+            self._rnr_repeats(now_ns)
+
+    def _rnr_repeats(self, now_ns: int) -> None:
+        """After a SACK, an RNR NAK again for each refused PSN not placed since, each at most
+        TRIM_REPEATS times (``_on_not_ready``)."""
+        self._repeating = True
+        saved = self.ack_trigger
+        keep = []
+        try:
+            for ent in self.rnr_again:
+                seq, d = ent[0], ent[0] - self.rcv_nxt
+                if d < 0 or (d > 0 and (self.rx_bits >> d) & 1):
+                    continue  # placed
+                self.ack_trigger = (seq, ent[2], ent[3], ent[4])
+                super()._send_ack(now_ns, syndrome=F.AETH_RNR_NAK | self.attr.min_rnr_timer)
+                ent[1] -= 1
+                if ent[1] > 0:
+                    keep.append(ent)
+        finally:
+            self.rnr_again = keep
+            self.ack_trigger = saved
+            self._repeating = False
 
     def _on_ce(self, seq: int, evi: int, now_ns: int) -> None:
         self.ack_ecn.append(seq)

@@ -112,6 +112,7 @@ def _bounds(qp) -> None:
     assert len(getattr(r, "_rnr_tries", {})) <= qp.attr.max_wimm
     assert len(s.rx_lasts) <= w and s.rx_bits >> w == 0
     assert len(getattr(s, "trim_again", [])) <= 4 * F.SACK_MAX_LIST
+    assert len(getattr(s, "rnr_again", [])) <= 4 * F.SACK_MAX_LIST
     assert len(getattr(s, "rx_log", [])) <= 1024
     assert not s.ack_ecn and not s.ack_trim  # flushed with every ACK
     host = qp.host
