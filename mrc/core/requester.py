@@ -97,6 +97,7 @@ class Requester(QpSide):
         self.retries = 0
         self.timeout_ns = self.base_timeout_ns
         self.rto_at: int | None = None
+        self.err_ns = 0  # when the QP went to ERR (the time of the flush completions of later posts)
         self.wimm_inflight = 0
         self.wake_ns: int | None = None
         # packets whose delivery took LATE_SRTTS srtts or more from their first send, with their resend
@@ -142,6 +143,7 @@ class Requester(QpSide):
 
     def flush(self, now_ns: int, status: WcStatus) -> None:
         """The QP went to ERR: the oldest WQE completes with ``status``, the rest are flushed."""
+        self.err_ns = now_ns
         first = True
         while self.wqes:
             w = self.wqes.popleft()
@@ -159,8 +161,10 @@ class Requester(QpSide):
     # ------------------------------------------------------------------ posting
     def post_write(self, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,
                    imm: int | None = None) -> None:
-        """Queue an RDMA WRITE (with immediate if ``imm`` is not None)."""
-        if self.state is not QpState.RTS:
+        """Queue an RDMA WRITE (with immediate if ``imm`` is not None).  On a QP in ERR the request
+        completes at once with WR_FLUSH_ERR, as verbs flushes what is posted to a QP in the error
+        state; before RTS (RST, INIT, RTR) it is refused, as ``ibv_post_send`` refuses it."""
+        if self.state is not QpState.RTS and self.state is not QpState.ERR:
             raise ValueError(f"QP {self.qpn} is {self.state.value}; post_write needs RTS")
         # what the wire cannot carry is refused here: an immediate is 32 bits (a larger one went out
         # truncated), a RETH VA 64 bits and its DMA length 32 (an address past 2^64 raised inside
@@ -171,6 +175,10 @@ class Requester(QpSide):
             raise ValueError(f"a message is at most 2^32 - 1 bytes (RETH DMA length), not {len(data)}")
         if not 0 <= remote_va <= (1 << 64) - max(1, len(data)):
             raise ValueError(f"remote_va {remote_va:#x} + {len(data)} bytes does not fit a 64-bit address")
+        if self.state is QpState.ERR:
+            self.host.complete(Completion(self.qpn, wr_id, WcStatus.WR_FLUSH_ERR, WcOpcode.RDMA_WRITE, 0, None,
+                                          self.err_ns))
+            return
         mtu = self.attr.mtu
         n = max(1, -(-len(data) // mtu))
         w = _Wqe(wr_id, memoryview(data), remote_va, rkey & 0xFFFFFFFF, imm, self.next_assign, n)
@@ -178,7 +186,8 @@ class Requester(QpSide):
         self.wqes.append(w)
 
     def has_work(self) -> bool:
-        return bool(self.retx) or self.snd_ptr < self.next_assign
+        # nothing to send outside RTS: a QP in ERR keeps the PSNs its flushed requests had taken
+        return (bool(self.retx) or self.snd_ptr < self.next_assign) and self.state is QpState.RTS
 
     # ------------------------------------------------------------------ sending
     def fill(self, now_ns: int, budget: int = 0) -> int:

@@ -132,8 +132,14 @@ def test_err_after_exhausted_retries():
     assert p.qa.state is QpState.ERR
     assert [c.status for c in p.done] == [WcStatus.RETRY_EXC_ERR, WcStatus.WR_FLUSH_ERR]
     assert p.qa.counters.timeouts == attr.retry_cnt + attr.exp_retry_cnt + 1
-    with pytest.raises(ValueError):
-        p.a.post_write(p.qa, 9, b"x", p.mr.base_va, p.mr.rkey)
+    # a request posted to a QP in ERR is flushed at once, as verbs flushes it (not refused)
+    p.a.poll_completions()
+    p.a.post_write(p.qa, 9, b"x", p.mr.base_va, p.mr.rkey)
+    [c] = p.a.poll_completions()
+    assert (c.wr_id, c.status, c.byte_len) == (9, WcStatus.WR_FLUSH_ERR, 0)
+    assert not p.qa.requester.has_work()
+    with pytest.raises(ValueError, match="32-bit"):  # what the wire cannot carry is still refused
+        p.a.post_write(p.qa, 10, b"x", p.mr.base_va, p.mr.rkey, imm=1 << 32)
 
 
 def test_local_port_down_retires_its_evs_and_tells_the_peer():
