@@ -384,7 +384,7 @@ class MrcRequester(Requester):
                 del self._rnr_tries[k]
                 self._rnr_wait.pop(k, None)
         if fr.syndrome & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK and trig is not None:
-            if self._receiver_not_ready(trig, fr.syndrome & F.AETH_RNR_TIMER_MASK, now_ns):
+            if self._receiver_not_ready(trig, fr.syndrome & F.AETH_RNR_TIMER_MASK, now_ns, s.service_time_ns):
                 progressed = True
                 acked_before -= trig.length  # out of flight, not acknowledged: no acked bytes for the CC
             elif self.state is not QpState.RTS:
@@ -400,18 +400,26 @@ class MrcRequester(Requester):
         self._detect_losses(now_ns, ev_bad)
         self._after_ack(now_ns)
 
-    def _receiver_not_ready(self, pkt: _Pkt, code: int, now_ns: int) -> bool:
+    def _receiver_not_ready(self, pkt: _Pkt, code: int, now_ns: int, service_ns: int = 0) -> bool:
         """An RNR NAK for ``pkt`` (a SACK with AETH syndrome 001 and the responder's timer ``code``): the
         responder refused it, its application has not polled ``max_wimm_dest`` immediates.  As for RC
         (InfiniBand's RNR NAK): the packet goes again once the timer has run, and RNR NAKs for it without
         it getting through count against ``QpAttr.rnr_retry`` (7: for ever), then RNR_RETRY_EXC_ERR.  It
         is an answer, so it resets the retransmission timer's retries; it is not congestion (the window
         is not cut) nor a loss (no EV pays for it, the resend goes as data, on any EV): the packet
-        crossed its path whole.  Returns whether it was taken (False for a copy already answered)."""
+        crossed its path whole.  Returns whether it was taken (False for a copy already answered).
+        ``service_ns``: the SACK's service time, how long before sending it the responder refused the
+        copy it names."""
         if pkt.state != _Pkt.INFLIGHT:
             return False
-        if pkt.xmits > 1 and now_ns - pkt.sent_ns < self.min_rtt >> 1:
-            return False  # a repeat (MrcResponder._rnr_repeats) for the copy before: this one cannot be back yet
+        if pkt.xmits > 1 and now_ns - max(0, service_ns) - pkt.sent_ns < self.min_rtt >> 1:
+            # a repeat (MrcResponder._rnr_repeats) for a copy before this one: the refusal it reports came
+            # less than a round trip after this copy left, or before.  Judged by the send time alone (until
+            # 2026-12-06), a repeat that a later SACK carried past the resend counted as the resend's
+            # refusal: one more rnr_retry count -- with rnr_retry 1, RNR_RETRY_EXC_ERR and the QP in ERR
+            # while the responder placed the resend and completed the message (repro/rnr_stale_repeat.py
+            # of the review) -- and a wait and a resend for nothing
+            return False
         self.counters.rnr_naks_received += 1
         tries = self._rnr_tries.get(pkt.seq, 0) + 1
         if self.attr.rnr_retry != INFINITE_RNR_RETRY and tries > self.attr.rnr_retry:

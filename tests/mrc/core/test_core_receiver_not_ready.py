@@ -234,3 +234,48 @@ def test_mrc_a_lost_rnr_nak_is_repeated_after_the_next_sacks():
     assert p.qb.responder.rnr_again == []
     p.net.run(until_ns=5_000_000, stop=lambda: (p.pump(), len(p.done) == 8)[1])
     assert [c.wr_id for c in p.done] == [1, 2, 10, 11, 12, 13, 14, 15]
+
+
+def test_mrc_a_repeat_of_an_earlier_copys_rnr_nak_is_not_the_resends():
+    # the resend of a refused LAST_WITH_IMM is slow (held 30 us); a write behind the refused one arrives
+    # after the resend left and its SACK carries a repeat of the *first* copy's RNR NAK (service time:
+    # refused 14 us before).  Taken for the resend's refusal, it counted against rnr_retry: with 1, the
+    # requester failed the message (RNR_RETRY_EXC_ERR, QP in ERR) while the responder placed the resend
+    # and completed it with its immediate
+    p = make_pair([PathSpec(), PathSpec()],
+                  attr=QpAttr(mode="mrc", max_wimm_dest=1, min_rnr_timer=1, rnr_retry=1), buf_len=1 << 16)
+    send, copies, rnr = p.net._send, {}, []
+
+    def slow(side, port, data):
+        fr = decode_frame(data)
+        if side == 0 and fr.opcode in F.DATA_OPCODES:
+            copies[fr.psn] = copies.get(fr.psn, 0) + 1
+            hold = {(3, 2): 30_000, (4, 1): 16_000}.get((fr.psn, copies[fr.psn]))
+            if hold:
+                p.net._push(p.net.now + hold, 0, 1, port, data)
+                return
+        elif side == 1 and fr.opcode == F.OP_ACK and fr.syndrome >> 5 == 1:
+            rnr.append(p.net.now)
+        send(side, port, data)
+
+    p.net._send = slow
+    p.a.post_write(p.qa, 1, b"w", p.mr.base_va, p.mr.rkey)
+    p.a.post_write(p.qa, 2, b"w", p.mr.base_va + 1, p.mr.rkey)
+    p.a.post_write(p.qa, 3, b"i", p.mr.base_va + 2, p.mr.rkey, imm=3)  # PSN 2: its immediate is not polled
+    p.net.run(until_ns=1_000_000, stop=lambda: (p.done.extend(p.a.poll_completions()), len(p.done) == 3)[1])
+    t0 = p.net.now
+    p.a.post_write(p.qa, 4, b"r", p.mr.base_va + 3, p.mr.rkey, imm=4)  # PSN 3: refused once
+    p.a.post_write(p.qa, 5, b"x", p.mr.base_va + 100, p.mr.rkey)  # PSN 4: arrives at 16 us
+    rx: list = []
+
+    def step():
+        p.done.extend(p.a.poll_completions())
+        if p.net.now - t0 > 15_000:  # the application polls: the resend is placed when it arrives
+            rx.extend(p.b.poll_completions())
+        return len(p.done) == 5 and len(rx) == 2
+
+    p.net.run(until_ns=t0 + 2_000_000, stop=step)
+    assert any(t - t0 > 15_000 for t in rnr)  # the repeat did come after the resend left
+    assert [c.imm for c in rx] == [3, 4]
+    assert [(c.wr_id, c.status) for c in p.done] == [(i, WcStatus.SUCCESS) for i in range(1, 6)]
+    assert p.qa.state is QpState.RTS and p.qa.counters.rnr_naks_received == 1
