@@ -191,3 +191,24 @@ def test_infiniband_fields_of_writes_without_an_iba_reth(tmp_path: Path) -> None
                                     "-T", "fields", "-E", "occurrence=f", "-e", "infiniband.immdt", "-e", "data.len"),
                          capture_output=True, text=True, timeout=60, check=True).stdout.split()
     assert out == ["00007f00", str(16 + 48)]  # the RETH's first 4 bytes as the immediate, the rest as payload
+
+
+def test_rnr_nak_sack_and_pkey(tmp_path: Path) -> None:
+    """MRC's RNR NAK (a SACK whose AETH syndrome is 001 + the timer code) says so in the summary, and the
+    BTH's P_Key (the QP's, on the wire since 2026-12-06) is mrc.bth.pkey, trimmed packets included."""
+    back = C.Encap("stev", DST, SRC, 0xBEEF1234)
+    e = C.Encap("srv6", SRC, DST, CARRIER, ev_index=6)
+    sack = C.AckInfo(cum_psn=5, sack_base=6, bitmap=0b101, trigger_psn=5, flags=F.SACK_FLAG_MRC)
+    frames = [C.encode_ack(back, 0x77, 5, F.AETH_RNR_NAK | 12, 3, sack, pkey=0x8001),
+              C.encode_ack(back, 0x77, 7, msn=3, sack=sack, pkey=0x8001),
+              C.trim_packet(C.encode_data(e, F.OP_WRITE_MIDDLE, 0x123, 17, 0x1000, 0x55, 8192, b"b" * 512,
+                                          pkey=0x8002))]
+    path = tmp_path / "rnr.pcap"
+    wrpcap(str(path), [Ether(f) for f in frames])
+    out = subprocess.run(tshark_cmd("-r", str(path), "-T", "fields", "-e", "mrc.bth.pkey", "-e", "mrc.aeth.syndrome",
+                                    "-e", "_ws.col.Info"),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    rows = [line.split("\t") for line in out]
+    assert [int(r[0], 0) for r in rows] == [0x8001, 0x8001, 0x8002]
+    assert int(rows[0][1], 0) == 0x2C and "RNR NAK (timer 12) SACK QP=0x000077 cum=5 trigger=5" in rows[0][2]
+    assert "RNR" not in rows[1][2] and "SACK QP=0x000077" in rows[1][2]

@@ -89,6 +89,7 @@ add("opcode", ProtoField.uint8("mrc.bth.opcode", "Opcode", base.HEX, OPCODES))
 add("destqp", ProtoField.uint24("mrc.bth.destqp", "Destination QP", base.HEX))
 add("psn", ProtoField.uint24("mrc.bth.psn", "PSN", base.DEC))
 add("ackreq", ProtoField.bool("mrc.bth.ackreq", "Ack request"))
+add("pkey", ProtoField.uint16("mrc.bth.pkey", "P_Key", base.HEX))
 add("reth_va", ProtoField.uint64("mrc.reth.va", "RETH virtual address", base.HEX))
 add("reth_rkey", ProtoField.uint32("mrc.reth.rkey", "RETH R_Key", base.HEX))
 add("reth_len", ProtoField.uint32("mrc.reth.dmalen", "RETH DMA length", base.DEC))
@@ -277,6 +278,7 @@ function mrc.dissector(tvb, pinfo, tree)
 
     local bt = root:add(F.bth, tvb(b, 12))
     bt:add(F.opcode, tvb(b, 1))
+    bt:add(F.pkey, tvb(b + 2, 2))
     bt:add(F.destqp, tvb(b + 5, 3))
     bt:add(F.ackreq, tvb(b + 8, 1):uint() >= 128)
     bt:add(F.psn, tvb(b + 9, 3))
@@ -296,6 +298,10 @@ function mrc.dissector(tvb, pinfo, tree)
             add_sack(root, tvb, h + 4, body_end)
             summary = string.format("SACK QP=0x%06x cum=%d trigger=%d", tvb(b + 5, 3):uint(), tvb(h + 5, 3):uint(),
                 tvb(h + 13, 3):uint())
+            local syn = tvb(h, 1):uint()
+            if rshift(syn, 5) == 1 then  -- receiver not ready: MRC's RNR NAK rides in a SACK (docs/protocol.md)
+                summary = string.format("RNR NAK (timer %d) ", band(syn, 0x1F)) .. summary
+            end
         else
             summary = string.format("%s QP=0x%06x PSN=%d syndrome=0x%02x", tvb(h, 1):uint() == 0 and "ACK" or "NAK",
                 tvb(b + 5, 3):uint(), tvb(b + 9, 3):uint(), tvb(h, 1):uint())
