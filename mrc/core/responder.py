@@ -127,10 +127,12 @@ class Responder(QpSide):
         if last and fr.imm is not None and self.wimm_unpolled >= self.attr.max_wimm_dest \
                 and self._wimm_before(seq) >= self.attr.max_wimm_dest:
             # receiver not ready (its application has not polled the immediate completions): the
-            # payload is not placed and the policy tells the sender (MRC: as for a trim, RC: an RNR
-            # NAK); a silent drop made the packets behind it look like a path loss (MRC retired a
+            # payload is not placed and the policy tells the sender (an RNR NAK; MRC's rides in a
+            # SACK); a silent drop made the packets behind it look like a path loss (MRC retired a
             # healthy EV) and, after its retries, put the sender's QP in ERR (RC)
             c.wimm_overflow += 1
+            if fr.ce:  # a valid packet of the QP, not placed: its mark still counts (RC: a CNP)
+                self._on_ce_unplaced(seq, evi, now_ns)
             self._on_not_ready(fr, seq, evi, now_ns)
             return
         if plen:

@@ -279,3 +279,23 @@ def test_mrc_a_repeat_of_an_earlier_copys_rnr_nak_is_not_the_resends():
     assert [c.imm for c in rx] == [3, 4]
     assert [(c.wr_id, c.status) for c in p.done] == [(i, WcStatus.SUCCESS) for i in range(1, 6)]
     assert p.qa.state is QpState.RTS and p.qa.counters.rnr_naks_received == 1
+
+
+def test_rc_a_refused_ce_marked_packet_gets_its_cnp():
+    # RoCE's notification point answers the CE mark of any valid packet of the QP (RcResponder._on_ce_unplaced:
+    # duplicates, packets past a gap); a CE-marked LAST_WITH_IMM refused with an RNR NAK got no CNP
+    from mrc.wire.codec import mark_ce
+
+    p = make_pair([PathSpec()], mode="rc", attr=QpAttr(mode="rc", max_wimm_dest=1), buf_len=4096)
+    send = p.net._send
+
+    def ce_on_psn1(side, port, data):
+        fr = decode_frame(data)
+        send(side, port, mark_ce(data) if side == 0 and fr.opcode in F.DATA_OPCODES and fr.psn == 1 else data)
+
+    p.net._send = ce_on_psn1
+    p.a.post_write(p.qa, 1, b"a", p.mr.base_va, p.mr.rkey, imm=1)  # PSN 0: placed, its immediate not polled
+    p.a.post_write(p.qa, 2, b"b", p.mr.base_va + 1, p.mr.rkey, imm=2)  # PSN 1: CE-marked and refused
+    p.net.run(until_ns=300_000, max_events=100_000)
+    assert p.qb.counters.wimm_overflow >= 1 and p.qb.counters.cnps_sent >= 1
+    assert p.qa.counters.cnps_received == p.qb.counters.cnps_sent
