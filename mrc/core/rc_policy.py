@@ -100,6 +100,9 @@ class RcRequester(Requester):
             if self.snd_una <= seq <= self.snd_nxt:
                 self._cum_ack(seq, now_ns)
                 self.snd_ptr = seq  # go back N
+                # a loss, told to the CC as MRC's RACK verdicts are (NSCC: a quick-adapt trigger); the
+                # responder NAKs a gap once.  Until 2026-12-06 an RC QP never told its CC of a loss
+                self.cc.on_loss(now_ns)
         elif syn & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK:  # what precedes its PSN arrived; that PSN after the timer
             seq = unwrap(fr.psn, self.snd_una)
             if self.snd_una <= seq < self.snd_nxt:
@@ -121,6 +124,10 @@ class RcRequester(Requester):
         if self.snd_ptr > self.snd_una:
             self.snd_ptr = self.snd_una
             self.counters.retx_timeout += 1  # the rest counts as go-back-N resends
+        # every packet outstanding is given up on and sent again, each a timeout for the CC as MRC's
+        # (CongestionControl.on_timeout; NSCC: -1 MTU each); until 2026-12-06 an RC QP never told its CC
+        for _ in range(self.snd_nxt - self.snd_una):
+            self.cc.on_timeout(now_ns)
 
 
 class RcResponder(Responder):

@@ -358,3 +358,36 @@ def test_qp_attr_checks_a_dcqcn_config_given_inline(cfg):
     with pytest.raises(ValueError, match="DCQCN"):
         QpAttr(cc=cfg).validate()
     QpAttr(cc=DcqcnConfig.defaults(1e9, 30_000)).validate()
+
+
+def test_rc_tells_its_cc_of_a_nak_and_a_timeout():
+    # RC with NSCC: a PSN sequence error NAK is a loss (NSCC: a quick-adapt trigger) and an RTO a timeout
+    # (NSCC: -1 MTU); only MRC's requester told its CC of either, so NSCC under RC never saw a loss
+    from mrc.wire import formats as F
+    from mrc.wire.codec import decode_frame
+
+    p = make_pair([PathSpec()], mode="rc", attr=QpAttr(mode="rc", cc="nscc", mtu=1024), buf_len=1 << 20)
+    calls = {"on_loss": 0, "on_timeout": 0}
+    for name in calls:
+        orig = getattr(p.qa.cc, name)
+
+        def spy(now_ns, _orig=orig, _name=name):
+            calls[_name] += 1
+            return _orig(now_ns)
+
+        setattr(p.qa.cc, name, spy)
+    send, seen = p.net._send, {}
+
+    def drop(side, port, data):
+        fr = decode_frame(data)
+        if side == 0 and fr.opcode in F.DATA_OPCODES:
+            seen[fr.psn] = seen.get(fr.psn, 0) + 1
+            if fr.psn in (5, 63) and seen[fr.psn] == 1:  # one in the middle (a NAK), the tail (the RTO)
+                return
+        send(side, port, data)
+
+    p.net._send = drop
+    p.a.post_write(p.qa, 1, bytes(64 * 1024), p.mr.base_va, p.mr.rkey)
+    p.net.run(until_ns=100_000_000, stop=lambda: (p.pump(), bool(p.done))[1])
+    assert [c.status.name for c in p.done] == ["SUCCESS"] and p.qa.counters.timeouts >= 1
+    assert calls["on_loss"] >= 1 and calls["on_timeout"] >= p.qa.counters.timeouts  # (one per packet given up on)
