@@ -49,8 +49,9 @@ class CongestionControl:
         """An ACK: ``acked_bytes`` newly delivered, an RTT sample (service time removed, packets
         sent once only) or None, and whether it echoes a CE mark."""
 
-    def on_trim(self, now_ns: int) -> None:
-        """A trim NACK: a switch queue was full on the path (congestion, not a failed path)."""
+    def on_trim(self, now_ns: int, nbytes: int | None = None) -> None:
+        """A trim NACK of a packet of ``nbytes`` payload bytes (None: one MTU): a switch queue was full on
+        the path (congestion, not a failed path)."""
 
     def on_loss(self, now_ns: int) -> None:
         """A packet found lost by SACK/RACK."""
@@ -168,8 +169,8 @@ class NsccControl(CongestionControl):
         self.nscc.reconfigure(spec)
         return True
 
-    def on_trim(self, now_ns: int) -> None:
-        self.nscc.on_trim(now_ns, inflight=self._inflight())
+    def on_trim(self, now_ns: int, nbytes: int | None = None) -> None:
+        self.nscc.on_trim(now_ns, nbytes, inflight=self._inflight())
 
     def on_loss(self, now_ns: int) -> None:
         self.nscc.on_loss(now_ns, self._inflight())

@@ -329,7 +329,9 @@ class MrcRequester(Requester):
                 self.inflight -= pkt.length
                 self.retx.appendleft((pkt.seq, "trim"))  # at once, ahead of new data; no EV retired
                 self.counters.trims_received += 1
-                self.cc.on_trim(now_ns)
+                # the trimmed packet's size: NSCC takes that much off the window (the UEC reference's
+                # NACKed bytes); until 2026-12-06 a trimmed 100-byte packet cost a whole MTU
+                self.cc.on_trim(now_ns, pkt.length)
                 # the peer answered for the packet: a sign of life for the retransmission timer, as
                 # an RNR NAK is for RC's.  Before, a responder that kept refusing a LAST_WITH_IMM
                 # (its application not polling; reported as a trim) made the RTO exhaust its retries

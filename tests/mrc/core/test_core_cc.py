@@ -391,3 +391,38 @@ def test_rc_tells_its_cc_of_a_nak_and_a_timeout():
     p.net.run(until_ns=100_000_000, stop=lambda: (p.pump(), bool(p.done))[1])
     assert [c.status.name for c in p.done] == ["SUCCESS"] and p.qa.counters.timeouts >= 1
     assert calls["on_loss"] >= 1 and calls["on_timeout"] >= p.qa.counters.timeouts  # (one per packet given up on)
+
+
+def test_a_trim_takes_the_trimmed_packets_size_off_the_window():
+    # UEC reference (htsim updateCwndOnNack_NSCC): the window shrinks by the NACKed bytes; a trimmed
+    # 100-byte packet cost a whole MTU here, 40x over-reacting for small messages
+    from mrc.wire import formats as F
+    from mrc.wire.codec import decode_frame, trim_packet
+
+    p = make_pair([PathSpec()], attr=QpAttr(mode="mrc", cc="nscc"), buf_len=1 << 16)
+    seen: list[int | None] = []
+    on_trim = p.qa.cc.on_trim
+
+    def spy(now_ns, nbytes=None):
+        seen.append(nbytes)
+        return on_trim(now_ns, nbytes)
+
+    p.qa.cc.on_trim = spy
+    send, done = p.net._send, []
+
+    def trim_psn2(side, port, data):
+        fr = decode_frame(data)
+        if side == 0 and fr.opcode in F.DATA_OPCODES and fr.psn == 2 and not done:
+            done.append(1)
+            data = trim_packet(data)
+        send(side, port, data)
+
+    p.net._send = trim_psn2
+    for i in range(4):
+        p.a.post_write(p.qa, i + 1, b"s" * 100, p.mr.base_va + 128 * i, p.mr.rkey)
+    p.net.run(until_ns=10_000_000, stop=lambda: (p.pump(), len(p.done) == 4)[1])
+    assert len(p.done) == 4 and seen == [100]
+    n = Nscc(NsccConfig(disable_qa=True), 4096, 0)
+    before = n.cwnd
+    n.on_trim(1_000, 100)
+    assert n.cwnd == before - 100
