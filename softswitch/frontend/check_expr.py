@@ -858,6 +858,8 @@ class ExprChecker(CheckerBase):
         e = self.expr(_trees(t)[0], ctx, expected)
         if t.data == "arg_snap_inout":
             self.check_lvalue(e, e.loc)
+            assert ctx.prelude is not None
+            e = self._freeze_indices(e, ctx.prelude, ctx)  # type: ignore[attr-defined]  # copied back there
             tv = self.temp_var(e.type, ctx, loc)
             self.lvalue_temps.add(tv.name)
             assert ctx.prelude is not None
@@ -1061,7 +1063,14 @@ class ExprChecker(CheckerBase):
                 assert p.default is not None
                 args.append(ir.Const(p.type, self.loc(t), p.default.value))
             else:
-                args.append(self.expr(a, ctx, p.type))
+                e = self.expr(a, ctx, p.type)
+                if p.direction in ("out", "inout") and ctx.prelude is not None:
+                    # the l-value is saved when the argument is evaluated (P4_16 spec, "Calling
+                    # convention"; p4c's DoSimplifyExpressions gives a stack index inside an
+                    # argument a temporary): the copy-out writes the element the copy-in read,
+                    # even if the callee or a later argument changes what the index reads
+                    e = self._freeze_indices(e, ctx.prelude, ctx)  # type: ignore[attr-defined]
+                args.append(e)
         return args
 
     def left_operand(self, lt: Tree, rt: Tree, ctx: _Ctx, expected: ir.Type | None) -> ir.Expr:

@@ -15,6 +15,7 @@ DATA = Path(__file__).parent / "data"
 
 # program -> how many expected frames its script checks
 PROGRAMS = {
+    "arg_lvalues": 1,
     "control_ctor": 2,
     "deprecated_v1": 4,
     "effect_calls": 3,
