@@ -1219,7 +1219,14 @@ class BlockChecker(CheckerBase):
                 scope[local] = _ActionRef(akey)
             elif k == "table_decl":
                 ctx.table_key = key  # type: ignore[attr-defined]  # for an extern it constructs
-                tb = self.table(lt, ctx, pfx)
+                real = _p4info_name(self.annotations(_tree(lt, "annotations")), pfx, _name(lt))
+                internal = None
+                if any(x.name == real or self.dup_table_names.get(x.name) == real for _, x in blk.tables):
+                    # another table of this control has its control-plane name: fine if the front
+                    # end removes one of them as unused (settle_table_names), as p4c's does first
+                    internal = f"{real}$dup{len(self.dup_table_names)}"
+                    self.dup_table_names[internal] = real
+                tb = self.table(lt, ctx, pfx, internal)
                 blk.tables.append((key, tb))
                 scope[_name(lt)] = _TableRef(tb)
             else:
@@ -1244,15 +1251,10 @@ class BlockChecker(CheckerBase):
             if e.name in externs:
                 raise self.err(e.loc, f"two extern instances are named '{e.name}'")
             externs[e.name] = e
-        tables: dict[str, ir.Table] = {}
-        for _, t in sorted(blk.tables, key=lambda x: x[0]):
-            prev = self.table_names.setdefault(t.name, t)  # in this control or another one
-            if prev is not t:  # p4c's P4Info names both alike; a controller could reach one
-                raise self.unsupported(t.loc, f"two tables with the control-plane name '{t.name}' (the other at "
-                                              f"line {prev.loc.line}; give one another @name)")
-            tables[t.name] = t
+        tables: dict[str, ir.Table] = {t.name: t for _, t in sorted(blk.tables, key=lambda x: x[0])}
         _fold_constant_ifs(body)  # as p4c's ConstantFolding, before unused tables are removed
         tables = self.drop_unused_tables(tables, body, externs, self.annotations(_tree(d, "annotations")))
+        tables = self.settle_table_names(tables, body, externs)
         actions = []
         # top-level actions come first, as p4c's LocalizeAllActions copies them into the control:
         # in the order of their first use, by the tables (in source order) and then by the apply
@@ -1267,6 +1269,37 @@ class BlockChecker(CheckerBase):
         actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
                           self.annotations(_tree(d, "annotations")), self.loc(d))
+
+    def settle_table_names(self, tables: dict[str, ir.Table], body: ir.Block,
+                           externs: dict[str, ir.ExternInstance]) -> dict[str, ir.Table]:
+        """Two tables with one control-plane name (``@name("fwd")`` on both) are an error only
+        when both remain after unused tables are removed: p4c's front end removes an unused one
+        before it checks names (``DuplicateHierarchicalNameCheck``) and writes P4Info, so two
+        variants of a table chosen by a constant (``if (VERSION == 2) fwd_v2.apply(); else
+        fwd_v1.apply();``) are one table ``fwd`` to the controller.  The one that remains takes
+        the name back from its internal one; every table is then registered program-wide."""
+        rename: dict[str, str] = {}
+        for t in tables.values():
+            real = self.dup_table_names.get(t.name, t.name)
+            prev = self.table_names.setdefault(real, t)  # in this control or another one
+            if prev is not t:  # p4c's P4Info names both alike; a controller could reach one
+                raise self.unsupported(t.loc, f"two tables with the control-plane name '{real}' (the other at "
+                                              f"line {prev.loc.line}; give one another @name)")
+            if real != t.name:
+                rename[t.name] = real
+        if not rename:
+            return tables
+        roots: list[object] = [body] + [[k.expr for k in t.keys] + list(t.key_stmts) for t in tables.values()]
+        for n in ir.iter_nodes(roots):
+            if isinstance(n, (ir.ApplyTable, ir.SwitchActionRun)) and n.table in rename:
+                n.table = rename[n.table]
+        for e in externs.values():
+            e.tables[:] = [rename.get(tn, tn) for tn in e.tables]
+        out: dict[str, ir.Table] = {}
+        for tn, t in tables.items():
+            t.name = rename.get(tn, tn)
+            out[t.name] = t
+        return out
 
     def drop_unused_tables(self, tables: dict[str, ir.Table], body: ir.Block, externs: dict[str, ir.ExternInstance],
                            control_annotations: tuple[ir.Annotation, ...] = ()) -> dict[str, ir.Table]:

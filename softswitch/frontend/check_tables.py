@@ -53,10 +53,12 @@ class TableChecker(CheckerBase):
                         out.append(_lvalue_path(a))
         return out
 
-    def table(self, t: Tree, ctx: _Ctx, pfx: str) -> ir.Table:
+    def table(self, t: Tree, ctx: _Ctx, pfx: str, internal_name: str | None = None) -> ir.Table:
+        """``internal_name``: the name the table goes by until unused tables are removed, for a
+        second table with another's control-plane name (check_blocks.settle_table_names)."""
         local = _name(t)
         anns = self.annotations(_tree(t, "annotations"))
-        pname = _p4info_name(anns, pfx, local)
+        pname = internal_name or _p4info_name(anns, pfx, local)
         loc = self.loc(t)
         keys: list[ir.TableKey] = []
         actions: list[ir.TableActionRef] = []

@@ -214,6 +214,7 @@ class CheckerBase:
         # refuses a write to them ("cannot be the target of an assignment")
         self.readonly_vars: frozenset[str] = frozenset()
         self.table_names: dict[str, ir.Table] = {}  # P4Info name -> table, over the whole program
+        self.dup_table_names: dict[str, str] = {}  # internal name of a table -> its control-plane name
         self.global_externs: dict[str, ir.ExternInstance] = {}
         # generics: the type variables bound while a specialisation is lowered; the generic
         # struct/header declarations and their specialisations (keyed by base name and type

@@ -21,6 +21,7 @@ import pytest
 
 from softswitch.exec import build_pipeline
 from softswitch.frontend import load_program, load_source
+from softswitch.frontend.errors import P4Error
 from softswitch.p4info import build_p4info
 from softswitch.runtime.state import SwitchState
 
@@ -229,3 +230,54 @@ control I(""").replace("apply { outer.apply(); }", "Sub() s1; Sub() s2; apply { 
                     "s.p4")
     assert [t for t in _names(build_p4info(p).tables) if ".s" in t] == ["I.s1.used_t", "I.s2.used_t"]
     assert sum("Table spare is not used" in w for w in p.warnings) == 1
+
+
+_VARIANTS = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> x; bit<8> z; bit<8> y; }
+struct hs_t { h_t h; }
+struct m_t { }
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { p.extract(h.h); transition accept; } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t s) {
+    direct_counter(CounterType.packets) hits;
+    action set(bit<8> v) { h.h.y = v; s.egress_spec = 1; }
+    @name("fwd") table fwd_v1 { key = { h.h.x : exact; } actions = { set; } }
+    @name("fwd") table fwd_v2 { key = { h.h.x : exact; h.h.z : exact; } actions = { set; } counters = hits; }
+    apply { if (VERSION == 2) { fwd_v2.apply(); } else { fwd_v1.apply(); } }
+}
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t s) { apply { } }
+control V(inout hs_t h, inout m_t m) { apply { } }
+control C(inout hs_t h, inout m_t m) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_variants_of_a_table_under_one_name(version) -> None:
+    """Two tables with one ``@name``, a constant choosing the one applied: p4c removes the other
+    before it checks names and writes P4Info, so the program has one table ``I.fwd`` (refused
+    as two tables with one control-plane name until 2026-12-06)."""
+    from softswitch.stf import parse_stf, run_stf
+    p = load_source(_VARIANTS, "v.p4", defines={"VERSION": version})
+    info = build_p4info(p)
+    assert _names(info.tables) == ["I.fwd"]
+    keys = [m.name for m in info.tables[0].match_fields]
+    assert keys == (["h.h.x", "h.h.z"] if version == "2" else ["h.h.x"])
+    assert list(info.tables[0].direct_resource_ids) == ([info.direct_counters[0].preamble.id]
+                                                         if version == "2" else [])
+    gone = "fwd_v1" if version == "2" else "fwd_v2"
+    assert [w.split("warning: ")[1] for w in p.warnings if "not used" in w] == \
+        [f"Table {gone} is not used; removing"]
+    match = " ".join(f"{k}:0x05" for k in keys)
+    res = run_stf(p, parse_stf(f"add I.fwd {match} I.set(v:0x77)\npacket 0 05 05 00\nexpect 1 05 05 77$\n"))
+    assert res.passed and len(res.checks) == 1
+
+
+def test_two_applied_tables_under_one_name_are_refused() -> None:
+    src = _VARIANTS.replace("if (VERSION == 2) { fwd_v2.apply(); } else { fwd_v1.apply(); }",
+                            "fwd_v1.apply(); fwd_v2.apply();")
+    with pytest.raises(P4Error, match="two tables with the control-plane name 'I.fwd'"):
+        load_source(src, "v.p4", defines={"VERSION": "1"})
