@@ -219,7 +219,8 @@ class Responder(QpSide):
         seq, arrived, evi, entropy = trig
         e = self._reply_entry(evi)
         pkt = self._ack_frame(e.encap, seq, arrived, entropy, now_ns, trim, force_ack, syndrome)
-        self.counters.acks_sent += 1
+        if syndrome == F.AETH_ACK:  # an MRC RNR NAK (in a SACK) is counted in naks_sent only, as RC's
+            self.counters.acks_sent += 1
         self.host.send_frame(e.port, pkt, now_ns)
         if self.ack_ecn or self.ack_trim:  # more than one SACK's worth of marks
             self._send_ack(now_ns)

@@ -103,6 +103,9 @@ def test_mrc_rnr_nak_on_the_wire_and_the_wait():
     assert len(sends) >= 3 and min(gaps) >= F.RNR_TIMER_US[3] * 1000  # one try per 30 us, not per RTT
     assert len(sends) <= 300_000 // (F.RNR_TIMER_US[3] * 1000) + 1
     assert p.qa.counters.rnr_naks_received == len(naks) and p.qa.counters.timeouts == 0
+    # the responder counts every ACK frame once: an RNR NAK in naks_sent, as RC counts it, not in acks_sent
+    acks = [fr for t, side, fr in log if side == 1 and fr.opcode == F.OP_ACK and fr.syndrome == F.AETH_ACK]
+    assert (p.qb.counters.naks_sent, p.qb.counters.acks_sent) == (len(naks), len(acks))
 
 
 def test_mrc_rnr_wait_longer_than_the_retransmission_timer():
