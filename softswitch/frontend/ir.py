@@ -152,15 +152,22 @@ def live_nodes(node: object) -> Iterator[object]:
     runs: p4c's front end folds ``if (false) S`` away (``ConstantFolding``) before it removes
     what nothing refers to (``RemoveUnusedDeclarations``), so a table applied or an action called
     only there is not in its P4Info."""
-    if isinstance(node, If) and isinstance(node.cond, Const):
+    return iter_nodes(node, live=True)
+
+
+def iter_nodes(node: object, live: bool = False) -> Iterator[object]:
+    """Every IR node under ``node`` (a node or a list of them), itself first, then each
+    child's subtree in slot order (pre-order); ``loc`` and ``type`` are not descended into.
+    ``live``: not into the branch of an ``if`` on a constant that never runs (``live_nodes``)."""
+    if live and isinstance(node, If) and isinstance(node.cond, Const):
         yield node
         taken = node.then if node.cond.value else node.else_
         if taken is not None:
-            yield from live_nodes(taken)
+            yield from iter_nodes(taken, live)
         return
     if isinstance(node, list):
         for x in node:
-            yield from live_nodes(x)
+            yield from iter_nodes(x, live)
         return
     if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
         return
@@ -168,23 +175,7 @@ def live_nodes(node: object) -> Iterator[object]:
     for klass in type(node).__mro__:
         for a in getattr(klass, "__slots__", ()):
             if a not in ("loc", "type"):
-                yield from live_nodes(getattr(node, a, None))
-
-
-def iter_nodes(node: object) -> Iterator[object]:
-    """Every IR node under ``node`` (a node or a list of them), itself first, then each
-    child's subtree in slot order (pre-order); ``loc`` and ``type`` are not descended into."""
-    if isinstance(node, list):
-        for x in node:
-            yield from iter_nodes(x)
-        return
-    if not hasattr(node, "__slots__") or isinstance(node, (str, int)):
-        return
-    yield node
-    for klass in type(node).__mro__:
-        for a in getattr(klass, "__slots__", ()):
-            if a not in ("loc", "type"):
-                yield from iter_nodes(getattr(node, a, None))
+                yield from iter_nodes(getattr(node, a, None), live)
 
 
 def find_annotation(annotations: tuple[Annotation, ...], name: str) -> Annotation | None:
