@@ -59,3 +59,27 @@ def test_set_states_names_what_is_missing(veth_ns):
     with pytest.raises(netbuild.NetBuildError, match="network namespace nbst-none does not exist"):
         netbuild.set_states([("nbsta", False, "nbst-none")])
     assert netbuild.link_info("nbsta", veth_ns)["up"]  # nothing was changed by the refused calls
+
+
+def test_disable_offloads_turns_segmentation_and_receive_offload_off(veth_ns):
+    """bmv2's capture ring (libpcap) holds 32 frames on a port with segmentation offload on, ~1,300 with
+    it off (netbuild.disable_offloads): a new veth has it on, the call turns all three off on that end."""
+    assert any(netbuild.offloads("nbsta", veth_ns).values()), "a new veth has offloads on: nothing to show"
+    netbuild.disable_offloads("nbsta", veth_ns)
+    assert netbuild.offloads("nbsta", veth_ns) == {"tso": False, "gso": False, "gro": False}
+    assert any(netbuild.offloads("nbstb", veth_ns).values()), "the peer keeps its own settings"
+    with pytest.raises(netbuild.NetBuildError, match=f"interface {veth_ns}/nbstx does not exist"):
+        netbuild.disable_offloads("nbstx", veth_ns)
+
+
+def test_switch_ports_have_offloads_off():
+    """Both ends of a switch-to-switch link, as the fabric builds it, come up with offloads off."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (veth)")
+    a, b = f"nbo{os.getpid() % 100000}a", f"nbo{os.getpid() % 100000}b"
+    try:
+        netbuild.add_switch_link(a, "02:00:00:00:0a:01", b, "02:00:00:00:0a:02", mtu=1500)
+        for ifname in (a, b):
+            assert netbuild.offloads(ifname) == {"tso": False, "gso": False, "gro": False}, ifname
+    finally:
+        netbuild.delete_interface(a)
