@@ -39,7 +39,7 @@ from controller.evplan import Ev, Hop, walk_srv6
 from controller.plan import STEV_ECMP, build_plan
 from controller.session import PipelineConfig
 from controller.sidplan import build_sid_plan
-from controller.topology import load_topology
+from controller.topology import LinkProps, load_topology
 from mrc.wire import codec
 from mrc.wire import formats as F
 from mrc_fabric.state import FabricState
@@ -365,7 +365,7 @@ class FabricTest(P4RuntimeTest):
 
     def shape(self, switch: str, port: int, rate_pps: int) -> None:
         """Set a port's queue rate through the target plugin (run-time control port from the fabric's
-        state); undone after the test (back to the topology's rate, 0 = unlimited)."""
+        state); undone after the test (``topology_shaping``: as the fabric shaped the port)."""
         state = FabricState.load(self.prefix, Path(self.state_dir) if self.state_dir else None)
         rec = state.procs.get(switch) if state else None
         if rec is None or not rec.runtime_port:
@@ -373,12 +373,21 @@ class FabricTest(P4RuntimeTest):
         target = get_target(self.target)
         target.shape(rec.runtime_port, port, rate_pps=rate_pps)
         link = self.topo.link_at(switch, port)
-        self._undo.append((None, lambda: target.shape(rec.runtime_port, port, rate_pps=link.props.rate_pps)))
+        self._undo.append((None, lambda: target.shape(rec.runtime_port, port, **topology_shaping(link.props))))
 
     def assert_delivered_only(self, psns: set[int], allowed: set[tuple[int, int]]) -> None:
         """No frame with one of ``psns`` reached a host port outside ``allowed``."""
         stray = {k: len(v) for k, v in self.frames_with_psn(self.host_keys, psns).items() if k not in allowed}
         self.assertEqual(stray, {}, f"frames of this test delivered to other host ports {stray}")
+
+
+def topology_shaping(props: LinkProps) -> dict[str, int | None]:
+    """The ``Target.shape`` keywords that put a port back as the fabric shaped it from the topology:
+    the test's queue rate taken off (0: unlimited), and the link's ``rate_pps`` as the fabric's link
+    model (``link_rate_pps``, as ``Fabric`` gives it: on bmv2 every queue but the top one).  Until
+    2026-12-06 the undo passed ``rate_pps=props.rate_pps``: on a topology with a link rate that left
+    bmv2's top queue limited too and gave softswitch a queue rate on top of its link rate."""
+    return {"rate_pps": 0, "link_rate_pps": props.rate_pps or None}
 
 
 def psn_of(frame: bytes) -> int | None:
