@@ -1141,10 +1141,10 @@ class MrcResponder(Responder):
         # or a loss.  Until 2026-12-06 it was reported as a trim, and the requester resent it once an RTT
         # for as long as the application did not poll (nearly 10,000 resends in 20 ms at a 4 us RTT, half
         # of them ahead of the data queues), cut its congestion window for it and ignored rnr_retry
-        self.counters.naks_sent += 1
-        # and again after the next SACKs until the packet is placed, as a trim is (_trims_again): an RNR
-        # NAK is an ACK, which a full queue may drop, and the requester's RACK then took the refused
-        # packet for lost on a path that delivered the ones after it, and retired a healthy EV
+        # (_send_ack counts it in naks_sent, as its repeats).  It goes again after the next SACKs until
+        # the packet is placed, as a trim does (_trims_again): an RNR NAK is an ACK, which a full queue
+        # may drop, and the requester's RACK then took the refused packet for lost on a path that
+        # delivered the ones after it, and retired a healthy EV
         self.rnr_again = [e for e in self.rnr_again if e[0] != seq]
         self.ack_trigger = (seq, now_ns, evi, fr.entropy)
         self._send_ack(now_ns, syndrome=F.AETH_RNR_NAK | self.attr.min_rnr_timer)

@@ -219,8 +219,12 @@ class Responder(QpSide):
         seq, arrived, evi, entropy = trig
         e = self._reply_entry(evi)
         pkt = self._ack_frame(e.encap, seq, arrived, entropy, now_ns, trim, force_ack, syndrome)
-        if syndrome == F.AETH_ACK:  # an MRC RNR NAK (in a SACK) is counted in naks_sent only, as RC's
+        # every frame counted once: an MRC RNR NAK (in a SACK), the first and each repeat, in naks_sent
+        # only, as RC's
+        if syndrome == F.AETH_ACK:
             self.counters.acks_sent += 1
+        else:
+            self.counters.naks_sent += 1
         self.host.send_frame(e.port, pkt, now_ns)
         if self.ack_ecn or self.ack_trim:  # more than one SACK's worth of marks
             self._send_ack(now_ns)

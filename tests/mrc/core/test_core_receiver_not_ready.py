@@ -232,6 +232,9 @@ def test_mrc_a_lost_rnr_nak_is_repeated_after_the_next_sacks():
         p.a.post_write(p.qa, 10 + i, b"c" * 2000, p.mr.base_va + 4096 * (i + 1), p.mr.rkey)
     p.net.run(until_ns=300_000)  # (the timer is 640 us: no resend yet)
     assert rnrs[0] == 1 and rnrs.count(1) == 1 + TRIM_REPEATS
+    # each repeat is an RNR NAK on the wire and counted as one (72312fe counted the first only: the
+    # repeats, no longer acks_sent, were in no counter)
+    assert p.qb.counters.naks_sent == len(rnrs)
     c = p.qa.counters
     assert c.rnr_naks_received == 1 and c.retx_rack == c.retx_timeout == 0 and c.rack_ev_suspect == 0
     assert p.qb.responder.rnr_again == []
