@@ -283,6 +283,8 @@ def measure_veth(gen_if: str, sink_if: str, frame: bytes, seconds: float,
 def _veths():
     from pyroute2 import IPRoute
 
+    from mrc_fabric.netbuild import disable_offloads
+
     pairs = [("h4bs1", "h4bg1"), ("h4bs2", "h4bg2")]
     with IPRoute() as ipr:
         for a, b in pairs:
@@ -292,6 +294,9 @@ def _veths():
             for name in (a, b):
                 Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6").write_text("1")
                 ipr.link("set", index=ipr.link_lookup(ifname=name)[0], state="up")
+            # the switch's ends as a fabric's switch ports are: bmv2's libpcap ring holds 32 frames
+            # with the offloads on (netbuild.disable_offloads); softswitch turns them off itself
+            disable_offloads(a)
     return pairs
 
 

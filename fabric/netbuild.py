@@ -121,7 +121,10 @@ def _ethtool_value(s: socket.socket, ifname: str, cmd: int, data: int = 0) -> in
 
 
 def offloads(ifname: str, ns: str | None = None) -> dict[str, bool]:
-    """Whether each offload of ``ETHTOOL_OFFLOADS`` is on (what ``ethtool -k`` shows)."""
+    """Whether each offload of ``ETHTOOL_OFFLOADS`` is on, as the legacy ethtool queries answer -- the
+    ones libpcap asks (``iface_get_offload`` in ``pcap-linux.c``).  ``ethtool -k`` may still show
+    ``tcp-segmentation-offload: on`` after ``disable_offloads``: on newer kernels it also counts
+    feature bits the legacy TSO command leaves alone (e.g. ``tx-tcp-accecn-segmentation``)."""
     s = _ns_socket(ns)
     try:
         return {name: bool(_ethtool_value(s, ifname, get)) for name, (get, _) in ETHTOOL_OFFLOADS.items()}
@@ -132,8 +135,8 @@ def offloads(ifname: str, ns: str | None = None) -> dict[str, bool]:
 
 
 def disable_offloads(ifname: str, ns: str | None = None) -> None:
-    """Turn a switch port's segmentation and receive offloads off (``ethtool -K IF tso off gso off
-    gro off``).  bmv2 reads a port with libpcap in immediate mode (``src/BMI/bmi_interface.c``; its
+    """Turn a switch port's segmentation and receive offloads off through the legacy ethtool commands
+    (about ``ethtool -K IF tso off gso off gro off``; see ``offloads`` for what ``ethtool -k`` shows).  bmv2 reads a port with libpcap in immediate mode (``src/BMI/bmi_interface.c``; its
     ``configure.ac`` turns that on wherever libpcap has it), and libpcap sizes every slot of its 2 MB
     capture ring for the largest frame the interface can hand it: MTU + 18 bytes, but 64 KiB when any
     of these offloads is on (``create_ring`` in libpcap's ``pcap-linux.c``), as it is on a new veth.
