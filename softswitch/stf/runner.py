@@ -335,6 +335,14 @@ class StfSwitch:
                 if not 0 <= a["index"] < reg.size:
                     raise StfError(f"register '{reg.name}': index {a['index']} out of range")
                 reg.control_write(a["index"], a["value"] & reg.mask)
+        elif cmd.kind in ("meter_set_rates", "meter_array_set_rates"):
+            from softswitch.runtime.errors import P4RuntimeError
+
+            for up in meter_updates(self.p4info, a):
+                try:
+                    self.state.write(up)
+                except P4RuntimeError as e:
+                    raise StfError(f"the switch refused the meter configuration: {e}") from None
         else:
             raise StfError(f"command '{cmd.kind}' is not a control-plane command")
 
@@ -392,6 +400,27 @@ class StfSwitch:
                 break
             self.now = max(self.now + 1, int(due))
         return out
+
+
+def meter_updates(p4info, args: dict) -> list[p4runtime_pb2.Update]:
+    """P4Runtime MeterEntry writes for an STF ``meter_set_rates`` / ``meter_array_set_rates``: bmv2's
+    CLI rates are units per microsecond, P4Runtime's units per second (PI multiplies back by 10^6);
+    the whole array is one write per cell."""
+    meters = {m.preamble.name: m for m in p4info.meters}
+    m = meters[_suffix_lookup(list(meters), args["meter"], "meter")]
+    (crate, cburst), (prate, pburst) = args["rates"]
+    cfg = p4runtime_pb2.MeterConfig(cir=round(crate * 1e6), cburst=cburst, pir=round(prate * 1e6), pburst=pburst)
+    index = args["index"]
+    if index is not None and not 0 <= index < m.size:
+        raise StfError(f"meter '{m.preamble.name}': index {index} out of range")
+    ups = []
+    for i in range(m.size) if index is None else [index]:
+        e = p4runtime_pb2.Entity()
+        e.meter_entry.meter_id = m.preamble.id
+        e.meter_entry.index.index = i
+        e.meter_entry.config.CopyFrom(cfg)
+        ups.append(p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY, entity=e))
+    return ups
 
 
 def run_stf(program: ir.Program, commands: list[Command], cpu_port: int | None = None,

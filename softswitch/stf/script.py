@@ -25,8 +25,12 @@ runner gives them (its ``bmv2stf.py``; the grammar is written down in p4c's ``st
     is cloned (bmv2 resolves the group then).
 ``register_write REGISTER INDEX VALUE``, ``register_reset REGISTER``
     set register cells.
+``meter_set_rates METER INDEX CRATE:CBURST PRATE:PBURST``, ``meter_array_set_rates METER CRATE:CBURST PRATE:PBURST``
+    configure one meter cell, or every cell, as bmv2's CLI takes them: rates in units (packets or
+    bytes, the meter's type) per microsecond, bursts in units; committed first, then peak (v1model
+    meters are two-rate three-colour).
 ``check_counter``, ``counter_read``, ``counter_write``, ``wait``, ``remove``, ``no_packet``,
-``register_read``, ``mirroring_get``
+``register_read``, ``mirroring_get``, ``meter_get_rates``
     read but not acted on (p4c's bmv2 runner ignores them too); they are listed in the result.
 """
 from __future__ import annotations
@@ -50,7 +54,7 @@ class Command:
 
 
 IGNORED = frozenset({"check_counter", "counter_read", "counter_write", "wait", "remove",
-                     "no_packet", "register_read", "mirroring_get"})
+                     "no_packet", "register_read", "mirroring_get", "meter_get_rates"})
 _NUMBER = re.compile(r"[0-9]")
 
 
@@ -227,6 +231,20 @@ def parse_stf(text: str, name: str = "stf") -> list[Command]:
                 if len(words) != 1:
                     raise StfError(f"{where}: 'register_reset REGISTER' expected")
                 cmds.append(Command(kind, no, {"register": words[0]}))
+            elif kind in ("meter_set_rates", "meter_array_set_rates"):
+                fixed = 2 if kind == "meter_set_rates" else 1
+                usage = f"'{kind} METER{' INDEX' if fixed == 2 else ''} CRATE:CBURST PRATE:PBURST' expected"
+                if len(words) != fixed + 2:
+                    raise StfError(f"{where}: {usage} (a v1model meter has two rates)")
+                rates = []
+                for w in words[fixed:]:
+                    rate, sep, burst = w.partition(":")
+                    if not sep:
+                        raise StfError(f"{where}: {usage}, not {w!r}")
+                    rates.append((float(rate), parse_number(burst)))
+                args = {"meter": words[0], "index": parse_number(words[1]) if fixed == 2 else None,
+                        "rates": rates, "text": line.strip()}
+                cmds.append(Command(kind, no, args))
             elif kind in IGNORED:
                 cmds.append(Command("ignored", no, {"text": line}))
             else:

@@ -271,6 +271,9 @@ def test_process_path_runs_the_script_over_p4runtime_and_veths(capsys):
     out = capsys.readouterr().out
     assert "a frame of 3 bytes on port 0 could not be sent on a veth" in out, out
     assert "UNSENDABLE: const_priority.p4" in out and "0 of 3 packets sent" in out, out
+    # meter rates as P4Runtime MeterEntry writes (colours that do not depend on the switch's clock)
+    assert stf_main([str(DATA / "meters.p4"), str(DATA / "meters_yellow.stf"), "--process"]) == 0
+    assert "PASS: meters.p4: 3 of 3 expected frames matched" in capsys.readouterr().out
     assert not [ln for ln in os.popen("ip -br link").read().splitlines() if ln.startswith("sf")]
 
 

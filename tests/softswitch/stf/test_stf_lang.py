@@ -155,3 +155,41 @@ def test_clone_session_to_a_multicast_group():
     assert api.passed, [c for c in api.checks if not c.ok]
     assert loop.passed and loop.outputs == api.outputs
     assert len(api.checks) == 6
+
+
+def test_meter_rates_as_bmv2s_cli_takes_them():
+    """``meter_set_rates`` / ``meter_array_set_rates`` (rates per microsecond, committed then peak, as
+    p4c's bmv2 runner hands them to simple_switch_CLI) configure the meter: GREEN, YELLOW, RED back to
+    back, an unconfigured cell GREEN; they were an STF error until 2026-12-06.  ``meter_get_rates`` is
+    listed as not checked."""
+    prog = load_program(str(DATA / "meters.p4"), {}, [])
+    for stf in ("meters.stf", "meters_yellow.stf"):
+        cmds = parse_stf((DATA / stf).read_text())
+        api, loop = run_stf(prog, cmds), run_stf(prog, cmds, loop_path=True)
+        assert api.passed, (stf, [c for c in api.checks if not c.ok])
+        assert loop.passed and loop.outputs == api.outputs
+    assert [c.args["rates"] for c in parse_stf("meter_array_set_rates I.m 0.5:10 1.25:0x20\n")] == \
+        [[(0.5, 10), (1.25, 32)]]
+    assert parse_stf("meter_get_rates m 0\n")[0].kind == "ignored"
+
+
+@pytest.mark.parametrize("line,words", [
+    ("meter_set_rates m 0 0.1:1\n", "two rates"),
+    ("meter_set_rates m 0 0.1 0.2:1\n", "not '0.1'"),
+    ("meter_array_set_rates m 0 0.1:1 0.2:1\n", "two rates"),
+])
+def test_malformed_meter_commands_are_stf_errors(line, words):
+    from softswitch.stf import StfError
+
+    with pytest.raises(StfError, match=words):
+        parse_stf(line)
+
+
+def test_meter_command_naming_no_meter_or_a_bad_index_is_an_stf_error():
+    from softswitch.stf import StfError
+
+    prog = load_program(str(DATA / "meters.p4"), {}, [])
+    for line, words in (("meter_set_rates nosuch 0 0.1:1 0.2:1\n", "nosuch"),
+                        ("meter_set_rates m 4 0.1:1 0.2:1\n", "index 4 out of range")):
+        with pytest.raises(StfError, match=words):
+            run_stf(prog, parse_stf(line))
