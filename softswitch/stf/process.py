@@ -135,11 +135,14 @@ class ProcessStfSwitch(StfSwitch):
         return None
 
     def _meter(self, cmd: Command) -> None:
-        """Meter rates: bmv2's own CLI takes the line as it is (as p4c's runner passes it); softswitch
-        gets the P4Runtime MeterEntry writes the in-process runner applies."""
+        """Meter rates: bmv2's own CLI takes the line (with the meter's full name, as p4c's runner passes
+        it); softswitch gets the P4Runtime MeterEntry writes the in-process runner applies."""
         ups = meter_updates(self.p4info, cmd.args)  # checks the name and index first
-        if self.register_cli is not None:
-            self.register_cli([cmd.args["text"]])
+        if self.register_cli is not None:  # the line with the meter's full name, as the registers'
+            meter_id = ups[0].entity.meter_entry.meter_id
+            name = next(m.preamble.name for m in self.p4info.meters if m.preamble.id == meter_id)
+            words = cmd.args["text"].split()
+            self.register_cli([" ".join([words[0], name, *words[2:]])])
             return
         from controller.p4rt import P4RuntimeError
 
