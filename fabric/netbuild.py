@@ -14,15 +14,14 @@ from collections.abc import Iterator
 from pyroute2 import IPRoute, NetNS, netns
 from pyroute2.netlink.exceptions import NetlinkError
 
+from softswitch.engine.ports import ETHTOOL_GET, ETHTOOL_SET, ethtool
+
 IFA_F_NODAD = 0x02
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
-SIOCETHTOOL = 0x8946
-# Offloads a switch port turns off, as (get, set) legacy ethtool commands on a struct ethtool_value
-# (linux/ethtool.h): TCP segmentation, generic segmentation, generic receive offload.
-ETHTOOL_OFFLOADS = {"tso": (0x1E, 0x1F), "gso": (0x23, 0x24), "gro": (0x2B, 0x2C)}
-_ETHTOOL_VALUE = struct.Struct("II")
-_IFREQ_DATA = struct.Struct("16sP16x")  # struct ifreq: name, then ifr_data (a pointer), 40 bytes
+# Offloads a switch port turns off (softswitch's legacy ethtool commands): TCP segmentation, generic
+# segmentation, generic receive offload.
+SWITCH_PORT_OFFLOADS = ("tso", "gso", "gro")
 IFF_UP = 0x1
 CLONE_NEWNET = 0x40000000
 _IFREQ_FLAGS = struct.Struct("16sH22x")
@@ -114,20 +113,14 @@ def _switch_side(sock: IPRoute, ifname: str, mac: str, mtu: int) -> None:
     sock.link("set", index=idx, state="up")
 
 
-def _ethtool_value(s: socket.socket, ifname: str, cmd: int, data: int = 0) -> int:
-    value = ctypes.create_string_buffer(_ETHTOOL_VALUE.pack(cmd, data), _ETHTOOL_VALUE.size)
-    fcntl.ioctl(s.fileno(), SIOCETHTOOL, _IFREQ_DATA.pack(ifname.encode(), ctypes.addressof(value)))
-    return _ETHTOOL_VALUE.unpack(value.raw)[1]
-
-
 def offloads(ifname: str, ns: str | None = None) -> dict[str, bool]:
-    """Whether each offload of ``ETHTOOL_OFFLOADS`` is on, as the legacy ethtool queries answer -- the
+    """Whether each offload of ``SWITCH_PORT_OFFLOADS`` is on, as the legacy ethtool queries answer -- the
     ones libpcap asks (``iface_get_offload`` in ``pcap-linux.c``).  ``ethtool -k`` may still show
     ``tcp-segmentation-offload: on`` after ``disable_offloads``: on newer kernels it also counts
     feature bits the legacy TSO command leaves alone (e.g. ``tx-tcp-accecn-segmentation``)."""
     s = _ns_socket(ns)
     try:
-        return {name: bool(_ethtool_value(s, ifname, get)) for name, (get, _) in ETHTOOL_OFFLOADS.items()}
+        return {name: bool(ethtool(ifname, ETHTOOL_GET[name], sock=s)) for name in SWITCH_PORT_OFFLOADS}
     except OSError as exc:
         raise NetBuildError(f"interface {ns + '/' if ns else ''}{ifname}: {exc.strerror or exc}") from None
     finally:
@@ -148,9 +141,9 @@ def disable_offloads(ifname: str, ns: str | None = None) -> None:
     s = _ns_socket(ns)
     where = f"{ns + '/' if ns else ''}{ifname}"
     try:
-        for _get, set_cmd in ETHTOOL_OFFLOADS.values():
+        for name in SWITCH_PORT_OFFLOADS:
             try:
-                _ethtool_value(s, ifname, set_cmd, 0)
+                ethtool(ifname, ETHTOOL_SET[name], 0, sock=s)
             except OSError as exc:
                 if exc.errno == errno.ENODEV:
                     raise NetBuildError(f"interface {where} does not exist") from None

@@ -71,8 +71,8 @@ RING_BLOCK = 1 << 16  # one ring block (frames never straddle blocks)
 PACKET_STATISTICS = 6  # linux/if_packet.h: struct tpacket_stats {tp_packets, tp_drops}, reset on read
 SIOCETHTOOL = 0x8946
 # legacy ethtool_value commands (linux/ethtool.h)
-_ETHTOOL_SET = {"tso": 0x1F, "gso": 0x24, "gro": 0x2C, "tx-checksum": 0x17, "sg": 0x19}
-_ETHTOOL_GET = {"tso": 0x1E, "gso": 0x23, "gro": 0x2B, "tx-checksum": 0x16, "sg": 0x18}
+ETHTOOL_SET = {"tso": 0x1F, "gso": 0x24, "gro": 0x2C, "tx-checksum": 0x17, "sg": 0x19}
+ETHTOOL_GET = {"tso": 0x1E, "gso": 0x23, "gro": 0x2B, "tx-checksum": 0x16, "sg": 0x18}
 MAX_FRAME = 65536 + 128
 ETH_HLEN = 14
 _VLAN_TPID = b"\x81\x00"  # an 802.1Q frame may be 4 bytes over MTU + 14 (not 802.1ad: measured)
@@ -96,12 +96,16 @@ class _EthtoolValue(ctypes.Structure):
     _fields_ = [("cmd", ctypes.c_uint32), ("data", ctypes.c_uint32)]
 
 
-def _ethtool(ifname: str, cmd: int, data: int = 0) -> int:
-    """One legacy ETHTOOL_{G,S}* ioctl; returns the value read back."""
+def ethtool(ifname: str, cmd: int, data: int = 0, sock: socket.socket | None = None) -> int:
+    """One legacy ETHTOOL_{G,S}* ioctl (``ETHTOOL_GET`` / ``ETHTOOL_SET``); returns the value read
+    back.  ``sock``: a socket of the interface's network namespace (default: a new one in ours)."""
     val = _EthtoolValue(cmd, data)
-    ifreq = struct.pack("16sP", ifname.encode()[:15], ctypes.addressof(val))
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)
+    ifreq = struct.pack("16sP16x", ifname.encode()[:15], ctypes.addressof(val))  # struct ifreq, 40 bytes
+    if sock is not None:
+        fcntl.ioctl(sock.fileno(), SIOCETHTOOL, ifreq)
+    else:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)
     return val.data
 
 
@@ -114,8 +118,8 @@ def disable_offloads(ifname: str) -> list[str]:
     failed = []
     for name in ("gro", "tso", "gso", "tx-checksum"):
         try:
-            if _ethtool(ifname, _ETHTOOL_GET[name]):
-                _ethtool(ifname, _ETHTOOL_SET[name], 0)
+            if ethtool(ifname, ETHTOOL_GET[name]):
+                ethtool(ifname, ETHTOOL_SET[name], 0)
         except OSError:
             failed.append(name)
     return failed
