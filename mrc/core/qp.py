@@ -53,7 +53,7 @@ class QpAttr:
     ack_timeout: int = 10  # t: timeout = 1.024 us * 2^t (t <= 24)
     retry_cnt: int = 7  # linear retries (<= 7)
     exp_retry_cnt: int = 7  # exponential retries (<= 25; 25 = infinite)
-    # RC: receiver not ready (IB's RNR NAK; MRC has no RNR, see docs/protocol.md).  min_rnr_timer is the
+    # receiver not ready (IB's RNR NAK; MRC's rides in a SACK, docs/protocol.md).  min_rnr_timer is the
     # responder's: the timer code (F.RNR_TIMER_US; 12 = 0.64 ms, as perftest sets it) its RNR NAKs carry;
     # rnr_retry the requester's: RNR NAKs in a row without progress before RNR_RETRY_EXC_ERR (7 = infinite)
     min_rnr_timer: int = 12
