@@ -252,8 +252,6 @@ def _returns_to_flag(stmts: list[ir.Stmt], flag: ir.Var, in_loop: bool) -> list[
     return list(stmts)
 
 
-
-
 def _no_warn_unused(anns: tuple[ir.Annotation, ...]) -> bool:
     """``@noWarn("unused")`` among ``anns``."""
     return any(a.name == "noWarn" and a.args == ("unused",) for a in anns)
@@ -635,20 +633,8 @@ class BlockChecker(CheckerBase):
         actions-with-duplicate-control-plane-names1): the P4Info lists the name once, so the
         controller cannot tell the actions apart.  Copies of one declaration (a top-level action
         used in two controls) are one action."""
-        used: set[str] = set()
-        bodies: list[object] = []
-        for c in prog.controls:
-            for t in c.tables.values():
-                used.update(ar.action for ar in t.actions)
-                if t.default_action is not None:
-                    used.add(t.default_action.action)
-            bodies.append(c.body)
-        bodies += [prog.actions[an].body for an in used if an in prog.actions]
-        while bodies:  # and every action those call, in turn
-            for an in ir.actions_called_in_order(bodies.pop(), live=True):
-                if an not in used and an in prog.actions:
-                    used.add(an)
-                    bodies.append(prog.actions[an].body)
+        used = {an for c in prog.controls for an in ir.live_actions(prog, c)}
+
         def pos(a: ir.Action) -> tuple:  # copies of one declaration share its position
             return a.loc.file, a.loc.line, a.loc.col
 

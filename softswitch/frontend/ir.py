@@ -1127,7 +1127,9 @@ def live_actions(prog: Program, ctl: Control) -> set[str]:
     nothing names, is removed (``RemoveUnusedDeclarations``)."""
     todo: list[str] = list(actions_called_in_order(ctl.body, live=True))
     for t in ctl.tables.values():
-        todo += [r.action for r in t.actions] + [t.default_action.action]
+        todo += [r.action for r in t.actions]
+        if t.default_action is not None:
+            todo.append(t.default_action.action)
     live: set[str] = set()
     while todo:
         an = todo.pop()
