@@ -336,13 +336,8 @@ class StfSwitch:
                     raise StfError(f"register '{reg.name}': index {a['index']} out of range")
                 reg.control_write(a["index"], a["value"] & reg.mask)
         elif cmd.kind in ("meter_set_rates", "meter_array_set_rates"):
-            from softswitch.runtime.errors import P4RuntimeError
-
             for up in meter_updates(self.p4info, a):
-                try:
-                    self.state.write(up)
-                except P4RuntimeError as e:
-                    raise StfError(f"the switch refused the meter configuration: {e}") from None
+                self._write(up.type, meter_entry=up.entity.meter_entry)
         else:
             raise StfError(f"command '{cmd.kind}' is not a control-plane command")
 
