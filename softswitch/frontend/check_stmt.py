@@ -244,7 +244,8 @@ class StmtChecker(CheckerBase):
 
     def for_loop(self, s: Tree, ctx: _Ctx) -> ir.Stmt:
         """``for (init; cond; update) stmt``; the loop's variables are scoped to the loop.  Calls
-        of functions in the condition are re-run before each test (``cond_pre``)."""
+        of functions in the condition are re-run before each test (``cond_pre``); a call with
+        out/inout parameters there is an error, as in p4c."""
         init_t, cond_t, upd_t, body_t = _trees(s)[1:]  # after the loop's annotations
         ctx.scope.append({})  # type: ignore[attr-defined]
         try:
@@ -264,6 +265,14 @@ class StmtChecker(CheckerBase):
                 cond_pre = ctx.prelude
             finally:
                 ctx.prelude = saved
+            writer = next((n.action for n in ir.iter_nodes(cond_pre) if isinstance(n, ir.ActionCall)
+                           and n.action in self.actions
+                           and any(p.direction in ("out", "inout") and p.name != "$ret"
+                                   for p in self.actions[n.action].params)), None)
+            if writer is not None:  # p4c refuses it; it would run before each round
+                raise self.err(_trees(cond_t)[0], "Side effects in for condition not supported "
+                               f"(a call of '{writer}', which has out/inout parameters; p4c "
+                               "refuses it too)")
             update: list[ir.Stmt] = []
             for item in _trees(upd_t):
                 if item.data == "for_var":

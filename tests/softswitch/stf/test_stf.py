@@ -344,3 +344,20 @@ def test_process_path_refuses_defines_it_would_not_pass(capsys):
     them is refused by name instead of running the program without them."""
     assert stf_main([str(DATA / "tables.p4"), "--process", "-D", "X=1"]) == 3
     assert "without -D or -I" in capsys.readouterr().out
+
+
+def test_call_with_inout_in_a_for_condition_is_an_error(tmp_path):
+    """p4c's side-effect ordering refuses a for condition whose call writes an argument ("Side
+    effects in for condition not supported"); softswitch ran it before each round until
+    2026-12-06, accepting a program p4c and bmv2 never run.  A pure call stays accepted."""
+    from softswitch.frontend import P4Error
+
+    src = (DATA / "effect_calls.p4").read_text().replace(
+        "for (bit<8> i = inc(h.h.b); i < 15;", "for (bit<8> i = 0; i < inc(h.h.b);", 1)
+    assert src != (DATA / "effect_calls.p4").read_text()
+    (tmp_path / "x.p4").write_text(src)
+    line = next(i for i, ln in enumerate(src.split("\n"), 1) if "i < inc(h.h.b)" in ln)
+    with pytest.raises(P4Error, match=rf"x\.p4:{line}:\d+: error: Side effects in for condition"):
+        load_program(str(tmp_path / "x.p4"), {}, [])
+    # loops.p4 calls a function with only `in` parameters in a condition: no side effect
+    load_program(str(DATA / "loops.p4"), {}, [])

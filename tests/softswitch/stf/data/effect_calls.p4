@@ -43,9 +43,8 @@ control I(inout H h, inout M m, inout standard_metadata_t sm) {
             r.write((bit<32>)h.h.a - 16, inc(h.h.a));  // the index before the value's call
             r.read(h.s[0].v, 1);
             h.s[1].v = h.s[inc(h.h.k)[0:0]].v + 1;
-            for (bit<8> i = 0; i < inc(h.h.b); i = i + 1) {  // the condition's call every round
+            for (bit<8> i = inc(h.h.b); i < 15; i = i + 1) {  // the initialiser's call, once
                 h.h.e = h.h.e + 1;
-                if (i == 3) { break; }
             }
         } else {
             t.apply();
