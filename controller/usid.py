@@ -56,6 +56,13 @@ def next_usid(addr: int) -> int:
     return (addr >> (ADDR_BITS - TOP_BITS - USID_BITS)) & USID_MAX
 
 
+def argument(addr: int) -> int:
+    """RFC 9800's Argument of a carrier: every bit after the active uSID.  The carrier ends at the
+    active uSID when it is zero (RFC 9800 4.1.1), whatever ``next_usid`` alone says: a carrier
+    ``block|ours|0|x`` is still shifted."""
+    return addr & ((1 << (ADDR_BITS - TOP_BITS)) - 1)
+
+
 def shift(addr: int) -> int:
     """uN's shift: the block stays, everything after it moves left by one uSID, zeros come in."""
     return (addr >> _REST << _REST) | ((addr << USID_BITS) & _REST_MASK)

@@ -238,7 +238,7 @@ class SimFabric:
                 return Route(tuple(ports), self.host_index[node], ports[-1].peer_port)
             top = U.top(dst)
             if top == self.own[node]:
-                if U.next_usid(dst) == 0:
+                if U.argument(dst) == 0:  # RFC 9800 4.1.1: the whole Argument, as mrc_switch.p4
                     return Route(tuple(ports), drop=DROP_LOCAL_NOT_PROBE, drop_at=node)
                 dst = U.shift(dst)
                 top = U.top(dst)

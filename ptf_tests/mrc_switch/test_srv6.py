@@ -2,6 +2,8 @@
 host delivery, unknown uSID, hop limit expiry, parser errors (dropped only where the DA is ours)."""
 from __future__ import annotations
 
+import ipaddress
+
 from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
 from base.mrc_packets import carrier, explain, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
@@ -11,6 +13,7 @@ from scapy.layers.inet6 import IPv6ExtHdrSegmentRouting, IPv6ExtHdrSegmentRoutin
 from scapy.layers.l2 import Ether
 
 from controller import p4contract as P4
+from controller import usid as U
 from mrc.wire import formats as F
 from mrc.wire.layers import MrcBTH, MrcProbe
 
@@ -154,9 +157,10 @@ class HopLimitTest(MrcFabricTest):
 
 @group("srv6")
 class SrhTooManySegmentsTest(MrcFabricTest):
-    """An SRH with 5 segments is a parser error. Addressed to one of our SIDs it is dropped and
-    counted; in transit it is forwarded on its DA untouched, as a transit node does not inspect the
-    routing header (RFC 8754 section 4.2)."""
+    """An SRH with 5 segments is a parser error. Where the packet ends at one of our SIDs (End) it is
+    dropped and counted; a uN shift forwards it, shifted, the SRH untouched (RFC 9800 4.1.1 shifts
+    before any of the SRH's checks); in transit it is forwarded on its DA untouched, as a transit
+    node does not inspect the routing header (RFC 8754 section 4.2)."""
 
     @autocleanup
     def runTest(self):
@@ -164,11 +168,14 @@ class SrhTooManySegmentsTest(MrcFabricTest):
         self.route_usid(0x0202, port=3)
         self.add_route("fc00::/16", port=2)
         segs = [f"fc00::{i}" for i in range(5)]
-        for dst in (carrier(BLOCK, MY_USID, 0x0202), carrier(BLOCK, MY_USID)):  # uN shift, End
-            before = self.drops(P4.DROP_REASON_PARSER_ERROR)
-            testutils.send_packet(self, 1, srv6_packet(dst, segments=segs))
-            testutils.verify_no_other_packets(self)
-            self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
+        before = self.drops(P4.DROP_REASON_PARSER_ERROR)
+        testutils.send_packet(self, 1, srv6_packet(carrier(BLOCK, MY_USID), segments=segs))
+        testutils.verify_no_other_packets(self)
+        self.expect_drop_count(P4.DROP_REASON_PARSER_ERROR, before)
+        pkt = srv6_packet(carrier(BLOCK, MY_USID, 0x0202), segments=segs)
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC,
+                                              ip_dst=carrier(BLOCK, 0x0202)), 3)
         for pkt in (srv6_packet("fc00::9", segments=segs), srv6_packet("fc00::9", segments=segs[:4])):
             testutils.send_packet(self, 1, pkt)
             testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)
@@ -243,3 +250,22 @@ class EndOfCarrierProbeOpcodesTest(MrcFabricTest):
         self.expect_drop_count(P4.DROP_REASON_LOCAL_NOT_PROBE, before)
         self.verify_no_packet_in()
         testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class UsidArgumentTest(MrcFabricTest):
+    """The carrier ends where the whole Argument (every bit after the active uSID) is zero, RFC 9800
+    section 4.1.1: ``block|ours|0000|X`` is shifted (to ``block|0000|X``) and routed, not ended here."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        self.add_route(f"{carrier(BLOCK)}/32", port=4)  # the block: what the shift leaves on top
+        dst = int(ipaddress.IPv6Address(carrier(BLOCK, MY_USID))) | 0x0202 << 48
+        pkt = srv6_packet(str(ipaddress.IPv6Address(dst)))
+        exp = rewrite(pkt, eth_dst=neighbour_mac(4), eth_src=SWITCH_MAC,
+                      ip_dst=str(ipaddress.IPv6Address(U.shift(dst))))
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, exp, 4)
+        testutils.verify_no_other_packets(self)
+

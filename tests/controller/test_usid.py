@@ -42,6 +42,16 @@ def test_shift_is_un():
     assert U.shift(full) == U.compose(0xFC000000, *range(2, U.USIDS_PER_CARRIER + 1))
 
 
+def test_argument_is_everything_after_the_active_usid():
+    """RFC 9800 4.1.1: the carrier ends where the whole Argument is zero, not only the next uSID."""
+    c = U.compose(0xFC000000, 0x1101, 0x2202)
+    assert U.argument(c) == 0x2202 << 64
+    assert U.argument(U.compose(0xFC000000, 0x1101)) == 0
+    gap = U.compose(0xFC000000, 0x1101) | 0x2202 << 48  # block|1101|0000|2202|0..
+    assert U.next_usid(gap) == 0 and U.argument(gap) != 0
+    assert U.shift(gap) == U.compose(0xFC000000) | 0x2202 << 64
+
+
 @pytest.mark.parametrize("usids", [(0,), (U.USID_MAX + 1,), tuple(range(1, U.USIDS_PER_CARRIER + 2))])
 def test_compose_rejects(usids):
     with pytest.raises(ValueError):

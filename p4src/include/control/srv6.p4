@@ -2,13 +2,17 @@
  * classic SRH End (RFC 8754 / RFC 8986) on the outer (or only) IPv6 header.
  *
  *   usid_un hit (DA[127:80] = our block + uSID):
- *     next uSID DA[79:64] != 0   -> shift: DA = block ++ DA[79:0] ++ 0x0000, then route
- *     next uSID == 0 (carrier ends here)
+ *     Argument DA[79:0] != 0     -> shift: DA = block ++ DA[79:0] ++ 0x0000, then route
+ *                                   (RFC 9800 4.1.1: the Argument is every bit after the active
+ *                                   uSID, not only the next uSID; the SRH is not looked at)
+ *     Argument == 0 (carrier ends here)
  *        SRH with segments left   -> End: SL -= 1, DA = segment_list[SL], then route
  *        otherwise                -> local: MRC probe/port status to the CPU, else drop
  *   my_sid hit (DA = one of our full 128-bit SIDs): the same End / local step.
- *   either hit with a routing header the parser could not take (SRH parser errors: another routing
- *   type, more than 4 segments, TLVs, segments_left > last_entry + 1): dropped, PARSER_ERROR.
+ *   End / local with a routing header the parser could not take (SRH parser errors: another
+ *   routing type, more than 4 segments, TLVs, segments_left > last_entry + 1): dropped,
+ *   PARSER_ERROR.  A uN shift needs none of it and forwards (RFC 9800 4.1.1 runs it before the
+ *   SRH's own checks).
  *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *
  * The hop limit is NOT touched here: routing decrements it once per switch for every packet
@@ -62,20 +66,25 @@ control srv6_ingress(inout headers_t hdr,
             lmd.dst_block_usid = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS - USID_BITS];
             if (usid_un.apply().hit) {
                 ours = true;
-                end_here = hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:128 - USID_BLOCK_BITS - 2 * USID_BITS] == 0;
+                /* RFC 9800 4.1.1: the carrier ends when the whole Argument (everything after the
+                 * active uSID) is zero, not only the next uSID */
+                end_here = hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] == 0;
             } else if (my_sid.apply().hit) {
                 ours = true;
                 end_here = true;
             }
 
-            if (ours && lmd.srh_error) {
-                /* our SID, and a routing header the parser could not take (stats.p4): drop */
+            if (ours && !end_here) {
+                /* uN shift: needs nothing behind the IPv6 header, so an SRH the parser could not
+                 * take does not stop it */
+                hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
+                                    hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
+            } else if (end_here && lmd.srh_error) {
+                /* End / local at our SID, and a routing header the parser could not take
+                 * (stats.p4): drop */
                 mark_to_drop(std_md);
                 lmd.drop_reason = DROP_REASON_PARSER_ERROR;
                 lmd.skip_forwarding = true;
-            } else if (ours && !end_here) {
-                hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
-                                    hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
             } else if (end_here) {
                 if (hdr.srh.isValid() && hdr.srh.segments_left > 0) {
                     /* the parser guarantees segments_left <= last_entry + 1 <= 4 */

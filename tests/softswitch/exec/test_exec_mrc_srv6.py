@@ -1,0 +1,138 @@
+"""p4src/mrc_switch.p4's SRv6 steps in process (softswitch's pipeline, no network): where a uSID
+carrier ends (RFC 9800 4.1.1: the whole Argument, not only the next uSID) and a uN shift past an SRH
+the program cannot parse."""
+from __future__ import annotations
+
+import ipaddress
+import sys
+from pathlib import Path
+
+import pytest
+from exec_rig import INSERT, Rig
+from p4.v1 import p4runtime_pb2
+from scapy.layers.inet6 import (
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrSegmentRouting,
+    IPv6ExtHdrSegmentRoutingTLVPadN,
+)
+from scapy.layers.l2 import Ether
+
+from controller import p4contract as P4
+from controller import usid as U
+from mrc.wire import formats as F
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "ptf_tests"))
+from base.mrc_packets import rewrite, srv6_packet
+
+BLOCK = 0xFC000000
+MY = 0x0101
+SWITCH_MAC = 0x00AA00000001
+
+
+def addr(v: int) -> str:
+    return str(ipaddress.IPv6Address(v))
+
+
+def mac(v: int) -> str:
+    return ":".join(f"{b:02x}" for b in v.to_bytes(6, "big"))
+
+
+@pytest.fixture(scope="module")
+def rig() -> Rig:
+    r = Rig(REPO / "p4src" / "mrc_switch.p4")
+    r.entry("usid_un", {"block_usid": ("exact", U.top_of(BLOCK, MY))}, r.action("un"))
+    r.entry("my_sid", {"sid": ("exact", int(ipaddress.IPv6Address("fc00:ffff::1")))}, r.action("srv6_end"))
+    for usid, port in ((0x0777, 3), (0x0202, 4)):
+        route(r, U.compose(BLOCK, usid), 48, port)
+    route(r, U.compose(BLOCK), 32, 5)  # the block with an empty active uSID: whatever a shift leaves
+    route(r, int(ipaddress.IPv6Address("2001:db8::")), 32, 6)
+    # the CPU port gets probes ending here: every packet leaving there is a PacketIn
+    cs = p4runtime_pb2.CloneSessionEntry(session_id=P4.POSTCARD_SESSION_ID)
+    cs.replicas.add(egress_port=P4.CPU_PORT, instance=1)
+    r.write(INSERT, packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry(
+        clone_session_entry=cs))
+    return r
+
+
+def route(r: Rig, prefix: int, plen: int, port: int) -> None:
+    r.entry("route_v6", {"dst_addr": ("lpm", prefix, plen)},
+            r.action("set_next_hop", port=port, dst_mac=0x00BB00000000 + port, src_mac=SWITCH_MAC))
+
+
+def send(r: Rig, pkt, port: int = 1):
+    """(egress port, frame) of the one frame ``pkt`` leaves with, or (None, drop reason index)."""
+    drops = list(r.state.counter("drop_reasons").packets)
+    res = r.pipeline.ingress(bytes(pkt), port, 0)
+    if res.dropped or not res.to_tm:
+        now = r.state.counter("drop_reasons").packets
+        (reason,) = [i for i, n in enumerate(now) if n != drops[i]]
+        return None, reason
+    (out,) = r.pipeline.egress(res.to_tm[0], 1).frames
+    return out.port, out.data
+
+
+def forwarded(pkt, port: int, **kw):
+    return port, bytes(rewrite(pkt, eth_dst=mac(0x00BB00000000 + port), eth_src=mac(SWITCH_MAC), **kw))
+
+
+def with_ext(pkt, *exts):
+    """``pkt`` with extension headers ``exts`` put right after its outer IPv6 header."""
+    ip = pkt[IPv6]
+    chain = list(exts)
+    nh = [e.__class__ for e in chain]
+    codes = {IPv6ExtHdrHopByHop: 0, IPv6ExtHdrDestOpt: 60}
+    for e, nxt in zip(chain, nh[1:], strict=False):
+        e.nh = codes[nxt]
+    chain[-1].nh = ip.nh
+    out = IPv6(src=ip.src, dst=ip.dst, tc=ip.tc, fl=ip.fl, hlim=ip.hlim, nh=codes[nh[0]])
+    for e in chain:
+        out = out / e
+    return Ether(bytes(Ether(dst=pkt[Ether].dst, src=pkt[Ether].src) / out / ip.payload.copy()))
+
+
+# ---- where the carrier ends -----------------------------------------------------------------------
+@pytest.mark.parametrize("rest", [(0, 0x0202), (0, 0, 0, 0, 0x0202)])
+def test_un_shifts_while_any_argument_bit_is_set(rig, rest):
+    """block|ours|0|..|X: the next uSID is 0 but the Argument is not; RFC 9800 4.1.1 shifts (and looks
+    the new DA up), it does not end the carrier here."""
+    dst = U.compose(BLOCK, MY)
+    for i, u in enumerate(rest):
+        dst |= u << (128 - 48 - 16 * (i + 1))
+    assert U.next_usid(dst) == 0 and U.argument(dst) != 0
+    pkt = srv6_packet(addr(dst))
+    assert send(rig, pkt) == forwarded(pkt, 5, ip_dst=addr(U.shift(dst)))
+
+
+def test_carrier_ends_where_the_argument_is_zero(rig):
+    data = srv6_packet(addr(U.compose(BLOCK, MY)))
+    assert send(rig, data) == (None, P4.DROP_REASON_LOCAL_NOT_PROBE)
+    probe = srv6_packet(addr(U.compose(BLOCK, MY)), opcode=F.OP_PROBE_REQ)
+    port, _ = send(rig, probe)
+    assert port == P4.CPU_PORT
+
+
+# ---- a uN shift does not need the SRH ---------------------------------------------------------------
+def _unparsable_srhs(dst: str):
+    five = srv6_packet(dst, segments=[f"2001:db8::{i}" for i in range(5)])
+    tlv = srv6_packet(dst, segments=["2001:db8::9"])
+    tlv[IPv6ExtHdrSegmentRouting].tlv_objects = [IPv6ExtHdrSegmentRoutingTLVPadN(len=4, padding=b"\0" * 4)]
+    tlv[IPv6ExtHdrSegmentRouting].len = None
+    other_type = srv6_packet(dst, segments=["2001:db8::9"])
+    other_type[IPv6ExtHdrSegmentRouting].type = 3
+    return [Ether(bytes(p)) for p in (five, tlv, other_type)]
+
+
+def test_un_shift_forwards_past_an_srh_the_parser_cannot_take(rig):
+    """RFC 9800 4.1.1 shifts before any of the SRH's own checks (RFC 8986 4.1 S02-S09): an SRH with
+    5 segments, a TLV or another routing type does not stop a shift; the SRH leaves untouched."""
+    dst = U.compose(BLOCK, MY, 0x0202)
+    for pkt in _unparsable_srhs(addr(dst)):
+        assert send(rig, pkt) == forwarded(pkt, 4, ip_dst=addr(U.shift(dst)))
+
+
+def test_end_with_an_srh_the_parser_cannot_take_is_a_parser_error(rig):
+    for pkt in _unparsable_srhs(addr(U.compose(BLOCK, MY))) + _unparsable_srhs("fc00:ffff::1"):
+        assert send(rig, pkt) == (None, P4.DROP_REASON_PARSER_ERROR)
