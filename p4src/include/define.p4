@@ -21,6 +21,9 @@
 
 /* ---- sizes -------------------------------------------------------------------------------- */
 #define MAX_SRH_SEGMENTS 4     /* SRH segment-list header stack; more is a parser error */
+#define MAX_EXT_UNITS 15       /* 8-byte units parsed after the first 8 bytes of a Hop-by-Hop or
+                                  Destination Options header (128 bytes in all); more is a
+                                  parser error, which drops only a packet ending here */
 #define TELEMETRY_RECORDS 4    /* pre-allocated per-hop records in the telemetry option */
 #define DROP_REASON_COUNT 16   /* size of the drop_reasons counter */
 
@@ -53,6 +56,7 @@ typedef bit<8>   packet_in_reason_t;
 #define PROTO_UDP      8w17
 #define PROTO_IPV6     8w41   /* IPv6-in-IPv6: the inner RoCEv2 packet of SRv6 mode */
 #define PROTO_ROUTING  8w43   /* IPv6 routing header (SRH when routing type is 4) */
+#define PROTO_DSTOPTS  8w60   /* IPv6 Destination Options (parsed where it precedes the SRH) */
 
 #define SRH_ROUTING_TYPE  8w4
 

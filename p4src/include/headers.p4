@@ -11,7 +11,8 @@ error {
     Ipv6BadVersion,
     SrhUnsupportedType,
     SrhTooManySegments,
-    SrhMalformed
+    SrhMalformed,
+    ExtHeaderTooLong
 }
 
 /* ---- controller headers (P4Runtime packet metadata) -------------------------------------- */
@@ -90,6 +91,18 @@ header telemetry_opt_t {
     bit<8> reserved;
 }
 
+/* Any other Hop-by-Hop or Destination Options header (RFC 8200 4.3, 4.6): its first 8 bytes, then
+ * hdr_ext_len more 8-byte units in a header stack; carried through unchanged. */
+header ext_opts_t {
+    bit<8>  next_hdr;
+    bit<8>  hdr_ext_len;
+    bit<48> options;
+}
+
+header ext_unit_t {
+    bit<64> data;
+}
+
 /* Segment Routing Header (RFC 8754) without TLVs; the segment list is a header stack. */
 header srh_t {
     bit<8>  next_hdr;
@@ -154,6 +167,10 @@ struct headers_t {
     hbh_t              hbh;
     telemetry_opt_t    telemetry;
     telemetry_record_t[TELEMETRY_RECORDS] telemetry_records;
+    ext_opts_t         hbh_opts;      /* a Hop-by-Hop header other than the telemetry one */
+    ext_unit_t[MAX_EXT_UNITS] hbh_units;
+    ext_opts_t         dest_opts;     /* Destination Options before the SRH (RFC 8200 4.1 order) */
+    ext_unit_t[MAX_EXT_UNITS] dest_units;
     srh_t              srh;
     srh_segment_t[MAX_SRH_SEGMENTS] srh_segments;
     ipv6_t             inner_ipv6;    /* SRv6 mode: the encapsulated RoCEv2 packet */
@@ -176,13 +193,15 @@ struct local_metadata_t {
     bit<16>     l4_dport;
     bit<24>     bth_dest_qp;
     bit<8>      srh_segments_to_parse;
+    bit<8>      ext_units_to_parse;  /* options header units still to extract */
 
     /* forwarding state */
     bit<(USID_BLOCK_BITS + USID_BITS)> dst_block_usid;  /* top of the IPv6 destination: block + uSID */
     bool        skip_forwarding;     /* decided already: dropped, punted or packet-out */
     bool        forwarded;           /* a next hop was chosen: decrement hop limit / TTL */
     bool        usid_local;          /* the carrier (or SRH) ends at this switch */
-    bool        srh_error;           /* the parser stopped at a routing header it cannot process */
+    bool        srh_error;           /* the parser stopped at a routing header (or an options header
+                                        too long) it cannot process */
     bool        is_packet_out;
     bool        link_probe;          /* ETHERTYPE_LINK_PROBE frame: punted, or sent past port admin */
     bool        egress_dropped;      /* dropped in egress (port down) */

@@ -2,8 +2,11 @@
  *
  *   [packet_out (from the CPU port)] / Ethernet
  *     / IPv4 / UDP ...
- *     / IPv6 [/ Hop-by-Hop telemetry] [/ SRH + up to 4 segments] [/ inner IPv6]
+ *     / IPv6 [/ Hop-by-Hop: telemetry | any other (<= 128 bytes)] [/ Destination Options (<= 128 bytes)]
+ *            [/ SRH + up to 4 segments] [/ inner IPv6]
  *            / UDP [/ BTH [/ RETH [/ ImmDt]] | [/ AETH]]   (BTH only on UDP port 4791)
+ * (RFC 8200 4.1 order: Hop-by-Hop first, Destination Options for the SRH's segment endpoints before
+ * the routing header.)  Options headers other than the telemetry one are carried through, not read.
  *
  * Malformed headers fail a `verify`: the packet reaches ingress with parser_error set and is
  * dropped there with DROP_REASON_PARSER_ERROR (bmv2 semantics: a parser error does not drop).
@@ -66,6 +69,7 @@ parser mrc_parser(packet_in packet,
         lmd.flow_label = hdr.ipv6.flow_label;
         transition select(hdr.ipv6.next_hdr) {
             PROTO_HOPOPT: parse_hbh;
+            PROTO_DSTOPTS: parse_dest_opts;
             PROTO_ROUTING: parse_srh;
             PROTO_IPV6: parse_inner_ipv6;
             PROTO_UDP: parse_udp;
@@ -74,11 +78,73 @@ parser mrc_parser(packet_in packet,
     }
 
     /* Only the telemetry Hop-by-Hop header is interpreted: next_hdr(8) hdr_ext_len(8)=10
-     * opt_type(8)=0x3e opt_len(8)=84.  Any other Hop-by-Hop header is left in the payload and
-     * the packet is forwarded on its IPv6 header alone. */
+     * opt_type(8)=0x3e opt_len(8)=84.  Any other Hop-by-Hop header is extracted whole (up to
+     * 8 * (1 + MAX_EXT_UNITS) bytes) and carried through unread, so what follows it (an SRH, the
+     * inner packet) is parsed as without it. */
     state parse_hbh {
         transition select(packet.lookahead<bit<32>>()) {
             32w0x000a3e54 &&& 32w0x00ffffff: parse_telemetry;
+            default: parse_hbh_opts;
+        }
+    }
+
+    state parse_hbh_opts {
+        packet.extract(hdr.hbh_opts);
+        verify(hdr.hbh_opts.hdr_ext_len <= MAX_EXT_UNITS, error.ExtHeaderTooLong);
+        lmd.ip_proto = hdr.hbh_opts.next_hdr;
+        lmd.ext_units_to_parse = hdr.hbh_opts.hdr_ext_len;
+        transition select(hdr.hbh_opts.hdr_ext_len) {
+            0: parse_hbh_next;
+            default: parse_hbh_unit;
+        }
+    }
+
+    state parse_hbh_unit {
+        packet.extract(hdr.hbh_units.next);
+        lmd.ext_units_to_parse = lmd.ext_units_to_parse - 1;
+        transition select(lmd.ext_units_to_parse) {
+            0: parse_hbh_next;
+            default: parse_hbh_unit;
+        }
+    }
+
+    state parse_hbh_next {
+        transition select(hdr.hbh_opts.next_hdr) {
+            PROTO_DSTOPTS: parse_dest_opts;
+            PROTO_ROUTING: parse_srh;
+            PROTO_IPV6: parse_inner_ipv6;
+            PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    /* Destination Options ahead of the routing header (or of the upper layer): carried through
+     * unread, like a Hop-by-Hop header other than the telemetry one. */
+    state parse_dest_opts {
+        packet.extract(hdr.dest_opts);
+        verify(hdr.dest_opts.hdr_ext_len <= MAX_EXT_UNITS, error.ExtHeaderTooLong);
+        lmd.ip_proto = hdr.dest_opts.next_hdr;
+        lmd.ext_units_to_parse = hdr.dest_opts.hdr_ext_len;
+        transition select(hdr.dest_opts.hdr_ext_len) {
+            0: parse_dest_opts_next;
+            default: parse_dest_opts_unit;
+        }
+    }
+
+    state parse_dest_opts_unit {
+        packet.extract(hdr.dest_units.next);
+        lmd.ext_units_to_parse = lmd.ext_units_to_parse - 1;
+        transition select(lmd.ext_units_to_parse) {
+            0: parse_dest_opts_next;
+            default: parse_dest_opts_unit;
+        }
+    }
+
+    state parse_dest_opts_next {
+        transition select(hdr.dest_opts.next_hdr) {
+            PROTO_ROUTING: parse_srh;
+            PROTO_IPV6: parse_inner_ipv6;
+            PROTO_UDP: parse_udp;
             default: accept;
         }
     }
@@ -92,6 +158,7 @@ parser mrc_parser(packet_in packet,
         packet.extract(hdr.telemetry_records.next);
         lmd.ip_proto = hdr.hbh.next_hdr;  /* the upper-layer protocol, not Hop-by-Hop (0) */
         transition select(hdr.hbh.next_hdr) {
+            PROTO_DSTOPTS: parse_dest_opts;
             PROTO_ROUTING: parse_srh;
             PROTO_IPV6: parse_inner_ipv6;
             PROTO_UDP: parse_udp;
@@ -223,6 +290,10 @@ control mrc_deparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.hbh);
         packet.emit(hdr.telemetry);
         packet.emit(hdr.telemetry_records);
+        packet.emit(hdr.hbh_opts);
+        packet.emit(hdr.hbh_units);
+        packet.emit(hdr.dest_opts);
+        packet.emit(hdr.dest_units);
         packet.emit(hdr.srh);
         packet.emit(hdr.srh_segments);
         packet.emit(hdr.inner_ipv6);

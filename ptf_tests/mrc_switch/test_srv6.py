@@ -9,7 +9,15 @@ from base.mrc_packets import carrier, explain, rewrite, srv6_packet
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
-from scapy.layers.inet6 import IPv6ExtHdrSegmentRouting, IPv6ExtHdrSegmentRoutingTLVPadN
+from scapy.layers.inet6 import (
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrSegmentRouting,
+    IPv6ExtHdrSegmentRoutingTLVPadN,
+    PadN,
+    RouterAlert,
+)
 from scapy.layers.l2 import Ether
 
 from controller import p4contract as P4
@@ -269,3 +277,31 @@ class UsidArgumentTest(MrcFabricTest):
         testutils.verify_packet(self, exp, 4)
         testutils.verify_no_other_packets(self)
 
+
+@group("srv6")
+class EndBehindOptionsHeadersTest(MrcFabricTest):
+    """An SRH behind a Hop-by-Hop header other than the telemetry one and/or Destination Options (the
+    RFC 8200 4.1 order) is found: End at our uSID does SL -= 1, DA = Segment List[SL]; the options
+    headers pass unchanged."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        next_carrier = carrier(BLOCK, 0x0777, 0x0888)
+        self.route_usid(0x0777, port=3)
+        base = srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1)
+        for exts in ([IPv6ExtHdrHopByHop(nh=43, options=[RouterAlert()])],
+                     [IPv6ExtHdrDestOpt(nh=43, options=[PadN(optdata=b"\0" * 12)])],
+                     [IPv6ExtHdrHopByHop(nh=60, options=[RouterAlert()]),
+                      IPv6ExtHdrDestOpt(nh=43, options=[PadN(optdata=b"\0" * 4)])]):
+            ip = base[IPv6]
+            first = 0 if isinstance(exts[0], IPv6ExtHdrHopByHop) else 60
+            hdrs = IPv6(src=ip.src, dst=ip.dst, tc=ip.tc, hlim=ip.hlim, nh=first)
+            for e in exts:
+                hdrs = hdrs / e
+            pkt = Ether(bytes(Ether(dst=base.dst, src=base.src) / hdrs / ip[IPv6ExtHdrSegmentRouting].copy()))
+            exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier,
+                          segments_left=0)
+            testutils.send_packet(self, 1, pkt)
+            testutils.verify_packet(self, exp, 3)
+        testutils.verify_no_other_packets(self)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,8 @@ def test_host_wire_format_agrees_with_the_program():
         "ETHERTYPE_IPV6": (F.ETHERTYPE_IPV6, P4.ETHERTYPE_IPV6),
         "PROTO_HOPOPT": (F.NH_HOP_BY_HOP, P4.PROTO_HOPOPT), "PROTO_UDP": (F.NH_UDP, P4.PROTO_UDP),
         "PROTO_IPV6": (F.NH_IPV6, P4.PROTO_IPV6), "PROTO_ROUTING": (F.NH_ROUTING, P4.PROTO_ROUTING),
+        # the host never sends Destination Options; the switch parses them (IANA's number, RFC 8200 4.6)
+        "PROTO_DSTOPTS": (socket.IPPROTO_DSTOPTS, P4.PROTO_DSTOPTS),
         "SRH_ROUTING_TYPE": (F.SRH_TYPE, P4.SRH_ROUTING_TYPE),
         "UDP_PORT_ROCEV2": (F.ROCE_UDP_PORT, P4.UDP_PORT_ROCEV2),
         "ECN_NOT_ECT": (F.ECN_NOT_ECT, P4.ECN_NOT_ECT), "ECN_CE": (F.ECN_CE, P4.ECN_CE),

@@ -137,6 +137,12 @@ control congestion_ingress(inout headers_t hdr,
                     if (hdr.hbh.isValid()) {
                         l3_payload = l3_payload + (((bit<16>) hdr.hbh.hdr_ext_len + 1) << 3);
                     }
+                    if (hdr.hbh_opts.isValid()) {
+                        l3_payload = l3_payload + (((bit<16>) hdr.hbh_opts.hdr_ext_len + 1) << 3);
+                    }
+                    if (hdr.dest_opts.isValid()) {
+                        l3_payload = l3_payload + (((bit<16>) hdr.dest_opts.hdr_ext_len + 1) << 3);
+                    }
                     if (hdr.ipv6.isValid()) {
                         hdr.ipv6.payload_len = l3_payload;
                         hdr.ipv6.dscp = DSCP_TRIMMED;

@@ -9,10 +9,10 @@
  *        SRH with segments left   -> End: SL -= 1, DA = segment_list[SL], then route
  *        otherwise                -> local: MRC probe/port status to the CPU, else drop
  *   my_sid hit (DA = one of our full 128-bit SIDs): the same End / local step.
- *   End / local with a routing header the parser could not take (SRH parser errors: another
- *   routing type, more than 4 segments, TLVs, segments_left > last_entry + 1): dropped,
- *   PARSER_ERROR.  A uN shift needs none of it and forwards (RFC 9800 4.1.1 runs it before the
- *   SRH's own checks).
+ *   End / local with an extension header the parser could not take (SRH parser errors: another
+ *   routing type, more than 4 segments, TLVs, segments_left > last_entry + 1; a Hop-by-Hop or
+ *   Destination Options header longer than the program parses): dropped, PARSER_ERROR.  A uN shift
+ *   needs none of them and forwards (RFC 9800 4.1.1 runs it before the SRH's own checks).
  *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *
  * The hop limit is NOT touched here: routing decrements it once per switch for every packet
@@ -75,13 +75,13 @@ control srv6_ingress(inout headers_t hdr,
             }
 
             if (ours && !end_here) {
-                /* uN shift: needs nothing behind the IPv6 header, so an SRH the parser could not
-                 * take does not stop it */
+                /* uN shift: needs nothing behind the IPv6 header, so an SRH (or options header)
+                 * the parser could not take does not stop it */
                 hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
                                     hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
             } else if (end_here && lmd.srh_error) {
-                /* End / local at our SID, and a routing header the parser could not take
-                 * (stats.p4): drop */
+                /* End / local at our SID, and an extension header the parser could not take
+                 * (stats.p4): the SRH or the upper layer behind it is unknown, drop */
                 mark_to_drop(std_md);
                 lmd.drop_reason = DROP_REASON_PARSER_ERROR;
                 lmd.skip_forwarding = true;

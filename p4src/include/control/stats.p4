@@ -21,10 +21,12 @@ control stats_ingress_rx(inout headers_t hdr,
         port_rx_counter.count((bit<32>) std_md.ingress_port);
         if (std_md.parser_error == error.SrhUnsupportedType ||
                 std_md.parser_error == error.SrhTooManySegments ||
-                std_md.parser_error == error.SrhMalformed) {
-            /* A routing header this program cannot process is only an error where the DA is one
-             * of our SIDs (srv6.p4 drops it there): a transit node forwards on the DA without
-             * inspecting the routing header (RFC 8754 4.2, RFC 8200 4.4). */
+                std_md.parser_error == error.SrhMalformed ||
+                std_md.parser_error == error.ExtHeaderTooLong) {
+            /* A routing header (or an options header too long to parse) this program cannot
+             * process is only an error where the packet ends at one of our SIDs (srv6.p4 drops it
+             * there): a transit node forwards on the DA without inspecting the routing header
+             * (RFC 8754 4.2, RFC 8200 4.4), and a uN shift needs none of it (RFC 9800 4.1.1). */
             lmd.srh_error = true;
         } else if ((std_md.parser_error != error.NoError || std_md.checksum_error == 1) &&
                    !lmd.skip_forwarding) {

@@ -1,6 +1,6 @@
 """p4src/mrc_switch.p4's SRv6 steps in process (softswitch's pipeline, no network): where a uSID
-carrier ends (RFC 9800 4.1.1: the whole Argument, not only the next uSID) and a uN shift past an SRH
-the program cannot parse."""
+carrier ends (RFC 9800 4.1.1: the whole Argument, not only the next uSID), a uN shift past an SRH the
+program cannot parse, and an SRH behind Hop-by-Hop / Destination Options headers (RFC 8200 4.1 order)."""
 from __future__ import annotations
 
 import ipaddress
@@ -16,6 +16,8 @@ from scapy.layers.inet6 import (
     IPv6ExtHdrHopByHop,
     IPv6ExtHdrSegmentRouting,
     IPv6ExtHdrSegmentRoutingTLVPadN,
+    PadN,
+    RouterAlert,
 )
 from scapy.layers.l2 import Ether
 
@@ -25,7 +27,7 @@ from mrc.wire import formats as F
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "ptf_tests"))
-from base.mrc_packets import rewrite, srv6_packet
+from base.mrc_packets import rewrite, srv6_packet, trimmed
 
 BLOCK = 0xFC000000
 MY = 0x0101
@@ -136,3 +138,75 @@ def test_un_shift_forwards_past_an_srh_the_parser_cannot_take(rig):
 def test_end_with_an_srh_the_parser_cannot_take_is_a_parser_error(rig):
     for pkt in _unparsable_srhs(addr(U.compose(BLOCK, MY))) + _unparsable_srhs("fc00:ffff::1"):
         assert send(rig, pkt) == (None, P4.DROP_REASON_PARSER_ERROR)
+
+
+# ---- SRH behind Hop-by-Hop / Destination Options ------------------------------------------------------
+def _hbh():
+    return IPv6ExtHdrHopByHop(options=[RouterAlert()])  # 8 bytes
+
+
+def _dest(n: int = 4):
+    """Destination Options of 4 + n bytes (one PadN)."""
+    return IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0" * n)])
+
+
+@pytest.mark.parametrize("exts", [("hbh",), ("dest",), ("hbh", "dest"), ("dest_long",)])
+@pytest.mark.parametrize("sid", ["usid", "full"])
+def test_end_finds_the_srh_behind_options_headers(rig, exts, sid):
+    """End (carrier ends at our uSID, or a full SID of my_sid) with SL 1 behind Hop-by-Hop and/or
+    Destination Options: SL -> 0, DA = Segment List[0] (RFC 8754 4.3.1.1); the options untouched."""
+    make = {"hbh": _hbh, "dest": _dest, "dest_long": lambda: _dest(8 * 16 - 4)}  # 128 bytes, the most parsed
+    nxt = U.compose(BLOCK, 0x0777, 0x0888)
+    dst = addr(U.compose(BLOCK, MY)) if sid == "usid" else "fc00:ffff::1"
+    pkt = with_ext(srv6_packet(dst, segments=[addr(nxt)], segments_left=1), *(make[e]() for e in exts))
+    assert send(rig, pkt) == forwarded(pkt, 3, ip_dst=addr(nxt), segments_left=0)
+
+
+def test_end_with_telemetry_then_destination_options(rig):
+    from mrc.wire.layers import HBHOptMrcTelemetry
+
+    nxt = U.compose(BLOCK, 0x0777, 0x0888)
+    base = srv6_packet(addr(U.compose(BLOCK, MY)), segments=[addr(nxt)], segments_left=1,
+                       telemetry=HBHOptMrcTelemetry(max_hops=4))
+    hbh = base[IPv6ExtHdrHopByHop]
+    srh = hbh.payload.copy()
+    pkt = Ether(bytes(Ether(dst=base.dst, src=base.src)
+                      / IPv6(src=base[IPv6].src, dst=base[IPv6].dst, tc=base[IPv6].tc, hlim=64, nh=0)
+                      / IPv6ExtHdrHopByHop(nh=60, options=hbh.options) / _dest() / srh))
+    port, out = send(rig, pkt)
+    assert port == 3
+    got = Ether(out)
+    assert (got[IPv6].dst, got[IPv6ExtHdrSegmentRouting].segleft) == (addr(nxt), 0)
+    assert got[IPv6ExtHdrHopByHop].options[0].hop_count == 1  # the telemetry record was filled
+    assert bytes(got[IPv6ExtHdrDestOpt])[:8] == bytes(pkt[IPv6ExtHdrDestOpt])[:8]
+
+
+def test_options_header_too_long_to_parse(rig):
+    """A Destination Options header beyond the 128 bytes parsed: a parser error only where the packet
+    ends at our SID; transit and a uN shift forward it unchanged."""
+    nxt = addr(U.compose(BLOCK, 0x0777, 0x0888))
+    long = _dest(8 * 17 - 4)  # 136 bytes, hdr_ext_len 16
+    end = with_ext(srv6_packet(addr(U.compose(BLOCK, MY)), segments=[nxt], segments_left=1), long)
+    assert send(rig, end) == (None, P4.DROP_REASON_PARSER_ERROR)
+    shift = with_ext(srv6_packet(addr(U.compose(BLOCK, MY, 0x0202))), long)
+    assert send(rig, shift) == forwarded(shift, 4, ip_dst=addr(U.compose(BLOCK, 0x0202)))
+    transit = with_ext(srv6_packet("2001:db8::7", segments=[nxt], segments_left=1), long)
+    assert send(rig, transit) == forwarded(transit, 6)
+
+
+def test_trim_counts_options_headers_in_the_payload_length(rig):
+    """A data packet trimmed behind Hop-by-Hop and Destination Options: the outer payload length
+    covers them (and the SRH, the inner IPv6 and the 36 bytes of UDP+BTH+RETH)."""
+    r = Rig(REPO / "p4src" / "mrc_switch.p4")
+    r.entry("usid_un", {"block_usid": ("exact", U.top_of(BLOCK, MY))}, r.action("un"))
+    route(r, U.compose(BLOCK, 0x0202), 48, 4)
+    r.entry("queue_thresholds", {"port": ("exact", 4)},
+            r.action("set_queue_thresholds", trim_threshold=0, drop_threshold=P4.QDEPTH_ESTIMATE_MAX))
+    dst = U.compose(BLOCK, MY, 0x0202)
+    pkt = with_ext(srv6_packet(addr(dst), segments=["2001:db8::9"], segments_left=1, payload_len=512),
+                   _hbh(), _dest(12))
+    port, out = send(r, pkt)
+    assert port == 4
+    exp = trimmed(rewrite(pkt, eth_dst=mac(0x00BB00000004), eth_src=mac(SWITCH_MAC), ip_dst=addr(U.shift(dst))))
+    assert out == bytes(exp)
+    assert Ether(out)[IPv6].plen == len(out) - 14 - 40 == 8 + 16 + 24 + 40 + 36
