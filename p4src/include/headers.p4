@@ -103,7 +103,8 @@ header ext_unit_t {
     bit<64> data;
 }
 
-/* Segment Routing Header (RFC 8754) without TLVs; the segment list is a header stack. */
+/* Segment Routing Header (RFC 8754); the segment list is a header stack, the TLVs after it (if any)
+ * are carried through unread as 8-byte units (ext_unit_t). */
 header srh_t {
     bit<8>  next_hdr;
     bit<8>  hdr_ext_len;
@@ -173,6 +174,7 @@ struct headers_t {
     ext_unit_t[MAX_EXT_UNITS] dest_units;
     srh_t              srh;
     srh_segment_t[MAX_SRH_SEGMENTS] srh_segments;
+    ext_unit_t[MAX_EXT_UNITS] srh_tlv_units;  /* the SRH's TLVs (RFC 8754 2.1), unread */
     ipv6_t             inner_ipv6;    /* SRv6 mode: the encapsulated RoCEv2 packet */
     udp_t              udp;
     bth_t              bth;

@@ -3,7 +3,7 @@
  *   [packet_out (from the CPU port)] / Ethernet
  *     / IPv4 / UDP ...
  *     / IPv6 [/ Hop-by-Hop: telemetry | any other (<= 128 bytes)] [/ Destination Options (<= 128 bytes)]
- *            [/ SRH + up to 4 segments] [/ inner IPv6]
+ *            [/ SRH + up to 4 segments [+ TLVs, <= 120 bytes]] [/ inner IPv6]
  *            / UDP [/ BTH [/ RETH [/ ImmDt]] | [/ AETH]]   (BTH only on UDP port 4791)
  * (RFC 8200 4.1 order: Hop-by-Hop first, Destination Options for the SRH's segment endpoints before
  * the routing header.)  Options headers other than the telemetry one are carried through, not read.
@@ -170,9 +170,13 @@ parser mrc_parser(packet_in packet,
         packet.extract(hdr.srh);
         verify(hdr.srh.routing_type == SRH_ROUTING_TYPE, error.SrhUnsupportedType);
         verify(hdr.srh.last_entry < MAX_SRH_SEGMENTS, error.SrhTooManySegments);
-        /* no TLVs: the header is exactly the segment list */
-        verify(hdr.srh.hdr_ext_len == (hdr.srh.last_entry + 1) << 1, error.SrhMalformed);
+        /* RFC 8754 4.3.1.1 / RFC 8986 4.1 S08-S09: last_entry <= max_LE = hdr_ext_len / 2 - 1 and
+         * segments_left <= last_entry + 1.  What hdr_ext_len holds beyond the segment list are TLVs
+         * (RFC 8754 2.1: padding, HMAC), carried through unread, up to MAX_EXT_UNITS units. */
+        verify(hdr.srh.hdr_ext_len >= (hdr.srh.last_entry + 1) << 1, error.SrhMalformed);
         verify(hdr.srh.segments_left <= hdr.srh.last_entry + 1, error.SrhMalformed);
+        verify(hdr.srh.hdr_ext_len - ((hdr.srh.last_entry + 1) << 1) <= MAX_EXT_UNITS,
+               error.ExtHeaderTooLong);
         lmd.srh_segments_to_parse = hdr.srh.last_entry + 1;
         transition parse_srh_segment;
     }
@@ -181,8 +185,25 @@ parser mrc_parser(packet_in packet,
         packet.extract(hdr.srh_segments.next);
         lmd.srh_segments_to_parse = lmd.srh_segments_to_parse - 1;
         transition select(lmd.srh_segments_to_parse) {
-            0: parse_srh_next;
+            0: parse_srh_tlvs;
             default: parse_srh_segment;
+        }
+    }
+
+    state parse_srh_tlvs {
+        lmd.ext_units_to_parse = hdr.srh.hdr_ext_len - ((hdr.srh.last_entry + 1) << 1);
+        transition select(lmd.ext_units_to_parse) {
+            0: parse_srh_next;
+            default: parse_srh_tlv_unit;
+        }
+    }
+
+    state parse_srh_tlv_unit {
+        packet.extract(hdr.srh_tlv_units.next);
+        lmd.ext_units_to_parse = lmd.ext_units_to_parse - 1;
+        transition select(lmd.ext_units_to_parse) {
+            0: parse_srh_next;
+            default: parse_srh_tlv_unit;
         }
     }
 
@@ -296,6 +317,7 @@ control mrc_deparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.dest_units);
         packet.emit(hdr.srh);
         packet.emit(hdr.srh_segments);
+        packet.emit(hdr.srh_tlv_units);
         packet.emit(hdr.inner_ipv6);
         packet.emit(hdr.udp);
         packet.emit(hdr.bth);

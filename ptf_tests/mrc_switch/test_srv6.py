@@ -192,9 +192,9 @@ class SrhTooManySegmentsTest(MrcFabricTest):
 
 @group("srv6")
 class TransitUnsupportedRoutingHeaderTest(MrcFabricTest):
-    """Routing headers the program cannot process (an SRH with a TLV, another routing type, segments
-    left beyond the list) pass a transit switch unchanged but for the hop limit (RFC 8754 4.2,
-    RFC 8200 4.4); where the DA is our SID they are parser errors."""
+    """Routing headers a transit switch does not process (an SRH with a TLV, another routing type,
+    segments left beyond the list) pass it unchanged but for the hop limit (RFC 8754 4.2, RFC 8200
+    4.4); where the packet ends at our SID the last two are parser errors."""
 
     @autocleanup
     def runTest(self):
@@ -304,4 +304,25 @@ class EndBehindOptionsHeadersTest(MrcFabricTest):
                           segments_left=0)
             testutils.send_packet(self, 1, pkt)
             testutils.verify_packet(self, exp, 3)
+        testutils.verify_no_other_packets(self)
+
+
+@group("srv6")
+class EndWithSrhTlvTest(MrcFabricTest):
+    """TLVs after the segment list (RFC 8754 2.1, here a PadN TLV: hdr_ext_len > 2 * (last_entry + 1))
+    do not stop End: SL -= 1, DA = Segment List[SL], the TLVs as they were."""
+
+    @autocleanup
+    def runTest(self):
+        self.add_own_usid()
+        next_carrier = carrier(BLOCK, 0x0777, 0x0888)
+        self.route_usid(0x0777, port=3)
+        pkt = srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1)
+        pkt[IPv6ExtHdrSegmentRouting].tlv_objects = [IPv6ExtHdrSegmentRoutingTLVPadN(len=22, padding=b"\0" * 22)]
+        pkt[IPv6ExtHdrSegmentRouting].len = None
+        pkt = Ether(bytes(pkt))
+        self.assertEqual(pkt[IPv6ExtHdrSegmentRouting].len, 2 + 3)
+        exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier, segments_left=0)
+        testutils.send_packet(self, 1, pkt)
+        testutils.verify_packet(self, exp, 3)
         testutils.verify_no_other_packets(self)

@@ -10,8 +10,8 @@
  *        otherwise                -> local: MRC probe/port status to the CPU, else drop
  *   my_sid hit (DA = one of our full 128-bit SIDs): the same End / local step.
  *   End / local with an extension header the parser could not take (SRH parser errors: another
- *   routing type, more than 4 segments, TLVs, segments_left > last_entry + 1; a Hop-by-Hop or
- *   Destination Options header longer than the program parses): dropped, PARSER_ERROR.  A uN shift
+ *   routing type, more than 4 segments, TLVs over 120 bytes, segments_left > last_entry + 1; a
+ *   Hop-by-Hop or Destination Options header over 128 bytes): dropped, PARSER_ERROR.  A uN shift
  *   needs none of them and forwards (RFC 9800 4.1.1 runs it before the SRH's own checks).
  *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *

@@ -117,19 +117,28 @@ def test_carrier_ends_where_the_argument_is_zero(rig):
 
 
 # ---- a uN shift does not need the SRH ---------------------------------------------------------------
+def with_tlv(pkt, pad: int):
+    """``pkt`` with one PadN TLV of ``pad`` bytes in all (2 + data) after its SRH's segment list."""
+    pkt = pkt.copy()
+    pkt[IPv6ExtHdrSegmentRouting].tlv_objects = [
+        IPv6ExtHdrSegmentRoutingTLVPadN(len=pad - 2, padding=b"\0" * (pad - 2))]
+    pkt[IPv6ExtHdrSegmentRouting].len = None
+    return Ether(bytes(pkt))
+
+
 def _unparsable_srhs(dst: str):
     five = srv6_packet(dst, segments=[f"2001:db8::{i}" for i in range(5)])
-    tlv = srv6_packet(dst, segments=["2001:db8::9"])
-    tlv[IPv6ExtHdrSegmentRouting].tlv_objects = [IPv6ExtHdrSegmentRoutingTLVPadN(len=4, padding=b"\0" * 4)]
-    tlv[IPv6ExtHdrSegmentRouting].len = None
+    long_tlv = with_tlv(srv6_packet(dst, segments=["2001:db8::9"]), 128)  # TLVs over 120 bytes
     other_type = srv6_packet(dst, segments=["2001:db8::9"])
     other_type[IPv6ExtHdrSegmentRouting].type = 3
-    return [Ether(bytes(p)) for p in (five, tlv, other_type)]
+    bad_sl = srv6_packet(dst, segments=["2001:db8::9"], segments_left=2)
+    return [Ether(bytes(p)) for p in (five, long_tlv, other_type, bad_sl)]
 
 
 def test_un_shift_forwards_past_an_srh_the_parser_cannot_take(rig):
     """RFC 9800 4.1.1 shifts before any of the SRH's own checks (RFC 8986 4.1 S02-S09): an SRH with
-    5 segments, a TLV or another routing type does not stop a shift; the SRH leaves untouched."""
+    5 segments, over-long TLVs, another routing type or segments left beyond its list does not stop a
+    shift; the SRH leaves untouched."""
     dst = U.compose(BLOCK, MY, 0x0202)
     for pkt in _unparsable_srhs(addr(dst)):
         assert send(rig, pkt) == forwarded(pkt, 4, ip_dst=addr(U.shift(dst)))
@@ -138,6 +147,32 @@ def test_un_shift_forwards_past_an_srh_the_parser_cannot_take(rig):
 def test_end_with_an_srh_the_parser_cannot_take_is_a_parser_error(rig):
     for pkt in _unparsable_srhs(addr(U.compose(BLOCK, MY))) + _unparsable_srhs("fc00:ffff::1"):
         assert send(rig, pkt) == (None, P4.DROP_REASON_PARSER_ERROR)
+
+
+@pytest.mark.parametrize("pad", [8, 40, 120])
+@pytest.mark.parametrize("sid", ["usid", "full"])
+def test_end_with_srh_tlvs(rig, pad, sid):
+    """RFC 8754 2.1: TLVs may follow the segment list (hdr_ext_len > 2 * (last_entry + 1)); End reads
+    the segment list, leaves the TLVs as they are (up to 120 bytes of them are parsed)."""
+    nxt = U.compose(BLOCK, 0x0777, 0x0888)
+    dst = addr(U.compose(BLOCK, MY)) if sid == "usid" else "fc00:ffff::1"
+    pkt = with_tlv(srv6_packet(dst, segments=[addr(nxt), "2001:db8::5"], segments_left=1), pad)
+    assert pkt[IPv6ExtHdrSegmentRouting].len == 4 + pad // 8
+    assert send(rig, pkt) == forwarded(pkt, 3, ip_dst=addr(nxt), segments_left=0)
+
+
+def test_trim_behind_an_srh_with_tlvs(rig):
+    r = Rig(REPO / "p4src" / "mrc_switch.p4")
+    r.entry("usid_un", {"block_usid": ("exact", U.top_of(BLOCK, MY))}, r.action("un"))
+    route(r, U.compose(BLOCK, 0x0202), 48, 4)
+    r.entry("queue_thresholds", {"port": ("exact", 4)},
+            r.action("set_queue_thresholds", trim_threshold=0, drop_threshold=P4.QDEPTH_ESTIMATE_MAX))
+    dst = U.compose(BLOCK, MY, 0x0202)
+    pkt = with_tlv(srv6_packet(addr(dst), segments=["2001:db8::9"], segments_left=1, payload_len=512), 16)
+    port, out = send(r, pkt)
+    assert port == 4
+    exp = trimmed(rewrite(pkt, eth_dst=mac(0x00BB00000004), eth_src=mac(SWITCH_MAC), ip_dst=addr(U.shift(dst))))
+    assert out == bytes(exp)
 
 
 # ---- SRH behind Hop-by-Hop / Destination Options ------------------------------------------------------
