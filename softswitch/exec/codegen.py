@@ -80,12 +80,17 @@ def _parser_graph(prs: ir.Parser) -> tuple[dict[str, set[str]], dict[str, int], 
     return succ, preds, {n for n in prs.states if on_loop(n)}
 
 
-def _dispatch_states(prs: ir.Parser) -> list[str]:
+def _code_of(text: str, name: str):
+    """The code object of function ``name`` defined in ``text`` (compiled, not run)."""
+    return next(c for c in compile(text, "<parser>", "exec").co_consts if getattr(c, "co_name", None) == name)
+
+
+def _dispatch_states(prs: ir.Parser, shared: bool = False) -> list[str]:
     """The parser states that get a branch of their own in the generated ``parse``: ``start``
     and the states on a loop.  Every other state is on no loop, so its code is copied into each
     state that transitions to it (no dispatch, no call per state).  When the copies would make
-    the code too long (many states reached from many others), states with more than one
-    predecessor get a branch too."""
+    the code too long (many states reached from many others), or when ``shared``, states with
+    more than one predecessor get a branch too."""
     succ, preds, looping = _parser_graph(prs)
     dispatch = {"start"} | looping
     size: dict[str, int] = {}
@@ -95,7 +100,7 @@ def _dispatch_states(prs: ir.Parser) -> list[str]:
             size[n] = 1 + len(prs.states[n].stmts) + sum(expanded(t) for t in succ[n] if t not in dispatch)
         return size[n]
 
-    if sum(expanded(n) for n in dispatch) > MAX_COPIED_STATEMENTS:
+    if shared or sum(expanded(n) for n in dispatch) > MAX_COPIED_STATEMENTS:
         dispatch |= {n for n in prs.states if preds[n] > 1}
     depth: dict[str, int] = {}
 
@@ -113,6 +118,13 @@ def _dispatch_states(prs: ir.Parser) -> list[str]:
 
 MAX_COPIED_STATEMENTS = 4000  # parser statements after copying shared states into their callers
 MAX_COPY_DEPTH = 40  # states copied into one another, at most (below Python's 100 indentation levels)
+# Local variables of the generated ``parse``, at most, before shared states get a branch of their
+# own instead of a copy in each caller.  CPython sets up and clears every local slot of a frame on
+# each call, so a ``parse`` with thousands of temporaries costs per packet what no copy saves:
+# mrc_switch.p4 with its options-header states copied into every caller had 1,964 locals (190 kB of
+# bytecode) and ran the whole pipeline at 0.4 the speed of the same program with a branch per
+# shared state (bench/softswitch_pipeline.py --program mrc, 2026-12-06).
+MAX_PARSER_LOCALS = 1000
 
 # key expressions whose evaluation can do nothing but compute a value: no call, no stack access
 # (an index can be out of range), no division; a table whose keys are all such can skip them
@@ -436,7 +448,14 @@ class Compiler(StmtGen):
         self.ctl_index += 1
         lname = self._bind_block(prs, [None, "H", "M", "S"])
         self.gen_actions(prs, only_functions=True)  # user functions called in parser states
-        dispatch = _dispatch_states(prs)
+        text = self._parser_source(prs, lname, _dispatch_states(prs))
+        if _code_of(text, "parse").co_nlocals > MAX_PARSER_LOCALS:
+            text = self._parser_source(prs, lname, _dispatch_states(prs, shared=True))
+        self.funcs.append(text)
+
+    def _parser_source(self, prs: ir.Parser, lname: str, dispatch: list[str]) -> str:
+        """The source of ``parse`` with a branch for each state of ``dispatch`` (the others copied
+        into their callers)."""
         number = {n: i for i, n in enumerate(dispatch)}
         looped = len(dispatch) > 1 or "start" in _parser_graph(prs)[2]  # start alone on a loop too
 
@@ -470,9 +489,13 @@ class Compiler(StmtGen):
             # bound grows with it (each pass through the loop heads may take one byte); only a
             # loop that goes on without consuming anything is cut, as ParserTimeout
             out.add(2, f"for _ in range({MAX_PARSER_STATES} + {len(dispatch)} * len(data)):")
+            base = top = self.tmp
             for i, sname in enumerate(dispatch):
                 out.add(3, f"{'if' if i == 0 else 'elif'} st == {i}:")
+                self.tmp = base  # one branch runs per round and keeps no temporary for the next
                 emit_state(sname, out, 4)
+                top = max(top, self.tmp)
+            self.tmp = top
             out.add(2, "C.off = off")
             out.add(2, f"return {PE_PARSER_TIMEOUT}")
         else:
@@ -482,7 +505,7 @@ class Compiler(StmtGen):
         if self.trace:
             out.add(2, "TR('parser error ' + ERRNAMES.get(e.code, str(e.code)))")
         out.add(2, "return e.code")
-        self.funcs.append("\n".join(out.lines) + "\n")
+        return "\n".join(out.lines) + "\n"
 
     def _transition(self, tr: ir.Transition, goto, out: Out, ind: int) -> None:
         if tr.next_state is not None:
@@ -493,7 +516,13 @@ class Compiler(StmtGen):
             v = self.t()
             out.add(ind, f"{v} = {bits_code(self.ex(k), k.type)}")
             ks.append(v)
+        # A case's code (a state copied here) never falls through: it ends in a return, a
+        # ``continue`` or a raise.  So the cases' code can share temporaries, numbered from here:
+        # ``parse`` keeps as many locals as its longest path needs, not one per copy (CPython
+        # sets up and clears every local of a frame per call, MAX_PARSER_LOCALS).
+        base = self.tmp
         for case in tr.cases:
+            self.tmp = base
             if case.keysets and case.keysets[0].kind == "vset":
                 if self.res.value_set is None:
                     raise compile_error(case.loc, "value sets need runtime state (no value_set resource)")
