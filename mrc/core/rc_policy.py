@@ -31,6 +31,9 @@ class RcRequester(Requester):
         self.path = 0  # the EV slot every packet takes
         self.rnr_until = 0  # after an RNR NAK: nothing is sent before this time (ns)
         self.rnr_tries = 0  # RNR NAKs since the last progress (QpAttr.rnr_retry)
+        # the PSN the last go-back-N (a sequence error NAK or the RTO) restarted from, until the next
+        # progress: a NAK for that PSN then is the one NAK of a gap already being resent (see _on_ack)
+        self.rewound_to: int | None = None
 
     def fill(self, now_ns: int, budget: int = 0) -> int:
         if now_ns < self.rnr_until:  # the responder asked for min_rnr_timer before the next try
@@ -41,6 +44,7 @@ class RcRequester(Requester):
     def _progress(self, now_ns: int) -> None:
         super()._progress(now_ns)
         self.rnr_tries = 0
+        self.rewound_to = None
 
     def _receiver_not_ready(self, seq: int, code: int, now_ns: int) -> None:
         """An RNR NAK for PSN ``seq`` (InfiniBand RC): go back to it after the timer it carries.  It is an
@@ -99,10 +103,21 @@ class RcRequester(Requester):
             seq = unwrap(fr.psn, self.snd_una)
             if self.snd_una <= seq <= self.snd_nxt:
                 self._cum_ack(seq, now_ns)
-                self.snd_ptr = seq  # go back N
-                # a loss, told to the CC as MRC's RACK verdicts are (NSCC: a quick-adapt trigger); the
-                # responder NAKs a gap once.  Until 2026-12-06 an RC QP never told its CC of a loss
-                self.cc.on_loss(now_ns)
+                if seq == self.rewound_to:
+                    # The responder NAKs a gap once, until the PSN it expects arrives, so a NAK for the
+                    # PSN this QP already went back to, with no progress since, reports the gap that
+                    # go-back-N is already resending (the RTO went back first, or the NAK was sent before
+                    # the resent copies got there): going back again only sent every packet resent so
+                    # far a third time.  A NIC starts no second retry for it (Linux rxe, rxe_comp.c
+                    # COMPST_ERROR_RETRY: "if we've started a retry, don't start another retry sequence,
+                    # unless this is a timeout"); if the resent copy is lost too, the RTO goes back.
+                    self.counters.rc_naks_ignored += 1
+                else:
+                    self.snd_ptr = seq  # go back N
+                    self.rewound_to = seq
+                    # a loss, told to the CC as MRC's RACK verdicts are (NSCC: a quick-adapt trigger); the
+                    # responder NAKs a gap once.  Until 2026-12-06 an RC QP never told its CC of a loss
+                    self.cc.on_loss(now_ns)
         elif syn & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK:  # what precedes its PSN arrived; that PSN after the timer
             seq = unwrap(fr.psn, self.snd_una)
             if self.snd_una <= seq < self.snd_nxt:
@@ -121,6 +136,7 @@ class RcRequester(Requester):
         self._after_ack(now_ns)
 
     def _rto_resend(self, now_ns: int) -> None:
+        self.rewound_to = self.snd_una
         if self.snd_ptr > self.snd_una:
             self.snd_ptr = self.snd_una
             self.counters.retx_timeout += 1  # the rest counts as go-back-N resends
