@@ -19,7 +19,7 @@ PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header":
           "direct_meter": 0x15, "register": 0x16, "digest": 0x17}
 # annotations p4c consumes instead of copying into P4Info
 _CONSUMED = {"name", "id", "brief", "description", "max_group_size", "selector_size_semantics",
-             "max_member_weight", "defaultonly", "tableonly", "hidden"}
+             "max_member_weight", "defaultonly", "tableonly"}
 _MATCH = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
           "ternary": p4info_pb2.MatchField.TERNARY, "range": p4info_pb2.MatchField.RANGE,
           "optional": p4info_pb2.MatchField.OPTIONAL}
@@ -389,28 +389,34 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
     state (hidden tables still run, with their entries and default actions), never published."""
     p = p4info_pb2.P4Info()
     _pkg_info(p.pkg_info, program.main_annotations)
-    tables = program.all_tables()
-    externs = program.all_externs()
+    # in the order of p4c's breadth-first walk of the blocks (P4RuntimeAnalyzer::analyze over
+    # Helpers::forAllEvaluatedBlocks): every V1Switch control's own tables first, in control
+    # order, then those of the controls instantiated in them, and so on; so for externs (the
+    # top-level ones first) and actions
+    tables = sorted(program.all_tables(), key=lambda t: t.depth)
+    externs = sorted(program.all_externs(), key=lambda e: e.depth)
+    ordered = sorted(((c.action_depth.get(an, 1), ci, i, an) for ci, c in enumerate(program.controls)
+                      for i, an in enumerate(c.actions)), key=lambda x: x[:3])
     # used actions once per P4Info name: actions may share one (p4c lists the name once and
     # bmv2 resolves it in each table's own list), if they take the same control-plane data
     by_name: dict[str, ir.Action] = {}
+    used: set[str] = set()
     for c in program.controls:
-        in_tables = {r.action for t in c.tables.values() for r in t.actions}
+        used |= {r.action for t in c.tables.values() for r in t.actions}
         # an action the apply block calls directly: p4c wraps the call in a hidden table and lists
         # the action, unless it is @hidden (ONOS fabric.p4's egress_next.set_mpls: absent from
         # p4c's P4Info, left out below with every @hidden action)
-        called = set(ir.actions_called_in_order(c.body, live=True))
-        used = in_tables | called
-        for an in c.actions:
-            a = program.actions[an]
-            if an not in used or a.function:
-                continue
-            first = by_name.setdefault(a.name, a)
-            if [(q.name, q.type) for q in first.data_params] != [(q.name, q.type) for q in a.data_params]:
-                raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here take different "
-                                         "parameters; P4Info can list only one")
-            if None not in (first.id, a.id) and first.id != a.id:
-                raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here have different @id")
+        used |= set(ir.actions_called_in_order(c.body, live=True))
+    for _, _, _, an in ordered:
+        a = program.actions[an]
+        if an not in used or a.function:
+            continue
+        first = by_name.setdefault(a.name, a)
+        if [(q.name, q.type) for q in first.data_params] != [(q.name, q.type) for q in a.data_params]:
+            raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here take different "
+                                     "parameters; P4Info can list only one")
+        if None not in (first.id, a.id) and first.id != a.id:
+            raise P4InfoError(a.loc, f"actions named '{a.name}' at {first.loc} and here have different @id")
     actions = list(by_name.values())
     hidden_tables = {t.name for t in tables if _is_hidden(t.annotations)}
     hidden_actions = {a.name for a in actions if _is_hidden(a.annotations)}
@@ -569,7 +575,11 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
                                   ("direct_counter", p.direct_counters, unit_c),
                                   ("meter", p.meters, unit_m),
                                   ("direct_meter", p.direct_meters, unit_m)):
-        for e in ext(kind):
+        insts = ext(kind)
+        if kind.startswith("direct_"):  # p4c adds one with its table (addTableProperties)
+            tpos = {t.name: i for i, t in enumerate(tables)}
+            insts.sort(key=lambda e: tpos.get(e.tables[0], -1) if e.tables else -1)
+        for e in insts:
             if kind.startswith("direct_") and not (e.tables and shown(e.tables[0])):
                 continue  # no table uses it (p4c's unused-counter-bmv2 sample), or a hidden one
             msg = repeated.add()
