@@ -639,8 +639,34 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         _type_spec(pd.type_spec, d.type, p.type_info, d.loc)
     if p.type_info.HasField("error"):  # p4c lists every error, in declaration order
         p.type_info.error.members.extend(program.errors)
-    p.type_info.SetInParent()
+    if _p4c_touches_type_info(program, p, used):
+        p.type_info.SetInParent()
     return p
+
+
+def _p4c_touches_type_info(program: ir.Program, p: p4info_pb2.P4Info, used: set[str]) -> bool:
+    """Does p4c's P4Info have a ``type_info`` (maybe empty)?  p4c creates it on the way
+    (``mutable_type_info()``) when it adds a table (``addTableProperties``), an extern instance
+    (``addExternInstance``, before it looks at the kind), an action parameter (``addAction``) or
+    an extern function called in a control's apply block or in one of its actions
+    (``analyzeControl``: ``mark_to_drop``, ``hash``, ``digest``, ``verify_checksum`` ...); a
+    program with none of them has no ``type_info`` (p4c's issue2498-bmv2 sample).  Controller
+    headers and value sets are counted too."""
+    if p.tables or program.all_externs() or p.controller_packet_metadata or p.value_sets or p.digests:
+        return True
+    if any(a.params for a in p.actions) or p.type_info.ListFields():
+        return True
+    seen: set[str] = set()
+    roots: list[object] = [c.body for c in program.controls] + \
+        [program.actions[an].body for an in used if an in program.actions]
+    while roots:
+        for n in ir.live_nodes(roots.pop()):
+            if isinstance(n, ir.BuiltinCall):
+                return True
+            if isinstance(n, ir.ActionCall) and n.action not in seen and n.action in program.actions:
+                seen.add(n.action)
+                roots.append(program.actions[n.action].body)
+    return False
 
 
 def p4info_text(p4info: p4info_pb2.P4Info) -> str:

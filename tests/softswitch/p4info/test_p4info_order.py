@@ -83,3 +83,30 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     p = build_p4info(load_source(src, "order.p4"))
     assert _names(p.tables) == ["I.t1", "I.Inner.t2"]
     assert _names(p.actions) == ["NoAction", "I.bar", "I.Inner.bar"]
+
+
+def test_no_type_info_when_p4c_makes_none() -> None:
+    """p4c creates type_info only on the way to a table, an extern instance, an action parameter
+    or an extern function call in a control (mutable_type_info() in addTableProperties,
+    addExternInstance, addAction, addExternFunction); with none of them its P4Info has none."""
+    mine = build_p4info(load_program(str(DATA / "p4info_no_type_info.p4")))
+    ref = text_format.Parse((DATA / "p4info_no_type_info.p4info.txtpb").read_text(), p4info_pb2.P4Info())
+    assert not mine.HasField("type_info")
+    assert text_format.MessageToString(mine) == text_format.MessageToString(ref)
+
+
+def test_type_info_present_with_any_trigger() -> None:
+    src = (DATA / "p4info_no_type_info.p4").read_text()
+    body = "apply { set_low(h.h.a[0:0]); s.egress_spec = 9w1; }"
+    variants = {
+        "extern call": body.replace("s.egress_spec = 9w1;", "mark_to_drop(s);"),
+        "extern call in an action": body.replace("set_low(h.h.a[0:0]);", "drop_it();"),
+        "register": "register<bit<8>>(32w4) r; " + body,
+        "action parameter": "action p(bit<8> v) { h.h.a = v; } " + body.replace("set_low(h.h.a[0:0]);", "p(8w1);"),
+        "table": "table t { actions = { NoAction; } } " + body.replace("set_low(h.h.a[0:0]);", "t.apply();"),
+    }
+    for what, new in variants.items():
+        prog = src.replace(body, new).replace(
+            "action set_low", "action drop_it() { mark_to_drop(s); }\n    action set_low")
+        p = build_p4info(load_source(prog, "ti.p4"))
+        assert p.HasField("type_info"), what
