@@ -294,6 +294,9 @@ def diff(left: p4info_pb2.P4Info | Loaded, right: p4info_pb2.P4Info | Loaded,
             ob = [n for n in eb if n in ea]
             if oa != ob:
                 out.append(Difference(kind, "", "(order)", oa, ob))
+    if a.HasField("type_info") != b.HasField("type_info"):  # p4c writes none for some programs
+        out.append(Difference("type_info", "", "(presence)", "present" if a.HasField("type_info") else None,
+                              "present" if b.HasField("type_info") else None))
     ta = _to_dict(a.type_info)
     tb = _to_dict(b.type_info)
     if "source_location" in ignore:

@@ -148,3 +148,17 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     finally:
         os.close(w)
     assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
+
+
+def test_type_info_presence_is_compared(tmp_path) -> None:
+    """p4c writes no type_info for some programs (no table, extern, parameter or extern call);
+    an empty one on the other side is a difference, as the texts and messages differ."""
+    head = '# proto-file: p4/config/v1/p4info.proto\npkg_info {\n  arch: "v1model"\n}\n'
+    a = tmp_path / "a.txtpb"
+    b = tmp_path / "b.txtpb"
+    a.write_text(head)
+    b.write_text(head + "type_info {\n}\n")
+    from softswitch.p4info_diff import main as diff_main
+    assert diff_main([str(a), str(b)]) == 1
+    assert diff_main(["--lenient", str(a), str(b)]) == 1
+    assert diff_main([str(b), str(b)]) == 0
