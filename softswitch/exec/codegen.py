@@ -431,7 +431,7 @@ class Compiler(StmtGen):
         if ctl is self.p.deparser:
             out.add(1, "OUT = []")
             self.emit_arrays = {}
-            self.block(ctl.body, out, 1)
+            self._deparser_body(ctl.body.stmts, out)
             self.emit_arrays = None
             out.add(1, "return OUT")
         else:
@@ -440,6 +440,41 @@ class Compiler(StmtGen):
             out.add(1, "except _Exit:")
             out.add(2, "pass")
         self.funcs.append("\n".join(out.lines) + "\n")
+
+    def _next_only_emit(self, s: ir.Stmt) -> str | None:
+        """The stack ``s`` emits an element of, when ``s`` is an emit of a constant-index element of
+        a stack whose valid elements are those below its nextIndex (``usage.next_only_stacks``)."""
+        if isinstance(s, ir.Emit) and isinstance(s.header, ir.StackIndex) and isinstance(s.header.index, ir.Const):
+            st = s.header.stack
+            if isinstance(st, ir.Member) and isinstance(st.expr, ir.Var) and st.expr.type == self.hdr_t \
+                    and st.field in self.next_only:
+                return st.field
+        return None
+
+    def _deparser_body(self, stmts: list[ir.Stmt], out: Out) -> None:
+        """The deparser's statements; a run of emits of one such stack's elements (``emit`` of the
+        stack, expanded) is skipped whole on one test while its nextIndex is 0 (most packets
+        carry none of a stack of options or TLVs), not one test per element."""
+        if not stmts:
+            out.add(1, "pass")
+        i = 0
+        while i < len(stmts):
+            field = self._next_only_emit(stmts[i])
+            if field is None:
+                self.stmt(stmts[i], out, 1)
+                i += 1
+                continue
+            j = i
+            while j < len(stmts) and self._next_only_emit(stmts[j]) == field:
+                j += 1
+            out.add(1, f"if {self.ex(stmts[i].header.stack)}.nxt:")
+            saved, self.emit_arrays, self.emit_top = self.emit_arrays, {}, 2  # bound inside the test
+            try:
+                for s in stmts[i:j]:
+                    self.stmt(s, out, 2)
+            finally:
+                self.emit_arrays, self.emit_top = saved, 1
+            i = j
 
     def gen_parser(self, prs: ir.Parser) -> None:
         """One function ``parse`` for the whole parser: the packet's offset stays a local, states

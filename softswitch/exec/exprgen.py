@@ -13,6 +13,7 @@ from softswitch.exec import hashes, layout
 from softswitch.exec.usage import (
     extract_only_headers,
     field_written_headers,
+    next_only_stacks,
     std_fields_used,
     tracked_header,
     tracks_length,
@@ -125,6 +126,7 @@ class ExprGen:
         # egress's packet_length) when the program can read it
         self.track_len = tracks_length(std_fields_used(program))
         self.extract_only = extract_only_headers(program)
+        self.next_only = next_only_stacks(program)  # stacks with no valid element while nextIndex is 0
         # fields of those headers that nothing reads: extract leaves them unstored (the deparser
         # emits such a header's extracted bytes); all of them are stored when tracing, whose log
         # shows every field

@@ -77,7 +77,7 @@ def build(pl) -> tuple | None:
     from softswitch.exec.pipeline import POOL_MAX, PacketState
 
     reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used),
-                       tracked=pl._tracked) or pl._reset
+                       tracked=pl._tracked, next_only=pl._next_only) or pl._reset
     lines = _ingress_source(b, used, reset.body, std_used) + _egress_source(b, used, std_used)
 
     pool = pl._pool

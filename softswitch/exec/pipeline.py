@@ -56,7 +56,7 @@ from softswitch.exec import fastpath
 from softswitch.exec.codegen import CompiledBlocks
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
-from softswitch.exec.usage import QUEUE_FIELDS, extract_only_headers, std_fields_used
+from softswitch.exec.usage import QUEUE_FIELDS, extract_only_headers, next_only_stacks, std_fields_used
 from softswitch.frontend import ir
 
 log = logging.getLogger("softswitch.p4")
@@ -224,7 +224,11 @@ class V1Pipeline:
         self._lazy = frozenset(f"f_{n}" for n in extract_only_headers(program))
         # and headers only field stores and setInvalid write, when valid or marked dirty by them
         self._tracked = frozenset(f"f_{n}" for n in blocks.dirty_tracked)
-        self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy, tracked=self._tracked)
+        # and stacks of them whose elements only extract(stack.next) makes valid: skipped whole
+        # while their nextIndex is 0
+        self._next_only = frozenset(f"f_{n}" for n in next_only_stacks(program))
+        self._reset = make_reset(self._H, self._M, self._S, lazy=self._lazy, tracked=self._tracked,
+                                 next_only=self._next_only)
         self._pool: list[PacketState] = []
         self.internal_errors = 0  # packets dropped because the generated code raised (_internal_error)
         # one context per stage for the loop's path (ingress_item / egress_frame run on the loop

@@ -68,7 +68,8 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
                  lazy: frozenset[str] = frozenset(), when_valid: bool = False,
                  lazy_elements: bool = False, skip: frozenset[str] = frozenset(),
                  tracked: frozenset[str] = frozenset(), when_dirty: bool = False,
-                 dirty_elements: bool = False) -> None:
+                 dirty_elements: bool = False, next_only: frozenset[str] = frozenset(),
+                 guard_next: bool = False) -> None:
     """Statements that put ``path`` (an expression for ``obj``'s place in the tree) back to the
     values ``obj`` has, by stores into the existing objects.  ``lazy``: names of ``obj``'s
     attributes (headers, or stacks of headers) to reset only while valid; ``when_valid``: ``obj``
@@ -76,7 +77,10 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
     a stack (its elements are guarded, its own counters are not); ``skip``: scalar attributes of
     ``obj`` to leave as they are; ``tracked``: names of ``obj``'s attributes (headers) to reset
     only while valid or dirty (headers, or stacks of headers); ``when_dirty``: ``obj`` is such a
-    header; ``dirty_elements``: ``obj`` is such a stack."""
+    header; ``dirty_elements``: ``obj`` is such a stack; ``next_only``: names of ``obj``'s lazy
+    stacks whose valid elements are those below ``nxt`` (``usage.next_only_stacks``);
+    ``guard_next``: ``obj`` is such a stack (its elements are looked at only when ``nxt`` is not
+    0)."""
     if id(obj) in seen:
         raise _Unsupported("shared object")
     seen.add(id(obj))
@@ -128,16 +132,24 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
             # a header stack's elements: push/pop may have replaced them, so reset each one in
             # place by position (same class, as the class always fills the list the same way)
             lst = f"{var}_{attr}"
-            lines.append(f"    {lst} = {var}.{attr}")
+            sub: list[str] = []
             for i, elem in enumerate(val):
-                _reset_lines(elem, f"{lst}[{i}]", lines, ns, seen, counter, when_valid=lazy_elements,
+                _reset_lines(elem, f"{lst}[{i}]", sub, ns, seen, counter, when_valid=lazy_elements,
                              when_dirty=dirty_elements)
+            if guard_next and "nxt" in slots:  # no element valid while nxt is 0 (read before its reset)
+                lines.append(f"    if {var}.nxt:")
+                lines.append(f"        {lst} = {var}.{attr}")
+                lines.extend("    " + line for line in sub)
+            else:
+                lines.append(f"    {lst} = {var}.{attr}")
+                lines.extend(sub)
             n = len(val)
             lines.append(f"    if len({var}.{attr}) != {n}:")
             lines.append("        raise _Mismatch")
         elif attr in lazy and "valid" not in _slot_names(type(val)):
             # a stack of headers: its elements are reset while valid, its own counters always
-            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, lazy_elements=True)
+            _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, lazy_elements=True,
+                         guard_next=attr in next_only)
         elif attr in tracked and "valid" not in _slot_names(type(val)):
             # likewise while valid or dirty
             _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, dirty_elements=True)
@@ -150,7 +162,8 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
 
 def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
                skip: frozenset[str] = frozenset(),
-               tracked: frozenset[str] = frozenset()) -> Callable[..., None] | None:
+               tracked: frozenset[str] = frozenset(),
+               next_only: frozenset[str] = frozenset()) -> Callable[..., None] | None:
     """``reset(o1, o2, ...)`` putting objects of ``classes`` (e.g. headers, user metadata,
     standard metadata) back to what ``cls()`` gives; None when that cannot be done by stores.
     The reset raises ``Mismatch`` if a stack's element list changed length (never, for the
@@ -167,7 +180,10 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
     ``tracked``: attributes of the first class's objects (headers) that are reset only while
     valid or ``dirty``: the generated code sets ``dirty`` whenever it stores to one of their
     fields or sets one invalid (``usage.field_written_headers``), so a clean invalid one is
-    all-zero."""
+    all-zero.
+
+    ``next_only``: stacks of ``lazy`` whose valid elements are exactly those below their ``nxt``
+    (``usage.next_only_stacks``): their elements are not looked at while ``nxt`` is 0."""
     try:
         lines: list[str] = []
         ns: dict = {"_Mismatch": Mismatch}
@@ -178,7 +194,8 @@ def make_reset(*classes: type, lazy: frozenset[str] = frozenset(),
         for i, proto in enumerate(protos):
             _reset_lines(proto, f"a{i}", lines, ns, seen, counter, lazy if i == 0 else frozenset(),
                          skip=skip if i == last else frozenset(),
-                         tracked=tracked if i == 0 else frozenset())
+                         tracked=tracked if i == 0 else frozenset(),
+                         next_only=next_only if i == 0 else frozenset())
         args = ", ".join(f"a{i}" for i in range(len(classes)))
         src = f"def reset({args}):\n" + "\n".join(lines) + "\n"
         exec(compile(src, "<reset>", "exec"), ns)  # noqa: S102 - generated above from instances

@@ -276,6 +276,39 @@ def extract_only_headers(program: ir.Program) -> frozenset[str]:
     return _plain_headers(hdr_t) - written
 
 
+def next_only_stacks(program: ir.Program) -> frozenset[str]:
+    """The header stacks of ``extract_only_headers`` whose elements become valid only through
+    ``extract(stack.next)``: no ``setValid`` of an element, no ``extract`` into an element named
+    by its index.  Each such extract makes element ``nextIndex`` valid and then advances
+    ``nextIndex``, and nothing else makes an element valid or moves ``nextIndex``, so the valid
+    elements are exactly those below ``nextIndex``: while it is 0, none is (the header reset and
+    the deparser skip the whole stack on that one test)."""
+    hdr_t = program.parser.params[1].type
+    eo = extract_only_headers(program)
+    stacks = {f.name for f in hdr_t.fields if f.name in eo and isinstance(f.type, ir.StackT)} \
+        if isinstance(hdr_t, ir.StructT) else set()
+    elem_t = {n: next(f.type.elem for f in hdr_t.fields if f.name == n) for n in stacks}
+    bad: set[str] = set()
+
+    def made_valid(h: ir.Expr) -> None:
+        root = _header_root(h, hdr_t)
+        if root == "*" or root is None:  # a header the walk does not place (a parameter of a
+            # sub-parser or action, a local): any stack of its type may be what it is
+            bad.update(n for n, t in elem_t.items() if t == h.type)
+            if root == "*":
+                bad.update(stacks)
+        else:
+            bad.add(root)
+
+    def visit(o: object) -> bool:
+        if isinstance(o, ir.SetValid) or (isinstance(o, ir.Extract) and not isinstance(o.header, ir.StackNext)):
+            made_valid(o.header)
+        return True
+
+    _walk(program, visit)
+    return frozenset(stacks - bad)
+
+
 def _plain_headers(hdr_t: ir.StructT) -> frozenset[str]:
     """The members of the headers struct that either analysis may answer: headers and stacks of
     headers with no varbit field and no struct-typed field (an object the lazy reset does not
