@@ -31,7 +31,8 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                fault: every one would be healthy; 0 since 2026-12-05, docs/simulation.md "Solved").
   incast-127   the same on examples/sim/incast-127.yaml (127 -> 1, ~45 s a run), past the ~32:1 at which the
                trimmed headers alone (130 B a 4,230 B frame) fill the receiver's link (0 healthy EVs retired since 2026-12-05; the
-               trim-ahead rule's srtt floor FAILs there: +19%; docs/simulation.md "127 -> 1").
+               trim-ahead rule's srtt floor FAILed there until 2026-12-06, +11-19%: the rule fired for QPs whose only
+               packet was the trimmed one; docs/simulation.md "127 -> 1").
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.  Exit status 1 when a case failed or a floor FAILed.
