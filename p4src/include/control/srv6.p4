@@ -12,7 +12,9 @@
  *   End / local with an extension header the parser could not take (SRH parser errors: another
  *   routing type, more than 4 segments, TLVs over 120 bytes, segments_left > last_entry + 1; a
  *   Hop-by-Hop or Destination Options header over 128 bytes): dropped, PARSER_ERROR.  A uN shift
- *   needs none of them and forwards (RFC 9800 4.1.1 runs it before the SRH's own checks).
+ *   needs none of them and forwards (RFC 9800 4.1.1 runs it before the SRH's own checks), except
+ *   past a routing header of another type with segments left, which RFC 8200 4.4 discards: dropped,
+ *   PARSER_ERROR.
  *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *
  * The hop limit is NOT touched here: routing decrements it once per switch for every packet
@@ -74,14 +76,20 @@ control srv6_ingress(inout headers_t hdr,
                 end_here = true;
             }
 
-            if (ours && !end_here) {
+            /* RFC 8200 4.4: the node a packet is addressed to discards it when it meets a routing
+             * header of a type it does not know with segments left; RFC 9800's shift is part of SRH
+             * (type 4) and upper-layer processing only, which such a packet never reaches */
+            bool unknown_routing = std_md.parser_error == error.SrhUnsupportedType &&
+                                   hdr.srh.segments_left != 0;
+            if (ours && !end_here && !unknown_routing) {
                 /* uN shift: needs nothing behind the IPv6 header, so an SRH (or options header)
                  * the parser could not take does not stop it */
                 hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
                                     hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
-            } else if (end_here && lmd.srh_error) {
+            } else if (ours && lmd.srh_error) {
                 /* End / local at our SID, and an extension header the parser could not take
-                 * (stats.p4): the SRH or the upper layer behind it is unknown, drop */
+                 * (stats.p4): the SRH or the upper layer behind it is unknown, drop; or a shift
+                 * refused for a routing header of an unknown type with segments left (above) */
                 mark_to_drop(std_md);
                 lmd.drop_reason = DROP_REASON_PARSER_ERROR;
                 lmd.skip_forwarding = true;
