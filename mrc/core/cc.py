@@ -261,8 +261,6 @@ class Dcqcn(CongestionControl):
         self.cfg = cfg
         self.learn = learn_base_rtt
         self.min_rtt = 0
-        self.srtt = 0  # smoothed RTT of the samples (RFC 6298's gain, 1/8), when learning
-        self.timer_rtt = 0  # the RTT the learnt timers were derived from
         self.rc = cfg.line_rate_bps
         self.rt = cfg.line_rate_bps
         self.alpha = cfg.initial_alpha
@@ -293,38 +291,15 @@ class Dcqcn(CongestionControl):
         self.inc_at = now_ns + c.increase_period_ns
 
     def on_ack(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn: bool) -> None:
-        if rtt_ns is not None and self.learn:
-            self._learn_rtt(max(1, rtt_ns))
+        if rtt_ns is not None and self.learn and (self.min_rtt == 0 or rtt_ns < self.min_rtt):
+            # [ours] the timers were set for an unknown RTT: scale them to the smallest RTT seen
+            # (DCQCN's 55 us timers assume a fabric RTT of a few us; at a 35 ms RTT they would
+            # undo every rate cut long before the next CNP could arrive)
+            self.min_rtt = max(1, rtt_ns)
+            c = self.cfg
+            self.cfg = DcqcnConfig.defaults(c.line_rate_bps, self.min_rtt)
         if ecn:  # an ECN echo carried in an ACK counts as a CNP
             self.on_cnp(now_ns)
-
-    def _learn_rtt(self, rtt: int) -> None:
-        """[ours] The timers were set for an unknown RTT (DCQCN's 55 us assume a fabric RTT of a few us;
-        at a 35 ms RTT they would undo every rate cut long before the next CNP could arrive): derive the
-        increase and alpha timers and the byte counter from the RTT a CNP takes to come back *now*, the
-        smoothed RTT (at least the smallest), and the rate-decrease guard from the smallest RTT.
-
-        They were derived from the smallest RTT alone until 2026-12-06.  DCQCN holds a rate only while
-        CNPs come at least once per increase period (the NP's CNP interval, 50 us, is below the RP's 55
-        us timer), but a notification point marks at most one CNP per frame it receives, so behind a
-        link slower than the NIC CNPs come at most one per frame time of that link, and an empty queue's
-        RTT holds no such frame time (a bmv2-style queue rate sends into an empty queue at once): on the
-        emulated fabric (20 Mb/s links, 3.3 ms per frame) an unloaded 1 ms sample gave 1 ms timers, fast
-        recovery undid each cut before the next CNP, the RC QP ran at 0.2-1.3 Gb/s into the 20 Mb/s link
-        and go-back-N resent 95% of its packets; the runs whose first sample had a frame queued ahead
-        (3.4-5.7 ms) held the rate (bench/mrc_perf_defaults.py: RC 0.6 or 1.6 MB/s by that first
-        sample).  Under congestion the smoothed RTT holds the queue the marks came from."""
-        self.srtt = rtt if self.srtt == 0 else (7 * self.srtt + rtt) >> 3
-        new_min = self.min_rtt == 0 or rtt < self.min_rtt
-        if new_min:
-            self.min_rtt = rtt
-        base = max(self.srtt, self.min_rtt)
-        if not new_min and abs(base - self.timer_rtt) * 8 < self.timer_rtt:
-            return  # within 1/8 of the RTT the timers in use came from: keep them
-        self.timer_rtt = base
-        cfg = DcqcnConfig.defaults(self.cfg.line_rate_bps, base)
-        cfg.min_dec_period_ns = max(4_000, self.min_rtt // 2)  # at most one cut per half base RTT, as before
-        self.cfg = cfg
 
     def on_sent(self, now_ns: int, nbytes: int) -> None:
         self.bytes_since += nbytes
