@@ -150,12 +150,17 @@ def test_the_packet_holding_the_cumulative_ack_goes_ahead_from_its_second_trim(a
     assert p.qa.counters.retx_trim_ahead == len(ahead)
 
 
-def _trim_first_copies(psn_trims: dict[int, int], npkts: int, mtu_payload: int = 4096) -> list[tuple[int, int]]:
+def _trim_first_copies(psn_trims: dict[int, int], npkts: int, mtu_payload: int = 4096, cc: object = "nscc",
+                       pair: list | None = None) -> list[tuple[int, int]]:
     """A write of ``npkts`` packets on 4 clean paths where the network trims the first ``psn_trims[psn]``
     copies of the given PSNs (as a switch at its trim threshold would: ``codec.trim_packet``); returns,
-    per copy of those PSNs the requester sent, (PSN, DSCP) in order."""
+    per copy of those PSNs the requester sent, (PSN, DSCP) in order.  ``pair``, if given, gets the pair and
+    then, per such copy, (packets sent and not yet acknowledged, PSNs posted and not yet sent)."""
     p = make_pair([PathSpec(delay_ns=20_000, rate_bps=10e9) for _ in range(4)],
-                  attr=QpAttr(ack_timeout=12, cc="nscc", trim_ahead_after=2), buf_len=1 << 20)
+                  attr=QpAttr(ack_timeout=12, cc=cc, trim_ahead_after=2), buf_len=1 << 20)
+    if pair is not None:
+        pair.append(p)
+    req = p.qa.requester
     send = p.net._send
     left = dict(psn_trims)
     copies: list[tuple[int, int]] = []
@@ -165,6 +170,8 @@ def _trim_first_copies(psn_trims: dict[int, int], npkts: int, mtu_payload: int =
             fr = decode_frame(data)
             if fr.opcode in F.DATA_OPCODES and fr.psn in left:
                 copies.append((fr.psn, fr.dscp))
+                if pair is not None:
+                    pair.append((len(req.pkts), req.next_assign - req.snd_nxt))
                 if left[fr.psn]:
                     left[fr.psn] -= 1
                     data = trim_packet(data)
@@ -190,3 +197,23 @@ def test_the_rule_needs_other_packets_behind_the_one_holding_the_ack():
     # the same trims with later packets of the QP behind it: from the second trim on it goes ahead
     copies = _trim_first_copies({0: 3}, npkts=8)
     assert [d for _, d in copies] == [F.DSCP_DATA, F.DSCP_DATA, F.DSCP_RESEND, F.DSCP_RESEND], copies
+
+
+def test_at_the_window_floor_the_ack_holder_goes_as_data_although_the_message_waits_behind_it():
+    """What the gate above really covers: with the window at its floor of one packet (as in a 127 -> 1
+    incast) the packet holding the cumulative ACK is the QP's only packet in flight, yet the rest of its
+    message waits unsent behind it (the window has no room) -- it is not a packet that holds nothing
+    back.  Its resends stay data however often it is trimmed: nothing but the network bounds its trims.
+    A trim is progress, so the QP takes no timeout, and no EV pays for trims (review of 2026-12-06;
+    docs/protocol.md, "Resent data")."""
+    from mrc.core.nscc import NsccConfig
+    from mrc.core.types import EvState
+
+    floor = dataclasses.replace(NsccConfig.defaults(60_000, 40e9, 4096), max_cwnd=4096)
+    pair: list = []
+    copies = _trim_first_copies({0: 20}, npkts=8, cc=floor, pair=pair)
+    assert [d for _, d in copies] == [F.DSCP_DATA] * 21, copies
+    assert all(sent == 1 and unsent == 7 for sent, unsent in pair[2:]), pair[1:]  # every resend: 7 wait behind
+    c = pair[0].qa.counters
+    assert c.retx_trim == 20 and c.retx_trim_ahead == 0 and c.timeouts == 0
+    assert all(s is EvState.GOOD for s in pair[0].qa.evset.prof.states)
