@@ -110,7 +110,10 @@ class RcRequester(Requester):
                     # the resent copies got there): going back again only sent every packet resent so
                     # far a third time.  A NIC starts no second retry for it (Linux rxe, rxe_comp.c
                     # COMPST_ERROR_RETRY: "if we've started a retry, don't start another retry sequence,
-                    # unless this is a timeout"); if the resent copy is lost too, the RTO goes back.
+                    # unless this is a timeout"); if the resent copy is lost too, the RTO goes back.  That
+                    # includes the one case where this NAK is news: after a tail loss (no NAK before the
+                    # RTO) the RTO's own copy of the PSN was lost, and the NAK reports it -- as in rxe,
+                    # it waits for the next RTO (test_core_rc_gobackn.py)
                     self.counters.rc_naks_ignored += 1
                 else:
                     self.snd_ptr = seq  # go back N

@@ -4,6 +4,8 @@ started, unless the timer fires)."""
 
 from __future__ import annotations
 
+import pytest
+
 from mrc.core import QpAttr, WcStatus
 from mrc.sim import PathSpec, make_pair
 from mrc.wire import formats as F
@@ -78,3 +80,37 @@ def test_a_nak_for_a_new_gap_goes_back_to_it():
     assert [c.status for c in p.done] == [WcStatus.SUCCESS]
     c = p.qa.counters
     assert c.timeouts == 0 and c.rc_naks_ignored == 0 and p.qb.counters.naks_sent == 2 and c.retx_nak > 0
+
+
+@pytest.mark.parametrize("sq_psn", [0, F.PSN_MASK - 2])  # the second: PSN 5 of the write is 0x000002
+def test_after_a_tail_loss_a_nak_for_the_rtos_lost_copy_waits_for_the_next_rto(sq_psn):
+    # Every first copy from PSN 5 on is lost (a tail loss: nothing past the gap arrives, no NAK), so the
+    # RTO goes back to 5; its copy of 5 is lost too, and the resent 6 draws the responder's one NAK of 5.
+    # That NAK is news (it reports the RTO's copy lost), but the go-back-N from 5 has started and nothing
+    # was acknowledged since: it is ignored, as rxe ignores any NAK once a retry has started unless the
+    # timer fires (rxe_comp.c COMPST_ERROR_RETRY), and the next RTO resends 5.  Across the PSN wrap too.
+    n = 16
+    attr = QpAttr(mode="rc", cc="none", mtu=MTU, ack_timeout=12)
+    p = make_pair([PathSpec(delay_ns=1_000_000)], mode="rc", attr=attr, buf_len=n * MTU, sq_psn=sq_psn)
+    send, seen, naks = p.net._send, {}, []
+    tail = {(sq_psn + k) & F.PSN_MASK for k in range(5, n)}
+    p5 = (sq_psn + 5) & F.PSN_MASK
+
+    def hook(side, port, data):
+        fr = decode_frame(data)
+        if side == 0 and fr.opcode in F.DATA_OPCODES:
+            seen[fr.psn] = seen.get(fr.psn, 0) + 1
+            if (fr.psn in tail and seen[fr.psn] == 1) or (fr.psn == p5 and seen[fr.psn] == 2):
+                return
+        if side == 1 and fr.opcode == F.OP_ACK and fr.syndrome == F.AETH_NAK_PSN_SEQ_ERR:
+            naks.append(fr.psn)
+        send(side, port, data)
+
+    p.net._send = hook
+    data = bytes(range(256)) * (n * MTU // 256)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey)
+    p.net.run(until_ns=1_000_000_000, stop=lambda: (p.pump(), bool(p.done))[1])
+    assert [c.status for c in p.done] == [WcStatus.SUCCESS] and bytes(p.mr.buf) == data
+    c = p.qa.counters
+    assert naks == [p5] and c.rc_naks_ignored == 1 and c.timeouts == 2
+    assert seen[p5] == 3 and c.data_packets_sent == n + 2 * (n - 5)  # 5..15 resent by each RTO
