@@ -403,7 +403,15 @@ class TableChecker(CheckerBase):
             prio_t = _tree(en, "entry_priority")
             kids = [c for c in kids if c.data != "entry_priority"]
             ks_t, ar = kids[0], kids[1]
-            comps = _trees(ks_t) if ks_t.data == "tuple_keyset" else [ks_t]
+            if ks_t.data == "tuple_keyset":
+                comps = _trees(ks_t)
+            elif ks_t.data == "list_expr":
+                # a list expression is the entry's keys as they are (p4c keeps an entry's keyset
+                # as a list of components and unifies its type with the key's tuple): a one-key
+                # table's entry may be written `{(a ++ b)} : act(...)` (p4c's action-two-params)
+                comps = _trees(_tree(ks_t, "expr_list"))
+            else:
+                comps = [ks_t]
             if len(comps) != len(mkeys):
                 if len(comps) == 1 and comps[0].data == "default_keyset":
                     comps = comps * len(mkeys)
