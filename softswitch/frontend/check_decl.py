@@ -63,7 +63,13 @@ class DeclChecker(CheckerBase):
     def declare(self, node: Any, name: str, entry: Any) -> None:
         if name in self.globals and not self.is_builtin(node):
             old = self.globals[name]
-            if not (isinstance(old, _Decl) and old.kind in ("extern_function",)):
+            if isinstance(old, _ExternFunc) and isinstance(entry, _Decl) and entry.kind in ("control", "parser"):
+                # p4c looks a type name up among type declarations and a called name among
+                # functions, so a control named like a v1model extern function is accepted (p4c's
+                # issue1653-complex-bmv2 sample: 'control verify_checksum(...)'); the name stays
+                # callable as the function
+                self.shadowed_funcs[name] = old
+            elif not (isinstance(old, _Decl) and old.kind in ("extern_function",)):
                 raise self.err(node, f"'{name}' is already declared")
         self.globals[name] = entry
 

@@ -695,6 +695,13 @@ class ExprChecker(CheckerBase):
             return e
         return _Named(ir.VoidT(), self.loc(t), name, e)
 
+    def called(self, callee: Any) -> Any:
+        """``callee`` as a call's target: a control/parser type that took the name of an extern
+        function (``control verify_checksum``) stands for the function when called."""
+        if isinstance(callee, _Named) and isinstance(callee.entry, _Decl) and callee.name in self.shadowed_funcs:
+            return _Named(callee.type, callee.loc, callee.name, self.shadowed_funcs[callee.name])
+        return callee
+
     def member(self, t: Tree, ctx: _Ctx, in_method: bool = False) -> ir.Expr:
         """``base.mem``; ``in_method``: it is the callee of a call.  As p4c's type checker has it, a
         header's ``isValid``/``setValid``/``setInvalid`` (and the size methods) are the built-in
@@ -789,6 +796,7 @@ class ExprChecker(CheckerBase):
         (``""`` for a directionless one), or None when they are not known here."""
         def proto_dirs(fp: Tree) -> list[str]:
             return [_direction(p) for p in _trees(_tree(fp, "params"), "param")]
+        callee = self.called(callee)
         if isinstance(callee, _Named):
             e = callee.entry
             if isinstance(e, (_ActionRef, _FuncRef)):
@@ -876,6 +884,7 @@ class ExprChecker(CheckerBase):
         return tv
 
     def dispatch_call(self, callee: Any, arg_trees: list[Any], targs: tuple, ctx: _Ctx, t: Tree) -> ir.Expr:
+        callee = self.called(callee)
         if isinstance(callee, _Method):
             return self.method_call(callee, arg_trees, targs, ctx, t)
         if isinstance(callee, _Named):
@@ -972,6 +981,7 @@ class ExprChecker(CheckerBase):
         ``apply`` takes its apply parameters' names.  ``None`` when unknown (then only a
         single argument may be named)."""
         overloads: list[list[str]] | None = None
+        callee = self.called(callee)
         if isinstance(callee, _Named) and isinstance(callee.entry, _ExternFunc):
             overloads = self.extern_func_params.get(callee.entry.name)
         elif isinstance(callee, _Method):

@@ -204,6 +204,8 @@ class CheckerBase:
         self.fn_results: set[str] = set()  # fresh variables holding a function call's value
         self.extern_func_params: dict[str, list[list[str]]] = {}  # v1model/core extern function -> overloads' parameter names
         self.extern_func_dirs: dict[str, list[list[str]]] = {}  # ... and their parameters' directions
+        # an extern function whose name a user's control or parser type took (see declare)
+        self.shadowed_funcs: dict[str, _ExternFunc] = {}
         # id(an 'arg_snap_inout' tree) -> the copy-back assignments of its temporary (check_expr.call)
         self.snap_copy_back: dict[int, list[ir.Stmt]] = {}
         self.lvalue_temps: set[str] = set()  # temporaries that stand for an inout argument (assignable)
