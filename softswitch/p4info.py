@@ -389,14 +389,12 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
     state (hidden tables still run, with their entries and default actions), never published."""
     p = p4info_pb2.P4Info()
     _pkg_info(p.pkg_info, program.main_annotations)
-    # in the order of p4c's breadth-first walk of the blocks (P4RuntimeAnalyzer::analyze over
-    # Helpers::forAllEvaluatedBlocks): every V1Switch control's own tables first, in control
-    # order, then those of the controls instantiated in them, and so on; so for externs (the
-    # top-level ones first) and actions
-    tables = sorted(program.all_tables(), key=lambda t: t.depth)
-    externs = sorted(program.all_externs(), key=lambda e: e.depth)
-    ordered = sorted(((c.action_depth.get(an, 1), ci, i, an) for ci, c in enumerate(program.controls)
-                      for i, an in enumerate(c.actions)), key=lambda x: x[:3])
+    # in p4c's order: its front end has inlined every control instance (see the control's
+    # lowering), so tables, externs and actions come control by control, each control's in the
+    # order of its flattened locals; top-level extern instances first
+    tables = program.all_tables()
+    externs = program.all_externs()
+    ordered = [(ci, i, an) for ci, c in enumerate(program.controls) for i, an in enumerate(c.actions)]
     # used actions once per P4Info name: actions may share one (p4c lists the name once and
     # bmv2 resolves it in each table's own list), if they take the same control-plane data
     by_name: dict[str, ir.Action] = {}
@@ -407,7 +405,7 @@ def build_p4info(program: ir.Program, private: bool = False) -> p4info_pb2.P4Inf
         # the action, unless it is @hidden (ONOS fabric.p4's egress_next.set_mpls: absent from
         # p4c's P4Info, left out below with every @hidden action)
         used |= set(ir.actions_called_in_order(c.body, live=True))
-    for _, _, _, an in ordered:
+    for _, _, an in ordered:
         a = program.actions[an]
         if an not in used or a.function:
             continue

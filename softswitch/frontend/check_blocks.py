@@ -1241,45 +1241,25 @@ class BlockChecker(CheckerBase):
         _fold_constant_ifs(body)  # as p4c's ConstantFolding, before unused tables are removed
         tables = self.drop_unused_tables(tables, body, externs, self.annotations(_tree(d, "annotations")))
         tables = self.settle_table_names(tables, body, externs)
-        # p4c's P4Info lists what its breadth-first walk of the evaluated blocks meets
-        # (Helpers::forAllEvaluatedBlocks): this control's tables, externs and actions, then
-        # those of every other V1Switch control, then those of the controls instantiated in them.
-        # A key's length is the nesting level of the block that declares the object.
-        tkey = {id(t): k for k, t in blk.tables}
-        for t in tables.values():
-            t.depth = len(tkey[id(t)])
-        for k, e in blk.externs:
-            e.depth = len(k)
-        local_actions = sorted(blk.actions, key=lambda x: x[0])
-        owners = sorted({()} | {tkey[id(t)][:-1] for t in tables.values()} | {k[:-1] for k, _ in local_actions},
-                        key=lambda o: (len(o), o))
+        # the order of p4c's P4Info: its front end inlines every control instance (Inline, before
+        # P4Info is written): a declared instance's tables, externs and actions take its place
+        # among the control's locals (keys sort so), a directly applied control's go last
+        # (InstantiateDirectCalls appends the instance it makes; its key sorts after the
+        # others).  Then LocalizeAllActions copies the top-level actions the flattened control
+        # uses to the front of its locals, in the order of their first use: by its tables (in
+        # that order), then by the apply block's direct calls, inlined bodies included (a table
+        # listing my_drop before NoAction gives my_drop, NoAction); then its own actions.
         actions: list[str] = []
-        action_depth: dict[str, int] = {}
-
-        def add(an: str, owner: tuple) -> None:
-            if an not in action_depth:
+        for t in tables.values():
+            for ar in t.actions:
+                if self.actions[ar.action].owner is None and ar.action not in actions:
+                    actions.append(ar.action)
+        for an in ir.actions_called_in_order(body, live=True):
+            if self.actions[an].owner is None and an not in actions:
                 actions.append(an)
-                action_depth[an] = len(owner) + 1
-
-        for owner in owners:
-            # each control block lists the top-level actions it uses first, as p4c's
-            # LocalizeAllActions copies them into the control: in the order of their first use,
-            # by its tables (in source order) and then by the apply block's direct calls (a table
-            # listing my_drop before NoAction gives my_drop, NoAction); then its own actions
-            for t in tables.values():
-                if tkey[id(t)][:-1] == owner:
-                    for ar in t.actions:
-                        if self.actions[ar.action].owner is None:
-                            add(ar.action, owner)
-            if owner == ():  # calls in an inlined control's body are counted as this control's
-                for an in ir.actions_called_in_order(body, live=True):
-                    if self.actions[an].owner is None:
-                        add(an, owner)
-            for k, an in local_actions:
-                if k[:-1] == owner:
-                    add(an, owner)
+        actions += [a for _, a in sorted(blk.actions, key=lambda x: x[0])]
         return ir.Control(name, params, blk.locals, externs, tables, actions, body,
-                          self.annotations(_tree(d, "annotations")), self.loc(d), action_depth)
+                          self.annotations(_tree(d, "annotations")), self.loc(d))
 
     def settle_table_names(self, tables: dict[str, ir.Table], body: ir.Block,
                            externs: dict[str, ir.ExternInstance]) -> dict[str, ir.Table]:
@@ -1502,7 +1482,7 @@ class BlockChecker(CheckerBase):
         per_type[name] = k + 1
         pfx = getattr(ctx, "p4_prefix", ctx.block.name if ctx.block is not None else "")
         sub = _SubControl(name, decl.tree, f"{pfx}.{name}" if k == 0 else f"{pfx}.{name}_{k}",
-                          getattr(ctx, "order", ()) + (-1_000_000 + n,), self.loc(t))
+                          getattr(ctx, "order", ()) + (1_000_000 + n,), self.loc(t))
         sub.tenv = tenv
         return self.inline_control(sub, arg_trees, ctx, t)
 

@@ -1,9 +1,10 @@
-// P4Info order and annotations as p4c's P4RuntimeSerializer gives them (tests/softswitch/p4info/
-// test_p4info_order.py).  p4c visits the evaluated blocks breadth-first
-// (Helpers::forAllEvaluatedBlocks): the V1Switch controls' own tables, actions and externs come
-// first, in control order; those of the controls instantiated in them (declared, or made by a
-// direct application, which p4c's InstantiateDirectCalls declares first) after them.  A direct
-// counter is listed with its table.  @hidden on a key or an action parameter is kept in P4Info.
+// P4Info order and annotations as p4c gives them (tests/softswitch/p4info/test_p4info_order.py).
+// p4c writes P4Info after its front end, which inlines every control instance (Inline) and then
+// copies the top-level actions a control uses to the front of its locals (LocalizeAllActions):
+// so everything of I (its sub-controls' too) comes before E's; a declared instance's tables,
+// externs and actions take its place among I's locals, a directly applied control's come last
+// (InstantiateDirectCalls appends the instance it makes).  A direct counter is listed with its
+// table.  @hidden on a key or an action parameter is kept in P4Info.
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> x; }

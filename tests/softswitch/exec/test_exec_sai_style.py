@@ -166,12 +166,11 @@ def test_directly_applied_controls_are_named_after_their_types(rig):
 
 
 def test_directly_applied_controls_come_after_the_controls_own_in_p4info(rig):
-    """p4c's serializer walks the blocks breadth first, so a directly applied control's tables and
-    actions come after those of the control applying it; InstantiateDirectCalls declares its
-    instance before the control's locals, which puts it first among the nested blocks only (p4c's
-    actions-almost-duplicate-names1 sample: ingressImpl.t1 before the directly applied
-    ingressImpl.c1.t2; in ONOS fabric.p4, whose FabricIngress has no table of its own,
-    process_set_source_sink's table and direct counter lead)."""
+    """p4c's front end inlines a directly applied control where InstantiateDirectCalls put its
+    instance: after the control's own locals (it appends it), so its tables and actions come
+    last (p4c's actions-almost-duplicate-names1 sample: ingressImpl.t1 before the directly
+    applied ingressImpl.c1.t2).  Older p4c releases put the instance first (the P4Info ONOS
+    ships for fabric.p4 lists process_set_source_sink's table and direct counter first)."""
     tables = [t.preamble.name for t in rig.p4info.tables if t.preamble.name.startswith("I.")]
     assert tables == ["I.t_sa", "I.t_mode", "I.t_order", "I.stage_a.ta", "I.stage_b.tb"]
     acts = [a.preamble.name for a in rig.p4info.actions if a.preamble.name.startswith("I.")]
