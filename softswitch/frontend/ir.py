@@ -917,9 +917,6 @@ class ExternInstance:
     type_args: tuple[Type, ...] = ()
     tables: list[str] = field(default_factory=list)
     id: int | None = None
-    # nesting level of the block declaring it (0: top level, 1: a V1Switch control, 2: a control
-    # instantiated in one, ...): p4c's P4Info lists externs in its breadth-first walk of blocks
-    depth: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -992,9 +989,6 @@ class Table:
     # run before each lookup when a key calls a function: every key is then a temporary these
     # statements assign, in key order (p4c's KeySideEffect lifts all keys so); else empty
     key_stmts: list[Stmt] = field(default_factory=list)
-    # nesting level of its control (1: a V1Switch control, 2: a control instantiated in one, ...):
-    # p4c's P4Info lists tables in its breadth-first walk of blocks (Helpers::forAllEvaluatedBlocks)
-    depth: int = 1
 
     @property
     def match_keys(self) -> list[TableKey]:
@@ -1017,9 +1011,6 @@ class Control:
     body: Block
     annotations: tuple[Annotation, ...]
     loc: Loc
-    # nesting level of the block that lists each action in P4Info (1: this control, 2: a control
-    # instantiated in it, ...); ``actions`` is in p4c's order within this control
-    action_depth: dict[str, int] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- program
