@@ -212,3 +212,19 @@ def test_rnr_nak_sack_and_pkey(tmp_path: Path) -> None:
     assert [int(r[0], 0) for r in rows] == [0x8001, 0x8001, 0x8002]
     assert int(rows[0][1], 0) == 0x2C and "RNR NAK (timer 12) SACK QP=0x000077 cum=5 trigger=5" in rows[0][2]
     assert "RNR" not in rows[1][2] and "SACK QP=0x000077" in rows[1][2]
+
+
+def test_a_carrier_ends_at_its_last_non_zero_usid(tmp_path: Path) -> None:
+    """fc00:0:101:0:202:: still has a uSID after the zero one: the switches shift it on (the carrier
+    ends only where the whole Argument is zero, RFC 9800 4.1.1), so the dissector shows 3 uSIDs, the
+    zero one included, not 1 (it stopped at the first zero until 2026-12-06)."""
+    carrier = ipaddress.IPv6Address("fc00:0:101:0:202::").packed
+    frame = C.encode_data(C.Encap("srv6", SRC, DST, carrier, ev_index=1), F.OP_WRITE_ONLY, 0x123, 1, 0x1000,
+                          0x55, 4, b"abcd")
+    path = tmp_path / "carrier.pcap"
+    wrpcap(str(path), [Ether(frame)])
+    out = subprocess.run(tshark_cmd("-r", str(path), "-T", "fields", "-E", "aggregator=,", "-e", "mrc.usid.id",
+                                    "-e", "mrc.usid.count", "-e", "mrc.usid.active"),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.split("\t")
+    assert [int(x, 0) for x in out[0].split(",")] == [0x101, 0, 0x202]
+    assert int(out[1]) == 3 and int(out[2], 0) == 0x101

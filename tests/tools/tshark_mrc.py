@@ -76,12 +76,9 @@ def codec_fields(frame: bytes) -> dict[str, list[int]] | None:
     out["mrc.bth.opcode"], out["mrc.bth.destqp"], out["mrc.bth.psn"] = [fr.opcode], [fr.dest_qp], [fr.psn]
     if fr.outer_dst is not None:
         out["mrc.usid.block"] = [int.from_bytes(fr.outer_dst[:4], "big")]
-        usids = []
-        for i in range(6):
-            u = int.from_bytes(fr.outer_dst[4 + 2 * i:6 + 2 * i], "big")
-            if u == 0:
-                break
-            usids.append(u)
+        usids = [int.from_bytes(fr.outer_dst[4 + 2 * i:6 + 2 * i], "big") for i in range(6)]
+        while usids and usids[-1] == 0:  # up to the last non-zero uSID (RFC 9800's Argument rule)
+            usids.pop()
         out["mrc.usid.id"] = usids
     if fr.telemetry_off >= 0:
         count, recs = fr.telemetry()

@@ -188,13 +188,17 @@ local function add_usid(tree, tvb, ip)
     local dst = tvb(ip + 24, 16)
     local t = tree:add(F.usid, dst)
     t:add(F.usid_block, tvb(ip + 24, 4))
+    -- the carrier holds the uSIDs up to the last non-zero one: it ends where the whole Argument
+    -- (every bit after the active uSID) is zero, not at the first zero uSID (RFC 9800 4.1.1, as
+    -- the switches judge it: p4src/include/control/srv6.p4)
     local count = 0
     for i = 0, 5 do
+        if tvb(ip + 28 + 2 * i, 2):uint() ~= 0 then count = i + 1 end
+    end
+    for i = 0, count - 1 do
         local r = tvb(ip + 28 + 2 * i, 2)
-        if r:uint() == 0 then break end
         if i == 0 then t:add(F.usid_active, r) end
         t:add(F.usid_id, r)
-        count = count + 1
     end
     t:add(F.usid_count, count):set_generated()
     t:append_text(string.format(" (block %08x, %d uSID%s)", tvb(ip + 24, 4):uint(), count, count == 1 and "" or "s"))
