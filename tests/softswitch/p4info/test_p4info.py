@@ -147,6 +147,55 @@ def test_actions_called_from_apply_are_listed_as_p4c_does() -> None:
     assert acts.index("ingress.routing.drop_with") == acts.index("ingress.srv6.srv6_end") + 1
 
 
+_CALLED_FROM_ACTIONS = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> x; }
+struct H { h_t h; }
+struct M { }
+action top_inner(inout bit<8> v) { v = v + 1; }
+action top_outer(inout bit<8> v) { top_inner(v); }
+parser P(packet_in p, out H h, inout M m, inout standard_metadata_t s) {
+    state start { p.extract(h.h); transition accept; } }
+control V(inout H h, inout M m) { apply { } }
+control Sub(inout H h) {
+    action local_inner() { h.h.x = 9; }
+    action local_outer() { local_inner(); }
+    table t { key = { h.h.x : exact; } actions = { local_outer; top_outer(h.h.x); }
+              default_action = local_outer; }
+    apply { t.apply(); } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    Sub() s1;
+    Sub() s2;
+    action only_from_a() { h.h.x = 1; }
+    action both() { h.h.x = 2; }
+    action only_from_unused() { h.h.x = 3; }
+    action unused() { only_from_unused(); }
+    action a() { top_inner(h.h.x); only_from_a(); both(); }
+    action direct_inner(out bit<8> u, out bit<8> w) { u = 3; w = 4; }
+    action direct_outer(out bit<8> v) { direct_inner(v, v); }
+    table ta { key = { h.h.x : exact; } actions = { a; } }
+    apply { ta.apply(); both(); direct_outer(h.h.x); s1.apply(h); s2.apply(h); } }
+control E(inout H h, inout M m, inout standard_metadata_t s) { apply { } }
+control C(inout H h, inout M m) { apply { } }
+control D(packet_out p, in H h) { apply { p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_actions_only_called_from_actions_are_left_out_as_p4c_front_end_removes_them() -> None:
+    """p4c's front end inlines an action's calls of other actions (InlineActions) and then runs
+    LocalizeAllActions, whose last pass is RemoveAllUnusedDeclarations
+    (frontends/p4/localizeActions.h, in old and current releases), so an action -- local or
+    top-level -- that only other actions call is gone before the P4Info serializer looks at the
+    control's locals; p4c's issue4507_2-frontend.p4 output keeps only the table's action `foo`
+    of `foo -> baz -> bar`.  An action also called from apply or listed by a table stays; the
+    order is p4c's inlined one (top-level actions first, then the flattened locals)."""
+    names = [a.preamble.name for a in build_p4info(load_source(_CALLED_FROM_ACTIONS, "c.p4")).actions]
+    assert names == ["top_outer", "NoAction", "I.s1.local_outer", "I.s2.local_outer",
+                     "I.both", "I.a", "I.direct_outer"]
+
+
 HDR_STRUCT = """
 #include <core.p4>
 #include <v1model.p4>
