@@ -48,6 +48,10 @@ class MrcRequester(Requester):
         self.ev_rack_seq = [-1] * n  # ...and its PSN (unwrapped): packets of one burst share a send time
         self.ev_trim_ts = [-1] * n  # per EV: send time of the latest packet sent once whose trim came back
         self.ev_ack_ns = [0] * n  # per EV: when an ACK last reported a new delivery on it
+        # suspect EV index -> when the peer first answered at all (an ACK or a probe answer, on any path)
+        # since the EV became suspect (_peer_heard; absent: not yet), for _check_suspects
+        self._heard_since: dict[int, int] = {}
+        self._unheard: set[int] = set()  # suspect EVs not in _heard_since yet
         self.sack_blind = (0, 0)  # PSNs the latest SACK could not report on (between cum and its bitmap)
         self.reo_mult = 1  # reordering window = reo_mult x min_rtt / 4 (RFC 8985 reo_wnd_mult)
         self.reo_persist = 0  # loss verdicts left before reo_mult falls back to 1
@@ -304,6 +308,8 @@ class MrcRequester(Requester):
     # ------------------------------------------------------------------ ACKs
     def _on_ack(self, fr: Frame, now_ns: int) -> None:
         self.mut += 1
+        if self._unheard:
+            self._peer_heard(now_ns)
         s = fr.sack
         if s is None:
             self._echo_seq = -1
@@ -870,6 +876,8 @@ class MrcRequester(Requester):
         e.suspect_ns = now_ns
         e.suspect_sent_ns = sent_ns
         self._suspects.add(ev_i)
+        self._heard_since.pop(ev_i, None)
+        self._unheard.add(ev_i)
         e.probe_next_ns = now_ns
         e.probe_req_id = -1
         self.counters.rack_ev_suspect += 1
@@ -910,6 +918,23 @@ class MrcRequester(Requester):
             e = ents[i]
             if e.suspect_ns and now_ns >= e.suspect_ns + (conf := self._confirm_ns(e)):
                 alive = self.ev_ack_ns[i] > e.suspect_ns
+                heard = self._heard_since.get(i)
+                if not alive and (heard is None or now_ns - heard < conf >> 1):
+                    # the peer answered on no path for most of the time this EV had to show life (no ACK,
+                    # no probe answer): its silence says nothing of this path, as for the ACK timeout
+                    # (_lose) [ours].  Held suspect -- out of the spray, its probe still awaited -- for
+                    # another such time, counted from now (nothing delivered on it since the suspicion:
+                    # nothing is missed), by then with the peer's answers to judge by.  A receiver
+                    # stalled 24-30 ms (its process not scheduled, the emulated fabric) had every EV quiet
+                    # at once and retired all but ev_min_active of them, each answering its probes right
+                    # after; holding only until the first answer left a race: the EVs whose answers
+                    # were a few frames further back in the peer's backlog were still retired (the
+                    # h-evbad review, repro/evbad_row.py --stall server:24:6:1:0.4)
+                    e.suspect_ns = now_ns
+                    self.counters.rack_ev_peer_silent += 1
+                    continue
+                self._heard_since.pop(i, None)
+                self._unheard.discard(i)
                 suspect_ns, probe_rid = e.suspect_ns, e.probe_req_id
                 e.suspect_ns = 0
                 if not alive:
@@ -923,6 +948,13 @@ class MrcRequester(Requester):
                 elif e.probe_req_id >= 0:  # its probe is no longer waited for
                     self.host.forget_probe(e.probe_req_id)
                     e.probe_req_id = -1
+
+    def _peer_heard(self, now_ns: int) -> None:
+        """The peer answered (an ACK or a probe answer): the first answer since each suspect EV's suspicion."""
+        hs = self._heard_since
+        for i in self._unheard:
+            hs[i] = now_ns
+        self._unheard.clear()
 
     def _retire_ev(self, ev_i: int, now_ns: int) -> None:
         """EV ``ev_i`` just went ASSUMED_BAD on a loss, and nothing sent on it after the lost packet
@@ -1101,6 +1133,8 @@ class MrcRequester(Requester):
         self.host.send_frame(e.port, pkt, now_ns)
 
     def on_probe_resp(self, ev_i: int, rid: int, now_ns: int) -> None:
+        if self._unheard:  # the peer is answering, whichever probe this is
+            self._peer_heard(now_ns)
         e = self.evset.entries[ev_i]
         if e.probe_req_id != rid:
             return

@@ -125,6 +125,7 @@ class QpCounters:
     rc_path_moves: int = 0  # RC: its EV was DENIED by the controller and it moved to the next allowed one
     rc_naks_ignored: int = 0  # RC: sequence error NAKs for the PSN its go-back-N already restarted from
     rack_ev_suspect: int = 0  # RACK verdicts that found an EV quiet and sent it a probe before retiring it
+    rack_ev_peer_silent: int = 0  # suspect EVs kept suspect at their deadline: the peer had answered on no path since
     bytes_placed: int = 0
 
     def as_dict(self) -> dict[str, int]:

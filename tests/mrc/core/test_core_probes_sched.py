@@ -249,6 +249,7 @@ def test_a_suspect_ev_that_delivered_since_is_not_retired():
         assert q._suspect(ev, now - 1, now)
     q.ev_ack_ns[1] = now + 10  # a delivery on EV 1 reported after the suspicion
     q.ev_ack_ns[2] = now - 10
+    q._peer_heard(now + 10)  # ...by an ACK: the peer answers (test_core_peer_silent.py: a silent peer retires nothing)
     late = now + max(q._confirm_ns(q.evset.entries[i]) for i in (1, 2))
     q._check_suspects(late)
     e1, e2 = q.evset.entries[1], q.evset.entries[2]

@@ -1,0 +1,78 @@
+"""A silence of the peer is no path's fault: it must not retire EVs (issue 11: never retire a healthy path).
+
+When the receiving host stops answering for a while (its process descheduled, as the Python endpoints on
+the emulated fabric are: repro/evbad_row.py --stall server:30:4:1:0.5 of the h-evbad review retired 11
+EVs in 4 stalls of 30 ms, every packet arriving and every probe answered right after), every EV with a
+packet in flight goes quiet at once.  Nothing then tells one path from another -- the ACK timeout's rule
+(docs/protocol.md: nothing acknowledged on any path, which path failed is unknown) -- so a suspect EV is
+held suspect (out of the spray, as before) until the peer has been answering on other paths for half its
+time to show life, and retired only if it is still quiet then.  A dead path among live ones is still retired (test_core_trim_alive.py).
+"""
+
+from __future__ import annotations
+
+import random
+
+from mrc.core import EvState, QpAttr
+from mrc.sim import PathSpec, make_pair
+
+
+def _stall_receiver(p, for_ns: int) -> None:
+    """Run the network while endpoint b does nothing for ``for_ns``: frames that reach it wait (in its
+    socket), its timers do not run; then it takes them all, as a process that was not scheduled."""
+    held: list[tuple[bytes, int]] = []
+    b = p.b
+    b.receive = lambda data, port, now_ns: held.append((data, port))  # type: ignore[method-assign]
+    b.handle_timer = lambda now_ns: None  # type: ignore[method-assign]
+    try:
+        p.net.run(until_ns=p.net.now + for_ns)
+    finally:
+        del b.receive
+        del b.handle_timer
+    for data, port in held:
+        b.receive(data, port, p.net.now)
+    p.net.kick()
+
+
+def _transfer_with_stall(stall_srtts: int):
+    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 21)
+    data = random.Random(5).randbytes(1 << 20)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    req = p.qa.requester
+    p.net.run(until_ns=400_000)  # RTT samples on every path, packets in flight on every path
+    assert req.srtt and all(e.srtt for e in req.evset.entries)
+    assert {pk.ev for pk in req.pkts.values() if pk.state == pk.INFLIGHT} == {0, 1, 2, 3}
+    _stall_receiver(p, stall_srtts * req.srtt)
+    end = p.net.now + 50_000_000
+    while len(p.done) < 1:
+        assert p.net.now < end, "the write did not complete"
+        p.net.run(until_ns=p.net.now + 10_000)
+        p.pump()
+    assert bytes(p.mr.buf[: len(data)]) == data
+    return p, req
+
+
+def test_a_receiver_that_stops_answering_retires_no_ev():
+    p, req = _transfer_with_stall(30)  # far beyond every EV's late limit and time to show life
+    assert req.counters.rack_ev_suspect >= 1  # the EVs did go quiet...
+    bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
+    assert bad == [] and req.verdicts == []  # ...but nothing said which path, if any, had failed
+    assert all(s is EvState.GOOD for s in req.evset.prof.states)
+
+
+def test_a_path_that_stays_quiet_while_the_peer_answers_on_others_is_still_retired():
+    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
+    paths[2].down = [(300_000, None)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 21)
+    data = random.Random(6).randbytes(1 << 20)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    req = p.qa.requester
+    end = 50_000_000
+    while len(p.done) < 1:
+        assert p.net.now < end, "the write did not complete"
+        p.net.run(until_ns=p.net.now + 10_000)
+        p.pump()
+    assert bytes(p.mr.buf[: len(data)]) == data
+    assert req.evset.prof.states[2] is EvState.ASSUMED_BAD
+    assert [v["ev"] for v in req.verdicts] == [2]
