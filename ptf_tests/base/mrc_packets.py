@@ -8,10 +8,17 @@ ImmDt, AETH, probes and the telemetry records field by field, and ``is_trimmed``
 from __future__ import annotations
 
 import ipaddress
+import itertools
 
 from scapy.contrib.roce import AETH, BTH
 from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import IPv6, IPv6ExtHdrHopByHop, IPv6ExtHdrSegmentRouting
+from scapy.layers.inet6 import (
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrSegmentRouting,
+    IPv6ExtHdrSegmentRoutingTLVPadN,
+)
 from scapy.layers.l2 import Ether
 from scapy.packet import NoPayload, Packet, Raw
 from scapy.utils import checksum
@@ -135,6 +142,31 @@ def ipv4_checksum_ok(pkt: Packet) -> bool:
     header as on the wire (checksum field included) is zero."""
     ip = pkt[IP]
     return checksum(bytes(ip)[: ip.ihl * 4]) == 0
+
+
+def with_ext(pkt: Packet, *exts: Packet) -> Packet:
+    """``pkt`` with IPv6 extension headers ``exts`` (Hop-by-Hop, Destination Options) put right after its
+    outer IPv6 header, next-header values chained, the bytes rebuilt."""
+    ip = pkt[IPv6]
+    codes = {IPv6ExtHdrHopByHop: 0, IPv6ExtHdrDestOpt: 60}
+    chain = list(exts)
+    for e, nxt in itertools.pairwise(chain):
+        e.nh = codes[type(nxt)]
+    chain[-1].nh = ip.nh
+    out = IPv6(src=ip.src, dst=ip.dst, tc=ip.tc, fl=ip.fl, hlim=ip.hlim, nh=codes[type(chain[0])])
+    for e in chain:
+        out = out / e
+    return Ether(bytes(Ether(dst=pkt[Ether].dst, src=pkt[Ether].src) / out / ip.payload.copy()))
+
+
+def with_tlv(pkt: Packet, pad: int) -> Packet:
+    """``pkt`` with one PadN TLV of ``pad`` bytes in all (2 + data) after its SRH's segment list
+    (RFC 8754 2.1), the SRH's length recomputed."""
+    pkt = pkt.copy()
+    pkt[IPv6ExtHdrSegmentRouting].tlv_objects = [
+        IPv6ExtHdrSegmentRoutingTLVPadN(len=pad - 2, padding=b"\0" * (pad - 2))]
+    pkt[IPv6ExtHdrSegmentRouting].len = None
+    return Ether(bytes(pkt))
 
 
 def rewrite(pkt: Packet, *, eth_dst: str | None = None, eth_src: str | None = None,

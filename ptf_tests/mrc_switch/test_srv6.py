@@ -5,16 +5,14 @@ from __future__ import annotations
 import ipaddress
 
 from base.mrc_fabric import BLOCK, MY_USID, SWITCH_MAC, MrcFabricTest, neighbour_mac
-from base.mrc_packets import carrier, explain, rewrite, srv6_packet
+from base.mrc_packets import carrier, explain, rewrite, srv6_packet, with_ext, with_tlv
 from base.p4rt_test import autocleanup
 from ptf import testutils
 from ptf.testutils import group
 from scapy.layers.inet6 import (
-    IPv6,
     IPv6ExtHdrDestOpt,
     IPv6ExtHdrHopByHop,
     IPv6ExtHdrSegmentRouting,
-    IPv6ExtHdrSegmentRoutingTLVPadN,
     PadN,
     RouterAlert,
 )
@@ -200,13 +198,11 @@ class TransitUnsupportedRoutingHeaderTest(MrcFabricTest):
     def runTest(self):
         self.add_own_usid()
         self.add_route("fc00::/16", port=2)
-        pad_tlv = srv6_packet("fc00::9", segments=["fc00::9"])
-        pad_tlv[IPv6ExtHdrSegmentRouting].tlv_objects = [IPv6ExtHdrSegmentRoutingTLVPadN(len=4, padding=b"\0" * 4)]
-        pad_tlv[IPv6ExtHdrSegmentRouting].len = None
+        pad_tlv = with_tlv(srv6_packet("fc00::9", segments=["fc00::9"]), 6)
         other_type = srv6_packet("fc00::9", segments=["fc00::9"])
         other_type[IPv6ExtHdrSegmentRouting].type = 3
         bad_sl = srv6_packet("fc00::9", segments=["fc00::9"], segments_left=2)
-        for pkt in (Ether(bytes(pad_tlv)), other_type, bad_sl):
+        for pkt in (pad_tlv, other_type, bad_sl):
             testutils.send_packet(self, 1, pkt)
             testutils.verify_packet(self, rewrite(pkt, eth_dst=neighbour_mac(2), eth_src=SWITCH_MAC), 2)
         before = self.drops(P4.DROP_REASON_PARSER_ERROR)
@@ -290,16 +286,10 @@ class EndBehindOptionsHeadersTest(MrcFabricTest):
         next_carrier = carrier(BLOCK, 0x0777, 0x0888)
         self.route_usid(0x0777, port=3)
         base = srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1)
-        for exts in ([IPv6ExtHdrHopByHop(nh=43, options=[RouterAlert()])],
-                     [IPv6ExtHdrDestOpt(nh=43, options=[PadN(optdata=b"\0" * 12)])],
-                     [IPv6ExtHdrHopByHop(nh=60, options=[RouterAlert()]),
-                      IPv6ExtHdrDestOpt(nh=43, options=[PadN(optdata=b"\0" * 4)])]):
-            ip = base[IPv6]
-            first = 0 if isinstance(exts[0], IPv6ExtHdrHopByHop) else 60
-            hdrs = IPv6(src=ip.src, dst=ip.dst, tc=ip.tc, hlim=ip.hlim, nh=first)
-            for e in exts:
-                hdrs = hdrs / e
-            pkt = Ether(bytes(Ether(dst=base.dst, src=base.src) / hdrs / ip[IPv6ExtHdrSegmentRouting].copy()))
+        for exts in ([IPv6ExtHdrHopByHop(options=[RouterAlert()])],
+                     [IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0" * 12)])],
+                     [IPv6ExtHdrHopByHop(options=[RouterAlert()]), IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0" * 4)])]):
+            pkt = with_ext(base, *exts)
             exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier,
                           segments_left=0)
             testutils.send_packet(self, 1, pkt)
@@ -317,10 +307,7 @@ class EndWithSrhTlvTest(MrcFabricTest):
         self.add_own_usid()
         next_carrier = carrier(BLOCK, 0x0777, 0x0888)
         self.route_usid(0x0777, port=3)
-        pkt = srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1)
-        pkt[IPv6ExtHdrSegmentRouting].tlv_objects = [IPv6ExtHdrSegmentRoutingTLVPadN(len=22, padding=b"\0" * 22)]
-        pkt[IPv6ExtHdrSegmentRouting].len = None
-        pkt = Ether(bytes(pkt))
+        pkt = with_tlv(srv6_packet(carrier(BLOCK, MY_USID), segments=[next_carrier], segments_left=1), 24)
         self.assertEqual(pkt[IPv6ExtHdrSegmentRouting].len, 2 + 3)
         exp = rewrite(pkt, eth_dst=neighbour_mac(3), eth_src=SWITCH_MAC, ip_dst=next_carrier, segments_left=0)
         testutils.send_packet(self, 1, pkt)

@@ -15,7 +15,6 @@ from scapy.layers.inet6 import (
     IPv6ExtHdrDestOpt,
     IPv6ExtHdrHopByHop,
     IPv6ExtHdrSegmentRouting,
-    IPv6ExtHdrSegmentRoutingTLVPadN,
     PadN,
     RouterAlert,
 )
@@ -27,7 +26,7 @@ from mrc.wire import formats as F
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "ptf_tests"))
-from base.mrc_packets import rewrite, srv6_packet, trimmed
+from base.mrc_packets import rewrite, srv6_packet, trimmed, with_ext, with_tlv
 
 BLOCK = 0xFC000000
 MY = 0x0101
@@ -80,21 +79,6 @@ def forwarded(pkt, port: int, **kw):
     return port, bytes(rewrite(pkt, eth_dst=mac(0x00BB00000000 + port), eth_src=mac(SWITCH_MAC), **kw))
 
 
-def with_ext(pkt, *exts):
-    """``pkt`` with extension headers ``exts`` put right after its outer IPv6 header."""
-    ip = pkt[IPv6]
-    chain = list(exts)
-    nh = [e.__class__ for e in chain]
-    codes = {IPv6ExtHdrHopByHop: 0, IPv6ExtHdrDestOpt: 60}
-    for e, nxt in zip(chain, nh[1:], strict=False):
-        e.nh = codes[nxt]
-    chain[-1].nh = ip.nh
-    out = IPv6(src=ip.src, dst=ip.dst, tc=ip.tc, fl=ip.fl, hlim=ip.hlim, nh=codes[nh[0]])
-    for e in chain:
-        out = out / e
-    return Ether(bytes(Ether(dst=pkt[Ether].dst, src=pkt[Ether].src) / out / ip.payload.copy()))
-
-
 # ---- where the carrier ends -----------------------------------------------------------------------
 @pytest.mark.parametrize("rest", [(0, 0x0202), (0, 0, 0, 0, 0x0202)])
 def test_un_shifts_while_any_argument_bit_is_set(rig, rest):
@@ -117,15 +101,6 @@ def test_carrier_ends_where_the_argument_is_zero(rig):
 
 
 # ---- a uN shift does not need the SRH ---------------------------------------------------------------
-def with_tlv(pkt, pad: int):
-    """``pkt`` with one PadN TLV of ``pad`` bytes in all (2 + data) after its SRH's segment list."""
-    pkt = pkt.copy()
-    pkt[IPv6ExtHdrSegmentRouting].tlv_objects = [
-        IPv6ExtHdrSegmentRoutingTLVPadN(len=pad - 2, padding=b"\0" * (pad - 2))]
-    pkt[IPv6ExtHdrSegmentRouting].len = None
-    return Ether(bytes(pkt))
-
-
 def _unparsable_srhs(dst: str):
     five = srv6_packet(dst, segments=[f"2001:db8::{i}" for i in range(5)])
     long_tlv = with_tlv(srv6_packet(dst, segments=["2001:db8::9"]), 128)  # TLVs over 120 bytes
