@@ -127,6 +127,7 @@ class ExprGen:
         self.track_len = tracks_length(std_fields_used(program))
         self.extract_only = extract_only_headers(program)
         self.next_only = next_only_stacks(program)  # stacks with no valid element while nextIndex is 0
+        self.emit_top = 1  # the deparser's indentation at which a stack's element list is bound once
         # fields of those headers that nothing reads: extract leaves them unstored (the deparser
         # emits such a header's extracted bytes); all of them are stored when tracing, whose log
         # shows every field

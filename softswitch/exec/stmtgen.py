@@ -575,7 +575,7 @@ class StmtGen(ExprGen):
                     for n in ir.iter_nodes(e))  # attribute and constant-index reads only
         code = self.ex(e)
         arrs = getattr(self, "emit_arrays", None)
-        if arrs is not None and ind == getattr(self, "emit_top", 1) and isinstance(e, ir.StackIndex) \
+        if arrs is not None and ind == self.emit_top and isinstance(e, ir.StackIndex) \
                 and isinstance(e.index, ir.Const):
             # the deparser's top level (it cannot write the headers): a stack's element list
             # bound once for all its emits

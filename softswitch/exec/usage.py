@@ -285,9 +285,10 @@ def next_only_stacks(program: ir.Program) -> frozenset[str]:
     the deparser skip the whole stack on that one test)."""
     hdr_t = program.parser.params[1].type
     eo = extract_only_headers(program)
-    stacks = {f.name for f in hdr_t.fields if f.name in eo and isinstance(f.type, ir.StackT)} \
-        if isinstance(hdr_t, ir.StructT) else set()
-    elem_t = {n: next(f.type.elem for f in hdr_t.fields if f.name == n) for n in stacks}
+    if not isinstance(hdr_t, ir.StructT):
+        return frozenset()
+    elem_t = {f.name: f.type.elem for f in hdr_t.fields if f.name in eo and isinstance(f.type, ir.StackT)}
+    stacks = set(elem_t)
     bad: set[str] = set()
 
     def made_valid(h: ir.Expr) -> None:
