@@ -1,7 +1,8 @@
 """The uSID carrier layout of ``mrc_switch.p4`` (RFC 9800 NEXT-C-SID, the F3216 format): an IPv6
 destination that starts with a ``USID_BLOCK_BITS`` locator block followed by ``USID_BITS`` uSIDs,
-zero-filled.  A switch matches the block and the active uSID (the top ``TOP_BITS``); when another
-uSID follows, it shifts everything after the block left by one uSID.
+zero-filled.  A switch matches the block and the active uSID (the top ``TOP_BITS``); while the
+Argument (every bit after the active uSID) is not zero, it shifts everything after the block left by
+one uSID.
 
 The two widths are ``define.p4``'s (read into :mod:`controller.p4contract` by ``make contract``), so
 the program and every piece of Python that builds, matches or shifts a carrier -- the SID plan, the

@@ -33,7 +33,7 @@
  *   a sender acts on neither waits behind data nor is lost to a full data queue.
  * Resends: an MRC data packet with DSCP_RESEND (a sender's resend after a loss verdict, unless its
  *   packets are being trimmed; of a trim's resends only the packet holding the sender's cumulative
- *   ACK, from its second trim) goes to
+ *   ACK, from its second trim, while other packets of its QP are unacknowledged) goes to
  *   PRIORITY_RESEND (1), ahead of the data queue (PRIORITY_DATA, 7): not counted in the estimate, never trimmed or
  *   dropped early.  It is what a flow's cumulative ACK waits for.
  * ECN (egress, table ecn_threshold keyed on the egress port, no entry = off):

@@ -10,8 +10,9 @@
  *        otherwise                -> local: MRC probe/port status to the CPU, else drop
  *   my_sid hit (DA = one of our full 128-bit SIDs): the same End / local step.
  *   End / local with an extension header the parser could not take (SRH parser errors: another
- *   routing type, more than 4 segments, TLVs over 120 bytes, segments_left > last_entry + 1; a
- *   Hop-by-Hop or Destination Options header over 128 bytes): dropped, PARSER_ERROR.  A uN shift
+ *   routing type, more than 4 segments, a segment list longer than hdr_ext_len, TLVs over 120
+ *   bytes, segments_left > last_entry + 1; a Hop-by-Hop or Destination Options header over 128
+ *   bytes): dropped, PARSER_ERROR.  A uN shift
  *   needs none of them and forwards (RFC 9800 4.1.1 runs it before the SRH's own checks), except
  *   past a routing header of another type with segments left, which RFC 8200 4.4 discards: dropped,
  *   PARSER_ERROR.

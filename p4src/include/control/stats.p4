@@ -3,7 +3,9 @@
  * port_rx_counter[ingress_port]: every packet received (PacketOut counts on CPU_PORT).
  * port_tx_counter[egress_port]:  every packet that leaves egress (PacketIn counts on CPU_PORT).
  * drop_reasons[reason]: packets dropped by ingress or egress, indexed by DROP_REASON_* of
- *   define.p4.  Parser errors are dropped here, but for the SRH errors (see srv6.p4).  Queue tail drops of the traffic manager happen outside the program and are
+ *   define.p4.  Parser errors are dropped here, but for the SRH errors and ExtHeaderTooLong (an
+ *   options header or SRH TLVs too long to parse), which srv6.p4 drops only where the packet ends
+ *   at our SID.  Queue tail drops of the traffic manager happen outside the program and are
  *   counted by the target.
  */
 #ifndef MRC_STATS_P4
