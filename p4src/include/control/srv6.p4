@@ -13,9 +13,9 @@
  *   routing type, more than 4 segments, a segment list longer than hdr_ext_len, TLVs over 120
  *   bytes, segments_left > last_entry + 1; a Hop-by-Hop or Destination Options header over 128
  *   bytes): dropped, PARSER_ERROR.  A uN shift
- *   needs none of them and forwards (RFC 9800 4.1.1 runs it before the SRH's own checks), except
- *   past a routing header of another type with segments left, which RFC 8200 4.4 discards: dropped,
- *   PARSER_ERROR.
+ *   needs none of them and forwards (RFC 9800 4.1.1 runs it before processing any extension header
+ *   other than Hop-by-Hop or Destination Options: before the SRH's own checks, and before a routing
+ *   header of another type is met at all, whatever its segments left).
  *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *
  * The hop limit is NOT touched here: routing decrements it once per switch for every packet
@@ -77,20 +77,17 @@ control srv6_ingress(inout headers_t hdr,
                 end_here = true;
             }
 
-            /* RFC 8200 4.4: the node a packet is addressed to discards it when it meets a routing
-             * header of a type it does not know with segments left; RFC 9800's shift is part of SRH
-             * (type 4) and upper-layer processing only, which such a packet never reaches */
-            bool unknown_routing = std_md.parser_error == error.SrhUnsupportedType &&
-                                   hdr.srh.segments_left != 0;
-            if (ours && !end_here && !unknown_routing) {
+            if (ours && !end_here) {
                 /* uN shift: needs nothing behind the IPv6 header, so an SRH (or options header)
-                 * the parser could not take does not stop it */
+                 * the parser could not take does not stop it.  RFC 9800 4.1.1 runs the shift
+                 * "prior to processing any extension header other than Hop-by-Hop or Destination
+                 * Option": a routing header of another type (which RFC 8200 4.4 would discard with
+                 * segments left) is never processed here either */
                 hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
                                     hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
             } else if (ours && lmd.srh_error) {
                 /* End / local at our SID, and an extension header the parser could not take
-                 * (stats.p4): the SRH or the upper layer behind it is unknown, drop; or a shift
-                 * refused for a routing header of an unknown type with segments left (above) */
+                 * (stats.p4): the SRH or the upper layer behind it is unknown, drop */
                 mark_to_drop(std_md);
                 lmd.drop_reason = DROP_REASON_PARSER_ERROR;
                 lmd.skip_forwarding = true;

@@ -113,23 +113,26 @@ def _unparsable_srhs(dst: str):
 def test_un_shift_forwards_past_an_srh_the_parser_cannot_take(rig):
     """RFC 9800 4.1.1 shifts before any of the SRH's own checks (RFC 8986 4.1 S02-S09): an SRH with
     5 segments, over-long TLVs or segments left beyond its list does not stop a shift; the SRH leaves
-    untouched.  So does a routing header of another type with no segments left (RFC 8200 4.4: ignored)."""
+    untouched."""
     dst = U.compose(BLOCK, MY, 0x0202)
-    five, long_tlv, other_type, bad_sl = _unparsable_srhs(addr(dst))
-    raw = bytearray(bytes(other_type))
-    assert raw[14 + 6] == 43 and raw[14 + 40 + 2] == 3  # the routing header right after the IPv6 one
-    raw[14 + 40 + 3] = 0  # Segments Left
-    for pkt in (five, long_tlv, bad_sl, Ether(bytes(raw))):
+    five, long_tlv, _, bad_sl = _unparsable_srhs(addr(dst))
+    for pkt in (five, long_tlv, bad_sl):
         assert send(rig, pkt) == forwarded(pkt, 4, ip_dst=addr(U.shift(dst)))
 
 
-def test_un_shift_discards_a_routing_header_of_another_type_with_segments_left(rig):
-    """RFC 8200 4.4: the node a packet is addressed to discards it when it meets a routing header of a
-    type it does not know with segments left (RFC 9800's shift belongs to SRH and upper-layer
-    processing, which it never reaches); the packet is not shifted on."""
-    _, _, other_type, _ = _unparsable_srhs(addr(U.compose(BLOCK, MY, 0x0202)))
-    assert bytes(other_type)[14 + 40 + 2:14 + 40 + 4] == b"\x03\x01"  # routing type 3, Segments Left 1
-    assert send(rig, other_type) == (None, P4.DROP_REASON_PARSER_ERROR)
+@pytest.mark.parametrize("segments_left", [0, 1])
+def test_un_shift_forwards_past_a_routing_header_of_another_type(rig, segments_left):
+    """RFC 9800 4.1.1 runs the shift "prior to processing any extension header other than Hop-by-Hop
+    or Destination Option": a routing header of another type is never processed at a shift, so RFC
+    8200 4.4's discard (segments left != 0) is not reached; the packet is shifted on, that header
+    untouched.  (Stop 50 briefly dropped it with segments left; Linux's NEXT-C-SID End shifts too.)"""
+    dst = U.compose(BLOCK, MY, 0x0202)
+    _, _, other_type, _ = _unparsable_srhs(addr(dst))
+    raw = bytearray(bytes(other_type))
+    assert raw[14 + 6] == 43 and raw[14 + 40 + 2:14 + 40 + 4] == b"\x03\x01"  # type 3, SL 1, after IPv6
+    raw[14 + 40 + 3] = segments_left
+    pkt = Ether(bytes(raw))
+    assert send(rig, pkt) == forwarded(pkt, 4, ip_dst=addr(U.shift(dst)))
 
 
 def test_end_with_an_srh_the_parser_cannot_take_is_a_parser_error(rig):
