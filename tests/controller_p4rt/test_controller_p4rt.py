@@ -298,31 +298,34 @@ def test_wiring_check_holds_on_a_slow_link(fab, ctl, plan):
     from mrc_fabric.fabric import FabricError
 
     _primary(ctl)
-    # a round on the fast fabric first: a checker that has never run waits 3 s in its first round
-    # (which the fresh checker below shows), and this test may be the first to use the module's one
-    assert _wait(lambda: ctl.wiring.check(timeout_s=0.5).ok, 10.0, 0.2)
     link = next(lk for lk in plan.topology.links if {str(lk.a), str(lk.b)} == {"p2s1:2", "p2l2:1"})
     try:
         fab.shape("p2s1", 2, delay_us=700_000)
     except FabricError as e:
         pytest.skip(str(e))
+    # a checker that knows only fast rounds: none of its own (round ids differ per checker, so the
+    # module checker's late probes never count for it) and no first-round wait.  The module's
+    # checker was no such thing: a round of it ends ok once a slow probe's resend arrives, and the
+    # slow first copy, arriving after the round, made its next rounds wait 3x that delay -- on a
+    # loaded machine the round below then waited over 0.5 s (repro/wiring_warmup_late_probe.py)
+    real = ctl.wiring
+    fast = WiringChecker(plan.topology, plan.sids, ctl.sessions, first_round_s=0.0)
     try:
-        first = ctl.wiring.check(timeout_s=0.5)  # knows only fast rounds: 0.5 s is too short
+        ctl.wiring = fast  # PacketIns now go to this checker
+        first = fast.check(timeout_s=0.5)  # 0.5 s is too short for the slow cable
         # the slow cable is dead in this round (on a loaded machine another probe can come late too,
         # through 8 Python switches against 0.5 s: then it is resent and may be called dead as well)
         assert ("p2s1:2", "p2l2:1") in {(str(s), str(e)) for s, e in first.dead}, first.summary()
         assert first.resent >= 1 and first.wait_s == 0.5, first.summary()
-        _wait(lambda: ctl.wiring.round_wait(0.5) > 1.5, 3.0)  # the late copies come in
-        rep = ctl.wiring.check(timeout_s=0.5)
+        _wait(lambda: fast.round_wait(0.5) > 1.5, 3.0)  # the late copies come in
+        rep = fast.check(timeout_s=0.5)
         assert rep.ok and rep.late_before >= 1 and rep.wait_s > 1.5, rep.summary()
         fresh = WiringChecker(plan.topology, plan.sids, ctl.sessions)
-        real, ctl.wiring = ctl.wiring, fresh  # PacketIns now go to the fresh checker
-        try:
-            rep = fresh.check(timeout_s=0.5)
-        finally:
-            ctl.wiring = real
+        ctl.wiring = fresh  # a new checker with the default first round
+        rep = fresh.check(timeout_s=0.5)
         assert rep.ok and rep.wait_s >= 3.0, rep.summary()
     finally:
+        ctl.wiring = real
         fab.shape("p2s1", 2, delay_us=link.props.delay_us)
     assert _wait(lambda: ctl.wiring_check().ok, 10.0, 0.2)
 
