@@ -233,7 +233,9 @@ def test_hostile_p4runtime_requests(fab, ctl, plan):
     info = ctl.pipeline.p4info
     desired = ctl.desired(TARGET_SWITCH).all()
     h = Hostile(fab.grpc_addr(TARGET_SWITCH), dev)
-    eid_hi = p4runtime_pb2.Uint128(high=0, low=1_000_000)
+    # above the controller's id: it took the switch back last time above the highest id it saw, so a
+    # fixed id made the test fail when run again in the same module (pytest --count, a rerun)
+    eid_hi = p4runtime_pb2.Uint128(high=0, low=max(1_000_000, ctl.sessions[TARGET_SWITCH].election_id + 1000))
     stop = threading.Event()
     # become primary above the controller (a hostile controller can do this): writes get applied
     arb = p4runtime_pb2.StreamMessageRequest()
