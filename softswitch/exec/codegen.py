@@ -506,9 +506,12 @@ class Compiler(StmtGen):
             if target in ("accept", "reject"):
                 out.add(ind, "C.off = off")
                 out.add(ind, "return 0")
-            elif target in number:
+            elif target in number:  # another round of the loop, if one of the rounds is left
                 out.add(ind, f"st = {number[target]}")
-                out.add(ind, "continue")
+                out.add(ind, "left -= 1")
+                out.add(ind, "if left:")
+                out.add(ind + 1, "continue")
+                out.add(ind, "break")
             else:
                 emit_state(target, out, ind)  # on no loop: its code copied here
 
@@ -516,14 +519,20 @@ class Compiler(StmtGen):
         out.add(0, "def parse(H, M, S, C):")
         self._new_locals(lname, out)
         out.add(1, "data = C.data")
+        out.add(1, "dlen = len(data)  # the packet's length: every extract's bound (no call each)")
         out.add(1, "off = C.off")
         out.add(1, "try:")
         if looped:
             out.add(2, "st = 0")
             # bmv2 has no bound: a loop that consumes packet bytes ends with the packet, so the
             # bound grows with it (each pass through the loop heads may take one byte); only a
-            # loop that goes on without consuming anything is cut, as ParserTimeout
-            out.add(2, f"for _ in range({MAX_PARSER_STATES} + {len(dispatch)} * len(data)):")
+            # loop that goes on without consuming anything is cut, as ParserTimeout.  The rounds
+            # left are counted down where a state goes round again (``goto``), not by a ``for``
+            # over a range: no range object and iterator for every packet (most packets never
+            # go round, their states are copied into the start state's branch), and every
+            # branch ends in a return, a raise or a goto, so the loop never runs on uncounted
+            out.add(2, f"left = {MAX_PARSER_STATES} + {len(dispatch)} * dlen  # rounds, this one included")
+            out.add(2, "while True:")
             base = top = self.tmp
             for i, sname in enumerate(dispatch):
                 out.add(3, f"{'if' if i == 0 else 'elif'} st == {i}:")

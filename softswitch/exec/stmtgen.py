@@ -461,7 +461,7 @@ class StmtGen(ExprGen):
         out.add(ind, f"if ({t.width} + {n}) & 7:")
         out.add(ind + 1, f"raise _PE({PE_PARSER_INVALID_ARGUMENT})")
         out.add(ind, f"{nb} = ({t.width} + {n}) >> 3")
-        out.add(ind, f"if off + {nb} > len(data):")
+        out.add(ind, f"if off + {nb} > dlen:")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"if {n} > {fields[vi][1]}:")
         out.add(ind + 1, f"raise _PE({PE_HEADER_TOO_SHORT})")
@@ -534,7 +534,7 @@ class StmtGen(ExprGen):
         # writes: its reset tests ``valid`` and never looks at ``dirty``
         eo = self._extract_only_member(h)
         mark = eo is None
-        out.add(ind, f"if off + {nb} > len(data):")
+        out.add(ind, f"if off + {nb} > dlen:")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"{hv} = {target}")
         if nb:  # struct codes per byte-aligned field group: no header-wide integer
@@ -557,7 +557,7 @@ class StmtGen(ExprGen):
         out.add(ind, f"{b} = {self.ex(s.bits)}")
         out.add(ind, f"if {b} & 7:")
         out.add(ind + 1, f"raise _PE({PE_PARSER_INVALID_ARGUMENT})")
-        out.add(ind, f"if off + ({b} >> 3) > len(data):")
+        out.add(ind, f"if off + ({b} >> 3) > dlen:")
         out.add(ind + 1, f"raise _PE({PE_PACKET_TOO_SHORT})")
         out.add(ind, f"off += {b} >> 3")
 
