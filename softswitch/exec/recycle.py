@@ -136,16 +136,22 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
             for i, elem in enumerate(val):
                 _reset_lines(elem, f"{lst}[{i}]", sub, ns, seen, counter, when_valid=lazy_elements,
                              when_dirty=dirty_elements)
+            n = len(val)
+            check = [f"    if len({var}.{attr}) != {n}:", "        raise _Mismatch"]
             if guard_next and "nxt" in slots:  # no element valid while nxt is 0 (read before its reset)
+                # the list's length is checked where its elements are looked at: a packet that
+                # left nxt at 0 (most packets) costs one test, not a len() call too
                 lines.append(f"    if {var}.nxt:")
                 lines.append(f"        {lst} = {var}.{attr}")
                 lines.extend("    " + line for line in sub)
+                lines.extend("    " + line for line in check)
+                if obj.nxt == 0 and "nxt" not in skip:  # and nxt is put back only if moved
+                    lines.append(f"        {var}.nxt = 0")
+                    skip = skip | {"nxt"}
             else:
                 lines.append(f"    {lst} = {var}.{attr}")
                 lines.extend(sub)
-            n = len(val)
-            lines.append(f"    if len({var}.{attr}) != {n}:")
-            lines.append("        raise _Mismatch")
+                lines.extend(check)
         elif attr in lazy and "valid" not in _slot_names(type(val)):
             # a stack of headers: its elements are reset while valid, its own counters always
             _reset_lines(val, f"{var}.{attr}", lines, ns, seen, counter, lazy_elements=True,

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from exec_rig import DATA, Rig, through_api, through_loop
 
+from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.usage import next_only_stacks
 from softswitch.frontend import load_program
 
@@ -44,3 +46,26 @@ def test_recycled_packets_with_and_without_stack_elements():
     # nothing extracted into s: the one before left none behind
     assert loop[3] == bytes([0, 2, 0xBB, 0x01]) + b"\xcc\x02" + bytes(8)  # u[1] = bb01
     assert loop[4] == bytes([1, 3, 0xA0, 0, 0x77, 0x77, 0xBB, 0x01]) + b"\xcc\x02" + bytes(8)
+
+
+def test_reset_of_a_next_only_stack_reads_only_next_index_while_it_is_0():
+    """While nextIndex is 0 the reset tests it and nothing else (neither the element list nor its
+    length: a packet without elements pays one test a stack); with elements it resets them, puts
+    nextIndex back and still refuses a list that lost its shape."""
+    pl = Rig(PROG).pipeline
+    reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, tracked=pl._tracked, next_only=pl._next_only)
+    assert reset is not None
+    H, M, S = pl._H(), pl._M(), pl._S()
+    arr = H.f_s.arr
+    H.f_s.arr = None  # would fail any look at the list
+    reset(H, M, S)
+    H.f_s.arr = arr
+    arr[0].valid = arr[0].dirty = True
+    arr[0].f_v = 7
+    H.f_s.nxt = 1
+    reset(H, M, S)
+    assert H.f_s.nxt == 0 and not arr[0].valid and arr[0].f_v == 0
+    H.f_s.arr = arr + [pl._H().f_s.arr[0]]
+    H.f_s.nxt = 1
+    with pytest.raises(Mismatch):
+        reset(H, M, S)
