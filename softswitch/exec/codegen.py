@@ -29,7 +29,6 @@ from softswitch.exec.layout import signed_width
 from softswitch.exec.stmtgen import StmtGen, colour_to
 from softswitch.exec.usage import header_root, local_root, meter_locals
 from softswitch.frontend import ir
-from softswitch.runtime.counters import ONE_PACKET
 
 __all__ = ["CompileError", "CompiledBlocks", "Compiler", "Resources"]
 
@@ -305,7 +304,7 @@ class Compiler(StmtGen):
         if tbl.counters:
             self.res.extern(tbl.counters)  # must exist; its cells are on the entries
             # DirectCounterState.count, inline (the entry is not None here): one packed cell
-            hit_lines.append(f"{entry}.cnt += C.nbytes + {ONE_PACKET}")
+            hit_lines.append(f"{entry}.cnt += C.ncount")
         if tbl.meters:
             dm = self.g(self.res.extern(tbl.meters), "X")
             targets = self._meter_targets(tbl)

@@ -34,6 +34,7 @@ from softswitch.contract import DROP_PORT, EGRESS_SPEC_IN_EGRESS, EgressResult, 
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed
 from softswitch.exec.usage import tracks_length
+from softswitch.runtime.counters import ONE_PACKET
 
 _M48 = (1 << 48) - 1
 _M32 = (1 << 32) - 1
@@ -90,7 +91,7 @@ def build(pl) -> tuple | None:
         "run_egress": b.egress, "compute": b.compute_checksum, "deparse": b.deparser,
         "IngressResult": IngressResult, "EgressResult": EgressResult, "DROP_PORT": DROP_PORT,
         "EGRESS_SPEC_IN_EGRESS": EGRESS_SPEC_IN_EGRESS,
-        "M48": _M48, "M32": _M32, "M19": _M19, "join": b"".join,
+        "M48": _M48, "ONE_PACKET": ONE_PACKET, "M32": _M32, "M19": _M19, "join": b"".join,
         "DROP_REASON": "egress_spec is the drop port (mark_to_drop) at the end of ingress",
     }
     src = "\n".join(lines) + "\n"
@@ -133,6 +134,7 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
         "        C = ctx_in",
         "        C.data = data",
         "        C.nbytes = n",
+        *(["        C.ncount = n + ONE_PACKET"] if "C.ncount" in b.source else []),  # counter updates only
         *(["        C.now = now"] if "C.now" in b.source else []),  # read by meters only
         "        C.off = 0",
     ]
@@ -219,6 +221,7 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
           if std_used is None or name in std_used],
         "        C = ctx_eg",
         "        C.nbytes = nbytes",
+        *(["        C.ncount = nbytes + ONE_PACKET"] if "C.ncount" in b.source else []),
         *(["        C.now = now"] if "C.now" in b.source else []),
         "        C.payload = payload = item.payload",
         "        C.truncate = item.truncate",

@@ -58,6 +58,7 @@ from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed, format_log
 from softswitch.exec.usage import QUEUE_FIELDS, extract_only_headers, next_only_stacks, std_fields_used
 from softswitch.frontend import ir
+from softswitch.runtime.counters import ONE_PACKET
 
 log = logging.getLogger("softswitch.p4")
 
@@ -96,6 +97,7 @@ class Ctx:
         "log",
         "mcol",
         "nbytes",
+        "ncount",
         "now",
         "off",
         "payload",
@@ -108,6 +110,9 @@ class Ctx:
         self.data = data
         self.payload = b""
         self.nbytes = nbytes
+        # ncount: what one packet of nbytes adds to a counter cell (runtime.counters: packets in the
+        # high bits), set with nbytes, so the generated code's counter updates are one addition
+        self.ncount = nbytes + ONE_PACKET
         self.now = now
         # clone: (session, field list index or -1); resubmit/recirculate: field list index;
         # digest: (digest id, values); truncate: bytes, -1 = none (the smallest truncate() wins;
@@ -358,6 +363,7 @@ class V1Pipeline:
                     C = self._ctx_in
                     C.data = data
                     C.nbytes = n
+                    C.ncount = n + ONE_PACKET
                     C.now = now
                     C.clone = C.resubmit = C.recirculate = C.digest = None
                     C.off = C.checksum_error = C.dlen = 0
@@ -511,6 +517,7 @@ class V1Pipeline:
         if recycle:
             C = self._ctx_eg
             C.nbytes = st.nbytes
+            C.ncount = st.nbytes + ONE_PACKET
             C.now = now_us
             C.clone = C.resubmit = C.digest = None
             C.off = C.checksum_error = C.dlen = 0

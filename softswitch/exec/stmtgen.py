@@ -19,7 +19,6 @@ from softswitch.exec.exprgen import (
 from softswitch.exec.layout import signed_width
 from softswitch.exec.usage import local_root, meter_locals
 from softswitch.frontend import ir
-from softswitch.runtime.counters import ONE_PACKET
 
 # A P4 for loop that has not ended after this many rounds drops the packet (as a failed assert
 # does): P4 loops over header stacks and bit<W> counters end far sooner.
@@ -306,7 +305,7 @@ class StmtGen(ExprGen):
             out.add(ind, f"if {i} < {size}:")
             if direct and isinstance(getattr(obj, "cells", None), list):
                 # one packed cell (``counters.pack_cell``): bytes and a packet in one addition
-                out.add(ind + 1, f"{self.g(obj.cells, 'XC')}[{i}] += C.nbytes + {ONE_PACKET}")
+                out.add(ind + 1, f"{self.g(obj.cells, 'XC')}[{i}] += C.ncount")
             else:
                 out.add(ind + 1, f"{g}.count({i}, C.nbytes)")
             return
