@@ -50,6 +50,8 @@ class CompiledBlocks:
     namespace: dict = field(repr=False, default_factory=dict)
     # headers-struct members the generated code marks ``dirty`` (``usage.field_written_headers``)
     dirty_tracked: frozenset = frozenset()
+    # the checksum controls' guards (``Compiler._checksum_guard``), by block function name
+    guards: dict = field(default_factory=dict)
 
 
 def _parser_graph(prs: ir.Parser) -> tuple[dict[str, set[str]], dict[str, int], set[str]]:
@@ -419,9 +421,36 @@ class Compiler(StmtGen):
             elif prm.direction == "" and isinstance(prm.type, ir.BoolT):
                 out.add(ind, f"a{i} = a{i} != 0")
 
+    _CHECKSUM_CALLS = frozenset(("verify_checksum", "verify_checksum_with_payload", "update_checksum",
+                                 "update_checksum_with_payload"))
+
+    def _checksum_guard(self, ctl: ir.Control) -> str | None:
+        """For a verify/compute checksum control made only of checksum calls, each on the
+        condition ``hdr.h.isValid()`` of a member of the headers struct: a test (the conditions
+        or'ed) that is false only when the control does nothing at all, so the packet loop's
+        entry points call it only when it is true (an IPv6 packet through a program that
+        checksums IPv4 skips two calls).  None otherwise."""
+        conds = []
+        for s in ctl.body.stmts:
+            e = s.expr if isinstance(s, ir.ExprStmt) else None
+            if not (isinstance(e, ir.BuiltinCall) and e.name in self._CHECKSUM_CALLS and e.args):
+                return None
+            c = e.args[0]
+            if not (isinstance(c, ir.IsValid) and isinstance(c.header, ir.Member)
+                    and isinstance(c.header.expr, ir.Var) and c.header.expr.type == self.hdr_t):
+                return None
+            code = self.ex(c)
+            if code not in conds:
+                conds.append(code)
+        return " or ".join(conds) or None
+
     def gen_control(self, ctl: ir.Control, objs: list[str | None], fname: str) -> None:
         self.ctl_index += 1
         lname = self._bind_block(ctl, objs)
+        if fname in ("blk_verify", "blk_compute"):
+            guard = self._checksum_guard(ctl)
+            if guard is not None:
+                self.guards[fname] = guard
         self.gen_actions(ctl)
         self.gen_tables(ctl)
         out = Out()
@@ -641,4 +670,4 @@ class Compiler(StmtGen):
             ingress=ns["blk_ingress"], egress=used(p.egress, "blk_egress"),
             compute_checksum=used(p.compute_checksum, "blk_compute"), deparser=ns["blk_deparse"],
             header_cls=ns[hc], meta_cls=ns[mc], std_cls=ns[sc], source=source, namespace=ns,
-            dirty_tracked=self.dirty_tracked)
+            dirty_tracked=self.dirty_tracked, guards=dict(self.guards))

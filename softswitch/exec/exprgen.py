@@ -122,6 +122,7 @@ class ExprGen:
         # while they are invalid and clean: ``usage.field_written_headers``)
         self.hdr_t = program.parser.params[1].type
         self.dirty_tracked = field_written_headers(program)
+        self.guards: dict[str, str] = {}  # Compiler._checksum_guard, by block function name
         # setValid/setInvalid count the header's bytes into C.dlen (bmv2's packet-length register,
         # egress's packet_length) when the program can read it
         self.track_len = tracks_length(std_fields_used(program))

@@ -152,7 +152,10 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
         "            C.payload = payload = data[C.off:]",
     ]
     if b.verify_checksum is not None:
-        src += ["            verify(H, M, S, C)", "            S.f_checksum_error = C.checksum_error"]
+        guard = b.guards.get("blk_verify")  # false: the control would do nothing (C.checksum_error stays 0)
+        src += [f"            if {guard}:", "                verify(H, M, S, C)"] if guard else \
+            ["            verify(H, M, S, C)"]
+        src.append("            S.f_checksum_error = C.checksum_error")
     elif std_used is None or "checksum_error" in std_used:
         # bmv2 writes it after every parse: 0 without a checksum to verify, whatever the parser stored
         src.append("            S.f_checksum_error = 0")
@@ -247,7 +250,9 @@ def _egress_source(b, used: set[str], std_used: frozenset[str] | None = None) ->
     ]
     src.append("        try:")  # an assert/assume may fail in computeChecksum or the deparser too
     if b.compute_checksum is not None:
-        src.append("            compute(H, M, S, C)")
+        guard = b.guards.get("blk_compute")  # false: the control would do nothing
+        src += [f"            if {guard}:", "                compute(H, M, S, C)"] if guard else \
+            ["            compute(H, M, S, C)"]
     src += [
         "            parts = deparse(H, M, S, C)",
         "        except AssertionFailed as e:",
