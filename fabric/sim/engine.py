@@ -38,6 +38,7 @@ from .model import (
     Route,
     SimFabric,
 )
+from .region import CheckedRegion
 
 BASE_VA = 0x2_0000_0000
 SIM_DEFAULT_GBPS = 100.0  # NIC and link rate when the scenario gives none (traffic.rate_gbps 0)
@@ -225,7 +226,8 @@ class SimRun:
         self._pins = rc_pins(self.hosts) if self.mode == "rc" and self.sc.sim.rc_path == "even" else {}
         hi = self.fab.host_index
         self.out: list[list[_Out]] = [[] for _ in self.hosts]
-        self.in_bufs: dict[int, tuple[int, bytearray, int]] = {}
+        # per flow: receiving host, its checked region (region.CheckedRegion: no buffer of the bytes), size
+        self.in_bufs: dict[int, tuple[int, CheckedRegion, int]] = {}
         self.in_by_host: list[list[int]] = [[] for _ in self.hosts]
         self.by_qpn: list[dict[int, _Out]] = [{} for _ in self.hosts]
         rng = random.Random(self.sc.seed ^ 0x5EED)
@@ -265,9 +267,11 @@ class SimRun:
             ps, pd = rng.getrandbits(24), rng.getrandbits(24)
             self.eps[s].connect(qs, qd.qpn, self.gids[d], rq_psn=pd, sq_psn=ps)
             self.eps[d].connect(qd, qs.qpn, self.gids[s], rq_psn=ps, sq_psn=pd)
-            buf = bytearray(t.size * t.count)
             va = BASE_VA + (f.fid << 32)
-            mr = self.eps[d].reg_mr(buf, va)
+            # an rkey from the endpoint's own sequence, then the checked region in that registration's place
+            mr = self.eps[d].reg_mr(bytearray(), va)
+            buf = self.eps[d].mrs[mr.rkey] = CheckedRegion(
+                mr.rkey, va, t.size, t.count, lambda m, fid=f.fid, size=t.size: payload(self.sc.seed, fid, m, size))
             o = _Out(f.fid, d, t.size, t.count, t.tx_depth)
             o.qp, o.va, o.rkey, o.start_seq = qs, va, mr.rkey, qs.snd_una
             self.out[s].append(o)
@@ -442,6 +446,7 @@ class SimRun:
                 k = o.posted
                 m = k % self.base_count  # a later step rewrites the same messages
                 data = payload(seed, o.fid, m, o.size)
+                self.in_bufs[o.fid][1].hold(m, data)  # the receiver checks writes against these bytes
                 o.post_ns[k] = self.now
                 ep.post_write(o.qp, k, data, o.va + m * o.size, o.rkey)
                 o.outstanding += 1
@@ -455,6 +460,7 @@ class SimRun:
             if o is None or c.opcode is not WcOpcode.RDMA_WRITE:
                 continue
             o.outstanding -= 1
+            self.in_bufs[o.fid][1].release(c.wr_id % self.base_count)
             t_post = o.post_ns.pop(c.wr_id, c.time_ns)
             if c.status is not WcStatus.SUCCESS:
                 o.failed += 1
@@ -629,7 +635,7 @@ class SimRun:
                 _, buf, size = self.in_bufs[fid]
                 o = by_fid[fid]
                 done = min(o.done, self.base_count)  # every step rewrites the same messages
-                bad = [k for k in range(done) if buf[k * size:(k + 1) * size] != payload(sc.seed, fid, k, size)]
+                bad = [k for k in range(done) if not buf.matches(k)]
                 verify[str(fid)] = {"messages_checked": done, "bytes_checked": done * size * steps,
                                     "bad_messages": bad[:20], "bad_count": len(bad)}
             events = ep.poll_events()
