@@ -49,10 +49,9 @@ class Port:
     packets) and the resend queue below it (1: data resent after a loss verdict) --, the program's
     thresholds (packets), line rate and propagation delay."""
 
-    __slots__ = ("admin_up", "base_ns_per_byte", "dark_from", "dark_until", "dark_why", "delay_ns", "deps", "drop_thr",
-                 "ecn_thr", "far_admin_up", "free", "loss",
-                 "name", "ns_per_byte", "owner", "pcap", "pdeps", "peer", "peer_port", "pfree", "ptail", "rcap",
-                 "rdeps", "rfree", "rtail", "sw", "trim_thr", "tx", "up")
+    __slots__ = ("_pdeps", "_rdeps", "admin_up", "base_ns_per_byte", "dark_from", "dark_until", "dark_why", "delay_ns",
+                 "deps", "drop_thr", "ecn_thr", "far_admin_up", "free", "loss", "name", "ns_per_byte", "owner", "pcap",
+                 "peer", "peer_port", "pfree", "ptail", "rcap", "rfree", "rtail", "sw", "trim_thr", "tx", "up")
 
     def __init__(self, owner: str, port: int, peer: str, peer_port: int, gbps: float, delay_ns: int,
                  thresholds: tuple[int, int, int] | None, sw: SwitchState | None) -> None:
@@ -67,12 +66,13 @@ class Port:
         self.rfree = 0.0  # when the resend queue's last packet has left
         # frames each priority queue holds (_BIG: no bound; with sim.priority_queue_factor the top one
         # that many times the data depth and the resend queue the data depth, as on the fabric), the
-        # departure times of those in it (kept only when bounded) and its tail drops: p* the top
-        # queue's, r* the resend queue's
+        # departure times of those in it (kept only when bounded: made at first use, an empty deque is
+        # ~600 bytes and there are 32 ports per host) and its tail drops: p* the top queue's, r* the
+        # resend queue's
         self.pcap = self.rcap = PRIO_UNBOUNDED
-        self.pdeps: deque[float] = deque()
+        self._pdeps: deque[float] | None = None
         self.ptail = 0
-        self.rdeps: deque[float] = deque()
+        self._rdeps: deque[float] | None = None
         self.rtail = 0
         self.up = True  # carrier (both ends of the link)
         self.admin_up = True
@@ -106,6 +106,20 @@ class Port:
             self.dark_why = self.why_dark()
         elif lit and not was:
             self.dark_until = now
+
+    @property
+    def pdeps(self) -> deque[float]:
+        """Departure times of the frames in the top priority queue (kept when it is bounded)."""
+        if self._pdeps is None:
+            self._pdeps = deque()
+        return self._pdeps
+
+    @property
+    def rdeps(self) -> deque[float]:
+        """Departure times of the frames in the resend queue (kept when it is bounded)."""
+        if self._rdeps is None:
+            self._rdeps = deque()
+        return self._rdeps
 
     @property
     def lit(self) -> bool:
@@ -190,22 +204,39 @@ class SimFabric:
         self.block = plan.sids.block_value
         self.own: dict[str, int] = {}
         self.usid_routes: dict[str, dict[int, Port]] = {}
+        # a switch's GID host routes (STEV/UDP) are read from its plan at its first STEV/UDP frame: they are
+        # one per host on every switch (half a million at 1,024 hosts), which SRv6 runs never read
         self.gid_routes: dict[str, dict[bytes, Port | tuple[Port, ...]]] = {}
+        self._gid_packed: dict[str, bytes] = {}  # GID prefix -> its address, packed (shared by every switch)
         self.ev_direct: dict[str, int] = {}
         for n, sp in plan.switches.items():
             self.own[n] = sp.of(OwnUsid)[0].block_usid
             self.usid_routes[n] = {U.top(int(ipaddress.IPv6Network(r.prefix).network_address)):
                                    self.ports[(n, r.next_hop.port)] for r in sp.of(RouteUsid)}
-            groups = {g.group_id: tuple(self.ports[(n, m.port)] for m in g.members) for g in sp.of(EcmpGroup)}
-            gr: dict[bytes, Port | tuple[Port, ...]] = {}
-            for hr in sp.of(HostRoute):
-                gr[ipaddress.IPv6Network(hr.prefix).network_address.packed] = self.ports[(n, hr.next_hop.port)]
-            for hg in sp.of(HostRouteGroup):
-                gr[ipaddress.IPv6Network(hg.prefix).network_address.packed] = groups[hg.group_id]
-            self.gid_routes[n] = gr
             for ev in sp.of(EvDirectMap):
                 self.ev_direct[n] = ev.mask
         self._cache: dict[tuple, Route] = {}
+
+    def gid_table(self, n: str) -> dict[bytes, Port | tuple[Port, ...]]:
+        """Switch ``n``'s GID host routes: packed GID -> egress port, or the ECMP group's ports."""
+        gr = self.gid_routes.get(n)
+        if gr is None:
+            sp = self.plan.switches[n]
+            packed = self._gid_packed
+
+            def key(prefix: str) -> bytes:
+                k = packed.get(prefix)
+                if k is None:
+                    k = packed[prefix] = ipaddress.IPv6Network(prefix).network_address.packed
+                return k
+            groups = {g.group_id: tuple(self.ports[(n, m.port)] for m in g.members) for g in sp.of(EcmpGroup)}
+            gr = {}
+            for hr in sp.of(HostRoute):
+                gr[key(hr.prefix)] = self.ports[(n, hr.next_hop.port)]
+            for hg in sp.of(HostRouteGroup):
+                gr[key(hg.prefix)] = groups[hg.group_id]
+            self.gid_routes[n] = gr
+        return gr
 
     # ---- forwarding ---------------------------------------------------------------------------
     def invalidate(self) -> None:
@@ -262,7 +293,7 @@ class SimFabric:
         for _ in range(8):
             if node in self.host_index:
                 return Route(tuple(ports), self.host_index[node], ports[-1].peer_port)
-            nh = self.gid_routes[node].get(dst_gid)
+            nh = self.gid_table(node).get(dst_gid)
             if nh is None:
                 return Route(tuple(ports), drop=DROP_NO_ROUTE, drop_at=node)
             if isinstance(nh, tuple):

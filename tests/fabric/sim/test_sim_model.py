@@ -154,3 +154,24 @@ def test_ecmp_hash_is_the_flow_not_the_traffic_class(encap, mode):
                   encode_data(enc, F.OP_WRITE_ONLY, 0x100, 1, 0x1000, 0x10, 64, bytes(64), ecn=F.ECN_CE))
         spine = fab.route("h1", ev.port, data, encap).ports[1].peer
         assert [fab.route("h1", ev.port, fr, encap).ports[1].peer for fr in frames] == [spine] * 3
+
+
+def test_gid_host_routes_are_read_at_a_switchs_first_stev_frame():
+    """Every switch has a GID host route per host (half a million at 1,024 hosts): SRv6 runs never read
+    them, so the model builds a switch's table at its first STEV/UDP frame -- the plan's routes, whole."""
+    from controller.plan import HostRoute, HostRouteGroup
+
+    fab, plan = _fabric()
+    for ev in srv6_profile(plan, "h1", "h4").evs:
+        fab.route("h1", ev.port, _frame(plan, "h1", "h4", ev.value, "srv6"), "srv6")
+    assert fab.gid_routes == {}
+    ev = stev_profile(plan, "h1", "h4").evs[0]
+    r = fab.route("h1", ev.port, _frame(plan, "h1", "h4", int.from_bytes(ev.value, "big"), "stev"), "stev")
+    assert set(fab.gid_routes) == {p.owner for p in r.ports[1:]}
+    for n, table in fab.gid_routes.items():
+        sp = plan.switches[n]
+        want = {ipaddress.IPv6Network(x.prefix).network_address.packed for x in (*sp.of(HostRoute), *sp.of(HostRouteGroup))}
+        assert set(table) == want and len(want) == len(fab.hosts)
+    leaf = fab.gid_routes[r.ports[1].owner]
+    assert leaf[plan.sids.host_gid("h2").packed].peer == "h2"  # a local host: its port
+    assert isinstance(leaf[plan.sids.host_gid("h4").packed], tuple)  # a remote host: the uplink group
