@@ -198,14 +198,25 @@ def _next_hop(topo: Topology, sids: SidPlan, switch: str, port: int) -> NextHop:
     return NextHop(port, str(peer), mac, sids.switch_mac(switch, port))
 
 
-def _switch_plan(topo: Topology, sids: SidPlan, name: str) -> SwitchPlan:
+def _switch_plan(topo: Topology, sids: SidPlan, name: str,
+                 gids: list[tuple[str, str]] | None = None) -> SwitchPlan:
+    """``gids``: every host's name and GID /128 in host order (computed once by ``build_plan``: each
+    switch holds a route per host, and sharing the strings keeps the plan of a large fabric small)."""
     sw = topo.switches[name]
     usid = sids.switch_usid[name]
     intents: list[Intent] = []
     ports = topo.ports_of(name)
+    hops: dict[int, NextHop] = {}  # one (immutable) next hop per port, shared by the routes through it
+
+    def next_hop(port: int) -> NextHop:
+        nh = hops.get(port)
+        if nh is None:
+            nh = hops[port] = _next_hop(topo, sids, name, port)
+        return nh
+
     for port in ports:
         link = topo.link_at(name, port)
-        nh = _next_hop(topo, sids, name, port)
+        nh = next_hop(port)
         ecn, trim, drop = thresholds(link.props)
         kind = "fabric" if nh.neighbour.split(":")[0] in topo.switches else "host"
         intents.append(PortSetting(port, kind, nh.neighbour, nh.own_mac, nh.neighbour_mac,
@@ -218,29 +229,29 @@ def _switch_plan(topo: Topology, sids: SidPlan, name: str) -> SwitchPlan:
     for other in (topo.leaves(sw.plane) if sw.role == "spine" else topo.spines(sw.plane)):
         if other.name in nbr_ports:
             u = sids.switch_usid[other.name]
-            intents.append(RouteUsid(str(sids.usid_prefix(u)), u,
-                                     _next_hop(topo, sids, name, nbr_ports[other.name])))
+            intents.append(RouteUsid(str(sids.usid_prefix(u)), u, next_hop(nbr_ports[other.name])))
     local_hosts = topo.hosts_of_leaf(name) if sw.role == "leaf" else []
     for host, hport, lport in sorted(local_hosts, key=lambda t: sids.host_index[t[0]]):
         u = sids.host_port_usid[(host, hport)]
-        intents.append(RouteUsid(str(sids.usid_prefix(u)), u, _next_hop(topo, sids, name, lport)))
+        intents.append(RouteUsid(str(sids.usid_prefix(u)), u, next_hop(lport)))
     # STEV mode: GID host routes
     local = {h: lport for h, _, lport in local_hosts}
     if sw.role == "leaf":
         spines = [s.name for s in topo.spines(sw.plane)]
-        members = tuple(_next_hop(topo, sids, name, nbr_ports[s]) for s in spines)
+        members = tuple(next_hop(nbr_ports[s]) for s in spines)
         intents.append(EcmpGroup(LEAF_UPLINK_GROUP, members))
         intents.append(EvDirectMap(LEAF_UPLINK_GROUP, EV_DIRECT_MASK, tuple(spines)))
-    for h in topo.host_list():
-        gid = f"{sids.host_gid(h.name)}/128"
+    if gids is None:
+        gids = _host_gids(topo, sids)
+    for h, gid in gids:
         if sw.role == "leaf":
-            if h.name in local:
-                intents.append(HostRoute(gid, h.name, _next_hop(topo, sids, name, local[h.name])))
+            if h in local:
+                intents.append(HostRoute(gid, h, next_hop(local[h])))
             else:
-                intents.append(HostRouteGroup(gid, h.name, LEAF_UPLINK_GROUP))
+                intents.append(HostRouteGroup(gid, h, LEAF_UPLINK_GROUP))
         else:
-            leaf, _ = topo.host_leaf(h.name, sw.plane)
-            intents.append(HostRoute(gid, h.name, _next_hop(topo, sids, name, nbr_ports[leaf.name])))
+            leaf, _ = topo.host_leaf(h, sw.plane)
+            intents.append(HostRoute(gid, h, next_hop(nbr_ports[leaf.name])))
     intents.append(Telemetry(sids.switch_id(name)))
     for kind in COUNTER_KINDS:
         intents.append(CounterWatch(kind, tuple(ports) if kind.startswith("port") else ()))
@@ -248,13 +259,18 @@ def _switch_plan(topo: Topology, sids: SidPlan, name: str) -> SwitchPlan:
                       CPU_PORT, tuple(intents))
 
 
+def _host_gids(topo: Topology, sids: SidPlan) -> list[tuple[str, str]]:
+    return [(h.name, f"{sids.host_gid(h.name)}/128") for h in topo.host_list()]
+
+
 def build_plan(topo: Topology, sids: SidPlan | None = None) -> FabricPlan:
     """The static plan of every switch (deterministic for a given topology and SID plan)."""
     sids = sids or build_sid_plan(topo)
     plans = {}
+    gids = _host_gids(topo, sids)
     for p in range(1, topo.planes + 1):
         for sw in topo.spines(p) + topo.leaves(p):
-            plans[sw.name] = _switch_plan(topo, sids, sw.name)
+            plans[sw.name] = _switch_plan(topo, sids, sw.name, gids)
     return FabricPlan(topo, sids, plans)
 
 

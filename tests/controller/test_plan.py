@@ -98,3 +98,23 @@ def test_plan_deterministic():
     b = plan_to_data(build_plan(clos(2, 2, 2, 2)))
     assert a == b
     assert a["p1l1"]["intents"][0]["type"] == "PortSetting"
+
+
+def test_routes_share_next_hops_and_gid_strings():
+    """A switch holds a GID host route per host (half a million intents at 1,024 hosts): the routes out
+    of one port share its (frozen) next hop and every switch shares each host's GID string, and the plan
+    is the one each switch's plan would be on its own."""
+    from controller.plan import HostRoute, HostRouteGroup, _switch_plan, build_sid_plan
+
+    topo = clos(2, 4, 3, 4)
+    plan = build_plan(topo)
+    sids = build_sid_plan(topo)
+    seen_gids: dict[str, str] = {}
+    for name, sp in plan.switches.items():
+        assert sp == _switch_plan(topo, sids, name)  # gids computed per switch, next hops per route
+        hops: dict[int, object] = {}
+        for r in sp.of(HostRoute):
+            assert hops.setdefault(r.next_hop.port, r.next_hop) is r.next_hop
+        for r in (*sp.of(HostRoute), *sp.of(HostRouteGroup)):
+            assert seen_gids.setdefault(r.host, r.prefix) is r.prefix
+    assert len(seen_gids) == len(topo.hosts)
