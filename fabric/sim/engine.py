@@ -38,16 +38,12 @@ from .model import (
     Route,
     SimFabric,
 )
+from .payload import LazyPayload, payload
 from .region import CheckedRegion
 
 BASE_VA = 0x2_0000_0000
 SIM_DEFAULT_GBPS = 100.0  # NIC and link rate when the scenario gives none (traffic.rate_gbps 0)
 _EV_DATA, _EV_TIMER, _EV_CALL = 0, 1, 2
-
-
-def payload(seed: int, flow: int, msg: int, size: int) -> bytes:
-    """Message bytes (the netns agent's formula, so both engines verify the same data)."""
-    return random.Random((seed << 40) ^ (flow << 20) ^ msg).randbytes(size)
 
 
 class SimFaults:
@@ -271,7 +267,7 @@ class SimRun:
             # an rkey from the endpoint's own sequence, then the checked region in that registration's place
             mr = self.eps[d].reg_mr(bytearray(), va)
             buf = self.eps[d].mrs[mr.rkey] = CheckedRegion(
-                mr.rkey, va, t.size, t.count, lambda m, fid=f.fid, size=t.size: payload(self.sc.seed, fid, m, size))
+                mr.rkey, va, t.size, t.count, lambda m, fid=f.fid, size=t.size: LazyPayload(self.sc.seed, fid, m, size))
             o = _Out(f.fid, d, t.size, t.count, t.tx_depth)
             o.qp, o.va, o.rkey, o.start_seq = qs, va, mr.rkey, qs.snd_una
             self.out[s].append(o)
@@ -445,7 +441,8 @@ class SimRun:
             while o.posted < o.count and o.outstanding < o.tx_depth:
                 k = o.posted
                 m = k % self.base_count  # a later step rewrites the same messages
-                data = payload(seed, o.fid, m, o.size)
+                # payload(seed, fid, m, size), made a block at a time as packets are sent and checked
+                data = LazyPayload(seed, o.fid, m, o.size)
                 self.in_bufs[o.fid][1].hold(m, data)  # the receiver checks writes against these bytes
                 o.post_ns[k] = self.now
                 ep.post_write(o.qp, k, data, o.va + m * o.size, o.rkey)
@@ -728,4 +725,4 @@ def progress_bar(total_hint: str = "") -> Callable[[dict[str, Any]], None]:
     return show
 
 
-__all__ = ["SimFaults", "SimRun", "progress_bar", "run_sim"]
+__all__ = ["SimFaults", "SimRun", "payload", "progress_bar", "run_sim"]

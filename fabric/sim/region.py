@@ -16,9 +16,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
+from mrc.core.memory import PayloadSource
+
 
 class CheckedRegion:
-    """``count`` messages of ``size`` bytes at ``base_va``; ``expect(m)`` makes message ``m``'s bytes."""
+    """``count`` messages of ``size`` bytes at ``base_va``; ``expect(m)`` makes message ``m``'s bytes (or a
+    :class:`~mrc.core.memory.PayloadSource` of them: only slices are read)."""
 
     __slots__ = ("_bufs", "_cache", "_ends", "_live", "_starts", "base_va", "count", "expect", "remote_write",
                  "rkey", "size")
@@ -28,7 +31,7 @@ class CheckedRegion:
         self.rkey, self.base_va, self.size, self.count = rkey, base_va, size, count
         self.expect, self.remote_write = expect, remote_write
         self._live: dict[int, list] = {}  # message -> [the sender's bytes, posts not yet completed]
-        self._cache: tuple[int, bytes] | None = None  # the last message whose bytes were regenerated
+        self._cache: tuple[int, bytes | PayloadSource] | None = None  # the last message regenerated
         self._bufs: dict[int, bytearray] = {}  # messages that received a byte differing from expect(m)
         # byte ranges [start, end) written with the expected bytes (offsets in the region), disjoint, sorted
         self._starts: list[int] = []
@@ -43,7 +46,7 @@ class CheckedRegion:
         return self.base_va <= va and va + length <= self.base_va + self.length
 
     # ---- the sender's bytes -------------------------------------------------------------------
-    def hold(self, m: int, data: bytes) -> None:
+    def hold(self, m: int, data: bytes | PayloadSource) -> None:
         """Message ``m`` was posted with ``data`` (equal to ``expect(m)``): writes compare with it."""
         e = self._live.get(m)
         if e is None:
@@ -59,13 +62,13 @@ class CheckedRegion:
             if e[1] <= 0:
                 del self._live[m]
 
-    def _expected(self, m: int) -> bytes:
+    def _expected(self, m: int) -> bytes | PayloadSource:
         e = self._live.get(m)
         if e is not None:
             return e[0]
         c = self._cache
         if c is None or c[0] != m:
-            c = self._cache = (m, bytes(self.expect(m)))
+            c = self._cache = (m, self.expect(m))
         return c[1]
 
     # ---- writes -------------------------------------------------------------------------------
@@ -142,7 +145,7 @@ class CheckedRegion:
         every byte was written with the expected ones)."""
         buf = self._bufs.get(m)
         if buf is not None:
-            return buf == self._expected(m)
+            return buf == self._expected(m)[0:self.size]
         lo, size = m * self.size, self.size
         pos = lo
         gaps = []

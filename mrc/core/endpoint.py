@@ -16,7 +16,7 @@ from typing import Any
 
 from mrc.core.cc import DEFAULT_BASE_RTT_NS, VENDOR_CFG_LEARN_BASE_RTT
 from mrc.core.ev import EvEntry, ev_entries
-from mrc.core.memory import MemoryRegion
+from mrc.core.memory import MemoryRegion, PayloadSource
 from mrc.core.nscc import NsccConfig
 from mrc.core.qp import QpAttr, QueuePair
 from mrc.core.types import Completion, EndpointCounters, EvEvent, EvState, QpState
@@ -329,7 +329,7 @@ class Endpoint:
         self._peers.setdefault(qp.remote.gid, []).append(qp)
 
     # ------------------------------------------------------------------ application surface
-    def post_write(self, qp: QueuePair, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,
+    def post_write(self, qp: QueuePair, wr_id: int, data: bytes | memoryview | PayloadSource, remote_va: int, rkey: int,
                    imm: int | None = None) -> None:
         """Post an RDMA WRITE (WRITE_WITH_IMM when ``imm`` is given) on ``qp``."""
         qp.post_write(wr_id, data, remote_va, rkey, imm)

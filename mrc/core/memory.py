@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 
@@ -31,3 +32,18 @@ class MemoryRegion:
         """Bytes at [va, va+length)."""
         off = va - self.base_va
         return bytes(self.buf[off : off + length])
+
+
+class PayloadSource(ABC):
+    """A posted WRITE's bytes made on demand instead of held: ``len()`` and contiguous slices
+    ``[a:b]`` (bytes).  The requester reads a packet's bytes when it sends (or resends) it, so a
+    caller that can regenerate them (the simulator's deterministic payloads) need not keep a buffer
+    per message in flight."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def __getitem__(self, s: slice) -> bytes: ...

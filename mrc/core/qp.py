@@ -22,6 +22,7 @@ from typing import Any
 from mrc.core.cc import CongestionControl, DcqcnConfig
 from mrc.core.ev import EvEntry, EvSet
 from mrc.core.host import QpHost
+from mrc.core.memory import PayloadSource
 from mrc.core.mrc_policy import MrcRequester, MrcResponder
 from mrc.core.nscc import NsccConfig
 from mrc.core.psn import INFINITE_EXP_RETRIES, INFINITE_RNR_RETRY, unwrap
@@ -247,7 +248,7 @@ class QueuePair:
         return self.remote.entropy_index.get(entropy, -1)
 
     # ------------------------------------------------------------------ what the endpoint calls
-    def post_write(self, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,
+    def post_write(self, wr_id: int, data: bytes | memoryview | PayloadSource, remote_va: int, rkey: int,
                    imm: int | None = None) -> None:
         """Queue an RDMA WRITE (with immediate if ``imm`` is not None)."""
         self.requester.post_write(wr_id, data, remote_va, rkey, imm)

@@ -16,6 +16,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from mrc.core.cc import CongestionControl, make_cc
+from mrc.core.memory import PayloadSource
 from mrc.core.psn import INFINITE_EXP_RETRIES, unwrap
 from mrc.core.side import QpSide
 from mrc.core.types import Completion, QpState, WcOpcode, WcStatus
@@ -159,9 +160,10 @@ class Requester(QpSide):
         """The EVs' encapsulations were rebuilt (the peer was learned, or a profile replaced an EV)."""
 
     # ------------------------------------------------------------------ posting
-    def post_write(self, wr_id: int, data: bytes | memoryview, remote_va: int, rkey: int,
+    def post_write(self, wr_id: int, data: bytes | memoryview | PayloadSource, remote_va: int, rkey: int,
                    imm: int | None = None) -> None:
-        """Queue an RDMA WRITE (with immediate if ``imm`` is not None).  On a QP in ERR the request
+        """Queue an RDMA WRITE (with immediate if ``imm`` is not None) of ``data`` (a buffer, or a
+        :class:`~mrc.core.memory.PayloadSource` read a packet at a time).  On a QP in ERR the request
         completes at once with WR_FLUSH_ERR, as verbs flushes what is posted to a QP in the error
         state; before RTS (RST, INIT, RTR) it is refused, as ``ibv_post_send`` refuses it."""
         if self.state is not QpState.RTS and self.state is not QpState.ERR:
@@ -181,7 +183,8 @@ class Requester(QpSide):
             return
         mtu = self.attr.mtu
         n = max(1, -(-len(data) // mtu))
-        w = _Wqe(wr_id, memoryview(data), remote_va, rkey & 0xFFFFFFFF, imm, self.next_assign, n)
+        w = _Wqe(wr_id, data if isinstance(data, PayloadSource) else memoryview(data), remote_va, rkey & 0xFFFFFFFF,
+                 imm, self.next_assign, n)
         self.next_assign += n
         self.wqes.append(w)
 
