@@ -108,6 +108,23 @@ class SimFaults:
             p.ns_per_byte = p.base_ns_per_byte / fraction
 
 
+class _Frame:
+    """A data frame in flight whose payload is a slice of a :class:`LazyPayload`: the bytes before it
+    (headers), the slice [a, b) of ``src`` and the bytes after it (ICRC).  ``bytes()`` makes the frame
+    again, equal to the one the requester sent; a frame in flight is ~200 bytes instead of ~4.2 KB."""
+
+    __slots__ = ("a", "b", "head", "src", "tail")
+
+    def __init__(self, head: bytes, src: LazyPayload, a: int, b: int, tail: bytes) -> None:
+        self.head, self.src, self.a, self.b, self.tail = head, src, a, b, tail
+
+    def __len__(self) -> int:
+        return len(self.head) + self.b - self.a + len(self.tail)
+
+    def __bytes__(self) -> bytes:
+        return b"".join((self.head, self.src.peek(self.a, self.b), self.tail))
+
+
 class _Out:
     __slots__ = ("count", "done", "dst", "failed", "fct_ns", "fid", "last_done_ns", "lat_us", "outstanding",
                  "post_ns", "posted", "qp", "rkey", "size", "start_ns", "start_seq", "step_done_ns", "tx_depth", "va")
@@ -164,6 +181,9 @@ class SimRun:
         self._fault_grey: list[list] = []  # links (node names) it made lossy ([a, b, loss]; loss 0: whole again)
         # packets offered to a link that was down (carrier or admin): (from node, to node, src host, dst host)
         self.dead_drops: dict[tuple[str, str, int, int], list[int]] = {}  # -> [packets, first, last at ns]
+        # slices of the posted payloads the requesters read since the last frames were sent: (payload,
+        # a, b, bytes), matched with the data frames that carry them (_compact)
+        self._served: list[tuple[LazyPayload, int, int, bytes]] = []
         self._prof_evs: dict[tuple[int, int], tuple[int, list]] = {}  # (host, EV profile id): peer, plan EVs
         for i, f in enumerate(sc.faults):
             check_engine(f.spec, SimFaults.fault_primitives, "sim", f"scenario.faults[{i}]")
@@ -275,7 +295,6 @@ class SimRun:
             self.in_bufs[f.fid] = (d, buf, t.size)
             self.in_by_host[d].append(f.fid)
         self.fab.invalidate()
-        self._data: dict[tuple[int, int], bytes] = {}
 
     # ---- events -------------------------------------------------------------------------------
     def push(self, t: int, kind: int, a: Any, b: Any = None, c: Any = None) -> None:
@@ -325,7 +344,7 @@ class SimRun:
                 deps.popleft()
             depth = len(deps)
             if depth >= p.trim_thr:
-                tr = trim_packet(data)
+                tr = trim_packet(data if type(data) is bytes else bytes(data))
                 if tr is not None:
                     sw.congestion[EVENT_TRIMMED] += 1
                     t = self._prio_tx(p, len(tr), now, TRIM_PRIORITY)
@@ -340,7 +359,11 @@ class SimRun:
             elif depth >= p.drop_thr:  # the host NIC queue: never reached (its endpoint paces)
                 return
             if depth >= p.ecn_thr:
-                m = mark_ce(data)
+                if type(data) is _Frame:  # the mark is in the outer IPv6 header
+                    h2 = mark_ce(data.head)
+                    m = data if h2 is data.head else _Frame(h2, data.src, data.a, data.b, data.tail)
+                else:
+                    m = mark_ce(data)
                 if m is not data and sw is not None:
                     sw.congestion[EVENT_ECN_MARKED] += 1
                     data = m
@@ -417,12 +440,28 @@ class SimRun:
         # data resent after a loss verdict (DSCP_RESEND) the queue below it (1): ahead of the data queue,
         # behind the headers and control packets (a full-size resend storm must not delay the trims'
         # and probes' news)
-        self._enqueue(r.ports[0], r, 0, data, priority_queue(data), self.now)
+        prio = priority_queue(data)
+        if self._served and prio != TRIM_PRIORITY:
+            data = self._compact(data)
+        self._enqueue(r.ports[0], r, 0, data, prio, self.now)
+
+    def _compact(self, data: bytes) -> bytes | _Frame:
+        """``data`` as a :class:`_Frame` if its payload is a slice a requester just read (the frame ends
+        with it and the 4-byte ICRC), else ``data``."""
+        served = self._served
+        n_all = len(data)
+        for i, (src, a, b, sl) in enumerate(served):
+            n = b - a
+            if n and n_all >= n + 4 and data[n_all - 4 - n:n_all - 4] == sl:
+                del served[i]
+                return _Frame(data[:n_all - 4 - n], src, a, b, data[n_all - 4:])
+        return data
 
     def _flush(self, h: int) -> None:
         ep = self.eps[h]
         for port, data in ep.datagrams_to_send(self.now):
             self._send(h, port, data)
+        self._served.clear()
         t = ep.get_timer()
         if t is not None:
             if t <= self.now:
@@ -442,7 +481,7 @@ class SimRun:
                 k = o.posted
                 m = k % self.base_count  # a later step rewrites the same messages
                 # payload(seed, fid, m, size), made a block at a time as packets are sent and checked
-                data = LazyPayload(seed, o.fid, m, o.size)
+                data = LazyPayload(seed, o.fid, m, o.size, self._served)
                 self.in_bufs[o.fid][1].hold(m, data)  # the receiver checks writes against these bytes
                 o.post_ns[k] = self.now
                 ep.post_write(o.qp, k, data, o.va + m * o.size, o.rkey)
@@ -474,6 +513,7 @@ class SimRun:
             ep = self.eps[h]
             for port, data in ep.datagrams_to_send(self.now):
                 self._send(h, port, data)
+            self._served.clear()
 
     # ---- the run ------------------------------------------------------------------------------
     def _start_step(self) -> None:
@@ -562,7 +602,8 @@ class SimRun:
                     fab.switches[r.drop_at].drops[r.drop] += 1
                 else:
                     h = r.dst_host
-                    eps[h].receive(c[0], r.dst_port, tt)
+                    d = c[0]
+                    eps[h].receive(d if type(d) is bytes else bytes(d), r.dst_port, tt)
                     self._flush(h)
             elif kind == _EV_TIMER:
                 if self.timer_at[a] == tt:

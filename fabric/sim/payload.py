@@ -34,10 +34,12 @@ def payload(seed: int, flow: int, msg: int, size: int) -> bytes:
 class LazyPayload(PayloadSource):
     """``payload(seed, flow, msg, size)`` as a :class:`~mrc.core.memory.PayloadSource`."""
 
-    __slots__ = ("_cache", "_states", "key", "size")
+    __slots__ = ("_cache", "_states", "key", "served", "size")
 
-    def __init__(self, seed: int, flow: int, msg: int, size: int) -> None:
-        self.key, self.size = payload_key(seed, flow, msg), size
+    def __init__(self, seed: int, flow: int, msg: int, size: int, served: list | None = None) -> None:
+        """``served``: a list each slice read by ``[a:b]`` is appended to, as ``(self, a, b, bytes)`` (the
+        simulator matches the frames the requester makes with them); ``peek`` reads without it."""
+        self.key, self.size, self.served = payload_key(seed, flow, msg), size, served
         self._states: list[bytes] = []  # the generator's state at the start of block i (array('I') bytes)
         self._cache: dict[int, bytes] = {}  # block -> its bytes, oldest first
 
@@ -50,6 +52,14 @@ class LazyPayload(PayloadSource):
         a, b, step = s.indices(self.size)
         if step != 1:
             raise ValueError("a LazyPayload is read by contiguous slices")
+        out = self.peek(a, b)
+        if self.served is not None:
+            self.served.append((self, a, b, out))
+        return out
+
+    def peek(self, a: int, b: int) -> bytes:
+        """Bytes [a, b) (clipped to the message)."""
+        a, b = max(0, a), min(b, self.size)
         if a >= b:
             return b""
         first, last = a // BLOCK, (b - 1) // BLOCK
@@ -60,7 +70,7 @@ class LazyPayload(PayloadSource):
         return out[a - first * BLOCK:b - first * BLOCK]
 
     def __bytes__(self) -> bytes:
-        return self[0:self.size]
+        return self.peek(0, self.size)
 
     def _block(self, k: int) -> bytes:
         blk = self._cache.get(k)

@@ -62,6 +62,12 @@ class CheckedRegion:
             if e[1] <= 0:
                 del self._live[m]
 
+    def _exp(self, m: int, a: int, b: int) -> bytes:
+        """Bytes [a, b) of message ``m``'s expected bytes."""
+        e = self._expected(m)
+        peek = getattr(e, "peek", None)
+        return peek(a, b) if peek is not None else e[a:b]
+
     def _expected(self, m: int) -> bytes | PayloadSource:
         e = self._live.get(m)
         if e is not None:
@@ -86,13 +92,12 @@ class CheckedRegion:
             buf = self._bufs.get(m)
             if buf is not None:
                 buf[off - lo:e - lo] = chunk
-            elif self._expected(m)[off - lo:e - lo] == chunk:
+            elif self._exp(m, off - lo, e - lo) == chunk:
                 self._cover(off, e)
             else:
                 buf = bytearray(size)
-                exp = self._expected(m)
                 for a, b in self._covered(lo, lo + size):
-                    buf[a - lo:b - lo] = exp[a - lo:b - lo]
+                    buf[a - lo:b - lo] = self._exp(m, a - lo, b - lo)
                 buf[off - lo:e - lo] = chunk
                 self._bufs[m] = buf
             off = e
@@ -125,10 +130,8 @@ class CheckedRegion:
         lo, size = m * self.size, self.size
         out = bytearray(size)
         covered = self._covered(lo, lo + size)
-        if covered:
-            exp = self._expected(m)
-            for a, b in covered:
-                out[a - lo:b - lo] = exp[a - lo:b - lo]
+        for a, b in covered:
+            out[a - lo:b - lo] = self._exp(m, a - lo, b - lo)
         return bytes(out)
 
     def read(self, va: int, length: int) -> bytes:
@@ -145,7 +148,7 @@ class CheckedRegion:
         every byte was written with the expected ones)."""
         buf = self._bufs.get(m)
         if buf is not None:
-            return buf == self._expected(m)[0:self.size]
+            return buf == self._exp(m, 0, self.size)
         lo, size = m * self.size, self.size
         pos = lo
         gaps = []
@@ -157,5 +160,5 @@ class CheckedRegion:
             gaps.append((pos, lo + size))
         if not gaps:
             return True
-        exp = self._expected(m)  # bytes never written read as zeros
-        return all(exp[a - lo:b - lo].count(0) == b - a for a, b in gaps)
+        # bytes never written read as zeros
+        return all(self._exp(m, a - lo, b - lo).count(0) == b - a for a, b in gaps)

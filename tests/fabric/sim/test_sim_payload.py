@@ -47,3 +47,32 @@ def test_the_requester_sends_a_payload_source() -> None:
         assert bytes(p.mr.buf[:size]) == payload(1, 2, 3, size)
         frames.append(sent)
     assert frames[0] == frames[1]
+
+
+def test_data_frames_in_flight_are_headers_and_a_payload_slice() -> None:
+    """The simulator keeps a data frame in flight as its headers, a slice of the posted payload and the
+    ICRC; made again at delivery it is the frame the requester sent (a CE mark lands in the header)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    import fabric_sim as B
+
+    from mrc.wire.codec import decode_frame, mark_ce
+    from mrc_fabric.sim.engine import SimRun, _Frame
+
+    sim = SimRun(B.scenario(1, 4, 2, 4, 64 << 10), "mrc")
+    seen = []
+
+    def look() -> None:
+        seen.extend(e[5][0] for e in sim.heap if e[2] == 0 and type(e[5][0]) is _Frame)
+
+    sim.at(8_000, look)
+    raw = sim.run()
+    assert raw["completed"] and len(seen) > 20
+    for f in seen:
+        data = bytes(f)
+        assert len(data) == len(f) and len(f.head) < 200
+        fr = decode_frame(data)
+        assert bytes(fr.payload) == f.src.peek(f.a, f.b)
+        assert bytes(_Frame(mark_ce(f.head), f.src, f.a, f.b, f.tail)) == mark_ce(data)
