@@ -184,7 +184,10 @@ class SimRun:
         # slices of the posted payloads the requesters read since the last frames were sent: (payload,
         # a, b, bytes), matched with the data frames that carry them (_compact)
         self._served: list[tuple[LazyPayload, int, int, bytes]] = []
-        self._prof_evs: dict[tuple[int, int], tuple[int, list]] = {}  # (host, EV profile id): peer, plan EVs
+        # (host, EV profile id) -> peer, each EV's (NIC port, spine) in profile order (the EV values are the
+        # profile's; the pairs, 8 ports x 32 spines at most, are shared: _hop_of)
+        self._prof_evs: dict[tuple[int, int], tuple[int, list[tuple[int, str]]]] = {}
+        self._hops: dict[tuple[int, str], tuple[int, str]] = {}
         for i, f in enumerate(sc.faults):
             check_engine(f.spec, SimFaults.fault_primitives, "sim", f"scenario.faults[{i}]")
         self._build_endpoints()
@@ -225,6 +228,11 @@ class SimRun:
         dev = DeviceAttr(ev=ev, phy_port_mask=sum(1 << p for p in planes))
         dev.opt_attr |= AttrOpt.EV_PROFILE_MODIFY_ONLINE | AttrOpt.CC_PROFILE_MODIFY_ONLINE
         return dev
+
+    def _hop_of(self, evs: list[tuple[bytes | int, int, str]]) -> list[tuple[int, str]]:
+        """Each EV's (NIC port, spine), one shared tuple per pair."""
+        hops = self._hops
+        return [hops.setdefault((p, sp), (p, sp)) for _, p, sp in evs]
 
     def _rc_pin(self, a: str, b: str) -> int:
         if self.sc.sim.rc_path == "even":
@@ -272,8 +280,8 @@ class SimRun:
                     evs_ds = [evs_ds[i] for i in perm]
                 prof[(s, d)] = self.eps[s].make_ev_profile([(v, p) for v, p, _ in evs_sd])
                 prof[(d, s)] = self.eps[d].make_ev_profile([(v, p) for v, p, _ in evs_ds])
-                self._prof_evs[(s, prof[(s, d)])] = (d, evs_sd)
-                self._prof_evs[(d, prof[(d, s)])] = (s, evs_ds)
+                self._prof_evs[(s, prof[(s, d)])] = (d, self._hop_of(evs_sd))
+                self._prof_evs[(d, prof[(d, s)])] = (s, self._hop_of(evs_ds))
                 self._pair_spines[(s, d)] = (evs_sd[0][2], evs_ds[0][2])
                 self._pair_spines[(d, s)] = (evs_ds[0][2], evs_sd[0][2])
             if self.mode == "rc":
@@ -726,13 +734,13 @@ class SimRun:
         return out
 
     def _ev_path(self, h: int, prof: tuple[int, list] | None, index: int) -> list[str] | None:
-        """The nodes EV ``index`` of host ``h``'s profile ``prof`` (peer, plan EVs) crosses
+        """The nodes EV ``index`` of host ``h``'s profile ``prof`` (peer, each EV's NIC port and spine) crosses
         (``controller.evplan.ev_nodes``); None if the profile is not one of ours or the plan does not
         decide the path (UDP)."""
         if prof is None or not 0 <= index < len(prof[1]):
             return None
         peer, evs = prof
-        _, port, spine = evs[index]
+        port, spine = evs[index]
         return ev_nodes(self.fab.topo, self.hosts[h], self.hosts[peer], port, spine, self.encap,
                         ev_direct=self.fab.stev_mode == STEV_EV_DIRECT)
 
