@@ -166,3 +166,44 @@ def test_a_frame_over_the_mtu_is_a_tx_drop_on_both_paths(pair, ring):
         assert p.counters.tx_bytes == 1514 + 1518 + 64
     finally:
         p.close()
+
+
+@pytest.mark.root
+def test_rings_work_again_after_a_reopen_and_an_mtu_change(pair):
+    """The port reads and writes the slots' status words through a view of the ring mapping
+    (``ring_words``); the view is let go before the mapping closes, so a re-open (link re-created,
+    MTU changed) maps new rings and both keep working."""
+    p = LinuxPort(1, "h16ts", use_tx_ring=True)
+    assert p.open()
+    peer = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    peer.bind(("h16th", 0))
+    try:
+        sent = 0
+        for step in ("first", "reopen", "mtu"):
+            if step == "reopen":
+                p.close()
+                assert p.ring_words is None and p.open()
+            elif step == "mtu":
+                subprocess.run(["ip", "link", "set", "h16ts", "mtu", "9000"], check=True)
+                slot = p.ring_frame
+                p.refresh()  # (True only when the descriptor's number changed: it may be reused)
+                assert p.mtu == 9000 and p.ring_frame > slot  # re-opened with larger slots
+            assert p.ring is not None and p.tx_ring is not None and p.ring_words is not None
+            p.send_many([frame(sent + i) for i in range(5)])
+            # (``pair`` also sees what ``peer`` sent on its side: numbers from 100)
+            assert [i for i in received(pair, 40) if i < 100] == list(range(sent, sent + 5))
+            sent += 5
+            for i in range(3):
+                peer.send(frame(100 + i))
+            got = []
+            for _ in range(50):  # bounded: the frames are in the ring when send returns, or soon after
+                got += p.receive(64)
+                if len(got) >= 3:
+                    break
+            assert [int.from_bytes(d[12 + len(MARK):16 + len(MARK)], "big") for d in got
+                    if d[12:12 + len(MARK)] == MARK] == [100, 101, 102]
+        assert p.counters.tx_packets == 15 and p.counters.tx_drops == 0
+    finally:
+        peer.close()
+        p.close()
+    assert p.ring_words is None
