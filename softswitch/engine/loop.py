@@ -390,6 +390,12 @@ class PacketLoop:
         mono, t0 = self._mono, self._t0
         txq = self._txq
         txq_get = txq.get
+        # the port queues of the last frame that joined its port's frames of this round, when that
+        # port charges no bytes and has no delay (nothing to refund or hold back), and that list:
+        # the next frame of the same port joins it at once (dequeue hands out a port's packets
+        # together); the list stays txq's until ``_send_txq``
+        last = None
+        last_out: list = []
         for pq, item in out:
             now = (mono() - t0) // 1000
             try:
@@ -399,17 +405,23 @@ class PacketLoop:
                 log.exception("egress failed on a packet for port %d", item.egress_port)
                 continue
             if res.__class__ is bytes:
+                if pq is last:
+                    last_out.append(res)
+                    continue
                 port = pq.port
                 if pq.link_us_per_byte and len(res) < item.length:  # truncated in egress (a trimmed packet)
                     pq.refund(item.length, len(res))
                 if not pq.link_delay_us:  # fast path: into the port's frames of this round
                     frames_out = txq_get(port)
-                    if frames_out is not None:
-                        frames_out.append(res)
-                        continue
-                    if port != cpu and ports_get(port) is not None:
-                        txq[port] = [res]
-                        continue
+                    if frames_out is None:
+                        if port == cpu or ports_get(port) is None:
+                            transmit(port, res, 0, now)
+                            continue
+                        frames_out = txq[port] = []
+                    frames_out.append(res)
+                    if not pq.link_us_per_byte:
+                        last, last_out = pq, frames_out
+                    continue
                 transmit(port, res, pq.link_delay_us, now)
                 continue
             if pq.link_us_per_byte:  # what egress put on this port's wire (nothing if it dropped the packet)

@@ -190,3 +190,38 @@ def test_frames_of_several_ports_enter_a_frame_per_port_in_turn(tmp_path):
     got = [(int.from_bytes(d[6:12], "big"), d[14]) for _p, d in sent]
     assert got == [(1, 0), (2, 10), (5, 20), (1, 1), (2, 11), (1, 2)]
     assert {port for port, _d in sent} == {3}
+
+
+class _BoundPort:
+    """A bound port as the loop sees one (``ports[n].send_many``), recording what it is given."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.rounds: list[list[bytes]] = []
+
+    def send_many(self, frames: list[bytes]) -> None:
+        self.rounds.append(list(frames))
+
+
+def test_a_service_round_sends_each_ports_frames_in_order_with_one_send_many(reader):
+    """``_service_tm`` appends a frame to its port's frames of the round; the next frames of the
+    same port (the traffic manager hands a port's packets out together) join that list directly.
+    Several ports, one with a bit-rate link (charged per byte, so each frame is looked at), one
+    unbound (the tx hook), priorities mixed: every frame leaves once, in its port's queue order,
+    with one ``send_many`` per bound port and round."""
+    lp, sent = reader
+    bound = {3: _BoundPort(3), 4: _BoundPort(4)}
+    lp.ports.update(bound)
+    lp.tm.set_link_bps(10**12, port=4)  # a link so fast nothing waits, but each frame is charged
+    frames = [frame(3, tag=0), frame(4, tag=1), frame(3, tag=2), frame(7, tag=3), frame(3, pri=1, tag=4),
+              frame(4, tag=5), frame(3, tag=6), frame(7, tag=7)]
+    lp._ingress_batch(1, frames)
+    lp._service_tm()
+    assert lp.tm.total == 0
+    tags = {n: [[d[22] for d in r] for r in p.rounds] for n, p in bound.items()}
+    assert tags == {3: [[0, 2, 6, 4]], 4: [[1, 5]]}  # priority 0 ahead of priority 1 on port 3
+    assert [(p, d[22]) for p, d in sent] == [(7, 3), (7, 7)]
+    lp._ingress_batch(1, [frame(4, tag=8), frame(3, tag=9)])
+    lp._service_tm()
+    assert [[d[22] for d in r] for r in bound[3].rounds] == [[0, 2, 6, 4], [9]]
+    assert [[d[22] for d in r] for r in bound[4].rounds] == [[1, 5], [8]]
