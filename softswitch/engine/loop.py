@@ -249,7 +249,9 @@ class PacketLoop:
 
     def _ingress_batch(self, port: int, frames: list[bytes], ports: list[int] | None = None) -> None:
         """Ingress for each frame, with the clock read per packet: ``ingress_global_timestamp``
-        (and the enqueue time) is when that packet's ingress starts, as in bmv2.
+        (and the enqueue time) is when that packet's ingress starts.  (bmv2 stamps the first when
+        ``receive_`` takes the packet from its port, before its input buffer, and ``enq_timestamp``
+        at ``enqueue``, after ingress: docs/softswitch.md, "Seventh round".)
 
         A plain unicast packet for an idle port whose queue models no rate or delay
         (``PortQueues.direct``) goes straight on to egress and the port's tx ring when the program
