@@ -32,9 +32,14 @@ from mrc.endpoint import Endpoint, HostPlan, PortConfig, load_plan, load_profile
 BASE_VA = 0x2_0000_0000
 
 
+def payload_key(seed: int, flow: int, msg: int) -> int:
+    """The generator seed of :func:`payload` (the simulator makes the same bytes a block at a time)."""
+    return (seed << 40) ^ (flow << 20) ^ msg
+
+
 def payload(seed: int, flow: int, msg: int, size: int) -> bytes:
     """The bytes of message ``msg`` of flow ``flow`` (deterministic, so receivers can check them)."""
-    return random.Random((seed << 40) ^ (flow << 20) ^ msg).randbytes(size)
+    return random.Random(payload_key(seed, flow, msg)).randbytes(size)
 
 
 @dataclass

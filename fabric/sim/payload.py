@@ -17,18 +17,13 @@ from array import array
 
 from mrc.core.memory import PayloadSource
 
+# the netns agent's formula, so both engines verify the same data
+from ..scenarios.agent import payload, payload_key
+
+__all__ = ["BLOCK", "LazyPayload", "payload", "payload_key"]
+
 BLOCK = 32 * 1024  # a multiple of 4: blocks start on a generator word
 CACHED = 4  # blocks kept made (the sender's and the receiver's current ones, and one behind each)
-
-
-def payload_key(seed: int, flow: int, msg: int) -> int:
-    """The generator seed of ``payload(seed, flow, msg, size)`` (the netns agent's formula)."""
-    return (seed << 40) ^ (flow << 20) ^ msg
-
-
-def payload(seed: int, flow: int, msg: int, size: int) -> bytes:
-    """Message bytes (the netns agent's formula, so both engines verify the same data)."""
-    return random.Random(payload_key(seed, flow, msg)).randbytes(size)
 
 
 class LazyPayload(PayloadSource):
