@@ -12,10 +12,9 @@
  *   End / local with an extension header the parser could not take (SRH parser errors: another
  *   routing type, more than 4 segments, a segment list longer than hdr_ext_len, TLVs over 120
  *   bytes, segments_left > last_entry + 1; a Hop-by-Hop or Destination Options header over 128
- *   bytes): dropped, PARSER_ERROR.  A uN shift
- *   needs none of them and forwards (RFC 9800 4.1.1 runs it before processing any extension header
- *   other than Hop-by-Hop or Destination Options: before the SRH's own checks, and before a routing
- *   header of another type is met at all, whatever its segments left).
+ *   bytes): dropped, PARSER_ERROR.  A uN shift needs none of them and forwards (RFC 9800 4.1.1
+ *   shifts before any extension header but Hop-by-Hop and Destination Options is processed: before
+ *   the SRH's own checks, and before a routing header of another type, whatever its segments left).
  *   miss: transit, routed on the DA as it is, whatever routing header follows (RFC 8754 4.2).
  *
  * The hop limit is NOT touched here: routing decrements it once per switch for every packet
@@ -79,13 +78,12 @@ control srv6_ingress(inout headers_t hdr,
 
             if (ours && !end_here) {
                 /* uN shift: needs nothing behind the IPv6 header, so an SRH (or options header)
-                 * the parser could not take does not stop it.  RFC 9800 4.1.1 runs the shift
-                 * "prior to processing any extension header other than Hop-by-Hop or Destination
-                 * Option": a routing header of another type (which RFC 8200 4.4 would discard with
-                 * segments left) is never processed here either */
+                 * the parser could not take does not stop it; nor does a routing header of another
+                 * type, which RFC 8200 4.4 would discard with segments left: RFC 9800 4.1.1 shifts
+                 * before any extension header but Hop-by-Hop and Destination Options is processed */
                 hdr.ipv6.dst_addr = hdr.ipv6.dst_addr[127:128 - USID_BLOCK_BITS] ++
                                     hdr.ipv6.dst_addr[127 - USID_BLOCK_BITS - USID_BITS:0] ++ (bit<USID_BITS>) 0;
-            } else if (ours && lmd.srh_error) {
+            } else if (end_here && lmd.srh_error) {
                 /* End / local at our SID, and an extension header the parser could not take
                  * (stats.p4): the SRH or the upper layer behind it is unknown, drop */
                 mark_to_drop(std_md);

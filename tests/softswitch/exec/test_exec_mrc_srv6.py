@@ -122,10 +122,10 @@ def test_un_shift_forwards_past_an_srh_the_parser_cannot_take(rig):
 
 @pytest.mark.parametrize("segments_left", [0, 1])
 def test_un_shift_forwards_past_a_routing_header_of_another_type(rig, segments_left):
-    """RFC 9800 4.1.1 runs the shift "prior to processing any extension header other than Hop-by-Hop
-    or Destination Option": a routing header of another type is never processed at a shift, so RFC
-    8200 4.4's discard (segments left != 0) is not reached; the packet is shifted on, that header
-    untouched.  (Stop 50 briefly dropped it with segments left; Linux's NEXT-C-SID End shifts too.)"""
+    """RFC 9800 4.1.1 shifts before any extension header but Hop-by-Hop and Destination Options is
+    processed: a routing header of another type is never processed at a shift, so RFC 8200 4.4's
+    discard (segments left != 0) is not reached; the packet is shifted on, that header untouched.
+    (Stop 50 briefly dropped it with segments left; Linux's NEXT-C-SID End shifts too.)"""
     dst = U.compose(BLOCK, MY, 0x0202)
     _, _, other_type, _ = _unparsable_srhs(addr(dst))
     raw = bytearray(bytes(other_type))
