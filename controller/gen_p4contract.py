@@ -6,10 +6,10 @@ fabric-tna's ``gen-p4-constants.py``).  Inputs:
 
 * the program's P4Info (text format): tables with their match fields and actions, actions with their
   parameters, action profiles, counters, direct counters, registers and controller packet metadata.
-  Ids are left out on purpose: p4c and softswitch number objects differently, and every client
-  resolves ids from the P4Info the switch runs.  Only actions a table or profile refers to are listed
-  (p4c also lists actions called directly from an apply block, softswitch does not; a controller can
-  write neither), so both compilers give the same module;
+  Ids are left out on purpose: every client resolves ids from the P4Info the switch runs (softswitch
+  gives p4c's ids, but the names are the contract).  Only actions a table or profile refers to are
+  listed: p4c and softswitch alike also list actions called directly from an apply block
+  (``ingress.routing.drop_with``), which a controller can write nowhere, so they stay out;
 * integer constants (``#define NAME N``, also width-typed as ``16w0x0800``, and top-level
   ``const <type> NAME = N;``) of the P4 files
   given (by default ``p4src/include/define.p4`` and ``p4src/include/control/congestion.p4``).

@@ -269,3 +269,15 @@ def test_field_and_parameter_names_typed_beside_a_contract_name_are_the_programs
                 found.append(f"{where}:{node.lineno}: packet_in has no field {key!r}")
     assert checked > 50, checked  # the walk does find the places that build entries and read packets
     assert not found, "field or parameter names the program does not have:\n" + "\n".join(found)
+
+
+def test_directly_called_actions_are_in_p4info_but_not_in_the_contract():
+    """p4c lists an action called only from an apply block (BMV2_FACTS: ``ingress.routing.drop_with``
+    in p4c 1.2.5.8's P4Info) and softswitch does too; the contract keeps the actions a table or
+    profile refers to, as gen_p4contract's docstring says."""
+    info = gen_p4contract.p4info_from_source()
+    assert "ingress.routing.drop_with" in {a.preamble.name for a in info.actions}
+    assert "ingress.routing.drop_with" not in {v for v in vars(p4contract).values() if isinstance(v, str)}
+    referenced = {r.id for t in info.tables for r in t.action_refs}
+    assert all(a.preamble.id not in referenced for a in info.actions
+               if a.preamble.name == "ingress.routing.drop_with")
