@@ -76,3 +76,28 @@ def test_a_path_that_stays_quiet_while_the_peer_answers_on_others_is_still_retir
     assert bytes(p.mr.buf[: len(data)]) == data
     assert req.evset.prof.states[2] is EvState.ASSUMED_BAD
     assert [v["ev"] for v in req.verdicts] == [2]
+
+
+def test_a_dead_path_suspected_while_the_receiver_stalls_is_retired_soon_after_the_stall():
+    """A resent packet whose earlier copies the stalled receiver held is acknowledged right after its
+    latest copy left: that proves *an* earlier copy arrived, not the first.  Crediting the first copy's
+    path (dead here) lifted its suspicion, and it was retired 12 ms after the stall instead of within one
+    time to show life (``MrcRequester._first_copy_arrived``; found from the retirement's evidence)."""
+    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
+    paths[2].down = [(300_000, None)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 22)
+    data = random.Random(1).randbytes(1 << 22)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    p.net.run(until_ns=440_000)  # the dead path's first verdict comes at ~510 us, during the stall
+    _stall_receiver(p, 2_000_000)
+    stall_end = p.net.now
+    end = p.net.now + 50_000_000
+    bad = []
+    while len(p.done) < 1:
+        assert p.net.now < end, "the write did not complete"
+        p.net.run(until_ns=p.net.now + 10_000)
+        p.pump()
+        bad += [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
+    assert bytes(p.mr.buf[: len(data)]) == data
+    assert [e.ev_index for e in bad] == [2]
+    assert bad[0].time_ns - stall_end < 1_000_000  # 0.54 ms; 11.9 ms (after the write) before
