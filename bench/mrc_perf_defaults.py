@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
+from mrc.core.types import evidence_text
 from mrc_fabric.scenarios import FabricEnv, FabricSpec
 from mrc_fabric.targets import TARGETS, full_frames_bps, get_target, selected_target
 
@@ -86,15 +87,23 @@ def _row(label: str, r: dict[str, Any]) -> str:
             f"{r['kernel_rx_drops']:>7} {r['queue_tail_drops']:>7} {ev_bad:>6}")
 
 
+def _whys(r: dict[str, Any], limit: int = 5) -> str:
+    """One line per EV retirement of a run (at most ``limit``): when, which EV, and its verdict's evidence."""
+    bad = [e for e in r["ev_timeline"] if e["to"] == "ASSUMED_BAD"]
+    lines = [f"    EV {e['ev']} (port {e['port']}) at +{e['t_s']:.3f} s, {e['cause']}: "
+             f"{evidence_text(e.get('evidence')) or 'no evidence'}" for e in bad[:limit]]
+    return "".join("\n" + x for x in lines)
+
+
 def _fabric_runs(env: FabricEnv, args: argparse.Namespace, line_gbps: float | None, tmp: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     sock = f"{tmp}/perf.sock"
     print(f"{'run':<34} {'MB/s':>8} {'verify':>8} {'resent/data':>13} {'share':>7} {'trims':>6} {'ECN':>6} "
           f"{'kdrops':>7} {'qdrops':>7} {'EVbad':>6}", flush=True)
     out["default"] = r = _perf(env, [], args.size, args.iters, sock, args.timeout)
-    print(_row("mrc-perf defaults (MRC, NSCC)", r), flush=True)
+    print(_row("mrc-perf defaults (MRC, NSCC)", r) + _whys(r), flush=True)
     out["default_rc"] = r = _perf(env, ["--mode", "rc"], args.size, args.iters, sock, args.timeout)
-    print(_row("--mode rc (DCQCN)", r), flush=True)
+    print(_row("--mode rc (DCQCN)", r) + _whys(r), flush=True)
     if line_gbps is None:
         return out
     sweep = []
@@ -102,7 +111,7 @@ def _fabric_runs(env: FabricEnv, args: argparse.Namespace, line_gbps: float | No
         g = line_gbps * f
         r = _perf(env, ["--cc", "none", "--rate-gbps", f"{g:.5f}"], args.size, args.iters, sock, args.timeout)
         sweep.append((g, r))
-        print(_row(f"--cc none --rate-gbps {g:.4f}", r), flush=True)
+        print(_row(f"--cc none --rate-gbps {g:.4f}", r) + _whys(r), flush=True)
     out["sweep"] = [{"rate_gbps": g, "report": r} for g, r in sweep]
     return out
 

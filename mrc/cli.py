@@ -14,6 +14,7 @@ import signal
 import sys
 from typing import Any
 
+from mrc.core.types import evidence_text
 from mrc.endpoint.bootstrap import DEFAULT_PORT, BootstrapError, Listener, parse_address
 from mrc.endpoint.driver import EndpointError
 from mrc.endpoint.netif import InterfaceError, parse_mac
@@ -21,6 +22,7 @@ from mrc.endpoint.perf import HostConfig, PerfError, PerfParams, ServerLimits, r
 from mrc.endpoint.plan import PlanError, load_plan
 from mrc.wire import formats as F
 
+EVIDENCE_SHOWN = 10  # EV changes the text report explains (a "why:" line each); --json has every one
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -217,8 +219,11 @@ def _timelines(r: dict[str, Any]) -> list[str]:
         out += [f"  +{e['t_s']:.6f} s  port {e['port']} ({e['ifname']}) {e['state']}" for e in r["link_events"]]
     out.append(f"EV timeline ({len(r['ev_timeline'])} changes):" if r["ev_timeline"] else "EV timeline: no changes")
     shown = r["ev_timeline"][:50]
-    out += [f"  +{e['t_s']:.6f} s  qp {e['qpn']} ev {e['ev']} port {e['port']}  {e['from']} -> {e['to']}"
-            f"  ({e['cause']})" for e in shown]
+    for k, e in enumerate(shown):
+        out.append(f"  +{e['t_s']:.6f} s  qp {e['qpn']} ev {e['ev']} port {e['port']}  {e['from']} -> {e['to']}"
+                   f"  ({e['cause']})")
+        if k < EVIDENCE_SHOWN and e.get("evidence"):  # why, for the first changes (all of it in --json)
+            out.append(f"      why: {evidence_text(e['evidence'])}")
     if len(r["ev_timeline"]) > len(shown):
         out.append(f"  ... {len(r['ev_timeline']) - len(shown)} more (see --json)")
     return out

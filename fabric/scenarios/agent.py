@@ -335,9 +335,10 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
                   for f in outflows.values()},
         "flow_order": [f.fid for f in outflows.values()],
         "samples": samples,
-        # the 8th field: [peer, NIC port, spine, encap] of the EV (ev_route), None for a profile not ours
+        # the 8th field: [peer, NIC port, spine, encap] of the EV (ev_route), None for a profile not ours;
+        # the 9th: what the rule that made the change saw (EvEvent.evidence: durations, nothing to rebase)
         "ev_events": [[e.time_ns - t0, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause,
-                       _slot(routes, e.profile_id, e.ev_index)] for e in events],
+                       _slot(routes, e.profile_id, e.ev_index), e.evidence] for e in events],
         "ev_verdicts": verdicts,
         "late_deliveries": late,
         # trimmed and duplicate arrivals at our MRC responders: [t, flow, sender QPN, our QPN, kind, PSN, EV index]

@@ -7,6 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
+from mrc.core.types import evidence_text
 
 RECOVERED_FRACTION = 0.8  # goodput "recovered" once a bin reaches this share of the pre-failure mean
 DIP_WINDOW_RTTS = 3.0  # a failure's dip is looked for this many median srtts after it (or until the next one)
@@ -454,6 +455,9 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
                      + f"; still bad at the end: {sp['crossing_still_bad_at_end']} failed-link, "
                      + (f"{sp['grey_still_bad_at_end']} grey-link, " if grey else "")
                      + f"{sp['healthy_still_bad_at_end']} healthy")
+        for x in sp.get("healthy_examples", ()):  # the ones MRC should not make: why each was made
+            lines.append(f"    healthy path retired: {x['host']} at {x['t_us'] / 1e3:.3f} ms, QP {x.get('qpn', '?')} "
+                         f"EV {x.get('ev', '?')} ({x['cause']}): {evidence_text(x.get('evidence')) or 'no evidence'}")
     lines.append(f"  switches: trimmed {m.get('switch_trims', 0)}, CE-marked {m.get('switch_ecn_marks', 0)}, "
                  f"dropped early {m.get('switch_early_drops', 0)}; drops by reason {m['switch_drops'] or 'none'}; "
                  f"frames lost outside the pipeline: {outside_drops_text(m)}")
@@ -560,7 +564,8 @@ def ev_split(run: dict[str, Any]) -> dict[str, Any]:
     justified too; counted apart since the link never went down), or neither (a healthy path retired:
     MRC's claim is that this never happens), and EVs back to GOOD (those on a failed link after it
     came back).  Needs each EV event's path (the 8th field of both engines' events); events without
-    one are counted as ``unknown_path``."""
+    one are counted as ``unknown_path``.  ``healthy_examples``: the first healthy-path retirements, each
+    with its verdict's evidence (the 9th field, ``EvEvent.evidence``)."""
     downs = down_intervals(run)
     greys = grey_intervals(run)
     out: dict[str, Any] = {"retired": 0, "retired_crossing": 0, "retired_grey": 0, "retired_healthy": 0,
@@ -586,7 +591,8 @@ def ev_split(run: dict[str, Any]) -> dict[str, Any]:
                     out["retired_healthy"] += 1
                     if len(out["healthy_examples"]) < 5:
                         out["healthy_examples"].append({"host": name, "t_us": round(t * 1e6, 3), "path": path,
-                                                        "cause": e[6]})
+                                                        "cause": e[6], "qpn": e[1], "ev": e[2],
+                                                        "evidence": e[8] if len(e) > 8 else None})
             elif e[5] == "GOOD" and e[4] == "ASSUMED_BAD":
                 out["back_good"] += 1
                 if crossing and all(d[3] is not None and d[3] <= t for d in crossing):

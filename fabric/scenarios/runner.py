@@ -561,7 +561,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
     counters_after = env.counters() if sc.measure.switch_counters else {}
     drops_after = env.fab.outside_drops()
     for h, res in results.items():
-        res["ev_events"] = [e[:7] + [ev_path(env.topo, h, e[7] if len(e) > 7 else None)] for e in res["ev_events"]]
+        res["ev_events"] = [e[:7] + [ev_path(env.topo, h, e[7] if len(e) > 7 else None)] + e[8:9]
+                            for e in res["ev_events"]]
     return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
             "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),

@@ -696,9 +696,10 @@ class SimRun:
                 "flow_order": [o.fid for o in outs],
                 "samples": self.samples[h],
                 # the 8th field: the path the EV names, as the nodes it crosses (the report checks it
-                # against the links a fault took down)
+                # against the links a fault took down); the 9th: the evidence of the change (EvEvent.evidence)
                 "ev_events": [[e.time_ns, e.qpn, e.ev_index, e.port, e.old_state.name, e.new_state.name, e.cause,
-                               self._ev_path(h, pev.get((h, e.profile_id)), e.ev_index)] for e in events],
+                               self._ev_path(h, pev.get((h, e.profile_id)), e.ev_index), e.evidence]
+                              for e in events],
                 "link_events": self.link_events[h], "retx": retx, "counters": extra,
                 "srtt_ns": sorted(o.qp.srtt for o in outs if o.qp.srtt), "verify": verify, "driver": {},
             }

@@ -45,6 +45,7 @@ from mrc.core.types import (
                             QpState,
                             WcOpcode,
                             WcStatus,
+                            evidence_text,
 )
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
                             "WcOpcode",
                             "WcStatus",
                             "ev_entries",
+                            "evidence_text",
                             "make_cc",
                             "unwrap",
 ]

@@ -405,7 +405,9 @@ class Endpoint:
             if not up:
                 for i, e in enumerate(qp.evset.entries):
                     if e.port == port:
-                        qp.evset.mark_bad(i, now_ns, "port_down", qpn=0)
+                        qp.evset.mark_bad(i, now_ns, "port_down", qpn=0,
+                                          evidence={"rule": "port_down", "port": port,
+                                                    "ports_down": sorted(self.ports_down)})
         self._send_port_status(now_ns)
 
     def _send_port_status(self, now_ns: int) -> None:
@@ -560,7 +562,9 @@ class Endpoint:
             qp.set_peer_down(down)
             for i, e in enumerate(qp.evset.entries):
                 if e.port in down:
-                    qp.evset.mark_bad(i, now_ns, "peer_port_down", qpn=0)
+                    qp.evset.mark_bad(i, now_ns, "peer_port_down", qpn=0,
+                                      evidence={"rule": "peer_port_down", "peer_ports_down": sorted(down),
+                                                "rx_port": port, "port_status_id": ps.req_id})
 
     def send_ctl_request(self, req: Any, now_ns: int) -> None:
         """Put one controller request on the wire (an ``mrc.ctl.EpWireRequest``: EV probe or

@@ -68,8 +68,9 @@ class LocalEvProfile:
         return sum(1 for s in self.states if s is EvState.GOOD)
 
     def endpoint_set_state(self, index: int, state: EvState, *, force: bool = False, qpn: int = 0,
-                           now_ns: int = 0, cause: str = "endpoint") -> bool:
-        """GOOD or ASSUMED_BAD as the endpoint observed; False if refused (DENIED EV, or the floor)."""
+                           now_ns: int = 0, cause: str = "endpoint", evidence: dict | None = None) -> bool:
+        """GOOD or ASSUMED_BAD as the endpoint observed; False if refused (DENIED EV, or the floor).
+        ``evidence``: what the rule saw (``EvEvent.evidence``)."""
         cur = self.states[index]
         if cur is EvState.DENIED:
             return False
@@ -77,20 +78,21 @@ class LocalEvProfile:
             return True
         if state is EvState.ASSUMED_BAD and not force and self.good_count() - 1 < self.ev_min_active:
             return False
-        self._set(index, state, qpn, now_ns, cause)
+        self._set(index, state, qpn, now_ns, cause, evidence)
         return True
 
     def set_state(self, index: int, state: EvState, now_ns: int = 0, cause: str = "controller") -> None:
         """Controller override (e.g. DENIED and back); transitions to DENIED are not events."""
-        if self.states[index] is not state:
-            self._set(index, state, 0, now_ns, cause)
+        old = self.states[index]
+        if old is not state:
+            self._set(index, state, 0, now_ns, cause, {"rule": "controller", "op": "set_state", "from": old.name})
 
-    def _set(self, index: int, state: EvState, qpn: int, now_ns: int, cause: str) -> None:
+    def _set(self, index: int, state: EvState, qpn: int, now_ns: int, cause: str, evidence: dict | None) -> None:
         old = self.states[index]
         self.states[index] = state
         if state is EvState.GOOD or state is EvState.ASSUMED_BAD:
             self.events.append(EvEvent(None, self.evs[index], 0, state, now_ns, qpn, index, self.ports[index],
-                                       old, cause))
+                                       old, cause, evidence))
 
 
 class EvEntry:
@@ -102,7 +104,7 @@ class EvEntry:
     """
 
     __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "last_rtt", "last_sent_ns", "penalty", "port",
-                 "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak", "rttvar", "signal_ns", "srtt",
+                 "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak", "probes_bad", "probes_bad_lost", "rttvar", "signal_ns", "srtt",
                  "suspect_ns", "suspect_sent_ns")
 
     def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
@@ -116,6 +118,8 @@ class EvEntry:
         self.probe_next_ns = 0
         self.probe_req_id = -1
         self.probe_sent_ns = 0
+        self.probes_bad = 0  # probes sent since this QP saw the EV go ASSUMED_BAD (for the GOOD event's evidence)
+        self.probes_bad_lost = 0  # ...and of those, given up as unanswered
         self.last_change_ns = 0
         self.suspect_ns = 0  # when a RACK verdict made this path suspect (0: not suspect), see MrcRequester._suspect
         self.suspect_sent_ns = 0  # ...and the send time of the packet it found missing
@@ -303,9 +307,10 @@ class EvSet:
     def penalize(self, i: int, amount: int) -> None:
         self.entries[i].penalty += amount
 
-    def mark_bad(self, i: int, now_ns: int, cause: str, qpn: int | None = None) -> bool:
+    def mark_bad(self, i: int, now_ns: int, cause: str, qpn: int | None = None, evidence: dict | None = None) -> bool:
         """GOOD -> ASSUMED_BAD (in the profile) unless that breaks ev_min_active; True if it changed.
-        ``qpn``: the QP the event names (default this QP's; 0 for a port event, which no QP saw)."""
+        ``qpn``: the QP the event names (default this QP's; 0 for a port event, which no QP saw);
+        ``evidence``: what the verdict saw (``EvEvent.evidence``)."""
         qpn = self.qpn if qpn is None else qpn
         prof = self.prof
         if prof.states[i] is not EvState.GOOD:
@@ -314,13 +319,18 @@ class EvSet:
             # Keep ev_min_active GOOD EVs with the ASSUMED_BAD EV that has answered the most probes
             # in a row (it is alive, this one just lost a packet); with none answering, hold.
             j = self._best_probed()
-            if j < 0 or not prof.endpoint_set_state(j, EvState.GOOD, qpn=qpn, now_ns=now_ns,
-                                                    cause="min_active"):
+            if j < 0 or not prof.endpoint_set_state(
+                    j, EvState.GOOD, qpn=qpn, now_ns=now_ns, cause="min_active",
+                    evidence={"rule": "min_active", "instead_of_ev": i, "verdict": cause,
+                              "ev_min_active": prof.ev_min_active or 0,
+                              "answers_in_a_row": self.entries[j].probe_streak,
+                              "bad_for_ns": now_ns - self.entries[j].last_change_ns}):
                 self.counters.min_active_holds += 1
                 return False
             self.entries[j].penalty = 0
             self.entries[j].last_change_ns = now_ns
-        if not prof.endpoint_set_state(i, EvState.ASSUMED_BAD, qpn=qpn, now_ns=now_ns, cause=cause):
+        if not prof.endpoint_set_state(i, EvState.ASSUMED_BAD, qpn=qpn, now_ns=now_ns, cause=cause,
+                                       evidence=evidence):
             self.counters.min_active_holds += 1
             return False
         e = self.entries[i]
@@ -329,6 +339,7 @@ class EvSet:
         e.probe_streak = 0
         e.probe_req_id = -1
         e.probe_next_ns = now_ns
+        e.probes_bad = e.probes_bad_lost = 0
         return True
 
     def _best_probed(self) -> int:
@@ -341,11 +352,12 @@ class EvSet:
                 best, streak = j, e.probe_streak
         return best
 
-    def mark_good(self, i: int, now_ns: int, cause: str) -> bool:
-        """ASSUMED_BAD -> GOOD (probes answered); True if it changed."""
+    def mark_good(self, i: int, now_ns: int, cause: str, evidence: dict | None = None) -> bool:
+        """ASSUMED_BAD -> GOOD (probes answered); True if it changed.  ``evidence``: what proved it."""
         if self.prof.states[i] is not EvState.ASSUMED_BAD:
             return False
-        if not self.prof.endpoint_set_state(i, EvState.GOOD, qpn=self.qpn, now_ns=now_ns, cause=cause):
+        if not self.prof.endpoint_set_state(i, EvState.GOOD, qpn=self.qpn, now_ns=now_ns, cause=cause,
+                                            evidence=evidence):
             return False
         e = self.entries[i]
         e.penalty = 0

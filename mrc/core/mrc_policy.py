@@ -34,6 +34,29 @@ VERDICT_LOG_MAX = 64  # requester: EV retirements kept with their evidence (MrcR
 RX_LOG_MAX = 1024  # responder: trimmed and duplicate arrivals kept (MrcResponder.rx_log)
 
 
+_LOSS_KEYS = (("psn", "psn"), ("xmits", "xmits"), ("later_acked", "later_acked"),
+              ("later_acked_evs", "later_acked_evs"), ("ev_delivered_ago_ns", "since_ev_delivery_ns"),
+              ("late_limit_ns", "late_limit_ns"), ("pto_ns", "pto_ns"), ("reorder_ns", "reorder_ns"),
+              ("ev_reorder_ns", "ev_reorder_ns"), ("quiet_ns", "quiet_ns"), ("srtt_ns", "srtt_ns"),
+              ("rttvar_ns", "rttvar_ns"), ("min_rtt_ns", "min_rtt_ns"), ("ev_srtt_ns", "ev_srtt_ns"),
+              ("ev_rttvar_ns", "ev_rttvar_ns"), ("ev_last_rtt_ns", "ev_last_rtt_ns"),
+              ("peer_heard_ago_ns", "since_peer_heard_ns"), ("in_flight_pkts", "in_flight_pkts"))
+
+
+def _loss_evidence(rule: str, full: dict) -> dict:
+    """The ``EvEvent.evidence`` of a RACK verdict from its full record (``MrcRequester._evidence``): the
+    packet judged lost, what was delivered after it and the limits it was judged by, every time as a
+    duration before the verdict (docs/protocol.md, "Evidence of an EV change")."""
+    d = {"rule": rule, "sent_ago_ns": full["age_ns"]}
+    for k, src in _LOSS_KEYS:
+        d[k] = full.get(src)
+    later = full["ev_rack_ts_ns"]
+    d["later_on_ev_sent_after_ns"] = later - full["sent_ns"] if later >= full["sent_ns"] else None
+    sig = full["since_ev_signal_ns"]
+    d["congestion_signal_ago_ns"] = sig if sig < 1 << 60 else None
+    return d
+
+
 class MrcRequester(Requester):
     """The MRC requester: spraying, SACK/trim/ECN, RACK, EV retirement, probes."""
 
@@ -66,6 +89,8 @@ class MrcRequester(Requester):
         # VERDICT_LOG_MAX; built only when an EV changes state, never per packet
         self.verdicts: list[dict] = []
         self._suspicion: dict[int, dict] = {}  # EV index -> evidence of the verdict that made it suspect
+        self._silent_holds: dict[int, int] = {}  # suspect EV index -> times it was held for a silent peer
+        self._probe_heard_ns = 0  # when a probe answer (any EV) last came back
         # EV indexes made suspect (``_suspect``) and perhaps cleared since: every suspect EV is in it, so
         # the timer looks at these instead of every EV (256 at scale) on every event
         self._suspects: set[int] = set()
@@ -806,8 +831,10 @@ class MrcRequester(Requester):
                 # not explain: ASSUMED_BAD.
                 if now_ns - self.evset.entries[ev].signal_ns <= max(self.evset.entries[ev].srtt, self.srtt):
                     self.counters.rack_ev_kept += 1
-                elif self.evset.mark_bad(ev, now_ns, cause):
-                    self._log_verdict("fifo", self._evidence(pkt, now_ns, cause))
+                elif self.evset.prof.states[ev] is EvState.GOOD:
+                    full = self._evidence(pkt, now_ns, cause)  # a verdict: built before the change it explains
+                    if self.evset.mark_bad(ev, now_ns, cause, evidence=_loss_evidence("fifo", full)):
+                        self._log_verdict("fifo", full)
             else:
                 # nothing sent on the path at or after this packet has been delivered: dead, or queued
                 # deeper than its delivery time says -- suspect until a probe or a later delivery on it
@@ -832,6 +859,12 @@ class MrcRequester(Requester):
         ev = pkt.ev
         e = self.evset.entries[ev]
         w = self._reorder_window()
+        # packets sent after this one that the peer acknowledged (SACKed above the cumulative ACK, which
+        # cannot have passed this one), and the other EVs whose latest delivered packet left after it
+        sent = pkt.sent_ns
+        later = sum(1 for p in self.pkts.values() if p.state == _Pkt.SACKED and p.sent_ns > sent)
+        later_evs = sum(1 for j, t in enumerate(self.ev_rack_ts) if j != ev and t > sent)
+        heard = self._last_heard_ns()
         return {"t_ns": now_ns, "cause": cause, "ev": ev, "port": e.port, "psn": pkt.seq & F.PSN_MASK,
                 "sent_ns": pkt.sent_ns, "age_ns": now_ns - pkt.sent_ns, "xmits": pkt.xmits,
                 "first_ev": pkt.first_ev, "since_ev_delivery_ns": now_ns - self.ev_ack_ns[ev],
@@ -844,7 +877,14 @@ class MrcRequester(Requester):
                 "quiet_ns": self._quiet_ns(ev), "in_flight_pkts": self.snd_nxt - self.snd_una,
                 "inflight_bytes": self.inflight, "sack_blind": [self.sack_blind[0] & F.PSN_MASK,
                                                                 self.sack_blind[1] & F.PSN_MASK],
-                "cwnd": getattr(getattr(self.cc, "nscc", None), "cwnd", None)}
+                "cwnd": getattr(getattr(self.cc, "nscc", None), "cwnd", None),
+                "later_acked": later, "later_acked_evs": later_evs,
+                "since_peer_heard_ns": None if heard is None else now_ns - heard}
+
+    def _last_heard_ns(self) -> int | None:
+        """When the peer last answered this QP on any path (an ACK or a probe answer); None: never."""
+        t = max(self.ack_now, self._probe_heard_ns)
+        return t if t > 0 else None
 
     def _log_verdict(self, kind: str, detail: dict) -> None:
         """Keep an EV retirement with its evidence: ``kind`` "fifo" (a later packet on the path was
@@ -888,6 +928,7 @@ class MrcRequester(Requester):
         e.suspect_sent_ns = sent_ns
         self._suspects.add(ev_i)
         self._heard_since.pop(ev_i, None)
+        self._silent_holds.pop(ev_i, None)  # a new suspicion: holds of an earlier one (lifted since) do not count
         self._unheard.add(ev_i)
         e.probe_next_ns = now_ns
         e.probe_req_id = -1
@@ -943,17 +984,32 @@ class MrcRequester(Requester):
                     # h-evbad review, repro/evbad_row.py --stall server:24:6:1:0.4)
                     e.suspect_ns = now_ns
                     self.counters.rack_ev_peer_silent += 1
+                    self._silent_holds[i] = self._silent_holds.get(i, 0) + 1
                     continue
-                self._heard_since.pop(i, None)
+                heard_first = self._heard_since.pop(i, None)
                 self._unheard.discard(i)
+                holds = self._silent_holds.pop(i, 0)
                 suspect_ns, probe_rid = e.suspect_ns, e.probe_req_id
                 e.suspect_ns = 0
                 if not alive:
-                    if self.evset.mark_bad(i, now_ns, "rack"):
+                    sus = self._suspicion.get(i)
+                    heard = self._last_heard_ns()
+                    # the suspicion's start: suspect_ns moved on at each hold for a silent peer
+                    first = sus["t_ns"] if sus is not None else suspect_ns
+                    probe_sent = e.probe_sent_ns if e.probe_sent_ns >= first else None
+                    evidence = {"rule": "quiet", "suspect_for_ns": now_ns - first, "confirm_ns": conf,
+                                "ev_delivered_ago_ns": now_ns - self.ev_ack_ns[i],
+                                "probe_sent_ago_ns": None if probe_sent is None else now_ns - probe_sent,
+                                "probe_unanswered": probe_rid >= 0,
+                                "peer_heard_ago_ns": None if heard is None else now_ns - heard,
+                                "peer_heard_after_suspect_ns": None if heard_first is None else heard_first - first,
+                                "peer_silent_holds": holds,
+                                "suspicion": None if sus is None else _loss_evidence("loss", sus)}
+                    if self.evset.mark_bad(i, now_ns, "rack", evidence=evidence):
                         d = self._suspicion.pop(i, None) or {"ev": i, "port": e.port}
-                        d.update(retired_ns=now_ns, suspect_ns=suspect_ns, confirm_ns=conf,
+                        d.update(retired_ns=now_ns, suspect_ns=first, confirm_ns=conf, peer_silent_holds=holds,
                                  since_ev_delivery_at_retire_ns=now_ns - self.ev_ack_ns[i],
-                                 probe_sent_ns=e.probe_sent_ns if e.probe_sent_ns >= suspect_ns else None,
+                                 probe_sent_ns=probe_sent,
                                  probe_unanswered=probe_rid >= 0)
                         self._log_verdict("quiet", d)
                 elif e.probe_req_id >= 0:  # its probe is no longer waited for
@@ -1097,6 +1153,7 @@ class MrcRequester(Requester):
                     e.probe_next_ns = late
                     continue
                 e.probe_streak = 0  # previous probe unanswered: the streak starts over
+                e.probes_bad_lost += 1
                 self.host.forget_probe(e.probe_req_id)
             e.probe_next_ns = now_ns + self._probe_interval()
             # only our own port being down stops the probes: a port the peer reported down is probed
@@ -1105,6 +1162,7 @@ class MrcRequester(Requester):
             if e.port in self.host.ports_down:
                 e.probe_req_id = -1
                 continue
+            e.probes_bad += 1
             self._send_probe(i, e, now_ns,
                              pad=self.attr.probe_pad_to_mtu and e.probe_streak == self.attr.probe_good_count - 1)
 
@@ -1144,6 +1202,7 @@ class MrcRequester(Requester):
         self.host.send_frame(e.port, pkt, now_ns)
 
     def on_probe_resp(self, ev_i: int, rid: int, now_ns: int) -> None:
+        self._probe_heard_ns = now_ns
         if self._unheard:  # the peer is answering, whichever probe this is
             self._peer_heard(now_ns)
         e = self.evset.entries[ev_i]
@@ -1163,7 +1222,13 @@ class MrcRequester(Requester):
             return
         e.probe_streak += 1
         if e.probe_streak >= self.attr.probe_good_count:
-            self.evset.mark_good(ev_i, now_ns, "probe")
+            if self.evset.prof.states[ev_i] is EvState.ASSUMED_BAD:
+                # the streak's last probe was padded when probe_pad_to_mtu (_probe: sent at good_count - 1)
+                self.evset.mark_good(ev_i, now_ns, "probe", evidence={
+                    "rule": "probe", "answers_in_a_row": e.probe_streak,
+                    "probe_good_count": self.attr.probe_good_count, "probe_rtt_ns": now_ns - e.probe_sent_ns,
+                    "last_probe_padded": bool(self.attr.probe_pad_to_mtu), "bad_for_ns": now_ns - e.last_change_ns,
+                    "probes_sent": e.probes_bad, "probes_lost": e.probes_bad_lost})
             self._lifted_small.pop(ev_i, None)  # its streak ended with a padded probe (probe_pad_to_mtu)
         else:
             e.probe_next_ns = now_ns  # answer came back: next probe right away

@@ -72,6 +72,12 @@ class EvEvent:
     profile's EV (an ``mrc.ctl.Ev``: value and port) or, for a private profile, the EV value as given
     to ``create_qp``.  ``qpn`` is the QP whose observation caused the change (0: the controller or a
     port event), ``ev_index`` the slot in the profile's EV array, ``port`` its NIC port.
+
+    ``evidence`` (our extension, not in ``mrc_ctl.h``): what the rule that made the change saw at that
+    moment, a small dict whose ``rule`` key names the rule ("fifo", "quiet", "probe", "min_active",
+    "port_down", "peer_port_down", "controller") and whose other keys depend on it; durations in ns,
+    times as "..._ago_ns" before the event (docs/protocol.md, "Evidence of an EV change").  Built only
+    when an EV changes state, never per packet; None when nothing recorded it.
     """
 
     profile_id: int | None
@@ -84,11 +90,77 @@ class EvEvent:
     port: int = 0
     old_state: EvState = EvState.UNKNOWN
     cause: str = ""
+    evidence: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def new_state(self) -> EvState:
         """The state the EV moved to (the same as ``state``)."""
         return self.state
+
+
+def _dur(ns: Any) -> str:
+    """A duration in ns as a short text: ns / us / ms / s."""
+    if ns is None:
+        return "-"
+    a = abs(ns)
+    if a < 1_000:
+        return f"{ns} ns"
+    if a < 1_000_000:
+        return f"{ns / 1e3:.1f} us"
+    if a < 1_000_000_000:
+        return f"{ns / 1e6:.1f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def evidence_text(ev: dict[str, Any] | None) -> str:
+    """One line that says why an EV changed state, from an :attr:`EvEvent.evidence` dict ("" for None)."""
+    if not ev:
+        return ""
+    rule = ev.get("rule", "?")
+    if rule in ("fifo", "loss"):
+        later = ev.get("later_on_ev_sent_after_ns")
+        on_ev = ("nothing sent after it on this EV delivered" if later is None
+                 else f"a packet sent {_dur(later)} after it on this EV delivered")
+        sig = ev.get("congestion_signal_ago_ns")
+        return (f"{rule}: PSN {ev.get('psn')} (copy {ev.get('xmits')}) sent {_dur(ev.get('sent_ago_ns'))} before, "
+                f"{on_ev}; {ev.get('later_acked')} packets sent after it SACKed, {ev.get('later_acked_evs')} other EVs "
+                f"delivered one sent after it; "
+                f"EV last delivered {_dur(ev.get('ev_delivered_ago_ns'))} before, congestion signal "
+                f"{'never' if sig is None else _dur(sig) + ' before'}; late limit {_dur(ev.get('late_limit_ns'))}, "
+                f"reorder window {_dur(ev.get('reorder_ns'))}, srtt {_dur(ev.get('srtt_ns'))} +- "
+                f"{_dur(ev.get('rttvar_ns'))}, EV srtt {_dur(ev.get('ev_srtt_ns'))} +- {_dur(ev.get('ev_rttvar_ns'))}; "
+                f"peer last heard {_dur(ev.get('peer_heard_ago_ns'))} before")
+    if rule == "quiet":
+        sus = ev.get("suspicion") or {}
+        probe = ("no probe sent" if ev.get("probe_sent_ago_ns") is None else
+                 f"probe sent {_dur(ev.get('probe_sent_ago_ns'))} before, "
+                 f"{'unanswered' if ev.get('probe_unanswered') else 'answered'}")
+        heard = ev.get("peer_heard_ago_ns")
+        return (f"quiet: suspect {_dur(ev.get('suspect_for_ns'))} (time to show life {_dur(ev.get('confirm_ns'))}, "
+                f"held {ev.get('peer_silent_holds', 0)}x for a silent peer), EV last delivered "
+                f"{_dur(ev.get('ev_delivered_ago_ns'))} before, {probe}; peer last heard on any path "
+                f"{'never' if heard is None else _dur(heard) + ' before'}; suspected on "
+                f"PSN {sus.get('psn')} sent {_dur(sus.get('sent_ago_ns'))} before the suspicion, "
+                f"{sus.get('later_acked')} packets sent after it SACKed, {sus.get('later_acked_evs')} other EVs "
+                f"delivered one sent after it, "
+                f"late limit {_dur(sus.get('late_limit_ns'))}, srtt {_dur(sus.get('srtt_ns'))}")
+    if rule == "probe":
+        return (f"probe: {ev.get('answers_in_a_row')} answers in a row (of {ev.get('probe_good_count')} needed), "
+                f"the last probe{' (padded to the MTU)' if ev.get('last_probe_padded') else ''} answered in "
+                f"{_dur(ev.get('probe_rtt_ns'))}; "
+                f"ASSUMED_BAD for {_dur(ev.get('bad_for_ns'))}, {ev.get('probes_sent')} probes sent, "
+                f"{ev.get('probes_lost')} unanswered")
+    if rule == "min_active":
+        return (f"min_active: back in place of EV {ev.get('instead_of_ev')} ({ev.get('verdict')}) to keep "
+                f"{ev.get('ev_min_active')} GOOD, {ev.get('answers_in_a_row')} probe answers in a row")
+    if rule == "port_down":
+        return f"port_down: local NIC port {ev.get('port')} down (ports down: {ev.get('ports_down')})"
+    if rule == "peer_port_down":
+        return (f"peer_port_down: the peer's PORT_STATUS (on port {ev.get('rx_port')}) says its ports "
+                f"{ev.get('peer_ports_down')} are down")
+    if rule == "controller":
+        return f"controller: {ev.get('op')} from {ev.get('from')}"
+    return f"{rule}: " + ", ".join(f"{k}={v}" for k, v in ev.items() if k != "rule")
 
 
 @dataclass(slots=True)

@@ -118,7 +118,10 @@ class MrcCtlContext:
         for prof in self._ev.values():
             for i, ev in enumerate(prof.evs):
                 if ev.port == port_num and prof.states[i] == EvState.GOOD:
-                    moved += prof.endpoint_set_state(i, EvState.ASSUMED_BAD, force=True)
+                    moved += prof.endpoint_set_state(
+                        i, EvState.ASSUMED_BAD, force=True,
+                        evidence={"rule": "port_down", "port": port_num,
+                                  "ports_down": sorted(p for p in self._port_admin if not self.port_is_up(p))})
         return moved
 
     def port_up(self, port_num: int) -> None:

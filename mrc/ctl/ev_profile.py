@@ -94,7 +94,8 @@ class EvProfile:
             self._restore(snap)
             raise
         for j, old, st in events:
-            self._record(j, old, st, 0, 0, "controller")
+            self._record(j, old, st, 0, 0, "controller", {"rule": "controller", "op": "MODIFY_EV_STATE",
+                                                          "from": old.name})
 
     def _modify(self, attr: EvProfileAttr, mask: EvProfileAttrMask,
                 events: list[tuple[int, EvState, EvState]]) -> None:
@@ -304,13 +305,14 @@ class EvProfile:
 
     # ------------------------------------------------------------------ endpoint side
     def endpoint_set_state(self, index: int, state: EvState, *, force: bool = False, qpn: int = 0,
-                           now_ns: int = 0, cause: str = "endpoint") -> bool:
+                           now_ns: int = 0, cause: str = "endpoint", evidence: dict | None = None) -> bool:
         """Move EV slot ``index`` to GOOD or ASSUMED_BAD as the endpoint observed; False if refused.
 
         Refused (no change) when the profile is not ONLINE, the EV is DENIED or unpopulated, or
         ASSUMED_BAD would leave fewer than ``ev_min_active`` GOOD EVs (``force`` overrides the floor,
         e.g. for a port that went down).  Reported to the event queue if the event mask asks; ``qpn``,
-        ``now_ns`` and ``cause`` (which QP saw what, when) go into the event's transport fields.
+        ``now_ns``, ``cause`` and ``evidence`` (which QP saw what, when, and what the rule saw) go into the
+        event's transport fields.
         """
         if state not in (EvState.GOOD, EvState.ASSUMED_BAD):
             raise einval(f"the endpoint sets GOOD or ASSUMED_BAD, not {state!r}")
@@ -324,15 +326,16 @@ class EvProfile:
         if state == EvState.ASSUMED_BAD and not force and self.good_count() - 1 < (self.ev_min_active or 0):
             return False
         self.states[index] = state
-        self._record(index, cur, state, qpn, now_ns, cause)
+        self._record(index, cur, state, qpn, now_ns, cause, evidence)
         return True
 
-    def _record(self, index: int, old: EvState, state: EvState, qpn: int, now_ns: int, cause: str) -> None:
+    def _record(self, index: int, old: EvState, state: EvState, qpn: int, now_ns: int, cause: str,
+                evidence: dict | None = None) -> None:
         """One transition: kept for the transport if GOOD/ASSUMED_BAD, queued if the event mask names it."""
         if state is not EvState.GOOD and state is not EvState.ASSUMED_BAD:
             return
         ev = self.evs[index]
-        detail = EvEvent(self.profile_id, ev, 0, state, now_ns, qpn, index, ev.port, old, cause)
+        detail = EvEvent(self.profile_id, ev, 0, state, now_ns, qpn, index, ev.port, old, cause, evidence)
         self.events.append(detail)
         if self.ev_event_mask and state & self.ev_event_mask:
             self.env.emit_event(self.profile_id, ev, state, detail)

@@ -196,9 +196,11 @@ def percentile(sorted_vals: list[float], q: float) -> float:
 
 
 def ev_timeline(events: list[EvEvent], t0_ns: int) -> list[dict[str, Any]]:
-    """EV events as plain records with times relative to the start of the run."""
+    """EV events as plain records with times relative to the start of the run, each with the evidence of
+    the rule that made the change (``EvEvent.evidence``: durations, nothing to rebase)."""
     return [{"t_s": round((e.time_ns - t0_ns) / 1e9, 6), "qpn": e.qpn, "ev": e.ev_index, "port": e.port,
-             "from": e.old_state.name, "to": e.new_state.name, "cause": e.cause} for e in events]
+             "from": e.old_state.name, "to": e.new_state.name, "cause": e.cause, "evidence": e.evidence}
+            for e in events]
 
 
 def link_timeline(ep: Endpoint, t0_ns: int) -> list[dict[str, Any]]:

@@ -132,6 +132,9 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     assert [["p1l1", "p1s1", False]] == next(f["links"] for f in m["faults"] if f.get("down"))
     sp = m["ev_split"]
     assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, (sp, m["faults"], m["ev_events"][:12])
+    # each change carries the evidence of the rule that made it (the 9th field): RACK verdicts, probes
+    assert all(e[8]["rule"] in ("fifo", "quiet") for e in bad), [e[8] for e in bad]
+    assert all(e[8]["rule"] == "probe" and e[8]["answers_in_a_row"] >= 1 for e in back)
     # the RC baseline, same traffic, same fault: the QPs pinned through the link stall at least one RTO
     r = _run(env, "rc", pattern="all-to-all", count=40, faults=[flap])
     assert r["corrupt_messages"] == 0
@@ -163,6 +166,9 @@ def test_nic_port_loss_continues_on_other_plane(env):
     _mid_transfer(m)
     causes = {e[6] for e in m["ev_events"] if e[5] == "ASSUMED_BAD"}
     assert causes & {"port_down", "peer_port_down"}, causes
+    for e in m["ev_events"]:
+        if e[6] in ("port_down", "peer_port_down"):
+            assert e[8]["rule"] == e[6], e
 
 
 def test_incast_with_trimming(trim_env):

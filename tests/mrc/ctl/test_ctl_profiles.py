@@ -472,6 +472,17 @@ def test_port_down_forces_assumed_bad_past_floor(ctx: MrcCtlContext) -> None:
     assert moved == 2 and all(prof.states[i] == EvState.ASSUMED_BAD for i, ev in enumerate(prof.evs)
                               if ev.port == 1)
     assert ctx.port_status_mask() == 0b11100
+    # the events say why (EvEvent.evidence), and an event queue keeps it
+    assert [e.evidence for e in prof.events] == [{"rule": "port_down", "port": 1, "ports_down": [1]}] * 2
+
+
+def test_an_event_queue_keeps_the_evidence(ctx: MrcCtlContext) -> None:
+    cq = ctx.create_ev_event_cq(16)
+    online_exp(ctx, n=4, min_active=0)
+    prof = ctx.ev_profile(1)
+    prof.endpoint_set_state(2, EvState.ASSUMED_BAD, qpn=9, now_ns=5, cause="rack", evidence={"rule": "fifo"})
+    (e,) = ctx.poll_ev_event(cq, 16)
+    assert (e.profile_id, e.ev_index, e.cause, e.evidence) == (1, 2, "rack", {"rule": "fifo"})
 
 
 def test_enum_values_outside_the_header_are_einval(ctx: MrcCtlContext) -> None:

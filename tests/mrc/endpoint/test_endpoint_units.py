@@ -150,6 +150,29 @@ def test_cli_json_report_shape():
     assert "GOOD -> ASSUMED_BAD  (port_down)" in text and "port 2 (x) down" in text
 
 
+def test_cli_text_report_says_why_for_the_first_ev_changes():
+    """The text report prints a "why:" line (the change's evidence, one line) under each of the first
+    EVIDENCE_SHOWN EV changes; a change without evidence (an older --json) prints none."""
+    from mrc.cli import EVIDENCE_SHOWN, format_client
+
+    ev = {"rule": "port_down", "port": 2, "ports_down": [2]}
+    tl = [{"t_s": 0.01 + k / 1000, "qpn": 0, "ev": k, "port": 2, "from": "GOOD", "to": "ASSUMED_BAD",
+           "cause": "port_down", "evidence": ev} for k in range(EVIDENCE_SHOWN + 2)]
+    tl.insert(1, {"t_s": 0.0105, "qpn": 256, "ev": 9, "port": 1, "from": "GOOD", "to": "ASSUMED_BAD",
+                  "cause": "rack"})
+    r = {"config": {"mode": "mrc", "encap": "srv6", "qps": 1, "size": 4, "mtu": 8192, "ports": {"1": "x"},
+                    "evs": 2, "imm": False},
+         "results": {"bytes": 4, "messages": 1, "seconds": 0.1, "mb_per_s": 0.0, "gbit_per_s": 0.0,
+                     "latency_us": {"p50": 1.0, "p99": 2.0, "p999": 3.0}},
+         "retransmissions": {"total": 1, "rack": 1, "timeout": 0, "trim": 0, "nak": 0, "rnr": 0},
+         "ev_timeline": tl, "link_events": [], "server": {"verify": "ok"}, "errors": []}
+    lines = format_client(json.loads(json.dumps(r))).splitlines()
+    whys = [k for k, x in enumerate(lines) if x.strip().startswith("why:")]
+    assert len(whys) == EVIDENCE_SHOWN - 1  # the first EVIDENCE_SHOWN changes, less the one without
+    assert all("ASSUMED_BAD  (port_down)" in lines[k - 1] for k in whys)
+    assert lines[whys[0]].strip() == "why: port_down: local NIC port 2 down (ports down: [2])"
+
+
 def test_cc_choice_defaults_per_mode_and_bad_names_are_refused(capsys):
     from mrc.endpoint.perf import PerfError, PerfParams
 

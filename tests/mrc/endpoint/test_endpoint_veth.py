@@ -110,6 +110,10 @@ def test_64mib_write_survives_plane_down(direct_link, procs, tmp_path):
     port2 = [i for i in range(n_ev) if i % 2 == 1]  # direct EVs alternate ports 1, 2, 1, 2
     bad = {(e["ev"]) for e in c["ev_timeline"] if e["to"] == "ASSUMED_BAD" and e["port"] == 2}
     assert set(port2) <= bad
+    # each change carries its evidence (--json): the carrier loss names the port
+    for e in c["ev_timeline"]:
+        if e["cause"] == "port_down":
+            assert e["evidence"]["rule"] == "port_down" and e["evidence"]["port"] == 2, e
     assert all(qp["ev_states"][i] == "ASSUMED_BAD" for i in port2)
     assert any(qp["ev_states"][i] == "GOOD" for i in range(n_ev) if i not in port2)
     # the server heard about it too (its own carrier and/or our PORT_STATUS)
@@ -175,5 +179,12 @@ def test_silent_blackhole_detected_by_loss(direct_link, procs, tmp_path):
     assert c["retransmissions"]["total"] > 0
     causes = {e["cause"] for e in c["ev_timeline"] if e["port"] == 2 and e["to"] == "ASSUMED_BAD"}
     assert causes and causes <= {"rack", "timeout"}
+    # why: RACK verdicts on the lost packets, each naming one (loss on plane 2 only: plane 1 delivered after it)
+    for e in c["ev_timeline"]:
+        if e["port"] == 2 and e["to"] == "ASSUMED_BAD":
+            ev = e["evidence"]
+            assert ev["rule"] in ("fifo", "quiet"), e
+            loss = ev if ev["rule"] == "fifo" else ev["suspicion"]
+            assert isinstance(loss["psn"], int) and loss["sent_ago_ns"] > 0 and loss["srtt_ns"] > 0, e
     print(f"\nsilent plane loss: {c['results']['seconds']:.2f} s, retx {c['retransmissions']}, "
           f"{len(c['ev_timeline'])} EV changes")
