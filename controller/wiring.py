@@ -131,6 +131,11 @@ class WiringChecker:
         # probe of another checker's round cannot be taken for one of ours
         self._rounds = itertools.count(secrets.randbits(31))
         self._lock = threading.Condition()
+        # one round at a time: a round's state (round id, arrivals, send times) is the checker's, so a
+        # second round started meanwhile (a script's wiring_check() while run()'s wiring thread probes)
+        # took the first one's arrivals, and the first, ending, closed the second: every probe of the
+        # second then counted as lost and every cable was reported dead
+        self._one_round = threading.Lock()
         self._round = -1
         self._arrivals: dict[End, set[End]] = {}  # sent from -> where it arrived (current round)
         self._first_round = -1
@@ -201,6 +206,8 @@ class WiringChecker:
 
     def check(self, timeout_s: float = 1.5) -> WiringReport:
         """One round: probe every fabric port of every primary switch, wait (bounded), evaluate.
+        Rounds run one at a time: a call made while another thread's round is in progress waits for
+        it to end (at most its ``round_wait``), then runs its own.
 
         The round waits ``round_wait(timeout_s)``, so a slow target (bmv2 on a loaded machine once
         took more than a second for one probe) is given the time its probes need instead of having
@@ -208,6 +215,10 @@ class WiringChecker:
         reported after one round.  Half-way, every probe with no arrival yet is sent once more (same
         round id): a lost probe does not make a dead cable either.  A miswire is seen on the first
         arrival."""
+        with self._one_round:
+            return self._check(timeout_s)
+
+    def _check(self, timeout_s: float) -> WiringReport:
         wait = self.round_wait(timeout_s)
         rnd = next(self._rounds) & 0xFFFFFFFF
         with self._lock:

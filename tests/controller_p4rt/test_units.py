@@ -496,3 +496,35 @@ def test_daemon_reads_the_switches_counters_spread_over_the_interval():
     assert c._counters_due(102.0) == ["a"]  # its next interval
     assert c._counters_due(110.0) == ["a", "b", "c", "d"]  # a stalled loop reads each once, not a backlog
     assert c._counters_due(111.0) == []
+
+
+class _DelayedCableSession(_SlowCableSession):
+    """Like ``_SlowCableSession``, but every probe that gets through arrives ``delay_s`` after it was
+    sent (a PacketIn takes its time through a software switch and the controller's stream)."""
+
+    delay_s = 0.4
+
+    def packet_out(self, payload, egress_port):
+        threading.Timer(self.delay_s, super().packet_out, (payload, egress_port)).start()
+
+
+def test_wiring_rounds_from_two_threads_do_not_spoil_each_other(plan):
+    """Controller.run()'s wiring thread and a script's wiring_check() may start rounds at the same
+    time (both public).  A round started while another was still waiting for a dead cable lost all
+    its arrivals when the first one ended (it closed the checker's current round), so every cable was
+    reported dead.  Each round must see exactly the one dead cable."""
+    topo, ref = plan.topology, []
+    held = {("p2s1", 2): 99}  # one dead cable: every round waits its whole timeout
+    sessions = {n: _DelayedCableSession(n, _cables(topo), held, ref) for n in topo.switches}
+    wc = WiringChecker(topo, plan.sids, sessions, first_round_s=0.0)
+    ref.append(wc)
+    reports = []
+    first = threading.Thread(target=lambda: reports.append(wc.check(timeout_s=1.0)))
+    first.start()
+    time.sleep(0.8)  # the second round's probes are still in flight when the first round ends (1.0 s)
+    reports.append(wc.check(timeout_s=1.0))
+    first.join(10)
+    assert len(reports) == 2
+    for rep in reports:
+        assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")}, rep.summary()
+        assert sum(ln.state == "up" for ln in rep.links) == 7, rep.summary()
