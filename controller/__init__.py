@@ -14,7 +14,7 @@ from .topogen import clos, clos_data
 from .topology import Link, Switch, Topology, TopologyError, load_topology, parse_topology
 
 _LAZY = {
-    "Controller": "daemon", "Options": "daemon",
+    "Controller": "daemon", "Options": "daemon", "setup_logging": "daemon",
     "DesiredState": "mapping", "MappingError": "mapping", "P4Names": "mapping", "desired_state": "mapping",
     "ReconcileResult": "reconcile",
     "PacketIn": "session", "PipelineConfig": "session", "SessionError": "session", "SwitchSession": "session",
@@ -33,6 +33,6 @@ __all__ = [
     "Options", "P4Names", "PacketIn", "PipelineConfig", "ReconcileResult", "SessionError", "SidPlan", "Switch",
     "SwitchPlan", "SwitchSession", "TelemetryCollector", "Topology", "TopologyError", "WiringChecker",
     "WiringReport", "build_plan", "build_sid_plan", "clos", "clos_data", "desired_state", "host_ev_data",
-    "load_topology", "parse_topology", "srv6_profile", "stev_profile",
+    "load_topology", "parse_topology", "setup_logging", "srv6_profile", "stev_profile",
     "write_ev_files",
 ]

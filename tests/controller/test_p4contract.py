@@ -14,7 +14,7 @@ from controller import gen_p4contract, p4contract
 REPO = Path(__file__).resolve().parents[2]
 # the code that talks to mrc_switch.p4: it must take names and constants from the contract
 CONSUMERS = ("controller", "ptf_tests/base", "ptf_tests/run.py", "ptf_tests/run_fabric.py", "ptf_tests/mrc_switch",
-             "ptf_tests/fabric", "fabric", "bench")
+             "ptf_tests/fabric", "fabric", "bench", "examples/scripting")
 # the PTF suites of this program: not even the short form of a name (``route_v6``), a drop or
 # packet-in reason name, or a congestion event name may be typed there
 PTF_SUITES = ("ptf_tests/base", "ptf_tests/mrc_switch", "ptf_tests/fabric")

@@ -498,6 +498,18 @@ def test_daemon_reads_the_switches_counters_spread_over_the_interval():
     assert c._counters_due(111.0) == []
 
 
+def test_library_names_of_the_docs_are_importable_from_controller():
+    """docs/controller.md's Python API (and examples/scripting/) import these from ``controller``:
+    each is the daemon's own object, and every name in ``__all__`` resolves."""
+    import controller
+    from controller import daemon
+
+    for name in ("Controller", "Options", "setup_logging"):
+        assert getattr(controller, name) is getattr(daemon, name)
+    for name in controller.__all__:
+        assert getattr(controller, name) is not None
+
+
 class _DelayedCableSession(_SlowCableSession):
     """Like ``_SlowCableSession``, but every probe that gets through arrives ``delay_s`` after it was
     sent (a PacketIn takes its time through a software switch and the controller's stream)."""
