@@ -142,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         (a0["completed"] and not a0["data_loss"] and all(res[k][m]["corrupt_messages"] == 0 for k in res for m in res[k]),
          "MRC delivered every byte of every run, 0 corrupt messages in every run"),
         (a0["ev_retirements"] == 0, f"fault-free MRC run: {a0['ev_retirements']} EV retirements (bar: 0)"),
-        (a0["kernel_rx_drops"] == 0 and a0["queue_tail_drops"] == 0,
-         (f"fault-free MRC run: {a0['kernel_rx_drops'] + a0['queue_tail_drops']} frames lost outside the pipeline "
+        (a0["kernel_rx_drops"] == 0 and a0["queue_tail_drops"] == 0 and a0["tx_drops"] == 0,
+         (f"fault-free MRC run: {a0['kernel_rx_drops'] + a0['queue_tail_drops'] + a0['tx_drops']} frames lost outside "
+          f"the pipeline "
           f"({outside_drops_text(a0)}) (bar: 0)")) if a0["outside_drops_reported"] else
         (None, (f"fault-free MRC run: frames lost outside the pipeline not counted by {args.target} "
                 "(no port_stats): not checked")),

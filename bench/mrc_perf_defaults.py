@@ -13,7 +13,7 @@ rate, and the best goodput it finds.  Prints, each as PASS/FAIL:
   * resent packets <= 5% of the data packets sent;
   * default goodput >= 90% of the sweep's best;
 and, for information, the same default run with ``--mode rc`` (DCQCN), trims / ECN marks / frames
-lost outside the pipeline (kernel receive drops, traffic-manager tail drops) and EV state changes.  ``--bare`` adds a run on the
+lost outside the pipeline (kernel receive drops, traffic-manager tail drops, transmit drops) and EV state changes.  ``--bare`` adds a run on the
 fabric without a link model (links as fast as the switch processes go).
 """
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _perf(env: FabricEnv, extra: list[str], size: str, iters: int, sock: str, ti
     after = env.fab.outside_drops()
     cong1 = env.congestion_counts()
     counted = get_target(env.target).reports_kernel_drops  # bmv2: not counted (shown as n/a, never 0)
-    for k, per_switch in after.items():  # kernel_rx_drops, queue_tail_drops
+    for k, per_switch in after.items():  # kernel_rx_drops, queue_tail_drops, tx_drops, ...
         r[k] = sum(max(0, v - before[k].get(n, 0)) for n, v in per_switch.items()) if counted else "n/a"
     r["switch_congestion"] = {k: sum(c.get(k, 0) for c in cong1.values()) - sum(c.get(k, 0) for c in cong0.values())
                               for k in (EVENT_TRIMMED, EVENT_ECN_MARKED, EVENT_EARLY_DROP)}
@@ -84,7 +84,7 @@ def _row(label: str, r: dict[str, Any]) -> str:
     sc = r["switch_congestion"]
     return (f"{label:<34} {r['results']['mb_per_s']:>8.2f} {r['server'].get('verify')!s:>8} "
             f"{rx['total']:>6}/{data:<6} {100 * rx['total'] / data:>6.1f}% {sc[EVENT_TRIMMED]:>6} {sc[EVENT_ECN_MARKED]:>6} "
-            f"{r['kernel_rx_drops']:>7} {r['queue_tail_drops']:>7} {ev_bad:>6}")
+            f"{r['kernel_rx_drops']:>7} {r['queue_tail_drops']:>7} {r['tx_drops']:>7} {ev_bad:>6}")
 
 
 def _whys(r: dict[str, Any], limit: int = 5) -> str:
@@ -99,7 +99,7 @@ def _fabric_runs(env: FabricEnv, args: argparse.Namespace, line_gbps: float | No
     out: dict[str, Any] = {}
     sock = f"{tmp}/perf.sock"
     print(f"{'run':<34} {'MB/s':>8} {'verify':>8} {'resent/data':>13} {'share':>7} {'trims':>6} {'ECN':>6} "
-          f"{'kdrops':>7} {'qdrops':>7} {'EVbad':>6}", flush=True)
+          f"{'kdrops':>7} {'qdrops':>7} {'txdrops':>7} {'EVbad':>6}", flush=True)
     out["default"] = r = _perf(env, [], args.size, args.iters, sock, args.timeout)
     print(_row("mrc-perf defaults (MRC, NSCC)", r) + _whys(r), flush=True)
     out["default_rc"] = r = _perf(env, ["--mode", "rc"], args.size, args.iters, sock, args.timeout)

@@ -79,6 +79,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         qd = st.get("queue_tail_drops", {}).get(name)
         if qd is not None:
             extra += f"  queue tail drops {qd}"
+        td = st.get("tx_drops", {}).get(name)
+        if td is not None:  # frames its ports could not send: a link down, a transmit ring full
+            extra += f"  tx drops {td}"
         re_ = st.get("rx_errors", {}).get(name)
         if re_:  # frames cut by a receive ring (too large for its slot): shown only when there are any
             extra += f"  rx errors {re_}"

@@ -420,12 +420,14 @@ class Fabric:
         queue, which can lag the real one), and the same by queue, ``queue_tail_drops_by_queue``
         (``"switch:port/priority"``, the queues that dropped any), and ``rx_errors``, frames its ports'
         receive rings cut short (larger than a ring slot: a peer's GSO super-frame, or one sent right after
-        an MTU increase; docs/softswitch.md).  A switch that does not answer is left out; a target
-        without ``port_stats`` (bmv2) gives empty maps."""
+        an MTU increase; docs/softswitch.md), and ``tx_drops``, frames the pipeline and the traffic manager
+        passed that its ports could not send (link down, the interface's transmit ring full, larger than
+        the MTU).  A switch that does not answer is left out; a target without ``port_stats`` (bmv2)
+        gives empty maps."""
         from softswitch.engine.control import send_command
 
         out: dict[str, dict[str, int]] = {"kernel_rx_drops": {}, "queue_tail_drops": {},
-                                          "queue_tail_drops_by_queue": {}, "rx_errors": {}}
+                                          "queue_tail_drops_by_queue": {}, "rx_errors": {}, "tx_drops": {}}
         if not self.state.target or not get_target(self.state.target).reports_kernel_drops:
             return out
         for name, rec in self.state.procs.items():
@@ -438,6 +440,7 @@ class Fabric:
             out["kernel_rx_drops"][name] = sum(int(r.get("rx_kernel_drops", 0)) for r in rows)
             out["queue_tail_drops"][name] = sum(int(r.get("queue_drops", 0)) for r in rows)
             out["rx_errors"][name] = sum(int(r.get("rx_errors", 0)) for r in rows)
+            out["tx_drops"][name] = sum(int(r.get("tx_drops", 0)) for r in rows)
             for r in rows:
                 for q in r.get("queues", ()):
                     if int(q.get("dropped", 0)):

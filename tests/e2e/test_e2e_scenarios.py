@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, FaultSpec, Scenario, TrafficSpec, analyse, run_traffic
+from mrc_fabric.scenarios.report import outside_drops_text
 from mrc_fabric.targets import selected_target
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -132,6 +133,9 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     assert [["p1l1", "p1s1", False]] == next(f["links"] for f in m["faults"] if f.get("down"))
     sp = m["ev_split"]
     assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, (sp, m["faults"], m["ev_events"][:12])
+    # what the leaf sent into the dead link before the EVs through it were retired is lost outside the
+    # pipeline, and counted so (transmit drops), not lost unseen
+    assert m["tx_drops"] > 0, outside_drops_text(m)
     # each change carries the evidence of the rule that made it (the 9th field): RACK verdicts, probes
     assert all(e[8]["rule"] in ("fifo", "quiet") for e in bad), [e[8] for e in bad]
     assert all(e[8]["rule"] == "probe" and e[8]["answers_in_a_row"] >= 1 for e in back)

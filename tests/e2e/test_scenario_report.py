@@ -109,8 +109,9 @@ def test_frames_lost_outside_the_pipeline_are_never_a_zero_nobody_counted():
     from mrc_fabric.scenarios.report import outside_drops_text
 
     counted = {"outside_drops_reported": True, "kernel_rx_drops": 0, "queue_tail_drops": 3,
-               "queue_tail_drops_by_queue": {"p1l1:3/0": 3}}
-    assert outside_drops_text(counted) == "kernel receive drops 0, traffic-manager tail drops 3 (p1l1:3/0 3)"
+               "queue_tail_drops_by_queue": {"p1l1:3/0": 3}, "tx_drops": 2}
+    assert outside_drops_text(counted) == \
+        "kernel receive drops 0, traffic-manager tail drops 3 (p1l1:3/0 3), transmit drops 2"
     assert outside_drops_text({**counted, "outside_drops_reported": False}) == \
         "not counted by this target (no port_stats)"
 

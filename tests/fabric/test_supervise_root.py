@@ -49,8 +49,9 @@ def test_crashed_switch_is_restarted_and_a_stopped_one_is_not(tmp_path):
         assert st["supervisor"]["child_pid"] != child
         # what each running softswitch lost outside its pipeline, receive-ring errors included
         full = fab.status()
-        assert {"kernel_rx_drops", "queue_tail_drops", "rx_errors"} <= set(full)
+        assert {"kernel_rx_drops", "queue_tail_drops", "rx_errors", "tx_drops"} <= set(full)
         assert full["rx_errors"]["p1s1"] == 0 and set(full["rx_errors"]) == set(full["kernel_rx_drops"])
+        assert set(full["tx_drops"]) == set(full["kernel_rx_drops"])
         assert "ended by itself: killed by signal SIGKILL" in Path(rec.log).read_text()
         # the fault: stopped on purpose, and it stays stopped
         fab.switch_stop("p1s2")

@@ -174,11 +174,12 @@ def test_traffic_manager_tail_drops_are_reported_beside_kernel_drops():
     run["queue_tail_drops"] = {"p1l1": 3, "p1s1": 2}
     run["queue_tail_drops_by_queue"] = {"p1l1:1/7": 3, "p1s1:2/0": 2, "p1s1:3/0": 0}
     run["kernel_rx_drops"] = {"p1l1": 1}
+    run["tx_drops"] = {"p1s1": 4, "p1l1": 0}
     m = analyse(run)
-    assert (m["queue_tail_drops"], m["kernel_rx_drops"]) == (5, 1)
+    assert (m["queue_tail_drops"], m["kernel_rx_drops"], m["tx_drops"]) == (5, 1, 4)
     assert m["queue_tail_drops_by_queue"] == {"p1l1:1/7": 3, "p1s1:2/0": 2}
     text = "\n".join(timeline_lines(m))
-    assert "kernel receive drops 1, traffic-manager tail drops 5 (p1l1:1/7 3, p1s1:2/0 2)" in text
+    assert "kernel receive drops 1, traffic-manager tail drops 5 (p1l1:1/7 3, p1s1:2/0 2), transmit drops 4" in text
 
 
 @pytest.mark.parametrize("on", [True, False])
