@@ -20,8 +20,8 @@ Steps (each prints a line; the last lines are a SUMMARY and RESULT PASS/FAIL):
   8. the same as a daemon: ``run(stop_event)`` on a thread (its own wiring rounds, counter reads and
      reconciles); take the link down and up again and watch ``metrics_snapshot().links`` follow.
 
-Needs root (namespaces, veths).  On a shared machine run it under the fabric lock:
-    flock /tmp/mrc-net.lock .venv/bin/python examples/scripting/fabric_tour.py
+Needs root (namespaces, veths, switch processes):
+    sudo .venv/bin/python examples/scripting/fabric_tour.py
 Exit status: 0 every step passed, 1 a step failed (the line says which), 2 bad arguments / not root.
 """
 from __future__ import annotations

@@ -18,8 +18,8 @@ Steps (each prints a line; the last lines are a SUMMARY and RESULT PASS/FAIL):
   6. start a new controller and ``converge_all()``: its read-diff-write reconcile writes exactly two
      updates on that switch (the route back, the extra entry deleted), and the table is as before.
 
-Needs root.  On a shared machine run it under the fabric lock:
-    flock /tmp/mrc-net.lock .venv/bin/python examples/scripting/p4runtime_direct.py
+Needs root (namespaces, veths, switch processes):
+    sudo .venv/bin/python examples/scripting/p4runtime_direct.py
 Exit status: 0 every step passed, 1 a step failed (the line says which), 2 bad arguments / not root.
 """
 from __future__ import annotations
