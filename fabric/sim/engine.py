@@ -193,6 +193,10 @@ class SimRun:
         self._build_endpoints()
 
     # ---- set-up -------------------------------------------------------------------------------
+    def _clock(self) -> int:
+        """The simulated time (ns): the hosts' control API stamps its own EV changes with it."""
+        return self.now
+
     def _evs(self, src: str, dst: str) -> list[tuple[bytes | int, int, str]]:
         """The controller's EV plan from ``src`` to ``dst``: (EV, NIC port, spine) in plan order."""
         e = self.sc.sim.evs_per_path
@@ -246,7 +250,7 @@ class SimRun:
         self.gids = [sids.host_gid(h).packed for h in self.hosts]
         dev = self._device(planes)
         self.eps = [Endpoint(g, planes, encap=self.encap, port_rate_bps=self.nic_gbps * 1e9, first_qpn=0x100,
-                             ctl=MrcCtlContext(dev)) for g in self.gids]
+                             ctl=MrcCtlContext(dev, clock=self._clock)) for g in self.gids]
         self._pins = rc_pins(self.hosts) if self.mode == "rc" and self.sc.sim.rc_path == "even" else {}
         hi = self.fab.host_index
         self.out: list[list[_Out]] = [[] for _ in self.hosts]

@@ -57,9 +57,14 @@ def api_ver(major: int, minor: int, subminor: int) -> int:
 class MrcCtlContext:
     """The controller's view of one MRC device (``struct mrc_context`` as the control API uses it)."""
 
-    def __init__(self, device: DeviceAttr | None = None, *, gen_seed: int = 0) -> None:
+    def __init__(self, device: DeviceAttr | None = None, *, gen_seed: int = 0,
+                 clock: Callable[[], int] | None = None) -> None:
         self._device = device or DeviceAttr()
         self._gen_seed = gen_seed
+        # the time (ns) on the time base of the endpoint whose profiles these are: it stamps the EV events
+        # the control API itself causes (MODIFY_EV_STATE, port_down), so they sort among the transport's
+        # own.  The driver sets time.monotonic_ns, the simulator its virtual clock; None: stamped 0 [ours]
+        self.clock = clock
         self._fmt: dict[int, EvFmtProfile] = {}
         self._ev: dict[int, EvProfile] = {}
         self._cc: dict[int, CcProfile] = {}
@@ -110,6 +115,10 @@ class MrcCtlContext:
         wire carries bit p-1 for port p, see :func:`mrc.ctl.probe.wire_port_mask`)."""
         return sum(1 << p for p in self._port_admin if self.port_is_up(p))
 
+    def now_ns(self) -> int:
+        """``clock()``, or 0 when the context has no clock."""
+        return self.clock() if self.clock is not None else 0
+
     def port_down(self, port_num: int) -> int:
         """A port went down: every EV on it ASSUMED_BAD at once (floor ignored); returns how many moved."""
         self._check_port(port_num)
@@ -119,7 +128,7 @@ class MrcCtlContext:
             for i, ev in enumerate(prof.evs):
                 if ev.port == port_num and prof.states[i] == EvState.GOOD:
                     moved += prof.endpoint_set_state(
-                        i, EvState.ASSUMED_BAD, force=True,
+                        i, EvState.ASSUMED_BAD, force=True, now_ns=self.now_ns(), cause="port_down",
                         evidence={"rule": "port_down", "port": port_num,
                                   "ports_down": sorted(p for p in self._port_admin if not self.port_is_up(p))})
         return moved
@@ -162,7 +171,7 @@ class MrcCtlContext:
         prof = self._ev.get(ev_profile_id)
         if prof is None:
             env = EvProfileEnv(self._device, self._fmt_profile, self._ev_qps, self._reserve_evs,
-                               self._emit_event, self._gen_seed)
+                               self._emit_event, self._gen_seed, self.now_ns)
             prof = self._ev[ev_profile_id] = EvProfile(ev_profile_id, env)
         return prof
 

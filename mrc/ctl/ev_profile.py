@@ -56,6 +56,9 @@ class EvProfileEnv:
     reserve_evs: Callable[[int], None]  # delta EVs (negative frees); raises E2BIG when exhausted
     emit_event: Callable[[int, Ev, EvState, EvEvent | None], None]
     gen_seed: int = 0
+    # the time (ns, the endpoint's time base) of a change the control API itself makes (MODIFY_EV_STATE,
+    # a port going down): ``MrcCtlContext.clock``; 0 when the context has none
+    now_ns: Callable[[], int] = lambda: 0
 
 
 @dataclass
@@ -93,9 +96,10 @@ class EvProfile:
         except BaseException:
             self._restore(snap)
             raise
+        now = self.env.now_ns() if events else 0
         for j, old, st in events:
-            self._record(j, old, st, 0, 0, "controller", {"rule": "controller", "op": "MODIFY_EV_STATE",
-                                                          "from": old.name})
+            self._record(j, old, st, 0, now, "controller", {"rule": "controller", "op": "MODIFY_EV_STATE",
+                                                            "from": old.name})
 
     def _modify(self, attr: EvProfileAttr, mask: EvProfileAttrMask,
                 events: list[tuple[int, EvState, EvState]]) -> None:

@@ -168,6 +168,8 @@ class Endpoint:
                                   peer_macs={p.port: p.next_hop_mac for p in ports if p.next_hop_mac},
                                   first_qpn=0x100 + secrets.randbelow(0xF00000),
                                   first_rkey=0x1000 + secrets.randbelow(0xF0000000))
+        if self.core.ctl.clock is None:  # the control API's own EV changes on the transport's time base
+            self.core.ctl.clock = time.monotonic_ns
         # random first QP numbers and memory keys, as NICs hand them out: with fixed ones every new
         # endpoint (mrc-perf server opens one per session, at the same buffer address) took the last
         # one's numbers, and a late packet of the previous session whose PSN fell in the new window

@@ -82,6 +82,8 @@ def make_pair(paths: list[PathSpec], *, mode: str = "mrc", encap: str = "srv6", 
     mr = b.reg_mr(buf, base_va=base_va)
     net = Network(a, b, paths, seed=seed)
     net.connect_qps(qa, qb)
+    for ep in (a, b):  # what the control API changes is stamped on the simulated clock
+        ep.ctl.clock = lambda: net.now
     return Pair(net, a, b, qa, qb, mr, [], [])
 
 

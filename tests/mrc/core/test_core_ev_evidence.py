@@ -190,3 +190,30 @@ def test_a_swap_for_ev_min_active_names_the_ev_it_replaces():
     assert evs[1] == evs[1].__class__(**{**{f: getattr(evs[1], f) for f in evs[1].__dataclass_fields__},
                                          "evidence": None})  # not part of equality (nor of the hash)
     hash(evs[1])
+
+
+def test_the_control_apis_own_changes_are_stamped_on_the_endpoints_clock():
+    """A MODIFY_EV_STATE has no transport time of its own: stamped 0, it sorted before every change the
+    transport had made earlier, so poll_events() returned a profile's changes out of order and an
+    application replaying them ended with the wrong state.  The context's clock (the simulator's here,
+    time.monotonic_ns in the driver) stamps it."""
+    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 20)
+    p.a.post_write(p.qa, 1, bytes(1 << 20), p.mr.base_va, p.mr.rkey, None)  # traffic: the clock runs
+    p.net.run(until_ns=100_000)
+    assert p.net.now == 100_000
+    p.a.set_port_state(2, False, p.net.now)  # the transport's change: EV 1 ASSUMED_BAD
+    p.net.run(until_ns=p.net.now + 200_000)
+    prof = p.qa.evset.prof
+    t_ctl = p.net.now
+    assert t_ctl == 300_000
+    for st in (EvState.DENIED, EvState.GOOD):  # then the controller's: EV 1 GOOD again
+        prof.modify(EvProfileAttr(ev_op=EvOpArgs(EvOp.MODIFY_EV_STATE, [EvOpEntry(ev=prof.evs[1], state=st)])),
+                    EvProfileAttrMask.EV_OP)
+    evs = [e for e in p.a.poll_events() if e.ev_index == 1]
+    assert [(e.new_state, e.cause) for e in evs] == [(EvState.ASSUMED_BAD, "port_down"), (EvState.GOOD, "controller")]
+    assert evs[0].time_ns == 100_000 and evs[1].time_ns == t_ctl
+    # MrcCtlContext.port_down (the control API told of a port) is stamped too
+    p.a.ctl.port_down(3)
+    (e,) = [e for e in p.a.poll_events() if e.ev_index == 2]
+    assert (e.cause, e.time_ns, e.evidence["rule"]) == ("port_down", t_ctl, "port_down")
