@@ -87,6 +87,17 @@ class EgressResult:
     drop_reason: str = ""
 
 
+# ``Pipeline.ingress_clock`` bits: which times ingress can observe, so the packet loop reads only
+# those.  RX: ``ingress_global_timestamp`` is named, and is the frame's receive time (bmv2 stamps
+# it when its receive thread takes the packet from the port, before the input buffer).  NOW: a
+# statement reads the time as it runs (a meter: bmv2's ``Meter::execute`` reads the clock).  With
+# both, the loop calls ``ingress(data, port, now, rx)``; with one, ``ingress(data, port, t)`` where
+# ``t`` is that time; with none, ``t`` is any time (the loop's read for its receive batch).  A
+# pipeline without the attribute gets the time its ingress starts, per packet (``CLOCK_NOW``).
+CLOCK_RX = 1
+CLOCK_NOW = 2
+
+
 class Pipeline(Protocol):
     """The compiled v1model program (implemented in ``softswitch.exec``)."""
 

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from itertools import repeat
 
-from softswitch.contract import INTERNAL_ERROR, IngressResult, Pipeline
+from softswitch.contract import CLOCK_NOW, CLOCK_RX, INTERNAL_ERROR, IngressResult, Pipeline
 from softswitch.engine.ports import LinuxPort
 from softswitch.engine.tm import TrafficManager
 
@@ -28,6 +28,7 @@ TM_BATCH = 256  # items dequeued per round
 RECIRC_CAPACITY = 1024  # like bmv2's high-priority input buffer
 LINK_CHECK_S = 0.25  # how often link state is re-read
 _POLLIN = select.POLLIN | select.POLLPRI
+time_ns = time.time_ns  # CLOCK_REALTIME, the rx ring's clock
 
 
 @dataclass(slots=True)
@@ -53,6 +54,13 @@ def _now_us_fn(t0: int) -> Callable[[], int]:
         return (mono() - t0) // 1000
 
     return now_us
+
+
+def _within(raw: list[int], now: int) -> list[int]:
+    """Ring timestamps in the switch clock, with one before the switch started (a slot with no
+    timestamp) or after ``now`` (the batch's read: realtime stepped back since the offset was
+    read) replaced by ``now``."""
+    return [t if 0 <= t <= now else now for t in raw]
 
 
 def _port_number(item: tuple[int, list[bytes]]) -> int:
@@ -171,9 +179,16 @@ class PacketLoop:
         next_link_check = time.monotonic() + LINK_CHECK_S
         timeout_ms: int | None = 0
         stop = self._stop
-        ready: list[tuple[int, list[bytes]]] = []  # (port, frames) read in this wake-up
+        # (port, frames, their ring timestamps or None) read in this wake-up
+        ready: list[tuple[int, list[bytes], list[int] | None]] = []
         while not stop.is_set():
             events = poll(timeout_ms)
+            # the frames' receive times only for a program that names ingress_global_timestamp:
+            # the rx rings' realtime stamps less realtime's offset from the switch clock (read
+            # once for the wake-up's batches)
+            stamped = getattr(self.pipeline, "ingress_clock", 0) & CLOCK_RX
+            if stamped:
+                off_ns = self._realtime_offset_ns()
             for fd, ev in events:
                 if fd == wake_fd:
                     try:
@@ -185,12 +200,19 @@ class PacketLoop:
                 if port is not None:
                     if ev & select.POLLERR:
                         port.take_error()
-                    frames = port.receive(RX_BATCH)
-                    if frames:
-                        ready.append((port.number, frames))
+                    if stamped:
+                        raw: list[int] = []
+                        frames = port.receive_stamped(RX_BATCH, raw, off_ns)
+                        if frames:
+                            ready.append((port.number, frames, raw if len(raw) == len(frames) else None))
+                    else:
+                        frames = port.receive(RX_BATCH)
+                        if frames:
+                            ready.append((port.number, frames, None))
             if ready:
                 if len(ready) == 1:
-                    self._ingress_batch(*ready[0])
+                    p, frames, raw = ready[0]
+                    self._ingress_batch(p, frames, None, raw)
                 else:
                     ready.sort(key=_port_number)  # bmv2's round visits ports by number
                     self._ingress_interleaved(ready)
@@ -210,6 +232,22 @@ class PacketLoop:
                 self._check_links()
                 by_fd = self._by_fd
             timeout_ms = self._timeout_ms(busy, next_due, next_delay, next_link_check - t)
+
+    def _realtime_offset_ns(self) -> int:
+        """CLOCK_REALTIME minus the switch clock, in ns: the realtime read between two reads of
+        the monotonic clock, against their middle; the closest pair of three tries (a pair the
+        thread was preempted in between would put the offset off by the preemption)."""
+        mono = self._mono
+        best = None
+        for _ in range(3):
+            m1 = mono()
+            rt = time_ns()
+            m2 = mono()
+            if best is None or m2 - m1 < best[0]:
+                best = (m2 - m1, rt - (m1 + m2) // 2)
+                if best[0] < 2000:
+                    break
+        return best[1] + self._t0
 
     def _run_calls(self) -> None:
         calls = self._calls
@@ -233,25 +271,40 @@ class PacketLoop:
             return 0
         return int(wait_us + 999) // 1000  # round up: never spin for sub-millisecond waits
 
-    def _ingress_interleaved(self, ready: list[tuple[int, list[bytes]]]) -> None:
+    def _ingress_interleaved(self, ready: list[tuple[int, list[bytes], list[int] | None]]) -> None:
         """Frames read from several ports in one wake-up, taken a frame from each port in turn (in
         the order given: ``run`` sorts them by port number), as bmv2's select thread takes one frame from each ready
         port per round (``bmi_port.c``): a backlog on one port does not enter ahead of the others'
-        in a run of up to ``RX_BATCH``."""
+        in a run of up to ``RX_BATCH``.  Each frame keeps its ring timestamp."""
         frames: list[bytes] = []
         ports: list[int] = []
-        for i in range(max(len(f) for _p, f in ready)):
-            for p, f in ready:
+        stamped = any(r is not None for _p, _f, r in ready)
+        raw: list[int] | None = [] if stamped else None
+        for i in range(max(len(f) for _p, f, _r in ready)):
+            for p, f, r in ready:
                 if i < len(f):
                     frames.append(f[i])
                     ports.append(p)
-        self._ingress_batch(ports[0], frames, ports)
+                    if raw is not None:
+                        raw.append(r[i] if r is not None else -1)  # -1: none (``_within``)
+        self._ingress_batch(ports[0], frames, ports, raw)
 
-    def _ingress_batch(self, port: int, frames: list[bytes], ports: list[int] | None = None) -> None:
-        """Ingress for each frame, with the clock read per packet: ``ingress_global_timestamp``
-        (and the enqueue time) is when that packet's ingress starts.  (bmv2 stamps the first when
-        ``receive_`` takes the packet from its port, before its input buffer, and ``enq_timestamp``
-        at ``enqueue``, after ingress: docs/softswitch.md, "Seventh round".)
+    def _ingress_batch(self, port: int, frames: list[bytes], ports: list[int] | None = None,
+                       raw: list[int] | None = None) -> None:
+        """Ingress for each frame, with the times v1model gives it as bmv2 takes them:
+
+        * ``ingress_global_timestamp``: when the frame was received (bmv2: when ``receive_`` takes
+          it from its port, before the input buffer, so a backlog counts in its latency).  That is
+          the rx ring's timestamp of the frame (``raw``: in the switch clock, ``run`` reads
+          realtime's offset once per wake-up; a time outside [0, now] is not used),
+          else the time this batch was read (the ``recvmsg`` path, injected frames).  Only for a
+          program that names it (``ingress_clock``).
+        * the time meters see: when that packet's ingress starts (a clock read per packet, for a
+          program with a meter only).
+        * ``enq_timestamp`` (and a rate-limited queue's departure): when the traffic manager takes
+          the packet, after its ingress (bmv2's ``enqueue``): a clock read per queued packet.
+        * ``egress_global_timestamp``: when its egress starts (``_service_tm``, or below on the
+          straight path).
 
         A plain unicast packet for an idle port whose queue models no rate or delay
         (``PortQueues.direct``) goes straight on to egress and the port's tx ring when the program
@@ -271,6 +324,9 @@ class PacketLoop:
         # a program that cannot observe the time (``clock_free``) needs no clock read for a packet
         # the traffic manager does not hold: one read for the batch, a fresh one for an enqueue
         clock_free = direct is not None and getattr(pipeline, "clock_free", False)
+        clock = getattr(pipeline, "ingress_clock", CLOCK_NOW)
+        per_packet = clock & CLOCK_NOW  # the time ingress starts, per packet (meters)
+        two = clock == CLOCK_RX | CLOCK_NOW  # ingress(data, port, now, rx)
         tm = self.tm
         enqueue = tm.enqueue
         tm_ports = tm.ports
@@ -281,11 +337,17 @@ class PacketLoop:
         txq_get = txq.get
         c.ingress_packets += len(frames)
         now = (mono() - t0) // 1000
-        for inport, data in zip(ports or repeat(port, len(frames)), frames):
-            if not clock_free:
-                now = (mono() - t0) // 1000
+        if raw is not None and clock & CLOCK_RX:
+            rxs = raw if 0 <= min(raw) and max(raw) <= now else _within(raw, now)
+        else:
+            rxs = repeat(now)
+        for inport, data, rx in zip(ports or repeat(port, len(frames)), frames, rxs):
             try:
-                res = ingress(data, inport, now)
+                if per_packet:
+                    t = (mono() - t0) // 1000
+                    res = ingress(data, inport, t, rx) if two else ingress(data, inport, t)
+                else:
+                    res = ingress(data, inport, rx)
             except Exception:  # a pipeline bug must not kill the switch
                 c.pipeline_errors += 1
                 log.exception("ingress failed on a packet from port %d", inport)
@@ -316,14 +378,11 @@ class PacketLoop:
                         else:  # clones it makes are queued with the time of now
                             self._egress_result(out, 0, (mono() - t0) // 1000)
                         continue
-                    if clock_free:
-                        now = (mono() - t0) // 1000
-                enqueue(res, now)
+                enqueue(res, (mono() - t0) // 1000)  # bmv2 stamps enq_timestamp at enqueue, after ingress
             elif res.to_tm:
-                if clock_free:
-                    now = (mono() - t0) // 1000
+                t = (mono() - t0) // 1000
                 for item in res.to_tm:
-                    enqueue(item, now)
+                    enqueue(item, t)
             elif res.dropped:
                 if _internal(res):
                     c.pipeline_errors += 1
@@ -356,8 +415,10 @@ class PacketLoop:
                 c.pipeline_errors += 1
                 log.exception("ingress failed on a recirculated packet")
                 continue
-            for item in res.to_tm:
-                enqueue(item, now)
+            if res.to_tm:
+                now = self.now_us()  # enqueued after its ingress
+                for item in res.to_tm:
+                    enqueue(item, now)
             if res.dropped and not res.to_tm:
                 if _internal(res):
                     c.pipeline_errors += 1
@@ -454,8 +515,10 @@ class PacketLoop:
                 self._txq.setdefault(port, []).append(frame.data)
                 continue
             self._transmit(port, frame.data, delay_us, now)
-        for clone in res.to_tm:
-            self.tm.enqueue(clone, now)
+        if res.to_tm:
+            t = self.now_us()  # enqueued after egress, as bmv2's egress thread does
+            for clone in res.to_tm:
+                self.tm.enqueue(clone, t)
         if res.recirculate:
             rec = self._recirc
             for entry in res.recirculate:

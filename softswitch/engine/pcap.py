@@ -86,6 +86,12 @@ class CapturingPort(LinuxPort):
             self.rx_pcap.write(frames)
         return frames
 
+    def receive_stamped(self, budget: int, stamps: list[int], off_ns: int) -> list[bytes]:
+        frames = LinuxPort.receive_stamped(self, budget, stamps, off_ns)
+        if frames:
+            self.rx_pcap.write(frames)
+        return frames
+
     def send_many(self, frames: list[bytes]) -> None:
         self.tx_pcap.write(frames)
         self._sending_many = True  # without a tx ring, send_many sends through send(): one record each

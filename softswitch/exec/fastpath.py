@@ -79,7 +79,10 @@ def build(pl) -> tuple | None:
 
     reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used),
                        tracked=pl._tracked, next_only=pl._next_only) or pl._reset
-    lines = _ingress_source(b, used, reset.body, std_used) + _egress_source(b, used, std_used)
+    # a program that names ingress_global_timestamp and runs meters sees two times in ingress: the
+    # receive time and the time its meters run (``V1Pipeline.ingress_clock``)
+    two_clocks = (std_used is None or "ingress_global_timestamp" in std_used) and "C.now" in b.source
+    lines = _ingress_source(b, used, reset.body, std_used, two_clocks) + _egress_source(b, used, std_used)
 
     pool = pl._pool
     ns = {
@@ -99,18 +102,22 @@ def build(pl) -> tuple | None:
     return ns["ingress_item"], ns["egress_frame"]
 
 
-def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozenset[str] | None = None) -> list[str]:
+def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozenset[str] | None = None,
+                    two_clocks: bool = False) -> list[str]:
     """``std_used``: the standard-metadata fields the program names (None: all); the three set
-    from the packet are written only when named (nothing else reads them)."""
+    from the packet are written only when named (nothing else reads them).  ``two_clocks``: the
+    function takes ``rx`` as well, the receive time for ``ingress_global_timestamp`` (``now``,
+    when it is None or not given, is the time for meters and, then, for the timestamp too)."""
     ctx_none = [f"C.{n} = " for n in ("clone", "digest") if n in used]
     track_len = tracks_length(std_used)
     cut = "C.truncate" if "truncate" in used else "-1"
     plen = "n + C.dlen" if track_len else "n"
     std_in = [f"        S.f_{name} = {expr}" for name, expr in (
-        ("ingress_port", "port"), ("packet_length", "n & M32"), ("ingress_global_timestamp", "now & M48"))
+        ("ingress_port", "port"), ("packet_length", "n & M32"),
+        ("ingress_global_timestamp", "(now if rx is None else rx) & M48" if two_clocks else "now & M48"))
         if std_used is None or name in std_used]
     src = [
-        "def ingress_item(data, port, now):",
+        "def ingress_item(data, port, now, rx=None):" if two_clocks else "def ingress_item(data, port, now):",
         "    try:",
         "        if pool:",
         "            item = pool_pop()",
@@ -167,7 +174,8 @@ def _ingress_source(b, used: set[str], reset_body: list[str], std_used: frozense
     if ctx_none:
         cond = " or ".join(f"C.{n} is not None" for n in ("clone", "digest") if n in used)
         src += [f"        if {cond}:",
-                "            return pl._ingress(data, port, now, 0, None, True, (H, M, S, C))"]
+                "            return pl._ingress(data, port, now, 0, None, True, (H, M, S, C)"
+                + (", rx)" if two_clocks else ")")]
     src += [
         "        mgid = S.f_mcast_grp",
         "        if mgid:",

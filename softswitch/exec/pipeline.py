@@ -38,6 +38,8 @@ import logging
 from collections.abc import Callable
 
 from softswitch.contract import (
+    CLOCK_NOW,
+    CLOCK_RX,
     DROP_PORT,
     EGRESS_SPEC_IN_EGRESS,
     INTERNAL_ERROR,
@@ -254,23 +256,30 @@ class V1Pipeline:
         # so the loop need not read the clock for a packet the traffic manager does not hold
         self.clock_free = (self.queue_blind and "C.now" not in blocks.source
                            and std_used.isdisjoint(("ingress_global_timestamp", "egress_global_timestamp")))
+        # the times ingress can observe (``softswitch.contract``): the receive time when
+        # ``ingress_global_timestamp`` is named, the time a statement runs when a meter reads it
+        self.ingress_clock = ((CLOCK_RX if std_used is None or "ingress_global_timestamp" in std_used else 0)
+                              | (CLOCK_NOW if "C.now" in blocks.source else 0))
 
     # ------------------------------------------------------------------ ingress
 
-    def ingress(self, data: bytes, ingress_port: int, now_us: int) -> IngressResult:
-        """Parser, verifyChecksum, ingress (with resubmit loops), clone I2E, PRE replication."""
+    def ingress(self, data: bytes, ingress_port: int, now_us: int, rx_us: int | None = None) -> IngressResult:
+        """Parser, verifyChecksum, ingress (with resubmit loops), clone I2E, PRE replication.
+        ``rx_us``: when the frame was received, for ``ingress_global_timestamp`` (default ``now_us``,
+        the time ingress runs: what meters see)."""
         try:
-            res = self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None, False)
+            res = self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None, False, None, rx_us)
         except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
             return self._internal_error(IngressResult(), e)
         return IngressResult([res]) if res.__class__ is PacketState else res
 
-    def ingress_item(self, data: bytes, ingress_port: int, now_us: int) -> PacketState | IngressResult:
+    def ingress_item(self, data: bytes, ingress_port: int, now_us: int,
+                     rx_us: int | None = None) -> PacketState | IngressResult:
         """``ingress`` for the packet loop: the one ``TmItem`` itself when the packet is plain
         unicast (no result object to build), else the ``IngressResult``.  Its headers may come
         from objects ``egress_frame`` recycled."""
         try:
-            return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None, True)
+            return self._ingress(data, ingress_port, now_us, PKT_INSTANCE_NORMAL, None, True, None, rx_us)
         except Exception as e:  # noqa: BLE001 - one bad packet must never stop the switch
             return self._internal_error(IngressResult(), e)
 
@@ -316,11 +325,12 @@ class V1Pipeline:
         return H, M, S, C
 
     def _ingress(self, data: bytes, port: int, now: int, itype: int, preserved,
-                 pooled: bool, first: tuple | None = None) -> PacketState | IngressResult:
+                 pooled: bool, first: tuple | None = None, rx: int | None = None) -> PacketState | IngressResult:
         """One packet's ingress; the plain unicast case returns the ``TmItem`` alone.  With
         ``pooled`` the header objects may be recycled ones (the loop's path, see ``egress_frame``).
         ``first``: (H, M, S, C) of a first pass whose parser and ingress control already ran (the
-        generated fast path hands over here when the packet asked for a clone or a digest)."""
+        generated fast path hands over here when the packet asked for a clone or a digest).
+        ``rx``: the receive time for ``ingress_global_timestamp`` when it differs from ``now``."""
         trace = self.trace
         run_ingress = self.blocks.ingress
         n = len(data)
@@ -329,7 +339,7 @@ class V1Pipeline:
         new_h, new_m, new_s, logf = self._H, self._M, self._S, self._log
         pool = self._pool if pooled else None
         # bmv2 stamps a packet when a port receives it: a recirculated copy (metadata reset) has 0
-        ts = 0 if itype == PKT_INSTANCE_RECIRC else now
+        ts = 0 if itype == PKT_INSTANCE_RECIRC else now if rx is None else rx
         # ingress clones of passes that then resubmitted: bmv2 queues them before it resubmits
         carried: IngressResult | None = None
         # the port that received the packet: bmv2 re-parses an ingress clone with it (the packet

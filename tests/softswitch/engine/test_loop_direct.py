@@ -186,7 +186,7 @@ def test_frames_of_several_ports_enter_a_frame_per_port_in_turn(tmp_path):
     assert lp.pipeline.queue_blind
     a = [frame(3, tag=i) for i in range(3)]
     b = [frame(3, tag=10 + i) for i in range(2)]
-    lp._ingress_interleaved([(1, a), (2, b), (5, [frame(3, tag=20)])])
+    lp._ingress_interleaved([(1, a, None), (2, b, None), (5, [frame(3, tag=20)], None)])
     got = [(int.from_bytes(d[6:12], "big"), d[14]) for _p, d in sent]
     assert got == [(1, 0), (2, 10), (5, 20), (1, 1), (2, 11), (1, 2)]
     assert {port for port, _d in sent} == {3}
