@@ -30,7 +30,14 @@ sets ``ingress_port``, ``packet_length`` and ``ingress_global_timestamp`` only w
 """
 from __future__ import annotations
 
-from softswitch.contract import DROP_PORT, EGRESS_SPEC_IN_EGRESS, EgressResult, IngressResult
+from softswitch.contract import (
+    CLOCK_NOW,
+    CLOCK_RX,
+    DROP_PORT,
+    EGRESS_SPEC_IN_EGRESS,
+    EgressResult,
+    IngressResult,
+)
 from softswitch.exec.recycle import Mismatch, make_reset
 from softswitch.exec.support import AssertionFailed
 from softswitch.exec.usage import tracks_length
@@ -80,8 +87,8 @@ def build(pl) -> tuple | None:
     reset = make_reset(pl._H, pl._M, pl._S, lazy=pl._lazy, skip=std_reset_skip(pl._S, std_used),
                        tracked=pl._tracked, next_only=pl._next_only) or pl._reset
     # a program that names ingress_global_timestamp and runs meters sees two times in ingress: the
-    # receive time and the time its meters run (``V1Pipeline.ingress_clock``)
-    two_clocks = (std_used is None or "ingress_global_timestamp" in std_used) and "C.now" in b.source
+    # receive time and the time its meters run (``V1Pipeline.ingress_clock``, set before this)
+    two_clocks = pl.ingress_clock == CLOCK_RX | CLOCK_NOW
     lines = _ingress_source(b, used, reset.body, std_used, two_clocks) + _egress_source(b, used, std_used)
 
     pool = pl._pool

@@ -245,6 +245,10 @@ class V1Pipeline:
         # the loop's entry points written for this program (``fastpath``), else the methods below
         # the standard-metadata fields the program names (None: all), for the fast path and below
         self._std_used = std_used = std_fields_used(program)
+        # the times ingress can observe (``softswitch.contract``): the receive time when
+        # ``ingress_global_timestamp`` is named, the time a statement runs when a meter reads it
+        self.ingress_clock = ((CLOCK_RX if std_used is None or "ingress_global_timestamp" in std_used else 0)
+                              | (CLOCK_NOW if "C.now" in blocks.source else 0))
         fast = fastpath.build(self)
         if fast is not None:
             self.ingress_item, self.egress_frame = fast
@@ -256,10 +260,6 @@ class V1Pipeline:
         # so the loop need not read the clock for a packet the traffic manager does not hold
         self.clock_free = (self.queue_blind and "C.now" not in blocks.source
                            and std_used.isdisjoint(("ingress_global_timestamp", "egress_global_timestamp")))
-        # the times ingress can observe (``softswitch.contract``): the receive time when
-        # ``ingress_global_timestamp`` is named, the time a statement runs when a meter reads it
-        self.ingress_clock = ((CLOCK_RX if std_used is None or "ingress_global_timestamp" in std_used else 0)
-                              | (CLOCK_NOW if "C.now" in blocks.source else 0))
 
     # ------------------------------------------------------------------ ingress
 
