@@ -17,3 +17,31 @@ def wait_for(cond: Callable[[], T], timeout: float = 5.0, what: str = "condition
             return v
         time.sleep(0.005)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def started_loop(program_path: str, ports: list) -> object:
+    """A running ``PacketLoop`` with the program at ``program_path`` on ``ports``, whose transmitted
+    frames collect in ``lp.got`` (under a lock) instead of leaving; the caller stops it."""
+    import threading
+
+    from softswitch.engine.loop import PacketLoop
+    from softswitch.engine.tm import TrafficManager
+    from softswitch.exec import build_pipeline
+    from softswitch.frontend import load_program
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+
+    program = load_program(str(program_path), {}, [])
+    lp = PacketLoop(TrafficManager(), ports, cpu_port=255)
+    lp.set_pipeline(build_pipeline(program, SwitchState(build_p4info(program)), 255))
+    got: list[bytes] = []
+    lock = threading.Lock()
+
+    def sink(port: int, data: bytes) -> None:
+        with lock:
+            got.append(data)
+
+    lp.set_tx_hook(sink)
+    lp.got = got
+    lp.start()
+    return lp

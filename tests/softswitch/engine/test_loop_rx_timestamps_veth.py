@@ -10,15 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from polling import wait_for
+from polling import started_loop, wait_for
 
-from softswitch.engine.loop import PacketLoop
 from softswitch.engine.ports import ETH_P_ALL, LinuxPort
-from softswitch.engine.tm import TrafficManager
-from softswitch.exec import build_pipeline
-from softswitch.frontend import load_program
-from softswitch.p4info import build_p4info
-from softswitch.runtime import SwitchState
 
 pytestmark = [pytest.mark.root]
 
@@ -52,19 +46,7 @@ def tx(veth_factory):
 
 @pytest.fixture
 def loop(tx):
-    program = load_program(str(PROGRAM), {}, [])
-    lp = PacketLoop(TrafficManager(), [LinuxPort(1, "hrts1p")], cpu_port=255)
-    lp.set_pipeline(build_pipeline(program, SwitchState(build_p4info(program)), 255))
-    got: list[bytes] = []
-    lock = threading.Lock()
-
-    def sink(port: int, data: bytes) -> None:
-        with lock:
-            got.append(data)
-
-    lp.set_tx_hook(sink)
-    lp.got = got
-    lp.start()
+    lp = started_loop(PROGRAM, [LinuxPort(1, "hrts1p")])
     assert lp.ports[1].ring is not None
     yield lp
     lp.stop()

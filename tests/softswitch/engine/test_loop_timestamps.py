@@ -3,38 +3,17 @@ timestamp is when egress starts, so ingress→egress is the real queueing delay 
 latency), not 0."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
-from polling import wait_for
-
-from softswitch.engine.loop import PacketLoop
-from softswitch.engine.tm import TrafficManager
-from softswitch.exec import build_pipeline
-from softswitch.frontend import load_program
-from softswitch.p4info import build_p4info
-from softswitch.runtime import SwitchState
+from polling import started_loop, wait_for
 
 PROGRAM = Path(__file__).parent / "p4" / "timestamps.p4"
 
 
 @pytest.fixture
 def loop():
-    program = load_program(str(PROGRAM), {}, [])
-    state = SwitchState(build_p4info(program))
-    lp = PacketLoop(TrafficManager(), [], cpu_port=255)
-    lp.set_pipeline(build_pipeline(program, state, 255))
-    got: list[bytes] = []
-    lock = threading.Lock()
-
-    def sink(port: int, data: bytes) -> None:
-        with lock:
-            got.append(data)
-
-    lp.set_tx_hook(sink)
-    lp.got = got
-    lp.start()
+    lp = started_loop(PROGRAM, [])
     yield lp
     lp.stop()
 
