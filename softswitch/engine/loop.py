@@ -428,9 +428,13 @@ class PacketLoop:
     def _service_tm(self) -> float | None:
         """Dequeue eligible items, run egress, transmit; returns the next rate-limited departure.
 
-        The clock is read at dequeue (so ``deq_timedelta`` is the real time spent queued, ingress
-        of the same wake-up included) and again when each packet's egress starts: that is v1model's
-        ``egress_global_timestamp``, later than ``ingress_global_timestamp`` by the queueing delay.
+        The clock is read at dequeue (what rate-limited departures and links are checked against)
+        and again when each packet's egress starts: that is v1model's ``egress_global_timestamp``,
+        later than ``ingress_global_timestamp`` by the queueing delay, and the end of the packet's
+        ``deq_timedelta`` (bmv2's egress thread reads its clock once, right after the pop, for both):
+        a round hands out up to ``TM_BATCH`` packets, and the last of them waits for the egress of
+        all before it (until 2026-12-06 every packet of a round had the round's dequeue time, up to
+        a millisecond short for the last ones of a 256-packet round).
         """
         pipeline = self.pipeline
         tm = self.tm
@@ -459,8 +463,11 @@ class PacketLoop:
         # together); the list stays txq's until ``_send_txq``
         last = None
         last_out: list = []
+        restamp = getattr(pipeline, "reads_deq_time", True)
         for pq, item in out:
             now = (mono() - t0) // 1000
+            if restamp:  # dequeued when its egress starts (bmv2: the pop, then egress at once)
+                item.deq_timedelta_us = now - item.enq_timestamp_us
             try:
                 res = egress(item, now)
             except Exception:

@@ -256,6 +256,10 @@ class V1Pipeline:
         # packet for an idle port with no rate or delay straight to ``egress_frame`` (it would
         # leave the queue at once; the queue figures it would get are read by nothing)
         self.queue_blind = fast is not None and std_used is not None and std_used.isdisjoint(QUEUE_FIELDS)
+        # True: a statement names ``deq_timedelta``, so the loop sets it when the packet's egress
+        # starts, as bmv2's egress thread does right after its pop (not when the traffic manager
+        # handed out the round of up to ``TM_BATCH`` packets the packet was in)
+        self.reads_deq_time = std_used is None or "deq_timedelta" in std_used
         # True: besides, no statement can observe the time (no global timestamp named, no meter),
         # so the loop need not read the clock for a packet the traffic manager does not hold
         self.clock_free = (self.queue_blind and "C.now" not in blocks.source

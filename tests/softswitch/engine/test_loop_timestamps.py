@@ -54,3 +54,20 @@ def test_egress_timestamp_differs_from_ingress_without_rate_limit(loop):
     assert all(r["egress"] >= r["ingress"] and r["hop_latency"] == r["egress"] - r["ingress"] for r in rows)
     # the compiled pipeline takes microseconds per packet: some egress starts a tick later
     assert any(r["egress"] > r["ingress"] for r in rows), rows
+
+
+def test_deq_timedelta_ends_when_egress_starts(loop):
+    """bmv2's egress thread pops a packet and reads its clock once for both ``deq_timedelta`` and
+    ``egress_global_timestamp``: the time queued runs until that packet's egress starts.  softswitch
+    hands out up to 256 packets a round; the last of a burst waits for the egress of every one before
+    it, and that wait is queueing (until 2026-12-06 the whole round had the round's dequeue time:
+    ``egress - enq`` grew through the round while ``deq_timedelta`` stayed put)."""
+    eth = bytes(6) + bytes.fromhex("020000000001") + b"\x88\xb5"
+    n = 60  # within the default queue depth (64 packets, as bmv2)
+    loop.call(lambda: [loop.inject(1, eth + bytes([i % 256]) * 50) for i in range(n)])
+    wait_for(lambda: len(loop.got) == n, what=f"{n} frames of one burst")
+    rows = [stamps(f) for f in loop.got]
+    for r in rows:
+        assert r["deq_timedelta"] == (r["egress"] - r["enq"]) & 0xFFFFFFFF, r
+    # the burst's egress took time: with the round's dequeue time the equality above breaks
+    assert rows[-1]["egress"] > rows[0]["egress"], (rows[0], rows[-1])
