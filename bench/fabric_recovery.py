@@ -1,6 +1,6 @@
 """The fabric bench's link-failure all-to-all, MRC only, N times in a row: the spread of the recovery.
 
-    python bench/fabric_recovery.py [--runs 12] [--fault-free] [--target softswitch|bmv2]
+    python bench/fabric_recovery.py [--runs 12] [--fault-free | --demo] [--target softswitch|bmv2]
 
 bench/fabric_scenarios.py measures MRC's goodput recovery after the link failure once; on this
 2-core machine, where the fabric itself uses ~1.5 cores, one run moves by +-0.4 RTTs from the next
@@ -9,7 +9,9 @@ bench/fabric_scenarios.py measures MRC's goodput recovery after the link failure
 p1l1-p1s1 down at 1.0 s) ``--runs`` times on one fabric and prints each run's recovery, longest
 flow stall, completion, EV retirements and resends, then their mean / median / max and how many
 runs met the bar.  ``--fault-free``: the same all-to-all without the failure (EV retirements and
-resends are the figures then).  ``--compare-resend-priority``: every run twice on the same fabric, with
+resends are the figures then).  ``--demo``: the demo's MRC run instead (``mrc-fabric demo``'s scenario:
+24 messages per flow, link p1l1-p1s1 down at 1.5 s, then spine p2s2 stopped at 3.5 s), with the
+recovery after each of its two failures: the spread behind the demo's one figure per failure.  ``--compare-resend-priority``: every run twice on the same fabric, with
 MRC's resends after a loss on the switches' resend queue (the default, ``traffic.resend_priority``)
 and as plain data, alternating which goes first, and both summaries with their ratios (the baseline
 is measured in the same run).  Needs root (namespaces), like every fabric bench.
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 
-from mrc_fabric.demo import demo_link_defaults
+from mrc_fabric.demo import demo_link_defaults, demo_scenario
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, late_lines, run_traffic
 from mrc_fabric.scenarios.spec import DELAY_AT
 from mrc_fabric.targets import TARGETS, selected_target
@@ -37,7 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=12, help="how many runs (default 12)")
-    ap.add_argument("--fault-free", action="store_true", help="no link failure")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--fault-free", action="store_true", help="no link failure")
+    mode.add_argument("--demo", action="store_true",
+                      help="the demo's MRC run (a link, then a spine lost) instead of the bench's link failure")
     ap.add_argument("--target", choices=TARGETS, default=selected_target(),
                     help="switch target (default $TARGET or softswitch)")
     ap.add_argument("--delay-at", choices=DELAY_AT, default="auto",
@@ -51,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.runs < 1:
         ap.error("--runs must be at least 1")
     faults = () if a.fault_free else (FAIL,)
+    demo = dataclasses.replace(demo_scenario(delay_at=a.delay_at), modes=("mrc",)) if a.demo else None
     variants = {"resend queue": True, "resends as data": False} if a.compare_resend_priority else {"": True}
     rows: dict[str, list[dict]] = {k: [] for k in variants}
     with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(), delay_at=a.delay_at), prefix="bnrc", grpc_base_port=22700,
@@ -60,12 +66,19 @@ def main(argv: list[str] | None = None) -> int:
             if i % 2:
                 order.reverse()  # neither setting always runs first (the machine's load drifts)
             for name, prio in order:
-                traffic = dataclasses.replace(A2A, resend_priority=prio)
-                m = analyse(run_traffic(env, Scenario(traffic=traffic, faults=faults, deadline_s=DEADLINE,
-                                                      measure=A2A_MEASURE), "mrc"), A2A_MEASURE.bin_ms, A2A_MEASURE.sample_ms)
-                rec = m["recovery"][0] if m["recovery"] else {}
+                if demo is not None:
+                    sc = dataclasses.replace(demo, traffic=dataclasses.replace(demo.traffic, resend_priority=prio))
+                else:
+                    sc = Scenario(traffic=dataclasses.replace(A2A, resend_priority=prio), faults=faults,
+                                  deadline_s=DEADLINE, measure=A2A_MEASURE)
+                m = analyse(run_traffic(env, sc, "mrc"), sc.measure.bin_ms, sc.measure.sample_ms)
+                recs = m["recovery"] or [{}]
+                rec = recs[0]
                 row = {"recovery_rtts": rec.get("goodput_recovery_rtts"), "stall_rtts": rec.get("max_flow_stall_rtts"),
                        "failure_stall_rtts": rec.get("failure_stall_rtts"),
+                       **({"spine_recovery_rtts": recs[1].get("goodput_recovery_rtts"),
+                           "spine_stall_rtts": recs[1].get("max_flow_stall_rtts")} if demo is not None and len(recs) > 1
+                          else {}),
                        "completion_s": m["completion_s"], "ev_retirements": m["ev_retirements"],
                        "resent": m["retransmissions_total"], "rack_resent": m["retransmissions"].get("rack", 0),
                        "trims": m["trims_received"], "duplicates": m["duplicates_received"],
@@ -93,7 +106,9 @@ def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -
     """Print one setting's summary; fill ``means`` (per-run means of the figures it prints); the number
     of runs that did not complete and verify."""
     bad = sum(not r["complete"] for r in rows)
-    print(f"{a.runs} runs, {'fault-free' if a.fault_free else 'link p1l1-p1s1 down at 1.0 s'}: "
+    what = ("the demo (link p1l1-p1s1 down at 1.5 s, spine p2s2 stopped at 3.5 s)" if a.demo else
+            "fault-free" if a.fault_free else "link p1l1-p1s1 down at 1.0 s")
+    print(f"{a.runs} runs, {what}: "
           f"{a.runs - bad} complete and verified")
     resent = [r["resent"] for r in rows]
     means["resent"] = statistics.mean(resent)
@@ -111,9 +126,16 @@ def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -
         st = [r["stall_rtts"] for r in rows if r["stall_rtts"] is not None]
         if rec:
             means["recovery"] = statistics.mean(rec)
-            print(f"  recovery (80%, 20 ms bins): mean {statistics.mean(rec):.2f}, median {statistics.median(rec):.2f}, "
-                  f"min {min(rec):g}, max {max(rec):g} RTTs; <= {RECOVERY_RTTS:g} RTTs in {sum(v <= RECOVERY_RTTS for v in rec)}"
-                  f" of {len(rows)} runs ({len(rows) - len(rec)} without a figure)")
+            print(f"  recovery{' after the link' if a.demo else ''} (80%, 20 ms bins): mean {statistics.mean(rec):.2f}, "
+                  f"median {statistics.median(rec):.2f}, min {min(rec):g}, max {max(rec):g} RTTs; <= {RECOVERY_RTTS:g} "
+                  f"RTTs in {sum(v <= RECOVERY_RTTS for v in rec)} of {len(rows)} runs ({len(rows) - len(rec)} without a figure)")
+        sp = [r["spine_recovery_rtts"] for r in rows if r.get("spine_recovery_rtts") is not None]
+        if a.demo:
+            means["spine_recovery"] = statistics.mean(sp) if sp else 0.0
+            print("  recovery after the spine (80%, 20 ms bins): " + (
+                f"mean {statistics.mean(sp):.2f}, median {statistics.median(sp):.2f}, min {min(sp):g}, max {max(sp):g} "
+                f"RTTs; <= {RECOVERY_RTTS:g} RTTs in {sum(v <= RECOVERY_RTTS for v in sp)} of {len(rows)} runs "
+                f"({len(rows) - len(sp)} without a figure)" if sp else f"no figure in any of {len(rows)} runs"))
         fst = [r["failure_stall_rtts"] for r in rows if r["failure_stall_rtts"] is not None]
         if st:
             means["stall"] = statistics.mean(st)

@@ -16,7 +16,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
@@ -96,6 +96,10 @@ class Controller:
         self.wiring = WiringChecker(plan.topology, plan.sids, self.sessions, log=logging.getLogger("controller.wiring"),
                                     max_wait_s=self.opts.wiring_max_wait_s)
         self.unclaimed_packet_ins = 0
+        # what the switches lost outside their pipelines, for the metrics: set by whoever runs the switches
+        # and can ask them (P4Runtime has no such counter; ``mrc_fabric.Fabric.outside_drop_counts`` for
+        # softswitch); returns {switch: {OUTSIDE_DROP_KINDS member: packets}}
+        self.outside_drops: Callable[[], dict[str, dict[str, int]]] | None = None
         self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
         # two workers a switch: its converge and its counter read may both be in progress (run())
         self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
@@ -364,8 +368,14 @@ class Controller:
         last = self.wiring.last
         problems = ({"miswired": len(last.miswired), "dead": len(last.dead), "unexpected": len(last.unexpected)}
                     if last else {})
+        outside: dict[str, dict[str, int]] = {}
+        if self.outside_drops is not None:
+            try:
+                outside = self.outside_drops()
+            except Exception as e:  # noqa: BLE001 - a failed read costs those series, not the scrape
+                self.log.warning("outside-pipeline drops not read", extra={"fields": {"error": str(e)}})
         return MetricsSnapshot({n: dataclasses.replace(st.info) for n, st in self.status.items()}, counters,
-                               pc_total, pcs, dict(self.wiring.liveness), problems)
+                               pc_total, pcs, dict(self.wiring.liveness), problems, outside)
 
     def close(self) -> None:
         """Close every session (the switches see the streams end) and the worker pool."""

@@ -15,6 +15,11 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from .telemetry import Postcard, SwitchCounters
 
 LINK_STATES = ("up", "half", "dead", "miswired")
+# where a switch lost frames outside its P4 pipeline (``Controller.outside_drops``; the label values of
+# ``mrc_outside_drop_packets_total``): its ports' sockets in the kernel before the pipeline saw them,
+# its traffic manager's full queues after the pipeline admitted them, frames its receive rings cut
+# short, frames its ports could not send (link down, transmit ring full)
+OUTSIDE_DROP_KINDS = ("kernel_rx", "queue_tail", "rx_error", "tx")
 
 
 @dataclass
@@ -41,6 +46,9 @@ class MetricsSnapshot:
     postcards: list[Postcard] = field(default_factory=list)
     links: dict[tuple[str, str], str] = field(default_factory=dict)  # (a, b) -> state
     wiring_problems: dict[str, int] = field(default_factory=dict)  # miswired/dead/unexpected -> count
+    # switch -> {OUTSIDE_DROP_KINDS member: packets}; empty where no one counts them (a bare controller,
+    # a target without port statistics: bmv2), never a 0 nobody measured
+    outside_drops: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 class FabricCollector:
@@ -110,6 +118,14 @@ class FabricCollector:
             for event, n in sorted(c.congestion.items()):
                 ce.add_metric([name, event], n)
         yield from (rxp, rxb, txp, txb, dp, db, tp, qd, ce)
+        od = CounterMetricFamily("mrc_outside_drop_packets", "frames a switch lost outside its P4 pipeline, by where "
+                                 "(kernel_rx: its sockets' receive drops; queue_tail: its traffic manager's full "
+                                 "queues; rx_error: cut short by its receive rings; tx: its ports could not send)",
+                                 labels=["switch", "where"])
+        for name, kinds in sorted(snap.outside_drops.items()):
+            for kind, n in sorted(kinds.items()):
+                od.add_metric([name, kind], n)
+        yield od
 
         pc = CounterMetricFamily("mrc_postcards", "telemetry postcards received", labels=sw)
         for name, n in sorted(snap.postcards_total.items()):

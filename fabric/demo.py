@@ -59,6 +59,11 @@ DEMO_LINK_QUEUE_DEPTH = 16
 # RTT and a reordering window after their send and their resends take another RTT (docs/demo.md),
 # so the demo keeps the 5 it had and prints the measured figure.
 FEW_RTTS = 5.0
+# ... and issue 11's target, printed beside the bar as met or missed: 2026-12-06, 12 runs of the demo's MRC
+# run on a quiet machine (bench/fabric_recovery.py --demo) met it after both failures in every run
+# (1.7-3.0 RTTs after the link, 2.2-2.7 after the spine), a demo run right after the test suite missed it
+# once (4.2 after the spine)
+TARGET_RTTS = 3.0
 DEMO_VIEW_PORT = 9180  # live fabric view (controller/web) of the demo's controller
 DEMO_METRICS_PORT = 9108  # its Prometheus metrics (grafana/prometheus.yml scrapes this)
 # counters and wiring of the demo's controller are read this often for the view: each refresh reads
@@ -114,8 +119,9 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
             f" ({a['failure_stall_s'] * 1000:.0f} ms of those begun within {DIP_WINDOW_RTTS:g} RTTs of it)"
         ref = "its pre-failure rate" if a.get("ref_mb_s", a["pre_mb_s"]) == a["pre_mb_s"] else \
             f"the rate after it ({a['ref_mb_s']:.2f} of {a['pre_mb_s']:.2f} MB/s before)"
+        target = "met" if rec is not None and rtts is not None and rtts <= TARGET_RTTS else "missed"
         out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "
-                   f"{how} (bar: {FEW_RTTS:g} RTTs){stall}")
+                   f"{how} (bar: {FEW_RTTS:g} RTTs; the {TARGET_RTTS:g}-RTT target: {target}){stall}")
     sp = m.get("ev_split")
     if sp and sp["retired"]:  # not a pass/fail line: a loaded 2-core machine can stall a switch process
         # for longer than a path's delivery time, which RACK cannot tell from a dead path (docs/demo.md)

@@ -447,6 +447,18 @@ class Fabric:
                         out["queue_tail_drops_by_queue"][f"{name}:{r['port']}/{q['priority']}"] = int(q["dropped"])
         return out
 
+    def outside_drop_counts(self) -> dict[str, dict[str, int]]:
+        """``outside_drops()`` per switch, as the controller's metrics take it (``Controller.outside_drops``,
+        ``mrc_outside_drop_packets_total``): {switch: {"kernel_rx" | "queue_tail" | "rx_error" | "tx":
+        packets}}; empty on a target that does not count them."""
+        out: dict[str, dict[str, int]] = {}
+        drops = self.outside_drops()
+        for key, kind in (("kernel_rx_drops", "kernel_rx"), ("queue_tail_drops", "queue_tail"),
+                          ("rx_errors", "rx_error"), ("tx_drops", "tx")):
+            for sw, n in drops[key].items():
+                out.setdefault(sw, {})[kind] = n
+        return out
+
     # -- status -----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """Processes, links and namespaces as they are now."""

@@ -284,6 +284,7 @@ class FabricEnv:
                 raise RunError(f"controller did not converge switch(es) {', '.join(bad)}: "
                                + "; ".join(self.ctl.status[n].last_error for n in bad))
             self.fab.port_admin_hook = self.ctl.set_port_admin
+            self.ctl.outside_drops = self.fab.outside_drop_counts  # the metrics' mrc_outside_drop_packets_total
             self.converge_s = time.monotonic() - t0 - self.bringup_s
             write_ev_files(self.plan, self.plan_dir, self.evs_per_path, fmt="json")
         except BaseException:

@@ -9,6 +9,7 @@ import os
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from p4.v1 import p4runtime_pb2
@@ -469,6 +470,46 @@ def test_metrics_text_and_status_view():
     con.print(render(d))
     out = con.file.getvalue()
     assert "p1l1:2" in out and "dead" in out and "no_route" in out
+
+
+def test_outside_pipeline_drops_in_metrics_and_status_view():
+    """Frames a switch lost outside its pipeline come from whoever runs the switches (the fabric reads
+    softswitch's port statistics): one series per switch and place, shown beside the program's drop
+    reasons; no series where nobody counted them."""
+    snap = _snapshot()
+    snap.outside_drops = {"p1l1": {"kernel_rx": 0, "queue_tail": 3, "rx_error": 0, "tx": 15}}
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(FabricCollector(lambda: snap))
+    text = generate_latest(reg).decode()
+    assert 'mrc_outside_drop_packets_total{switch="p1l1",where="tx"} 15.0' in text
+    assert 'mrc_outside_drop_packets_total{switch="p1l1",where="kernel_rx"} 0.0' in text
+    d = parse(text)
+    assert d.drops == {("p1l1", "no_route"): 2.0, ("p1l1", "outside the pipeline: transmit"): 15.0,
+                       ("p1l1", "outside the pipeline: traffic-manager tail"): 3.0}
+    reg2 = CollectorRegistry(auto_describe=False)
+    reg2.register(FabricCollector(_snapshot))
+    assert "mrc_outside_drop_packets_total{" not in generate_latest(reg2).decode()
+
+
+def test_controller_metrics_take_outside_drops_from_its_reader():
+    """``Controller.outside_drops``: called at each snapshot; a reader that fails costs those series and
+    logs why, never the scrape."""
+    from controller.daemon import Controller, Options
+
+    small = Path(__file__).resolve().parents[2] / "examples" / "small.yaml"
+    ctl = Controller(build_plan(load_topology(small)), load_pipeline("softswitch"), Options())
+    try:
+        assert ctl.metrics_snapshot().outside_drops == {}
+        ctl.outside_drops = lambda: {"p1s1": {"tx": 4}}
+        assert ctl.metrics_snapshot().outside_drops == {"p1s1": {"tx": 4}}
+
+        def broken() -> dict:
+            raise ConnectionRefusedError("switch stopped")
+
+        ctl.outside_drops = broken
+        assert ctl.metrics_snapshot().outside_drops == {}
+    finally:
+        ctl.close()
 
 
 def test_json_log_lines():

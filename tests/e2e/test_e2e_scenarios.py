@@ -10,7 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+from prometheus_client import CollectorRegistry, generate_latest
 
+from controller.metrics import FabricCollector
+from controller.status import parse
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, FaultSpec, Scenario, TrafficSpec, analyse, run_traffic
 from mrc_fabric.scenarios.report import outside_drops_text
 from mrc_fabric.targets import selected_target
@@ -55,6 +58,13 @@ def _run(env, mode: str, **kw) -> dict:
     t = TrafficSpec(**{"size": 128 << 10, "count": 6, "tx_depth": 2, "rate_gbps": 0.012, **kw})
     sc = Scenario(name="e2e", traffic=t, faults=tuple(faults), modes=(mode,), deadline_s=deadline).check()
     return analyse(run_traffic(env, sc, mode))
+
+
+def _metrics_text(ctl) -> str:
+    """What the controller's metrics endpoint would serve now."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(FabricCollector(ctl.metrics_snapshot))
+    return generate_latest(reg).decode()
 
 
 def _mid_transfer(m: dict) -> None:
@@ -136,6 +146,16 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     # what the leaf sent into the dead link before the EVs through it were retired is lost outside the
     # pipeline, and counted so (transmit drops), not lost unseen
     assert m["tx_drops"] > 0, outside_drops_text(m)
+    # ... and in the controller's Prometheus metrics (P4Runtime has no such counter: the fabric hands the
+    # controller a reader, Controller.outside_drops) and the drops table of `mrc-controller status`
+    text = _metrics_text(env.ctl)
+    tx = {sw: k["tx"] for sw, k in env.ctl.metrics_snapshot().outside_drops.items() if k.get("tx")}
+    if m["outside_drops_reported"]:
+        assert sum(tx.values()) > 0, text
+        assert any(f'mrc_outside_drop_packets_total{{switch="{sw}",where="tx"}}' in text for sw in tx), text
+        assert any(r == "outside the pipeline: transmit" for _, r in parse(text).drops), parse(text).drops
+    else:  # a target that does not count them has no series, never a 0 nobody measured
+        assert "mrc_outside_drop_packets_total{" not in text
     # each change carries the evidence of the rule that made it (the 9th field): RACK verdicts, probes
     assert all(e[8]["rule"] in ("fifo", "quiet") for e in bad), [e[8] for e in bad]
     assert all(e[8]["rule"] == "probe" and e[8]["answers_in_a_row"] >= 1 for e in back)

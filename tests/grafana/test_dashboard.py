@@ -36,7 +36,8 @@ def _snapshot() -> MetricsSnapshot:
     card = Postcard("p1l1", TelemetryRecord(3, 3, 1, 5, 7, 9, 0), "Ether / IPv6", 0.0)
     return MetricsSnapshot({"p1l1": SwitchInfo(connected=True, primary=True, converged=True)}, {"p1l1": c},
                            {"p1l1": 1}, [card], {("p1l1:1", "p1s1:1"): "up", ("p1l1:2", "p1s2:1"): "dead"},
-                           {"miswired": 0, "dead": 1, "unexpected": 0})
+                           {"miswired": 0, "dead": 1, "unexpected": 0},
+                           {"p1l1": {"kernel_rx": 0, "queue_tail": 1, "rx_error": 0, "tx": 4}})
 
 
 @pytest.fixture(scope="module")
