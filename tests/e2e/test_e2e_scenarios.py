@@ -144,8 +144,9 @@ def test_spine_link_failure_mrc_completes_rc_stalls(env):
     sp = m["ev_split"]
     assert sp["unknown_path"] == 0 and sp["retired_crossing"] > 0, (sp, m["faults"], m["ev_events"][:12])
     # what the leaf sent into the dead link before the EVs through it were retired is lost outside the
-    # pipeline, and counted so (transmit drops), not lost unseen
-    assert m["tx_drops"] > 0, outside_drops_text(m)
+    # pipeline, and counted so (transmit drops), not lost unseen -- where the target counts them at all
+    # (bmv2 serves no port_stats: the report says "not counted", tx_drops stays 0)
+    assert m["tx_drops"] > 0 or not m["outside_drops_reported"], outside_drops_text(m)
     # ... and in the controller's Prometheus metrics (P4Runtime has no such counter: the fabric hands the
     # controller a reader, Controller.outside_drops) and the drops table of `mrc-controller status`
     text = _metrics_text(env.ctl)
