@@ -103,7 +103,10 @@ class MrcCtlContext:
             state = enum_arg(PortAdminState, attr.port_admin_state, "port_admin_state")
             self._port_admin[port_num] = state
             if state == PortAdminState.DISABLED:
-                self.port_down(port_num)
+                # the port's EVs go as on a link down, but its operational state stays its own: until
+                # 2026-12-06 this called port_down, which also marked the link down, so ENABLED again
+                # left port_is_up False and port_status_mask() without the port for good
+                self._retire_port_evs(port_num)
 
     def port_is_up(self, port_num: int) -> bool:
         """Administratively enabled and operationally up (what ibv_query_port would call ACTIVE)."""
@@ -123,6 +126,10 @@ class MrcCtlContext:
         """A port went down: every EV on it ASSUMED_BAD at once (floor ignored); returns how many moved."""
         self._check_port(port_num)
         self._port_oper[port_num] = False
+        return self._retire_port_evs(port_num)
+
+    def _retire_port_evs(self, port_num: int) -> int:
+        """Every GOOD EV on ``port_num`` ASSUMED_BAD at once, in every profile (floor ignored)."""
         moved = 0
         for prof in self._ev.values():
             for i, ev in enumerate(prof.evs):

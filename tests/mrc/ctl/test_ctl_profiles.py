@@ -476,6 +476,28 @@ def test_port_down_forces_assumed_bad_past_floor(ctx: MrcCtlContext) -> None:
     assert [e.evidence for e in prof.events] == [{"rule": "port_down", "port": 1, "ports_down": [1]}] * 2
 
 
+def test_a_port_disabled_then_enabled_is_up_again(ctx: MrcCtlContext) -> None:
+    """mrc_ctl_modify_port(DISABLED) retires the port's EVs as a link down does, but ENABLED again makes
+    the port up again (port_is_up, port_status_mask: what a PORT_STATUS_UPDATE reports); only the link
+    state (port_down / port_up) is the link's.  It stayed down for good before: disabling called port_down."""
+    from mrc.ctl import PortAdminState, PortAttr
+
+    online_exp(ctx, n=8, min_active=8)
+    prof = ctx.ev_profile(1)
+    ctx.modify_port(1, PortAttr(PortAdminState.DISABLED))
+    assert all(prof.states[i] == EvState.ASSUMED_BAD for i, ev in enumerate(prof.evs) if ev.port == 1)
+    assert not ctx.port_is_up(1) and ctx.port_status_mask() == 0b11100
+    ctx.modify_port(1, PortAttr(PortAdminState.ENABLED))
+    assert ctx.port_is_up(1) and ctx.port_status_mask() == 0b11110
+    # a link down is not undone by the admin state, only by port_up
+    ctx.port_down(2)
+    ctx.modify_port(2, PortAttr(PortAdminState.DISABLED))
+    ctx.modify_port(2, PortAttr(PortAdminState.ENABLED))
+    assert not ctx.port_is_up(2)
+    ctx.port_up(2)
+    assert ctx.port_is_up(2) and ctx.port_status_mask() == 0b11110
+
+
 def test_an_event_queue_keeps_the_evidence(ctx: MrcCtlContext) -> None:
     cq = ctx.create_ev_event_cq(16)
     online_exp(ctx, n=4, min_active=0)
