@@ -71,6 +71,10 @@ class MrcRequester(Requester):
         self.ev_rack_seq = [-1] * n  # ...and its PSN (unwrapped): packets of one burst share a send time
         self.ev_trim_ts = [-1] * n  # per EV: send time of the latest packet sent once whose trim came back
         self.ev_ack_ns = [0] * n  # per EV: when an ACK last reported a new delivery on it
+        # per EV slot: copies sent at or before this time took the EV the slot held before a REPLACE_EV
+        # (paths_replaced): they are no evidence about the slot's path now, nor it about them
+        self.ev_replaced_ns = [-(1 << 62)] * n
+        self._last_tx_ns = -(1 << 62)  # when this QP last sent a data packet
         # suspect EV index -> when the peer first answered at all (an ACK or a probe answer, on any path)
         # since the EV became suspect (_peer_heard; absent: not yet), for _check_suspects
         self._heard_since: dict[int, int] = {}
@@ -129,6 +133,35 @@ class MrcRequester(Requester):
         self._probe_pad.clear()
         self._lifted_small.clear()
         self._padded_suspect.clear()
+
+    def paths_replaced(self, slots: list[int]) -> None:
+        """The bound profile put new EVs into ``slots`` (REPLACE_EV on an ONLINE profile): each is a new
+        path to this QP [ours].  Its per-path record starts again (delivery times, RACK's latest delivered
+        send, trims, suspicion, penalty, probe), and the copies sent on the slot before -- on the old EV --
+        count neither for nor against it.  Until 2026-12-06 the slot kept the old path's record: when the
+        controller moved a slot off a path that had just died, the new path's first deliveries were
+        taken as proof that "this path" had lost the old path's packets (RACK's FIFO rule) and the new,
+        healthy EV went ASSUMED_BAD at once (repro/replace_ev_inherits_rack.py of the docs review)."""
+        cut = self._last_tx_ns
+        for i in slots:
+            self.ev_replaced_ns[i] = cut
+            self.ev_rack_ts[i] = self.ev_rack_seq[i] = self.ev_trim_ts[i] = -1
+            self.ev_ack_ns[i] = max(self.ev_ack_ns[i], cut)
+            e = self.evset.entries[i]
+            e.forget_rtt()
+            e.penalty = 0
+            e.signal_ns = e.last_sent_ns = -(1 << 62)
+            e.suspect_ns = e.suspect_sent_ns = 0
+            e.probe_streak = 0
+            if e.probe_req_id >= 0:
+                self.host.forget_probe(e.probe_req_id)
+                e.probe_req_id = -1
+            for d in (self._suspicion, self._heard_since, self._silent_holds, self._lifted_small, self._probe_pad):
+                d.pop(i, None)
+            self._unheard.discard(i)
+            self._padded_suspect.discard(i)
+        self._late_min = None
+        self.mut += 1
 
     # ------------------------------------------------------------------ sending
     def _resend_one(self, port_ok, now_ns: int) -> int:
@@ -316,6 +349,7 @@ class MrcRequester(Requester):
         return i
 
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
+        self._last_tx_ns = now_ns
         self.sent_log.append((now_ns, pkt.seq, pkt.xmits))
         self.mut += 1
         e = self.evset.entries[pkt.ev]
@@ -477,7 +511,7 @@ class MrcRequester(Requester):
         self.mut += 1
         if pkt.xmits == 1:  # a delivery on its path, as far as path evidence goes
             self._delivered(pkt)
-        elif pkt.ev >= 0 and self._echo_ev == pkt.ev:
+        elif pkt.ev >= 0 and self._echo_ev == pkt.ev and pkt.sent_ns > self.ev_replaced_ns[pkt.ev]:
             # a resent copy, and the ACK's ev_echo says this very copy (on pkt.ev) arrived: its path is
             # alive (a packet refused again and again is resent, and would otherwise never vouch for it)
             self.ev_ack_ns[pkt.ev] = max(self.ev_ack_ns[pkt.ev], self.ack_now)
@@ -520,7 +554,7 @@ class MrcRequester(Requester):
                 done[pkt.seq] = (pkt.first_ev, pkt.first_sent_ns, pkt.ev, pkt.xmits)
         # per-EV evidence only from packets sent once (Karn's rule): a resent packet may have been
         # delivered by its first copy, on another EV, and would vouch for (or condemn) the wrong path
-        if ev >= 0 and pkt.xmits == 1:
+        if ev >= 0 and pkt.xmits == 1 and pkt.sent_ns > self.ev_replaced_ns[ev]:
             self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], self.ack_now)
             ts = self.ev_rack_ts[ev]
             if pkt.sent_ns >= ts and (pkt.sent_ns > ts or pkt.seq > self.ev_rack_seq[ev]):
@@ -534,6 +568,8 @@ class MrcRequester(Requester):
         reported it, whichever path that ACK took (what RACK waits for; the trigger's RTT alone misses a
         slow path whose packets faster paths' SACKs report first) -- and a suspicion this copy postdates
         is lifted (the path is alive)."""
+        if sent_ns <= self.ev_replaced_ns[ev]:  # sent on the EV the slot held before (paths_replaced)
+            return
         e = self.evset.entries[ev]
         e.rtt_sample(self.ack_now - sent_ns)
         self.mut += 1
@@ -597,6 +633,8 @@ class MrcRequester(Requester):
         EVs went ASSUMED_BAD (cause rack) within 40-250 ms of the first transfer on the emulated
         fabric (bench/README.md, mrc-perf defaults)."""
         ev = pkt.ev
+        if pkt.sent_ns <= self.ev_replaced_ns[ev]:  # sent on the EV the slot held before (paths_replaced)
+            return
         self.ev_trim_ts[ev] = max(self.ev_trim_ts[ev], pkt.sent_ns)
         self.ev_ack_ns[ev] = max(self.ev_ack_ns[ev], now_ns)
         e = self.evset.entries[ev]
@@ -803,7 +841,7 @@ class MrcRequester(Requester):
         self.retx.append((pkt.seq, cause))
         retire = False
         ev = pkt.ev
-        if ev >= 0:
+        if ev >= 0 and pkt.sent_ns > self.ev_replaced_ns[ev]:  # (a copy on a replaced EV: no verdict on the slot)
             if cause == "timeout":
                 # nothing was acknowledged on any path for an RTO: which one failed is not known, so
                 # each EV that carried a packet only gets the timeout penalty [ours].  A dead path's

@@ -226,10 +226,14 @@ class QueuePair:
         evset = self.evset
         prof = evset.prof
         evset.gen = prof.generation
+        before = [(e.ev, e.port) for e in evset.entries]
         self.host.refresh_entries(self)
         evset.refresh_ports()
         if self.remote.gid:
             self._build_encaps()
+        replaced = [i for i, e in enumerate(evset.entries) if (e.ev, e.port) != before[i]]
+        if replaced:
+            self.requester.paths_replaced(replaced)
 
     @staticmethod
     def _entropy_of(encap: Encap) -> int:

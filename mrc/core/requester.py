@@ -159,6 +159,9 @@ class Requester(QpSide):
     def paths_changed(self) -> None:
         """The EVs' encapsulations were rebuilt (the peer was learned, or a profile replaced an EV)."""
 
+    def paths_replaced(self, slots: list[int]) -> None:
+        """Policy: the profile put new EVs (new paths) into these slots (REPLACE_EV while ONLINE)."""
+
     # ------------------------------------------------------------------ posting
     def post_write(self, wr_id: int, data: bytes | memoryview | PayloadSource, remote_va: int, rkey: int,
                    imm: int | None = None) -> None:

@@ -193,6 +193,29 @@ def test_replace_ev_onto_another_port_moves_the_qps_port_set() -> None:
         assert qp.evset.entries[3].port == 1 and qp.evset.ports == (1, 2, 3)
 
 
+def test_a_replaced_ev_is_a_new_path_to_every_bound_qp() -> None:
+    """REPLACE_EV moves a slot onto another path: the QP's record of the old path (RACK's latest delivered
+    send, delivery times, suspicion) is not the new one's.  The controller moves slot 3 off a path that
+    has just died: the packets lost with it are resent, and the new path's first deliveries do not make
+    the new, healthy EV ASSUMED_BAD -- they did (RACK's FIFO rule: "a later packet on this EV arrived")."""
+    s = Setup([PathSpec() for _ in range(N + 1)])  # path N: where the new EV of slot 3 goes
+    s.write([0, 1])
+    s.a.poll_events()
+    s.write([0], size=512 * 4096, run=False)
+    s.net.run(until_ns=s.net.now + 20_000)
+    s.net.paths[3].down = [(s.net.now, None)]
+    s.net.run(until_ns=s.net.now + 1_000)
+    lost_on_old = s.net.links[(0, 3)].stats.dropped_down
+    new = (0xD000 << 16) | 0x0777
+    s.net.routes[0][(4, (0x0777).to_bytes(2, "big") + (0xD000).to_bytes(2, "big"))] = N
+    entry = EvOpEntry(ev=Ev.from_int(STEV[3], 4, 4), ev_new=Ev.from_int(new, 4, 4), state=EvState.GOOD)
+    s.a.ctl.modify_ev_profile(PROFILE, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, [entry])), M.EV_OP)
+    s.run_until(len(s.done) + 1)
+    assert lost_on_old > 0 and s.net.links[(0, N)].stats.delivered > 0
+    assert [(e.ev_index, e.state, e.cause) for e in s.a.poll_events()] == []
+    assert s.qa[0].evset.entries[3].srtt > 0  # learnt again, on the new path
+
+
 def test_replace_ev_reaches_a_qp_that_only_receives() -> None:
     """The receiving side of a REPLACE_EV: a QP that only answers (ACKs from data arrivals, no
     data of its own, so no fill) takes the new EV before its next ACK too; it used to ACK on the
