@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from mrc.core.types import EvEvent, EvState, QpCounters
+from mrc.core.types import EvEvent, EvState, QpCounters, keep_event
 
 PENALTY_ECN = 1
 PENALTY_TRIM = 1  # a trim NACK: the path's queue reached its trim threshold [ours, as an ECN echo]
@@ -52,7 +52,7 @@ class LocalEvProfile:
     :meth:`endpoint_set_state`.
     """
 
-    __slots__ = ("ev_min_active", "events", "evs", "generation", "ports", "profile_id", "states")
+    __slots__ = ("ev_min_active", "events", "events_dropped", "evs", "generation", "ports", "profile_id", "states")
 
     def __init__(self, evs: list[Any], ports: list[int], states: list[EvState], min_active: int = 1):
         self.profile_id: int | None = None
@@ -61,7 +61,8 @@ class LocalEvProfile:
         self.states = states
         self.ev_min_active = max(0, min_active)
         self.generation = 0
-        self.events: list[EvEvent] = []
+        self.events: list[EvEvent] = []  # unpolled (Endpoint.poll_events), at most EV_EVENT_BACKLOG
+        self.events_dropped = 0  # ... and how many went unpolled past it
 
     def good_count(self) -> int:
         """How many EVs are GOOD."""
@@ -91,8 +92,8 @@ class LocalEvProfile:
         old = self.states[index]
         self.states[index] = state
         if state is EvState.GOOD or state is EvState.ASSUMED_BAD:
-            self.events.append(EvEvent(None, self.evs[index], 0, state, now_ns, qpn, index, self.ports[index],
-                                       old, cause, evidence))
+            self.events_dropped += keep_event(self.events, EvEvent(None, self.evs[index], 0, state, now_ns, qpn,
+                                                                   index, self.ports[index], old, cause, evidence))
 
 
 class EvEntry:

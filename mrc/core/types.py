@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -96,6 +96,26 @@ class EvEvent:
     def new_state(self) -> EvState:
         """The state the EV moved to (the same as ``state``)."""
         return self.state
+
+
+# EV state changes a profile keeps for ``Endpoint.poll_events`` until they are polled: the driver, mrc-perf,
+# the agents and the simulator poll, but a library user who never does must not grow a process's memory
+# without bound over a long run of faults (one event per transition, each with its evidence dict)
+EV_EVENT_BACKLOG = 8192
+
+
+def keep_event(events: list[EvEvent], e: EvEvent) -> int:
+    """Append ``e`` to a profile's unpolled events; past ``EV_EVENT_BACKLOG`` the older half goes and the
+    first event kept carries how many went before it in ``drop_count`` (as an mrc_ctl event queue
+    reports its overflow).  Returns how many were dropped (0 almost always)."""
+    events.append(e)
+    if len(events) <= EV_EVENT_BACKLOG:
+        return 0
+    drop = len(events) - EV_EVENT_BACKLOG // 2
+    del events[:drop]
+    first = events[0]
+    events[0] = replace(first, drop_count=first.drop_count + drop)
+    return drop
 
 
 def _dur(ns: Any) -> str:

@@ -13,6 +13,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from mrc.core.types import keep_event
+
 from .constants import (
     EVENT_STATES,
     AttrOpt,
@@ -84,7 +86,8 @@ class EvProfile:
     # encapsulations), and every GOOD/ASSUMED_BAD transition of the ONLINE profile for
     # mrc.core.Endpoint.poll_events (whatever the event mask; the CQs get what the mask names)
     generation: int = field(default=0, repr=False)
-    events: list[EvEvent] = field(default_factory=list, repr=False)
+    events: list[EvEvent] = field(default_factory=list, repr=False)  # unpolled, at most EV_EVENT_BACKLOG
+    events_dropped: int = field(default=0, repr=False)  # ... and how many went unpolled past it
 
     # ------------------------------------------------------------------ controller side
     def modify(self, attr: EvProfileAttr, mask: EvProfileAttrMask) -> None:
@@ -340,7 +343,7 @@ class EvProfile:
             return
         ev = self.evs[index]
         detail = EvEvent(self.profile_id, ev, 0, state, now_ns, qpn, index, ev.port, old, cause, evidence)
-        self.events.append(detail)
+        self.events_dropped += keep_event(self.events, detail)
         if self.ev_event_mask and state & self.ev_event_mask:
             self.env.emit_event(self.profile_id, ev, state, detail)
 

@@ -217,3 +217,22 @@ def test_the_control_apis_own_changes_are_stamped_on_the_endpoints_clock():
     p.a.ctl.port_down(3)
     (e,) = [e for e in p.a.poll_events() if e.ev_index == 2]
     assert (e.cause, e.time_ns, e.evidence["rule"]) == ("port_down", t_ctl, "port_down")
+
+
+def test_unpolled_events_stay_bounded_and_say_how_many_went():
+    """A profile keeps its EV state changes for ``Endpoint.poll_events``; a user who never polls must not
+    grow the process without bound.  Past ``EV_EVENT_BACKLOG`` the older half goes, counted, and the first
+    event kept carries the count in ``drop_count`` (as an mrc_ctl event queue reports an overflow); the
+    controller's profiles (mrc.ctl) keep theirs the same way (tests/mrc/ctl/test_ctl_drives_transport.py)."""
+    from mrc.core.ev import LocalEvProfile
+    from mrc.core.types import EV_EVENT_BACKLOG
+
+    prof = LocalEvProfile([b"a", b"b"], [1, 1], [EvState.GOOD, EvState.GOOD], min_active=0)
+    flips = 3 * EV_EVENT_BACKLOG
+    for t in range(flips):
+        prof.endpoint_set_state(0, EvState.ASSUMED_BAD if t % 2 == 0 else EvState.GOOD, now_ns=t)
+    assert len(prof.events) <= EV_EVENT_BACKLOG
+    assert prof.events_dropped + len(prof.events) == flips
+    assert prof.events[-1].time_ns == flips - 1  # the newest are kept, in order
+    assert [e.time_ns for e in prof.events] == sorted(e.time_ns for e in prof.events)
+    assert prof.events[0].drop_count > 0 and sum(e.drop_count for e in prof.events) <= prof.events_dropped

@@ -253,6 +253,21 @@ def test_ev_min_active_is_the_profiles_floor() -> None:
     assert prof.good_count() == 1 and s.qa[1].evset.holds == 1
 
 
+def test_unpolled_profile_events_stay_bounded() -> None:
+    """An ONLINE profile whose transitions nobody polls keeps at most EV_EVENT_BACKLOG of them, the
+    newest, and counts the rest (mrc.core.types.keep_event)."""
+    from mrc.core.types import EV_EVENT_BACKLOG
+
+    ctx = MrcCtlContext()
+    _online_profile(ctx, min_active=0)
+    prof = ctx.ev_profile(PROFILE)
+    flips = 2 * EV_EVENT_BACKLOG + 5
+    for t in range(flips):
+        assert prof.endpoint_set_state(1, EvState.ASSUMED_BAD if t % 2 == 0 else EvState.GOOD, now_ns=t, qpn=7)
+    assert len(prof.events) <= EV_EVENT_BACKLOG and prof.events_dropped + len(prof.events) == flips
+    assert prof.events[-1].time_ns == flips - 1 and prof.events[0].drop_count > 0
+
+
 def test_bound_profile_cannot_go_offline_and_bad_bindings_are_refused() -> None:
     s = Setup()
     with pytest.raises(MrcCtlError) as ei:
