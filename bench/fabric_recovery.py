@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                            "spine_stall_rtts": recs[1].get("max_flow_stall_rtts")} if demo is not None and len(recs) > 1
                           else {}),
                        "completion_s": m["completion_s"], "ev_retirements": m["ev_retirements"],
+                       # of them on a path through no failed link (the plan names each EV's path)
+                       "healthy_retired": (m.get("ev_split") or {}).get("retired_healthy", 0),
                        "resent": m["retransmissions_total"], "rack_resent": m["retransmissions"].get("rack", 0),
                        "trims": m["trims_received"], "duplicates": m["duplicates_received"],
                        "data_packets": m["data_packets_sent"],
@@ -120,7 +122,8 @@ def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -
     print(f"  resent packets: mean {statistics.mean(resent):.1f}, max {max(resent)} (after a loss verdict: mean "
           f"{means['rack_resent']:.1f}; trims {means['trims']:.1f}; duplicates at the receivers {means['duplicates']:.1f})"
           f"; EV retirements per run: "
-          f"{sorted({r['ev_retirements'] for r in rows})}" + (f"; completion mean {means['completion']:.2f} s" if done else ""))
+          f"{sorted({r['ev_retirements'] for r in rows})}, of them on a healthy path: "
+          f"{sorted({r['healthy_retired'] for r in rows})}" + (f"; completion mean {means['completion']:.2f} s" if done else ""))
     if not a.fault_free:
         rec = [r["recovery_rtts"] for r in rows if r["recovery_rtts"] is not None]
         st = [r["stall_rtts"] for r in rows if r["stall_rtts"] is not None]
