@@ -186,6 +186,11 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         parser.error("give PROG.p4 or --no-p4")
     if ns.program and ns.program.endswith(".json"):
         parser.error(f"{ns.program}: softswitch runs P4_16 source (.p4), not a bmv2 JSON file")
+    if ns.compat_use_files is not None:
+        # bmv2's --use-files WAIT turns every -i N@NAME into the files NAME_in.pcap / NAME_out.pcap: ignored,
+        # the switch waited for interfaces with those paths as names, which never come (until 2026-12-06)
+        parser.error("--use-files (bmv2's pcap-file ports) is not supported: softswitch's ports are Linux "
+                     "interfaces (-i N@IFNAME, e.g. veths); --pcap DIR records what they carry")
     ports = [n for n, _ in ns.interfaces]
     dup = {n for n in ports if ports.count(n) > 1}
     if dup:

@@ -79,6 +79,8 @@ def test_queue_and_delay_specs():
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
     (["--link-rate", "1/2:3", "--no-p4"], "per port"),
     (["--no-p4", "--", "--cpu-port", "511"], "1..510"),
+    # bmv2's pcap-file ports: ignored, the switch waited for interfaces named by file paths, for ever
+    (["--use-files", "8", "-i", "0@/tmp/run/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
 ])
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
