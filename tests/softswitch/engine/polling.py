@@ -45,3 +45,21 @@ def started_loop(program_path: str, ports: list) -> object:
     lp.got = got
     lp.start()
     return lp
+
+
+def collecting_loop(program_path) -> tuple[object, list[tuple[int, bytes]]]:
+    """A ``PacketLoop`` with the program at ``program_path``, no ports and its thread not started (the
+    test drives it), and the list its transmitted frames collect in as (port, frame)."""
+    from softswitch.engine.loop import PacketLoop
+    from softswitch.engine.tm import TrafficManager
+    from softswitch.exec import build_pipeline
+    from softswitch.frontend import load_program
+    from softswitch.p4info import build_p4info
+    from softswitch.runtime import SwitchState
+
+    program = load_program(str(program_path), {}, [])
+    lp = PacketLoop(TrafficManager(), [], cpu_port=255)
+    lp.set_pipeline(build_pipeline(program, SwitchState(build_p4info(program)), 255))
+    sent: list[tuple[int, bytes]] = []
+    lp.set_tx_hook(lambda port, data: sent.append((port, data)))
+    return lp, sent

@@ -10,38 +10,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from polling import collecting_loop
 
 from softswitch.engine.loop import PacketLoop
-from softswitch.engine.tm import TrafficManager
-from softswitch.exec import build_pipeline
-from softswitch.frontend import load_program
-from softswitch.p4info import build_p4info
-from softswitch.runtime import SwitchState
 
 PROGRAM = Path(__file__).parent / "p4" / "direct.p4"
 QUEUE_READ = ("h.q.setValid(); h.q.enq_qdepth = (bit<32>) sm.enq_qdepth; "
               "h.q.deq_qdepth = (bit<32>) sm.deq_qdepth;")
 
 
-def _loop(path: Path) -> tuple[PacketLoop, list[tuple[int, bytes]]]:
-    program = load_program(str(path), {}, [])
-    lp = PacketLoop(TrafficManager(), [], cpu_port=255)
-    lp.set_pipeline(build_pipeline(program, SwitchState(build_p4info(program)), 255))
-    sent: list[tuple[int, bytes]] = []
-    lp.set_tx_hook(lambda port, data: sent.append((port, data)))
-    return lp, sent
 
 
 @pytest.fixture
 def blind():
-    return _loop(PROGRAM)
+    return collecting_loop(PROGRAM)
 
 
 @pytest.fixture
 def reader(tmp_path):
     p = tmp_path / "direct_qdepth.p4"
     p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */", QUEUE_READ))
-    return _loop(p)
+    return collecting_loop(p)
 
 
 def frame(port: int, pri: int = 0, tag: int = 0, ether_type: int = 0x88B5) -> bytes:
@@ -166,12 +155,12 @@ def test_clock_free_program_reads_the_clock_only_for_what_the_queue_holds(blind,
 
 
 def test_clock_free_needs_no_timestamp_named(tmp_path):
-    ts = _loop(Path(__file__).parent / "p4" / "timestamps.p4")[0].pipeline
+    ts = collecting_loop(Path(__file__).parent / "p4" / "timestamps.p4")[0].pipeline
     assert not ts.queue_blind and not ts.clock_free  # reads enq_timestamp / deq_timedelta
     p = tmp_path / "igts.p4"
     p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */",
                                              "h.eth.src = (bit<48>) sm.ingress_global_timestamp;"))
-    pl = _loop(p)[0].pipeline
+    pl = collecting_loop(p)[0].pipeline
     assert pl.queue_blind and not pl.clock_free
 
 
@@ -182,7 +171,7 @@ def test_frames_of_several_ports_enter_a_frame_per_port_in_turn(tmp_path):
     it into the source MAC)."""
     p = tmp_path / "direct_inport.p4"
     p.write_text(PROGRAM.read_text().replace("/* QUEUE_READ */", "h.eth.src = (bit<48>) sm.ingress_port;"))
-    lp, sent = _loop(p)
+    lp, sent = collecting_loop(p)
     assert lp.pipeline.queue_blind
     a = [frame(3, tag=i) for i in range(3)]
     b = [frame(3, tag=10 + i) for i in range(2)]

@@ -1,7 +1,8 @@
 """v1model's timestamps taken where bmv2 takes them (targets/simple_switch/simple_switch.cpp):
 ``ingress_global_timestamp`` when the frame was received (``receive_``, before the input buffer),
 ``enq_timestamp`` when the traffic manager takes the packet, after ingress (``enqueue``),
-``deq_timedelta`` at dequeue and ``egress_global_timestamp`` when egress starts (``egress_thread``).
+``deq_timedelta`` and ``egress_global_timestamp`` when egress starts (``egress_thread``: one clock read
+right after its pop; the deq_timedelta case is in ``test_loop_timestamps.py``).
 
 Here: the rx ring's per-frame timestamp (tp_sec/tp_nsec) read by the port, its conversion to the
 switch clock in the loop, the fall-back to the batch's read time, and which programs pay for
@@ -14,14 +15,10 @@ import struct
 import time
 from pathlib import Path
 
+from polling import collecting_loop
+
 from softswitch.contract import CLOCK_NOW, CLOCK_RX
-from softswitch.engine.loop import PacketLoop
 from softswitch.engine.ports import TP_STATUS_USER, LinuxPort
-from softswitch.engine.tm import TrafficManager
-from softswitch.exec import build_pipeline
-from softswitch.frontend import load_program
-from softswitch.p4info import build_p4info
-from softswitch.runtime import SwitchState
 
 HERE = Path(__file__).parent / "p4"
 TIMESTAMPS = HERE / "timestamps.p4"
@@ -32,13 +29,6 @@ ETH = bytes(6) + bytes.fromhex("020000000001") + b"\x88\xb5"
 TPACKET2_HDR = struct.Struct("=IIIHHIIHH4x")
 
 
-def _loop(path: Path, *, start_loop: bool = False) -> tuple[PacketLoop, list[tuple[int, bytes]]]:
-    program = load_program(str(path), {}, [])
-    lp = PacketLoop(TrafficManager(), [], cpu_port=255)
-    lp.set_pipeline(build_pipeline(program, SwitchState(build_p4info(program)), 255))
-    sent: list[tuple[int, bytes]] = []
-    lp.set_tx_hook(lambda port, data: sent.append((port, data)))
-    return lp, sent
 
 
 def stamps(frame: bytes) -> dict[str, int]:
@@ -88,7 +78,7 @@ def test_ring_reader_returns_each_frames_tpacket_timestamp():
 
 
 def test_ingress_timestamp_is_the_receive_time_and_enqueue_comes_after_ingress():
-    lp, sent = _loop(TIMESTAMPS)
+    lp, sent = collecting_loop(TIMESTAMPS)
     assert lp.pipeline.ingress_clock == CLOCK_RX  # names ingress_global_timestamp, no meter
     now_us = lp.now_us()
     # what the rx ring's reader gives (``receive_stamped``): in the switch clock
@@ -114,7 +104,7 @@ def test_ingress_timestamp_is_the_receive_time_and_enqueue_comes_after_ingress()
 
 def test_without_ring_timestamps_the_batch_read_time_is_the_receive_time():
     """Injected frames and the recvmsg path: every frame of a batch gets the time it was read."""
-    lp, sent = _loop(TIMESTAMPS)
+    lp, sent = collecting_loop(TIMESTAMPS)
     before = lp.now_us()
     lp._ingress_batch(1, [ETH + bytes([i]) * 40 for i in range(5)])
     while lp.tm.total:
@@ -127,7 +117,7 @@ def test_without_ring_timestamps_the_batch_read_time_is_the_receive_time():
 def test_clock_reads_per_program():
     """A program that names the ingress timestamp reads no clock before its ingress (it gets
     the receive time) and one after it (the enqueue); one that reads no time pays nothing new."""
-    lp, _ = _loop(TIMESTAMPS)
+    lp, _ = collecting_loop(TIMESTAMPS)
     reads: list[int] = []
 
     def mono() -> int:
@@ -140,14 +130,14 @@ def test_clock_reads_per_program():
     items = [it for _d, it in lp.tm.ports[3].queues[0].items]
     assert [it.enq_timestamp_us for it in items] == [2, 3, 4, 5]
     assert [it.meta.S.f_ingress_global_timestamp for it in items] == [1, 1, 1, 1]
-    blind = _loop(DIRECT)[0].pipeline
+    blind = collecting_loop(DIRECT)[0].pipeline
     assert blind.clock_free and blind.ingress_clock == 0
 
 
 def test_a_metered_program_gets_both_times(tmp_path):
     """Meters read the time ingress runs (bmv2's ``Meter::execute`` reads the clock), the
     timestamp is the receive time: the loop passes both."""
-    lp, _ = _loop(_metered(tmp_path))
+    lp, _ = collecting_loop(_metered(tmp_path))
     pl = lp.pipeline
     assert pl.ingress_clock == CLOCK_RX | CLOCK_NOW
     item = pl.ingress_item(ETH + bytes(40), 1, 700, 500)
@@ -168,7 +158,7 @@ def test_a_metered_program_gets_both_times(tmp_path):
 def test_realtime_offset_is_read_between_two_monotonic_reads():
     """The offset that turns ring timestamps into the switch clock: realtime now minus the switch
     clock now, within the few µs the reads take (a preempted try is retried)."""
-    lp, _ = _loop(DIRECT)
+    lp, _ = collecting_loop(DIRECT)
     for _ in range(5):
         off = lp._realtime_offset_ns()
         expect = time.time_ns() - (time.monotonic_ns() - lp._t0)
