@@ -74,7 +74,6 @@ class MrcRequester(Requester):
         # per EV slot: copies sent at or before this time took the EV the slot held before a REPLACE_EV
         # (paths_replaced): they are no evidence about the slot's path now, nor it about them
         self.ev_replaced_ns = [-(1 << 62)] * n
-        self._last_tx_ns = -(1 << 62)  # when this QP last sent a data packet
         # suspect EV index -> when the peer first answered at all (an ACK or a probe answer, on any path)
         # since the EV became suspect (_peer_heard; absent: not yet), for _check_suspects
         self._heard_since: dict[int, int] = {}
@@ -142,7 +141,9 @@ class MrcRequester(Requester):
         controller moved a slot off a path that had just died, the new path's first deliveries were
         taken as proof that "this path" had lost the old path's packets (RACK's FIFO rule) and the new,
         healthy EV went ASSUMED_BAD at once (repro/replace_ev_inherits_rack.py of the docs review)."""
-        cut = self._last_tx_ns
+        # the newest send still in the log (sends are logged in time order), else -- nothing in flight --
+        # the latest ACK, which came after every send it settled
+        cut = self.sent_log[-1][0] if self.sent_log else self.ack_now
         for i in slots:
             self.ev_replaced_ns[i] = cut
             self.ev_rack_ts[i] = self.ev_rack_seq[i] = self.ev_trim_ts[i] = -1
@@ -349,7 +350,6 @@ class MrcRequester(Requester):
         return i
 
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
-        self._last_tx_ns = now_ns
         self.sent_log.append((now_ns, pkt.seq, pkt.xmits))
         self.mut += 1
         e = self.evset.entries[pkt.ev]
