@@ -19,7 +19,9 @@ LINK_STATES = ("up", "half", "dead", "miswired")
 # ``mrc_outside_drop_packets_total``): its ports' sockets in the kernel before the pipeline saw them,
 # its traffic manager's full queues after the pipeline admitted them, frames its receive rings cut
 # short, frames its ports could not send (link down, transmit ring full)
-OUTSIDE_DROP_KINDS = ("kernel_rx", "queue_tail", "rx_error", "tx")
+# (the value: how ``mrc-controller status`` names each in its drops table)
+OUTSIDE_DROP_KINDS = {"kernel_rx": "kernel receive", "queue_tail": "traffic-manager tail",
+                      "rx_error": "receive ring error", "tx": "transmit"}
 
 
 @dataclass

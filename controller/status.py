@@ -13,10 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console, Group
 from rich.table import Table
 
+from .metrics import OUTSIDE_DROP_KINDS
+
 DEFAULT_METRICS_PORT = 9108
-# mrc_outside_drop_packets_total's ``where`` in the drops table's words
-OUTSIDE_WHERE = {"kernel_rx": "kernel receive", "queue_tail": "traffic-manager tail", "rx_error": "receive ring error",
-                 "tx": "transmit"}
 
 
 @dataclass
@@ -51,7 +50,7 @@ def parse(text: str) -> StatusData:
             elif s.name == "mrc_drop_packets_total" and s.value:
                 d.drops[(lb["switch"], lb["reason"])] = s.value
             elif s.name == "mrc_outside_drop_packets_total" and s.value:  # beside the program's own reasons
-                d.drops[(lb["switch"], f"outside the pipeline: {OUTSIDE_WHERE.get(lb['where'], lb['where'])}")] = s.value
+                d.drops[(lb["switch"], f"outside the pipeline: {OUTSIDE_DROP_KINDS.get(lb['where'], lb['where'])}")] = s.value
             elif s.name in ("mrc_port_rx_packets_total", "mrc_port_tx_packets_total", "mrc_queue_depth_packets"):
                 ports[(lb["switch"], lb["port"])][s.name] = s.value
             elif s.name == "mrc_wiring_problems":

@@ -23,6 +23,7 @@ from typing import Any, Self
 
 from pyroute2.netlink.exceptions import NetlinkError
 
+from controller.metrics import OUTSIDE_DROP_KINDS
 from controller.session import PipelineConfig
 from controller.sidplan import SidPlan, build_sid_plan
 from controller.topology import Link, Topology, load_topology
@@ -453,8 +454,8 @@ class Fabric:
         packets}}; empty on a target that does not count them."""
         out: dict[str, dict[str, int]] = {}
         drops = self.outside_drops()
-        for key, kind in (("kernel_rx_drops", "kernel_rx"), ("queue_tail_drops", "queue_tail"),
-                          ("rx_errors", "rx_error"), ("tx_drops", "tx")):
+        for key, kind in zip(("kernel_rx_drops", "queue_tail_drops", "rx_errors", "tx_drops"), OUTSIDE_DROP_KINDS,
+                             strict=True):
             for sw, n in drops[key].items():
                 out.setdefault(sw, {})[kind] = n
         return out
