@@ -125,20 +125,17 @@ def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -
           f"{sorted({r['ev_retirements'] for r in rows})}, of them on a healthy path: "
           f"{sorted({r['healthy_retired'] for r in rows})}" + (f"; completion mean {means['completion']:.2f} s" if done else ""))
     if not a.fault_free:
-        rec = [r["recovery_rtts"] for r in rows if r["recovery_rtts"] is not None]
         st = [r["stall_rtts"] for r in rows if r["stall_rtts"] is not None]
-        if rec:
-            means["recovery"] = statistics.mean(rec)
-            print(f"  recovery{' after the link' if a.demo else ''} (80%, 20 ms bins): mean {statistics.mean(rec):.2f}, "
-                  f"median {statistics.median(rec):.2f}, min {min(rec):g}, max {max(rec):g} RTTs; <= {RECOVERY_RTTS:g} "
-                  f"RTTs in {sum(v <= RECOVERY_RTTS for v in rec)} of {len(rows)} runs ({len(rows) - len(rec)} without a figure)")
-        sp = [r["spine_recovery_rtts"] for r in rows if r.get("spine_recovery_rtts") is not None]
-        if a.demo:
-            means["spine_recovery"] = statistics.mean(sp) if sp else 0.0
-            print("  recovery after the spine (80%, 20 ms bins): " + (
-                f"mean {statistics.mean(sp):.2f}, median {statistics.median(sp):.2f}, min {min(sp):g}, max {max(sp):g} "
-                f"RTTs; <= {RECOVERY_RTTS:g} RTTs in {sum(v <= RECOVERY_RTTS for v in sp)} of {len(rows)} runs "
-                f"({len(rows) - len(sp)} without a figure)" if sp else f"no figure in any of {len(rows)} runs"))
+        for key, label in (("recovery", " after the link" if a.demo else ""),) + \
+                ((("spine_recovery", " after the spine"),) if a.demo else ()):
+            vals = [r[f"{key}_rtts"] for r in rows if r.get(f"{key}_rtts") is not None]
+            if vals:
+                means[key] = statistics.mean(vals)
+            print(f"  recovery{label} (80%, 20 ms bins): " + (
+                f"mean {statistics.mean(vals):.2f}, median {statistics.median(vals):.2f}, min {min(vals):g}, "
+                f"max {max(vals):g} RTTs; <= {RECOVERY_RTTS:g} RTTs in {sum(v <= RECOVERY_RTTS for v in vals)} of "
+                f"{len(rows)} runs ({len(rows) - len(vals)} without a figure)" if vals
+                else f"no figure in any of {len(rows)} runs"))
         fst = [r["failure_stall_rtts"] for r in rows if r["failure_stall_rtts"] is not None]
         if st:
             means["stall"] = statistics.mean(st)
