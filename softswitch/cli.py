@@ -158,12 +158,25 @@ def build_target_parser() -> argparse.ArgumentParser:
     return t
 
 
+def _refuse_use_files(parser: argparse.ArgumentParser) -> None:
+    # bmv2's --use-files WAIT turns every -i N@NAME into the files NAME_in.pcap / NAME_out.pcap: ignored,
+    # the switch waited for interfaces with those paths as names, which never come (until 2026-12-06)
+    parser.error("--use-files (bmv2's pcap-file ports) is not supported: softswitch's ports are Linux "
+                 "interfaces (-i N@IFNAME, e.g. veths); --pcap DIR records what they carry")
+
+
 def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, list[str]]:
     """Parse a simple_switch_grpc-style command line; returns (config, main options, warnings)."""
     argv = list(argv)
     main_argv, target_argv = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv \
         else (argv, [])
     parser = build_parser()
+    if any(a == "--use-files" or a.startswith("--use-files=") for a in main_argv) \
+            and not {"-v", "--version"} & set(main_argv):
+        # before -i is parsed: bmv2's file ports are named by paths (softswitch.diff's bmv2 side
+        # passes -i N@/tmp/tmpXXXXXXXX/pN), which -i would refuse first as too long for an
+        # interface name, hiding the reason
+        _refuse_use_files(parser)
     ns, unknown = parser.parse_known_args(main_argv)
     warnings = [f"unknown option '{u}' ignored" for u in unknown]
     tns, tunknown = build_target_parser().parse_known_args(target_argv)
@@ -186,11 +199,8 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         parser.error("give PROG.p4 or --no-p4")
     if ns.program and ns.program.endswith(".json"):
         parser.error(f"{ns.program}: softswitch runs P4_16 source (.p4), not a bmv2 JSON file")
-    if ns.compat_use_files is not None:
-        # bmv2's --use-files WAIT turns every -i N@NAME into the files NAME_in.pcap / NAME_out.pcap: ignored,
-        # the switch waited for interfaces with those paths as names, which never come (until 2026-12-06)
-        parser.error("--use-files (bmv2's pcap-file ports) is not supported: softswitch's ports are Linux "
-                     "interfaces (-i N@IFNAME, e.g. veths); --pcap DIR records what they carry")
+    if ns.compat_use_files is not None:  # (an abbreviation of it, e.g. --use-file, arrives here)
+        _refuse_use_files(parser)
     ports = [n for n, _ in ns.interfaces]
     dup = {n for n in ports if ports.count(n) > 1}
     if dup:

@@ -81,6 +81,11 @@ def test_queue_and_delay_specs():
     (["--no-p4", "--", "--cpu-port", "511"], "1..510"),
     # bmv2's pcap-file ports: ignored, the switch waited for interfaces named by file paths, for ever
     (["--use-files", "8", "-i", "0@/tmp/run/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
+    # the form softswitch.diff's bmv2 side gives (paths longer than an interface name may be): the
+    # reason, not "interface names are at most 15 characters"
+    (["--use-files", "8", "-i", "0@/tmp/tmpk2j4x9qz/p0", "-i", "1@/tmp/tmpk2j4x9qz/p1", "--no-p4"],
+     "--use-files (bmv2's pcap-file ports) is not supported"),
+    (["--use-files=8", "-i", "0@/tmp/tmpk2j4x9qz/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
 ])
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
