@@ -32,7 +32,7 @@ DEFAULT_GRPC_ADDR = "0.0.0.0:9559"
 DEFAULT_RUNTIME_ADDR = "127.0.0.1:9090"  # bmv2's Thrift default port, for `softswitch cli`
 
 # bmv2 options with no meaning here: accepted (with their value) and warned about.
-BMV2_VALUE_OPTIONS = ["--thrift-port", "--nanolog", "--use-files", "--packet-in", "--notifications-addr",
+BMV2_VALUE_OPTIONS = ["--thrift-port", "--nanolog", "--packet-in", "--notifications-addr",
                       "--debugger-addr", "--restore-state", "--state-file", "--dump-packet-data",
                       "--max-port-count", "--to-pdf"]
 BMV2_FLAG_OPTIONS = ["--debugger", "--log-flush", "--json-version"]
@@ -137,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve runtime control (JSON lines; `softswitch cli`) on HOST:PORT")
     p.add_argument("--ready-file", help=argparse.SUPPRESS)
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
+    p.add_argument("--use-files", dest="compat_use_files", metavar="WAIT",
+                   help="bmv2's pcap-file ports: refused (softswitch's ports are Linux interfaces; see --pcap)")
     compat = p.add_argument_group("accepted for simple_switch_grpc compatibility and ignored")
     for name in BMV2_VALUE_OPTIONS:
         compat.add_argument(name, dest="compat_" + name[2:].replace("-", "_"), metavar="X")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from softswitch.cli import main, parse_args
+from softswitch.cli import build_parser, main, parse_args
 from softswitch.engine.control import ControlHandler, ControlServer
 from softswitch.engine.loop import PacketLoop
 from softswitch.engine.tm import TrafficManager
@@ -161,3 +161,12 @@ def test_cli_reports_unreachable_switch(capsys):
     from softswitch.api import free_tcp_port
     assert main(["cli", "--addr", f"127.0.0.1:{free_tcp_port()}", "show_ports"]) == 1
     assert "error" in capsys.readouterr().err
+
+
+def test_help_does_not_call_use_files_ignored():
+    """--use-files is refused (6131a3d), so --help must not list it among the bmv2 options that are
+    'accepted ... and ignored'."""
+    text = build_parser().format_help()
+    ignored = text[text.index("accepted for simple_switch_grpc compatibility and ignored"):]
+    assert "--use-files" not in ignored
+    assert "--use-files WAIT" in text and "refused" in text
