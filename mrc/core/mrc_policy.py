@@ -1009,7 +1009,12 @@ class MrcRequester(Requester):
             if e.suspect_ns and now_ns >= e.suspect_ns + (conf := self._confirm_ns(e)):
                 alive = self.ev_ack_ns[i] > e.suspect_ns
                 heard = self._heard_since.get(i)
-                if not alive and (heard is None or now_ns - heard < conf >> 1):
+                # its probe left while the peer was silent on every path (held before: the probe may have
+                # been lost in that silence, as everything sent then was) and the peer answers again:
+                # not a probe the path failed, so one more hold with a new probe [ours, review h-rev5]
+                stale = (i in self._silent_holds and e.probe_req_id >= 0 and heard is not None
+                         and e.probe_sent_ns < heard)
+                if not alive and (heard is None or now_ns - heard < conf >> 1 or stale):
                     # the peer answered on no path for most of the time this EV had to show life (no ACK,
                     # no probe answer): its silence says nothing of this path, as for the ACK timeout
                     # (_lose) [ours].  Held suspect -- out of the spray, its probe still awaited -- for
@@ -1023,6 +1028,15 @@ class MrcRequester(Requester):
                     e.suspect_ns = now_ns
                     self.counters.rack_ev_peer_silent += 1
                     self._silent_holds[i] = self._silent_holds.get(i, 0) + 1
+                    if e.probe_req_id >= 0 and (heard is None or e.probe_sent_ns < heard):
+                        # the suspicion's one probe left before the peer answered again: lost in the
+                        # silence as likely as not, and a suspect EV is out of the spray, so nothing else
+                        # can show it alive -- send a new one (_probe) [ours, review h-rev5: when every
+                        # path went dark for 3 ms, the probes sent then were lost and 3 of 4 healthy EVs
+                        # were retired 0.5 ms after the paths came back, their probes never sent again]
+                        self.host.forget_probe(e.probe_req_id)
+                        e.probe_req_id = -1
+                        e.probe_next_ns = now_ns
                     continue
                 heard_first = self._heard_since.pop(i, None)
                 self._unheard.discard(i)

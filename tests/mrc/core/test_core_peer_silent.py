@@ -101,3 +101,27 @@ def test_a_dead_path_suspected_while_the_receiver_stalls_is_retired_soon_after_t
     assert bytes(p.mr.buf[: len(data)]) == data
     assert [e.ev_index for e in bad] == [2]
     assert bad[0].time_ns - stall_end < 1_000_000  # 0.54 ms; 11.9 ms (after the write) before
+
+
+def test_an_outage_of_every_path_retires_no_ev_although_the_probes_sent_in_it_were_lost():
+    """Every path dark for 1-10 ms, then all healthy: the peer was silent on every path, so no EV may be
+    retired (the rule above).  The suspect EVs' one probe each went into the outage and was lost; a hold
+    that waited for it alone retired 3 of 4 healthy EVs right after the paths came back (review h-rev5,
+    repro/silent_all_paths_outage.py).  A held EV whose probe left before the peer answered again is
+    probed again."""
+    for outage in (1_000_000, 3_000_000, 10_000_000):
+        paths = [PathSpec(delay_ns=20_000, rate_bps=1e9, down=[(400_000, 400_000 + outage)]) for _ in range(4)]
+        p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 23)
+        data = random.Random(5).randbytes(1 << 23)
+        p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+        req = p.qa.requester
+        end = 200_000_000
+        while len(p.done) < 1:
+            assert p.net.now < end, "the write did not complete"
+            p.net.run(until_ns=p.net.now + 10_000)
+            p.pump()
+        assert bytes(p.mr.buf[: len(data)]) == data
+        assert req.counters.rack_ev_peer_silent >= 1  # the EVs were held for the silence...
+        bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
+        assert bad == [], (outage, [(e.time_ns, e.ev_index, e.evidence) for e in bad])  # ...and none retired
+        assert all(s is EvState.GOOD for s in req.evset.prof.states)
