@@ -20,6 +20,7 @@ from controller.evplan import ev_nodes, srv6_profile, stev_profile
 from controller.plan import STEV_ECMP, STEV_EV_DIRECT
 from controller.telemetry import EVENT_EARLY_DROP, EVENT_ECN_MARKED, EVENT_TRIMMED
 from mrc.core import Endpoint, QpAttr, WcOpcode, WcStatus
+from mrc.core import types as core_types
 from mrc.ctl import AttrOpt, DeviceAttr, EvDeviceAttr, MrcCtlContext
 from mrc.wire.codec import mark_ce, priority_queue, trim_packet
 from mrc.wire.formats import DATA_PRIORITY, RESEND_PRIORITY, TRIM_PRIORITY
@@ -548,7 +549,22 @@ class SimRun:
         for h, outs in enumerate(self.out):
             if outs:
                 self.samples[h].append([now] + [self._acked(o) for o in outs])
+        self._drain_ev_events()
         self.at(now + self.sample_ns, self._sample)
+
+    def _drain_ev_events(self) -> None:
+        """Take every host's EV events now (``Endpoint.poll_events``) into ``ev_log``: a profile keeps at most
+        ``EV_EVENT_BACKLOG`` unpolled and drops the older half past it, and the result's ``ev_events`` -- from
+        which the report counts healthy-path retirements -- must hold them all (review h-rev5: polled only at
+        the end, a long run of faults lost all but the newest 4,096-8,192 of a profile's, without a word)."""
+        profs = self._ev_profs
+        if profs is None:  # each host's EV profiles, found once (QPs are made before the run)
+            profs = self._ev_profs = [list({id(q.evset.prof): q.evset.prof for q in ep.qps.values()}.values())
+                                      for ep in self.eps]
+        half = core_types.EV_EVENT_BACKLOG >> 1
+        for h, ep in enumerate(self.eps):
+            if any(len(pr.events) >= half for pr in profs[h]):  # (a len() per profile: samples are us apart)
+                self.ev_log[h].extend(ep.poll_events())
 
     def _acked(self, o: _Out) -> int:
         mtu = self.sc.traffic.mtu or 4096
@@ -581,6 +597,8 @@ class SimRun:
         self.sample_ns = max(1, int(sc.measure.sample_ms * 1e6))
         self.cong_ns = max(1, int(sc.measure.congestion_ms * 1e6))
         self.samples: list[list] = [[] for _ in self.hosts]
+        self.ev_log: list[list] = [[] for _ in self.hosts]  # EV events polled so far (_drain_ev_events)
+        self._ev_profs: list[list] | None = None
         for f in sc.faults:
             self.at(int(f.at * 1e9), lambda f=f: self._fault(f, False))
             if f.duration > 0:
@@ -688,7 +706,7 @@ class SimRun:
                 bad = [k for k in range(done) if not buf.matches(k)]
                 verify[str(fid)] = {"messages_checked": done, "bytes_checked": done * size * steps,
                                     "bad_messages": bad[:20], "bad_count": len(bad)}
-            events = ep.poll_events()
+            events = self.ev_log[h] + ep.poll_events()  # (_drain_ev_events: each sample's, in time order)
             pev = self._prof_evs
             hosts[name] = {
                 "host": name, "mode": self.mode, "errors": [],
