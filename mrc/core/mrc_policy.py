@@ -382,12 +382,14 @@ class MrcRequester(Requester):
         ev_bad: set[int] = set()
         trimmed = False
         # ECN marks and trims first: they need the packets' EVs, which a cumulative ACK may retire
+        replaced = self.ev_replaced_ns
         for p in s.ecn_psns:
             pkt = self.pkts.get(unwrap(p, self.snd_una))
             if pkt is not None and pkt.ev >= 0:
-                self.evset.penalize(pkt.ev, PENALTY_ECN)
-                self.evset.entries[pkt.ev].signal_ns = now_ns
                 self.counters.ecn_echoes += 1
+                if (ev := self._ecn_path(pkt)) >= 0:
+                    self.evset.penalize(ev, PENALTY_ECN)
+                    self.evset.entries[ev].signal_ns = now_ns
         for p in s.trim_psns:
             pkt = self.pkts.get(unwrap(p, self.snd_una))
             # a repeated trim (_trims_again) may name a copy already resent: a trim of the resent copy
@@ -399,7 +401,9 @@ class MrcRequester(Requester):
                     or (p == s.trigger_psn and pkt.xmits > 1 and self._trim_of_this_copy(pkt, s.ev_echo))):
                 pkt.trim_ns = now_ns
                 self._trim_seen_ns = now_ns
-                if pkt.ev >= 0:
+                # a copy sent on a slot's EV before REPLACE_EV (paths_replaced) was trimmed on the old path,
+                # not the new EV's [review h-rev5]
+                if pkt.ev >= 0 and pkt.sent_ns > replaced[pkt.ev]:
                     self.evset.entries[pkt.ev].signal_ns = now_ns
                     # the path's queue is at its trim threshold: the spray skips it once, as for an ECN echo
                     self.evset.penalize(pkt.ev, PENALTY_TRIM)
@@ -598,6 +602,26 @@ class MrcRequester(Requester):
         first_ev, first_sent, last_ev, xmits = rec
         if (xmits == 2 and first_ev != last_ev) or (self._echo_ev == first_ev and self._echo_ev != last_ev):
             self._path_delivered(first_ev, first_sent)
+
+    def _ecn_path(self, pkt: _Pkt) -> int:
+        """The slot whose path CE-marked the copy of ``pkt`` an ECN echo names, or -1 when that is not
+        known.  An echo names a PSN, not a copy: a resent packet's mark may be any copy's, so only when
+        every copy took the EV the packet holds now is it that path's queue [ours].  And a copy sent on the
+        slot before a REPLACE_EV (paths_replaced) crossed the old path: its mark says nothing of the new
+        EV.  Both were charged to the latest copy's slot until 2026-12-06 (review h-rev5): the new EV of a
+        replaced slot took the old path's marks as its own, a penalty (skipped by the spray) and a
+        congestion signal that excuses a proven loss on it for an RTT."""
+        ev = pkt.ev
+        if ev < 0:
+            return -1
+        if pkt.xmits > 1:
+            h = pkt.hist
+            if (pkt.first_ev != ev or pkt.first_sent_ns <= self.ev_replaced_ns[ev] or h is None
+                    or len(h) != pkt.xmits - 1 or any(x[2] != ev for x in h)):
+                return -1
+        elif pkt.sent_ns <= self.ev_replaced_ns[ev]:
+            return -1
+        return ev
 
     def _first_copy_arrived(self, pkt: _Pkt) -> bool:
         """Whether the ACK now processed reports the *first* copy of the resent ``pkt``.  When ``pkt`` is

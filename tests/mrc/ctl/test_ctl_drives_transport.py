@@ -216,6 +216,32 @@ def test_a_replaced_ev_is_a_new_path_to_every_bound_qp() -> None:
     assert s.qa[0].evset.entries[3].srtt > 0  # learnt again, on the new path
 
 
+def test_congestion_echoes_of_copies_sent_on_the_replaced_ev_do_not_charge_the_new_one() -> None:
+    """The copies a slot carried before a REPLACE_EV count neither for nor against its new EV: an ECN
+    echo or a trim that comes back for one of them is the old path's queue, not the new path's.  The
+    old path (slot 3) marks every packet; the new one marks none, so every congestion signal charged to
+    slot 3 after the replacement is an old copy's (here: of packets resent on the new EV, whose first,
+    marked copy crossed the old path; an echo names a PSN, not a copy).  They were charged to it (a
+    penalty and a signal time on the new EV: skipped once by the spray, a proven loss excused for an RTT;
+    review h-rev5)."""
+    paths = [PathSpec() for _ in range(N + 1)]
+    paths[3] = PathSpec(ecn_bytes=0, rate_bps=30e9)  # a queue builds: CE-marks behind the first packet
+    s = Setup(paths)
+    qp = s.qa[0]
+    s.write([0], size=256 * 4096, run=False)
+    s.net.run(until_ns=s.net.now + 15_000)  # copies on slot 3 in flight, their echoes on the way
+    sent_old = s.sent_on(3)
+    new = (0xD000 << 16) | 0x0777
+    s.net.routes[0][(4, (0x0777).to_bytes(2, "big") + (0xD000).to_bytes(2, "big"))] = N
+    entry = EvOpEntry(ev=Ev.from_int(STEV[3], 4, 4), ev_new=Ev.from_int(new, 4, 4), state=EvState.GOOD)
+    s.a.ctl.modify_ev_profile(PROFILE, EvProfileAttr(ev_op=EvOpArgs(EvOp.REPLACE_EV, [entry])), M.EV_OP)
+    echoes = qp.counters.ecn_echoes
+    s.run_until(len(s.done) + 1)
+    assert sent_old > 0 and s.net.links[(0, N)].stats.delivered > 0
+    assert qp.counters.ecn_echoes > echoes  # the old copies' echoes did come back after the replacement
+    assert qp.evset.entries[3].signal_ns < 0  # no congestion signal on the new EV
+
+
 def test_replace_ev_reaches_a_qp_that_only_receives() -> None:
     """The receiving side of a REPLACE_EV: a QP that only answers (ACKs from data arrivals, no
     data of its own, so no fill) takes the new EV before its next ACK too; it used to ACK on the
