@@ -1,0 +1,102 @@
+"""The PASS/FAIL verdicts of bench/fabric_scenarios.py and bench/fabric_sim.py, on results shaped as
+``report.analyse`` gives them: a verdict must fail when what it names did not happen, and must not
+fail the best outcome.
+
+* fabric_scenarios said "MRC delivered every byte of every run" from the fault-free run alone: an MRC
+  link-failure or incast run that left messages undelivered still PASSed it (and the incast p99,
+  taken over the delivered messages only, compared with RC's).
+* fabric_sim's link-failure floor read ``recovery_rtts or 99``: a recovery of 0 RTTs (goodput never
+  fell below the 80% line) FAILed as if it had never recovered.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str):
+    sys.path.insert(0, str(_BENCH))  # fabric_recovery imports fabric_scenarios by name; keep it findable
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", _BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def scenarios():
+    return _load("fabric_scenarios")
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return _load("fabric_sim")
+
+
+def _run(completed: bool = True, p99_us: float = 100_000.0, messages: int = 48) -> dict:
+    """The fields of one analysed run that the bench's verdicts read."""
+    return {"completed": completed, "data_loss": not completed, "corrupt_messages": 0, "ev_retirements": 0,
+            "outside_drops_reported": True, "kernel_rx_drops": 0, "queue_tail_drops": 0, "tx_drops": 0,
+            "queue_tail_drops_by_queue": {}, "switch_trims": 2, "switch_ecn_marks": 900,
+            "retransmissions": {"rack": 3}, "retransmissions_total": 3,
+            "latency_us": {"p99": p99_us, "messages": messages},
+            "ev_split": {"retired": 10, "retired_crossing": 10, "retired_healthy": 0, "unknown_path": 0},
+            "recovery": [{"fault": "link_down p1l1-p1s1", "goodput_recovery_rtts": 2.4}]}
+
+
+def _res(**mrc: dict) -> dict:
+    res = {k: {"mrc": _run(), "rc": _run(p99_us=500_000.0)} for k in ("a2a", "a2a_fail", "incast")}
+    for k, run in mrc.items():
+        res[k]["mrc"] = run
+    return res
+
+
+def _first(checks):
+    ok, text = checks[0]
+    assert "every byte" in text
+    return ok, text
+
+
+def test_every_run_delivered_passes(scenarios):
+    checks = scenarios.acceptance(_res(), "softswitch")
+    assert all(ok for ok, _ in checks), checks
+    assert _first(checks)[0] is True
+
+
+@pytest.mark.parametrize("run", ["a2a", "a2a_fail", "incast"])
+def test_any_mrc_run_with_undelivered_bytes_fails_the_delivery_line(scenarios, run):
+    ok, text = _first(scenarios.acceptance(_res(**{run: _run(completed=False, messages=40)}), "softswitch"))
+    assert ok is False
+    assert run in text
+
+
+def test_a_corrupt_message_of_any_run_fails_the_delivery_line(scenarios):
+    res = _res()
+    res["incast"]["rc"]["corrupt_messages"] = 1
+    ok, text = _first(scenarios.acceptance(res, "softswitch"))
+    assert ok is False and "1" in text
+
+
+def test_incast_row_says_when_its_p99_is_over_part_of_the_messages(scenarios):
+    assert scenarios._p99_txt(_run(p99_us=158_600.0)) == "158.6 ms"
+    assert scenarios._p99_txt(_run(completed=False, p99_us=158_600.0, messages=40)) == \
+        "158.6 ms (of 40 delivered; not done)"
+
+
+def test_sim_recovery_floor_takes_no_dip_as_met(sim):
+    assert sim.within(0.0, 3) is True  # goodput never fell below 80%: the best outcome
+    assert sim.within(2.9, 3) is True
+    assert sim.within(3.01, 3) is False
+    assert sim.within(None, 3) is False  # never recovered
+
+
+def test_sim_permutation_floors_need_every_flow_done(sim):
+    out = {"max_fct_ratio_rc_over_mrc": 25.0, "mrc_max_over_ideal": 1.08,
+           "mrc": {"completed": True}, "rc": {"completed": True}}
+    assert all(sim.permutation_floors(out).values())
+    out["mrc"]["completed"] = False  # its max FCT is then over the flows that completed only
+    assert sim.permutation_floors(out)["completed"] is False
