@@ -139,8 +139,14 @@ def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -
         fst = [r["failure_stall_rtts"] for r in rows if r["failure_stall_rtts"] is not None]
         if st:
             means["stall"] = statistics.mean(st)
-            print(f"  longest flow stall after the failure: median {statistics.median(st):.2f}, max {max(st):g} RTTs; "
+            print(f"  longest flow stall after the {'link failure' if a.demo else 'failure'}: median "
+                  f"{statistics.median(st):.2f}, max {max(st):g} RTTs; "
                   f"of those begun within 3 RTTs of it: median {statistics.median(fst):.2f}, max {max(fst):g} RTTs")
+        sst = [r["spine_stall_rtts"] for r in rows if r.get("spine_stall_rtts") is not None]
+        if sst:  # --demo: the second failure's stalls too, not only the first one's
+            means["spine_stall"] = statistics.mean(sst)
+            print(f"  longest flow stall after the spine loss: median {statistics.median(sst):.2f}, "
+                  f"max {max(sst):g} RTTs")
     return bad
 
 

@@ -100,3 +100,20 @@ def test_sim_permutation_floors_need_every_flow_done(sim):
     assert all(sim.permutation_floors(out).values())
     out["mrc"]["completed"] = False  # its max FCT is then over the flows that completed only
     assert sim.permutation_floors(out)["completed"] is False
+
+
+def test_recovery_demo_summary_gives_the_spine_loss_stall_too(capsys):
+    """fabric_recovery --demo: each run records both failures' longest stalls; the summary printed the
+    first (link) one only, as "after the failure", and left the spine loss's out."""
+    rec = _load("fabric_recovery")
+    row = {"recovery_rtts": 2.5, "stall_rtts": 2.7, "failure_stall_rtts": 2.0, "spine_recovery_rtts": 2.4,
+           "spine_stall_rtts": 4.1, "completion_s": 6.6, "ev_retirements": 20, "healthy_retired": 0, "resent": 200,
+           "rack_resent": 150, "trims": 70, "duplicates": 50, "data_packets": 9000, "srtt_ms": 60.0, "complete": True}
+    import argparse
+    a = argparse.Namespace(runs=2, demo=True, fault_free=False)
+    means: dict = {}
+    assert rec._summary([row, dict(row, spine_stall_rtts=3.3)], a, means) == 0
+    out = capsys.readouterr().out
+    assert "longest flow stall after the link failure: median 2.70" in out
+    assert "longest flow stall after the spine loss: median 3.70, max 4.1 RTTs" in out
+    assert means["spine_stall"] == pytest.approx(3.7)
