@@ -235,7 +235,7 @@ def case_allreduce(a: argparse.Namespace) -> dict:
                  "bytes_per_host_per_step": share, "reroute_us": a.reroute_us}
     for mode in ("mrc", "rc"):
         base_sc = scenario(1, 16, 4, 16, share, pattern="allreduce", steps=steps, modes=(mode,), deadline_s=0.05)
-        raw0, _ = _run(base_sc, mode)
+        raw0, m0 = _run(base_sc, mode)
         st = raw0["step_s"]
         t_j = sum(st[:j - 1]) + st[j - 1] / 2 if len(st) >= j else 0.0
         f = FaultSpec(at=t_j, kind="spine_loss", spine="p1s1", duration=a.reroute_us * 1e-6)
@@ -258,8 +258,16 @@ def case_allreduce(a: argparse.Namespace) -> dict:
                      "worst_outage_step_inflation": round(sf[worst - 1] / clean, 2) if worst and clean else None,
                      "job_inflation": round(sum(sf) / sum(st), 3) if st and sum(st) else None,
                      "job_us": round(sum(sf) * 1e6, 1), "clean_job_us": round(sum(st) * 1e6, 1),
-                     "completed": m["completed"], **_perf(raw)}
+                     "completed": m["completed"], "clean_completed": m0["completed"], **_perf(raw)}
+    out["floors"] = allreduce_floors(out)
     return out
+
+
+def allreduce_floors(out: dict) -> dict[str, bool]:
+    """The all-reduce case's floors.  Its inflations are ratios of step times: a run that did not finish
+    its steps has fewer of them and a job time without the missing ones (smaller, not larger), so every
+    run of both modes, with and without the outage, must complete."""
+    return {"completed": all(out[mode]["completed"] and out[mode]["clean_completed"] for mode in ("mrc", "rc"))}
 
 
 def outage_steps(step_s: list[float], t_down: float, t_up: float) -> list[int]:

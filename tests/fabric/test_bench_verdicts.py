@@ -117,3 +117,10 @@ def test_recovery_demo_summary_gives_the_spine_loss_stall_too(capsys):
     assert "longest flow stall after the link failure: median 2.70" in out
     assert "longest flow stall after the spine loss: median 3.70, max 4.1 RTTs" in out
     assert means["spine_stall"] == pytest.approx(3.7)
+
+
+def test_sim_allreduce_floor_needs_every_run_done(sim):
+    out = {m: {"completed": True, "clean_completed": True} for m in ("mrc", "rc")}
+    assert sim.allreduce_floors(out) == {"completed": True}
+    out["rc"]["completed"] = False  # its job time would then lack the steps it never finished
+    assert sim.allreduce_floors(out) == {"completed": False}
