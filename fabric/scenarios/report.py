@@ -285,6 +285,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "queue_tail_drops": sum((run.get("queue_tail_drops") or {}).values()),
         # frames past the pipeline and the queues that a port could not send (link down, tx ring full)
         "tx_drops": sum((run.get("tx_drops") or {}).values()),
+        # frames a receive ring cut short (never forwarded; the metrics' rx_error outside drops)
+        "rx_errors": sum((run.get("rx_errors") or {}).values()),
         # where: {"switch:port/priority": n} for the queues that tail-dropped during the run
         "queue_tail_drops_by_queue": {k: v for k, v in (run.get("queue_tail_drops_by_queue") or {}).items() if v},
         "ev_changes": dict(ev_changes), "ev_events": sorted(evs, key=lambda e: e[:7]),
@@ -405,14 +407,17 @@ def per_second(m: dict[str, Any], period_s: float = 1.0) -> list[tuple[int, floa
 def outside_drops_text(m: dict[str, Any]) -> str:
     """What a run's switches lost outside their pipelines (``analyse``'s result): kernel receive drops,
     traffic-manager tail drops, with the queues that tail-dropped, and transmit drops (frames a port could
-    not send: its link down, its transmit ring full); or, on a target that does not count them (bmv2: no
+    not send: its link down, its transmit ring full), and receive-ring errors when there are any (frames
+    a receive ring cut short, never forwarded); or, on a target that does not count them (bmv2: no
     ``port_stats``), that they are not counted -- never a 0 nobody measured."""
     if not m.get("outside_drops_reported", True):
         return "not counted by this target (no port_stats)"
     by_q = m.get("queue_tail_drops_by_queue") or {}
     return (f"kernel receive drops {m.get('kernel_rx_drops', 0)}, traffic-manager tail drops "
             f"{m.get('queue_tail_drops', 0)}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(by_q.items())) + ")"
-                                                  if by_q else "") + f", transmit drops {m.get('tx_drops', 0)}")
+                                                  if by_q else "") + f", transmit drops {m.get('tx_drops', 0)}"
+            # receive-ring errors: named when there are any (controller.metrics' rx_error kind)
+            + (f", receive ring errors {m['rx_errors']}" if m.get("rx_errors") else ""))
 
 
 def timeline_lines(m: dict[str, Any]) -> list[str]:

@@ -124,3 +124,23 @@ def test_sim_allreduce_floor_needs_every_run_done(sim):
     assert sim.allreduce_floors(out) == {"completed": True}
     out["rc"]["completed"] = False  # its job time would then lack the steps it never finished
     assert sim.allreduce_floors(out) == {"completed": False}
+
+
+def test_receive_ring_errors_count_among_the_frames_lost_outside_the_pipeline(scenarios):
+    """Frames a receive ring cut short are never forwarded, and the controller's metric counts them as
+    outside drops (rx_error); the run records them (Fabric.outside_drops), but analyse dropped them, the
+    report never named them and the fault-free bar '0 frames lost outside the pipeline' passed with them."""
+    from mrc_fabric.scenarios.report import analyse, outside_drops_text
+
+    run = {"hosts": {}, "completed": True, "elapsed_s": 1.0, "deadline_s": 2.0, "total_bytes": 0, "flows": [],
+           "faults": [], "mode": "mrc", "outside_drops_reported": True, "kernel_rx_drops": {"p1l1": 0},
+           "queue_tail_drops": {"p1l1": 0}, "tx_drops": {"p1l1": 0}, "rx_errors": {"p1l1": 5, "p1s1": 0}}
+    m = analyse(run)
+    assert m["rx_errors"] == 5
+    assert outside_drops_text(m) == ("kernel receive drops 0, traffic-manager tail drops 0, transmit drops 0, "
+                                     "receive ring errors 5")
+    assert outside_drops_text({**m, "rx_errors": 0}).endswith("transmit drops 0")  # named only when there are any
+    res = _res()
+    res["a2a"]["mrc"]["rx_errors"] = 5
+    ok, text = next(c for c in scenarios.acceptance(res, "softswitch") if "outside the pipeline" in c[1])
+    assert ok is False and text.startswith("fault-free MRC run: 5 frames lost outside the pipeline"), text
