@@ -359,8 +359,10 @@ class Controller:
         if self._attempt(switch) is not True:
             raise SessionError(f"switch {switch}: port admin change not written: {self.status[switch].last_error}")
 
-    def metrics_snapshot(self) -> MetricsSnapshot:
-        """The state exported to Prometheus."""
+    def metrics_snapshot(self, outside_drops: bool = True) -> MetricsSnapshot:
+        """The state exported to Prometheus.  ``outside_drops=False`` skips the reader of frames lost
+        outside the pipeline (one request to every switch): the live view polls every 250 ms and shows
+        none of them, and those requests landed on the switches it watches."""
         counters, pc_total, pcs = self.telemetry.snapshot()
         for name, st in self.status.items():
             st.info.connected = self.sessions[name].stream_up.is_set()
@@ -369,7 +371,7 @@ class Controller:
         problems = ({"miswired": len(last.miswired), "dead": len(last.dead), "unexpected": len(last.unexpected)}
                     if last else {})
         outside: dict[str, dict[str, int]] = {}
-        if self.outside_drops is not None:
+        if outside_drops and self.outside_drops is not None:
             try:
                 outside = self.outside_drops()
             except Exception as e:  # noqa: BLE001 - a failed read costs those series, not the scrape
