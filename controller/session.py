@@ -143,6 +143,11 @@ class SwitchSession:
             raise SessionError(f"switch {self.name}: {e.details()}", e.code()) from None
         self._channel, self._stub = ch, p4runtime_pb2_grpc.P4RuntimeStub(ch)
         self.stream_status: tuple[grpc.StatusCode, str] | None = None  # how the stream ended, if it did
+        # The switch may have restarted empty (or with another program) since the names were resolved:
+        # forget them until a converge finds the pipeline (use_p4info / set_pipeline), so the wiring and
+        # telemetry threads do not send PacketOuts to a switch without one (answered FAILED_PRECONDITION
+        # "no forwarding pipeline is set" and logged as stream errors after every switch restart).
+        self.names = None
         with self._arb:
             self._arb_seen, self._primary, self._server_promoted = False, False, False
         self.stream_lost.clear()

@@ -1,0 +1,73 @@
+"""A switch that restarts comes back without a pipeline.  The session that reconnects to it must not keep
+the names of the program it ran before: with them, the wiring round (the daemon's thread, the demo's
+live view) sent PacketOuts to the empty switch before the controller pushed the pipeline again, and
+every one came back as a FAILED_PRECONDITION stream error ("no forwarding pipeline is set"), logged as
+a warning in every demo after its spine restart.  Real gRPC on loopback against in-process softswitch
+P4Runtime servers; no namespaces."""
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from controller import build_plan, load_topology
+from controller.daemon import Controller, Options
+from mrc_fabric.targets import load_pipeline
+from softswitch.p4rt import P4RuntimeServer
+from softswitch.runtime import SwitchState
+
+REPO = os.path.join(os.path.dirname(__file__), "..", "..")
+TOPO = os.path.join(REPO, "examples", "small.yaml")
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    return load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM"))
+
+
+def _server(dev: int, addr: str) -> tuple[P4RuntimeServer, int]:
+    srv = P4RuntimeServer(dev, lambda info, cfg: SwitchState(info), lambda f: None, addr)
+    return srv, srv.start()
+
+
+def test_reconnect_to_a_restarted_switch_sends_it_no_packet_out_before_the_pipeline(pipeline, caplog):
+    plan = build_plan(load_topology(TOPO))
+    name = next(iter(plan.switches))
+    dev = plan.switches[name].device_id
+    srv, port = _server(dev, "127.0.0.1:0")
+    addr = f"127.0.0.1:{port}"
+    opts = Options(election_id=7, connect_timeout_s=3,
+                   addresses={n: (addr if n == name else "127.0.0.1:1") for n in plan.switches})
+    ctl = Controller(plan, pipeline, opts, logging.getLogger("test.controller.restart"))
+    srv2 = None
+    try:
+        assert ctl.converge_switch(name)
+        s = ctl.sessions[name]
+        assert s.names is not None
+        srv.stop()  # the switch process ends ...
+        srv2, _ = _server(dev, addr)  # ... and its supervisor starts it again, empty
+        s.connect(5)  # what converge_switch does first after a lost stream
+        assert s.wait_primary(5)
+        assert s.names is None, "the names of the program the switch ran before its restart were kept"
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="controller"):
+            report = ctl.wiring.check(0.3)
+        assert name in report.skipped
+        assert not [r for r in caplog.records if "stream error" in r.getMessage()]
+        assert s.get_pipeline_cookie() is None  # nothing pushed it meanwhile
+        # the converge that follows finds no pipeline, pushes it and resolves the names again
+        assert ctl.converge_switch(name)
+        assert s.names is not None and s.get_pipeline_cookie() == pipeline.cookie
+        # a reconnect to a switch that kept its pipeline (the stream alone was lost) is converged the
+        # same way: the cookie matches, nothing is pushed, the names come from the controller's P4Info
+        pushes = ctl.status[name].info.pipeline_pushes
+        s.connect(5)
+        assert s.wait_primary(5) and s.names is None
+        assert ctl.converge_switch(name)
+        assert s.names is not None and ctl.status[name].info.pipeline_pushes == pushes
+    finally:
+        ctl.close()
+        srv.stop()
+        if srv2 is not None:
+            srv2.stop()
