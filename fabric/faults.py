@@ -210,6 +210,12 @@ def _slow(t: Any, f: Any, undo: bool) -> str:
     return f"link {f.a}-{f.b} " + ("back to line rate" if undo else f"at {f.rate:.0%} of its rate")
 
 
+def _flap_ok(f: Any) -> str | None:
+    # without a duration a flap never came up again: a silent link_down under another name
+    return None if getattr(f, "duration", 0) > 0 else \
+        "flap needs a duration > 0 (the link comes up again after it); link_down keeps a link down"
+
+
 def _method_ok(f: Any) -> str | None:
     return None if f.method in ("stop", "links") else f"method: {f.method!r} is not stop or links"
 
@@ -218,7 +224,8 @@ _L = frozenset({"set_link"})
 for _name, _help, _params, _needs, _fn, _restores, _check, _label in (
     ("link_down", "both ends of a link down", (A, B), _L, _link(False), False, None, None),
     ("link_up", "both ends of a link up", (A, B), _L, _link(True), True, None, None),
-    ("flap", "a link down, up again after `duration`", (A, B), _L, _link(None), False, None, None),
+    ("flap", "a link down, up again after `duration` (required)", (A, B), _L, _link(None), False, _flap_ok,
+     None),
     ("spine_loss", "a whole spine lost", (SPINE, METHOD), frozenset({"switch_stop", "switch_start", "set_link",
                                                                    "spine_links"}),
      _spine(False), False, _method_ok, lambda f: f"spine_loss {f.spine}"),

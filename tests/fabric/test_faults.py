@@ -47,6 +47,8 @@ def test_every_kind_is_a_cli_subcommand_and_a_scenario_kind():
             raw[p.name] = {str: "p1s1", int: 1, float: 0.5, bool: False}[p.type]
         if k.name in ("spine_loss", "spine_restore"):
             raw["method"] = "links"
+        if k.name == "flap":  # down and up again: it needs its duration
+            raw["duration"] = 1.0
         sc = parse_scenario({"faults": [raw]})
         assert sc.faults[0].label().startswith(k.name)
 
@@ -203,6 +205,22 @@ def test_cli_refuses_a_negative_duration(capsys):
 
     assert main(["fault", "flap", "p1l1", "p1s1", "--duration", "-1", "--prefix", "nofab"]) == 2
     assert "fault flap: --duration must be 0 (keep the fault) or more seconds, got -1" in capsys.readouterr().err
+
+
+def test_a_flap_needs_a_duration(capsys):
+    """`mrc-fabric fault flap A B` without --duration (and a scenario's flap without one) took the link down
+    for good and said only "link A-B down": a flap is down *and up again*."""
+    from mrc_fabric.cli import main
+    from mrc_fabric.scenarios.spec import ScenarioError, parse_scenario
+
+    assert main(["fault", "flap", "p1l1", "p1s1", "--prefix", "nofab"]) == 2
+    assert "fault flap: flap needs a duration > 0" in capsys.readouterr().err
+    raw = {"name": "f", "fabric": {"topology": "examples/small.yaml"},
+           "faults": [{"at": 1.0, "kind": "flap", "a": "p1l1", "b": "p1s1"}]}
+    with pytest.raises(ScenarioError, match=r"scenario.faults\[0\]: flap needs a duration > 0"):
+        parse_scenario(raw)
+    raw["faults"][0]["duration"] = 0.5
+    assert parse_scenario(raw).faults[0].duration == 0.5
 
 
 def test_cli_port_admin_kinds_say_where_they_work(capsys):
