@@ -264,8 +264,11 @@ def run_switch(argv: Sequence[str]) -> int:
     try:
         switch.start()
     except Exception as e:
-        msg = str(e) if isinstance(e, (SwitchError, OSError, ValueError)) or _is_p4_error(e) else repr(e)
-        print(f"softswitch: error: {msg}", file=sys.stderr)
+        if _is_p4_error(e):  # already "[file:line:col: ]error: message", as `softswitch compile` prints it
+            print(f"softswitch: {e}", file=sys.stderr)
+        else:
+            msg = str(e) if isinstance(e, (SwitchError, OSError, ValueError)) else repr(e)
+            print(f"softswitch: error: {msg}", file=sys.stderr)
         if not _is_p4_error(e) and not isinstance(e, (SwitchError, OSError, ValueError)):
             log.debug("start failure", exc_info=True)
         return 1

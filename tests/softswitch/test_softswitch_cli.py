@@ -24,6 +24,23 @@ def test_help_exits_zero_and_names_the_shape():
         assert word in out.stdout
 
 
+@pytest.mark.parametrize("source, said", [
+    (None, "softswitch: error: cannot read "),
+    ("control c() { apply { } }\n", "softswitch: {path}:1:1: error: "),
+])
+def test_a_program_that_does_not_load_is_named_once(tmp_path, source, said):
+    """The switch printed "softswitch: error: error: cannot read ..." (the P4 error's own "error:" after its
+    prefix); now the program's error as `softswitch compile` prints it, after "softswitch: "."""
+    prog = tmp_path / "p.p4"
+    if source is not None:
+        prog.write_text(source)
+    out = subprocess.run([sys.executable, "-m", "softswitch", str(prog), "--", "--grpc-server-addr",
+                          "127.0.0.1:0"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 1
+    assert out.stderr.startswith(said.format(path=prog)), out.stderr
+    assert "error: error:" not in out.stderr
+
+
 def test_simple_switch_grpc_command_line():
     cfg, _ns, warnings = parse_args(
         ["--device-id", "3", "-i", "1@h4x1", "-i", "2@h4x2", "--log-console", "--log-level", "info",
