@@ -307,9 +307,12 @@ def _result(ep: Endpoint, cfg: dict, inflows: dict, outflows: dict[int, OutFlow]
         if qpn in out_qpns:
             for k in retx:
                 retx[k] += q[f"retx_{k}"]
-            for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "cnps_received", "retx_trim_ahead",
+            for k in ("ecn_echoes", "timeouts", "data_packets_sent", "cnps_received", "retx_trim_ahead",
                       "retx_lost_as_data"):
                 extra[k] += q[k]
+        # every QP bound to the host's profile probes its ASSUMED_BAD EVs, the receiving ones too (review h-new2:
+        # the demo's probe count left out the ~55 a second one receiving QP sent into each dead path)
+        extra["probes_sent"] += q["probes_sent"]
         if qpn in in_qpns:
             extra["trims_received"] += q["trims_received"]
             extra["duplicates_received"] += q["duplicates_received"]

@@ -692,10 +692,11 @@ class SimRun:
                 if qpn in out_qpns:
                     for k in retx:
                         retx[k] += getattr(c, f"retx_{k}")
-                    for k in ("ecn_echoes", "timeouts", "probes_sent", "data_packets_sent", "retx_trim_ahead",
-                              "retx_lost_as_data"):
+                    for k in ("ecn_echoes", "timeouts", "data_packets_sent", "retx_trim_ahead", "retx_lost_as_data"):
                         extra[k] += getattr(c, k)
-                else:
+                # every QP bound to a host's profile probes its ASSUMED_BAD EVs, the receiving ones too
+                extra["probes_sent"] += c.probes_sent
+                if qpn not in out_qpns:
                     extra["trims_received"] += c.trims_received
                     extra["duplicates_received"] += c.duplicates_received
             verify = {}

@@ -1202,8 +1202,13 @@ class MrcRequester(Requester):
     def _probe_wait(self) -> int:
         """How long a probe may stay unanswered before it counts as lost: one probe period, and never
         less than twice the smoothed RTT (a period shorter than the RTT would give up on every probe
-        before its answer could arrive, and no EV would ever come back)."""
-        return max(self._probe_interval(), 2 * self.srtt)
+        before its answer could arrive, and no EV would ever come back) -- before the first RTT sample,
+        never less than the ACK timeout, as for the period itself [ours].  A QP that only receives has
+        no RTT sample; bound to a profile shared with the QPs that send (an EV's state is the
+        profile's), it probes the same ASSUMED_BAD EVs, and with a set period of 20 ms it gave up on
+        each probe after 20 ms where its peers wait 2 srtt: in the demo, ~55 probes a second into each
+        dead path from one receiving QP (review h-new2, 2026-12-06)."""
+        return max(self._probe_interval(), 2 * self.srtt if self.srtt else self.base_timeout_ns)
 
     def _probe(self, now_ns: int) -> None:
         states = self.evset.prof.states

@@ -49,6 +49,22 @@ def test_probe_period_without_rtt_sample_is_the_ack_timeout():
 
 
 
+def test_a_probe_waits_the_ack_timeout_for_its_answer_before_the_first_rtt_sample():
+    """A QP that only receives has no RTT sample, but bound to a profile shared with sending QPs it probes
+    the same ASSUMED_BAD EVs.  With a set period (the scenarios' 20 ms) it gave up on each probe after that
+    period, where QPs with an RTT wait 2 srtt: ~55 probes a second into each dead path of the demo from one
+    receiving QP (review h-new2).  Before a sample a probe has the ACK timeout, as the period has."""
+    ep = Endpoint(GID_A, [1])
+    qp = ep.create_qp([(srv6_carrier(1, 2, 3, 4), 1)], QpAttr(ack_timeout=18, probe_interval_ns=20_000_000))
+    r = qp.requester
+    assert qp.srtt == 0 and r._probe_interval() == 20_000_000
+    assert r._probe_wait() == 1024 << 18  # 268 ms, not the 20 ms period
+    qp.srtt = 57_000_000
+    assert r._probe_wait() == 114_000_000
+    qp.srtt = 3_000_000
+    assert r._probe_wait() == 20_000_000
+
+
 def test_a_suspect_ev_has_the_ack_timeout_to_answer_before_the_first_rtt_sample():
     """Before any RTT sample (in an incast the first ACKs all report trims and carry none), a suspect EV
     gets the ACK timeout to show life, not the 4 us reordering floor that retired healthy EVs in the
@@ -114,7 +130,8 @@ def test_padded_probes_keep_a_large_frame_dropping_path_assumed_bad():
 
 def test_a_dead_paths_probes_are_not_padded():
     paths = [PathSpec() for _ in range(2)]
-    p = make_pair(paths, attr=QpAttr(mtu=4096, probe_interval_ns=200_000))
+    # no RTT sample here: a probe has the ACK timeout (131 us at 7) or the 200 us period to be answered
+    p = make_pair(paths, attr=QpAttr(mtu=4096, probe_interval_ns=200_000, ack_timeout=7))
     p.qa.evset.mark_bad(1, 0, "test")
     sizes: list[int] = []
 
