@@ -54,7 +54,7 @@ help:  ## list the targets
 # softswitch), so record that rather than print an empty name.
 build: $(BUILD_OUT)  ## compile p4src/mrc_switch.p4 into build/mrc_switch/ (p4c when present, else softswitch)
 	@test -s $(BUILD_DIR)/COMPILER || echo "$(if $(HAVE_P4C),p4c,softswitch)" > $(BUILD_DIR)/COMPILER
-	@echo "build: $(BUILD_DIR)/ is up to date (compiler: $$(cat $(BUILD_DIR)/COMPILER))"
+	@echo "build: $(BUILD_DIR)/ ready (compiler: $$(cat $(BUILD_DIR)/COMPILER))"
 
 $(BUILD_DIR)/bmv2.json: $(P4_SRCS)
 	@mkdir -p $(BUILD_DIR)

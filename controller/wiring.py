@@ -36,6 +36,7 @@ LATENCY_FACTOR = 3.0  # times the delay of the slowest late probe of the recent 
 LATENCY_ROUNDS = 5  # rounds a late probe is remembered for
 FIRST_ROUND_S = 3.0  # a checker's first round, which knows nothing about the target yet
 MAX_WAIT_S = 10.0
+REPEAT_LOG_S = 60.0  # a wiring finding that stays is logged again (INFO/WARNING) this often; other rounds at DEBUG
 
 
 def probe_frame(switch: str, port: int, round_id: int, src_mac: str) -> bytes:
@@ -148,6 +149,8 @@ class WiringChecker:
         self.first_round_s = first_round_s
         self.max_wait_s = max_wait_s  # the longest a round waits, however slow the probes have been
         self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
+        self._logged_found: tuple | None = None  # what the last round logged above DEBUG found, and when
+        self._logged_at = 0.0
         self.last: WiringReport | None = None
 
     def on_packet_in(self, pi: PacketIn) -> bool:
@@ -282,6 +285,16 @@ class WiringChecker:
             report.links.append(LinkState(a, b, st, det))
             self.liveness[(str(a), str(b))] = st
         self.last = report
-        level = logging.INFO if report.ok else logging.WARNING
+        # a round runs every 0.5-10 s: its line is INFO (all well) or WARNING (a problem) when what it
+        # found differs from the round before, and again every REPEAT_LOG_S while it stays; the other
+        # rounds log at DEBUG (a dead cable was a WARNING line every 0.5 s with the live view on)
+        found = (report.ok, tuple(report.miswired), tuple(report.dead), tuple(report.unexpected),
+                 tuple(report.skipped))
+        now = time.monotonic()
+        if found != self._logged_found or now - self._logged_at >= REPEAT_LOG_S:
+            self._logged_found, self._logged_at = found, now
+            level = logging.INFO if report.ok else logging.WARNING
+        else:
+            level = logging.DEBUG
         self.log.log(level, "wiring check", extra={"fields": report.summary()})
         return report

@@ -60,7 +60,7 @@ def say(msg: str) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Pick a --prefix and --grpc-base-port no other fabric on the machine uses "
                                         "(the test suite's fabrics use other prefixes, gRPC ports 20900-24500 and 27300-28999, "

@@ -36,7 +36,7 @@ from controller.reconcile import SwitchContents, entity_key, plan_updates
 from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import Postcard, SwitchCounters, decode_postcard
-from controller.wiring import MIN_FRAME, WiringChecker, parse_probe, probe_frame
+from controller.wiring import MIN_FRAME, REPEAT_LOG_S, WiringChecker, parse_probe, probe_frame
 from mrc_fabric.targets import load_pipeline
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
@@ -246,6 +246,41 @@ def test_wiring_check_extra_copies_of_a_probe_do_not_make_a_miswire(plan):
     rep = wc.check(timeout_s=0.5)
     assert rep.ok, rep.summary()
     assert all(ln.state == "up" for ln in rep.links)
+
+
+def test_wiring_check_logs_a_finding_once_not_every_round(plan, caplog):
+    """A round runs every 0.5 s with the live view on: a dead cable was a WARNING line each time.  Now a
+    round's line is INFO/WARNING when its finding changes (and every REPEAT_LOG_S while it stays), DEBUG
+    otherwise; a cable that comes back is an INFO line at once."""
+    topo = plan.topology
+    cables = _cables(topo)
+    cut = next(iter(cables))
+    dead = {cut: cables.pop(cut)}
+    ref = []
+    sessions = {n: _CableSession(n, cables, {}, ref) for n in topo.switches}
+
+    class Gone(_CableSession):  # the cut end's probes go nowhere
+        def packet_out(self, payload, egress_port):
+            if (self.name, egress_port) not in dead:
+                super().packet_out(payload, egress_port)
+
+    sessions[cut[0]] = Gone(cut[0], cables, {}, ref)
+    wc = WiringChecker(topo, plan.sids, sessions, log=logging.getLogger("test.wiring"))
+    ref.append(wc)
+    caplog.set_level(logging.DEBUG, logger="test.wiring")
+
+    def levels(rounds):
+        caplog.clear()
+        for _ in range(rounds):
+            wc.check(timeout_s=0.05)
+        return [r.levelname for r in caplog.records if r.getMessage() == "wiring check"]
+
+    assert levels(3) == ["WARNING", "DEBUG", "DEBUG"]
+    wc._logged_at -= REPEAT_LOG_S  # a minute later: said again
+    assert levels(2) == ["WARNING", "DEBUG"]
+    cables.update(dead)
+    dead.clear()
+    assert levels(2) == ["INFO", "DEBUG"]
 
 
 def _cables(topo) -> dict:
