@@ -110,6 +110,11 @@ def acceptance(res: dict[str, dict], target: str) -> list[tuple[bool | None, str
     return checks
 
 
+def _ms(v: float | None) -> str:
+    """A median srtt in ms, to 0.1 ms (or 'not measured')."""
+    return "not measured" if v is None else f"{v:.1f} ms"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", choices=TARGETS, default=selected_target(),
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(("incast 3->1 p99 message latency", _p99_txt(mi), _p99_txt(ri),
                  _ratio(mi["latency_us"]["p99"], ri["latency_us"]["p99"])))
     print(f"fabric scenario bench ({args.target}, examples/small.yaml, wall {time.monotonic() - t0:.0f} s); "
-          f"all-to-all MRC median srtt {res['a2a_fail']['mrc']['srtt_ms_median']} ms")
+          f"all-to-all MRC median srtt {_ms(res['a2a_fail']['mrc']['srtt_ms_median'])}")
     print(f"{'metric':<62} {'MRC':>20} {'RC baseline':>28} {'RC/MRC':>8}")
     for label, a, b, c in rows:
         print(f"{label:<62} {a:>20} {b:>28} {c:>8}")
