@@ -472,7 +472,7 @@ class Fabric:
             infos = [netbuild.link_info(i, ns or None) for ns, i in ends]
             links[name] = {"ends": [f"{ns + '/' if ns else ''}{i}" for ns, i in ends],
                            "up": all(x is not None and x["up"] for x in infos)}
-        return {"prefix": self.prefix, "target": self.state.target, "topology": self.state.topology,
+        return {"prefix": self.prefix, "target": self.state.target or "none", "topology": self.state.topology,
                 "namespaces": {ns: netbuild.netns_exists(ns) for ns in self.state.namespaces},
                 "switches": procs, "links": links, **self.outside_drops()}
 

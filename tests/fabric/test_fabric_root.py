@@ -123,7 +123,9 @@ def test_link_down_up(net):
     link = net.link_down("p1l1", "p1s1")
     assert link.name == "p1l1:1--p1s1:1"
     assert not netbuild.link_info(a)["up"] and not netbuild.link_info(b)["up"]
-    assert not net.status()["links"][link.name]["up"]
+    st = net.status()
+    assert not st["links"][link.name]["up"]
+    assert st["target"] == "none"  # as the text view says it (the JSON said "")
     rx, tx = _raw(b), _raw(a)
     try:
         with pytest.raises(OSError):  # sending on a down interface fails (ENETDOWN)
