@@ -85,7 +85,13 @@ class ControlHandler:
     def _port_stats(self, args: list) -> list[dict]:
         v = _ints(args, 0, 1, "port_stats [PORT]")
         rows = self.loop.port_stats()
-        return [r for r in rows if r["port"] == v[0]] if v else rows
+        if not v:
+            return rows
+        picked = [r for r in rows if r["port"] == v[0]]
+        if not picked:  # an empty answer read as "all counters 0" (or as a switch that did not answer)
+            bound = ", ".join(str(r["port"]) for r in rows) or "none"
+            raise ValueError(f"port_stats: no port {v[0]} on this switch (ports: {bound})")
+        return picked
 
     def _show_ports(self, args: list) -> list[dict]:
         _ints(args, 0, 0, "show_ports")

@@ -133,6 +133,8 @@ def test_runtime_control_round_trip(capsys):
         assert "unknown command" in capsys.readouterr().err
         assert main(["cli", "--addr", addr, "set_queue_rate", "10", "1", "9"]) == 1
         assert "priority" in capsys.readouterr().err
+        assert main(["cli", "--addr", addr, "port_stats", "7"]) == 1  # printed nothing and exit 0 before
+        assert "no port 7 on this switch (ports: none)" in capsys.readouterr().err
     finally:
         server.stop()
         loop.stop()
