@@ -484,7 +484,7 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
              f"{m['verified_bytes'] / 1e6:.1f} MB verified byte for byte, corrupt messages {m['corrupt_messages']}, "
              f"failed messages {m['failed_messages']}; goodput {m['goodput_mb_s']:.2f} MB/s; message latency "
              f"p50 {dur(m['latency_us']['p50'] / 1e6)} p99 {dur(m['latency_us']['p99'] / 1e6)}; "
-             f"srtt {dur(srtt / 1000) if srtt else None}")]
+             f"srtt {dur(srtt / 1000) if srtt else 'not measured'}")]
     f = m.get("fct_us") or {}
     if f.get("flows"):
         lines.append(f"  flow completion times ({f['flows']} flows x steps): mean {dur(f['mean'] / 1e6)}, "
