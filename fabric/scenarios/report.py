@@ -281,6 +281,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "ev_retirements": sum(1 for e in evs if e[5] == "ASSUMED_BAD"),
         # False on a target that does not count them (bmv2): the two sums below are then 0 unseen, not 0 seen
         "outside_drops_reported": run.get("outside_drops_reported", True),
+        # switches whose counts could not be read (stopped at the start or the end): not in the sums below
+        "outside_drops_unread": run.get("outside_drops_unread", []),
         "kernel_rx_drops": sum((run.get("kernel_rx_drops") or {}).values()),
         "queue_tail_drops": sum((run.get("queue_tail_drops") or {}).values()),
         # frames past the pipeline and the queues that a port could not send (link down, tx ring full)
@@ -417,7 +419,9 @@ def outside_drops_text(m: dict[str, Any]) -> str:
             f"{m.get('queue_tail_drops', 0)}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(by_q.items())) + ")"
                                                   if by_q else "") + f", transmit drops {m.get('tx_drops', 0)}"
             # receive-ring errors: named when there are any (controller.metrics' rx_error kind)
-            + (f", receive ring errors {m['rx_errors']}" if m.get("rx_errors") else ""))
+            + (f", receive ring errors {m['rx_errors']}" if m.get("rx_errors") else "")
+            # a switch that did not answer (stopped) is in none of these sums: say so, never a silent 0
+            + (f"; not read from {', '.join(m['outside_drops_unread'])}" if m.get("outside_drops_unread") else ""))
 
 
 def timeline_lines(m: dict[str, Any]) -> list[str]:

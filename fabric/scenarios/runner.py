@@ -573,6 +573,11 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
             # per switch, what it lost outside its pipeline during the run (a restarted switch counts anew)
             **{k: {n: v - drops_before[k].get(n, 0) if v >= drops_before[k].get(n, 0) else v
                    for n, v in after.items()} for k, after in drops_after.items()},
+            # switches whose port statistics could not be read at the start or the end of the run (a stopped
+            # switch): their drops are in none of the sums above, which then say 0 for what nobody read
+            "outside_drops_unread": sorted(n for n, rec in env.fab.state.procs.items() if rec.runtime_port and (
+                n not in drops_before["tx_drops"] or n not in drops_after["tx_drops"]))
+            if get_target(env.target).reports_kernel_drops else [],
             "rc_pins": {f"{a}-{b}": j for (a, b), j in pins.items()} if mode == "rc" else {}}
 
 

@@ -144,3 +144,25 @@ def test_receive_ring_errors_count_among_the_frames_lost_outside_the_pipeline(sc
     res["a2a"]["mrc"]["rx_errors"] = 5
     ok, text = next(c for c in scenarios.acceptance(res, "softswitch") if "outside the pipeline" in c[1])
     assert ok is False and text.startswith("fault-free MRC run: 5 frames lost outside the pipeline"), text
+
+
+def test_a_switch_nobody_read_is_named_and_fails_the_fault_free_bar(scenarios):
+    """A switch whose port statistics could not be read (stopped at the start or the end) is in none of
+    the outside-drop sums: they said 0 for what nobody read, and the fault-free bar passed on it (review
+    h-bench2).  The run names it (outside_drops_unread), the report says so, and the bar needs every switch."""
+    from mrc_fabric.scenarios.report import analyse, outside_drops_text
+
+    run = {"hosts": {}, "completed": True, "elapsed_s": 1.0, "deadline_s": 2.0, "total_bytes": 0, "flows": [],
+           "faults": [], "mode": "mrc", "outside_drops_reported": True, "kernel_rx_drops": {"p1l1": 0},
+           "queue_tail_drops": {"p1l1": 0}, "tx_drops": {"p1l1": 0}, "rx_errors": {"p1l1": 0},
+           "outside_drops_unread": ["p2s2"]}
+    m = analyse(run)
+    assert m["outside_drops_unread"] == ["p2s2"]
+    assert outside_drops_text(m).endswith("transmit drops 0; not read from p2s2")
+    res = _res()
+    res["a2a"]["mrc"]["outside_drops_unread"] = ["p2s2"]
+    ok, text = next(c for c in scenarios.acceptance(res, "softswitch") if "outside the pipeline" in c[1])
+    assert ok is False and "not read from p2s2" in text, text
+    res["a2a"]["mrc"]["outside_drops_unread"] = []
+    ok, _ = next(c for c in scenarios.acceptance(res, "softswitch") if "outside the pipeline" in c[1])
+    assert ok is True
