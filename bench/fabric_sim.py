@@ -467,6 +467,11 @@ def run_case(name: str, a: argparse.Namespace) -> dict:
     return out
 
 
+def _us_or_none(v: float) -> str:
+    """An srtt in us, or 'not measured' (the RC baseline keeps none: 0)."""
+    return f"{v:.1f} us" if v else "not measured"
+
+
 def show(r: dict) -> None:
     c = r["case"]
     print(f"== {c}: wall {r['case_wall_s']} s, process CPU {r['case_cpu_s']} s, peak RSS {r['peak_rss_mib']} MiB")
@@ -474,11 +479,13 @@ def show(r: dict) -> None:
         for mode in ("mrc", "rc"):
             x = r[mode]
             print(f"  {mode.upper():3} FCT mean {x['fct_mean_us']:7.1f} us  p99 {x['fct_p99_us']:7.1f}  max "
-                  f"{x['fct_max_us']:7.1f}  srtt {x['srtt_us']:.1f} us  retx {x['retx']}  trims {x['trims']}  "
+                  f"{x['fct_max_us']:7.1f}  srtt {_us_or_none(x['srtt_us'])}  retx {x['retx']}  trims {x['trims']}  "
                   f"ECN {x['ecn']}  drops {x['drops'] or 'none'}  {x['events']} events, "
                   f"{x['events_per_s']} events/s (CPU)")
         print(f"  RC/MRC: mean {r['mean_fct_ratio_rc_over_mrc']}x, max {r['max_fct_ratio_rc_over_mrc']}x "
-              f"(htsim ECMP/REPS max {r['htsim_max_ratio']}x: {HTSIM})")
+              f"(htsim ECMP/REPS max {r['htsim_max_ratio']}x: {HTSIM}); RC's max is mostly its go-back-N "
+              f"on a trimming fabric: a trimmed packet makes RC's receiver NAK and its sender resend all after it "
+              f"(docs/simulation.md)")
         print(f"  MRC max FCT / ideal ({r['ideal_fct_us']} us) = {r['mrc_max_over_ideal']}")
     elif c == "link-failure":
         x, y = r["mrc"], r["rc"]
