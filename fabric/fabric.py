@@ -12,6 +12,7 @@ recorded in a state file before it is created, so teardown (context exit, atexit
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import os
 import signal
 import subprocess
@@ -431,12 +432,19 @@ class Fabric:
                                           "queue_tail_drops_by_queue": {}, "rx_errors": {}, "tx_drops": {}}
         if not self.state.target or not get_target(self.state.target).reports_kernel_drops:
             return out
-        for name, rec in self.state.procs.items():
-            if not rec.runtime_port:
-                continue
+        def read(port: int) -> list | None:
             try:
-                rows = send_command(f"127.0.0.1:{rec.runtime_port}", "port_stats", [])
-            except Exception:  # noqa: BLE001, S112 - a stopped switch is simply not read
+                return send_command(f"127.0.0.1:{port}", "port_stats", [])
+            except Exception:  # noqa: BLE001 - a stopped switch is simply not read
+                return None
+
+        ports = {name: rec.runtime_port for name, rec in self.state.procs.items() if rec.runtime_port}
+        # every switch at once: one after the other, a hung switch (accepts, never answers) held each
+        # metrics scrape its 5 s timeout per switch
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(16, len(ports)))) as pool:
+            answers = dict(zip(ports, pool.map(read, ports.values()), strict=True))
+        for name, rows in answers.items():
+            if rows is None:
                 continue
             out["kernel_rx_drops"][name] = sum(int(r.get("rx_kernel_drops", 0)) for r in rows)
             out["queue_tail_drops"][name] = sum(int(r.get("queue_drops", 0)) for r in rows)
