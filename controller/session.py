@@ -91,6 +91,9 @@ class SwitchSession:
                  log: logging.Logger | None = None) -> None:
         self.name, self.address, self.device_id = name, address, device_id
         self.election_id = election_id
+        # the id this session was given: a takeover raises ``election_id`` above the highest seen, and a
+        # session whose raised id turns out taken (another backup took over with the same id) goes back to it
+        self.configured_election_id = election_id
         self.takeover = takeover
         self.rpc_timeout_s = rpc_timeout_s
         self.on_packet_in = on_packet_in
@@ -166,6 +169,9 @@ class SwitchSession:
         if not ok:
             ended = self.stream_status
             self.close()
+            if ended is not None and p4rt.election_id_taken(*ended) and self._revert_raised_id():
+                raise ElectionIdInUse(f"switch {self.name}: election id taken; back to the configured id "
+                                      f"{self.election_id}: {ended[1]}", ended[0])  # retried at once
             if ended is not None and p4rt.election_id_taken(*ended):
                 raise ElectionIdInUse(f"switch {self.name}: election id {self.election_id} is already used by "
                                       f"another controller at {self.address} (a second mrc-controller? give this "
@@ -203,6 +209,8 @@ class SwitchSession:
             self.stream_status = (err.code(), err.details() or "")
             self.log.warning("stream lost", extra={"fields": {"switch": self.name, "code": str(err.code()),
                                                               "detail": err.details()}})
+            if p4rt.election_id_taken(*self.stream_status):
+                self._revert_raised_id()
         self.stream_up.clear()
         self.stream_lost.set()
         with self._arb:
@@ -236,6 +244,20 @@ class SwitchSession:
                 "switch": self.name, "old_election_id": self.election_id, "election_id": new_id}})
             self.election_id = new_id
             self._send_arbitration()
+
+    def _revert_raised_id(self) -> bool:
+        """Go back to the configured election id if a takeover had raised it; True if it had.  Two
+        backups told at once that there is no primary (a P4Runtime 1.3+ server) both re-arbitrate with
+        the highest id + 1: the switch takes the first and ends the other's stream (id in use).  With the
+        raised id kept, that session could never connect again while the winner lived (reported as
+        ``election_id_in_use``, a duplicate --election-id); with its own id it is a backup again."""
+        with self._arb:
+            if self.election_id == self.configured_election_id:
+                return False
+            raised, self.election_id = self.election_id, self.configured_election_id
+        self.log.info("raised election id taken by another controller; back to the configured id", extra={
+            "fields": {"switch": self.name, "raised_election_id": raised, "election_id": self.election_id}})
+        return True
 
     def _on_packet(self, pkt: p4runtime_pb2.PacketIn) -> None:
         meta: dict[str, int] = {}
