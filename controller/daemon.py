@@ -100,6 +100,7 @@ class Controller:
         # and can ask them (P4Runtime has no such counter; ``mrc_fabric.Fabric.outside_drop_counts`` for
         # softswitch); returns {switch: {OUTSIDE_DROP_KINDS member: packets}}
         self.outside_drops: Callable[[], dict[str, dict[str, int]]] | None = None
+        self._names_cookie: dict[str, int] = {}  # a backup session's names: the cookie they were read for
         self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
         # two workers a switch: its converge and its counter read may both be in progress (run())
         self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
@@ -160,6 +161,7 @@ class Controller:
         st.info.primary = s.is_primary
         if not s.may_act:  # a backup, or a standby the switch promoted on its own (takeover off)
             st.state, st.was_primary, st.info.converged = "backup", False, False
+            self._resolve_backup_names(name)
             return False
         gen = s.generation
         cookie = s.get_pipeline_cookie()
@@ -179,6 +181,29 @@ class Controller:
         st.info.entities_written += res.written
         st.info.desired_entities = len(desired)
         return True
+
+    def _resolve_backup_names(self, name: str) -> None:
+        """A backup reads the switch's counters too (a Read is open to every client; only Write and
+        packet I/O are the primary's), so its metrics are those of the fabric, not empty: resolve the
+        session's names against the pipeline the switch runs -- the controller's own P4Info when the
+        cookie is ours, else the switch's -- once per pipeline (a connect forgets them, and so does a
+        new pipeline pushed by the primary).  No pipeline yet: no names, the next pass looks again.
+        A failed look-up leaves the session a backup (logged; the next pass tries again)."""
+        s = self.sessions[name]
+        try:
+            cookie = s.get_pipeline_cookie()
+            if cookie is None:
+                s.names = None
+                return
+            if s.names is not None and self._names_cookie.get(name) == cookie:
+                return
+            p4info = self.pipeline.p4info if cookie == self.pipeline.cookie else s.get_p4info()
+        except SessionError as e:
+            self.log.info("backup: pipeline not read", extra={"fields": {"switch": name, "error": str(e)}})
+            return
+        if p4info is not None:
+            s.use_p4info(p4info)
+            self._names_cookie[name] = cookie
 
     def _attempt(self, name: str, last: bool = False) -> bool | None:
         """``converge_switch`` with failure bookkeeping (backoff, log); None on failure.  ``last``: no

@@ -4,11 +4,26 @@ one primary and one backup, not with one of them locked out.  Real gRPC on loopb
 in-process softswitch P4Runtime servers; no namespaces."""
 from __future__ import annotations
 
+import logging
+import os
 import time
 
+import pytest
+
+from controller import build_plan, load_topology
+from controller.daemon import Controller, Options
 from controller.session import SwitchSession
+from mrc_fabric.targets import load_pipeline
 from softswitch.p4rt import P4RuntimeServer
 from softswitch.runtime import SwitchState
+
+REPO = os.path.join(os.path.dirname(__file__), "..", "..")
+TOPO = os.path.join(REPO, "examples", "small.yaml")
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    return load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM"))
 
 
 def _server(dev: int) -> tuple[P4RuntimeServer, str]:
@@ -23,6 +38,43 @@ def _wait(cond, timeout_s: float) -> bool:
             return True
         time.sleep(0.05)
     return cond()
+
+
+def test_a_backup_controller_reads_counters_and_sends_no_probe(pipeline):
+    plan = build_plan(load_topology(TOPO))
+    name = next(iter(plan.switches))
+    srv, addr = _server(plan.switches[name].device_id)
+    addrs = {n: (addr if n == name else "127.0.0.1:1") for n in plan.switches}
+    primary = Controller(plan, pipeline, Options(election_id=10, connect_timeout_s=3, addresses=addrs),
+                         logging.getLogger("test.backup.primary"))
+    backup = Controller(plan, pipeline, Options(election_id=5, connect_timeout_s=3, addresses=addrs),
+                        logging.getLogger("test.backup.backup"))
+    try:
+        # the primary is connected, the switch has no pipeline yet: the backup has nothing to resolve
+        primary.sessions[name].connect(3)
+        assert primary.sessions[name].wait_primary(3)
+        assert backup.converge_switch(name) is False
+        assert backup.sessions[name].names is None
+        assert primary.converge_switch(name)
+        # its next pass finds the primary's pipeline and reads the counters with it
+        assert backup.converge_switch(name) is False and backup.status[name].state == "backup"
+        backup.poll_counters([name])
+        snap = backup.metrics_snapshot(outside_drops=False)
+        assert name in snap.counters, "a backup controller exported no counter of the switch"
+        assert snap.counters[name].tables  # direct counters too
+        # a backup never sends a PacketOut: its wiring round skips the switch
+        assert name in backup.wiring.check(0.2).skipped
+        # a reconnect forgets the names; the next pass resolves them again (same cookie: no push)
+        pushes = backup.status[name].info.pipeline_pushes
+        backup.sessions[name].connect(3)
+        assert backup.sessions[name].names is None
+        assert backup.converge_switch(name) is False
+        assert backup.sessions[name].names is not None
+        assert backup.status[name].info.pipeline_pushes == pushes == 0
+    finally:
+        primary.close()
+        backup.close()
+        srv.stop()
 
 
 def test_two_backups_taking_over_at_once_end_primary_and_backup():
