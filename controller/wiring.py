@@ -148,7 +148,10 @@ class WiringChecker:
         self._late_delays: collections.deque[tuple[int, float]] = collections.deque(maxlen=64)
         self.first_round_s = first_round_s
         self.max_wait_s = max_wait_s  # the longest a round waits, however slow the probes have been
-        self.liveness: dict[tuple[str, str], str] = {(str(a), str(b)): DEAD for a, b in self.links}
+        # (a, b) -> the state the last round that could judge the link found; a link no round has judged
+        # (before the first, on a backup controller, which never probes, or while both its switches are
+        # skipped) is absent: unknown, not dead (the metrics export no series for it, the view says unknown)
+        self.liveness: dict[tuple[str, str], str] = {}
         self._logged_found: tuple | None = None  # what the last round logged above DEBUG found, and when
         self._logged_at = 0.0
         self.last: WiringReport | None = None
@@ -265,7 +268,8 @@ class WiringChecker:
         skipped = set(report.skipped)
         elsewhere = {src: got for src, _, got in report.miswired} | {src: got for got, src in report.unexpected}
         for a, b in self.links:
-            if a.switch in skipped and b.switch in skipped:
+            if a.switch in skipped and b.switch in skipped:  # nothing seen either way: no longer known
+                self.liveness.pop((str(a), str(b)), None)
                 continue
             ok_ab = b in arrivals.get(a, ()) or a.switch in skipped
             ok_ba = a in arrivals.get(b, ()) or b.switch in skipped

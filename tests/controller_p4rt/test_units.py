@@ -380,6 +380,26 @@ def test_wiring_check_link_to_a_stopped_switch_is_dead_not_half(plan):
         ("p1l2:2", "p1s2:2"): ("dead", "no probe arrived; p1l2 not probed")}
 
 
+def test_a_link_no_round_could_judge_is_unknown_not_dead(plan):
+    """Before the first round, on a backup controller (it never probes) and while both of a link's
+    switches are skipped, nothing is known of the link: the metrics export no state for it and the
+    live view says "unknown" (controller/web/state.py).  Every link used to start dead, so a backup's
+    /metrics had mrc_link_up 0 for the whole fabric, for good."""
+    wc, sessions = _slow_checker(plan, {})
+    assert wc.liveness == {}
+    for s in sessions.values():  # a backup: no switch may be probed
+        s.may_act = False
+    wc.check(timeout_s=0.1)
+    assert wc.liveness == {}
+    for s in sessions.values():
+        s.may_act = True
+    wc.check(timeout_s=0.3)
+    assert set(wc.liveness.values()) == {"up"} and len(wc.liveness) == len(wc.links)
+    sessions["p1l2"].may_act = sessions["p1s1"].may_act = False  # both ends of p1l2:1 -- p1s1:2 skipped
+    wc.check(timeout_s=0.3)
+    assert ("p1l2:1", "p1s1:2") not in wc.liveness and len(wc.liveness) == len(wc.links) - 1
+
+
 def test_wiring_checker_first_round_waits_for_a_slow_target(plan):
     """A new checker knows nothing about the target: its first round waits ``first_round_s`` at least."""
     topo = plan.topology
