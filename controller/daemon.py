@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import grpc
+
 from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
 from .metrics import MetricsSnapshot, SwitchInfo
 from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
@@ -381,7 +383,12 @@ class Controller:
             raise MappingError(f"switch {switch}: port {port} is not a connected port")
         self.port_admin[(switch, port)] = up
         self.log.info("port admin", extra={"fields": {"switch": switch, "port": port, "up": up}})
-        if self._attempt(switch) is not True:
+        ok = self._attempt(switch)
+        if ok is False:  # a backup (or a standby the switch promoted): only the primary writes
+            raise SessionError(f"switch {switch}: port admin change not written: this controller is not the "
+                               f"switch's primary (election id {self.sessions[switch].election_id}); it is "
+                               f"written when it becomes primary", grpc.StatusCode.PERMISSION_DENIED)
+        if ok is None:
             raise SessionError(f"switch {switch}: port admin change not written: {self.status[switch].last_error}")
 
     def metrics_snapshot(self, outside_drops: bool = True) -> MetricsSnapshot:

@@ -8,11 +8,13 @@ import logging
 import os
 import time
 
+import grpc
 import pytest
 
 from controller import build_plan, load_topology
 from controller.daemon import Controller, Options
-from controller.session import SwitchSession
+from controller.plan import PortSetting
+from controller.session import SessionError, SwitchSession
 from mrc_fabric.targets import load_pipeline
 from softswitch.p4rt import P4RuntimeServer
 from softswitch.runtime import SwitchState
@@ -71,6 +73,11 @@ def test_a_backup_controller_reads_counters_and_sends_no_probe(pipeline):
         assert backup.converge_switch(name) is False
         assert backup.sessions[name].names is not None
         assert backup.status[name].info.pipeline_pushes == pushes == 0
+        # an operator's port change through the backup says why it was not written (it said nothing)
+        port = next(ps.port for ps in plan.switches[name].of(PortSetting))
+        with pytest.raises(SessionError, match="not the switch's primary") as err:
+            backup.set_port_admin(name, port, False)
+        assert err.value.code == grpc.StatusCode.PERMISSION_DENIED
     finally:
         primary.close()
         backup.close()
