@@ -151,7 +151,9 @@ def test_a_metered_program_gets_both_times(tmp_path):
     before = lp.now_us()
     lp._ingress_batch(1, [ETH + bytes(40)], None, raw)
     it = lp.tm.ports[3].queues[0].items[0][1]
-    assert abs(it.meta.S.f_ingress_global_timestamp - (before - 3000)) <= 1000
+    # the ring's time itself (within [0, now]: taken as it is).  Not "before - 3000 within 1 ms": a
+    # loaded machine can deschedule the test for more than 1 ms between its two clock reads
+    assert it.meta.S.f_ingress_global_timestamp == raw[0]
     assert pl._ctx_in.now >= before and it.enq_timestamp_us >= pl._ctx_in.now
 
 
@@ -161,8 +163,24 @@ def test_realtime_offset_is_read_between_two_monotonic_reads():
     lp, _ = collecting_loop(DIRECT)
     for _ in range(5):
         off = lp._realtime_offset_ns()
-        expect = time.time_ns() - (time.monotonic_ns() - lp._t0)
+        m1, expect, m2 = _bracketed(time.time_ns)  # the test's own reads, not split by a preemption
+        expect -= (m1 + m2) // 2 - lp._t0
         assert abs(off - expect) < 200_000, off - expect
-    # a frame stamped (by the kernel) at realtime R is at R - off in the switch clock
-    rt = time.time_ns()
-    assert abs((rt - lp._realtime_offset_ns()) // 1000 - lp.now_us()) <= 200
+    # a frame stamped (by the kernel) at realtime R is at R - off in the switch clock: between the
+    # switch clock's reads just before and after R was read
+    off = lp._realtime_offset_ns()
+    m1, rt, m2 = _bracketed(time.time_ns)
+    assert (m1 - lp._t0) // 1000 - 200 <= (rt - off) // 1000 <= (m2 - lp._t0) // 1000 + 200
+
+
+def _bracketed(read) -> tuple[int, int, int]:
+    """``read()`` between two monotonic reads (ns) less than 20 µs apart: a loaded machine can
+    deschedule the test between two clock reads for milliseconds (1 pair in about 10,000 with two
+    CPU burners on two cores), which says nothing about the clock under test.  Bounded tries."""
+    for _ in range(1000):
+        m1 = time.monotonic_ns()
+        v = read()
+        m2 = time.monotonic_ns()
+        if m2 - m1 < 20_000:
+            return m1, v, m2
+    raise AssertionError("no two clock reads within 20 us in 1000 tries")
