@@ -53,15 +53,18 @@ def loop(tx):
 
 
 def test_a_frame_that_waited_in_the_rx_ring_carries_its_receive_time(loop, tx):
-    """The loop is kept busy for 60 ms (a call on its thread) while frames arrive: they wait in
-    the rx ring.  Their ingress timestamp is when they arrived, their enqueue time after the wait."""
-    busy = threading.Event()
+    """The loop is kept busy (a call on its thread) while frames arrive and for 60 ms after: they wait
+    in the rx ring.  Their ingress timestamp is when they arrived, their enqueue time after the wait."""
+    busy, sent = threading.Event(), threading.Event()
 
     def hold() -> None:
         busy.set()
+        # held until the frames are sent, then 60 ms more: with a fixed 60 ms from busy.set(), a
+        # loaded machine that descheduled this thread for 30 ms before its sends failed the test
+        sent.wait(5.0)
         time.sleep(0.06)
 
-    holder = threading.Thread(target=lambda: loop.call(hold, timeout=5.0))
+    holder = threading.Thread(target=lambda: loop.call(hold, timeout=10.0))
     holder.start()
     try:
         assert busy.wait(5.0)
@@ -70,6 +73,7 @@ def test_a_frame_that_waited_in_the_rx_ring_carries_its_receive_time(loop, tx):
             tx.send(ETH + bytes([i]) * 40)
         sent_end = loop.now_us()
     finally:
+        sent.set()
         holder.join(10.0)
     released = loop.now_us()
     assert released - sent_end >= 30_000  # the frames sat in the ring for a while
@@ -85,8 +89,19 @@ def test_a_frame_that_waited_in_the_rx_ring_carries_its_receive_time(loop, tx):
 
 def test_timestamps_keep_their_order_through_a_rate_limited_queue(loop, tx):
     loop.call(lambda: loop.tm.set_queue_rate(500, port=3))  # 2 ms between departures
-    for i in range(6):  # back to back: they queue behind the 2 ms departure slots
-        tx.send(ETH + bytes([i]) * 40)
+    # the loop is held (a call on its thread) while the six are sent, so they wait in the rx ring and
+    # enter ingress in one read: sent while it ran, a loaded machine that descheduled this thread for
+    # 6 ms between two sends let the loop forward the earlier ones first (no queue for the last)
+    busy, sent = threading.Event(), threading.Event()
+    holder = threading.Thread(target=lambda: loop.call(lambda: (busy.set(), sent.wait(5.0)), timeout=10.0))
+    holder.start()
+    try:
+        assert busy.wait(5.0)
+        for i in range(6):  # back to back: they queue behind the 2 ms departure slots
+            tx.send(ETH + bytes([i]) * 40)
+    finally:
+        sent.set()
+        holder.join(10.0)
     wait_for(lambda: len(loop.got) == 6, what="six rate-limited frames")
     rows = [stamps(f) for f in loop.got]
     for r in rows:
