@@ -181,7 +181,7 @@ def test_make_build_with_softswitch(tmp_path: Path) -> None:
 
     again = make(f"BUILD_DIR={out_dir}", "P4C=/nonexistent/p4c-bm2-ss", "build")
     assert again.returncode == 0 and "softswitch compile" not in again.stdout, "up-to-date build recompiled"
-    assert "up to date (compiler: softswitch)" in again.stdout
+    assert "ready (compiler: softswitch)" in again.stdout
 
 
 @needs_make
@@ -196,7 +196,7 @@ def test_make_build_after_softswitch_compile_names_its_compiler(tmp_path: Path) 
     out = make(f"BUILD_DIR={out_dir}", "P4C=/nonexistent/p4c-bm2-ss", "build")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "softswitch compile" not in out.stdout, "up-to-date build recompiled"
-    assert "up to date (compiler: softswitch)" in out.stdout, out.stdout + out.stderr
+    assert "ready (compiler: softswitch)" in out.stdout, out.stdout + out.stderr
     assert out.stderr == "", out.stderr
     assert (out_dir / "COMPILER").read_text().strip() == "softswitch"
 
