@@ -53,6 +53,18 @@ def _transfer_with_stall(stall_srtts: int):
     return p, req
 
 
+def _until_done(p, budget_ns: int, each=None) -> None:
+    """Run the pair in 10 us steps until its one write completes, within ``budget_ns`` of now; ``each``
+    is called after every step."""
+    end = p.net.now + budget_ns
+    while len(p.done) < 1:
+        assert p.net.now < end, "the write did not complete"
+        p.net.run(until_ns=p.net.now + 10_000)
+        p.pump()
+        if each is not None:
+            each()
+
+
 def test_a_receiver_that_stops_answering_retires_no_ev():
     p, req = _transfer_with_stall(30)  # far beyond every EV's late limit and time to show life
     assert req.counters.rack_ev_suspect >= 1  # the EVs did go quiet...
@@ -68,11 +80,7 @@ def test_a_path_that_stays_quiet_while_the_peer_answers_on_others_is_still_retir
     data = random.Random(6).randbytes(1 << 20)
     p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
     req = p.qa.requester
-    end = 50_000_000
-    while len(p.done) < 1:
-        assert p.net.now < end, "the write did not complete"
-        p.net.run(until_ns=p.net.now + 10_000)
-        p.pump()
+    _until_done(p, 50_000_000)
     assert bytes(p.mr.buf[: len(data)]) == data
     assert req.evset.prof.states[2] is EvState.ASSUMED_BAD
     assert [v["ev"] for v in req.verdicts] == [2]
@@ -91,13 +99,8 @@ def test_a_dead_path_suspected_while_the_receiver_stalls_is_retired_soon_after_t
     p.net.run(until_ns=440_000)  # the dead path's first verdict comes at ~510 us, during the stall
     _stall_receiver(p, 2_000_000)
     stall_end = p.net.now
-    end = p.net.now + 50_000_000
     bad = []
-    while len(p.done) < 1:
-        assert p.net.now < end, "the write did not complete"
-        p.net.run(until_ns=p.net.now + 10_000)
-        p.pump()
-        bad += [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
+    _until_done(p, 50_000_000, lambda: bad.extend(e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD))
     assert bytes(p.mr.buf[: len(data)]) == data
     assert [e.ev_index for e in bad] == [2]
     assert bad[0].time_ns - stall_end < 1_000_000  # 0.54 ms; 11.9 ms (after the write) before
@@ -115,11 +118,7 @@ def test_an_outage_of_every_path_retires_no_ev_although_the_probes_sent_in_it_we
         data = random.Random(5).randbytes(1 << 23)
         p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
         req = p.qa.requester
-        end = 200_000_000
-        while len(p.done) < 1:
-            assert p.net.now < end, "the write did not complete"
-            p.net.run(until_ns=p.net.now + 10_000)
-            p.pump()
+        _until_done(p, 200_000_000)
         assert bytes(p.mr.buf[: len(data)]) == data
         assert req.counters.rack_ev_peer_silent >= 1  # the EVs were held for the silence...
         bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
