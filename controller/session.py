@@ -261,8 +261,9 @@ class SwitchSession:
 
     def _on_packet(self, pkt: p4runtime_pb2.PacketIn) -> None:
         meta: dict[str, int] = {}
-        if self.names is not None and PACKET_IN in self.names.meta:
-            ids = {i: n for n, (i, _) in self.names.metadata_ids(PACKET_IN).items()}
+        names = self.names  # read once: a reconnect clears them (connect), and a converge sets them again
+        if names is not None and PACKET_IN in names.meta:
+            ids = {i: n for n, (i, _) in names.metadata_ids(PACKET_IN).items()}
             for m in pkt.metadata:
                 meta[ids.get(m.metadata_id, str(m.metadata_id))] = int.from_bytes(m.value, "big")
         if self.on_packet_in is not None:

@@ -127,7 +127,9 @@ class TelemetryCollector:
         retire healthy EVs (docs/demo.md)."""
         names = s.names
         if names is None:
-            raise ValueError(f"switch {s.name}: no P4Info yet")
+            # a SessionError, as any other read that cannot be made: the daemon logs it and goes on (a
+            # reconnect clears the names between its check and this read; a ValueError left its pool)
+            raise SessionError(f"switch {s.name}: no P4Info yet (reconnected; the next converge resolves it)")
         ports = set(self.watched_ports.get(s.name, ()))
         out = SwitchCounters(read_at=time.time())
         kinds: dict[int, str] = {}  # counter id -> what it counts

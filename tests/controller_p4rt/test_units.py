@@ -452,6 +452,21 @@ class _PiLikeSession:
         return out
 
 
+def test_a_counter_poll_of_a_session_without_names_is_a_session_error(names):
+    """A reconnect clears a session's names (until the next converge) between the daemon's check and the
+    poll's own read: the poll raises a SessionError, which the daemon logs as a failed read, not a
+    ValueError that left its worker pool (review h-rev7)."""
+    import pytest
+
+    from controller.session import SessionError
+    from controller.telemetry import TelemetryCollector
+
+    s = _PiLikeSession(names)
+    s.names = None
+    with pytest.raises(SessionError, match="no P4Info yet"):
+        TelemetryCollector({}).poll(s)
+
+
 def test_counter_poll_reads_direct_counters_one_table_at_a_time(names):
     """bmv2 (PI) refuses the all-tables direct-counter wildcard; the poll asks per table and sums."""
     from controller.telemetry import TelemetryCollector
