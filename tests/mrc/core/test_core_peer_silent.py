@@ -35,22 +35,27 @@ def _stall_receiver(p, for_ns: int) -> None:
 
 
 def _transfer_with_stall(stall_srtts: int):
-    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
-    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 21)
-    data = random.Random(5).randbytes(1 << 20)
-    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    p, data = _four_paths_writing(5, 1 << 20)
     req = p.qa.requester
     p.net.run(until_ns=400_000)  # RTT samples on every path, packets in flight on every path
     assert req.srtt and all(e.srtt for e in req.evset.entries)
     assert {pk.ev for pk in req.pkts.values() if pk.state == pk.INFLIGHT} == {0, 1, 2, 3}
     _stall_receiver(p, stall_srtts * req.srtt)
-    end = p.net.now + 50_000_000
-    while len(p.done) < 1:
-        assert p.net.now < end, "the write did not complete"
-        p.net.run(until_ns=p.net.now + 10_000)
-        p.pump()
+    _until_done(p, 50_000_000)
     assert bytes(p.mr.buf[: len(data)]) == data
     return p, req
+
+
+def _four_paths_writing(seed: int, size: int, dead_from_ns: int | None = None, dark: tuple[int, int] | None = None):
+    """Four 1 Gb/s paths of 20 us (path 2 dead from ``dead_from_ns``; every path dark over ``dark``), and one
+    ``size``-byte write of seeded data posted: (pair, data)."""
+    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9, down=[dark] if dark else []) for _ in range(4)]
+    if dead_from_ns is not None:
+        paths[2].down = [(dead_from_ns, None)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=max(1 << 21, size))
+    data = random.Random(seed).randbytes(size)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    return p, data
 
 
 def _until_done(p, budget_ns: int, each=None) -> None:
@@ -74,11 +79,7 @@ def test_a_receiver_that_stops_answering_retires_no_ev():
 
 
 def test_a_path_that_stays_quiet_while_the_peer_answers_on_others_is_still_retired():
-    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
-    paths[2].down = [(300_000, None)]
-    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 21)
-    data = random.Random(6).randbytes(1 << 20)
-    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    p, data = _four_paths_writing(6, 1 << 20, dead_from_ns=300_000)
     req = p.qa.requester
     _until_done(p, 50_000_000)
     assert bytes(p.mr.buf[: len(data)]) == data
@@ -91,11 +92,7 @@ def test_a_dead_path_suspected_while_the_receiver_stalls_is_retired_soon_after_t
     latest copy left: that proves *an* earlier copy arrived, not the first.  Crediting the first copy's
     path (dead here) lifted its suspicion, and it was retired 12 ms after the stall instead of within one
     time to show life (``MrcRequester._first_copy_arrived``; found from the retirement's evidence)."""
-    paths = [PathSpec(delay_ns=20_000, rate_bps=1e9) for _ in range(4)]
-    paths[2].down = [(300_000, None)]
-    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 22)
-    data = random.Random(1).randbytes(1 << 22)
-    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    p, data = _four_paths_writing(1, 1 << 22, dead_from_ns=300_000)
     p.net.run(until_ns=440_000)  # the dead path's first verdict comes at ~510 us, during the stall
     _stall_receiver(p, 2_000_000)
     stall_end = p.net.now
@@ -113,10 +110,7 @@ def test_an_outage_of_every_path_retires_no_ev_although_the_probes_sent_in_it_we
     repro/silent_all_paths_outage.py).  A held EV whose probe left before the peer answered again is
     probed again."""
     for outage in (1_000_000, 3_000_000, 10_000_000):
-        paths = [PathSpec(delay_ns=20_000, rate_bps=1e9, down=[(400_000, 400_000 + outage)]) for _ in range(4)]
-        p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none", ev_min_active=1), buf_len=1 << 23)
-        data = random.Random(5).randbytes(1 << 23)
-        p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+        p, data = _four_paths_writing(5, 1 << 23, dark=(400_000, 400_000 + outage))
         req = p.qa.requester
         _until_done(p, 200_000_000)
         assert bytes(p.mr.buf[: len(data)]) == data
