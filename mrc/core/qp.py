@@ -336,7 +336,7 @@ class QueuePair:
     snd_una = _forward("requester", "snd_una", "Oldest unacknowledged sequence number.")
     snd_nxt = _forward("requester", "snd_nxt", "Next sequence number to send.")
     next_assign = _forward("requester", "next_assign", "First PSN of the next work request.")
-    inflight = _forward("requester", "inflight", "Packets sent and not yet acknowledged.")
+    inflight = _forward("requester", "inflight", "Bytes in flight: sent, not acknowledged, not found lost or trimmed.")
     pkts = _forward("requester", "pkts", "Unacknowledged packets by sequence number.")
     rcv_nxt = _forward("responder", "rcv_nxt", "Next sequence number expected in order.")
     wimm_unpolled = _forward("responder", "wimm_unpolled", "Write-with-immediate completions not polled yet.")
