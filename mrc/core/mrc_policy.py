@@ -1052,12 +1052,23 @@ class MrcRequester(Requester):
                     e.suspect_ns = now_ns
                     self.counters.rack_ev_peer_silent += 1
                     self._silent_holds[i] = self._silent_holds.get(i, 0) + 1
-                    if e.probe_req_id >= 0 and (heard is None or e.probe_sent_ns < heard):
+                    if e.probe_req_id >= 0 and (e.probe_sent_ns < heard if heard is not None
+                                                else now_ns - e.probe_sent_ns >= self._rto()):
                         # the suspicion's one probe left before the peer answered again: lost in the
                         # silence as likely as not, and a suspect EV is out of the spray, so nothing else
                         # can show it alive -- send a new one (_probe) [ours, review h-rev5: when every
                         # path went dark for 3 ms, the probes sent then were lost and 3 of 4 healthy EVs
-                        # were retired 0.5 ms after the paths came back, their probes never sent again]
+                        # were retired 0.5 ms after the paths came back, their probes never sent again].
+                        # While the peer has not answered at all since the suspicion, the probe is given
+                        # the QP's ACK timeout (unbacked-off), the one bound on a round trip it has,
+                        # before it is replaced: replaced at every hold (until 2026-12-07), a probe whose
+                        # round trip was longer than the hold -- one padded to a full frame on a slow
+                        # port: 8 KiB take 67 us at 1 Gb/s, against a hold of 2 srtt of small packets --
+                        # was given up each time before its answer came, and its answer, the only thing
+                        # the peer sent back, was dropped as an unknown probe id: the EV was held for
+                        # ever, a padded probe per hold, more than the port could carry, and the lost
+                        # packet's resend never got a slot: a QP whose EVs were all suspect never
+                        # completed its write (h-fuzz8, repro/padded_probe_livelock.py)
                         self.host.forget_probe(e.probe_req_id)
                         e.probe_req_id = -1
                         e.probe_next_ns = now_ns
