@@ -439,6 +439,17 @@ class MrcRequester(Requester):
             # responder held the ACK no longer than the round trip took): no sample, rather than a 0
             # that the learning NSCC would take as its base RTT [ours]
             rtt_sample = rtt - s.service_time_ns if 0 <= s.service_time_ns < rtt else None
+        elif trig is not None and trig.xmits > 1 and not s.flags & F.SACK_FLAG_RETX_ECHO \
+                and trig.state != _Pkt.SACKED and self._echo_is_first_copy(trig):
+            # the ACK of a resent packet's *first* copy, its ev_echo naming the EV that copy alone took: a
+            # sample from the first send, as Eifel's timestamps tell the original's ACK (RFC 3522) [ours].
+            # Karn's rule alone froze srtt wherever every first copy was declared lost before its ACK
+            # could come: on a 1 Gb/s port a full 8 KiB frame takes 67 us to leave, against an srtt of
+            # 5-7 us learnt from small writes; every large packet was resent, no sample was ever taken,
+            # and on a network that lost nothing 30-100 spurious resends per 40 packets retired an EV
+            # (h-fuzz8, repro/spurious_rack_sweep.py)
+            rtt = now_ns - trig.first_sent_ns
+            rtt_sample = rtt - s.service_time_ns if 0 <= s.service_time_ns < rtt else None
         cum = unwrap(s.cum_psn, self.snd_una)
         if cum > self.snd_nxt:
             self.host.count("rx_bogus_ack")
@@ -622,6 +633,16 @@ class MrcRequester(Requester):
         elif pkt.sent_ns <= self.ev_replaced_ns[ev]:
             return -1
         return ev
+
+    def _echo_is_first_copy(self, pkt: _Pkt) -> bool:
+        """Whether the ACK now processed, triggered by the resent ``pkt``, was triggered by its first copy:
+        its ``ev_echo`` names the first copy's EV and no later copy took that EV (``hist`` holds the EV of
+        every copy but the latest, which is ``pkt.ev``, when it is complete)."""
+        first = pkt.first_ev
+        if first < 0 or self._echo_ev != first or pkt.ev == first:
+            return False
+        h = pkt.hist
+        return h is not None and len(h) == pkt.xmits - 1 and all(x[2] != first for x in h[1:])
 
     def _first_copy_arrived(self, pkt: _Pkt) -> bool:
         """Whether the ACK now processed reports the *first* copy of the resent ``pkt``.  When ``pkt`` is

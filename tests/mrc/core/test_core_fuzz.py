@@ -523,5 +523,34 @@ def test_a_held_suspect_ev_waits_for_its_padded_probe_instead_of_replacing_it_fo
     assert c.probes_sent <= 10 and c.probe_answers >= 2  # ...and its padded probe's answer was waited for
 
 
+@pytest.mark.parametrize("cc", ["none", "nscc"])
+def test_full_frames_on_a_slow_port_after_small_writes_retire_no_ev_on_a_loss_free_network(cc):
+    """Two loss-free 1 Gb/s paths of 2 us, MTU 8192: four 1-byte writes give srtt ~6.9 us, then 40 full
+    8 KiB packets, each 67 us on the wire.  Every first copy was declared lost (RACK) before its ACK
+    could come, so by Karn's rule no RTT sample was ever taken again: srtt stayed at 6.9 us, 55-94
+    spurious resends, 29-60 suspicions, and an EV retired although nothing was lost (until 2026-12-07).
+    The ACK that the first copy triggered names its EV (ev_echo), and now gives the sample."""
+    from mrc.sim import make_pair
+
+    p = make_pair([PathSpec(delay_ns=2_000, rate_bps=1e9) for _ in range(2)], attr=QpAttr(mtu=8192, cc=cc),
+                  buf_len=1 << 23)
+    for i in range(4):
+        p.a.post_write(p.qa, i, b"x", p.mr.base_va + i, p.mr.rkey)
+    p.net.run(until_ns=10_000_000, stop=lambda: (p.pump(), len(p.done) == 4)[1])
+    srtt0 = p.qa.requester.srtt
+    assert srtt0 < 10_000
+    rng = random.Random(5)
+    msgs = [rng.randbytes(8192) for _ in range(40)]
+    for i, m in enumerate(msgs):
+        p.a.post_write(p.qa, 10 + i, m, p.mr.base_va + 8192 * (i + 1), p.mr.rkey)
+    p.net.run(until_ns=p.net.now + 1_000_000_000, stop=lambda: (p.pump(), len(p.done) == 44)[1])
+    assert [c.wr_id for c in p.done] == [0, 1, 2, 3] + [10 + i for i in range(40)]
+    assert all(bytes(p.mr.buf[8192 * (i + 1): 8192 * (i + 2)]) == m for i, m in enumerate(msgs))
+    assert all(s is EvState.GOOD for s in p.a.ev_states(p.qa))  # nothing was lost
+    c = p.qa.counters
+    assert p.qa.requester.srtt > 5 * srtt0  # learnt the full frames' round trip
+    assert c.retx_rack + c.retx_timeout <= 12 and c.rack_ev_suspect <= 8
+
+
 if __name__ == "__main__":
     sys.exit(main())
