@@ -23,9 +23,10 @@ import grpc
 
 from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
 from .metrics import MetricsSnapshot, SwitchInfo
+from .p4rt import no_answer
 from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
 from .reconcile import ReconcileResult, reconcile
-from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
+from .session import REPEAT_LOG_S, ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
 from .telemetry import TelemetryCollector
 from .wiring import MAX_WAIT_S, WiringChecker, WiringReport
 
@@ -39,7 +40,9 @@ class Options:
     connect_timeout_s: float = 2.0
     retries: int = 4  # converge attempts per switch in ``converge_all`` (``--once``)
     backoff_initial_s: float = 0.5
-    backoff_max_s: float = 4.0
+    backoff_max_s: float = 4.0  # an unreachable switch: retried at least this often
+    # a switch that answers but refuses (its pipeline, a write): the backoff doubles up to this
+    refusal_backoff_max_s: float = 60.0
     tick_s: float = 0.25
     reconcile_interval_s: float = 10.0
     wiring_interval_s: float = 10.0
@@ -66,8 +69,13 @@ class SwitchStatus:
     next_try: float = 0.0
     next_reconcile: float = 0.0
     backoff_s: float = 0.0
+    refusal_backoff_s: float = 0.0  # the wait after the next refusal (0: backoff_initial_s)
+    refused_generation: int = -1  # the session generation the last refusal came on
     info: SwitchInfo = field(default_factory=SwitchInfo)
     last_result: ReconcileResult | None = None
+    logged: tuple[str, str] = ("", "")  # the (state, error) of the last failure logged at WARNING ...
+    logged_at: float = 0.0  # ... when (monotonic)
+    not_logged: int = 0  # the repeats of it logged at DEBUG since
 
 
 STOP_WAIT_S = 5.0  # run(): how long a stop waits for the switches' work in progress
@@ -176,7 +184,9 @@ class Controller:
         elif s.names is None:
             s.use_p4info(self.pipeline.p4info)
         desired = self.desired(name)
-        res = reconcile(s, desired, logging.getLogger("controller.reconcile"))
+        # a pass that repeats a refused one logs its drift (what the switch refused) at DEBUG
+        res = reconcile(s, desired, logging.getLogger("controller.reconcile"),
+                        drift_level=logging.DEBUG if st.info.refused else logging.WARNING)
         st.last_result, st.state, st.last_error = res, "converged", ""
         st.converged_generation, st.was_primary = gen, True
         st.info.converged, st.info.reconcile_runs = True, st.info.reconcile_runs + 1
@@ -211,30 +221,64 @@ class Controller:
         """``converge_switch`` with failure bookkeeping (backoff, log); None on failure.  ``last``: no
         retry follows (``converge_all``'s final attempt), so the log says it gives up, not when it
         will retry."""
-        st = self.status[name]
+        st, s = self.status[name], self.sessions[name]
         try:
             with self._switch_locks[name]:
                 ok = self.converge_switch(name)
         except (SessionError, MappingError) as e:
+            if isinstance(e, SessionError) and no_answer(e.code) and s.stream_up.is_set():
+                # the switch stopped answering with its stream still open (a hung process keeps its TCP
+                # connection): every further RPC of this converge, and of the next ones on this session,
+                # would wait the whole RPC timeout (20 s a write batch).  The session is lost: the next
+                # attempt reconnects, and the converge after it reconciles.
+                self.log.warning("switch not answering; session closed", extra={"fields": {
+                    "switch": name, "error": str(e)}})
+                s.close()
             st.info.connect_failures += 1
-            st.info.connected = self.sessions[name].stream_up.is_set()
+            st.info.connected = s.stream_up.is_set()
             st.info.converged = False
             st.state = "unreachable" if not st.info.connected else "error"
             if isinstance(e, ElectionIdInUse):
                 st.state = "election_id_in_use"
+            # refused: the switch answered and said no (its pipeline, a write, the plan's mapping); that
+            # does not change in seconds, so it backs off up to refusal_backoff_max_s, not backoff_max_s
+            refused = st.state == "error"
+            st.info.refused = refused
             st.last_error = str(e)
-            st.next_try = time.monotonic() + st.backoff_s
+            now = time.monotonic()
+            if refused:
+                wait = st.refusal_backoff_s or self.opts.backoff_initial_s
+                st.refusal_backoff_s = min(wait * 2, self.opts.refusal_backoff_max_s)
+                st.refused_generation = s.generation
+            else:
+                wait = st.backoff_s
+                st.backoff_s = min(st.backoff_s * 2, self.opts.backoff_max_s)
+            st.next_try = now + wait
             level = logging.ERROR if st.state == "election_id_in_use" else logging.WARNING
             what = "election id taken by another controller" if level == logging.ERROR else "switch not converged"
             fields = {"switch": name, "state": st.state, "error": str(e), "failures": st.info.connect_failures}
             if not last:
-                fields["retry_in_s"] = round(st.backoff_s, 2)
+                fields["retry_in_s"] = round(wait, 2)
+            # a refusal is logged when it changes, then at most every REPEAT_LOG_S (the repeats at DEBUG)
+            if refused and st.logged == (st.state, str(e)) and now - st.logged_at < REPEAT_LOG_S:
+                level = logging.DEBUG
+                st.not_logged += 1
+            else:
+                if st.not_logged:
+                    fields["repeats_not_logged"] = st.not_logged
+                st.logged, st.logged_at, st.not_logged = (st.state, str(e)), now, 0
             self.log.log(level, f"{what}; {'giving up' if last else 'will retry'}", extra={"fields": fields})
-            st.backoff_s = min(st.backoff_s * 2, self.opts.backoff_max_s)
             return None
         st.backoff_s = self.opts.backoff_initial_s
+        self._clear_refusal(st)
         st.next_reconcile = time.monotonic() + self.opts.reconcile_interval_s
         return ok
+
+    def _clear_refusal(self, st: SwitchStatus) -> None:
+        """The switch converged (or the session it refused on is gone): the refusal backoff and the
+        log's memory of it start afresh."""
+        st.refusal_backoff_s, st.refused_generation, st.info.refused = 0.0, -1, False
+        st.logged, st.not_logged = ("", ""), 0
 
     def converge_all(self, attempts: int | None = None, deadline_s: float = 120.0) -> dict[str, bool]:
         """Converge every switch in parallel, each retried up to ``attempts`` times with backoff."""
@@ -262,6 +306,11 @@ class Controller:
 
     def _needs_converge(self, name: str, now: float) -> bool:
         s, st = self.sessions[name], self.status[name]
+        if st.info.refused and (not s.stream_up.is_set() or s.generation != st.refused_generation):
+            # the session that was refused is gone (lost, or reconnected): the switch may have been
+            # restarted or fixed, so the reconnect is not held by the refusal backoff
+            self._clear_refusal(st)
+            st.next_try = min(st.next_try, now)
         if not s.stream_up.is_set():
             return now >= st.next_try
         if s.may_act and (st.converged_generation != s.generation or not st.was_primary):
@@ -358,6 +407,7 @@ class Controller:
     def _poll_one(self, name: str) -> None:
         s = self.sessions[name]
         if not s.stream_up.is_set() or s.names is None:
+            self.telemetry.mark_stale(name)  # lost, or reconnected without names yet: nothing current
             return
         try:
             self.telemetry.poll(s)
@@ -394,11 +444,17 @@ class Controller:
     def metrics_snapshot(self, outside_drops: bool = True) -> MetricsSnapshot:
         """The state exported to Prometheus.  ``outside_drops=False`` skips the reader of frames lost
         outside the pipeline (one request to every switch): the live view polls every 250 ms and shows
-        none of them, and those requests landed on the switches it watches."""
+        none of them, and those requests landed on the switches it watches.  ``counters`` holds the
+        switches that are up (connected, and their latest counter read succeeded), no others."""
         counters, pc_total, pcs = self.telemetry.snapshot()
+        fresh = set(self.telemetry.fresh)
         for name, st in self.status.items():
             st.info.connected = self.sessions[name].stream_up.is_set()
             st.info.primary = self.sessions[name].is_primary
+            st.info.up = st.info.connected and name in fresh
+        # a switch that is not up (session lost, its last read failed, not read since it reconnected)
+        # exports no counters: its last values would pass for current ones (mrc_switch_up says why)
+        counters = {n: c for n, c in counters.items() if self.status[n].info.up}
         last = self.wiring.last
         problems = ({"miswired": len(last.miswired), "dead": len(last.dead), "unexpected": len(last.unexpected)}
                     if last else {})

@@ -29,8 +29,14 @@ class SwitchInfo:
     """Control-plane state of one switch for export."""
 
     connected: bool = False
+    # connected and its latest counter read succeeded: the switch's counter series are current
+    # (``mrc_switch_up``; a switch not up exports none)
+    up: bool = False
     primary: bool = False
     converged: bool = False
+    # the last converge attempt was refused by the switch (a write, the pipeline) or the plan's mapping
+    # failed; retried with a backoff up to Options.refusal_backoff_max_s (``mrc_switch_refused``)
+    refused: bool = False
     connect_failures: int = 0
     reconcile_runs: int = 0
     entities_written: int = 0
@@ -66,9 +72,13 @@ class FabricCollector:
         snap = self.snapshot()
         sw = ["switch"]
         fams = {
-            "up": GaugeMetricFamily("mrc_switch_connected", "P4Runtime stream to the switch is up", labels=sw),
+            "conn": GaugeMetricFamily("mrc_switch_connected", "P4Runtime stream to the switch is up", labels=sw),
+            "up": GaugeMetricFamily("mrc_switch_up", "the switch is connected and its latest counter read "
+                                    "succeeded (0: its counter series are not exported)", labels=sw),
             "primary": GaugeMetricFamily("mrc_switch_primary", "this controller is the switch's primary", labels=sw),
             "conv": GaugeMetricFamily("mrc_switch_converged", "the switch holds the desired entities", labels=sw),
+            "refused": GaugeMetricFamily("mrc_switch_refused", "the switch refused the last converge attempt (a write, "
+                                         "the pipeline, the mapping; retried with a growing backoff)", labels=sw),
             "desired": GaugeMetricFamily("mrc_switch_desired_entities", "entities the plan puts on the switch",
                                          labels=sw),
             "fail": CounterMetricFamily("mrc_switch_connect_failures", "failed connection attempts", labels=sw),
@@ -78,9 +88,11 @@ class FabricCollector:
             "push": CounterMetricFamily("mrc_pipeline_pushes", "forwarding pipelines pushed", labels=sw),
         }
         for name, info in sorted(snap.switches.items()):
-            fams["up"].add_metric([name], int(info.connected))
+            fams["conn"].add_metric([name], int(info.connected))
+            fams["up"].add_metric([name], int(info.up))
             fams["primary"].add_metric([name], int(info.primary))
             fams["conv"].add_metric([name], int(info.converged))
+            fams["refused"].add_metric([name], int(info.refused))
             fams["desired"].add_metric([name], info.desired_entities)
             fams["fail"].add_metric([name], info.connect_failures)
             fams["runs"].add_metric([name], info.reconcile_runs)

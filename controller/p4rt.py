@@ -122,15 +122,30 @@ def open_channel(address: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> grpc.Cha
     return ch
 
 
+# the answers of a switch that did not answer (no server, connection gone, or the deadline passed):
+# a Write that gets one sends no further batch, and the controller treats its session as lost
+NO_ANSWER = (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE)
+
+
+def no_answer(code: grpc.StatusCode | None) -> bool:
+    """True for the status of an RPC the switch did not answer (``NO_ANSWER``), not one it refused."""
+    return code in NO_ANSWER
+
+
 def write(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, election_id: int,
           updates: Iterable[p4runtime_pb2.Update], *, batch: int = WRITE_BATCH,
           timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
-    """Write ``updates`` in batches of ``batch`` (CONTINUE_ON_ERROR); every batch is tried.  Returns
-    how many were written; raises ``P4RuntimeError`` listing every failed update (index into
-    ``updates``) once all batches were sent."""
+    """Write ``updates`` in batches of ``batch`` (CONTINUE_ON_ERROR); every batch is tried, unless one
+    gets no answer (``NO_ANSWER``: a hung switch holds each batch for the whole ``timeout_s``), after
+    which none is sent.  Returns how many were written; raises ``P4RuntimeError`` listing every failed
+    update (index into ``updates``; the updates never sent are not listed, the message counts them)."""
     ups = list(updates)
     done, failed, first = 0, [], None
+    unsent = 0
     for i in range(0, len(ups), batch):
+        if first is not None and no_answer(first.code()):
+            unsent = len(ups) - i
+            break
         req = p4runtime_pb2.WriteRequest(device_id=device_id, atomicity=p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR)
         uint128(req.election_id, election_id)
         req.updates.extend(ups[i:i + batch])
@@ -139,14 +154,19 @@ def write(stub: p4runtime_pb2_grpc.P4RuntimeStub, device_id: int, election_id: i
             done += len(req.updates)
         except grpc.RpcError as e:
             errs, n = decode_update_errors(e, i)
-            first = first or e
+            # the first error names the failure, unless the switch then stopped answering: that one
+            first = e if first is None or no_answer(e.code()) else first
             if n is None:  # no per-update details: the whole batch was refused (or they were lost)
                 failed += [UpdateError(i + j, e.code().value[0], e.details() or "") for j in range(len(req.updates))]
             else:
                 failed += errs
                 done += len(req.updates) - len(errs)
     if first is not None:
-        raise rpc_error("Write", first, failed)
+        err = rpc_error("Write", first, failed)
+        if unsent:
+            err = P4RuntimeError("Write", err.code(), f"{err.details()} (the switch did not answer: the "
+                                 f"{unsent} updates of the later batches were not sent)", err.errors)
+        raise err
     return done
 
 

@@ -15,7 +15,7 @@ import grpc
 from p4.v1 import p4runtime_pb2
 
 from .mapping import DesiredState, canonical_bytes
-from .p4rt import describe_entity, replica_port
+from .p4rt import describe_entity, no_answer, replica_port
 from .session import SessionError, SwitchSession
 
 INSERT, MODIFY, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE
@@ -215,12 +215,15 @@ def plan_updates(desired: DesiredState, have: SwitchContents) -> list[tuple[str,
 DRIFT_LOG_MAX = 20  # per pass: the first updates of a repair are logged one by one, then a count
 
 
-def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | None = None) -> ReconcileResult:
+def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | None = None,
+              drift_level: int = logging.WARNING) -> ReconcileResult:
     """Make the switch hold exactly ``desired``; a converged switch gets zero writes.
 
     When the switch held entities already (a repair, not the first fill of an empty switch), every
     update is logged (``drift``: switch, op, entity, and what the switch held for a MODIFY), at most
-    ``DRIFT_LOG_MAX`` a pass, so an operator sees what was changed behind the controller's back."""
+    ``DRIFT_LOG_MAX`` a pass, so an operator sees what was changed behind the controller's back.
+    ``drift_level``: the level of those lines (the daemon lowers it for a pass that repeats a refused
+    one: what it would log is what the switch refused last time, already reported)."""
     log = log or logging.getLogger("controller.reconcile")
     t0 = time.monotonic()
     have = read_contents(s, desired)
@@ -239,18 +242,20 @@ def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | Non
                 fields["entity"] = describe_entity(u.entity, s.names)
                 if u.type == MODIFY and old is not None:
                     fields["was"] = describe_entity(old, s.names)
-            log.warning("drift", extra={"fields": fields})
+            log.log(drift_level, "drift", extra={"fields": fields})
         if len(ups_all) > DRIFT_LOG_MAX:
-            log.warning("drift", extra={"fields": {"switch": s.name, "more_updates": len(ups_all) - DRIFT_LOG_MAX}})
+            log.log(drift_level, "drift", extra={"fields": {"switch": s.name,
+                                                            "more_updates": len(ups_all) - DRIFT_LOG_MAX}})
     for i, (phase, ups) in enumerate(phases):
         try:
             s.write(ups)
-        except SessionError:
+        except SessionError as e:
             # the tables' defaults depend on no other phase (direct actions, no group or member): a
             # failed phase (a full table, say) must not also leave the switch without them -- its
-            # switch id, its routing misses -- so they are written before the error goes up
+            # switch id, its routing misses -- so they are written before the error goes up; not to a
+            # switch that did not answer (a hung one would hold that write for the whole RPC timeout too)
             later = dict(phases[i + 1:]).get("defaults")
-            if later:
+            if later and not no_answer(e.code):
                 try:
                     s.write(later)
                 except SessionError as e2:

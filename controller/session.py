@@ -26,6 +26,9 @@ from .mapping import PACKET_IN, PACKET_OUT, P4Names, canonical
 from .p4rt import P4RuntimeError, UpdateError
 
 WRITE_CHUNK = p4rt.WRITE_BATCH
+# a refusal the switch repeats (the same updates failing the same way) is logged again at most this
+# often; the repeats in between go to DEBUG (``SwitchSession.write``, the daemon's retry log)
+REPEAT_LOG_S = 60.0
 PIPELINE_TIMEOUT_S = p4rt.PIPELINE_TIMEOUT_S
 GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
@@ -99,6 +102,7 @@ class SwitchSession:
         self.on_packet_in = on_packet_in
         self.log = log or logging.getLogger("controller.session")
         self.names: P4Names | None = None
+        self._failed_writes_logged: tuple[tuple, float] = ((), 0.0)  # (what failed, when) last logged
         self._channel: grpc.Channel | None = None
         self._stub: p4runtime_pb2_grpc.P4RuntimeStub | None = None
         self._stream: p4rt.StreamChannel | None = None
@@ -338,20 +342,30 @@ class SwitchSession:
         self.names = P4Names.from_p4info(p4info)
 
     def write(self, updates: Iterable[p4runtime_pb2.Update], chunk: int = WRITE_CHUNK) -> int:
-        """Write updates in batches of ``chunk`` (every batch is sent); returns how many were written.
-        If any update failed, each failed one is logged (index, table, code, message) and a
-        ``SessionError`` carrying all of them (``errors``) is raised."""
+        """Write updates in batches of ``chunk`` (every batch is sent, unless the switch does not answer
+        one: ``p4rt.write``); returns how many were written.  If any update failed, each failed one is
+        logged (index, table, code, message; at DEBUG when the same updates failed the same way within
+        ``REPEAT_LOG_S``) and a ``SessionError`` carrying all of them (``errors``) is raised."""
         ups = list(updates)
         try:
             return p4rt.write(self._stub_or_raise(), self.device_id, self.election_id, ups, batch=chunk,
                               timeout_s=self.rpc_timeout_s)
         except P4RuntimeError as e:
-            for err in e.errors:
-                self.log.warning("update failed", extra={"fields": {
+            # a batch the switch did not answer (p4rt.no_answer) has no failed update to name: the
+            # caller reports the error once (before, a hung switch logged each of its 100 updates)
+            errors = () if p4rt.no_answer(e.code()) else e.errors
+            what, now = tuple((err.index, err.code, err.message) for err in errors), time.monotonic()
+            last, at = self._failed_writes_logged
+            level = logging.DEBUG if what == last and now - at < REPEAT_LOG_S else logging.WARNING
+            if level == logging.WARNING:
+                self._failed_writes_logged = (what, now)
+            for err in errors:
+                self.log.log(level, "update failed", extra={"fields": {
                     "switch": self.name, "index": err.index, "update": _describe(ups[err.index], self.names),
                     "code": err.code_name, "error": err.message}})
             detail = "; ".join(f"update {err.index} ({_describe(ups[err.index], self.names)}): "
-                               f"{err.code_name} {err.message}" for err in e.errors[:5])
+                               f"{err.code_name} {err.message}" for err in e.errors[:5]
+                               if not p4rt.no_answer(e.code()))
             raise self._error(e, f" -- {detail}" if detail else "") from e
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:

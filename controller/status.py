@@ -62,11 +62,15 @@ def parse(text: str) -> StatusData:
 def render(d: StatusData) -> Group:
     """Rich tables: switches, links, drops, ports (rx/tx/queue depth)."""
     t_sw = Table(title="switches")
-    for col in ("switch", "connected", "primary", "converged", "entities", "writes", "failures"):
+    for col in ("switch", "connected", "counters", "primary", "converged", "refused", "entities", "writes",
+                "failures"):
         t_sw.add_column(col)
     for name, m in sorted(d.switches.items()):
-        flags = ["yes" if m.get(k) else "no" for k in ("mrc_switch_connected", "mrc_switch_primary",
-                                                       "mrc_switch_converged")]
+        # counters: "read" while the switch is up (its counter series current), "stale" when not
+        flags = ["yes" if m.get("mrc_switch_connected") else "no",
+                 "read" if m.get("mrc_switch_up") else "stale",
+                 *["yes" if m.get(k) else "no" for k in ("mrc_switch_primary", "mrc_switch_converged",
+                                                         "mrc_switch_refused")]]
         t_sw.add_row(name, *flags,
                      str(int(m.get("mrc_switch_desired_entities", 0))),
                      str(int(m.get("mrc_reconcile_written_entities", 0))),

@@ -92,6 +92,9 @@ class TelemetryCollector:
         self.log = log or logging.getLogger("controller.telemetry")
         self._lock = threading.Lock()
         self.counters: dict[str, SwitchCounters] = {}
+        # the switches whose latest read succeeded: a failed read or a lost session (``mark_stale``)
+        # removes one, so an exporter can tell current counters from a lost switch's last ones
+        self.fresh: set[str] = set()
         self.no_register_reads: set[str] = set()  # switches that answered a register read UNIMPLEMENTED
         self.postcards: deque[Postcard] = deque(maxlen=max_postcards)
         self.postcards_total: dict[str, int] = {}
@@ -129,6 +132,7 @@ class TelemetryCollector:
         if names is None:
             # a SessionError, as any other read that cannot be made: the daemon logs it and goes on (a
             # reconnect clears the names between its check and this read; a ValueError left its pool)
+            self.mark_stale(s.name)
             raise SessionError(f"switch {s.name}: no P4Info yet (reconnected; the next converge resolves it)")
         ports = set(self.watched_ports.get(s.name, ()))
         out = SwitchCounters(read_at=time.time())
@@ -156,7 +160,12 @@ class TelemetryCollector:
         for dc in names.p4info.direct_counters:  # every table with a counter is listed, read or not
             t = names.table_by_id.get(dc.direct_table_id)
             out.tables.setdefault(t.preamble.name if t else str(dc.direct_table_id), (0, 0))
-        for e in s.read(ents) if ents else ():
+        try:
+            got = s.read(ents) if ents else []
+        except SessionError:
+            self.mark_stale(s.name)
+            raise
+        for e in got:
             which = e.WhichOneof("entity")
             if which == "counter_entry":
                 c = e.counter_entry
@@ -181,7 +190,14 @@ class TelemetryCollector:
         self._read_qdepth(s, ports, out)
         with self._lock:
             self.counters[s.name] = out
+            self.fresh.add(s.name)
         return out
+
+    def mark_stale(self, switch: str) -> None:
+        """The switch's counters could not be read (session lost, read failed): what is kept of them is
+        no longer current (``Controller.metrics_snapshot`` exports none of it until a read succeeds)."""
+        with self._lock:
+            self.fresh.discard(switch)
 
     def _read_qdepth(self, s: SwitchSession, ports: set[int], out: SwitchCounters) -> None:
         """The queue-depth estimate registers at the watched ports, in a request of their own: PI (so
@@ -216,6 +232,7 @@ class TelemetryCollector:
                 out.qdepth[e.register_entry.index.index] = int.from_bytes(e.register_entry.data.bitstring, "big")
 
     def snapshot(self) -> tuple[dict[str, SwitchCounters], dict[str, int], list[Postcard]]:
-        """(counters per switch, postcards per switch, recent postcards) — copies, safe to export."""
+        """(counters per switch, postcards per switch, recent postcards) — copies, safe to export.  The
+        counters are each switch's latest read, current or not (``fresh`` says which are)."""
         with self._lock:
             return dict(self.counters), dict(self.postcards_total), list(self.postcards)

@@ -1,0 +1,253 @@
+"""The daemon against switches that go away, hang or refuse: real softswitch processes (no interfaces),
+real gRPC on loopback, a two-switch fabric (a spine and a leaf).
+
+- A switch whose session is lost exports no counter series (its last values would pass for current
+  ones) and ``mrc_switch_up`` 0; they come back once it is connected and read again.
+- A switch that stops answering mid-write (SIGSTOP: its TCP connection stays open) costs its converge
+  one RPC timeout, not one per write batch, and its session is treated as lost (reconnected later).
+- A switch that keeps refusing a write is retried with a backoff that grows past the 4 s of an
+  unreachable switch, its refusal logged once (not on every retry), and shown in the metrics.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+
+from controller import build_plan, load_topology
+from controller.daemon import Controller, Options
+from controller.metrics import FabricCollector
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
+TINY = """
+planes: 1
+switches:
+- {name: p1s1, role: spine, plane: 1, device_id: 1}
+- {name: p1l1, role: leaf, plane: 1, device_id: 2}
+hosts: [h1]
+links:
+- ['p1l1:1', 'p1s1:1']
+- ['h1:1', 'p1l1:2']
+"""
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    from mrc_fabric.targets import load_pipeline
+
+    return load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM"))
+
+
+@contextmanager
+def fabric(tmp_path: Path, pipeline, **opts) -> Iterator[tuple[Controller, object, object]]:
+    from softswitch.api import SoftSwitch
+
+    (tmp_path / "tiny.yaml").write_text(TINY)
+    plan = build_plan(load_topology(tmp_path / "tiny.yaml"))
+    with SoftSwitch(PROGRAM, cpu_port=255, device_id=1, subprocess=True) as spine, \
+            SoftSwitch(PROGRAM, cpu_port=255, device_id=2, subprocess=True) as leaf:
+        base = {"election_id": 9, "connect_timeout_s": 1.0, "backoff_initial_s": 0.2, "wiring_interval_s": 3600,
+                "addresses": {"p1s1": spine.grpc_addr, "p1l1": leaf.grpc_addr}}
+        ctl = Controller(plan, pipeline, Options(**{**base, **opts}), logging.getLogger("controller"))
+        try:
+            yield ctl, spine, leaf
+        finally:
+            ctl.close()
+
+
+def _series(ctl: Controller) -> dict[str, float]:
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(FabricCollector(ctl.metrics_snapshot))
+    out = {}
+    for line in generate_latest(reg).decode().splitlines():
+        if line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            out[key] = float(value)
+    return out
+
+
+def _of(series: dict[str, float], switch: str, prefixes: tuple[str, ...]) -> list[str]:
+    return [k for k in series if k.startswith(prefixes) and f'switch="{switch}"' in k]
+
+
+COUNTERS = ("mrc_port_", "mrc_drop_", "mrc_table_hit_", "mrc_congestion_", "mrc_queue_depth_")
+
+
+def test_a_lost_switch_exports_no_counters_until_it_is_read_again(tmp_path, pipeline):
+    from controller.web.state import ViewState
+    from softswitch.api import SoftSwitch
+
+    with fabric(tmp_path, pipeline) as (ctl, spine, _leaf):
+        assert all(ctl.converge_all().values())
+        m = _series(ctl)
+        assert m['mrc_switch_up{switch="p1s1"}'] == 0  # connected, not read yet: nothing current to show
+        assert not _of(m, "p1s1", COUNTERS)
+        ctl.poll_counters()
+        m = _series(ctl)
+        assert m['mrc_switch_up{switch="p1s1"}'] == 1 and m['mrc_switch_up{switch="p1l1"}'] == 1
+        assert _of(m, "p1s1", COUNTERS) and _of(m, "p1l1", COUNTERS)
+
+        addr = spine.grpc_addr
+        spine.stop()  # the switch process ends; its session's stream with it
+        s = ctl.sessions["p1s1"]
+        end = time.monotonic() + 10
+        while s.stream_up.is_set() and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not s.stream_up.is_set()
+        m = _series(ctl)  # before any further read: the lost session alone takes the series away
+        assert m['mrc_switch_up{switch="p1s1"}'] == 0 and m['mrc_switch_connected{switch="p1s1"}'] == 0
+        assert not _of(m, "p1s1", COUNTERS), "a stopped switch's last counters were exported as current"
+        ctl.poll_counters()
+        ctl.tick()  # the daemon's reconnect attempt fails: still nothing exported for it
+        m = _series(ctl)
+        assert m['mrc_switch_up{switch="p1s1"}'] == 0 and not _of(m, "p1s1", COUNTERS)
+        assert m['mrc_switch_up{switch="p1l1"}'] == 1 and _of(m, "p1l1", COUNTERS)
+        # the live view (the demo stops a spine on purpose) still renders, the spine without counters
+        doc = ViewState(ctl.plan.topology, ctl.metrics_snapshot).document()
+        sp = next(x for x in doc["switches"] if x["name"] == "p1s1")
+        assert not sp["connected"] and sp["counters_at"] is None and sp["drops"] == {}
+        # the library keeps the last read for whoever wants it (the scenario runner's summary)
+        assert "p1s1" in ctl.telemetry.snapshot()[0]
+
+        with SoftSwitch(PROGRAM, cpu_port=255, device_id=1, subprocess=True, grpc_addr=addr):
+            end = time.monotonic() + 30
+            while ctl.status["p1s1"].state != "converged" and time.monotonic() < end:
+                ctl.tick()
+                time.sleep(0.1)
+            assert ctl.status["p1s1"].state == "converged"
+            ctl.poll_counters(["p1s1"])  # (the loop's own counter reads may have come first)
+            m = _series(ctl)
+            assert m['mrc_switch_up{switch="p1s1"}'] == 1 and _of(m, "p1s1", COUNTERS)
+
+
+def test_a_switch_that_hangs_mid_write_costs_one_timeout_and_its_session(tmp_path, pipeline, caplog):
+    """199 watch QPs make the spine's converge write its entries in several batches, then its
+    defaults; the switch is stopped (SIGSTOP) just before the entries.  Before, every batch and then
+    the defaults waited the whole RPC timeout in turn (8.1 s with a 2 s timeout; 20 s each in the
+    daemon) and the session stayed "connected", so every later attempt waited again on the same dead
+    connection."""
+    timeout = 3.0
+    with fabric(tmp_path, pipeline, watch_qps=tuple(range(1, 200))) as (ctl, spine, _leaf):
+        s = ctl.sessions["p1s1"]
+        s.rpc_timeout_s = timeout
+        real_write = s.write
+
+        def stop_then_write(ups, **kw):
+            ups = list(ups)
+            if len(ups) > 100:  # the entries phase: two batches (the defaults phase follows)
+                os.kill(spine.process.pid, signal.SIGSTOP)
+            return real_write(ups, **kw)
+
+        s.connect(5)
+        assert s.wait_primary(5)
+        s.set_pipeline(ctl.pipeline)  # so the converge's first write is the reconcile's
+        s.write = stop_then_write
+        try:
+            caplog.set_level(logging.INFO, logger="controller")
+            assert ctl._attempt("p1l1") is True  # the leaf answers (the daemon converges it on its own worker)
+            t0 = time.monotonic()
+            assert ctl._attempt("p1s1") is None
+            took = time.monotonic() - t0
+            assert took < 2 * timeout, f"the converge of the hung switch took {took:.1f} s (RPC timeout {timeout} s)"
+            st = ctl.status["p1s1"]
+            assert st.state == "unreachable" and not s.stream_up.is_set() and not st.info.refused
+            assert st.last_error.count("DEADLINE_EXCEEDED") and "were not sent" in st.last_error
+            assert [r for r in caplog.records if r.getMessage() == "switch not answering; session closed"]
+            assert not [r for r in caplog.records if r.getMessage() == "update failed"]  # nothing to name
+            t0 = time.monotonic()
+            assert ctl._attempt("p1s1") is None  # a reconnect to the hung switch: bounded by the connect timeout
+            assert time.monotonic() - t0 < timeout + 1.5
+        finally:
+            s.write = real_write
+            os.kill(spine.process.pid, signal.SIGCONT)
+        end = time.monotonic() + 30
+        while ctl.status["p1s1"].state != "converged" and time.monotonic() < end:
+            ctl.tick()
+            time.sleep(0.1)
+        assert ctl.status["p1s1"].state == "converged"  # reconnected and reconciled once it answers again
+
+
+def test_a_refusal_backs_off_is_logged_once_and_stays_visible(tmp_path, pipeline, caplog):
+    """300 watch QPs where telemetry_watch holds 256: every converge of both switches is refused
+    (RESOURCE_EXHAUSTED per update).  Before, it was retried every 4 s (the unreachable switch's cap)
+    for ever, with a warning and one "update failed" line per refused update each time."""
+    import threading
+
+    with fabric(tmp_path, pipeline, watch_qps=tuple(range(1, 301)), refusal_backoff_max_s=1.6,
+                backoff_max_s=0.4, counters_interval_s=3600) as (ctl, _spine, _leaf):
+        caplog.set_level(logging.DEBUG, logger="controller")
+        stop = threading.Event()
+        runner = threading.Thread(target=ctl.run, args=(stop,), daemon=True)
+        runner.start()
+        try:
+            time.sleep(6.5)
+            st = ctl.status["p1l1"]
+            assert st.state == "error" and "RESOURCE_EXHAUSTED" in st.last_error and st.info.refused
+            m = _series(ctl)
+            assert m['mrc_switch_refused{switch="p1l1"}'] == 1 and m['mrc_switch_converged{switch="p1l1"}'] == 0
+            tries = [r for r in caplog.records if r.getMessage() == "switch not converged; will retry"
+                     and r.fields["switch"] == "p1l1"]
+            # 0.2, 0.4, 0.8, 1.6, 1.6 ...: past the unreachable cap (0.4 here), up to the refusal cap
+            waits = [r.fields["retry_in_s"] for r in tries]
+            assert len(waits) >= 4 and waits == [0.2, 0.4, 0.8, 1.6, 1.6, 1.6][:len(waits)], waits
+            gaps = [b.created - a.created for a, b in itertools.pairwise(tries)]
+            assert max(gaps) >= 1.6, gaps  # and the loop waited that long
+            warned = [r for r in tries if r.levelno == logging.WARNING]
+            # the first fill's refusal and the repeated one differ (what failed); the repeats do not log
+            assert len(warned) <= 2 < len(tries), [r.fields["error"][:80] for r in warned]
+            failed = [r for r in caplog.records if r.getMessage() == "update failed"
+                      and r.fields["switch"] == "p1l1" and r.levelno == logging.WARNING]
+            per_attempt = len({r.fields["index"] for r in failed})
+            assert len(failed) <= 2 * per_attempt  # once per distinct refusal, not once per retry
+            assert not [r for r in caplog.records if r.getMessage() == "drift" and r.levelno >= logging.WARNING]
+            # the plan no longer asks for too much: the next retry (within the 1.6 s cap) converges
+            ctl.opts.watch_qps = tuple(range(1, 101))
+            end = time.monotonic() + 5
+            while ctl.status["p1l1"].state != "converged" and time.monotonic() < end:
+                time.sleep(0.1)
+            st = ctl.status["p1l1"]
+            assert st.state == "converged" and not st.info.refused and st.refusal_backoff_s == 0
+            assert _series(ctl)['mrc_switch_refused{switch="p1l1"}'] == 0
+        finally:
+            stop.set()
+            runner.join(30)
+
+
+def test_a_lost_session_is_not_held_by_the_refusal_backoff(tmp_path, pipeline):
+    """A switch refused with a long backoff pending, whose session then goes (restarted, fixed): the
+    reconnect is due at once, and the backoff starts afresh."""
+    with fabric(tmp_path, pipeline, watch_qps=tuple(range(1, 301))) as (ctl, _spine, _leaf):
+        for _ in range(4):
+            assert ctl._attempt("p1l1") is None
+        st, s = ctl.status["p1l1"], ctl.sessions["p1l1"]
+        assert st.info.refused and st.refusal_backoff_s >= 1.6
+        st.next_try = time.monotonic() + 60  # as after a long run of refusals
+        assert not ctl._needs_converge("p1l1", time.monotonic())
+        s.close()  # the session is gone (what a switch restart does to it)
+        assert ctl._needs_converge("p1l1", time.monotonic())
+        assert not st.info.refused and st.refusal_backoff_s == 0
+
+
+def test_a_refused_pipeline_is_a_refusal(tmp_path, pipeline):
+    """A pipeline the switch will not load (a device config it cannot parse) is refused the same way:
+    the switch answers, so it is no unreachable switch."""
+    import dataclasses
+
+    bad = dataclasses.replace(pipeline, device_config=b"not a softswitch bundle")
+    with fabric(tmp_path, bad) as (ctl, _spine, _leaf):
+        assert ctl._attempt("p1s1") is None
+        st = ctl.status["p1s1"]
+        assert st.state == "error" and st.info.refused and st.info.connected
+        assert ctl.sessions["p1s1"].stream_up.is_set()
+        code = st.last_error
+        assert "SetForwardingPipelineConfig" in code and grpc.StatusCode.DEADLINE_EXCEEDED.name not in code
