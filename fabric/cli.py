@@ -112,7 +112,7 @@ def cmd_fault(args: argparse.Namespace) -> int:
     from .scenarios.spec import FaultSpec
 
     kind = get(args.fault)
-    if args.duration < 0:
+    if not 0 <= args.duration <= threading.TIMEOUT_MAX:  # NaN too; inf overflowed the wait after the fault
         raise FaultError(f"fault {kind.cli_name}: --duration must be 0 (keep the fault) or more seconds, "
                          f"got {args.duration:g}")
     f = FaultSpec(at=0.0, kind=kind.name, duration=args.duration,
@@ -126,9 +126,22 @@ def cmd_fault(args: argparse.Namespace) -> int:
     target = NetnsFaults(_fabric(args))
     print(kind.apply(target, f, False), flush=True)
     if args.duration > 0:
-        threading.Event().wait(args.duration)  # the fault's duration, then its undo
-        print(kind.apply(target, f, True))
+        # the fault's duration, then its undo; Ctrl-C or SIGTERM (`timeout`, a job cancelled) during it ends
+        # the fault early rather than leaving it in force with no one left to undo it
+        old = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            threading.Event().wait(args.duration)
+        except KeyboardInterrupt:
+            print(f"mrc-fabric fault {kind.cli_name}: interrupted; undoing the fault now", file=sys.stderr, flush=True)
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, old)
+            print(kind.apply(target, f, True), flush=True)
     return 0
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _cli_fault_note(kind, engine) -> str:
@@ -227,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
                 f.add_argument(p.name, type=conv, help=p.help)
             else:
                 f.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=conv, help=p.help)
-        f.add_argument("--duration", type=float, default=0.0, help="undo the fault after this many seconds")
+        f.add_argument("--duration", type=float, default=0.0, help="undo the fault after this many seconds (at once on Ctrl-C or SIGTERM)")
         f.set_defaults(func=cmd_fault)
     # `mrc-fabric demo` (issue 6: traffic, failures, timeline) registers its subparser here.
     demo = sub.add_parser("demo", help="MRC vs the RC baseline through the small fabric while a spine link "

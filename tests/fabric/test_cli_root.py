@@ -85,3 +85,48 @@ def test_sigterm_during_up_tears_down_what_it_built(tmp_path):
             proc.kill()
             proc.wait(10)
         down_prefix(prefix, tmp_path)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupted_timed_fault_is_undone(tmp_path, capsys, sig):
+    """`mrc-fabric fault flap A B --duration 30` ended by Ctrl-C or SIGTERM during its wait left the link
+    down for good (rc 130 / 143, nobody left to bring it up), and `--duration inf` took the link down and
+    then died in the wait with an OverflowError traceback, link still down.  Now an interrupted wait undoes
+    the fault at once, and a duration that is not a finite number of seconds is refused before the fault."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    prefix = "h7f"
+    common = ["--prefix", prefix, "--state-dir", str(tmp_path)]
+    try:
+        assert main(["up", "-t", str(SMALL), "--target", "none", *common]) == 0
+        for bad in ("inf", "nan", "-1"):
+            assert main(["fault", "flap", "p1l1", "p1s1", "--duration", bad, *common]) == 2
+            assert "--duration must be 0 (keep the fault) or more seconds" in capsys.readouterr().err
+            assert main(["fault", "nic-down", "h1", "1", "--duration", bad, *common]) == 2
+        assert netbuild.link_info(f"{prefix}s3p1")["up"]  # p1l1 is the 3rd switch, port 1 to p1s1
+        proc = subprocess.Popen([sys.executable, "-m", "mrc_fabric", "fault", "flap", "p1l1", "p1s1",
+                                 "--duration", "60", *common],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and proc.poll() is None and netbuild.link_info(f"{prefix}s3p1")["up"]:
+                time.sleep(0.02)
+            assert proc.poll() is None and not netbuild.link_info(f"{prefix}s3p1")["up"], "the flap never began"
+            proc.send_signal(getattr(signal, sig))
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        assert proc.returncode == 130, out
+        assert "undoing the fault" in out and "link p1l1-p1s1 up" in out, out
+        assert netbuild.link_info(f"{prefix}s3p1")["up"]
+        assert netbuild.link_info(f"{prefix}s1p1")["up"]
+    finally:
+        down_prefix(prefix, tmp_path)
