@@ -7,6 +7,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -137,13 +138,16 @@ def _run_args_error(args: argparse.Namespace) -> str:
         return f"--retries must be 1 or more, got {args.retries}"
     for flag, value in (("--interval", args.interval), ("--wiring-interval", args.wiring_interval),
                         ("--wiring-timeout", args.wiring_timeout), ("--counters-interval", args.counters_interval)):
-        if value is not None and not value > 0:
-            return f"{flag} must be more than 0 seconds, got {value}"
+        if value is not None and not 0 < value <= threading.TIMEOUT_MAX:  # inf: an OverflowError in its thread
+            return f"{flag} must be more than 0 seconds (and finite), got {value}"
     for qp in args.watch_qp:
         if not 0 <= qp <= 0xFFFFFF:
             return f"--watch-qp must be a 24-bit QP number (0 .. 0xFFFFFF), got {qp:#x}"
     if args.grpc_base_port is not None and not 1 <= args.grpc_base_port <= 65535:
         return f"--grpc-base-port must be 1 .. 65535, got {args.grpc_base_port}"
+    for flag, port in (("--metrics-port", args.metrics_port), ("--view-port", args.view_port)):
+        if not 0 <= port <= 65535:  # 70000 was an OverflowError traceback from bind() after the sessions opened
+            return f"{flag} must be 0 (none) .. 65535, got {port}"
     return ""
 
 

@@ -57,7 +57,13 @@ def test_run_rejects_bad_numbers_before_touching_a_switch(capsys):
     cases = [(["--election-id", "-3"], "--election-id must be 1"), (["--election-id", "0"], "--election-id"),
              (["--retries", "0"], "--retries must be 1 or more"), (["--interval", "-5"], "--interval must be more"),
              (["--wiring-timeout", "0"], "--wiring-timeout"), (["--counters-interval", "0"], "--counters-interval"),
-             (["--watch-qp", "0x1000000"], "24-bit QP number"), (["--grpc-base-port", "70000"], "--grpc-base-port")]
+             (["--watch-qp", "0x1000000"], "24-bit QP number"), (["--grpc-base-port", "70000"], "--grpc-base-port"),
+             # an infinite period was an OverflowError in the daemon's thread; a port past 65535 a bind()
+             # traceback after the sessions had opened
+             (["--wiring-interval", "inf"], "--wiring-interval must be more than 0 seconds (and finite)"),
+             (["--interval", "nan"], "--interval must be more"), (["--counters-interval", "1e300"], "(and finite)"),
+             (["--metrics-port", "70000"], "--metrics-port must be 0 (none) .. 65535"),
+             (["--view-port", "-1"], "--view-port must be 0")]
     for extra, msg in cases:
         assert main(["run", "-t", topo, "--once", "--grpc-base-port", "1", *extra]) == 2, extra
         err = capsys.readouterr().err
