@@ -128,6 +128,8 @@ class PerfParams:
             raise PerfError("--size must be 1 byte .. 4 GiB")
         if self.qps < 1 or self.qps > 64:
             raise PerfError("--qps must be 1..64")
+        if not 0 <= self.duration < 1e9:  # -3 ran --iters silently, nan moved 0 bytes and exited 0, inf a traceback
+            raise PerfError(f"--duration must be 0 (count --iters) or a number of seconds, got {self.duration:g}")
         if self.iters < 1 and self.duration <= 0:
             raise PerfError("--iters must be >= 1 (or give --duration)")
         if self.duration <= 0 and self.iters < self.qps:
@@ -140,7 +142,7 @@ class PerfParams:
                             "interfaces allow)")
         if not 1 <= self.mpr <= ServerLimits.max_mpr:
             raise PerfError(f"--mpr must be 1..{ServerLimits.max_mpr} (units of 128 packets; a server takes no more)")
-        if self.timeout <= 0:
+        if not self.timeout > 0:  # nan too
             raise PerfError("--timeout must be positive")
         if self.cc not in ("", *CC_NAMES):
             raise PerfError(f"--cc must be one of {', '.join(CC_NAMES)}, not {self.cc!r}")

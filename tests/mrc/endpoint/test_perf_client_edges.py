@@ -35,6 +35,19 @@ def test_fewer_messages_than_qps_is_refused_up_front():
     PerfParams(iters=0, duration=1.0, qps=4).check()
 
 
+def test_a_duration_that_is_not_a_number_of_seconds_is_refused():
+    """mrc-perf client --duration -3 ran the default 1,000 messages and said nothing, --duration nan
+    reported 0 bytes in 0 s with exit 0, --duration inf ended in an OverflowError traceback after the
+    bootstrap; --timeout nan passed the 'positive' check."""
+    for bad in (-3.0, float("nan"), float("inf"), 1e12):
+        with pytest.raises(PerfError, match="--duration must be 0"):
+            PerfParams(duration=bad).check()
+    with pytest.raises(PerfError, match="--timeout must be positive"):
+        PerfParams(timeout=float("nan")).check()
+    PerfParams(duration=0.0).check()
+    PerfParams(duration=3600.0).check()
+
+
 def _client(link, sock, *args):
     return link.popen("a", "client", "--ifaces", link.ifaces("a"), "--peer", sock, "--json", "--timeout", "60", *args)
 
