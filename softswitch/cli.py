@@ -207,6 +207,13 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
     dup = {n for n in ports if ports.count(n) > 1}
     if dup:
         parser.error(f"port(s) {sorted(dup)} bound twice with -i")
+    if ns.device_id < 0:  # a P4Runtime device id is a uint64: no request could name the switch
+        parser.error(f"--device-id {ns.device_id}: must be 0 or more")
+    for flag, addr in (("--grpc-server-addr", tns.grpc_server_addr), ("--runtime-addr", ns.runtime_addr)):
+        port = (addr or "").rpartition(":")[2]
+        if port.isdigit() and int(port) > 65535:
+            # the resolver took 99999 as 99999 mod 65536 and the server listened on 34463 without a word
+            parser.error(f"{flag} {addr}: port must be 0..65535")
     if tns.cpu_port is not None and not 0 < tns.cpu_port < DROP_PORT:
         parser.error(f"--cpu-port {tns.cpu_port}: must be 1..{DROP_PORT - 1}")
     if tns.cpu_port is not None and tns.cpu_port in ports:

@@ -96,6 +96,10 @@ def test_queue_and_delay_specs():
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
     (["--link-rate", "1/2:3", "--no-p4"], "per port"),
     (["--no-p4", "--", "--cpu-port", "511"], "1..510"),
+    # the port wrapped (99999 -> 34463: the switch served where nobody looked); a uint64 device id
+    (["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:99999"], "--grpc-server-addr 127.0.0.1:99999: port must be"),
+    (["--no-p4", "--runtime-addr", "127.0.0.1:70000"], "--runtime-addr 127.0.0.1:70000: port must be"),
+    (["--no-p4", "--device-id", "-1"], "--device-id -1: must be 0 or more"),
     # bmv2's pcap-file ports: ignored, the switch waited for interfaces named by file paths, for ever
     (["--use-files", "8", "-i", "0@/tmp/run/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
     # the form softswitch.diff's bmv2 side gives (paths longer than an interface name may be): the
