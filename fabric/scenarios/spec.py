@@ -13,6 +13,7 @@ Errors raise ``ScenarioError`` naming the field (``scenario.faults[1].kind: ...`
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,8 +223,8 @@ class Scenario:
         for m in self.modes:
             if m not in MODES:
                 raise ScenarioError(f"scenario.modes: {m!r} is not mrc or rc")
-        if self.deadline_s <= 0:
-            raise ScenarioError("scenario.deadline_s: must be positive")
+        if not 0 < self.deadline_s < math.inf:  # nan too
+            raise ScenarioError("scenario.deadline_s: must be positive (and finite)")
         m = self.measure
         if min(m.sample_ms, m.bin_ms, m.congestion_ms) <= 0:
             raise ScenarioError("scenario.measure: sample_ms, bin_ms and congestion_ms must be positive")
@@ -235,8 +236,10 @@ class Scenario:
             w = f"scenario.faults[{i}]"
             try:
                 kind = faults.get(f.kind, w)
-                if f.at < 0 or f.duration < 0:
-                    raise ScenarioError(f"{w}: at and duration must be >= 0")
+                if not (0 <= f.at < math.inf and 0 <= f.duration < math.inf):
+                    # .inf was an OverflowError traceback from the simulator's scheduler, nan a fault never undone
+                    raise ScenarioError(f"{w}: at and duration must be >= 0 (and finite), got at {f.at:g}, "
+                                        f"duration {f.duration:g}")
                 kind.validate(f, w)
             except faults.FaultError as e:
                 raise ScenarioError(str(e)) from None

@@ -238,3 +238,22 @@ def test_cli_port_admin_kinds_say_where_they_work(capsys):
     assert "only in `mrc-fabric scenario run`" in helps["port-down"]
     assert "--engine sim" in helps["link-loss"] and "--engine sim" in helps["link-slow"]
     assert "scenario" not in helps["link-down"]
+
+
+def test_a_duration_or_time_that_is_not_finite_is_refused(capsys):
+    """A scenario's `duration: .inf` (or `at: .inf`) passed the ">= 0" check and the simulator's scheduler
+    died on it with an OverflowError traceback; `nan` passed too (a fault never undone, or never applied).
+    `mrc-fabric fault ... --duration inf` took the link down, then died in its wait, the link still down."""
+    from mrc_fabric.cli import main
+
+    for key, value in (("duration", float("inf")), ("duration", float("nan")), ("at", float("inf")),
+                       ("at", float("nan"))):
+        raw = {"name": "f", "fabric": {"topology": "examples/small.yaml"},
+               "faults": [{"at": 1.0, "kind": "link_down", "a": "p1l1", "b": "p1s1", key: value}]}
+        with pytest.raises(ScenarioError, match=r"scenario.faults\[0\]: at and duration must be >= 0 \(and finite\)"):
+            parse_scenario(raw)
+    with pytest.raises(ScenarioError, match="deadline_s: must be positive"):
+        parse_scenario({"name": "f", "fabric": {"topology": "examples/small.yaml"}, "deadline_s": float("inf")})
+    for bad in ("inf", "nan"):  # refused before any fabric is looked up
+        assert main(["fault", "link-down", "p1l1", "p1s1", "--duration", bad, "--prefix", "nofab"]) == 2
+        assert f"--duration must be 0 (keep the fault) or more seconds, got {bad}" in capsys.readouterr().err
