@@ -34,11 +34,11 @@ def read_units(state: SwitchState, ent: p4runtime_pb2.Entity,
     if kind in _ARRAYS:
         attr, id_field = _ARRAYS[kind]
         sub = getattr(ent, kind)
-        if sub.HasField("index"):
+        oid = getattr(sub, id_field)
+        if sub.HasField("index") and oid:  # with id 0 the index is no filter: every cell of every array
             yield [ent]
             return
         named = getattr(state, attr)
-        oid = getattr(sub, id_field)
         if oid and oid not in named:
             yield [ent]  # NOT_FOUND from the state
             return

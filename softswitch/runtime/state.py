@@ -27,6 +27,12 @@ def _index(e) -> int | None:
     return e.index.index if e.HasField("index") else None
 
 
+def _cell(e, id_: int) -> int | None:
+    """The index a counter/meter/register read asks for: none (every cell) when the id is the wildcard
+    0, whose scope is every cell of every array (p4runtime.proto, CounterEntry and MeterEntry)."""
+    return _index(e) if id_ else None
+
+
 class _Named(dict):
     """id -> object, also reachable by fully-qualified name and by alias via ``get_name``."""
 
@@ -331,7 +337,7 @@ class SwitchState:
         elif kind == "counter_entry":
             c = ent.counter_entry
             for st in self._select(self.counters, c.counter_id, "counter"):
-                out += self._read_counter(st, _index(c))
+                out += self._read_counter(st, _cell(c, c.counter_id))
         elif kind == "direct_counter_entry":
             out += self._read_direct(ent.direct_counter_entry.table_entry, "direct_counter",
                                      self._read_direct_counter)
@@ -339,7 +345,7 @@ class SwitchState:
             me = ent.meter_entry
             _no_meter_counters(me, "meter entry read")
             for st in self._select(self.meters, me.meter_id, "meter"):
-                out += self._read_meter(st, _index(me))
+                out += self._read_meter(st, _cell(me, me.meter_id))
         elif kind == "direct_meter_entry":
             _no_meter_counters(ent.direct_meter_entry, "direct meter entry read")
             out += self._read_direct(ent.direct_meter_entry.table_entry, "direct_meter",
@@ -347,18 +353,34 @@ class SwitchState:
         elif kind == "register_entry":
             r = ent.register_entry
             for st in self._select(self.registers, r.register_id, "register"):
-                out += self._read_register(st, _index(r))
+                out += self._read_register(st, _cell(r, r.register_id))
         elif kind == "value_set_entry":
+            if len(ent.value_set_entry.members):  # p4runtime.proto, ValueSetEntry
+                raise invalid("a ValueSetEntry read names the value set only: its members must not be set")
             out += [vs.read() for vs in self._select(self.value_sets, ent.value_set_entry.value_set_id, "value set")]
         elif kind == "packet_replication_engine_entry":
             out += self.pre.read(ent.packet_replication_engine_entry)
         elif kind == "digest_entry":
             out += self.digests.read(ent.digest_entry)
+        elif kind == "extern_entry":
+            out += self._read_extern(ent.extern_entry)
         elif kind is None:
             raise invalid("read entity has no type")
         else:
             raise unimplemented(f"reading {kind} is not supported")
         return out
+
+    def _read_extern(self, x: p4runtime_pb2.ExternEntry) -> list[p4runtime_pb2.Entity]:
+        """ExternEntry reads: the wildcard (``extern_type_id`` 0) over no extern type answers nothing,
+        as the spec's read of the entire forwarding state (section "Wildcard Reads") expects; a type
+        the P4Info does not declare is NOT_FOUND; one it declares is UNIMPLEMENTED (no extern of
+        the P4 subset is programmed through ExternEntry)."""
+        types = {e.extern_type_id for e in self.p4info.externs}
+        if x.extern_type_id == 0 and not types:
+            return []
+        if x.extern_type_id and x.extern_type_id not in types:
+            raise not_found(f"extern type id {x.extern_type_id} is not in the P4Info")
+        raise unimplemented("reading extern_entry is not supported")
 
     def _select(self, named: _Named, id_: int, what: str) -> list:
         if id_ == 0:

@@ -253,6 +253,13 @@ class TableState:
 
     def _modify(self, e: Entry, te: p4runtime_pb2.TableEntry) -> None:
         self._check_direct_resources(te)
+        if _key_only(te):
+            # spec "Action Specification": a MODIFY with the action unset that modifies no direct
+            # resource is a no-op; the one direct-resource rule that still applies is "Direct
+            # Resources": meter_config unset in a MODIFY resets the direct meter.  The entry's
+            # metadata, controller_metadata and idle timeout stay (they were cleared until 2026-12-07)
+            e.meter = None
+            return
         meter = parse_config(te.meter_config, self.what) if te.HasField("meter_config") else None  # before any change
         if e.is_const and (te.controller_metadata or te.metadata or te.idle_timeout_ns):
             # spec "Constant Tables": a const entry takes a MODIFY of its direct resources only
@@ -560,3 +567,11 @@ class TableState:
             t.time_since_last_hit.elapsed_ns = max(0, now_ns - e.since_ns)
             out.append(t)
         return out
+
+
+def _key_only(te: p4runtime_pb2.TableEntry) -> bool:
+    """A TableEntry that carries its key and nothing else: no action, no direct resource, no
+    metadata, no idle timeout (what a MODIFY leaves unchanged)."""
+    return not (te.HasField("action") or te.HasField("counter_data") or te.HasField("meter_config")
+                or te.HasField("meter_counter_data") or te.controller_metadata or te.metadata
+                or te.idle_timeout_ns)

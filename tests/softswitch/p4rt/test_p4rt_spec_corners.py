@@ -1,0 +1,128 @@
+"""P4Runtime spec corners over real gRPC: a MODIFY that carries only the key, wildcard reads of
+extern entries (the spec's read of the entire forwarding state), counter/meter/register reads with
+the wildcard id and an index, and a ValueSetEntry read that sets members."""
+from __future__ import annotations
+
+import grpc
+import pytest
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+from test_p4rt_server import l2_entry, upd
+
+I, M = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY
+E = p4runtime_pb2.Entity
+TE = p4runtime_pb2.TableEntry
+
+
+def rpc_code(fn) -> grpc.StatusCode:
+    with pytest.raises(grpc.RpcError) as ei:
+        fn()
+    return ei.value.code()
+
+
+def _acl_entry(rig, **kw) -> TE:
+    te = TE(table_id=rig.ids["MyIngress.acl"], priority=10, **kw)
+    f = te.match.add(field_id=1)
+    f.ternary.value, f.ternary.mask = b"\x06", b"\xff"
+    te.action.action.action_id = rig.ids["MyIngress.acl_deny"]
+    return te
+
+
+def test_a_modify_with_only_the_key_changes_nothing(rig):
+    """Spec "Action Specification": a MODIFY with the action unset that modifies no direct resource
+    is a no-op.  It cleared the entry's metadata and controller_metadata (and its idle timeout)."""
+    rig.stream()
+    rig.set_pipeline()
+    te = l2_entry(rig, 1, 1)  # l2 has a direct counter, no meter
+    te.controller_metadata, te.metadata = 7, b"cookie"
+    te.counter_data.packet_count = 3
+    rig.write(upd(I, table_entry=te))
+    key = TE(table_id=te.table_id)
+    key.match.extend(te.match)
+    rig.write(upd(M, table_entry=key))
+    q = TE(table_id=te.table_id)
+    q.counter_data.SetInParent()
+    (got,) = rig.read(E(table_entry=q))
+    g = got.table_entry
+    assert (g.controller_metadata, g.metadata, g.counter_data.packet_count) == (7, b"cookie", 3)
+    assert [p.value for p in g.action.action.params] == [b"\x01", b"\x01"]  # canonical, unchanged
+    # a MODIFY that sets something is not key-only: full snapshot of what it carries, as before
+    key.metadata = b"new"
+    rig.write(upd(M, table_entry=key))
+    (got,) = rig.read(E(table_entry=q))
+    assert (got.table_entry.metadata, got.table_entry.controller_metadata) == (b"new", 0)
+    assert got.table_entry.action == g.action and got.table_entry.counter_data.packet_count == 3
+
+
+def test_a_key_only_modify_still_resets_a_direct_meter(rig):
+    """Spec "Direct Resources": meter_config unset in a MODIFY resets the meter (so such a MODIFY does
+    modify a direct resource); the entry's metadata stays."""
+    rig.stream()
+    rig.set_pipeline()
+    te = _acl_entry(rig, controller_metadata=7, metadata=b"cookie")  # acl has a direct meter
+    te.meter_config.cir, te.meter_config.cburst, te.meter_config.pir, te.meter_config.pburst = 10, 10, 20, 20
+    rig.write(upd(I, table_entry=te))
+    key = TE(table_id=te.table_id, priority=te.priority)
+    key.match.extend(te.match)
+    rig.write(upd(M, table_entry=key))
+    q = TE(table_id=te.table_id)
+    q.meter_config.SetInParent()
+    (got,) = rig.read(E(table_entry=q))
+    g = got.table_entry
+    assert (g.controller_metadata, g.metadata, g.action.action.action_id) == (7, b"cookie", te.action.action.action_id)
+    assert not g.HasField("meter_config")
+
+
+def test_the_spec_read_of_the_whole_forwarding_state_answers(rig):
+    """Spec "Wildcard Reads": the read of the entire forwarding state starts with extern_entry {}
+    ("all extern instances for all supported extern types"); softswitch supports none, so that part
+    answers nothing instead of failing the Read with UNIMPLEMENTED."""
+    rig.stream()
+    rig.set_pipeline()
+    rig.write(upd(I, table_entry=l2_entry(rig, 1, 1)))
+    got = rig.read(E(extern_entry=p4runtime_pb2.ExternEntry()), E(table_entry=TE()),
+                   E(action_profile_member=p4runtime_pb2.ActionProfileMember()),
+                   E(action_profile_group=p4runtime_pb2.ActionProfileGroup()))
+    assert [e.WhichOneof("entity") for e in got] == ["table_entry"]
+    # an extern type the P4Info does not declare is a P4 id not in the P4Info
+    assert rpc_code(lambda: rig.read(E(extern_entry=p4runtime_pb2.ExternEntry(extern_type_id=0x81)))) \
+        == grpc.StatusCode.NOT_FOUND
+    assert rpc_code(lambda: rig.write(upd(I, extern_entry=p4runtime_pb2.ExternEntry(extern_type_id=0x81)))) \
+        == grpc.StatusCode.UNKNOWN  # writes stay UNIMPLEMENTED per update
+
+
+def test_a_wildcard_id_with_an_index_reads_every_cell(rig):
+    """p4runtime.proto, CounterEntry / MeterEntry: with the id 0 the scope is every cell of every
+    array.  An index with id 0 answered that cell of each array, and OUT_OF_RANGE when one array
+    (drop_reasons, 64 cells) was shorter than the index."""
+    rig.stream()
+    rig.set_pipeline()
+    info = rig.p4info
+    for kind, arrays in (("counter_entry", info.counters), ("meter_entry", info.meters),
+                         ("register_entry", info.registers)):
+        ent = E()
+        getattr(ent, kind).index.index = 100
+        got = rig.read(ent)
+        assert len(got) == sum(a.size for a in arrays), kind
+
+
+def test_a_value_set_read_must_not_set_members():
+    """p4runtime.proto, ValueSetEntry: "The 'match' field must never be set in the ReadRequest"."""
+    from p4rt_helpers import load_p4info
+    from test_p4rt_server import Rig
+
+    p4info = load_p4info()
+    vs = p4info.value_sets.add()
+    vs.preamble.id, vs.preamble.name = 0x03000001, "P.types"
+    vs.match.add(id=1, bitwidth=16, match_type=p4info_pb2.MatchField.EXACT)
+    vs.size = 4
+    rig = Rig()
+    try:
+        rig.stream()
+        rig.set_pipeline(p4info=p4info)
+        q = p4runtime_pb2.ValueSetEntry(value_set_id=vs.preamble.id)
+        assert len(rig.read(E(value_set_entry=q))) == 1
+        q.members.add().match.add(field_id=1).exact.value = b"\x01"
+        assert rpc_code(lambda: rig.read(E(value_set_entry=q))) == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        rig.close()
