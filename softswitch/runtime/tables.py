@@ -298,6 +298,8 @@ class TableState:
         if te.HasField("meter_config") and self.direct_meter is None:
             raise invalid(f"{self.what} has no direct meter")
         if te.HasField("meter_counter_data"):
+            if self.direct_meter is None:  # p4runtime.proto TableEntry: a direct resource the table lacks
+                raise invalid(f"{self.what} has no direct meter (meter_counter_data must be unset)")
             mcd = te.meter_counter_data
             if any(c.byte_count or c.packet_count for c in (mcd.green, mcd.yellow, mcd.red)):
                 raise invalid(f"{self.what}: meter_counter_data can only be written as zeros")

@@ -126,3 +126,20 @@ def test_a_value_set_read_must_not_set_members():
         assert rpc_code(lambda: rig.read(E(value_set_entry=q))) == grpc.StatusCode.INVALID_ARGUMENT
     finally:
         rig.close()
+
+
+def test_meter_counter_data_on_a_table_without_a_direct_meter_is_refused(rig):
+    """p4runtime.proto, TableEntry: setting a direct resource field the table does not have, in any
+    table write, returns an error (meter_config did; meter_counter_data was accepted and dropped)."""
+    rig.stream()
+    rig.set_pipeline()
+    te = l2_entry(rig, 1, 1)  # l2: a direct counter, no direct meter
+    te.meter_counter_data.SetInParent()
+    de = TE(table_id=te.table_id, is_default_action=True)
+    de.action.action.action_id = rig.ids["MyIngress.l2_miss"]
+    de.meter_counter_data.SetInParent()
+    with pytest.raises(grpc.RpcError) as ei:
+        rig.write(upd(I, table_entry=te), upd(M, table_entry=de))
+    from p4rt_helpers import write_errors
+    assert [c for c, _ in write_errors(ei.value)] == [3, 3]  # INVALID_ARGUMENT
+    assert rig.read(E(table_entry=TE(table_id=te.table_id))) == []
