@@ -42,7 +42,7 @@ class _Digest:
     pending: list[tuple[int, ...]] = field(default_factory=list)
     pending_since_ns: int = 0
     in_flight: dict[tuple[int, ...], int] = field(default_factory=dict)  # value -> list id
-    unacked: dict[int, tuple[int, list[tuple[int, ...]]]] = field(default_factory=dict)  # list -> (deadline, values)
+    unacked: dict[int, tuple[int, list[tuple[int, ...]]]] = field(default_factory=dict)  # list -> (sent ns, values)
     dropped: int = 0
     next_list_id: int = 1  # each digest numbers its lists from 1, as PI's DigestData does
 
@@ -165,8 +165,7 @@ class DigestState:
         lid = d.next_list_id
         d.next_list_id += 1
         assert d.config is not None
-        deadline = now + d.config.ack_timeout_ns if d.config.ack_timeout_ns > 0 else now
-        d.unacked[lid] = (deadline, values)
+        d.unacked[lid] = (now, values)  # held while younger than the config's ack_timeout_ns (_expire_acks)
         for v in values:
             d.in_flight[v] = lid
         return DigestListOut(d.id, lid, values, time.time_ns())
@@ -175,7 +174,11 @@ class DigestState:
     def _expire_acks(d: _Digest, now: int) -> None:
         if not d.unacked:
             return
-        for lid in [lid for lid, (deadline, _) in d.unacked.items() if deadline <= now]:
+        # the ack timeout in force now, as the spec's pseudo-code compares it ("now - sent_time >=
+        # ack_timeout_ns(digest_id)"): a MODIFY that shortens it (to 0: "the cache must always be an
+        # empty set") frees what was sent before; the deadline was fixed at send time until 2026-12-07
+        ack = d.config.ack_timeout_ns if d.config is not None else 0
+        for lid in [lid for lid, (sent, _) in d.unacked.items() if now - sent >= ack]:
             _, values = d.unacked.pop(lid)
             for v in values:
                 if d.in_flight.get(v) == lid:

@@ -143,3 +143,40 @@ def test_meter_counter_data_on_a_table_without_a_direct_meter_is_refused(rig):
     from p4rt_helpers import write_errors
     assert [c for c, _ in write_errors(ei.value)] == [3, 3]  # INVALID_ARGUMENT
     assert rig.read(E(table_entry=TE(table_id=te.table_id))) == []
+
+
+def test_a_shorter_ack_timeout_frees_what_was_sent_before():
+    """Spec "DigestEntry": cache entries go when they are ack_timeout_ns old, the timeout in force
+    (its pseudo-code: now - sent_time >= ack_timeout_ns(digest_id)); with 0 "the cache must always be
+    an empty set".  A MODIFY from 300 ms to 0 kept a message sent just before held for 300 ms."""
+    from p4rt_helpers import load_p4info
+
+    from softswitch.runtime import DigestState, SwitchState
+
+    now = [0]
+    p4info = load_p4info()
+    s = SwitchState(p4info)
+    s.digests = DigestState(p4info, clock_ns=lambda: now[0])
+    got = []
+    s.digests.set_sink(got.append)
+    did = s.digest_ids["learn_t"]
+    cfg = p4runtime_pb2.DigestEntry(digest_id=did, config=p4runtime_pb2.DigestEntry.Config(
+        max_timeout_ns=0, max_list_size=1, ack_timeout_ns=300_000_000))
+    s.write(upd(I, digest_entry=cfg))
+    s.digests.emit(did, (0xCC, 3))
+    now[0] = 1_000_000
+    s.digests.emit(did, (0xCC, 3))  # sent, not acked, younger than 300 ms: held
+    assert len(got) == 1
+    cfg.config.ack_timeout_ns = 0
+    s.write(upd(M, digest_entry=cfg))
+    now[0] = 2_000_000
+    s.digests.emit(did, (0xCC, 3))
+    assert len(got) == 2
+    cfg.config.ack_timeout_ns = 10_000_000  # a longer one holds again, counted from the send
+    s.write(upd(M, digest_entry=cfg))
+    now[0] = 11_000_000
+    s.digests.emit(did, (0xCC, 3))
+    assert len(got) == 2
+    now[0] = 12_000_000
+    s.digests.emit(did, (0xCC, 3))
+    assert len(got) == 3
