@@ -118,7 +118,7 @@ class DigestState:
         d = self._digests.get(digest_id)
         if d is None:
             return
-        ready = None
+        ready = []
         with self._lock:
             cfg = d.config
             if cfg is None:
@@ -131,10 +131,12 @@ class DigestState:
             if not d.pending:
                 d.pending_since_ns = now
             d.pending.append(values)
-            if cfg.max_timeout_ns <= 0 or (cfg.max_list_size and len(d.pending) >= cfg.max_list_size):
-                ready = self._take(d, now)
-        if ready is not None:
-            self._deliver(ready)
+            # more than one list when a MODIFY lowered max_list_size under what was pending
+            while d.pending and (cfg.max_timeout_ns <= 0 or
+                                 (cfg.max_list_size and len(d.pending) >= cfg.max_list_size)):
+                ready.append(self._take(d, now))
+        for lst in ready:
+            self._deliver(lst)
 
     def poll(self, now_ns: int | None = None) -> None:
         """Flush lists whose ``max_timeout_ns`` has passed and forget expired un-acked lists."""
@@ -143,7 +145,7 @@ class DigestState:
         with self._lock:
             for d in self._digests.values():
                 self._expire_acks(d, now)
-                if d.pending and d.config is not None and now - d.pending_since_ns >= d.config.max_timeout_ns:
+                while d.pending and d.config is not None and now - d.pending_since_ns >= d.config.max_timeout_ns:
                     out.append(self._take(d, now))
         for lst in out:
             self._deliver(lst)
@@ -161,7 +163,13 @@ class DigestState:
             return True
 
     def _take(self, d: _Digest, now: int) -> DigestListOut:
-        values, d.pending = d.pending, []
+        """The next list: the pending messages, at most ``max_list_size`` of them (the spec's maximum
+        list size; what stays keeps its first enqueue time)."""
+        n = d.config.max_list_size if d.config is not None else 0
+        if 0 < n < len(d.pending):
+            values, d.pending = d.pending[:n], d.pending[n:]
+        else:
+            values, d.pending = d.pending, []
         lid = d.next_list_id
         d.next_list_id += 1
         assert d.config is not None

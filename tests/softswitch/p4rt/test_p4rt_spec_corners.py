@@ -180,3 +180,41 @@ def test_a_shorter_ack_timeout_frees_what_was_sent_before():
     now[0] = 12_000_000
     s.digests.emit(did, (0xCC, 3))
     assert len(got) == 3
+
+
+def test_no_digest_list_is_longer_than_max_list_size():
+    """Spec "DigestEntry": max_list_size is "the maximum digest list size ... sent by the server as a
+    single DigestList".  After a MODIFY lowered it under what was pending, the next message sent
+    every pending one in one list (6 with max_list_size 2)."""
+    from p4rt_helpers import load_p4info
+
+    from softswitch.runtime import DigestState, SwitchState
+
+    now = [0]
+    p4info = load_p4info()
+    s = SwitchState(p4info)
+    s.digests = DigestState(p4info, clock_ns=lambda: now[0])
+    got = []
+    s.digests.set_sink(got.append)
+    did = s.digest_ids["learn_t"]
+    cfg = p4runtime_pb2.DigestEntry(digest_id=did, config=p4runtime_pb2.DigestEntry.Config(
+        max_timeout_ns=1000, max_list_size=0))
+    s.write(upd(I, digest_entry=cfg))
+    for i in range(5):
+        s.digests.emit(did, (i, 1))
+    cfg.config.max_list_size = 2
+    s.write(upd(M, digest_entry=cfg))
+    s.digests.emit(did, (5, 1))
+    assert [len(x.values) for x in got] == [2, 2, 2]
+    for i in range(6, 9):
+        s.digests.emit(did, (i, 1))
+    assert [len(x.values) for x in got] == [2, 2, 2, 2]
+    now[0] = 5000  # the timeout sends what is left, still in lists of at most 2
+    cfg.config.max_list_size = 0
+    s.write(upd(M, digest_entry=cfg))
+    s.digests.emit(did, (9, 1))
+    s.digests.emit(did, (10, 1))
+    now[0] = 7000
+    s.digests.poll()
+    assert [len(x.values) for x in got][4:] == [3]
+    assert sorted(v for x in got for v, _ in x.values) == list(range(11))
