@@ -141,6 +141,79 @@ def check_engine(kind: FaultKind, target_primitives: frozenset[str], engine: str
                          f"(it has no {', '.join(missing)})")
 
 
+class TopologyCheck:
+    """A ``FaultTarget`` that carries nothing out: each primitive only checks that the nodes, ports and
+    links it is given exist in the topology.  The scenario runner applies every fault (and its undo)
+    to it before a run, so a misspelt node fails there, naming the fault, for every kind through the
+    primitives it uses, instead of being logged mid-run as a fault that did nothing."""
+
+    fault_primitives = frozenset({"set_link", "host_link", "spine_links", "switch_stop", "switch_start",
+                                  "port_admin", "shape", "unshape", "link_loss", "link_rate"})
+
+    def __init__(self, topo: Any) -> None:
+        self.topo = topo
+
+    def _link(self, a: str, b: str) -> None:
+        for lk in self.topo.links_between(a.partition(":")[0], b.partition(":")[0]):
+            ends = {str(lk.a), str(lk.b)}
+            if all(":" not in x or x in ends for x in (a, b)):
+                return
+        raise FaultError(f"no link between {a} and {b} in the topology")
+
+    def _switch(self, switch: str, port: int | None = None) -> None:
+        if switch not in self.topo.switches:
+            raise FaultError(f"no switch {switch!r} in the topology")
+        if port is not None and self.topo.link_at(switch, port) is None:
+            raise FaultError(f"switch {switch} has no connected port {port}")
+
+    def set_link(self, a: str, b: str, up: bool) -> None:
+        self._link(a, b)
+
+    def host_link(self, host: str, plane: int) -> tuple[str, str]:
+        lk = self.topo.link_at(host, plane) if host in self.topo.hosts else None
+        if lk is None:
+            raise FaultError(f"no host {host!r} with a NIC port {plane} in the topology")
+        return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
+
+    def spine_links(self, spine: str) -> list[tuple[str, str]]:
+        if spine not in self.topo.switches or self.topo.switches[spine].role != "spine":
+            raise FaultError(f"{spine!r} is not a spine of this fabric")
+        return [(str(lk.a), str(lk.b)) for lk in self.topo.links if spine in (lk.a.node, lk.b.node)]
+
+    def switch_stop(self, switch: str) -> None:
+        self._switch(switch)
+
+    def switch_start(self, switch: str) -> None:
+        self._switch(switch)
+
+    def port_admin(self, switch: str, port: int, up: bool) -> None:
+        self._switch(switch, port)
+
+    def shape(self, switch: str, port: int, delay_us: int | None, rate_pps: int | None,
+              queue_depth: int | None) -> None:
+        self._switch(switch, port)
+
+    def unshape(self, switch: str, port: int) -> None:
+        self._switch(switch, port)
+
+    def link_loss(self, a: str, b: str, loss: float) -> None:
+        self._link(a, b)
+
+    def link_rate(self, a: str, b: str, fraction: float) -> None:
+        self._link(a, b)
+
+
+def check_names(kind: FaultKind, f: Any, topo: Any, where: str) -> None:
+    """Refuse, before a run, a fault whose parameters name what ``topo`` does not have (its apply and
+    undo, dry-run through ``TopologyCheck``)."""
+    t = TopologyCheck(topo)
+    try:
+        kind.apply(t, f, False)
+        kind.apply(t, f, True)
+    except ValueError as e:  # FaultError, or an engine-style error a kind raises itself
+        raise FaultError(f"{where}: {kind.name}: {e}") from None
+
+
 # ---- the kinds ----------------------------------------------------------------------------------
 def _link(up: bool | None) -> Callable[[Any, Any, bool], str]:
     def apply(t: Any, f: Any, undo: bool) -> str:

@@ -434,7 +434,8 @@ def timeline_lines(m: dict[str, Any]) -> list[str]:
         evs_by_s.setdefault(int(e[0] / 1e9 / per + 1e-9), Counter())[e[5]] += 1
     faults_by_s: dict[int, list[str]] = {}
     for f in m["faults"]:
-        faults_by_s.setdefault(int(f["t_s"] / per + 1e-9), []).append(f"{f.get('did', f['fault'])} @{dur(f['t_s'])}")
+        faults_by_s.setdefault(int(f["t_s"] / per + 1e-9), []).append(
+            f"{f['did']} @{dur(f['t_s'])}" if "did" in f else f"{f['fault']} NOT APPLIED @{dur(f['t_s'])}: {f.get('error')}")
     if per == 1.0:
         cong = {int(k): v for k, v in m.get("switch_congestion_per_s", {}).items()}
     else:  # short (simulated) runs: the sampled series, per timeline row

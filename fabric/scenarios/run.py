@@ -7,10 +7,12 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, Self
 
-from ..faults import FaultError, check_engine
+from controller import parse_topology
+
+from ..faults import FaultError, check_engine, check_names
 from ..targets import DEFAULT_TARGET
 from .report import analyse
-from .runner import FabricEnv, NetnsFaults, ProgressFn, run_traffic
+from .runner import FabricEnv, NetnsFaults, ProgressFn, run_traffic, topology_data
 from .spec import Scenario, ScenarioError
 
 
@@ -50,9 +52,11 @@ class Engine(Protocol):
 
 
 def _check_faults(engine: Engine, sc: Scenario) -> None:
+    topo = parse_topology(topology_data(sc.fabric)) if sc.faults else None
     for i, f in enumerate(sc.faults):
         try:
             check_engine(f.spec, engine.fault_primitives, engine.name, f"scenario.faults[{i}]")
+            check_names(f.spec, f, topo, f"scenario.faults[{i}]")
         except FaultError as e:
             raise ScenarioError(str(e)) from None
 

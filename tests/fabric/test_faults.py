@@ -257,3 +257,46 @@ def test_a_duration_or_time_that_is_not_finite_is_refused(capsys):
     for bad in ("inf", "nan"):  # refused before any fabric is looked up
         assert main(["fault", "link-down", "p1l1", "p1s1", "--duration", bad, "--prefix", "nofab"]) == 2
         assert f"--duration must be 0 (keep the fault) or more seconds, got {bad}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["sim", "netns"])
+@pytest.mark.parametrize(("fault", "why"), [
+    ({"kind": "link_down", "a": "p1l1", "b": "p9s9"}, "link_down: no link between p1l1 and p9s9"),
+    ({"kind": "link_down", "a": "p1l1:2", "b": "p1s1"}, "link_down: no link between p1l1:2 and p1s1"),
+    ({"kind": "spine_loss", "spine": "p1l1"}, "spine_loss: 'p1l1' is not a spine"),
+    ({"kind": "nic_down", "host": "h9", "plane": 1}, "nic_down: no host 'h9'"),
+    ({"kind": "switch_stop", "switch": "p3s1"}, "switch_stop: no switch 'p3s1'"),
+    ({"kind": "port_down", "switch": "p1l1", "port": 9}, "port_down: switch p1l1 has no connected port 9"),
+])
+def test_a_fault_naming_what_the_topology_lacks_is_refused_before_the_run(tmp_path, engine, fault, why):
+    """`link_down p1l1-p9s9` (a typo) used to run: the fault was logged with an error nobody printed, the
+    timeline showed it as applied, and the run looked like a perfect recovery (exit 0)."""
+    from mrc_fabric.scenarios import run_scenario
+
+    class NoFabric:  # the netns engine's fabric: any use of it means the run started (nothing is built)
+        def __getattr__(self, name):
+            raise AssertionError(f"the run started (env.{name})")
+
+    sc = parse_scenario({"fabric": {"topology": "examples/small.yaml"}, "faults": [{"at": 0.001, **fault}]})
+    with pytest.raises(ScenarioError, match=r"^scenario\.faults\[0\]: " + why.replace("(", r"\(")):
+        run_scenario(sc, engine=engine, workdir=tmp_path, env=NoFabric() if engine == "netns" else None)
+    assert not (tmp_path / "result.json").exists()
+
+
+def test_the_timeline_shows_a_fault_that_could_not_be_applied():
+    from mrc_fabric.scenarios.report import timeline_lines
+
+    m = {"mode": "mrc", "elapsed_s": 3.0, "ev_events": [], "retransmissions": {}, "ev_changes": {},
+         "goodput_bins": [[t / 10, 9.0] for t in range(30)], "switch_drops": {}, "trims_received": 0,
+         "ecn_echoes": 0, "faults": [{"t_s": 1.2, "fault": "switch_start p1s1", "undo": False,
+                                          "error": "switch p1s1 did not answer", "down": False}]}
+    text = "\n".join(timeline_lines(m))
+    assert "switch_start p1s1 NOT APPLIED @" in text and ": switch p1s1 did not answer" in text
+
+
+def test_the_topology_check_has_every_primitive():
+    """A primitive added to ``FaultTarget`` needs its name check too, or the pre-run check of a kind
+    using it would fail with an AttributeError instead of checking it."""
+    protocol = {n for n in vars(faults.FaultTarget) if not n.startswith("_")} - {"fault_primitives"}
+    assert faults.TopologyCheck.fault_primitives == protocol
+    assert all(callable(getattr(faults.TopologyCheck, p, None)) for p in protocol)
