@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 from p4.v1 import p4runtime_pb2
 
 from controller.p4contract import CPU_PORT
+from mrc_fabric.targets import DEFAULT_PROGRAM
 from softswitch.exec import build_pipeline
 from softswitch.frontend import load_program
 from softswitch.runtime import SwitchState
@@ -99,7 +100,7 @@ def build_mrc():
     from controller import build_plan, load_topology
     from controller.mapping import P4Names, desired_state
 
-    program = load_program(str(ROOT / "p4src" / "mrc_switch.p4"), {}, [str(ROOT / "p4src")])
+    program = load_program(str(DEFAULT_PROGRAM), {}, [str(DEFAULT_PROGRAM.parent)])
     p4info = _p4info(program)
     state = SwitchState(p4info)
     pipeline = build_pipeline(program, state, CPU_PORT)

@@ -32,8 +32,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 # every program here gets the CPU port the target plugins give bmv2 (the contract's)
 from controller.p4contract import CPU_PORT
+from mrc_fabric.targets import DEFAULT_PROGRAM
 
-MRC_PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
+MRC_PROGRAM = DEFAULT_PROGRAM
 PROGRAM = Path(os.environ.get("BENCH4_P4", str(Path(__file__).resolve().parents[1] / "tests/softswitch/data/conformance/bench4.p4")))
 SW_MAC, NEXT_MAC = bytes.fromhex("000000000001"), bytes.fromhex("000000000002")
 ETH_P_ALL = 3

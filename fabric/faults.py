@@ -320,7 +320,7 @@ for _name, _help, _params, _needs, _fn, _restores, _check, _label in (
      lambda f: f"port_down {f.switch}:{f.port}"),
     ("port_up", "switch port admin up", (SWITCH, PORT), frozenset({"port_admin"}), _port(True), True, None,
      lambda f: f"port_up {f.switch}:{f.port}"),
-    ("shape", "port delay / rate / queue depth (softswitch link model)",
+    ("shape", "port delay / rate / queue depth (the target's link model)",
      (SWITCH, PORT, Param("delay_us", int, "one-way delay (us)", False, 0),
       Param("rate_pps", int, "link rate in full frames per second (0: no limit)", False, 0),
       Param("queue_depth", int, "queue depth in packets (0 on softswitch: the port tail-drops every frame)", False, 0)),

@@ -25,10 +25,10 @@ from google.protobuf import text_format
 
 from controller.session import SessionError
 from mrc_fabric.netbuild import disable_offloads
-from mrc_fabric.targets import TARGETS, Target, get_target, push_pipeline, selected_target
+from mrc_fabric.targets import DEFAULT_PROGRAM, TARGETS, Target, get_target, push_pipeline, selected_target
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
+PROGRAM = DEFAULT_PROGRAM
 PREFIX = "h8"
 SLOW_PORT, SLOW_RATE_PPS = 4, 200
 
