@@ -439,8 +439,11 @@ class MrcRequester(Requester):
             # responder held the ACK no longer than the round trip took): no sample, rather than a 0
             # that the learning NSCC would take as its base RTT [ours]
             rtt_sample = rtt - s.service_time_ns if 0 <= s.service_time_ns < rtt else None
-        elif trig is not None and trig.xmits > 1 and not s.flags & F.SACK_FLAG_RETX_ECHO \
+        elif trig is not None and trig.xmits > 1 and not s.flags & (F.SACK_FLAG_RETX_ECHO | F.SACK_FLAG_TRIM) \
                 and trig.state != _Pkt.SACKED and self._echo_is_first_copy(trig):
+            # (not the first copy's *trim*: a trimmed header skips the queue that cut it, so its round
+            # trip is shorter than the data's, and a packet sent once gets no sample from its trim either;
+            # taken, each pulled srtt toward the header's 5 us under 12-18 us of queueing [review h-rev9])
             # the ACK of a resent packet's *first* copy, its ev_echo naming the EV that copy alone took: a
             # sample from the first send, as Eifel's timestamps tell the original's ACK (RFC 3522) [ours].
             # Karn's rule alone froze srtt wherever every first copy was declared lost before its ACK
