@@ -162,6 +162,9 @@ class Controller:
             st.info.converged, st.info.connected = False, False
             if st.converged_generation >= 0 and st.state == "converged":
                 self.log.warning("stream lost; reconnecting", extra={"fields": {"switch": name}})
+            # the switch's last counter read is from before the loss (a restarted switch counts from 0
+            # again): not current until a read on the new session, even if no read saw the switch gone
+            self.telemetry.mark_stale(name)
             s.connect(self.opts.connect_timeout_s)
             st.info.connected = True
             self.log.info("connected", extra={"fields": {"switch": name, "address": s.address,
@@ -234,6 +237,7 @@ class Controller:
                 self.log.warning("switch not answering; session closed", extra={"fields": {
                     "switch": name, "error": str(e)}})
                 s.close()
+                self.telemetry.mark_stale(name)
             st.info.connect_failures += 1
             st.info.connected = s.stream_up.is_set()
             st.info.converged = False

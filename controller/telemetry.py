@@ -95,6 +95,9 @@ class TelemetryCollector:
         # the switches whose latest read succeeded: a failed read or a lost session (``mark_stale``)
         # removes one, so an exporter can tell current counters from a lost switch's last ones
         self.fresh: set[str] = set()
+        # per switch, how many times it was marked stale: a read that began before a mark (a reconnect,
+        # a lost session) keeps its counters as the latest read but does not make the switch fresh
+        self._stale_marks: dict[str, int] = {}
         self.no_register_reads: set[str] = set()  # switches that answered a register read UNIMPLEMENTED
         self.postcards: deque[Postcard] = deque(maxlen=max_postcards)
         self.postcards_total: dict[str, int] = {}
@@ -128,6 +131,8 @@ class TelemetryCollector:
         RPC costs more than the cells it returns.  Sixteen reads a switch made every demo refresh a burst
         of 0.5 s of CPU on the 2-core machine, which stalled every path for ~200 ms at once and made RACK
         retire healthy EVs (docs/demo.md)."""
+        with self._lock:
+            marks = self._stale_marks.get(s.name, 0)
         names = s.names
         if names is None:
             # a SessionError, as any other read that cannot be made: the daemon logs it and goes on (a
@@ -190,7 +195,8 @@ class TelemetryCollector:
         self._read_qdepth(s, ports, out)
         with self._lock:
             self.counters[s.name] = out
-            self.fresh.add(s.name)
+            if self._stale_marks.get(s.name, 0) == marks:
+                self.fresh.add(s.name)
         return out
 
     def mark_stale(self, switch: str) -> None:
@@ -198,6 +204,7 @@ class TelemetryCollector:
         no longer current (``Controller.metrics_snapshot`` exports none of it until a read succeeds)."""
         with self._lock:
             self.fresh.discard(switch)
+            self._stale_marks[switch] = self._stale_marks.get(switch, 0) + 1
 
     def _read_qdepth(self, s: SwitchSession, ports: set[int], out: SwitchCounters) -> None:
         """The queue-depth estimate registers at the watched ports, in a request of their own: PI (so
