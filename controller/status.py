@@ -66,11 +66,13 @@ def render(d: StatusData) -> Group:
                 "failures"):
         t_sw.add_column(col)
     for name, m in sorted(d.switches.items()):
-        # counters: "read" while the switch is up (its counter series current), "stale" when not
+        # counters: "read" while the switch is up (its counter series current), "stale" when not; "-" for
+        # a controller that exports no mrc_switch_up / mrc_switch_refused (before 2026-12-07): it cannot
+        # say, and "stale" beside the current counters it exports would be wrong [review h-rev9]
         flags = ["yes" if m.get("mrc_switch_connected") else "no",
-                 "read" if m.get("mrc_switch_up") else "stale",
-                 *["yes" if m.get(k) else "no" for k in ("mrc_switch_primary", "mrc_switch_converged",
-                                                         "mrc_switch_refused")]]
+                 "-" if "mrc_switch_up" not in m else "read" if m["mrc_switch_up"] else "stale",
+                 *["-" if k not in m else "yes" if m[k] else "no"
+                   for k in ("mrc_switch_primary", "mrc_switch_converged", "mrc_switch_refused")]]
         t_sw.add_row(name, *flags,
                      str(int(m.get("mrc_switch_desired_entities", 0))),
                      str(int(m.get("mrc_reconcile_written_entities", 0))),

@@ -564,6 +564,26 @@ def test_metrics_text_and_status_view():
     assert "p1l1:2" in out and "dead" in out and "no_route" in out
 
 
+def test_status_view_of_a_controller_without_the_up_and_refused_series():
+    """A controller from before 2026-12-07 exports neither mrc_switch_up nor mrc_switch_refused: the view
+    says it cannot tell ("-"), not "stale" beside the current counters that controller exports."""
+    from rich.console import Console
+
+    text = "\n".join(f'{n}{{switch="p1l1"}} 1.0' for n in ("mrc_switch_connected", "mrc_switch_primary",
+                                                          "mrc_switch_converged")) + "\n"
+    d = parse(text)
+    con = Console(file=io.StringIO(), width=160)
+    con.print(render(d))
+    row = next(line for line in con.file.getvalue().splitlines() if "p1l1" in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[:6] == ["p1l1", "yes", "-", "yes", "yes", "-"], cells
+    up = parse(text + 'mrc_switch_up{switch="p1l1"} 0.0\nmrc_switch_refused{switch="p1l1"} 0.0\n')
+    con = Console(file=io.StringIO(), width=160)
+    con.print(render(up))
+    row = next(line for line in con.file.getvalue().splitlines() if "p1l1" in line)
+    assert [c.strip() for c in row.strip("│ ").split("│")][:6] == ["p1l1", "yes", "stale", "yes", "yes", "no"]
+
+
 def test_outside_pipeline_drops_in_metrics_and_status_view():
     """Frames a switch lost outside its pipeline come from whoever runs the switches (the fabric reads
     softswitch's port statistics): one series per switch and place, shown beside the program's drop
