@@ -175,6 +175,11 @@ class Network:
                 self._timer_at[side] = t
                 self._push(t, 1, side)
 
+    def send_later(self, t: int, side: int, port: int, data: bytes) -> None:
+        """Let ``data`` leave ``side``'s ``port`` at ``t`` (ns), as if sent then: a frame a test's fault
+        layer (one that replaces ``_send``) holds back re-enters the network here, past that layer."""
+        self._push(int(t), 2, side, port, data)
+
     def kick(self) -> None:
         """Let both endpoints send what they have now (call after posting work)."""
         self._flush(0)
@@ -195,6 +200,9 @@ class Network:
             self.now = max(self.now, t)
             if kind == 0:
                 eps[side].receive(data, port, self.now)
+            elif kind == 2:  # a held frame (send_later): onto its path now, past any replaced _send
+                type(self)._send(self, side, port, data)
+                continue
             else:
                 if self._timer_at[side] == t:
                     self._timer_at[side] = None

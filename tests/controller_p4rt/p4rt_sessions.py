@@ -9,6 +9,18 @@ from pathlib import Path
 
 from controller.session import SwitchSession
 
+# one spine and one leaf on one plane, one host: the smallest fabric a Controller runs (tiny_fabric)
+TINY = """
+planes: 1
+switches:
+- {name: p1s1, role: spine, plane: 1, device_id: 1}
+- {name: p1l1, role: leaf, plane: 1, device_id: 2}
+hosts: [h1]
+links:
+- ['p1l1:1', 'p1s1:1']
+- ['h1:1', 'p1l1:2']
+"""
+
 
 @contextmanager
 def primary_session(program: Path) -> Iterator[SwitchSession]:
@@ -23,3 +35,17 @@ def primary_session(program: Path) -> Iterator[SwitchSession]:
             yield s
         finally:
             s.close()
+
+
+@contextmanager
+def tiny_fabric(tmp_path: Path, program: Path) -> Iterator[tuple[object, object, object]]:
+    """``TINY`` as two softswitch processes running ``program`` (device ids 1 and 2): yields the
+    controller's plan for it, the spine and the leaf."""
+    from controller import build_plan, load_topology
+    from softswitch.api import SoftSwitch
+
+    (tmp_path / "tiny.yaml").write_text(TINY)
+    plan = build_plan(load_topology(tmp_path / "tiny.yaml"))
+    with SoftSwitch(program, cpu_port=255, device_id=1, subprocess=True) as spine, \
+            SoftSwitch(program, cpu_port=255, device_id=2, subprocess=True) as leaf:
+        yield plan, spine, leaf

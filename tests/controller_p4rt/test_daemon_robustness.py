@@ -21,24 +21,12 @@ from pathlib import Path
 
 import grpc
 import pytest
+from p4rt_sessions import tiny_fabric
 from prometheus_client import CollectorRegistry, generate_latest
 
-from controller import build_plan, load_topology
 from controller.daemon import Controller, Options
 from controller.metrics import FabricCollector
-
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = ROOT / "p4src" / "mrc_switch.p4"
-TINY = """
-planes: 1
-switches:
-- {name: p1s1, role: spine, plane: 1, device_id: 1}
-- {name: p1l1, role: leaf, plane: 1, device_id: 2}
-hosts: [h1]
-links:
-- ['p1l1:1', 'p1s1:1']
-- ['h1:1', 'p1l1:2']
-"""
+from mrc_fabric.targets import DEFAULT_PROGRAM as PROGRAM
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +38,7 @@ def pipeline():
 
 @contextmanager
 def fabric(tmp_path: Path, pipeline, **opts) -> Iterator[tuple[Controller, object, object]]:
-    from softswitch.api import SoftSwitch
-
-    (tmp_path / "tiny.yaml").write_text(TINY)
-    plan = build_plan(load_topology(tmp_path / "tiny.yaml"))
-    with SoftSwitch(PROGRAM, cpu_port=255, device_id=1, subprocess=True) as spine, \
-            SoftSwitch(PROGRAM, cpu_port=255, device_id=2, subprocess=True) as leaf:
+    with tiny_fabric(tmp_path, PROGRAM) as (plan, spine, leaf):
         base = {"election_id": 9, "connect_timeout_s": 1.0, "backoff_initial_s": 0.2, "wiring_interval_s": 3600,
                 "addresses": {"p1s1": spine.grpc_addr, "p1l1": leaf.grpc_addr}}
         ctl = Controller(plan, pipeline, Options(**{**base, **opts}), logging.getLogger("controller"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from p4.v1 import p4runtime_pb2
-from p4rt_sessions import primary_session
+from p4rt_sessions import primary_session, tiny_fabric
 
 from controller import build_plan, load_topology, p4rt
 from controller.mapping import A_DROP_NO_ROUTE, A_NEXT_HOP, T_ROUTE_V6, desired_state
@@ -90,16 +90,6 @@ def test_primary_again_after_another_client_is_a_new_generation(session):
     assert s.is_primary and s.generation == gen + 1
 
 
-TINY = """
-planes: 1
-switches:
-- {name: p1s1, role: spine, plane: 1, device_id: 1}
-- {name: p1l1, role: leaf, plane: 1, device_id: 2}
-hosts: [h1]
-links:
-- ['p1l1:1', 'p1s1:1']
-- ['h1:1', 'p1l1:2']
-"""
 
 
 def test_a_hung_switch_does_not_hold_up_the_others(tmp_path):
@@ -111,12 +101,8 @@ def test_a_hung_switch_does_not_hold_up_the_others(tmp_path):
 
     from controller.daemon import Controller, Options
     from mrc_fabric.targets import load_pipeline
-    from softswitch.api import SoftSwitch
 
-    (tmp_path / "tiny.yaml").write_text(TINY)
-    plan = build_plan(load_topology(tmp_path / "tiny.yaml"))
-    with SoftSwitch(PROGRAM, cpu_port=255, device_id=1, subprocess=True) as spine, \
-            SoftSwitch(PROGRAM, cpu_port=255, device_id=2, subprocess=True) as leaf:
+    with tiny_fabric(tmp_path, PROGRAM) as (plan, spine, leaf):
         ctl = Controller(plan, load_pipeline("softswitch"), Options(
             election_id=9, reconcile_interval_s=1.0, counters_interval_s=0.5, wiring_interval_s=60,
             addresses={"p1s1": spine.grpc_addr, "p1l1": leaf.grpc_addr}))

@@ -58,43 +58,9 @@ class Chaos:
             net = self.p.net
             now = net.now
             # re-send later through the real network (the frame takes its path then)
-            net._push(now + self.hold_ns, 2, side, port, data)
+            net.send_later(now + self.hold_ns, side, port, data)
             return
         self.send(side, port, data)
-
-
-def _install_hold_events(p) -> None:
-    """Teach the network a third event kind: a held frame re-entering ``_send`` at its time."""
-    net = p.net
-
-    def run(until_ns=None, stop=None, max_events=50_000_000):
-        import heapq
-
-        net.kick()
-        heap = net._heap
-        while heap and net.events < max_events:
-            t, _s, kind, side, port, data = heap[0]
-            if until_ns is not None and t > until_ns:
-                net.now = until_ns
-                break
-            heapq.heappop(heap)
-            net.events += 1
-            net.now = max(net.now, t)
-            if kind == 2:
-                net._send.send(side, port, data)  # past the chaos layer: it had its turn
-                continue
-            if kind == 0:
-                net.eps[side].receive(data, port, net.now)
-            else:
-                if net._timer_at[side] == t:
-                    net._timer_at[side] = None
-                net.eps[side].handle_timer(net.now)
-            net._flush(side)
-            if stop is not None and stop():
-                break
-        return net.now
-
-    net.run = run
 
 
 def _bounds(qp) -> None:
@@ -189,7 +155,6 @@ def test_chaos_loss_dup_reorder_trim_corrupt_wrap(mode, seed):
     rng = random.Random(seed)
     p = _pair(seed, mode, sq_psn=0xFFFFFF - rng.randrange(0, 60), loss=0.02, dup=0.02, reorder=0.05,
               reorder_ns=3_000)
-    _install_hold_events(p)
     chaos = Chaos(p, seed, trim=0.03, corrupt=0.01, hold=0.01)
     msgs = _messages(rng, p.mr.base_va, 30, imm_every=2)
     _run(p, msgs, poll_every_ns=15_000)
@@ -209,7 +174,6 @@ def test_rc_with_a_window_survives_go_back_n(seed):
     p = make_pair([PathSpec(loss=0.02)], attr=QpAttr(mode="rc", cc="nscc", mtu=MTU, ack_timeout=8,
                                                     exp_retry_cnt=25, max_wimm_dest=2, min_rnr_timer=1),
                   seed=seed, sq_psn=rng.getrandbits(24), buf_len=4 << 20)
-    _install_hold_events(p)
     Chaos(p, seed, trim=0.02, hold=0.02)
     msgs = _messages(rng, p.mr.base_va, 40, imm_every=2)
     _run(p, msgs, poll_every_ns=20_000)
@@ -222,7 +186,6 @@ def test_trims_alone_never_retire_an_ev(seed):
     # nothing is lost: every packet arrives whole or trimmed (header only); EVs must all stay GOOD
     rng = random.Random(seed)
     p = _pair(seed, "mrc", sq_psn=rng.getrandbits(24))
-    _install_hold_events(p)
     chaos = Chaos(p, seed, trim=0.15)
     msgs = _messages(rng, p.mr.base_va, 30, imm_every=3)
     _run(p, msgs)
@@ -239,7 +202,6 @@ def test_paths_die_and_return_mid_transfer_with_a_late_poller(seed):
     paths[rng.randrange(4)].down = [(30_000, 400_000)]
     paths[rng.randrange(4)].down = [(100_000, None)]
     p = _pair(seed, "mrc", paths=paths, sq_psn=rng.getrandbits(24))
-    _install_hold_events(p)
     Chaos(p, seed, trim=0.02, corrupt=0.005)
     msgs = _messages(rng, p.mr.base_va, 40, imm_every=1)
     _run(p, msgs, poll_every_ns=200_000)  # the application polls every 200 us: RNR NAKs
@@ -260,7 +222,6 @@ def test_peer_restart_new_incarnation_ignores_stale_packets(seed):
     p = _pair(seed, "mrc", sq_psn=rng.getrandbits(24))
     p.qa.attr.exp_retry_cnt = 2  # the old incarnation's QP must give up in bounded time
     old_qa = p.qa
-    _install_hold_events(p)
     Chaos(p, seed, hold=0.3, hold_ns=300_000)  # many frames of the old incarnation arrive late
     first = _messages(rng, p.mr.base_va, 12, imm_every=2)
     for wr_id, data, va, imm in first:
@@ -342,7 +303,6 @@ def test_a_bit_flip_never_places_wrong_bytes(seed):
     # could place bytes; what it does not cover (outer headers, DSCP, ECN, flow label) may only delay
     rng = random.Random(seed)
     p = _pair(seed, "mrc", sq_psn=rng.getrandbits(24))
-    _install_hold_events(p)
     chaos = Chaos(p, seed, corrupt=0.2)
     msgs = _messages(rng, p.mr.base_va, 12, imm_every=2)
     _run(p, msgs)

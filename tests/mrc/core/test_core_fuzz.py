@@ -24,7 +24,6 @@ The fixed seeds below take a few seconds; for a long run:
 from __future__ import annotations
 
 import argparse
-import heapq
 import random
 import sys
 import time
@@ -108,38 +107,17 @@ class Chaos:
         for _ in range(copies):
             if rng.random() < c.get("hold_" + key, 0):
                 self.n["hold"] += 1
-                net._push(net.now + rng.randrange(1, c.get("hold_ns", 20_000)), 2, side, port, data)
+                net.send_later(net.now + rng.randrange(1, c.get("hold_ns", 20_000)), side, port, data)
             else:
                 self.send(side, port, data)
 
 
 def run_net(net: Network, until_ns: int, stop, max_events: int) -> None:
-    """Network.run with a third event kind: a held frame re-entering the real _send at its time."""
-    net.kick()
-    heap = net._heap
-    while heap and net.events < max_events:
-        t, _s, kind, side, port, data = heap[0]
-        if t > until_ns:
-            net.now = until_ns
-            break
-        heapq.heappop(heap)
-        net.events += 1
-        net.now = max(net.now, t)
-        if kind == 2:
-            net._send.send(side, port, data)
-            continue
-        if kind == 0:
-            net.eps[side].receive(data, port, net.now)
-        else:
-            if net._timer_at[side] == t:
-                net._timer_at[side] = None
-            net.eps[side].handle_timer(net.now)
-        net._flush(side)
-        if stop():
-            break
-    else:
-        if not heap:
-            net.now = max(net.now, until_ns)
+    """``Network.run`` to ``until_ns`` (held frames re-enter through ``send_later``); when no event is
+    left, time still passes to ``until_ns``."""
+    net.run(until_ns=until_ns, stop=stop, max_events=max_events)
+    if not net._heap:
+        net.now = max(net.now, until_ns)
 
 
 class Stream:
