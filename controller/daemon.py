@@ -111,7 +111,8 @@ class Controller:
         # softswitch); returns {switch: {OUTSIDE_DROP_KINDS member: packets}}
         self.outside_drops: Callable[[], dict[str, dict[str, int]]] | None = None
         self._names_cookie: dict[str, int] = {}  # a backup session's names: the cookie they were read for
-        self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
+        # one converge at a time per switch, whoever calls it (reentrant: _attempt holds it around converge_switch)
+        self._switch_locks = {n: threading.RLock() for n in self.sessions}
         # two workers a switch: its converge and its counter read may both be in progress (run())
         self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
                                            thread_name_prefix="switch")
@@ -155,7 +156,16 @@ class Controller:
     # ---- converging -------------------------------------------------------------------------------
     def converge_switch(self, name: str) -> bool:
         """One attempt: connect if needed, then (as primary) pipeline + reconcile.  True if converged;
-        False for a backup; raises ``SessionError``/``MappingError`` on failure."""
+        False for a backup; raises ``SessionError``/``MappingError`` on failure.
+
+        One at a time per switch: the scenario runner converges a switch it restarted while the
+        daemon's loop may be converging the same one; two concurrent connects each closed the other's
+        stream (the second ``connect`` starts with ``close``), and the demo logged an extra "stream lost;
+        reconnecting" for its restarted spine (one demo of three on 2026-12-07)."""
+        with self._switch_locks[name]:
+            return self._converge_switch(name)
+
+    def _converge_switch(self, name: str) -> bool:
         s, st = self.sessions[name], self.status[name]
         if not s.stream_up.is_set():
             # not converged until this attempt says so: the switch may have restarted empty
