@@ -26,7 +26,8 @@ from .metrics import MetricsSnapshot, SwitchInfo
 from .p4rt import no_answer
 from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
 from .reconcile import ReconcileResult, reconcile
-from .session import REPEAT_LOG_S, ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
+from .repeatlog import RepeatLog
+from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
 from .telemetry import TelemetryCollector
 from .wiring import MAX_WAIT_S, WiringChecker, WiringReport
 
@@ -73,9 +74,7 @@ class SwitchStatus:
     refused_generation: int = -1  # the session generation the last refusal came on
     info: SwitchInfo = field(default_factory=SwitchInfo)
     last_result: ReconcileResult | None = None
-    logged: tuple[str, str] = ("", "")  # the (state, error) of the last failure logged at WARNING ...
-    logged_at: float = 0.0  # ... when (monotonic)
-    not_logged: int = 0  # the repeats of it logged at DEBUG since
+    failures: RepeatLog = field(default_factory=RepeatLog)  # the last failure logged at WARNING, when, repeats
 
 
 STOP_WAIT_S = 5.0  # run(): how long a stop waits for the switches' work in progress
@@ -274,13 +273,13 @@ class Controller:
             if not last:
                 fields["retry_in_s"] = round(wait, 2)
             # a refusal is logged when it changes, then at most every REPEAT_LOG_S (the repeats at DEBUG)
-            if refused and st.logged == (st.state, str(e)) and now - st.logged_at < REPEAT_LOG_S:
+            key = (st.state, str(e))
+            if refused and not st.failures.due(key, now):
                 level = logging.DEBUG
-                st.not_logged += 1
             else:
-                if st.not_logged:
-                    fields["repeats_not_logged"] = st.not_logged
-                st.logged, st.logged_at, st.not_logged = (st.state, str(e)), now, 0
+                st.failures.last, st.failures.at = key, now  # logged now (an unreachable switch every time)
+                if held := st.failures.take_held():
+                    fields["repeats_not_logged"] = held
             self.log.log(level, f"{what}; {'giving up' if last else 'will retry'}", extra={"fields": fields})
             return None
         st.backoff_s = self.opts.backoff_initial_s
@@ -292,7 +291,7 @@ class Controller:
         """The switch converged (or the session it refused on is gone): the refusal backoff and the
         log's memory of it start afresh."""
         st.refusal_backoff_s, st.refused_generation, st.info.refused = 0.0, -1, False
-        st.logged, st.not_logged = ("", ""), 0
+        st.failures.reset()
 
     def converge_all(self, attempts: int | None = None, deadline_s: float = 120.0) -> dict[str, bool]:
         """Converge every switch in parallel, each retried up to ``attempts`` times with backoff."""

@@ -24,11 +24,9 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from . import p4rt
 from .mapping import PACKET_IN, PACKET_OUT, P4Names, canonical
 from .p4rt import P4RuntimeError, UpdateError
+from .repeatlog import RepeatLog
 
 WRITE_CHUNK = p4rt.WRITE_BATCH
-# a refusal the switch repeats (the same updates failing the same way) is logged again at most this
-# often; the repeats in between go to DEBUG (``SwitchSession.write``, the daemon's retry log)
-REPEAT_LOG_S = 60.0
 PIPELINE_TIMEOUT_S = p4rt.PIPELINE_TIMEOUT_S
 GFPC = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
@@ -102,7 +100,7 @@ class SwitchSession:
         self.on_packet_in = on_packet_in
         self.log = log or logging.getLogger("controller.session")
         self.names: P4Names | None = None
-        self._failed_writes_logged: tuple[tuple, float] = ((), 0.0)  # (what failed, when) last logged
+        self._failed_writes = RepeatLog()  # the same updates failing the same way: logged once a minute
         self._channel: grpc.Channel | None = None
         self._stub: p4runtime_pb2_grpc.P4RuntimeStub | None = None
         self._stream: p4rt.StreamChannel | None = None
@@ -354,11 +352,8 @@ class SwitchSession:
             # a batch the switch did not answer (p4rt.no_answer) has no failed update to name: the
             # caller reports the error once (before, a hung switch logged each of its 100 updates)
             errors = () if p4rt.no_answer(e.code()) else e.errors
-            what, now = tuple((err.index, err.code, err.message) for err in errors), time.monotonic()
-            last, at = self._failed_writes_logged
-            level = logging.DEBUG if what == last and now - at < REPEAT_LOG_S else logging.WARNING
-            if level == logging.WARNING:
-                self._failed_writes_logged = (what, now)
+            what = tuple((err.index, err.code, err.message) for err in errors)
+            level = logging.WARNING if self._failed_writes.due(what) else logging.DEBUG
             for err in errors:
                 self.log.log(level, "update failed", extra={"fields": {
                     "switch": self.name, "index": err.index, "update": _describe(ups[err.index], self.names),

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .mapping import ETHERTYPE_LINK_PROBE, REASON_LINK_PROBE
+from .repeatlog import RepeatLog
 from .session import PacketIn, SessionError, SwitchSession
 from .sidplan import SidPlan
 from .topology import Topology
@@ -36,7 +37,6 @@ LATENCY_FACTOR = 3.0  # times the delay of the slowest late probe of the recent 
 LATENCY_ROUNDS = 5  # rounds a late probe is remembered for
 FIRST_ROUND_S = 3.0  # a checker's first round, which knows nothing about the target yet
 MAX_WAIT_S = 10.0
-REPEAT_LOG_S = 60.0  # a wiring finding that stays is logged again (INFO/WARNING) this often; other rounds at DEBUG
 
 
 def probe_frame(switch: str, port: int, round_id: int, src_mac: str) -> bytes:
@@ -157,8 +157,7 @@ class WiringChecker:
         # (before the first, on a backup controller, which never probes, or while both its switches are
         # skipped) is absent: unknown, not dead (the metrics export no series for it, the view says unknown)
         self.liveness: dict[tuple[str, str], str] = {}
-        self._logged_found: tuple | None = None  # what the last round logged above DEBUG found, and when
-        self._logged_at = 0.0
+        self._repeat = RepeatLog()  # what the last round logged above DEBUG found, and when
         self.last: WiringReport | None = None
 
     def on_packet_in(self, pi: PacketIn) -> bool:
@@ -308,11 +307,6 @@ class WiringChecker:
         # rounds log at DEBUG (a dead cable was a WARNING line every 0.5 s with the live view on)
         found = (report.ok, tuple(report.miswired), tuple(report.dead), tuple(report.unexpected),
                  tuple(report.skipped))
-        now = time.monotonic()
-        if found != self._logged_found or now - self._logged_at >= REPEAT_LOG_S:
-            self._logged_found, self._logged_at = found, now
-            level = logging.INFO if report.ok else logging.WARNING
-        else:
-            level = logging.DEBUG
+        level = (logging.INFO if report.ok else logging.WARNING) if self._repeat.due(found) else logging.DEBUG
         self.log.log(level, "wiring check", extra={"fields": report.summary()})
         return report

@@ -33,10 +33,11 @@ from controller.metrics import FabricCollector, MetricsSnapshot, SwitchInfo
 from controller.p4rt import describe_entity
 from controller.plan import PortSetting
 from controller.reconcile import SwitchContents, entity_key, plan_updates
+from controller.repeatlog import REPEAT_LOG_S
 from controller.session import PacketIn
 from controller.status import parse, render
 from controller.telemetry import Postcard, SwitchCounters, decode_postcard
-from controller.wiring import MIN_FRAME, REPEAT_LOG_S, WiringChecker, parse_probe, probe_frame
+from controller.wiring import MIN_FRAME, WiringChecker, parse_probe, probe_frame
 from mrc_fabric.targets import load_pipeline
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
@@ -276,7 +277,7 @@ def test_wiring_check_logs_a_finding_once_not_every_round(plan, caplog):
         return [r.levelname for r in caplog.records if r.getMessage() == "wiring check"]
 
     assert levels(3) == ["WARNING", "DEBUG", "DEBUG"]
-    wc._logged_at -= REPEAT_LOG_S  # a minute later: said again
+    wc._repeat.at -= REPEAT_LOG_S  # a minute later: said again
     assert levels(2) == ["WARNING", "DEBUG"]
     cables.update(dead)
     dead.clear()
