@@ -110,8 +110,7 @@ class Controller:
         # softswitch); returns {switch: {OUTSIDE_DROP_KINDS member: packets}}
         self.outside_drops: Callable[[], dict[str, dict[str, int]]] | None = None
         self._names_cookie: dict[str, int] = {}  # a backup session's names: the cookie they were read for
-        # one converge at a time per switch, whoever calls it (reentrant: _attempt holds it around converge_switch)
-        self._switch_locks = {n: threading.RLock() for n in self.sessions}
+        self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
         # two workers a switch: its converge and its counter read may both be in progress (run())
         self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
                                            thread_name_prefix="switch")
@@ -235,8 +234,7 @@ class Controller:
         will retry."""
         st, s = self.status[name], self.sessions[name]
         try:
-            with self._switch_locks[name]:
-                ok = self.converge_switch(name)
+            ok = self.converge_switch(name)
         except (SessionError, MappingError) as e:
             if isinstance(e, SessionError) and no_answer(e.code) and s.stream_up.is_set():
                 # the switch stopped answering with its stream still open (a hung process keeps its TCP
