@@ -145,10 +145,9 @@ def test_meter_counter_data_on_a_table_without_a_direct_meter_is_refused(rig):
     assert rig.read(E(table_entry=TE(table_id=te.table_id))) == []
 
 
-def test_a_shorter_ack_timeout_frees_what_was_sent_before():
-    """Spec "DigestEntry": cache entries go when they are ack_timeout_ns old, the timeout in force
-    (its pseudo-code: now - sent_time >= ack_timeout_ns(digest_id)); with 0 "the cache must always be
-    an empty set".  A MODIFY from 300 ms to 0 kept a message sent just before held for 300 ms."""
+def _digest_switch():
+    """A switch state with the test program's P4Info, its digests on a clock the test sets (``now[0]``,
+    ns) and delivering into ``got``; with the ``learn_t`` digest's id."""
     from p4rt_helpers import load_p4info
 
     from softswitch.runtime import DigestState, SwitchState
@@ -159,7 +158,14 @@ def test_a_shorter_ack_timeout_frees_what_was_sent_before():
     s.digests = DigestState(p4info, clock_ns=lambda: now[0])
     got = []
     s.digests.set_sink(got.append)
-    did = s.digest_ids["learn_t"]
+    return s, now, got, s.digest_ids["learn_t"]
+
+
+def test_a_shorter_ack_timeout_frees_what_was_sent_before():
+    """Spec "DigestEntry": cache entries go when they are ack_timeout_ns old, the timeout in force
+    (its pseudo-code: now - sent_time >= ack_timeout_ns(digest_id)); with 0 "the cache must always be
+    an empty set".  A MODIFY from 300 ms to 0 kept a message sent just before held for 300 ms."""
+    s, now, got, did = _digest_switch()
     cfg = p4runtime_pb2.DigestEntry(digest_id=did, config=p4runtime_pb2.DigestEntry.Config(
         max_timeout_ns=0, max_list_size=1, ack_timeout_ns=300_000_000))
     s.write(upd(I, digest_entry=cfg))
@@ -186,17 +192,7 @@ def test_no_digest_list_is_longer_than_max_list_size():
     """Spec "DigestEntry": max_list_size is "the maximum digest list size ... sent by the server as a
     single DigestList".  After a MODIFY lowered it under what was pending, the next message sent
     every pending one in one list (6 with max_list_size 2)."""
-    from p4rt_helpers import load_p4info
-
-    from softswitch.runtime import DigestState, SwitchState
-
-    now = [0]
-    p4info = load_p4info()
-    s = SwitchState(p4info)
-    s.digests = DigestState(p4info, clock_ns=lambda: now[0])
-    got = []
-    s.digests.set_sink(got.append)
-    did = s.digest_ids["learn_t"]
+    s, now, got, did = _digest_switch()
     cfg = p4runtime_pb2.DigestEntry(digest_id=did, config=p4runtime_pb2.DigestEntry.Config(
         max_timeout_ns=1000, max_list_size=0))
     s.write(upd(I, digest_entry=cfg))
