@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mrc.core.cc import DEFAULT_BASE_RTT_NS, VENDOR_CFG_LEARN_BASE_RTT
-from mrc.core.ev import EvEntry, ev_entries
+from mrc.core.ev import PROBE_LATE_KEEP, EvEntry, ev_entries
 from mrc.core.memory import MemoryRegion, PayloadSource
 from mrc.core.nscc import NsccConfig
 from mrc.core.qp import QpAttr, QueuePair
@@ -73,6 +73,8 @@ class Endpoint:
         # (QPN, EV index) -> the id of its probe in flight: an EV has one probe in flight at a time, so a
         # new one replaces the old in _probes (new_probe), which holds at most one id per EV of each QP
         self._probe_of: dict[tuple[int, int], int] = {}
+        # ...and the ids of the probes before it, whose answers the QP still takes late (PROBE_LATE_KEEP)
+        self._probe_late: dict[tuple[int, int], list[int]] = {}
         self._peers: dict[bytes, list[QueuePair]] = {}
         self._reply_encaps: dict[tuple[bytes, int, int], Encap] = {}
         self._out: list[tuple[int, bytes]] = []
@@ -477,7 +479,11 @@ class Endpoint:
                 return
             ent = self._probes.pop(pr.req_id, None)
             if ent is not None:
-                self._probe_of.pop((ent[0].qpn, ent[1]), None)
+                key = (ent[0].qpn, ent[1])
+                if self._probe_of.get(key) == pr.req_id:
+                    del self._probe_of[key]
+                else:
+                    self._unlate(key, pr.req_id)
                 ent[0].on_probe_resp(ent[1], pr.req_id, now_ns)
         elif op == F.OP_PORT_STATUS:
             self._on_port_status(fr, now_ns, port)
@@ -594,22 +600,47 @@ class Endpoint:
     def new_probe(self, qp: QueuePair, ev_i: int) -> int:
         """A probe request id whose answer goes to ``qp``'s EV ``ev_i`` (QpHost)."""
         rid = next(self._probe_ids) & 0xFFFFFFFF
-        old = self._probe_of.get((qp.qpn, ev_i))
+        key = (qp.qpn, ev_i)
+        old = self._probe_of.get(key)
         if old is not None:
             # the QP no longer waits for its EV's previous probe (one per EV in flight; it dropped the id
-            # when the EV went ASSUMED_BAD or suspect again, or when the probe counted as lost): until
-            # 2026-12-06 an id dropped without forget_probe and never answered (a dead path's) stayed
-            # here for the endpoint's lifetime, about one per EV retirement or suspicion
+            # when the EV went ASSUMED_BAD or suspect again): until 2026-12-06 an id dropped without
+            # forget_probe and never answered (a dead path's) stayed here for the endpoint's lifetime
             self._probes.pop(old, None)
-        self._probe_of[(qp.qpn, ev_i)] = rid
+        self._probe_of[key] = rid
         self._probes[rid] = (qp, ev_i)
         return rid
+
+    def keep_late_probe(self, rid: int) -> None:
+        """The QP gave up on probe ``rid`` but still takes its answer, late (QpHost)."""
+        ent = self._probes.get(rid)
+        if ent is None:
+            return
+        key = (ent[0].qpn, ent[1])
+        if self._probe_of.get(key) == rid:
+            del self._probe_of[key]
+        late = self._probe_late.setdefault(key, [])
+        late.append(rid)
+        for gone in late[:-PROBE_LATE_KEEP]:  # the QP keeps the same last PROBE_LATE_KEEP (MrcRequester._probe)
+            self._probes.pop(gone, None)
+        del late[:-PROBE_LATE_KEEP]
 
     def forget_probe(self, rid: int) -> None:
         """Stop routing the answer of probe ``rid`` (QpHost)."""
         ent = self._probes.pop(rid, None)
-        if ent is not None and self._probe_of.get((ent[0].qpn, ent[1])) == rid:
-            del self._probe_of[(ent[0].qpn, ent[1])]
+        if ent is not None:
+            key = (ent[0].qpn, ent[1])
+            if self._probe_of.get(key) == rid:
+                del self._probe_of[key]
+            else:
+                self._unlate(key, rid)
+
+    def _unlate(self, key: tuple[int, int], rid: int) -> None:
+        late = self._probe_late.get(key)
+        if late and rid in late:
+            late.remove(rid)
+            if not late:
+                del self._probe_late[key]
 
     def datagrams_to_send(self, now_ns: int) -> list[tuple[int, bytes]]:
         """Frames to transmit now, as ``(port, frame)``: control first, then paced data."""

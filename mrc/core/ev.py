@@ -96,6 +96,9 @@ class LocalEvProfile:
                                                                    index, self.ports[index], old, cause, evidence))
 
 
+PROBE_LATE_KEEP = 4  # probes given up as unanswered whose answers an EV still takes, late (MrcRequester._late_probe_answer)
+
+
 class EvEntry:
     """One path as one QP uses it: the EV value (SRv6 bytes or STEV/UDP int, or a profile's expanded EV),
     the 1-based NIC port (plane), and the QP's own penalty, probe progress and encapsulation.
@@ -105,7 +108,8 @@ class EvEntry:
     """
 
     __slots__ = ("_prof", "_state", "encap", "ev", "index", "last_change_ns", "last_rtt", "last_sent_ns", "penalty", "port",
-                 "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak", "probes_bad", "probes_bad_lost", "rttvar", "signal_ns", "srtt",
+                 "probe_late", "probe_next_ns", "probe_req_id", "probe_sent_ns", "probe_streak",
+                 "probe_wait_ns", "probes_bad", "probes_bad_lost", "rttvar", "signal_ns", "srtt",
                  "suspect_ns", "suspect_sent_ns")
 
     def __init__(self, ev: bytes | int, port: int, state: EvState = EvState.GOOD):
@@ -119,6 +123,8 @@ class EvEntry:
         self.probe_next_ns = 0
         self.probe_req_id = -1
         self.probe_sent_ns = 0
+        self.probe_late: list[tuple[int, int]] = []  # (id, send time) of probes given up whose answers are still taken
+        self.probe_wait_ns = 0  # this path's own probe wait, learned from a late answer (0: the QP's)
         self.probes_bad = 0  # probes sent since this QP saw the EV go ASSUMED_BAD (for the GOOD event's evidence)
         self.probes_bad_lost = 0  # ...and of those, given up as unanswered
         self.last_change_ns = 0

@@ -66,5 +66,9 @@ class QpHost(Protocol):
     def new_probe(self, qp: QueuePair, ev_i: int) -> int:
         """A request id for a probe of ``qp``'s EV ``ev_i``; its answer is routed back to the QP."""
 
+    def keep_late_probe(self, rid: int) -> None:
+        """Probe ``rid`` went unanswered for its wait, but its answer is still routed to the QP (a late
+        answer) until ``PROBE_LATE_KEEP`` later probes of the same EV were given up too."""
+
     def forget_probe(self, rid: int) -> None:
-        """Probe ``rid`` went unanswered: stop routing its answer."""
+        """The QP no longer wants probe ``rid``'s answer: stop routing it."""

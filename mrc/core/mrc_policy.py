@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
-from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, PENALTY_TRIM, EvEntry
+from mrc.core.ev import PENALTY_ECN, PENALTY_TIMEOUT, PENALTY_TRIM, PROBE_LATE_KEEP, EvEntry
 from mrc.core.psn import INFINITE_RNR_RETRY, unwrap
 from mrc.core.requester import Requester, _Pkt
 from mrc.core.responder import Responder
@@ -31,6 +31,7 @@ RESENT_KEEP = 256  # requester: resent packets kept for a late first copy's dupl
 # requester: a path not sent on for this many srtts has its delivery-time record forgotten (_sent)
 IDLE_FORGET_SRTTS = 4
 VERDICT_LOG_MAX = 64  # requester: EV retirements kept with their evidence (MrcRequester.verdicts)
+PROBE_WAIT_MAX_X = 16  # requester: an EV's own probe wait (from a late answer) is at most 16x the QP's
 RX_LOG_MAX = 1024  # responder: trimmed and duplicate arrivals kept (MrcResponder.rx_log)
 
 
@@ -1234,7 +1235,7 @@ class MrcRequester(Requester):
                                                      bytes(mtu)))
         return n
 
-    def _probe_wait(self) -> int:
+    def _probe_wait(self, e: EvEntry | None = None) -> int:
         """How long a probe may stay unanswered before it counts as lost: one probe period, and never
         less than twice the smoothed RTT (a period shorter than the RTT would give up on every probe
         before its answer could arrive, and no EV would ever come back) -- before the first RTT sample,
@@ -1242,8 +1243,10 @@ class MrcRequester(Requester):
         no RTT sample; bound to a profile shared with the QPs that send (an EV's state is the
         profile's), it probes the same ASSUMED_BAD EVs, and with a set period of 20 ms it gave up on
         each probe after 20 ms where its peers wait 2 srtt: in the demo, ~55 probes a second into each
-        dead path from one receiving QP (review h-new2, 2026-12-06)."""
-        return max(self._probe_interval(), 2 * self.srtt if self.srtt else self.base_timeout_ns)
+        dead path from one receiving QP (review h-new2, 2026-12-06).  With ``e``: that EV's own wait
+        when longer, learned from a late answer (``_late_probe_answer``)."""
+        w = max(self._probe_interval(), 2 * self.srtt if self.srtt else self.base_timeout_ns)
+        return w if e is None or e.probe_wait_ns <= w else e.probe_wait_ns
 
     def _probe(self, now_ns: int) -> None:
         states = self.evset.prof.states
@@ -1264,13 +1267,18 @@ class MrcRequester(Requester):
             if states[i] is not EvState.ASSUMED_BAD or now_ns < e.probe_next_ns:
                 continue
             if e.probe_req_id >= 0:
-                late = e.probe_sent_ns + self._probe_wait()
+                late = e.probe_sent_ns + self._probe_wait(e)
                 if now_ns < late:  # still in flight: give it its time before sending the next
                     e.probe_next_ns = late
                     continue
                 e.probe_streak = 0  # previous probe unanswered: the streak starts over
                 e.probes_bad_lost += 1
-                self.host.forget_probe(e.probe_req_id)
+                # its answer is still taken, late, as a measure of the path's round trip (on_probe_resp):
+                # the host routes the last PROBE_LATE_KEEP given-up ids of an EV beside its current one
+                self.host.keep_late_probe(e.probe_req_id)
+                e.probe_late.append((e.probe_req_id, e.probe_sent_ns))
+                del e.probe_late[:-PROBE_LATE_KEEP]
+                e.probe_req_id = -1
             e.probe_next_ns = now_ns + self._probe_interval()
             # only our own port being down stops the probes: a port the peer reported down is probed
             # too, since its answer is how we learn it is back when the PORT_STATUS saying so was lost
@@ -1281,6 +1289,19 @@ class MrcRequester(Requester):
             e.probes_bad += 1
             self._send_probe(i, e, now_ns,
                              pad=self.attr.probe_pad_to_mtu and e.probe_streak == self.attr.probe_good_count - 1)
+
+    def _late_probe_answer(self, e: EvEntry, rtt_ns: int) -> None:
+        """The answer to a probe given up as unanswered [ours]: the path works but its round trip is longer
+        than the QP's probe wait, which the QP's other paths set (``_probe_wait``).  Given up on every
+        time, such a path never completed a streak and stayed ASSUMED_BAD while it answered every probe
+        (h-fuzz8, 2026-12-07: RTTs of 0.2 and 2.4 ms, 293 of 300 answers dropped as late).  The EV's own
+        wait becomes twice that round trip, at most ``PROBE_WAIT_MAX_X`` times the QP's wait, so its next
+        probes are waited for; a dead path sends no late answers and keeps the QP's cadence.  The answers
+        of an EV's last ``PROBE_LATE_KEEP`` given-up probes are taken, so a round trip of up to about five
+        times the QP's wait is learned (one probe goes out per wait while none is answered)."""
+        self.counters.probe_late_answers += 1
+        cap = PROBE_WAIT_MAX_X * self._probe_wait()
+        e.probe_wait_ns = min(cap, max(e.probe_wait_ns, 2 * rtt_ns))
 
     def _suspect_probe_padded(self, i: int) -> bool:
         """Whether suspect EV ``i``'s probe is padded to a full data frame [ours]: only when a small probe's
@@ -1323,9 +1344,16 @@ class MrcRequester(Requester):
             self._peer_heard(now_ns)
         e = self.evset.entries[ev_i]
         if e.probe_req_id != rid:
+            for k, (late_id, sent_ns) in enumerate(e.probe_late):
+                if late_id == rid:
+                    del e.probe_late[k]
+                    self._late_probe_answer(e, now_ns - sent_ns)
+                    break
             return
         e.probe_req_id = -1
         self.counters.probe_answers += 1
+        if e.probe_wait_ns:  # follow the path's round trip down as well as up
+            e.probe_wait_ns = min(e.probe_wait_ns, 2 * (now_ns - e.probe_sent_ns))
         if e.port in self.qp.peer_down:  # the peer took our probe in on that port (it drops frames on a down one)
             self.qp.set_peer_down(self.qp.peer_down - {e.port})
         if e.suspect_ns:  # the suspect path answered: it was slow, not dead

@@ -202,6 +202,7 @@ class QpCounters:
     timeouts: int = 0
     probes_sent: int = 0
     probe_answers: int = 0
+    probe_late_answers: int = 0  # answers to a probe already given up on (the path is slower than the wait)
     ecn_echoes: int = 0
     cnps_sent: int = 0  # responder: RoCEv2 CNPs for CE-marked packets (RC)
     cnps_received: int = 0  # requester

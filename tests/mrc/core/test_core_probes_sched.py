@@ -343,3 +343,50 @@ def test_a_good_path_that_drops_large_frames_goes_assumed_bad_at_its_second_susp
     assert [c.status for c in p.done] == [WcStatus.SUCCESS] * 4
     for _i, data, va, _imm in msgs:
         assert bytes(p.mr.buf[va - p.mr.base_va:va - p.mr.base_va + len(data)]) == data
+
+
+def _slow_path_pair(slow_delay_ns: int, down_until_ns: int = 5_000_000):
+    """Two paths: path 0 with a ~0.2 ms round trip, path 1 with ``2 x slow_delay_ns``, down at first (so
+    it goes ASSUMED_BAD on a real loss) and then working; 200 writes of 8 KiB keep the QP busy."""
+    paths = [PathSpec(delay_ns=100_000), PathSpec(delay_ns=slow_delay_ns, down=[(0, down_until_ns)])]
+    p = make_pair(paths, attr=QpAttr(mtu=1024), buf_len=1 << 22)
+    for i in range(200):
+        p.a.post_write(p.qa, i, b"x" * 8192, p.mr.base_va + 8192 * i, p.mr.rkey)
+    return p
+
+
+def test_a_working_path_slower_than_the_probe_wait_comes_back():
+    # h-fuzz8 (2026-12-07): path 1's 2.4 ms round trip exceeds the QP's probe wait (1 ms: 4 srtt of path 0
+    # is below probe_min_ns); every answer came after the QP gave up on its probe and was dropped as
+    # unknown (293 of 300), so the EV stayed ASSUMED_BAD for good while the path answered every probe.
+    p = _slow_path_pair(1_200_000)
+    e = p.qa.evset.entries[1]
+    bad, back = [], []
+
+    def watch() -> bool:
+        p.pump()
+        if e.state is EvState.ASSUMED_BAD:
+            bad.append(p.net.now)
+        elif bad:
+            back.append(p.net.now)
+        return bool(back)
+
+    p.net.run(until_ns=100_000_000, stop=watch)
+    assert bad and bad[0] < 5_000_000
+    assert back, (e.state, p.qa.counters)
+    assert p.qa.counters.probe_late_answers >= 1
+    assert 4_800_000 <= e.probe_wait_ns <= 5_500_000  # twice the late answer's round trip
+    assert back[0] < 30_000_000, back[0]  # a few probes after the path came back at 5 ms
+
+
+def test_a_dead_path_keeps_the_qps_probe_cadence():
+    # no late answer ever comes from a dead path: its wait stays the QP's (one probe per ms here)
+    p = _slow_path_pair(1_200_000, down_until_ns=1 << 60)
+    p.net.run(until_ns=40_000_000, stop=lambda: (p.pump(), False)[1])
+    e = p.qa.evset.entries[1]
+    assert e.state is EvState.ASSUMED_BAD and e.probe_wait_ns == 0
+    assert p.qa.counters.probe_late_answers == 0
+    before = p.qa.counters.probes_sent
+    p.net.run(until_ns=p.net.now + 10_000_000, stop=lambda: (p.pump(), False)[1])
+    assert 8 <= p.qa.counters.probes_sent - before <= 11
+    assert len(p.a._probes) <= 1 + 4  # the current probe and PROBE_LATE_KEEP given-up ones: no growth
