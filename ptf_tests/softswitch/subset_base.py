@@ -15,15 +15,26 @@ import queue
 import time
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 from base.p4info import P4Info
 from base.p4rt_test import DEFAULT_TIMEOUT, P4RuntimeClient, P4RuntimeTest
 from p4.v1 import p4runtime_pb2
 from ptf import testutils
 
+from controller.gen_p4contract import read_constants
 from mrc_fabric.targets import TargetError
 
-ETHERTYPE_TEST = 0x88B5
+P4_DIR = Path(__file__).resolve().parent / "p4"
+
+
+def program_constants(program: str) -> dict[str, int]:
+    """The ``#define``s of the suite's ``p4/common.p4`` and ``p4/<program>.p4``: a test reads the opcodes
+    and reasons of the program it drives from that program, never from a copy."""
+    return read_constants([P4_DIR / "common.p4", P4_DIR / f"{program}.p4"])
+
+
+ETHERTYPE_TEST = read_constants([P4_DIR / "common.p4"])["ETHERTYPE_TEST"]
 DST_MAC = bytes.fromhex("020000000002")
 SRC_MAC = bytes.fromhex("020000000001")
 RECV_TIMEOUT = 5.0  # a frame through a Python switch on a loaded machine; costs nothing on a pass

@@ -8,10 +8,10 @@ import struct
 from base.p4rt_test import autocleanup
 from p4.v1 import p4runtime_pb2
 from ptf.testutils import group
-from subset_base import SubsetTest, eth
+from subset_base import SubsetTest, eth, program_constants
 
-OP_FWD_NONE, OP_PUNT, OP_LEARN = 0, 1, 2
-REASON_PUNT = 7
+_C = program_constants("cpu")
+OP_FWD_NONE, OP_PUNT, OP_LEARN, REASON_PUNT = (_C[k] for k in ("OP_FWD_NONE", "OP_PUNT", "OP_LEARN", "REASON_PUNT"))
 MAC_A, MAC_B = bytes.fromhex("0a0000000001"), bytes.fromhex("0a00000000b2")
 
 

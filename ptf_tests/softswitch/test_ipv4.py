@@ -9,9 +9,11 @@ from base.p4rt_test import autocleanup
 from ptf.testutils import group
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
-from subset_base import DST_MAC, SRC_MAC, SubsetTest
+from subset_base import DST_MAC, SRC_MAC, SubsetTest, program_constants
 
-NO_ERROR, TOO_SHORT, BAD_VERSION, OTHER_ERROR, BAD_CHECKSUM = range(5)
+_C = program_constants("ipv4")  # the parse_result counter's indices
+NO_ERROR, TOO_SHORT, BAD_VERSION, OTHER_ERROR, BAD_CHECKSUM = (
+    _C[k] for k in ("IDX_NO_ERROR", "IDX_TOO_SHORT", "IDX_BAD_VERSION", "IDX_OTHER_ERROR", "IDX_BAD_CHECKSUM"))
 BATCH = 10  # frames sent before waiting for them to be counted
 
 

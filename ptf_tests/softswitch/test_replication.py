@@ -9,9 +9,11 @@ from base.p4rt_test import autocleanup
 from p4.v1 import p4runtime_pb2
 from ptf import testutils
 from ptf.testutils import group
-from subset_base import SubsetTest, eth
+from subset_base import SubsetTest, eth, program_constants
 
-OP_CLONE_I2E, OP_CLONE_E2E, OP_RECIRC, OP_TRUNCATE, OP_MCAST, OP_MCAST_PRUNE, OP_RESUBMIT = 1, 2, 3, 4, 5, 6, 7
+_C = program_constants("replication")
+OP_CLONE_I2E, OP_CLONE_E2E, OP_RECIRC, OP_TRUNCATE, OP_MCAST, OP_MCAST_PRUNE, OP_RESUBMIT = (
+    _C[k] for k in ("OP_CLONE_I2E", "OP_CLONE_E2E", "OP_RECIRC", "OP_TRUNCATE", "OP_MCAST", "OP_MCAST_PRUNE", "OP_RESUBMIT"))
 NORMAL, I2E_CLONE, E2E_CLONE, RECIRCULATED, REPLICATED, RESUBMITTED = 0, 1, 2, 4, 5, 6  # bmv2's
 R_FMT = "!BBBBHHII"
 

@@ -5,9 +5,10 @@ import struct
 
 from base.p4rt_test import autocleanup
 from ptf.testutils import group
-from subset_base import SubsetTest, eth
+from subset_base import SubsetTest, eth, program_constants
 
-OP_PUSH, OP_POP, OP_SET1 = 1, 2, 3
+_C = program_constants("stacks")
+OP_PUSH, OP_POP, OP_SET1 = (_C[k] for k in ("OP_PUSH", "OP_POP", "OP_SET1"))
 
 
 def label(value: int, bos: int, ttl: int = 32) -> bytes:

@@ -8,9 +8,11 @@ import time
 from base.p4rt_test import autocleanup
 from p4.v1 import p4runtime_pb2
 from ptf.testutils import group
-from subset_base import SubsetTest, eth
+from subset_base import SubsetTest, eth, program_constants
 
-OP_NONE, OP_REG_WRITE, OP_REG_READ, OP_METER, OP_DIRECT_METER = 0, 1, 2, 3, 4
+_C = program_constants("stateful")
+OP_NONE, OP_REG_WRITE, OP_REG_READ, OP_METER, OP_DIRECT_METER = (
+    _C[k] for k in ("OP_NONE", "OP_REG_WRITE", "OP_REG_READ", "OP_METER", "OP_DIRECT_METER"))
 GREEN, YELLOW, RED = 0, 1, 2
 
 

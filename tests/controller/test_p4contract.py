@@ -281,3 +281,25 @@ def test_directly_called_actions_are_in_p4info_but_not_in_the_contract():
     referenced = {r.id for t in info.tables for r in t.action_refs}
     assert all(a.preamble.id not in referenced for a in info.actions
                if a.preamble.name == "ingress.routing.drop_with")
+
+
+def test_softswitch_suite_reads_its_programs_constants():
+    """The target acceptance suite (ptf_tests/softswitch) drives its own programs: a test names their
+    opcodes, reasons and counter indices through ``subset_base.program_constants``, never as copies."""
+    suite = REPO / "ptf_tests" / "softswitch"
+    defines: set[str] = set()
+    for p4 in sorted((suite / "p4").glob("*.p4")):
+        defines |= set(gen_p4contract.read_constants([p4]))
+    assert {"OP_PUNT", "REASON_PUNT", "ETHERTYPE_TEST", "OP_RESUBMIT"} <= defines
+    found = []
+    for path in sorted(suite.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.Tuple, ast.Call)):
+                names = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                literal = all(isinstance(e, ast.Constant) for e in ast.walk(node.value)
+                              if not isinstance(e, (ast.Tuple, ast.Load))) or (
+                    isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "range")
+                for n in names:
+                    if n in defines and literal:
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {n}")
+    assert not found, "the suite's program constants typed again:\n" + "\n".join(found)

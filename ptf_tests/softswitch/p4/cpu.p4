@@ -5,6 +5,7 @@
 #include "common.p4"
 
 #define CPU_PORT 255
+#define OP_FWD_NONE 0
 #define OP_PUNT 1
 #define OP_LEARN 2
 #define REASON_PUNT 7

@@ -6,6 +6,13 @@
 #include <v1model.p4>
 #include "common.p4"
 
+/* indices of the parse_result counter */
+#define IDX_NO_ERROR 0
+#define IDX_TOO_SHORT 1
+#define IDX_BAD_VERSION 2
+#define IDX_OTHER_ERROR 3
+#define IDX_BAD_CHECKSUM 4
+
 error { BadIPv4Version }
 
 header ipv4_t {
@@ -43,23 +50,22 @@ control VC(inout headers_t h, inout meta_t m) {
 }
 
 control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
-    /* index 0 no error, 1 PacketTooShort, 2 BadIPv4Version, 3 other error, 4 checksum error */
     counter(8, CounterType.packets) parse_result;
 
     apply {
         if (sm.parser_error == error.NoError) {
-            parse_result.count(0);
+            parse_result.count(IDX_NO_ERROR);
         } else if (sm.parser_error == error.PacketTooShort) {
-            parse_result.count(1);
+            parse_result.count(IDX_TOO_SHORT);
         } else if (sm.parser_error == error.BadIPv4Version) {
-            parse_result.count(2);
+            parse_result.count(IDX_BAD_VERSION);
         } else {
-            parse_result.count(3);
+            parse_result.count(IDX_OTHER_ERROR);
         }
         if (sm.parser_error != error.NoError || !h.ipv4.isValid()) {
             mark_to_drop(sm);
         } else if (sm.checksum_error == 1) {
-            parse_result.count(4);
+            parse_result.count(IDX_BAD_CHECKSUM);
             sm.egress_spec = 3;
         } else {
             h.ipv4.ttl = h.ipv4.ttl - 1;

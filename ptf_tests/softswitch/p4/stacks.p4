@@ -4,6 +4,10 @@
 #include <v1model.p4>
 #include "common.p4"
 
+#define OP_PUSH 1
+#define OP_POP 2
+#define OP_SET1 3
+
 header op_t { bit<8> op; bit<8> depth; bit<8> err; bit<8> valid_mask; bit<32> label_in; }
 header label_t { bit<20> label; bit<3> tc; bit<1> bos; bit<8> ttl; }
 
@@ -40,16 +44,16 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
         if (!h.op.isValid()) { mark_to_drop(sm); return; }
         if (sm.parser_error == error.StackOutOfBounds) { h.op.err = 1; }
         if (h.op.depth != 0xAD) { h.op.depth = m.depth; }
-        if (h.op.op == 1) {
+        if (h.op.op == OP_PUSH) {
             h.labels.push_front(1);
             h.labels[0].setValid();
             h.labels[0].label = h.op.label_in[19:0];
             h.labels[0].tc = 0;
             h.labels[0].bos = 0;
             h.labels[0].ttl = 64;
-        } else if (h.op.op == 2) {
+        } else if (h.op.op == OP_POP) {
             h.labels.pop_front(1);
-        } else if (h.op.op == 3) {
+        } else if (h.op.op == OP_SET1) {
             h.labels[1].label = h.op.label_in[19:0];   /* constant index */
         }
         bit<8> mask = 0;

@@ -4,6 +4,7 @@
 #include <v1model.p4>
 #include "common.p4"
 
+#define OP_NONE 0
 #define OP_REG_WRITE 1
 #define OP_REG_READ 2
 #define OP_METER 3
