@@ -13,12 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from endpoint_netns import mac
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-def mac(side: str, plane: int) -> str:
-    return f"02:00:00:00:{0xA if side == 'a' else 0xB:02x}:{plane:02x}"
 
 
 @dataclass

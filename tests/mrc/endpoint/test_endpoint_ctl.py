@@ -8,8 +8,6 @@ bind to it by id, and what the driver sends on each NIC port must carry exactly 
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import ipaddress
 import os
 import shutil
@@ -21,34 +19,14 @@ import time
 
 import pytest
 import yaml
+from endpoint_netns import in_netns, mac
 
 from mrc.core import WcStatus
 from mrc.endpoint import Endpoint, PortConfig, load_plan, load_profile, parse_mac
 
 pytestmark = pytest.mark.root
 TSHARK = shutil.which("tshark")
-CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
-
-
-@contextlib.contextmanager
-def in_netns(name: str):
-    """Run the body with this thread in network namespace ``name`` (sockets keep it afterwards)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    here = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    there = os.open(f"/run/netns/{name}", os.O_RDONLY)
-    try:
-        if libc.setns(there, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "setns")
-        yield
-    finally:
-        libc.setns(here, CLONE_NEWNET)
-        os.close(here)
-        os.close(there)
-
-
-def _mac(side: str, plane: int) -> str:
-    return f"02:00:00:00:{0xA if side == 'a' else 0xB:02x}:{plane:02x}"
 
 
 def _write_pcap(path, frames: list[bytes]) -> None:
@@ -73,7 +51,7 @@ def test_stev_plan_expanded_by_ctl_reaches_the_wire(direct_link, tmp_path):
     def open_ep(side: str, gid: bytes) -> Endpoint:
         other = "b" if side == "a" else "a"
         with in_netns(link.ns[side]):
-            return Endpoint([PortConfig(link.ifname(side, p), p, next_hop_mac=parse_mac(_mac(other, p)))
+            return Endpoint([PortConfig(link.ifname(side, p), p, next_hop_mac=parse_mac(mac(other, p)))
                              for p in (1, 2)], gid, encap="stev")
 
     caps = []
@@ -146,7 +124,7 @@ def test_controller_probes_go_out_through_the_driver(direct_link):
     def open_ep(side: str, gid: bytes, encap: str) -> Endpoint:
         other = "b" if side == "a" else "a"
         with in_netns(link.ns[side]):
-            return Endpoint([PortConfig(link.ifname(side, p), p, next_hop_mac=parse_mac(_mac(other, p)))
+            return Endpoint([PortConfig(link.ifname(side, p), p, next_hop_mac=parse_mac(mac(other, p)))
                              for p in (1, 2)], gid, encap=encap)
 
     a, b = open_ep("a", gid_a, "stev"), open_ep("b", gid_b, "stev")
@@ -193,7 +171,7 @@ def test_mrc_perf_binds_its_qps_to_the_plans_ctl_profile(direct_link, tmp_path):
     plan_a, plan_b = (load_plan(p) for p in files)
     link = direct_link("q", planes=2)
     host = HostConfig([(1, link.ifname("a", 1)), (2, link.ifname("a", 2))], encap="stev", plan=plan_a,
-                     next_hop_macs={p: parse_mac(_mac("b", p)) for p in (1, 2)})
+                     next_hop_macs={p: parse_mac(mac("b", p)) for p in (1, 2)})
     with in_netns(link.ns["a"]):
         ep = host.open()
     with ep:

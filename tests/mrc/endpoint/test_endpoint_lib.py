@@ -6,7 +6,6 @@ Sockets keep the namespace they were created in, so each endpoint is opened insi
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import os
 import socket
@@ -14,6 +13,7 @@ import struct
 import time
 
 import pytest
+from endpoint_netns import in_netns, mac
 
 from mrc.core import EvState, WcOpcode, WcStatus
 from mrc.endpoint import Endpoint, EndpointError, PortConfig, direct_evs, parse_mac
@@ -22,35 +22,14 @@ from mrc.wire.codec import Encap, encode_data
 
 pytestmark = pytest.mark.root
 
-CLONE_NEWNET = 0x40000000
 GID_A = bytes.fromhex("fd00000000000000000000000000000a")
 GID_B = bytes.fromhex("fd00000000000000000000000000000b")
-
-
-@contextlib.contextmanager
-def in_netns(name: str):
-    """Run the body with this thread in network namespace ``name``."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    here = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    there = os.open(f"/run/netns/{name}", os.O_RDONLY)
-    try:
-        if libc.setns(there, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "setns")
-        yield
-    finally:
-        libc.setns(here, CLONE_NEWNET)
-        os.close(here)
-        os.close(there)
-
-
-def _mac(side: str, plane: int) -> str:
-    return f"02:00:00:00:{0xA if side == 'a' else 0xB:02x}:{plane:02x}"
 
 
 def _open(link, side: str, encap: str = "srv6", **kw) -> Endpoint:
     with in_netns(link.ns[side]):
         return Endpoint([PortConfig(link.ifname(side, p), p,
-                                    next_hop_mac=parse_mac(_mac("b" if side == "a" else "a", p)))
+                                    next_hop_mac=parse_mac(mac("b" if side == "a" else "a", p)))
                          for p in range(1, link.planes + 1)], GID_A if side == "a" else GID_B, encap=encap, **kw)
 
 
@@ -117,8 +96,8 @@ def test_foreign_frames_ignored_and_malformed_counted(direct_link):
     a = _open(link, "a")
     inj = _raw(link, "b", 1)  # frames sent on b1 arrive on a1
     with a, contextlib.closing(inj):
-        my = parse_mac(_mac("a", 1))
-        peer = parse_mac(_mac("b", 1))
+        my = parse_mac(mac("a", 1))
+        peer = parse_mac(mac("b", 1))
         eth6 = my + peer + b"\x86\xdd"
         ip6 = lambda nh, plen: struct.pack(">IHBB16s16s", 6 << 28, plen, nh, 64, GID_B, GID_A)
         good = encode_data(Encap("srv6", GID_B, GID_A, bytes(16), src_mac=peer, dst_mac=my), F.OP_WRITE_ONLY,
@@ -188,7 +167,7 @@ def test_frames_are_stamped_when_read(direct_link):
     a = _open(link, "a")
     inj = _raw(link, "b", 1)
     with a, contextlib.closing(inj):
-        my, peer = parse_mac(_mac("a", 1)), parse_mac(_mac("b", 1))
+        my, peer = parse_mac(mac("a", 1)), parse_mac(mac("b", 1))
         frame = encode_data(Encap("srv6", GID_B, GID_A, bytes(16), src_mac=peer, dst_mac=my), F.OP_WRITE_ONLY,
                             0x999, 0, 0, 1, 4, b"abcd")
         stamps: list[int] = []
