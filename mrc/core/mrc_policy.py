@@ -158,6 +158,10 @@ class MrcRequester(Requester):
             if e.probe_req_id >= 0:
                 self.host.forget_probe(e.probe_req_id)
                 e.probe_req_id = -1
+            for rid, _ in e.probe_late:  # the old path's late answers say nothing of the new one
+                self.host.forget_probe(rid)
+            e.probe_late.clear()
+            e.probe_wait_ns = 0
             for d in (self._suspicion, self._heard_since, self._silent_holds, self._lifted_small, self._probe_pad):
                 d.pop(i, None)
             self._unheard.discard(i)

@@ -390,3 +390,16 @@ def test_a_dead_path_keeps_the_qps_probe_cadence():
     p.net.run(until_ns=p.net.now + 10_000_000, stop=lambda: (p.pump(), False)[1])
     assert 8 <= p.qa.counters.probes_sent - before <= 11
     assert len(p.a._probes) <= 1 + 4  # the current probe and PROBE_LATE_KEEP given-up ones: no growth
+
+
+def test_a_replaced_ev_forgets_the_old_paths_probe_wait():
+    # REPLACE_EV puts a new path into the slot: the old path's late answers and learned wait are not its
+    p = _slow_path_pair(1_200_000, down_until_ns=1 << 60)
+    e = p.qa.evset.entries[1]
+    p.net.run(until_ns=20_000_000, stop=lambda: (p.pump(), False)[1])
+    assert e.probe_late  # given-up probes whose answers would still be taken
+    e.probe_wait_ns = 7_000_000
+    late = [rid for rid, _ in e.probe_late]
+    p.qa.requester.paths_replaced([1])
+    assert e.probe_late == [] and e.probe_wait_ns == 0
+    assert not set(late) & set(p.a._probes)  # the host no longer routes them
