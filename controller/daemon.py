@@ -48,6 +48,10 @@ class Options:
     reconcile_interval_s: float = 10.0
     wiring_interval_s: float = 10.0
     counters_interval_s: float = 2.0
+    # how long a counter read may take before the switch counts as not answering (its session is closed
+    # and reconnected, as after a write that gets no answer); None: counters_timeout() -- twice the
+    # interval, at least COUNTERS_TIMEOUT_MIN_S, at most the RPC timeout (20 s)
+    counters_timeout_s: float | None = None
     wiring_timeout_s: float = 1.5
     # the longest a wiring round may wait when probes have been coming late (wiring.round_wait)
     wiring_max_wait_s: float = MAX_WAIT_S
@@ -78,6 +82,9 @@ class SwitchStatus:
 
 
 STOP_WAIT_S = 5.0  # run(): how long a stop waits for the switches' work in progress
+# the shortest default deadline of a counter read (Options.counters_timeout_s): a live switch's read of
+# mrc_switch.p4's counters takes ~50 ms on softswitch and can take well over 100 ms on bmv2
+COUNTERS_TIMEOUT_MIN_S = 2.0
 
 
 class Controller:
@@ -237,14 +244,7 @@ class Controller:
             ok = self.converge_switch(name)
         except (SessionError, MappingError) as e:
             if isinstance(e, SessionError) and no_answer(e.code) and s.stream_up.is_set():
-                # the switch stopped answering with its stream still open (a hung process keeps its TCP
-                # connection): every further RPC of this converge, and of the next ones on this session,
-                # would wait the whole RPC timeout (20 s a write batch).  The session is lost: the next
-                # attempt reconnects, and the converge after it reconciles.
-                self.log.warning("switch not answering; session closed", extra={"fields": {
-                    "switch": name, "error": str(e)}})
-                s.close()
-                self.telemetry.mark_stale(name)
+                self._close_unanswering(name, e, "converge")
             st.info.connect_failures += 1
             st.info.connected = s.stream_up.is_set()
             st.info.converged = False
@@ -284,6 +284,15 @@ class Controller:
         self._clear_refusal(st)
         st.next_reconcile = time.monotonic() + self.opts.reconcile_interval_s
         return ok
+
+    def _close_unanswering(self, name: str, e: SessionError, during: str) -> None:
+        """The switch did not answer an RPC with its stream still open (a hung process keeps its TCP
+        connection): every further RPC on this session would wait its whole deadline (20 s a write
+        batch).  The session is lost: the next attempt reconnects, and the converge after it reconciles."""
+        self.log.warning("switch not answering; session closed", extra={"fields": {
+            "switch": name, "during": during, "error": str(e)}})
+        self.sessions[name].close()
+        self.telemetry.mark_stale(name)
 
     def _clear_refusal(self, st: SwitchStatus) -> None:
         """The switch converged (or the session it refused on is gone): the refusal backoff and the
@@ -415,16 +424,32 @@ class Controller:
                     self.log.exception("wiring round failed")
             stop.wait(max(0.0, start + self.opts.wiring_interval_s - time.monotonic()))
 
+    def counters_timeout(self, name: str) -> float:
+        """The deadline of a counter read of switch ``name`` (``Options.counters_timeout_s``)."""
+        if self.opts.counters_timeout_s is not None:
+            return self.opts.counters_timeout_s
+        return min(max(COUNTERS_TIMEOUT_MIN_S, 2 * self.opts.counters_interval_s), self.sessions[name].rpc_timeout_s)
+
     def _poll_one(self, name: str) -> None:
-        s = self.sessions[name]
+        s, st = self.sessions[name], self.status[name]
         if not s.stream_up.is_set() or s.names is None:
             self.telemetry.mark_stale(name)  # lost, or reconnected without names yet: nothing current
             return
+        gen = s.generation
         try:
-            self.telemetry.poll(s)
+            self.telemetry.poll(s, self.counters_timeout(name))
         except SessionError as e:
-            if not self._closing:  # a read that close() cancelled is no failure
-                self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
+            if self._closing:  # a read that close() cancelled is no failure
+                return
+            if no_answer(e.code) and s.stream_up.is_set() and s.generation == gen:
+                # no answer within the deadline: the session is lost, as after a write that got no answer
+                # (until 2026-12-07 every read of a hung switch waited the 20 s RPC timeout, each cycle,
+                # and the switch stayed "connected" until a reconcile had waited 20 s more)
+                self._close_unanswering(name, e, "counter read")
+                st.state, st.last_error = "unreachable", str(e)
+                st.info.connected = st.info.converged = False
+                return
+            self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
 
     def poll_counters(self, switches: Iterable[str] | None = None) -> None:
         """Read the counters of every connected switch, or of ``switches`` (errors logged, never fatal)."""

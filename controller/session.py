@@ -363,10 +363,13 @@ class SwitchSession:
                                if not p4rt.no_answer(e.code()))
             raise self._error(e, f" -- {detail}" if detail else "") from e
 
-    def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
-        """Read (wildcards allowed); all entities of all responses."""
+    def read(self, entities: Iterable[p4runtime_pb2.Entity],
+             timeout_s: float | None = None) -> list[p4runtime_pb2.Entity]:
+        """Read (wildcards allowed); all entities of all responses, within ``timeout_s`` (default: the
+        session's RPC timeout)."""
         try:
-            return p4rt.read(self._stub_or_raise(), self.device_id, entities, self.rpc_timeout_s)
+            return p4rt.read(self._stub_or_raise(), self.device_id, entities,
+                             self.rpc_timeout_s if timeout_s is None else timeout_s)
         except P4RuntimeError as e:
             raise self._error(e) from e
 

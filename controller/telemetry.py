@@ -28,6 +28,7 @@ from .mapping import (
     R_EGRESS_QDEPTH,
     REASON_POSTCARD,
 )
+from .p4rt import no_answer
 from .session import PacketIn, SessionError, SwitchSession
 
 POSTCARD_RECORD_LEN = F.TELEMETRY_RECORD_LEN
@@ -121,10 +122,11 @@ class TelemetryCollector:
             self.postcards_total[pi.switch] = self.postcards_total.get(pi.switch, 0) + 1
         return True
 
-    def poll(self, s: SwitchSession) -> SwitchCounters:
+    def poll(self, s: SwitchSession, timeout_s: float | None = None) -> SwitchCounters:
         """Read one switch's counters and queue depths and keep them: per-port arrays at the watched ports
         (and the CPU port) by index, the rest with wildcard reads -- one ReadRequest for the counters,
-        one for the queue-depth registers (:meth:`_read_qdepth`).
+        one for the queue-depth registers (:meth:`_read_qdepth`), each within ``timeout_s`` (default: the
+        session's RPC timeout; the daemon gives ``Options.counters_timeout_s``).
 
         One request, not one per counter and table: a P4Runtime Read may carry any number of entities
         (the server answers each in turn; PI's does, and so does softswitch's), and on a Python switch each
@@ -166,7 +168,7 @@ class TelemetryCollector:
             t = names.table_by_id.get(dc.direct_table_id)
             out.tables.setdefault(t.preamble.name if t else str(dc.direct_table_id), (0, 0))
         try:
-            got = s.read(ents) if ents else []
+            got = s.read(ents, timeout_s) if ents else []
         except SessionError:
             self.mark_stale(s.name)
             raise
@@ -192,7 +194,7 @@ class TelemetryCollector:
                 p, b = out.tables.get(tname, (0, 0))
                 out.tables[tname] = (p + e.direct_counter_entry.data.packet_count,
                                      b + e.direct_counter_entry.data.byte_count)
-        self._read_qdepth(s, ports, out)
+        self._read_qdepth(s, ports, out, timeout_s)
         with self._lock:
             self.counters[s.name] = out
             if self._stale_marks.get(s.name, 0) == marks:
@@ -206,12 +208,14 @@ class TelemetryCollector:
             self.fresh.discard(switch)
             self._stale_marks[switch] = self._stale_marks.get(switch, 0) + 1
 
-    def _read_qdepth(self, s: SwitchSession, ports: set[int], out: SwitchCounters) -> None:
+    def _read_qdepth(self, s: SwitchSession, ports: set[int], out: SwitchCounters,
+                     timeout_s: float | None = None) -> None:
         """The queue-depth estimate registers at the watched ports, in a request of their own: PI (so
         bmv2) answers a RegisterEntry read with UNIMPLEMENTED ("Register reads are not supported yet"),
         which in one request with the counters cost every counter of the switch.  A switch that answered
-        so is not asked again (its ``qdepth`` stays empty); any other failure is logged and the
-        counters are kept."""
+        so is not asked again (its ``qdepth`` stays empty); a read the switch did not answer
+        (``p4rt.no_answer``) is raised, as the counter read's would be (the switch stopped answering in
+        between); any other failure is logged and the counters are kept."""
         names = s.names
         if not ports or names is None or s.name in self.no_register_reads:
             return
@@ -226,8 +230,11 @@ class TelemetryCollector:
         if not ents:
             return
         try:
-            got = s.read(ents)
+            got = s.read(ents, timeout_s)
         except SessionError as e:
+            if no_answer(e.code):
+                self.mark_stale(s.name)
+                raise
             if e.code == grpc.StatusCode.UNIMPLEMENTED:
                 self.no_register_reads.add(s.name)
                 self.log.info("switch %s reads no registers over P4Runtime: queue depths not polled", s.name)

@@ -5,6 +5,8 @@ real gRPC on loopback, a two-switch fabric (a spine and a leaf).
   ones) and ``mrc_switch_up`` 0; they come back once it is connected and read again.
 - A switch that stops answering mid-write (SIGSTOP: its TCP connection stays open) costs its converge
   one RPC timeout, not one per write batch, and its session is treated as lost (reconnected later).
+- A switch that stops answering counter reads costs one read deadline (proportionate to the poll
+  period, not the 20 s RPC timeout) and its session, as a write without an answer does.
 - A switch that keeps refusing a write is retried with a backoff that grows past the 4 s of an
   unreachable switch, its refusal logged once (not on every retry), and shown in the metrics.
 """
@@ -158,6 +160,51 @@ def test_a_switch_that_hangs_mid_write_costs_one_timeout_and_its_session(tmp_pat
             ctl.tick()
             time.sleep(0.1)
         assert ctl.status["p1s1"].state == "converged"  # reconnected and reconciled once it answers again
+
+
+def test_a_switch_that_hangs_costs_its_counter_read_one_deadline_and_its_session(tmp_path, pipeline, caplog):
+    """A stopped switch (SIGSTOP: TCP still open) answers no counter read.  Before, each read waited the
+    20 s RPC timeout, every cycle, and the switch stayed connected until a reconcile waited 20 s more.
+    Now the read has a deadline proportionate to the poll period, and a read without an answer loses
+    the session as a write without one does: mrc_switch_up and mrc_switch_connected 0, reconnected and
+    reconciled once the switch answers again."""
+    with fabric(tmp_path, pipeline, counters_interval_s=0.5) as (ctl, spine, _leaf):
+        assert ctl.counters_timeout("p1s1") == 2.0  # twice the interval, at least COUNTERS_TIMEOUT_MIN_S
+        ctl.opts.counters_interval_s = 3600
+        assert ctl.counters_timeout("p1s1") == ctl.sessions["p1s1"].rpc_timeout_s  # at most the RPC timeout
+        ctl.opts.counters_interval_s, ctl.opts.counters_timeout_s = 0.5, 1.5
+        assert ctl.counters_timeout("p1s1") == 1.5
+        assert all(ctl.converge_all().values())
+        ctl.poll_counters()
+        assert _series(ctl)['mrc_switch_up{switch="p1s1"}'] == 1
+        caplog.set_level(logging.INFO, logger="controller")
+        s = ctl.sessions["p1s1"]
+        os.kill(spine.process.pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            ctl.poll_counters()
+            took = time.monotonic() - t0
+            assert took < 1.5 + 2.0, f"the counter read of the hung switch took {took:.1f} s (deadline 1.5 s)"
+            st = ctl.status["p1s1"]
+            assert not s.stream_up.is_set() and st.state == "unreachable" and "DEADLINE_EXCEEDED" in st.last_error
+            m = _series(ctl)
+            assert m['mrc_switch_up{switch="p1s1"}'] == 0 and m['mrc_switch_connected{switch="p1s1"}'] == 0
+            assert not _of(m, "p1s1", COUNTERS)
+            assert m['mrc_switch_up{switch="p1l1"}'] == 1 and _of(m, "p1l1", COUNTERS)  # read beside it
+            assert [r for r in caplog.records if r.getMessage() == "switch not answering; session closed"
+                    and r.fields["during"] == "counter read"]
+            t0 = time.monotonic()
+            ctl.poll_counters(["p1s1"])  # no session: no read, nothing to wait for
+            assert time.monotonic() - t0 < 0.5
+        finally:
+            os.kill(spine.process.pid, signal.SIGCONT)
+        end = time.monotonic() + 30
+        while ctl.status["p1s1"].state != "converged" and time.monotonic() < end:
+            ctl.tick()
+            time.sleep(0.1)
+        assert ctl.status["p1s1"].state == "converged"  # reconnected and reconciled once it answers again
+        ctl.poll_counters(["p1s1"])
+        assert _series(ctl)['mrc_switch_up{switch="p1s1"}'] == 1
 
 
 def test_a_refusal_backs_off_is_logged_once_and_stays_visible(tmp_path, pipeline, caplog):

@@ -444,7 +444,7 @@ class _PiLikeSession:
     def __init__(self, names):
         self.name, self.names, self.reads, self.requests = "s", names, [], 0
 
-    def read(self, entities):
+    def read(self, entities, timeout_s=None):
         import grpc
 
         from controller.session import SessionError
