@@ -270,16 +270,26 @@ class Controller:
             fields = {"switch": name, "state": st.state, "error": str(e), "failures": st.info.connect_failures}
             if not last:
                 fields["retry_in_s"] = round(wait, 2)
-            # a refusal is logged when it changes, then at most every REPEAT_LOG_S (the repeats at DEBUG)
+            # a failure (refused, unreachable, election id taken) is logged when it changes, then at most
+            # every REPEAT_LOG_S, the repeats at DEBUG (until 2026-12-07 an unreachable switch logged a
+            # warning every ~4 s for ever); the last attempt of converge_all is logged in any case
             key = (st.state, str(e))
-            if refused and not st.failures.due(key, now):
+            repeat = not st.failures.due(key, now)
+            if repeat and not last:
                 level = logging.DEBUG
             else:
-                st.failures.last, st.failures.at = key, now  # logged now (an unreachable switch every time)
+                if repeat:  # logged after all: not one held back
+                    st.failures.held -= 1
+                st.failures.last, st.failures.at = key, now
                 if held := st.failures.take_held():
                     fields["repeats_not_logged"] = held
             self.log.log(level, f"{what}; {'giving up' if last else 'will retry'}", extra={"fields": fields})
             return None
+        if st.failures.last is not None:  # the end of a failure that was logged (its repeats were not)
+            fields = {"switch": name, "state": st.state}
+            if held := st.failures.take_held():
+                fields["repeats_not_logged"] = held
+            self.log.info("switch recovered", extra={"fields": fields})
         st.backoff_s = self.opts.backoff_initial_s
         self._clear_refusal(st)
         st.next_reconcile = time.monotonic() + self.opts.reconcile_interval_s

@@ -542,7 +542,7 @@ def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl,
     topo = tmp_path / "one-missing.yaml"
     topo.write_text(yaml.safe_dump(data))
     cmd = [sys.executable, "-m", "controller", "run", "-t", str(topo), "--target", TARGET, "--once",
-           "--election-id", "2000", "--log-format", "json", "--retries", "3", "--no-wiring"]
+           "--election-id", "2000", "--log-format", "json", "--retries", "3", "--no-wiring", "--log-level", "debug"]
     cmd += pipeline_args
     try:
         r = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
@@ -553,8 +553,11 @@ def test_unreachable_switch_retried_and_reported_while_others_converge(fab, ctl,
     retries = [d for d in logs if d["msg"] == "switch not converged; will retry"]
     assert [d["switch"] for d in retries] == ["p2s2"] * 2  # the third attempt is the last: no retry follows
     assert retries[0]["retry_in_s"] < retries[1]["retry_in_s"]  # backoff grows
+    # the same failure again is a repeat (DEBUG, RepeatLog); the last attempt is logged in any case
+    assert [d["level"] for d in retries] == ["warning", "debug"]
     gave_up = [d for d in logs if d["msg"] == "switch not converged; giving up"]
     assert [d["switch"] for d in gave_up] == ["p2s2"] and "retry_in_s" not in gave_up[0]
+    assert gave_up[0]["level"] == "warning" and gave_up[0]["repeats_not_logged"] == 1
     conv = [d for d in logs if d["msg"] == "converge"][-1]
     assert conv["not_converged"] == ["p2s2"] and conv["converged"] == 7
     _primary(ctl)

@@ -7,6 +7,7 @@ real gRPC on loopback, a two-switch fabric (a spine and a leaf).
   one RPC timeout, not one per write batch, and its session is treated as lost (reconnected later).
 - A switch that stops answering counter reads costs one read deadline (proportionate to the poll
   period, not the 20 s RPC timeout) and its session, as a write without an answer does.
+- A switch nobody listens for is logged when it fails, then at most once a minute, and when it is back.
 - A switch that keeps refusing a write is retried with a backoff that grows past the 4 s of an
   unreachable switch, its refusal logged once (not on every retry), and shown in the metrics.
 """
@@ -205,6 +206,54 @@ def test_a_switch_that_hangs_costs_its_counter_read_one_deadline_and_its_session
         assert ctl.status["p1s1"].state == "converged"  # reconnected and reconciled once it answers again
         ctl.poll_counters(["p1s1"])
         assert _series(ctl)['mrc_switch_up{switch="p1s1"}'] == 1
+
+
+def test_an_unreachable_switch_is_logged_when_it_fails_once_a_minute_and_when_it_recovers(tmp_path, pipeline, caplog):
+    """Nothing listens at the spine's address (connection refused).  Before, every retry (every ~4 s,
+    for ever) logged a warning; now the first failure is a warning, the repeats go to DEBUG until a
+    minute has passed (RepeatLog), and the recovery is logged with the repeats held back."""
+    from softswitch.api import SoftSwitch, free_tcp_port
+
+    dead = f"127.0.0.1:{free_tcp_port()}"
+    with tiny_fabric(tmp_path, PROGRAM) as (plan, spine, leaf):
+        spine.stop()
+        ctl = Controller(plan, pipeline, Options(election_id=9, connect_timeout_s=0.5, wiring_interval_s=3600,
+                                                 addresses={"p1s1": dead, "p1l1": leaf.grpc_addr}),
+                         logging.getLogger("controller"))
+        try:
+            caplog.set_level(logging.DEBUG, logger="controller")
+
+            def tries(level=None):
+                return [r for r in caplog.records if r.getMessage() == "switch not converged; will retry"
+                        and r.fields["switch"] == "p1s1" and (level is None or r.levelno == level)]
+
+            for _ in range(4):
+                assert ctl._attempt("p1s1") is None
+            st = ctl.status["p1s1"]
+            assert st.state == "unreachable" and st.info.connect_failures == 4
+            assert len(tries(logging.WARNING)) == 1 and len(tries(logging.DEBUG)) == 3
+            st.failures.at -= 61  # a minute later: the same failure is logged again, with the repeats held back
+            assert ctl._attempt("p1s1") is None
+            again = tries(logging.WARNING)
+            assert len(again) == 2 and again[-1].fields["repeats_not_logged"] == 3
+            assert ctl._attempt("p1s1") is None and len(tries(logging.WARNING)) == 2
+            with SoftSwitch(PROGRAM, cpu_port=255, device_id=1, subprocess=True, grpc_addr=dead):
+                end = time.monotonic() + 30
+                while ctl._attempt("p1s1") is not True and time.monotonic() < end:
+                    time.sleep(0.2)
+                assert ctl.status["p1s1"].state == "converged"
+                back = [r for r in caplog.records if r.getMessage() == "switch recovered"]
+                assert len(back) == 1 and back[0].levelno == logging.INFO and back[0].fields["switch"] == "p1s1"
+                assert back[0].fields["repeats_not_logged"] >= 1
+            assert ctl._attempt("p1s1") is None  # gone again: a new failure, logged at once
+            assert len(tries(logging.WARNING)) == 3
+            # converge_all's last attempt says it gives up, repeat or not
+            caplog.clear()
+            assert ctl.converge_all(attempts=2, deadline_s=5) == {"p1s1": False, "p1l1": True}
+            given = [r for r in caplog.records if r.getMessage() == "switch not converged; giving up"]
+            assert [r.levelno for r in given] == [logging.WARNING]
+        finally:
+            ctl.close()
 
 
 def test_a_refusal_backs_off_is_logged_once_and_stays_visible(tmp_path, pipeline, caplog):
