@@ -491,7 +491,8 @@ class Controller:
         """The state exported to Prometheus.  ``outside_drops=False`` skips the reader of frames lost
         outside the pipeline (one request to every switch): the live view polls every 250 ms and shows
         none of them, and those requests landed on the switches it watches.  ``counters`` holds the
-        switches that are up (connected, and their latest counter read succeeded), no others."""
+        switches that are up (connected, and their latest counter read succeeded), no others, and so does
+        ``postcards_total``."""
         counters, pc_total, pcs = self.telemetry.snapshot()
         fresh = set(self.telemetry.fresh)
         for name, st in self.status.items():
@@ -499,8 +500,11 @@ class Controller:
             st.info.primary = self.sessions[name].is_primary
             st.info.up = st.info.connected and name in fresh
         # a switch that is not up (session lost, its last read failed, not read since it reconnected)
-        # exports no counters: its last values would pass for current ones (mrc_switch_up says why)
+        # exports no series of what was read from it -- counters, and the postcards it sent (their count
+        # and the latest one's latency and queue depth): its last values would pass for current ones
+        # (mrc_switch_up says why).  ``postcards`` keeps them all: it is the list of what arrived.
         counters = {n: c for n, c in counters.items() if self.status[n].info.up}
+        pc_total = {n: k for n, k in pc_total.items() if n in self.status and self.status[n].info.up}
         last = self.wiring.last
         problems = ({"miswired": len(last.miswired), "dead": len(last.dead), "unexpected": len(last.unexpected)}
                     if last else {})

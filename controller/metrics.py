@@ -50,8 +50,8 @@ class MetricsSnapshot:
 
     switches: dict[str, SwitchInfo] = field(default_factory=dict)
     counters: dict[str, SwitchCounters] = field(default_factory=dict)
-    postcards_total: dict[str, int] = field(default_factory=dict)
-    postcards: list[Postcard] = field(default_factory=list)
+    postcards_total: dict[str, int] = field(default_factory=dict)  # exported series: switches that are up
+    postcards: list[Postcard] = field(default_factory=list)  # the recent ones received, of any switch
     links: dict[tuple[str, str], str] = field(default_factory=dict)  # (a, b) -> state
     wiring_problems: dict[str, int] = field(default_factory=dict)  # miswired/dead/unexpected -> count
     # switch -> {OUTSIDE_DROP_KINDS member: packets}; empty where no one counts them (a bare controller,
@@ -145,7 +145,9 @@ class FabricCollector:
         for name, n in sorted(snap.postcards_total.items()):
             pc.add_metric([name], n)
         yield pc
-        last: dict[str, Postcard] = {p.switch: p for p in snap.postcards}
+        # the latest postcard's gauges of the switches whose postcard count is exported: not those of a
+        # switch that is not up (Controller.metrics_snapshot), whose last values would pass for current
+        last: dict[str, Postcard] = {p.switch: p for p in snap.postcards if p.switch in snap.postcards_total}
         lat = GaugeMetricFamily("mrc_postcard_hop_latency_us", "hop latency of the latest postcard", labels=sw)
         pq = GaugeMetricFamily("mrc_postcard_queue_depth", "queue depth of the latest postcard", labels=sw)
         for name, p in sorted(last.items()):

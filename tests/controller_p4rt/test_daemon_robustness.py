@@ -1,8 +1,8 @@
 """The daemon against switches that go away, hang or refuse: real softswitch processes (no interfaces),
 real gRPC on loopback, a two-switch fabric (a spine and a leaf).
 
-- A switch whose session is lost exports no counter series (its last values would pass for current
-  ones) and ``mrc_switch_up`` 0; they come back once it is connected and read again.
+- A switch whose session is lost exports no counter or postcard series (its last values would pass
+  for current ones) and ``mrc_switch_up`` 0; they come back once it is connected and read again.
 - A switch that stops answering mid-write (SIGSTOP: its TCP connection stays open) costs its converge
   one RPC timeout, not one per write batch, and its session is treated as lost (reconnected later).
 - A switch that stops answering counter reads costs one read deadline (proportionate to the poll
@@ -28,6 +28,7 @@ from p4rt_sessions import tiny_fabric
 from prometheus_client import CollectorRegistry, generate_latest
 
 from controller.daemon import Controller, Options
+from controller.mapping import REASON_POSTCARD
 from controller.metrics import FabricCollector
 from mrc_fabric.targets import DEFAULT_PROGRAM as PROGRAM
 
@@ -67,6 +68,17 @@ def _of(series: dict[str, float], switch: str, prefixes: tuple[str, ...]) -> lis
 
 
 COUNTERS = ("mrc_port_", "mrc_drop_", "mrc_table_hit_", "mrc_congestion_", "mrc_queue_depth_")
+POSTCARDS = ("mrc_postcards_", "mrc_postcard_")
+
+
+def _postcard(ctl: Controller, switch: str, latency_us: int) -> None:
+    """A postcard PacketIn from ``switch``, handed to the controller as its session's stream does."""
+    from controller.session import PacketIn
+    from mrc.wire.layers import MrcTelemetryRecord
+
+    rec = bytes(MrcTelemetryRecord(switch_id=0x1101, ingress_port=1, egress_port=1, ingress_ts_us=5,
+                                   hop_latency_us=latency_us, queue_depth=3, queue_id=0))
+    ctl._on_packet_in(PacketIn(switch, rec, {"reason": REASON_POSTCARD}))
 
 
 def test_a_lost_switch_exports_no_counters_until_it_is_read_again(tmp_path, pipeline):
@@ -79,9 +91,12 @@ def test_a_lost_switch_exports_no_counters_until_it_is_read_again(tmp_path, pipe
         assert m['mrc_switch_up{switch="p1s1"}'] == 0  # connected, not read yet: nothing current to show
         assert not _of(m, "p1s1", COUNTERS)
         ctl.poll_counters()
+        _postcard(ctl, "p1s1", 77)
+        _postcard(ctl, "p1l1", 55)
         m = _series(ctl)
         assert m['mrc_switch_up{switch="p1s1"}'] == 1 and m['mrc_switch_up{switch="p1l1"}'] == 1
         assert _of(m, "p1s1", COUNTERS) and _of(m, "p1l1", COUNTERS)
+        assert m['mrc_postcard_hop_latency_us{switch="p1s1"}'] == 77 and m['mrc_postcards_total{switch="p1s1"}'] == 1
 
         addr = spine.grpc_addr
         spine.stop()  # the switch process ends; its session's stream with it
@@ -93,6 +108,8 @@ def test_a_lost_switch_exports_no_counters_until_it_is_read_again(tmp_path, pipe
         m = _series(ctl)  # before any further read: the lost session alone takes the series away
         assert m['mrc_switch_up{switch="p1s1"}'] == 0 and m['mrc_switch_connected{switch="p1s1"}'] == 0
         assert not _of(m, "p1s1", COUNTERS), "a stopped switch's last counters were exported as current"
+        assert not _of(m, "p1s1", POSTCARDS), "a stopped switch's latest postcard was exported as current"
+        assert m['mrc_postcard_hop_latency_us{switch="p1l1"}'] == 55 and _of(m, "p1l1", POSTCARDS)
         ctl.poll_counters()
         ctl.tick()  # the daemon's reconnect attempt fails: still nothing exported for it
         m = _series(ctl)
@@ -114,6 +131,11 @@ def test_a_lost_switch_exports_no_counters_until_it_is_read_again(tmp_path, pipe
             ctl.poll_counters(["p1s1"])  # (the loop's own counter reads may have come first)
             m = _series(ctl)
             assert m['mrc_switch_up{switch="p1s1"}'] == 1 and _of(m, "p1s1", COUNTERS)
+            # the postcard series come back with it (the count is the controller's: it goes on from 1)
+            assert m['mrc_postcards_total{switch="p1s1"}'] == 1
+            _postcard(ctl, "p1s1", 99)
+            m = _series(ctl)
+            assert m['mrc_postcard_hop_latency_us{switch="p1s1"}'] == 99 and m['mrc_postcards_total{switch="p1s1"}'] == 2
 
 
 def test_a_switch_that_hangs_mid_write_costs_one_timeout_and_its_session(tmp_path, pipeline, caplog):
