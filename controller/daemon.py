@@ -245,7 +245,6 @@ class Controller:
         except (SessionError, MappingError) as e:
             if isinstance(e, SessionError) and no_answer(e.code) and s.stream_up.is_set():
                 self._close_unanswering(name, e, "converge")
-            st.info.connect_failures += 1
             st.info.connected = s.stream_up.is_set()
             st.info.converged = False
             st.state = "unreachable" if not st.info.connected else "error"
@@ -255,6 +254,11 @@ class Controller:
             # does not change in seconds, so it backs off up to refusal_backoff_max_s, not backoff_max_s
             refused = st.state == "error"
             st.info.refused = refused
+            # counted apart: a switch that answered and refused is no failure to connect
+            if refused:
+                st.info.refusals += 1
+            else:
+                st.info.connect_failures += 1
             st.last_error = str(e)
             now = time.monotonic()
             if refused:
@@ -267,7 +271,8 @@ class Controller:
             st.next_try = now + wait
             level = logging.ERROR if st.state == "election_id_in_use" else logging.WARNING
             what = "election id taken by another controller" if level == logging.ERROR else "switch not converged"
-            fields = {"switch": name, "state": st.state, "error": str(e), "failures": st.info.connect_failures}
+            fields = {"switch": name, "state": st.state, "error": str(e),
+                      **({"refusals": st.info.refusals} if refused else {"failures": st.info.connect_failures})}
             if not last:
                 fields["retry_in_s"] = round(wait, 2)
             # a failure (refused, unreachable, election id taken) is logged when it changes, then at most

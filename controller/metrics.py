@@ -37,7 +37,12 @@ class SwitchInfo:
     # the last converge attempt was refused by the switch (a write, the pipeline) or the plan's mapping
     # failed; retried with a backoff up to Options.refusal_backoff_max_s (``mrc_switch_refused``)
     refused: bool = False
+    # converge attempts that failed to reach the switch: not connected, no arbitration answer, no answer
+    # to an RPC, election id taken (``mrc_switch_connect_failures_total``)
     connect_failures: int = 0
+    # converge attempts the switch answered and refused (its pipeline, a write) or the plan's mapping
+    # failed (``mrc_switch_refusals_total``); until 2026-12-07 counted in connect_failures
+    refusals: int = 0
     reconcile_runs: int = 0
     entities_written: int = 0
     pipeline_pushes: int = 0
@@ -81,7 +86,10 @@ class FabricCollector:
                                          "the pipeline, the mapping; retried with a growing backoff)", labels=sw),
             "desired": GaugeMetricFamily("mrc_switch_desired_entities", "entities the plan puts on the switch",
                                          labels=sw),
-            "fail": CounterMetricFamily("mrc_switch_connect_failures", "failed connection attempts", labels=sw),
+            "fail": CounterMetricFamily("mrc_switch_connect_failures", "converge attempts that did not reach the "
+                                        "switch (not connected, no answer, election id taken)", labels=sw),
+            "refusals": CounterMetricFamily("mrc_switch_refusals", "converge attempts the switch answered and "
+                                            "refused (the pipeline, a write) or the plan's mapping failed", labels=sw),
             "runs": CounterMetricFamily("mrc_reconcile_runs", "reconcile passes", labels=sw),
             "writes": CounterMetricFamily("mrc_reconcile_written_entities", "entities written by reconcile",
                                           labels=sw),
@@ -95,6 +103,7 @@ class FabricCollector:
             fams["refused"].add_metric([name], int(info.refused))
             fams["desired"].add_metric([name], info.desired_entities)
             fams["fail"].add_metric([name], info.connect_failures)
+            fams["refusals"].add_metric([name], info.refusals)
             fams["runs"].add_metric([name], info.reconcile_runs)
             fams["writes"].add_metric([name], info.entities_written)
             fams["push"].add_metric([name], info.pipeline_pushes)

@@ -63,7 +63,7 @@ def render(d: StatusData) -> Group:
     """Rich tables: switches, links, drops, ports (rx/tx/queue depth)."""
     t_sw = Table(title="switches")
     for col in ("switch", "connected", "counters", "primary", "converged", "refused", "entities", "writes",
-                "failures"):
+                "connect failures", "refusals"):
         t_sw.add_column(col)
     for name, m in sorted(d.switches.items()):
         # counters: "read" while the switch is up (its counter series current), "stale" when not; "-" for
@@ -76,7 +76,9 @@ def render(d: StatusData) -> Group:
         t_sw.add_row(name, *flags,
                      str(int(m.get("mrc_switch_desired_entities", 0))),
                      str(int(m.get("mrc_reconcile_written_entities", 0))),
-                     str(int(m.get("mrc_switch_connect_failures", 0))))
+                     str(int(m.get("mrc_switch_connect_failures", 0))),
+                     # "-": a controller from before 2026-12-07 counts refusals among its connect failures
+                     "-" if "mrc_switch_refusals" not in m else str(int(m["mrc_switch_refusals"])))
     t_ln = Table(title="links (wiring check)")
     for col in ("a", "b", "state"):
         t_ln.add_column(col)

@@ -252,7 +252,7 @@ def test_an_unreachable_switch_is_logged_when_it_fails_once_a_minute_and_when_it
             for _ in range(4):
                 assert ctl._attempt("p1s1") is None
             st = ctl.status["p1s1"]
-            assert st.state == "unreachable" and st.info.connect_failures == 4
+            assert st.state == "unreachable" and (st.info.connect_failures, st.info.refusals) == (4, 0)
             assert len(tries(logging.WARNING)) == 1 and len(tries(logging.DEBUG)) == 3
             st.failures.at -= 61  # a minute later: the same failure is logged again, with the repeats held back
             assert ctl._attempt("p1s1") is None
@@ -349,6 +349,12 @@ def test_a_refused_pipeline_is_a_refusal(tmp_path, pipeline):
         assert ctl._attempt("p1s1") is None
         st = ctl.status["p1s1"]
         assert st.state == "error" and st.info.refused and st.info.connected
+        # a refusal, not a failure to connect (until 2026-12-07 counted as one)
+        assert ctl._attempt("p1s1") is None
+        assert (st.info.refusals, st.info.connect_failures) == (2, 0)
+        m = _series(ctl)
+        assert m['mrc_switch_refusals_total{switch="p1s1"}'] == 2
+        assert m['mrc_switch_connect_failures_total{switch="p1s1"}'] == 0
         assert ctl.sessions["p1s1"].stream_up.is_set()
         code = st.last_error
         assert "SetForwardingPipelineConfig" in code and grpc.StatusCode.DEADLINE_EXCEEDED.name not in code

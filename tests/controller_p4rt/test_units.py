@@ -585,6 +585,32 @@ def test_status_view_of_a_controller_without_the_up_and_refused_series():
     assert [c.strip() for c in row.strip("│ ").split("│")][:6] == ["p1l1", "yes", "stale", "yes", "yes", "no"]
 
 
+def test_status_view_counts_connect_failures_and_refusals_apart():
+    """A refusal (the switch answered and said no) is no failure to connect: two counters, two columns;
+    "-" for the refusals of a controller from before 2026-12-07 (they are among its connect failures)."""
+    from rich.console import Console
+
+    snap = _snapshot()
+    snap.switches["p1l1"].connect_failures, snap.switches["p1l1"].refusals = 3, 5
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(FabricCollector(lambda: snap))
+    text = generate_latest(reg).decode()
+    assert 'mrc_switch_connect_failures_total{switch="p1l1"} 3.0' in text
+    assert 'mrc_switch_refusals_total{switch="p1l1"} 5.0' in text
+
+    def row(d):
+        con = Console(file=io.StringIO(), width=200)
+        con.print(render(d))
+        out = con.file.getvalue()
+        assert "connect failures" in out and "refusals" in out
+        line = next(line for line in out.splitlines() if "p1l1" in line)
+        return [c.strip() for c in line.strip("│ ").split("│")][-2:]
+
+    assert row(parse(text)) == ["3", "5"]
+    old = "\n".join(ln for ln in text.splitlines() if "mrc_switch_refusals" not in ln) + "\n"
+    assert row(parse(old)) == ["3", "-"]
+
+
 def test_outside_pipeline_drops_in_metrics_and_status_view():
     """Frames a switch lost outside its pipeline come from whoever runs the switches (the fabric reads
     softswitch's port statistics): one series per switch and place, shown beside the program's drop
