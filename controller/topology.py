@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .p4contract import CPU_PORT, DROP_PORT
-from .yamlio import YamlFileError, load_yaml
+from .yamlio import YamlFileError, read_yaml_file
 
 MAX_PORT = DROP_PORT - 1  # 9-bit port space; the last value is the v1model drop port
 RESERVED_PORTS = {CPU_PORT: "the CPU port", DROP_PORT: "the drop port"}
@@ -166,11 +166,9 @@ def load_topology(path: str | Path) -> Topology:
     """Read and validate a topology YAML file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        data = read_yaml_file(p)
     except OSError as e:
         raise TopologyError(f"{p}: cannot read topology: {e.strerror}") from e
-    try:
-        data = load_yaml(text, str(p))
     except YamlFileError as e:
         raise TopologyError(str(e)) from None
     try:

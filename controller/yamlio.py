@@ -3,9 +3,13 @@
 PyYAML's ``safe_load`` takes a repeated mapping key silently (the last one wins: ``planes: 2`` then
 ``planes: 1`` gives 1, and the error, if any, comes later about something else), and its syntax
 errors span several lines and name ``<unicode string>`` instead of the file.  ``load_yaml`` refuses
-duplicate keys and reports any YAML error as one line ``FILE:LINE:COL: ...``."""
+duplicate keys and reports any YAML error as one line ``FILE:LINE:COL: ...``.  ``read_yaml_file`` reads
+the file's bytes as YAML does (UTF-8, or UTF-16 with a byte-order mark): bytes that are not text are an
+error naming the file and the place, not a ``UnicodeDecodeError`` traceback."""
 from __future__ import annotations
 
+import codecs
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -53,3 +57,30 @@ def load_yaml(text: str, where: str) -> Any:
         raise YamlFileError(f"{pos}: not valid YAML: {what}") from None
     except yaml.YAMLError as e:
         raise YamlFileError(f"{where}: not valid YAML: {' '.join(str(e).split())}") from None
+    except RecursionError:  # collections nested thousands deep: PyYAML's composer recurses per level
+        raise YamlFileError(f"{where}: not valid YAML: nested too deeply") from None
+
+
+def decode_text(data: bytes, where: str) -> str:
+    """``data`` as text the way YAML reads a stream: UTF-16 when it starts with a UTF-16 byte-order
+    mark, else UTF-8 (a UTF-8 BOM dropped); YamlFileError ``where:LINE:COL: not UTF-8 text ...`` else."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        enc = "utf-16"
+    else:
+        enc = "utf-8-sig"
+    try:
+        return data.decode(enc)
+    except UnicodeDecodeError as e:
+        head = data[:e.start]
+        line = head.count(b"\n") + 1
+        col = e.start - (head.rfind(b"\n") + 1) + 1
+        what = "UTF-8" if enc == "utf-8-sig" else "UTF-16"
+        raise YamlFileError(f"{where}:{line}:{col}: not {what} text (byte {data[e.start]:#04x} at offset "
+                            f"{e.start}); save the file as {what}") from None
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """Read and parse the YAML file ``path`` (see ``load_yaml``); OSError when it cannot be read,
+    YamlFileError naming the file when it is not YAML text."""
+    p = Path(path)
+    return load_yaml(decode_text(p.read_bytes(), str(p)), str(p))

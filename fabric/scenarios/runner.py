@@ -30,7 +30,7 @@ from controller.plan import DEFAULT_QUEUE_DEPTH
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
 from controller.topology import Topology
-from controller.yamlio import YamlFileError, load_yaml
+from controller.yamlio import YamlFileError, read_yaml_file
 from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load_pipeline
 
 from ..fabric import Fabric, FabricError
@@ -54,7 +54,7 @@ def topology_data(spec: FabricSpec) -> dict[str, Any]:
         if not path.is_absolute():
             path = (REPO / path) if (REPO / path).exists() else path
         try:
-            data = load_yaml(path.read_text(), str(path))  # as a topology file given to `up` is read
+            data = read_yaml_file(path)  # as a topology file given to `up` is read
         except OSError as e:
             raise ScenarioError(f"scenario.fabric.topology: {path}: {e.strerror or e}") from None
         except YamlFileError as e:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
-from controller.yamlio import YamlFileError, load_yaml
+from controller.yamlio import YamlFileError, read_yaml_file
 from mrc.wire.formats import DSCP_RESEND
 
 from .. import faults
@@ -384,7 +384,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario YAML file."""
     p = Path(path)
     try:
-        data = load_yaml(p.read_text(), str(p))
+        data = read_yaml_file(p)
     except OSError as e:
         raise ScenarioError(f"{p}: {e.strerror or e}") from None
     except YamlFileError as e:

@@ -187,3 +187,32 @@ def test_yaml_errors_are_one_line_with_file_and_line(tmp_path):
         topology_data(FabricSpec(topology=str(f)))
     # the same key in two different mappings is no duplicate
     assert load_topology(EXAMPLES / "small.yaml").planes == 2
+
+
+def test_file_that_is_not_utf8_text_names_file_and_place(tmp_path):
+    """A byte that is not UTF-8 was a UnicodeDecodeError traceback (mrc-controller, mrc-fabric up and a
+    scenario's fabric.topology alike); it is now one line FILE:LINE:COL.  A byte-order mark (UTF-8 or
+    UTF-16, as YAML allows) still reads."""
+    text = (EXAMPLES / "small.yaml").read_text()
+    f = tmp_path / "latin1.yaml"
+    f.write_bytes(text.replace("name: small", "name: sm\xe4ll").encode("latin-1"))
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.startswith("name: small"))
+    with pytest.raises(TopologyError, match=rf"latin1.yaml:{line}:9: not UTF-8 text \(byte 0xe4"):
+        load_topology(f)
+    from mrc_fabric.scenarios import ScenarioError
+    from mrc_fabric.scenarios.runner import topology_data
+    from mrc_fabric.scenarios.spec import FabricSpec
+
+    with pytest.raises(ScenarioError, match=rf"scenario.fabric.topology: .*latin1.yaml:{line}:9: not UTF-8"):
+        topology_data(FabricSpec(topology=str(f)))
+    for enc in ("utf-8-sig", "utf-16"):
+        g = tmp_path / f"{enc}.yaml"
+        g.write_bytes(text.encode(enc))
+        assert load_topology(g).name == "small"
+
+
+def test_nesting_too_deep_is_an_error_not_a_recursion_traceback(tmp_path):
+    f = tmp_path / "deep.yaml"
+    f.write_text("planes: " + "[" * 20000 + "]" * 20000 + "\n")
+    with pytest.raises(TopologyError, match=r"deep.yaml: not valid YAML: nested too deeply"):
+        load_topology(f)
