@@ -12,7 +12,7 @@ from controller import parse_topology
 from ..faults import FaultError, check_engine, check_names
 from ..targets import DEFAULT_TARGET
 from .report import analyse
-from .runner import FabricEnv, NetnsFaults, ProgressFn, run_traffic, topology_data
+from .runner import FabricEnv, NetnsFaults, ProgressFn, flows_for, run_traffic, topology_data
 from .spec import Scenario, ScenarioError
 
 
@@ -52,7 +52,10 @@ class Engine(Protocol):
 
 
 def _check_faults(engine: Engine, sc: Scenario) -> None:
-    topo = parse_topology(topology_data(sc.fabric)) if sc.faults else None
+    topo = parse_topology(topology_data(sc.fabric))
+    # who writes to whom (traffic.hosts, incast_dst, shift): on the emulated fabric these were refused by
+    # run_traffic, after the fabric had been brought up and converged
+    flows_for(sc.traffic, [h.name for h in topo.host_list()])
     for i, f in enumerate(sc.faults):
         try:
             check_engine(f.spec, engine.fault_primitives, engine.name, f"scenario.faults[{i}]")
@@ -70,8 +73,11 @@ class NetnsEngine:
     def __init__(self, sc: Scenario, *, prefix: str, grpc_base_port: int, workdir: Path, target: str,
                  env: FabricEnv | None = None) -> None:
         self.own = env is None
-        self.env = env or FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target,
-                                    workdir=workdir)
+        # the fabric's environment is made on entry, after check: making it writes the workdir (a refused
+        # scenario left an output directory behind)
+        self._make_env = lambda: FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target,
+                                           workdir=workdir)
+        self.env = env
         self.target = target
 
     def check(self, sc: Scenario) -> None:
@@ -81,6 +87,7 @@ class NetnsEngine:
 
     def __enter__(self) -> Self:
         if self.own:
+            self.env = self._make_env()
             self.env.__enter__()
         return self
 

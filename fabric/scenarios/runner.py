@@ -23,7 +23,7 @@ from typing import Any, Self
 import yaml
 from p4.v1 import p4runtime_pb2
 
-from controller import build_plan, parse_topology
+from controller import TopologyError, build_plan, parse_topology
 from controller.daemon import Controller, Options, TextFormatter
 from controller.evplan import ev_nodes, write_ev_files
 from controller.plan import DEFAULT_QUEUE_DEPTH
@@ -46,19 +46,34 @@ class RunError(RuntimeError):
 
 
 def topology_data(spec: FabricSpec) -> dict[str, Any]:
-    """The topology document of a fabric spec, with the spec's link property overrides applied."""
+    """The topology document of a fabric spec, with the spec's link property overrides applied.
+
+    ScenarioError names the spec's field and the topology file when the document, or the overrides
+    applied to it, do not make a valid topology (a bad file was a TopologyError naming neither, or a
+    traceback from the overrides)."""
     if spec.generate:
-        data = clos_data(**{k: int(v) for k, v in spec.generate.items()})
+        where = "scenario.fabric.generate"
+        try:
+            data = clos_data(**{k: int(v) for k, v in spec.generate.items()})
+        except (TypeError, ValueError) as e:  # TopologyError among them; spec.py checks the keys and types
+            raise ScenarioError(f"{where}: {e}") from None
     else:
         path = Path(spec.topology or "")
         if not path.is_absolute():
             path = (REPO / path) if (REPO / path).exists() else path
+        where = f"scenario.fabric.topology: {path}"
         try:
             data = read_yaml_file(path)  # as a topology file given to `up` is read
         except OSError as e:
-            raise ScenarioError(f"scenario.fabric.topology: {path}: {e.strerror or e}") from None
+            raise ScenarioError(f"{where}: {e.strerror or e}") from None
         except YamlFileError as e:
             raise ScenarioError(f"scenario.fabric.topology: {e}") from None
+    try:
+        parse_topology(data)  # before the overrides: they read the document's hosts and links
+    except TopologyError as e:
+        raise ScenarioError(f"{where}: {e}") from None
+    if not (spec.link_defaults or spec.host_links):
+        return data
     if spec.link_defaults:
         data["link_defaults"] = {**(data.get("link_defaults") or {}), **spec.link_defaults}
     if spec.host_links:
@@ -71,6 +86,10 @@ def topology_data(spec: FabricSpec) -> dict[str, Any]:
                 lk = {**base, **spec.host_links}
             links.append(lk)
         data["links"] = links
+    try:
+        parse_topology(data)
+    except TopologyError as e:
+        raise ScenarioError(f"{where}, with scenario.fabric's link_defaults/host_links: {e}") from None
     return data
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
 from controller.yamlio import YamlFileError, read_yaml_file
+from mrc.core.qp import PATH_MTUS
 from mrc.wire.formats import DSCP_RESEND
 
 from .. import faults
@@ -29,6 +30,7 @@ MODES = ("mrc", "rc")
 DELAY_AT = ("auto", "switches", "hosts")  # FabricSpec.delay_at
 FAULT_KINDS = faults.FAULT_KINDS
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+MAX_MESSAGE = (1 << 32) - 1  # an RDMA Write's length (the RETH's 32-bit DMA length)
 
 
 class ScenarioError(ValueError):
@@ -210,8 +212,23 @@ class Scenario:
             raise ScenarioError("scenario.sim.priority_queue_factor: must be >= 0 (0: unbounded)")
         if not 1 <= sm.evs_per_path <= 256:
             raise ScenarioError("scenario.sim.evs_per_path: must be 1..256")
-        if t.rate_gbps < 0:
-            raise ScenarioError("scenario.traffic.rate_gbps: must be >= 0 (0: the fabric's link rate)")
+        if not 0 <= t.rate_gbps < math.inf:  # nan too: a ValueError traceback from the pacing
+            raise ScenarioError("scenario.traffic.rate_gbps: must be >= 0 and finite (0: the fabric's link rate)")
+        # each of these was a ValueError traceback from QpAttr.validate or the RETH once the run was under way
+        # (on the emulated fabric: after bring-up and convergence)
+        if t.size > MAX_MESSAGE:
+            raise ScenarioError(f"scenario.traffic.size: a message is at most {MAX_MESSAGE} bytes (RETH DMA length), "
+                                f"got {t.size}")
+        if t.mtu and t.mtu not in PATH_MTUS:
+            raise ScenarioError(f"scenario.traffic.mtu: must be 0 (the largest the interfaces allow) or one of "
+                                f"{', '.join(map(str, PATH_MTUS))}, got {t.mtu}")
+        if not 0 <= t.ack_timeout <= 24:
+            raise ScenarioError(f"scenario.traffic.ack_timeout: must be 0..24 (1.024 us x 2^t), got {t.ack_timeout}")
+        for k in ("reorder_ms", "probe_interval_ms"):
+            if not 0 <= getattr(t, k) < math.inf:
+                raise ScenarioError(f"scenario.traffic.{k}: must be >= 0 and finite, got {getattr(t, k)}")
+        if t.senders < 0:  # -1 took every sender but the last (srcs[:-1])
+            raise ScenarioError(f"scenario.traffic.senders: must be >= 0 (0: every other host), got {t.senders}")
         if t.trim_ahead < 0:
             raise ScenarioError("scenario.traffic.trim_ahead: must be >= 0 (0: every trim's resend goes as data)")
         if t.cc not in ("", "nscc", "dcqcn", "none"):
@@ -232,6 +249,8 @@ class Scenario:
             raise ScenarioError(f"scenario.fabric.delay_at: {self.fabric.delay_at!r} is not {', '.join(DELAY_AT)}")
         if self.fabric.topology is None and not self.fabric.generate:
             raise ScenarioError("scenario.fabric: give a topology file or generate arguments")
+        if not self.modes:
+            raise ScenarioError("scenario.modes: empty (nothing to run); give mrc, rc or both")
         for i, f in enumerate(self.faults):
             w = f"scenario.faults[{i}]"
             try:
@@ -277,10 +296,12 @@ def _num(t: type):
     def f(v: Any, where: str) -> Any:
         if isinstance(v, bool):
             raise ScenarioError(f"{where}: expected a number, got {v!r}")
+        if t is int and isinstance(v, float) and not v.is_integer():  # int(2.7) would run 2 without a word
+            raise ScenarioError(f"{where}: expected a whole number, got {v!r}")
         try:
             return t(v)
-        except (TypeError, ValueError):
-            raise ScenarioError(f"{where}: expected a number, got {v!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ScenarioError(f"{where}: expected {'a whole' if t is int else 'a'} number, got {v!r}") from None
     return f
 
 
@@ -321,6 +342,44 @@ def _mapping(v: Any, where: str) -> dict[str, Any]:
     return {str(k): x for k, x in v.items()}
 
 
+def _hosts(v: Any, where: str) -> tuple[str, ...]:
+    # a bare name was taken letter by letter ('h1' -> hosts h and 1)
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise ScenarioError(f"{where}: expected a list of host names, got {v!r}")
+    return tuple(v)
+
+
+def _path(v: Any, where: str) -> str | None:
+    if v is None:  # `topology: null` beside generate
+        return None
+    if not isinstance(v, str) or not v:
+        raise ScenarioError(f"{where}: expected a file name, got {v!r}")
+    return v
+
+
+GENERATE_KEYS = ("planes", "spines", "leaves", "hosts_per_leaf")  # controller.topogen.clos_data's counts
+
+
+def _generate(v: Any, where: str) -> dict[str, int]:
+    """``fabric.generate``: the Clos generator's four counts (and optionally grpc_base_port), integers."""
+    d = _mapping(v, where)
+    unknown = sorted(set(d) - set(GENERATE_KEYS) - {"grpc_base_port"})
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(GENERATE_KEYS)}, "
+                            "grpc_base_port)")
+    missing = [k for k in GENERATE_KEYS if k not in d]
+    if missing:
+        raise ScenarioError(f"{where}: give {', '.join(missing)}")
+    return {k: _num(int)(x, f"{where}.{k}") for k, x in d.items()}
+
+
+def _modes(v: Any, where: str) -> tuple[str, ...]:
+    modes = [v] if isinstance(v, str) else v
+    if not isinstance(modes, list) or not modes:
+        raise ScenarioError(f"{where}: expected mrc, rc or a non-empty list of them, got {v!r}")
+    return tuple(modes)
+
+
 def _check_nscc(t: TrafficSpec) -> None:
     """``traffic.nscc``: NsccConfig parameters, base_rtt among them, for runs whose cc is NSCC."""
     from mrc.core.nscc import NsccConfig
@@ -350,16 +409,17 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
              "ack_timeout": _num(int), "probe_interval_ms": _num(float), "reorder_ms": _num(float),
              "steps": _num(int), "cc": lambda v, w: str(v), "nscc": _mapping, "resend_priority": _flag,
              "trim_ahead": _num(int),
-             "hosts": lambda v, w: tuple(str(x) for x in v)}
+             "hosts": _hosts}
     faults_raw = data.get("faults") or []
     if not isinstance(faults_raw, list):
         raise ScenarioError(f"{where}.faults: expected a list")
-    modes = data.get("modes", ["mrc"])
     kw: dict[str, Any] = {
-        "fabric": _build(FabricSpec, data.get("fabric"), f"{where}.fabric"),
+        "fabric": _build(FabricSpec, data.get("fabric"), f"{where}.fabric",
+                         {"topology": _path, "generate": _generate, "link_defaults": _mapping,
+                          "host_links": _mapping, "delay_at": lambda v, w: str(v)}),
         "traffic": _build(TrafficSpec, data.get("traffic"), f"{where}.traffic", sizes),
         "faults": tuple(_fault(f, f"{where}.faults[{i}]") for i, f in enumerate(faults_raw)),
-        "modes": tuple([modes] if isinstance(modes, str) else modes),
+        "modes": _modes(data.get("modes", ["mrc"]), f"{where}.modes"),
         "measure": _build(MeasureSpec, data.get("measure"), f"{where}.measure",
                           {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float),
                            "switch_counters": _flag}),

@@ -1,0 +1,117 @@
+"""Scenario files: bad values are refused when the file is read, naming the field, before any fabric."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mrc_fabric.scenarios import ScenarioError, load_scenario, parse_scenario
+from mrc_fabric.scenarios.runner import topology_data
+
+SMALL = "examples/small.yaml"
+
+
+def _sc(**top):
+    data = {"name": "t", "fabric": {"topology": SMALL}}
+    data.update(top)
+    return parse_scenario(data, "f.yaml")
+
+
+@pytest.mark.parametrize(("traffic", "why"), [
+    # each ran on, or was a traceback from the endpoints once the run was under way
+    ({"count": 2.7}, r"f.yaml.traffic.count: expected a whole number, got 2.7"),
+    ({"size": "100000000G"}, r"scenario.traffic.size: a message is at most 4294967295 bytes"),
+    ({"rate_gbps": float("nan")}, r"scenario.traffic.rate_gbps: must be >= 0 and finite"),
+    ({"rate_gbps": float("inf")}, r"scenario.traffic.rate_gbps: must be >= 0 and finite"),
+    ({"ack_timeout": 99}, r"scenario.traffic.ack_timeout: must be 0..24"),
+    ({"mtu": 10}, r"scenario.traffic.mtu: must be 0 .* or one of 256"),
+    ({"reorder_ms": -1}, r"scenario.traffic.reorder_ms: must be >= 0 and finite"),
+    ({"probe_interval_ms": float("nan")}, r"scenario.traffic.probe_interval_ms: must be >= 0 and finite"),
+    ({"pattern": "incast", "senders": -1}, r"scenario.traffic.senders: must be >= 0"),
+    ({"hosts": "h1"}, r"f.yaml.traffic.hosts: expected a list of host names, got 'h1'"),
+    ({"hosts": 5}, r"f.yaml.traffic.hosts: expected a list of host names, got 5"),
+])
+def test_traffic_values_no_run_can_use_are_refused(traffic, why):
+    with pytest.raises(ScenarioError, match=why):
+        _sc(traffic=traffic)
+
+
+def test_good_values_still_read():
+    sc = _sc(traffic={"count": 2.0, "mtu": 4096, "ack_timeout": 24, "probe_interval_ms": 0, "hosts": ["h1", "h2"],
+                      "size": "4M"}, modes="rc")
+    assert (sc.traffic.count, sc.traffic.mtu, sc.traffic.hosts, sc.modes) == (2, 4096, ("h1", "h2"), ("rc",))
+
+
+@pytest.mark.parametrize(("modes", "why"), [
+    (5, r"f.yaml.modes: expected mrc, rc or a non-empty list of them, got 5"),  # was a TypeError traceback
+    ([], r"f.yaml.modes: expected mrc, rc or a non-empty list of them, got \[\]"),  # ran nothing, exit 0
+])
+def test_modes(modes, why):
+    with pytest.raises(ScenarioError, match=why):
+        _sc(modes=modes)
+
+
+@pytest.mark.parametrize(("fabric", "why"), [
+    # each was a TypeError/ValueError/AttributeError traceback from topology_data
+    ({"topology": 5}, r"f.yaml.fabric.topology: expected a file name, got 5"),
+    ({"generate": 5}, r"f.yaml.fabric.generate: expected a mapping, got 5"),
+    ({"generate": {"planes": 2, "spines": 2, "leaves": 2, "hosts_per_leaf": 2, "racks": 3}},
+     r"f.yaml.fabric.generate: unknown key\(s\) racks"),
+    ({"generate": {"planes": "two", "spines": 2, "leaves": 2, "hosts_per_leaf": 2}},
+     r"f.yaml.fabric.generate.planes: expected a whole number, got 'two'"),
+    ({"generate": {"planes": 2}}, r"f.yaml.fabric.generate: give spines, leaves, hosts_per_leaf"),
+    ({"topology": SMALL, "link_defaults": 5}, r"f.yaml.fabric.link_defaults: expected a mapping, got 5"),
+    ({"topology": SMALL, "host_links": [1]}, r"f.yaml.fabric.host_links: expected a mapping, got \[1\]"),
+])
+def test_fabric_section_types(fabric, why):
+    with pytest.raises(ScenarioError, match=why):
+        _sc(fabric=fabric)
+
+
+def test_a_bad_topology_names_the_scenario_field_and_the_file(tmp_path):
+    """A topology error was only 'switch p1s1: duplicate switch name' (which file?), or a traceback when
+    the file was no mapping and the scenario had link_defaults."""
+    t = tmp_path / "dup.yaml"
+    t.write_text(Path(SMALL).read_text().replace("{name: p1s2,", "{name: p1s1,"))
+    with pytest.raises(ScenarioError, match=rf"^scenario.fabric.topology: {t}: switch p1s1: duplicate switch name"):
+        topology_data(_sc(fabric={"topology": str(t)}).fabric)
+    lst = tmp_path / "list.yaml"
+    lst.write_text("- a\n")
+    with pytest.raises(ScenarioError, match=rf"^scenario.fabric.topology: {lst}: topology must be a mapping"):
+        topology_data(_sc(fabric={"topology": str(lst), "link_defaults": {"delay_us": 1}}).fabric)
+    with pytest.raises(ScenarioError, match=r"with scenario.fabric's link_defaults/host_links: link_defaults: "
+                       r"delay_us: must be an integer 0..10000000, got -5"):
+        topology_data(_sc(fabric={"topology": SMALL, "link_defaults": {"delay_us": -5}}).fabric)
+    with pytest.raises(ScenarioError, match=r"^scenario.fabric.generate: planes: must be 1..15, got 0"):
+        topology_data(_sc(fabric={"generate": {"planes": 0, "spines": 1, "leaves": 1, "hosts_per_leaf": 2}}).fabric)
+
+
+@pytest.mark.parametrize("traffic", [
+    {"hosts": ["h1", "h9"]}, {"pattern": "incast", "incast_dst": "h9"}, {"pattern": "permutation", "shift": 4}])
+def test_who_writes_to_whom_is_checked_before_the_fabric_is_built(tmp_path, traffic):
+    """On the emulated fabric a misspelt host was refused by run_traffic, after bring-up and convergence
+    (11 s on 2 cores), and the refused scenario left its output directory (topology.yaml) behind."""
+    from mrc_fabric.scenarios import run_scenario
+    from mrc_fabric.scenarios.run import NetnsEngine
+
+    class NoFabric:  # any use of the fabric means the run started
+        def __getattr__(self, name):
+            raise AssertionError(f"the run started (env.{name})")
+
+    sc = _sc(traffic=traffic)
+    for engine in ("netns", "sim"):
+        with pytest.raises(ScenarioError, match=r"^scenario\.traffic\."):
+            run_scenario(sc, engine=engine, workdir=tmp_path / engine,
+                         env=NoFabric() if engine == "netns" else None)
+    out = tmp_path / "out"
+    eng = NetnsEngine(sc, prefix="x", grpc_base_port=1, workdir=out, target="softswitch")
+    with pytest.raises(ScenarioError):
+        eng.check(sc)
+    assert not out.exists()
+
+
+def test_load_scenario_file_errors(tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_bytes(b"name: t\xfe\n")
+    with pytest.raises(ScenarioError, match=rf"^{f}:1:8: not UTF-8 text"):
+        load_scenario(f)
