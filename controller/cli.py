@@ -36,11 +36,19 @@ VIEW_WIRING_TIMEOUT = 0.5
 VIEW_COUNTERS_INTERVAL = 1.0
 
 
+def _write(out: str, text: str) -> None:
+    """Write an output file; an unwritable ``-o`` (no such directory, a directory) was an OSError traceback."""
+    try:
+        Path(out).write_text(text)
+    except OSError as e:
+        raise TopologyError(f"-o {out}: cannot write: {e.strerror or e}") from None
+
+
 def _emit(data: Any, fmt: str, out: str | None) -> None:
     text = (json.dumps(data, indent=1) + "\n" if fmt == "json"
             else yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120))
     if out:
-        Path(out).write_text(text)
+        _write(out, text)
     else:
         sys.stdout.write(text)
 
@@ -56,7 +64,7 @@ def cmd_topo_gen(args: argparse.Namespace) -> int:
     parse_topology(data)  # the generator's output must validate
     text = dump_yaml(data)
     if args.output:
-        Path(args.output).write_text(text)
+        _write(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -86,7 +94,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _ev_formats(text: str) -> tuple[str, ...]:
-    return tuple(f.strip().upper() for f in text.split(",") if f.strip())
+    formats = tuple(f.strip().upper() for f in text.split(",") if f.strip())
+    if not formats:  # ',' wrote plans with no EV at all, which every host then refused
+        raise EvPlanError(f"--ev-format {text!r}: give srv6, stev or both")
+    return formats
 
 
 def cmd_ev_gen(args: argparse.Namespace) -> int:
@@ -99,7 +110,13 @@ def cmd_ev_gen(args: argparse.Namespace) -> int:
         return 0
     if not args.output:
         raise EvPlanError("ev gen: give -o DIR (one file per host) or --host NAME (to stdout)")
-    paths = write_ev_files(plan, args.output, args.evs_per_path, args.format, formats)
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():  # a FileExistsError traceback
+        raise EvPlanError(f"-o {out}: exists and is not a directory")
+    try:
+        paths = write_ev_files(plan, args.output, args.evs_per_path, args.format, formats)
+    except OSError as e:
+        raise EvPlanError(f"-o {out}: cannot write: {e.strerror or e}") from None
     print(f"wrote {len(paths)} EV plan file(s) to {args.output}")
     return 0
 
@@ -240,6 +257,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     from .status import show
 
     url = args.url or f"http://127.0.0.1:{args.metrics_port}/metrics"
+    if not 0 <= args.watch <= threading.TIMEOUT_MAX:  # -1 was a ValueError traceback from sleep() after the first view
+        print(f"mrc-controller status: error: --watch must be 0 (once) or more seconds, got {args.watch}", file=sys.stderr)
+        return 2
+    if not args.url and not 1 <= args.metrics_port <= 65535:
+        print(f"mrc-controller status: error: --metrics-port must be 1 .. 65535, got {args.metrics_port}",
+              file=sys.stderr)
+        return 2
     try:
         while True:
             show(url)
@@ -248,6 +272,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             time.sleep(args.watch)  # refresh period of the view
     except (urllib.error.URLError, OSError) as e:
         print(f"mrc-controller: error: cannot read {url}: {e} (is `mrc-controller run --metrics-port` running?)",
+              file=sys.stderr)
+        return 2
+    except ValueError as e:  # not a URL (--url garbage), or what it serves is not Prometheus text
+        print(f"mrc-controller: error: {url}: {e} (want the metrics URL of `mrc-controller run --metrics-port`)",
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -66,8 +66,13 @@ class PipelineConfig:
         for p in (p4info_path, device_config_path):
             if not Path(p).is_file():
                 raise SessionError(f"pipeline file {p} does not exist (run `make build`)")
-        p4info = text_format.Parse(Path(p4info_path).read_text(), p4info_pb2.P4Info())
-        return cls(p4info, Path(device_config_path).read_bytes(), f"files:{device_config_path}")
+        try:
+            p4info = text_format.Parse(Path(p4info_path).read_text(), p4info_pb2.P4Info())
+            return cls(p4info, Path(device_config_path).read_bytes(), f"files:{device_config_path}")
+        except (text_format.ParseError, UnicodeDecodeError) as e:  # was a traceback from `run --p4info`
+            raise SessionError(f"{p4info_path}: not a P4Info text file: {e}") from None
+        except OSError as e:
+            raise SessionError(f"cannot read pipeline file {e.filename}: {e.strerror or e}") from None
 
 
 @dataclass(frozen=True)

@@ -68,3 +68,35 @@ def test_run_rejects_bad_numbers_before_touching_a_switch(capsys):
         assert main(["run", "-t", topo, "--once", "--grpc-base-port", "1", *extra]) == 2, extra
         err = capsys.readouterr().err
         assert msg in err and "Traceback" not in err, (extra, err)
+
+
+def test_outputs_that_cannot_be_written_are_named_not_tracebacks(tmp_path, capsys):
+    """`-o` into a missing directory, onto a directory, or `ev gen -o` naming a file were OSError
+    tracebacks; an --ev-format that selects nothing wrote plans without a single EV."""
+    small = "examples/small.yaml"
+    a_file = tmp_path / "f.yaml"
+    a_file.write_text("x: 1\n")
+    for argv, said in [
+        (["sid", "-t", small, "-o", str(tmp_path / "no" / "sid.yaml")], "cannot write: No such file or directory"),
+        (["plan", "-t", small, "-o", str(tmp_path)], "cannot write: Is a directory"),
+        (["topo", "gen", "-o", str(tmp_path / "no" / "t.yaml")], "cannot write: No such file or directory"),
+        (["ev", "gen", "-t", small, "-o", str(a_file)], "exists and is not a directory"),
+        (["ev", "gen", "-t", small, "--host", "h1", "--ev-format", ","], "--ev-format ',': give srv6, stev or both"),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, (argv, err)
+    assert a_file.read_text() == "x: 1\n"
+
+
+def test_status_and_run_refuse_what_they_cannot_read(tmp_path, capsys):
+    assert main(["status", "--watch", "-1"]) == 2  # a ValueError from sleep() after the first view
+    assert "--watch must be 0 (once) or more seconds" in capsys.readouterr().err
+    assert main(["status", "--url", "garbage"]) == 2  # a ValueError traceback from urllib
+    assert "garbage: unknown url type" in capsys.readouterr().err
+    junk = tmp_path / "p4info.txtpb"
+    junk.write_text("- a\n")
+    # a text_format.ParseError traceback, before any switch was touched
+    assert main(["run", "-t", "examples/small.yaml", "--once", "--p4info", str(junk), "--device-config", str(junk),
+                 "--grpc-base-port", "1"]) == 2
+    assert f"{junk}: not a P4Info text file: 1:1" in capsys.readouterr().err
