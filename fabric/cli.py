@@ -154,8 +154,25 @@ def _cli_fault_note(kind, engine) -> str:
     return ""
 
 
+def _check_out_dir(out: Path, flag: str = "--out") -> None:
+    """An output directory that cannot be one was a FileExistsError traceback, from the scenario engine
+    only once the whole run was over (it writes result.json at the end)."""
+    if out.exists() and not out.is_dir():
+        raise FabricError(f"{flag} {out}: exists and is not a directory")
+
+
+def _check_port(flag: str, port: int | None, lo: int = 0) -> None:
+    if port is not None and not lo <= port <= 65535:  # 70000 was an OverflowError traceback after bring-up
+        raise FabricError(f"{flag} must be {lo}{' (none)' if lo == 0 else ''} .. 65535, got {port}")
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+
+    _check_out_dir(args.out)
+    _check_port("--view-port", args.view_port)
+    _check_port("--metrics-port", args.metrics_port)
+    _check_port("--grpc-base-port", args.grpc_base_port, 1)
 
     return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
                     deadline_s=args.deadline, keep=args.keep, view_port=args.view_port,
@@ -167,6 +184,8 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
     from .scenarios.plot import goodput_png
 
     sc = load_scenario(args.file)
+    _check_out_dir(args.out)
+    _check_port("--grpc-base-port", args.grpc_base_port, 1)
     if args.engine == "netns" and sc.sim != type(sc.sim)():
         # a file written for the simulator (µs timers, 100 Gb/s links) fails on the emulated fabric for
         # reasons its verdict does not name

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import math
 import os
 import signal
 import subprocess
@@ -65,11 +66,26 @@ class Fabric:
         self.restart = restart  # supervisors restart crashed switches (fabric/supervise.py)
         self._grpc = {name: (grpc_base_port + i if grpc_base_port else sw.grpc_port)
                       for i, (name, sw) in enumerate(topology.switches.items())}
+        if target is not None:
+            self._check_ports(grpc_base_port)
+        if not 0 < ready_timeout_s < math.inf:
+            raise FabricError(f"ready timeout (--ready-timeout) must be more than 0 seconds (and finite), got {ready_timeout_s:g}")
         self._procs: dict[str, subprocess.Popen] = {}
         self._old_sigterm: Any = None
         self._owner_pid = os.getpid()
         self._pipeline: PipelineConfig | None = None  # the target's default one, once a switch needed it
         self.state = FabricState(prefix=prefix, topology=topology_path, target=target or "")
+
+    def _check_ports(self, base: int | None) -> None:
+        """Refuse, before anything is built, a gRPC port (or its run-time control port, + the offset)
+        outside 1..65535: ``up --grpc-base-port 70000`` built the namespaces and veths, then failed on
+        'switch p1s1 exited with code 2 before its gRPC port 70000 answered'."""
+        for name, port in self._grpc.items():
+            for p, what in ((port, "gRPC port"), (port + self.runtime_port_offset, "run-time control port")):
+                if not 1 <= p <= 65535:
+                    how = (f"--grpc-base-port {base} gives it" if base else "from the topology's grpc_port")
+                    raise FabricError(f"switch {name}: {what} {p} is not 1..65535 ({how}; the run-time control "
+                                      f"port is the gRPC port + {self.runtime_port_offset}); choose a lower base")
 
     # -- attach to a run described by a state file ------------------------------------------------
     @classmethod
