@@ -240,7 +240,10 @@ def setup_logging(ns: argparse.Namespace) -> None:
     if ns.log_console:
         targets.append(logging.StreamHandler(sys.stdout))
     if ns.log_file:
-        targets.append(logging.FileHandler(ns.log_file))
+        try:
+            targets.append(logging.FileHandler(ns.log_file))
+        except OSError as e:  # a missing directory was a FileNotFoundError traceback
+            raise SwitchError(f"--log-file {ns.log_file}: {e.strerror or e}") from None
     level = LOG_LEVELS[ns.log_level] if ns.log_level else (TRACE if targets else logging.WARNING)
     if not targets:
         targets.append(logging.StreamHandler(sys.stderr))
@@ -258,7 +261,11 @@ def run_switch(argv: Sequence[str]) -> int:
     if ns.version:
         print("softswitch 0.1.0 (simple_switch_grpc-compatible command line)")
         return 0
-    setup_logging(ns)
+    try:
+        setup_logging(ns)
+    except SwitchError as e:
+        print(f"softswitch: error: {e}", file=sys.stderr)
+        return 1
     for w in warnings:
         log.warning("%s", w)
     try:

@@ -46,7 +46,6 @@ def main(argv: list[str] | None = None) -> int:
     defines = parse_defines(args.defines)
     p4info_out, dev_out = args.p4info, args.device_config
     if args.outdir:
-        os.makedirs(args.outdir, exist_ok=True)
         p4info_out = p4info_out or os.path.join(args.outdir, "p4info.txtpb")
         dev_out = dev_out or os.path.join(args.outdir, "softswitch.json")
     try:
@@ -59,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         print(str(e), file=sys.stderr)
         return 1
     try:
+        if args.outdir:  # made once the program compiled: a failed compile left an empty folder behind, and
+            os.makedirs(args.outdir, exist_ok=True)  # -o naming a file was a FileExistsError traceback
         if p4info_out:
             with open(p4info_out, "w", encoding="utf-8") as f:
                 f.write(text)

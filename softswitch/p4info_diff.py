@@ -145,6 +145,9 @@ def load(path: str, defines: dict[str, str] | None = None, include_dirs: list[st
             text = f.read()
     except OSError as e:
         raise P4InfoDiffError(f"{path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:  # was a traceback
+        raise P4InfoDiffError(f"{path}: not a P4Info text file (byte {e.object[e.start]:#04x} at offset {e.start} "
+                              "is not UTF-8)") from None
     return parse_text(text, path)
 
 

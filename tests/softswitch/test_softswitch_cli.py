@@ -193,3 +193,19 @@ def test_help_does_not_call_use_files_ignored():
     ignored = text[text.index("accepted for simple_switch_grpc compatibility and ignored"):]
     assert "--use-files" not in ignored
     assert "--use-files WAIT" in text and "refused" in text
+
+
+def test_unwritable_outputs_are_named_and_a_failed_compile_leaves_no_folder(tmp_path):
+    """--log-file into a missing directory and `compile -o` naming a file were tracebacks; a compile that
+    failed still made its -o folder."""
+    run = lambda *a: subprocess.run([sys.executable, "-m", "softswitch", *a], cwd=ROOT, capture_output=True,
+                                    text=True, timeout=120, check=False)
+    r = run("--no-p4", "--log-file", str(tmp_path / "no" / "log"), "--", "--grpc-server-addr", "127.0.0.1:1")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"--log-file {tmp_path / 'no' / 'log'}: No such file or directory" in r.stderr
+    r = run("compile", str(tmp_path / "missing.p4"), "-o", str(tmp_path / "out"))
+    assert r.returncode == 1 and not (tmp_path / "out").exists()
+    f = tmp_path / "file"
+    f.write_text("")
+    r = run("compile", str(ROOT / "p4src" / "mrc_switch.p4"), "-o", str(f))
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "cannot write output" in r.stderr

@@ -162,3 +162,10 @@ def test_type_info_presence_is_compared(tmp_path) -> None:
     assert diff_main([str(a), str(b)]) == 1
     assert diff_main(["--lenient", str(a), str(b)]) == 1
     assert diff_main([str(b), str(b)]) == 0
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path, capsys):
+    bad = tmp_path / "a.txtpb"
+    bad.write_bytes(b"pkg_info {\n name: \"\xff\"\n}\n")
+    assert main([str(bad), str(bad)]) == 2  # was a UnicodeDecodeError traceback
+    assert f"{bad}: not a P4Info text file (byte 0xff at offset 19 is not UTF-8)" in capsys.readouterr().err
