@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import signal
 import sys
 from typing import Any
@@ -173,8 +174,8 @@ def _host(a: argparse.Namespace) -> HostConfig:
         nh = {num: mac for (num, _), mac in zip(a.ifaces, a.next_hop_macs, strict=True)}
     if not 1 <= a.evs_per_port <= 256:
         raise PerfError("--evs-per-port must be 1..256")
-    if a.rate_gbps <= 0:
-        raise PerfError("--rate-gbps must be positive")
+    if not 0 < a.rate_gbps < math.inf:  # nan and inf passed '<= 0' and reached the pacing
+        raise PerfError(f"--rate-gbps must be positive and finite, got {a.rate_gbps}")
     if a.tx_delay_us < 0:
         raise PerfError("--tx-delay-us must be >= 0")
     import socket
@@ -280,6 +281,8 @@ def _run(a: argparse.Namespace) -> int:
                                              file=sys.stderr, flush=True))
             print(json.dumps(r, default=str) if a.json else format_client(r), flush=True)
             return 0 if r["ok"] else 1
+        if a.accept_timeout < 0 or math.isnan(a.accept_timeout):  # -1 waited forever, as 0 does
+            raise PerfError(f"--accept-timeout must be 0 (wait forever) or more seconds, got {a.accept_timeout}")
         listener = Listener(parse_address(a.bootstrap))
         try:
             if not a.json:

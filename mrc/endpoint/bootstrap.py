@@ -144,7 +144,10 @@ class Listener:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             target: Any = addr.path
         else:
-            infos = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            try:
+                infos = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            except OSError as exc:  # socket.gaierror: 'garbage' was a traceback from mrc-perf server
+                raise BootstrapError(f"cannot listen on {addr}: {exc.strerror or exc}") from None
             fam, _, _, _, target = infos[0]
             self.sock = socket.socket(fam, socket.SOCK_STREAM)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -207,7 +207,10 @@ def parse_plan(data: Any, where: str = "plan") -> HostPlan:
         evs: dict[str, list[tuple[bytes | int, int]]] = {}
         mins: dict[str, int] = {}
         profs: dict[str, PlanProfile] = {}
-        for pname, prof in (v.get("profiles") or {}).items():
+        raw_profiles = v.get("profiles") or {}
+        if not isinstance(raw_profiles, dict):  # was an AttributeError traceback
+            raise PlanError(f"{w}.profiles: expected a mapping of encapsulation -> profile")
+        for pname, prof in raw_profiles.items():
             got, m, pp = _profile_evs(prof, f"{w}.profiles.{pname}")
             for enc, lst in got.items():
                 evs.setdefault(enc, lst)
@@ -217,17 +220,62 @@ def parse_plan(data: Any, where: str = "plan") -> HostPlan:
     return HostPlan(host, gid, ports, peers)
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader refusing a mapping key given twice (safe_load lets the last one win: a plan with two
+    ``host:`` keys, or a peer listed twice, read as whichever came last)."""
+
+
+def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.setdefault(key, key_node)
+        except TypeError:  # unhashable: the base constructor reports it
+            continue
+        if first is not key_node:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first at line {first.start_mark.line + 1})", key_node.start_mark)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
 def load_plan(path: str | Path) -> HostPlan:
-    """Read a controller EV plan file (YAML or JSON)."""
+    """Read a controller EV plan file (YAML or JSON).  Errors are one line naming the file (and the
+    line and column of a syntax error); a key given twice is an error, not the last one winning."""
     p = Path(path)
     try:
-        text = p.read_text()
+        raw = p.read_bytes()
     except OSError as exc:
         raise PlanError(f"{p}: {exc.strerror or exc}") from None
+    kind = "JSON" if p.suffix == ".json" else "YAML"
     try:
-        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise PlanError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:  # was a message without the file's name
+        raise PlanError(f"{p}: not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})") from None
+    try:
+        data = (json.loads(text, object_pairs_hook=_json_pairs) if kind == "JSON"
+                else yaml.load(text, Loader=_StrictLoader))
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except yaml.MarkedYAMLError as exc:  # PyYAML's own text spans lines and names "<unicode string>"
+        mark = exc.problem_mark or exc.context_mark
+        pos = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)
+        raise PlanError(f"{pos}: not valid YAML: {' '.join(str(exc.problem or exc.context).split())}") from None
+    except (ValueError, RecursionError, yaml.YAMLError) as exc:
+        raise PlanError(f"{p}: not valid {kind}: {' '.join(str(exc).split()) or 'nested too deeply'}") from None
     return parse_plan(data, str(p))
 
 

@@ -58,6 +58,34 @@ def test_plan_errors_name_the_field(tmp_path, controller_plans):
         hp.peer_by_gid(bytes.fromhex("fd00" + "00" * 13 + "02"))
 
 
+def test_plan_files_that_are_not_what_they_claim_are_one_line_errors(tmp_path, controller_plans):
+    """A non-UTF-8 byte was reported without the file's name; a YAML syntax error spanned five lines naming
+    "<unicode string>"; a key given twice (YAML or JSON) let the last one win; profiles that are no mapping
+    were an AttributeError traceback."""
+    good = controller_plans[0].read_text()
+    f = tmp_path / "p.yaml"
+    f.write_bytes(good.encode().replace(b"host: ", b"host: \xff", 1))
+    with pytest.raises(PlanError, match=rf"^{f}: not UTF-8 text \(byte 0xff at offset 6\)$"):
+        load_plan(f)
+    f.write_text("host: h1\npeers: [\n  a: b\n")
+    with pytest.raises(PlanError) as ei:
+        load_plan(f)
+    assert "\n" not in str(ei.value) and str(ei.value).startswith(f"{f}:4:1: not valid YAML: expected ',' or ']'")
+    f.write_text(good + "host: h9\n")
+    with pytest.raises(PlanError, match=r"p.yaml:\d+:1: not valid YAML: duplicate key 'host' \(first at line 1\)"):
+        load_plan(f)
+    j = tmp_path / "p.json"
+    j.write_text('{"host": "h1", "gid": "fd00::1",\n "host": "h2"}')
+    with pytest.raises(PlanError, match=rf"^{j}: not valid JSON: duplicate key 'host'"):
+        load_plan(j)
+    j.write_text('{"host": "h1",\n  "gid": }')
+    with pytest.raises(PlanError, match=rf"^{j}:2:10: not valid JSON: Expecting value"):
+        load_plan(j)
+    with pytest.raises(PlanError, match=r"plan.peers.h2.profiles: expected a mapping"):
+        parse_plan({"host": "h1", "gid": "fd00::1", "peers": {"h2": {"gid": "fd00::2", "profiles": [1]}}})
+    assert load_plan(controller_plans[0]).host  # the controller's own files still read
+
+
 def test_direct_evs_alternate_ports_and_are_distinct():
     for enc in ("srv6", "stev", "udp"):
         evs = direct_evs(enc, [1, 2, 3], 2)
@@ -124,6 +152,15 @@ def test_cli_help_and_errors(capsys):
     with pytest.raises(SystemExit) as e:  # DSCP 11 is the trimmed mark
         main(["client", "--ifaces", "a", "--peer", "x", "--resend-dscp", "11"])
     assert e.value.code == 2 and "marks a trimmed packet" in capsys.readouterr().err
+    # --rate-gbps nan/inf passed the '<= 0' check; --accept-timeout -1 waited forever; a --bootstrap host that
+    # does not resolve was a socket.gaierror traceback
+    for bad in ("nan", "inf"):
+        assert main(["client", "--ifaces", "lo", "--peer", "h", "--rate-gbps", bad]) == 2
+        assert f"--rate-gbps must be positive and finite, got {bad}" in capsys.readouterr().err
+    assert main(["server", "--ifaces", "lo", "--accept-timeout", "-1"]) == 2
+    assert "--accept-timeout must be 0 (wait forever) or more seconds" in capsys.readouterr().err
+    assert main(["server", "--ifaces", "lo", "--bootstrap", "no-such-host.invalid:1"]) == 2
+    assert "cannot listen on no-such-host.invalid:1" in capsys.readouterr().err
     # --tx-delay-us: into the endpoint's delay line; negative refused
     assert main(["client", "--ifaces", "a", "--peer", "h", "--tx-delay-us", "-5"]) == 2
     assert "--tx-delay-us must be >= 0" in capsys.readouterr().err
