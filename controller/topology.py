@@ -183,7 +183,10 @@ def parse_topology(data: Any) -> Topology:
         raise TopologyError("topology must be a mapping with planes, switches, hosts and links")
     _no_unknown(data, {"name", "planes", "grpc_base_port", "switches", "hosts", "links", "link_defaults"},
                 "topology")
-    name = str(data.get("name", "fabric"))
+    name = data.get("name", "fabric")
+    if isinstance(name, bool) or not isinstance(name, (str, int)) or not str(name):  # [a, b] was "['a', 'b']"
+        raise TopologyError(f"name: must be a string, got {name!r}")
+    name = str(name)
     planes = data.get("planes")
     if not isinstance(planes, int) or isinstance(planes, bool) or not 1 <= planes <= 15:
         raise TopologyError(f"planes: must be an integer 1..15, got {planes!r}")
@@ -195,6 +198,11 @@ def parse_topology(data: Any) -> Topology:
     links = _parse_links(data.get("links"), switches, hosts, defaults)
     topo = Topology(name=name, planes=planes, switches=switches, hosts=hosts, links=links)
     _check_structure(topo)
+    # pinned uSIDs that collide (with each other or with an automatic one): `topo check` said ok and
+    # every other command refused the file without naming it
+    from .sidplan import build_sid_plan  # here: sidplan imports this module
+
+    build_sid_plan(topo)
     return topo
 
 

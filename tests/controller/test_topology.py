@@ -216,3 +216,17 @@ def test_nesting_too_deep_is_an_error_not_a_recursion_traceback(tmp_path):
     f.write_text("planes: " + "[" * 20000 + "]" * 20000 + "\n")
     with pytest.raises(TopologyError, match=r"deep.yaml: not valid YAML: nested too deeply"):
         load_topology(f)
+
+
+def test_usid_collisions_and_name_are_checked_when_the_file_is_read(tmp_path):
+    """`topo check` said ok for a topology whose pinned uSIDs collide; every other command refused it
+    with 'switch p1s2: uSID 0100 already allocated ...' and no file name.  A name that is a list was
+    taken as the text "['a', 'b']"."""
+    text = (EXAMPLES / "small.yaml").read_text()
+    f = tmp_path / "t.yaml"
+    f.write_text(text.replace("grpc_port: 9559}", "grpc_port: 9559, usid: 0x2101}"))  # p1l1's automatic uSID
+    with pytest.raises(TopologyError, match=rf"^{f}: switch p1l1: uSID 2101 already allocated to switch p1s1"):
+        load_topology(f)
+    f.write_text(text.replace("name: small", "name: [a, b]"))
+    with pytest.raises(TopologyError, match=rf"^{f}: name: must be a string, got \['a', 'b'\]"):
+        load_topology(f)
