@@ -265,6 +265,23 @@ def _port(up: bool | None) -> Callable[[Any, Any, bool], str]:
     return apply
 
 
+# the topology's bounds on the same link properties (controller.topology._link_props)
+SHAPE_LIMITS = {"delay_us": 10_000_000, "rate_pps": 100_000_000, "queue_depth": 1_000_000}
+
+
+def _shape_check(f: Any) -> str | None:
+    """A shape fault's values: each 0 (leave it) or up to the topology's bound, at least one set.  A
+    negative one was accepted and failed when the fault came due (mid-run, logged as not applied); all
+    three 0 shaped nothing."""
+    for k, hi in SHAPE_LIMITS.items():
+        v = getattr(f, k)
+        if not 0 <= v <= hi:
+            return f"shape: {k} must be 0 (leave it) .. {hi}, got {v}"
+    if not any(getattr(f, k) for k in SHAPE_LIMITS):
+        return "shape: give delay_us, rate_pps or queue_depth (all 0 shapes nothing)"
+    return None
+
+
 def _shape(t: Any, f: Any, undo: bool) -> str:
     if undo:
         t.unshape(f.switch, f.port)
@@ -324,7 +341,7 @@ for _name, _help, _params, _needs, _fn, _restores, _check, _label in (
      (SWITCH, PORT, Param("delay_us", int, "one-way delay (us)", False, 0),
       Param("rate_pps", int, "link rate in full frames per second (0: no limit)", False, 0),
       Param("queue_depth", int, "queue depth in packets (0 on softswitch: the port tail-drops every frame)", False, 0)),
-     frozenset({"shape", "unshape"}), _shape, False, None, lambda f: f"shape {f.switch}:{f.port}"),
+     frozenset({"shape", "unshape"}), _shape, False, lambda f: _shape_check(f), lambda f: f"shape {f.switch}:{f.port}"),
     ("link_loss", "grey failure: a link silently drops a fraction of its packets", (A, B, LOSS),
      frozenset({"link_loss"}), _loss, False, lambda f: None if 0 < f.loss <= 1 else "loss must be in (0, 1]",
      lambda f: f"link_loss {f.a}-{f.b} {f.loss:g}"),

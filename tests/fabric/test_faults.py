@@ -300,3 +300,21 @@ def test_the_topology_check_has_every_primitive():
     protocol = {n for n in vars(faults.FaultTarget) if not n.startswith("_")} - {"fault_primitives"}
     assert faults.TopologyCheck.fault_primitives == protocol
     assert all(callable(getattr(faults.TopologyCheck, p, None)) for p in protocol)
+
+
+@pytest.mark.parametrize(("params", "why"), [
+    ({"delay_us": -5}, r"shape: delay_us must be 0 \(leave it\) .. 10000000, got -5"),
+    ({"rate_pps": 10**9}, r"shape: rate_pps must be 0 \(leave it\) .. 100000000"),
+    ({}, r"shape: give delay_us, rate_pps or queue_depth"),
+])
+def test_a_shape_fault_with_nothing_or_a_negative_value_is_refused_before_the_run(params, why, capsys):
+    """A negative value was accepted and failed when the fault came due (mid-run, logged as not applied);
+    all three 0 was a fault that shaped nothing."""
+    with pytest.raises(ScenarioError, match=r"^scenario\.faults\[0\]: " + why):
+        parse_scenario({"fabric": {"topology": "examples/small.yaml"},
+                        "faults": [{"at": 0, "kind": "shape", "switch": "p1l1", "port": 1, **params}]})
+    from mrc_fabric.cli import main
+
+    argv = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
+    assert main(["fault", "shape", "p1l1", "1", *argv, "--prefix", "nofab"]) == 2  # before any fabric is looked up
+    assert "fault shape: " in capsys.readouterr().err
