@@ -57,6 +57,10 @@ def _ifaces(text: str) -> list[tuple[int, str]]:
         raise argparse.ArgumentTypeError("give at least one interface")
     if len({n for n, _ in out}) != len(out):
         raise argparse.ArgumentTypeError("port numbers repeat")
+    names = [name for _, name in out]
+    if len(set(names)) != len(names):  # lo,lo: two ports on one interface, each frame received twice
+        raise argparse.ArgumentTypeError(f"interface(s) {', '.join(sorted({n for n in names if names.count(n) > 1}))} "
+                                         "given twice (one interface per NIC port)")
     return out
 
 

@@ -157,6 +157,9 @@ def test_cli_help_and_errors(capsys):
     for bad in ("nan", "inf"):
         assert main(["client", "--ifaces", "lo", "--peer", "h", "--rate-gbps", bad]) == 2
         assert f"--rate-gbps must be positive and finite, got {bad}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["client", "--ifaces", "lo,2@lo", "--peer", "h"])
+    assert e.value.code == 2 and "interface(s) lo given twice" in capsys.readouterr().err
     assert main(["server", "--ifaces", "lo", "--accept-timeout", "-1"]) == 2
     assert "--accept-timeout must be 0 (wait forever) or more seconds" in capsys.readouterr().err
     assert main(["server", "--ifaces", "lo", "--bootstrap", "no-such-host.invalid:1"]) == 2
