@@ -311,7 +311,11 @@ def run_cli(argv: Sequence[str]) -> int:
     ns = p.parse_args(argv)
     try:
         result = send_command(ns.addr, ns.command, ns.args)
-    except (ControlError, OSError, ValueError) as e:
+    except OSError as e:  # said only "[Errno 111] Connection refused": which switch?
+        print(f"softswitch cli: error: cannot reach the runtime control at {ns.addr}: {e.strerror or e} "
+              "(is a softswitch running with --runtime-addr there?)", file=sys.stderr)
+        return 1
+    except (ControlError, ValueError) as e:
         print(f"softswitch cli: error: {e}", file=sys.stderr)
         return 1
     if ns.json or not isinstance(result, list):

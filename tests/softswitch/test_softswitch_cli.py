@@ -182,8 +182,9 @@ def test_runtime_control_reads_at_most_one_max_line_per_request():
 
 def test_cli_reports_unreachable_switch(capsys):
     from softswitch.api import free_tcp_port
-    assert main(["cli", "--addr", f"127.0.0.1:{free_tcp_port()}", "show_ports"]) == 1
-    assert "error" in capsys.readouterr().err
+    port = free_tcp_port()
+    assert main(["cli", "--addr", f"127.0.0.1:{port}", "show_ports"]) == 1
+    assert f"cannot reach the runtime control at 127.0.0.1:{port}: Connection refused" in capsys.readouterr().err
 
 
 def test_help_does_not_call_use_files_ignored():
