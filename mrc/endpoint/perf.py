@@ -144,6 +144,8 @@ class PerfParams:
             raise PerfError(f"--mpr must be 1..{ServerLimits.max_mpr} (units of 128 packets; a server takes no more)")
         if not self.timeout > 0:  # nan too
             raise PerfError("--timeout must be positive")
+        if not self.progress >= 0 or self.progress == float("inf"):  # nan too; -1 meant "none" silently
+            raise PerfError(f"--progress must be 0 (none) or a number of seconds, got {self.progress:g}")
         if self.cc not in ("", *CC_NAMES):
             raise PerfError(f"--cc must be one of {', '.join(CC_NAMES)}, not {self.cc!r}")
         if self.nscc:

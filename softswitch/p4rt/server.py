@@ -225,6 +225,10 @@ class P4RuntimeServer:
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self) -> int:
         """Start serving; returns the bound TCP port."""
+        host, sep, tail = self.address.rpartition(":")
+        if not self.address.startswith("unix:") and not (sep and host and tail.isdigit()):
+            # gRPC would look a port-less name up (default port 443) or a service name up ("http": 80)
+            raise OSError(f"cannot bind P4Runtime server to {self.address} (not HOST:PORT)")
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._max_workers,
                                                         thread_name_prefix="p4rt"),
                              options=[("grpc.max_receive_message_length", self.limits.max_message_bytes),

@@ -48,6 +48,15 @@ def test_a_duration_that_is_not_a_number_of_seconds_is_refused():
     PerfParams(duration=3600.0).check()
 
 
+def test_a_progress_period_that_is_not_zero_or_seconds_is_refused():
+    """--progress -1 silently meant "no progress lines" (the help says 0 does)."""
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(PerfError, match="--progress must be 0"):
+            PerfParams(progress=bad).check()
+    PerfParams(progress=0.0).check()
+    PerfParams(progress=0.5).check()
+
+
 def _client(link, sock, *args):
     return link.popen("a", "client", "--ifaces", link.ifaces("a"), "--peer", sock, "--json", "--timeout", "60", *args)
 

@@ -31,3 +31,12 @@ def test_busy_runtime_addr_names_the_option(busy_port):
     with pytest.raises(SwitchError, match=f"--runtime-addr 127.0.0.1:{busy_port}: Address already in use"):
         sw.start()
     assert sw._stopped.is_set()
+
+
+def test_an_address_without_a_port_is_named_as_such():
+    # `--grpc-server-addr garbage` said "address in use or not local", which sent users looking for
+    # another process
+    for addr in ("garbage", "127.0.0.1", "127.0.0.1:http"):
+        srv = P4RuntimeServer(1, lambda *a: None, lambda f: None, addr)
+        with pytest.raises(OSError, match=r"\(not HOST:PORT\)"):
+            srv.start()
