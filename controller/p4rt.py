@@ -81,6 +81,13 @@ class P4RuntimeError(grpc.RpcError):
         head = f"{self.rpc}: {self._code.name if self._code else 'ERROR'}: {self._details}"
         if self.errors:
             head += f" ({len(self.errors)} failed update{'s' * (len(self.errors) != 1)})"
+            if not self._details:
+                # bmv2's PI server sends a failed Write's reasons only per update (UNKNOWN with an empty
+                # message, PI's P4ErrorReporter): without them the text said nothing of why
+                head += ": " + "; ".join(f"update {e.index}: {e.code_name} {e.message}".rstrip()
+                                         for e in self.errors[:3])
+                if len(self.errors) > 3:
+                    head += f"; ... {len(self.errors) - 3} more"
         return head
 
 

@@ -94,3 +94,24 @@ def test_a_replica_read_back_in_the_other_port_form_is_the_same_replica():
 
     assert _value(session(egress_port=255)) == _value(session(port=(255).to_bytes(2, "big")))
     assert _value(session(egress_port=255)) != _value(session(port=b"\x01"))
+
+
+def test_a_write_pi_refused_says_why():
+    """PI answers a Write with failed updates UNKNOWN with an empty message, the reasons only in the
+    per-update errors (device_mgr.cpp, P4ErrorReporter::get_status): the error's text names them (it
+    said "Write: UNKNOWN:  (1 failed update)", which is what a PTF test or a script showed on bmv2)."""
+    import grpc
+
+    from controller.p4rt import P4RuntimeError, UpdateError
+
+    e = P4RuntimeError("Write", grpc.StatusCode.UNKNOWN, "",
+                       (UpdateError(0, code_pb2.UNKNOWN, "Error when creating clone session in target"),))
+    assert str(e) == ("Write: UNKNOWN:  (1 failed update): update 0: UNKNOWN Error when creating clone "
+                      "session in target")
+    many = P4RuntimeError("Write", grpc.StatusCode.UNKNOWN, "",
+                          tuple(UpdateError(i, code_pb2.UNIMPLEMENTED, "") for i in range(5)))
+    assert str(many).endswith("update 2: UNIMPLEMENTED; ... 2 more")
+    # a server that says it in its message (softswitch) is not repeated
+    said = P4RuntimeError("Write", grpc.StatusCode.UNKNOWN, "1 of 1 update(s) failed: x",
+                          (UpdateError(0, code_pb2.NOT_FOUND, "x"),))
+    assert str(said) == "Write: UNKNOWN: 1 of 1 update(s) failed: x (1 failed update)"
