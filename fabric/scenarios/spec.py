@@ -342,6 +342,15 @@ def _mapping(v: Any, where: str) -> dict[str, Any]:
     return {str(k): x for k, x in v.items()}
 
 
+def _or_none(fn):
+    """``fn``, but an empty value (YAML null: ``link_defaults:`` with its entries commented out) is the
+    field's default, None, as it was before the fabric section's values were checked (and as a
+    topology file's ``link_defaults:`` is)."""
+    def f(v: Any, where: str) -> Any:
+        return None if v is None else fn(v, where)
+    return f
+
+
 def _hosts(v: Any, where: str) -> tuple[str, ...]:
     # a bare name was taken letter by letter ('h1' -> hosts h and 1)
     if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
@@ -415,8 +424,8 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
         raise ScenarioError(f"{where}.faults: expected a list")
     kw: dict[str, Any] = {
         "fabric": _build(FabricSpec, data.get("fabric"), f"{where}.fabric",
-                         {"topology": _path, "generate": _generate, "link_defaults": _mapping,
-                          "host_links": _mapping, "delay_at": lambda v, w: str(v)}),
+                         {"topology": _path, "generate": _or_none(_generate), "link_defaults": _or_none(_mapping),
+                          "host_links": _or_none(_mapping), "delay_at": lambda v, w: str(v)}),
         "traffic": _build(TrafficSpec, data.get("traffic"), f"{where}.traffic", sizes),
         "faults": tuple(_fault(f, f"{where}.faults[{i}]") for i, f in enumerate(faults_raw)),
         "modes": _modes(data.get("modes", ["mrc"]), f"{where}.modes"),

@@ -68,6 +68,16 @@ def test_fabric_section_types(fabric, why):
         _sc(fabric=fabric)
 
 
+@pytest.mark.parametrize("key", ["generate", "link_defaults", "host_links"])
+def test_an_empty_fabric_key_is_its_default(key):
+    """`link_defaults:` with its entries commented out (YAML null) was read as no overrides, and
+    `generate:` beside a topology file as no generator; b229300 refused both ('expected a mapping, got
+    None'), although a topology file's own empty `link_defaults:` is still read."""
+    sc = _sc(fabric={"topology": SMALL, key: None})
+    assert getattr(sc.fabric, key) is None
+    assert topology_data(sc.fabric)["planes"] == 2
+
+
 def test_a_bad_topology_names_the_scenario_field_and_the_file(tmp_path):
     """A topology error was only 'switch p1s1: duplicate switch name' (which file?), or a traceback when
     the file was no mapping and the scenario had link_defaults."""
