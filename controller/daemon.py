@@ -85,6 +85,9 @@ STOP_WAIT_S = 5.0  # run(): how long a stop waits for the switches' work in prog
 # the shortest default deadline of a counter read (Options.counters_timeout_s): a live switch's read of
 # mrc_switch.p4's counters takes ~50 ms on softswitch and can take well over 100 ms on bmv2
 COUNTERS_TIMEOUT_MIN_S = 2.0
+# a counter read that failed UNAVAILABLE (the connection reset: a killed or restarting switch): how long
+# its session's stream may take to report the same loss before the switch counts as not answering
+STREAM_END_WAIT_S = 1.0
 
 
 class Controller:
@@ -456,7 +459,18 @@ class Controller:
         except SessionError as e:
             if self._closing:  # a read that close() cancelled is no failure
                 return
-            if no_answer(e.code) and s.stream_up.is_set() and s.generation == gen:
+            if (e.code == grpc.StatusCode.UNAVAILABLE and s.generation == gen
+                    and s.stream_lost.wait(STREAM_END_WAIT_S)) or not s.stream_up.is_set() or s.generation != gen:
+                # the connection went away under the read (a killed or restarted switch): the session's
+                # stream ends with it, and the converge that reconnects reports the loss ("stream lost;
+                # reconnecting").  Taken for a switch not answering (until 2026-12-07, when the read's
+                # failure was seen before the stream's end), it logged "switch not answering; session
+                # closed", set the state 'unreachable' and so left the loss unlogged; seen after it,
+                # it logged "counter read failed" as a warning beside the loss's own.
+                self.log.info("counter read failed: session lost", extra={"fields": {"switch": name,
+                                                                                     "error": str(e)}})
+                return
+            if no_answer(e.code):
                 # no answer within the deadline: the session is lost, as after a write that got no answer
                 # (until 2026-12-07 every read of a hung switch waited the 20 s RPC timeout, each cycle,
                 # and the switch stayed "connected" until a reconcile had waited 20 s more)
