@@ -1277,6 +1277,12 @@ class MrcRequester(Requester):
                     continue
                 e.probe_streak = 0  # previous probe unanswered: the streak starts over
                 e.probes_bad_lost += 1
+                # a wait learned from a late answer halves with each probe given up: a path that was slow
+                # once and has died since is back at the QP's cadence within a few probes (kept, it
+                # probed the dead path, and saw it come back, once per learned wait -- up to 16x later
+                # [review h-rev10, repro/learned_wait_sticks.py]); a path still slow answers the next
+                # probes late and so learns its wait again (_late_probe_answer)
+                e.probe_wait_ns >>= 1
                 # its answer is still taken, late, as a measure of the path's round trip (on_probe_resp):
                 # the host routes the last PROBE_LATE_KEEP given-up ids of an EV beside its current one
                 self.host.keep_late_probe(e.probe_req_id)

@@ -403,3 +403,45 @@ def test_a_replaced_ev_forgets_the_old_paths_probe_wait():
     p.qa.requester.paths_replaced([1])
     assert e.probe_late == [] and e.probe_wait_ns == 0
     assert not set(late) & set(p.a._probes)  # the host no longer routes them
+
+
+def test_a_wait_learned_from_a_late_answer_does_not_slow_the_probes_of_a_path_that_died_since():
+    # review h-rev10: the slow path comes back GOOD with its wait learned (4.8 ms), gets fast (its queue
+    # drained: 0.2 ms), then dies and comes back 30 ms later.  Only a probe answered in time lowered the
+    # learned wait, and a dead path answers none: it was probed once per 4.8 ms instead of once per ms
+    # (3 probes in 10 ms), and went GOOD 5.3 ms after it came back instead of ~1 ms.  Each probe given up
+    # now halves the learned wait.
+    p = _slow_path_pair(1_200_000)
+    e = p.qa.evset.entries[1]
+    spec = p.net.paths[1]
+
+    def step(until: int) -> None:
+        p.net.run(until_ns=until, stop=lambda: (p.pump(), False)[1])
+
+    def post(first: int, n: int) -> None:
+        for i in range(first, first + n):
+            p.a.post_write(p.qa, i, b"y" * 8192, p.mr.base_va + 8192 * (i % 500), p.mr.rkey)
+
+    step(30_000_000)
+    assert e.state is EvState.GOOD and e.probe_wait_ns >= 4_800_000
+    spec.delay_ns = 100_000  # fast now
+    post(500, 200)
+    step(40_000_000)
+    t_dead = p.net.now
+    spec.down.append((t_dead, t_dead + 30_000_000))
+    post(1000, 300)
+    step(t_dead + 20_000_000)
+    assert e.state is EvState.ASSUMED_BAD
+    before = p.qa.counters.probes_sent
+    step(t_dead + 30_000_000)
+    assert p.qa.counters.probes_sent - before >= 8  # the QP's cadence: one probe per ms
+    back: list[int] = []
+
+    def watch() -> bool:
+        p.pump()
+        if e.state is EvState.GOOD:
+            back.append(p.net.now)
+        return bool(back)
+
+    p.net.run(until_ns=t_dead + 90_000_000, stop=watch)
+    assert back and back[0] - (t_dead + 30_000_000) < 2_500_000, back
