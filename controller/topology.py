@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mrc.yamlio import YamlFileError, read_yaml_file
+
 from .p4contract import CPU_PORT, DROP_PORT
-from .yamlio import YamlFileError, read_yaml_file
 
 MAX_PORT = DROP_PORT - 1  # 9-bit port space; the last value is the v1model drop port
 RESERVED_PORTS = {CPU_PORT: "the CPU port", DROP_PORT: "the drop port"}

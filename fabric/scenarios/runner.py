@@ -30,7 +30,7 @@ from controller.plan import DEFAULT_QUEUE_DEPTH
 from controller.telemetry import C_CONGESTION_EVENTS, CONGESTION_EVENTS
 from controller.topogen import clos_data
 from controller.topology import Topology
-from controller.yamlio import YamlFileError, read_yaml_file
+from mrc.yamlio import YamlFileError, read_yaml_file
 from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load_pipeline
 
 from ..fabric import Fabric, FabricError

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
-from controller.yamlio import YamlFileError, read_yaml_file
 from mrc.core.qp import PATH_MTUS
 from mrc.wire.formats import DSCP_RESEND
+from mrc.yamlio import YamlFileError, read_yaml_file
 
 from .. import faults
 

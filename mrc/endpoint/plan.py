@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mrc.endpoint.netif import parse_mac
+from mrc.yamlio import YamlFileError, decode_text, load_yaml
 
 ENCAPS = ("srv6", "stev", "udp")
 UDP_SPORT_BASE = 0xC000
@@ -220,29 +219,6 @@ def parse_plan(data: Any, where: str = "plan") -> HostPlan:
     return HostPlan(host, gid, ports, peers)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader refusing a mapping key given twice (safe_load lets the last one win: a plan with two
-    ``host:`` keys, or a peer listed twice, read as whichever came last)."""
-
-
-def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    seen: dict[Any, yaml.Node] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            first = seen.setdefault(key, key_node)
-        except TypeError:  # unhashable: the base constructor reports it
-            continue
-        if first is not key_node:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first at line {first.start_mark.line + 1})", key_node.start_mark)
-    return yaml.SafeLoader.construct_mapping(loader, node, deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
-
-
 def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in pairs:
@@ -260,22 +236,18 @@ def load_plan(path: str | Path) -> HostPlan:
         raw = p.read_bytes()
     except OSError as exc:
         raise PlanError(f"{p}: {exc.strerror or exc}") from None
-    kind = "JSON" if p.suffix == ".json" else "YAML"
+    try:  # the topologies' and scenarios' reader: one line naming the file, duplicate keys refused
+        text = decode_text(raw, str(p))
+        if p.suffix != ".json":
+            return parse_plan(load_yaml(text, str(p)), str(p))
+    except YamlFileError as exc:
+        raise PlanError(str(exc)) from None
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:  # was a message without the file's name
-        raise PlanError(f"{p}: not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})") from None
-    try:
-        data = (json.loads(text, object_pairs_hook=_json_pairs) if kind == "JSON"
-                else yaml.load(text, Loader=_StrictLoader))
+        data = json.loads(text, object_pairs_hook=_json_pairs)
     except json.JSONDecodeError as exc:
         raise PlanError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-    except yaml.MarkedYAMLError as exc:  # PyYAML's own text spans lines and names "<unicode string>"
-        mark = exc.problem_mark or exc.context_mark
-        pos = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)
-        raise PlanError(f"{pos}: not valid YAML: {' '.join(str(exc.problem or exc.context).split())}") from None
-    except (ValueError, RecursionError, yaml.YAMLError) as exc:
-        raise PlanError(f"{p}: not valid {kind}: {' '.join(str(exc).split()) or 'nested too deeply'}") from None
+    except (ValueError, RecursionError) as exc:
+        raise PlanError(f"{p}: not valid JSON: {' '.join(str(exc).split()) or 'nested too deeply'}") from None
     return parse_plan(data, str(p))
 
 

@@ -65,7 +65,7 @@ def test_plan_files_that_are_not_what_they_claim_are_one_line_errors(tmp_path, c
     good = controller_plans[0].read_text()
     f = tmp_path / "p.yaml"
     f.write_bytes(good.encode().replace(b"host: ", b"host: \xff", 1))
-    with pytest.raises(PlanError, match=rf"^{f}: not UTF-8 text \(byte 0xff at offset 6\)$"):
+    with pytest.raises(PlanError, match=rf"^{f}:1:7: not UTF-8 text \(byte 0xff at offset 6\); save the file as UTF-8$"):
         load_plan(f)
     f.write_text("host: h1\npeers: [\n  a: b\n")
     with pytest.raises(PlanError) as ei:

@@ -1,4 +1,4 @@
-"""Strict YAML reading for the project's input files (topologies, scenarios).
+"""Strict YAML reading for the project's input files (topologies, scenarios, EV plans).
 
 PyYAML's ``safe_load`` takes a repeated mapping key silently (the last one wins: ``planes: 2`` then
 ``planes: 1`` gives 1, and the error, if any, comes later about something else), and its syntax
