@@ -82,6 +82,15 @@ def _postcard(ctl: Controller, switch: str, latency_us: int) -> None:
     ctl._on_packet_in(PacketIn(switch, rec, {"reason": REASON_POSTCARD}))
 
 
+def _tick_until_converged(ctl, name: str, within_s: float = 30.0) -> None:
+    """Run the daemon's loop by hand until switch ``name`` is converged again (at most ``within_s``)."""
+    end = time.monotonic() + within_s
+    while ctl.status[name].state != "converged" and time.monotonic() < end:
+        ctl.tick()
+        time.sleep(0.1)
+    assert ctl.status[name].state == "converged"
+
+
 def test_a_lost_switch_exports_no_counters_until_it_is_read_again(tmp_path, pipeline):
     from controller.web.state import ViewState
     from softswitch.api import SoftSwitch
@@ -179,11 +188,7 @@ def test_a_switch_that_hangs_mid_write_costs_one_timeout_and_its_session(tmp_pat
         finally:
             s.write = real_write
             os.kill(spine.process.pid, signal.SIGCONT)
-        end = time.monotonic() + 30
-        while ctl.status["p1s1"].state != "converged" and time.monotonic() < end:
-            ctl.tick()
-            time.sleep(0.1)
-        assert ctl.status["p1s1"].state == "converged"  # reconnected and reconciled once it answers again
+        _tick_until_converged(ctl, "p1s1")  # reconnected and reconciled once it answers again
 
 
 def test_a_switch_that_hangs_costs_its_counter_read_one_deadline_and_its_session(tmp_path, pipeline, caplog):
@@ -222,11 +227,7 @@ def test_a_switch_that_hangs_costs_its_counter_read_one_deadline_and_its_session
             assert time.monotonic() - t0 < 0.5
         finally:
             os.kill(spine.process.pid, signal.SIGCONT)
-        end = time.monotonic() + 30
-        while ctl.status["p1s1"].state != "converged" and time.monotonic() < end:
-            ctl.tick()
-            time.sleep(0.1)
-        assert ctl.status["p1s1"].state == "converged"  # reconnected and reconciled once it answers again
+        _tick_until_converged(ctl, "p1s1")  # reconnected and reconciled once it answers again
         ctl.poll_counters(["p1s1"])
         assert _series(ctl)['mrc_switch_up{switch="p1s1"}'] == 1
 

@@ -10,7 +10,6 @@ import importlib.util
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -113,20 +112,6 @@ class _Switch:
                 for e in r.entities]
 
 
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start_standin(tmp: Path, port: int, ifaces: list[str], device_id: int | None = 1) -> subprocess.Popen:
     env = dict(os.environ, MRC_PYTHON=sys.executable, STANDIN_LOG=str(tmp / "standin.log"),
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")])))
@@ -141,7 +126,7 @@ def _start_standin(tmp: Path, port: int, ifaces: list[str], device_id: int | Non
     with open(tmp / "switch.log", "ab") as log:
         proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     end = time.monotonic() + 60
-    while not _port_open(port):
+    while not pi_proxy._port_open(port):
         if proc.poll() is not None:
             raise AssertionError(f"stand-in exited {proc.returncode}: {(tmp / 'switch.log').read_text()[-2000:]}")
         if time.monotonic() > end:
@@ -193,7 +178,7 @@ def sw(tmp_path_factory):
         for ifname in (a, b):
             Path(f"/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6").write_text("1")
             subprocess.run(["ip", "link", "set", ifname, "up"], check=True)
-        port = _free_port()
+        port = pi_proxy._free_port()
         proc = _start_standin(tmp, port, [a])
         ch = grpc.insecure_channel(f"127.0.0.1:{port}")
         stub = p4runtime_pb2_grpc.P4RuntimeStub(ch)
@@ -435,7 +420,7 @@ def test_the_stand_in_dies_with_its_switch(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (the stand-in's switch process)")
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        port = _free_port()
+        port = pi_proxy._free_port()
         proc = _start_standin(tmp_path, port, [], device_id=None)
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:  # bmv2's device 0, no pipeline yet
@@ -456,7 +441,7 @@ def test_the_stand_in_dies_with_its_switch(tmp_path):
             while _alive(kids[0]):
                 assert time.monotonic() < end, f"softswitch {kids[0]} outlived the stand-in ({sig})"
                 time.sleep(0.05)  # poll interval of a bounded wait
-            assert not _port_open(port)
+            assert not pi_proxy._port_open(port)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
