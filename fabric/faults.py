@@ -20,6 +20,21 @@ class FaultError(ValueError):
     """A fault that cannot be carried out as written (bad parameters, or unsupported by an engine)."""
 
 
+def topo_host_link(topo: Any, host: str, plane: int) -> tuple[str, str]:
+    """``("host:plane", "switch:port")``, the two ends of ``host``'s NIC link on ``plane`` in ``topo``."""
+    lk = topo.link_at(host, plane) if host in topo.hosts else None
+    if lk is None:
+        raise FaultError(f"no host {host!r} with a NIC port {plane} in the topology")
+    return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
+
+
+def topo_spine_links(topo: Any, spine: str) -> list[tuple[str, str]]:
+    """Every link of spine ``spine`` in ``topo``, as ``(end, end)`` names."""
+    if spine not in topo.switches or topo.switches[spine].role != "spine":
+        raise FaultError(f"{spine!r} is not a spine of this fabric")
+    return [(str(lk.a), str(lk.b)) for lk in topo.links if spine in (lk.a.node, lk.b.node)]
+
+
 class FaultTarget(Protocol):
     """What an engine offers faults.  Engines implement the primitives they can and list them in
     ``fault_primitives``; kinds needing others are refused by that engine."""
@@ -170,15 +185,10 @@ class TopologyCheck:
         self._link(a, b)
 
     def host_link(self, host: str, plane: int) -> tuple[str, str]:
-        lk = self.topo.link_at(host, plane) if host in self.topo.hosts else None
-        if lk is None:
-            raise FaultError(f"no host {host!r} with a NIC port {plane} in the topology")
-        return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
+        return topo_host_link(self.topo, host, plane)
 
     def spine_links(self, spine: str) -> list[tuple[str, str]]:
-        if spine not in self.topo.switches or self.topo.switches[spine].role != "spine":
-            raise FaultError(f"{spine!r} is not a spine of this fabric")
-        return [(str(lk.a), str(lk.b)) for lk in self.topo.links if spine in (lk.a.node, lk.b.node)]
+        return topo_spine_links(self.topo, spine)
 
     def switch_stop(self, switch: str) -> None:
         self._switch(switch)

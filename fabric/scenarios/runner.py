@@ -34,6 +34,7 @@ from mrc.yamlio import YamlFileError, read_yaml_file
 from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load_pipeline
 
 from ..fabric import Fabric, FabricError
+from ..faults import FaultError, topo_host_link, topo_spine_links
 from ..netbuild import netem_available
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
 
@@ -149,17 +150,16 @@ class NetnsFaults:
         self._note(a, b, up)
 
     def host_link(self, host: str, plane: int) -> tuple[str, str]:
-        if host not in self.topo.hosts:
-            raise ScenarioError(f"fault: no host {host!r}")
-        lk = self.topo.link_at(host, plane)
-        if lk is None:
-            raise ScenarioError(f"fault: host {host} has no NIC port {plane}")
-        return f"{host}:{plane}", str(lk.other(lk.a if lk.a.node == host else lk.b))
+        try:
+            return topo_host_link(self.topo, host, plane)
+        except FaultError as e:
+            raise ScenarioError(f"fault: {e}") from None
 
     def spine_links(self, spine: str) -> list[tuple[str, str]]:
-        if spine not in self.topo.switches or self.topo.switches[spine].role != "spine":
-            raise ScenarioError(f"fault: {spine!r} is not a spine of this fabric")
-        return [(str(lk.a), str(lk.b)) for lk in self.topo.links if spine in (lk.a.node, lk.b.node)]
+        try:
+            return topo_spine_links(self.topo, spine)
+        except FaultError as e:
+            raise ScenarioError(f"fault: {e}") from None
 
     def switch_stop(self, switch: str) -> None:
         self.fab.switch_stop(switch)
