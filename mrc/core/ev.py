@@ -96,7 +96,11 @@ class LocalEvProfile:
                                                                    index, self.ports[index], old, cause, evidence))
 
 
-PROBE_LATE_KEEP = 4  # probes given up as unanswered whose answers an EV still takes, late (MrcRequester._late_probe_answer)
+# probes given up as unanswered whose answers an EV still takes, late (MrcRequester._late_probe_answer):
+# as many as the probe waits in the longest wait an EV can learn (mrc_policy.PROBE_WAIT_MAX_X), one
+# probe going out per wait while none is answered, so any round trip up to that cap is learned (4 until
+# 2026-12-07: a path slower than about five waits answered only probes already forgotten)
+PROBE_LATE_KEEP = 16
 
 
 class EvEntry:

@@ -31,7 +31,9 @@ RESENT_KEEP = 256  # requester: resent packets kept for a late first copy's dupl
 # requester: a path not sent on for this many srtts has its delivery-time record forgotten (_sent)
 IDLE_FORGET_SRTTS = 4
 VERDICT_LOG_MAX = 64  # requester: EV retirements kept with their evidence (MrcRequester.verdicts)
-PROBE_WAIT_MAX_X = 16  # requester: an EV's own probe wait (from a late answer) is at most 16x the QP's
+# requester: an EV's own probe wait (from a late answer) is at most 16x the QP's; the answers of that
+# many given-up probes are kept to learn it
+PROBE_WAIT_MAX_X = PROBE_LATE_KEEP
 RX_LOG_MAX = 1024  # responder: trimmed and duplicate arrivals kept (MrcResponder.rx_log)
 
 
@@ -1307,8 +1309,8 @@ class MrcRequester(Requester):
         (h-fuzz8, 2026-12-07: RTTs of 0.2 and 2.4 ms, 293 of 300 answers dropped as late).  The EV's own
         wait becomes twice that round trip, at most ``PROBE_WAIT_MAX_X`` times the QP's wait, so its next
         probes are waited for; a dead path sends no late answers and keeps the QP's cadence.  The answers
-        of an EV's last ``PROBE_LATE_KEEP`` given-up probes are taken, so a round trip of up to about five
-        times the QP's wait is learned (one probe goes out per wait while none is answered)."""
+        of an EV's last ``PROBE_LATE_KEEP`` (= ``PROBE_WAIT_MAX_X``) given-up probes are taken, so any round
+        trip up to the cap is learned (one probe goes out per wait while none is answered)."""
         self.counters.probe_late_answers += 1
         cap = PROBE_WAIT_MAX_X * self._probe_wait()
         e.probe_wait_ns = min(cap, max(e.probe_wait_ns, 2 * rtt_ns))

@@ -6,6 +6,7 @@ import random
 
 from mrc.core import EvState, QpAttr, WcStatus
 from mrc.core.endpoint import Endpoint
+from mrc.core.ev import PROBE_LATE_KEEP
 from mrc.sim import PathSpec, make_pair, transfer
 from mrc.sim.scenario import GID_A, GID_B, srv6_carrier
 from mrc.wire import formats as F
@@ -379,6 +380,32 @@ def test_a_working_path_slower_than_the_probe_wait_comes_back():
     assert back[0] < 30_000_000, back[0]  # a few probes after the path came back at 5 ms
 
 
+def test_a_working_path_up_to_the_longest_learnable_wait_comes_back():
+    # A round trip of about 8 of the QP's probe waits (1 ms here): the answer to the first probe came back
+    # after 7 more had been given up, and the EV kept only its last 4 given-up probes, so every answer was
+    # dropped as unknown and the working path stayed ASSUMED_BAD for good (the "about five waits" limit of
+    # 2026-12-07).  An EV now takes the late answers of as many given-up probes as the longest wait it
+    # can learn (PROBE_WAIT_MAX_X waits), so any round trip up to that cap is learned.
+    p = _slow_path_pair(4_000_000)
+    e = p.qa.evset.entries[1]
+    bad, back = [], []
+
+    def watch() -> bool:
+        p.pump()
+        if e.state is EvState.ASSUMED_BAD:
+            bad.append(p.net.now)
+        elif bad:
+            back.append(p.net.now)
+        return bool(back)
+
+    p.net.run(until_ns=150_000_000, stop=watch)
+    assert bad and bad[0] < 5_000_000
+    assert back, (e.state, p.qa.counters)
+    assert p.qa.counters.probe_late_answers >= 1
+    assert 15_000_000 <= e.probe_wait_ns <= 17_000_000  # 2 x 8 ms, at the cap of 16 waits
+    assert len(p.a._probes) <= 1 + PROBE_LATE_KEEP
+
+
 def test_a_dead_path_keeps_the_qps_probe_cadence():
     # no late answer ever comes from a dead path: its wait stays the QP's (one probe per ms here)
     p = _slow_path_pair(1_200_000, down_until_ns=1 << 60)
@@ -389,7 +416,7 @@ def test_a_dead_path_keeps_the_qps_probe_cadence():
     before = p.qa.counters.probes_sent
     p.net.run(until_ns=p.net.now + 10_000_000, stop=lambda: (p.pump(), False)[1])
     assert 8 <= p.qa.counters.probes_sent - before <= 11
-    assert len(p.a._probes) <= 1 + 4  # the current probe and PROBE_LATE_KEEP given-up ones: no growth
+    assert len(p.a._probes) <= 1 + PROBE_LATE_KEEP  # the current probe and the given-up ones kept: no growth
 
 
 def test_a_replaced_ev_forgets_the_old_paths_probe_wait():
