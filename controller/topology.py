@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mrc.yamlio import YamlFileError, read_yaml_file
+from mrc.yamlio import YamlFileError, place_error, read_yaml_file
 
 from .p4contract import CPU_PORT, DROP_PORT
 
@@ -181,8 +181,8 @@ def load_topology(path: str | Path) -> Topology:
         raise TopologyError(str(e)) from None
     try:
         return parse_topology(data)
-    except TopologyError as e:
-        raise TopologyError(f"{p}: {e}") from e
+    except TopologyError as e:  # FILE:LINE:COL: planes: ... where the message starts with a key path
+        raise TopologyError(place_error(p, str(e))) from e
 
 
 def parse_topology(data: Any) -> Topology:

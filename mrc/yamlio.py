@@ -9,6 +9,7 @@ error naming the file and the place, not a ``UnicodeDecodeError`` traceback."""
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,64 @@ def read_yaml_file(path: str | Path) -> Any:
     YamlFileError naming the file when it is not YAML text."""
     p = Path(path)
     return load_yaml(decode_text(p.read_bytes(), str(p)), str(p))
+
+
+_KEY_PATH = re.compile(r"(?:[A-Za-z_][\w-]*)(?:\.[A-Za-z_][\w-]*|\[\d+\])*")
+_STEP = re.compile(r"\.?([A-Za-z_][\w-]*)|\[(\d+)\]")
+_UNKNOWN = re.compile(r"unknown key\(s\) ([^\s,]+)")
+
+
+def _find(root: yaml.Node, key_path: str, rest: str) -> yaml.Mark | None:
+    """Where the value at ``key_path`` (``traffic.pattern``, ``faults[2].kind``) is written; for a
+    message about unknown keys, where the first of them is.  None when not even its first step is in
+    the document (a default value's error)."""
+    node, mark = root, None
+    for m in _STEP.finditer(key_path):
+        name, index = m.group(1), m.group(2)
+        if name is not None and isinstance(node, yaml.MappingNode):
+            child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == name), None)
+        elif index is not None and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
+            child = node.value[int(index)]
+        else:
+            child = None
+        if child is None:
+            break
+        node, mark = child, child.start_mark
+    u = _UNKNOWN.match(rest)
+    if u and isinstance(node, yaml.MappingNode):
+        key = next((k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == u.group(1)), None)
+        if key is not None:
+            mark = key.start_mark
+    return mark
+
+
+def place_error(path: str | Path, msg: str, root: str = "") -> str:
+    """An error ``msg`` about the YAML file ``path`` as one line ``FILE:LINE:COL: key.path: what``.
+
+    ``msg`` starts with the key path of what it is about (``traffic.pattern: ...``), after ``root.``
+    when given (``scenario.traffic.pattern: ...``, as a document parsed from memory names it); the
+    line and column are those of that value in the file (of the first unknown key, for an "unknown
+    key(s)" message).  Without a key path, or one the file does not hold (a default's error), or a
+    file that cannot be read again: ``FILE: what``.  With ``root``, a message that does not start
+    with it is not about the file and comes back unchanged."""
+    p = str(path)
+    body = msg
+    if root:
+        if not (body == root or body.startswith((root + ".", root + ":", root + ","))):
+            return msg
+        body = body[len(root):].lstrip(".")
+        if body.startswith((":", ",")):
+            body = body[1:].lstrip()
+    m = _KEY_PATH.match(body)
+    key_path = m.group(0) if m and body[m.end():m.end() + 1] in (":", ",") else ""
+    try:
+        node = yaml.compose(decode_text(Path(path).read_bytes(), p), Loader=yaml.SafeLoader)
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):
+        node = None
+    rest = body[len(key_path):].lstrip(":, ") if key_path else body
+    mark = _find(node, key_path, rest) if node is not None else None
+    if mark is None and node is not None and _UNKNOWN.match(body):  # top-level unknown keys
+        mark = _find(node, "", body)
+    if mark is None:
+        return f"{p}: {body}"
+    return f"{p}:{mark.line + 1}:{mark.column + 1}: {body}"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol, Self
 
 from controller import parse_topology
+from mrc.yamlio import place_error
 
 from ..faults import FaultError, check_engine, check_names
 from ..targets import DEFAULT_TARGET
@@ -142,12 +143,17 @@ def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 274
 
     ``netns``: the emulated fabric, brought up unless ``env`` is given and torn down after.  ``sim``:
     the simulated fabric.  Both return the same raw run shape, analysed by the same report code."""
-    sc.check()
     t0 = time.monotonic()
     if engine not in ENGINES:
         raise ScenarioError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
     eng = ENGINES[engine](sc, prefix=prefix, grpc_base_port=grpc_base_port, workdir=workdir, target=target, env=env)
-    eng.check(sc)
+    try:
+        sc.check()
+        eng.check(sc)
+    except ScenarioError as e:
+        if not sc.source:
+            raise
+        raise ScenarioError(place_error(sc.source, str(e), "scenario")) from None
     with eng:
         runs = {m: eng.run(sc, m, progress) for m in sc.modes}
         setup = eng.setup()

@@ -14,14 +14,14 @@ Errors raise ``ScenarioError`` naming the field (``scenario.faults[1].kind: ...`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
 from mrc.core.qp import PATH_MTUS
 from mrc.wire.formats import DSCP_RESEND
-from mrc.yamlio import YamlFileError, read_yaml_file
+from mrc.yamlio import YamlFileError, place_error, read_yaml_file
 
 from .. import faults
 
@@ -192,14 +192,18 @@ class Scenario:
     seed: int = 1
     measure: MeasureSpec = field(default_factory=MeasureSpec)
     sim: SimSpec = field(default_factory=SimSpec)
+    # the file it was read from (load_scenario): errors found later, when it is run, name their place
+    # in it as FILE:LINE:COL
+    source: str = field(default="", compare=False)
 
     def check(self) -> Scenario:
         """Raise ScenarioError on values no run can use."""
         t = self.traffic
         if t.pattern not in PATTERNS:
             raise ScenarioError(f"scenario.traffic.pattern: {t.pattern!r} is not one of {', '.join(PATTERNS)}")
-        if t.count < 1 or t.qps < 1 or t.tx_depth < 1 or t.steps < 1:
-            raise ScenarioError("scenario.traffic: count, qps, tx_depth and steps must be >= 1")
+        for k in ("count", "qps", "tx_depth", "steps"):
+            if getattr(t, k) < 1:
+                raise ScenarioError(f"scenario.traffic.{k}: must be >= 1, got {getattr(t, k)}")
         sm = self.sim
         if sm.stev_mode not in STEV_MODES:
             raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not {' or '.join(STEV_MODES)}")
@@ -458,4 +462,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"{p}: {e.strerror or e}") from None
     except YamlFileError as e:
         raise ScenarioError(str(e)) from None
-    return parse_scenario(data, str(p))
+    try:
+        return replace(parse_scenario(data), source=str(p))
+    except ScenarioError as e:  # FILE:LINE:COL: traffic.pattern: ... (it named "scenario.traffic.pattern")
+        raise ScenarioError(place_error(p, str(e), "scenario")) from None

@@ -228,7 +228,7 @@ def test_usid_collisions_and_name_are_checked_when_the_file_is_read(tmp_path):
     with pytest.raises(TopologyError, match=rf"^{f}: switch p1l1: uSID 2101 already allocated to switch p1s1"):
         load_topology(f)
     f.write_text(text.replace("name: small", "name: [a, b]"))
-    with pytest.raises(TopologyError, match=rf"^{f}: name: must be a string, got \['a', 'b'\]"):
+    with pytest.raises(TopologyError, match=rf"^{f}:3:7: name: must be a string, got \['a', 'b'\]"):
         load_topology(f)
 
 

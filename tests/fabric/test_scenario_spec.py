@@ -125,3 +125,35 @@ def test_load_scenario_file_errors(tmp_path):
     f.write_bytes(b"name: t\xfe\n")
     with pytest.raises(ScenarioError, match=rf"^{f}:1:8: not UTF-8 text"):
         load_scenario(f)
+
+
+def test_an_error_in_a_scenario_file_names_its_line_and_column(tmp_path):
+    """A scenario file's errors named the place two ways, neither with a line: 'scenario.traffic.pattern:
+    ...' (which file?) or '/x/s.yaml.faults[0].kind: ...'.  Each is now FILE:LINE:COL: key.path: ..., as
+    the file's YAML errors and the P4 front end's are, also for what is found only when it is run."""
+    f = tmp_path / "s.yaml"
+
+    def refused(text: str, run: bool = False) -> str:
+        f.write_text(text)
+        with pytest.raises(ScenarioError) as e:
+            sc = load_scenario(f)
+            if run:
+                from mrc_fabric.scenarios import run_scenario
+                run_scenario(sc, engine="sim", workdir=tmp_path / "out")
+        return str(e.value)
+
+    fab = f"fabric: {{topology: {SMALL}}}\n"
+    assert refused(fab + "traffic:\n  count: 4\n  pattern: ring\n") == \
+        f"{f}:4:12: traffic.pattern: 'ring' is not one of permutation, all-to-all, incast, allreduce"
+    assert refused(fab + "traffic: {qps: 0}\n") == f"{f}:2:16: traffic.qps: must be >= 1, got 0"
+    assert refused(fab + "faults:\n- {at: 1, kind: melt}\n").startswith(f"{f}:3:17: faults[0].kind: 'melt' is not one of")
+    assert refused(fab + "sim:\n  link_gbps: 1\n  colour: red\n").startswith(f"{f}:4:3: sim: unknown key(s) colour")
+    assert refused(fab + "scenario: {}\n") == f"{f}:2:1: unknown key(s) scenario"
+    # found when it is run (the topology is read then): still placed in the file
+    assert refused(fab + "traffic:\n  hosts: [h1, h9]\n", run=True) == f"{f}:3:10: traffic.hosts: unknown host(s) h9"
+    assert refused(fab + "faults:\n- {at: 1, kind: link_down, a: p1l1, b: p9s9}\n", run=True) == \
+        f"{f}:3:3: faults[0]: link_down: no link between p1l1 and p9s9 in the topology"
+    assert not (tmp_path / "out").exists()
+    # a value the file does not hold (a default) names the file alone; a document from memory keeps its names
+    with pytest.raises(ScenarioError, match=r"^scenario\.traffic\.pattern: 'ring'"):
+        parse_scenario({"traffic": {"pattern": "ring"}})
