@@ -87,8 +87,8 @@ def read_yaml_file(path: str | Path) -> Any:
     return load_yaml(decode_text(p.read_bytes(), str(p)), str(p))
 
 
-_KEY_PATH = re.compile(r"(?:[A-Za-z_][\w-]*)(?:\.[A-Za-z_][\w-]*|\[\d+\])*")
-_STEP = re.compile(r"\.?([A-Za-z_][\w-]*)|\[(\d+)\]")
+_KEY_PATH = re.compile(r"(?:[A-Za-z_][\w-]*)(?:\.[\w-]+|\[\d+\])*")
+_STEP = re.compile(r"\.?([\w-]+)|\[(\d+)\]")
 _UNKNOWN = re.compile(r"unknown key\(s\) ([^\s,]+)")
 
 

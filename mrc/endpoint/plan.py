@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mrc.endpoint.netif import parse_mac
-from mrc.yamlio import YamlFileError, decode_text, load_yaml
+from mrc.yamlio import YamlFileError, decode_text, load_yaml, place_error
 
 ENCAPS = ("srv6", "stev", "udp")
 UDP_SPORT_BASE = 0xC000
@@ -239,16 +239,27 @@ def load_plan(path: str | Path) -> HostPlan:
     try:  # the topologies' and scenarios' reader: one line naming the file, duplicate keys refused
         text = decode_text(raw, str(p))
         if p.suffix != ".json":
-            return parse_plan(load_yaml(text, str(p)), str(p))
+            data = load_yaml(text, str(p))
     except YamlFileError as exc:
         raise PlanError(str(exc)) from None
+    if p.suffix != ".json":
+        return _parse_file(data, p)
     try:
         data = json.loads(text, object_pairs_hook=_json_pairs)
     except json.JSONDecodeError as exc:
         raise PlanError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:
         raise PlanError(f"{p}: not valid JSON: {' '.join(str(exc).split()) or 'nested too deeply'}") from None
-    return parse_plan(data, str(p))
+    return _parse_file(data, p)
+
+
+def _parse_file(data: Any, p: Path) -> HostPlan:
+    """``parse_plan`` of the document read from ``p``; an error names the file, the line and column of
+    the field, and the field (``FILE:LINE:COL: peers.h2.gid: ...``)."""
+    try:
+        return parse_plan(data)
+    except PlanError as exc:
+        raise PlanError(place_error(p, str(exc), "plan")) from None
 
 
 def direct_evs(encap: str, ports: list[int], per_port: int = 1, src_id: int = 1,

@@ -329,3 +329,23 @@ def test_connect_gives_up_at_once_on_a_name_that_does_not_resolve():
         connect(Address("tcp", host="mrc-no-such-host.invalid", port=18515), timeout_s=4)
     took = time.monotonic() - t0
     assert took < 2 or "Temporary failure" in str(ei.value), (took, str(ei.value))  # EAI_AGAIN is retried
+
+
+def test_a_plan_files_errors_name_the_line_and_column(tmp_path, controller_plans):
+    """A field's error in a plan file named it after the file's name ('/x/h1.yaml.peers.h2.gid: ...'),
+    without a line; YAML and JSON plans now say FILE:LINE:COL: peers.h2.gid: ..., as topologies and
+    scenarios do."""
+    text = controller_plans[0].read_text()
+    data = yaml.safe_load(text)
+    peer = next(iter(data["peers"]))
+    bad = text.replace(data["peers"][peer]["gid"], "not-a-gid", 1)
+    f = tmp_path / "p.yaml"
+    f.write_text(bad)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "not-a-gid" in ln)
+    col = bad.splitlines()[line - 1].index("not-a-gid") + 1
+    with pytest.raises(PlanError, match=rf"^{f}:{line}:{col}: peers\.{peer}\.gid: not an IPv6 address: 'not-a-gid'$"):
+        load_plan(f)
+    j = tmp_path / "p.json"
+    j.write_text('{"host": "h1",\n "gid": "fd00::1",\n "ports": {"1": {"mac": "nope"}}}')
+    with pytest.raises(PlanError, match=rf"^{j}:3:17: ports\.1: "):
+        load_plan(j)
