@@ -356,13 +356,10 @@ def _slow_path_pair(slow_delay_ns: int, down_until_ns: int = 5_000_000):
     return p
 
 
-def test_a_working_path_slower_than_the_probe_wait_comes_back():
-    # h-fuzz8 (2026-12-07): path 1's 2.4 ms round trip exceeds the QP's probe wait (1 ms: 4 srtt of path 0
-    # is below probe_min_ns); every answer came after the QP gave up on its probe and was dropped as
-    # unknown (293 of 300), so the EV stayed ASSUMED_BAD for good while the path answered every probe.
-    p = _slow_path_pair(1_200_000)
-    e = p.qa.evset.entries[1]
-    bad, back = [], []
+def _run_until_back(p, e, until_ns: int) -> tuple[list[int], list[int]]:
+    """Run until EV ``e``, once ASSUMED_BAD, is back: the times it was seen ASSUMED_BAD, and back."""
+    bad: list[int] = []
+    back: list[int] = []
 
     def watch() -> bool:
         p.pump()
@@ -372,7 +369,17 @@ def test_a_working_path_slower_than_the_probe_wait_comes_back():
             back.append(p.net.now)
         return bool(back)
 
-    p.net.run(until_ns=100_000_000, stop=watch)
+    p.net.run(until_ns=until_ns, stop=watch)
+    return bad, back
+
+
+def test_a_working_path_slower_than_the_probe_wait_comes_back():
+    # h-fuzz8 (2026-12-07): path 1's 2.4 ms round trip exceeds the QP's probe wait (1 ms: 4 srtt of path 0
+    # is below probe_min_ns); every answer came after the QP gave up on its probe and was dropped as
+    # unknown (293 of 300), so the EV stayed ASSUMED_BAD for good while the path answered every probe.
+    p = _slow_path_pair(1_200_000)
+    e = p.qa.evset.entries[1]
+    bad, back = _run_until_back(p, e, 100_000_000)
     assert bad and bad[0] < 5_000_000
     assert back, (e.state, p.qa.counters)
     assert p.qa.counters.probe_late_answers >= 1
@@ -388,17 +395,7 @@ def test_a_working_path_up_to_the_longest_learnable_wait_comes_back():
     # can learn (PROBE_WAIT_MAX_X waits), so any round trip up to that cap is learned.
     p = _slow_path_pair(4_000_000)
     e = p.qa.evset.entries[1]
-    bad, back = [], []
-
-    def watch() -> bool:
-        p.pump()
-        if e.state is EvState.ASSUMED_BAD:
-            bad.append(p.net.now)
-        elif bad:
-            back.append(p.net.now)
-        return bool(back)
-
-    p.net.run(until_ns=150_000_000, stop=watch)
+    bad, back = _run_until_back(p, e, 150_000_000)
     assert bad and bad[0] < 5_000_000
     assert back, (e.state, p.qa.counters)
     assert p.qa.counters.probe_late_answers >= 1
