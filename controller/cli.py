@@ -287,23 +287,24 @@ def _plan_args(p: argparse.ArgumentParser, output_help: str = "output file (defa
     p.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
     p.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX,
                    help=f"host GID /64 (default {DEFAULT_GID_PREFIX})")
-    p.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    p.add_argument("--format", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
     p.add_argument("-o", "--output", help=output_help)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands carry their handler in ``func``)."""
-    ap = argparse.ArgumentParser(prog="mrc-controller", description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap = argparse.ArgumentParser(prog="mrc-controller", description=" ".join(__doc__.split("\n\n")[0].replace("``", "").split()))
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     topo = sub.add_parser("topo", help="generate or check topologies").add_subparsers(dest="topo_cmd",
                                                                                      required=True)
     g = topo.add_parser("gen", help="generate a multi-plane two-tier Clos topology")
-    g.add_argument("--planes", type=int, default=2)
-    g.add_argument("--spines", type=int, default=2, help="spines per plane")
-    g.add_argument("--leaves", type=int, default=2, help="leaves per plane")
-    g.add_argument("--hosts-per-leaf", type=int, default=2)
-    g.add_argument("--grpc-base-port", type=int, default=DEFAULT_GRPC_BASE)
+    g.add_argument("--planes", type=int, default=2, help="planes = NIC ports per host (default 2)")
+    g.add_argument("--spines", type=int, default=2, help="spines per plane (default 2)")
+    g.add_argument("--leaves", type=int, default=2, help="leaves per plane (default 2)")
+    g.add_argument("--hosts-per-leaf", type=int, default=2, help="hosts per leaf (default 2)")
+    g.add_argument("--grpc-base-port", type=int, default=DEFAULT_GRPC_BASE,
+                   help=f"gRPC port of switch i (file order) = this + i (default {DEFAULT_GRPC_BASE})")
     g.add_argument("--name")
     g.add_argument("-o", "--output", help="output file (default stdout)")
     g.set_defaults(func=cmd_topo_gen)
@@ -323,13 +324,13 @@ def build_parser() -> argparse.ArgumentParser:
     e = ev.add_parser("gen", help="write EV plan files (one per host) or print one host's")
     _plan_args(e, "directory for one plan file per host (required without --host); with --host, "
                   "the file for that host's plan (default stdout)")
-    e.add_argument("--evs-per-path", type=int, default=1)
-    e.add_argument("--ev-format", default="srv6,stev", help="comma list of srv6, stev")
+    e.add_argument("--evs-per-path", type=int, default=1, help="EVs per (plane, spine) path (default 1)")
+    e.add_argument("--ev-format", default="srv6,stev", help="comma list of srv6, stev (default srv6,stev)")
     e.add_argument("--host", help="print only this host's plan")
     e.set_defaults(func=cmd_ev_gen)
     k = ev.add_parser("check", help="walk every EV of every host pair through the static plan")
     _plan_args(k)
-    k.add_argument("--evs-per-path", type=int, default=1)
+    k.add_argument("--evs-per-path", type=int, default=1, help="EVs per (plane, spine) path (default 1)")
     k.set_defaults(func=cmd_ev_check)
 
     r = sub.add_parser("run", help="converge the switches over P4Runtime and keep them converged")
@@ -338,23 +339,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="switch target plugin that builds the pipeline (fabric/targets; default $TARGET or "
                         "softswitch)")
     r.add_argument("--once", action="store_true", help="converge every switch, then exit (1 if one failed)")
-    r.add_argument("--election-id", type=int, default=1, help="P4Runtime election id (higher = primary)")
+    r.add_argument("--election-id", type=int, default=1, help="P4Runtime election id (higher = primary; default 1)")
     r.add_argument("--no-takeover", action="store_true",
                    help="stay a passive standby when the primary goes away (also when the switch promotes "
                         "it itself, as bmv2's PI server does)")
-    r.add_argument("--metrics-port", type=int, default=0, help="serve Prometheus metrics on this port")
-    r.add_argument("--metrics-addr", default="127.0.0.1")
-    r.add_argument("--log-format", choices=("json", "text"), default="text")
-    r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    r.add_argument("--metrics-port", type=int, default=0, help="serve Prometheus metrics on this port (default 0: none)")
+    r.add_argument("--metrics-addr", default="127.0.0.1", help="address of the metrics server (default 127.0.0.1)")
+    r.add_argument("--log-format", choices=("json", "text"), default="text", help="log lines on stderr (default text)")
+    r.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"), help="(default info)")
     r.add_argument("--program", help="P4 source for a target that compiles it (default p4src/mrc_switch.p4)")
     r.add_argument("--p4info", help="P4Info text file (with --device-config; default: what the target builds)")
     r.add_argument("--device-config", help="device config file (bmv2 JSON or softswitch bundle)")
-    r.add_argument("--grpc-host", default="127.0.0.1")
-    r.add_argument("--grpc-base-port", type=int, help="switch i (file order) at this port + i")
-    r.add_argument("--retries", type=int, default=4, help="attempts per switch with --once")
-    r.add_argument("--interval", type=float, default=10.0, help="reconcile period (s)")
-    r.add_argument("--view-port", type=int, default=0, help="serve the live fabric view (HTML) on this port")
-    r.add_argument("--view-addr", default="127.0.0.1")
+    r.add_argument("--grpc-host", default="127.0.0.1", help="host of every switch's gRPC server (default 127.0.0.1)")
+    r.add_argument("--grpc-base-port", type=int, help="switch i (file order) at this port + i (default: the topology's grpc_port)")
+    r.add_argument("--retries", type=int, default=4, help="attempts per switch with --once (default 4)")
+    r.add_argument("--interval", type=float, default=10.0, help="reconcile period (s; default 10)")
+    r.add_argument("--view-port", type=int, default=0, help="serve the live fabric view (HTML) on this port (default 0: none)")
+    r.add_argument("--view-addr", default="127.0.0.1", help="address of the view server (default 127.0.0.1)")
     r.add_argument("--wiring-interval", type=float,
                    help=f"wiring check period (s; default 10, {VIEW_WIRING_INTERVAL:g} with --view-port)")
     r.add_argument("--wiring-timeout", type=float,
@@ -364,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"counter read period (s; default 2, {VIEW_COUNTERS_INTERVAL:g} with --view-port)")
     r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
     r.add_argument("--stev-mode", choices=STEV_MODES, default=STEV_ECMP,
-                   help="how leaves spread STEV traffic to remote hosts")
+                   help=f"how leaves spread STEV traffic to remote hosts (default {STEV_ECMP})")
     r.add_argument("--watch-qp", action="append", default=[], type=lambda v: int(v, 0),
                    help="send postcards for RoCE packets to this destination QP (repeatable)")
     r.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
@@ -372,9 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     st = sub.add_parser("status", help="terminal view of a running controller (links, drops, queues)")
-    st.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT)
+    st.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT,
+                    help=f"the controller's --metrics-port (default {DEFAULT_METRICS_PORT})")
     st.add_argument("--url", help="metrics URL (default http://127.0.0.1:PORT/metrics)")
-    st.add_argument("--watch", type=float, default=0, help="refresh every N seconds until Ctrl-C")
+    st.add_argument("--watch", type=float, default=0, help="refresh every N seconds until Ctrl-C (default 0: print once)")
     st.set_defaults(func=cmd_status)
     return ap
 

@@ -215,7 +215,7 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; each subcommand carries its handler in ``func``."""
-    ap = argparse.ArgumentParser(prog="mrc-fabric", description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap = argparse.ArgumentParser(prog="mrc-fabric", description=" ".join(__doc__.split("\n\n")[0].replace("``", "").split()))
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--prefix", default="mrc", help="name prefix of this fabric (default mrc)")
     common.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--target", choices=(*TARGETS, "none"), default=selected_target(),
                     help="switch target (default $TARGET or softswitch); none = network only")
     up.add_argument("--grpc-base-port", type=int, help="override the topology's gRPC ports: base + index")
-    up.add_argument("--ready-timeout", type=float, default=60.0, help="seconds to wait for every gRPC port")
+    up.add_argument("--ready-timeout", type=float, default=60.0, help="seconds to wait for every gRPC port (default 60)")
     up.add_argument("--wait", action="store_true", help="stay in the foreground; tear down on Ctrl-C")
     up.add_argument("--no-restart", action="store_true",
                     help="do not restart a switch that crashes (its exit reason is still logged)")
@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "again (after a restart of a target that loses them, e.g. bmv2)")
     rs.add_argument("switch")
     rs.add_argument("--wait", type=float, default=30.0,
-                    help="seconds to wait for a controller that holds the switch to load its pipeline (bmv2)")
+                    help="seconds to wait for a controller that holds the switch to load its pipeline (bmv2; default 30)")
     rs.set_defaults(func=cmd_reshape)
 
     fault = sub.add_parser("fault", help="inject a fault (kinds: fabric/faults.py)").add_subparsers(
@@ -259,16 +259,16 @@ def build_parser() -> argparse.ArgumentParser:
                 f.add_argument(p.name, type=conv, help=p.help)
             else:
                 f.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=conv, help=p.help)
-        f.add_argument("--duration", type=float, default=0.0, help="undo the fault after this many seconds (at once on Ctrl-C or SIGTERM)")
+        f.add_argument("--duration", type=float, default=0.0, help="undo the fault after this many seconds (at once on Ctrl-C or SIGTERM; default 0: leave it)")
         f.set_defaults(func=cmd_fault)
     # `mrc-fabric demo` (issue 6: traffic, failures, timeline) registers its subparser here.
     demo = sub.add_parser("demo", help="MRC vs the RC baseline through the small fabric while a spine link "
                           "and then a spine fail (timeline, summary, plot)")
-    demo.add_argument("--target", choices=TARGETS, default=selected_target())
-    demo.add_argument("--out", type=Path, default=Path("demo-out"), help="result.json, summary.txt, goodput.png")
+    demo.add_argument("--target", choices=TARGETS, default=selected_target(), help="switch target (default $TARGET or softswitch)")
+    demo.add_argument("--out", type=Path, default=Path("demo-out"), help="folder for result.json, summary.txt, goodput.png and the agents' logs (default demo-out)")
     demo.add_argument("--prefix", default="demo", help="namespace prefix of the demo fabric (default demo)")
-    demo.add_argument("--grpc-base-port", type=int, default=27300)
-    demo.add_argument("--deadline", type=float, default=20.0, help="seconds each run may take (RC is cut off)")
+    demo.add_argument("--grpc-base-port", type=int, default=27300, help="gRPC port of switch i = this + i (default 27300)")
+    demo.add_argument("--deadline", type=float, default=20.0, help="seconds each run may take (RC is cut off; default 20)")
     demo.add_argument("--delay-at", choices=DELAY_AT, default="auto",
                       help="where the links' propagation delay is applied: switches (the target's link model, "
                            "else netem), hosts (each NIC delays what it sends by a path's one-way delay), auto "
@@ -286,12 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="netns: the emulated fabric (namespaces, switch processes; default); sim: the "
                       "simulated fabric (docs/simulation.md)")
     srun.add_argument("--target", choices=TARGETS, default=selected_target(),
-                      help="switch target of the netns engine")
+                      help="switch target of the netns engine (default $TARGET or softswitch)")
     srun.add_argument("--no-plot", action="store_true", help="do not write goodput.png")
     srun.add_argument("--quiet", action="store_true", help="no progress bar")
-    srun.add_argument("--out", type=Path, default=Path("scenario-out"))
-    srun.add_argument("--prefix", default="scn")
-    srun.add_argument("--grpc-base-port", type=int, default=27400)
+    srun.add_argument("--out", type=Path, default=Path("scenario-out"), help="folder for the results and goodput.png (default scenario-out)")
+    srun.add_argument("--prefix", default="scn", help="name prefix of the netns engine's fabric (default scn)")
+    srun.add_argument("--grpc-base-port", type=int, default=27400, help="gRPC port of switch i = this + i (default 27400)")
     srun.add_argument("--json", action="store_true", help="print the metrics as JSON")
     srun.set_defaults(func=cmd_scenario_run)
     return ap

@@ -77,7 +77,7 @@ def _host_args(p: argparse.ArgumentParser) -> None:
                    help="NIC ports in order (port 1, 2, ...), or PORT@IF; one per plane")
     g.add_argument("--plan", help="this host's EV plan file from the controller (YAML/JSON); without it the "
                                   "hosts are taken as directly linked port to port")
-    g.add_argument("--encap", choices=("srv6", "stev", "udp"), default="srv6", help="EV encapsulation")
+    g.add_argument("--encap", choices=("srv6", "stev", "udp"), default="srv6", help="EV encapsulation (default srv6)")
     g.add_argument("--gid", help="this host's GID (IPv6); default: the plan's, else fd00::<port-1 MAC>")
     g.add_argument("--next-hop-macs", type=_macs, metavar="MAC[,MAC...]",
                    help="next-hop MAC per port (in --ifaces order); default: the plan's leaf MACs, else the "
@@ -133,15 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--forever", action="store_true", help="serve clients one after another until killed")
     s.add_argument("--max-bytes", type=_size, default=1 << 30, help="largest qps x size accepted (default 1G)")
     s.add_argument("--accept-timeout", type=float, default=0.0,
-                   help="give up if no client connects within this many seconds (0: wait forever)")
+                   help="give up if no client connects within this many seconds (default 0: wait forever)")
     c = sub.add_parser("client", help="post writes to a server and measure")
     _host_args(c)
     c.add_argument("--peer", required=True, help="server bootstrap address: HOST[:PORT], [V6]:PORT or unix:PATH")
     c.add_argument("--size", type=_size, default=65536, help="message size (default 64K; K/M/G suffixes)")
     c.add_argument("--iters", type=int, default=1000, help="messages to write (default 1000)")
-    c.add_argument("--duration", type=float, default=0.0, help="write for this many seconds instead of --iters")
+    c.add_argument("--duration", type=float, default=0.0, help="write for this many seconds instead of --iters (default 0: --iters)")
     c.add_argument("--qps", type=int, default=1, help="queue pairs (default 1)")
-    c.add_argument("--mode", choices=("mrc", "rc"), default="mrc", help="mrc (sprayed) or rc (single-path baseline)")
+    c.add_argument("--mode", choices=("mrc", "rc"), default="mrc", help="mrc (sprayed; the default) or rc (single-path baseline)")
     c.add_argument("--cc", choices=("nscc", "dcqcn", "none"), default="",
                    help="congestion control (default: nscc for --mode mrc, dcqcn for rc; the server uses the same)")
     c.add_argument("--nscc", action="append", default=[], metavar="PARAM=VALUE", type=_nscc_param,
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--mpr", type=int, default=1, help="PSN window in units of 128 packets (default 1)")
     c.add_argument("--verify", action="store_true", help="the server checks every byte of each QP's buffer against the payload after the run")
     c.add_argument("--seed", type=int, default=1, help="payload seed (default 1)")
-    c.add_argument("--progress", type=float, default=1.0, help="seconds between progress lines (0: none)")
+    c.add_argument("--progress", type=float, default=1.0, help="seconds between progress lines (default 1; 0: none)")
     c.add_argument("--timeout", type=float, default=120.0, help="give up after this many seconds (default 120)")
     return ap
 
