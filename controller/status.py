@@ -5,6 +5,7 @@ and never disturbs mastership.
 """
 from __future__ import annotations
 
+import os
 import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -16,6 +17,9 @@ from rich.table import Table
 from .metrics import OUTSIDE_DROP_KINDS
 
 DEFAULT_METRICS_PORT = 9108
+# Width of the view when stdout is no terminal (`mrc-controller status > file`, `| less`, a CI log): rich
+# then assumes 80 columns, and the 10 columns of the switches table came out as "swit…", "conn…", "prim…".
+PIPE_WIDTH = 160
 
 
 @dataclass
@@ -102,5 +106,13 @@ def render(d: StatusData) -> Group:
 def show(url: str, console: Console | None = None) -> StatusData:
     """Fetch, parse and print once."""
     d = parse(fetch(url))
-    (console or Console()).print(render(d))
+    (console or status_console()).print(render(d))
     return d
+
+
+def status_console() -> Console:
+    """The terminal's width on a terminal; ``PIPE_WIDTH`` columns when piped, unless ``COLUMNS`` says."""
+    c = Console()
+    if not c.is_terminal and "COLUMNS" not in os.environ:
+        c = Console(width=PIPE_WIDTH)
+    return c

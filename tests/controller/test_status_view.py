@@ -1,0 +1,55 @@
+"""``mrc-controller status`` piped into a file keeps its column headers whole.
+
+With stdout no terminal, rich assumed 80 columns and cut the switches table's 10 headers to
+"swit…", "conn…", "prim…" (seen running the README's commands with the output in a log).
+"""
+from __future__ import annotations
+
+import http.server
+import os
+import subprocess
+import sys
+import threading
+
+# a real scrape of `mrc-controller run --metrics-port` (two switches of the small fabric), cut down
+SCRAPE = "".join(
+    f'mrc_switch_{k}{{switch="{s}"}} {v}\n'
+    for s in ("p1l1", "p1s1")
+    for k, v in (("connected", 1.0), ("up", 1.0), ("primary", 1.0), ("converged", 1.0), ("refused", 0.0),
+                 ("desired_entities", 282.0), ("connect_failures_total", 0.0), ("refusals_total", 0.0))
+) + 'mrc_link_state{a="p1l1:1",b="p1s1:1",state="up"} 1.0\n' \
+    + 'mrc_port_rx_packets_total{port="1",switch="p1l1"} 285.0\n'
+
+
+class _Metrics(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = SCRAPE.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_status_into_a_pipe_keeps_every_header():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        r = subprocess.run([sys.executable, "-m", "controller", "status", "--url",
+                            f"http://127.0.0.1:{srv.server_address[1]}/metrics"],
+                           check=False, capture_output=True, text=True, timeout=60, env=env)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout, r.stdout
+    header = next(line for line in r.stdout.splitlines() if "switch" in line and "connected" in line)
+    for col in ("connected", "counters", "primary", "converged", "refused", "entities", "writes",
+                "connect failures", "refusals"):
+        assert col in header, (col, header)
+    assert "p1l1" in r.stdout and "p1s1" in r.stdout
