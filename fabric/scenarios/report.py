@@ -306,8 +306,23 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         "switch_congestion_series": [(round(t, 9), c) for t, c in congestion_series(run)],
         "goodput_bins": [(round(t, 9), round(g, 3)) for t, g in bins],
         "recovery": recov, "faults": run["faults"],
+        # faults scheduled for a time the run did not reach (it completed first): listed, never silently absent
+        "faults_not_reached": run.get("faults_not_reached", []),
         "errors": [e for h in hosts for e in h["errors"]],
     }
+
+
+def faults_not_reached(faults: Any, log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scheduled faults (``FaultSpec``s) a run never applied nor tried to, because it ended first:
+    [{"fault": label, "at_s": when it was due}], matched against the run's fault log by label."""
+    tried = Counter(f["fault"] for f in log if not f.get("undo"))
+    out = []
+    for f in sorted(faults, key=lambda f: f.at):
+        if tried[f.label()] > 0:
+            tried[f.label()] -= 1
+        else:
+            out.append({"fault": f.label(), "at_s": f.at})
+    return out
 
 
 def _verdicts(hosts: Any) -> list[dict[str, Any]]:
@@ -496,6 +511,9 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
                      f"p99 {dur(f['p99'] / 1e6)}, max {dur(f['max'] / 1e6)}")
     if len(m.get("step_s") or []) > 1:
         lines.append("  step times: " + ", ".join(dur(x) for x in m["step_s"]))
+    if m.get("faults_not_reached"):  # a fault due after the run completed: nothing below measures it
+        lines.append(f"  faults NOT REACHED (the run ended at {dur(m['elapsed_s'])}, before they were due): "
+                     + ", ".join(f"{f['fault']} @{dur(f['at_s'])}" for f in m["faults_not_reached"]))
     if m.get("sim"):
         s = m["sim"]
         lines.append(f"  simulator: {s['hosts']} hosts, {s['paths_per_pair']} paths per pair, {s['events']} events "

@@ -36,6 +36,7 @@ from mrc_fabric.targets import DEFAULT_TARGET, full_frames_bps, get_target, load
 from ..fabric import Fabric, FabricError
 from ..faults import FaultError, topo_host_link, topo_spine_links
 from ..netbuild import netem_available
+from .report import faults_not_reached
 from .spec import FabricSpec, FaultSpec, Scenario, ScenarioError, TrafficSpec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -585,7 +586,8 @@ def run_traffic(env: FabricEnv, sc: Scenario, mode: str, progress: ProgressFn | 
                             for e in res["ev_events"]]
     return {"mode": mode, "completed": completed, "elapsed_s": (end_ns - t0) / 1e9, "deadline_s": sc.deadline_s,
             "total_bytes": total_bytes, "flows": [f.__dict__ for f in flows], "hosts": results,
-            "faults": fault_log, "switch_counters": counter_delta(counters_before, counters_after),
+            "faults": fault_log, "faults_not_reached": faults_not_reached(sc.faults, fault_log),
+            "switch_counters": counter_delta(counters_before, counters_after),
             "congestion_samples": cong_samples,
             # whether the target counts what it loses outside its pipeline at all (bmv2: no port_stats)
             "outside_drops_reported": get_target(env.target).reports_kernel_drops,
