@@ -266,7 +266,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 2
     try:
         while True:
-            show(url)
+            show(url, clear=bool(args.watch))
             if not args.watch:
                 return 0
             time.sleep(args.watch)  # refresh period of the view

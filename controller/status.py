@@ -103,10 +103,14 @@ def render(d: StatusData) -> Group:
     return Group(t_sw, t_ln, t_dr, t_pt)
 
 
-def show(url: str, console: Console | None = None) -> StatusData:
-    """Fetch, parse and print once."""
+def show(url: str, console: Console | None = None, clear: bool = False) -> StatusData:
+    """Fetch, parse and print once; ``clear`` (``--watch``): on a terminal, the view replaces the last one
+    instead of scrolling under it (piped, every view is kept, one after another)."""
     d = parse(fetch(url))
-    (console or status_console()).print(render(d))
+    c = console or status_console()
+    if clear and c.is_terminal:
+        c.clear()
+    c.print(render(d))
     return d
 
 

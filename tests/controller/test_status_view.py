@@ -53,3 +53,27 @@ def test_status_into_a_pipe_keeps_every_header():
                 "connect failures", "refusals"):
         assert col in header, (col, header)
     assert "p1l1" in r.stdout and "p1s1" in r.stdout
+
+
+def test_watch_replaces_the_view_on_a_terminal_and_keeps_it_when_piped():
+    """``--watch`` on a terminal redrew the tables under the last ones every period (a scrolling
+    log, not a view); now it clears the screen first.  Piped, nothing is cleared."""
+    import io
+
+    from rich.console import Console
+
+    from controller.status import show
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/metrics"
+    try:
+        term, pipe = io.StringIO(), io.StringIO()
+        for _ in range(2):
+            show(url, Console(file=term, force_terminal=True, width=160), clear=True)
+            show(url, Console(file=pipe, force_terminal=False, width=160), clear=True)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert term.getvalue().count("\x1b[2J") == 2, "each refresh on a terminal starts with a cleared screen"
+    assert "\x1b[" not in pipe.getvalue() and pipe.getvalue().count("p1l1") >= 2
