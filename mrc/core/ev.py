@@ -17,6 +17,7 @@ QP created with its own EV list, a :class:`LocalEvProfile` private to that QP.  
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -207,7 +208,7 @@ def ev_entries(items: Iterable[Any]) -> list[EvEntry]:
 class EvSet:
     """One QP's view of its EV profile: spray/penalty/probe rules over the profile's shared states."""
 
-    __slots__ = ("counters", "entries", "gen", "ports", "ports_down", "prof", "qpn", "rr")
+    __slots__ = ("counters", "entries", "gen", "owed", "owed_seq", "owed_set", "ports", "ports_down", "prof", "qpn", "rr")
 
     def __init__(self, qpn: int, entries: list[EvEntry], min_active: int = 1, profile: Any = None,
                  counters: QpCounters | None = None):
@@ -225,6 +226,11 @@ class EvSet:
             e._prof = profile
             e.index = i
         self.rr = spray_start(qpn, len(entries))
+        # EVs the round robin passed while their NIC port was busy, per port in the order passed: each is
+        # served when its port can send, before the round robin goes on (see ``pick``)
+        self.owed: dict[int, deque[tuple[int, int]]] = {}
+        self.owed_set: set[int] = set()
+        self.owed_seq = 0
         self.ports_down: set[int] = set()
         self.ports: tuple[int, ...] = ()  # the NIC ports the EVs use (refresh_ports after a port changes)
         self.refresh_ports()
@@ -261,6 +267,10 @@ class EvSet:
             # where it was; penalties are spent only on a port that can send) and find nothing -- the
             # common case of a sender waiting for its NIC, 512 steps with 256 EVs
             return -1
+        if self.owed_set and port_ok is not None:
+            i = self._pick_owed(port_ok)
+            if i >= 0:
+                return i
         ents = self.entries
         states = self.prof.states
         n = len(ents)
@@ -277,6 +287,10 @@ class EvSet:
             if not e.suspect_ns:
                 trusted = True
             if port_ok is not None and not port_ok(e.port):
+                if not e.suspect_ns and i not in self.owed_set:  # its turn is kept for when its port can send
+                    self.owed_set.add(i)
+                    self.owed_seq += 1
+                    self.owed.setdefault(e.port, deque()).append((self.owed_seq, i))
                 continue
             if e.suspect_ns:  # on trial (a probe decides): only if no other EV is left at all, and then
                 # the one whose missing packet left last [ours]: it delivered longest, where a dead path's
@@ -307,6 +321,35 @@ class EvSet:
                 if states[i] is not EvState.DENIED and e.port not in down and (port_ok is None or port_ok(e.port)):
                     return i
         return -1
+
+    def _pick_owed(self, port_ok) -> int:
+        """The EV the round robin passed longest ago because its port was busy, on a port that can send
+        now; -1 if none.  Without this a multi-port NIC's spray was far from round robin: when one port
+        at a time has room (each paced at its line rate) the walk passed every EV of the busy ports and
+        those lost their turn, so a QP came back to the same few EVs of each port -- 256 picks over
+        256 EVs on 8 ports, freeing in turn, used 33 of them (8 in the plan's port-major order), and on
+        the simulated 8-plane fabric a 1 MiB flow put its 256 packets on ~123 of its 256 paths, up to 5
+        on one [ours].  An owed EV that is no longer usable (not GOOD, its port down or changed, suspect)
+        loses its turn; one with a penalty spends its turn on it, as the walk does."""
+        ents, states, down, good = self.entries, self.prof.states, self.ports_down, EvState.GOOD
+        while True:
+            best = None
+            for p, q in self.owed.items():
+                if q and (best is None or q[0][0] < self.owed[best][0][0]) and port_ok(p):
+                    best = p
+            if best is None:
+                return -1
+            _, i = self.owed[best].popleft()
+            self.owed_set.discard(i)
+            if i >= len(ents):
+                continue
+            e = ents[i]
+            if states[i] is not good or e.port != best or e.port in down or e.suspect_ns:
+                continue
+            if e.penalty > 0:
+                e.penalty -= 1
+                continue
+            return i
 
     def reply_index(self, i: int) -> int:
         """EV for an ACK/probe answer: the same index if usable (same path back), else round robin."""
