@@ -454,6 +454,8 @@ class SimRun:
         # behind the headers and control packets (a full-size resend storm must not delay the trims'
         # and probes' news)
         prio = priority_queue(data)
+        if prio == DATA_PRIORITY:
+            r.data += 1
         if self._served and prio != TRIM_PRIORITY:
             data = self._compact(data)
         self._enqueue(r.ports[0], r, 0, data, prio, self.now)
@@ -744,7 +746,26 @@ class SimRun:
                                        "events_per_s": round(self.events / max(self.cpu_s, 1e-9)),
                                        "hosts": len(self.hosts), "paths_per_pair": len(self._evs(self.hosts[0],
                                                                                                  self.hosts[1])),
-                                       "base_rtt_ns": self.base_rtt_ns()}}
+                                       "base_rtt_ns": self.base_rtt_ns(), "ev_use": self.ev_use()}}
+
+    def ev_use(self) -> dict[str, Any]:
+        """How many of a host pair's paths its data took: per sending host pair, the carriers (EVs: the
+        simulator caches a route per host, NIC port and carrier) that sent data-queue frames (first
+        sends, resends as data), and the most frames one of them sent (the cache is cleared only at
+        set-up, so the counts are the whole run's)."""
+        per: dict[tuple[int, int], list[int]] = {}
+        for r in self.fab._cache.values():
+            if r.data:
+                x = per.setdefault((r.src_host, r.dst_host), [0, 0, 0])
+                x[0] += 1
+                x[1] = max(x[1], r.data)
+                x[2] += r.data
+        if not per:
+            return {"pairs": 0}
+        used = sorted(v[0] for v in per.values())
+        return {"pairs": len(per), "evs_used_min": used[0], "evs_used_median": used[len(used) // 2],
+                "evs_used_max": used[-1], "max_frames_on_one_ev": max(v[1] for v in per.values()),
+                "frames_per_pair_max": max(v[2] for v in per.values())}
 
     def _prio_tail(self, by_queue: bool) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -167,12 +167,13 @@ class Route:
     """Where a packet goes: the egress ports it crosses and the host NIC port it arrives on (or the
     drop reason and switch when the tables drop it)."""
 
-    __slots__ = ("drop", "drop_at", "dst_host", "dst_port", "ports", "src_host")
+    __slots__ = ("data", "drop", "drop_at", "dst_host", "dst_port", "ports", "src_host")
 
     def __init__(self, ports: tuple[Port, ...], dst_host: int = -1, dst_port: int = 0, drop: str = "",
                  drop_at: str = "") -> None:
         self.ports, self.dst_host, self.dst_port, self.drop, self.drop_at = ports, dst_host, dst_port, drop, drop_at
         self.src_host = -1  # the sending host's index (set by SimFabric.route)
+        self.data = 0  # data-queue frames (first sends, resends as data) sent on this carrier (SimRun.ev_use)
 
 
 class SimFabric:
