@@ -7,11 +7,14 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                htsim reference (ECMP 378/766 us, REPS 197/215 us).
   link-failure the same permutation, leaf-spine link p1l1-p1s1 down mid-run and back after --reroute-us
                (the time a routing protocol would take): MRC's affected flows back to 80% of their rate
-               (us and RTTs); RC's flows pinned to the link stall until the link returns.
+               (us, base RTTs as the floor counts them, and srtts) and their mean rate over the base RTT
+               after that; RC's flows pinned to the link stall until the link returns.
   allreduce    a 10-step job of ring all-reduce steps (64 hosts, 16 spines); a spine lost during step
                --step-j (restored --reroute-us later): for MRC and RC the inflation of step j, of the worst
                step the outage overlaps (RC's pinned flows may stall only in the next one) and of the job.
-  scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host.
+  scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host, and
+               how many of its 256 paths each QP's data took (floor: every QP >= 90%; one frame on each since
+               2026-12-07, ~half before: docs/simulation.md "Audit").
   scale-failure (opt-in, two runs per mode: ~10 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
                link p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
                (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
