@@ -21,6 +21,7 @@ from pathlib import Path
 
 from softswitch.contract import DROP_PORT
 from softswitch.engine.control import ControlError, send_command
+from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
 from softswitch.engine.ports import parse_interface
 from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
 
@@ -256,7 +257,10 @@ def setup_logging(ns: argparse.Namespace) -> None:
 
 
 def run_switch(argv: Sequence[str]) -> int:
-    """Run the switch until SIGINT/SIGTERM; 0 on a clean stop, 1 when it cannot start."""
+    """Run the switch until SIGINT/SIGTERM; 0 on a clean stop, 1 when it cannot start.  The process's
+    GIL switch interval is ``GIL_SWITCH_INTERVAL_S``: the packet loop gets the GIL back promptly while
+    the P4Runtime server answers a Read (softswitch.engine.loop)."""
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     cfg, ns, warnings = parse_args(argv)
     if ns.version:
         print("softswitch 0.1.0 (simple_switch_grpc-compatible command line)")

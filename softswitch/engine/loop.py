@@ -27,6 +27,15 @@ RX_BATCH = 64  # frames read from one socket per wake-up
 TM_BATCH = 256  # items dequeued per round
 RECIRC_CAPACITY = 1024  # like bmv2's high-priority input buffer
 LINK_CHECK_S = 0.25  # how often link state is re-read
+# CPython's GIL switch interval in a switch process (``softswitch.cli.run_switch``): how long the loop
+# thread, woken from ``poll()`` for a due departure or a received frame, can wait for the GIL while
+# another thread of the process runs Python -- the P4Runtime server answering a Read builds its
+# protobuf messages in pure Python (README, "Dependencies"): 40-140 ms of CPU for a leaf's counters in
+# the demo.  At the interpreter's default of 5 ms every wake-up of the loop came that much late, and a
+# leaf stalled for 170-440 ms under a Read on the loaded 2-core machine, long enough for MRC to retire
+# the healthy paths through it (docs/softswitch.md, "The GIL and the loop").  0.5 ms: a wake-up
+# comes ~0.7 ms late instead of ~5.3 ms (tests/softswitch/engine/test_loop_gil.py).
+GIL_SWITCH_INTERVAL_S = 0.0005
 _POLLIN = select.POLLIN | select.POLLPRI
 time_ns = time.time_ns  # CLOCK_REALTIME, the rx ring's clock
 
