@@ -526,7 +526,9 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
             rec = "no bin fell below it"
         else:
             rec = dur(r["goodput_recovery_s"]) + (f" ({rtts:g} RTTs)" if rtts is not None else "")
-        low = "" if r.get("min_at_s") is None else f" at +{dur(r['min_at_s'])}"
+        # signed: the lowest bin can be the one holding the failure, begun before it (the demo printed "at +-3500.0 us")
+        at = r.get("min_at_s")
+        low = "" if at is None else f" at {'+' if at >= 0 else '-'}{dur(abs(at))}"
         st = r.get("max_flow_stall_rtts")
         post = r.get("post_mb_s")
         settled = "" if post is None else f", {post:.2f} once settled"
