@@ -30,7 +30,7 @@ LINK_CHECK_S = 0.25  # how often link state is re-read
 # CPython's GIL switch interval in a switch process (``softswitch.cli.run_switch``): how long the loop
 # thread, woken from ``poll()`` for a due departure or a received frame, can wait for the GIL while
 # another thread of the process runs Python -- the P4Runtime server answering a Read builds its
-# protobuf messages in pure Python (README, "Dependencies"): 40-140 ms of CPU for a leaf's counters in
+# protobuf messages in pure Python (README, "Dependencies and why"): 40-140 ms of CPU for a leaf's counters in
 # the demo.  At the interpreter's default of 5 ms every wake-up of the loop came that much late, and a
 # leaf stalled for 170-440 ms under a Read on the loaded 2-core machine, long enough for MRC to retire
 # the healthy paths through it (docs/softswitch.md, "The GIL and the loop").  0.5 ms: a wake-up
