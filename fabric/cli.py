@@ -88,7 +88,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  switch {name:8} {state:8} pid {p['pid']:<7} {p['grpc']} "
               f"{'answers' if p['grpc_answers'] else 'NOT ANSWERING'}{extra}")
     for name, lk in st["links"].items():
-        print(f"  link {name:24} {'up' if lk['up'] else 'DOWN':5} {' <-> '.join(lk['ends'])}")
+        why = f"  (switch {', '.join(lk['stopped_switches'])} stopped)" if lk.get("stopped_switches") else ""
+        print(f"  link {name:24} {'up' if lk['up'] else 'DOWN':5} {' <-> '.join(lk['ends'])}{why}")
     missing = [ns for ns, ok in st["namespaces"].items() if not ok]
     if missing:
         print(f"  missing namespaces: {', '.join(missing)}")

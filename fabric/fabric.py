@@ -491,11 +491,17 @@ class Fabric:
                      "grpc_answers": switches.port_open(r.grpc_port), "log": r.log,
                      "supervisor": supervise.read_status(r.log)}
                  for n, r in self.state.procs.items()}
+        # a link is up only if its veths are up *and* the switch process at each switch end runs: after
+        # `fault switch-stop` the veths stay up, and status showed the stopped switch's links "up"
+        # (a reader took that for "the link works"); `veth_up` keeps the interfaces' own state
+        nodes = {lk.name: (lk.a.node, lk.b.node) for lk in self.topo.links}
         links = {}
         for name, ends in self.state.links.items():
             infos = [netbuild.link_info(i, ns or None) for ns, i in ends]
+            veth_up = all(x is not None and x["up"] for x in infos)
+            stopped = [n for n in nodes.get(name, ()) if n in procs and not procs[n]["running"]]
             links[name] = {"ends": [f"{ns + '/' if ns else ''}{i}" for ns, i in ends],
-                           "up": all(x is not None and x["up"] for x in infos)}
+                           "up": veth_up and not stopped, "veth_up": veth_up, "stopped_switches": stopped}
         return {"prefix": self.prefix, "target": self.state.target or "none", "topology": self.state.topology,
                 "namespaces": {ns: netbuild.netns_exists(ns) for ns in self.state.namespaces},
                 "switches": procs, "links": links, **self.outside_drops()}

@@ -205,7 +205,13 @@ def test_switch_processes(tmp_path, target):
         pids = [r.pid for r in fab.state.procs.values()]
         old = fab.state.procs["p1s2"].pid
         fab.switch_stop("p1s2")
-        assert not fab.switch_running("p1s2") and not fab.status()["switches"]["p1s2"]["grpc_answers"]
+        full = fab.status()
+        assert not fab.switch_running("p1s2") and not full["switches"]["p1s2"]["grpc_answers"]
+        # the stopped switch's links are down (their veths are still up: said apart), the others up
+        on_p1s2 = {lk.name for lk in fab.topo.links if "p1s2" in (lk.a.node, lk.b.node)}
+        assert on_p1s2 and all(not full["links"][n]["up"] and full["links"][n]["veth_up"]
+                               and full["links"][n]["stopped_switches"] == ["p1s2"] for n in on_p1s2)
+        assert all(lk["up"] and not lk["stopped_switches"] for n, lk in full["links"].items() if n not in on_p1s2)
         with pytest.raises(FabricError, match="not running"):
             fab.switch_stop("p1s2")
         fab.switch_start("p1s2")
