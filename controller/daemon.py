@@ -55,6 +55,9 @@ class Options:
     wiring_timeout_s: float = 1.5
     # the longest a wiring round may wait when probes have been coming late (wiring.round_wait)
     wiring_max_wait_s: float = MAX_WAIT_S
+    # converge_all: a "converging" progress line this often while a switch is still at it (a first
+    # pipeline push kept `run --once` silent for about 7 s on 8 softswitches)
+    progress_interval_s: float = 2.0
     stev_mode: str = STEV_ECMP
     watch_qps: tuple[int, ...] = ()  # destination QPs that get postcards at every hop
     grpc_host: str = "127.0.0.1"
@@ -121,6 +124,7 @@ class Controller:
         self.outside_drops: Callable[[], dict[str, dict[str, int]]] | None = None
         self._names_cookie: dict[str, int] = {}  # a backup session's names: the cookie they were read for
         self._switch_locks = {n: threading.Lock() for n in self.sessions}  # one converge at a time per switch
+        self._phase: dict[str, str] = {}  # what a converge is doing now, for converge_all's progress lines
         # two workers a switch: its converge and its counter read may both be in progress (run())
         self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
                                            thread_name_prefix="switch")
@@ -183,6 +187,7 @@ class Controller:
             # the switch's last counter read is from before the loss (a restarted switch counts from 0
             # again): not current until a read on the new session, even if no read saw the switch gone
             self.telemetry.mark_stale(name)
+            self._phase[name] = "connecting"
             s.connect(self.opts.connect_timeout_s)
             st.info.connected = True
             self.log.info("connected", extra={"fields": {"switch": name, "address": s.address,
@@ -200,10 +205,15 @@ class Controller:
             self.log.info("pushing pipeline", extra={"fields": {
                 "switch": name, "reason": "no pipeline" if cookie is None else "different pipeline",
                 "source": self.pipeline.source}})
+            self._phase[name] = "pushing pipeline"
+            t_push = time.monotonic()
             s.set_pipeline(self.pipeline)
             st.info.pipeline_pushes += 1
+            self.log.info("pipeline set", extra={"fields": {"switch": name,
+                                                            "seconds": round(time.monotonic() - t_push, 2)}})
         elif s.names is None:
             s.use_p4info(self.pipeline.p4info)
+        self._phase[name] = "reconciling"
         desired = self.desired(name)
         # a pass that repeats a refused one logs its drift (what the switch refused) at DEBUG
         res = reconcile(s, desired, logging.getLogger("controller.reconcile"),
@@ -331,10 +341,21 @@ class Controller:
                 if i + 1 < attempts:
                     wait = min(self.status[name].next_try, end) - time.monotonic()
                     if wait > 0:
+                        self._phase[name] = "waiting"  # for the progress line
                         time.sleep(wait)  # backoff between retries of an unreachable switch
             return False
 
         futs = {n: self._pool.submit(one, n) for n in self.sessions}
+        t0, pending = time.monotonic(), set(futs.values())
+        while pending:  # bounded: every switch gives up by `end` (its attempts and RPCs are bounded too)
+            pending = cf.wait(pending, timeout=self.opts.progress_interval_s)[1]
+            if pending:
+                busy: dict[str, list[str]] = {}  # phase -> the switches in it
+                for n in sorted(n for n, f in futs.items() if not f.done()):
+                    busy.setdefault(self._phase.get(n, "waiting"), []).append(n)
+                self.log.info("converging", extra={"fields": {
+                    "done": len(futs) - sum(map(len, busy.values())), "switches": len(futs),
+                    "elapsed_s": round(time.monotonic() - t0, 1), "busy": busy}})
         out = {n: f.result() for n, f in futs.items()}
         bad = sorted(n for n, ok in out.items() if not ok)
         self.log.log(logging.WARNING if bad else logging.INFO, "converge", extra={"fields": {
