@@ -519,13 +519,18 @@ class MrcRequester(Requester):
         copy it names."""
         if pkt.state != _Pkt.INFLIGHT:
             return False
-        if pkt.xmits > 1 and now_ns - max(0, service_ns) - pkt.sent_ns < self.min_rtt >> 1:
+        if pkt.xmits > 1 and now_ns - max(0, service_ns) - pkt.sent_ns < self.min_rtt >> 1 \
+                and not self._names_latest_copy(pkt, self._echo_ev):
             # a repeat (MrcResponder._rnr_repeats) for a copy before this one: the refusal it reports came
             # less than a round trip after this copy left, or before.  Judged by the send time alone (until
             # 2026-12-06), a repeat that a later SACK carried past the resend counted as the resend's
             # refusal: one more rnr_retry count -- with rnr_retry 1, RNR_RETRY_EXC_ERR and the QP in ERR
             # while the responder placed the resend and completed the message (repro/rnr_stale_repeat.py
-            # of the review) -- and a wait and a resend for nothing
+            # of the review) -- and a wait and a resend for nothing.  Unless the NAK's ev_echo names the
+            # EV this copy alone took: then it is this copy's refusal, however soon it came.  The QP's
+            # minimum RTT is learnt under load, and a resend on an idle path came back refused in 1.2 us
+            # against half of 14 us: taken for a repeat, the refused copy stayed in flight, and RACK
+            # retired its healthy EV when a later packet on it got through (fuzzer seed 120519, 2026-12-07)
             return False
         self.counters.rnr_naks_received += 1
         tries = self._rnr_tries.get(pkt.seq, 0) + 1
@@ -555,16 +560,24 @@ class MrcRequester(Requester):
 
     def _trim_of_this_copy(self, pkt: _Pkt, ev_echo: int) -> bool:
         """The ACK being processed was triggered by resent ``pkt`` arriving trimmed, on the EV (``ev_echo``)
-        its latest copy took, which the copy before it did not take: the trim of the latest copy, however
+        its latest copy took, which no copy before it took: the trim of the latest copy, however
         soon it came back and however soon after the trim before it [ours].  The time rules alone (half
         the minimum RTT, learnt under load) took such a trim for a repeat of the earlier one: in the
         simulated 63 -> 1 incast a resend trimmed at the receiver's downlink came back 10-12 us after its
         send (11 us after the first copy's trim) against a 34 us minimum RTT, was ignored, and RACK later
         retired the healthy EV it was sent on (every one of the 1-4 retirements of a run)."""
+        return self._names_latest_copy(pkt, self.qp.ev_index_of_entropy(ev_echo))
+
+    @staticmethod
+    def _names_latest_copy(pkt: _Pkt, ev_i: int) -> bool:
+        """Whether an answer about resent ``pkt`` whose ev_echo names EV ``ev_i`` can only be about its
+        latest copy: that copy took ``ev_i`` and no copy before it did (all of them known: the history is
+        not full).  A repeat the responder sends for an earlier copy (trim or RNR NAK again) names that
+        copy's EV."""
         h = pkt.hist
-        if not h or len(h) != pkt.xmits - 1:  # the copy before is not known (history full)
+        if ev_i != pkt.ev or not h or len(h) != pkt.xmits - 1:
             return False
-        return h[-1][2] != pkt.ev and self.qp.ev_index_of_entropy(ev_echo) == pkt.ev
+        return all(x[2] != ev_i for x in h)
 
     def _delivered(self, pkt: _Pkt) -> None:
         self.rack_ts = max(self.rack_ts, pkt.sent_ns)

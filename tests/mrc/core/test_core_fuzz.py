@@ -462,6 +462,18 @@ def test_fuzz_fixed_seeds(mix, mode):
         assert err is None, f"seed {seed} mode {mode} mix {mix}: {err}"
 
 
+@pytest.mark.parametrize(("seed", "mode"), [
+    # congestion only, 4 paths: an RNR NAK for a resend on an idle path came back in 1.2 us, under half
+    # the QP's minimum RTT learnt under load (14 us), and was taken for a repeat of the first copy's
+    # refusal although its ev_echo named the resend's EV; the refused copy stayed in flight and RACK
+    # retired its healthy EV when a later packet on it was acknowledged (2026-12-07)
+    (120519, "mrc"),
+])
+def test_fuzz_regression_seeds(seed, mode):
+    err, _w, _info = one(seed, mode, wall_s=60.0)
+    assert err is None, f"seed {seed} mode {mode}: {err}"
+
+
 def test_a_held_suspect_ev_waits_for_its_padded_probe_instead_of_replacing_it_for_ever():
     """One 1 Gb/s path, MTU 8192: a 1-byte write gives srtt ~6.5 us; then the first two copies of an
     8 KiB packet are lost.  The first loss makes the EV suspect and its small probe's answer lifts that;
