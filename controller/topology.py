@@ -215,9 +215,9 @@ def parse_topology(data: Any) -> Topology:
 
 
 def _no_unknown(d: dict, allowed: set[str], where: str) -> None:
-    extra = sorted(set(d) - allowed)
+    extra = sorted(str(k) for k in d if k not in allowed)  # by text: a key may be a number (1: x)
     if extra:
-        raise TopologyError(f"{where}: unknown key(s) {', '.join(map(str, extra))} "
+        raise TopologyError(f"{where}: unknown key(s) {', '.join(extra)} "
                             f"(allowed: {', '.join(sorted(allowed))})")
 
 

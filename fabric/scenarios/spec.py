@@ -269,13 +269,20 @@ class Scenario:
         return self
 
 
+def _unknown_keys(raw: dict, known: set[str]) -> list[str]:
+    """The keys of ``raw`` not in ``known``, as text, sorted: a YAML key may be a number, a boolean or
+    null (``1: x``, ``~: x``), which ``', '.join`` and ``sorted`` beside a text key refused with a
+    TypeError traceback."""
+    return sorted(str(k) for k in raw if k not in known)
+
+
 def _build(cls: type, raw: Any, where: str, conv: dict[str, Any] | None = None) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: expected a mapping")
     names = set(cls.__dataclass_fields__)
-    unknown = sorted(set(raw) - names)
+    unknown = _unknown_keys(raw, names)
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(names))})")
     kw = {}
@@ -320,7 +327,7 @@ def _fault(raw: Any, where: str) -> FaultSpec:
     except faults.FaultError as e:
         raise ScenarioError(str(e)) from None
     types = {p.name: p.type for p in kind.params}
-    unknown = sorted(set(raw) - set(types) - {"at", "kind", "duration"})
+    unknown = _unknown_keys(raw, {*types, "at", "kind", "duration"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} for {kind.name} "
                             f"(known: at, kind, duration, {', '.join(types)})")
@@ -376,7 +383,7 @@ GENERATE_KEYS = ("planes", "spines", "leaves", "hosts_per_leaf")  # controller.t
 def _generate(v: Any, where: str) -> dict[str, int]:
     """``fabric.generate``: the Clos generator's four counts (and optionally grpc_base_port), integers."""
     d = _mapping(v, where)
-    unknown = sorted(set(d) - set(GENERATE_KEYS) - {"grpc_base_port"})
+    unknown = _unknown_keys(d, {*GENERATE_KEYS, "grpc_base_port"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(GENERATE_KEYS)}, "
                             "grpc_base_port)")
@@ -441,7 +448,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
                        "evs_per_path": _num(int), "priority_queue_factor": _num(int), "linger_s": _num(float),
                        "shuffle_evs": _flag, "stev_mode": lambda v, w: str(v), "rc_path": lambda v, w: str(v)}),
     }
-    unknown = sorted(set(data) - {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
+    unknown = _unknown_keys(data, {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if "name" in data:

@@ -240,3 +240,11 @@ def test_ports_of_is_indexed_and_matches_the_links():
         assert t.ports_of(node) == sorted(e.port for e in t.iter_ends() if e.node == node)
     t.ports_of("p1l1").append(999)  # a copy: the caller cannot change the index
     assert 999 not in t.ports_of("p1l1")
+
+
+def test_a_number_key_beside_a_text_key_is_an_error_not_a_traceback(tmp_path):
+    """Unknown keys ``1`` and ``zz`` were sorted together: a TypeError traceback (int < str)."""
+    f = tmp_path / "t.yaml"
+    f.write_text("name: t\nplanes: 1\n1: x\nzz: y\n")
+    with pytest.raises(TopologyError, match=rf"^{f}:3:1: topology: unknown key\(s\) 1, zz \(allowed: "):
+        load_topology(f)

@@ -157,3 +157,20 @@ def test_an_error_in_a_scenario_file_names_its_line_and_column(tmp_path):
     # a value the file does not hold (a default) names the file alone; a document from memory keeps its names
     with pytest.raises(ScenarioError, match=r"^scenario\.traffic\.pattern: 'ring'"):
         parse_scenario({"traffic": {"pattern": "ring"}})
+
+
+def test_a_key_that_is_not_text_is_an_error_naming_it(tmp_path):
+    """YAML keys may be numbers, booleans or null (``1: x``, ``true: x``, ``~: x``): such an unknown key
+    was a TypeError traceback (``', '.join`` of an int, or ``sorted`` of an int beside a text key); it
+    is now the usual one-line error, placed in the file."""
+    f = tmp_path / "s.yaml"
+    for text, want in (("name: t\n1: x\n", f"{f}:2:1: unknown key(s) 1"),
+                       ("name: t\n1: x\nzz: y\n", f"{f}:2:1: unknown key(s) 1, zz"),
+                       ("name: t\n~: x\n", f"{f}: unknown key(s) None"),
+                       ("traffic: {pattern: all-to-all, 5: 3}\n", f"{f}:1:32: traffic: unknown key(s) 5 (known:"),
+                       ("faults:\n- {at: 1, kind: link_down, a: x, b: y, 2: z}\n", f"{f}:2:40: faults[0]: unknown key(s) 2"),
+                       ("fabric: {generate: {planes: 1, 3: 4}}\n", f"{f}:1:32: fabric.generate: unknown key(s) 3")):
+        f.write_text(text)
+        with pytest.raises(ScenarioError) as e:
+            load_scenario(f)
+        assert str(e.value).startswith(want), (text, str(e.value))
