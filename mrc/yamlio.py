@@ -136,7 +136,14 @@ def place_error(path: str | Path, msg: str, root: str = "") -> str:
     m = _KEY_PATH.match(body)
     key_path = m.group(0) if m and body[m.end():m.end() + 1] in (":", ",") else ""
     try:
-        node = yaml.compose(decode_text(Path(path).read_bytes(), p), Loader=yaml.SafeLoader)
+        text = decode_text(Path(path).read_bytes(), p)
+        if Path(path).suffix == ".json":
+            # a JSON file is read again as YAML, which refuses a tab between tokens ("found character
+            # '\t' that cannot start any token"): a tab-indented JSON plan lost its line.  Outside its
+            # strings a tab is only a space to JSON, and a JSON string holds no raw tab, so one space
+            # for each tab keeps every line and column
+            text = text.replace("\t", " ")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
     except (OSError, ValueError, yaml.YAMLError, RecursionError):
         node = None
     rest = body[len(key_path):].lstrip(":, ") if key_path else body

@@ -349,3 +349,13 @@ def test_a_plan_files_errors_name_the_line_and_column(tmp_path, controller_plans
     j.write_text('{"host": "h1",\n "gid": "fd00::1",\n "ports": {"1": {"mac": "nope"}}}')
     with pytest.raises(PlanError, match=rf"^{j}:3:17: ports\.1: "):
         load_plan(j)
+
+
+def test_a_tab_indented_json_plans_error_names_the_line(tmp_path):
+    """JSON indented with tabs (as many editors write it) is valid JSON but not YAML: re-reading it to
+    place an error failed, and the error named the file alone.  (Columns count characters, a tab
+    one, as the JSON decoder's own errors do.)"""
+    j = tmp_path / "p.json"
+    j.write_text('{\n\t"host": "h1",\n\t"gid": "fd00::1",\n\t"ports": {\n\t\t"1": {"mac": "nope"}\n\t}\n}\n')
+    with pytest.raises(PlanError, match=rf"^{j}:5:8: ports\.1: bad MAC address 'nope'"):
+        load_plan(j)
