@@ -237,7 +237,17 @@ class EvSet:
 
     def refresh_ports(self) -> None:
         """Take the entries' ports again (a REPLACE_EV may move an EV to another NIC port)."""
-        self.ports = tuple(sorted({e.port for e in self.entries}))
+        ents = self.entries
+        self.ports = tuple(sorted({e.port for e in ents}))
+        # an EV owed its turn on the port it has left is owed nothing there: dropped now, so the walk can
+        # owe it on its new port.  Kept, it stayed in ``owed_set`` until its old port could send -- never,
+        # when that port is down, the usual reason to move an EV -- and the walk, seeing it owed, let it
+        # lose every turn its new port was busy for (2 picks in 600 against ~100 for its neighbours)
+        for p, q in self.owed.items():
+            stale = [i for _, i in q if i >= len(ents) or ents[i].port != p]
+            if stale:
+                self.owed_set.difference_update(stale)
+                self.owed[p] = deque((s, i) for s, i in q if i < len(ents) and ents[i].port == p)
 
     @property
     def holds(self) -> int:

@@ -63,3 +63,23 @@ def test_an_owed_ev_that_became_unusable_loses_its_turn():
     es.rr = 0
     assert es.pick(lambda p: p == 2) == 1  # EV 0 owed; EV 2 not reached
     assert es.pick(lambda p: p == 1) == 0  # the owed EV goes first
+
+
+def test_an_owed_ev_moved_to_another_port_keeps_its_turns_there():
+    """A REPLACE_EV moves an EV off a port (typically one gone down) while the EV is owed a turn there.
+    The stale debt kept it marked as owed, so on its new port the walk never owed it again: each time
+    that port was busy the EV lost its turn -- 2 picks in 600 against ~100 for each EV beside it."""
+    ents = [EvEntry(0, 1), EvEntry(1, 2), EvEntry(2, 3), EvEntry(3, 2), EvEntry(4, 3), EvEntry(5, 2), EvEntry(6, 3)]
+    es = EvSet(7, ents)
+    es.rr = 0
+    assert es.pick(lambda p: p == 2) == 1  # EV 0 (port 1, busy) is passed and owed its turn on port 1
+    es.ports_down.add(1)  # port 1 goes down and the controller moves EV 0 to port 2 (REPLACE_EV)
+    ents[0].port = 2
+    es.refresh_ports()  # as QueuePair._sync_evs does
+    used: Counter = Counter()
+    for k in range(600):  # ports 2 and 3 have room in turn
+        i = es.pick(lambda p, f=2 + k % 2: p == f)
+        assert i >= 0 and es.entries[i].port == 2 + k % 2
+        used[i] += 1
+    on2 = [used[i] for i in (0, 1, 3, 5)]  # port 2's 300 picks, EV 0 among them (port 3's 300 over 2, 4, 6)
+    assert max(on2) - min(on2) <= 1, sorted(used.items())  # before: EV 0 2, EVs 1, 3, 5 ~99 each
