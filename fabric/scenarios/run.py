@@ -14,7 +14,7 @@ from ..faults import FaultError, check_engine, check_names
 from ..targets import DEFAULT_TARGET
 from .report import analyse, faults_not_reached
 from .runner import FabricEnv, NetnsFaults, ProgressFn, flows_for, run_traffic, topology_data
-from .spec import Scenario, ScenarioError
+from .spec import Scenario, ScenarioError, load_scenario
 
 
 def compare(mrc: dict[str, Any], rc: dict[str, Any]) -> dict[str, Any]:
@@ -136,6 +136,17 @@ class SimEngine:
 ENGINES: dict[str, type] = {"netns": NetnsEngine, "sim": SimEngine}
 
 
+def _as_in_file(sc: Scenario) -> bool:
+    """Whether ``sc`` is still what its file says (read again; on an error only).  A scenario changed
+    after it was loaded (``dataclasses.replace``, as bench/fabric_sim.py does) keeps its ``source``, and
+    its errors were placed in the file: ``count: 0`` set in code came out as ``FILE:4:51:
+    traffic.count: must be >= 1, got 0`` at a line that says ``count: 4``."""
+    try:
+        return load_scenario(sc.source) == sc
+    except (ScenarioError, OSError):
+        return False
+
+
 def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 27400, workdir: Path,
                  target: str = DEFAULT_TARGET, progress: ProgressFn | None = None, env: FabricEnv | None = None,
                  engine: str = "netns") -> dict[str, Any]:
@@ -151,7 +162,7 @@ def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 274
         sc.check()
         eng.check(sc)
     except ScenarioError as e:
-        if not sc.source:
+        if not sc.source or not _as_in_file(sc):
             raise
         raise ScenarioError(place_error(sc.source, str(e), "scenario")) from None
     with eng:

@@ -174,3 +174,25 @@ def test_a_key_that_is_not_text_is_an_error_naming_it(tmp_path):
         with pytest.raises(ScenarioError) as e:
             load_scenario(f)
         assert str(e.value).startswith(want), (text, str(e.value))
+
+
+def test_a_scenario_changed_after_loading_is_not_placed_in_its_file(tmp_path):
+    """A scenario changed in code after it was loaded (``dataclasses.replace``, as bench/fabric_sim.py
+    does) kept its file as ``source``, and run_scenario placed its errors there: ``count=0`` set in code
+    came out as ``FILE:3:22: traffic.count: must be >= 1, got 0``, pointing at a line that says
+    ``count: 4``.  Such errors name the field alone, as for a scenario built in code."""
+    import dataclasses
+
+    from mrc_fabric.scenarios import run_scenario
+
+    f = tmp_path / "s.yaml"
+    f.write_text(f"fabric: {{topology: {SMALL}}}\ntraffic:\n  count: 4\n")
+    sc = load_scenario(f)
+    for bad, want in ((dataclasses.replace(sc, traffic=dataclasses.replace(sc.traffic, count=0)),
+                       "scenario.traffic.count: must be >= 1, got 0"),
+                      (dataclasses.replace(sc, traffic=dataclasses.replace(sc.traffic, hosts=("h1", "h9"))),
+                       "scenario.traffic.hosts: unknown host(s) h9")):
+        with pytest.raises(ScenarioError) as e:
+            run_scenario(bad, engine="sim", workdir=tmp_path / "out")
+        assert str(e.value) == want
+    assert not (tmp_path / "out").exists()
