@@ -97,17 +97,26 @@ def _find(root: yaml.Node, key_path: str, rest: str) -> yaml.Mark | None:
     message about unknown keys, where the first of them is.  None when not even its first step is in
     the document (a default value's error)."""
     node, mark = root, None
-    for m in _STEP.finditer(key_path):
-        name, index = m.group(1), m.group(2)
+    steps = [(m.group(1), m.group(2)) for m in _STEP.finditer(key_path)]
+    j = 0
+    while j < len(steps):
+        name, index = steps[j]
+        child, used = None, 1
         if name is not None and isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == name), None)
+            # a key may hold dots itself (a peer "h1.rack2": peers.h1.rack2.gid): the shortest run of
+            # steps that is a key of this mapping
+            names = [n for n, _ in steps[j:]]
+            for used in range(1, (names.index(None) if None in names else len(names)) + 1):
+                want = ".".join(names[:used])
+                child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == want), None)
+                if child is not None:
+                    break
         elif index is not None and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
             child = node.value[int(index)]
-        else:
-            child = None
         if child is None:
             break
         node, mark = child, child.start_mark
+        j += used
     u = _UNKNOWN.match(rest)
     if u and isinstance(node, yaml.MappingNode):
         key = next((k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == u.group(1)), None)

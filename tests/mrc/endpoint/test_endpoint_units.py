@@ -359,3 +359,13 @@ def test_a_tab_indented_json_plans_error_names_the_line(tmp_path):
     j.write_text('{\n\t"host": "h1",\n\t"gid": "fd00::1",\n\t"ports": {\n\t\t"1": {"mac": "nope"}\n\t}\n}\n')
     with pytest.raises(PlanError, match=rf"^{j}:5:8: ports\.1: bad MAC address 'nope'"):
         load_plan(j)
+
+
+def test_a_field_under_a_dotted_key_is_placed_at_the_field(tmp_path):
+    """A peer named with dots (``h2.rack1``) gives the path ``peers.h2.rack1.gid``; split at every dot,
+    it found no key ``h2`` and placed the error where ``peers`` begins: 4:3, the line of another peer,
+    h3 (the gid is at 5:19)."""
+    f = tmp_path / "p.yaml"
+    f.write_text("host: h1\ngid: fd00::1\npeers:\n  h3: {gid: 'fd00::3'}\n  h2.rack1: {gid: bad}\n")
+    with pytest.raises(PlanError, match=rf"^{f}:5:19: peers\.h2\.rack1\.gid: not an IPv6 address: 'bad'$"):
+        load_plan(f)
