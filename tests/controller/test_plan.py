@@ -61,6 +61,13 @@ def test_leaf_intents():
         ev32 = 0xC000 << 16 | fl
         hits = [m for v, mask, m in rows if ev32 & mask == v]
         assert hits == [ev.member_for(fl)]
+    # a power-of-two member count: one row per member, the same member for every EV
+    for spines in (1, 2, 4):
+        (ev,) = build_plan(clos(2, spines, 2, 2)).switches["p1l2"].of(EvDirectMap)
+        rows = ev.ternary_entries()
+        assert len(rows) == spines and all(v & mask == v for v, mask, _ in rows)
+        for fl in range(0, 0x20000, 37):
+            assert [m for v, mask, m in rows if (0xC000 << 16 | fl) & mask == v] == [ev.member_for(fl)]
     local = {r.host for r in lf.of(HostRoute)}
     remote = {r.host for r in lf.of(HostRouteGroup)}
     assert local == {"h3", "h4"} and remote == {"h1", "h2"}

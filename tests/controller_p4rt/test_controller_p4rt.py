@@ -184,7 +184,7 @@ def test_controller_converges_every_switch(ctl, plan):
         assert len(have) == len(want), name
         assert ctl.status[name].info.pipeline_pushes == 1
     leaf = ctl.status["p1l1"].last_result
-    assert leaf.inserted > 200 and leaf.deleted == 0
+    assert leaf.inserted > 20 and leaf.deleted == 0  # routes, groups, EV-map rows, thresholds, clone session
 
 
 @pytest.mark.parametrize(("src", "dst"), [("h1", "h3"), ("h1", "h2"), ("h4", "h2")])

@@ -63,7 +63,7 @@ def test_leaf_and_spine_entities(names, plan):
     # /32 drop + 2 spine uSIDs + 2 host-port uSIDs + 4 GIDs (wiring probes need no route)
     assert _count(leaf, names, T_ROUTE_V6) == 9
     assert _count(leaf, names, T_USID_UN) == 1
-    assert _count(leaf, names, T_EV_DIRECT) == 256
+    assert _count(leaf, names, T_EV_DIRECT) == 2  # one ternary row per spine (2: a power of two)
     # defaults: route_v6 and route_v4 (drop_no_route, not const) and switch_info
     assert (len(leaf.members), len(leaf.groups), len(leaf.defaults), len(leaf.pre)) == (2, 1, 3, 1)
     spine = desired_state(names, plan.switches["p1s1"])
@@ -146,7 +146,7 @@ def test_describe_entity_names_the_key_and_action(names, plan):
     assert "route_v6 dst_addr=fc00::/32 -> drop_usid_unknown()" in texts
     assert ("route_v6 dst_addr=fc00:0:1101::/48 -> set_next_hop(port=1, dst_mac=02:00:11:01:00:01, "
             "src_mac=02:00:21:01:00:01)") in texts
-    assert "ev_direct group_id=1 ev=0&&&255 priority=1 -> set_next_hop(port=1, dst_mac=02:00:11:01:00:01, " \
+    assert "ev_direct group_id=1 ev=0&&&1 priority=1 -> set_next_hop(port=1, dst_mac=02:00:11:01:00:01, " \
            "src_mac=02:00:21:01:00:01)" in texts
     assert "group 1 -> members [1001, 1002]" in texts and "ecmp_select group_id=1 -> group_id 1" in texts
 
@@ -181,7 +181,7 @@ def test_no_entry_of_any_switch_points_at_the_cpu(names, plan):
                 seen += 1
                 port = next(p.value for p in act.params if p.param_id == port_id)
                 assert port != canonical(255), (name, e)
-    assert seen > 100  # the check looked at every next hop of the fabric
+    assert seen >= 64  # the check looked at every next hop of the fabric (routes, members, EV-map rows)
 
 
 def test_probe_frame_round_trip():
