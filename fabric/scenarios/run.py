@@ -167,9 +167,9 @@ def run_scenario(sc: Scenario, *, prefix: str = "scn", grpc_base_port: int = 274
         raise ScenarioError(place_error(sc.source, str(e), "scenario")) from None
     with eng:
         runs = {m: eng.run(sc, m, progress) for m in sc.modes}
+        setup = eng.setup()
     for r in runs.values():  # every engine: a fault due after the run's end is named in the report
         r.setdefault("faults_not_reached", faults_not_reached(sc.faults, r["faults"]))
-        setup = eng.setup()
     target = eng.target
     metrics = {m: analyse(r, sc.measure.bin_ms, sc.measure.sample_ms) for m, r in runs.items()}
     out = {"scenario": dataclasses.asdict(sc), "engine": engine, "target": target, "setup": setup,
