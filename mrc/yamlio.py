@@ -92,6 +92,11 @@ _STEP = re.compile(r"\.?([\w-]+)|\[(\d+)\]")
 _UNKNOWN = re.compile(r"unknown key\(s\) ([^\s,]+)")
 
 
+def _entry(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    """The (key node, value node) of text key ``key`` in a composed mapping, or None."""
+    return next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+
+
 def _find(root: yaml.Node, key_path: str, rest: str) -> yaml.Mark | None:
     """Where the value at ``key_path`` (``traffic.pattern``, ``faults[2].kind``) is written; for a
     message about unknown keys, where the first of them is.  None when not even its first step is in
@@ -107,9 +112,9 @@ def _find(root: yaml.Node, key_path: str, rest: str) -> yaml.Mark | None:
             # steps that is a key of this mapping
             names = [n for n, _ in steps[j:]]
             for used in range(1, (names.index(None) if None in names else len(names)) + 1):
-                want = ".".join(names[:used])
-                child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == want), None)
-                if child is not None:
+                kv = _entry(node, ".".join(names[:used]))
+                if kv is not None:
+                    child = kv[1]
                     break
         elif index is not None and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
             child = node.value[int(index)]
@@ -119,9 +124,9 @@ def _find(root: yaml.Node, key_path: str, rest: str) -> yaml.Mark | None:
         j += used
     u = _UNKNOWN.match(rest)
     if u and isinstance(node, yaml.MappingNode):
-        key = next((k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == u.group(1)), None)
-        if key is not None:
-            mark = key.start_mark
+        kv = _entry(node, u.group(1))
+        if kv is not None:
+            mark = kv[0].start_mark
     return mark
 
 

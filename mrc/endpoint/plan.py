@@ -236,20 +236,19 @@ def load_plan(path: str | Path) -> HostPlan:
         raw = p.read_bytes()
     except OSError as exc:
         raise PlanError(f"{p}: {exc.strerror or exc}") from None
+    json_file = p.suffix == ".json"
     try:  # the topologies' and scenarios' reader: one line naming the file, duplicate keys refused
         text = decode_text(raw, str(p))
-        if p.suffix != ".json":
-            data = load_yaml(text, str(p))
+        data = None if json_file else load_yaml(text, str(p))
     except YamlFileError as exc:
         raise PlanError(str(exc)) from None
-    if p.suffix != ".json":
-        return _parse_file(data, p)
-    try:
-        data = json.loads(text, object_pairs_hook=_json_pairs)
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-    except (ValueError, RecursionError) as exc:
-        raise PlanError(f"{p}: not valid JSON: {' '.join(str(exc).split()) or 'nested too deeply'}") from None
+    if json_file:
+        try:
+            data = json.loads(text, object_pairs_hook=_json_pairs)
+        except json.JSONDecodeError as exc:
+            raise PlanError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:
+            raise PlanError(f"{p}: not valid JSON: {' '.join(str(exc).split()) or 'nested too deeply'}") from None
     return _parse_file(data, p)
 
 
