@@ -33,7 +33,7 @@ import grpc
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from softswitch.runtime import SwitchState
+from softswitch.runtime import SwitchState, wire
 from softswitch.runtime.digests import DigestListOut
 from softswitch.runtime.errors import Code, P4RuntimeError
 
@@ -196,8 +196,12 @@ class P4RuntimeServer:
                  on_packet_out: Callable[[bytes], None], address: str = "127.0.0.1:9559",
                  on_commit: Callable[[object], None] | None = None, max_workers: int | None = None,
                  limits: Limits | None = None,
-                 egress_ports: Callable[[], Collection[int] | None] | None = None) -> None:
+                 egress_ports: Callable[[], Collection[int] | None] | None = None,
+                 encoded_reads: bool = True) -> None:
         self.device_id = device_id
+        # a Read's answer built from kept encodings (``SwitchState.read_wire``), or, False, from
+        # messages as until 2026-12-07 (bench/softswitch_reads.py compares the two)
+        self.encoded_reads = encoded_reads
         self.address = address
         self._loader = pipeline_loader
         self._on_packet_out = on_packet_out
@@ -235,7 +239,14 @@ class P4RuntimeServer:
                                       # gRPC sets SO_REUSEPORT by default: a second switch on the same
                                       # address would bind too and take a share of the connections
                                       ("grpc.so_reuseport", 0)])
-        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(_Servicer(self), server)
+        servicer = _Servicer(self)
+        # Read yields its responses already encoded: this handler, found before the generated one,
+        # hands them to gRPC as they are (no response serializer)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
+            "Read": grpc.unary_stream_rpc_method_handler(
+                servicer.Read, request_deserializer=p4runtime_pb2.ReadRequest.FromString,
+                response_serializer=None)}),))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError:  # grpcio >= 1.5x raises where older ones returned 0
@@ -599,6 +610,13 @@ class P4RuntimeServer:
             return sum(self._streams.values())
 
 
+def _read_response(entities: list, encoded: bool) -> bytes:
+    """A ReadResponse's bytes: its ``entities`` (field 1, repeated) one after the other."""
+    if encoded:
+        return b"".join([wire.field(wire.TAG_RESPONSE_ENTITY, b) for b in entities])
+    return p4runtime_pb2.ReadResponse(entities=entities).SerializeToString()
+
+
 class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def __init__(self, srv: P4RuntimeServer) -> None:
         self.srv = srv
@@ -642,9 +660,11 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             abort_batch(context, results)
         return p4runtime_pb2.WriteResponse()
 
-    def Read(self, request, context) -> Iterator[p4runtime_pb2.ReadResponse]:
+    def Read(self, request, context) -> Iterator[bytes]:
         """Answer in units (``reads.read_units``) taking the lock per unit, streaming responses of
-        at most READ_CHUNK entities; at most ``max_concurrent_reads`` Reads run at once."""
+        at most READ_CHUNK entities; at most ``max_concurrent_reads`` Reads run at once.  Each
+        response is yielded encoded (the Read handler has no serializer): from the entities'
+        encodings (``SwitchState.read_wire``), or with ``encoded_reads`` off from messages."""
         srv = self.srv
         self._check_device(request.device_id, context)
         self._check_role(request, context)  # a Read filters by role: one that does not exist, as for a Write
@@ -655,7 +675,9 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             p = srv._rw_target()
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
-            out: list[p4runtime_pb2.Entity] = []
+            encoded = srv.encoded_reads
+            read = p.state.read_wire if encoded else p.state.read
+            out: list = []  # encoded Entities (or Entity messages)
             sent = False
             try:
                 for ent in request.entities:
@@ -668,17 +690,17 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                                 raise P4RuntimeError(Code.ABORTED, "the forwarding pipeline changed during "
                                                      "the Read")
                             for e in unit:
-                                out += p.state.read(e)
+                                out += read(e)
                         while len(out) >= READ_CHUNK:
                             chunk, out = out[:READ_CHUNK], out[READ_CHUNK:]
                             sent = True
-                            yield p4runtime_pb2.ReadResponse(entities=chunk)
+                            yield _read_response(chunk, encoded)
             except P4RuntimeError as err:
                 if out:  # what was read before the failing request goes first, as from PI
-                    yield p4runtime_pb2.ReadResponse(entities=out)
+                    yield _read_response(out, encoded)
                 abort(context, err)
             if out or not sent:
-                yield p4runtime_pb2.ReadResponse(entities=out)
+                yield _read_response(out, encoded)
         finally:
             srv._reads.release()
 

@@ -35,6 +35,7 @@ class Entry:
         "since_ns",
         "spec",
         "value",
+        "wire",
     )
 
     def __init__(self, spec: tuple, priority: int, rank: int) -> None:
@@ -48,7 +49,8 @@ class Entry:
         self.oneshot = False
         self.cnt = 0
         self.meter: TrTcm | None = None
-        self.msg = p4runtime_pb2.TableEntry()
+        self.msg = p4runtime_pb2.TableEntry()  # replaced, never changed in place, by a write
+        self.wire: tuple | None = None  # (msg, its encoding): kept by ``wire.table_entry_bytes``
         self.is_const = False
         self.since_ns = 0  # last hit (monotonic ns; set at insert, then by the data plane of
         # idle-timeout tables on every hit)

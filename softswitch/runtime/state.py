@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from p4.config.v1 import p4info_pb2, p4types_pb2
 from p4.v1 import p4runtime_pb2
 
+from . import wire
 from .action_profiles import ActionProfileState, profile_actions
 from .actions import ActionInfo
-from .counters import CounterState, DirectCounterState, fill_counter_data
+from .counters import CounterState, DirectCounterState, fill_counter_data, unpack_cell
 from .digests import DigestState
 from .errors import P4InfoError, P4RuntimeError, invalid, not_found, unimplemented
 from .meters import DirectMeterState, MeterState, parse_config
@@ -368,6 +369,55 @@ class SwitchState:
             raise invalid("read entity has no type")
         else:
             raise unimplemented(f"reading {kind} is not supported")
+        return out
+
+    def read_wire(self, ent: p4runtime_pb2.Entity) -> list[bytes]:
+        """``read`` as encoded Entity messages, the same bytes ``SerializeToString`` gives for each
+        (the same errors, raised at the same point).  Table entries, direct counters and counters
+        are encoded from kept parts (``wire``: no message objects); other kinds are ``read`` and
+        serialized."""
+        kind = ent.WhichOneof("entity")
+        if kind == "direct_counter_entry":
+            return self._read_direct(ent.direct_counter_entry.table_entry, "direct_counter",
+                                     self._wire_direct_counter)
+        if kind == "table_entry":
+            te = ent.table_entry
+            out: list[bytes] = []
+            for t in self._select(self.tables, te.table_id, "table"):
+                out += t.read_wire(te)
+            return out
+        if kind == "counter_entry":
+            c = ent.counter_entry
+            out = []
+            for st in self._select(self.counters, c.counter_id, "counter"):
+                out += self._wire_counter(st, _cell(c, c.counter_id))
+            return out
+        return [e.SerializeToString() for e in self.read(ent)]
+
+    def _wire_direct_counter(self, table: TableState, te: p4runtime_pb2.TableEntry) -> list[bytes]:
+        unit = table.direct_counter.unit
+        out = []
+        for en in self._entries_for(table, te):
+            b = wire.direct_counter_entity(en, unit)
+            if b is None:  # a count out of the int64 range: what the message path does with it
+                e = p4runtime_pb2.Entity()
+                d = e.direct_counter_entry
+                d.table_entry.CopyFrom(en.msg)
+                fill_counter_data(d.data, unit, en.counter[0], en.counter[1])
+                b = e.SerializeToString()
+            out.append(b)
+        return out
+
+    def _wire_counter(self, st: CounterState, idx: int | None) -> list[bytes]:
+        if idx is not None:
+            st.check_index(idx)
+        out = []
+        sid, unit, cells = st.id, st.unit, st.cells
+        for i in range(st.size) if idx is None else [idx]:
+            b = wire.counter_entity(sid, i, unit, *unpack_cell(cells[i]))
+            if b is None:
+                b = self._read_counter(st, i)[0].SerializeToString()
+            out.append(b)
         return out
 
     def _read_extern(self, x: p4runtime_pb2.ExternEntry) -> list[p4runtime_pb2.Entity]:

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
+from . import wire
 from .action_profiles import ActionProfileState
 from .actions import ActionInfo, ActionSet
 from .counters import DirectCounterState, fill_counter_data
@@ -461,7 +462,7 @@ class TableState:
             raise not_found(f"{self.what}: entry not found")
         return e
 
-    def read(self, req: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.Entity]:
+    def _selected(self, req: p4runtime_pb2.TableEntry) -> list[Entry]:
         """Entries selected by a (possibly wildcard) TableEntry of a ReadRequest."""
         if req.is_default_action and (len(req.match) or req.priority):
             raise invalid(f"{self.what} default entry: match must be empty and priority 0")
@@ -487,6 +488,23 @@ class TableState:
         if req.HasField("action") and req.action.WhichOneof("type") == "action" and req.action.action.action_id:
             aid = req.action.action.action_id
             selected = [e for e in selected if e.msg.action.action.action_id == aid]
+        return selected
+
+    def read(self, req: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.Entity]:
+        """Entries selected by a (possibly wildcard) TableEntry of a ReadRequest."""
+        return self._entities(self._selected(req), req)
+
+    def read_wire(self, req: p4runtime_pb2.TableEntry) -> list[bytes]:
+        """``read`` as encoded Entity messages (``wire``): an entry's kept encoding when the request
+        asks for none of the per-read fields (counter data, meter config and counters, time since
+        the last hit), else the messages ``read`` builds, serialized."""
+        selected = self._selected(req)
+        if req.HasField("counter_data") or req.HasField("meter_config") or req.HasField("meter_counter_data") \
+                or req.HasField("time_since_last_hit"):
+            return [ent.SerializeToString() for ent in self._entities(selected, req)]
+        return [wire.field(wire.TAG_TABLE_ENTRY, wire.table_entry_bytes(e)) for e in selected]
+
+    def _entities(self, selected: list[Entry], req: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.Entity]:
         out = []
         now = time.monotonic_ns()
         for e in selected:
