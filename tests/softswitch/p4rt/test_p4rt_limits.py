@@ -126,13 +126,21 @@ def test_stream_that_never_arbitrates_is_closed():
 
 
 class _SlowReadState(SwitchState):
-    """A SwitchState that tells when a Read is under way (the server lock is held then)."""
+    """A SwitchState that tells when a Read is under way (the server lock is held then), and whose
+    reads of a cell take 0.2 ms or more: a cell read from its encoding takes ~3 us (since
+    2026-12-07), too little for a Write to land inside the Read, as it did with the messages."""
 
     reading = threading.Event()
 
     def read(self, ent):
         self.reading.set()
+        time.sleep(0.0002)
         return super().read(ent)
+
+    def read_wire(self, ent):
+        self.reading.set()
+        time.sleep(0.0002)
+        return super().read_wire(ent)
 
 
 def test_wildcard_read_does_not_hold_up_a_write():
