@@ -45,7 +45,7 @@ from controller.mapping import (
     P4Names,
     desired_state,
 )
-from controller.p4contract import CPU_PORT
+from controller.p4contract import CPU_PORT, T_INGRESS_ROUTING_EV_DIRECT
 from controller.topogen import clos
 from mrc_fabric.targets import DEFAULT_PROGRAM
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
@@ -201,7 +201,7 @@ def main() -> int:
         req = poll_request(names, ports)
         path = Path(tmp) / "poll.bin"
         path.write_bytes(req.SerializeToString())
-        ev = state.table("ingress.routing.ev_direct")
+        ev = state.table(T_INGRESS_ROUTING_EV_DIRECT)
         print(f"leaf p1l1 of {args.spines} spines: {len(ev)} EV-map rows, a poll of {len(req.entities)} "
               f"requested entities")
         if args.split:
