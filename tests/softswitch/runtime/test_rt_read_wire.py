@@ -45,6 +45,10 @@ def _populate(s: SwitchState, bl: Builder) -> None:
             kw["controller_metadata"] = i
         s.write(update(INSERT, table_entry=bl.entry("l2", {"dst_mac": 0x020000000000 + i},
                                                     bl.action("MyIngress.set_port", dmac=i, port=i % 7), **kw)))
+    for i, size in ((40, 200), (41, 20000)):  # entities past 1- and 2-byte length varints
+        s.write(update(INSERT, table_entry=bl.entry("l2", {"dst_mac": 0x020000000000 + i},
+                                                    bl.action("MyIngress.set_port", dmac=i, port=1),
+                                                    metadata=b"x" * size)))
     for i in range(130):  # acl: ternary/range/optional with priorities (ties too), a direct meter
         m = {"h.ipv6.next_hdr": (i & 0xFF, 0xFF), "h.udp.dport": (i, 1000 + i)}
         if i % 2:
@@ -193,6 +197,7 @@ def test_every_read_shape_is_the_message_answer(sb):
     shapes = _shapes(s, bl)
     counts = [_same(s, e) for e in shapes]
     assert sum(counts) > 3000 and counts.count(0) >= 10  # it compared entities and errors
+    assert max(len(b) for b in s.read_wire(pb.Entity(table_entry=pb.TableEntry()))) > 1 << 14
 
 
 def test_after_writes_and_counting_the_answer_follows(sb):
