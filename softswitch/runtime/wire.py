@@ -48,10 +48,10 @@ def int64(n: int) -> bytes:
     return varint(n + _U64 if n < 0 else n)
 
 
-def in_int64(*values: int) -> bool:
-    """Whether every value fits an int64 (protobuf refuses others: the caller then takes the message
+def in_int64(a: int, b: int) -> bool:
+    """Whether both values fit an int64 (protobuf refuses others: the caller then takes the message
     path, which fails as it always did)."""
-    return all(-_I63 <= v < _I63 for v in values)
+    return -_I63 <= a < _I63 and -_I63 <= b < _I63
 
 
 def counter_data(unit: int, nbytes: int, npackets: int) -> bytes | None:
@@ -91,7 +91,7 @@ def direct_counter_entity(e, unit: int) -> bytes | None:
 
 def counter_entity(counter_id: int, index: int, unit: int, nbytes: int, npackets: int) -> bytes | None:
     """The Entity of one counter cell (CounterEntry with counter_id, index and data set)."""
-    if not in_int64(nbytes, npackets, index) or index < 0:
+    if not in_int64(nbytes, npackets) or not 0 <= index < _I63:
         return None
     cd = counter_data(unit, nbytes, npackets)
     body = b"\x08" + varint(counter_id) + field(b"\x12", b"\x08" + varint(index) if index else b"")
