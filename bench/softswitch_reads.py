@@ -99,24 +99,24 @@ def give_counts(state) -> None:
 
 def split(state, req: pb.ReadRequest, reps: int = 5) -> dict[str, float]:
     """Thread CPU (ms per poll) of the message path's steps and of the encoded path, no gRPC."""
-    from softswitch.p4rt.reads import read_units
+    from softswitch.p4rt.reads import answer, read_units
     from softswitch.p4rt.server import _read_response
 
-    units = [e for ent in req.entities for unit in read_units(state, ent) for e in unit]
+    units = [u for ent in req.entities for u in read_units(state, ent)]
     c0 = time.thread_time()
-    _read_response([x for e in units for x in state.read_wire(e)], True)  # keeps the entries' encodings
+    _read_response([x for u in units for x in answer(state, u, True)], True)  # keeps the entries' encodings
     first = (time.thread_time() - c0) * 1e3
     t = {"build entities (state.read)": 0.0, "copy into ReadResponse": 0.0, "serialize": 0.0,
-         "encoded (read_wire + join)": 0.0, "encoded, first after writes": first}
+         "encoded (read_wire, join)": 0.0, "encoded, first after writes": first}
     for _ in range(reps):
         c0 = time.thread_time()
-        ents = [x for e in units for x in state.read(e)]
+        ents = [x for u in units for x in answer(state, u, False)]
         c1 = time.thread_time()
         resp = pb.ReadResponse(entities=ents)
         c2 = time.thread_time()
         resp.SerializeToString()
         c3 = time.thread_time()
-        _read_response([x for e in units for x in state.read_wire(e)], True)
+        _read_response([x for u in units for x in answer(state, u, True)], True)
         c4 = time.thread_time()
         for k, d in zip(t, (c1 - c0, c2 - c1, c3 - c2, c4 - c3), strict=False):
             t[k] += d * 1e3 / reps

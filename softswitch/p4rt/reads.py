@@ -9,10 +9,15 @@ of each unit as soon as it has them, so a Write waits for at most one unit.
 
 The result is not one atomic snapshot across units (the P4Runtime spec does not require one: a
 Read is answered as a stream of ReadResponses); every single entity is consistent.
+
+``answer`` reads one unit, as encoded entities (``SwitchState.read_wire``) or as messages.  The
+cells of a wildcard counter Read are a unit of their own kind (``Cells``): encoded, they are read
+at once, without a request message per cell (one took ~20 us to build, more than the cell's answer).
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from p4.v1 import p4runtime_pb2
 
@@ -25,9 +30,47 @@ _ARRAYS = {"counter_entry": ("counters", "counter_id"), "meter_entry": ("meters"
            "register_entry": ("registers", "register_id")}
 
 
-def read_units(state: SwitchState, ent: p4runtime_pb2.Entity,
-               cells: int = CELLS_PER_UNIT) -> Iterator[list[p4runtime_pb2.Entity]]:
-    """Yield lists of request entities; reading each list under the lock answers part of ``ent``.
+@dataclass(frozen=True, slots=True)
+class Cells:
+    """Cells ``lo`` .. ``hi - 1`` of the counter ``counter_id``, of the wildcard Read ``request`` (a
+    CounterEntry, whose other fields each cell's request keeps)."""
+
+    request: p4runtime_pb2.CounterEntry
+    counter_id: int
+    lo: int
+    hi: int
+
+    def entities(self) -> list[p4runtime_pb2.Entity]:
+        """The request entity of each cell (what the message path reads)."""
+        unit = []
+        for i in range(self.lo, self.hi):
+            e = p4runtime_pb2.Entity()
+            e.counter_entry.CopyFrom(self.request)
+            e.counter_entry.counter_id = self.counter_id
+            e.counter_entry.index.index = i
+            unit.append(e)
+        return unit
+
+
+Unit = list[p4runtime_pb2.Entity] | Cells
+
+
+def answer(state: SwitchState, unit: Unit, encoded: bool) -> list:
+    """The entities answering ``unit``: encoded Entity messages (``encoded``) or Entity messages."""
+    if isinstance(unit, Cells):
+        if encoded:
+            return state.read_counter_cells_wire(unit.counter_id, unit.lo, unit.hi)
+        unit = unit.entities()
+    read = state.read_wire if encoded else state.read
+    out: list = []
+    for e in unit:
+        out += read(e)
+    return out
+
+
+def read_units(state: SwitchState, ent: p4runtime_pb2.Entity, cells: int = CELLS_PER_UNIT) -> Iterator[Unit]:
+    """Yield units (lists of request entities, or ``Cells``); reading each under the lock answers
+    part of ``ent`` (``answer``).
 
     Invalid requests are passed through unchanged so that ``SwitchState.read`` reports them."""
     kind = ent.WhichOneof("entity")
@@ -44,6 +87,9 @@ def read_units(state: SwitchState, ent: p4runtime_pb2.Entity,
             return
         for arr in ([named[oid]] if oid else list(named.values())):
             for lo in range(0, arr.size, cells):
+                if kind == "counter_entry":
+                    yield Cells(sub, arr.id, lo, min(lo + cells, arr.size))
+                    continue
                 unit = []
                 for i in range(lo, min(lo + cells, arr.size)):
                     e = p4runtime_pb2.Entity()

@@ -40,7 +40,7 @@ from softswitch.runtime.errors import Code, P4RuntimeError
 from .arbitration import Arbiter, Controller, Notice
 from .errors import abort, abort_batch
 from .packet_io import ControllerHeader, controller_headers
-from .reads import read_units
+from .reads import answer, read_units
 
 log = logging.getLogger("softswitch.p4rt")
 
@@ -676,7 +676,6 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             if p is None:
                 abort(context, P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline is set"))
             encoded = srv.encoded_reads
-            read = p.state.read_wire if encoded else p.state.read
             out: list = []  # encoded Entities (or Entity messages)
             sent = False
             try:
@@ -689,8 +688,7 @@ class _Servicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             if srv._rw_target() is not p:
                                 raise P4RuntimeError(Code.ABORTED, "the forwarding pipeline changed during "
                                                      "the Read")
-                            for e in unit:
-                                out += read(e)
+                            out += answer(p.state, unit, encoded)
                         while len(out) >= READ_CHUNK:
                             chunk, out = out[:READ_CHUNK], out[READ_CHUNK:]
                             sent = True

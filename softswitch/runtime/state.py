@@ -390,7 +390,10 @@ class SwitchState:
             c = ent.counter_entry
             out = []
             for st in self._select(self.counters, c.counter_id, "counter"):
-                out += self._wire_counter(st, _cell(c, c.counter_id))
+                idx = _cell(c, c.counter_id)
+                if idx is not None:
+                    st.check_index(idx)
+                out += self._wire_counter(st, range(st.size) if idx is None else (idx,))
             return out
         return [e.SerializeToString() for e in self.read(ent)]
 
@@ -408,12 +411,18 @@ class SwitchState:
             out.append(b)
         return out
 
-    def _wire_counter(self, st: CounterState, idx: int | None) -> list[bytes]:
-        if idx is not None:
-            st.check_index(idx)
+    def read_counter_cells_wire(self, counter_id: int, lo: int, hi: int) -> list[bytes]:
+        """Cells ``lo`` .. ``hi - 1`` of a counter as ``read_wire`` answers a read of each by index."""
+        st = self._lookup(self.counters, counter_id, "counter")
+        if hi > lo:
+            st.check_index(lo)
+            st.check_index(hi - 1)
+        return self._wire_counter(st, range(lo, hi))
+
+    def _wire_counter(self, st: CounterState, indices: Iterable[int]) -> list[bytes]:
         out = []
         sid, unit, cells = st.id, st.unit, st.cells
-        for i in range(st.size) if idx is None else [idx]:
+        for i in indices:
             b = wire.counter_entity(sid, i, unit, *unpack_cell(cells[i]))
             if b is None:
                 b = self._read_counter(st, i)[0].SerializeToString()

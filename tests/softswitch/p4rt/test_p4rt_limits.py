@@ -142,6 +142,11 @@ class _SlowReadState(SwitchState):
         time.sleep(0.0002)
         return super().read_wire(ent)
 
+    def read_counter_cells_wire(self, counter_id, lo, hi):
+        self.reading.set()
+        time.sleep(0.0002 * (hi - lo))
+        return super().read_counter_cells_wire(counter_id, lo, hi)
+
 
 def test_wildcard_read_does_not_hold_up_a_write():
     """Finding 3: a Write from the primary waited behind a whole wildcard Read."""

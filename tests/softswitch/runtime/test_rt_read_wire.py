@@ -9,6 +9,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2 as pb
 from rt_helpers import DELETE, INSERT, MODIFY, Builder, load_p4info, update
 
+from softswitch.p4rt.reads import Cells, answer, read_units
 from softswitch.p4rt.server import READ_CHUNK, SFPC, P4RuntimeServer
 from softswitch.runtime import P4RuntimeError, SwitchState, wire
 from softswitch.runtime.counters import ONE_PACKET, fill_counter_data, pack_cell
@@ -198,6 +199,25 @@ def test_every_read_shape_is_the_message_answer(sb):
     counts = [_same(s, e) for e in shapes]
     assert sum(counts) > 3000 and counts.count(0) >= 10  # it compared entities and errors
     assert max(len(b) for b in s.read_wire(pb.Entity(table_entry=pb.TableEntry()))) > 1 << 14
+
+
+def test_the_servers_units_answer_the_same(sb):
+    """As the server reads: each requested entity in units (``read_units``), each unit answered
+    encoded or as messages (``answer``; a wildcard counter Read's cells at once when encoded)."""
+    s, bl = sb
+    cells = 0
+    for ent in _shapes(s, bl):
+        for unit in read_units(s, ent, cells=100):
+            cells += isinstance(unit, Cells)
+            try:
+                slow = answer(s, unit, False)
+            except P4RuntimeError as err:
+                with pytest.raises(P4RuntimeError) as fast_err:
+                    answer(s, unit, True)
+                assert (fast_err.value.code, fast_err.value.message) == (err.code, err.message)
+                continue
+            assert answer(s, unit, True) == [e.SerializeToString() for e in slow], ent
+    assert cells >= 20  # the wildcard counter Reads were split into cell ranges
 
 
 def test_after_writes_and_counting_the_answer_follows(sb):
