@@ -1,4 +1,5 @@
-"""Read answers as protobuf wire bytes, built without message objects (docs/softswitch.md, "Reads").
+"""Read answers as protobuf wire bytes, built without message objects (docs/softswitch.md, "Reads from kept
+encodings").
 
 With pure-Python protobuf (the one p4runtime-shell 0.0.6 pins) answering a Read cost ~300 us of CPU
 per entity, a third each building the Entity (a ``CopyFrom`` of the stored TableEntry), copying it
@@ -7,7 +8,7 @@ the switch's CPU while its packet loop waited for the GIL.  An entry's TableEntr
 place (a write stores a new message on the entry), so its encoding is kept with the entry, checked
 by identity against ``entry.msg``; a Read of direct counters or entries joins those bytes with the
 few varints that change between Reads.  The bytes are what ``SerializeToString`` writes (the same
-fields, in field-number order: tests/softswitch/runtime/test_read_wire.py compares them).
+fields, in field-number order: tests/softswitch/runtime/test_rt_read_wire.py compares them).
 """
 from __future__ import annotations
 
