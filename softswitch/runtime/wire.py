@@ -1,5 +1,5 @@
-"""Read answers as protobuf wire bytes, built without message objects (docs/softswitch.md, "Reads from kept
-encodings").
+"""Read answers as protobuf wire bytes, built without message objects (docs/softswitch.md,
+"Reads from kept encodings").
 
 With pure-Python protobuf (the one p4runtime-shell 0.0.6 pins) answering a Read cost ~300 us of CPU
 per entity, a third each building the Entity (a ``CopyFrom`` of the stored TableEntry), copying it
