@@ -101,9 +101,12 @@ def acceptance(res: dict[str, dict], target: str) -> list[tuple[bool | None, str
                    (f"link-failure MRC run: {sp['retired_crossing']} EVs retired on the failed link, "
                     f"{sp['retired_healthy']} on healthy paths (bar: 0 healthy)")))
     for x in res["a2a_fail"]["mrc"]["recovery"]:
-        rtts = x.get("goodput_recovery_rtts")
+        # checked on the 20 ms window at any phase (the bins' grid adds 0-20 ms, 0-0.3 RTTs, to a figure
+        # by where the failure falls against it: docs/demo.md "How recovery is measured"); both printed
+        rtts = x.get("goodput_recovery_sliding_rtts")
         checks.append((rtts is not None and rtts <= RECOVERY_RTTS,
-                       f"MRC goodput recovery after {x['fault']}: {rtts} RTTs (bar: <= {RECOVERY_RTTS:g})"))
+                       (f"MRC goodput recovery after {x['fault']}: {rtts} RTTs (20 ms window at any phase; "
+                        f"{x.get('goodput_recovery_rtts')} RTTs in fixed 20 ms bins) (bar: <= {RECOVERY_RTTS:g})")))
     checks.append((mi["latency_us"]["p99"] <= ri["latency_us"]["p99"],
                    (f"incast 3->1 p99: MRC {mi['latency_us']['p99'] / 1000:.1f} ms <= RC "
                     f"{ri['latency_us']['p99'] / 1000:.1f} ms")))
@@ -157,6 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     stalled = m["stalled_until_end"] or r["stalled_until_end"]
     rows.append(("goodput recovery after the link failure (80%, 20 ms bins)", rec(m), rec(r),
                  "n/a" if stalled else _ratio(m["goodput_recovery_s"], r["goodput_recovery_s"])))
+
+    def rec_any_phase(x: dict) -> str:  # the acceptance line's figure: not held to the bins' grid
+        sl, sl_rtts = x.get("goodput_recovery_sliding_s"), x.get("goodput_recovery_sliding_rtts")
+        if sl is None:
+            return "not recovered"
+        return f"{sl * 1000:.0f} ms" + (f" ({sl_rtts:g} RTTs)" if sl_rtts is not None else "")
+    rows.append(("  the same, 20 ms window at any phase (the line's figure)", rec_any_phase(m), rec_any_phase(r),
+                 "n/a" if stalled else _ratio(m.get("goodput_recovery_sliding_s"), r.get("goodput_recovery_sliding_s"))))
     stall_rtts = f" ({m['max_flow_stall_rtts']:g} RTTs)" if m.get("max_flow_stall_rtts") is not None else ""
     rows.append(("longest flow stall after the link failure", f"{m['max_flow_stall_s'] * 1000:.0f} ms{stall_rtts}",
                  f"{r['max_flow_stall_s'] * 1000:.0f} ms" + (" (until the end)" if r["stalled_until_end"] else ""),

@@ -110,6 +110,92 @@ def goodput_recovery(bins: list[tuple[float, float]], bin_s: float, t_fault: flo
     return out
 
 
+def acked_curve(run: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """The run's acknowledged bytes summed over its flows, as a piecewise-linear curve: (times s, bytes)
+    at every sample instant of any host.  Each flow's counter is interpolated linearly between its own
+    samples (0 before its first, its last value after its last), so the sum is exact at those instants
+    and linear between them."""
+    ser = [s for s in _series(run).values() if s]
+    ts = sorted({t for s in ser for t, _ in s})
+    acc = [0.0] * len(ts)
+    for s in ser:
+        j = 0
+        for i, t in enumerate(ts):  # both in time order: one pass per flow
+            while j < len(s) and s[j][0] <= t:
+                j += 1
+            if j == 0:
+                continue
+            if j == len(s):
+                acc[i] += s[-1][1]
+                continue
+            (t0, v0), (t1, v1) = s[j - 1], s[j]
+            acc[i] += v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return ts, acc
+
+
+def _curve_at(ts: list[float], ys: list[float], t: float) -> float:
+    """A piecewise-linear curve's value at ``t`` (flat before its first and after its last point)."""
+    i = bisect_right(ts, t)
+    if i == 0:
+        return ys[0] if ys else 0.0
+    if i == len(ts):
+        return ys[-1]
+    t0, t1 = ts[i - 1], ts[i]
+    return ys[i - 1] + (ys[i] - ys[i - 1]) * (t - t0) / (t1 - t0)
+
+
+def goodput_recovery_sliding(run: dict[str, Any], window_s: float, t_fault: float, horizon: float,
+                             ref: float) -> dict[str, Any]:
+    """:func:`goodput_recovery` with the same window width but at any phase: the goodput at time ``t`` is
+    the acknowledged bytes of the window ``[t - window_s, t]`` (from :func:`acked_curve`) over its width.
+
+    The dip is the lowest such window that overlaps ``[t_fault, horizon)`` (the last of several as low:
+    two full stalls with a burst between them are one dip); recovery is the first ``t``
+    after it whose window reaches ``RECOVERED_FRACTION`` of ``ref`` (the instant, found exactly on the
+    piecewise-linear curve), measured from the failure.  Like the bins' figure it is the end of the first
+    window back at the bar, never a time before a full window says so; unlike it, the window's end is not
+    held to a grid fixed at the run's start, which adds 0 to one window width (a uniform phase: half a
+    window on average) to every figure.  The curve's resolution is the hosts' sample period (5 ms).
+    Same keys as :func:`goodput_recovery`: ``recovery_s``, ``min_mb_s``, ``min_at_s`` (the dip window's
+    start from the failure)."""
+    out: dict[str, Any] = {"recovery_s": None, "min_mb_s": 0.0, "min_at_s": None}
+    ts, ys = acked_curve(run)
+    if not ref or not ts or window_s <= 0:
+        return out
+    bar = RECOVERED_FRACTION * ref * 1e6 * window_s  # bytes per window
+
+    def w(t: float) -> float:
+        return _curve_at(ts, ys, t) - _curve_at(ts, ys, t - window_s)
+
+    # window ends where w(t) can change slope: the curve's points and the points a window later
+    ends = sorted({t for t in ts} | {t + window_s for t in ts})
+    cand = [t for t in ends if t > t_fault and t - window_s < horizon]
+    if not cand:
+        return out
+    # w is linear between consecutive ends: its minimum is at one of them.  Of several windows at that
+    # minimum (full stalls: 0 bytes), the last: a burst between two stalls of the dip window (the SACKed
+    # data a resend releases) is not the recovery (h-demo11's ab-base1: the first empty window ended at
+    # +114 ms, a 15 ms burst followed, then nothing arrived from +145 to +205 ms)
+    vals = [(t, w(t)) for t in cand]
+    lowest = min(v for _, v in vals)
+    low = [t for t, v in vals if v <= lowest][-1]
+    out["min_mb_s"] = round(w(low) / window_s / 1e6, 3)
+    out["min_at_s"] = round(low - window_s - t_fault, 9)
+    if w(low) >= bar:
+        out["recovery_s"] = 0.0
+        return out
+    prev = low
+    for t in ends[bisect_right(ends, low):]:
+        wt = w(t)
+        if wt >= bar:
+            wp = w(prev)  # < bar: the crossing lies in (prev, t], where w is linear
+            at = prev + (t - prev) * (bar - wp) / (wt - wp)
+            out["recovery_s"] = round(at - t_fault, 9)
+            return out
+        prev = t
+    return out
+
+
 def pre_failure_mean(bins: list[tuple[float, float]], bin_s: float, t_fault: float, window_s: float = 1.0) -> float:
     """Mean goodput before a failure at ``t_fault``: the bins of the ``window_s`` before it, but for the
     last one (it may hold the failure's start), from the first bin with any acknowledged bytes on -- the
@@ -238,11 +324,16 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         at_fault = failure_stall(run, tf, horizon)
         rec_s = rec["recovery_s"]
         pre_s = rec_pre["recovery_s"]
+        sl_s = goodput_recovery_sliding(run, bin_ms / 1000, tf, horizon, ref)["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
                       "post_mb_s": None if post_mean is None else round(post_mean, 3), "ref_mb_s": round(ref, 3),
                       "min_mb_s_after": rec["min_mb_s"], "min_at_s": rec["min_at_s"],
                       "goodput_recovery_s": rec_s,
                       "goodput_recovery_rtts": None if rec_s is None or not srtt_med else round(rec_s / srtt_med, 1),
+                      # the same window width at any phase, its crossing found between the samples (not
+                      # held to the bins' grid, which adds 0 to one bin): goodput_recovery_sliding
+                      "goodput_recovery_sliding_s": sl_s,
+                      "goodput_recovery_sliding_rtts": None if sl_s is None or not srtt_med else round(sl_s / srtt_med, 2),
                       "goodput_recovery_pre_s": pre_s,
                       "goodput_recovery_pre_rtts": None if pre_s is None or not srtt_med else round(pre_s / srtt_med, 1),
                       "max_flow_stall_s": max_stall,

@@ -45,7 +45,8 @@ def _run(completed: bool = True, p99_us: float = 100_000.0, messages: int = 48) 
             "retransmissions": {"rack": 3}, "retransmissions_total": 3,
             "latency_us": {"p99": p99_us, "messages": messages},
             "ev_split": {"retired": 10, "retired_crossing": 10, "retired_healthy": 0, "unknown_path": 0},
-            "recovery": [{"fault": "link_down p1l1-p1s1", "goodput_recovery_rtts": 2.4}]}
+            "recovery": [{"fault": "link_down p1l1-p1s1", "goodput_recovery_rtts": 2.4,
+                          "goodput_recovery_sliding_rtts": 2.31}]}
 
 
 def _res(**mrc: dict) -> dict:
@@ -85,6 +86,19 @@ def test_incast_row_says_when_its_p99_is_over_part_of_the_messages(scenarios):
     assert scenarios._p99_txt(_run(p99_us=158_600.0)) == "158.6 ms"
     assert scenarios._p99_txt(_run(completed=False, p99_us=158_600.0, messages=40)) == \
         "158.6 ms (of 40 delivered; not done)"
+
+
+@pytest.mark.parametrize("binned, sliding, ok", [(3.1, 2.84, True), (2.9, 3.02, False), (3.1, None, False)])
+def test_the_recovery_line_is_decided_on_the_window_at_any_phase(scenarios, binned, sliding, ok):
+    """The bins' grid adds 0-20 ms (0-0.3 RTTs) to a figure by the failure's phase against it: the line
+    is decided on the 20 ms window at any phase, and prints the bins' figure beside it."""
+    run = _run()
+    run["recovery"] = [{"fault": "link_down p1l1-p1s1", "goodput_recovery_rtts": binned,
+                        "goodput_recovery_sliding_rtts": sliding}]
+    line = [c for c in scenarios.acceptance(_res(a2a_fail=run), "softswitch") if "goodput recovery" in c[1]]
+    assert len(line) == 1
+    assert line[0][0] is ok
+    assert f"{sliding} RTTs (20 ms window at any phase; {binned} RTTs in fixed 20 ms bins)" in line[0][1]
 
 
 def test_sim_recovery_floor_takes_no_dip_as_met(sim):
