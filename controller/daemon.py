@@ -184,6 +184,10 @@ class Controller:
             st.info.converged, st.info.connected = False, False
             if st.converged_generation >= 0 and st.state == "converged":
                 self.log.warning("stream lost; reconnecting", extra={"fields": {"switch": name}})
+                # logged once: until a converge succeeds the switch is not 'converged' even when this
+                # attempt fails outside _attempt (the scenario runner's restore retries converge_switch
+                # every 0.5 s on a restarted spine, and each retry logged the loss again)
+                st.state = "unreachable"
             # the switch's last counter read is from before the loss (a restarted switch counts from 0
             # again): not current until a read on the new session, even if no read saw the switch gone
             self.telemetry.mark_stale(name)

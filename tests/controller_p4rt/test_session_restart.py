@@ -108,3 +108,45 @@ def test_two_concurrent_converges_of_a_restarted_switch_connect_once(pipeline):
     finally:
         ctl.close()
         srv.stop()
+
+
+def test_a_lost_switch_is_logged_once_however_often_its_reconnect_is_retried(pipeline, caplog):
+    """The scenario runner restarts a stopped spine after each run and calls converge_switch until it
+    converges, every 0.5 s, each attempt waiting up to connect_timeout_s (2 s) for the fresh process.
+    converge_switch logs "stream lost; reconnecting" for a switch whose state is 'converged', and a failed
+    attempt made outside the daemon's loop left that state as it was: each retry logged the loss again
+    (a demo's third warning, 2.5 s after its second).  The loss is logged once; a later loss again."""
+    from controller.session import SessionError
+
+    plan = build_plan(load_topology(TOPO))
+    name = next(iter(plan.switches))
+    dev = plan.switches[name].device_id
+    srv, port = _server(dev, "127.0.0.1:0")
+    addr = f"127.0.0.1:{port}"
+    opts = Options(election_id=7, connect_timeout_s=0.5,
+                   addresses={n: (addr if n == name else "127.0.0.1:1") for n in plan.switches})
+    ctl = Controller(plan, pipeline, opts, logging.getLogger("test.controller.lost"))
+    servers = [srv]
+
+    def lost() -> int:
+        return sum(r.getMessage() == "stream lost; reconnecting" for r in caplog.records)
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="test.controller.lost"):
+            for loss in (1, 2):
+                assert ctl.converge_switch(name)
+                s = ctl.sessions[name]
+                servers[-1].stop()  # the switch is stopped ...
+                assert s.stream_lost.wait(5)
+                for _ in range(3):  # ... and not back yet: the restore's retries
+                    with pytest.raises(SessionError):
+                        ctl.converge_switch(name)
+                assert lost() == loss
+                assert ctl.status[name].state == "unreachable"
+                servers.append(_server(dev, addr)[0])  # back: the next attempt converges
+        assert ctl.converge_switch(name) and ctl.status[name].state == "converged"
+        assert lost() == 2
+    finally:
+        ctl.close()
+        for x in servers:
+            x.stop()
