@@ -10,7 +10,8 @@ a spine-link failure, goodput recovery time and longest flow stall after the fai
 message latency under incast; each as MRC and RC measured in this run, and their ratio; then the
 acceptance lines (fault-free run: no EV retirements, no frames lost outside the pipeline,
 congestion seen as trims and ECN marks; link-failure run: every EV retired crosses the failed link,
-recovery within 3 RTTs; incast p99 MRC <= RC).  A run that
+recovery within 3 RTTs, on the 20 ms window at any phase, with the fixed 20 ms bins' figure beside
+it; incast p99 MRC <= RC).  A run that
 does not finish by its deadline is reported as ">= deadline" (a single-path QP pinned to a dead
 path never recovers on a static fabric).
 """
