@@ -3,6 +3,8 @@ the message path's answer, byte for byte: the same entities, the same errors, af
 counters changing between Reads; through gRPC the same responses, statuses and details."""
 from __future__ import annotations
 
+import time
+
 import grpc
 import pytest
 from p4.config.v1 import p4info_pb2
@@ -350,3 +352,132 @@ def test_grpc_client_decodes_the_answer(pair):
     stub = p4runtime_pb2_grpc.P4RuntimeStub(p.channels[0])
     got = [e for r in stub.Read(pb.ReadRequest(device_id=1, entities=[dce])) for e in r.entities]
     assert got == s.read(dce) and len(got) == 130
+
+
+# ---- the entry kinds the fixture above lacks -----------------------------------------------------
+def _masked(raw: bytes) -> pb.Entity:
+    """An encoded Entity with its time_since_last_hit's elapsed_ns zeroed (it is taken at each Read)."""
+    e = pb.Entity.FromString(raw)
+    if e.HasField("table_entry") and e.table_entry.HasField("time_since_last_hit"):
+        e.table_entry.time_since_last_hit.elapsed_ns = 0
+    return e
+
+
+def _same_units(s: SwitchState, ent: pb.Entity) -> int:
+    """As the server reads ``ent`` (``read_units``, ``answer``): encoded is the messages' answer, the
+    elapsed time since the last hit aside (read at each Read: it must be there, not a kept one)."""
+    n = 0
+    for unit in read_units(s, ent, cells=100):
+        try:
+            slow = answer(s, unit, False)
+        except P4RuntimeError as err:
+            with pytest.raises(P4RuntimeError) as fast_err:
+                answer(s, unit, True)
+            assert (fast_err.value.code, fast_err.value.message) == (err.code, err.message), ent
+            continue
+        fast = answer(s, unit, True)
+        assert [_masked(b) for b in fast] == [_masked(e.SerializeToString()) for e in slow], ent
+        for b, e in zip(fast, slow):
+            got = pb.Entity.FromString(b)
+            assert got.table_entry.HasField("time_since_last_hit") == e.table_entry.HasField("time_since_last_hit")
+            if e.table_entry.HasField("time_since_last_hit"):  # the encoded one is read after the other
+                assert got.table_entry.time_since_last_hit.elapsed_ns >= e.table_entry.time_since_last_hit.elapsed_ns
+        n += len(fast)
+    return n
+
+
+def test_idle_timeout_const_and_one_shot_entries_read_the_same():
+    """An idle-timeout table (time_since_last_hit is read at each Read, never from a kept encoding),
+    const entries and a const default action (is_const), one-shot action sets: read the same encoded
+    as from messages, also after writes that change them and a failed MODIFY that keeps a one-shot."""
+    p = _p4info()
+    bl = Builder(p)
+    by_name = {t.preamble.name: t for t in p.tables}
+    by_name["MyIngress.src_learn"].idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
+    by_name["MyIngress.acl"].const_default_action_id = bl.aid("MyIngress.acl_deny")
+    s = SwitchState(p)
+    learn = lambda i, **kw: bl.entry("src_learn", {"h.eth.src": 0x0A0000000000 + i}, **kw)
+    for i in range(12):
+        s.write(update(INSERT, table_entry=learn(i, action=bl.action("MyIngress.learn"),
+                                                 idle_timeout_ns=(0, 10**9, 5 * 10**12)[i % 3],
+                                                 metadata=b"s%d" % i if i % 2 else b"")))
+    l2 = s.table("MyIngress.l2")
+    for i in range(4):  # a program's `const entries` (and one of its `entries`, not const)
+        l2.add_const_entry(bl.entry("l2", {"dst_mac": 0x0C0000000000 + i},
+                                    bl.action("MyIngress.set_port", dmac=i, port=i)), is_const=i != 3)
+    oneshot = lambda i, *ports: _oneshot(bl, {"h.ipv6.dst": ((0xFD00 + i) << 112, 24)}, ports)
+    for i in range(5):
+        s.write(update(INSERT, table_entry=oneshot(i, 1 + i, 2)))
+    _count(s, 3)
+    now = time.monotonic_ns()
+    for n, e in enumerate(s.table("MyIngress.src_learn").entries()):
+        e.since_ns = now - n * 10**9  # hit 0 .. 11 s ago
+    E = pb.Entity
+    shapes = [E(table_entry=pb.TableEntry())]
+    for name in ("src_learn", "l2", "route_v6", "acl"):
+        tid = bl.tid(name)
+        shapes += [E(table_entry=pb.TableEntry(table_id=tid)),
+                   E(table_entry=pb.TableEntry(table_id=tid, is_default_action=True))]
+        for field in ("time_since_last_hit", "counter_data"):
+            e = E(table_entry=pb.TableEntry(table_id=tid))
+            getattr(e.table_entry, field).SetInParent()
+            shapes.append(e)
+        dce = E()
+        dce.direct_counter_entry.table_entry.table_id = tid
+        shapes.append(dce)
+    e = E(table_entry=pb.TableEntry())
+    e.table_entry.time_since_last_hit.SetInParent()  # the wildcard asks it of the idle-timeout table only
+    shapes.append(e)
+    e = E(table_entry=learn(4))
+    e.table_entry.time_since_last_hit.SetInParent()
+    shapes.append(e)
+
+    def check() -> None:
+        got = [_same_units(s, e) for e in shapes]
+        assert sum(got) > 60 and 0 in got  # entities compared, errors too
+        for e in shapes:  # each whole request entity as well (SwitchState.read_wire)
+            try:
+                slow = s.read(e)
+            except P4RuntimeError:
+                continue
+            assert [_masked(b) for b in s.read_wire(e)] == [_masked(m.SerializeToString()) for m in slow], e
+
+    check()
+    tsl = E(table_entry=pb.TableEntry(table_id=bl.tid("src_learn")))
+    tsl.table_entry.time_since_last_hit.SetInParent()
+    read = {bytes(m.table_entry.match[0].exact.value): m.table_entry for b in s.read_wire(tsl)
+            for m in [pb.Entity.FromString(b)]}
+    assert read[b"\x0a\x00\x00\x00\x00\x0b"].time_since_last_hit.elapsed_ns >= 11 * 10**9
+    consts = [pb.Entity.FromString(b).table_entry for b in s.read_wire(E(table_entry=pb.TableEntry(table_id=l2.id)))]
+    assert sum(t.is_const for t in consts) == 3
+    acl_default = pb.Entity.FromString(s.read_wire(E(table_entry=pb.TableEntry(table_id=bl.tid("acl"),
+                                                                                is_default_action=True)))[0])
+    assert acl_default.table_entry.is_const
+    # writes that change what is read (or are refused and change nothing)
+    s.write(update(MODIFY, table_entry=learn(1, action=bl.action("MyIngress.learn"), idle_timeout_ns=7,
+                                             metadata=b"new")))
+    s.write(update(MODIFY, table_entry=learn(2, action=bl.action("NoAction"))))  # its idle timeout goes
+    s.write(update(MODIFY, table_entry=oneshot(1, 9, 8, 7)))
+    bad = oneshot(2)
+    bad.action.action_profile_group_id = 999
+    with pytest.raises(P4RuntimeError):  # NOT_FOUND: the one-shot it had stays
+        s.write(update(MODIFY, table_entry=bad))
+    c = bl.entry("l2", {"dst_mac": 0x0C0000000001})
+    c.counter_data.byte_count = 1 << 40  # a const entry takes its direct counter
+    s.write(update(MODIFY, table_entry=c))
+    with pytest.raises(P4RuntimeError):
+        s.write(update(MODIFY, table_entry=bl.entry("acl", action=bl.action("MyIngress.acl_permit"),
+                                                    is_default_action=True)))
+    s.write(update(DELETE, table_entry=oneshot(3)))
+    check()
+    read = [pb.Entity.FromString(b).table_entry for b in s.read_wire(E(table_entry=pb.TableEntry(
+        table_id=bl.tid("route_v6"))))]
+    assert [len(t.action.action_profile_action_set.action_profile_actions) for t in read] == [2, 3, 2, 2]
+
+
+def _oneshot(bl: Builder, match: dict, ports: tuple[int, ...]) -> pb.TableEntry:
+    te = bl.entry("route_v6", match)
+    for n, port in enumerate(ports):
+        te.action.action_profile_action_set.action_profile_actions.add(
+            action=bl.action("ingress.nexthop", port=port), weight=1 + n)
+    return te
