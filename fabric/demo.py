@@ -95,6 +95,30 @@ def demo_scenario(deadline_s: float = 20.0, delay_at: str = "auto") -> Scenario:
         modes=("mrc", "rc"), deadline_s=deadline_s, measure=MeasureSpec(sample_ms=5.0, bin_ms=20.0)).check()
 
 
+def recovery_verdicts(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """The demo's verdict on each failure's goodput recovery in the analysed run ``m``: against
+    ``FEW_RTTS`` (pass) and ``TARGET_RTTS`` (met), decided on the 20 ms window at any phase
+    (``goodput_recovery_sliding_s``) where the run measured it -- the emulated fabric -- and on the 20 ms
+    bins where it did not (a simulated run samples on time; a result.json from before the window).  The
+    bins' figure can be falsely early: a host's samples that skip a bin make that bin read 0 MB/s, which
+    then passes for the dip and the next bin for the recovery (0.5-1.6 RTTs read where the fabric
+    recovered in 1.8-3.8, docs/demo.md).  Both figures are kept in each verdict."""
+    out = []
+    window = m.get("engine", "netns") == "netns"
+    for a in m["recovery"]:
+        w = window and "goodput_recovery_sliding_s" in a
+        rec, rtts = ((a["goodput_recovery_sliding_s"], a.get("goodput_recovery_sliding_rtts")) if w else
+                     (a["goodput_recovery_s"], a.get("goodput_recovery_rtts")))
+        out.append({"fault": a["fault"], "judged_on": "window" if w else "bins",
+                    "recovery_s": rec, "recovery_rtts": rtts,
+                    "bins_recovery_s": a["goodput_recovery_s"], "bins_recovery_rtts": a.get("goodput_recovery_rtts"),
+                    "window_recovery_s": a.get("goodput_recovery_sliding_s"),
+                    "window_recovery_rtts": a.get("goodput_recovery_sliding_rtts"),
+                    "bar_rtts": FEW_RTTS, "pass": rec is not None and rtts is not None and rtts <= FEW_RTTS,
+                    "target_rtts": TARGET_RTTS, "target_met": rec is not None and rtts is not None and rtts <= TARGET_RTTS})
+    return out
+
+
 def acceptance_lines(res: dict[str, Any]) -> list[str]:
     """The demo's claims, each checked against what this run measured."""
     m, r = res["metrics"]["mrc"], res["metrics"]["rc"]
@@ -104,23 +128,30 @@ def acceptance_lines(res: dict[str, Any]) -> list[str]:
     ok = m["completed"] and not m["data_loss"] and m["verified_bytes"] == m["total_bytes"]
     out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC completed every write, {m['verified_bytes'] / 1e6:.1f} MB checked "
                f"byte for byte at the receivers, {m['corrupt_messages']} corrupt, {m['failed_messages']} failed")
-    for a in m["recovery"]:
-        rec, rtts = a["goodput_recovery_s"], a.get("goodput_recovery_rtts")
-        ok = rec is not None and rtts is not None and rtts <= FEW_RTTS
+    for a, v in zip(m["recovery"], recovery_verdicts(m), strict=True):
+        rec, rtts = v["recovery_s"], v["recovery_rtts"]
+        win = f"{m['bin_ms']:g} ms window at any phase" if v["judged_on"] == "window" else f"{m['bin_ms']:g} ms bins"
         if rec is None:
-            how = "NOT within the run"
+            how = f"NOT within the run ({win})"
         elif rec == 0:
-            how = f"at once: no {m['bin_ms']:g} ms bin fell below 80% (lowest {a['min_mb_s_after']:.2f} " \
+            low = a.get("min_mb_s_after_sliding") if v["judged_on"] == "window" else None
+            low = a["min_mb_s_after"] if low is None else low  # a result.json from before the window's minimum
+            kind = f"{m['bin_ms']:g} ms window at any phase" if v["judged_on"] == "window" else f"{m['bin_ms']:g} ms bin"
+            how = f"at once: no {kind} fell below 80% (lowest {low:.2f} " \
                   f"of {a.get('ref_mb_s', a['pre_mb_s']):.2f} MB/s)"
         else:
-            how = f"in {rec * 1000:.0f} ms = {rtts:g} RTTs (median srtt {srtt:.1f} ms; {m['bin_ms']:g} ms bins)"
+            how = f"in {rec * 1000:.0f} ms = {rtts:g} RTTs (median srtt {srtt:.1f} ms; {win})"
+        if v["judged_on"] == "window":  # the bins' figure beside the one judged, as the benches print it
+            b_s, b_rtts = a["goodput_recovery_s"], a.get("goodput_recovery_rtts")
+            how += f" [{m['bin_ms']:g} ms bins: " + ("not within the run" if b_s is None else "at once" if b_s == 0 else
+                                                    f"{b_s * 1000:.0f} ms = {b_rtts:g} RTTs") + "]"
         stall = f"; longest flow stall {a['max_flow_stall_s'] * 1000:.0f} ms" + \
             (f" = {a['max_flow_stall_rtts']:g} RTTs" if a.get("max_flow_stall_rtts") is not None else "") + \
             f" ({a['failure_stall_s'] * 1000:.0f} ms of those begun within {DIP_WINDOW_RTTS:g} RTTs of it)"
         ref = "its pre-failure rate" if a.get("ref_mb_s", a["pre_mb_s"]) == a["pre_mb_s"] else \
             f"the rate after it ({a['ref_mb_s']:.2f} of {a['pre_mb_s']:.2f} MB/s before)"
-        target = "met" if rec is not None and rtts is not None and rtts <= TARGET_RTTS else "missed"
-        out.append(f"  [{'PASS' if ok else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "
+        target = "met" if v["target_met"] else "missed"
+        out.append(f"  [{'PASS' if v['pass'] else 'FAIL'}] MRC goodput back to 80% of {ref} after {a['fault']} "
                    f"{how} (bar: {FEW_RTTS:g} RTTs; the {TARGET_RTTS:g}-RTT target: {target}){stall}")
     sp = m.get("ev_split")
     if sp and sp["retired"]:  # not a pass/fail line: a loaded 2-core machine can stall a switch process
@@ -287,6 +318,8 @@ def run_demo(out_dir: Path, target: str = DEFAULT_TARGET, prefix: str = DEMO_PRE
             res = run_scenario(sc, prefix=prefix, grpc_base_port=grpc_base_port, workdir=out_dir, target=target,
                                progress=progress, env=env)
         res["wall_s"] = round(time.monotonic() - t0, 2)  # run_scenario's excludes the bring-up done here
+        # the recovery lines' verdicts with both figures (the acceptance lines say the same in words)
+        res["acceptance"] = {"recovery": recovery_verdicts(res["metrics"]["mrc"])}
         (out_dir / "result.json").write_text(dump(res))
         status = _report(res, sc, out_dir)
         if keep:

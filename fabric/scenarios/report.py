@@ -344,10 +344,11 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         at_fault = failure_stall(run, tf, horizon)
         rec_s = rec["recovery_s"]
         pre_s = rec_pre["recovery_s"]
-        sl_s = None
+        sl: dict[str, Any] = {"recovery_s": None, "min_mb_s": None, "min_at_s": None}
         if emulated:
             curve = curve or acked_curve(run)
-            sl_s = goodput_recovery_sliding(run, bin_ms / 1000, tf, horizon, ref, curve)["recovery_s"]
+            sl = goodput_recovery_sliding(run, bin_ms / 1000, tf, horizon, ref, curve)
+        sl_s = sl["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
                       "post_mb_s": None if post_mean is None else round(post_mean, 3), "ref_mb_s": round(ref, 3),
                       "min_mb_s_after": rec["min_mb_s"], "min_at_s": rec["min_at_s"],
@@ -357,6 +358,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
                       # held to the bins' grid, which adds 0 to one bin): goodput_recovery_sliding
                       "goodput_recovery_sliding_s": sl_s,
                       "goodput_recovery_sliding_rtts": None if sl_s is None or not srtt_med else round(sl_s / srtt_med, 2),
+                      # that window's dip: its goodput and its start from the failure (None where not measured)
+                      "min_mb_s_after_sliding": sl["min_mb_s"], "min_at_s_sliding": sl["min_at_s"],
                       "goodput_recovery_pre_s": pre_s,
                       "goodput_recovery_pre_rtts": None if pre_s is None or not srtt_med else round(pre_s / srtt_med, 1),
                       "max_flow_stall_s": max_stall,
@@ -640,6 +643,12 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
             rec = "no bin fell below it"
         else:
             rec = dur(r["goodput_recovery_s"]) + (f" ({rtts:g} RTTs)" if rtts is not None else "")
+        if m.get("engine", "netns") == "netns" and "goodput_recovery_sliding_s" in r:
+            # beside the bins' figure, the same window at any phase (the demo judges on this one)
+            sl, sl_rtts = r["goodput_recovery_sliding_s"], r.get("goodput_recovery_sliding_rtts")
+            rec += f"; on a {dur(m['bin_ms'] / 1000)} window at any phase " + (
+                "not within the run" if sl is None else "none fell below it" if sl == 0 else
+                dur(sl) + (f" ({sl_rtts:g} RTTs)" if sl_rtts is not None else ""))
         # signed: the lowest bin can be the one holding the failure, begun before it (the demo printed "at +-3500.0 us")
         at = r.get("min_at_s")
         low = "" if at is None else f" at {'+' if at >= 0 else '-'}{dur(abs(at))}"

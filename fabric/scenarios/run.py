@@ -32,7 +32,10 @@ def compare(mrc: dict[str, Any], rc: dict[str, Any]) -> dict[str, Any]:
         stalls.append({"fault": a["fault"], "mrc_max_stall_s": a["max_flow_stall_s"],
                        "rc_max_stall_s": b["max_flow_stall_s"], "rc_stalled_until_end": b["stalled_until_end"],
                        "mrc_goodput_recovery_s": a["goodput_recovery_s"],
-                       "rc_goodput_recovery_s": b["goodput_recovery_s"]})
+                       "rc_goodput_recovery_s": b["goodput_recovery_s"],
+                       # the same window at any phase (None where not measured: a simulated run)
+                       "mrc_goodput_recovery_sliding_s": a.get("goodput_recovery_sliding_s"),
+                       "rc_goodput_recovery_sliding_s": b.get("goodput_recovery_sliding_s")})
     out["faults"] = stalls
     return out
 
