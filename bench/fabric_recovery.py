@@ -19,20 +19,75 @@ is measured in the same run).  Needs root (namespaces), like every fabric bench.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import json
+import logging
+import shutil
 import statistics
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fabric_scenarios import A2A, A2A_MEASURE, DEADLINE, FAIL, RECOVERY_RTTS
 
+from controller.daemon import TextFormatter
 from mrc_fabric.demo import demo_link_defaults, demo_scenario
 from mrc_fabric.scenarios import FabricEnv, FabricSpec, Scenario, analyse, late_lines, run_traffic
 from mrc_fabric.scenarios.spec import DELAY_AT
 from mrc_fabric.targets import TARGETS, selected_target
+
+
+def default_out() -> Path:
+    """Where a bench keeps its fabric's files and every run's report unless ``--out`` says: a fresh
+    directory under /tmp per invocation (UTC start time), so no run overwrites an earlier one's."""
+    return Path("/tmp/fabric-recovery") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+
+
+def run_dir(out: Path, i: int, name: str = "") -> Path:
+    """The directory of run ``i`` (1-based) of a bench writing to ``out``: ``run-<i>``, and the
+    setting's name after it when the bench runs two (``--compare-resend-priority``)."""
+    return out / (f"run-{i}" + (f"-{name.replace(' ', '-')}" if name else ""))
+
+
+@contextlib.contextmanager
+def controller_log(path: Path) -> Iterator[None]:
+    """The in-process controller's log at INFO (its connects, stream losses, pushes) into ``path`` while
+    the block runs.  The stderr handler the fabric set up stays at WARNING, so what the bench prints
+    does not change."""
+    log = logging.getLogger("controller")
+    handler = logging.FileHandler(path)
+    handler.setFormatter(TextFormatter())
+    handler.setLevel(logging.INFO)
+    old = log.level
+    if not log.level or log.level > logging.INFO:
+        log.setLevel(logging.INFO)
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(old)
+        handler.close()
+
+
+def keep_run(dest: Path, workdir: Path, mode: str, report: dict[str, Any]) -> list[str]:
+    """Keep one run where a failing one can be traced afterwards: ``report`` (the run's row, its analysed
+    metrics with the EV verdicts, the raw run with every host's samples) as ``dest``/result.json, and a
+    copy of each agent's log of this run (the fabric writes them to ``workdir`` and the next run
+    overwrites them).  The names of the files kept."""
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "result.json").write_text(json.dumps(report, indent=1, default=str))
+    kept = ["result.json"]
+    for log in sorted(workdir.glob(f"agent-{mode}-*.log")):
+        shutil.copy2(log, dest / log.name)
+        kept.append(log.name)
+    return kept
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the links' delay goes: switches, hosts (as on bmv2 without netem), auto (default)")
     ap.add_argument("--late", type=int, default=0, metavar="N",
                     help="after each run, the N packets that held a flow's cumulative ACK longest, with their resends")
-    ap.add_argument("--out", type=Path, default=Path("bench-out/fabric-recovery"))
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the fabric's files and each run's report (run-N/: result.json, the agents' and the "
+                         "controller's logs); default /tmp/fabric-recovery/<UTC start time>")
     ap.add_argument("--compare-resend-priority", action="store_true",
                     help="each run with resends on the resend queue and as plain data (alternating), both summaries")
     a = ap.parse_args(argv)
@@ -59,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     demo = dataclasses.replace(demo_scenario(delay_at=a.delay_at), modes=("mrc",)) if a.demo else None
     variants = {"resend queue": True, "resends as data": False} if a.compare_resend_priority else {"": True}
     rows: dict[str, list[dict]] = {k: [] for k in variants}
+    out = a.out or default_out()
+    print(f"each run's report (result.json with samples and EV verdicts, agent and controller logs): "
+          f"{out}/run-N/; the switches' logs: {out}/state/", flush=True)
     with FabricEnv(FabricSpec(link_defaults=demo_link_defaults(), delay_at=a.delay_at), prefix="bnrc", grpc_base_port=22700,
-                   target=a.target, workdir=a.out) as env:
+                   target=a.target, workdir=out) as env:
         for i in range(a.runs):
             order = list(variants.items())
             if i % 2:
@@ -71,7 +131,11 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     sc = Scenario(traffic=dataclasses.replace(A2A, resend_priority=prio), faults=faults,
                                   deadline_s=DEADLINE, measure=A2A_MEASURE)
-                m = analyse(run_traffic(env, sc, "mrc"), sc.measure.bin_ms, sc.measure.sample_ms)
+                dest = run_dir(out, i + 1, name)
+                dest.mkdir(parents=True, exist_ok=True)
+                with controller_log(dest / "controller.log"):
+                    raw = run_traffic(env, sc, "mrc")
+                m = analyse(raw, sc.measure.bin_ms, sc.measure.sample_ms)
                 recs = m["recovery"] or [{}]
                 rec = recs[0]
                 row = {"recovery_rtts": rec.get("goodput_recovery_rtts"),
@@ -90,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
                        "data_packets": m["data_packets_sent"],
                        "srtt_ms": m["srtt_ms_median"], "complete": m["completed"] and not m["data_loss"]}
                 rows[name].append(row)
+                keep_run(dest, env.workdir, "mrc", {"run": i + 1, "setting": name or None, "row": row,
+                                                    "scenario": dataclasses.asdict(sc), "metrics": m, "raw": raw})
                 label = f" [{name}]" if name else ""
-                print(f"run {i + 1}/{a.runs}{label}: " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+                print(f"run {i + 1}/{a.runs}{label}: " + ", ".join(f"{k} {v}" for k, v in row.items())
+                      + f"; kept in {dest}", flush=True)
                 if a.late:
                     print("\n".join(late_lines(m, a.late)), flush=True)
     bad = 0
