@@ -14,7 +14,10 @@ resends are the figures then).  ``--demo``: the demo's MRC run instead (``mrc-fa
 recovery after each of its two failures: the spread behind the demo's one figure per failure.  ``--compare-resend-priority``: every run twice on the same fabric, with
 MRC's resends after a loss on the switches' resend queue (the default, ``traffic.resend_priority``)
 and as plain data, alternating which goes first, and both summaries with their ratios (the baseline
-is measured in the same run).  Needs root (namespaces), like every fabric bench.
+is measured in the same run).  Each run is kept in ``--out``/run-N/ (default
+/tmp/fabric-recovery/<UTC start time>): result.json (the row, the metrics with the EV verdicts, the raw
+run with every host's samples) and the agents' and the controller's logs of that run (bench/README.md).
+Needs root (namespaces), like every fabric bench.
 """
 from __future__ import annotations
 
