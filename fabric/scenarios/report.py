@@ -161,15 +161,21 @@ def _curve_at(ts: list[float], ys: list[float], t: float) -> float:
 
 
 def goodput_recovery_sliding(run: dict[str, Any], window_s: float, t_fault: float, horizon: float,
-                             ref: float, curve: tuple[list[float], list[float]] | None = None) -> dict[str, Any]:
+                             ref: float, curve: tuple[list[float], list[float]] | None = None,
+                             hold_s: float | None = None) -> dict[str, Any]:
     """:func:`goodput_recovery` with the same window width but at any phase: the goodput at time ``t`` is
     the acknowledged bytes of the window ``[t - window_s, t]`` (from :func:`acked_curve`) over its width.
 
     The dip is the lowest such window that overlaps ``[t_fault, horizon)`` (the last of several as low:
-    two full stalls with a burst between them are one dip); recovery is the first ``t``
-    after it whose window reaches ``RECOVERED_FRACTION`` of ``ref`` (the instant, found exactly on the
-    piecewise-linear curve), measured from the failure.  Like the bins' figure it is the end of the first
-    window back at the bar, never a time before a full window says so; unlike it, the window's end is not
+    two full stalls with a burst between them are one dip); recovery is the first ``t`` after it whose
+    window reaches ``RECOVERED_FRACTION`` of ``ref`` and stays there: every window ending in
+    ``[t, t + hold_s]`` is at the bar (``hold_s``: one window width unless given; 0 is the first touch).
+    The instant is found exactly on the piecewise-linear curve and measured from the failure.  A window
+    that touches the bar and falls back within the hold is not a recovery: where goodput hovers near the
+    bar the first touch is a minimum over phases and reads early (a kept run read 1.01 RTTs for a
+    return that held from ~4.9).  A hold that would end after the curve's last sample (the run ended
+    first) is not a recovery: ``None``.  Like the bins' figure it is the end of a window back at the bar,
+    never a time before a full window says so; unlike it, the window's end is not
     held to a grid fixed at the run's start, which adds 0 to one window width (a uniform phase: half a
     window on average) to every figure.  The curve's resolution is the hosts' sample period (5 ms).
     Same keys as :func:`goodput_recovery`: ``recovery_s``, ``min_mb_s``, ``min_at_s`` (the dip window's
@@ -185,7 +191,8 @@ def goodput_recovery_sliding(run: dict[str, Any], window_s: float, t_fault: floa
 
     # window ends where w(t) can change slope: the curve's points and the points a window later
     ends = sorted({t for t in ts} | {t + window_s for t in ts})
-    cand = [t for t in ends if t > t_fault and t - window_s < horizon]
+    last = ts[-1]  # the run's last sample: no window ends after it (the flat curve there is no measurement)
+    cand = [t for t in ends if t > t_fault and t - window_s < horizon and t <= last]
     if not cand:
         return out
     # w is linear between consecutive ends: its minimum is at one of them.  Of several windows at that
@@ -200,15 +207,27 @@ def goodput_recovery_sliding(run: dict[str, Any], window_s: float, t_fault: floa
     if w(low) >= bar:
         out["recovery_s"] = 0.0
         return out
-    prev = low
-    for t in ends[bisect_right(ends, low):]:
-        wt = w(t)
-        if wt >= bar:
-            wp = w(prev)  # < bar: the crossing lies in (prev, t], where w is linear
-            at = prev + (t - prev) * (bar - wp) / (wt - wp)
-            out["recovery_s"] = round(at - t_fault, 9)
-            return out
-        prev = t
+    hold = window_s if hold_s is None else hold_s
+    eps = 1e-12
+    prev, wp, start = low, w(low), None  # start: where the current stretch at the bar began
+    for t in ends[bisect_right(ends, low):]:  # a hold must end by the run's last sample
+        wt = w(t)  # w is linear on [prev, t]: the bar is crossed at most once in it
+        if start is None and wt >= bar:
+            start = prev if wp >= bar else prev + (t - prev) * (bar - wp) / (wt - wp)
+        elif start is not None and wt < bar:
+            fall = prev + (t - prev) * (wp - bar) / (wp - wt)
+            if fall >= start + hold - eps:
+                break
+            start = None  # a touch and go: fell back before the hold was over
+        if start is not None and start + hold > last + eps:
+            return out  # the run ended before the return held
+        if start is not None and t >= start + hold - eps:
+            break
+        prev, wp = t, wt
+    else:
+        return out
+    if start is not None:
+        out["recovery_s"] = round(start - t_fault, 9)
     return out
 
 
@@ -646,7 +665,7 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
         if m.get("engine", "netns") == "netns" and "goodput_recovery_sliding_s" in r:
             # beside the bins' figure, the same window at any phase (the demo judges on this one)
             sl, sl_rtts = r["goodput_recovery_sliding_s"], r.get("goodput_recovery_sliding_rtts")
-            rec += f"; on a {dur(m['bin_ms'] / 1000)} window at any phase " + (
+            rec += f"; on a {dur(m['bin_ms'] / 1000)} window at any phase held {dur(m['bin_ms'] / 1000)} " + (
                 "not within the run" if sl is None else "none fell below it" if sl == 0 else
                 dur(sl) + (f" ({sl_rtts:g} RTTs)" if sl_rtts is not None else ""))
         # signed: the lowest bin can be the one holding the failure, begun before it (the demo printed "at +-3500.0 us")

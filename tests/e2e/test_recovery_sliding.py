@@ -106,3 +106,83 @@ def test_two_stalls_with_a_burst_between_them_are_one_dip():
     got = goodput_recovery_sliding(run, W, tf, tf + 0.18, R / 1e6)
     assert got["min_mb_s"] == 0.0
     assert got["recovery_s"] == pytest.approx(0.15 + RECOVERED_FRACTION * W, abs=0.0005)
+
+
+# The return must hold: recovery is the end of the first window at the bar such that every window ending
+# in the next window width is at the bar too.  The first touch (hold_s=0, the rule before) is a minimum
+# over phases and reads early where goodput hovers near the bar (a kept run: 1.01 RTTs for a return
+# that held from ~4.9).  Rates change on whole milliseconds and the hosts sample every 1 ms, so the
+# curve is exact and the answers are known.
+
+TF = 0.5
+
+
+def _held(run, horizon=TF + 0.18, hold_s=None):
+    return goodput_recovery_sliding(run, W, TF, horizon, R / 1e6, hold_s=hold_s)["recovery_s"]
+
+
+def test_a_clean_step_back_holds_at_once():
+    """A full stall, then the whole rate from +100 ms on: the window reaches the bar 0.8 windows after the
+    step and never leaves it, so the held figure is the first touch, +116 ms."""
+    run = _run(lambda t: 0.0 if TF <= t < TF + 0.1 else R, 1.2, 0.001)
+    want = 0.1 + RECOVERED_FRACTION * W
+    assert _held(run) == pytest.approx(want, abs=2e-4)
+    assert _held(run, hold_s=0.0) == pytest.approx(want, abs=2e-4)
+
+
+def test_a_touch_and_go_is_not_the_recovery_the_later_held_return_is():
+    """A stall to +40 ms, then 70% of the rate with a 10 ms burst at the whole rate at +80 ms, and the
+    whole rate from +200 ms.  The burst lifts the window to the bar from +86.7 to +103.3 ms (16.7 ms,
+    less than a window); the return at +200 ms reaches the bar a third of a window later (+206.7 ms)
+    and stays."""
+    def rate(t):
+        if t < TF:
+            return R
+        d = t - TF
+        if d < 0.04:
+            return 0.0
+        if 0.08 <= d < 0.09 or d >= 0.2:
+            return R
+        return 0.7 * R
+
+    run = _run(rate, 1.2, 0.001)
+    assert _held(run, hold_s=0.0) == pytest.approx(0.08 + W / 3, abs=2e-4)  # the first touch
+    assert _held(run) == pytest.approx(0.2 + W / 3, abs=2e-4)
+
+
+def test_a_return_shorter_than_the_hold_that_never_comes_back_is_not_a_recovery():
+    """A full stall, the whole rate for 18 ms from +100 ms, then half the rate to the end: the window is
+    at the bar from +116 to +126 ms only, and never again."""
+    def rate(t):
+        d = t - TF
+        return R if d < 0 or 0.1 <= d < 0.118 else 0.0 if d < 0.1 else 0.5 * R
+
+    run = _run(rate, 1.2, 0.001)
+    assert _held(run, hold_s=0.0) == pytest.approx(0.116, abs=2e-4)
+    assert _held(run) is None
+
+
+@pytest.mark.parametrize(("end_s", "want"), [(TF + 0.125, None), (TF + 0.14, 0.116)])
+def test_a_run_that_ends_during_the_hold_has_not_recovered(end_s, want):
+    """Back to the whole rate at +100 ms: the window is at the bar from +116 ms, and the hold lasts to
+    +136 ms.  A run whose last sample is at +125 ms ended during it (not recovered); one that runs to
+    +140 ms saw it held."""
+    run = _run(lambda t: 0.0 if TF <= t < TF + 0.1 else R, end_s, 0.001)
+    got = _held(run)
+    assert got is None if want is None else got == pytest.approx(want, abs=2e-4)
+    assert _held(run, hold_s=0.0) == pytest.approx(0.116, abs=2e-4)
+
+
+@pytest.mark.parametrize(("burst_ms", "held"), [(31, False), (33, True)])
+def test_the_hold_is_one_window_width_exactly(burst_ms, held):
+    """A full stall, then the whole rate for ``burst_ms`` from +100 ms, then nothing to the end: the
+    window is at the bar from 0.8 windows after the burst begins to 0.2 windows after it ends, for
+    ``burst_ms`` - 12 ms.  33 ms holds 21 ms, a window and more (recovered at +116 ms); 31 ms holds
+    19 ms (never recovered)."""
+    def rate(t):
+        d = t - TF
+        return R if d < 0 or 0.1 <= d < 0.1 + burst_ms / 1000 else 0.0
+
+    run = _run(rate, 1.0, 0.001)
+    got = _held(run, horizon=TF + 0.08)
+    assert got == pytest.approx(0.116, abs=2e-4) if held else got is None
