@@ -213,7 +213,7 @@ def _summary(rows: list[dict], a: argparse.Namespace, means: dict[str, float]) -
         st = [r["stall_rtts"] for r in rows if r["stall_rtts"] is not None]
         for key, label in (("recovery", " after the link" if a.demo else ""),) + \
                 ((("spine_recovery", " after the spine"),) if a.demo else ()):
-            for sub, how in (("", "20 ms bins"), ("_sliding", "20 ms window at any phase")):
+            for sub, how in (("", "first 20 ms bin at it"), ("_sliding", "20 ms window at any phase, held 20 ms")):
                 _recovery_line(rows, key + sub, f"  recovery{label} (80%, {how}): ", means)
         fst = [r["failure_stall_rtts"] for r in rows if r["failure_stall_rtts"] is not None]
 

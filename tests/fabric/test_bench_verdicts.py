@@ -98,7 +98,7 @@ def test_the_recovery_line_is_decided_on_the_window_at_any_phase(scenarios, binn
     line = [c for c in scenarios.acceptance(_res(a2a_fail=run), "softswitch") if "goodput recovery" in c[1]]
     assert len(line) == 1
     assert line[0][0] is ok
-    assert f"{sliding} RTTs (20 ms window at any phase; {binned} RTTs in fixed 20 ms bins)" in line[0][1]
+    assert f"{sliding} RTTs (20 ms window at any phase, held 20 ms; {binned} RTTs in fixed 20 ms bins, the first at the bar)" in line[0][1]
 
 
 def test_sim_recovery_floor_takes_no_dip_as_met(sim):
