@@ -665,7 +665,7 @@ def summary_lines(m: dict[str, Any]) -> list[str]:
         if m.get("engine", "netns") == "netns" and "goodput_recovery_sliding_s" in r:
             # beside the bins' figure, the same window at any phase (the demo judges on this one)
             sl, sl_rtts = r["goodput_recovery_sliding_s"], r.get("goodput_recovery_sliding_rtts")
-            rec += f"; on a {dur(m['bin_ms'] / 1000)} window at any phase held {dur(m['bin_ms'] / 1000)} " + (
+            rec += f"; on a {dur(m['bin_ms'] / 1000)} window at any phase, held {dur(m['bin_ms'] / 1000)}: " + (
                 "not within the run" if sl is None else "none fell below it" if sl == 0 else
                 dur(sl) + (f" ({sl_rtts:g} RTTs)" if sl_rtts is not None else ""))
         # signed: the lowest bin can be the one holding the failure, begun before it (the demo printed "at +-3500.0 us")

@@ -20,18 +20,20 @@ SIZE = 1 << 20
 END = 3.0
 
 
-def _raw(stall_from: float, stall_to: float) -> dict:
+def _raw(stall_from: float, stall_to: float, acked=None, gap: bool = True) -> dict:
     """A raw MRC run (the shape ``run_traffic`` returns) of one host and two flows sharing ``R``, acked
     bytes sampled every 5 ms but for none in [1.500, 1.525) -- a host descheduled for 30 ms -- and no
-    goodput from ``stall_from`` to ``stall_to``."""
-    def acked(t: float) -> float:  # the integral of the rate, exact
+    goodput from ``stall_from`` to ``stall_to``.  ``acked``: the acknowledged bytes at t instead (exact);
+    ``gap``: False samples [1.500, 1.525) too."""
+    def stall(t: float) -> float:  # the integral of the rate, exact
         return R * (min(t, stall_from) + max(0.0, t - stall_to))
+    acked = acked or stall
 
     total = int(acked(END)) // 2
     samples = []
     for k in range(int(END / 0.005) + 1):
         t = round(k * 0.005, 6)
-        if 1.500 <= t < 1.525:
+        if gap and 1.500 <= t < 1.525:
             continue
         v = int(acked(t)) // 2
         samples.append([round(t * 1e9), v, v])
@@ -79,7 +81,7 @@ def test_a_false_empty_bin_at_the_failure_does_not_decide_the_demos_line(stall_t
            f"[20 ms bins, the first at the bar: 40 ms = {a['goodput_recovery_rtts']:g} RTTs] (bar: 5 RTTs; the 3-RTT target: missed)" in line, line
     # the summary prints both figures; comparison and result.json keep both
     (s,) = [x for x in summary_lines(m) if "after link_down" in x]
-    assert f"back to 80% of 10.00: 40 ms ({a['goodput_recovery_rtts']:g} RTTs); on a 20 ms window at any phase held 20 ms " \
+    assert f"back to 80% of 10.00: 40 ms ({a['goodput_recovery_rtts']:g} RTTs); on a 20 ms window at any phase, held 20 ms: " \
            f"{window_s * 1000:.0f} ms ({rtts:g} RTTs)" in s, s
     c = compare(m, {**m, "mode": "rc"})["faults"][0]
     assert c["mrc_goodput_recovery_s"] == a["goodput_recovery_s"]
@@ -111,3 +113,26 @@ def test_where_the_window_is_not_measured_the_bins_decide():
         assert line.startswith("  [PASS]") and "20 ms bins) (bar: 5 RTTs; the 3-RTT target: met)" in line, line
         (s,) = [x for x in summary_lines(run) if "after link_down" in x]
         assert "window at any phase" not in s
+
+
+def test_a_touch_of_the_bar_and_back_does_not_decide_the_demos_line():
+    """No goodput from the failure to +60 ms, the whole rate for 20 ms, half of it to +200 ms, then the
+    whole rate: the window is at the bar from +76 to +88 ms only (less than the 20 ms hold), and for
+    good from +212 ms (3.53 RTTs: a pass, the 3-RTT target missed).  The first touch said 76 ms =
+    1.27 RTTs (met), and so do the bins (80 ms = 1.3 RTTs)."""
+    def acked(t: float) -> float:
+        segs = ((0.0, TF, R), (TF, TF + 0.06, 0.0), (TF + 0.06, TF + 0.08, R), (TF + 0.08, TF + 0.2, 0.5 * R),
+                (TF + 0.2, END + 1, R))
+        return sum(r * max(0.0, min(t, b) - a) for a, b, r in segs)
+
+    m = analyse(_raw(0, 0, acked, gap=False), 20.0, 5.0)
+    (a,) = m["recovery"]
+    assert a["ref_mb_s"] == pytest.approx(10.0, abs=0.01)
+    assert a["goodput_recovery_sliding_s"] == pytest.approx(0.2 + 0.6 * W, abs=5e-4)
+    assert a["goodput_recovery_sliding_rtts"] == 3.53
+    assert a["goodput_recovery_s"] == pytest.approx(0.08, abs=1e-6)
+    (v,) = recovery_verdicts(m)
+    assert (v["judged_on"], v["pass"], v["target_met"]) == ("window", True, False)
+    (line,) = [x for x in acceptance_lines(_res(m)) if "MRC goodput back to 80%" in x]
+    assert line.startswith("  [PASS]") and "in 212 ms = 3.53 RTTs (median srtt 60.0 ms; 20 ms window at any phase, " \
+        "held 20 ms) [20 ms bins, the first at the bar: 80 ms = 1.3 RTTs] (bar: 5 RTTs; the 3-RTT target: missed)" in line, line
