@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         # less: RC's aggregate "recovers" to a rate without its pinned flows, which never resume
         return out + (f", {len(x['stalled_until_end'])} flows never resume" if x["stalled_until_end"] else "")
     stalled = m["stalled_until_end"] or r["stalled_until_end"]
-    rows.append(("goodput recovery after the link failure (80%, first fixed 20 ms bin at it)", rec(m), rec(r),
+    rows.append(("goodput recovery after the link failure (80%, first 20 ms bin)", rec(m), rec(r),
                  "n/a" if stalled else _ratio(m["goodput_recovery_s"], r["goodput_recovery_s"])))
 
     def rec_any_phase(x: dict) -> str:  # the acceptance line's figure: not held to the bins' grid
