@@ -825,12 +825,21 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     in [``pre_from_s``, ``t_fault``).  As :func:`goodput_recovery` does for the aggregate: the dip is
     the lowest share of that rate among the full bins that end after the failure and start before
     ``horizon_s``; recovery is the time from the failure to the end of the first later bin at
-    ``RECOVERED_FRACTION`` of it, or to the flow's completion (all its bytes are in) if none is
-    (``not_recovered``: neither, within the run).  The flows together (``aggregate_recovery_s``): per
-    bin, the bytes they moved over the bytes they would have moved, each counted while in flight.  A
-    flow done before the failure, or without a reference rate, is left out (counted).  Also each flow's
-    longest stall (:func:`flow_stalls`) and, given ``first_loss`` (flow id -> when its first packet was
-    lost to the failure), its recovery counted from then (``recovery_from_loss_s``)."""
+    ``RECOVERED_FRACTION`` of it.  Only a rate bin counts: a full bin before the one that holds the flow's
+    completion.  That bin's bytes are every byte held behind the last hole, acknowledged at once, and
+    a flow whose cumulative ACK stood still from the failure to its end "moves" its whole remainder
+    there: until 2026-12-07 such a flow (and one with no bin back at all) was counted as recovered at
+    its completion.  ``outcome`` per flow: ``no_dip`` (no full bin below the bar, or done within a bin
+    of the failure: recovery 0), ``recovered``, ``done_unrecovered`` (completed, no rate bin back:
+    ``recovery_s`` None, ``done_after_s`` its completion from the failure) or ``running_at_end`` (neither
+    back nor done when the run ended).  ``not_recovered`` lists the last two, and the recovery
+    percentiles are over the recovered and no-dip flows only; ``done_unrecovered_after_s_*`` gives
+    the others' completion times, which are not recovery times.  The flows together
+    (``aggregate_recovery_s``): per rate bin, the bytes they moved over the bytes they would have
+    moved, each flow counted while in flight and without its completion bin (a catch-up, not a rate).
+    A flow done before the failure, or without a reference rate, is left out (counted).  Also each
+    flow's longest stall (:func:`flow_stalls`) and, given ``first_loss`` (flow id -> when its first
+    packet was lost to the failure), its recovery counted from then (``recovery_from_loss_s``)."""
     ser = _series(run)
     rser = _series(reference) if reference is not None else {}
     totals = _flow_totals(run)
@@ -863,41 +872,51 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
         if not mean:
             skipped["no_rate_before"] += 1
             continue
+        # rate bins: full, and before the bin that holds the completion (its bytes are the catch-up of all
+        # held behind the last hole: no rate); a flow still running at the end has its last bin cut there
+        done_bin = len(bins) - 1 if end is not None else None
+        rate = [b - a >= bin_s * 0.999 and i != done_bin for i, (a, b, _) in enumerate(bins)]
         for i, (a, b, g) in enumerate(bins):
-            if b > t_fault:
+            if b > t_fault and rate[i]:
                 agg_num[i] = agg_num.get(i, 0.0) + g * (b - a)
                 agg_den[i] = agg_den.get(i, 0.0) + ref[i] * (b - a)
-        # the dip: full bins only (the last one, cut at the flow's completion, holds its last ACK and says
-        # nothing of its rate) where the reference moved something
-        idx = [i for i, (a, b, _) in enumerate(bins)
-               if b > t_fault and a < horizon_s and b - a >= bin_s * 0.999 and ref[i] > 0]
+        # the dip: rate bins where the reference moved something
+        idx = [i for i, (a, b, _) in enumerate(bins) if b > t_fault and a < horizon_s and rate[i] and ref[i] > 0]
         rec: float | None = None
         low_share = None
+        outcome = "running_at_end" if end is None else "done_unrecovered"
         if idx:
             low = min(idx, key=lambda i: bins[i][2] / ref[i])
             low_share = round(bins[low][2] / ref[low], 3)
             if low_share >= RECOVERED_FRACTION:
-                rec = 0.0
+                rec, outcome = 0.0, "no_dip"
             else:
                 back = next((i for i in range(low + 1, len(bins))
-                             if ref[i] > 0 and bins[i][2] >= RECOVERED_FRACTION * ref[i]), None)
+                             if rate[i] and ref[i] > 0 and bins[i][2] >= RECOVERED_FRACTION * ref[i]), None)
                 if back is not None:
-                    rec = round(bins[back][1] - t_fault, 9)
-                elif end is not None:
-                    rec = round(end - t_fault, 9)
+                    rec, outcome = round(bins[back][1] - t_fault, 9), "recovered"
         elif end is not None:
-            rec = 0.0  # done within a bin of the failure
+            rec, outcome = 0.0, "no_dip"  # done within a bin of the failure: no rate bin after it
         fl = (first_loss or {}).get(fid)
         from_loss = None if rec is None or fl is None else round(max(0.0, rec - max(0.0, fl - t_fault)), 9)
-        per[fid] = {"ref_mb_s": round(mean, 3), "min_share": low_share, "recovery_s": rec,
-                    "recovery_from_loss_s": from_loss, "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end}
+        per[fid] = {"ref_mb_s": round(mean, 3), "min_share": low_share, "recovery_s": rec, "outcome": outcome,
+                    "recovery_from_loss_s": from_loss, "stall_s": stalls.get(fid, {}).get("stall_s"), "done_s": end,
+                    "done_after_s": None if end is None else round(end - t_fault, 9)}
     share = [(i * bin_s, agg_num[i] / agg_den[i]) for i in sorted(agg_den) if agg_den[i] > 0]
     agg = goodput_recovery(share, bin_s, t_fault, horizon_s, 1.0) if share else {"recovery_s": None, "min_mb_s": None}
     recs = sorted(r["recovery_s"] for r in per.values() if r["recovery_s"] is not None)
     from_loss = sorted(r["recovery_from_loss_s"] for r in per.values() if r["recovery_from_loss_s"] is not None)
     st = sorted(r["stall_s"] for r in per.values() if r["stall_s"] is not None)
+    by = {k: sorted(f for f, r in per.items() if r["outcome"] == k)
+          for k in ("no_dip", "recovered", "done_unrecovered", "running_at_end")}
+    late = sorted(per[f]["done_after_s"] for f in by["done_unrecovered"])
     return {"flows": per, "measured": len(per), **skipped,
+            **{f"{k}_count": len(v) for k, v in by.items()},
+            "done_unrecovered": by["done_unrecovered"], "running_at_end": by["running_at_end"],
+            "done_unrecovered_after_s_median": _pct(late, 0.5) if late else None,
+            "done_unrecovered_after_s_max": late[-1] if late else None,
             "aggregate_recovery_s": agg["recovery_s"], "aggregate_min_share": agg["min_mb_s"],
+            "aggregate_share": [(round(t, 9), round(x, 4)) for t, x in share],
             "not_recovered": sorted(f for f, r in per.items() if r["recovery_s"] is None),
             "recovery_s_median": _pct(recs, 0.5) if recs else None, "recovery_s_max": recs[-1] if recs else None,
             "recovery_from_loss_s_median": _pct(from_loss, 0.5) if from_loss else None,
@@ -926,7 +945,15 @@ def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s
 
     def rtts(x: float | None) -> float | None:
         return None if x is None or not rtt else round(x / rtt, 2)
+    # "back to 80%" is one bin; the flows' mean share over the base RTT from there says whether the rate
+    # stayed back or a catch-up burst (the bytes held behind filled holes) crossed the bar for a bin
+    back = rec["aggregate_recovery_s"]
+    held = [x for t, x in rec["aggregate_share"]
+            if back is not None and rtt and t_fault + back <= t + 1e-12 and t < t_fault + back + rtt - 1e-12]
     return {"base_rtt_s": rtt, "affected_flows": len(aff),
+            "aggregate_held_share": round(sum(held) / len(held), 3) if held else None,
+            "done_unrecovered_after_rtts_median": rtts(rec["done_unrecovered_after_s_median"]),
+            "done_unrecovered_after_rtts_max": rtts(rec["done_unrecovered_after_s_max"]),
             "exposure_s_median": _pct(expo, 0.5) if expo else None, "exposure_s_max": expo[-1] if expo else None,
             "exposure_rtts_max": rtts(expo[-1]) if expo else None,
             "aggregate_recovery_rtts": rtts(rec["aggregate_recovery_s"]), "affected_packets_lost": sum(x[0] for x in aff.values()),
