@@ -14,16 +14,24 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                step the outage overlaps (RC's pinned flows may stall only in the next one) and of the job.
   scale        1,024 hosts x 8 planes x 32 spines (256 paths per pair), permutation of 1 MiB per host, and
                how many of its 256 paths each QP's data took (floor: every QP >= 90%; one frame on each since
-               2026-12-07, ~half before: docs/simulation.md "Audit").
+               2026-12-07, ~half before: docs/simulation.md "Audit"); no fault, so every EV retired would be
+               a healthy path's (floor: 0), with the trims and ECN marks the load cost instead.
   scale-failure (opt-in, two runs per mode: ~10 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
                link p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
                (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
                traffic: the flows with packets on the dead link and their recovery against the same run
-               without the failure (same seed: identical until it), the longest stall, EVs made
+               without the failure (same seed: identical until it) -- each flow back to 80% of its rate in a
+               full 2 us bin before its completion's, or NOT recovered: completed without such a bin (its
+               completion is no recovery: counted as one until 2026-12-07) or still running at the end,
+               counted and listed apart; together, the same per bin (floor: back in 3 RTTs and held over
+               the next) -- the longest stall, EVs made
                ASSUMED_BAD on the failed link vs on healthy paths and back to GOOD, FCT with / without
                (report.failure_impact); the RC baseline too (--scale-modes): its flows pinned to the
                failed component stall until it returns (the link: 0.25 pinned flows expected, as the
                64 flows from or to leaf p1l1 each pin one of 256 paths; --scale-fault spine: ~4).
+  scale-incast (opt-in) the scale fabric, no fault, every other host writing --scale-incast-kib (64) to the
+               first at once (1,023 -> 1 onto its 8 NIC ports): completion against the receiver's line rate,
+               trims, ECN marks, and EVs retired (floor: 0, every one would be healthy).
   congested    the demo at its own time scale (examples/sim/demo-timescale.yaml: 20 Mb/s links, 5 ms, 16-frame
                queues, a link then a spine lost), --congested-seeds seeds, each run with the trimmed packet
                holding a QP's cumulative ACK resent ahead of the data queues from its second trim
@@ -62,7 +70,8 @@ from mrc_fabric.sim import run_sim
 
 MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
-CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "congested", "incast", "incast-127")
+CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "scale-incast", "congested", "incast",
+         "incast-127")
 # scale-failure (~10 min) is opt-in; the incasts run one seed per setting by default (~10 s and ~45 s a run)
 DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested", "incast", "incast-127")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sim")
@@ -370,12 +379,41 @@ def case_scale(a: argparse.Namespace) -> dict:
     # flow is 256 frames, so a round robin puts one on each (until 2026-12-07 ~123 of them got its data,
     # up to 5 frames on one: docs/simulation.md "Scale")
     frames = -(-MIB // 4096)
+    ev = m["ev_split"]
     return {"case": "scale", "hosts": raw["sim"]["hosts"], "planes": 8, "spines_per_plane": 32,
             "paths_per_pair": paths, "size_bytes": MIB, "completed": m["completed"],
             "fct_mean_us": m["fct_us"]["mean"], "fct_max_us": m["fct_us"]["max"], "ev_use": use,
+            # no fault: every EV retired would be a healthy one (the claim: congestion costs trims, not EVs)
+            "ev_retired": ev["retired"], "ev_retired_healthy": ev["retired_healthy"] + ev["unknown_path"],
+            "trims": m["switch_trims"], "ecn": m["switch_ecn_marks"], "drops": m["switch_drops"],
+            "retx": m["retransmissions"],
             "total_wall_s": round(time.monotonic() - t0, 1), "total_cpu_s": round(time.process_time() - c0, 1),
             "floors": {"completed": bool(m["completed"]),
-                       "every_qp_used>=90%_of_its_paths": use.get("evs_used_min", 0) >= 0.9 * min(paths, frames)},
+                       "every_qp_used>=90%_of_its_paths": use.get("evs_used_min", 0) >= 0.9 * min(paths, frames),
+                       "0_healthy_evs_retired": ev["retired"] == 0},
+            **_perf(raw)}
+
+
+def case_scale_incast(a: argparse.Namespace) -> dict:
+    """The scale fabric, no fault, every other host writing ``--scale-incast-kib`` to the first at once:
+    congestion at the receiver's 8 NIC ports (up to 1,023:8), which must cost trims and ECN marks, not EVs."""
+    size = int(a.scale_incast_kib * 1024)
+    sc = scenario(8, 32, a.scale_leaves, 32, size, pattern="incast", modes=("mrc",), deadline_s=0.05,
+                  sample_us=5.0)
+    raw, m = _run(sc, "mrc")
+    ev = m["ev_split"]
+    return {"case": "scale-incast", "hosts": raw["sim"]["hosts"], "senders": raw["sim"]["hosts"] - 1,
+            "paths_per_pair": raw["sim"]["paths_per_pair"], "size_bytes": size, "completed": m["completed"],
+            "fct_mean_us": m["fct_us"]["mean"], "fct_p99_us": m["fct_us"]["p99"], "fct_max_us": m["fct_us"]["max"],
+            "completion_us": None if m["completion_s"] is None else round(m["completion_s"] * 1e6, 1),
+            # the receiver's 8 x 100 Gb/s take the senders' bytes at best in this long (plus a base RTT)
+            "ideal_us": round((raw["sim"]["hosts"] - 1) * size * 8 / 800e9 * 1e6 + raw["sim"]["base_rtt_ns"] / 1e3, 1),
+            "srtt_us": round((m["srtt_ms_median"] or 0) * 1000, 2),
+            "ev_retired": ev["retired"], "ev_retired_healthy": ev["retired_healthy"] + ev["unknown_path"],
+            "healthy_examples": ev["healthy_examples"][:3],
+            "trims": m["switch_trims"], "ecn": m["switch_ecn_marks"], "drops": m["switch_drops"],
+            "retx": m["retransmissions"],
+            "floors": {"completed": bool(m["completed"]), "0_healthy_evs_retired": ev["retired"] == 0},
             **_perf(raw)}
 
 
@@ -432,8 +470,19 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
                     "exposure_rtts_max": imp["exposure_rtts_max"],
                     "done_before": rec["done_before"], "no_rate_before": rec["no_rate_before"],
                     "not_recovered": rec["not_recovered"][:20], "not_recovered_count": len(rec["not_recovered"]),
+                    # each flow: back to 80% of its rate in a rate bin, no dip, or not recovered -- done
+                    # with no rate bin back (its completion is no recovery: counted as one until
+                    # 2026-12-07) or still running at the end
+                    "recovered_count": rec["recovered_count"], "no_dip_count": rec["no_dip_count"],
+                    "done_unrecovered": rec["done_unrecovered"][:20],
+                    "done_unrecovered_count": rec["done_unrecovered_count"],
+                    "running_at_end": rec["running_at_end"][:20], "running_at_end_count": rec["running_at_end_count"],
+                    "done_unrecovered_after_us_median": _us(rec["done_unrecovered_after_s_median"]),
+                    "done_unrecovered_after_us_max": _us(rec["done_unrecovered_after_s_max"]),
+                    "done_unrecovered_after_rtts_max": imp["done_unrecovered_after_rtts_max"],
                     "aggregate_recovery_us": _us(rec["aggregate_recovery_s"]),
                     "aggregate_recovery_rtts": imp["aggregate_recovery_rtts"],
+                    "aggregate_held_share": imp["aggregate_held_share"],
                     "aggregate_min_share": rec["aggregate_min_share"],
                     "recovery_us_median": _us(rec["recovery_s_median"]), "recovery_us_max": _us(rec["recovery_s_max"]),
                     "recovery_rtts_median": imp["recovery_rtts_median"], "recovery_rtts_max": imp["recovery_rtts_max"],
@@ -454,6 +503,8 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
         _mrc_floors(out)
     if "rc" in out and out["rc"]["failure"]["affected_flows"]:  # (none may be pinned to the failed link)
         out["floors"]["rc_pinned_stall>=reroute"] = (out["rc"]["failure"]["stall_us_max"] or 0) >= a.reroute_us * 0.9
+    if "rc" in out:  # RC's FCTs are those of the flows that completed: all of them must have
+        out["floors"]["rc_completed"] = bool(out["rc"]["failure"]["completed"] and out["rc"]["clean"]["completed"])
     return out
 
 
@@ -466,6 +517,8 @@ def _mrc_floors(out: dict) -> None:
     out["floors"] |= {"affected_flows>0": f["affected_flows"] > 0,
                      "every_affected_flow_recovered": f["measured_flows"] > 0 and f["not_recovered_count"] == 0,
                      "mrc_aggregate_recovery<=3_rtts": within(f["aggregate_recovery_rtts"], 3),
+                     "mrc_aggregate_rate_held_a_base_rtt": (f["aggregate_held_share"] or 0) >= 0.8
+                     or f["aggregate_recovery_rtts"] == 0,
                      "mrc_stall_max<=3_rtts": within(f["stall_rtts_max"], 3),
                      "0_healthy_evs_retired": ev["retired_healthy"] == 0 and ev["unknown_path"] == 0,
                      "completed": f["completed"] and c["completed"]}
@@ -478,7 +531,8 @@ def _us(s: float | None) -> float | None:
 def run_case(name: str, a: argparse.Namespace) -> dict:
     t0, c0 = time.monotonic(), time.process_time()
     fn = {"permutation": case_permutation, "link-failure": case_link_failure, "allreduce": case_allreduce,
-          "scale": case_scale, "scale-failure": case_scale_failure, "congested": case_congested,
+          "scale": case_scale, "scale-failure": case_scale_failure, "scale-incast": case_scale_incast,
+          "congested": case_congested,
           "incast": case_incast, "incast-127": case_incast_127}[name]
     out = fn(a)
     out["case_wall_s"] = round(time.monotonic() - t0, 1)
@@ -516,7 +570,7 @@ def show(r: dict) -> None:
               f"pre-failure rate; max FCT {x['fct_max_us']} us")
         print(f"  RC:  {y['pinned_flows']} flows pinned to the link stalled {y['stall_us_min']}..{y['stall_us_max']} us "
               f"(link back after {r['reroute_us']} us; other flows' longest stall {y['other_flows_max_stall_us']} us); "
-              f"max FCT {y['fct_max_us']} us")
+              f"max FCT {y['fct_max_us']} us (of the flows that completed; all completed: {y['completed']})")
     elif c == "allreduce":
         for mode in ("mrc", "rc"):
             x = r[mode]
@@ -535,14 +589,20 @@ def show(r: dict) -> None:
               f"lost there; the last {f['exposure_us_max']} us = {f['exposure_rtts_max']} RTTs after the failure, median "
               f"{f['exposure_us_median']} us); against their rates in the run without it ({f['measured_flows']} "
               f"measured), together down to {f['aggregate_min_share']} of it, back to 80% in {f['aggregate_recovery_us']} "
-              f"us = {f['aggregate_recovery_rtts']} RTTs; each back to 80% of its rate in "
-              f"median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max {f['recovery_us_max']} us "
-              f"= {f['recovery_rtts_max']} RTTs (from each flow's first packet lost there: median "
-              f"{f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us = "
-              f"{f['from_loss_rtts_max']} RTTs); not recovered {f['not_recovered_count']}; longest stall "
-              f"{f['stall_us_max']} us = {f['stall_rtts_max']} RTTs (median {f['stall_us_median']} us); FCT against "
-              f"the same flow without the failure: +{f['extra_fct_us_median']} us median, +{f['extra_fct_us_max']} us = "
-              f"{f['extra_fct_rtts_max']} RTTs max")
+              f"us = {f['aggregate_recovery_rtts']} RTTs (mean over the next RTT {f['aggregate_held_share']}x)")
+        print(f"  each flow: {f['recovered_count']} back to 80% of its rate (a full 2 us bin before its completion "
+              f"bin) in median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max "
+              f"{f['recovery_us_max']} us = {f['recovery_rtts_max']} RTTs (from each one's first packet lost there: "
+              f"median {f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us "
+              f"= {f['from_loss_rtts_max']} RTTs), {f['no_dip_count']} with no dip; NOT recovered "
+              f"{f['not_recovered_count']}: {f['done_unrecovered_count']} completed without a bin back (completion "
+              f"median {f['done_unrecovered_after_us_median']} us, max {f['done_unrecovered_after_us_max']} us = "
+              f"{f['done_unrecovered_after_rtts_max']} RTTs after the failure; not a recovery time) "
+              f"{f['done_unrecovered'][:10]}, {f['running_at_end_count']} still running at the end "
+              f"{f['running_at_end'][:10]}")
+        print(f"  longest stall {f['stall_us_max']} us = {f['stall_rtts_max']} RTTs (median {f['stall_us_median']} us); "
+              f"FCT against the same flow without the failure: +{f['extra_fct_us_median']} us median, "
+              f"+{f['extra_fct_us_max']} us = {f['extra_fct_rtts_max']} RTTs max")
         print(f"  EVs retired: {ev['retired']} ({ev['retired_crossing']} cross the failed link, "
               f"{ev['retired_healthy']} healthy, {ev['unknown_path']} without a path); back to GOOD "
               f"{ev['back_good']} ({ev['back_good_crossing_after_return']} on the failed link after it returned); "
@@ -562,7 +622,8 @@ def show(r: dict) -> None:
             print(f"  RC: {y['affected_flows']} flows with packets on the dead link; longest stall {y['stall_us_max']} us "
                   f"(link back after {r['reroute_us']} us); their FCT +{y['extra_fct_us_max']} us max against the same "
                   f"flow without the failure; FCT mean/p99/max {y['fct_mean_us']}/{y['fct_p99_us']}/{y['fct_max_us']} us, "
-                  f"without the failure {yc['fct_mean_us']}/{yc['fct_p99_us']}/{yc['fct_max_us']} us")
+                  f"without the failure {yc['fct_mean_us']}/{yc['fct_p99_us']}/{yc['fct_max_us']} us (of the flows "
+                  f"that completed; all completed: {y['completed']} / {yc['completed']})")
     elif c in ("congested", "incast", "incast-127"):
         print(f"  {r['scenario']}")
         for label in ("with", "without"):
@@ -580,11 +641,21 @@ def show(r: dict) -> None:
         print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, 1 MiB each: completed "
               f"{r['completed']}, FCT mean {r['fct_mean_us']} us max {r['fct_max_us']} us; {r['events']} events, "
               f"{r['events_per_s']} events/s (CPU); sim loop wall {r['wall_s']} s CPU {r['cpu_s']} s")
+        print(f"  no fault: EVs retired {r['ev_retired']} ({r['ev_retired_healthy']} healthy); trims {r['trims']}, "
+              f"ECN {r['ecn']}, drops {r['drops'] or 'none'}, resent {r['retx']}")
         u = r.get("ev_use") or {}
         if u.get("pairs"):
             print(f"  paths that carried a QP's data: min/median/max {u['evs_used_min']}/{u['evs_used_median']}/"
                   f"{u['evs_used_max']} of {r['paths_per_pair']} per QP ({u['pairs']} QPs); at most "
                   f"{u['max_frames_on_one_ev']} frames on one path, {u['frames_per_pair_max']} per QP")
+    elif c == "scale-incast":
+        print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, no fault, {r['senders']} senders x "
+              f"{r['size_bytes'] >> 10} KiB -> 1: completed {r['completed']} in {r['completion_us']} us (ideal "
+              f"{r['ideal_us']} us), FCT mean/p99/max {r['fct_mean_us']}/{r['fct_p99_us']}/{r['fct_max_us']} us, srtt "
+              f"{r['srtt_us']} us; trims {r['trims']}, ECN {r['ecn']}, drops {r['drops'] or 'none'}, resent {r['retx']}; "
+              f"EVs retired {r['ev_retired']} ({r['ev_retired_healthy']} healthy)"
+              + (f"; examples {r['healthy_examples']}" if r["healthy_examples"] else "")
+              + f"; {r['events']} events, {r['events_per_s']} events/s (CPU)")
     if "floors" in r:
         print("  floors: " + ", ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in r["floors"].items()))
 
@@ -596,6 +667,7 @@ def main() -> int:
     ap.add_argument("--step-j", type=int, default=4, help="allreduce: the step during which the spine fails")
     ap.add_argument("--scale-leaves", type=int, default=32, help="scale case: leaves per plane (32 hosts each)")
     ap.add_argument("--scale-size-mib", type=float, default=2.0, help="scale-failure: MiB per flow")
+    ap.add_argument("--scale-incast-kib", type=float, default=64.0, help="scale-incast: KiB per sender")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
     ap.add_argument("--scale-fault-us", type=float, default=10.0, help="scale-failure: when the fault happens")
@@ -617,7 +689,8 @@ def main() -> int:
         if name not in CASES:
             ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
-               "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib), "--scale-fault",
+               "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib),
+               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-fault",
                a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
                "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw,
                "--congested-seeds", str(a.congested_seeds), "--incast-seeds", str(a.incast_seeds)]

@@ -180,3 +180,30 @@ def test_a_switch_nobody_read_is_named_and_fails_the_fault_free_bar(scenarios):
     res["a2a"]["mrc"]["outside_drops_unread"] = []
     ok, _ = next(c for c in scenarios.acceptance(res, "softswitch") if "outside the pipeline" in c[1])
     assert ok is True
+
+
+def _scale_failure(**failure) -> dict:
+    """bench/fabric_sim.py scale-failure's MRC result as the case builds it (the best outcome, then ``failure``)."""
+    f = {"affected_flows": 64, "measured_flows": 64, "not_recovered_count": 0, "aggregate_recovery_rtts": 2.5,
+         "aggregate_held_share": 1.2, "stall_rtts_max": 2.4, "completed": True,
+         "evs": {"retired_healthy": 0, "unknown_path": 0}, "fct_mean_us": 40.0, "fct_p99_us": 45.0, "fct_max_us": 50.0}
+    f.update(failure)
+    c = {"completed": True, "fct_mean_us": 37.0, "fct_p99_us": 38.0, "fct_max_us": 39.0}
+    return {"mrc": {"failure": f, "clean": c}, "floors": {}}
+
+
+def test_sim_scale_failure_floors_judge_flows_done_without_their_rate_back(sim):
+    """Until 2026-12-07 a flow with no bin back at 80% was "recovered" at its completion, and the
+    aggregate's completion bins (every byte held behind a hole at once) read as its rate back: 62 of 64
+    flows and the aggregate on a 64-host run.  Not recovered now, and the floors say so."""
+    best = _scale_failure()
+    sim._mrc_floors(best)
+    assert all(best["floors"].values())
+    for bad in ({"not_recovered_count": 62}, {"aggregate_recovery_rtts": None, "aggregate_held_share": None},
+                {"aggregate_held_share": 0.5}):
+        out = _scale_failure(**bad)
+        sim._mrc_floors(out)
+        assert not all(out["floors"].values()), bad
+    no_dip = _scale_failure(aggregate_recovery_rtts=0.0, aggregate_held_share=None)  # never below the bar
+    sim._mrc_floors(no_dip)
+    assert all(no_dip["floors"].values())
