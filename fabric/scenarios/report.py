@@ -924,6 +924,24 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
             "stall_s_median": _pct(st, 0.5) if st else None, "stall_s_max": st[-1] if st else None}
 
 
+def held_recovery(share: list[tuple[float, float]], bin_s: float, t_fault: float, back: float | None,
+                  window_s: float) -> float | None:
+    """When a rate (``share``: [(bin start, share of the reference)]) was back at ``RECOVERED_FRACTION``
+    to stay: from ``t_fault``, the end of the first bin at the bar, from the lowest on (the one before
+    ``back``, :func:`goodput_recovery`'s answer), whose next ``window_s`` has a mean at the bar too; None
+    if none has (or ``back`` is None); 0 if ``back`` is (no dip).  A catch-up burst (the bytes held
+    behind filled holes) can put one bin over the bar between two dips: "back" there is not back."""
+    if back is None or back == 0.0:
+        return back
+    low_t = t_fault + back - bin_s
+    for t, x in share:
+        if t >= low_t - 1e-12 and x >= RECOVERED_FRACTION:
+            nxt = [y for u, y in share if t + bin_s <= u + 1e-12 and u < t + bin_s + window_s - 1e-12]
+            if nxt and sum(nxt) / len(nxt) >= RECOVERED_FRACTION:
+                return round(t + bin_s - t_fault, 9)
+    return None
+
+
 def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s: float = 0.0,
                    horizon_rtts: float = DIP_WINDOW_RTTS, reference: dict[str, Any] | None = None) -> dict[str, Any]:
     """A failure at ``t_fault`` seen from the run's own data: the flows with packets on the dead link
@@ -950,8 +968,10 @@ def failure_impact(run: dict[str, Any], t_fault: float, bin_s: float, pre_from_s
     back = rec["aggregate_recovery_s"]
     held = [x for t, x in rec["aggregate_share"]
             if back is not None and rtt and t_fault + back <= t + 1e-12 and t < t_fault + back + rtt - 1e-12]
+    held_back = held_recovery(rec["aggregate_share"], bin_s, t_fault, back, rtt) if rtt else None
     return {"base_rtt_s": rtt, "affected_flows": len(aff),
             "aggregate_held_share": round(sum(held) / len(held), 3) if held else None,
+            "aggregate_held_recovery_s": held_back, "aggregate_held_recovery_rtts": rtts(held_back),
             "done_unrecovered_after_rtts_median": rtts(rec["done_unrecovered_after_s_median"]),
             "done_unrecovered_after_rtts_max": rtts(rec["done_unrecovered_after_s_max"]),
             "exposure_s_median": _pct(expo, 0.5) if expo else None, "exposure_s_max": expo[-1] if expo else None,

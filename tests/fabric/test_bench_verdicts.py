@@ -184,8 +184,8 @@ def test_a_switch_nobody_read_is_named_and_fails_the_fault_free_bar(scenarios):
 
 def _scale_failure(**failure) -> dict:
     """bench/fabric_sim.py scale-failure's MRC result as the case builds it (the best outcome, then ``failure``)."""
-    f = {"affected_flows": 64, "measured_flows": 64, "not_recovered_count": 0, "aggregate_recovery_rtts": 2.5,
-         "aggregate_held_share": 1.2, "stall_rtts_max": 2.4, "completed": True,
+    f = {"affected_flows": 64, "measured_flows": 64, "not_recovered_count": 0, "aggregate_recovery_rtts": 2.3,
+         "aggregate_held_recovery_rtts": 2.5, "stall_rtts_max": 2.4, "completed": True,
          "evs": {"retired_healthy": 0, "unknown_path": 0}, "fct_mean_us": 40.0, "fct_p99_us": 45.0, "fct_max_us": 50.0}
     f.update(failure)
     c = {"completed": True, "fct_mean_us": 37.0, "fct_p99_us": 38.0, "fct_max_us": 39.0}
@@ -199,11 +199,11 @@ def test_sim_scale_failure_floors_judge_flows_done_without_their_rate_back(sim):
     best = _scale_failure()
     sim._mrc_floors(best)
     assert all(best["floors"].values())
-    for bad in ({"not_recovered_count": 62}, {"aggregate_recovery_rtts": None, "aggregate_held_share": None},
-                {"aggregate_held_share": 0.5}):
+    for bad in ({"not_recovered_count": 62}, {"aggregate_recovery_rtts": None, "aggregate_held_recovery_rtts": None},
+                {"aggregate_held_recovery_rtts": 3.2}):  # back in 2.3, but the rate held only from 3.2
         out = _scale_failure(**bad)
         sim._mrc_floors(out)
         assert not all(out["floors"].values()), bad
-    no_dip = _scale_failure(aggregate_recovery_rtts=0.0, aggregate_held_share=None)  # never below the bar
+    no_dip = _scale_failure(aggregate_recovery_rtts=0.0, aggregate_held_recovery_rtts=0.0)  # never below the bar
     sim._mrc_floors(no_dip)
     assert all(no_dip["floors"].values())

@@ -6,7 +6,9 @@ a flow that never got its rate back "moved" its whole remainder in the bin of it
 flow that never recovered was reported as recovered at its completion time."""
 from __future__ import annotations
 
-from mrc_fabric.scenarios.report import flow_recovery
+import pytest
+
+from mrc_fabric.scenarios.report import flow_recovery, held_recovery
 
 US = 1e-6
 SIZE = 40_000  # bytes per flow: 40 us at 1,000 bytes a us (1,000 MB/s)
@@ -78,3 +80,15 @@ def test_the_recovery_percentiles_are_over_the_recovered_flows_only():
     assert r["recovery_s_max"] == 8 * US  # before: 40 us, flow 2's completion
     assert [r["flows"][f]["outcome"] for f in (1, 2, 3)] == ["recovered", "done_unrecovered", "no_dip"]
     assert r["no_dip_count"] == 1 and r["done_unrecovered_count"] == 1 and r["measured"] == 3
+
+
+def test_back_to_stay_skips_a_one_bin_burst_between_two_dips():
+    """Shaped as the 64-host, 4 MiB scale-failure run's aggregate: one bin over the bar at 34-36 us
+    between the dip and a second one to 0.28 at 42-44 us.  "Back" there (26 us after the failure) is not
+    back to stay: the first bin whose next 11.36 us (a base RTT) also averages 80% ends at 40 us."""
+    share = [(t * US, x) for t, x in ((30, 0.18), (32, 0.0), (34, 0.9), (36, 0.3), (38, 0.9), (40, 0.95),
+                                        (42, 0.28), (44, 0.94), (46, 1.09), (48, 1.5), (50, 2.19))]
+    assert held_recovery(share, BIN, AT, 26 * US, 11.36 * US) == pytest.approx(30 * US)  # the bin 38-40 us, then 0.93
+    assert held_recovery(share, BIN, AT, 26 * US, 4 * US) == pytest.approx(36 * US)  # a shorter window: past the second dip
+    assert held_recovery(share[:4], BIN, AT, 26 * US, 11.36 * US) is None  # nothing after it: never held
+    assert held_recovery(share, BIN, AT, None, 11.36 * US) is None and held_recovery(share, BIN, AT, 0.0, 1.0) == 0.0
