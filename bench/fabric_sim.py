@@ -529,6 +529,11 @@ def _mrc_floors(out: dict) -> None:
                      "completed": f["completed"] and c["completed"]}
 
 
+def _in(us: float | None, rtts: float | None) -> str:
+    """'in X us = Y RTTs', or 'never' (None: not within the run)."""
+    return "never" if us is None else f"in {us} us = {rtts} RTTs"
+
+
 def _us(s: float | None) -> float | None:
     return None if s is None else round(s * 1e6, 2)
 
@@ -594,10 +599,10 @@ def show(r: dict) -> None:
         print(f"  MRC: {f['affected_flows']} flows had packets on the dead link ({f['affected_packets_lost']} packets "
               f"lost there; the last {f['exposure_us_max']} us = {f['exposure_rtts_max']} RTTs after the failure, median "
               f"{f['exposure_us_median']} us); against their rates in the run without it ({f['measured_flows']} "
-              f"measured), together down to {f['aggregate_min_share']} of it, back to 80% in {f['aggregate_recovery_us']} "
-              f"us = {f['aggregate_recovery_rtts']} RTTs (mean over the next RTT {f['aggregate_held_share']}x; back with "
-              f"the next RTT's mean at 80% too in {f['aggregate_held_recovery_us']} us = "
-              f"{f['aggregate_held_recovery_rtts']} RTTs)")
+              f"measured), together down to {f['aggregate_min_share']} of it, back to 80% "
+              f"{_in(f['aggregate_recovery_us'], f['aggregate_recovery_rtts'])} (mean over the next RTT "
+              f"{f['aggregate_held_share']}x; back with the next RTT's mean at 80% too "
+              f"{_in(f['aggregate_held_recovery_us'], f['aggregate_held_recovery_rtts'])})")
         print(f"  each flow: {f['recovered_count']} back to 80% of its rate (a full 2 us bin before its completion "
               f"bin) in median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max "
               f"{f['recovery_us_max']} us = {f['recovery_rtts_max']} RTTs (from each one's first packet lost there: "
