@@ -608,11 +608,12 @@ def show(r: dict) -> None:
               f"{f['recovery_us_max']} us = {f['recovery_rtts_max']} RTTs (from each one's first packet lost there: "
               f"median {f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us "
               f"= {f['from_loss_rtts_max']} RTTs), {f['no_dip_count']} with no dip; NOT recovered "
-              f"{f['not_recovered_count']}: {f['done_unrecovered_count']} completed without a bin back (completion "
-              f"median {f['done_unrecovered_after_us_median']} us, max {f['done_unrecovered_after_us_max']} us = "
-              f"{f['done_unrecovered_after_rtts_max']} RTTs after the failure; not a recovery time) "
-              f"{f['done_unrecovered'][:10]}, {f['running_at_end_count']} still running at the end "
-              f"{f['running_at_end'][:10]}")
+              f"{f['not_recovered_count']}: {f['done_unrecovered_count']} completed without a bin back"
+              + (f" (completion median {f['done_unrecovered_after_us_median']} us, max "
+                 f"{f['done_unrecovered_after_us_max']} us = {f['done_unrecovered_after_rtts_max']} RTTs after the "
+                 f"failure; not a recovery time) {f['done_unrecovered'][:10]}" if f["done_unrecovered_count"] else "")
+              + f", {f['running_at_end_count']} still running at the end"
+              + (f" {f['running_at_end'][:10]}" if f["running_at_end_count"] else ""))
         print(f"  longest stall {f['stall_us_max']} us = {f['stall_rtts_max']} RTTs (median {f['stall_us_median']} us); "
               f"FCT against the same flow without the failure: +{f['extra_fct_us_median']} us median, "
               f"+{f['extra_fct_us_max']} us = {f['extra_fct_rtts_max']} RTTs max")
