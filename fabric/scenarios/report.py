@@ -174,7 +174,8 @@ def goodput_recovery_sliding(run: dict[str, Any], window_s: float, t_fault: floa
     that touches the bar and falls back within the hold is not a recovery: where goodput hovers near the
     bar the first touch is a minimum over phases and reads early (a kept run read 1.01 RTTs for a
     return that held from ~4.9).  A hold that would end after the curve's last sample (the run ended
-    first) is not a recovery: ``None``.  Like the bins' figure it is the end of a window back at the bar,
+    first) is not a recovery: ``None``.  A window is a measurement only between the curve's first and
+    last samples: the dip is looked for among those.  Like the bins' figure it is the end of a window back at the bar,
     never a time before a full window says so; unlike it, the window's end is not
     held to a grid fixed at the run's start, which adds 0 to one window width (a uniform phase: half a
     window on average) to every figure.  The curve's resolution is the hosts' sample period (5 ms).
@@ -192,7 +193,11 @@ def goodput_recovery_sliding(run: dict[str, Any], window_s: float, t_fault: floa
     # window ends where w(t) can change slope: the curve's points and the points a window later
     ends = sorted({t for t in ts} | {t + window_s for t in ts})
     last = ts[-1]  # the run's last sample: no window ends after it (the flat curve there is no measurement)
-    cand = [t for t in ends if t > t_fault and t - window_s < horizon and t <= last]
+    # nor starts before the first: the curve is flat there too, and a window reaching back before it read
+    # as a dip (a failure within a window of the first sample: 0 MB/s, "recovered" 26 ms later at a
+    # steady rate whose bins saw no dip)
+    first = ts[0] + window_s - 1e-12
+    cand = [t for t in ends if t > t_fault and t - window_s < horizon and first <= t <= last]
     if not cand:
         return out
     # w is linear between consecutive ends: its minimum is at one of them.  Of several windows at that

@@ -187,3 +187,17 @@ def test_the_hold_is_one_window_width_exactly(burst_ms, held):
     run = _run(rate, 1.0, 0.001)
     got = _held(run, horizon=TF + 0.08)
     assert got == pytest.approx(0.116, abs=2e-4) if held else got is None
+
+
+@pytest.mark.parametrize("first_s", [0.49, 0.5, 0.51])
+def test_a_window_reaching_back_before_the_first_sample_is_no_dip(first_s):
+    """The hosts' samples begin at ``first_s``, within a window of the failure at +0.5 s, and the rate is
+    steady throughout: no window between the samples dips, so there is no dip (recovery 0, as the bins
+    say).  The curve is flat before its first sample, and a window reaching back before it read 0 MB/s:
+    a dip, and a "recovery" 0.8 windows later."""
+    base = _run(lambda t: R, 1.0, 0.001)
+    host = base["hosts"]["h"]
+    host["samples"] = [s for s in host["samples"] if s[0] >= round(first_s * 1e9)]
+    got = goodput_recovery_sliding(base, W, 0.5, 0.7, R / 1e6)
+    assert got["recovery_s"] == 0.0 and got["min_mb_s"] == pytest.approx(R / 1e6, rel=0.01)
+    assert goodput_recovery(goodput_bins(base, W), W, 0.5, 0.7, R / 1e6)["recovery_s"] == 0.0
