@@ -1,7 +1,7 @@
 """Turn the raw per-host results of a run into metrics, a timeline and a summary (text)."""
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from itertools import pairwise
 from typing import Any
@@ -939,10 +939,17 @@ def held_recovery(share: list[tuple[float, float]], bin_s: float, t_fault: float
     if back is None or back == 0.0:
         return back
     low_t = t_fault + back - bin_s
+    # the next window's bins by bisection on their starts and a running sum (a scan of every bin per
+    # candidate was quadratic: 2.2 s for 10,000 2 us bins that never held, a 20 ms run's worth)
+    starts = [u for u, _ in share]
+    cum = [0.0]
+    for _, y in share:
+        cum.append(cum[-1] + y)
     for t, x in share:
         if t >= low_t - 1e-12 and x >= RECOVERED_FRACTION:
-            nxt = [y for u, y in share if t + bin_s <= u + 1e-12 and u < t + bin_s + window_s - 1e-12]
-            if nxt and sum(nxt) / len(nxt) >= RECOVERED_FRACTION:
+            i = bisect_left(starts, t + bin_s - 1e-12)
+            j = bisect_left(starts, t + bin_s + window_s - 1e-12)
+            if j > i and (cum[j] - cum[i]) / (j - i) >= RECOVERED_FRACTION:
                 return round(t + bin_s - t_fault, 9)
     return None
 

@@ -92,3 +92,20 @@ def test_back_to_stay_skips_a_one_bin_burst_between_two_dips():
     assert held_recovery(share, BIN, AT, 26 * US, 4 * US) == pytest.approx(36 * US)  # a shorter window: past the second dip
     assert held_recovery(share[:4], BIN, AT, 26 * US, 11.36 * US) is None  # nothing after it: never held
     assert held_recovery(share, BIN, AT, None, 11.36 * US) is None and held_recovery(share, BIN, AT, 0.0, 1.0) == 0.0
+
+
+def test_back_to_stay_is_not_quadratic_in_the_bins():
+    """A 50 ms run in 2 us bins (25,000) whose share alternates about the bar and never holds: each bin at
+    the bar looked at every bin for its next window (about 14 s of CPU); by bisection it is milliseconds."""
+    import time
+
+    share = [(i * BIN, 0.9 if i % 2 else 0.1) for i in range(25_000)]
+    t0 = time.process_time()
+    assert held_recovery(share, BIN, AT, 4 * US, 11.36 * US) is None
+    assert time.process_time() - t0 < 1.0
+    # where it holds: bin 19,999 (0.9) is followed by 0.1 and five bins of 0.95 in its next 11.36 us
+    # (mean 0.81), the first such; it ends at 40,000 us
+    share[20_001:20_010] = [(t, 0.95) for t, _ in share[20_001:20_010]]
+    assert held_recovery(share, BIN, AT, 4 * US, 11.36 * US) == pytest.approx(20_000 * BIN - AT)
+    # with a 4 us window bin 19,999's next two are 0.1 and 0.95 (0.525): the first that holds is 20,001's
+    assert held_recovery(share, BIN, AT, 4 * US, 4 * US) == pytest.approx(20_002 * BIN - AT)
