@@ -607,10 +607,10 @@ def show(r: dict) -> None:
               f"{f['aggregate_held_share']}x; back with the next RTT's mean at 80% too "
               f"{_in(f['aggregate_held_recovery_us'], f['aggregate_held_recovery_rtts'])})")
         print(f"  each flow: {f['recovered_count']} back to 80% of its rate (a full 2 us bin before its completion "
-              f"bin) in median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max "
+              f"bin) and {f['no_dip_count']} with no dip (0 us) in median {f['recovery_us_median']} us = {f['recovery_rtts_median']} RTTs, max "
               f"{f['recovery_us_max']} us = {f['recovery_rtts_max']} RTTs (from each one's first packet lost there: "
               f"median {f['from_loss_us_median']} us = {f['from_loss_rtts_median']} RTTs, max {f['from_loss_us_max']} us "
-              f"= {f['from_loss_rtts_max']} RTTs), {f['no_dip_count']} with no dip; NOT recovered "
+              f"= {f['from_loss_rtts_max']} RTTs); NOT recovered "
               f"{f['not_recovered_count']}: {f['done_unrecovered_count']} completed without a bin back"
               + (f" (completion median {f['done_unrecovered_after_us_median']} us, max "
                  f"{f['done_unrecovered_after_us_max']} us = {f['done_unrecovered_after_rtts_max']} RTTs after the "
