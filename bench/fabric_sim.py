@@ -16,16 +16,16 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                how many of its 256 paths each QP's data took (floor: every QP >= 90%; one frame on each since
                2026-12-07, ~half before: docs/simulation.md "Audit"); no fault, so every EV retired would be
                a healthy path's (floor: 0), with the trims and ECN marks the load cost instead.
-  scale-failure (opt-in, two runs per mode: ~10 min MRC, ~4 min RC) the same fabric, 2 MiB per host,
-               link p1l1-p1s1 down at --scale-fault-us (10 us: half-way through sending) for --reroute-us
+  scale-failure (opt-in, two runs per mode: ~30 min MRC measured at 4 MiB; RC ~4 min at 2 MiB) the same fabric, 4 MiB per host,
+               link p1l1-p1s1 down at --scale-fault-us (10 us: about a quarter of the way through sending) for --reroute-us
                (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
                traffic: the flows with packets on the dead link and their recovery against the same run
                without the failure (same seed: identical until it) -- each flow back to 80% of its rate in a
                full 2 us bin before its completion's, or NOT recovered: completed without such a bin (its
                completion is no recovery: counted as one until 2026-12-07) or still running at the end,
                counted and listed apart; together, the same per bin (floors: back in 3 RTTs, and back with
-               the next base RTT's mean at 80% too in 3; at the default 2 MiB, 62 of the 64 affected flows
-               complete before their rate is back and these FAIL: --scale-size-mib 4 measures a recovery,
+               the next base RTT's mean at 80% too in 3; 4 MiB since 2026-12-07: with --scale-size-mib 2
+               62 of the 64 affected flows complete before their rate is back and these FAIL,
                docs/simulation.md "Recovery accounting") -- the longest stall, EVs made
                ASSUMED_BAD on the failed link vs on healthy paths and back to GOOD, FCT with / without
                (report.failure_impact); the RC baseline too (--scale-modes): its flows pinned to the
@@ -75,7 +75,7 @@ MIB = 1 << 20
 HTSIM = {"ecmp_mean_us": 378, "ecmp_max_us": 766, "reps_mean_us": 197, "reps_max_us": 215}
 CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "scale-incast", "congested", "incast",
          "incast-127")
-# scale-failure (~10 min) is opt-in; the incasts run one seed per setting by default (~10 s and ~45 s a run)
+# scale-failure (~40 min) is opt-in; the incasts run one seed per setting by default (~10 s and ~45 s a run)
 DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested", "incast", "incast-127")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sim")
 
@@ -683,7 +683,8 @@ def main() -> int:
     ap.add_argument("--reroute-us", type=float, default=500.0, help="time until a failed link/spine is back")
     ap.add_argument("--step-j", type=int, default=4, help="allreduce: the step during which the spine fails")
     ap.add_argument("--scale-leaves", type=int, default=32, help="scale case: leaves per plane (32 hosts each)")
-    ap.add_argument("--scale-size-mib", type=float, default=2.0, help="scale-failure: MiB per flow")
+    ap.add_argument("--scale-size-mib", type=float, default=4.0,
+                    help="scale-failure: MiB per flow (2: the flows finish before their rate is back)")
     ap.add_argument("--scale-incast-kib", type=float, default=64.0, help="scale-incast: KiB per sender")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
