@@ -38,15 +38,9 @@ sys.path.insert(0, str(ROOT))
 from p4.v1 import p4runtime_pb2 as pb
 
 from controller import build_plan
-from controller.mapping import (
-    C_CONGESTION_EVENTS,
-    C_DROP_REASONS,
-    C_PORT_RX,
-    C_PORT_TX,
-    P4Names,
-    desired_state,
-)
+from controller.mapping import P4Names, desired_state
 from controller.p4contract import CPU_PORT, T_INGRESS_ROUTING_EV_DIRECT
+from controller.telemetry import poll_entities
 from controller.topogen import clos
 from mrc_fabric.targets import DEFAULT_PROGRAM
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
@@ -70,19 +64,8 @@ print(ents // n, size // n)
 
 
 def poll_request(names: P4Names, ports: list[int]) -> pb.ReadRequest:
-    """The controller's counter poll of a switch (``Telemetry.poll``), as one ReadRequest."""
-    req = pb.ReadRequest(device_id=1)
-    for cname in (C_PORT_RX, C_PORT_TX):
-        cid = names.counters[cname].preamble.id
-        for i in sorted({*ports, CPU_PORT}):
-            e = req.entities.add()
-            e.counter_entry.counter_id = cid
-            e.counter_entry.index.index = i
-    for c in [*names.counters_named(C_DROP_REASONS), *names.counters_named(C_CONGESTION_EVENTS)]:
-        req.entities.add().counter_entry.counter_id = c.preamble.id
-    for dc in names.p4info.direct_counters:
-        req.entities.add().direct_counter_entry.table_entry.table_id = dc.direct_table_id
-    return req
+    """The controller's counter poll of a switch (``TelemetryCollector.poll``), as one ReadRequest."""
+    return pb.ReadRequest(device_id=1, entities=poll_entities(names, set(ports))[1])
 
 
 def give_counts(state) -> None:

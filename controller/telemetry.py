@@ -27,6 +27,7 @@ from .mapping import (
     DROP_REASONS,
     R_EGRESS_QDEPTH,
     REASON_POSTCARD,
+    P4Names,
 )
 from .p4rt import no_answer
 from .session import PacketIn, SessionError, SwitchSession
@@ -82,6 +83,34 @@ def _cell(counter_id: int, index: int | None = None) -> p4runtime_pb2.Entity:
     if index is not None:
         ent.counter_entry.index.index = index
     return ent
+
+
+def poll_entities(names: P4Names, ports: set[int]) -> tuple[dict[int, str], list[p4runtime_pb2.Entity]]:
+    """What :meth:`TelemetryCollector.poll` reads from a switch with P4 names ``names`` whose connected ports are
+    ``ports``: (counter id -> what it counts, the entities of its one ReadRequest).  Also what
+    bench/softswitch_reads.py sends, so the bench measures the controller's own poll."""
+    kinds: dict[int, str] = {}  # counter id -> what it counts
+    ents: list[p4runtime_pb2.Entity] = []
+    for cname, kind in ((C_PORT_RX, "rx"), (C_PORT_TX, "tx")):
+        if cname in names.counters:
+            kinds[names.counters[cname].preamble.id] = kind
+    kinds.update({c.preamble.id: "drop" for c in names.counters_named(C_DROP_REASONS)})
+    kinds.update({c.preamble.id: "congestion" for c in names.counters_named(C_CONGESTION_EVENTS)})
+    for cid, kind in kinds.items():
+        if kind in ("rx", "tx") and ports:
+            # the switch's connected ports (and the CPU port) by index, not all MAX_PORTS cells: a
+            # wildcard over 512-cell arrays on every switch at once is work a software switch does
+            # between packets (it stalled the demo's flows for up to 2 s at each refresh)
+            ents += [_cell(cid, i) for i in sorted(ports | {P4.CPU_PORT})]
+        else:
+            ents.append(_cell(cid))
+    # One wildcard per table: PI/bmv2 answers UNIMPLEMENTED to table_id 0 ("all tables"), and a
+    # per-table wildcard is what the spec requires every server to support.
+    for dc in names.p4info.direct_counters:
+        dce = p4runtime_pb2.Entity()
+        dce.direct_counter_entry.table_entry.table_id = dc.direct_table_id
+        ents.append(dce)
+    return kinds, ents
 
 
 class TelemetryCollector:
@@ -143,27 +172,7 @@ class TelemetryCollector:
             raise SessionError(f"switch {s.name}: no P4Info yet (reconnected; the next converge resolves it)")
         ports = set(self.watched_ports.get(s.name, ()))
         out = SwitchCounters(read_at=time.time())
-        kinds: dict[int, str] = {}  # counter id -> what it counts
-        ents: list[p4runtime_pb2.Entity] = []
-        for cname, kind in ((C_PORT_RX, "rx"), (C_PORT_TX, "tx")):
-            if cname in names.counters:
-                kinds[names.counters[cname].preamble.id] = kind
-        kinds.update({c.preamble.id: "drop" for c in names.counters_named(C_DROP_REASONS)})
-        kinds.update({c.preamble.id: "congestion" for c in names.counters_named(C_CONGESTION_EVENTS)})
-        for cid, kind in kinds.items():
-            if kind in ("rx", "tx") and ports:
-                # the switch's connected ports (and the CPU port) by index, not all MAX_PORTS cells: a
-                # wildcard over 512-cell arrays on every switch at once is work a software switch does
-                # between packets (it stalled the demo's flows for up to 2 s at each refresh)
-                ents += [_cell(cid, i) for i in sorted(ports | {P4.CPU_PORT})]
-            else:
-                ents.append(_cell(cid))
-        # One wildcard per table: PI/bmv2 answers UNIMPLEMENTED to table_id 0 ("all tables"), and a
-        # per-table wildcard is what the spec requires every server to support.
-        for dc in names.p4info.direct_counters:
-            dce = p4runtime_pb2.Entity()
-            dce.direct_counter_entry.table_entry.table_id = dc.direct_table_id
-            ents.append(dce)
+        kinds, ents = poll_entities(names, ports)
         for dc in names.p4info.direct_counters:  # every table with a counter is listed, read or not
             t = names.table_by_id.get(dc.direct_table_id)
             out.tables.setdefault(t.preamble.name if t else str(dc.direct_table_id), (0, 0))
