@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mrc.yamlio import YamlFileError, place_error, read_yaml_file
+from mrc.yamlio import YamlFileError, place_error, read_yaml_file, unknown_keys
 
 from .p4contract import CPU_PORT, DROP_PORT
 
@@ -215,7 +215,7 @@ def parse_topology(data: Any) -> Topology:
 
 
 def _no_unknown(d: dict, allowed: set[str], where: str) -> None:
-    extra = sorted(str(k) for k in d if k not in allowed)  # by text: a key may be a number (1: x)
+    extra = unknown_keys(d, allowed)
     if extra:
         raise TopologyError(f"{where}: unknown key(s) {', '.join(extra)} "
                             f"(allowed: {', '.join(sorted(allowed))})")

@@ -92,6 +92,13 @@ _STEP = re.compile(r"\.?([\w-]+)|\[(\d+)\]")
 _UNKNOWN = re.compile(r"unknown key\(s\) ([^\s,]+)")
 
 
+def unknown_keys(raw: dict, known: set[str]) -> list[str]:
+    """The keys of ``raw`` not in ``known``, as text, sorted, for an "unknown key(s) ..." message (which
+    ``place_error`` places at the first of them): a YAML key may be a number, a boolean or null (``1: x``,
+    ``~: x``), which ``sorted`` and ``', '.join`` beside a text key refused with a TypeError traceback."""
+    return sorted(str(k) for k in raw if k not in known)
+
+
 def _entry(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:
     """The (key node, value node) of text key ``key`` in a composed mapping, or None."""
     return next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)

@@ -21,7 +21,7 @@ from typing import Any
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
 from mrc.core.qp import PATH_MTUS
 from mrc.wire.formats import DSCP_RESEND
-from mrc.yamlio import YamlFileError, place_error, read_yaml_file
+from mrc.yamlio import YamlFileError, place_error, read_yaml_file, unknown_keys
 
 from .. import faults
 
@@ -269,20 +269,13 @@ class Scenario:
         return self
 
 
-def _unknown_keys(raw: dict, known: set[str]) -> list[str]:
-    """The keys of ``raw`` not in ``known``, as text, sorted: a YAML key may be a number, a boolean or
-    null (``1: x``, ``~: x``), which ``', '.join`` and ``sorted`` beside a text key refused with a
-    TypeError traceback."""
-    return sorted(str(k) for k in raw if k not in known)
-
-
 def _build(cls: type, raw: Any, where: str, conv: dict[str, Any] | None = None) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: expected a mapping")
     names = set(cls.__dataclass_fields__)
-    unknown = _unknown_keys(raw, names)
+    unknown = unknown_keys(raw, names)
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(names))})")
     kw = {}
@@ -327,7 +320,7 @@ def _fault(raw: Any, where: str) -> FaultSpec:
     except faults.FaultError as e:
         raise ScenarioError(str(e)) from None
     types = {p.name: p.type for p in kind.params}
-    unknown = _unknown_keys(raw, {*types, "at", "kind", "duration"})
+    unknown = unknown_keys(raw, {*types, "at", "kind", "duration"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} for {kind.name} "
                             f"(known: at, kind, duration, {', '.join(types)})")
@@ -383,7 +376,7 @@ GENERATE_KEYS = ("planes", "spines", "leaves", "hosts_per_leaf")  # controller.t
 def _generate(v: Any, where: str) -> dict[str, int]:
     """``fabric.generate``: the Clos generator's four counts (and optionally grpc_base_port), integers."""
     d = _mapping(v, where)
-    unknown = _unknown_keys(d, {*GENERATE_KEYS, "grpc_base_port"})
+    unknown = unknown_keys(d, {*GENERATE_KEYS, "grpc_base_port"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(GENERATE_KEYS)}, "
                             "grpc_base_port)")
@@ -448,7 +441,7 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
                        "evs_per_path": _num(int), "priority_queue_factor": _num(int), "linger_s": _num(float),
                        "shuffle_evs": _flag, "stev_mode": lambda v, w: str(v), "rc_path": lambda v, w: str(v)}),
     }
-    unknown = _unknown_keys(data, {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
+    unknown = unknown_keys(data, {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if "name" in data:
