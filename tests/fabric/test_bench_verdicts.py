@@ -207,3 +207,29 @@ def test_sim_scale_failure_floors_judge_flows_done_without_their_rate_back(sim):
     no_dip = _scale_failure(aggregate_recovery_rtts=0.0, aggregate_held_recovery_rtts=0.0)  # never below the bar
     sim._mrc_floors(no_dip)
     assert all(no_dip["floors"].values())
+
+
+def _congestion_line(checks):
+    lines = [(ok, t) for ok, t in checks if t.startswith("fault-free MRC run: congestion seen")]
+    assert len(lines) == 1, checks
+    return lines[0]
+
+
+def test_a_pipeline_drop_in_the_fault_free_run_fails_the_congestion_line(scenarios):
+    """Congestion must show as trims and ECN marks, not drops: the line passed on any trim or mark, so a run
+    whose switches dropped frames in their pipelines (an early drop on the queue estimate) read as PASS."""
+    run = _run()
+    run["switch_drops"] = {"early_drop": 7}
+    ok, text = _congestion_line(scenarios.acceptance(_res(a2a=run), "softswitch"))
+    assert ok is False
+    assert "7 frames dropped in the switches' pipelines (early_drop 7)" in text
+
+
+def test_the_congestion_line_names_the_duplicates_beside_the_rack_resends(scenarios):
+    run = _run()
+    run.update(switch_drops={}, duplicates_received=3)
+    ok, text = _congestion_line(scenarios.acceptance(_res(a2a=run), "softswitch"))
+    assert ok is True
+    assert "0 frames dropped" in text and "3 RACK and 0 timeout resends, 3 duplicates at the receivers" in text
+    run.update(switch_trims=0, switch_ecn_marks=0)  # resends with no congestion seen anywhere: not explained
+    assert _congestion_line(scenarios.acceptance(_res(a2a=run), "softswitch"))[0] is False
