@@ -90,6 +90,23 @@ class Loaded:
     unknown_fields: list[str]
 
 
+_QUOTE_MAX = 60  # characters of a source line or token an error message quotes
+
+
+def _parse_error(where: str, text: str, e: text_format.ParseError) -> P4InfoDiffError:
+    """One short line for a text that is not a P4Info: protobuf's message quotes the whole source
+    line, and a JSON file (a softswitch device config, say) is one line of 200 KB, all of which was
+    printed."""
+    msg = str(e)
+    line = e.GetLine()
+    lines = text.splitlines()
+    if line is not None and 0 < line <= len(lines) and len(lines[line - 1]) > _QUOTE_MAX:
+        src = lines[line - 1]
+        msg = msg.replace(f"'{src}'", f"'{src[:_QUOTE_MAX]}...' ({len(src)} characters)", 1)
+    msg = re.sub(rf'"([^"]{{{_QUOTE_MAX}}})[^"]+"', r'"\1..."', msg)  # a long token: a field name
+    return P4InfoDiffError(f"{where}: not a valid P4Info text file: {msg}")
+
+
 def parse_text(text: str, where: str = "<text>") -> Loaded:
     """Parse a P4Info text proto; fields unknown to this P4Runtime are skipped and listed."""
     unknown: list[str] = []
@@ -99,11 +116,11 @@ def parse_text(text: str, where: str = "<text>") -> Loaded:
         first = e
     m = _UNKNOWN_RE.search(str(first))
     if not m:
-        raise P4InfoDiffError(f"{where}: {first}") from None
+        raise _parse_error(where, text, first) from None
     try:
         p = text_format.Parse(text, p4info_pb2.P4Info(), allow_unknown_field=True)
     except text_format.ParseError as e:
-        raise P4InfoDiffError(f"{where}: {e}") from None
+        raise _parse_error(where, text, e) from None
     # the parser names only the first unknown field; list every field name the text has that the
     # message types do not
     known = _known_field_names()

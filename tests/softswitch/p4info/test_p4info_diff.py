@@ -169,3 +169,19 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path, capsys):
     bad.write_bytes(b"pkg_info {\n name: \"\xff\"\n}\n")
     assert main([str(bad), str(bad)]) == 2  # was a UnicodeDecodeError traceback
     assert f"{bad}: not a P4Info text file (byte 0xff at offset 19 is not UTF-8)" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_p4info_gets_a_short_error(tmp_path, capsys):
+    """A device config (one JSON line of 200 KB) given by mistake: protobuf's parse error quotes the
+    whole line, and all of it was printed. Now the error is one short line naming the file and the
+    place."""
+    blob = tmp_path / "softswitch.json"
+    blob.write_text('{"magic": "softswitch-device-config", "source": "' + "x" * 200_000 + '"}')
+    assert main([str(blob), str(blob)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 400, err[:500]
+    assert err.startswith(f"p4info-diff: {blob}: not a valid P4Info text file: 1:1 : ") and "characters)" in err
+    bad = tmp_path / "bad.txtpb"
+    bad.write_text("tables { preamble { id: x } }")  # short lines are quoted whole, as before
+    assert main([str(bad), str(bad)]) == 2
+    assert "'tables { preamble { id: x } }': Couldn't parse integer: x" in capsys.readouterr().err
