@@ -170,7 +170,13 @@ def send_command(addr: str, cmd: str, args: list, timeout: float = 5.0) -> objec
             buf += chunk
     if not buf:
         raise ControlError(f"{addr}: connection closed without a reply")
-    reply = json.loads(buf)
+    try:
+        reply = json.loads(buf)
+    except ValueError:  # a codec error of json.loads: 'utf-32-be' codec can't decode ...
+        reply = None
+    if not isinstance(reply, dict):  # the gRPC port, say: its HTTP/2 frames read as a codec error
+        raise ControlError(f"{addr} answered something other than softswitch runtime control (JSON lines): "
+                           "is it the switch's --runtime-addr, not its gRPC port?")
     if not reply.get("ok"):
         raise ControlError(reply.get("error", "unknown error"))
     return reply.get("result")
@@ -181,5 +187,7 @@ def split_addr(addr: str) -> tuple[str, int]:
     host, sep, port = addr.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"bad address '{addr}': expected HOST:PORT")
+    if int(port) > 65535:  # the client connected to the port modulo 65536 and reported that one refused
+        raise ValueError(f"bad address '{addr}': port must be 0..65535")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)

@@ -210,3 +210,33 @@ def test_unwritable_outputs_are_named_and_a_failed_compile_leaves_no_folder(tmp_
     f.write_text("")
     r = run("compile", str(ROOT / "p4src" / "mrc_switch.p4"), "-o", str(f))
     assert r.returncode == 1 and "Traceback" not in r.stderr and "cannot write output" in r.stderr
+
+
+def test_cli_pointed_at_a_port_that_is_not_runtime_control(capsys):
+    """`softswitch cli --addr` given the gRPC port by mistake: the HTTP/2 bytes it answers were read as
+    JSON and printed as "'utf-32-be' codec can't decode bytes in position 12-15"; a port above 65535
+    was tried modulo 65536 and reported "Connection refused"."""
+    import socket
+    import threading
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def answer_like_grpc() -> None:  # an HTTP/2 server's first bytes: an empty SETTINGS frame
+        conn, _ = srv.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x05\x00\x00\x40\x00")
+
+    t = threading.Thread(target=answer_like_grpc, daemon=True)
+    t.start()
+    try:
+        assert main(["cli", "--addr", f"127.0.0.1:{port}", "show_ports"]) == 1
+    finally:
+        t.join(10)
+        srv.close()
+    err = capsys.readouterr().err
+    assert err == (f"softswitch cli: error: 127.0.0.1:{port} answered something other than softswitch runtime "
+                   "control (JSON lines): is it the switch's --runtime-addr, not its gRPC port?\n"), err
+    assert main(["cli", "--addr", "127.0.0.1:99999", "show_ports"]) == 1
+    assert capsys.readouterr().err == "softswitch cli: error: bad address '127.0.0.1:99999': port must be 0..65535\n"
