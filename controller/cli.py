@@ -291,6 +291,14 @@ def _plan_args(p: argparse.ArgumentParser, output_help: str = "output file (defa
     p.add_argument("-o", "--output", help=output_help)
 
 
+def _qp_number(text: str) -> int:
+    """``--watch-qp``: a QP number, decimal or 0x hex (its range is checked with the other numbers).
+    A lambda here made argparse say "invalid <lambda> value: 'abc'"."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a QP number (decimal or 0x hex, 0 .. 0xFFFFFF)") from None
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands carry their handler in ``func``)."""
     ap = argparse.ArgumentParser(prog="mrc-controller", description=" ".join(__doc__.split("\n\n")[0].replace("``", "").split()))
@@ -366,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-wiring", action="store_true", help="--once: skip the wiring check")
     r.add_argument("--stev-mode", choices=STEV_MODES, default=STEV_ECMP,
                    help=f"how leaves spread STEV traffic to remote hosts (default {STEV_ECMP})")
-    r.add_argument("--watch-qp", action="append", default=[], type=lambda v: int(v, 0),
+    r.add_argument("--watch-qp", action="append", default=[], type=_qp_number,
                    help="send postcards for RoCE packets to this destination QP (repeatable)")
     r.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
     r.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX, help=f"host GID /64 (default {DEFAULT_GID_PREFIX})")

@@ -100,3 +100,20 @@ def test_status_and_run_refuse_what_they_cannot_read(tmp_path, capsys):
     assert main(["run", "-t", "examples/small.yaml", "--once", "--p4info", str(junk), "--device-config", str(junk),
                  "--grpc-base-port", "1"]) == 2
     assert f"{junk}: not a P4Info text file: 1:1" in capsys.readouterr().err
+
+
+def test_a_watch_qp_that_is_not_a_number_is_named(capsys):
+    """argparse named the converter: "argument --watch-qp: invalid <lambda> value: 'abc'"."""
+    import os
+
+    import pytest
+
+    topo = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
+    with pytest.raises(SystemExit) as e:
+        main(["run", "-t", topo, "--once", "--watch-qp", "abc"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == ("mrc-controller run: error: argument --watch-qp: 'abc' is not a QP number "
+                   "(decimal or 0x hex, 0 .. 0xFFFFFF)"), err
+    assert main(["run", "-t", topo, "--once", "--grpc-base-port", "1", "--watch-qp", "0x1000000"]) == 2  # hex still read
+    assert "got 0x1000000" in capsys.readouterr().err
