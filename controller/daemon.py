@@ -25,7 +25,7 @@ from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_sta
 from .metrics import MetricsSnapshot, SwitchInfo
 from .p4rt import no_answer
 from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
-from .reconcile import ReconcileResult, reconcile
+from .reconcile import ReconcileResult, entity_key, reconcile
 from .repeatlog import RepeatLog
 from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
 from .telemetry import TelemetryCollector
@@ -103,6 +103,9 @@ class Controller:
         self.log = log or logging.getLogger("controller")
         self.names = P4Names.from_p4info(pipeline.p4info)
         self.port_admin: dict[tuple[str, int], bool] = {}
+        # per switch, the entity keys an operator's change (set_port_admin) moved in the plan: the next
+        # pass logs their updates as a planned change, not as drift behind the controller's back
+        self._planned: dict[str, frozenset[tuple]] = {}
         self.sessions: dict[str, SwitchSession] = {}
         self.status: dict[str, SwitchStatus] = {}
         order = list(plan.topology.switches)
@@ -221,7 +224,9 @@ class Controller:
         desired = self.desired(name)
         # a pass that repeats a refused one logs its drift (what the switch refused) at DEBUG
         res = reconcile(s, desired, logging.getLogger("controller.reconcile"),
-                        drift_level=logging.DEBUG if st.info.refused else logging.WARNING)
+                        drift_level=logging.DEBUG if st.info.refused else logging.WARNING,
+                        planned=self._planned.get(name, frozenset()))
+        self._planned.pop(name, None)
         st.last_result, st.state, st.last_error = res, "converged", ""
         st.converged_generation, st.was_primary = gen, True
         st.info.converged, st.info.reconcile_runs = True, st.info.reconcile_runs + 1
@@ -521,7 +526,12 @@ class Controller:
             raise MappingError(f"unknown switch {switch!r}")
         if not any(ps.port == port for ps in self.plan.switches[switch].of(PortSetting)):
             raise MappingError(f"switch {switch}: port {port} is not a connected port")
+        before = {entity_key(e): e for e in self.desired(switch).all()}
         self.port_admin[(switch, port)] = up
+        after = {entity_key(e): e for e in self.desired(switch).all()}
+        # until 2026-12-07 the write that follows logged each of these as a WARNING `drift`
+        self._planned[switch] = self._planned.get(switch, frozenset()) | frozenset(
+            k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         self.log.info("port admin", extra={"fields": {"switch": switch, "port": port, "up": up}})
         ok = self._attempt(switch)
         if ok is False:  # a backup (or a standby the switch promoted): only the primary writes

@@ -216,14 +216,16 @@ DRIFT_LOG_MAX = 20  # per pass: the first updates of a repair are logged one by 
 
 
 def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | None = None,
-              drift_level: int = logging.WARNING) -> ReconcileResult:
+              drift_level: int = logging.WARNING, planned: frozenset[tuple] = frozenset()) -> ReconcileResult:
     """Make the switch hold exactly ``desired``; a converged switch gets zero writes.
 
     When the switch held entities already (a repair, not the first fill of an empty switch), every
     update is logged (``drift``: switch, op, entity, and what the switch held for a MODIFY), at most
     ``DRIFT_LOG_MAX`` a pass, so an operator sees what was changed behind the controller's back.
     ``drift_level``: the level of those lines (the daemon lowers it for a pass that repeats a refused
-    one: what it would log is what the switch refused last time, already reported)."""
+    one: what it would log is what the switch refused last time, already reported).  ``planned``: the
+    ``entity_key`` of every entity the caller changed in the plan on purpose (an operator's port
+    admin change); an update of one is logged as ``planned change`` at INFO, not as drift."""
     log = log or logging.getLogger("controller.reconcile")
     t0 = time.monotonic()
     have = read_contents(s, desired)
@@ -232,7 +234,14 @@ def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | Non
     if phases and (have.entries or have.members or have.groups or have.pre):
         current = {**have.pre, **have.members, **have.groups, **have.entries, **have.defaults}
         ups_all = [u for _, ups in phases for u in ups]
-        for u in ups_all[:DRIFT_LOG_MAX]:
+        drifted = [u for u in ups_all if entity_key(u.entity) not in planned]
+        for u in ups_all:
+            if entity_key(u.entity) in planned:  # a DELETE names its key: describe what is removed
+                shown = current.get(entity_key(u.entity)) if u.type == DELETE else None
+                log.info("planned change", extra={"fields": {
+                    "switch": s.name, "op": p4runtime_pb2.Update.Type.Name(u.type),
+                    "entity": describe_entity(shown if shown is not None else u.entity, s.names)}})
+        for u in drifted[:DRIFT_LOG_MAX]:
             op = p4runtime_pb2.Update.Type.Name(u.type)
             fields = {"switch": s.name, "op": op}
             old = current.get(entity_key(u.entity))
@@ -243,9 +252,9 @@ def reconcile(s: SwitchSession, desired: DesiredState, log: logging.Logger | Non
                 if u.type == MODIFY and old is not None:
                     fields["was"] = describe_entity(old, s.names)
             log.log(drift_level, "drift", extra={"fields": fields})
-        if len(ups_all) > DRIFT_LOG_MAX:
+        if len(drifted) > DRIFT_LOG_MAX:
             log.log(drift_level, "drift", extra={"fields": {"switch": s.name,
-                                                            "more_updates": len(ups_all) - DRIFT_LOG_MAX}})
+                                                            "more_updates": len(drifted) - DRIFT_LOG_MAX}})
     for i, (phase, ups) in enumerate(phases):
         try:
             s.write(ups)

@@ -357,6 +357,45 @@ def test_wiring_check_needs_no_forwarding_state(ctl, plan):
     assert ctl.status["p1l1"].last_result.written == 0  # routes and admin state all back
 
 
+def test_port_admin_change_is_logged_as_planned_not_as_drift(ctl, caplog):
+    """set_port_admin (the fabric's port_admin_hook, so every port-admin fault) wrote its entries in a
+    reconcile that logged each one as a WARNING `drift`: "changed behind the controller's back".  Now
+    they are INFO `planned change` lines; a route deleted behind its back in the same pass is still
+    drift."""
+    import logging
+
+    from p4.v1 import p4runtime_pb2
+
+    from controller.mapping import T_ROUTE_V6
+
+    _primary(ctl)
+    s = ctl.sessions["p1l1"]
+    route_id = s.names.table(T_ROUTE_V6).preamble.id
+    route = next(e for e in ctl.desired("p1l1").entries if e.table_entry.table_id == route_id)
+
+    def lines(msg: str) -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.name == "controller.reconcile" and r.getMessage() == msg]
+
+    caplog.set_level(logging.INFO, logger="controller.reconcile")
+    try:
+        ctl.set_port_admin("p1l1", 1, False)
+        planned = lines("planned change")
+        assert sorted(r.fields["entity"].split()[0] for r in planned) == ["port_rx_admin", "port_tx_admin"]
+        assert all(r.levelno == logging.INFO and r.fields["op"] == "INSERT" for r in planned)
+        assert lines("drift") == [], [r.fields for r in lines("drift")]
+        caplog.clear()
+        s.write([p4runtime_pb2.Update(type=p4runtime_pb2.Update.DELETE, entity=route)])
+    finally:
+        ctl.set_port_admin("p1l1", 1, True)
+    assert sorted((r.fields["op"], r.fields["entity"].split()[0]) for r in lines("planned change")) == [
+        ("DELETE", "port_rx_admin"), ("DELETE", "port_tx_admin")]
+    drift = lines("drift")
+    assert [(r.levelno, r.fields["op"], r.fields["entity"].split()[0]) for r in drift] == [
+        (logging.WARNING, "INSERT", "route_v6")]
+    _primary(ctl)
+    assert ctl.status["p1l1"].last_result.written == 0
+
+
 def _link_probes(s, counter_id: int, port: int) -> int:
     """Packets in link_probe_counter[port] of one switch."""
     from p4.v1 import p4runtime_pb2
