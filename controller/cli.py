@@ -282,13 +282,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
 
 
-def _plan_args(p: argparse.ArgumentParser, output_help: str = "output file (default stdout)") -> None:
+def _plan_args(p: argparse.ArgumentParser, output_help: str | None = "output file (default stdout)") -> None:
+    """The topology and SID plan options; ``--format`` and ``-o`` too unless ``output_help`` is None (a
+    command that writes no document: ``ev check`` listed both and ignored them)."""
     p.add_argument("--topology", "-t", required=True, help="topology YAML file")
     p.add_argument("--block", default=DEFAULT_BLOCK, help=f"locator block /32 (default {DEFAULT_BLOCK})")
     p.add_argument("--gid-prefix", default=DEFAULT_GID_PREFIX,
                    help=f"host GID /64 (default {DEFAULT_GID_PREFIX})")
-    p.add_argument("--format", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
-    p.add_argument("-o", "--output", help=output_help)
+    if output_help is not None:
+        p.add_argument("--format", choices=("yaml", "json"), default="yaml", help="output format (default yaml)")
+        p.add_argument("-o", "--output", help=output_help)
 
 
 def _qp_number(text: str) -> int:
@@ -298,6 +301,7 @@ def _qp_number(text: str) -> int:
         return int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a QP number (decimal or 0x hex, 0 .. 0xFFFFFF)") from None
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands carry their handler in ``func``)."""
@@ -337,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--host", help="print only this host's plan")
     e.set_defaults(func=cmd_ev_gen)
     k = ev.add_parser("check", help="walk every EV of every host pair through the static plan")
-    _plan_args(k)
+    _plan_args(k, None)
     k.add_argument("--evs-per-path", type=int, default=1, help="EVs per (plane, spine) path (default 1)")
     k.set_defaults(func=cmd_ev_check)
 

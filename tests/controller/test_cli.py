@@ -117,3 +117,24 @@ def test_a_watch_qp_that_is_not_a_number_is_named(capsys):
                    "(decimal or 0x hex, 0 .. 0xFFFFFF)"), err
     assert main(["run", "-t", topo, "--once", "--grpc-base-port", "1", "--watch-qp", "0x1000000"]) == 2  # hex still read
     assert "got 0x1000000" in capsys.readouterr().err
+
+
+def test_ev_check_offers_no_output_options_it_would_ignore(tmp_path, capsys):
+    """`ev check --help` listed --format and -o ("output file") from the plan commands' options, and
+    `ev check -o report.json` wrote nothing and said nothing. It prints one line: the options are gone,
+    so argparse names them."""
+    import os
+
+    import pytest
+
+    from controller.cli import build_parser
+
+    topo = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "small.yaml")
+    help_text = build_parser()._subparsers._group_actions[0].choices["ev"]._subparsers._group_actions[0] \
+        .choices["check"].format_help()
+    assert "--format" not in help_text and "--output" not in help_text
+    with pytest.raises(SystemExit) as e:
+        main(["ev", "check", "-t", topo, "-o", str(tmp_path / "report.json")])
+    assert e.value.code == 2 and "unrecognized arguments: -o" in capsys.readouterr().err
+    assert main(["ev", "check", "-t", topo]) == 0
+    assert capsys.readouterr().out == "ok: 96 EVs walked hop by hop to their destination port\n"
