@@ -441,9 +441,13 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
                        "evs_per_path": _num(int), "priority_queue_factor": _num(int), "linger_s": _num(float),
                        "shuffle_evs": _flag, "stev_mode": lambda v, w: str(v), "rc_path": lambda v, w: str(v)}),
     }
-    unknown = unknown_keys(data, {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"})
+    known = {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"}
+    unknown = unknown_keys(data, known)
     if unknown:
-        raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        # a topology file given as the scenario was "unknown key(s) grpc_base_port, hosts, links, ...", no more
+        hint = ("; this looks like a topology file: a scenario names one as fabric: {topology: FILE}"
+                if {"switches", "links"} <= set(unknown) else "")
+        raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))}){hint}")
     if "name" in data:
         kw["name"] = str(data["name"])
     if "deadline_s" in data:

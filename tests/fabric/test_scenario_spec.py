@@ -148,7 +148,13 @@ def test_an_error_in_a_scenario_file_names_its_line_and_column(tmp_path):
     assert refused(fab + "traffic: {qps: 0}\n") == f"{f}:2:16: traffic.qps: must be >= 1, got 0"
     assert refused(fab + "faults:\n- {at: 1, kind: melt}\n").startswith(f"{f}:3:17: faults[0].kind: 'melt' is not one of")
     assert refused(fab + "sim:\n  link_gbps: 1\n  colour: red\n").startswith(f"{f}:4:3: sim: unknown key(s) colour")
-    assert refused(fab + "scenario: {}\n") == f"{f}:2:1: unknown key(s) scenario"
+    assert refused(fab + "scenario: {}\n") == (f"{f}:2:1: unknown key(s) scenario (known: deadline_s, fabric, "
+                                               "faults, measure, modes, name, seed, sim, traffic)")
+    # a topology file given as the scenario listed its keys as unknown and said no more
+    topo = Path(SMALL).read_text()
+    assert refused(topo).endswith("unknown key(s) grpc_base_port, hosts, links, planes, switches (known: deadline_s, "
+                                  "fabric, faults, measure, modes, name, seed, sim, traffic); this looks like a "
+                                  "topology file: a scenario names one as fabric: {topology: FILE}")
     # found when it is run (the topology is read then): still placed in the file
     assert refused(fab + "traffic:\n  hosts: [h1, h9]\n", run=True) == f"{f}:3:10: traffic.hosts: unknown host(s) h9"
     assert refused(fab + "faults:\n- {at: 1, kind: link_down, a: p1l1, b: p9s9}\n", run=True) == \
