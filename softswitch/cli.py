@@ -54,8 +54,10 @@ def _queue_spec(text: str) -> tuple[int | None, int | None, int]:
         v = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}': expected N, PORT:N or PORT/PRIORITY:N") from None
-    if v < 0 or (pri is not None and not 0 <= pri <= 7):
-        raise argparse.ArgumentTypeError(f"'{text}': values must be >= 0 and priorities 0..7")
+    if pri is not None and not 0 <= pri <= 7:
+        raise argparse.ArgumentTypeError(f"'{text}': priorities are 0..7")
+    if v < 0 or (port is not None and port < 0):  # `--link-delay -5` said "... and priorities 0..7" too
+        raise argparse.ArgumentTypeError(f"'{text}': values and ports must be >= 0")
     return port, pri, v
 
 
@@ -201,7 +203,9 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
     if not ns.no_p4 and not ns.program:
         parser.error("give PROG.p4 or --no-p4")
     if ns.program and ns.program.endswith(".json"):
-        parser.error(f"{ns.program}: softswitch runs P4_16 source (.p4), not a bmv2 JSON file")
+        # softswitch's own device config (`softswitch compile -o`) is JSON too: not only bmv2's
+        parser.error(f"{ns.program}: softswitch runs P4_16 source (.p4), not a bmv2 JSON file or a device config "
+                     "(a device config goes to a switch started with --no-p4, through a controller)")
     if ns.compat_use_files is not None:  # (an abbreviation of it, e.g. --use-file, arrives here)
         _refuse_use_files(parser)
     ports = [n for n, _ in ns.interfaces]

@@ -92,7 +92,11 @@ def test_queue_and_delay_specs():
     (["-i", "eth0", "--no-p4"], "PORT@IFNAME"),
     (["-i", "511@h4x", "--no-p4"], "drop port"),
     (["-i", "1@h4a", "-i", "1@h4b", "--no-p4"], "bound twice"),
-    (["--queue-depth", "2/9:4", "--no-p4"], "priorities 0..7"),
+    (["--queue-depth", "2/9:4", "--no-p4"], "'2/9:4': priorities are 0..7"),
+    # a negative delay was "values must be >= 0 and priorities 0..7": a delay has no priority
+    (["--link-delay", "-5", "--no-p4"], "argument --link-delay: '-5': values and ports must be >= 0\n"),
+    (["--queue-rate=-1:5", "--no-p4"], "'-1:5': values and ports must be >= 0"),
+    (["build/softswitch.json"], "not a bmv2 JSON file or a device config"),
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
     (["--link-rate", "1/2:3", "--no-p4"], "per port"),
     (["--no-p4", "--", "--cpu-port", "511"], "1..510"),
