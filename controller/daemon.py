@@ -93,6 +93,10 @@ COUNTERS_TIMEOUT_MIN_S = 2.0
 STREAM_END_WAIT_S = 1.0
 
 
+# a converge attempt that fails with one of these met another controller, not a refusal (see _attempt)
+INTERRUPTED_CODES = frozenset({grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.ABORTED})
+
+
 class Controller:
     """Drives every switch of a plan over P4Runtime (library API and ``mrc-controller run``)."""
 
@@ -265,6 +269,17 @@ class Controller:
         try:
             ok = self.converge_switch(name)
         except (SessionError, MappingError) as e:
+            if isinstance(e, SessionError) and e.code in INTERRUPTED_CODES and s.stream_up.is_set():
+                # another controller took the switch over (PERMISSION_DENIED: we are no longer primary)
+                # or pushed a pipeline (ABORTED: it changed during our Read) in the middle of this
+                # attempt: the switch refused nothing.  Until 2026-12-07 a backup that was primary for a
+                # moment after a switch restart counted a refusal and logged a warning for it, 3 restarts
+                # in 4 with two controllers.
+                st.state, st.info.converged, st.last_error = "interrupted", False, str(e)
+                st.next_try = time.monotonic() + self.opts.backoff_initial_s
+                self.log.info("converge interrupted by another controller; will retry", extra={"fields": {
+                    "switch": name, "error": str(e), "retry_in_s": self.opts.backoff_initial_s}})
+                return None
             if isinstance(e, SessionError) and no_answer(e.code) and s.stream_up.is_set():
                 self._close_unanswering(name, e, "converge")
             st.info.connected = s.stream_up.is_set()

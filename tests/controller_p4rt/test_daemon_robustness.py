@@ -456,3 +456,39 @@ def test_a_switch_reconnected_before_any_counter_read_is_not_up(tmp_path, pipeli
             ctl.poll_counters(["p1s1"])
             m = _series(ctl)
             assert m['mrc_switch_up{switch="p1s1"}'] == 1 and _of(m, "p1s1", COUNTERS)
+
+
+def test_a_converge_cut_short_by_another_controller_is_no_refusal(tmp_path, pipeline, caplog):
+    """Two controllers, a switch restarted empty: the backup may be primary for a moment and start the
+    pipeline push, then the other takes the switch over and the backup's next RPC is refused with
+    PERMISSION_DENIED (or a Read is ABORTED by the other's push).  That was counted as a refusal and
+    logged as a warning -- 3 restarts in 4 in a two-controller run (mrc_switch_refusals_total 3 on the
+    backup).  The switch refused nothing: the attempt is `interrupted`, logged at INFO, retried soon."""
+    from controller.p4rt import P4RuntimeClient
+
+    caplog.set_level(logging.INFO, logger="controller")
+    with fabric(tmp_path, pipeline) as (ctl, spine, _leaf):
+        got: dict[str, object] = {}
+        t = threading.Thread(target=lambda: got.setdefault("result", ctl._attempt("p1s1")))
+        t.start()
+        end = time.monotonic() + 20
+        while ctl._phase.get("p1s1") != "pushing pipeline" and t.is_alive() and time.monotonic() < end:
+            time.sleep(0.01)  # polling the attempt's phase, not synchronising with it
+        assert ctl._phase.get("p1s1") == "pushing pipeline", "the attempt never pushed a pipeline"
+        other = P4RuntimeClient(spine.grpc_addr, device_id=1, election_id=20)  # takes the switch over
+        try:
+            t.join(30)
+            st = ctl.status["p1s1"]
+            assert got.get("result") is None and st.state == "interrupted", (got, st.state, st.last_error)
+            assert "PERMISSION_DENIED" in st.last_error or "ABORTED" in st.last_error, st.last_error
+            assert (st.info.refusals, st.info.connect_failures, st.info.refused) == (0, 0, False)
+            m = _series(ctl)
+            assert m['mrc_switch_refusals_total{switch="p1s1"}'] == 0
+            lines = [r for r in caplog.records if r.name == "controller" and r.fields.get("switch") == "p1s1"
+                     and r.levelno >= logging.INFO and "converge" in r.getMessage()]
+            assert [(r.levelno, r.getMessage()) for r in lines] == [
+                (logging.INFO, "converge interrupted by another controller; will retry")]
+            assert ctl._attempt("p1s1") is False  # the other is primary: this one is a backup, no error
+            assert ctl.status["p1s1"].state == "backup"
+        finally:
+            other.close()
