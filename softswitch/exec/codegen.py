@@ -27,7 +27,7 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.exec.layout import signed_width
 from softswitch.exec.stmtgen import StmtGen, colour_to
-from softswitch.exec.usage import header_root, local_root, meter_locals
+from softswitch.exec.usage import declared_before_use, header_root, local_root, meter_locals
 from softswitch.frontend import ir
 
 __all__ = ["CompileError", "CompiledBlocks", "Compiler", "Resources"]
@@ -164,15 +164,20 @@ class Compiler(StmtGen):
         self.loc_zero[lname] = {a: layout.zero_code(t, self.names) for a, t in attrs}
         return lname
 
-    def _new_locals(self, lname: str, out: Out) -> None:
+    def _new_locals(self, lname: str, out: Out, late: frozenset[str] = frozenset()) -> None:
         """``L = Loc()`` written out: the object made without a call to its ``__init__`` (a
         Python call per block and packet) and its attributes zeroed here, as ``__init__`` does
-        (a fresh object for every header or struct local, as before)."""
+        (a fresh object for every header or struct local, as before).  ``late``: the locals
+        (Var names) whose own declaration always sets them before anything touches them
+        (``usage.declared_before_use``): zeroing them here too would be overwritten unseen --
+        for a header local, a header object made for every packet and never used."""
         if not lname:
             out.add(1, "L = None")
             return
         out.add(1, f"L = _onew({lname})")
-        for line in layout._zero_lines(list(self.loc_zero[lname]), self.loc_zero[lname], "    "):
+        zero = self.loc_zero[lname]
+        skip = {self.var_map[name][2:] for name in late if self.var_map.get(name, "").startswith("L.")}
+        for line in layout._zero_lines([a for a in zero if a not in skip], zero, "    "):
             out.add(1, line.strip().replace("self.", "L."))
 
     def gen_actions(self, ctl: ir.Control | ir.Parser, only_functions: bool = False) -> None:
@@ -455,7 +460,8 @@ class Compiler(StmtGen):
         self.gen_tables(ctl)
         out = Out()
         out.add(0, f"def {fname}(H, M, S, C):")
-        self._new_locals(lname, out)
+        late = declared_before_use(ctl, [self.p.actions[a] for a in ctl.actions if a in self.p.actions])
+        self._new_locals(lname, out, late)
         if ctl is self.p.deparser:
             out.add(1, "OUT = []")
             self.emit_arrays = {}

@@ -411,3 +411,65 @@ def meter_locals(act: ir.Action) -> list[tuple[str, ir.Expr]]:
     return [(n.instance, n.args[0]) for n in ir.iter_nodes(act.body)
             if isinstance(n, ir.ExternCall) and n.method == "read" and len(n.args) == 1
             and local_root(n.args[0], act) is not None]
+
+
+def declared_before_use(ctl: ir.Control, actions: list[ir.Action]) -> frozenset[str]:
+    """The locals of control ``ctl`` that its apply body always (re)initialises with their own
+    declaration (``VarDecl``) before any statement touches them, and that nothing else of the
+    control names (its ``actions``, its tables): the zeroing of such a local when the control is
+    entered can never be observed, since the declaration zeroes (or initialises) it again first.
+
+    The walk follows the body's structure: after an ``if`` a local counts as declared when both
+    branches declared it; a ``switch``, a loop's body and an exit-wrapped body add nothing to what
+    follows them.  A local read, written or passed anywhere before its declaration on some path
+    (a control-level declaration, which has no ``VarDecl`` in the body) keeps its entry zeroing."""
+    names = set(ctl.locals)
+    bad: set[str] = set()
+    declared_somewhere: set[str] = set()
+    for root in [*actions, *ctl.tables.values()]:
+        bad.update(n.name for n in ir.iter_nodes(root) if isinstance(n, ir.Var) and n.name in names)
+
+    def touch(node: object, done: frozenset[str]) -> None:
+        bad.update(n.name for n in ir.iter_nodes(node)
+                   if isinstance(n, ir.Var) and n.name in names and n.name not in done)
+
+    def seq(stmts: list, done: frozenset[str]) -> frozenset[str]:
+        for s in stmts:
+            done = stmt(s, done)
+        return done
+
+    def stmt(s: object, done: frozenset[str]) -> frozenset[str]:
+        t = type(s)
+        if t is ir.VarDecl:
+            touch(s.init, done)
+            declared_somewhere.add(s.var.name)
+            return done | {s.var.name}
+        if t is ir.Block:
+            return seq(s.stmts, done)
+        if t is ir.If:
+            touch(s.cond, done)
+            after_then = seq(s.then.stmts, done)
+            after_else = seq(s.else_.stmts, done) if s.else_ is not None else done
+            return after_then & after_else
+        if t in (ir.SwitchActionRun, ir.SwitchValue):
+            if t is ir.SwitchValue:
+                touch(s.expr, done)
+            for case in s.cases:
+                seq(case.body.stmts, done)
+            return done
+        if t is ir.For:
+            done = seq(s.init, done)
+            inner = seq(s.cond_pre, done)
+            touch(s.cond, inner)
+            seq(s.body.stmts, inner)
+            seq(s.update, inner)  # (also after a ``continue`` part way through the body)
+            return done
+        if t is ir.CopyOutOnExit:
+            seq(s.copy_out, done)  # runs on an exit from anywhere in the body
+            seq(s.body.stmts, done)
+            return done
+        touch(s, done)  # any other statement: every local it names must be declared by now
+        return done
+
+    seq(ctl.body.stmts, frozenset())
+    return frozenset(declared_somewhere - bad)
