@@ -460,7 +460,8 @@ class Compiler(StmtGen):
         self.gen_tables(ctl)
         out = Out()
         out.add(0, f"def {fname}(H, M, S, C):")
-        late = declared_before_use(ctl, [self.p.actions[a] for a in ctl.actions if a in self.p.actions])
+        late = declared_before_use(ctl, [a for name, a in self.p.actions.items()
+                                         if a.owner == ctl.name or name in ctl.actions])
         self._new_locals(lname, out, late)
         if ctl is self.p.deparser:
             out.add(1, "OUT = []")
