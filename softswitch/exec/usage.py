@@ -12,7 +12,11 @@ to leave out work whose result no statement can observe:
   resetting it for the next packet is needed only when it is valid, and a header that was never
   extracted still reads 0 (docs/softswitch.md, "Differences from bmv2").
 
-Both answers are conservative: anything the walk cannot follow (the struct used whole, a header
+The generated block functions use ``declared_before_use``: a control's locals that their own
+declaration in the apply body always sets before anything touches them need no zeroing when the
+control is entered.
+
+These answers are conservative: anything the walk cannot follow (the struct used whole, a header
 passed to an action, function or extern, a header union, a varbit header) counts as used or
 written.
 """
