@@ -45,6 +45,7 @@ from .region import CheckedRegion
 BASE_VA = 0x2_0000_0000
 SIM_DEFAULT_GBPS = 100.0  # NIC and link rate when the scenario gives none (traffic.rate_gbps 0)
 _EV_DATA, _EV_TIMER, _EV_CALL = 0, 1, 2
+_NEVER = 1 << 62  # a QP without a deadline, in SimRun's timer cache
 
 
 class SimFaults:
@@ -143,6 +144,8 @@ class _Out:
 
 class SimRun:
     """One mode of one scenario on a fresh simulated fabric (``run()`` returns the runner-shaped result)."""
+
+    SCAN_ALL = False  # True: ask every QP's deadline after every event, as the endpoint does (_init_timers)
 
     def __init__(self, sc: Scenario, mode: str, progress: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.sc, self.mode, self.progress = sc, mode, progress
@@ -308,6 +311,50 @@ class SimRun:
             self.in_bufs[f.fid] = (d, buf, t.size)
             self.in_by_host[d].append(f.fid)
         self.fab.invalidate()
+        self._init_timers()
+
+    def _init_timers(self) -> None:
+        """Each host's QPs' deadlines, kept instead of asked of every QP after every event.
+
+        ``Endpoint.get_timer`` and ``handle_timer`` ask every QP of the endpoint for its deadline, and a
+        QP's answer (``MrcRequester.timer``: its EVs' probe and suspicion deadlines, the tail-loss scan)
+        is the costliest thing it does: the receiver of a 1,023 -> 1 incast holds 1,023 QPs and asked
+        each of them on every frame it got, so the cost of an event grew with the fabric.  A QP's
+        deadline is a function of its own state and of its EV profile's, which change only when the
+        endpoint hands it a frame from its peer, runs its timer, lets it send, is given a message, or a
+        NIC port changes; so the simulator asks again only the QPs those calls can have changed: a
+        frame from host ``s`` dirties every QP of the host to ``s`` (they share the pair's EV profile),
+        a timer or a send the QP and its peer group, a port change all.  ``_next_timer`` and
+        ``_handle_timer`` then give what the endpoint's full scans give (tests/fabric/sim/
+        test_sim_timer_cache.py runs cases both ways and compares the whole results); ``SCAN_ALL``
+        makes the run use the endpoint's scans."""
+        gid_host = {g: i for i, g in enumerate(self.gids)}
+        self._tqps: list[list] = []
+        self._tval: list[list[int]] = []
+        self._tdirty: list[set[int]] = []
+        self._tbusy: list[set[int]] = []  # QPs that may have data to send (a superset of those that have)
+        self._tgroup: list[list[list[int]]] = []  # per QP, the QPs of its host to the same peer
+        self._tpeer: list[dict[int, list[int]]] = []
+        self._tqpn: list[dict[int, int]] = []
+        for ep in self.eps:
+            qps = list(ep.qps.values())
+            by_peer: dict[bytes, list[int]] = {}
+            for i, qp in enumerate(qps):
+                by_peer.setdefault(qp.remote.gid, []).append(i)
+            groups = [by_peer[qp.remote.gid] for qp in qps]
+            first: dict[int, list[int]] = {}
+            for i, qp in enumerate(qps):  # QPs of one EV profile share its states: they must be one group
+                if first.setdefault(id(qp.evset.prof), groups[i]) is not groups[i]:
+                    everyone = list(range(len(qps)))
+                    groups, by_peer = [everyone] * len(qps), {g: everyone for g in by_peer}
+                    break
+            self._tqps.append(qps)
+            self._tval.append([_NEVER] * len(qps))
+            self._tdirty.append(set(range(len(qps))))
+            self._tbusy.append(set(range(len(qps))))
+            self._tgroup.append(groups)
+            self._tpeer.append({gid_host[g]: v for g, v in by_peer.items() if g in gid_host})
+            self._tqpn.append({qp.qpn: i for i, qp in enumerate(qps)})
 
     # ---- events -------------------------------------------------------------------------------
     def push(self, t: int, kind: int, a: Any, b: Any = None, c: Any = None) -> None:
@@ -332,6 +379,7 @@ class SimRun:
                 h = self.fab.host_index[node]
                 self.link_events[h].append([self.now, int(port), up])
                 self.eps[h].set_port_state(int(port), up, self.now)
+                self._touch(h, range(len(self._tqps[h])))
                 self._flush(h)
 
     def _enqueue(self, p: Port, r: Route, i: int, data: bytes, prio: int, now: int) -> None:
@@ -472,12 +520,67 @@ class SimRun:
                 return _Frame(data[:n_all - 4 - n], src, a, b, data[n_all - 4:])
         return data
 
+    def _touch(self, h: int, idx: Any) -> None:
+        """QPs ``idx`` of host ``h`` may have changed: ask their deadlines again, and whether they can send."""
+        self._tdirty[h].update(idx)
+        self._tbusy[h].update(idx)
+
+    def _sent_by(self, h: int) -> None:
+        """Host ``h``'s endpoint let its QPs send: those that could have changed; keep those still with work."""
+        busy = self._tbusy[h]
+        if busy:
+            self._tdirty[h].update(busy)
+            qps = self._tqps[h]
+            self._tbusy[h] = {i for i in busy if qps[i].has_work()}
+
+    def _next_timer(self, h: int) -> int | None:
+        """``eps[h].get_timer()``, asking only the QPs that may have changed since."""
+        if self.SCAN_ALL:
+            return self.eps[h].get_timer()
+        tv, dirty = self._tval[h], self._tdirty[h]
+        if dirty:
+            qps = self._tqps[h]
+            for i in dirty:
+                t = qps[i].timer()
+                tv[i] = _NEVER if t is None else t
+            dirty.clear()
+        t = min(tv, default=_NEVER)
+        return None if t == _NEVER else t
+
+    def _handle_timer(self, h: int, now: int) -> None:
+        """``eps[h].handle_timer(now)``: each QP whose deadline has passed runs its timer, in the
+        endpoint's QP order, a QP's deadline read when its turn comes (a QP's timer can change those of
+        its peer group's later QPs)."""
+        if self.SCAN_ALL:
+            self.eps[h].handle_timer(now)
+            return
+        qps, tv, dirty, busy, groups = self._tqps[h], self._tval[h], self._tdirty[h], self._tbusy[h], self._tgroup[h]
+        todo = sorted(dirty.union([i for i, t in enumerate(tv) if t <= now]))
+        last = -1
+        while todo:
+            i = heapq.heappop(todo)
+            if i <= last:
+                continue
+            last = i
+            if i in dirty:
+                t = qps[i].timer()
+                tv[i] = _NEVER if t is None else t
+                dirty.discard(i)
+            if tv[i] <= now:
+                qps[i].on_timer(now)
+                for j in groups[i]:
+                    dirty.add(j)
+                    busy.add(j)
+                    if j > i:
+                        heapq.heappush(todo, j)
+
     def _flush(self, h: int) -> None:
         ep = self.eps[h]
         for port, data in ep.datagrams_to_send(self.now):
             self._send(h, port, data)
+        self._sent_by(h)
         self._served.clear()
-        t = ep.get_timer()
+        t = self._next_timer(h)
         if t is not None:
             if t <= self.now:
                 t = self.now + 1
@@ -487,6 +590,8 @@ class SimRun:
                 self.push(t, _EV_TIMER, h)
         cs = ep.poll_completions()
         if cs:
+            qpn = self._tqpn[h]  # (polling an immediate's completion frees a receive credit of its QP)
+            self._touch(h, [qpn[c.qpn] for c in cs if c.imm is not None and c.qpn in qpn])
             self._completions(h, cs)
 
     def _post(self, h: int) -> None:
@@ -500,6 +605,7 @@ class SimRun:
                 self.in_bufs[o.fid][1].hold(m, data)  # the receiver checks writes against these bytes
                 o.post_ns[k] = self.now
                 ep.post_write(o.qp, k, data, o.va + m * o.size, o.rkey)
+                self._touch(h, (self._tqpn[h][o.qp.qpn],))
                 o.outstanding += 1
                 o.posted += 1
 
@@ -528,6 +634,7 @@ class SimRun:
             ep = self.eps[h]
             for port, data in ep.datagrams_to_send(self.now):
                 self._send(h, port, data)
+            self._sent_by(h)
             self._served.clear()
 
     # ---- the run ------------------------------------------------------------------------------
@@ -636,11 +743,13 @@ class SimRun:
                     h = r.dst_host
                     d = c[0]
                     eps[h].receive(d if type(d) is bytes else bytes(d), r.dst_port, tt)
+                    g = self._tpeer[h].get(r.src_host)
+                    self._touch(h, range(len(self._tqps[h])) if g is None else g)
                     self._flush(h)
             elif kind == _EV_TIMER:
                 if self.timer_at[a] == tt:
                     self.timer_at[a] = None
-                eps[a].handle_timer(tt)
+                self._handle_timer(a, tt)
                 self._flush(a)
             else:
                 a()
