@@ -574,9 +574,17 @@ class SimRun:
                     if j > i:
                         heapq.heappush(todo, j)
 
+    def _to_send(self, h: int) -> list[tuple[int, bytes]]:
+        """``eps[h].datagrams_to_send(now)``, offering only the QPs that may have work (``_tbusy``)."""
+        if self.SCAN_ALL:
+            return self.eps[h].datagrams_to_send(self.now)
+        busy, qps = self._tbusy[h], self._tqps[h]
+        return self.eps[h].datagrams_to_send(self.now, [qps[i] for i in sorted(busy)] if len(busy) > 1
+                                             else [qps[i] for i in busy])
+
     def _flush(self, h: int) -> None:
         ep = self.eps[h]
-        for port, data in ep.datagrams_to_send(self.now):
+        for port, data in self._to_send(h):
             self._send(h, port, data)
         self._sent_by(h)
         self._served.clear()
@@ -631,8 +639,7 @@ class SimRun:
             more = True
         if more:
             self._post(h)
-            ep = self.eps[h]
-            for port, data in ep.datagrams_to_send(self.now):
+            for port, data in self._to_send(h):
                 self._send(h, port, data)
             self._sent_by(h)
             self._served.clear()

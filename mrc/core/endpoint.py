@@ -642,13 +642,18 @@ class Endpoint:
             if not late:
                 del self._probe_late[key]
 
-    def datagrams_to_send(self, now_ns: int) -> list[tuple[int, bytes]]:
-        """Frames to transmit now, as ``(port, frame)``: control first, then paced data."""
+    def datagrams_to_send(self, now_ns: int, candidates: Iterable[QueuePair] | None = None) -> list[tuple[int, bytes]]:
+        """Frames to transmit now, as ``(port, frame)``: control first, then paced data.
+
+        ``candidates``: QPs of this endpoint, in its QP order, among which is every QP that has data
+        to send now (a caller that knows which QPs can have work -- the simulator, whose incast
+        receiver holds a thousand QPs with nothing to send -- spares the pass over all of them); the
+        frames are the same as without it."""
         out = self._out  # QPs append to it through send_frame, after the control frames
         # One packet per QP per turn, starting one QP further each call: QPs share the ports
         # round robin as a NIC's scheduler does (filling QP by QP let the first QP with work
         # take every pacing slot and starved the later ones for seconds).
-        busy = [qp for qp in self.qps.values() if qp.has_work()]
+        busy = [qp for qp in (self.qps.values() if candidates is None else candidates) if qp.has_work()]
         if busy:
             k = self._rr % len(busy)
             self._rr += 1

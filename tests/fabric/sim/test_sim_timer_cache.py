@@ -6,7 +6,8 @@ small runs that reach every such call -- a 31 -> 1 incast (the receiver holds 31
 several QPs per host pair sharing one EV profile, a link flap, a spine lost and a NIC port down and up
 (suspect and ASSUMED_BAD EVs, probes, PORT_STATUS):
 
-* every ``_next_timer`` answer equals ``Endpoint.get_timer()``'s at that moment;
+* every ``_next_timer`` answer equals ``Endpoint.get_timer()``'s at that moment, and every QP with data
+  to send is among those ``_to_send`` offers ``Endpoint.datagrams_to_send``;
 * the whole result (events, FCTs, samples, EV events, counters) equals that of the same run with
   ``SimRun.SCAN_ALL`` (the endpoint's own ``get_timer`` / ``handle_timer`` after every event).
 
@@ -58,7 +59,7 @@ def _simulated(raw: dict) -> dict:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_kept_deadlines_match_the_endpoints_scans(monkeypatch, case):
     sc = CASES[case]
-    seen = {"asked": 0, "set": 0}
+    seen = {"asked": 0, "set": 0, "sends": 0}
     kept = SimRun._next_timer
 
     def checked(self: SimRun, h: int) -> int | None:
@@ -68,10 +69,20 @@ def test_kept_deadlines_match_the_endpoints_scans(monkeypatch, case):
         seen["set"] += t is not None
         return t
 
+    offered = SimRun._to_send
+
+    def offered_checked(self: SimRun, h: int) -> list:
+        busy = {i for i, qp in enumerate(self._tqps[h]) if qp.has_work()}
+        assert busy <= self._tbusy[h], (case, h, self.now)  # every QP with work is offered
+        seen["sends"] += bool(busy)
+        return offered(self, h)
+
     monkeypatch.setattr(SimRun, "_next_timer", checked)
+    monkeypatch.setattr(SimRun, "_to_send", offered_checked)
     fast = run_sim(sc, "mrc")
     monkeypatch.setattr(SimRun, "_next_timer", kept)
-    assert seen["asked"] > 1000 and seen["set"] > 100, seen  # the check ran, on real deadlines
+    monkeypatch.setattr(SimRun, "_to_send", offered)
+    assert seen["asked"] > 1000 and seen["set"] > 100 and seen["sends"] > 100, seen  # the checks ran
     monkeypatch.setattr(SimRun, "SCAN_ALL", True)
     slow = run_sim(sc, "mrc")
     assert fast["completed"] and slow["completed"]
