@@ -16,7 +16,7 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                how many of its 256 paths each QP's data took (floor: every QP >= 90%; one frame on each since
                2026-12-07, ~half before: docs/simulation.md "Audit"); no fault, so every EV retired would be
                a healthy path's (floor: 0), with the trims and ECN marks the load cost instead.
-  scale-failure (opt-in, two runs per mode: ~30 min MRC measured at 4 MiB; RC ~4 min at 2 MiB) the same fabric, 4 MiB per host,
+  scale-failure (opt-in, two runs per mode: ~30 min MRC measured at 4 MiB; RC ~26 min CPU, 7.5 GiB) the same fabric, 4 MiB per host,
                link p1l1-p1s1 down at --scale-fault-us (10 us: about a quarter of the way through sending) for --reroute-us
                (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
                traffic: the flows with packets on the dead link and their recovery against the same run
@@ -34,7 +34,8 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
   scale-incast (opt-in) the scale fabric, no fault, every other host writing --scale-incast-kib (64) to the
                first at once (1,023 -> 1 onto its 8 NIC ports): completion against the receiver's line rate,
                trims, ECN marks, and EVs retired (floor: 0, every one would be healthy). 64 hosts
-               (--scale-leaves 2): ~4 s CPU; 1,024 hosts: more than 28 min CPU (unfinished when stopped).
+               (--scale-leaves 2): ~4 s CPU; 1,024 hosts: ~19.5K events/s, 12% of the bytes acknowledged after
+               4.5 M events and 231 s of CPU (stopped; projected ~1 h CPU: bench/README.md stop 59).
   congested    the demo at its own time scale (examples/sim/demo-timescale.yaml: 20 Mb/s links, 5 ms, 16-frame
                queues, a link then a spine lost), --congested-seeds seeds, each run with the trimmed packet
                holding a QP's cumulative ACK resent ahead of the data queues from its second trim
