@@ -79,6 +79,7 @@ def test_kept_deadlines_match_the_endpoints_scans(monkeypatch, case):
 
     monkeypatch.setattr(SimRun, "_next_timer", checked)
     monkeypatch.setattr(SimRun, "_to_send", offered_checked)
+    monkeypatch.setattr(SimRun, "CACHE_MIN_QPS", 0)  # every host keeps its QPs' deadlines, however few
     fast = run_sim(sc, "mrc")
     monkeypatch.setattr(SimRun, "_next_timer", kept)
     monkeypatch.setattr(SimRun, "_to_send", offered)
@@ -91,6 +92,14 @@ def test_kept_deadlines_match_the_endpoints_scans(monkeypatch, case):
         assert sum(fast["switch_counters"][s]["congestion"].get("trimmed", 0) for s in fast["switch_counters"]) > 0
     if case != "incast-31" and case != "qps-3-per-pair":
         assert any(h["ev_events"] for h in fast["hosts"].values())
+
+
+def test_hosts_with_few_qps_ask_the_endpoint_and_the_incast_receiver_keeps_deadlines():
+    """Below ``CACHE_MIN_QPS`` QPs a host asks its endpoint's own scans (the bookkeeping cost more than it
+    spared on 1-2 QPs a host); the 31 -> 1 incast's receiver keeps its QPs' deadlines."""
+    run = SimRun(CASES["incast-31"], "mrc")
+    few = [len(q) < SimRun.CACHE_MIN_QPS for q in run._tqps]
+    assert run._tscan == few and any(few) and not all(few)
 
 
 def test_a_small_incasts_simulated_results_are_fixed():
