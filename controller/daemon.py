@@ -277,8 +277,11 @@ class Controller:
                 # in 4 with two controllers.
                 st.state, st.info.converged, st.last_error = "interrupted", False, str(e)
                 st.next_try = time.monotonic() + self.opts.backoff_initial_s
-                self.log.info("converge interrupted by another controller; will retry", extra={"fields": {
-                    "switch": name, "error": str(e), "retry_in_s": self.opts.backoff_initial_s}})
+                fields = {"switch": name, "error": str(e)}
+                if not last:  # (converge_all's final attempt: no retry follows, so none is promised)
+                    fields["retry_in_s"] = self.opts.backoff_initial_s
+                self.log.info("converge interrupted by another controller" + ("" if last else "; will retry"),
+                              extra={"fields": fields})
                 return None
             if isinstance(e, SessionError) and no_answer(e.code) and s.stream_up.is_set():
                 self._close_unanswering(name, e, "converge")
