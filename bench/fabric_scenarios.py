@@ -83,9 +83,10 @@ def _congestion_check(a0: dict) -> tuple[bool, str]:
     reordering across paths (RACK's window), not lost -- until 2026-12-07 the line printed the resends
     alone and passed on any trim or mark, so a run with pipeline drops read as congestion seen."""
     rx = a0["retransmissions"]
-    dropped = sum((a0.get("switch_drops") or {}).values())
+    drops = a0.get("switch_drops") or {}
+    dropped = sum(drops.values())
     ok = dropped == 0 and (a0["switch_trims"] + a0["switch_ecn_marks"] > 0 or a0["retransmissions_total"] == 0)
-    by_reason = ", ".join(f"{k} {v}" for k, v in sorted(a0.get("switch_drops", {}).items()) if v)
+    by_reason = ", ".join(f"{k} {v}" for k, v in sorted(drops.items()) if v)
     return ok, (f"fault-free MRC run: congestion seen as {a0['switch_trims']} trims and {a0['switch_ecn_marks']} "
                 f"ECN marks, {dropped} frames dropped in the switches' pipelines{f' ({by_reason})' if by_reason else ''} "
                 f"(bar: 0); {rx.get('rack', 0)} RACK and {rx.get('timeout', 0)} timeout resends, "
