@@ -229,6 +229,10 @@ class P4Names:
 
     def group(self, profile: str, group_id: int, member_ids: list[int]) -> p4runtime_pb2.Entity:
         ap = self.profile(profile)
+        if ap.max_group_size and len(member_ids) > ap.max_group_size:
+            # the switch would refuse the group (RESOURCE_EXHAUSTED) on every converge attempt
+            raise MappingError(f"group {group_id} has {len(member_ids)} members, but {ap.preamble.name} holds at "
+                               f"most {ap.max_group_size} (@max_group_size)")
         ent = p4runtime_pb2.Entity()
         g = ent.action_profile_group
         g.action_profile_id = ap.preamble.id
@@ -310,7 +314,10 @@ def desired_state(names: P4Names, sp: SwitchPlan, *, stev_mode: str = STEV_ECMP,
         ids = [member_id(g.group_id, i) for i in range(len(g.members))]
         for mid, nh in zip(ids, g.members, strict=True):
             d.members.append(names.member(AP_ECMP, mid, A_NEXT_HOP, **_nh_params(nh)))
-        d.groups.append(names.group(AP_ECMP, g.group_id, ids))
+        try:
+            d.groups.append(names.group(AP_ECMP, g.group_id, ids))
+        except MappingError as e:  # (a leaf's ECMP group has one member per spine of its plane)
+            raise MappingError(f"switch {sp.name}: ECMP {e}") from None
         d.entries.append(names.table_entry(T_ECMP_SELECT, {"group_id": (g.group_id,)}, group_id=g.group_id))
     for ev in sp.of(EvDirectMap):
         g = groups.get(ev.group_id)

@@ -18,12 +18,18 @@ def clos_data(planes: int, spines: int, leaves: int, hosts_per_leaf: int, *, nam
               grpc_base_port: int = DEFAULT_GRPC_BASE, link_defaults: dict[str, Any] | None = None
               ) -> dict[str, Any]:
     """The plain-data form of a Clos topology (what ``topo gen`` writes)."""
-    for what, v, hi in (("planes", planes, 15), ("spines", spines, 254), ("leaves", leaves, 254),
-                        ("hosts-per-leaf", hosts_per_leaf, 200)):
+    # Ports are numbered from 1 with no gap, so they stop below the CPU port: a spine's leaf ports
+    # 1..leaves (at most 254), a leaf's spine and host ports 1..spines + hosts-per-leaf (at most 254,
+    # so at most 253 spines).  The SID plan's 255 per plane needs a hand-written file with ports past 255.
+    for what, v, hi, why in (("planes", planes, 15, ""),
+                             ("spines", spines, CPU_PORT - 2, " (a leaf needs a host port below the CPU port)"),
+                             ("leaves", leaves, CPU_PORT - 1, f" (spine port I goes to leaf I; {CPU_PORT} is the CPU port)"),
+                             ("hosts-per-leaf", hosts_per_leaf, 200, "")):
         if not 1 <= v <= hi:
-            raise TopologyError(f"{what}: must be 1..{hi}, got {v}")
+            raise TopologyError(f"{what}: must be 1..{hi}{why}, got {v}")
     if spines + hosts_per_leaf >= CPU_PORT:
-        raise TopologyError(f"spines + hosts-per-leaf must leave leaf ports below the CPU port {CPU_PORT}")
+        raise TopologyError(f"spines + hosts-per-leaf: must be at most {CPU_PORT - 1} (a leaf's ports 1..spines + "
+                            f"hosts-per-leaf stay below the CPU port {CPU_PORT}), got {spines + hosts_per_leaf}")
     switches: list[dict[str, Any]] = []
     links: list[list[str]] = []
     for p in range(1, planes + 1):

@@ -45,6 +45,20 @@ def test_natural_order():
     assert t.spines(1)[-1].name == "p1s10"
 
 
+def test_gen_limits_are_the_ports_below_the_cpu_port():
+    """topo gen numbers ports 1.. with no gap: 254 leaves (spine ports) and 253 spines (a leaf also
+    needs a host port) is the most it builds; until 2026-12-07 it offered 254 spines and then refused
+    them with a second message."""
+    big = parse_topology(clos_data(1, 253, 254, 1))
+    assert len(big.spines(1)) == 253 and len(big.leaves(1)) == 254
+    for args, msg in (((1, 254, 1, 1), (r"^spines: must be 1\.\.253 \(a leaf needs a host port below the CPU port\), "
+                                       r"got 254$")),
+                      ((1, 2, 255, 1), r"^leaves: must be 1\.\.254 \(spine port I goes to leaf I; 255 is the CPU port\)"),
+                      ((1, 250, 1, 5), r"^spines \+ hosts-per-leaf: must be at most 254 .*got 255$")):
+        with pytest.raises(TopologyError, match=msg):
+            clos_data(*args)
+
+
 def _bad(mutate, *needles: str) -> str:
     d = small()
     mutate(d)

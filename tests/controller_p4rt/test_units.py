@@ -83,6 +83,17 @@ def test_byte_strings_canonical_and_lpm_masked(names):
         names.action_msg(A_NEXT_HOP, port=1)
 
 
+def test_an_ecmp_group_over_the_selector_size_is_refused_before_the_write(names):
+    """A leaf's ECMP group has one member per spine; ecmp_selector's @max_group_size(64) caps it, and
+    the switch would refuse a bigger group on every converge attempt (RESOURCE_EXHAUSTED), so the
+    mapping names the switch and the limit instead."""
+    from controller.topogen import clos
+    assert len(desired_state(names, build_plan(clos(1, 64, 1, 1)).switches["p1l1"]).groups) == 1
+    with pytest.raises(MappingError, match=r"^switch p1l1: ECMP group 1 has 65 members, but "
+                                           r"ingress\.routing\.ecmp_selector holds at most 64 \(@max_group_size\)$"):
+        desired_state(names, build_plan(clos(1, 65, 1, 1)).switches["p1l1"])
+
+
 def _padded(e: p4runtime_pb2.Entity) -> p4runtime_pb2.Entity:
     """The same entity with every byte string padded (as some clients write them)."""
     out = p4runtime_pb2.Entity()
