@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from softswitch.contract import DROP_PORT
-from softswitch.engine.control import ControlError, send_command
+from softswitch.engine.control import ControlError, send_command, split_addr
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
 from softswitch.engine.ports import parse_interface
 from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
@@ -215,8 +215,13 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
     if ns.device_id < 0:  # a P4Runtime device id is a uint64: no request could name the switch
         parser.error(f"--device-id {ns.device_id}: must be 0 or more")
     for flag, addr in (("--grpc-server-addr", tns.grpc_server_addr), ("--runtime-addr", ns.runtime_addr)):
-        port = (addr or "").rpartition(":")[2]
-        if port.isdigit() and int(port) > 65535:
+        if addr is None or (flag == "--grpc-server-addr" and addr.startswith("unix:")):
+            continue
+        host, sep, port = addr.rpartition(":")
+        if not (sep and port.isdigit() and (host or flag == "--runtime-addr")):
+            # a usage error like any other (exit 2): until 2026-12-07 it surfaced at start as exit 1
+            parser.error(f"{flag} {addr}: expected HOST:PORT" + (" (or unix:PATH)" if "grpc" in flag else ""))
+        if int(port) > 65535:
             # the resolver took 99999 as 99999 mod 65536 and the server listened on 34463 without a word
             parser.error(f"{flag} {addr}: port must be 0..65535")
     if tns.cpu_port is not None and not 0 < tns.cpu_port < DROP_PORT:
@@ -317,6 +322,10 @@ def run_cli(argv: Sequence[str]) -> int:
     p.add_argument("command")
     p.add_argument("args", nargs="*")
     ns = p.parse_args(argv)
+    try:
+        split_addr(ns.addr)
+    except ValueError as e:  # a usage error (exit 2), as the switch's own --runtime-addr
+        p.error(f"--addr: {e}")
     try:
         result = send_command(ns.addr, ns.command, ns.args)
     except OSError as e:  # said only "[Errno 111] Connection refused": which switch?

@@ -103,6 +103,12 @@ def test_queue_and_delay_specs():
     # the port wrapped (99999 -> 34463: the switch served where nobody looked); a uint64 device id
     (["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:99999"], "--grpc-server-addr 127.0.0.1:99999: port must be"),
     (["--no-p4", "--runtime-addr", "127.0.0.1:70000"], "--runtime-addr 127.0.0.1:70000: port must be"),
+    # no port: these exited 1 when the switch started (the same input with a port too big exited 2)
+    (["--no-p4", "--runtime-addr", "127.0.0.1"], "softswitch: error: --runtime-addr 127.0.0.1: expected HOST:PORT\n"),
+    (["--no-p4", "--runtime-addr", "127.0.0.1:x"], "--runtime-addr 127.0.0.1:x: expected HOST:PORT\n"),
+    (["--no-p4", "--", "--grpc-server-addr", "127.0.0.1"],
+     "--grpc-server-addr 127.0.0.1: expected HOST:PORT (or unix:PATH)\n"),
+    (["--no-p4", "--", "--grpc-server-addr", "localhost:http"], "--grpc-server-addr localhost:http: expected HOST:PORT"),
     (["--no-p4", "--device-id", "-1"], "--device-id -1: must be 0 or more"),
     # bmv2's pcap-file ports: ignored, the switch waited for interfaces named by file paths, for ever
     (["--use-files", "8", "-i", "0@/tmp/run/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
@@ -242,5 +248,9 @@ def test_cli_pointed_at_a_port_that_is_not_runtime_control(capsys):
     err = capsys.readouterr().err
     assert err == (f"softswitch cli: error: 127.0.0.1:{port} answered something other than softswitch runtime "
                    "control (JSON lines): is it the switch's --runtime-addr, not its gRPC port?\n"), err
-    assert main(["cli", "--addr", "127.0.0.1:99999", "show_ports"]) == 1
-    assert capsys.readouterr().err == "softswitch cli: error: bad address '127.0.0.1:99999': port must be 0..65535\n"
+    for addr, why in (("127.0.0.1:99999", "port must be 0..65535"), ("127.0.0.1", "expected HOST:PORT")):
+        # a usage error: exit 2 as argparse's, like the switch's --runtime-addr (until 2026-12-07: 1)
+        with pytest.raises(SystemExit) as e:
+            main(["cli", "--addr", addr, "show_ports"])
+        assert e.value.code == 2
+        assert capsys.readouterr().err.endswith(f"softswitch cli: error: --addr: bad address '{addr}': {why}\n")
