@@ -526,6 +526,16 @@ class Controller:
                 st.state, st.last_error = "unreachable", str(e)
                 st.info.connected = st.info.converged = False
                 return
+            if e.code == grpc.StatusCode.ABORTED and s.stream_up.is_set():
+                # another controller pushed a pipeline during the Read ("the forwarding pipeline changed
+                # during the Read"): transient, the next read is made against the new one.  As for a
+                # converge (INTERRUPTED_CODES) it is counted, not warned about; until 2026-12-07 it was a
+                # "counter read failed" WARNING.  (PERMISSION_DENIED cannot interrupt a Read: any
+                # controller may read, primary or not.)
+                st.info.counter_reads_interrupted += 1
+                self.log.info("counter read interrupted by another controller; the next read retries",
+                              extra={"fields": {"switch": name, "error": str(e)}})
+                return
             self.log.warning("counter read failed", extra={"fields": {"switch": name, "error": str(e)}})
 
     def poll_counters(self, switches: Iterable[str] | None = None) -> None:

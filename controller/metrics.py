@@ -43,6 +43,9 @@ class SwitchInfo:
     # converge attempts the switch answered and refused (its pipeline, a write) or the plan's mapping
     # failed (``mrc_switch_refusals_total``); until 2026-12-07 counted in connect_failures
     refusals: int = 0
+    # counter reads ABORTED because another controller pushed a pipeline during them: transient, the next
+    # read retries (``mrc_switch_counter_reads_interrupted_total``)
+    counter_reads_interrupted: int = 0
     reconcile_runs: int = 0
     entities_written: int = 0
     pipeline_pushes: int = 0
@@ -90,6 +93,9 @@ class FabricCollector:
                                         "switch (not connected, no answer, election id taken)", labels=sw),
             "refusals": CounterMetricFamily("mrc_switch_refusals", "converge attempts the switch answered and "
                                             "refused (the pipeline, a write) or the plan's mapping failed", labels=sw),
+            "reads_int": CounterMetricFamily("mrc_switch_counter_reads_interrupted", "counter reads cut short "
+                                             "by another controller's pipeline push (the next read retries)",
+                                             labels=sw),
             "runs": CounterMetricFamily("mrc_reconcile_runs", "reconcile passes", labels=sw),
             "writes": CounterMetricFamily("mrc_reconcile_written_entities", "entities written by reconcile",
                                           labels=sw),
@@ -104,6 +110,7 @@ class FabricCollector:
             fams["desired"].add_metric([name], info.desired_entities)
             fams["fail"].add_metric([name], info.connect_failures)
             fams["refusals"].add_metric([name], info.refusals)
+            fams["reads_int"].add_metric([name], info.counter_reads_interrupted)
             fams["runs"].add_metric([name], info.reconcile_runs)
             fams["writes"].add_metric([name], info.entities_written)
             fams["push"].add_metric([name], info.pipeline_pushes)

@@ -492,3 +492,55 @@ def test_a_converge_cut_short_by_another_controller_is_no_refusal(tmp_path, pipe
             assert ctl.status["p1s1"].state == "backup"
         finally:
             other.close()
+
+
+def test_a_counter_read_cut_short_by_another_controllers_push_is_no_failure(tmp_path, pipeline, caplog):
+    """Another controller pushing a pipeline during a counter read makes the switch answer the Read
+    ABORTED ("the forwarding pipeline changed during the Read"): transient, the next read succeeds.  It
+    was a "counter read failed" WARNING; now, as a converge cut short the same way, an INFO line and a
+    count (mrc_switch_counter_reads_interrupted_total), and the switch's next read makes it up again.
+    A read the switch refuses for another reason is still a warning."""
+    from controller.p4rt import P4RuntimeClient
+
+    caplog.set_level(logging.INFO, logger="controller")
+    with fabric(tmp_path, pipeline) as (ctl, spine, _leaf):
+        assert all(ctl.converge_all().values())
+        other = P4RuntimeClient(spine.grpc_addr, device_id=1, election_id=20)  # takes the switch over
+        stop = threading.Event()
+
+        def push() -> None:  # the same pipeline again and again (a new one each time for the switch)
+            for _ in range(200):
+                if stop.is_set():
+                    return
+                other.set_pipeline(pipeline.p4info, pipeline.device_config, cookie=pipeline.cookie)
+
+        t = threading.Thread(target=push, daemon=True)
+        t.start()
+        try:
+            info = ctl.status["p1s1"].info
+            end = time.monotonic() + 60
+            while info.counter_reads_interrupted == 0 and t.is_alive() and time.monotonic() < end:
+                ctl.poll_counters(["p1s1"])
+            stop.set()
+            t.join(30)
+            assert info.counter_reads_interrupted >= 1, "no counter read met a pipeline push"
+            mine = [r for r in caplog.records if r.name == "controller" and getattr(r, "fields", {}).get("switch")
+                    == "p1s1" and "counter read" in r.getMessage()]
+            assert [r for r in mine if r.levelno >= logging.WARNING] == [], [r.getMessage() for r in mine]
+            assert {(r.levelno, r.getMessage()) for r in mine} == {
+                (logging.INFO, "counter read interrupted by another controller; the next read retries")}
+            assert "ABORTED" in mine[0].fields["error"]
+            assert _series(ctl)['mrc_switch_counter_reads_interrupted_total{switch="p1s1"}'] == \
+                info.counter_reads_interrupted
+            ctl.poll_counters(["p1s1"])  # nothing pushed any more: the next read succeeds
+            assert _series(ctl)['mrc_switch_up{switch="p1s1"}'] == 1
+            n = info.counter_reads_interrupted
+            ctl.telemetry.watched_ports["p1s1"] = (600,)  # past the 512 cells: the switch refuses the Read
+            caplog.clear()
+            ctl.poll_counters(["p1s1"])
+            failed = [r for r in caplog.records if r.getMessage() == "counter read failed"]
+            assert [r.levelno for r in failed] == [logging.WARNING], [r.getMessage() for r in caplog.records]
+            assert "ABORTED" not in failed[0].fields["error"] and info.counter_reads_interrupted == n
+        finally:
+            stop.set()
+            other.close()
