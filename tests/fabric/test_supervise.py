@@ -174,3 +174,12 @@ def _connects(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def test_python_m_runs_the_module_without_a_runpy_warning():
+    """docs/fabric.md names the module ``mrc_fabric.supervise``; ``python -m`` on it printed runpy's
+    RuntimeWarning (the package's __init__ had loaded it already, through .fabric) before the help."""
+    r = subprocess.run([sys.executable, "-m", "mrc_fabric.supervise", "--help"], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert r.returncode == 0 and r.stdout.startswith("usage: supervise"), r
+    assert r.stderr == "", r.stderr
