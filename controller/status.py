@@ -63,9 +63,15 @@ def parse(text: str) -> StatusData:
     return d
 
 
+def _table(title: str) -> Table:
+    """A table at least as wide as its title: an empty one (a backup's links) wrapped the title over
+    two lines, "links (wiring" above "check)" (until 2026-12-07)."""
+    return Table(title=title, min_width=len(title) + 4)
+
+
 def render(d: StatusData) -> Group:
     """Rich tables: switches, links, drops, ports (rx/tx/queue depth)."""
-    t_sw = Table(title="switches")
+    t_sw = _table("switches")
     for col in ("switch", "connected", "counters", "primary", "converged", "refused", "entities", "writes",
                 "connect failures", "refusals"):
         t_sw.add_column(col)
@@ -83,18 +89,18 @@ def render(d: StatusData) -> Group:
                      str(int(m.get("mrc_switch_connect_failures", 0))),
                      # "-": a controller from before 2026-12-07 counts refusals among its connect failures
                      "-" if "mrc_switch_refusals" not in m else str(int(m["mrc_switch_refusals"])))
-    t_ln = Table(title="links (wiring check)")
+    t_ln = _table("links (wiring check)")
     for col in ("a", "b", "state"):
         t_ln.add_column(col)
     colour = {"up": "green", "half": "yellow", "dead": "red", "miswired": "magenta"}
     for (a, b), st in sorted(d.links.items()):
         t_ln.add_row(a, b, f"[{colour.get(st, 'white')}]{st}[/]")
-    t_dr = Table(title="drops")
+    t_dr = _table("drops")
     for col in ("switch", "reason", "packets"):
         t_dr.add_column(col)
     for (s, r), v in sorted(d.drops.items()):
         t_dr.add_row(s, r, str(int(v)))
-    t_pt = Table(title="ports")
+    t_pt = _table("ports")
     for col in ("switch", "port", "rx pkts", "tx pkts", "queue depth"):
         t_pt.add_column(col)
     for (s, p), m in sorted(d.ports.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):

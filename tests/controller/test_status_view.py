@@ -77,3 +77,17 @@ def test_watch_replaces_the_view_on_a_terminal_and_keeps_it_when_piped():
         srv.server_close()
     assert term.getvalue().count("\x1b[2J") == 2, "each refresh on a terminal starts with a cleared screen"
     assert "\x1b[" not in pipe.getvalue() and pipe.getvalue().count("p1l1") >= 2
+
+
+def test_a_backups_empty_links_table_keeps_its_title_on_one_line():
+    """A backup controller exports no link series: the links table was empty, 17 columns wide, and its
+    title wrapped to "links (wiring" over "check)"."""
+    from rich.console import Console
+
+    from controller.status import parse, render
+
+    c = Console(width=120, record=True, color_system=None)
+    c.print(render(parse(SCRAPE.replace('mrc_link_state{a="p1l1:1",b="p1s1:1",state="up"} 1.0\n', ""))))
+    lines = [ln.strip() for ln in c.export_text().splitlines()]
+    for title in ("switches", "links (wiring check)", "drops", "ports"):
+        assert title in lines, lines
