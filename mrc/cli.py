@@ -221,11 +221,12 @@ def _timelines(r: dict[str, Any]) -> list[str]:
     out = []
     if r["link_events"]:
         out.append("link events:")
-        out += [f"  +{e['t_s']:.6f} s  port {e['port']} ({e['ifname']}) {e['state']}" for e in r["link_events"]]
+        # signed: a port's state at the socket's opening comes before the run's t0 ("+-0.07 s" until 2026-12-07)
+        out += [f"  {e['t_s']:+.6f} s  port {e['port']} ({e['ifname']}) {e['state']}" for e in r["link_events"]]
     out.append(f"EV timeline ({len(r['ev_timeline'])} changes):" if r["ev_timeline"] else "EV timeline: no changes")
     shown = r["ev_timeline"][:50]
     for k, e in enumerate(shown):
-        out.append(f"  +{e['t_s']:.6f} s  qp {e['qpn']} ev {e['ev']} port {e['port']}  {e['from']} -> {e['to']}"
+        out.append(f"  {e['t_s']:+.6f} s  qp {e['qpn']} ev {e['ev']} port {e['port']}  {e['from']} -> {e['to']}"
                    f"  ({e['cause']})")
         if k < EVIDENCE_SHOWN and e.get("evidence"):  # why, for the first changes (all of it in --json)
             out.append(f"      why: {evidence_text(e['evidence'])}")

@@ -188,6 +188,20 @@ def test_cli_json_report_shape():
          "server": {"verify": "ok"}, "errors": []}
     text = format_client(json.loads(json.dumps(r)))
     assert "GOOD -> ASSUMED_BAD  (port_down)" in text and "port 2 (x) down" in text
+    assert "  +0.010000 s  qp 256 ev 1 port 2" in text
+
+
+def test_a_link_event_before_the_start_prints_its_sign_once():
+    """A server's ports are read as they are when its sockets open, before the run's t0: the report
+    printed "+-0.073489 s  port 1 (vb1) down" (running docs/mrc_endpoint.md's veth example)."""
+    from mrc.cli import format_server
+
+    r = {"verify": "ok", "imm": "skipped", "bytes_placed": 4, "duplicates_received": 0, "imm_completions": 0,
+         "imm_in_order": True, "timed_out": False, "ev_timeline": [],
+         "link_events": [{"t_s": -0.073489, "port": 1, "ifname": "vb1", "state": "down"},
+                         {"t_s": 0.202139, "port": 1, "ifname": "vb1", "state": "up"}]}
+    lines = format_server(r).splitlines()
+    assert lines[2:4] == ["  -0.073489 s  port 1 (vb1) down", "  +0.202139 s  port 1 (vb1) up"], lines
 
 
 def test_cli_text_report_says_why_for_the_first_ev_changes():
