@@ -37,14 +37,32 @@ def _pct(vals: list[float], q: float) -> float:
     return vals[k]
 
 
-def _series(run: dict[str, Any]) -> dict[int, list[tuple[float, int]]]:
-    """Per flow id: [(t_s, acked bytes)] from the senders' samples."""
-    out: dict[int, list[tuple[float, int]]] = {}
-    for res in run["hosts"].values():
+Series = dict[int, list[tuple[float, int]]]
+
+
+def _series(run: dict[str, Any]) -> Series:
+    """Per flow id: [(t_s, acked bytes)] from the senders' samples.
+
+    A simulated fabric's run holds hosts x sample instants values (12.6 M for 1,024 hosts sampled every
+    microsecond for 12 ms), so this is the analysis' costliest step: each host's samples are read once,
+    as columns (their times converted once, each flow's column paired with them), and :func:`analyse`
+    and :func:`flow_recovery` build the series once per run and hand it to the functions they call
+    (until 2026-12-07 each of those rebuilt it: 8 times for the bench's two scale-failure runs of a
+    mode, most of the ~370 s of CPU outside the runs at 1,024 hosts, bench/README.md "Stop 60")."""
+    out: Series = {}
+    for name, res in run["hosts"].items():
         order = res["flow_order"]
-        for s in res["samples"]:
-            for fid, v in zip(order, s[1:], strict=True):
-                out.setdefault(int(fid), []).append((s[0] / 1e9, v))
+        samples = res["samples"]
+        if not samples:
+            continue
+        n = len(order) + 1
+        if min(map(len, samples)) != n or max(map(len, samples)) != n:
+            raise ValueError(f"host {name}: a sample does not hold one value per flow of its flow_order "
+                             f"({len(order)} flows)")
+        cols = list(zip(*samples))
+        times = [t / 1e9 for t in cols[0]]
+        for fid, col in zip(order, cols[1:]):
+            out.setdefault(int(fid), []).extend(zip(times, col))
     return out
 
 
@@ -60,9 +78,10 @@ def _at(series: list[tuple[float, int]], t: float) -> int:
     return series[i - 1][1] if i else 0
 
 
-def goodput_bins(run: dict[str, Any], bin_s: float) -> list[tuple[float, float]]:
-    """Aggregate goodput (MB/s of acknowledged payload) per bin: [(bin start s, MB/s)]."""
-    ser = _series(run)
+def goodput_bins(run: dict[str, Any], bin_s: float, ser: Series | None = None) -> list[tuple[float, float]]:
+    """Aggregate goodput (MB/s of acknowledged payload) per bin: [(bin start s, MB/s)].  ``ser``:
+    :func:`_series` of ``run`` when the caller has it."""
+    ser = _series(run) if ser is None else ser
     end = run["elapsed_s"]
     n = max(1, int(end / bin_s + 0.999))
     edges = [i * bin_s for i in range(n + 1)]
@@ -110,14 +129,15 @@ def goodput_recovery(bins: list[tuple[float, float]], bin_s: float, t_fault: flo
     return out
 
 
-def acked_curve(run: dict[str, Any]) -> tuple[list[float], list[float]]:
+def acked_curve(run: dict[str, Any], ser: Series | None = None) -> tuple[list[float], list[float]]:
     """The run's acknowledged bytes summed over its flows, as a piecewise-linear curve: (times s, bytes)
     at every sample instant of any host.  Each flow's counter is interpolated linearly between its own
     samples (0 before its first, its last value after its last), so the sum is exact at those instants
     and linear between them.  One sweep over the samples' slope changes (a simulated fabric has
-    thousands of flows, each with its own sample times)."""
+    thousands of flows, each with its own sample times).  ``ser``: :func:`_series` of ``run`` when the
+    caller has it."""
     events: list[tuple[float, float, float]] = []  # (t, step in value, change of slope)
-    for s in _series(run).values():
+    for s in (_series(run) if ser is None else ser).values():
         if not s:
             continue
         events.append((s[0][0], float(s[0][1]), 0.0))
@@ -249,12 +269,12 @@ def pre_failure_mean(bins: list[tuple[float, float]], bin_s: float, t_fault: flo
     return sum(pre) / len(pre) if pre else 0.0
 
 
-def first_flow_done(run: dict[str, Any]) -> float | None:
+def first_flow_done(run: dict[str, Any], series: Series | None = None) -> float | None:
     """When the first flow had every byte acknowledged (s), from the senders' samples; None if none did
-    (or the run has no per-flow samples)."""
+    (or the run has no per-flow samples).  ``series``: :func:`_series` of ``run`` when the caller has it."""
     totals = _flow_totals(run)
     first = None
-    for fid, ser in (_series(run).items() if totals else ()):
+    for fid, ser in ((_series(run) if series is None else series).items() if totals else ()):
         total = totals.get(fid)
         if total:
             t = next((ts for ts, v in ser if v >= total), None)
@@ -264,17 +284,18 @@ def first_flow_done(run: dict[str, Any]) -> float | None:
 
 
 def post_failure_rate(run: dict[str, Any], bins: list[tuple[float, float]], bin_s: float, t_fault: float,
-                      window: float) -> float | None:
+                      window: float, ser: Series | None = None) -> float | None:
     """Mean goodput the fabric carries once it has settled after a failure at ``t_fault``: the bins from
     two dip windows after it, for as long as the pre-failure mean's window (1 s), up to the next fault
     event (a failure, or an undo), the first flow's completion (from then on fewer flows offer load, and
     the rate falls for that reason, not for capacity lost: in a simulated demo the reference was 55%
     of the pre-failure rate after a spine loss that took 25% of the capacity, until 2026-12-06) and the
     end of the run.  None with fewer than ``MIN_POST_BINS`` bins.  Measured in the demo: a link or a
-    spine lost leaves 0.71-0.86 of the pre-failure rate (docs/demo.md)."""
+    spine lost leaves 0.71-0.86 of the pre-failure rate (docs/demo.md).  ``ser``: :func:`_series` of
+    ``run`` when the caller has it."""
     start = t_fault + 2 * window
     end = min([start + 1.0, run["elapsed_s"]] + [f["t_s"] for f in run["faults"] if f["t_s"] > t_fault])
-    done = first_flow_done(run)
+    done = first_flow_done(run, ser)
     for stop in ([done] if done is not None and t_fault < done < end else []) + [end]:
         post = [g for t, g in bins if t >= start and t + bin_s <= stop]
         if len(post) >= MIN_POST_BINS:  # (too few before the first completion: the window as before it)
@@ -282,13 +303,15 @@ def post_failure_rate(run: dict[str, Any], bins: list[tuple[float, float]], bin_
     return None
 
 
-def flow_stalls(run: dict[str, Any], t_fault: float, begun_before: float | None = None) -> dict[int, dict[str, Any]]:
+def flow_stalls(run: dict[str, Any], t_fault: float, begun_before: float | None = None,
+                ser: Series | None = None) -> dict[int, dict[str, Any]]:
     """Per flow: the longest time without progress that overlaps ``t_fault`` or comes after it (with
-    ``begun_before``: of those that began before that time)."""
+    ``begun_before``: of those that began before that time).  ``ser``: :func:`_series` of ``run`` when
+    the caller has it."""
     size = {f["fid"]: None for f in run["flows"]}
     totals = _flow_totals(run)
     out = {}
-    for fid, s in _series(run).items():
+    for fid, s in (_series(run) if ser is None else ser).items():
         if fid not in size:
             continue
         best, best_start, open_end = 0.0, None, False
@@ -307,12 +330,12 @@ def flow_stalls(run: dict[str, Any], t_fault: float, begun_before: float | None 
     return out
 
 
-def failure_stall(run: dict[str, Any], t_fault: float, horizon_s: float) -> float:
+def failure_stall(run: dict[str, Any], t_fault: float, horizon_s: float, ser: Series | None = None) -> float:
     """The longest flow stall a failure at ``t_fault`` can have caused: of the gaps in a flow's progress
     that end after it, those begun before ``horizon_s`` (the end of its dip window).  A gap that began
     later is congestion's (on the emulated fabric the longest stall "after the failure" began 2.5 s after
-    it in one of four runs)."""
-    return round(max((s["stall_s"] for s in flow_stalls(run, t_fault, horizon_s).values()), default=0.0), 9)
+    it in one of four runs).  ``ser``: :func:`_series` of ``run`` when the caller has it."""
+    return round(max((s["stall_s"] for s in flow_stalls(run, t_fault, horizon_s, ser).values()), default=0.0), 9)
 
 
 def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0) -> dict[str, Any]:
@@ -332,7 +355,8 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         ctr.update(h["counters"])
     evs = [e for h in hosts for e in h["ev_events"]]
     ev_changes = Counter(f"{e[4]}->{e[5]} ({e[6]})" for e in evs)
-    bins = goodput_bins(run, bin_ms / 1000)
+    ser = _series(run)  # once: every step below that reads the flows' samples takes it
+    bins = goodput_bins(run, bin_ms / 1000, ser)
     srtt = sorted(x for h in hosts for x in h["srtt_ns"])
     sw_drops: Counter = Counter()
     sw_cong: Counter = Counter()
@@ -354,23 +378,23 @@ def analyse(run: dict[str, Any], bin_ms: float = 100.0, sample_ms: float = 20.0)
         pre_mean = pre_failure_mean(bins, bin_ms / 1000, tf)
         window = DIP_WINDOW_RTTS * srtt_med if srtt_med else RECOVERY_HORIZON_S
         horizon = min([tf + window] + [g["t_s"] for g in downs[k + 1:]])
-        post_mean = post_failure_rate(run, bins, bin_ms / 1000, tf, window)
+        post_mean = post_failure_rate(run, bins, bin_ms / 1000, tf, window, ser)
         # the reference: what the fabric carried before the failure, or what it carries after it if
         # that is less (the failure took capacity: "back to 80%" of the old rate would then be met
         # only by a burst bin, never by the steady rate)
         ref = min(pre_mean, post_mean) if post_mean is not None else pre_mean
         rec = goodput_recovery(bins, bin_ms / 1000, tf, horizon, ref)
         rec_pre = goodput_recovery(bins, bin_ms / 1000, tf, horizon, pre_mean) if ref != pre_mean else rec
-        stalls = flow_stalls(run, tf)
+        stalls = flow_stalls(run, tf, ser=ser)
         affected = {fid: s for fid, s in stalls.items() if s["stall_s"] > 3 * sample_ms / 1000 and
                     (s["from_s"] or 0) <= tf + 1.0}
         max_stall = round(max((s["stall_s"] for s in stalls.values()), default=0.0), 9)
-        at_fault = failure_stall(run, tf, horizon)
+        at_fault = failure_stall(run, tf, horizon, ser)
         rec_s = rec["recovery_s"]
         pre_s = rec_pre["recovery_s"]
         sl: dict[str, Any] = {"recovery_s": None, "min_mb_s": None, "min_at_s": None}
         if emulated:
-            curve = curve or acked_curve(run)
+            curve = curve or acked_curve(run, ser)
             sl = goodput_recovery_sliding(run, bin_ms / 1000, tf, horizon, ref, curve)
         sl_s = sl["recovery_s"]
         recov.append({"fault": f["fault"], "t_s": tf, "pre_mb_s": round(pre_mean, 3),
@@ -848,7 +872,7 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     ser = _series(run)
     rser = _series(reference) if reference is not None else {}
     totals = _flow_totals(run)
-    stalls = flow_stalls(run, t_fault)
+    stalls = flow_stalls(run, t_fault, ser=ser)
     agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved...
     agg_den: dict[int, float] = {}  # ...and the bytes they would have moved (while each was in flight)
     per: dict[int, dict[str, Any]] = {}
