@@ -8,11 +8,13 @@ report and plot code is shared.  Time is integer nanoseconds in a binary heap; s
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from controller import build_plan, parse_topology
@@ -46,6 +48,40 @@ BASE_VA = 0x2_0000_0000
 SIM_DEFAULT_GBPS = 100.0  # NIC and link rate when the scenario gives none (traffic.rate_gbps 0)
 _EV_DATA, _EV_TIMER, _EV_CALL = 0, 1, 2
 _NEVER = 1 << 62  # a QP without a deadline, in SimRun's timer cache
+
+
+LOOP_GC_GEN0 = 20_000  # the cyclic collector's youngest-generation threshold during the event loop (loop_gc)
+
+
+@contextmanager
+def loop_gc() -> Iterator[None]:
+    """The cyclic garbage collector's settings for an event loop: what the process holds when the loop
+    starts is frozen (``gc.freeze``), and the youngest generation is collected every ``LOOP_GC_GEN0``
+    allocations instead of 700; both as before once the loop is over.
+
+    The simulator makes no garbage cycles to speak of, but the collector still ran: a full collection
+    walks every tracked object, and a run holds millions from its set-up (the fabric plan, the routes,
+    the endpoints' QPs and EV profiles: 0.6 M at 128 hosts, 4.6 M at 1,024) plus whatever the caller
+    keeps (the bench's scale-failure keeps the clean run's result, 12.6 M sample rows at 1,024 hosts,
+    while the failed run runs).  The frames, events and per-packet records in flight live for
+    hundreds of thousands of allocations at that size, so at 700 many of them outlived the young
+    generations and their count set off a full collection every few hundred thousand events: 3.8 of
+    the 39.9 s of CPU of the first 10 us of the 1,024-host scale case, 15% with the young collections
+    (bench/README.md "Stop 60").  Frozen, the set-up is never walked again; at 20,000 the objects in
+    flight mostly die young.  Collection never changes what a run computes: the same events and
+    results either way (tests/fabric/sim/test_sim_loop_gc.py).  A caller that froze objects itself
+    keeps them frozen and the loop freezes nothing more (``gc.unfreeze`` would thaw the caller's too)."""
+    thr = gc.get_threshold()
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    gc.set_threshold(max(thr[0], LOOP_GC_GEN0), *thr[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thr)
+        if freeze:
+            gc.unfreeze()
 
 
 class SimFaults:
@@ -729,60 +765,61 @@ class SimRun:
                 self.at(int((f.at + f.duration) * 1e9), lambda f=f: self._fault(f, True))
         self.at(0, self._sample)
         self.at(0, self._cong)
-        wall0, cpu0 = time.monotonic(), time.process_time()
-        self._start_step()
-        heap, eps, fab = self.heap, self.eps, self.fab
-        pop = heapq.heappop
-        next_report = wall0 + 1.0
-        steps_done = 0
-        completed = False
-        self.done_ns = None
-        while heap:
-            tt, _s, kind, a, b, c = heap[0]
-            if tt > deadline:
-                self.now = deadline
-                break
-            pop(heap)
-            self.events += 1
-            self.now = tt
-            if kind == _EV_DATA:
-                r: Route = a
-                pp = r.ports[b - 1]  # the port the frame left by (hop 0 is enqueued at the send)
-                if pp.dark_from >= 0 and pp.lost_in_queue(tt, len(c[0])):  # (never dark: no call)
-                    self._lost_dark(pp, r, tt, queued=True)
-                elif b < len(r.ports):
-                    self._enqueue(r.ports[b], r, b, c[0], c[1], tt)
-                elif r.drop:
-                    fab.switches[r.drop_at].drops[r.drop] += 1
+        with loop_gc():
+            wall0, cpu0 = time.monotonic(), time.process_time()
+            self._start_step()
+            heap, eps, fab = self.heap, self.eps, self.fab
+            pop = heapq.heappop
+            next_report = wall0 + 1.0
+            steps_done = 0
+            completed = False
+            self.done_ns = None
+            while heap:
+                tt, _s, kind, a, b, c = heap[0]
+                if tt > deadline:
+                    self.now = deadline
+                    break
+                pop(heap)
+                self.events += 1
+                self.now = tt
+                if kind == _EV_DATA:
+                    r: Route = a
+                    pp = r.ports[b - 1]  # the port the frame left by (hop 0 is enqueued at the send)
+                    if pp.dark_from >= 0 and pp.lost_in_queue(tt, len(c[0])):  # (never dark: no call)
+                        self._lost_dark(pp, r, tt, queued=True)
+                    elif b < len(r.ports):
+                        self._enqueue(r.ports[b], r, b, c[0], c[1], tt)
+                    elif r.drop:
+                        fab.switches[r.drop_at].drops[r.drop] += 1
+                    else:
+                        h = r.dst_host
+                        d = c[0]
+                        eps[h].receive(d if type(d) is bytes else bytes(d), r.dst_port, tt)
+                        g = self._tpeer[h].get(r.src_host)
+                        self._touch(h, range(len(self._tqps[h])) if g is None else g)
+                        self._flush(h)
+                elif kind == _EV_TIMER:
+                    if self.timer_at[a] == tt:
+                        self.timer_at[a] = None
+                    self._handle_timer(a, tt)
+                    self._flush(a)
                 else:
-                    h = r.dst_host
-                    d = c[0]
-                    eps[h].receive(d if type(d) is bytes else bytes(d), r.dst_port, tt)
-                    g = self._tpeer[h].get(r.src_host)
-                    self._touch(h, range(len(self._tqps[h])) if g is None else g)
-                    self._flush(h)
-            elif kind == _EV_TIMER:
-                if self.timer_at[a] == tt:
-                    self.timer_at[a] = None
-                self._handle_timer(a, tt)
-                self._flush(a)
-            else:
-                a()
-            if self.pending <= 0 and not completed:
-                self.step_ns.append(self.now - self.step_start)
-                steps_done += 1
-                if steps_done >= steps:
-                    completed = True
-                    self.done_ns = self.now
-                    if sc.sim.linger_s <= 0:
-                        break
-                    # keep running (probes, timers, faults and their undoing) for sim.linger_s
-                    deadline = min(deadline, self.now + int(sc.sim.linger_s * 1e9))
-                    continue
-                self._start_step()
-            if self.progress is not None and not (self.events & 0x3FF) and time.monotonic() >= next_report:
-                next_report = time.monotonic() + 1.0
-                self._report_progress(wall0)
+                    a()
+                if self.pending <= 0 and not completed:
+                    self.step_ns.append(self.now - self.step_start)
+                    steps_done += 1
+                    if steps_done >= steps:
+                        completed = True
+                        self.done_ns = self.now
+                        if sc.sim.linger_s <= 0:
+                            break
+                        # keep running (probes, timers, faults and their undoing) for sim.linger_s
+                        deadline = min(deadline, self.now + int(sc.sim.linger_s * 1e9))
+                        continue
+                    self._start_step()
+                if self.progress is not None and not (self.events & 0x3FF) and time.monotonic() >= next_report:
+                    next_report = time.monotonic() + 1.0
+                    self._report_progress(wall0)
         self.wall_s, self.cpu_s = time.monotonic() - wall0, time.process_time() - cpu0
         self.completed = completed
         for h, outs in enumerate(self.out):
