@@ -1,6 +1,7 @@
 """Turn the raw per-host results of a run into metrics, a timeline and a summary (text)."""
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from itertools import pairwise
@@ -50,19 +51,27 @@ def _series(run: dict[str, Any]) -> Series:
     (until 2026-12-07 each of those rebuilt it: 8 times for the bench's two scale-failure runs of a
     mode, most of the ~370 s of CPU outside the runs at 1,024 hosts, bench/README.md "Stop 60")."""
     out: Series = {}
-    for name, res in run["hosts"].items():
-        order = res["flow_order"]
-        samples = res["samples"]
-        if not samples:
-            continue
-        n = len(order) + 1
-        if min(map(len, samples)) != n or max(map(len, samples)) != n:
-            raise ValueError(f"host {name}: a sample does not hold one value per flow of its flow_order "
-                             f"({len(order)} flows)")
-        cols = list(zip(*samples))
-        times = [t / 1e9 for t in cols[0]]
-        for fid, col in zip(order, cols[1:]):
-            out.setdefault(int(fid), []).extend(zip(times, col))
+    to_s = (1e9).__rtruediv__  # t_ns -> t_ns / 1e9, the same float
+    paused = gc.isenabled()
+    if paused:  # millions of new tuples and no cycle among them: a full collection per few hundred
+        gc.disable()  # thousand of them would walk the whole run (the samples) each time
+    try:
+        for name, res in run["hosts"].items():
+            order = res["flow_order"]
+            samples = res["samples"]
+            if not samples:
+                continue
+            n = len(order) + 1
+            if set(map(len, samples)) != {n}:
+                raise ValueError(f"host {name}: a sample does not hold one value per flow of its flow_order "
+                                 f"({len(order)} flows)")
+            cols = list(zip(*samples))
+            times = list(map(to_s, cols[0]))
+            for fid, col in zip(order, cols[1:]):
+                out.setdefault(int(fid), []).extend(zip(times, col))
+    finally:
+        if paused:
+            gc.enable()
     return out
 
 
