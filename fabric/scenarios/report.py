@@ -49,7 +49,8 @@ def _series(run: dict[str, Any]) -> Series:
     as columns (their times converted once, each flow's column paired with them), and :func:`analyse`
     and :func:`flow_recovery` build the series once per run and hand it to the functions they call
     (until 2026-12-07 each of those rebuilt it: 8 times for the bench's two scale-failure runs of a
-    mode, most of the ~370 s of CPU outside the runs at 1,024 hosts, bench/README.md "Stop 60")."""
+    mode: 90 s of CPU for a synthetic run of the 1,024-host RC run's size, 29 s now; bench/README.md
+    "Stop 60")."""
     out: Series = {}
     to_s = (1e9).__rtruediv__  # t_ns -> t_ns / 1e9, the same float
     paused = gc.isenabled()

@@ -4,9 +4,9 @@ A simulated fabric's run holds hosts x sample instants values: 12.6 M for the 1,
 bench/fabric_sim.py scale-failure (1 us samples over 12 ms).  Until 2026-12-07 every step of
 ``analyse`` that looked at the flows (the goodput bins, and per failure the first completion, the
 stalls and the failure stall) and ``failure_impact`` (the recovery, then the stalls again) rebuilt
-the per-flow series from those samples: 8 builds for the two runs of one mode, most of the ~370 s of
-CPU the case spent outside its two simulations (bench/README.md "Stop 60").  These tests count the
-reads of each sample row, so the number of builds is measured, not timed."""
+the per-flow series from those samples: 8 builds for the two runs of one mode (90 s of CPU for a
+synthetic run of that size, 29 s now: bench/README.md "Stop 60").  These tests count the reads of
+each sample row, so the number of builds is measured, not timed."""
 from __future__ import annotations
 
 import pytest
