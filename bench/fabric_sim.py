@@ -84,7 +84,7 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, pattern: str = "permutation",
              shift: int = 0, steps: int = 1, faults: tuple = (), gbps: float = 100.0, delay_ns: int = 1250,
              deadline_s: float = 0.02, sample_us: float = 1.0, modes: tuple = ("mrc", "rc"),
-             linger_s: float = 0.0) -> Scenario:
+             linger_s: float = 0.0, cc: str = "") -> Scenario:
     """A simulated scenario: a Clos fabric, one message of ``size`` per flow, datacenter timers."""
     hosts = leaves * hpl
     return Scenario(
@@ -94,7 +94,7 @@ def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, patt
         # shift = hosts per leaf: every flow leaves its leaf (a permutation across the fabric)
         traffic=TrafficSpec(pattern=pattern, size=size, count=1, qps=1, tx_depth=1, rate_gbps=gbps,
                             shift=shift or hpl, ack_timeout=8, reorder_ms=0.004, probe_interval_ms=0.05,
-                            steps=steps),
+                            steps=steps, cc=cc),
         faults=faults, modes=modes, deadline_s=deadline_s, seed=1,
         measure=MeasureSpec(sample_ms=sample_us / 1000, bin_ms=sample_us * 2 / 1000, congestion_ms=0.01,
                             switch_counters=True),
@@ -406,10 +406,10 @@ def case_scale_incast(a: argparse.Namespace) -> dict:
     congestion at the receiver's 8 NIC ports (up to 1,023:8), which must cost trims and ECN marks, not EVs."""
     size = int(a.scale_incast_kib * 1024)
     sc = scenario(8, 32, a.scale_leaves, 32, size, pattern="incast", modes=("mrc",), deadline_s=0.05,
-                  sample_us=5.0)
+                  sample_us=5.0, cc="" if a.scale_cc == "none" else a.scale_cc)
     raw, m = _run(sc, "mrc")
     ev = m["ev_split"]
-    return {"case": "scale-incast", "hosts": raw["sim"]["hosts"], "senders": raw["sim"]["hosts"] - 1,
+    return {"case": "scale-incast", "cc": a.scale_cc, "hosts": raw["sim"]["hosts"], "senders": raw["sim"]["hosts"] - 1,
             "paths_per_pair": raw["sim"]["paths_per_pair"], "size_bytes": size, "completed": m["completed"],
             "fct_mean_us": m["fct_us"]["mean"], "fct_p99_us": m["fct_us"]["p99"], "fct_max_us": m["fct_us"]["max"],
             "completion_us": None if m["completion_s"] is None else round(m["completion_s"] * 1e6, 1),
@@ -667,7 +667,7 @@ def show(r: dict) -> None:
                   f"{u['evs_used_max']} of {r['paths_per_pair']} per QP ({u['pairs']} QPs); at most "
                   f"{u['max_frames_on_one_ev']} frames on one path, {u['frames_per_pair_max']} per QP")
     elif c == "scale-incast":
-        print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, no fault, {r['senders']} senders x "
+        print(f"  {r['hosts']} hosts, {r['paths_per_pair']} paths per pair, cc {r['cc']}, no fault, {r['senders']} senders x "
               f"{r['size_bytes'] >> 10} KiB -> 1: completed {r['completed']} in {r['completion_us']} us (ideal "
               f"{r['ideal_us']} us), FCT mean/p99/max {r['fct_mean_us']}/{r['fct_p99_us']}/{r['fct_max_us']} us, srtt "
               f"{r['srtt_us']} us; trims {r['trims']}, ECN {r['ecn']}, drops {r['drops'] or 'none'}, resent {r['retx']}; "
@@ -687,6 +687,8 @@ def main() -> int:
     ap.add_argument("--scale-size-mib", type=float, default=4.0,
                     help="scale-failure: MiB per flow (2: the flows finish before their rate is back)")
     ap.add_argument("--scale-incast-kib", type=float, default=64.0, help="scale-incast: KiB per sender")
+    ap.add_argument("--scale-cc", choices=("nscc", "none"), default="nscc",
+                    help="scale-incast: the QPs' congestion control (none: no window, as the case ran until 2026-12-07)")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
     ap.add_argument("--scale-fault-us", type=float, default=10.0, help="scale-failure: when the fault happens")
@@ -709,7 +711,7 @@ def main() -> int:
             ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
                "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib),
-               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-fault",
+               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-cc", a.scale_cc, "--scale-fault",
                a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
                "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw,
                "--congested-seeds", str(a.congested_seeds), "--incast-seeds", str(a.incast_seeds)]
