@@ -78,13 +78,14 @@ CASES = ("permutation", "link-failure", "allreduce", "scale", "scale-failure", "
          "incast-127")
 # scale-failure (~40 min) is opt-in; the incasts run one seed per setting by default (~10 s and ~45 s a run)
 DEFAULT_CASES = ("permutation", "link-failure", "allreduce", "scale", "congested", "incast", "incast-127")
+CCS = ("auto", "none", "nscc", "dcqcn")  # --cc: traffic.cc for every case (spec.cc_for)
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "sim")
 
 
 def scenario(planes: int, spines: int, leaves: int, hpl: int, size: int, *, pattern: str = "permutation",
              shift: int = 0, steps: int = 1, faults: tuple = (), gbps: float = 100.0, delay_ns: int = 1250,
              deadline_s: float = 0.02, sample_us: float = 1.0, modes: tuple = ("mrc", "rc"),
-             linger_s: float = 0.0, cc: str = "") -> Scenario:
+             linger_s: float = 0.0, cc: str = "auto") -> Scenario:
     """A simulated scenario: a Clos fabric, one message of ``size`` per flow, datacenter timers."""
     hosts = leaves * hpl
     return Scenario(
@@ -117,7 +118,7 @@ def _perf(raw: dict) -> dict:
 
 def case_permutation(a: argparse.Namespace) -> dict:
     size = 2 * MIB
-    sc = scenario(1, 16, 8, 16, size)
+    sc = scenario(1, 16, 8, 16, size, cc=a.cc)
     out: dict = {"case": "permutation", "hosts": 128, "size_bytes": size}
     for mode in ("mrc", "rc"):
         raw, m = _run(sc, mode)
@@ -178,7 +179,7 @@ def case_link_failure(a: argparse.Namespace) -> dict:
     reroute = a.reroute_us * 1e-6
     sc = scenario(1, 16, 8, 16, size, faults=(FaultSpec(at=at_s, kind="flap", a="p1l1", b="p1s1",
                                                         duration=reroute),),
-                  deadline_s=at_s + reroute + 0.002)
+                  deadline_s=at_s + reroute + 0.002, cc=a.cc)
     out: dict = {"case": "link-failure", "hosts": 128, "fault": "p1l1-p1s1 down at 60 us",
                  "reroute_us": a.reroute_us}
     leaf1 = {f"h{i}" for i in range(1, 17)}
@@ -262,13 +263,14 @@ def case_allreduce(a: argparse.Namespace) -> dict:
     out: dict = {"case": "allreduce", "hosts": hosts, "steps": steps, "fault_step": j,
                  "bytes_per_host_per_step": share, "reroute_us": a.reroute_us}
     for mode in ("mrc", "rc"):
-        base_sc = scenario(1, 16, 4, 16, share, pattern="allreduce", steps=steps, modes=(mode,), deadline_s=0.05)
+        base_sc = scenario(1, 16, 4, 16, share, pattern="allreduce", steps=steps, modes=(mode,), deadline_s=0.05,
+                           cc=a.cc)
         raw0, m0 = _run(base_sc, mode)
         st = raw0["step_s"]
         t_j = sum(st[:j - 1]) + st[j - 1] / 2 if len(st) >= j else 0.0
         f = FaultSpec(at=t_j, kind="spine_loss", spine="p1s1", duration=a.reroute_us * 1e-6)
         sc = scenario(1, 16, 4, 16, share, pattern="allreduce", steps=steps, modes=(mode,), faults=(f,),
-                      deadline_s=0.05)
+                      deadline_s=0.05, cc=a.cc)
         raw, m = _run(sc, mode)
         sf = raw["step_s"]
         clean = sorted(st)[len(st) // 2] if st else 0.0
@@ -310,15 +312,15 @@ def outage_steps(step_s: list[float], t_down: float, t_up: float) -> list[int]:
 
 
 def case_congested(a: argparse.Namespace) -> dict:
-    return _trim_ahead_case("congested", "demo-timescale.yaml", a.congested_seeds)
+    return _trim_ahead_case("congested", "demo-timescale.yaml", a.congested_seeds, a.cc)
 
 
 def case_incast(a: argparse.Namespace) -> dict:
-    return _trim_ahead_case("incast", "incast-63.yaml", a.incast_seeds)
+    return _trim_ahead_case("incast", "incast-63.yaml", a.incast_seeds, a.cc)
 
 
 def case_incast_127(a: argparse.Namespace) -> dict:
-    return _trim_ahead_case("incast-127", "incast-127.yaml", a.incast_seeds)
+    return _trim_ahead_case("incast-127", "incast-127.yaml", a.incast_seeds, a.cc)
 
 
 def _sig(x: float) -> float:
@@ -326,8 +328,9 @@ def _sig(x: float) -> float:
     return float(f"{x:.4g}")
 
 
-def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
-    """``file`` (examples/sim) over ``seeds`` seeds with traffic.trim_ahead as the file has it (2) and 0."""
+def _trim_ahead_case(case: str, file: str, seeds: int, cc: str) -> dict:
+    """``file`` (examples/sim) over ``seeds`` seeds with traffic.trim_ahead as the file has it (2) and 0, its
+    traffic.cc replaced by ``cc`` (--cc)."""
     import dataclasses
 
     from mrc_fabric.scenarios.spec import load_scenario
@@ -337,7 +340,8 @@ def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
     for label, after in (("with", base.traffic.trim_ahead or 2), ("without", 0)):
         runs = []
         for seed in range(1, seeds + 1):
-            sc = dataclasses.replace(base, seed=seed, traffic=dataclasses.replace(base.traffic, trim_ahead=after))
+            sc = dataclasses.replace(base, seed=seed, traffic=dataclasses.replace(base.traffic, trim_ahead=after,
+                                                                                  cc=cc))
             raw, m = _run(sc, "mrc")
             runs.append({"seed": seed, "completed": m["completed"] and not m["data_loss"],
                          # the longest flow stall after a fault (None: the scenario has none)
@@ -377,7 +381,7 @@ def _trim_ahead_case(case: str, file: str, seeds: int) -> dict:
 
 
 def case_scale(a: argparse.Namespace) -> dict:
-    sc = scenario(8, 32, a.scale_leaves, 32, MIB, modes=("mrc",), deadline_s=0.05, sample_us=5.0)
+    sc = scenario(8, 32, a.scale_leaves, 32, MIB, modes=("mrc",), deadline_s=0.05, sample_us=5.0, cc=a.cc)
     t0, c0 = time.monotonic(), time.process_time()
     raw, m = _run(sc, "mrc")
     paths = raw["sim"]["paths_per_pair"]
@@ -406,10 +410,10 @@ def case_scale_incast(a: argparse.Namespace) -> dict:
     congestion at the receiver's 8 NIC ports (up to 1,023:8), which must cost trims and ECN marks, not EVs."""
     size = int(a.scale_incast_kib * 1024)
     sc = scenario(8, 32, a.scale_leaves, 32, size, pattern="incast", modes=("mrc",), deadline_s=0.05,
-                  sample_us=5.0, cc="" if a.scale_cc == "none" else a.scale_cc)
+                  sample_us=5.0, cc=a.scale_cc or a.cc)
     raw, m = _run(sc, "mrc")
     ev = m["ev_split"]
-    return {"case": "scale-incast", "cc": a.scale_cc, "hosts": raw["sim"]["hosts"], "senders": raw["sim"]["hosts"] - 1,
+    return {"case": "scale-incast", "cc": a.scale_cc or a.cc, "hosts": raw["sim"]["hosts"], "senders": raw["sim"]["hosts"] - 1,
             "paths_per_pair": raw["sim"]["paths_per_pair"], "size_bytes": size, "completed": m["completed"],
             "fct_mean_us": m["fct_us"]["mean"], "fct_p99_us": m["fct_us"]["p99"], "fct_max_us": m["fct_us"]["max"],
             "completion_us": None if m["completion_s"] is None else round(m["completion_s"] * 1e6, 1),
@@ -454,7 +458,7 @@ def case_scale_failure(a: argparse.Namespace) -> dict:
         runs = {}
         for label, faults in (("clean", ()), ("failure", (fault,))):
             sc = scenario(8, 32, a.scale_leaves, 32, size, modes=(mode,), faults=faults, deadline_s=0.05,
-                          sample_us=1.0, linger_s=a.scale_linger_us * 1e-6 if faults else 0.0)
+                          sample_us=1.0, linger_s=a.scale_linger_us * 1e-6 if faults else 0.0, cc=a.cc)
             raw, m = _run(sc, mode)
             if a.save_raw:
                 os.makedirs(a.save_raw, exist_ok=True)
@@ -549,6 +553,7 @@ def run_case(name: str, a: argparse.Namespace) -> dict:
           "congested": case_congested,
           "incast": case_incast, "incast-127": case_incast_127}[name]
     out = fn(a)
+    out.setdefault("cc", a.cc)
     out["case_wall_s"] = round(time.monotonic() - t0, 1)
     out["case_cpu_s"] = round(time.process_time() - c0, 1)
     out["peak_rss_mib"] = round(_rss_mib(), 1)
@@ -560,9 +565,14 @@ def _us_or_none(v: float) -> str:
     return f"{v:.1f} us" if v else "not measured"
 
 
+def _cc_label(cc: str) -> str:
+    """The congestion control a case ran: auto with what it picked per mode, or the one named."""
+    return "auto (MRC nscc, RC dcqcn)" if cc == "auto" else cc
+
+
 def show(r: dict) -> None:
     c = r["case"]
-    print(f"== {c}: wall {r['case_wall_s']} s, process CPU {r['case_cpu_s']} s, peak RSS {r['peak_rss_mib']} MiB")
+    print(f"== {c}, cc {_cc_label(r['cc'])}: wall {r['case_wall_s']} s, process CPU {r['case_cpu_s']} s, peak RSS {r['peak_rss_mib']} MiB")
     if c == "permutation":
         for mode in ("mrc", "rc"):
             x = r[mode]
@@ -687,8 +697,11 @@ def main() -> int:
     ap.add_argument("--scale-size-mib", type=float, default=4.0,
                     help="scale-failure: MiB per flow (2: the flows finish before their rate is back)")
     ap.add_argument("--scale-incast-kib", type=float, default=64.0, help="scale-incast: KiB per sender")
-    ap.add_argument("--scale-cc", choices=("nscc", "none"), default="nscc",
-                    help="scale-incast: the QPs' congestion control (none: no window, as the case ran until 2026-12-07)")
+    ap.add_argument("--cc", choices=CCS, default="auto",
+                    help="every case's congestion control (traffic.cc): auto, NSCC for MRC and DCQCN for RC as the "
+                         "emulation and the NICs run; none: no window, as every case ran until 2026-12-07")
+    ap.add_argument("--scale-cc", choices=("", *CCS), default="",
+                    help="scale-incast: its congestion control, if not --cc's")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
     ap.add_argument("--scale-fault-us", type=float, default=10.0, help="scale-failure: when the fault happens")
@@ -711,7 +724,7 @@ def main() -> int:
             ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
                "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib),
-               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-cc", a.scale_cc, "--scale-fault",
+               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-cc", a.scale_cc, "--cc", a.cc, "--scale-fault",
                a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
                "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw,
                "--congested-seeds", str(a.congested_seeds), "--incast-seeds", str(a.incast_seeds)]

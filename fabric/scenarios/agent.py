@@ -131,7 +131,9 @@ def cc_binding(core: Any, cfg: dict[str, Any], mode: str, mtu: int) -> tuple[Any
     MRC and DCQCN for RC): NSCC (its parameters from ``nscc``, the scenario's ``traffic.nscc``) and
     ``none`` are one CC profile of ``core.ctl`` that every QP binds to; DCQCN is not an mrc_ctl
     algorithm and stays ``QpAttr.cc``."""
-    cc = cfg.get("cc") or ("nscc" if mode == "mrc" else "dcqcn")
+    cc = cfg.get("cc") or "auto"  # empty: auto here (spec.cc_for; the agent runs without the package)
+    if cc == "auto":
+        cc = "nscc" if mode == "mrc" else "dcqcn"
     pid = core.make_cc_profile(cc, mode=mode, mtu=mtu, nscc=cfg.get("nscc") or None)
     return (cc if pid is None else None), pid
 

@@ -89,7 +89,10 @@ class TrafficSpec:
     reorder_ms: float = 40.0  # RACK reordering floor: paths through CPU-shared switches differ by tens of ms
     probe_interval_ms: float = 20.0  # ASSUMED_BAD EV probe period (core default: max(4 x srtt, 1 ms)); docs/protocol.md table
     steps: int = 1  # a job of this many steps: each step writes every flow's messages; next step when all are done
-    cc: str = ""  # congestion control: nscc | dcqcn | none; "": NSCC for MRC, DCQCN for RC (mrc.core.cc)
+    # congestion control: nscc | dcqcn | none | auto; auto: NSCC for MRC, DCQCN for RC (what the NICs run;
+    # cc_for).  "": the engine's default -- the emulation's is auto, the simulator's none (no window), which
+    # every simulated figure recorded before 2026-12-07 ran with (docs/simulation.md)
+    cc: str = ""
     # MRC: data found lost is resent with DSCP_RESEND, which mrc_switch.p4 queues ahead of the data queue
     # (QpAttr.resend_dscp); false: resent as data, behind the same queues (docs/protocol.md)
     resend_priority: bool = True
@@ -235,8 +238,8 @@ class Scenario:
             raise ScenarioError(f"scenario.traffic.senders: must be >= 0 (0: every other host), got {t.senders}")
         if t.trim_ahead < 0:
             raise ScenarioError("scenario.traffic.trim_ahead: must be >= 0 (0: every trim's resend goes as data)")
-        if t.cc not in ("", "nscc", "dcqcn", "none"):
-            raise ScenarioError(f"scenario.traffic.cc: {t.cc!r} is not nscc, dcqcn or none")
+        if t.cc not in ("", "auto", "nscc", "dcqcn", "none"):
+            raise ScenarioError(f"scenario.traffic.cc: {t.cc!r} is not auto, nscc, dcqcn or none")
         if t.nscc:
             _check_nscc(t)
         if t.encap not in ("srv6", "stev", "udp"):
@@ -391,6 +394,15 @@ def _modes(v: Any, where: str) -> tuple[str, ...]:
     if not isinstance(modes, list) or not modes:
         raise ScenarioError(f"{where}: expected mrc, rc or a non-empty list of them, got {v!r}")
     return tuple(modes)
+
+
+def cc_for(cc: str, mode: str, empty: str) -> str:
+    """The congestion control ``traffic.cc`` names for ``mode``: auto is NSCC for MRC and DCQCN for RC,
+    "" the engine's default ``empty`` (the emulation's is auto, the simulator's none)."""
+    cc = cc or empty
+    if cc == "auto":
+        return "nscc" if mode == "mrc" else "dcqcn"
+    return cc
 
 
 def _check_nscc(t: TrafficSpec) -> None:

@@ -29,7 +29,7 @@ from mrc.wire.formats import DATA_PRIORITY, RESEND_PRIORITY, TRIM_PRIORITY
 
 from ..faults import check_engine
 from ..scenarios.runner import flows_for, rc_pins, topology_data
-from ..scenarios.spec import FaultSpec, Scenario, ScenarioError
+from ..scenarios.spec import FaultSpec, Scenario, ScenarioError, cc_for
 from .model import (
     DROP_GREY_LOSS,
     DROP_LINK_DOWN,
@@ -256,7 +256,8 @@ class SimRun:
         """A QP's attributes: bound to EV profile ``ev_profile_id`` of ``ep`` and, for NSCC or no CC, to
         the endpoint's CC profile (``make_cc_profile``; DCQCN is not an mrc_ctl algorithm: ``QpAttr.cc``)."""
         t = self.sc.traffic
-        cc = t.cc or None  # as the file says; empty: no congestion control (docs/simulation.md)
+        # as the file says; auto: NSCC for MRC, DCQCN for RC; empty: no congestion control (docs/simulation.md)
+        cc = cc_for(t.cc, self.mode, "none")
         mtu = t.mtu or 4096
         cc_pid = ep.make_cc_profile(cc, mode=self.mode, mtu=mtu, nscc=t.nscc or None)
         return QpAttr(mode=self.mode, mtu=mtu, ack_timeout=t.ack_timeout,
