@@ -83,7 +83,8 @@ def test_each_call_makes_a_fresh_profile_and_a_missing_encap_is_a_plan_error(pla
 
 
 @pytest.mark.parametrize(("mode", "cc", "nscc"), [("mrc", "", {}), ("mrc", "nscc", {"base_rtt": 40_000}),
-                                                   ("rc", "none", {}), ("rc", "", {})])
+                                                   ("rc", "none", {}), ("rc", "", {}), ("mrc", "auto", {}),
+                                                   ("rc", "auto", {})])
 def test_agent_qps_bind_the_runs_cc_profile_and_a_runtime_change_reaches_them_all(plans, mode, cc, nscc):
     """The agent's ``cc_binding`` + ``peer_profile``, as ``run`` builds each QP's attributes: NSCC and
     none are one ctl CC profile every QP binds to by id; RC's default DCQCN stays a name."""
@@ -96,7 +97,7 @@ def test_agent_qps_bind_the_runs_cc_profile_and_a_runtime_change_reaches_them_al
     name, cc_pid = cc_binding(ep, {"cc": cc, "nscc": nscc}, mode, 4096)
     ev_pid = peer_profile(ep.ctl, hp, peer, "srv6", mode, 1, ep.ports)
     qps = [ep.create_qp(attr=QpAttr(mode=mode, cc=name, ev_profile_id=ev_pid, cc_profile_id=cc_pid)) for _ in range(3)]
-    if mode == "rc" and not cc:
+    if mode == "rc" and cc in ("", "auto"):
         assert cc_pid is None and all(q.attr.cc == "dcqcn" and q.cc_profile is None for q in qps)
         return
     assert cc_pid is not None and all(q.attr.cc_profile_id == cc_pid for q in qps)

@@ -410,3 +410,26 @@ def test_a_multi_plane_qp_sprays_its_data_over_every_path():
     assert raw["completed"] and raw["sim"]["paths_per_pair"] == 32
     assert use["pairs"] == 4 and use["frames_per_pair_max"] == 32
     assert use["evs_used_min"] == 32 and use["max_frames_on_one_ev"] == 1, use
+
+
+@pytest.mark.parametrize(("cc", "mrc", "rc"), [("auto", "NsccControl", "Dcqcn"), ("", "NoControl", "NoControl"),
+                                               ("none", "NoControl", "NoControl"), ("nscc", "NsccControl", "NsccControl"),
+                                               ("dcqcn", "Dcqcn", "Dcqcn")])
+def test_traffic_cc_auto_is_nscc_for_mrc_and_dcqcn_for_rc_and_empty_is_no_window(cc, mrc, rc):
+    """traffic.cc auto picks per mode what the emulation's agent picks for an empty cc (and the NICs run):
+    NSCC for MRC, DCQCN for RC; the simulator's empty cc stays no congestion control (docs/simulation.md).
+    Every QP of both ends, as the engine builds them, runs that algorithm."""
+    from mrc_fabric.sim.engine import SimRun
+
+    sc = _sc(traffic={"cc": cc})
+    for mode, want in (("mrc", mrc), ("rc", rc)):
+        run = SimRun(sc, mode)
+        kinds = {type(qp.cc).__name__ for ep in run.eps for qp in ep.qps.values()}
+        assert kinds == {want}, (mode, kinds)
+    m = analyse(run_sim(sc, "rc"), sc.measure.bin_ms)
+    assert m["completed"] and not m["data_loss"]
+
+
+def test_traffic_cc_must_be_one_the_engines_know():
+    with pytest.raises(ScenarioError, match="traffic.cc: 'reno' is not auto, nscc, dcqcn or none"):
+        _sc(traffic={"cc": "reno"})

@@ -31,7 +31,7 @@ def _scenario(pattern: str, faults: tuple = (), qps: int = 1, size: int = 64 << 
         name="timer cache",
         fabric=FabricSpec(topology=None, generate={"planes": 2, "spines": 4, "leaves": leaves, "hosts_per_leaf": 8}),
         traffic=TrafficSpec(pattern=pattern, size=size, count=1, qps=qps, tx_depth=1, rate_gbps=100, shift=8,
-                            ack_timeout=8, reorder_ms=0.004, probe_interval_ms=0.05),
+                            ack_timeout=8, reorder_ms=0.004, probe_interval_ms=0.05, cc="none"),
         faults=faults, modes=("mrc",), deadline_s=0.003, seed=5,
         measure=MeasureSpec(sample_ms=0.002, bin_ms=0.004, congestion_ms=0.01),
         sim=SimSpec(link_gbps=100, delay_ns=1250, queue_packets=16, linger_s=100e-6 if faults else 0.0)).check()
