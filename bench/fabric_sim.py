@@ -48,11 +48,16 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                trimmed headers alone (130 B a 4,230 B frame) fill the receiver's link (0 healthy EVs retired since 2026-12-05; the
                trim-ahead rule's srtt floor FAILed there until 2026-12-06, +11-19%: the rule fired for QPs whose only
                packet was the trimmed one; docs/simulation.md "127 -> 1").
+Every case runs with --cc (traffic.cc; scenario files' own replaced): auto, the default since 2026-12-07, is
+what the emulation and the NICs run, NSCC for MRC and DCQCN for the RC baseline; none is no congestion
+window (pacing at the NIC rate, ECN echoes, trimming), which every figure recorded before ran with
+(bench/README.md stop 60 has both).  Each case's first line says which ran.
 Every case prints simulated results, wall time, process CPU time, events/s and peak memory (RSS).
 Simulated time is deterministic (scale-failure prints a digest of each run's simulated results);
 wall and CPU time depend on the machine's load.  Exit status 1 when a case failed or a floor FAILed.
 
     python bench/fabric_sim.py [--cases permutation,link-failure,allreduce,scale,congested,incast,incast-127] [--json]
+    python bench/fabric_sim.py --cc none   # the figures without congestion control
     python bench/fabric_sim.py --cases scale-failure --reroute-us 100 --scale-linger-us 400
 """
 from __future__ import annotations
@@ -688,7 +693,7 @@ def show(r: dict) -> None:
         print("  floors: " + ", ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in r["floors"].items()))
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"any of {', '.join(CASES)}")
     ap.add_argument("--reroute-us", type=float, default=500.0, help="time until a failed link/spine is back")
@@ -700,7 +705,7 @@ def main() -> int:
     ap.add_argument("--cc", choices=CCS, default="auto",
                     help="every case's congestion control (traffic.cc): auto, NSCC for MRC and DCQCN for RC as the "
                          "emulation and the NICs run; none: no window, as every case ran until 2026-12-07")
-    ap.add_argument("--scale-cc", choices=("", *CCS), default="",
+    ap.add_argument("--scale-cc", choices=CCS, default=None,
                     help="scale-incast: its congestion control, if not --cc's")
     ap.add_argument("--scale-fault", choices=("link", "spine"), default="link",
                     help="scale-failure: link p1l1-p1s1 or the whole spine p1s1")
@@ -714,6 +719,11 @@ def main() -> int:
                     help="incast, incast-127: seeds per setting (~10 s, ~45 s a run)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     a = ap.parse_args()
     if a.one:
         print(json.dumps(run_case(a.one, a)))
@@ -724,7 +734,7 @@ def main() -> int:
             ap.error(f"unknown case {name!r} ({', '.join(CASES)})")
         cmd = [sys.executable, __file__, "--one", name, "--reroute-us", str(a.reroute_us), "--step-j", str(a.step_j),
                "--scale-leaves", str(a.scale_leaves), "--scale-size-mib", str(a.scale_size_mib),
-               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-cc", a.scale_cc, "--cc", a.cc, "--scale-fault",
+               "--scale-incast-kib", str(a.scale_incast_kib), "--scale-cc", a.scale_cc or a.cc, "--cc", a.cc, "--scale-fault",
                a.scale_fault, "--scale-fault-us", str(a.scale_fault_us),
                "--scale-linger-us", str(a.scale_linger_us), "--scale-modes", a.scale_modes, "--save-raw", a.save_raw,
                "--congested-seeds", str(a.congested_seeds), "--incast-seeds", str(a.incast_seeds)]

@@ -1,0 +1,48 @@
+"""bench/fabric_sim.py's congestion control: every case runs the one --cc names, and its default, auto, is
+what the emulation's agent and the NICs run -- NSCC for MRC, DCQCN for the RC baseline.  Until
+2026-12-07 the bench left traffic.cc empty, which the simulator reads as no congestion window, so every
+simulated headline figure was for senders without one (bench/README.md stop 60)."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from mrc_fabric.sim.engine import SimRun
+
+_BENCH = Path(__file__).resolve().parents[3] / "bench" / "fabric_sim.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_fabric_sim_cc", _BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _kinds(sc, mode: str) -> set[str]:
+    run = SimRun(sc, mode)
+    return {type(qp.cc).__name__ for ep in run.eps for qp in ep.qps.values()}
+
+
+def test_the_benchs_default_cc_is_nscc_for_mrc_and_dcqcn_for_rc(bench):
+    a = bench.parser().parse_args([])
+    assert a.cc == "auto" and a.scale_cc is None
+    sc = bench.scenario(1, 2, 2, 2, 64 << 10, cc=a.cc)  # the cases' own builder, on 4 hosts
+    assert sc.traffic.cc == "auto"
+    assert _kinds(sc, "mrc") == {"NsccControl"}
+    assert _kinds(sc, "rc") == {"Dcqcn"}
+
+
+def test_cc_none_is_no_window_for_both_modes(bench):
+    a = bench.parser().parse_args(["--cc", "none"])
+    sc = bench.scenario(1, 2, 2, 2, 64 << 10, cc=a.cc)
+    assert _kinds(sc, "mrc") == _kinds(sc, "rc") == {"NoControl"}
+
+
+def test_an_unknown_cc_is_refused(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.parser().parse_args(["--cc", "reno"])
+    assert "invalid choice: 'reno'" in capsys.readouterr().err
