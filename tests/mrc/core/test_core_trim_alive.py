@@ -20,11 +20,11 @@ from mrc.wire.codec import AckInfo, encode_ack
 PSN_MASK = (1 << 24) - 1
 
 
-def _pair_with_two_on_ev0():
+def _pair_with_two_on_ev0(cc: str = "none"):
     """A transfer whose EV 0 path drops everything, run until two packets are in flight on EV 0."""
     paths = [PathSpec() for _ in range(4)]
     paths[0].down = [(0, None)]
-    p = make_pair(paths, attr=QpAttr(mode="mrc", cc="none"), buf_len=1 << 20)
+    p = make_pair(paths, attr=QpAttr(mode="mrc", cc=cc), buf_len=1 << 20)
     data = random.Random(3).randbytes(256 * 1024)
     p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
     req = p.qa.requester
@@ -190,3 +190,38 @@ def test_a_late_repeat_of_the_first_copys_trim_is_not_taken_for_the_resends():
     req.min_rtt = 10 * (p.net.now - later.trim_ns + 1_000)
     p.a.receive(_trim_sack_echo(p, req, later, 0), p.qb.evset.entries[1].port, p.net.now)
     assert req.counters.trims_received == 1 and later.state == later.INFLIGHT
+
+
+# A loss MRC blames on a failed path is not a congestion signal for NSCC; a loss congestion explains is.
+# Until 2026-12-07 every RACK loss also reached NSCC (``on_loss``), which sets its quick-adapt trigger:
+# at a spine's failure the next measurement period cut the window to what it had delivered, and the
+# all-reduce of ``bench/fabric_sim.py --cases allreduce`` ran every step of the outage 1.3-1.44x slow
+# (job 1.278x against 1.064x without congestion control).
+
+
+def _count_losses(req) -> list[int]:
+    """The times the requester told its congestion control (NSCC) of a loss."""
+    calls: list[int] = []
+    orig = req.cc.on_loss
+    req.cc.on_loss = lambda now: (calls.append(now), orig(now))[1]
+    return calls
+
+
+def test_a_dead_paths_loss_does_not_set_nsccs_quick_adapt_trigger():
+    p, req, data, _, _ = _pair_with_two_on_ev0("nscc")
+    calls = _count_losses(req)
+    _run_until(p, lambda: req.evset.prof.states[0] is EvState.ASSUMED_BAD, 1_000_000)
+    _run_until(p, lambda: len(p.done) >= 1, 5_000_000)
+    assert bytes(p.mr.buf[: len(data)]) == data
+    assert calls == [], f"NSCC was told of {len(calls)} loss(es) of a dead path"
+    assert req.counters.loss_not_congestion >= 1
+    assert req.cc.nscc.quick_adapts == 0
+
+
+def test_a_loss_on_a_path_that_trims_is_congestion_for_nscc():
+    p, req, _, first, later = _pair_with_two_on_ev0("nscc")
+    calls = _count_losses(req)
+    p.a.receive(_trim_sack(p, req, later), p.qb.evset.entries[1].port, p.net.now)  # the path is alive, congested
+    _run_until(p, lambda: first.xmits > 1 or first.state != first.INFLIGHT, 1_000_000)  # RACK's verdict on it
+    assert req.evset.prof.states[0] is EvState.GOOD and req.counters.rack_ev_kept >= 1
+    assert calls, "a loss congestion explains did not reach NSCC"
