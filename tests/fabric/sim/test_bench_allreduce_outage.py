@@ -3,21 +3,6 @@ time, which may cover later steps too; the case must report the worst of the ste
 not step j alone (RC, 2026-12-06: step 4 1.0x, step 5 2.26x, reported as "RC 1.0x")."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-import pytest
-
-_BENCH = Path(__file__).resolve().parents[3] / "bench" / "fabric_sim.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_fabric_sim", _BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def test_outage_overlapping_two_steps_names_both(bench):
     us = 1e-6

@@ -4,22 +4,9 @@ what the emulation's agent and the NICs run -- NSCC for MRC, DCQCN for the RC ba
 simulated headline figure was for senders without one (bench/README.md stop 60)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from mrc_fabric.sim.engine import SimRun
-
-_BENCH = Path(__file__).resolve().parents[3] / "bench" / "fabric_sim.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_fabric_sim_cc", _BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _kinds(sc, mode: str) -> set[str]:
