@@ -48,7 +48,7 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                trimmed headers alone (130 B a 4,230 B frame) fill the receiver's link (0 healthy EVs retired since 2026-12-05; the
                trim-ahead rule's srtt floor FAILed there until 2026-12-06, +11-19%: the rule fired for QPs whose only
                packet was the trimmed one; docs/simulation.md "127 -> 1").
-Every case runs with --cc (traffic.cc; scenario files' own replaced): auto, the default since 2026-12-07, is
+Every case runs with --cc (traffic.cc; a scenario file's own cc wins: the incasts' say nscc): auto, the default since 2026-12-07, is
 what the emulation and the NICs run, NSCC for MRC and DCQCN for the RC baseline; none is no congestion
 window (pacing at the NIC rate, ECN echoes, trimming), which every figure recorded before ran with
 (bench/README.md stop 60 has both).  Each case's first line says which ran.
@@ -333,15 +333,23 @@ def _sig(x: float) -> float:
     return float(f"{x:.4g}")
 
 
+def file_cc(file_cc: str, cc: str) -> str:
+    """The congestion control a scenario file's case runs: the file's own ``traffic.cc``, else --cc.  The
+    incast files say ``nscc`` (with NSCC parameters of their own), so --cc none still runs them as they
+    were recorded."""
+    return file_cc or cc
+
+
 def _trim_ahead_case(case: str, file: str, seeds: int, cc: str) -> dict:
-    """``file`` (examples/sim) over ``seeds`` seeds with traffic.trim_ahead as the file has it (2) and 0, its
-    traffic.cc replaced by ``cc`` (--cc)."""
+    """``file`` (examples/sim) over ``seeds`` seeds with traffic.trim_ahead as the file has it (2) and 0, and
+    the file's traffic.cc, or ``cc`` (--cc) where it has none (:func:`file_cc`)."""
     import dataclasses
 
     from mrc_fabric.scenarios.spec import load_scenario
 
     base = load_scenario(os.path.join(EXAMPLES, file))
-    out: dict = {"case": case, "scenario": f"examples/sim/{file}", "seeds": seeds}
+    cc = file_cc(base.traffic.cc, cc)
+    out: dict = {"case": case, "scenario": f"examples/sim/{file}", "seeds": seeds, "cc": cc}  # (what ran)
     for label, after in (("with", base.traffic.trim_ahead or 2), ("without", 0)):
         runs = []
         for seed in range(1, seeds + 1):
