@@ -908,9 +908,7 @@ class MrcRequester(Requester):
         self.inflight -= pkt.length
         self.retx.append((pkt.seq, cause))
         retire = False
-        # whether the verdict blames the path (dead or dropping) or the SACKs, not congestion: then NSCC
-        # is not told (below)
-        not_congestion = False
+        congestion = False  # the verdict found congestion behind the loss (trims or CE on its path): NSCC hears of it
         ev = pkt.ev
         if ev >= 0 and pkt.sent_ns > self.ev_replaced_ns[ev]:  # (a copy on a replaced EV: no verdict on the slot)
             if cause == "timeout":
@@ -924,13 +922,13 @@ class MrcRequester(Requester):
                 # a later packet on the path arrived, so the path is alive; the latest SACK could not
                 # report on this one (it may have arrived too): resend it, keep the EV
                 self.counters.rack_ev_kept += 1
-                not_congestion = True
             elif self.ev_trim_ts[ev] >= pkt.sent_ns:
                 # a packet sent on the path after this one came back trimmed (_trimmed_on_path): the path
                 # is alive and its queue was at the trim threshold behind this packet, which is queued
                 # (trimmed headers overtake data) or was trimmed with its NACK dropped: congestion, the
                 # EV stays GOOD [ours]
                 self.counters.rack_ev_kept += 1
+                congestion = True
             elif self._sent_after_on_ev(ev, pkt):
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
                 # so its other packets in flight are left alone.  With congestion reported on it within
@@ -941,9 +939,8 @@ class MrcRequester(Requester):
                 # not explain: ASSUMED_BAD.
                 if now_ns - self.evset.entries[ev].signal_ns <= max(self.evset.entries[ev].srtt, self.srtt):
                     self.counters.rack_ev_kept += 1
-                else:
-                    not_congestion = True
-                if not_congestion and self.evset.prof.states[ev] is EvState.GOOD:
+                    congestion = True
+                elif self.evset.prof.states[ev] is EvState.GOOD:
                     full = self._evidence(pkt, now_ns, cause)  # a verdict: built before the change it explains
                     if self.evset.mark_bad(ev, now_ns, cause, evidence=_loss_evidence("fifo", full)):
                         self._log_verdict("fifo", full)
@@ -957,12 +954,12 @@ class MrcRequester(Requester):
                 if self._suspect(ev, pkt.sent_ns, now_ns):
                     self._suspicion[ev] = self._evidence(pkt, now_ns, cause)
                 retire = not self._flushing and now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev)
-                not_congestion = True
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
-        elif not not_congestion:
+        elif congestion:
             # only a loss congestion explains (trims or CE on its path within an RTT) is a congestion
-            # signal [ours]: MRC takes a loss for a failed path, which the EV verdicts above deal with.
+            # signal [ours]: MRC takes a loss for a failed path, which the EV verdicts above deal with
+            # (or for one the SACKs could not report on, or on an EV replaced since: no verdict).
             # Until 2026-12-07 every RACK loss was one: the losses of a spine's failure set NSCC's
             # quick-adapt trigger, which later cut the windows of an all-reduce's QPs to what a period
             # had delivered (8-107 KB against ~194 KB) and held its steps 1.3-1.44x slow for the whole

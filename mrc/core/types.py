@@ -215,7 +215,7 @@ class QpCounters:
     min_active_holds: int = 0  # an ASSUMED_BAD verdict refused to keep ev_min_active GOOD EVs
     reorder_widened: int = 0  # times a duplicate echo widened the RACK reordering window
     rack_ev_kept: int = 0  # RACK loss verdicts that left the EV GOOD: its path was still delivering
-    loss_not_congestion: int = 0  # RACK losses blamed on the path or on the SACKs: congestion control not told
+    loss_not_congestion: int = 0  # RACK losses congestion does not explain (path, SACKs, EV replaced): CC not told
     rc_path_moves: int = 0  # RC: its EV was DENIED by the controller and it moved to the next allowed one
     rc_naks_ignored: int = 0  # RC: sequence error NAKs for the PSN its go-back-N already restarted from
     rack_ev_suspect: int = 0  # RACK verdicts that found an EV quiet and sent it a probe before retiring it
