@@ -140,8 +140,9 @@ class TrimExemptionsTest(_CongestionTest):
 @group("congestion")
 class TrimFromQueueEstimateTest(_CongestionTest):
     """The ingress estimate comes from egress_qdepth; each trim decays a stale one (no refresh for
-    QDEPTH_STALE_US) by one, the first packet that goes through untrimmed refreshes it with the real
-    depth in egress, and a trim leaves a fresh estimate as it is."""
+    QDEPTH_STALE_US, or a refresh time more than QDEPTH_FUTURE_US ahead) by one, the first packet
+    that goes through untrimmed refreshes it with the real depth in egress, and a trim leaves a
+    fresh estimate as it is."""
 
     @autocleanup
     def runTest(self):
@@ -172,7 +173,15 @@ class TrimFromQueueEstimateTest(_CongestionTest):
                 testutils.send_packet(self, 1, pkt)
                 testutils.verify_packet(self, trimmed(whole), 3)
                 self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), 41)
-            self.expect_events(before, trimmed=4)
+            # stale: a refresh time an hour ahead (beyond QDEPTH_FUTURE_US) is no egress's stamp but a
+            # client's write; until 2026-12-07 it counted as fresh and the port trimmed every data
+            # packet until the clock caught up
+            self.write_register(P4.R_EGRESS_QDEPTH_US, 3, refreshed + 3_600_000_000)
+            for expected_after in (40, 39):
+                testutils.send_packet(self, 1, pkt)
+                testutils.verify_packet(self, trimmed(whole), 3)
+                self.assertEqual(self.read_register(P4.R_EGRESS_QDEPTH, 3), expected_after)
+            self.expect_events(before, trimmed=6)
         finally:  # registers outlive the test: leave port 3 with an empty, stale estimate
             self.write_register(P4.R_EGRESS_QDEPTH, 3, 0)
             self.write_register(P4.R_EGRESS_QDEPTH_US, 3, 0)

@@ -366,8 +366,8 @@ def test_hostile_p4runtime_requests(fab, ctl, plan):
     assert _wait(lambda: all(ctl.converge_all(attempts=2).values()), 30)
     _all_alive(fab, pids)
     # ...the tables, not the program's own state: register contents are the data plane's (reconcile
-    # neither reads nor writes them).  A queue estimate written far above the trim threshold, with a
-    # refresh time in the future, trims every data packet on that port until traffic brings it down
+    # neither reads nor writes them).  A queue estimate written far above the trim threshold trims
+    # every data packet on that port until trims have decayed it (one a trim) or a dequeue refreshes it
     # (seen 2026-12-07: egress_qdepth[1] = 101 on p1l1, so the check's one frame per path came out
     # trimmed; docs/dataplane.md, "Known limits").  Put them back to their initial values first.
     _reset_registers(ctl, TARGET_SWITCH, info)

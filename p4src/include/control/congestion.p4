@@ -9,7 +9,7 @@
  * priority queue neither add to it nor update it in egress, so the estimate tracks the data
  * queue.  Egress also stamps when it last refreshed the estimate (`egress_qdepth_us`).  A
  * packet that ingress trims or drops early on an estimate no dequeue has refreshed for
- * QDEPTH_STALE_US decrements it by one (the data queue drains while nothing is added), so the
+ * QDEPTH_STALE_US (or whose refresh time lies beyond QDEPTH_FUTURE_US ahead) decrements it by one (the data queue drains while nothing is added), so the
  * estimate cannot stay above the threshold for ever on a port that carries only data packets
  * and tail-dropped one it had counted.  A fresh estimate is not decremented: under sustained
  * overload several packets arrive per departure, and taking one away per trim admitted every
@@ -56,6 +56,14 @@ register<bit<48>>(MAX_PORTS) egress_qdepth_us;
  * anything, and the data queue tail-dropped (every default demo run, with the live view and metrics
  * exporter on: 11-18 tail drops, 6-10 healthy EVs retired; 0 with 1 s in the runs measured). */
 #define QDEPTH_STALE_US 48w1000000
+/* The refresh time's age is now - refreshed in 48-bit arithmetic (wrap-safe).  A refresh a little
+ * ahead of this packet's ingress stamp is fresh: egress runs concurrently and stamps later than a
+ * packet that ingress stamped before the register read.  One further ahead than this cannot come
+ * from this switch's egress (a P4Runtime client wrote it): the estimate is stale, as if never
+ * refreshed, so such a write cannot hold a port trimming for ever.  60 s: beyond any
+ * descheduling of a software switch, and a written value stays "fresh" at most this long. */
+#define QDEPTH_FUTURE_US 48w60000000
+#define QDEPTH_AGE_FUTURE (48w0 - QDEPTH_FUTURE_US)  /* ages from here up are refreshes in the future */
 
 /* congestion_events indices: what this switch did to packets because of congestion. */
 #define CONGESTION_EVENT_TRIMMED  32w0
@@ -170,7 +178,8 @@ control congestion_ingress(inout headers_t hdr,
                 if (decay) {
                     bit<48> refreshed;
                     egress_qdepth_us.read(refreshed, (bit<32>) std_md.egress_spec);
-                    if (estimate > 0 && refreshed + QDEPTH_STALE_US <= std_md.ingress_global_timestamp) {
+                    bit<48> age = std_md.ingress_global_timestamp - refreshed;
+                    if (estimate > 0 && (age >= QDEPTH_STALE_US && age <= QDEPTH_AGE_FUTURE)) {
                         egress_qdepth.write((bit<32>) std_md.egress_spec, estimate - 1);
                     }
                 } else if (!already_trimmed && !ctrl_pkt && !resend && estimate != QDEPTH_ESTIMATE_MAX) {
