@@ -237,7 +237,11 @@ class P4Names:
         g = ent.action_profile_group
         g.action_profile_id = ap.preamble.id
         g.group_id = group_id
-        g.max_size = ap.max_group_size or len(member_ids)
+        # the P4Info's @max_group_size (64 for ecmp_selector: p4c writes it, as in the conformance P4Info);
+        # without one, 0 ("not known at creation": the target's own maximum, p4runtime.proto).  Until
+        # 2026-12-07 that was the member count, which a later MODIFY with another count could not change:
+        # PI and softswitch refuse it (INVALID_ARGUMENT) on every converge after a plane gained a spine
+        g.max_size = ap.max_group_size
         for mid in member_ids:
             g.members.add(member_id=mid, weight=1)
         return ent

@@ -20,6 +20,7 @@ from controller import p4contract as P4
 from controller.daemon import JsonFormatter, setup_logging
 from controller.mapping import (
     A_NEXT_HOP,
+    AP_ECMP,
     QDEPTH_MAX,
     T_EV_DIRECT,
     T_ROUTE_V6,
@@ -757,3 +758,44 @@ def test_wiring_rounds_from_two_threads_do_not_spoil_each_other(plan):
     for rep in reports:
         assert {(str(s), str(e)) for s, e in rep.dead} == {("p2s1:2", "p2l2:1")}, rep.summary()
         assert sum(ln.state == "up" for ln in rep.links) == 7, rep.summary()
+
+
+def test_a_group_without_max_group_size_can_grow_on_the_switch():
+    """With no @max_group_size in the P4Info (0) the controller writes a group's max_size 0 ("not
+    known at creation", p4runtime.proto), so a plane that gains a spine MODIFYs its leaves' ECMP group
+    to one more member.  Until 2026-12-07 it wrote the member count, and the MODIFY named another
+    max_size, which PI and softswitch refuse (INVALID_ARGUMENT) on every converge.  With the field set
+    (mrc_switch.p4's 64, which p4c writes) the group names it."""
+    from controller.topogen import clos
+    from softswitch.runtime import SwitchState
+
+    p4info = _program_p4info()
+    names64 = P4Names.from_p4info(p4info)
+    assert [g.action_profile_group.max_size for g in
+            desired_state(names64, build_plan(clos(1, 2, 1, 1)).switches["p1l1"]).groups] == [64]
+    for ap in p4info.action_profiles:
+        ap.max_group_size = 0
+    names = P4Names.from_p4info(p4info)
+    switch = SwitchState(p4info)
+    held: set[int] = set()
+    for spines, utype in ((2, p4runtime_pb2.Update.INSERT), (3, p4runtime_pb2.Update.MODIFY)):
+        d = desired_state(names, build_plan(clos(1, spines, 1, 1)).switches["p1l1"])
+        for m in d.members:
+            if m.action_profile_member.member_id not in held:
+                switch.write(p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT, entity=m))
+                held.add(m.action_profile_member.member_id)
+        (g,) = d.groups
+        switch.write(p4runtime_pb2.Update(type=utype, entity=g))  # (refused here until 2026-12-07)
+    assert g.action_profile_group.max_size == 0
+    (got,) = switch.read(p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(
+        action_profile_id=names.profile(AP_ECMP).preamble.id)))
+    assert len(got.action_profile_group.members) == 3
+
+
+def _program_p4info():
+    """A copy of the program's P4Info (the test changes it)."""
+    from p4.config.v1 import p4info_pb2
+
+    out = p4info_pb2.P4Info()
+    out.CopyFrom(load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM")).p4info)
+    return out
