@@ -90,6 +90,52 @@ def test_the_wire_scan_finds_each_updates_entity_as_a_parse_does():
     assert pi_proxy._tagged(4, b"x" * 200) == b"\x22\xc8\x01" + b"x" * 200
 
 
+def test_arbitration_lets_reads_and_writes_take_turns_and_a_pipeline_wait_for_both():
+    """PI's AccessArbitration: Reads run together, a Write waits for them (and they for it), and a
+    SetForwardingPipelineConfig waits for both and holds back those that come after it."""
+    arb = pi_proxy.Arbitration()
+    order: list[str] = []
+
+    def run(kind: str, name: str, hold: threading.Event | None = None) -> threading.Thread:
+        def body() -> None:
+            with getattr(arb, kind)():
+                order.append(name)
+                if hold is not None:
+                    hold.wait(10)
+        t = threading.Thread(target=body, daemon=True)
+        t.start()
+        return t
+
+    def settle(cond) -> None:
+        end = time.monotonic() + 5
+        while not cond() and time.monotonic() < end:
+            time.sleep(0.01)  # poll interval of a bounded wait
+        assert cond()
+
+    release_reads = threading.Event()
+    r1, r2 = run("read", "r1", release_reads), run("read", "r2", release_reads)
+    settle(lambda: arb.reads == 2)  # two Reads at once
+    w = run("write", "w")
+    u = run("update", "u")
+    time.sleep(0.2)
+    assert order[2:] == [] and (arb.writes, arb.updates) == (0, 0)  # both wait for the Reads
+    release_reads.set()
+    for t in (r1, r2, w, u):
+        t.join(10)
+    assert sorted(order[:2]) == ["r1", "r2"] and sorted(order[2:]) == ["u", "w"]
+    assert (arb.reads, arb.writes, arb.updates) == (0, 0, 0)
+    hold_update = threading.Event()
+    u2 = run("update", "u2", hold_update)
+    settle(lambda: arb.updates == 1)
+    r3 = run("read", "r3")
+    time.sleep(0.2)
+    assert order[-1] == "u2" and arb.reads == 0  # a Read that comes during a pipeline push waits for it
+    hold_update.set()
+    u2.join(10)
+    r3.join(10)
+    assert order[-1] == "r3"
+
+
 # ------------------------------------------------------------------ a stand-in switch
 class _Switch:
     def __init__(self, proc, stub, p4info, log: Path, peer_if: str, stream_q, requests) -> None:
@@ -412,6 +458,54 @@ def test_every_injected_answer_is_logged(sw):
     for said in ("Register writes are not supported yet", "Reading all direct counters for ALL tables",
                  "Error when creating clone session in target"):
         assert said in text
+
+
+def test_a_read_is_never_overtaken_by_a_pipeline_push(sw):
+    """PI makes a SetForwardingPipelineConfig wait for the Reads in progress (and a Read for it):
+    no Read ends ABORTED, as softswitch answers a Read a pipeline change overtook (the controller's
+    "counter read interrupted" path, which therefore never runs on bmv2)."""
+    tmp = sw.log.parent
+    set_req = pb.SetForwardingPipelineConfigRequest(
+        device_id=1, action=pb.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+    set_req.election_id.high, set_req.election_id.low = ELECTION
+    set_req.config.p4info.CopyFrom(sw.p4info)
+    set_req.config.p4_device_config = (tmp / "dev.bin").read_bytes()
+    entities = []
+    for name in ("pkts", "octets"):
+        e = pb.Entity()
+        e.counter_entry.counter_id = sw.id("counters", name)
+        entities.append(e)
+    e = pb.Entity()
+    e.direct_counter_entry.table_entry.table_id = sw.id("tables", ".t")
+    entities.append(e)
+    e = pb.Entity()
+    e.table_entry.table_id = sw.id("tables", ".t")
+    entities.append(e)
+    entities = entities * 8  # a Read of many parts: softswitch checks the pipeline between them
+    stop = threading.Event()
+    pushes = [0]
+
+    def push() -> None:
+        while not stop.is_set() and pushes[0] < 150:
+            sw.stub.SetForwardingPipelineConfig(set_req, timeout=60)
+            pushes[0] += 1
+
+    t = threading.Thread(target=push, daemon=True)
+    t.start()
+    reads, aborted = 0, []
+    try:
+        end = time.monotonic() + 60
+        while t.is_alive() and time.monotonic() < end:
+            try:
+                sw.read(*entities)
+            except grpc.RpcError as err:
+                aborted.append((err.code(), err.details()))
+            reads += 1
+    finally:
+        stop.set()
+        t.join(60)
+    assert pushes[0] >= 20 and reads >= 20, (pushes, reads)
+    assert aborted == [], f"{len(aborted)} of {reads} Reads failed during {pushes[0]} pushes: {aborted[:3]}"
 
 
 def test_the_stand_in_dies_with_its_switch(tmp_path):

@@ -28,7 +28,12 @@ p4lang/PI proto/frontend/src/pre_clone_mgr.cpp; p4lang/behavioral-model PI/src/p
   PERMISSION_DENIED for a Write with an election id, UNKNOWN for SetForwardingPipelineConfig), and
   a Read, Write or GetForwardingPipelineConfig before any SetForwardingPipelineConfig is
   FAILED_PRECONDITION (also when softswitch was started with a program); without
-  --device-id the switch is device 0, as bmv2.
+  --device-id the switch is device 0, as bmv2;
+* Reads, Writes and SetForwardingPipelineConfig take turns as PI's AccessArbitration makes them
+  (proto/frontend/src/access_arbitration.cpp): a Read waits for the Writes in progress and a Write
+  for the Reads, and a SetForwardingPipelineConfig waits for both and holds both back, so a Read is
+  never overtaken by a pipeline change (softswitch answers that ABORTED; PI never does).  PI lets
+  Writes to different P4 objects run side by side; here every Write may run beside another.
 
 Each injected answer is logged to $STANDIN_LOG.  It dies with the switch: SIGTERM/SIGINT stop both,
 softswitch gets SIGKILL if this process is killed (PR_SET_PDEATHSIG), and this one exits when softswitch
@@ -44,7 +49,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
+from contextlib import contextmanager
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -223,6 +230,36 @@ def _tagged(no: int, payload: bytes) -> bytes:
 
 
 # ---------------------------------------------------------------- the proxy
+class Arbitration:
+    """PI's AccessArbitration between RPCs (access_arbitration.cpp): reads exclude writes, writes
+    exclude reads, a pipeline update excludes both and waits for them to end."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self.reads = self.writes = self.updates = 0
+
+    @contextmanager
+    def _access(self, kind: str, ready) -> Iterator[None]:
+        with self._cv:
+            self._cv.wait_for(ready)
+            setattr(self, kind, getattr(self, kind) + 1)
+        try:
+            yield
+        finally:
+            with self._cv:
+                setattr(self, kind, getattr(self, kind) - 1)
+                self._cv.notify_all()
+
+    def read(self):
+        return self._access("reads", lambda: self.writes == 0 and self.updates == 0)
+
+    def write(self):
+        return self._access("writes", lambda: self.reads == 0 and self.updates == 0)
+
+    def update(self):
+        return self._access("updates", lambda: self.reads == 0 and self.writes == 0 and self.updates == 0)
+
+
 class PiProxy:
     def __init__(self, upstream: str, log_path: str | None = None, label: str = "", device_id: int = 0) -> None:
         self.upstream = upstream
@@ -242,6 +279,7 @@ class PiProxy:
         self.units: dict[tuple[str, int], int] = {}  # (kind, id) -> unit as pushed, where not BOTH
         self.direct_by_table: dict[int, int] = {}  # table id -> its direct counter's id
         self.injected = 0
+        self.access = Arbitration()
 
     def log(self, what: str) -> None:
         self.injected += 1
@@ -289,8 +327,9 @@ class PiProxy:
                     units[(kind, c.preamble.id)] = c.spec.unit
                     c.spec.unit = _BOTH  # bmv2 counts both, and PI reports both (see the module doc)
         try:
-            out = self._uu["SetForwardingPipelineConfig"](msg.SerializeToString() if units else req,
-                                                          timeout=self._timeout(context))
+            with self.access.update():  # after the Reads and Writes in progress, before any that come
+                out = self._uu["SetForwardingPipelineConfig"](msg.SerializeToString() if units else req,
+                                                              timeout=self._timeout(context))
         except grpc.RpcError as e:
             if e.code() != grpc.StatusCode.PERMISSION_DENIED:
                 self._config_set = True  # PI made the device's manager before the config failed
@@ -327,6 +366,10 @@ class PiProxy:
         return resp.SerializeToString() if changed else out
 
     def write(self, req: bytes, context) -> bytes:
+        with self.access.write():
+            return self._write(req, context)
+
+    def _write(self, req: bytes, context) -> bytes:
         head = bytearray()  # every field but the updates, as sent
         updates: list[tuple[int, int]] = []  # (start, end) of each update's value
         for no, _wt, start, vstart, end in _fields(req):
@@ -481,7 +524,8 @@ class PiProxy:
             del msg.entities[refused[0]:]
             body = msg.SerializeToString()
         try:
-            yield from self._read(body, timeout=self._timeout(context))
+            with self.access.read():
+                yield from self._read(body, timeout=self._timeout(context))
         except grpc.RpcError as e:
             self._relay(context, e)
         if refused is not None:
