@@ -252,7 +252,9 @@ def sw(tmp_path_factory):
         set_req.config.p4info.CopyFrom(p4info)
         set_req.config.p4_device_config = (tmp / "dev.bin").read_bytes()
         stub.SetForwardingPipelineConfig(set_req, timeout=60)
-        yield _Switch(proc, stub, p4info, tmp / "standin.log", b, got, requests)
+        s = _Switch(proc, stub, p4info, tmp / "standin.log", b, got, requests)
+        s.addr = f"127.0.0.1:{port}"
+        yield s
     finally:
         if stream is not None:
             stream.cancel()
@@ -506,6 +508,29 @@ def test_a_read_is_never_overtaken_by_a_pipeline_push(sw):
         t.join(60)
     assert pushes[0] >= 20 and reads >= 20, (pushes, reads)
     assert aborted == [], f"{len(aborted)} of {reads} Reads failed during {pushes[0]} pushes: {aborted[:3]}"
+
+
+def test_a_read_its_client_has_not_taken_holds_back_no_write(sw):
+    """PI builds a Read's answer holding its read access and sends it after: a client that has not yet
+    taken a long answer holds back no Write (the proxy reads softswitch's answer whole before it
+    sends any of it)."""
+    every = pb.Entity()
+    every.table_entry.table_id = sw.id("tables", ".t")
+    # a client whose receive window stays at gRPC's 64 KiB (no BDP probing): the answer's rest waits
+    ch = grpc.insecure_channel(sw.addr, options=[("grpc.http2.bdp_probe", 0)])
+    sw.write(*[_entry(sw, p) for p in range(1, 501)])
+    try:
+        call = p4runtime_pb2_grpc.P4RuntimeStub(ch).Read(pb.ReadRequest(device_id=1, entities=[every] * 40),
+                                                         timeout=60)
+        first = next(call)  # the answer has begun; the rest (20,000 entries, 0.5 MB) is not taken
+        assert first.entities
+        time.sleep(1.0)
+        sw.write(_entry(sw, 511))  # (10 s timeout) not held back by the Read
+        n = len(first.entities) + sum(len(r.entities) for r in call)
+        assert n == 40 * 500
+    finally:
+        ch.close()
+        sw.write(*[_entry(sw, p, pb.Update.DELETE) for p in [*range(1, 501), 511]])
 
 
 def test_the_stand_in_dies_with_its_switch(tmp_path):

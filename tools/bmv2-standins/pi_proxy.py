@@ -32,7 +32,8 @@ p4lang/PI proto/frontend/src/pre_clone_mgr.cpp; p4lang/behavioral-model PI/src/p
 * Reads, Writes and SetForwardingPipelineConfig take turns as PI's AccessArbitration makes them
   (proto/frontend/src/access_arbitration.cpp): a Read waits for the Writes in progress and a Write
   for the Reads, and a SetForwardingPipelineConfig waits for both and holds both back, so a Read is
-  never overtaken by a pipeline change (softswitch answers that ABORTED; PI never does).  PI lets
+  never overtaken by a pipeline change (softswitch answers that ABORTED; PI never does); a Read's
+  answer is read whole in its turn and sent after it, as PI sends the answer it built.  PI lets
   Writes to different P4 objects run side by side; here every Write may run beside another.
 
 Each injected answer is logged to $STANDIN_LOG.  It dies with the switch: SIGTERM/SIGINT stop both,
@@ -523,11 +524,18 @@ class PiProxy:
         if refused is not None:
             del msg.entities[refused[0]:]
             body = msg.SerializeToString()
-        try:
-            with self.access.read():
-                yield from self._read(body, timeout=self._timeout(context))
-        except grpc.RpcError as e:
-            self._relay(context, e)
+        # read whole under the read access, sent after it: PI builds its answer holding the access and
+        # sends it after, so a client that reads its answer slowly holds back no Write or push
+        got: list[bytes] = []
+        failed = None
+        with self.access.read():
+            try:
+                got.extend(self._read(body, timeout=self._timeout(context)))  # (what came before a failure too)
+            except grpc.RpcError as e:
+                failed = e
+        yield from got
+        if failed is not None:
+            self._relay(context, failed)
         if refused is not None:
             i, code, message = refused
             self.log(f"Read entity {i}: {code_pb2.Code.Name(code)} {message!r}")
