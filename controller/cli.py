@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from . import p4contract as P4
 from .evplan import (
     EvPlanError,
     host_ev_data,
@@ -27,7 +28,7 @@ from .plan import STEV_ECMP, STEV_MODES, build_plan, plan_to_data
 from .sidplan import DEFAULT_BLOCK, DEFAULT_GID_PREFIX, build_sid_plan
 from .status import DEFAULT_METRICS_PORT
 from .topogen import clos_data, dump_yaml
-from .topology import DEFAULT_GRPC_BASE, TopologyError, load_topology, parse_topology
+from .topology import DEFAULT_GRPC_BASE, Topology, TopologyError, load_topology, parse_topology
 from .wiring import MAX_WAIT_S
 
 # With the live view on, the loop checks wiring and reads counters this often (s) unless told otherwise.
@@ -53,6 +54,25 @@ def _emit(data: Any, fmt: str, out: str | None) -> None:
         sys.stdout.write(text)
 
 
+# A leaf's uplink ECMP group has one member per spine of its plane; mrc_switch.p4's ecmp_selector
+# holds at most this many (@max_group_size, from the generated contract), and converge refuses more.
+ECMP_MAX_GROUP = P4.MAX_GROUP_SIZE[P4.AP_INGRESS_ROUTING_ECMP_SELECTOR]
+
+
+def _check_group_size(topo: Topology, limit: int) -> None:
+    """Refuse a plane with more spines than a leaf's ECMP group can hold (``limit`` 0: no check).  The
+    topology itself is target-neutral (the simulator takes it as it is); the limit is the program's."""
+    if not limit:
+        return
+    for plane in range(1, topo.planes + 1):
+        n = len(topo.spines(plane))
+        if n > limit and topo.leaves(plane):
+            whose = ("mrc_switch.p4's ecmp_selector @max_group_size; --max-group-size N for another program, "
+                     "0 for none" if limit == ECMP_MAX_GROUP else "--max-group-size")
+            raise TopologyError(f"plane {plane} has {n} spines, but a leaf's ECMP group (one member per spine) "
+                                f"holds at most {limit} ({whose})")
+
+
 def _load_plan(args: argparse.Namespace):
     topo = load_topology(args.topology)
     return build_plan(topo, build_sid_plan(topo, args.block, args.gid_prefix))
@@ -61,7 +81,7 @@ def _load_plan(args: argparse.Namespace):
 def cmd_topo_gen(args: argparse.Namespace) -> int:
     data = clos_data(args.planes, args.spines, args.leaves, args.hosts_per_leaf, name=args.name,
                      grpc_base_port=args.grpc_base_port)
-    parse_topology(data)  # the generator's output must validate
+    _check_group_size(parse_topology(data), args.max_group_size)  # the generator's output must validate
     text = dump_yaml(data)
     if args.output:
         _write(args.output, text)
@@ -72,6 +92,7 @@ def cmd_topo_gen(args: argparse.Namespace) -> int:
 
 def cmd_topo_check(args: argparse.Namespace) -> int:
     t = load_topology(args.topology)
+    _check_group_size(t, args.max_group_size)
     print(f"{args.topology}: ok: {t.name}: {t.planes} plane(s), {len(t.spines())} spine(s), "
           f"{len(t.leaves())} leaf(s), {len(t.hosts)} host(s), {len(t.links)} link(s)")
     return 0
@@ -84,7 +105,9 @@ def cmd_sid(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    data = plan_to_data(_load_plan(args))
+    plan = _load_plan(args)
+    _check_group_size(plan.topology, args.max_group_size)
+    data = plan_to_data(plan)
     if args.switch:
         if args.switch not in data:
             raise TopologyError(f"unknown switch {args.switch!r}")
@@ -294,6 +317,17 @@ def _plan_args(p: argparse.ArgumentParser, output_help: str | None = "output fil
         p.add_argument("-o", "--output", help=output_help)
 
 
+def _count(text: str) -> int:
+    """A number >= 0 (argparse's ``int`` let ``--max-group-size -1`` through)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be 0 or more")
+    return n
+
+
 def _qp_number(text: str) -> int:
     """``--watch-qp``: a QP number, decimal or 0x hex (its range is checked with the other numbers).
     A lambda here made argparse say "invalid <lambda> value: 'abc'"."""
@@ -301,6 +335,13 @@ def _qp_number(text: str) -> int:
         return int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a QP number (decimal or 0x hex, 0 .. 0xFFFFFF)") from None
+
+
+def _max_group_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-group-size", type=_count, default=ECMP_MAX_GROUP, metavar="N",
+                   help=f"refuse a plane with more spines than a leaf's ECMP group holds (default "
+                        f"{ECMP_MAX_GROUP}: mrc_switch.p4's ecmp_selector; 0: no check, e.g. a topology for "
+                        "the simulator or for a program with a larger selector)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -319,9 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"gRPC port of switch i (file order) = this + i (default {DEFAULT_GRPC_BASE})")
     g.add_argument("--name")
     g.add_argument("-o", "--output", help="output file (default stdout)")
+    _max_group_arg(g)
     g.set_defaults(func=cmd_topo_gen)
     c = topo.add_parser("check", help="validate a topology file")
     c.add_argument("topology")
+    _max_group_arg(c)
     c.set_defaults(func=cmd_topo_check)
 
     s = sub.add_parser("sid", help="print the SID plan (uSIDs, addresses, MACs)")
@@ -330,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="print the static per-switch intents")
     _plan_args(p)
     p.add_argument("--switch", help="only this switch")
+    _max_group_arg(p)
     p.set_defaults(func=cmd_plan)
 
     ev = sub.add_parser("ev", help="EV plans for hosts").add_subparsers(dest="ev_cmd", required=True)

@@ -5,7 +5,8 @@ so none of them types a program name or a ``define.p4`` constant a second time (
 fabric-tna's ``gen-p4-constants.py``).  Inputs:
 
 * the program's P4Info (text format): tables with their match fields and actions, actions with their
-  parameters, action profiles, counters, direct counters, registers and controller packet metadata.
+  parameters, action profiles (with each selector's ``@max_group_size``), counters, direct counters,
+  registers and controller packet metadata.
   Ids are left out on purpose: every client resolves ids from the P4Info the switch runs (softswitch
   gives p4c's ids, but the names are the contract).  Only actions a table or profile refers to are
   listed: p4c and softswitch alike also list actions called directly from an apply block
@@ -138,6 +139,13 @@ def render(p4info: p4info_pb2.P4Info, constants: dict[str, int], sources: str) -
     lines.append("ACTION_PARAMS = {")
     for a in actions:
         lines.append(f"    {aid[a.preamble.id]}: {tuple(p.name for p in a.params)!r},")
+    lines.append("}")
+    # the largest group each selector holds (@max_group_size; a selector without one is not listed):
+    # the offline commands check a topology against it (a leaf's ECMP group has one member per spine)
+    lines.append("MAX_GROUP_SIZE = {")
+    for ap in sorted(p4info.action_profiles, key=lambda x: x.preamble.name):
+        if ap.with_selector and ap.max_group_size:
+            lines.append(f"    {ident('AP', ap.preamble.name)}: {ap.max_group_size},")
     lines.append("}")
     lines.append("# ---- constants of the P4 source " + "-" * 68)
     for k, v in constants.items():

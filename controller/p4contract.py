@@ -147,6 +147,9 @@ ACTION_PARAMS = {
     A_INGRESS_SRV6_UN: (),
     A_INGRESS_TELEMETRY_WATCH_POSTCARD: (),
 }
+MAX_GROUP_SIZE = {
+    AP_INGRESS_ROUTING_ECMP_SELECTOR: 64,
+}
 # ---- constants of the P4 source --------------------------------------------------------------------
 CPU_PORT = 255
 DROP_PORT = 511

@@ -138,3 +138,32 @@ def test_ev_check_offers_no_output_options_it_would_ignore(tmp_path, capsys):
     assert e.value.code == 2 and "unrecognized arguments: -o" in capsys.readouterr().err
     assert main(["ev", "check", "-t", topo]) == 0
     assert capsys.readouterr().out == "ok: 96 EVs walked hop by hop to their destination port\n"
+
+
+def test_a_plane_with_more_spines_than_the_ecmp_selector_holds_is_refused_offline(tmp_path, capsys):
+    """A leaf's ECMP group has one member per spine and mrc_switch.p4's ecmp_selector holds at most 64
+    (the contract's MAX_GROUP_SIZE): converge refuses 65 on every attempt, so topo gen/check and plan
+    refuse it up front, in one line naming the plane, the count and the limit.  --max-group-size sets
+    another program's limit, 0 none (the simulator takes any number of spines)."""
+    from controller import p4contract as P4
+
+    assert P4.MAX_GROUP_SIZE[P4.AP_INGRESS_ROUTING_ECMP_SELECTOR] == 64
+    t = tmp_path / "t.yaml"
+    gen = ["topo", "gen", "--planes", "2", "--leaves", "1", "--hosts-per-leaf", "1", "-o", str(t)]
+    assert main(gen + ["--spines", "64"]) == 0 and main(["topo", "check", str(t)]) == 0  # the largest that fits
+    capsys.readouterr()
+    assert main(gen + ["--spines", "65"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "plane 1 has 65 spines" in err and "at most 64" in err
+    assert main(gen + ["--spines", "65", "--max-group-size", "0"]) == 0
+    for argv in (["topo", "check", str(t)], ["plan", "-t", str(t), "--switch", "p1s1"]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == ("mrc-controller: error: plane 1 has 65 spines, but a leaf's ECMP group (one "
+                                     "member per spine) holds at most 64 (mrc_switch.p4's ecmp_selector "
+                                     "@max_group_size; --max-group-size N for another program, 0 for none)\n")
+        assert main(argv + ["--max-group-size", "128"]) == 0  # a program with a larger selector
+        assert main(argv + ["--max-group-size", "0"]) == 0
+        capsys.readouterr()
+        assert main(argv + ["--max-group-size", "32"]) == 2
+        assert "holds at most 32 (--max-group-size)" in capsys.readouterr().err

@@ -48,6 +48,16 @@ def test_committed_contract_is_current():
     assert have == want, "controller/p4contract.py is not current: run `make contract`"
 
 
+def test_contract_carries_each_selectors_max_group_size():
+    """``MAX_GROUP_SIZE`` gives every selector's ``@max_group_size`` as the P4Info has it: the offline
+    commands (``topo check``, ``plan``) check a topology's ECMP groups against it without a P4Info."""
+    info = gen_p4contract.p4info_from_source()
+    want = {ap.preamble.name: ap.max_group_size for ap in info.action_profiles
+            if ap.with_selector and ap.max_group_size}
+    assert want == {p4contract.AP_INGRESS_ROUTING_ECMP_SELECTOR: 64}
+    assert p4contract.MAX_GROUP_SIZE == want
+
+
 def test_no_program_name_typed_outside_the_contract():
     names = _program_names()
     assert "ingress.routing.route_v6" in names and "drop_reasons" in names
