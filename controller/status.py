@@ -79,8 +79,12 @@ def render(d: StatusData) -> Group:
         # counters: "read" while the switch is up (its counter series current), "stale" when not; "-" for
         # a controller that exports no mrc_switch_up / mrc_switch_refused (before 2026-12-07): it cannot
         # say, and "stale" beside the current counters it exports would be wrong [review h-rev9]
-        flags = ["yes" if m.get("mrc_switch_connected") else "no",
-                 "-" if "mrc_switch_up" not in m else "read" if m["mrc_switch_up"] else "stale",
+        # counter reads another controller's pipeline push cut short (``ABORTED``) follow the state, only
+        # when there were any: at 0 the cell stays "read", the column no wider than it was
+        reads = "-" if "mrc_switch_up" not in m else "read" if m["mrc_switch_up"] else "stale"
+        if m.get("mrc_switch_counter_reads_interrupted"):
+            reads += f", {int(m['mrc_switch_counter_reads_interrupted'])} interrupted"
+        flags = ["yes" if m.get("mrc_switch_connected") else "no", reads,
                  *["-" if k not in m else "yes" if m[k] else "no"
                    for k in ("mrc_switch_primary", "mrc_switch_converged", "mrc_switch_refused")]]
         t_sw.add_row(name, *flags,

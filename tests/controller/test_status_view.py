@@ -91,3 +91,29 @@ def test_a_backups_empty_links_table_keeps_its_title_on_one_line():
     lines = [ln.strip() for ln in c.export_text().splitlines()]
     for title in ("switches", "links (wiring check)", "drops", "ports"):
         assert title in lines, lines
+
+
+def test_interrupted_counter_reads_show_beside_the_counter_state_only_when_there_are_some():
+    """``mrc_switch_counter_reads_interrupted_total`` (reads cut short by another controller's push)
+    was exported but not shown.  It follows the counters cell ("read, 3 interrupted"); at 0 the cell
+    stays "read" and the switches table is exactly as wide as before."""
+    from rich.console import Console
+
+    from controller.status import parse, render
+
+    def view(scrape: str) -> list[str]:
+        c = Console(width=160, record=True, color_system=None)
+        c.print(render(parse(scrape)))
+        return c.export_text().splitlines()
+
+    zero = SCRAPE + "".join(f'mrc_switch_counter_reads_interrupted_total{{switch="{s}"}} 0.0\n' for s in ("p1l1", "p1s1"))
+    some = zero.replace('reads_interrupted_total{switch="p1s1"} 0.0', 'reads_interrupted_total{switch="p1s1"} 3.0')
+    some = some.replace('mrc_switch_up{switch="p1s1"} 1.0', 'mrc_switch_up{switch="p1s1"} 0.0')
+    base, at0, hit = view(SCRAPE), view(zero), view(some)
+    assert at0 == base, "no interrupted read: the view is unchanged"
+    row = {}  # each switch's first row: the switches table's (the ports table comes later)
+    for ln in hit:
+        if ln.split()[1:2] in (["p1l1"], ["p1s1"]):
+            row.setdefault(ln.split()[1], ln)
+    assert "stale, 3 interrupted" in row["p1s1"], hit
+    assert "interrupted" not in row["p1l1"] and " read " in row["p1l1"], hit
