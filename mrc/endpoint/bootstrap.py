@@ -16,12 +16,14 @@ import os
 import select
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_PORT = 18515
 MAX_LINE = 64 << 10  # the largest bootstrap message (a hello with 64 QPs is about 2 KiB)
 SEND_TIMEOUT = 10.0  # a peer that does not read its messages for this long is gone
+WAIT_NOTE_S = 2.0  # a client still unanswered after this long says once that it is waiting
 
 
 class BootstrapError(ConnectionError):
@@ -178,11 +180,19 @@ class Listener:
                 pass
 
 
-def connect(addr: Address, timeout_s: float = 10.0) -> Channel:
-    """Connect to a server, retrying until ``timeout_s`` (the server may still be starting)."""
-    deadline = time.monotonic() + timeout_s
+def connect(addr: Address, timeout_s: float = 10.0, on_wait: Callable[[str], None] | None = None,
+            wait_note_s: float = WAIT_NOTE_S) -> Channel:
+    """Connect to a server, retrying until ``timeout_s`` (the server may still be starting).  If nothing
+    has answered after ``wait_note_s``, ``on_wait`` hears it once (the wait was silent until 2026-12-07)."""
+    start = time.monotonic()
+    deadline = start + timeout_s
+    note_at = start + wait_note_s if on_wait is not None and wait_note_s < timeout_s else None
     last: Exception | None = None
     while time.monotonic() < deadline:
+        if note_at is not None and time.monotonic() >= note_at:
+            note_at = None
+            on_wait(f"waiting for the server at {addr} (nothing answers yet: {last}; "
+                    f"giving up after {timeout_s:g} s)")
         try:
             if addr.family == "unix":
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -190,7 +200,9 @@ def connect(addr: Address, timeout_s: float = 10.0) -> Channel:
             else:
                 fam, _, _, _, target = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM)[0]
                 s = socket.socket(fam, socket.SOCK_STREAM)
-            s.settimeout(max(0.1, deadline - time.monotonic()))
+            # a peer that drops the SYN blocks connect(): before the note is due, wait only until then
+            until = deadline if note_at is None else min(deadline, note_at)
+            s.settimeout(max(0.1, until - time.monotonic()))
             try:
                 s.connect(target)
             except OSError:

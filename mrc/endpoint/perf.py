@@ -249,10 +249,11 @@ def run_client(host: HostConfig, params: PerfParams, peer: Address,
                on_progress: Callable[[dict[str, Any]], None] | None = None,
                on_note: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Connect to a server, run the writes, return the report (see docs/mrc_endpoint.md).
-    ``on_note`` hears what the server says before the run (that it queued this client)."""
+    ``on_note`` hears what the server says before the run (that it queued this client), and once that
+    the client is still waiting for the server to answer (after ``bootstrap.WAIT_NOTE_S``)."""
     params.check()
     started = time.monotonic()
-    ch = connect(peer, timeout_s=min(30.0, params.timeout))
+    ch = connect(peer, timeout_s=min(30.0, params.timeout), on_wait=on_note)
     try:
         with host.open() as ep:
             return _client(ep, ch, host, params, on_progress, on_note, started)

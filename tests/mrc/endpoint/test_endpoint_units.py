@@ -383,3 +383,65 @@ def test_a_field_under_a_dotted_key_is_placed_at_the_field(tmp_path):
     f.write_text("host: h1\ngid: fd00::1\npeers:\n  h3: {gid: 'fd00::3'}\n  h2.rack1: {gid: bad}\n")
     with pytest.raises(PlanError, match=rf"^{f}:5:19: peers\.h2\.rack1\.gid: not an IPv6 address: 'bad'$"):
         load_plan(f)
+
+
+def test_a_client_says_once_on_stderr_that_it_is_waiting_for_a_silent_server(capsys, tmp_path):
+    """mrc-perf client retried for up to 30 s without a word while no server answered; now one line
+    on stderr after bootstrap.WAIT_NOTE_S (2 s), then the usual error at the end.  stdout (which
+    scripts parse) stays empty in text mode, and --json's stdout is still the one error document."""
+    import time
+
+    from mrc.endpoint.bootstrap import WAIT_NOTE_S
+
+    assert WAIT_NOTE_S == 2.0
+    peer = f"unix:{tmp_path}/none.sock"
+    t0 = time.monotonic()
+    assert main(["client", "--ifaces", "lo", "--peer", peer, "--timeout", "3"]) == 2
+    assert 3 <= time.monotonic() - t0 < 6
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        (f"mrc-perf client: waiting for the server at {peer} (nothing answers yet: [Errno 2] No such file or "
+         "directory; giving up after 3 s)"),
+        f"mrc-perf: cannot reach the mrc-perf server at {peer}: [Errno 2] No such file or directory"]
+    assert main(["client", "--ifaces", "lo", "--peer", peer, "--timeout", "3", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["ok"] is False
+    assert json.loads(err.splitlines()[0])["note"].startswith(f"waiting for the server at {peer}")
+    assert main(["client", "--ifaces", "lo", "--peer", peer, "--timeout", "1.5"]) == 2  # gives up before the note
+    assert "waiting" not in capsys.readouterr().err
+
+
+def test_the_waiting_note_is_due_even_while_a_connect_hangs_on_a_dropped_syn():
+    """A listener whose accept queue is full drops SYNs (Linux), so one connect() can block for the
+    whole timeout: the first attempts wait only until the note is due, and the note is on time."""
+    import socket
+    import time
+
+    from mrc.endpoint.bootstrap import Address, BootstrapError
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    fill = []
+    try:
+        for _ in range(3):  # never accepted: the queue overflows and further SYNs are dropped
+            c = socket.socket()
+            c.setblocking(False)
+            try:
+                c.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            fill.append(c)
+        time.sleep(0.2)
+        notes: list[float] = []
+        t0 = time.monotonic()
+        with pytest.raises(BootstrapError, match=f"cannot reach the mrc-perf server at 127.0.0.1:{port}"):
+            connect(Address("tcp", host="127.0.0.1", port=port), timeout_s=3,
+                    on_wait=lambda m: notes.append(time.monotonic() - t0), wait_note_s=1)
+        assert len(notes) == 1 and 1 <= notes[0] < 2, notes
+    finally:
+        for c in fill:
+            c.close()
+        srv.close()
