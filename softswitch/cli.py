@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from softswitch.contract import DROP_PORT
-from softswitch.engine.control import ControlError, send_command, split_addr
+from softswitch.engine.control import AddressError, ControlError, send_command, split_addr
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
 from softswitch.engine.ports import parse_interface
 from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
@@ -217,13 +217,13 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
     for flag, addr in (("--grpc-server-addr", tns.grpc_server_addr), ("--runtime-addr", ns.runtime_addr)):
         if addr is None or (flag == "--grpc-server-addr" and addr.startswith("unix:")):
             continue
-        host, sep, port = addr.rpartition(":")
-        if not (sep and port.isdigit() and (host or flag == "--runtime-addr")):
-            # a usage error like any other (exit 2): until 2026-12-07 it surfaced at start as exit 1
-            parser.error(f"{flag} {addr}: expected HOST:PORT" + (" (or unix:PATH)" if "grpc" in flag else ""))
-        if int(port) > 65535:
-            # the resolver took 99999 as 99999 mod 65536 and the server listened on 34463 without a word
-            parser.error(f"{flag} {addr}: port must be 0..65535")
+        # a usage error like any other (exit 2): until 2026-12-07 it surfaced at start as exit 1; a port
+        # above 65535 was taken modulo 65536 (99999 -> 34463: the switch served where nobody looked)
+        try:
+            split_addr(addr, default_host="0.0.0.0" if flag == "--runtime-addr" else None)
+        except AddressError as e:
+            unix = " (or unix:PATH)" if flag == "--grpc-server-addr" and e.reason == "expected HOST:PORT" else ""
+            parser.error(f"{flag} {addr}: {e.reason}{unix}")
     if tns.cpu_port is not None and not 0 < tns.cpu_port < DROP_PORT:
         parser.error(f"--cpu-port {tns.cpu_port}: must be 1..{DROP_PORT - 1}")
     if tns.cpu_port is not None and tns.cpu_port in ports:
@@ -324,8 +324,8 @@ def run_cli(argv: Sequence[str]) -> int:
     ns = p.parse_args(argv)
     try:
         split_addr(ns.addr)
-    except ValueError as e:  # a usage error (exit 2), as the switch's own --runtime-addr
-        p.error(f"--addr: {e}")
+    except AddressError as e:  # a usage error (exit 2), worded as the switch's own --runtime-addr
+        p.error(f"--addr {ns.addr}: {e.reason}")
     try:
         result = send_command(ns.addr, ns.command, ns.args)
     except OSError as e:  # said only "[Errno 111] Connection refused": which switch?

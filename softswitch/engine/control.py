@@ -182,12 +182,22 @@ def send_command(addr: str, cmd: str, args: list, timeout: float = 5.0) -> objec
     return reply.get("result")
 
 
-def split_addr(addr: str) -> tuple[str, int]:
-    """``HOST:PORT`` or ``[V6]:PORT`` → (host, port)."""
+class AddressError(ValueError):
+    """A malformed ``HOST:PORT``; ``reason`` says what is wrong (``expected HOST:PORT``, ...)."""
+
+    def __init__(self, addr: str, reason: str):
+        super().__init__(f"bad address '{addr}': {reason}")
+        self.addr, self.reason = addr, reason
+
+
+def split_addr(addr: str, default_host: str | None = "0.0.0.0") -> tuple[str, int]:
+    """``HOST:PORT`` or ``[V6]:PORT`` → (host, port); ``:PORT`` → (``default_host``, port), or an error
+    when ``default_host`` is None.  The one parser of softswitch's addresses (``--runtime-addr``,
+    ``--grpc-server-addr``, ``softswitch cli --addr``; the command line had its own until 2026-12-07)."""
     host, sep, port = addr.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"bad address '{addr}': expected HOST:PORT")
+    # ASCII digits only: '²'.isdigit() is True but int('²') fails (a ValueError traceback until 2026-12-07)
+    if not sep or not (port.isascii() and port.isdigit()) or (default_host is None and not host.strip("[]")):
+        raise AddressError(addr, "expected HOST:PORT")
     if int(port) > 65535:  # the client connected to the port modulo 65536 and reported that one refused
-        raise ValueError(f"bad address '{addr}': port must be 0..65535")
-    host = host.strip("[]") or "0.0.0.0"
-    return host, int(port)
+        raise AddressError(addr, "port must be 0..65535")
+    return host.strip("[]") or str(default_host), int(port)

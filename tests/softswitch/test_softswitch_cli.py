@@ -109,6 +109,12 @@ def test_queue_and_delay_specs():
     (["--no-p4", "--", "--grpc-server-addr", "127.0.0.1"],
      "--grpc-server-addr 127.0.0.1: expected HOST:PORT (or unix:PATH)\n"),
     (["--no-p4", "--", "--grpc-server-addr", "localhost:http"], "--grpc-server-addr localhost:http: expected HOST:PORT"),
+    # one parser (softswitch.engine.control.split_addr) for every address: a non-ASCII digit passed
+    # str.isdigit() and int() raised a ValueError traceback (until 2026-12-07)
+    (["--no-p4", "--runtime-addr", "127.0.0.1:\u00b2"], "softswitch: error: --runtime-addr 127.0.0.1:\u00b2: expected HOST:PORT\n"),
+    (["--no-p4", "--", "--grpc-server-addr", "[::1]:\u00b2"],
+     "--grpc-server-addr [::1]:\u00b2: expected HOST:PORT (or unix:PATH)\n"),
+    (["--no-p4", "--", "--grpc-server-addr", "[]:9559"], "--grpc-server-addr []:9559: expected HOST:PORT (or unix:PATH)\n"),
     (["--no-p4", "--device-id", "-1"], "--device-id -1: must be 0 or more"),
     # bmv2's pcap-file ports: ignored, the switch waited for interfaces named by file paths, for ever
     (["--use-files", "8", "-i", "0@/tmp/run/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
@@ -248,9 +254,28 @@ def test_cli_pointed_at_a_port_that_is_not_runtime_control(capsys):
     err = capsys.readouterr().err
     assert err == (f"softswitch cli: error: 127.0.0.1:{port} answered something other than softswitch runtime "
                    "control (JSON lines): is it the switch's --runtime-addr, not its gRPC port?\n"), err
-    for addr, why in (("127.0.0.1:99999", "port must be 0..65535"), ("127.0.0.1", "expected HOST:PORT")):
-        # a usage error: exit 2 as argparse's, like the switch's --runtime-addr (until 2026-12-07: 1)
+    for addr, why in (("127.0.0.1:99999", "port must be 0..65535"), ("127.0.0.1", "expected HOST:PORT"),
+                      ("127.0.0.1:\u00b2", "expected HOST:PORT")):
+        # a usage error: exit 2 as argparse's, like the switch's --runtime-addr (until 2026-12-07: 1),
+        # and worded as it is ("--addr ADDR: why"; it was "--addr: bad address 'ADDR': why" while the
+        # command line had its own parser, and the '\u00b2' case said "invalid literal for int()")
         with pytest.raises(SystemExit) as e:
             main(["cli", "--addr", addr, "show_ports"])
         assert e.value.code == 2
-        assert capsys.readouterr().err.endswith(f"softswitch cli: error: --addr: bad address '{addr}': {why}\n")
+        assert capsys.readouterr().err.endswith(f"softswitch cli: error: --addr {addr}: {why}\n")
+
+
+def test_the_command_line_parses_addresses_with_split_addr_only():
+    """cli.py once parsed --runtime-addr and --grpc-server-addr by hand beside split_addr; whatever
+    split_addr accepts the command line accepts (and the switch then binds), and nothing else."""
+    import inspect
+
+    from softswitch import cli
+    from softswitch.engine.control import split_addr
+
+    assert "rpartition(\":\")" not in inspect.getsource(cli.parse_args)
+    for addr in ("127.0.0.1:9090", "[::1]:9090", ":9090", "0.0.0.0:0", "localhost:65535"):
+        split_addr(addr)
+        _, ns, _ = parse_args(["--no-p4", "--runtime-addr", addr])
+        assert ns.runtime_addr == addr
+    assert split_addr(":9090") == ("0.0.0.0", 9090) and split_addr("[::1]:9090") == ("::1", 9090)
