@@ -17,11 +17,12 @@ from .naming import NamingError
 from .netbuild import NetBuildError
 from .scenarios.runner import RunError
 from .scenarios.spec import DELAY_AT, ScenarioError
-from .state import DEFAULT_STATE_DIR
+from .state import DEFAULT_STATE_DIR, StateError
 from .switches import TARGETS, SwitchError
 from .targets import selected_target
 
-ERRORS = (FabricError, FaultError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError)
+ERRORS = (FabricError, FaultError, NamingError, NetBuildError, SwitchError, TopologyError, ScenarioError, RunError,
+          StateError)
 
 
 def _fabric(args: argparse.Namespace) -> Fabric:
@@ -157,9 +158,17 @@ def _cli_fault_note(kind, engine) -> str:
 
 def _check_out_dir(out: Path, flag: str = "--out") -> None:
     """An output directory that cannot be one was a FileExistsError traceback, from the scenario engine
-    only once the whole run was over (it writes result.json at the end)."""
+    only once the whole run was over (it writes result.json at the end).  One that cannot be made or
+    written (``--out /proc/x``, a read-only place) was a FileNotFoundError / PermissionError traceback
+    (until 2026-12-07): it is made here, before anything runs."""
     if out.exists() and not out.is_dir():
         raise FabricError(f"{flag} {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FabricError(f"{flag} {out}: cannot create the directory: {e.strerror or e}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise FabricError(f"{flag} {out}: the directory is not writable")
 
 
 def _check_port(flag: str, port: int | None, lo: int = 0) -> None:
@@ -169,12 +178,15 @@ def _check_port(flag: str, port: int | None, lo: int = 0) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+    from .naming import check_prefix
 
-    _check_out_dir(args.out)
+    check_prefix(args.prefix)  # before the banner: a bad prefix printed the whole intro, then the error
+    if not 0 < args.deadline < float("inf"):  # was "scenario.deadline_s: ...", a name the user never typed
+        raise FabricError(f"--deadline must be more than 0 seconds (and finite), got {args.deadline}")
     _check_port("--view-port", args.view_port)
     _check_port("--metrics-port", args.metrics_port)
     _check_port("--grpc-base-port", args.grpc_base_port, 1)
-
+    _check_out_dir(args.out)  # last: it makes the directory
     return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
                     deadline_s=args.deadline, keep=args.keep, view_port=args.view_port,
                     metrics_port=args.metrics_port, delay_at=args.delay_at)
@@ -185,8 +197,8 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
     from .scenarios.plot import goodput_png
 
     sc = load_scenario(args.file)
-    _check_out_dir(args.out)
     _check_port("--grpc-base-port", args.grpc_base_port, 1)
+    _check_out_dir(args.out)  # last: it makes the directory
     if args.engine == "netns" and sc.sim != type(sc.sim)():
         # a file written for the simulator (µs timers, 100 Gb/s links) fails on the emulated fabric for
         # reasons its verdict does not name

@@ -160,9 +160,13 @@ class Fabric:
             why = switches.target_available(self.target)
             if why:
                 raise FabricError(why)
+        try:  # nothing built yet: a state dir that cannot be written is bad input, not a traceback
+            self._save()
+        except OSError as e:
+            raise FabricError(f"cannot write the run state {FabricState.path(self.prefix, self.state_dir)} "
+                              f"(--state-dir): {e.strerror or e}") from None
         atexit.register(self.down)
         try:
-            self._save()
             self.build_network()
             if self.target is not None:
                 self.start_switches()

@@ -40,3 +40,60 @@ def test_fabric_refuses_ports_past_65535_before_building():
     with pytest.raises(FabricError, match="--ready-timeout"):
         Fabric(topo, prefix="nofab", target="softswitch", ready_timeout_s=-1)
     Fabric(topo, prefix="nofab", target=None, grpc_base_port=70000)  # network only: no switch ports used
+
+
+def test_out_that_cannot_be_made(tmp_path, capsys):
+    """``--out`` under a file (or in /proc, or read-only) was a FileNotFoundError / NotADirectoryError
+    traceback from deep in the engine (the demo had printed its banner); now one line, before anything."""
+    f = tmp_path / "f"
+    f.write_text("keep")
+    for argv in (["demo", "--prefix", "nofab"], ["scenario", "run", "examples/sim/small-link-down.yaml", "--engine", "sim"]):
+        assert main([*argv, "--out", str(f / "sub")]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == f"mrc-fabric: error: --out {f / 'sub'}: cannot create the directory: Not a directory\n"
+    assert f.read_text() == "keep"
+
+
+def test_demo_checks_its_prefix_and_deadline_before_the_banner(capsys):
+    """A bad prefix printed the demo's whole introduction before the error, and --deadline -1 was
+    named as "scenario.deadline_s", a field the user never typed."""
+    assert main(["demo", "--prefix", "U15"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "prefix 'U15': must be a lowercase letter" in err
+    for bad in ("-1", "0", "nan", "inf"):
+        assert main(["demo", "--prefix", "nofab", "--deadline", bad]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith("mrc-fabric: error: --deadline must be more than 0 seconds (and finite)")
+
+
+def test_a_state_dir_that_cannot_hold_the_state_is_named_before_anything_is_built(tmp_path, capsys):
+    """``up --state-dir`` under a file (or /proc/x, or /run without root) was an OSError traceback from
+    the first save; it comes before any namespace, so it is bad input: one line, exit 2."""
+    f = tmp_path / "f"
+    f.write_text("keep")
+    up = ["up", "--prefix", "nofab", "--target", "none", "-t", "examples/small.yaml", "--state-dir"]
+    assert main([*up, str(f / "st")]) == 2  # found reading the state (is a fabric with this prefix up?)
+    assert capsys.readouterr().err == (f"mrc-fabric: error: {f / 'st' / 'nofab.json'}: cannot read the fabric "
+                                       "state: Not a directory (--state-dir)\n")
+    assert main([*up, "/proc/nofab-state"]) == 2  # nothing to read there, and nothing can be made: the first save
+    assert capsys.readouterr().err == ("mrc-fabric: error: cannot write the run state /proc/nofab-state/nofab.json "
+                                       "(--state-dir): No such file or directory\n")
+    assert f.read_text() == "keep"
+
+
+@pytest.mark.parametrize("text", ['{"prefix": "nofab", "namesp', "{}", "[1]", '{"prefix": "nofab", "x": 1}'])
+def test_a_state_file_that_cannot_be_read_is_named_and_kept(text, tmp_path, capsys):
+    """A state file cut short (a killed `up`) or of another shape made `down` and `status` -- the
+    commands that clean up and look -- end in a RuntimeError or TypeError traceback.  Now one line that
+    says nothing was removed, exit 2, and the file stays for the user to look at."""
+    st = tmp_path / "nofab.json"
+    st.write_text(text)
+    for cmd in ("down", "status"):
+        assert main([cmd, "--prefix", "nofab", "--state-dir", str(tmp_path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert err.startswith(f"mrc-fabric: error: {st}: not a fabric state file (") and "nothing was touched" in err
+    assert st.read_text() == text
+    assert main(["status", "--prefix", "nofab", "--state-dir", str(st)]) == 2  # a --state-dir that is a file
+    assert capsys.readouterr().err == (f"mrc-fabric: error: {st / 'nofab.json'}: cannot read the fabric state: "
+                                       "Not a directory (--state-dir)\n")
