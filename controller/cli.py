@@ -120,6 +120,9 @@ def _ev_formats(text: str) -> tuple[str, ...]:
     formats = tuple(f.strip().upper() for f in text.split(",") if f.strip())
     if not formats:  # ',' wrote plans with no EV at all, which every host then refused
         raise EvPlanError(f"--ev-format {text!r}: give srv6, stev or both")
+    unknown = [f.strip() for f in text.split(",") if f.strip() and f.strip().upper() not in ("SRV6", "STEV")]
+    if unknown:  # was "unknown EV format 'FOO' (SRV6, STEV)": upper case the user never typed
+        raise EvPlanError(f"--ev-format {text!r}: unknown format {unknown[0]!r}: give srv6, stev or both")
     return formats
 
 
@@ -188,6 +191,13 @@ def _run_args_error(args: argparse.Namespace) -> str:
     for flag, port in (("--metrics-port", args.metrics_port), ("--view-port", args.view_port)):
         if not 0 <= port <= 65535:  # 70000 was an OverflowError traceback from bind() after the sessions opened
             return f"{flag} must be 0 (none) .. 65535, got {port}"
+    import socket
+
+    try:  # a name that does not resolve was "no P4Runtime server at HOST:PORT" for every switch, retried
+        socket.getaddrinfo(args.grpc_host.strip("[]"), None)
+    except socket.gaierror as e:
+        if e.errno != socket.EAI_AGAIN:  # a resolver that is down for now may come back: the retries stay
+            return f"--grpc-host {args.grpc_host}: the name does not resolve ({e.strerror})"
     return ""
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from controller.cli import main
@@ -167,3 +168,25 @@ def test_a_plane_with_more_spines_than_the_ecmp_selector_holds_is_refused_offlin
         capsys.readouterr()
         assert main(argv + ["--max-group-size", "32"]) == 2
         assert "holds at most 32 (--max-group-size)" in capsys.readouterr().err
+
+
+def test_ev_format_and_grpc_host_errors_name_what_was_typed(tmp_path, capsys):
+    """``--ev-format srv6,foo`` said "unknown EV format 'FOO' (SRV6, STEV)", upper case the user never
+    typed; ``run --grpc-host`` with a name that does not resolve tried every switch and reported "no
+    P4Runtime server at nosuchhost.invalid:9559" for each.  Both are now one line before anything runs."""
+    import socket
+
+    topo = "examples/small.yaml"
+    assert main(["ev", "gen", "-t", topo, "--host", "h1", "--ev-format", "srv6,foo"]) == 2
+    assert capsys.readouterr().err == ("mrc-controller: error: --ev-format 'srv6,foo': unknown format 'foo': "
+                                       "give srv6, stev or both\n")
+    assert main(["ev", "gen", "-t", topo, "--host", "h1", "--ev-format", " Stev "]) == 0  # case and spaces
+    capsys.readouterr()
+    try:
+        socket.getaddrinfo("mrc-no-such-host.invalid", None)
+    except socket.gaierror as e:
+        if e.errno == socket.EAI_AGAIN:
+            pytest.skip("the resolver is down: the name cannot be told apart from one that is not known")
+    assert main(["run", "-t", topo, "--once", "--grpc-host", "mrc-no-such-host.invalid"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--grpc-host mrc-no-such-host.invalid: the name does not resolve" in err
