@@ -175,6 +175,9 @@ def parse_plan(data: Any, where: str = "plan") -> HostPlan:
         raise PlanError(f"{where}: expected a mapping at the top level")
     host = str(data.get("host", ""))
     if not host:
+        if {"switches", "links"} <= set(data):  # the topology given for the plan: "host: missing" said little
+            raise PlanError(f"{where}: this is a topology file, not a host's EV plan (make the plans with "
+                            "`mrc-controller ev gen -t TOPOLOGY -o DIR` and give DIR/HOST.yaml)")
         raise PlanError(f"{where}.host: missing")
     gid = _gid(data.get("gid"), f"{where}.gid")
     ports: dict[int, PortInfo] = {}

@@ -445,3 +445,15 @@ def test_the_waiting_note_is_due_even_while_a_connect_hangs_on_a_dropped_syn():
         for c in fill:
             c.close()
         srv.close()
+
+
+def test_a_topology_given_as_the_plan_is_named_as_one(capsys):
+    """``--plan examples/small.yaml`` (the topology, not a host's plan) said only "host: missing"."""
+    from pathlib import Path
+
+    topo = Path(__file__).resolve().parents[3] / "examples" / "small.yaml"
+    with pytest.raises(PlanError, match=rf"^{topo}: this is a topology file, not a host's EV plan \(make the "
+                                        r"plans with `mrc-controller ev gen -t TOPOLOGY -o DIR`"):
+        load_plan(topo)
+    with pytest.raises(PlanError, match=r"^plan\.host: missing$"):  # any other mapping without a host
+        parse_plan({"gid": "fd00::1"})
