@@ -44,7 +44,15 @@ def parse(text: str) -> StatusData:
     d = StatusData()
     sw: dict[str, dict[str, float]] = defaultdict(dict)
     ports: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    for fam in text_string_to_metric_families(text):
+    try:
+        families = list(text_string_to_metric_families(text))
+    except ValueError as e:  # an HTML page (the --view-port given for the metrics port), a text file
+        why = str(e)
+        raise ValueError(f"not Prometheus metrics text ({why[:80]}{'...' if len(why) > 80 else ''})") from None
+    if not any(fam.name.startswith("mrc_") for fam in families):
+        # another exporter's metrics, or an empty page: the view printed empty tables and exited 0
+        raise ValueError("serves no mrc-controller metrics (no mrc_* series)")
+    for fam in families:
         for s in fam.samples:
             lb = s.labels
             if s.name.startswith("mrc_switch_") or s.name.startswith("mrc_reconcile_"):

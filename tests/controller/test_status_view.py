@@ -117,3 +117,38 @@ def test_interrupted_counter_reads_show_beside_the_counter_state_only_when_there
             row.setdefault(ln.split()[1], ln)
     assert "stale, 3 interrupted" in row["p1s1"], hit
     assert "interrupted" not in row["p1l1"] and " read " in row["p1l1"], hit
+
+
+def test_status_pointed_at_something_else_says_so():
+    """Another exporter's metrics (node_exporter's port, say) or an empty page printed four empty tables
+    and exited 0; an HTML page (the --view-port) echoed the page into the error.  Now exit 2 with one
+    line saying what the URL serves."""
+    pages = {"/node": b"# HELP node_load1 x\n# TYPE node_load1 gauge\nnode_load1 0.5\n", "/empty": b"",
+             "/view": b"<html><body>" + b"x" * 200 + b"</body></html>\n", "/mrc": SCRAPE.encode()}
+
+    class _Pages(_Metrics):
+        def do_GET(self):
+            body = pages[self.path]
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        runs = {p: subprocess.run([sys.executable, "-m", "controller", "status", "--url", base + p], check=False,
+                                  capture_output=True, text=True, timeout=60) for p in pages}
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    for p in ("/node", "/empty"):
+        assert runs[p].returncode == 2 and runs[p].stdout == ""
+        assert runs[p].stderr == (f"mrc-controller: error: {base}{p}: serves no mrc-controller metrics (no mrc_* "
+                                  "series) (want the metrics URL of `mrc-controller run --metrics-port`)\n")
+    view = runs["/view"]
+    assert view.returncode == 2 and view.stdout == "" and view.stderr.count("\n") == 1
+    assert "not Prometheus metrics text (invalid metric name:<html><body>xxx" in view.stderr
+    assert "x" * 100 not in view.stderr  # the page is cut, not echoed
+    assert runs["/mrc"].returncode == 0 and "p1l1" in runs["/mrc"].stdout
