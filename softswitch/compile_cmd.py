@@ -66,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         if dev_out:
             with open(dev_out, "wb") as f:
                 f.write(blob)
-    except OSError as e:
-        print(f"error: cannot write output: {e}", file=sys.stderr)
+    except FileExistsError:  # `-o FILE`: makedirs found a file where the folder goes
+        print(f"error: cannot write output: -o {args.outdir}: exists and is not a directory", file=sys.stderr)
+        return 1
+    except OSError as e:  # "[Errno 2] No such file or directory: '/x'" said the errno and quoted the path
+        print(f"error: cannot write output: {e.filename or args.outdir}: {e.strerror or e}", file=sys.stderr)
         return 1
     return 0
 

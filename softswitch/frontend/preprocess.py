@@ -144,7 +144,7 @@ class _Preprocessor:
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
             except (OSError, UnicodeDecodeError) as e:
-                raise PreprocessorError(None, f"cannot read {display}: {e}") from None
+                raise PreprocessorError(None, f"cannot read {display}: {_read_error(e)}") from None
         self.files.append(display)
         text = _strip_comments(text.replace("\r\n", "\n"), display)
         lines = text.split("\n")
@@ -512,6 +512,14 @@ def preprocess_source(text: str, filename: str, defines: dict[str, str] | None =
     return Preprocessed("\n".join(pp.out_lines) + "\n", OriginMap(pp.origins), pp.files)
 
 
+def _read_error(e: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, once: ``No such file or directory`` (the OSError's text named the
+    path a second time, ``[Errno 2] ...: '/x.p4'``), or where its bytes stop being UTF-8."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
+    return e.strerror or str(e)
+
+
 def preprocess_file(path: str, defines: dict[str, str] | None = None,
                     include_dirs: list[str] | None = None) -> Preprocessed:
     """Preprocess the file at ``path``."""
@@ -519,5 +527,5 @@ def preprocess_file(path: str, defines: dict[str, str] | None = None,
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
-        raise PreprocessorError(None, f"cannot read {path}: {e}") from None
+        raise PreprocessorError(None, f"cannot read {path}: {_read_error(e)}") from None
     return preprocess_source(text, path, defines, include_dirs)

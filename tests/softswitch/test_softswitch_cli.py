@@ -279,3 +279,21 @@ def test_the_command_line_parses_addresses_with_split_addr_only():
         _, ns, _ = parse_args(["--no-p4", "--runtime-addr", addr])
         assert ns.runtime_addr == addr
     assert split_addr(":9090") == ("0.0.0.0", 9090) and split_addr("[::1]:9090") == ("::1", 9090)
+
+
+def test_compile_names_a_file_it_cannot_read_or_write_once(tmp_path, capsys):
+    """`softswitch compile` said "cannot read /x.p4: [Errno 2] No such file or directory: '/x.p4'" (the
+    path twice, an errno), "'utf-8' codec can't decode byte 0xb3 in position 0: ..." for a binary file,
+    and "[Errno 17] File exists: 'F'" for `-o F` naming a file."""
+    from softswitch.compile_cmd import main as compile_main
+
+    missing, binary, f = tmp_path / "missing.p4", tmp_path / "bin.p4", tmp_path / "file"
+    binary.write_bytes(b"control \xb3")
+    f.write_text("")
+    prog = str(ROOT / "p4src" / "mrc_switch.p4")
+    for argv, said in (([str(missing)], f"error: cannot read {missing}: No such file or directory"),
+                       ([str(binary)], f"error: cannot read {binary}: not UTF-8 text (byte 0xb3 at offset 8)"),
+                       ([prog, "-o", str(f)], f"error: cannot write output: -o {f}: exists and is not a directory"),
+                       ([prog, "-o", str(f / "sub")], f"error: cannot write output: {f / 'sub'}: Not a directory")):
+        assert compile_main(argv) == 1
+        assert capsys.readouterr().err == said + "\n"
