@@ -279,6 +279,15 @@ def run_switch(argv: Sequence[str]) -> int:
     except SwitchError as e:
         print(f"softswitch: error: {e}", file=sys.stderr)
         return 1
+    if ns.pcap is not None:
+        # made (as documented) when a port opened its files: with no -i a directory that cannot be made
+        # went unnoticed and the switch ran on (until 2026-12-07); now it is made, or refused, at start
+        try:
+            os.makedirs(ns.pcap, exist_ok=True)
+        except OSError as e:
+            print(f"softswitch: error: --pcap {ns.pcap}: cannot create the directory: {e.strerror or e}",
+                  file=sys.stderr)
+            return 1
     for w in warnings:
         log.warning("%s", w)
     try:

@@ -297,3 +297,17 @@ def test_compile_names_a_file_it_cannot_read_or_write_once(tmp_path, capsys):
                        ([prog, "-o", str(f / "sub")], f"error: cannot write output: {f / 'sub'}: Not a directory")):
         assert compile_main(argv) == 1
         assert capsys.readouterr().err == said + "\n"
+
+
+def test_a_pcap_directory_that_cannot_be_made_is_refused_without_ports(tmp_path):
+    """``--pcap DIR`` is made if missing, but only when a port opened its files: with no -i one that
+    cannot be made (under a file, in /proc) went unnoticed and the switch ran on.  Now it is made, or
+    refused with exit 1 (a start failure), before the switch starts.  The subprocess is bounded:
+    without the check it would serve until killed."""
+    f = tmp_path / "file"
+    f.write_text("")
+    r = subprocess.run([sys.executable, "-m", "softswitch", "--no-p4", "--pcap", str(f / "pcaps"), "--",
+                        "--grpc-server-addr", "127.0.0.1:0"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=30, check=False)
+    assert r.returncode == 1
+    assert r.stderr == f"softswitch: error: --pcap {f / 'pcaps'}: cannot create the directory: Not a directory\n"
