@@ -304,7 +304,10 @@ def cmd_status(args: argparse.Namespace) -> int:
                 return 0
             time.sleep(args.watch)  # refresh period of the view
     except (urllib.error.URLError, OSError) as e:
-        print(f"mrc-controller: error: cannot read {url}: {e} (is `mrc-controller run --metrics-port` running?)",
+        # the reason alone: "<urlopen error [Errno 111] Connection refused>" was urllib's wrapping
+        why = e.reason if isinstance(e, urllib.error.URLError) and not isinstance(e, urllib.error.HTTPError) else e
+        why = getattr(why, "strerror", None) or why
+        print(f"mrc-controller: error: cannot read {url}: {why} (is `mrc-controller run --metrics-port` running?)",
               file=sys.stderr)
         return 2
     except ValueError as e:  # not a URL (--url garbage), or what it serves is not Prometheus text

@@ -152,3 +152,18 @@ def test_status_pointed_at_something_else_says_so():
     assert "not Prometheus metrics text (invalid metric name:<html><body>xxx" in view.stderr
     assert "x" * 100 not in view.stderr  # the page is cut, not echoed
     assert runs["/mrc"].returncode == 0 and "p1l1" in runs["/mrc"].stdout
+
+
+def test_a_metrics_port_nothing_listens_on_is_named_plainly(capsys):
+    """"cannot read URL: <urlopen error [Errno 111] Connection refused>" was urllib's wrapping."""
+    import socket
+
+    from controller.cli import main
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    assert main(["status", "--metrics-port", str(port)]) == 2
+    assert capsys.readouterr().err == (f"mrc-controller: error: cannot read http://127.0.0.1:{port}/metrics: "
+                                       "Connection refused (is `mrc-controller run --metrics-port` running?)\n")
