@@ -329,7 +329,9 @@ def run_cli(argv: Sequence[str]) -> int:
     p.add_argument("--addr", default=DEFAULT_RUNTIME_ADDR, help=f"HOST:PORT (default {DEFAULT_RUNTIME_ADDR})")
     p.add_argument("--json", action="store_true", help="print the raw JSON result")
     p.add_argument("command")
-    p.add_argument("args", nargs="*")
+    # default=[]: without it argparse lists "args" as required beside a missing command ("the following
+    # arguments are required: command, args"), though a command may take none
+    p.add_argument("args", nargs="*", default=[])
     ns = p.parse_args(argv)
     try:
         split_addr(ns.addr)

@@ -311,3 +311,11 @@ def test_a_pcap_directory_that_cannot_be_made_is_refused_without_ports(tmp_path)
                        timeout=30, check=False)
     assert r.returncode == 1
     assert r.stderr == f"softswitch: error: --pcap {f / 'pcaps'}: cannot create the directory: Not a directory\n"
+
+
+def test_cli_without_a_command_asks_for_the_command_only(capsys):
+    """It said "the following arguments are required: command, args" though show_ports takes none."""
+    with pytest.raises(SystemExit) as e:
+        main(["cli"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.endswith("softswitch cli: error: the following arguments are required: command\n")
