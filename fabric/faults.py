@@ -110,17 +110,20 @@ class FaultKind:
 
     def validate(self, f: Any, where: str) -> None:
         """Raise FaultError naming ``where`` when ``f`` lacks a parameter or has a bad one."""
+        # the kind once: "fault shape: ..." on the command line (where names it), "scenario.faults[0]:
+        # shape: ..." in a file; the CLI said "fault shape: shape: ..." until 2026-12-07
+        head = where if where.endswith((f" {self.name}", f" {self.cli_name}")) else f"{where}: {self.name}"
         for p in self.params:
             v = getattr(f, p.name, None)
             if p.positional and (v is None or v == ""):
-                raise FaultError(f"{where}: {self.name} needs {', '.join(q.name for q in self.params if q.positional)}"
+                raise FaultError(f"{head} needs {', '.join(q.name for q in self.params if q.positional)}"
                                  f" ({p.name} is missing)")
             if p.positional and p.type is int and v < 1:
-                raise FaultError(f"{where}: {self.name}: {p.name} must be 1 or more, got {v}")
+                raise FaultError(f"{head}: {p.name} must be 1 or more, got {v}")
         if self.check is not None:
             err = self.check(f)
             if err:
-                raise FaultError(f"{where}: {err}")
+                raise FaultError(f"{head}: {err}")
 
     def is_failure(self, f: Any, undo: bool) -> bool:
         """True when this application takes something away (the report looks for recovery after it)."""
@@ -286,9 +289,9 @@ def _shape_check(f: Any) -> str | None:
     for k, hi in SHAPE_LIMITS.items():
         v = getattr(f, k)
         if not 0 <= v <= hi:
-            return f"shape: {k} must be 0 (leave it) .. {hi}, got {v}"
+            return f"{k} must be 0 (leave it) .. {hi}, got {v}"
     if not any(getattr(f, k) for k in SHAPE_LIMITS):
-        return "shape: give delay_us, rate_pps or queue_depth (all 0 shapes nothing)"
+        return "give delay_us, rate_pps or queue_depth (all 0 shapes nothing)"
     return None
 
 
@@ -313,7 +316,7 @@ def _slow(t: Any, f: Any, undo: bool) -> str:
 def _flap_ok(f: Any) -> str | None:
     # without a duration a flap never came up again: a silent link_down under another name
     return None if getattr(f, "duration", 0) > 0 else \
-        "flap needs a duration > 0 (the link comes up again after it); link_down keeps a link down"
+        "a duration > 0 is required (the link comes up again after it); link_down keeps a link down"
 
 
 def _method_ok(f: Any) -> str | None:
