@@ -41,8 +41,9 @@ def _pct(vals: list[float], q: float) -> float:
 Series = dict[int, list[tuple[float, int]]]
 
 
-def _series(run: dict[str, Any]) -> Series:
-    """Per flow id: [(t_s, acked bytes)] from the senders' samples.
+def _series(run: dict[str, Any], fids: Any = None) -> Series:
+    """Per flow id: [(t_s, acked bytes)] from the senders' samples; with ``fids``, only those flows' (a
+    host that sends none of them is not read).
 
     A simulated fabric's run holds hosts x sample instants values (12.6 M for 1,024 hosts sampled every
     microsecond for 12 ms), so this is the analysis' costliest step: each host's samples are read once,
@@ -50,8 +51,10 @@ def _series(run: dict[str, Any]) -> Series:
     and :func:`flow_recovery` build the series once per run and hand it to the functions they call
     (until 2026-12-07 each of those rebuilt it: 8 times for the bench's two scale-failure runs of a
     mode: 90 s of CPU for a synthetic run of the 1,024-host RC run's size, 29 s now; bench/README.md
-    "Stop 60")."""
+    "Stop 60").  :func:`flow_recovery` asks only for the flows it measures (those with packets on the
+    failed link: 64 of 1,024 in the MRC run, none in RC's), for the run and for its reference."""
     out: Series = {}
+    want = None if fids is None else {int(f) for f in fids}
     to_s = (1e9).__rtruediv__  # t_ns -> t_ns / 1e9, the same float
     paused = gc.isenabled()
     if paused:  # millions of new tuples and no cycle among them: a full collection per few hundred
@@ -60,7 +63,7 @@ def _series(run: dict[str, Any]) -> Series:
         for name, res in run["hosts"].items():
             order = res["flow_order"]
             samples = res["samples"]
-            if not samples:
+            if not samples or (want is not None and not any(int(f) in want for f in order)):
                 continue
             n = len(order) + 1
             if set(map(len, samples)) != {n}:
@@ -69,7 +72,8 @@ def _series(run: dict[str, Any]) -> Series:
             cols = list(zip(*samples))
             times = list(map(to_s, cols[0]))
             for fid, col in zip(order, cols[1:]):
-                out.setdefault(int(fid), []).extend(zip(times, col))
+                if want is None or int(fid) in want:
+                    out.setdefault(int(fid), []).extend(zip(times, col))
     finally:
         if paused:
             gc.enable()
@@ -879,8 +883,10 @@ def flow_recovery(run: dict[str, Any], fids: Any, t_fault: float, bin_s: float, 
     A flow done before the failure, or without a reference rate, is left out (counted).  Also each
     flow's longest stall (:func:`flow_stalls`) and, given ``first_loss`` (flow id -> when its first
     packet was lost to the failure), its recovery counted from then (``recovery_from_loss_s``)."""
-    ser = _series(run)
-    rser = _series(reference) if reference is not None else {}
+    # only the measured flows' series: the others' (hosts x samples values, 12.6 M for the 1,024-host RC
+    # run) are not read, nor their stalls computed
+    ser = _series(run, fids)
+    rser = _series(reference, fids) if reference is not None else {}
     totals = _flow_totals(run)
     stalls = flow_stalls(run, t_fault, ser=ser)
     agg_num: dict[int, float] = {}  # per bin: bytes the measured flows moved...

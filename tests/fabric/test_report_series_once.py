@@ -114,8 +114,32 @@ def test_failure_impact_reads_each_run_once():
     run, ref = _run(hosts, samples, 1, row=Row), _run(hosts, samples, 0, row=Row)
     Row.reads = 0
     imp = failure_impact(run, run["faults"][0]["t_s"], 2e-6, reference=ref)
-    # before: the run's series twice (the recovery, then the stalls) and the reference's once
-    assert Row.reads == 2 * hosts * samples
+    # only the affected flow's sender (h1) is read, once in each run: until 2026-12-07 stop 60 the run's
+    # series was built twice (the recovery, then the stalls) and the reference's once, every host's;
+    # then once each, every host's (2 x hosts x samples reads); now only the measured flows' hosts
+    assert Row.reads == 2 * samples
     assert imp["affected_flows"] == 1 and imp["recovery"]["measured"] == 1
     assert imp == failure_impact(_run(hosts, samples, 1), run["faults"][0]["t_s"], 2e-6,
                                  reference=_run(hosts, samples, 0))
+
+
+def test_series_of_some_flows_is_theirs_in_the_whole_series():
+    run = _run(6, 120, 1, flows_per_host=2)
+    whole = _series(run)
+    some = _series(run, {0, 5, 11})
+    assert some == {f: whole[f] for f in (0, 5, 11)}
+    assert _series(run, ()) == {}
+
+
+def test_failure_impact_with_many_affected_flows_as_with_the_whole_series(monkeypatch):
+    """The recovery measured on the affected flows' series alone equals the one measured on every flow's."""
+    from mrc_fabric.scenarios import report
+    run, ref = _run(32, 300, 1, flows_per_host=2), _run(32, 300, 0, flows_per_host=2)
+    t = run["faults"][0]["t_s"]
+    run["dead_link_drops"] = [{"link": ["p1l1", "p1s1"], "src": f["src"], "dst": f["dst"], "packets": 2,
+                               "first_s": t, "last_s": t + 1e-6} for f in run["flows"][::5]]
+    imp = failure_impact(run, t, 2e-6, reference=ref)
+    assert imp["affected_flows"] == imp["recovery"]["measured"] == 26 < len(run["flows"])
+    whole = report._series
+    monkeypatch.setattr(report, "_series", lambda r, fids=None: whole(r))  # every flow's, as before
+    assert failure_impact(run, t, 2e-6, reference=ref) == imp
