@@ -16,7 +16,7 @@ Cases (each in its own process, so its peak memory is its own; docs/simulation.m
                how many of its 256 paths each QP's data took (floor: every QP >= 90%; one frame on each since
                2026-12-07, ~half before: docs/simulation.md "Audit"); no fault, so every EV retired would be
                a healthy path's (floor: 0), with the trims and ECN marks the load cost instead.
-  scale-failure (opt-in, two runs per mode: ~30 min MRC measured at 4 MiB; RC ~26 min CPU, 7.5 GiB) the same fabric, 4 MiB per host,
+  scale-failure (opt-in, two runs per mode, 4 MiB, --cc auto: ~34 min CPU MRC, 1.7 GiB; RC ~9 min CPU, 1.7 GiB) the same fabric, 4 MiB per host,
                link p1l1-p1s1 down at --scale-fault-us (10 us: about a quarter of the way through sending) for --reroute-us
                (--scale-fault spine: the whole spine p1s1), then --scale-linger-us simulated after the
                traffic: the flows with packets on the dead link and their recovery against the same run
