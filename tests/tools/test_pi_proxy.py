@@ -6,6 +6,7 @@ proxy's docstring); the counters against bmv2's PI target, which reports packets
 counter (behavioral-model PI/src/pi_counter_imp.cpp)."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import queue
@@ -565,3 +566,52 @@ def test_the_stand_in_dies_with_its_switch(tmp_path):
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5)
+
+
+def test_sigterm_ends_the_stand_in_when_softswitch_ends_as_bmv2_ends(tmp_path):
+    """bmv2's simple_switch_grpc has no SIGTERM handler: the signal ends the process and its data plane
+    at once.  The stand-in stops softswitch first and then leaves at once (``os._exit``), without the
+    graceful gRPC shutdown that kept it alive for its 0.2 s grace with a controller's stream open, and
+    then tore the server and the interpreter down, on the CPU the fabric shares, while a stopped spine's
+    fabric was recovering (the demo's spine loss through the stand-ins recovered later than with
+    softswitch alone: docs/targets.md, "Spine recovery through the stand-ins")."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (the stand-in's switch process)")
+    port = pi_proxy._free_port()
+    proc = _start_standin(tmp_path, port, [], device_id=None)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            requests: queue.Queue = queue.Queue()
+            arb = pb.StreamMessageRequest()
+            arb.arbitration.device_id = 0
+            arb.arbitration.election_id.high, arb.arbitration.election_id.low = ELECTION
+            requests.put(arb)
+            stream = p4runtime_pb2_grpc.P4RuntimeStub(ch).StreamChannel(iter(requests.get, None))
+            got: queue.Queue = queue.Queue()
+
+            def pump() -> None:
+                with contextlib.suppress(grpc.RpcError):  # the stream ends with the switch
+                    for m in stream:
+                        got.put(m)
+
+            threading.Thread(target=pump, daemon=True).start()
+            assert got.get(timeout=10).arbitration.status.code == code_pb2.OK  # a controller's open stream
+            kids = _children(proc.pid)
+            assert len(kids) == 1, kids  # softswitch, the proxy's child
+            os.kill(proc.pid, signal.SIGTERM)
+            end = time.monotonic() + 10
+            while _alive(kids[0]):
+                assert time.monotonic() < end, "softswitch did not stop in 10 s"
+                time.sleep(0.001)  # poll interval of a bounded wait: the instant softswitch is gone
+            ss_gone = time.monotonic()
+            proc.wait(10)
+            after = time.monotonic() - ss_gone
+            requests.put(None)
+        assert proc.returncode == 0
+        # the proxy's own work after softswitch ended: ~1 ms with the fix; 0.1 s and more before it
+        # (the rest of the 0.2 s grace, then the server's and the interpreter's teardown)
+        assert after < 0.05, f"the stand-in outlived softswitch by {after * 1e3:.0f} ms"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)

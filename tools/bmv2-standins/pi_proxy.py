@@ -36,9 +36,10 @@ p4lang/PI proto/frontend/src/pre_clone_mgr.cpp; p4lang/behavioral-model PI/src/p
   answer is read whole in its turn and sent after it, as PI sends the answer it built.  PI lets
   Writes to different P4 objects run side by side; here every Write may run beside another.
 
-Each injected answer is logged to $STANDIN_LOG.  It dies with the switch: SIGTERM/SIGINT stop both,
-softswitch gets SIGKILL if this process is killed (PR_SET_PDEATHSIG), and this one exits when softswitch
-exits, with its code.  STANDIN_PI=0 in the environment makes the stand-in run softswitch alone.
+Each injected answer is logged to $STANDIN_LOG.  It dies with the switch: SIGTERM/SIGINT stop both
+(softswitch first, then this process at once, with no graceful gRPC shutdown), softswitch gets SIGKILL
+if this process is killed (PR_SET_PDEATHSIG), and this one exits when softswitch exits, with its code.
+STANDIN_PI=0 in the environment makes the stand-in run softswitch alone.
 """
 from __future__ import annotations
 
@@ -676,17 +677,30 @@ def main(argv: list[str]) -> int:
         print(f"pi-proxy: P4Runtime on {public}, softswitch behind it on 127.0.0.1:{private_port}",
               file=sys.stderr, flush=True)
         stop.wait()
-        return _finish(child)
+        # bmv2 runs PI in its own process: a stop ends one process, with no second one beside it.  So
+        # softswitch is stopped first and this process leaves at once: a graceful gRPC shutdown held it
+        # ~0.1 s past softswitch (the 0.2 s grace with a controller's stream open, then the server's and
+        # the interpreter's teardown), on the CPU a running fabric shares, and the demo's spine loss
+        # through the stand-ins recovered later than with softswitch alone (docs/targets.md)
+        _stop_child(child)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_finish(child))
     finally:
         if server is not None:
             server.stop(0.2)
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                child.wait(4)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait(2)
+        _stop_child(child)
+
+
+def _stop_child(child: subprocess.Popen) -> None:
+    """SIGTERM softswitch and wait for it (SIGKILL after 4 s)."""
+    if child.poll() is None:
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(4)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(2)
 
 
 def _finish(child: subprocess.Popen) -> int:
