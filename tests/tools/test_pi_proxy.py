@@ -569,12 +569,12 @@ def test_the_stand_in_dies_with_its_switch(tmp_path):
 
 
 def test_sigterm_ends_the_stand_in_when_softswitch_ends_as_bmv2_ends(tmp_path):
-    """bmv2's simple_switch_grpc has no SIGTERM handler: the signal ends the process and its data plane
-    at once.  The stand-in stops softswitch first and then leaves at once (``os._exit``), without the
-    graceful gRPC shutdown that kept it alive for its 0.2 s grace with a controller's stream open, and
-    then tore the server and the interpreter down, on the CPU the fabric shares, while a stopped spine's
-    fabric was recovering (the demo's spine loss through the stand-ins recovered later than with
-    softswitch alone: docs/targets.md, "Spine recovery through the stand-ins")."""
+    """bmv2 runs PI inside simple_switch_grpc: stopping a switch ends one process.  The stand-in stops
+    softswitch first and then leaves at once (``os._exit``), without the graceful gRPC shutdown that
+    kept it alive through its 0.2 s grace with a controller's stream open and then tore the server and
+    the interpreter down, on the CPU the fabric shares, while a stopped spine's fabric was recovering
+    (the demo's spine loss through the stand-ins recovered later than with softswitch alone:
+    docs/targets.md, "Spine recovery through the stand-ins")."""
     if os.geteuid() != 0:
         pytest.skip("needs root (the stand-in's switch process)")
     port = pi_proxy._free_port()

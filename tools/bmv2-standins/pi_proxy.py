@@ -43,6 +43,7 @@ STANDIN_PI=0 in the environment makes the stand-in run softswitch alone.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -650,7 +651,8 @@ def main(argv: list[str]) -> int:
     for s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(s, lambda *_: stop.set())
     child = subprocess.Popen([sys.executable, "-m", "softswitch", *ss_args], preexec_fn=_die_with_parent)  # noqa: PLW1509 - no thread yet
-    threading.Thread(target=lambda: (child.wait(), stop.set()), daemon=True).start()
+    exited = threading.Event()  # softswitch has ended (set the moment it is reaped)
+    threading.Thread(target=lambda: (child.wait(), exited.set(), stop.set()), daemon=True).start()
     server = None
     try:
         end = time.monotonic() + 300  # a P4 program given on the command line is compiled first
@@ -676,31 +678,35 @@ def main(argv: list[str]) -> int:
         server.start()
         print(f"pi-proxy: P4Runtime on {public}, softswitch behind it on 127.0.0.1:{private_port}",
               file=sys.stderr, flush=True)
-        stop.wait()
+        while not stop.wait(0.5):  # woken by the signal handler or softswitch's end
+            pass
         # bmv2 runs PI in its own process: a stop ends one process, with no second one beside it.  So
         # softswitch is stopped first and this process leaves at once: a graceful gRPC shutdown held it
         # ~0.1 s past softswitch (the 0.2 s grace with a controller's stream open, then the server's and
         # the interpreter's teardown), on the CPU a running fabric shares, and the demo's spine loss
         # through the stand-ins recovered later than with softswitch alone (docs/targets.md)
-        _stop_child(child)
+        _stop_child(child, exited)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_finish(child))
     finally:
         if server is not None:
             server.stop(0.2)
-        _stop_child(child)
+        _stop_child(child, exited)
 
 
-def _stop_child(child: subprocess.Popen) -> None:
-    """SIGTERM softswitch and wait for it (SIGKILL after 4 s)."""
-    if child.poll() is None:
+def _stop_child(child: subprocess.Popen, exited: threading.Event) -> None:
+    """SIGTERM softswitch and wait for it (SIGKILL after 4 s).  ``exited`` is set by the thread that
+    reaps it: waiting on it returns at once, where ``Popen.wait(timeout)`` polls with sleeps of up
+    to 50 ms while another thread holds the wait."""
+    if exited.is_set() or child.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
         child.send_signal(signal.SIGTERM)
-        try:
-            child.wait(4)
-        except subprocess.TimeoutExpired:
+    if not exited.wait(4):
+        with contextlib.suppress(ProcessLookupError):
             child.kill()
-            child.wait(2)
+        exited.wait(2)
 
 
 def _finish(child: subprocess.Popen) -> int:
