@@ -9,9 +9,10 @@
  * priority queue neither add to it nor update it in egress, so the estimate tracks the data
  * queue.  Egress also stamps when it last refreshed the estimate (`egress_qdepth_us`).  A
  * packet that ingress trims or drops early on an estimate no dequeue has refreshed for
- * QDEPTH_STALE_US (or whose refresh time lies beyond QDEPTH_FUTURE_US ahead) decrements it by one (the data queue drains while nothing is added), so the
- * estimate cannot stay above the threshold for ever on a port that carries only data packets
- * and tail-dropped one it had counted.  A fresh estimate is not decremented: under sustained
+ * QDEPTH_STALE_US (or whose refresh time lies QDEPTH_FUTURE_US or more ahead) decrements it
+ * by one (the data queue drains while nothing is added), so the estimate cannot stay above
+ * the threshold for ever on a port that carries only data packets and tail-dropped one it had
+ * counted.  A fresh estimate is not decremented: under sustained
  * overload several packets arrive per departure, and taking one away per trim admitted every
  * other arrival into a full queue, which the traffic manager then tail-dropped (a 10 Gb/s RC
  * sender into 20 Mb/s links: 33,000-37,000 tail drops a run of bench/mrc_perf_defaults.py once
@@ -63,7 +64,9 @@ register<bit<48>>(MAX_PORTS) egress_qdepth_us;
  * refreshed, so such a write cannot hold a port trimming for ever.  60 s: beyond any
  * descheduling of a software switch, and a written value stays "fresh" at most this long. */
 #define QDEPTH_FUTURE_US 48w60000000
-#define QDEPTH_AGE_FUTURE (48w0 - QDEPTH_FUTURE_US)  /* ages from here up are refreshes in the future */
+/* An age above this is a refresh less than QDEPTH_FUTURE_US ahead (fresh); this age or below, and at
+ * least QDEPTH_STALE_US, is stale. */
+#define QDEPTH_AGE_FUTURE (48w0 - QDEPTH_FUTURE_US)
 
 /* congestion_events indices: what this switch did to packets because of congestion. */
 #define CONGESTION_EVENT_TRIMMED  32w0
