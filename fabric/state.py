@@ -12,9 +12,14 @@ from pathlib import Path
 DEFAULT_STATE_DIR = Path(os.environ.get("MRC_FABRIC_STATE_DIR", "/run/mrc-fabric"))
 
 
-
 class StateError(RuntimeError):
     """A state file (or --state-dir) that cannot be read: bad input, named in one line by the CLI."""
+
+
+# what a state file that is not one gets: what it recorded is unknown, so nothing is removed
+_NOT_STATE = "{p}: not a fabric state file ({e}); nothing was touched: remove what is left of the fabric by hand " \
+             "(`ip netns list`, `ip link`), then the file"
+
 
 @dataclass(slots=True)
 class ProcRecord:
@@ -64,15 +69,13 @@ class FabricState:
             return None
         except OSError as e:  # a --state-dir that is a file, a state file that cannot be read
             raise StateError(f"{p}: cannot read the fabric state: {e.strerror or e} (--state-dir)") from e
-        except ValueError as e:  # cut short or edited: what it recorded is unknown, so nothing is removed
-            raise StateError(f"{p}: not a fabric state file ({e}); nothing was touched: remove what is left "
-                             f"of the fabric by hand (`ip netns list`, `ip link`), then the file") from e
+        except ValueError as e:  # cut short or edited
+            raise StateError(_NOT_STATE.format(p=p, e=e)) from e
         try:  # valid JSON of another shape ({}, a list, unknown keys) was a TypeError traceback
             procs = {k: ProcRecord(**v) for k, v in raw.pop("procs", {}).items()}
             return cls(procs=procs, **raw)
         except (TypeError, AttributeError) as e:
-            raise StateError(f"{p}: not a fabric state file ({e}); nothing was touched: remove what is left "
-                             f"of the fabric by hand (`ip netns list`, `ip link`), then the file") from e
+            raise StateError(_NOT_STATE.format(p=p, e=e)) from e
 
     def remove(self, state_dir: Path | None = None) -> None:
         self.path(self.prefix, state_dir).unlink(missing_ok=True)
