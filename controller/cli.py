@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -117,13 +118,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _ev_formats(text: str) -> tuple[str, ...]:
-    formats = tuple(f.strip().upper() for f in text.split(",") if f.strip())
-    if not formats:  # ',' wrote plans with no EV at all, which every host then refused
+    typed = [f.strip() for f in text.split(",") if f.strip()]
+    if not typed:  # ',' wrote plans with no EV at all, which every host then refused
         raise EvPlanError(f"--ev-format {text!r}: give srv6, stev or both")
-    unknown = [f.strip() for f in text.split(",") if f.strip() and f.strip().upper() not in ("SRV6", "STEV")]
+    unknown = [f for f in typed if f.upper() not in ("SRV6", "STEV")]
     if unknown:  # was "unknown EV format 'FOO' (SRV6, STEV)": upper case the user never typed
         raise EvPlanError(f"--ev-format {text!r}: unknown format {unknown[0]!r}: give srv6, stev or both")
-    return formats
+    return tuple(f.upper() for f in typed)
 
 
 def cmd_ev_gen(args: argparse.Namespace) -> int:
@@ -191,8 +192,6 @@ def _run_args_error(args: argparse.Namespace) -> str:
     for flag, port in (("--metrics-port", args.metrics_port), ("--view-port", args.view_port)):
         if not 0 <= port <= 65535:  # 70000 was an OverflowError traceback from bind() after the sessions opened
             return f"{flag} must be 0 (none) .. 65535, got {port}"
-    import socket
-
     try:  # a name that does not resolve was "no P4Runtime server at HOST:PORT" for every switch, retried
         socket.getaddrinfo(args.grpc_host.strip("[]"), None)
     except socket.gaierror as e:
