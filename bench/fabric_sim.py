@@ -333,11 +333,11 @@ def _sig(x: float) -> float:
     return float(f"{x:.4g}")
 
 
-def file_cc(file_cc: str, cc: str) -> str:
+def file_cc(own: str, cc: str) -> str:
     """The congestion control a scenario file's case runs: the file's own ``traffic.cc``, else --cc.  The
     incast files say ``nscc`` (with NSCC parameters of their own), so --cc none still runs them as they
     were recorded."""
-    return file_cc or cc
+    return own or cc
 
 
 def _trim_ahead_case(case: str, file: str, seeds: int, cc: str) -> dict:

@@ -54,7 +54,6 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent import futures
-from contextlib import contextmanager
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -241,7 +240,7 @@ class Arbitration:
         self._cv = threading.Condition()
         self.reads = self.writes = self.updates = 0
 
-    @contextmanager
+    @contextlib.contextmanager
     def _access(self, kind: str, ready) -> Iterator[None]:
         with self._cv:
             self._cv.wait_for(ready)
