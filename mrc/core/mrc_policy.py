@@ -116,6 +116,10 @@ class MrcRequester(Requester):
         # far (QpAttr.rnr_retry); only a LAST_WITH_IMM is refused, so both hold at most max_wimm PSNs
         self._rnr_wait: dict[int, int] = {}
         self._rnr_tries: dict[int, int] = {}
+        # PSN -> the latest RNR NAK naming it, as the time the responder refused it (the NAK's arrival
+        # less its service time): ``_lose`` keeps a copy's EV when the PSN was refused after that copy
+        # left (``_receiver_not_ready`` may take such a NAK for a repeat); at most max_wimm PSNs
+        self._rnr_heard: dict[int, int] = {}
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -129,6 +133,7 @@ class MrcRequester(Requester):
         self.sent_log.clear()
         self._rnr_wait.clear()
         self._rnr_tries.clear()
+        self._rnr_heard.clear()
         self.mut += 1
 
     def paths_changed(self) -> None:
@@ -490,6 +495,9 @@ class MrcRequester(Requester):
             for k in [k for k in self._rnr_tries if k not in self.pkts]:  # acknowledged since
                 del self._rnr_tries[k]
                 self._rnr_wait.pop(k, None)
+        if self._rnr_heard:
+            for k in [k for k in self._rnr_heard if k not in self.pkts]:
+                del self._rnr_heard[k]
         if fr.syndrome & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK and trig is not None:
             if self._receiver_not_ready(trig, fr.syndrome & F.AETH_RNR_TIMER_MASK, now_ns, s.service_time_ns):
                 progressed = True
@@ -519,7 +527,10 @@ class MrcRequester(Requester):
         copy it names."""
         if pkt.state != _Pkt.INFLIGHT:
             return False
-        if pkt.xmits > 1 and now_ns - max(0, service_ns) - pkt.sent_ns < self.min_rtt >> 1 \
+        refused = now_ns - max(0, service_ns)
+        if refused >= pkt.sent_ns and refused > self._rnr_heard.get(pkt.seq, -1):
+            self._rnr_heard[pkt.seq] = refused
+        if pkt.xmits > 1 and refused - pkt.sent_ns < self.min_rtt >> 1 \
                 and not self._names_latest_copy(pkt, self._echo_ev):
             # a repeat (MrcResponder._rnr_repeats) for a copy before this one: the refusal it reports came
             # less than a round trip after this copy left, or before.  Judged by the send time alone (until
@@ -918,6 +929,14 @@ class MrcRequester(Requester):
                 # it suspect there; suspecting every EV here left the QP spraying over all of them,
                 # the dead ones included, as the fallback (the demo's spine loss: 5.2 RTTs).
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
+            elif self._rnr_heard.get(pkt.seq, -1) >= pkt.sent_ns:
+                # the responder refused this PSN (RNR NAK) after this copy left: most likely this very
+                # copy, which its path then carried whole -- taken for a repeat of an earlier copy's
+                # refusal, as a copy on the same EV as the one before it cannot be told apart by its
+                # ev_echo, it stays in flight until RACK.  Resend it, keep the EV [ours: fuzzer seed
+                # 162661, a congestion-only run, retired a healthy EV on such a copy, refused 1.1 us
+                # after it left against the QP's half minimum RTT of 2.1 us learnt on full frames]
+                self.counters.rack_ev_kept += 1
             elif self.ev_rack_ts[ev] >= pkt.sent_ns and self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
                 # a later packet on the path arrived, so the path is alive; the latest SACK could not
                 # report on this one (it may have arrived too): resend it, keep the EV

@@ -468,6 +468,11 @@ def test_fuzz_fixed_seeds(mix, mode):
     # refusal although its ev_echo named the resend's EV; the refused copy stayed in flight and RACK
     # retired its healthy EV when a later packet on it was acknowledged (2026-12-07)
     (120519, "mrc"),
+    # congestion only, 4 paths: two copies of a refused LAST_WITH_IMM on the same EV; the second copy's
+    # RNR NAK came back 1.1 us after it left, under half the QP's minimum RTT (learnt on full 4 KiB
+    # frames), and its ev_echo could not tell it from the first copy's repeats: taken for a repeat, and
+    # RACK retired the healthy EV when a later packet on it was acknowledged (2026-12-07)
+    (162661, "mrc"),
 ])
 def test_fuzz_regression_seeds(seed, mode):
     err, _w, _info = one(seed, mode, wall_s=60.0)
