@@ -42,6 +42,7 @@ EXTERNAL_OR_GENERATED = {
 }
 
 TOOLS = ("mrc-fabric", "mrc-controller", "mrc-perf", "softswitch")
+SWITCH_CLI = TOOLS[3]  # the console script (its subcommands and "--" differ), not the target of that name
 MODULE_TOOL = {"mrc_fabric": "mrc-fabric", "controller": "mrc-controller", "mrc": "mrc-perf",
                "softswitch": "softswitch"}
 SOFTSWITCH_SUBCOMMANDS = {"compile", "cli", "p4info-diff"}  # dispatched by softswitch.cli.main on argv[0]
@@ -78,7 +79,7 @@ def help_text(tool: str, subs: tuple[str, ...]) -> str:
 
 
 def _subcommands(tool: str, subs: tuple[str, ...]) -> set[str]:
-    if tool == "softswitch":
+    if tool == SWITCH_CLI:
         return SOFTSWITCH_SUBCOMMANDS if not subs else set()
     usage = help_text(tool, subs).split("\n\n", 1)[0]
     return {c for group in re.findall(r"\{([a-z0-9,-]+)\}", usage) for c in group.split(",")}
@@ -91,7 +92,7 @@ def unknown_flags(command: str) -> list[str]:
         return []
     tool = m.group(1) or MODULE_TOOL[m.group(2)]
     rest = command[m.end():]
-    if tool == "softswitch":
+    if tool == SWITCH_CLI:
         rest = re.split(r"\s--(?:\s|$)", rest, maxsplit=1)[0]
     subs: tuple[str, ...] = ()
     for word in rest.split():
