@@ -44,8 +44,8 @@ class _Wqe:
 
 
 class _Pkt:
-    __slots__ = ("ev", "first_ev", "first_sent_ns", "hist", "length", "off", "opcode", "sent_ns", "seq", "state",
-                 "trim_ns", "wqe", "xmits")
+    __slots__ = ("dark", "ev", "first_ev", "first_sent_ns", "hist", "length", "off", "opcode", "sent_ns", "seq",
+                 "state", "trim_ns", "wqe", "xmits")
     INFLIGHT, SACKED, LOST = 0, 1, 2
 
     def __init__(self, seq, wqe, off, length, opcode):
@@ -55,6 +55,7 @@ class _Pkt:
         self.trim_ns = -(1 << 62)  # when a trim of this PSN was last acted on
         self.xmits = 0
         self.state = 0
+        self.dark = False  # this copy left into a silence of the peer (MRC: mrc_policy._sent)
         self.hist: list | None = None  # resends: [ns since the first send, cause, EV of the copy resent]
 
 

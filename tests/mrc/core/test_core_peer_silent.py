@@ -118,3 +118,30 @@ def test_an_outage_of_every_path_retires_no_ev_although_the_probes_sent_in_it_we
         bad = [e for e in p.a.poll_events() if e.new_state is EvState.ASSUMED_BAD]
         assert bad == [], (outage, [(e.time_ns, e.ev_index, e.evidence) for e in bad])  # ...and none retired
         assert all(s is EvState.GOOD for s in req.evset.prof.states)
+
+
+def test_packets_resent_into_an_outage_of_every_path_wait_for_the_timeout():
+    """Every path dark for 5 ms on 2 us paths: each packet in flight gets one tail-loss resend in the
+    silence, then waits for the retransmission timeout (RFC 8985 7: one tail-loss probe, then the RTO).
+    Until 2026-12-07 every copy was resent again one tail-loss limit (a few us) after it left, and a
+    fresh loss flushed every copy on its quiet EV: 14,576 RACK resends in the 5 ms here, and in fuzzer
+    seed 161564 (mix all_out) ~25,000 per QP and 190 us of CPU per simulated event."""
+    start, outage = 100_000, 5_000_000
+    paths = [PathSpec(delay_ns=2_000, rate_bps=25e9, down=[(start, start + outage)]) for _ in range(4)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc", ev_min_active=1), buf_len=1 << 23)
+    data = random.Random(3).randbytes(1 << 22)
+    p.a.post_write(p.qa, 1, data, p.mr.base_va, p.mr.rkey, None)
+    req = p.qa.requester
+    p.net.run(until_ns=start)
+    rack0, rto0 = req.counters.retx_rack, req.counters.timeouts
+    p.net.run(until_ns=start + outage)
+    in_flight = [pk for pk in req.pkts.values() if pk.hist]
+    assert in_flight
+    for pk in in_flight:
+        silent_rack = [h for h in pk.hist if h[1] == "rack" and pk.first_sent_ns + h[0] >= start + 50_000]
+        assert len(silent_rack) <= 1, (pk.seq, pk.hist)
+    assert req.counters.retx_rack - rack0 <= req.snd_nxt - req.snd_una  # 736 (14,576 before)
+    assert req.counters.timeouts - rto0 >= 3  # the RTO resends meanwhile (1 ms)
+    _until_done(p, 20_000_000)
+    assert bytes(p.mr.buf[: len(data)]) == data
+    assert all(s is EvState.GOOD for s in req.evset.prof.states)
