@@ -836,13 +836,22 @@ class MrcRequester(Requester):
         return t
 
     def _pto_scan(self) -> int | None:
+        """``_pto_deadline``'s pass over the send log.  Each packet's limits are ``_pkt_pto`` and
+        ``_ev_late_ns`` written out here (the same arithmetic, with the QP's scalars read once): a QP
+        sprays its window over as many EVs as it has packets in flight, so a per-EV cache of the two saved
+        nothing, and the two calls per packet were most of this pass's time (a third of the simulator's
+        CPU at scale before, bench/README.md stop 62)."""
         w = self._reorder_window()
         pto = self._pto()
-        first = min(pto, self._min_late_ns(w)) if self.srtt else pto
+        srtt = self.srtt
+        first = min(pto, self._min_late_ns(w)) if srtt else pto
         rack_ts = self.rack_ts
         pkts = self.pkts
-        limits: dict[int, tuple[int, int]] = {}
         heard = max(self.ack_now, self._probe_heard_ns)
+        inflight = _Pkt.INFLIGHT
+        ents = self.evset.entries
+        min_rtt = self.min_rtt
+        ack_delay = self.attr.ack_delay_ns
         t = None
         for sent, seq, xm in self.sent_log:
             # a packet sent at or after rack_ts has only its tail-loss limit, never below ``pto``; the
@@ -851,16 +860,28 @@ class MrcRequester(Requester):
             if t is not None and sent + (pto if sent >= rack_ts else first) >= t:
                 break
             pkt = pkts.get(seq)
-            if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
+            if pkt is None or pkt.state != inflight or pkt.xmits != xm:
                 continue  # settled (dropped from the log when it reaches the head)
             if xm > 1 and heard < sent and sent >= rack_ts:
                 continue  # resent into the peer's silence: the RTO's (_detect_losses)
-            lim = limits.get(pkt.ev)
-            if lim is None:
-                lim = limits[pkt.ev] = (self._pkt_pto(pkt.ev, w), self._ev_late_ns(pkt.ev, w))
-            c = sent + lim[0]
-            if self.srtt and sent < rack_ts:  # RACK's own timer (RFC 8985 6.3): late for its path
-                c = min(c, sent + lim[1])
+            ev = pkt.ev
+            if not srtt:
+                c = sent + pto  # _pkt_pto without an RTT; no RACK timer either
+            elif ev < 0:
+                c = sent + pto  # _pkt_pto; _ev_late_ns is srtt + w
+                if sent < rack_ts:  # RACK's own timer (RFC 8985 6.3): late for its path
+                    c = min(c, sent + (srtt + w))
+            else:
+                e = ents[ev]
+                es = e.srtt
+                if es:  # _pkt_pto (its _ev_reorder_window with the path's srtt + 2 rttvar) and _ev_late_ns
+                    c = sent + (max(srtt, es) + max(w, es + 2 * e.rttvar - min_rtt) + ack_delay)
+                    if sent < rack_ts:
+                        c = min(c, sent + (max(es, e.last_rtt) + max(w, 2 * e.rttvar)))
+                else:  # no sample on the path yet: both limits from the QP's srtt
+                    c = sent + (max(srtt, es) + max(w, srtt - min_rtt) + ack_delay)
+                    if sent < rack_ts:
+                        c = min(c, sent + (srtt + w))
             if t is None or c < t:
                 t = c
         return t
