@@ -30,6 +30,27 @@ def test_holds_states_and_a_few_blocks_not_the_message() -> None:
     assert sum(len(s) for s in lazy._states) < 100_000
 
 
+def test_blocks_are_made_without_a_new_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block is made from its saved generator state: no new ``random.Random`` (each one seeds itself
+    from the OS first) per block made, and the bytes are payload()'s all the same."""
+    import mrc_fabric.sim.payload as pl
+
+    made: list[int] = []
+
+    class Counted(random.Random):
+        def __init__(self, *a: object) -> None:
+            made.append(1)
+            super().__init__(*a)
+
+    size = 8 * BLOCK + 5
+    want = payload(4, 5, 6, size)
+    monkeypatch.setattr(pl.random, "Random", Counted)
+    lazy = LazyPayload(4, 5, 6, size)
+    for k in (0, 7, 3, 8, 1, 6, 2, 5, 4, 0):  # more blocks than the cache keeps: each read makes one
+        assert lazy[k * BLOCK:k * BLOCK + 100] == want[k * BLOCK:k * BLOCK + 100]
+    assert made == []
+
+
 def test_the_requester_sends_a_payload_source() -> None:
     """mrc.core posts a PayloadSource as it posts bytes: the same frames, the receiver gets the bytes."""
     from mrc.core.qp import QpAttr
