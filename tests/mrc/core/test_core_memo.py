@@ -8,6 +8,8 @@ import pytest
 
 from mrc.core.ev import EvEntry, EvSet
 from mrc.core.mrc_policy import MrcRequester
+from mrc.core.psn import unwrap
+from mrc.core.requester import _Pkt
 from mrc.core.types import EvState
 from mrc_fabric.scenarios.spec import FabricSpec, FaultSpec, MeasureSpec, Scenario, SimSpec, TrafficSpec
 from mrc_fabric.sim import run_sim
@@ -67,6 +69,62 @@ def test_shortcuts_match_the_full_scans(monkeypatch, fault):
     assert raw["completed"]
     assert seen["checks"] > 1000 and seen["scans"] < seen["checks"], seen  # the memo answered some
     assert seen["suspect_or_bad"] > 0, "the fault made no EV suspect or ASSUMED_BAD: nothing was checked there"
+
+
+def _pto_scan_by_methods(r: MrcRequester) -> int | None:
+    """_pto_scan as it was before its limits were written out: ``_pkt_pto`` and ``_ev_late_ns`` per EV."""
+    w, pto = r._reorder_window(), r._pto()
+    first = min(pto, r._min_late_ns(w)) if r.srtt else pto
+    t = None
+    for sent, seq, xm in r.sent_log:
+        if t is not None and sent + (pto if sent >= r.rack_ts else first) >= t:
+            break
+        pkt = r.pkts.get(seq)
+        if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
+            continue
+        c = sent + r._pkt_pto(pkt.ev, w)
+        if r.srtt and sent < r.rack_ts:
+            c = min(c, sent + r._ev_late_ns(pkt.ev, w))
+        if t is None or c < t:
+            t = c
+    return t
+
+
+@pytest.mark.parametrize("fault", [FaultSpec(at=8e-6, kind="flap", a="p1l1", b="p1s1", duration=60e-6)],
+                         ids=["link-flap"])
+def test_written_out_scan_and_sack_shortcut_match_the_methods(monkeypatch, fault):
+    """``_pto_scan``'s written-out limits give ``_pkt_pto``/``_ev_late_ns``'s deadline, and the bits
+    ``_on_ack`` skips as already SACKED (``_sacked_bits``) are each a packet SACKED or acknowledged."""
+    seen = {"scans": 0, "acks": 0, "skipped": 0}
+    scan, on_ack = MrcRequester._pto_scan, MrcRequester._on_ack
+
+    def checked_scan(self):
+        got, want = scan(self), _pto_scan_by_methods(self)
+        assert got == want, f"written-out scan {got} != per-method scan {want}"
+        seen["scans"] += 1
+        return got
+
+    def checked_ack(self, fr, now_ns):
+        s = fr.sack
+        if s is not None and s.bitmap:
+            base = unwrap(s.sack_base, self.snd_una)
+            d = base - self._sacked_base
+            known = (self._sacked_bits >> d if d >= 0 else self._sacked_bits << -d) & s.bitmap
+            seen["skipped"] += known.bit_count()
+            while known:
+                low = known & -known
+                known ^= low
+                pkt = self.pkts.get(base + low.bit_length() - 1)
+                assert pkt is None or pkt.state == _Pkt.SACKED, "a bit skipped for a packet not SACKED"
+            seen["acks"] += 1
+        return on_ack(self, fr, now_ns)
+
+    monkeypatch.setattr(MrcRequester, "_pto_scan", checked_scan)
+    monkeypatch.setattr(MrcRequester, "_on_ack", checked_ack)
+    raw = run_sim(_scenario(fault), "mrc")
+    assert raw["completed"]
+    assert seen["scans"] > 1000 and seen["acks"] > 100, seen
+    assert seen["skipped"] > seen["acks"], seen  # SACKs repeat their predecessors' bits: skipped
 
 
 def test_pick_returns_at_once_when_no_port_can_send():
