@@ -75,6 +75,7 @@ def _pto_scan_by_methods(r: MrcRequester) -> int | None:
     """_pto_scan as it was before its limits were written out: ``_pkt_pto`` and ``_ev_late_ns`` per EV."""
     w, pto = r._reorder_window(), r._pto()
     first = min(pto, r._min_late_ns(w)) if r.srtt else pto
+    heard = max(r.ack_now, r._probe_heard_ns)
     t = None
     for sent, seq, xm in r.sent_log:
         if t is not None and sent + (pto if sent >= r.rack_ts else first) >= t:
@@ -82,6 +83,8 @@ def _pto_scan_by_methods(r: MrcRequester) -> int | None:
         pkt = r.pkts.get(seq)
         if pkt is None or pkt.state != _Pkt.INFLIGHT or pkt.xmits != xm:
             continue
+        if xm > 1 and heard < sent and sent >= r.rack_ts:
+            continue  # resent into the peer's silence: left to the RTO
         c = sent + r._pkt_pto(pkt.ev, w)
         if r.srtt and sent < r.rack_ts:
             c = min(c, sent + r._ev_late_ns(pkt.ev, w))
