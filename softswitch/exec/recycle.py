@@ -89,10 +89,14 @@ def _reset_lines(obj: object, path: str, lines: list[str], ns: dict, seen: set[i
         raise _Unsupported("list outside a stack")
     if hasattr(obj, "__dict__") or "__slots__" not in cls.__dict__:
         raise _Unsupported(f"{cls.__name__} has no __slots__")
-    var = f"r{counter[0]}"
+    slots = _slot_names(cls)
+    # an object of scalars alone (most headers) is named only by its own lines, which come
+    # together: every such object shares one name (the reset is written into the entry point,
+    # whose frame sets up and clears a slot per name on every call)
+    leaf = all(isinstance(getattr(obj, a, None), (int, bool, type(None), *_IMMUTABLE)) for a in slots)
+    var = "rl" if leaf else f"r{counter[0]}"
     counter[0] += 1
     ind = "    "
-    slots = _slot_names(cls)
     if when_valid or when_dirty:
         if "valid" not in slots or (when_dirty and "dirty" not in slots):
             raise _Unsupported(f"{cls.__name__} is not a header")

@@ -528,7 +528,10 @@ class StmtGen(ExprGen):
         if t.width % 8:
             raise compile_error(s.loc, f"unsupported: header {t.name} is not a whole number of bytes")
         nb = t.width // 8
-        hv = self.t()
+        # the header and the unpacked words are named alike in every extract (each is read only
+        # by this extract's own lines): a parse function copies many extracts into one body, and
+        # CPython sets up and clears every local slot of a frame on each call
+        hv = "_xh"
         # valid implies dirty (one flag for the reset to test), except for a header only extract
         # writes: its reset tests ``valid`` and never looks at ``dirty``
         eo = self._extract_only_member(h)
@@ -539,7 +542,7 @@ class StmtGen(ExprGen):
         if nb:  # struct codes per byte-aligned field group: no header-wide integer
             stn = self.g(layout.header_struct(t), "ST")
             skip = frozenset() if mark else frozenset(f"f_{n}" for n in self.unread.get(eo, ()))
-            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", self.t() + "_", mark, skip):
+            for line in layout.unpack_struct_lines(t, hv, stn, "data", "off", "_xw", mark, skip):
                 out.add(ind, line)
             if not mark:  # nothing but extract writes it: the deparser emits these bytes (st_Emit)
                 out.add(ind, f"{hv}.raw = data[off:off + {nb}]")
@@ -568,7 +571,7 @@ class StmtGen(ExprGen):
         t = s.header.type
         if not isinstance(t, ir.HeaderT):
             raise compile_error(s.loc, "unsupported: emit of a non-header")
-        h = self.t()
+        h = "_eh"  # named alike in every emit, as extract's temporaries (st_Extract)
         e = s.header
         plain = all(type(n) in (ir.Member, ir.Var, ir.Const) or (type(n) is ir.StackIndex and type(n.index) is ir.Const)
                     for n in ir.iter_nodes(e))  # attribute and constant-index reads only
@@ -593,11 +596,11 @@ class StmtGen(ExprGen):
             size = f"({t.width} + {h}.vbw) // 8"
             out.add(ind + 1, f"OUT.append(({layout.pack_expr(t, h)}).to_bytes({size}, 'big'))")
         elif t.width and t.width % 8 == 0:
-            lines, expr = layout.pack_struct_lines(t, h, self.g(layout.header_struct(t), "ST"), self.t() + "_")
+            lines, expr = layout.pack_struct_lines(t, h, self.g(layout.header_struct(t), "ST"), "_ew")
             if self._extract_only_member(e) is not None:
                 # only extract writes it: while valid, its fields are the bytes it was extracted
                 # from (``raw``, kept by st_Extract), unless setValid made it valid (raw None)
-                r = self.t()
+                r = "_er"
                 out.add(ind + 1, f"{r} = {h}.raw")
                 out.add(ind + 1, f"if {r} is None:")
                 for line in lines:

@@ -69,7 +69,7 @@ def test_recycled_objects_read_as_fresh_ones_after_every_kind_of_write():
     assert ".dirty" in pl.blocks.source
     # stores inside `if (h.v.isValid())` and `if (h.u.isValid() ...)` carry no mark (v's one
     # mark is its setInvalid's)
-    assert re.search(r"\.valid = _t\w+\.dirty = True", pl.blocks.source)  # extract's
+    assert re.search(r"\.valid = _xh\.dirty = True", pl.blocks.source)  # extract's
     assert pl.blocks.source.count("H.f_v.dirty = True") == 1 and "H.f_u.dirty = True" not in pl.blocks.source
     assert _run(pl, 5, 500) > 150
     assert pl._pool, "the loop's objects were put back for reuse"
@@ -93,6 +93,6 @@ def test_without_the_extract_marks_the_reset_would_be_wrong(monkeypatch):
     import softswitch.exec.exprgen as eg
     monkeypatch.setattr(eg, "extract_only_headers", lambda p: frozenset(f.name for f in p.parser.params[1].type.fields))
     pl = Rig(PROG).pipeline
-    assert pl._tracked and not re.search(r"\.valid = _t\w+\.dirty = True", pl.blocks.source)
+    assert pl._tracked and not re.search(r"\.valid = _xh\.dirty = True", pl.blocks.source)
     with pytest.raises(AssertionError):
         _run(pl, 5, 500)
