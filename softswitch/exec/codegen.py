@@ -27,7 +27,7 @@ from softswitch.exec.exprgen import (
 )
 from softswitch.exec.layout import signed_width
 from softswitch.exec.stmtgen import StmtGen, colour_to
-from softswitch.exec.usage import declared_before_use, header_root, local_root, meter_locals
+from softswitch.exec.usage import body_only_locals, declared_before_use, header_root, local_root, meter_locals
 from softswitch.frontend import ir
 
 __all__ = ["CompileError", "CompiledBlocks", "Compiler", "Resources"]
@@ -143,21 +143,31 @@ class Compiler(StmtGen):
 
     # ------------------------------------------------------------------ blocks
 
-    def _bind_block(self, blk, param_objs: list[str | None]) -> str:
-        """Set up variable names for a block; returns the locals class name (or '')."""
+    def _bind_block(self, blk, param_objs: list[str | None], fast: frozenset[str] = frozenset()) -> str:
+        """Set up variable names for a block; returns the locals class name (or '').  ``fast``:
+        locals that become Python locals of the block's function (``usage.body_only_locals``:
+        nothing but the apply body names them) instead of attributes of its locals object."""
         self.cur_block = blk
         self.var_map = {}
+        self.fast_zero: dict[str, str] = {}
+        self.fast_names: dict[str, str] = {}
         for p, o in zip(blk.params, param_objs):
             if o is not None:
                 self.var_map[p.name] = o
         if not blk.locals:
             return ""
-        lname = f"Loc{self.ctl_index}"
         attrs = []
         for i, (name, t) in enumerate(blk.locals.items()):
+            if name in fast:
+                self.var_map[name] = self.fast_names[name] = f"_cl{i}"
+                self.fast_zero[f"_cl{i}"] = layout.zero_code(t, self.names)
+                continue
             attr = f"l{i}"
             attrs.append((attr, t))
             self.var_map[name] = f"L.{attr}"
+        if not attrs:
+            return ""
+        lname = f"Loc{self.ctl_index}"
         src = [f"class {lname}:", f"    __slots__ = {tuple(a for a, _ in attrs)!r}", "    def __init__(self):"]
         src += [f"        self.{a} = {layout.zero_code(t, self.names)}" for a, t in attrs]
         self.funcs.append("\n".join(src) + "\n")
@@ -167,18 +177,23 @@ class Compiler(StmtGen):
     def _new_locals(self, lname: str, out: Out, late: frozenset[str] = frozenset()) -> None:
         """``L = Loc()`` written out: the object made without a call to its ``__init__`` (a
         Python call per block and packet) and its attributes zeroed here, as ``__init__`` does
-        (a fresh object for every header or struct local, as before).  ``late``: the locals
-        (Var names) whose own declaration always sets them before anything touches them
+        (a fresh object for every header or struct local, as before); the block's Python locals
+        (``_bind_block``'s ``fast``) zeroed likewise.  ``late``: the locals (Var names) whose
+        own declaration always sets them before anything touches them
         (``usage.declared_before_use``): zeroing them here too would be overwritten unseen --
         for a header local, a header object made for every packet and never used."""
         if not lname:
             out.add(1, "L = None")
-            return
-        out.add(1, f"L = _onew({lname})")
-        zero = self.loc_zero[lname]
-        skip = {self.var_map[name][2:] for name in late if self.var_map.get(name, "").startswith("L.")}
-        for line in layout._zero_lines([a for a in zero if a not in skip], zero, "    "):
-            out.add(1, line.strip().replace("self.", "L."))
+        else:
+            out.add(1, f"L = _onew({lname})")
+            zero = self.loc_zero[lname]
+            skip = {self.var_map[name][2:] for name in late if self.var_map.get(name, "").startswith("L.")}
+            for line in layout._zero_lines([a for a in zero if a not in skip], zero, "    "):
+                out.add(1, line.strip().replace("self.", "L."))
+        skip = {self.fast_names[name] for name in late if name in self.fast_names}
+        fz = self.fast_zero
+        for line in layout._zero_lines([v for v in fz if v not in skip], fz, "    "):
+            out.add(1, line.strip().replace("self.", ""))
 
     def gen_actions(self, ctl: ir.Control | ir.Parser, only_functions: bool = False) -> None:
         for name, act in self.p.actions.items():
@@ -451,7 +466,7 @@ class Compiler(StmtGen):
 
     def gen_control(self, ctl: ir.Control, objs: list[str | None], fname: str) -> None:
         self.ctl_index += 1
-        lname = self._bind_block(ctl, objs)
+        lname = self._bind_block(ctl, objs, body_only_locals(ctl, list(self.p.actions.values())))
         if fname in ("blk_verify", "blk_compute"):
             guard = self._checksum_guard(ctl)
             if guard is not None:

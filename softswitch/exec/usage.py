@@ -417,6 +417,20 @@ def meter_locals(act: ir.Action) -> list[tuple[str, ir.Expr]]:
             and local_root(n.args[0], act) is not None]
 
 
+def body_only_locals(ctl: ir.Control, actions: list[ir.Action]) -> frozenset[str]:
+    """The locals of control ``ctl`` that nothing but its apply body names: no action of
+    ``actions`` (pass them all: an action function is generated per control and gets the
+    control's locals object) and no table of the control (a table's key, its actions' bound
+    arguments).  The generated block function holds such a local as a Python local: the apply
+    body is that one function, so no other function needs to reach it through the locals object
+    (its accesses are then a local load or store, not an attribute of an object made for every
+    packet)."""
+    names = set(ctl.locals)
+    named = {n.name for root in [*actions, *ctl.tables.values()] for n in ir.iter_nodes(root)
+             if isinstance(n, ir.Var) and n.name in names}
+    return frozenset(names - named)
+
+
 def declared_before_use(ctl: ir.Control, actions: list[ir.Action]) -> frozenset[str]:
     """The locals of control ``ctl`` that its apply body always (re)initialises with their own
     declaration (``VarDecl``) before any statement touches them, and that nothing else of the
