@@ -9,6 +9,9 @@ after a warm-up, either through the pipeline's loop entry points alone (``ingres
 egress round as well (frames handed to a tx hook, no sockets).  The 20 functions that execute
 the most bytecodes are listed.
 
+``--lines N``: also list the N source lines of the generated code (``CompiledBlocks.source``,
+``V1Pipeline.fast_source``) that execute the most bytecodes, with their text.
+
 ``--rounds N``: instead of counting, run N rounds of 64 frames through the loop untraced, for
 machine-instruction counts under callgrind (which the load does not move either): run it with two
 round counts and divide the difference of the totals by the extra frames, e.g.
@@ -19,7 +22,7 @@ round counts and divide the difference of the totals by the extra frames, e.g.
 (instructions a frame = (I refs of 60 - I refs of 20) / (40 * 64); the build and the warm-up are the
 same in both runs, so the difference is the rounds alone).
 
-Usage: ``python bench/softswitch_bytecodes.py [--program bench4|mrc] [--size 64] [--loop | --rounds N]``.
+Usage: ``python bench/softswitch_bytecodes.py [--program bench4|mrc] [--size 64] [--loop | --rounds N] [--lines N]``.
 """
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ def main() -> None:
     ap.add_argument("--loop", action="store_true", help="through the packet loop and traffic manager too")
     ap.add_argument("--rounds", type=int, default=0,
                     help="run N rounds through the loop untraced (for callgrind's instruction counts) instead")
+    ap.add_argument("--lines", type=int, default=0, help="also list the N generated source lines that run the most bytecodes")
     args = ap.parse_args()
     mrc = args.program == "mrc"
     pl = sp.build_mrc() if mrc else sp.build()
@@ -81,12 +85,14 @@ def main() -> None:
         print(f"{args.program} {args.size} B: {args.rounds} rounds of {PACKETS} frames through the loop")
         return
     ops: collections.Counter = collections.Counter()
+    lines: collections.Counter = collections.Counter()
     calls = [0]
 
     def tracer(frame_, event, _arg):
         frame_.f_trace_opcodes = True
         if event == "opcode":
             ops[frame_.f_code.co_name] += 1
+            lines[(frame_.f_code.co_filename, frame_.f_code.co_name, frame_.f_lineno)] += 1
         elif event == "call":
             calls[0] += 1
         return tracer
@@ -103,6 +109,18 @@ def main() -> None:
           f"{total / PACKETS:.0f} bytecodes and {(calls[0] - 1) / PACKETS:.1f} Python calls per packet")
     for name, n in ops.most_common(20):
         print(f"  {n / PACKETS:8.1f}  {name}")
+    if args.lines:
+        sources = {"<p4:": pl.blocks.source.split("\n"), "<fastpath:": (pl.fast_source or "").split("\n")}
+        print(f"the {args.lines} generated lines that run the most bytecodes (a packet, function, line, text):")
+        shown = 0
+        for (fname, func, lineno), n in lines.most_common():
+            text = next((src for prefix, src in sources.items() if fname.startswith(prefix)), None)
+            if text is None or not 0 < lineno <= len(text):
+                continue  # the engine's own code: its files are on disk
+            print(f"  {n / PACKETS:8.1f}  {func:14s} {lineno:6d}  {text[lineno - 1].strip()[:120]}")
+            shown += 1
+            if shown == args.lines:
+                break
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ def build(pl) -> tuple | None:
     }
     src = "\n".join(lines) + "\n"
     exec(compile(src, f"<fastpath:{pl.program.source_file}>", "exec"), ns)  # noqa: S102 - generated here
+    pl.fast_source = src  # kept for debugging and per-line counts, as ``CompiledBlocks.source``
     return ns["ingress_item"], ns["egress_frame"]
 
 

@@ -249,6 +249,7 @@ class V1Pipeline:
         # ``ingress_global_timestamp`` is named, the time a statement runs when a meter reads it
         self.ingress_clock = ((CLOCK_RX if std_used is None or "ingress_global_timestamp" in std_used else 0)
                               | (CLOCK_NOW if "C.now" in blocks.source else 0))
+        self.fast_source: str | None = None  # the generated entry points' source (``fastpath``)
         fast = fastpath.build(self)
         if fast is not None:
             self.ingress_item, self.egress_frame = fast

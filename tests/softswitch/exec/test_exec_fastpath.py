@@ -45,9 +45,11 @@ def test_built_for_this_program_not_for_one_that_resubmits():
     assert fastpath.features(pl.blocks.source) == {"clone", "digest", "truncate"}
     assert pl.ingress_item.__code__.co_filename.startswith("<fastpath:")
     assert pl.egress_frame.__code__.co_filename.startswith("<fastpath:")
+    # the generated source is kept (bench/softswitch_bytecodes.py --lines prints its lines)
+    assert pl.fast_source.splitlines()[pl.egress_frame.__code__.co_firstlineno - 1].startswith("def egress_frame(")
     other = Rig(DATA / "exec_features.p4").pipeline  # resubmits and recirculates
     assert "resubmit" in fastpath.features(other.blocks.source)
-    assert other.ingress_item.__func__ is type(other).ingress_item
+    assert other.ingress_item.__func__ is type(other).ingress_item and other.fast_source is None
     traced = Rig(PROG, trace=lambda _s: None).pipeline  # a tracer: the general path, which traces
     assert traced.egress_frame.__func__ is type(traced).egress_frame
 
