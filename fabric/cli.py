@@ -114,6 +114,9 @@ def cmd_fault(args: argparse.Namespace) -> int:
     from .scenarios.spec import FaultSpec
 
     kind = get(args.fault)
+    elsewhere = _cli_fault_elsewhere(kind, NetnsFaults)
+    if elsewhere:  # first: link-loss asked for its a, b and loss, then said it could not run here at all
+        raise FaultError(f"fault {kind.cli_name}: {elsewhere}")
     if not 0 <= args.duration <= threading.TIMEOUT_MAX:  # NaN too; inf overflowed the wait after the fault
         raise FaultError(f"fault {kind.cli_name}: --duration must be 0 (keep the fault) or more seconds, "
                          f"got {args.duration:g}")
@@ -121,10 +124,6 @@ def cmd_fault(args: argparse.Namespace) -> int:
                   params={p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name) is not None})
     kind.validate(f, f"fault {kind.cli_name}")
     check_engine(kind, NetnsFaults.fault_primitives, "netns", f"fault {kind.cli_name}")
-    if kind.needs & NetnsFaults.controller_primitives:
-        raise FaultError(f"fault {kind.cli_name}: a P4Runtime write the fabric's controller makes, and "
-                         "`mrc-fabric fault` has none (a second client would fight the running controller for "
-                         "mastership); put it in a scenario file for `mrc-fabric scenario run`")
     target = NetnsFaults(_fabric(args))
     if args.duration <= 0:
         print(kind.apply(target, f, False), flush=True)
@@ -157,6 +156,20 @@ def _cli_fault_note(kind, engine) -> str:
         return " (not on the emulated fabric: `mrc-fabric scenario run --engine sim`)"
     if kind.needs & engine.controller_primitives:
         return " (a P4Runtime write: only in `mrc-fabric scenario run`, whose controller makes it)"
+    return ""
+
+
+def _cli_fault_elsewhere(kind, engine) -> str:
+    """Why `mrc-fabric fault KIND` can never run ``kind`` and where it does run, or "" when it can."""
+    keys = ", ".join(p.name for p in kind.params)
+    entry = f"a scenario file's faults: entry (kind: {kind.name}{', ' + keys if keys else ''})"
+    if kind.needs - engine.fault_primitives:
+        return (f"only the simulated fabric has this fault (the emulated one cannot carry it out); put it in "
+                f"{entry} and run `mrc-fabric scenario run --engine sim FILE` (docs/simulation.md)")
+    if kind.needs & engine.controller_primitives:
+        return ("a P4Runtime write the fabric's controller makes, and `mrc-fabric fault` has none (a second "
+                "client would fight the running controller for mastership); put it in "
+                f"{entry} for `mrc-fabric scenario run FILE`")
     return ""
 
 
@@ -269,15 +282,23 @@ def build_parser() -> argparse.ArgumentParser:
     from .scenarios.runner import NetnsFaults
 
     for kind in REGISTRY.values():
-        f = fault.add_parser(kind.cli_name, parents=[common], help=kind.help + _cli_fault_note(kind, NetnsFaults))
+        elsewhere = _cli_fault_elsewhere(kind, NetnsFaults)
+        f = fault.add_parser(kind.cli_name, parents=[common], help=kind.help + _cli_fault_note(kind, NetnsFaults),
+                             description=f"{kind.help}. Not here: {elsewhere}." if elsewhere else None)
+        # A kind this command never runs takes whatever it is given (its parameters optional, other words
+        # let through by main), so that `fault link-loss` says where it runs instead of which of its
+        # arguments are missing.
+        f.set_defaults(func=cmd_fault, takes_any=bool(elsewhere))
         for p in kind.params:
             conv = (lambda v: v.lower() in ("1", "true", "yes", "up")) if p.type is bool else p.type
+            if elsewhere:  # not even a value's type is checked before "not here"
+                conv = str
             if p.positional:
-                f.add_argument(p.name, type=conv, help=p.help)
+                f.add_argument(p.name, type=conv, nargs="?" if elsewhere else None, help=p.help)
             else:
                 f.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=conv, help=p.help)
-        f.add_argument("--duration", type=float, default=0.0, help="undo the fault after this many seconds (at once on Ctrl-C or SIGTERM; default 0: leave it)")
-        f.set_defaults(func=cmd_fault)
+        f.add_argument("--duration", type=str if elsewhere else float, default=0.0,
+                       help="undo the fault after this many seconds (at once on Ctrl-C or SIGTERM; default 0: leave it)")
     # `mrc-fabric demo` (issue 6: traffic, failures, timeline) registers its subparser here.
     demo = sub.add_parser("demo", help="MRC vs the RC baseline through the small fabric while a spine link "
                           "and then a spine fail (timeline, summary, plot)")
@@ -316,7 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``mrc-fabric``; errors exit 2 with a message naming the element."""
-    args = build_parser().parse_args(argv)
+    ap = build_parser()
+    args, extra = ap.parse_known_args(argv)
+    if extra and not getattr(args, "takes_any", False):
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")  # what parse_args says
     try:
         return args.func(args)
     except ERRORS as e:

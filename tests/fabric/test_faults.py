@@ -55,8 +55,8 @@ def test_every_kind_is_a_cli_subcommand_and_a_scenario_kind():
 
 def test_cli_kebab_case_and_scenario_snake_case_name_the_same_kind():
     assert faults.get("link-down") is faults.get("link_down")
-    ns = build_parser().parse_args(["fault", "link-slow", "p1l1", "p1s1", "0.25", "--duration", "2"])
-    assert (ns.fault, ns.a, ns.b, ns.rate, ns.duration) == ("link-slow", "p1l1", "p1s1", 0.25, 2.0)
+    ns = build_parser().parse_args(["fault", "nic-down", "h1", "2", "--duration", "2"])
+    assert (ns.fault, ns.host, ns.plane, ns.duration) == ("nic-down", "h1", 2, 2.0)
 
 
 def test_bad_faults_name_the_field():
@@ -240,6 +240,41 @@ def test_cli_port_admin_kinds_say_where_they_work(capsys):
     assert "only in `mrc-fabric scenario run`" in helps["port-down"]
     assert "--engine sim" in helps["link-loss"] and "--engine sim" in helps["link-slow"]
     assert "scenario" not in helps["link-down"]
+
+
+def test_cli_kinds_it_never_runs_say_so_before_asking_for_arguments(capsys):
+    """`mrc-fabric fault link-loss` (sim only) answered "the following arguments are required: a, b,
+    loss"; given them, "not supported by the netns engine (it has no link_loss)".  Every kind the command
+    cannot run now says where it runs first, whatever else is on the line, exit 2."""
+    import subprocess
+    import sys
+
+    from mrc_fabric.cli import main
+    from mrc_fabric.scenarios.runner import NetnsFaults
+
+    sim_only = {k.cli_name for k in faults.REGISTRY.values() if k.needs - NetnsFaults.fault_primitives}
+    ctl_only = {k.cli_name for k in faults.REGISTRY.values() if k.needs & NetnsFaults.controller_primitives}
+    assert {"link-loss", "link-slow"} <= sim_only and {"port-admin", "port-down", "port-up"} <= ctl_only
+    for kind in sorted(sim_only | ctl_only):
+        name = faults.get(kind).name
+        for extra in ([], ["p1l1"], ["p1l1", "p1s1", "abc", "--fraction", "3", "--duration", "x", "--up", "no"]):
+            assert main(["fault", kind, *extra, "--prefix", "nofab"]) == 2, (kind, extra)
+            cap = capsys.readouterr()
+            assert cap.out == "" and cap.err.count("\n") == 1 and "usage:" not in cap.err, (kind, extra, cap.err)
+            assert cap.err.startswith(f"mrc-fabric: error: fault {kind}: "), cap.err
+            assert f"kind: {name}" in cap.err, cap.err
+            assert ("--engine sim" in cap.err) == (kind in sim_only), cap.err
+    r = subprocess.run([sys.executable, "-m", "mrc_fabric", "fault", "link-loss"], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert r.returncode == 2 and "only the simulated fabric has this fault" in r.stderr, r.stderr
+    assert "required" not in r.stderr
+    # a kind it runs still asks for its arguments, and a word too many is still refused
+    with pytest.raises(SystemExit) as ex:
+        main(["fault", "link-down", "p1l1"])
+    assert ex.value.code == 2 and "required: b" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as ex:
+        main(["fault", "link-down", "p1l1", "p1s1", "extra", "--prefix", "nofab"])
+    assert ex.value.code == 2 and "unrecognized arguments: extra" in capsys.readouterr().err
 
 
 def test_a_duration_or_time_that_is_not_finite_is_refused(capsys):
