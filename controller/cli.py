@@ -60,7 +60,7 @@ def _emit(data: Any, fmt: str, out: str | None) -> None:
 ECMP_MAX_GROUP = P4.MAX_GROUP_SIZE[P4.AP_INGRESS_ROUTING_ECMP_SELECTOR]
 
 
-def _check_group_size(topo: Topology, limit: int) -> None:
+def check_group_size(topo: Topology, limit: int) -> None:
     """Refuse a plane with more spines than a leaf's ECMP group can hold (``limit`` 0: no check).  The
     topology itself is target-neutral (the simulator takes it as it is); the limit is the program's."""
     if not limit:
@@ -82,7 +82,7 @@ def _load_plan(args: argparse.Namespace):
 def cmd_topo_gen(args: argparse.Namespace) -> int:
     data = clos_data(args.planes, args.spines, args.leaves, args.hosts_per_leaf, name=args.name,
                      grpc_base_port=args.grpc_base_port)
-    _check_group_size(parse_topology(data), args.max_group_size)  # the generator's output must validate
+    check_group_size(parse_topology(data), args.max_group_size)  # the generator's output must validate
     text = dump_yaml(data)
     if args.output:
         _write(args.output, text)
@@ -93,7 +93,7 @@ def cmd_topo_gen(args: argparse.Namespace) -> int:
 
 def cmd_topo_check(args: argparse.Namespace) -> int:
     t = load_topology(args.topology)
-    _check_group_size(t, args.max_group_size)
+    check_group_size(t, args.max_group_size)
     print(f"{args.topology}: ok: {t.name}: {t.planes} plane(s), {len(t.spines())} spine(s), "
           f"{len(t.leaves())} leaf(s), {len(t.hosts)} host(s), {len(t.links)} link(s)")
     return 0
@@ -107,7 +107,7 @@ def cmd_sid(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _load_plan(args)
-    _check_group_size(plan.topology, args.max_group_size)
+    check_group_size(plan.topology, args.max_group_size)
     data = plan_to_data(plan)
     if args.switch:
         if args.switch not in data:
@@ -349,7 +349,7 @@ def _qp_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a QP number (decimal or 0x hex, 0 .. 0xFFFFFF)") from None
 
 
-def _max_group_arg(p: argparse.ArgumentParser) -> None:
+def max_group_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-group-size", type=_count, default=ECMP_MAX_GROUP, metavar="N",
                    help=f"refuse a plane with more spines than a leaf's ECMP group holds (default "
                         f"{ECMP_MAX_GROUP}: mrc_switch.p4's ecmp_selector; 0: no check, e.g. a topology for "
@@ -372,11 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"gRPC port of switch i (file order) = this + i (default {DEFAULT_GRPC_BASE})")
     g.add_argument("--name")
     g.add_argument("-o", "--output", help="output file (default stdout)")
-    _max_group_arg(g)
+    max_group_arg(g)
     g.set_defaults(func=cmd_topo_gen)
     c = topo.add_parser("check", help="validate a topology file")
     c.add_argument("topology")
-    _max_group_arg(c)
+    max_group_arg(c)
     c.set_defaults(func=cmd_topo_check)
 
     s = sub.add_parser("sid", help="print the SID plan (uSIDs, addresses, MACs)")
@@ -385,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="print the static per-switch intents")
     _plan_args(p)
     p.add_argument("--switch", help="only this switch")
-    _max_group_arg(p)
+    max_group_arg(p)
     p.set_defaults(func=cmd_plan)
 
     ev = sub.add_parser("ev", help="EV plans for hosts").add_subparsers(dest="ev_cmd", required=True)

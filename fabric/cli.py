@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+from controller.cli import check_group_size, max_group_arg
 from controller.topology import TopologyError, load_topology
 
 from .fabric import Fabric, FabricError, down_prefix
@@ -32,6 +33,8 @@ def _fabric(args: argparse.Namespace) -> Fabric:
 def cmd_up(args: argparse.Namespace) -> int:
     target = None if args.target == "none" else args.target
     topo = load_topology(args.topology)
+    if target is not None:  # converge refused a plane of 65 spines only once the whole fabric was up
+        check_group_size(topo, args.max_group_size)
     fab = Fabric(topo, prefix=args.prefix, target=target, state_dir=args.state_dir,
                  grpc_base_port=args.grpc_base_port, ready_timeout_s=args.ready_timeout,
                  topology_path=str(Path(args.topology).resolve()), restart=not args.no_restart)
@@ -215,6 +218,15 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
 
     sc = load_scenario(args.file)
     _check_port("--grpc-base-port", args.grpc_base_port, 1)
+    if args.engine == "netns":  # as `up`: the simulator's fabric has no selector and takes any plane
+        from controller.topology import parse_topology
+
+        from .scenarios.runner import topology_data
+
+        try:
+            check_group_size(parse_topology(topology_data(sc.fabric)), args.max_group_size)
+        except TopologyError as e:
+            raise ScenarioError(f"{args.file}: fabric: {e}") from None
     _check_out_dir(args.out)  # last: it makes the directory
     if args.engine == "netns" and sc.sim != type(sc.sim)():
         # a file written for the simulator (µs timers, 100 Gb/s links) fails on the emulated fabric for
@@ -261,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--wait", action="store_true", help="stay in the foreground; tear down on Ctrl-C")
     up.add_argument("--no-restart", action="store_true",
                     help="do not restart a switch that crashes (its exit reason is still logged)")
+    max_group_arg(up)
     up.set_defaults(func=cmd_up)
 
     down = sub.add_parser("down", parents=[common], help="remove everything a fabric run recorded")
@@ -331,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     srun.add_argument("--prefix", default="scn", help="name prefix of the netns engine's fabric (default scn)")
     srun.add_argument("--grpc-base-port", type=int, default=27400, help="gRPC port of switch i = this + i (default 27400)")
     srun.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    max_group_arg(srun)
     srun.set_defaults(func=cmd_scenario_run)
     return ap
 

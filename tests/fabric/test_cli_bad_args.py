@@ -97,3 +97,39 @@ def test_a_state_file_that_cannot_be_read_is_named_and_kept(text, tmp_path, caps
     assert main(["status", "--prefix", "nofab", "--state-dir", str(st)]) == 2  # a --state-dir that is a file
     assert capsys.readouterr().err == (f"mrc-fabric: error: {st / 'nofab.json'}: cannot read the fabric state: "
                                        "Not a directory (--state-dir)\n")
+
+
+def test_up_and_a_netns_scenario_refuse_more_spines_than_a_leafs_ecmp_group_holds(tmp_path, capsys):
+    """mrc_switch.p4's ecmp_selector holds 64 members (one per spine of the plane); `topo gen/check` and
+    `plan` refuse 65, but `up` built the whole fabric and the controller's converge then refused every
+    leaf.  Both now refuse before anything is built (a state dir / --out that is a file stands in for the
+    first step that would have run), --max-group-size 0 lets it through, and the simulator takes it."""
+    from controller import p4contract as P4
+    from controller.cli import main as ctl_main
+
+    assert P4.MAX_GROUP_SIZE[P4.AP_INGRESS_ROUTING_ECMP_SELECTOR] == 64
+    big = tmp_path / "s65.yaml"
+    assert ctl_main(["topo", "gen", "--planes", "1", "--spines", "65", "--max-group-size", "0", "-o", str(big)]) == 0
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep")
+    said = "plane 1 has 65 spines, but a leaf's ECMP group (one member per spine) holds at most 64"
+    up = ["up", "-t", str(big), "--prefix", "nofab", "--state-dir", str(blocker), "--target", "softswitch"]
+    assert main(up) == 2
+    err = capsys.readouterr().err
+    assert said in err and "--max-group-size N for another program, 0 for none" in err and err.count("\n") == 1
+    assert main([*up, "--max-group-size", "0"]) == 2  # on to the next check: the state dir
+    assert said not in capsys.readouterr().err
+    assert main([*up, "--max-group-size", "65"]) == 2
+    assert said not in capsys.readouterr().err
+    assert main([*up[:-2], "--target", "none"]) == 2  # network only: no switch, no selector
+    assert said not in capsys.readouterr().err
+    sc = tmp_path / "g65.yaml"
+    sc.write_text("fabric: {generate: {planes: 1, spines: 65, leaves: 2, hosts_per_leaf: 2}}\n")
+    run = ["scenario", "run", str(sc), "--out", str(blocker), "--prefix", "nofab"]
+    assert main(run) == 2
+    assert f"{sc}: fabric: {said}" in capsys.readouterr().err
+    assert main([*run, "--max-group-size", "0"]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+    assert main([*run, "--engine", "sim"]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+    assert blocker.read_text() == "keep"
