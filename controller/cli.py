@@ -285,10 +285,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     """Print the running controller's view (from its metrics endpoint)."""
     import time
     import urllib.error
+    import urllib.parse
 
     from .status import show
 
     url = args.url or f"http://127.0.0.1:{args.metrics_port}/metrics"
+    if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
+        # urllib also opens file:// (and ftp://, data:), and the parse error quoted what it read: a file
+        # only root may read came back a line at a time on stderr; "garbage" was "unknown url type"
+        print(f"mrc-controller status: error: --url {url}: give an http:// or https:// URL (the metrics "
+              "endpoint of `mrc-controller run --metrics-port`)", file=sys.stderr)
+        return 2
     if not 0 <= args.watch <= threading.TIMEOUT_MAX:  # -1 was a ValueError traceback from sleep() after the first view
         print(f"mrc-controller status: error: --watch must be 0 (once) or more seconds, got {args.watch}", file=sys.stderr)
         return 2
@@ -443,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", help="terminal view of a running controller (links, drops, queues)")
     st.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT,
                     help=f"the controller's --metrics-port (default {DEFAULT_METRICS_PORT})")
-    st.add_argument("--url", help="metrics URL (default http://127.0.0.1:PORT/metrics)")
+    st.add_argument("--url", help="metrics URL, http:// or https:// (default http://127.0.0.1:PORT/metrics)")
     st.add_argument("--watch", type=float, default=0, help="refresh every N seconds until Ctrl-C (default 0: print once)")
     st.set_defaults(func=cmd_status)
     return ap

@@ -94,13 +94,30 @@ def test_status_and_run_refuse_what_they_cannot_read(tmp_path, capsys):
     assert main(["status", "--watch", "-1"]) == 2  # a ValueError from sleep() after the first view
     assert "--watch must be 0 (once) or more seconds" in capsys.readouterr().err
     assert main(["status", "--url", "garbage"]) == 2  # a ValueError traceback from urllib
-    assert "garbage: unknown url type" in capsys.readouterr().err
+    assert "--url garbage: give an http:// or https:// URL" in capsys.readouterr().err
     junk = tmp_path / "p4info.txtpb"
     junk.write_text("- a\n")
     # a text_format.ParseError traceback, before any switch was touched
     assert main(["run", "-t", "examples/small.yaml", "--once", "--p4info", str(junk), "--device-config", str(junk),
                  "--grpc-base-port", "1"]) == 2
     assert f"{junk}: not a P4Info text file: 1:1" in capsys.readouterr().err
+
+
+def test_status_reads_no_local_file(tmp_path):
+    """`status --url file:///etc/shadow` opened the file (urllib takes file://) and the parse error quoted
+    its first line on stderr; a scheme other than http/https is now refused before anything is read."""
+    import subprocess
+    import sys
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:TOPSECRET-hash:20228:0:99999:7:::\n")
+    for url in (secret.as_uri(), f"FILE://{secret}", f"ftp://127.0.0.1{secret}", "data:,TOPSECRET-hash"):
+        r = subprocess.run([sys.executable, "-m", "controller", "status", "--url", url], capture_output=True,
+                           text=True, timeout=60, check=False)
+        assert r.returncode == 2 and r.stdout == "", (url, r)
+        assert "TOPSECRET" not in r.stderr.replace(url, ""), r.stderr
+        assert r.stderr == (f"mrc-controller status: error: --url {url}: give an http:// or https:// URL (the "
+                            "metrics endpoint of `mrc-controller run --metrics-port`)\n")
 
 
 def test_a_watch_qp_that_is_not_a_number_is_named(capsys):
