@@ -13,6 +13,18 @@ import yaml
 from .p4contract import CPU_PORT
 from .topology import DEFAULT_GRPC_BASE, Topology, TopologyError, parse_topology
 
+# Each count's upper bound and why (ports are numbered from 1 with no gap: see clos_data).
+COUNT_LIMITS = {"planes": (15, ""),
+                "spines": (CPU_PORT - 2, " (a leaf needs a host port below the CPU port)"),
+                "leaves": (CPU_PORT - 1, f" (spine port I goes to leaf I; {CPU_PORT} is the CPU port)"),
+                "hosts-per-leaf": (200, "")}
+
+
+def count_error(what: str, v: int) -> str:
+    """What is wrong with count ``what`` (a key of COUNT_LIMITS) of value ``v`` on its own, or ""."""
+    hi, why = COUNT_LIMITS[what]
+    return "" if 1 <= v <= hi else f"must be 1..{hi}{why}, got {v}"
+
 
 def clos_data(planes: int, spines: int, leaves: int, hosts_per_leaf: int, *, name: str | None = None,
               grpc_base_port: int = DEFAULT_GRPC_BASE, link_defaults: dict[str, Any] | None = None
@@ -21,12 +33,10 @@ def clos_data(planes: int, spines: int, leaves: int, hosts_per_leaf: int, *, nam
     # Ports are numbered from 1 with no gap, so they stop below the CPU port: a spine's leaf ports
     # 1..leaves (at most 254), a leaf's spine and host ports 1..spines + hosts-per-leaf (at most 254,
     # so at most 253 spines).  The SID plan's 255 per plane needs a hand-written file with ports past 255.
-    for what, v, hi, why in (("planes", planes, 15, ""),
-                             ("spines", spines, CPU_PORT - 2, " (a leaf needs a host port below the CPU port)"),
-                             ("leaves", leaves, CPU_PORT - 1, f" (spine port I goes to leaf I; {CPU_PORT} is the CPU port)"),
-                             ("hosts-per-leaf", hosts_per_leaf, 200, "")):
-        if not 1 <= v <= hi:
-            raise TopologyError(f"{what}: must be 1..{hi}{why}, got {v}")
+    for what, v in (("planes", planes), ("spines", spines), ("leaves", leaves), ("hosts-per-leaf", hosts_per_leaf)):
+        why = count_error(what, v)
+        if why:
+            raise TopologyError(f"{what}: {why}")
     if spines + hosts_per_leaf >= CPU_PORT:
         raise TopologyError(f"spines + hosts-per-leaf: must be at most {CPU_PORT - 1} (a leaf's ports 1..spines + "
                             f"hosts-per-leaf stay below the CPU port {CPU_PORT}), got {spines + hosts_per_leaf}")

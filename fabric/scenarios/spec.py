@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.plan import STEV_EV_DIRECT, STEV_MODES
+from controller.topogen import count_error
 from mrc.core.qp import PATH_MTUS
 from mrc.wire.formats import DSCP_RESEND
 from mrc.yamlio import YamlFileError, place_error, read_yaml_file, unknown_keys
@@ -383,10 +384,18 @@ def _generate(v: Any, where: str) -> dict[str, int]:
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(GENERATE_KEYS)}, "
                             "grpc_base_port)")
+    # what is there, in file order (its type, then its range), before what is not: `{planes: two}` said
+    # "give spines, leaves, hosts_per_leaf" and only once they were added that planes was no number
+    out = {}
+    for k, x in d.items():
+        out[k] = _num(int)(x, f"{where}.{k}")
+        why = count_error(k.replace("_", "-"), out[k]) if k in GENERATE_KEYS else ""
+        if why:
+            raise ScenarioError(f"{where}.{k}: {why}")
     missing = [k for k in GENERATE_KEYS if k not in d]
     if missing:
         raise ScenarioError(f"{where}: give {', '.join(missing)}")
-    return {k: _num(int)(x, f"{where}.{k}") for k, x in d.items()}
+    return out
 
 
 def _modes(v: Any, where: str) -> tuple[str, ...]:

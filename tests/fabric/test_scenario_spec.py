@@ -60,6 +60,12 @@ def test_modes(modes, why):
     ({"generate": {"planes": "two", "spines": 2, "leaves": 2, "hosts_per_leaf": 2}},
      r"f.yaml.fabric.generate.planes: expected a whole number, got 'two'"),
     ({"generate": {"planes": 2}}, r"f.yaml.fabric.generate: give spines, leaves, hosts_per_leaf"),
+    # what is there before what is not, in file order: this was "give spines, leaves, hosts_per_leaf"
+    ({"generate": {"planes": "two"}}, r"f.yaml.fabric.generate.planes: expected a whole number, got 'two'"),
+    ({"generate": {"spines": 2, "planes": 0}}, r"f.yaml.fabric.generate.planes: must be 1..15, got 0"),
+    ({"generate": {"leaves": 300, "planes": "x"}}, r"f.yaml.fabric.generate.leaves: must be 1..254 .*, got 300"),
+    ({"generate": {"hosts_per_leaf": 0, "planes": 1, "spines": 1, "leaves": 1}},
+     r"f.yaml.fabric.generate.hosts_per_leaf: must be 1..200, got 0"),
     ({"topology": SMALL, "link_defaults": 5}, r"f.yaml.fabric.link_defaults: expected a mapping, got 5"),
     ({"topology": SMALL, "host_links": [1]}, r"f.yaml.fabric.host_links: expected a mapping, got \[1\]"),
 ])
@@ -92,8 +98,8 @@ def test_a_bad_topology_names_the_scenario_field_and_the_file(tmp_path):
     with pytest.raises(ScenarioError, match=r"with scenario.fabric's link_defaults/host_links: link_defaults: "
                        r"delay_us: must be an integer 0..10000000, got -5"):
         topology_data(_sc(fabric={"topology": SMALL, "link_defaults": {"delay_us": -5}}).fabric)
-    with pytest.raises(ScenarioError, match=r"^scenario.fabric.generate: planes: must be 1..15, got 0"):
-        topology_data(_sc(fabric={"generate": {"planes": 0, "spines": 1, "leaves": 1, "hosts_per_leaf": 2}}).fabric)
+    with pytest.raises(ScenarioError, match=r"^scenario.fabric.generate: spines \+ hosts-per-leaf: must be at most"):
+        topology_data(_sc(fabric={"generate": {"planes": 1, "spines": 200, "leaves": 1, "hosts_per_leaf": 60}}).fabric)
 
 
 @pytest.mark.parametrize("traffic", [
