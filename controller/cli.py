@@ -266,6 +266,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             except MappingError as e:
                 print(f"mrc-controller: error: {e}", file=sys.stderr)
                 return 2
+            except KeyboardInterrupt:  # was a traceback, then (a second one) another from close()
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # close() below is short: let it finish
+                print("mrc-controller run: interrupted; closing the sessions", file=sys.stderr, flush=True)
+                return 130
             if all(result.values()) and not args.no_wiring:
                 ctl.wiring_check()
             return 0 if all(result.values()) else 1

@@ -136,6 +136,7 @@ class Controller:
         self._pool = cf.ThreadPoolExecutor(max_workers=max(2, min(32, 2 * len(self.sessions))),
                                            thread_name_prefix="switch")
         self._closing = False
+        self._closed = threading.Event()  # close() cuts converge_all's backoff waits short
         self._busy: dict[str, cf.Future] = {}  # run(): the switches whose converge is in progress
         self._busy_counters: dict[str, cf.Future] = {}  # ... and whose counter read is
         # per switch, when its counters are next read: staggered over the interval (_counters_due)
@@ -369,7 +370,12 @@ class Controller:
                     wait = min(self.status[name].next_try, end) - time.monotonic()
                     if wait > 0:
                         self._phase[name] = "waiting"  # for the progress line
-                        time.sleep(wait)  # backoff between retries of an unreachable switch
+                        # backoff between retries of an unreachable switch; close() ends it (Ctrl-C on
+                        # `run --once` waited out every switch's retries before it exited)
+                        if self._closed.wait(wait):
+                            return False
+                if self._closed.is_set():
+                    return False
             return False
 
         futs = {n: self._pool.submit(one, n) for n in self.sessions}
@@ -602,6 +608,7 @@ class Controller:
     def close(self) -> None:
         """Close every session (the switches see the streams end) and the worker pool."""
         self._closing = self.telemetry.closing = True
+        self._closed.set()
         for s in self.sessions.values():
             s.close()
         self._pool.shutdown(wait=True)

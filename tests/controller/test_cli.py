@@ -207,3 +207,33 @@ def test_ev_format_and_grpc_host_errors_name_what_was_typed(tmp_path, capsys):
     assert main(["run", "-t", topo, "--once", "--grpc-host", "mrc-no-such-host.invalid"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--grpc-host mrc-no-such-host.invalid: the name does not resolve" in err
+
+
+def test_ctrl_c_during_run_once_exits_130_without_a_traceback():
+    """Ctrl-C while `run --once` retried unreachable switches was a KeyboardInterrupt traceback, and the
+    process then waited out every switch's retry backoff in close() (a second Ctrl-C: a second traceback)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "controller", "run", "-t", "examples/small.yaml", "--once",
+                          "--grpc-base-port", "1", "--retries", "20"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        for line in p.stderr:  # bounded: the first retry is logged within a second or two
+            if "will retry" in line or time.monotonic() - t0 > 30:
+                break
+        p.send_signal(signal.SIGINT)
+        t_int = time.monotonic()
+        _, err = p.communicate(timeout=30)
+        took = time.monotonic() - t_int
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert "Traceback" not in err, err
+    assert p.returncode == 130, err
+    assert "mrc-controller run: interrupted" in err
+    assert took < 5, took  # not the retries' backoff
