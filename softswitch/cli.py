@@ -7,6 +7,7 @@
     softswitch compile PROG.p4 [-D X] [-I DIR] --p4runtime-files OUT.txtpb ...
     softswitch cli [--addr HOST:PORT] COMMAND [ARG]...
     softswitch p4info-diff A B [--ignore WHAT]... [--lenient]
+    softswitch stf PROG.p4 [TEST.stf] (as python -m softswitch.stf)
 """
 from __future__ import annotations
 
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
         usage="softswitch [options] (--no-p4 | PROG.p4) -- --grpc-server-addr HOST:PORT [--cpu-port N]\n"
               "       softswitch compile PROG.p4 ...   (P4Info and device config, like p4c)\n"
               "       softswitch cli [--addr HOST:PORT] COMMAND [ARG]...   (runtime control)\n"
-              "       softswitch p4info-diff A B ...   (compare two P4Infos entity by entity)",
+              "       softswitch p4info-diff A B ...   (compare two P4Infos entity by entity)\n"
+              "       softswitch stf PROG.p4 [TEST.stf]   (run a p4c-style STF script)",
         description="Embedded P4_16 v1model software switch with a P4Runtime server; a drop-in for "
                     "bmv2's simple_switch_grpc. Target options (gRPC address, CPU port) follow '--'.",
         epilog="target options after '--': --grpc-server-addr HOST:PORT (default 0.0.0.0:9559), "
@@ -366,6 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compile_main(argv[1:])
     if argv and argv[0] == "cli":
         return run_cli(argv[1:])
+    if argv and argv[0] == "stf":  # was taken for a program file named "stf": "cannot read stf"
+        from softswitch.stf.__main__ import main as stf_main
+        return stf_main(argv[1:], prog="softswitch stf")
     if argv and argv[0] == "p4info-diff":
         from softswitch.p4info_diff import main as diff_main
         try:

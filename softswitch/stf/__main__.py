@@ -112,10 +112,10 @@ def _verdict(res, verbose: bool, out) -> dict:
             "first_failure": next((c.describe() for c in res.checks if not c.ok), None)}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m softswitch.stf") -> int:
     from mrc_fabric.targets import TARGETS, selected_target
 
-    ap = argparse.ArgumentParser(prog="python -m softswitch.stf", description=__doc__,
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.replace("python -m softswitch.stf", prog, 1).replace("``", ""),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("program", type=Path, help="the P4_16 v1model program")
     ap.add_argument("stf", type=Path, nargs="?", help="the STF script (default: PROGRAM with .stf)")
@@ -135,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     defines = dict(d.split("=", 1) if "=" in d else (d, "") for d in a.defines)
     r = classify(a.program, stf, defines, a.includes, verbose=not a.json, loop_path=a.loop_path,
                  process=a.target if a.process else None)
+    if a.stf is None and r["status"] == "stf-error" and not stf.exists():
+        r["message"] += " (no TEST.stf given: the default is the program's name with .stf)"
     if a.json:
         r.pop("trace", None)
         print(json.dumps(r))

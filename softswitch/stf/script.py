@@ -262,7 +262,9 @@ def load_stf(path: str | Path) -> list[Command]:
     try:
         text = p.read_text()
     except OSError as e:
-        raise StfError(f"{p}: {e}") from None
+        raise StfError(f"{p}: {e.strerror or e}") from None  # was "[Errno 2] No such file ...: 'PATH'"
+    except UnicodeDecodeError as e:
+        raise StfError(f"{p}: not a text file ({e.reason} at byte {e.start})") from None
     return parse_stf(text, str(p))
 
 

@@ -115,6 +115,35 @@ def test_command_line_exit_codes(tmp_path, capsys):
     assert stf_main([str(DATA / "tables.p4"), str(bad)]) == 3
 
 
+def test_a_script_that_cannot_be_read_is_an_stf_error_not_a_crash(tmp_path, capsys):
+    """A binary script was a CRASH (a softswitch bug, by the exit codes' meaning) with its bytes and a
+    traceback; a missing one said "[Errno 2] No such file or directory: 'X.stf'", and not that the name
+    was the default taken from the program's."""
+    import subprocess
+    import sys
+
+    binary = tmp_path / "bin.stf"
+    binary.write_bytes(b"\xe7\xb4\xd8packet 1 00\n")
+    assert stf_main([str(DATA / "tables.p4"), str(binary)]) == 3
+    out = capsys.readouterr()
+    assert out.out == f"STF-ERROR: tables.p4: {binary}: not a text file (invalid continuation byte at byte 0)\n"
+    assert out.err == ""
+    prog = tmp_path / "p.p4"
+    prog.write_text((DATA / "tables.p4").read_text())
+    assert stf_main([str(prog)]) == 3
+    assert capsys.readouterr().out == (f"STF-ERROR: p.p4: {tmp_path / 'p.stf'}: No such file or directory (no "
+                                       "TEST.stf given: the default is the program's name with .stf)\n")
+    assert stf_main([str(prog), str(tmp_path)]) == 3
+    assert capsys.readouterr().out == f"STF-ERROR: p.p4: {tmp_path}: Is a directory\n"
+    # `softswitch stf` is the same command (it was taken for a program file named "stf")
+    r = subprocess.run([sys.executable, "-m", "softswitch", "stf", str(DATA / "tables.p4")], capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert r.returncode == 0 and r.stdout.strip().endswith("5 packets sent"), r
+    r = subprocess.run([sys.executable, "-m", "softswitch", "stf", "--help"], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert r.returncode == 0 and r.stdout.startswith("usage: softswitch stf ") and "``" not in r.stdout
+
+
 def test_tally_over_a_small_corpus(tmp_path, capsys):
     for name, stf in (("tables", "tables.stf"), ("clone_mcast", "clone_mcast.stf"),
                       ("rejected", "tables.stf")):
