@@ -4,7 +4,8 @@
     python -m softswitch.p4info_diff A B ...
 
 A and B are P4Info text protos (``p4.config.v1.P4Info``, as ``p4c --p4runtime-files X.txtpb`` and
-``softswitch compile`` write them) or P4 programs (``.p4``: softswitch compiles them first).
+``softswitch compile`` write them), the JSON (``.json``) or binary (``.bin``) form p4c writes for those
+suffixes, or P4 programs (``.p4``: softswitch compiles them first).
 Entities are matched by kind and fully qualified name, never by position or id, so one changed id
 is one difference and not a cascade: references (action refs, const/initial default actions,
 implementation ids, direct resources, direct tables, profile tables) are compared by the name
@@ -31,6 +32,7 @@ Exit status: 0 when equal, 1 when they differ (one line per difference), 2 on ba
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -157,6 +159,9 @@ def load(path: str, defines: dict[str, str] | None = None, include_dirs: list[st
             return Loaded(build_p4info(load_program(path, defines or {}, include_dirs or [])), [])
         except P4Error as e:
             raise P4InfoDiffError(str(e)) from None
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in (".json", ".bin"):  # as p4c --p4runtime-files writes them (`softswitch compile` too)
+        return Loaded(_load_serialized(path, suffix), [])
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -165,7 +170,36 @@ def load(path: str, defines: dict[str, str] | None = None, include_dirs: list[st
     except UnicodeDecodeError as e:  # was a traceback
         raise P4InfoDiffError(f"{path}: not a P4Info text file (byte {e.object[e.start]:#04x} at offset {e.start} "
                               "is not UTF-8)") from None
-    return parse_text(text, path)
+    loaded = parse_text(text, path)
+    if loaded.p4info == p4info_pb2.P4Info() and not loaded.unknown_fields:
+        # an empty file (a failed redirect, a truncated copy) is a valid empty message: two compared equal
+        raise P4InfoDiffError(f"{path}: holds no P4Info (empty, or comments only)")
+    return loaded
+
+
+def _load_serialized(path: str, suffix: str) -> p4info_pb2.P4Info:
+    """A P4Info in p4c's JSON (``.json``) or binary (``.bin``) form."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise P4InfoDiffError(f"{path}: {e.strerror}") from None
+    msg = p4info_pb2.P4Info()
+    try:
+        if suffix == ".json":
+            json_format.Parse(data.decode("utf-8"), msg)
+        else:
+            msg.ParseFromString(data)
+    except (json_format.ParseError, UnicodeDecodeError, DecodeError) as e:
+        what = "JSON" if suffix == ".json" else "binary protobuf"
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise P4InfoDiffError(f"{path}: not a P4Info in {what} ({why[:2 * _QUOTE_MAX]})") from None
+    if msg == p4info_pb2.P4Info():
+        raise P4InfoDiffError(f"{path}: holds no P4Info (empty)")
+    return msg
 
 
 def _id_names(p: p4info_pb2.P4Info) -> dict[int, str]:
@@ -348,8 +382,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Compare two P4Infos entity by entity (by kind and fully qualified name). "
                     "A and B are P4Info text files, or .p4 programs that softswitch compiles first.",
         epilog="Exit status: 0 equal, 1 different, 2 bad input.")
-    ap.add_argument("a", metavar="A", help="P4Info text file (.txtpb/.txt) or P4 program (.p4)")
-    ap.add_argument("b", metavar="B", help="P4Info text file (.txtpb/.txt) or P4 program (.p4)")
+    ap.add_argument("a", metavar="A", help="P4Info file (.txtpb/.txt text, .json, .bin) or P4 program (.p4)")
+    ap.add_argument("b", metavar="B", help="P4Info file (.txtpb/.txt text, .json, .bin) or P4 program (.p4)")
     ap.add_argument("--ignore", action="append", default=[], choices=IGNORABLE, metavar="WHAT",
                     help=f"leave this out of the comparison (repeatable): {', '.join(IGNORABLE)}")
     ap.add_argument("--lenient", action="store_true",

@@ -175,8 +175,15 @@ def test_a_file_that_is_not_p4info_gets_a_short_error(tmp_path, capsys):
     """A device config (one JSON line of 200 KB) given by mistake: protobuf's parse error quotes the
     whole line, and all of it was printed. Now the error is one short line naming the file and the
     place."""
-    blob = tmp_path / "softswitch.json"
-    blob.write_text('{"magic": "softswitch-device-config", "source": "' + "x" * 200_000 + '"}')
+    text = '{"magic": "softswitch-device-config", "source": "' + "x" * 200_000 + '"}'
+    blob = tmp_path / "softswitch.json"  # .json: read as p4c's JSON P4Info
+    blob.write_text(text)
+    assert main([str(blob), str(blob)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 400, err[:500]
+    assert err.startswith(f"p4info-diff: {blob}: not a P4Info in JSON (") and "magic" in err
+    blob = tmp_path / "softswitch.txt"
+    blob.write_text(text)
     assert main([str(blob), str(blob)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 400, err[:500]
@@ -185,3 +192,40 @@ def test_a_file_that_is_not_p4info_gets_a_short_error(tmp_path, capsys):
     bad.write_text("tables { preamble { id: x } }")  # short lines are quoted whole, as before
     assert main([str(bad), str(bad)]) == 2
     assert "'tables { preamble { id: x } }': Couldn't parse integer: x" in capsys.readouterr().err
+
+
+def test_p4c_file_formats_by_suffix_and_empty_files(tmp_path, capsys):
+    """p4c's --p4runtime-files takes a comma list and writes each file in the format of its suffix
+    (.json JSON, .bin binary, .txt text).  softswitch compile wrote text to every name, and the comma
+    list as one file called "a.txt,b.json"; p4info-diff read every file as text.  Two empty files (a
+    failed redirect) compared equal, exit 0."""
+    from softswitch.compile_cmd import main as compile_main
+
+    prog = "p4src/mrc_switch.p4"
+    outs = [tmp_path / n for n in ("p.txt", "p.json", "p.bin", "p.txtpb")]
+    assert compile_main([prog, "--p4runtime-files", ",".join(map(str, outs))]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in outs)
+    from google.protobuf import json_format
+
+    want = build_p4info(load_program(prog))
+    assert json_format.Parse(outs[1].read_text(), p4info_pb2.P4Info()) == want
+    got = p4info_pb2.P4Info()
+    got.ParseFromString(outs[2].read_bytes())
+    assert got == want
+    assert outs[0].read_text() == outs[3].read_text() == p4info_text(want)
+    for a in outs:
+        assert main(["-q", str(a), prog]) == 0, a
+    capsys.readouterr()
+    empty = tmp_path / "empty.txtpb"
+    empty.write_text("")
+    comments = tmp_path / "c.txt"
+    comments.write_text("# proto-file: p4/config/v1/p4info.proto\n")
+    empty_bin = tmp_path / "e.bin"
+    empty_bin.write_bytes(b"")
+    for f in (empty, comments, empty_bin):
+        assert main([str(f), str(f)]) == 2, f
+        assert capsys.readouterr().err.startswith(f"p4info-diff: {f}: holds no P4Info (empty"), f
+    text_as_bin = tmp_path / "t.bin"
+    text_as_bin.write_text(outs[0].read_text())
+    assert main([str(text_as_bin), prog]) == 2
+    assert f"{text_as_bin}: not a P4Info in binary protobuf (" in capsys.readouterr().err
