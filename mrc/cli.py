@@ -122,13 +122,23 @@ def _nscc_param(text: str) -> tuple[str, int | float | bool]:
             raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
 
 
+def _address(text: str) -> str:
+    """``--peer`` / ``--bootstrap``, checked when parsed: a bad one ("port out of range in address
+    '...:99999'", naming no flag) was found only after the interfaces had been opened."""
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="mrc-perf", description="RDMA WRITE bandwidth and latency over MRC "
                                  "(or the single-path RC baseline), in the spirit of ib_write_bw.")
     sub = ap.add_subparsers(dest="role", required=True)
     s = sub.add_parser("server", help="receive writes (the per-host daemon: --forever)")
     _host_args(s)
-    s.add_argument("--bootstrap", default=f"[::]:{DEFAULT_PORT}",
+    s.add_argument("--bootstrap", default=f"[::]:{DEFAULT_PORT}", type=_address,
                    help=f"listen address: HOST:PORT, [V6]:PORT or unix:PATH (default [::]:{DEFAULT_PORT})")
     s.add_argument("--forever", action="store_true", help="serve clients one after another until killed")
     s.add_argument("--max-bytes", type=_size, default=1 << 30, help="largest qps x size accepted (default 1G)")
@@ -136,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="give up if no client connects within this many seconds (default 0: wait forever)")
     c = sub.add_parser("client", help="post writes to a server and measure")
     _host_args(c)
-    c.add_argument("--peer", required=True, help="server bootstrap address: HOST[:PORT], [V6]:PORT or unix:PATH")
+    c.add_argument("--peer", required=True, type=_address, help="server bootstrap address: HOST[:PORT], [V6]:PORT or unix:PATH")
     c.add_argument("--size", type=_size, default=65536, help="message size (default 64K; K/M/G suffixes)")
     c.add_argument("--iters", type=int, default=1000, help="messages to write (default 1000)")
     c.add_argument("--duration", type=float, default=0.0, help="write for this many seconds instead of --iters (default 0: --iters)")

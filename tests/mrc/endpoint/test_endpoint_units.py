@@ -331,6 +331,20 @@ def test_cli_names_a_missing_interface_before_any_bootstrap(capsys, tmp_path):
     assert time.monotonic() - t0 < 5
 
 
+def test_a_bad_bootstrap_address_names_its_flag_before_any_interface_is_opened(capsys):
+    """`--peer h:99999` said "mrc-perf: port out of range in address 'h:99999'" (which flag?), and only
+    after the interfaces were checked: a typo in --ifaces hid it."""
+    for argv, flag in ((["client", "--peer", "127.0.0.1:99999"], "--peer"),
+                       (["client", "--peer", "[fd00::1"], "--peer"),
+                       (["server", "--bootstrap", "unix:"], "--bootstrap"),
+                       (["server", "--bootstrap", "1.2.3.4:x"], "--bootstrap")):
+        with pytest.raises(SystemExit) as e:
+            main([*argv, "--ifaces", "mrc-no-such-if0"])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and f"error: argument {flag}: " in err, (argv, err)
+        assert "no interface" not in err
+
+
 def test_connect_gives_up_at_once_on_a_name_that_does_not_resolve():
     """Only a server that may still be starting is worth retrying; an unknown host name failed after
     the whole 30 s of retries."""
