@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from google.protobuf import text_format
+from google.protobuf import json_format, text_format
+from google.protobuf.message import DecodeError
 from google.rpc import code_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
@@ -62,17 +63,33 @@ class PipelineConfig:
 
     @classmethod
     def from_files(cls, p4info_path: str | Path, device_config_path: str | Path) -> PipelineConfig:
-        """A P4Info text file and a device config (bmv2 JSON or softswitch bundle) from ``build/``."""
+        """A P4Info file and a device config (bmv2 JSON or softswitch bundle) from ``build/``.  The P4Info
+        is text, or the JSON (``.json``) or binary (``.bin``) form p4c writes for those suffixes."""
         for p in (p4info_path, device_config_path):
+            if Path(p).is_dir():  # was "does not exist (run `make build`)"
+                raise SessionError(f"pipeline file {p} is a directory, not a file")
             if not Path(p).is_file():
                 raise SessionError(f"pipeline file {p} does not exist (run `make build`)")
+        suffix = Path(p4info_path).suffix.lower()
+        p4info = p4info_pb2.P4Info()
         try:
-            p4info = text_format.Parse(Path(p4info_path).read_text(), p4info_pb2.P4Info())
-            return cls(p4info, Path(device_config_path).read_bytes(), f"files:{device_config_path}")
-        except (text_format.ParseError, UnicodeDecodeError) as e:  # was a traceback from `run --p4info`
-            raise SessionError(f"{p4info_path}: not a P4Info text file: {e}") from None
+            if suffix == ".json":  # read as text, these were "not a P4Info text file"
+                json_format.Parse(Path(p4info_path).read_text(), p4info)
+            elif suffix == ".bin":
+                p4info.ParseFromString(Path(p4info_path).read_bytes())
+            else:
+                text_format.Parse(Path(p4info_path).read_text(), p4info)
+            device_config = Path(device_config_path).read_bytes()
+        except (text_format.ParseError, json_format.ParseError, DecodeError, UnicodeDecodeError) as e:
+            what = {".json": "JSON", ".bin": "binary protobuf"}.get(suffix, "text")
+            why = (str(e).splitlines() or [type(e).__name__])[0]  # json_format adds every field name
+            why = why if len(why) <= 160 else why[:160] + "..."  # protobuf quotes a whole (long) line
+            raise SessionError(f"{p4info_path}: not a P4Info {what} file: {why}") from None
         except OSError as e:
             raise SessionError(f"cannot read pipeline file {e.filename}: {e.strerror or e}") from None
+        if p4info == p4info_pb2.P4Info():  # an empty file parses: the switches refused the push, one by one
+            raise SessionError(f"{p4info_path}: holds no P4Info (empty)")
+        return cls(p4info, device_config, f"files:{device_config_path}")
 
 
 @dataclass(frozen=True)

@@ -237,3 +237,30 @@ def test_ctrl_c_during_run_once_exits_130_without_a_traceback():
     assert p.returncode == 130, err
     assert "mrc-controller run: interrupted" in err
     assert took < 5, took  # not the retries' backoff
+
+
+def test_run_reads_p4cs_p4info_forms_and_refuses_an_empty_one(tmp_path, capsys):
+    """`run --p4info X.json` (p4c --p4runtime-files writes JSON for .json, binary for .bin) was "not a
+    P4Info text file"; an empty P4Info file was taken and every switch refused the push in turn; a
+    directory "does not exist (run `make build`)"."""
+    from controller.session import PipelineConfig
+    from softswitch.compile_cmd import main as compile_main
+
+    outs = [tmp_path / n for n in ("p.txtpb", "p.json", "p.bin")]
+    dev = tmp_path / "dev.json"
+    assert compile_main(["p4src/mrc_switch.p4", "--p4runtime-files", ",".join(map(str, outs)),
+                         "--device-config", str(dev)]) == 0
+    loaded = [PipelineConfig.from_files(p, dev) for p in outs]
+    assert loaded[0].p4info.tables and loaded[0].p4info == loaded[1].p4info == loaded[2].p4info
+    run = ["run", "-t", "examples/small.yaml", "--once", "--grpc-base-port", "1", "--device-config", str(dev)]
+    empty = tmp_path / "empty.txtpb"
+    empty.write_text("")
+    dev_txt = tmp_path / "dev.txt"  # the device config given as the P4Info: its one long line was all quoted
+    dev_txt.write_bytes(dev.read_bytes())
+    for p4info, said in ((empty, f"{empty}: holds no P4Info (empty)"),
+                         (dev_txt, f"{dev_txt}: not a P4Info text file: 1:1 : "),
+                         (tmp_path, f"pipeline file {tmp_path} is a directory, not a file"),
+                         (dev, f"{dev}: not a P4Info JSON file: ")):
+        assert main([*run, "--p4info", str(p4info)]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1 and len(err) < 400, err[:600]
