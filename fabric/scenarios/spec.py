@@ -444,37 +444,42 @@ def parse_scenario(data: Any, where: str = "scenario") -> Scenario:
              "steps": _num(int), "cc": lambda v, w: str(v), "nscc": _mapping, "resend_priority": _flag,
              "trim_ahead": _num(int),
              "hosts": _hosts}
-    faults_raw = data.get("faults") or []
-    if not isinstance(faults_raw, list):
-        raise ScenarioError(f"{where}.faults: expected a list")
-    kw: dict[str, Any] = {
-        "fabric": _build(FabricSpec, data.get("fabric"), f"{where}.fabric",
-                         {"topology": _path, "generate": _or_none(_generate), "link_defaults": _or_none(_mapping),
-                          "host_links": _or_none(_mapping), "delay_at": lambda v, w: str(v)}),
-        "traffic": _build(TrafficSpec, data.get("traffic"), f"{where}.traffic", sizes),
-        "faults": tuple(_fault(f, f"{where}.faults[{i}]") for i, f in enumerate(faults_raw)),
-        "modes": _modes(data.get("modes", ["mrc"]), f"{where}.modes"),
-        "measure": _build(MeasureSpec, data.get("measure"), f"{where}.measure",
-                          {"sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float),
-                           "switch_counters": _flag}),
-        "sim": _build(SimSpec, data.get("sim"), f"{where}.sim",
-                      {"link_gbps": _num(float), "delay_ns": _num(int), "queue_packets": _num(int),
-                       "evs_per_path": _num(int), "priority_queue_factor": _num(int), "linger_s": _num(float),
-                       "shuffle_evs": _flag, "stev_mode": lambda v, w: str(v), "rc_path": lambda v, w: str(v)}),
-    }
     known = {"name", "fabric", "traffic", "faults", "modes", "deadline_s", "seed", "measure", "sim"}
     unknown = unknown_keys(data, known)
-    if unknown:
+    if unknown:  # first, as in every section (it came after the sections' values were checked)
         # a topology file given as the scenario was "unknown key(s) grpc_base_port, hosts, links, ...", no more
         hint = ("; this looks like a topology file: a scenario names one as fabric: {topology: FILE}"
                 if {"switches", "links"} <= set(unknown) else "")
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))}){hint}")
-    if "name" in data:
-        kw["name"] = str(data["name"])
-    if "deadline_s" in data:
-        kw["deadline_s"] = _num(float)(data["deadline_s"], f"{where}.deadline_s")
-    if "seed" in data:
-        kw["seed"] = _num(int)(data["seed"], f"{where}.seed")
+
+    def faults_of(raw: Any, w: str) -> tuple[FaultSpec, ...]:
+        if not isinstance(raw or [], list):
+            raise ScenarioError(f"{w}: expected a list")
+        return tuple(_fault(f, f"{w}[{i}]") for i, f in enumerate(raw or []))
+
+    build = {
+        "fabric": lambda v, w: _build(FabricSpec, v, w, {
+            "topology": _path, "generate": _or_none(_generate), "link_defaults": _or_none(_mapping),
+            "host_links": _or_none(_mapping), "delay_at": lambda v, w: str(v)}),
+        "traffic": lambda v, w: _build(TrafficSpec, v, w, sizes),
+        "faults": faults_of,
+        "modes": _modes,
+        "measure": lambda v, w: _build(MeasureSpec, v, w, {
+            "sample_ms": _num(float), "bin_ms": _num(float), "congestion_ms": _num(float), "switch_counters": _flag}),
+        "sim": lambda v, w: _build(SimSpec, v, w, {
+            "link_gbps": _num(float), "delay_ns": _num(int), "queue_packets": _num(int), "evs_per_path": _num(int),
+            "priority_queue_factor": _num(int), "linger_s": _num(float), "shuffle_evs": _flag,
+            "stev_mode": lambda v, w: str(v), "rc_path": lambda v, w: str(v)}),
+        "name": lambda v, w: str(v),
+        "deadline_s": _num(float),
+        "seed": _num(int),
+    }
+    # each section's values in file order (sim: before fabric: was reported after it); ranges and rules
+    # between fields follow in Scenario.check once every value has its type
+    kw: dict[str, Any] = {k: build[k](v, f"{where}.{k}") for k, v in data.items()}
+    for k in ("fabric", "traffic", "measure", "sim"):  # absent sections: their defaults, as before
+        kw.setdefault(k, build[k](None, f"{where}.{k}"))
+    kw.setdefault("modes", _modes(["mrc"], f"{where}.modes"))
     return Scenario(**kw).check()
 
 

@@ -208,3 +208,23 @@ def test_a_scenario_changed_after_loading_is_not_placed_in_its_file(tmp_path):
             run_scenario(bad, engine="sim", workdir=tmp_path / "out")
         assert str(e.value) == want
     assert not (tmp_path / "out").exists()
+
+
+def test_one_problem_at_a_time_unknown_keys_then_values_in_file_order():
+    """The top level checked its sections in a fixed order (fabric, traffic, faults, modes, measure, sim)
+    and its unknown keys after all of them: `sim:` at line 1 with a bad value was reported only after a
+    bad `fabric:` further down, and a misspelt key only once every section's values were right."""
+    bad_sim, bad_fabric = {"link_gbps": "fast"}, {"generate": 5}
+    with pytest.raises(ScenarioError, match=r"^scenario.sim.link_gbps: expected a number, got 'fast'"):
+        parse_scenario({"sim": bad_sim, "fabric": bad_fabric})
+    with pytest.raises(ScenarioError, match=r"^scenario.fabric.generate: expected a mapping, got 5"):
+        parse_scenario({"fabric": bad_fabric, "sim": bad_sim})
+    with pytest.raises(ScenarioError, match=r"^scenario.faults: expected a list"):
+        parse_scenario({"faults": {"at": 1}, "traffic": {"count": "x"}})
+    with pytest.raises(ScenarioError, match=r"^scenario: unknown key\(s\) trafic "):
+        parse_scenario({"traffic": {"count": "x"}, "trafic": {}})
+    # absent sections keep their defaults; ranges follow once every value has its type
+    sc = parse_scenario({"fabric": {"topology": SMALL}, "deadline_s": 5})
+    assert sc.modes == ("mrc",) and sc.faults == () and sc.deadline_s == 5
+    with pytest.raises(ScenarioError, match=r"^scenario.deadline_s: must be positive"):
+        parse_scenario({"deadline_s": -1, "fabric": {"topology": SMALL}})
