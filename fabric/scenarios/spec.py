@@ -317,7 +317,7 @@ def _fault(raw: Any, where: str) -> FaultSpec:
     """A fault entry: ``at``, ``kind``, ``duration`` and the parameters its kind declares."""
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: expected a mapping")
-    if "at" not in raw or "kind" not in raw:
+    if "kind" not in raw:  # first: it says which other keys there are
         raise ScenarioError(f"{where}: needs at and kind")
     try:
         kind = faults.get(str(raw["kind"]), where)
@@ -329,19 +329,25 @@ def _fault(raw: Any, where: str) -> FaultSpec:
         raise ScenarioError(f"{where}: unknown key(s) {', '.join(unknown)} for {kind.name} "
                             f"(known: at, kind, duration, {', '.join(types)})")
     params: dict[str, Any] = {}
-    for k, t in types.items():
-        if k in raw:
-            v = raw[k]
-            if t is bool:
-                if not isinstance(v, bool):
-                    raise ScenarioError(f"{where}.{k}: expected true or false, got {v!r}")
-                params[k] = v
-            elif t is str:
-                params[k] = str(v)
-            else:
-                params[k] = _num(t)(v, f"{where}.{k}")
-    return FaultSpec(at=_num(float)(raw["at"], f"{where}.at"), kind=kind.name,
-                     duration=_num(float)(raw.get("duration", 0.0), f"{where}.duration"), params=params)
+    times = {"duration": 0.0}
+    for k, v in raw.items():  # in file order, as every section (the parameters came before at and duration)
+        t = types.get(k)
+        if k in ("at", "duration"):
+            times[k] = _num(float)(v, f"{where}.{k}")
+        elif k == "kind":
+            continue
+        elif t is bool:
+            if not isinstance(v, bool):
+                raise ScenarioError(f"{where}.{k}: expected true or false, got {v!r}")
+            params[k] = v
+        elif t is str:
+            params[k] = str(v)
+        else:
+            params[k] = _num(t)(v, f"{where}.{k}")
+    if "at" not in times:
+        raise ScenarioError(f"{where}: needs at and kind")
+    return FaultSpec(at=times["at"], kind=kind.name, duration=times["duration"],
+                     params={k: params[k] for k in types if k in params})
 
 
 def _mapping(v: Any, where: str) -> dict[str, Any]:

@@ -228,3 +228,17 @@ def test_one_problem_at_a_time_unknown_keys_then_values_in_file_order():
     assert sc.modes == ("mrc",) and sc.faults == () and sc.deadline_s == 5
     with pytest.raises(ScenarioError, match=r"^scenario.deadline_s: must be positive"):
         parse_scenario({"deadline_s": -1, "fabric": {"topology": SMALL}})
+
+
+def test_a_faults_values_are_checked_in_file_order():
+    """A fault's parameters were checked before its at and duration, whatever their lines."""
+    with pytest.raises(ScenarioError, match=r"^scenario.faults\[0\].at: expected a number, got 'soon'"):
+        parse_scenario({"faults": [{"at": "soon", "kind": "shape", "switch": "p1l1", "port": "x"}]})
+    with pytest.raises(ScenarioError, match=r"^scenario.faults\[0\].port: expected a whole number, got 'x'"):
+        parse_scenario({"faults": [{"kind": "shape", "port": "x", "at": "soon"}]})
+    with pytest.raises(ScenarioError, match=r"^scenario.faults\[0\].port: expected a whole number"):
+        parse_scenario({"faults": [{"kind": "shape", "port": "x"}]})  # a value before a missing key
+    with pytest.raises(ScenarioError, match=r"^scenario.faults\[0\]: needs at and kind"):
+        parse_scenario({"faults": [{"kind": "shape", "port": 1}]})
+    sc = parse_scenario({"faults": [{"port": 2, "kind": "shape", "switch": "p1l1", "at": 1, "delay_us": 5}]})
+    assert sc.faults[0].params == {"switch": "p1l1", "port": 2, "delay_us": 5} and sc.faults[0].at == 1.0
