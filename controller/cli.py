@@ -74,6 +74,12 @@ def check_group_size(topo: Topology, limit: int) -> None:
                                 f"holds at most {limit} ({whose})")
 
 
+def _names(names) -> str:
+    """Up to 8 of ``names``, sorted, for a message that says which ones there are."""
+    names = sorted(names)
+    return ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+
+
 def _load_plan(args: argparse.Namespace):
     topo = load_topology(args.topology)
     return build_plan(topo, build_sid_plan(topo, args.block, args.gid_prefix))
@@ -111,7 +117,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     data = plan_to_data(plan)
     if args.switch:
         if args.switch not in data:
-            raise TopologyError(f"unknown switch {args.switch!r}")
+            raise TopologyError(f"--switch {args.switch}: no such switch in {args.topology} "
+                                f"(switches: {_names(data)})")
         data = {args.switch: data[args.switch]}
     _emit(data, args.format, args.output)
     return 0
@@ -132,7 +139,8 @@ def cmd_ev_gen(args: argparse.Namespace) -> int:
     formats = _ev_formats(args.ev_format)
     if args.host:
         if args.host not in plan.topology.hosts:
-            raise EvPlanError(f"unknown host {args.host!r}")
+            raise EvPlanError(f"--host {args.host}: no such host in {args.topology} "
+                              f"(hosts: {_names(plan.topology.hosts)})")
         _emit(host_ev_data(plan, args.host, args.evs_per_path, formats), args.format, args.output)
         return 0
     if not args.output:

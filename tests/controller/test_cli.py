@@ -264,3 +264,17 @@ def test_run_reads_p4cs_p4info_forms_and_refuses_an_empty_one(tmp_path, capsys):
         assert main([*run, "--p4info", str(p4info)]) == 2
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1 and len(err) < 400, err[:600]
+
+
+def test_an_unknown_switch_or_host_lists_the_ones_there_are(tmp_path, capsys):
+    """`plan --switch nope` said "unknown switch 'nope'" (which ones are there? in which file?)."""
+    small = "examples/small.yaml"
+    assert main(["plan", "-t", small, "--switch", "p1s9"]) == 2
+    assert capsys.readouterr().err == (f"mrc-controller: error: --switch p1s9: no such switch in {small} (switches: "
+                                       "p1l1, p1l2, p1s1, p1s2, p2l1, p2l2, p2s1, p2s2)\n")
+    big = tmp_path / "big.yaml"
+    assert main(["topo", "gen", "--leaves", "5", "--hosts-per-leaf", "4", "-o", str(big)]) == 0
+    assert main(["ev", "gen", "-t", str(big), "--host", "h99"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mrc-controller: error: --host h99: no such host in {big} (hosts: h1, h10, ")
+    assert err.endswith(", ... (20 in all))\n")
