@@ -55,6 +55,14 @@ class ViewServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
 
+    def do_HEAD(self) -> None:
+        """As GET without the body: `curl -I` and HEAD probes got 501 "Unsupported method"."""
+        self._head_only = True
+        try:
+            self.do_GET()
+        finally:
+            self._head_only = False  # a kept-alive connection's next GET gets its body
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/api/state":
@@ -77,7 +85,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        self.wfile.write(body)
+        if not getattr(self, "_head_only", False):
+            self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
         self.server.log.debug("http " + format % args)

@@ -88,6 +88,25 @@ def test_routes(server) -> None:
     assert e.value.code == 404
 
 
+def test_head_answers_as_get_without_a_body(server) -> None:
+    """`curl -I` (a HEAD probe: is the view up?) got 501 Unsupported method."""
+    import http.client
+
+    host, port = server.server_address[:2]
+    for path, status in (("/", 200), ("/api/state", 200), ("/nope", 404)):
+        conn = http.client.HTTPConnection(host, port, timeout=5)
+        try:
+            conn.request("HEAD", path)
+            r = conn.getresponse()
+            assert r.status == status and r.read() == b"", path
+            assert int(r.headers["Content-Length"]) > 0
+            conn.request("GET", path)  # the same connection: no body was left behind to confuse it
+            r = conn.getresponse()
+            assert r.status == status and len(r.read()) == int(r.headers["Content-Length"])
+        finally:
+            conn.close()
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not on PATH (apt-get install chromium; scripts/setup.sh does)")
 def test_page_renders_counters_states_and_postcards(server, tmp_path: Path) -> None:
     with Browser() as b:
