@@ -213,9 +213,12 @@ class Scenario:
             raise ScenarioError(f"scenario.sim.stev_mode: {sm.stev_mode!r} is not {' or '.join(STEV_MODES)}")
         if sm.rc_path not in ("hash", "even"):
             raise ScenarioError(f"scenario.sim.rc_path: {sm.rc_path!r} is not hash or even")
-        if sm.link_gbps < 0 or sm.queue_packets < 0 or (sm.delay_ns is not None and sm.delay_ns < 0) \
-                or sm.linger_s < 0:
-            raise ScenarioError("scenario.sim: link_gbps, queue_packets, delay_ns and linger_s must be >= 0")
+        for k, zero in (("link_gbps", "traffic.rate_gbps"), ("queue_packets", "the topology's queue_depth"),
+                        ("delay_ns", None), ("linger_s", "none")):
+            v = getattr(sm, k)
+            if v is not None and not 0 <= v < math.inf:  # nan and .inf were a ValueError / OverflowError traceback
+                raise ScenarioError(f"scenario.sim.{k}: must be >= 0 and finite{f' (0: {zero})' if zero else ''}, "
+                                    f"got {v}")
         if sm.priority_queue_factor < 0:
             raise ScenarioError("scenario.sim.priority_queue_factor: must be >= 0 (0: unbounded)")
         if not 1 <= sm.evs_per_path <= 256:
@@ -251,8 +254,9 @@ class Scenario:
         if not 0 < self.deadline_s < math.inf:  # nan too
             raise ScenarioError("scenario.deadline_s: must be positive (and finite)")
         m = self.measure
-        if min(m.sample_ms, m.bin_ms, m.congestion_ms) <= 0:
-            raise ScenarioError("scenario.measure: sample_ms, bin_ms and congestion_ms must be positive")
+        for k in ("sample_ms", "bin_ms", "congestion_ms"):
+            if not 0 < getattr(m, k) < math.inf:  # nan and .inf passed "<= 0" and failed once the run was over
+                raise ScenarioError(f"scenario.measure.{k}: must be positive and finite, got {getattr(m, k)}")
         if self.fabric.delay_at not in DELAY_AT:
             raise ScenarioError(f"scenario.fabric.delay_at: {self.fabric.delay_at!r} is not {', '.join(DELAY_AT)}")
         if self.fabric.topology is None and not self.fabric.generate:

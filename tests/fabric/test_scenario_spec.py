@@ -242,3 +242,18 @@ def test_a_faults_values_are_checked_in_file_order():
         parse_scenario({"faults": [{"kind": "shape", "port": 1}]})
     sc = parse_scenario({"faults": [{"port": 2, "kind": "shape", "switch": "p1l1", "at": 1, "delay_us": 5}]})
     assert sc.faults[0].params == {"switch": "p1l1", "port": 2, "delay_us": 5} and sc.faults[0].at == 1.0
+
+
+@pytest.mark.parametrize(("section", "key", "value", "said"), [
+    # each was a ValueError / OverflowError traceback from the simulator or the report, after the run
+    ("sim", "link_gbps", float("nan"), r"scenario.sim.link_gbps: must be >= 0 and finite \(0: traffic.rate_gbps\), got nan"),
+    ("sim", "linger_s", float("inf"), r"scenario.sim.linger_s: must be >= 0 and finite \(0: none\), got inf"),
+    ("sim", "queue_packets", -1, r"scenario.sim.queue_packets: must be >= 0 and finite"),
+    ("sim", "delay_ns", -1, r"scenario.sim.delay_ns: must be >= 0 and finite, got -1"),
+    ("measure", "bin_ms", float("nan"), r"scenario.measure.bin_ms: must be positive and finite, got nan"),
+    ("measure", "sample_ms", float("inf"), r"scenario.measure.sample_ms: must be positive and finite, got inf"),
+    ("measure", "congestion_ms", 0, r"scenario.measure.congestion_ms: must be positive and finite, got 0"),
+])
+def test_sim_and_measure_numbers_must_be_finite(section, key, value, said):
+    with pytest.raises(ScenarioError, match=said):
+        _sc(**{section: {key: value}})
