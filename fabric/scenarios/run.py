@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, Protocol, Self
@@ -88,6 +89,33 @@ class NetnsEngine:
         if sc.traffic.steps > 1:
             raise ScenarioError("scenario.traffic.steps: jobs of several steps need --engine sim")
         _check_faults(self, sc)
+        _check_buffers(sc)
+
+
+def _mem_total() -> int:
+    """This machine's physical memory in bytes (0 when the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+def _check_buffers(sc: Scenario, mem_total: int | None = None) -> None:
+    """Every host's agent on the emulated fabric holds each incoming flow's size x count bytes in memory
+    (the receive buffer it verifies), and every agent runs on this machine: more than the machine has
+    (`size: 1G, count: 100`) was a MemoryError in the agents once the fabric was up and converged."""
+    topo = parse_topology(topology_data(sc.fabric))
+    flows = flows_for(sc.traffic, [h.name for h in topo.host_list()])
+    need = len(flows) * sc.traffic.size * sc.traffic.count
+    have = _mem_total() if mem_total is None else mem_total
+    if have and need > have:
+        def size(n: int) -> str:
+            return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+        raise ScenarioError(f"scenario.traffic: {len(flows)} flow(s) x size {sc.traffic.size} x count "
+                            f"{sc.traffic.count} is {size(need)} of receive buffers, held by the hosts' agents on "
+                            f"this machine, which has {size(have)}; make size or count smaller (the simulator, "
+                            "--engine sim, holds no buffers)")
 
     def __enter__(self) -> Self:
         if self.own:

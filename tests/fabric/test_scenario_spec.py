@@ -257,3 +257,22 @@ def test_a_faults_values_are_checked_in_file_order():
 def test_sim_and_measure_numbers_must_be_finite(section, key, value, said):
     with pytest.raises(ScenarioError, match=said):
         _sc(**{section: {key: value}})
+
+
+def test_the_emulated_fabric_refuses_receive_buffers_larger_than_the_machine(tmp_path):
+    """Each agent holds size x count bytes per incoming flow and all run on this machine: `size: 1G,
+    count: 100` was a MemoryError in the agents after bring-up and convergence.  The check is the
+    engine's, before anything is built; the simulator holds no buffers."""
+    from mrc_fabric.scenarios.run import NetnsEngine, SimEngine, _check_buffers
+
+    sc = _sc(traffic={"pattern": "all-to-all", "size": "1G", "count": 100})
+    eng = NetnsEngine(sc, prefix="nofab", grpc_base_port=27400, workdir=tmp_path / "out", target="softswitch")
+    with pytest.raises(ScenarioError, match=r"^scenario.traffic: 12 flow\(s\) x size 1073741824 x count 100 is "
+                       r"1200.0 GiB of receive buffers, .* which has [0-9.]+ GiB; make size or count smaller"):
+        eng.check(sc)
+    assert not (tmp_path / "out").exists()
+    SimEngine(sc, prefix="nofab", grpc_base_port=27400, workdir=tmp_path / "out", target="softswitch").check(sc)
+    small = _sc(traffic={"pattern": "all-to-all", "size": "1M", "count": 2})
+    _check_buffers(small, mem_total=24 << 20)  # 12 x 2 MiB = 24 MiB: fits, just
+    with pytest.raises(ScenarioError, match=r"is 24.0 MiB of receive buffers, .* which has 24.0 MiB"):
+        _check_buffers(small, mem_total=(24 << 20) - 1)
