@@ -112,7 +112,7 @@ def cmd_reshape(args: argparse.Namespace) -> int:
 
 def cmd_fault(args: argparse.Namespace) -> int:
     """Apply one fault kind of the registry to a running fabric (``--duration``: undo it after that long)."""
-    from .faults import check_engine, get
+    from .faults import TopologyCheck, check_engine, get
     from .scenarios.runner import NetnsFaults
     from .scenarios.spec import FaultSpec
 
@@ -127,7 +127,13 @@ def cmd_fault(args: argparse.Namespace) -> int:
                   params={p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name) is not None})
     kind.validate(f, f"fault {kind.cli_name}")
     check_engine(kind, NetnsFaults.fault_primitives, "netns", f"fault {kind.cli_name}")
-    target = NetnsFaults(_fabric(args))
+    fab = _fabric(args)
+    try:  # names first, as a scenario file's faults are: the fault and its undo, dry-run on the topology
+        kind.apply(TopologyCheck(fab.topo), f, False)
+        kind.apply(TopologyCheck(fab.topo), f, True)
+    except ValueError as e:  # each primitive worded it its own way: "fault: no host ...", "unknown switch ..."
+        raise FaultError(f"fault {kind.cli_name}: {e}") from None
+    target = NetnsFaults(fab)
     if args.duration <= 0:
         print(kind.apply(target, f, False), flush=True)
         return 0

@@ -1,6 +1,8 @@
 """mrc-fabric's arguments: refused with one line before anything is built (no root needed)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from controller import load_topology
@@ -133,3 +135,22 @@ def test_up_and_a_netns_scenario_refuse_more_spines_than_a_leafs_ecmp_group_hold
     assert main([*run, "--engine", "sim"]) == 2
     assert "exists and is not a directory" in capsys.readouterr().err
     assert blocker.read_text() == "keep"
+
+
+def test_fault_names_what_the_topology_lacks_in_one_form(tmp_path, capsys):
+    """`mrc-fabric fault` on a running fabric worded a misspelt name by whichever primitive met it first:
+    "link p1l1--p9s9: no such link in the topology", "fault: no host 'h9' ...", "unknown switch 'p9s9'".
+    The fault and its undo are now looked up in the topology first, as a scenario file's are."""
+    from mrc_fabric.state import FabricState
+
+    FabricState(prefix="nofab", topology=str(Path("examples/small.yaml").resolve())).save(tmp_path)
+    for argv, said in [
+        (["link-down", "p1l1", "p9s9"], "fault link-down: no link between p1l1 and p9s9 in the topology"),
+        (["link-up", "p1l1:7", "p1s1"], "fault link-up: no link between p1l1:7 and p1s1 in the topology"),
+        (["nic-down", "h9", "1"], "fault nic-down: no host 'h9' with a NIC port 1 in the topology"),
+        (["switch-stop", "p9s9"], "fault switch-stop: no switch 'p9s9' in the topology"),
+        (["spine-loss", "p1l1"], "fault spine-loss: 'p1l1' is not a spine of this fabric"),
+        (["shape", "p1l1", "9", "--delay-us", "5"], "fault shape: switch p1l1 has no connected port 9"),
+    ]:
+        assert main(["fault", *argv, "--prefix", "nofab", "--state-dir", str(tmp_path)]) == 2, argv
+        assert capsys.readouterr().err == f"mrc-fabric: error: {said}\n", argv
