@@ -60,6 +60,14 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    from .naming import check_prefix
+    from .state import FabricState
+
+    if not FabricState.path(args.prefix, args.state_dir).exists():
+        # a prefix `up` refuses ('Lab', 'lab ') cannot have a fabric: it said "nothing recorded", exit 0,
+        # and a cleanup script went on with the real fabric still up.  A state file, whatever its name, is
+        # always torn down.
+        check_prefix(args.prefix)
     done = down_prefix(args.prefix, args.state_dir)
     print("\n".join(done) if done else f"nothing recorded for prefix {args.prefix}")
     return 0

@@ -154,3 +154,18 @@ def test_fault_names_what_the_topology_lacks_in_one_form(tmp_path, capsys):
     ]:
         assert main(["fault", *argv, "--prefix", "nofab", "--state-dir", str(tmp_path)]) == 2, argv
         assert capsys.readouterr().err == f"mrc-fabric: error: {said}\n", argv
+
+
+def test_down_of_a_prefix_no_fabric_can_have_is_an_error(tmp_path, capsys):
+    """`down --prefix Lab` (up refuses capitals) said "nothing recorded for prefix Lab", exit 0: a cleanup
+    script with a typo went on as if the fabric were gone.  A valid prefix with no state is still
+    "nothing recorded", exit 0, and a state file under any name is still torn down."""
+    from mrc_fabric.state import FabricState
+
+    assert main(["down", "--prefix", "Lab", "--state-dir", str(tmp_path)]) == 2
+    assert "prefix 'Lab': must be a lowercase letter" in capsys.readouterr().err
+    assert main(["down", "--prefix", "lab", "--state-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "nothing recorded for prefix lab\n"
+    FabricState(prefix="Old").save(tmp_path)  # a name an older rule may have allowed: its state is honoured
+    assert main(["down", "--prefix", "Old", "--state-dir", str(tmp_path)]) == 0
+    assert not FabricState.path("Old", tmp_path).exists()
