@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from softswitch.contract import DROP_PORT
-from softswitch.engine.control import AddressError, ControlError, send_command, split_addr
+from softswitch.engine.control import AddressError, ControlError, ControlHandler, send_command, split_addr
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
 from softswitch.engine.ports import parse_interface
 from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
@@ -339,6 +339,10 @@ def run_cli(argv: Sequence[str]) -> int:
         split_addr(ns.addr)
     except AddressError as e:  # a usage error (exit 2), worded as the switch's own --runtime-addr
         p.error(f"--addr {ns.addr}: {e.reason}")
+    known = sorted(ControlHandler(None).commands)  # the server's own table (its handlers need no loop yet)
+    if ns.command not in known:  # said only "cannot reach ..." when no switch ran there: the typo went unseen
+        print(f"softswitch cli: error: unknown command '{ns.command}'; known: {', '.join(known)}", file=sys.stderr)
+        return 1
     try:
         result = send_command(ns.addr, ns.command, ns.args)
     except OSError as e:  # said only "[Errno 111] Connection refused": which switch?

@@ -151,6 +151,13 @@ def test_runtime_control_round_trip(capsys):
         assert "usage: set_queue_depth" in capsys.readouterr().err
         assert main(["cli", "--addr", addr, "frobnicate"]) == 1
         assert "unknown command" in capsys.readouterr().err
+        # the client knows the commands itself: a typo is named also when no switch answers there (it said
+        # only "cannot reach the runtime control"), in the server's words
+        want = f"unknown command 'show_port'; known: {', '.join(sorted(ControlHandler(loop).commands))}"
+        assert main(["cli", "--addr", "127.0.0.1:1", "show_port"]) == 1
+        assert capsys.readouterr().err == f"softswitch cli: error: {want}\n"
+        assert main(["cli", "--addr", addr, "show_port"]) == 1
+        assert capsys.readouterr().err == f"softswitch cli: error: {want}\n"
         assert main(["cli", "--addr", addr, "set_queue_rate", "10", "1", "9"]) == 1
         assert "priority" in capsys.readouterr().err
         assert main(["cli", "--addr", addr, "port_stats", "7"]) == 1  # printed nothing and exit 0 before
