@@ -237,6 +237,11 @@ def load_plan(path: str | Path) -> HostPlan:
     p = Path(path)
     try:
         raw = p.read_bytes()
+    except IsADirectoryError:  # most often `ev gen -o DIR`'s folder: it holds one plan per host
+        names = sorted(q.name for q in p.iterdir() if q.suffix in (".yaml", ".yml", ".json"))
+        listed = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        raise PlanError(f"{p}: is a directory; give this host's plan file in it"
+                        + (f" ({listed})" if names else "")) from None
     except OSError as exc:
         raise PlanError(f"{p}: {exc.strerror or exc}") from None
     json_file = p.suffix == ".json"

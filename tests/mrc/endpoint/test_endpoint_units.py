@@ -471,3 +471,19 @@ def test_a_topology_given_as_the_plan_is_named_as_one(capsys):
         load_plan(topo)
     with pytest.raises(PlanError, match=r"^plan\.host: missing$"):  # any other mapping without a host
         parse_plan({"gid": "fd00::1"})
+
+
+def test_a_plan_directory_says_to_give_the_hosts_file_in_it(tmp_path):
+    """`--plan DIR` with `ev gen -o DIR`'s folder said only "DIR: Is a directory"."""
+    from controller.cli import main as ctl_main
+
+    assert ctl_main(["ev", "gen", "-t", "examples/large.yaml", "-o", str(tmp_path / "ev"), "--format", "json"]) == 0
+    with pytest.raises(PlanError, match=rf"^{tmp_path / 'ev'}: is a directory; give this host's plan file in it "
+                       r"\(h1.json, h2.json, h3.json, h4.json, ...\)$"):
+        load_plan(tmp_path / "ev")
+    (tmp_path / "few").mkdir()
+    (tmp_path / "few" / "h1.yaml").write_text("x: 1\n")
+    with pytest.raises(PlanError, match=r"is a directory; give this host's plan file in it \(h1.yaml\)$"):
+        load_plan(tmp_path / "few")
+    with pytest.raises(PlanError, match=r"is a directory; give this host's plan file in it$"):
+        load_plan(tmp_path)
