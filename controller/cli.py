@@ -477,6 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TopologyError, EvPlanError) as e:
         print(f"mrc-controller: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # e.g. during `run`'s pipeline compile (seconds; p4c for bmv2): was a traceback
+        print(f"mrc-controller {args.cmd}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

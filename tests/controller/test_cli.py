@@ -278,3 +278,42 @@ def test_an_unknown_switch_or_host_lists_the_ones_there_are(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"mrc-controller: error: --host h99: no such host in {big} (hosts: h1, h10, ")
     assert err.endswith(", ... (20 in all))\n")
+
+
+def test_ctrl_c_while_run_builds_its_pipeline_exits_130_without_a_traceback(tmp_path):
+    """Ctrl-C during `run`'s pipeline compile (softswitch: a second or two; p4c for bmv2: longer) was a
+    KeyboardInterrupt traceback out of the compiler.  The program is a FIFO here, so the compile is
+    held in its read for as long as the test needs."""
+    import errno
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fifo = tmp_path / "prog.p4"
+    os.mkfifo(fifo)
+    p = subprocess.Popen([sys.executable, "-m", "controller", "run", "-t", "examples/small.yaml", "--once",
+                          "--grpc-base-port", "1", "--program", str(fifo)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    w = None
+    try:
+        deadline = time.monotonic() + 60
+        while w is None and time.monotonic() < deadline:  # opens for writing once the compiler reads it
+            try:
+                w = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                assert e.errno == errno.ENXIO, e
+                assert p.poll() is None, p.communicate()
+                time.sleep(0.05)
+        assert w is not None, "the compiler never opened the program"
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if w is not None:
+            os.close(w)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert "Traceback" not in err, err
+    assert p.returncode == 130 and err.endswith("mrc-controller run: interrupted\n"), (p.returncode, err)
