@@ -367,6 +367,16 @@ def run_cli(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("compile", "p4info-diff", "stf"):
+        try:  # Ctrl-C while a program compiles was a KeyboardInterrupt traceback out of the front end
+            return _subcommand(argv)
+        except KeyboardInterrupt:
+            print(f"softswitch {argv[0]}: interrupted", file=sys.stderr)
+            return 130
+    return _subcommand(argv)
+
+
+def _subcommand(argv: list[str]) -> int:
     if argv and argv[0] == "compile":
         from softswitch.compile_cmd import main as compile_main
         return compile_main(argv[1:])
