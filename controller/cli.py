@@ -480,6 +480,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # e.g. during `run`'s pipeline compile (seconds; p4c for bmv2): was a traceback
         print(f"mrc-controller {args.cmd}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `mrc-controller plan ... | head`: the reader left; a traceback, and one at exit
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE (mrc-fabric and p4info-diff do the same)
 
 
 if __name__ == "__main__":

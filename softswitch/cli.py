@@ -367,12 +367,15 @@ def run_cli(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("compile", "p4info-diff", "stf"):
+    if argv and argv[0] in ("compile", "p4info-diff", "stf", "cli"):
         try:  # Ctrl-C while a program compiles was a KeyboardInterrupt traceback out of the front end
             return _subcommand(argv)
         except KeyboardInterrupt:
             print(f"softswitch {argv[0]}: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # `softswitch stf ... | head`: the reader left (a traceback, and one at exit)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141  # as a shell reports a command ended by SIGPIPE
     return _subcommand(argv)
 
 
@@ -387,9 +390,5 @@ def _subcommand(argv: list[str]) -> int:
         return stf_main(argv[1:], prog="softswitch stf")
     if argv and argv[0] == "p4info-diff":
         from softswitch.p4info_diff import main as diff_main
-        try:
-            return diff_main(argv[1:])
-        except BrokenPipeError:  # `softswitch p4info-diff ... | head`: the reader left; no traceback
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 141  # as a shell reports a command ended by SIGPIPE
+        return diff_main(argv[1:])  # a reader that leaves early: main's BrokenPipeError, 141
     return run_switch(argv)

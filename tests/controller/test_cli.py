@@ -317,3 +317,19 @@ def test_ctrl_c_while_run_builds_its_pipeline_exits_130_without_a_traceback(tmp_
             p.wait()
     assert "Traceback" not in err, err
     assert p.returncode == 130 and err.endswith("mrc-controller run: interrupted\n"), (p.returncode, err)
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`mrc-controller plan -t big.yaml | head`: a BrokenPipeError traceback (and another at exit)."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first line
+    try:
+        p = subprocess.run([sys.executable, "-m", "controller", "plan", "-t", "examples/large.yaml"], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr

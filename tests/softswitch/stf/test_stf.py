@@ -390,3 +390,19 @@ def test_call_with_inout_in_a_for_condition_is_an_error(tmp_path):
         load_program(str(tmp_path / "x.p4"), {}, [])
     # loops.p4 calls a function with only `in` parameters in a condition: no side effect
     load_program(str(DATA / "loops.p4"), {}, [])
+
+
+def test_softswitch_stf_into_a_pipe_that_closes_gets_no_traceback():
+    """`softswitch stf X.p4 | head -1`: a BrokenPipeError traceback (p4info-diff already ended with 141)."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([sys.executable, "-m", "softswitch", "stf", str(DATA / "tables.p4")], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
