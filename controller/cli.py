@@ -276,6 +276,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return 2
             except KeyboardInterrupt:  # was a traceback, then (a second one) another from close()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # close() below is short: let it finish
+                ctl.interrupt()  # before the line: attempts failing from now on give up, none says "will retry"
                 print("mrc-controller run: interrupted; closing the sessions", file=sys.stderr, flush=True)
                 return 130
             if all(result.values()) and not args.no_wiring:

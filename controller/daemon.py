@@ -270,6 +270,9 @@ class Controller:
         try:
             ok = self.converge_switch(name)
         except (SessionError, MappingError) as e:
+            # interrupted (Ctrl-C on `run --once`) or closing: no retry follows, so none is promised (an
+            # attempt in flight said "will retry" after the "interrupted" line)
+            last = last or self._closed.is_set()
             if isinstance(e, SessionError) and e.code in INTERRUPTED_CODES and s.stream_up.is_set():
                 # another controller took the switch over (PERMISSION_DENIED: we are no longer primary)
                 # or pushed a pipeline (ABORTED: it changed during our Read) in the middle of this
@@ -604,6 +607,11 @@ class Controller:
                 self.log.warning("outside-pipeline drops not read", extra={"fields": {"error": str(e)}})
         return MetricsSnapshot({n: dataclasses.replace(st.info) for n, st in self.status.items()}, counters,
                                pc_total, pcs, dict(self.wiring.liveness), problems, outside)
+
+    def interrupt(self) -> None:
+        """Stop retrying at once (Ctrl-C): converge_all's waits end and an attempt that fails now gives
+        up; ``close`` then closes the sessions."""
+        self._closed.set()
 
     def close(self) -> None:
         """Close every session (the switches see the streams end) and the worker pool."""

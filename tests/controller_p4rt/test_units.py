@@ -799,3 +799,25 @@ def _program_p4info():
     out = p4info_pb2.P4Info()
     out.CopyFrom(load_pipeline("softswitch", os.environ.get("MRC_P4_PROGRAM")).p4info)
     return out
+
+
+def test_an_attempt_that_fails_after_an_interrupt_promises_no_retry(caplog):
+    """Ctrl-C on `run --once`: attempts in flight that failed afterwards logged "switch not converged; will
+    retry" under the "interrupted" line, though nothing retries once the controller closes."""
+    import logging
+
+    from controller.daemon import Controller, Options
+
+    small = Path(__file__).resolve().parents[2] / "examples" / "small.yaml"
+    ctl = Controller(build_plan(load_topology(small)), load_pipeline("softswitch"),
+                     Options(grpc_base_port=1), logging.getLogger("controller.test"))  # nothing listens there
+    try:
+        with caplog.at_level(logging.INFO, logger="controller.test"):
+            assert ctl._attempt("p1s1") is None
+            assert caplog.records[-1].getMessage() == "switch not converged; will retry"
+            ctl.interrupt()
+            assert ctl._attempt("p1s2") is None
+        rec = caplog.records[-1]
+        assert rec.getMessage() == "switch not converged; giving up" and "retry_in_s" not in rec.fields
+    finally:
+        ctl.close()
