@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -133,7 +134,14 @@ def cmd_fault(args: argparse.Namespace) -> int:
                          f"got {args.duration:g}")
     f = FaultSpec(at=0.0, kind=kind.name, duration=args.duration,
                   params={p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name) is not None})
-    kind.validate(f, f"fault {kind.cli_name}")
+    try:
+        kind.validate(f, f"fault {kind.cli_name}")
+    except FaultError as e:  # the kind words its options by their scenario-file keys: "delay_us must be ..."
+        msg = str(e)
+        for p in kind.params:
+            if not p.positional:
+                msg = re.sub(rf"(?<![\w-]){p.name}(?![\w-])", "--" + p.name.replace("_", "-"), msg)
+        raise FaultError(msg) from None
     check_engine(kind, NetnsFaults.fault_primitives, "netns", f"fault {kind.cli_name}")
     fab = _fabric(args)
     try:  # names first, as a scenario file's faults are: the fault and its undo, dry-run on the topology

@@ -169,3 +169,20 @@ def test_down_of_a_prefix_no_fabric_can_have_is_an_error(tmp_path, capsys):
     FabricState(prefix="Old").save(tmp_path)  # a name an older rule may have allowed: its state is honoured
     assert main(["down", "--prefix", "Old", "--state-dir", str(tmp_path)]) == 0
     assert not FabricState.path("Old", tmp_path).exists()
+
+
+def test_fault_options_are_named_as_typed(capsys):
+    """`fault shape ... --delay-us -5` said "delay_us must be ...", the scenario file's key, not the flag typed;
+    a scenario file still gets its keys."""
+    from mrc_fabric.scenarios import ScenarioError, parse_scenario
+
+    for argv, said in [
+        (["shape", "p1l1", "1", "--delay-us", "-5"], "fault shape: --delay-us must be 0 (leave it) .. 10000000, got -5"),
+        (["shape", "p1l1", "1"], "fault shape: give --delay-us, --rate-pps or --queue-depth (all 0 shapes nothing)"),
+        (["spine-loss", "p1s1", "--method", "bogus"], "fault spine-loss: --method: 'bogus' is not stop or links"),
+        (["shape", "p1l1", "0", "--delay-us", "5"], "fault shape: port must be 1 or more, got 0"),  # positional: as is
+    ]:
+        assert main(["fault", *argv, "--prefix", "nofab"]) == 2, argv
+        assert capsys.readouterr().err == f"mrc-fabric: error: {said}\n", argv
+    with pytest.raises(ScenarioError, match=r"shape: delay_us must be 0 \(leave it\)"):
+        parse_scenario({"faults": [{"at": 1, "kind": "shape", "switch": "p1l1", "port": 1, "delay_us": -5}]})

@@ -1,6 +1,7 @@
 """The fault registry: one vocabulary for scenario files, the CLI and every engine."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -355,4 +356,5 @@ def test_a_shape_fault_with_nothing_or_a_negative_value_is_refused_before_the_ru
     argv = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
     assert main(["fault", "shape", "p1l1", "1", *argv, "--prefix", "nofab"]) == 2  # before any fabric is looked up
     err = capsys.readouterr().err
-    assert "fault shape: " + why.replace("\\", "")[len("shape: "):][:20] in err, err  # the kind named once
+    typed = re.sub(r"\b(delay_us|rate_pps|queue_depth)\b", lambda m: "--" + m.group(1).replace("_", "-"), why)
+    assert "fault shape: " + typed.replace("\\", "")[len("shape: "):][:20] in err, err  # the kind named once, flags as typed
