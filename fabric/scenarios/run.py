@@ -69,29 +69,6 @@ def _check_faults(engine: Engine, sc: Scenario) -> None:
             raise ScenarioError(str(e)) from None
 
 
-class NetnsEngine:
-    """The emulated fabric: namespaces, veths, switch processes, a controller (``FabricEnv``)."""
-
-    name = "netns"
-    fault_primitives = NetnsFaults.fault_primitives
-
-    def __init__(self, sc: Scenario, *, prefix: str, grpc_base_port: int, workdir: Path, target: str,
-                 env: FabricEnv | None = None) -> None:
-        self.own = env is None
-        # the fabric's environment is made on entry, after check: making it writes the workdir (a refused
-        # scenario left an output directory behind)
-        self._make_env = lambda: FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target,
-                                           workdir=workdir)
-        self.env = env
-        self.target = target
-
-    def check(self, sc: Scenario) -> None:
-        if sc.traffic.steps > 1:
-            raise ScenarioError("scenario.traffic.steps: jobs of several steps need --engine sim")
-        _check_faults(self, sc)
-        _check_buffers(sc)
-
-
 def _mem_total() -> int:
     """This machine's physical memory in bytes (0 when the system does not say)."""
     try:
@@ -116,6 +93,28 @@ def _check_buffers(sc: Scenario, mem_total: int | None = None) -> None:
                             f"{sc.traffic.count} is {size(need)} of receive buffers, held by the hosts' agents on "
                             f"this machine, which has {size(have)}; make size or count smaller (the simulator, "
                             "--engine sim, holds no buffers)")
+
+class NetnsEngine:
+    """The emulated fabric: namespaces, veths, switch processes, a controller (``FabricEnv``)."""
+
+    name = "netns"
+    fault_primitives = NetnsFaults.fault_primitives
+
+    def __init__(self, sc: Scenario, *, prefix: str, grpc_base_port: int, workdir: Path, target: str,
+                 env: FabricEnv | None = None) -> None:
+        self.own = env is None
+        # the fabric's environment is made on entry, after check: making it writes the workdir (a refused
+        # scenario left an output directory behind)
+        self._make_env = lambda: FabricEnv(sc.fabric, prefix=prefix, grpc_base_port=grpc_base_port, target=target,
+                                           workdir=workdir)
+        self.env = env
+        self.target = target
+
+    def check(self, sc: Scenario) -> None:
+        if sc.traffic.steps > 1:
+            raise ScenarioError("scenario.traffic.steps: jobs of several steps need --engine sim")
+        _check_faults(self, sc)
+        _check_buffers(sc)
 
     def __enter__(self) -> Self:
         if self.own:
