@@ -284,39 +284,17 @@ def test_ctrl_c_while_run_builds_its_pipeline_exits_130_without_a_traceback(tmp_
     """Ctrl-C during `run`'s pipeline compile (softswitch: a second or two; p4c for bmv2: longer) was a
     KeyboardInterrupt traceback out of the compiler.  The program is a FIFO here, so the compile is
     held in its read for as long as the test needs."""
-    import errno
     import os
-    import signal
-    import subprocess
     import sys
-    import time
+
+    from sigint_helper import interrupt_while_reading
 
     fifo = tmp_path / "prog.p4"
     os.mkfifo(fifo)
-    p = subprocess.Popen([sys.executable, "-m", "controller", "run", "-t", "examples/small.yaml", "--once",
-                          "--grpc-base-port", "1", "--program", str(fifo)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    w = None
-    try:
-        deadline = time.monotonic() + 60
-        while w is None and time.monotonic() < deadline:  # opens for writing once the compiler reads it
-            try:
-                w = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError as e:
-                assert e.errno == errno.ENXIO, e
-                assert p.poll() is None, p.communicate()
-                time.sleep(0.05)
-        assert w is not None, "the compiler never opened the program"
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-    finally:
-        if w is not None:
-            os.close(w)
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    rc, err = interrupt_while_reading([sys.executable, "-m", "controller", "run", "-t", "examples/small.yaml",
+                                       "--once", "--grpc-base-port", "1", "--program", str(fifo)], fifo)
     assert "Traceback" not in err, err
-    assert p.returncode == 130 and err.endswith("mrc-controller run: interrupted\n"), (p.returncode, err)
+    assert rc == 130 and err.endswith("mrc-controller run: interrupted\n"), (rc, err)
 
 
 def test_a_reader_that_leaves_early_gets_no_traceback():

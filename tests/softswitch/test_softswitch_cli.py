@@ -332,36 +332,14 @@ def test_cli_without_a_command_asks_for_the_command_only(capsys):
 def test_ctrl_c_while_a_subcommand_compiles_is_one_line(tmp_path, sub):
     """Ctrl-C during `softswitch compile` (or p4info-diff / stf of a .p4) was a KeyboardInterrupt traceback
     out of the front end.  The program is a FIFO, so the compile waits in its read until the signal."""
-    import errno
     import os
-    import signal
-    import subprocess
     import sys
-    import time
+
+    from sigint_helper import interrupt_while_reading
 
     fifo = tmp_path / "prog.p4"
     os.mkfifo(fifo)
     args = {"compile": [str(fifo)], "p4info-diff": [str(fifo), str(fifo)], "stf": [str(fifo), str(tmp_path / "t.stf")]}
-    p = subprocess.Popen([sys.executable, "-m", "softswitch", sub, *args[sub]], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    w = None
-    try:
-        deadline = time.monotonic() + 60
-        while w is None and time.monotonic() < deadline:  # opens for writing once the front end reads it
-            try:
-                w = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError as e:
-                assert e.errno == errno.ENXIO, e
-                assert p.poll() is None, p.communicate()
-                time.sleep(0.05)
-        assert w is not None, "the front end never opened the program"
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-    finally:
-        if w is not None:
-            os.close(w)
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    rc, err = interrupt_while_reading([sys.executable, "-m", "softswitch", sub, *args[sub]], fifo)
     assert "Traceback" not in err, err
-    assert p.returncode == 130 and err == f"softswitch {sub}: interrupted\n", (p.returncode, err)
+    assert rc == 130 and err == f"softswitch {sub}: interrupted\n", (rc, err)
