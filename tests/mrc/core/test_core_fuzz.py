@@ -39,6 +39,17 @@ from mrc.wire.codec import mark_ce, trim_packet
 
 MIXES = ["clean", "lossy", "reorder", "trim", "corrupt", "dup", "ack_hostile", "path_out", "all_out",
          "oneway_out", "congestion", "everything"]
+# generation 2 (h-fuzz16) adds these; a seed's world is drawn from a second stream so that generation 1
+# (``gen=1``, the regression seeds found before) keeps the world each seed had:
+#   ack_mark   loss-free; ACKs/SACKs/NAKs/probes ECN-marked (30% or 90%); every path at one rate
+#   asym       loss-free; paths of 25 and 100 Gb/s on one QP (links at a quarter of their speed), queues
+#              bounded by trims as in congestion, control frames queued ahead of data
+#   ctl        the controller DENIES EVs and gives them back during the transfer (mrc_ctl MODIFY_EV_STATE),
+#              QPs of a side may share one EV profile; light loss
+#   slow_poll  loss-free; a side polls its completions only every 0.5-5 ms, max_wimm_dest 1-2 (RNR NAKs)
+EXTRA_MIXES = ["ack_mark", "asym", "ctl", "slow_poll"]
+# the mixes in which nothing is lost: no EV may go ASSUMED_BAD (docs/protocol.md: loss is the evidence)
+LOSS_FREE = {"congestion", "ack_mark", "asym", "slow_poll"}
 
 
 class Fail(Exception):
@@ -52,7 +63,8 @@ class Chaos:
         self.w, self.rng, self.cfg = w, rng, cfg
         self.send = w.net._send
         w.net._send = self
-        self.n = {"drop": 0, "dup": 0, "hold": 0, "trim": 0, "ecn": 0, "corrupt": 0, "oneway": 0}
+        self.n = {"drop": 0, "dup": 0, "hold": 0, "trim": 0, "ecn": 0, "corrupt": 0, "oneway": 0, "denied_tx": 0}
+        self.denied: dict[tuple[int, int], int] = {}  # (side, path) -> since when its EV is DENIED (ctl mix)
 
     def _is_data(self, data: bytes) -> bool:
         # BTH opcode: find it the cheap way (no extension headers but HBH/SRH in our frames)
@@ -72,11 +84,24 @@ class Chaos:
             if s == side and (pth is None or pth == path) and t0 <= net.now < t1:
                 self.n["oneway"] += 1
                 return
+        if is_data and path is not None and self.denied:
+            t0 = self.denied.get((side, path))
+            if t0 is not None and net.now > t0 + c.get("deny_grace_ns", 0):
+                # the controller's order: a DENIED EV carries nothing (docs/mrc_ctl.md, protocol.md)
+                self.n["denied_tx"] += 1
+                raise Fail(f"side {side}: data frame on path {path} at {net.now} ns, its EV DENIED since {t0} ns")
         if not is_data and c.get("ctl_priority") and path is not None:
             # the switches queue control frames (ACKs, probes) on the top queue, ahead of data
             spec = net.paths[path]
             if not spec.is_down(net.now):
-                net._arrive(side, port, data, net.now + spec.delay_ns, net.links[(side, path)].stats)
+                if rng.random() < c.get("ecn_c", 0):
+                    m = mark_ce(data)
+                    if m is not data:
+                        self.n["ecn"] += 1
+                        data = m
+                late = rng.randrange(1, c.get("hold_ns", 2)) if rng.random() < c.get("hold_c", 0) else 0
+                self.n["hold"] += late > 0
+                net._arrive(side, port, data, net.now + spec.delay_ns + late, net.links[(side, path)].stats)
             return
         if rng.random() < c.get("drop_" + key, 0):
             self.n["drop"] += 1
@@ -86,7 +111,7 @@ class Chaos:
             if t is not None:
                 self.n["trim"] += 1
                 data = t
-        if rng.random() < c.get("ecn", 0):
+        if rng.random() < c.get("ecn", 0) or (not is_data and rng.random() < c.get("ecn_c", 0)):
             m = mark_ce(data)
             if m is not data:
                 self.n["ecn"] += 1
@@ -141,10 +166,13 @@ class Stream:
 
 
 class World:
-    def __init__(self, seed: int, mode: str, mix: str | None = None, verbose: bool = False):
+    def __init__(self, seed: int, mode: str, mix: str | None = None, verbose: bool = False, gen: int = 2):
         rng = self.rng = random.Random(seed * 7919 + (mode == "rc"))
-        self.seed, self.mode, self.verbose = seed, mode, verbose
+        rng2 = self.rng2 = random.Random(seed * 104729 + 17 + (mode == "rc"))  # generation 2's own draws
+        self.seed, self.mode, self.verbose, self.gen = seed, mode, verbose, gen
         self.mix = mix or rng.choice(MIXES)
+        if gen >= 2 and mix is None and rng2.random() < 0.35:
+            self.mix = rng2.choice(EXTRA_MIXES)
         self.mtu = mtu = rng.choice([256, 512, 1024, 4096])
         npaths = rng.choice([1, 2, 4, 4, 8]) if mode == "mrc" else rng.choice([1, 2])
         self.nqp = rng.choice([1, 1, 2, 3])
@@ -153,7 +181,10 @@ class World:
         mix = self.mix
         paths = []
         base_delay = rng.choice([500, 2_000, 5_000, 20_000])
-        self.hetero = rng.random() < 0.5 and mix != "congestion"
+        # paths of one delay where no EV may be retired (a 20 us path beside 0.5 us ones is retired before its
+        # first round trip: the QP's RTT is the fast paths'; h-fuzz16 found, not a loss-free claim)
+        self.hetero = rng.random() < 0.5 and mix not in LOSS_FREE
+        base_rate = rng2.choice([1e9, 10e9])
         for _ in range(npaths):
             p = PathSpec(delay_ns=rng.choice([500, 2_000, 5_000, 20_000]) if self.hetero else base_delay, rate_bps=rng.choice([10e9, 25e9, 100e9]),
                          queue_bytes=1 << 30)
@@ -166,7 +197,17 @@ class World:
                 p.loss = rng.choice([0, 0.01])
                 p.reorder, p.reorder_ns = rng.choice([0, 0.05]), rng.choice([1_000, 10_000])
                 p.dup = rng.choice([0, 0.01])
+            if mix == "asym":  # a fabric with links at a quarter of their speed: queues bounded by trims
+                p.rate_bps = rng2.choice([25e9, 100e9])
+                p.trim_bytes = rng2.choice([16 * mtu, 64 * 1024])
+                p.ecn_bytes = rng2.choice([2 * mtu, 8 * mtu])
+            if mix in ("ack_mark", "slow_poll"):  # one rate: the NIC paces every path, no standing queue
+                p.rate_bps = base_rate
+                if mix == "ack_mark":
+                    p.ecn_bytes = rng2.choice([0, 2 * mtu])
             paths.append(p)
+        if mix == "asym" and npaths > 1:  # at least one slow and one fast path
+            paths[0].rate_bps, paths[-1].rate_bps = 25e9, 100e9
         # outages
         horizon = 2_000_000
         if mix in ("path_out", "everything"):
@@ -202,7 +243,13 @@ class World:
         elif mix == "everything":
             cfg.update(drop_d=0.02, drop_c=0.02, hold_d=0.05, hold_c=0.05, hold_ns=30_000, trim=0.05, ecn=0.05,
                        corrupt=0.02, dup=0.02)
-        if mix == "congestion":
+        elif mix == "ack_mark":
+            # ECN marks only: holding control frames back 20 us on 1 us paths (seed 203570) made a probe answer
+            # later than the suspect EV's time to show life; jitter of 4 RTTs is ack_hostile's, not loss-free
+            cfg.update(ecn_c=rng2.choice([0.3, 0.9]))
+        elif mix == "ctl":
+            cfg.update(drop_d=rng2.choice([0, 0.01]), drop_c=rng2.choice([0, 0.01]))
+        if mix in LOSS_FREE:
             cfg["ctl_priority"] = True
         self.cfg = cfg
         # a sane ACK timeout: at least 4 x the worst round trip (base + a queue at its trim threshold)
@@ -217,6 +264,10 @@ class World:
                            ack_every=rng.choice([1, 4, 16]), ack_delay_ns=rng.choice([500, 2_000, 20_000]),
                            trim_ahead_after=rng.choice([0, 2]),
                            resend_dscp=rng.choice([F.DSCP_RESEND, None]))
+        if gen >= 2 and mode == "mrc":
+            self.attr.ev_min_active = rng2.choice([0, 1, 1, max(1, npaths // 2)])
+        if mix == "slow_poll":
+            self.attr.max_wimm_dest = rng2.choice([1, 2])
         ports = list(range(1, npaths + 1))
         rate = max(p.rate_bps for p in paths)
         self.a = Endpoint(GID_A, ports, encap=encap, port_rate_bps=rate)
@@ -234,9 +285,15 @@ class World:
             return out
 
         self.pairs = []
+        # ctl mix: the QPs of a side may share one EV profile (a verdict of one is every QP's)
+        self.shared = mix == "ctl" and self.nqp > 1 and rng2.random() < 0.5
+        shared_attr: list = [None, None]
         for _ in range(self.nqp):
-            qa = self.a.create_qp(attr=bind_profiles(self.a, self.attr, evs(1, 2)))
-            qb = self.b.create_qp(attr=bind_profiles(self.b, self.attr, evs(2, 1)))
+            if self.shared and shared_attr[0] is not None:
+                qa, qb = self.a.create_qp(attr=shared_attr[0]), self.b.create_qp(attr=shared_attr[1])
+            else:
+                shared_attr = [bind_profiles(self.a, self.attr, evs(1, 2)), bind_profiles(self.b, self.attr, evs(2, 1))]
+                qa, qb = self.a.create_qp(attr=shared_attr[0]), self.b.create_qp(attr=shared_attr[1])
             pa, pb = rng.getrandbits(24), rng.getrandbits(24)
             if rng.random() < 0.3:
                 pa = F.PSN_MASK - rng.randrange(40)
@@ -269,7 +326,27 @@ class World:
             orig = ep.complete
             ep.complete = (lambda c, side=side, orig=orig: (self.on_complete(side, c), orig(c)))
         self.poll_every = [rng.choice([0, 0, 20_000, 300_000]) for _ in range(2)]
+        if mix == "slow_poll":
+            slow = rng2.choice([[0], [1], [0, 1]])
+            for side in slow:
+                self.poll_every[side] = rng2.choice([500_000, 2_000_000, 5_000_000])
         self.next_poll = [0, 0]
+        # ctl mix: the controller's plan, (time, side, EV index, DENIED or GOOD), at most one EV of a
+        # profile DENIED at a time (so one is always left), applied at its time through each side's ctl
+        self.ctl_plan: list[tuple[int, int, int, EvState]] = []
+        if mix == "ctl" and npaths > 1:
+            for side in (0, 1):
+                t = rng2.randrange(0, 20_000)
+                for _ in range(rng2.randint(1, 6)):
+                    i = rng2.choice([0, rng2.randrange(npaths)])  # slot 0 often: an RC QP's path
+                    self.ctl_plan.append((t, side, i, EvState.DENIED))
+                    t += rng2.randrange(2_000, 200_000)
+                    self.ctl_plan.append((t, side, i, EvState.GOOD))
+                    t += rng2.randrange(0, 100_000)
+            self.ctl_plan.sort(key=lambda x: x[0])
+            # the simulator hands a frame to the network when the QP makes it: none may leave after the order
+            self.cfg["deny_grace_ns"] = 0
+        self.ctl_done = 0
 
     # ---------------------------------------------------------------- checks at completion time
     def on_complete(self, side: int, c) -> None:
@@ -328,8 +405,29 @@ class World:
     def finished(self) -> bool:
         return all(st.done == len(st.msgs) and st.imm_done == len(st.imm_idx) for st in self.streams)
 
+    def apply_ctl(self) -> None:
+        from mrc.ctl import EvOp, EvOpArgs, EvOpEntry, EvProfileAttr, EvProfileAttrMask
+
+        now = self.net.now
+        while self.ctl_done < len(self.ctl_plan) and self.ctl_plan[self.ctl_done][0] <= now:
+            _t, side, i, st = self.ctl_plan[self.ctl_done]
+            self.ctl_done += 1
+            ep = (self.a, self.b)[side]
+            pids = {q.attr.ev_profile_id for pair in self.pairs for q in (pair[side],)}
+            for pid in pids:
+                prof = ep.ctl.ev_profile(pid)
+                ep.ctl.modify_ev_profile(pid, EvProfileAttr(ev_op=EvOpArgs(EvOp.MODIFY_EV_STATE, [
+                    EvOpEntry(ev=prof.evs[i], state=st)])), EvProfileAttrMask.EV_OP)
+            if st is EvState.DENIED:
+                self.chaos.denied[(side, i)] = now
+            else:
+                self.chaos.denied.pop((side, i), None)
+            self.net.kick()
+
     def stop(self) -> bool:
         now = self.net.now
+        if self.ctl_done < len(self.ctl_plan):
+            self.apply_ctl()
         for side, ep in enumerate((self.a, self.b)):
             if now >= self.next_poll[side]:
                 ep.poll_completions()
@@ -397,20 +495,21 @@ class World:
         for qa, qb in self.pairs:
             if qa.state is not QpState.RTS or qb.state is not QpState.RTS:
                 raise Fail(f"QP not in RTS at the end: {qa.state} {qb.state}")
-        if self.mode == "mrc" and self.mix == "congestion":
+        if self.mode == "mrc" and self.mix in LOSS_FREE:
             bad = [e for qa, qb in self.pairs for q in (qa, qb) for e in q.evset.prof.events
                    if e.state is EvState.ASSUMED_BAD]
             retired = sum(q.counters.rack_ev_suspect for qa, qb in self.pairs for q in (qa, qb))
             if bad:
-                raise Fail(f"congestion only (nothing lost), yet {len(bad)} EV(s) went ASSUMED_BAD "
+                raise Fail(f"{self.mix}: nothing lost, yet {len(bad)} EV(s) went ASSUMED_BAD "
                            f"(rack_ev_suspect {retired}): {bad[:3]}")
 
 
-def one(seed: int, mode: str, mix: str | None = None, verbose: bool = False, wall_s: float = 30.0):
-    """Run one seed: (error text or None, the world, its run info)."""
+def one(seed: int, mode: str, mix: str | None = None, verbose: bool = False, wall_s: float = 30.0, gen: int = 2):
+    """Run one seed: (error text or None, the world, its run info); ``gen=1``: the world generator before
+    h-fuzz16's mixes (the regression seeds found with it)."""
     w = None
     try:
-        w = World(seed, mode, mix, verbose)
+        w = World(seed, mode, mix, verbose, gen)
         info = w.run(wall_s=wall_s)
         return None, w, info
     except Fail as e:
@@ -427,6 +526,7 @@ def main(argv=None) -> int:
     ap.add_argument("--wall", type=float, default=120.0, help="total wall seconds")
     ap.add_argument("--seed-wall", type=float, default=20.0)
     ap.add_argument("--mix", default=None)
+    ap.add_argument("--gen", type=int, default=2, help="world generator: 1 as before h-fuzz16, 2 with its mixes")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args(argv)
     modes = ["mrc", "rc"] if a.mode == "both" else [a.mode]
@@ -437,7 +537,7 @@ def main(argv=None) -> int:
         for mode in modes:
             if time.monotonic() - t0 > a.wall:
                 break
-            err, w, info = one(seed, mode, a.mix, a.v, a.seed_wall)
+            err, w, info = one(seed, mode, a.mix, a.v, a.seed_wall, a.gen)
             n += 1
             if w is not None:
                 mixes[w.mix] = mixes.get(w.mix, 0) + 1
@@ -455,7 +555,7 @@ def main(argv=None) -> int:
 
 
 @pytest.mark.parametrize("mode", ["mrc", "rc"])
-@pytest.mark.parametrize("mix", MIXES)
+@pytest.mark.parametrize("mix", MIXES + EXTRA_MIXES)
 def test_fuzz_fixed_seeds(mix, mode):
     for seed in (1, 2, 3):
         err, _w, _info = one(seed, mode, mix, wall_s=60.0)
@@ -475,7 +575,7 @@ def test_fuzz_fixed_seeds(mix, mode):
     (162661, "mrc"),
 ])
 def test_fuzz_regression_seeds(seed, mode):
-    err, _w, _info = one(seed, mode, wall_s=60.0)
+    err, _w, _info = one(seed, mode, wall_s=60.0, gen=1)
     assert err is None, f"seed {seed} mode {mode}: {err}"
 
 
