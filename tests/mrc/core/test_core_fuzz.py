@@ -330,6 +330,8 @@ class World:
             slow = rng2.choice([[0], [1], [0, 1]])
             for side in slow:
                 self.poll_every[side] = rng2.choice([500_000, 2_000_000, 5_000_000])
+        elif gen >= 2 and rng2.random() < 0.15:  # any mix: a receiver slow to poll (RNR NAKs under faults)
+            self.poll_every[rng2.randrange(2)] = rng2.choice([1_000_000, 3_000_000])
         self.next_poll = [0, 0]
         # ctl mix: the controller's plan, (time, side, EV index, DENIED or GOOD), at most one EV of a
         # profile DENIED at a time (so one is always left), applied at its time through each side's ctl
