@@ -125,6 +125,9 @@ class MrcRequester(Requester):
         # less its service time): ``_lose`` keeps a copy's EV when the PSN was refused after that copy
         # left (``_receiver_not_ready`` may take such a NAK for a repeat); at most max_wimm PSNs
         self._rnr_heard: dict[int, int] = {}
+        # when the peer last refused an immediate (any RNR NAK heard): ``_lose`` gives RACK's FIFO rule no
+        # verdict on a LAST_WITH_IMM that was in flight then (its own RNR NAK may be on a slower path)
+        self._rnr_any_ns = -(1 << 62)
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -141,6 +144,7 @@ class MrcRequester(Requester):
         self._rnr_wait.clear()
         self._rnr_tries.clear()
         self._rnr_heard.clear()
+        self._rnr_any_ns = -(1 << 62)
         self.mut += 1
 
     def paths_changed(self) -> None:
@@ -553,9 +557,10 @@ class MrcRequester(Requester):
         crossed its path whole.  Returns whether it was taken (False for a copy already answered).
         ``service_ns``: the SACK's service time, how long before sending it the responder refused the
         copy it names."""
+        refused = now_ns - max(0, service_ns)
+        self._rnr_any_ns = max(self._rnr_any_ns, refused)
         if pkt.state != _Pkt.INFLIGHT:
             return False
-        refused = now_ns - max(0, service_ns)
         if refused >= pkt.sent_ns and refused > self._rnr_heard.get(pkt.seq, -1):
             self._rnr_heard[pkt.seq] = refused
         if pkt.xmits > 1 and refused - pkt.sent_ns < self.min_rtt >> 1 \
@@ -1015,6 +1020,15 @@ class MrcRequester(Requester):
                 # copies resent into a 10 ms outage of every path waiting for the RTO (_detect_losses),
                 # the first ACKs after the outage, for packets sent on the same EVs after it, retired
                 # healthy EVs]
+                self.counters.rack_ev_kept += 1
+            elif (pkt.opcode == F.OP_WRITE_LAST_IMM or pkt.opcode == F.OP_WRITE_ONLY_IMM) \
+                    and self._rnr_any_ns >= pkt.sent_ns and self._sent_after_on_ev(ev, pkt):
+                # an immediate, and the peer refused one (an RNR NAK) after this copy left: it may have
+                # refused this one too, and its RNR NAK, sent back on this copy's EV, is slower than the
+                # ACK of a later packet on the EV that came back on a faster path.  Resend it, keep the EV
+                # [ours: 2026-12-07, h-fuzz16, fuzzer seed 300212 with paths of 2-20 us one way: the later
+                # packet's ACK came on a 2 us path, the refusal on the 20 us one 3.6 us after the verdict,
+                # and RACK's FIFO rule retired the healthy EV]
                 self.counters.rack_ev_kept += 1
             elif self._sent_after_on_ev(ev, pkt):
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
