@@ -17,6 +17,14 @@ within its simulated-time and event bounds (a stuck transfer fails).  The conges
 at their trim/ECN thresholds, control frames ahead of data as the switches queue them, nothing lost)
 also checks that no EV went ASSUMED_BAD.
 
+Generation 2 (h-fuzz16, 2026-12-07; ``--gen 2``, the default) adds, from a second random stream so that
+``--gen 1`` keeps every earlier seed's world: four mixes (``EXTRA_MIXES``: ECN-marked ACKs, links at a
+quarter of their speed, a controller that DENIES EVs mid-transfer and gives them back through
+``Endpoint.ctl`` with QPs that may share one EV profile, a receiver that polls every 0.5-5 ms with
+``max_wimm_dest`` 1-2), in any mix a receiver polling every 1-3 ms (RNR NAKs under faults), and
+``ev_min_active`` 0..npaths/2.  The loss-free mixes (``LOSS_FREE``) check that no EV went ASSUMED_BAD; the
+ctl mix that no data frame leaves on an EV after the controller DENIED it.
+
 The fixed seeds below take a few seconds; for a long run:
 ``python tests/mrc/core/test_core_fuzz.py --seeds 5000 --wall 300`` (prints the seed of every failure).
 """
