@@ -48,6 +48,31 @@ class ElectionIdInUse(SessionError):
     """The switch ended the stream: another controller holds this election id."""
 
 
+def read_p4info(path: str | Path) -> p4info_pb2.P4Info:
+    """A P4Info file in the form p4c writes for its ``--p4runtime-files`` suffix: JSON (``.json``),
+    binary protobuf (``.bin``), text otherwise.  SessionError, in one line, for a file that cannot be
+    read, does not parse as that form, or holds no P4Info (an empty file parses as an empty message)."""
+    suffix = Path(path).suffix.lower()
+    what = {".json": "JSON", ".bin": "binary protobuf"}.get(suffix, "text")
+    p4info = p4info_pb2.P4Info()
+    try:
+        if suffix == ".json":
+            json_format.Parse(Path(path).read_text(), p4info)
+        elif suffix == ".bin":
+            p4info.ParseFromString(Path(path).read_bytes())
+        else:
+            text_format.Parse(Path(path).read_text(), p4info)
+    except (text_format.ParseError, json_format.ParseError, DecodeError, UnicodeDecodeError) as e:
+        why = (str(e).splitlines() or [type(e).__name__])[0]  # json_format adds every field name
+        why = why if len(why) <= 160 else why[:160] + "..."  # protobuf quotes a whole (long) line
+        raise SessionError(f"{path}: not a P4Info {what} file: {why}") from None
+    except OSError as e:
+        raise SessionError(f"cannot read pipeline file {e.filename}: {e.strerror or e}") from None
+    if p4info == p4info_pb2.P4Info():  # the switches refused such a push, one by one
+        raise SessionError(f"{path}: holds no P4Info (empty)")
+    return p4info
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     """P4Info + target device config, with a cookie that identifies this exact pair."""
@@ -70,25 +95,11 @@ class PipelineConfig:
                 raise SessionError(f"pipeline file {p} is a directory, not a file")
             if not Path(p).is_file():
                 raise SessionError(f"pipeline file {p} does not exist (run `make build`)")
-        suffix = Path(p4info_path).suffix.lower()
-        p4info = p4info_pb2.P4Info()
+        p4info = read_p4info(p4info_path)
         try:
-            if suffix == ".json":  # read as text, these were "not a P4Info text file"
-                json_format.Parse(Path(p4info_path).read_text(), p4info)
-            elif suffix == ".bin":
-                p4info.ParseFromString(Path(p4info_path).read_bytes())
-            else:
-                text_format.Parse(Path(p4info_path).read_text(), p4info)
             device_config = Path(device_config_path).read_bytes()
-        except (text_format.ParseError, json_format.ParseError, DecodeError, UnicodeDecodeError) as e:
-            what = {".json": "JSON", ".bin": "binary protobuf"}.get(suffix, "text")
-            why = (str(e).splitlines() or [type(e).__name__])[0]  # json_format adds every field name
-            why = why if len(why) <= 160 else why[:160] + "..."  # protobuf quotes a whole (long) line
-            raise SessionError(f"{p4info_path}: not a P4Info {what} file: {why}") from None
         except OSError as e:
             raise SessionError(f"cannot read pipeline file {e.filename}: {e.strerror or e}") from None
-        if p4info == p4info_pb2.P4Info():  # an empty file parses: the switches refused the push, one by one
-            raise SessionError(f"{p4info_path}: holds no P4Info (empty)")
         return cls(p4info, device_config, f"files:{device_config_path}")
 
 

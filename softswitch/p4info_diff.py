@@ -161,7 +161,7 @@ def load(path: str, defines: dict[str, str] | None = None, include_dirs: list[st
             raise P4InfoDiffError(str(e)) from None
     suffix = os.path.splitext(path)[1].lower()
     if suffix in (".json", ".bin"):  # as p4c --p4runtime-files writes them (`softswitch compile` too)
-        return Loaded(_load_serialized(path, suffix), [])
+        return Loaded(_load_serialized(path), [])
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -177,29 +177,14 @@ def load(path: str, defines: dict[str, str] | None = None, include_dirs: list[st
     return loaded
 
 
-def _load_serialized(path: str, suffix: str) -> p4info_pb2.P4Info:
-    """A P4Info in p4c's JSON (``.json``) or binary (``.bin``) form."""
-    from google.protobuf import json_format
-    from google.protobuf.message import DecodeError
+def _load_serialized(path: str) -> p4info_pb2.P4Info:
+    """A P4Info in p4c's JSON (``.json``) or binary (``.bin``) form, read as the controller reads it."""
+    from controller.session import SessionError, read_p4info
 
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise P4InfoDiffError(f"{path}: {e.strerror}") from None
-    msg = p4info_pb2.P4Info()
-    try:
-        if suffix == ".json":
-            json_format.Parse(data.decode("utf-8"), msg)
-        else:
-            msg.ParseFromString(data)
-    except (json_format.ParseError, UnicodeDecodeError, DecodeError) as e:
-        what = "JSON" if suffix == ".json" else "binary protobuf"
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise P4InfoDiffError(f"{path}: not a P4Info in {what} ({why[:2 * _QUOTE_MAX]})") from None
-    if msg == p4info_pb2.P4Info():
-        raise P4InfoDiffError(f"{path}: holds no P4Info (empty)")
-    return msg
+        return read_p4info(path)
+    except SessionError as e:
+        raise P4InfoDiffError(str(e)) from None
 
 
 def _id_names(p: p4info_pb2.P4Info) -> dict[int, str]:

@@ -181,7 +181,7 @@ def test_a_file_that_is_not_p4info_gets_a_short_error(tmp_path, capsys):
     assert main([str(blob), str(blob)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 400, err[:500]
-    assert err.startswith(f"p4info-diff: {blob}: not a P4Info in JSON (") and "magic" in err
+    assert err.startswith(f"p4info-diff: {blob}: not a P4Info JSON file: ") and "magic" in err
     blob = tmp_path / "softswitch.txt"
     blob.write_text(text)
     assert main([str(blob), str(blob)]) == 2
@@ -228,4 +228,4 @@ def test_p4c_file_formats_by_suffix_and_empty_files(tmp_path, capsys):
     text_as_bin = tmp_path / "t.bin"
     text_as_bin.write_text(outs[0].read_text())
     assert main([str(text_as_bin), prog]) == 2
-    assert f"{text_as_bin}: not a P4Info in binary protobuf (" in capsys.readouterr().err
+    assert f"{text_as_bin}: not a P4Info binary protobuf file: " in capsys.readouterr().err
