@@ -121,10 +121,6 @@ class MrcRequester(Requester):
         # far (QpAttr.rnr_retry); only a LAST_WITH_IMM is refused, so both hold at most max_wimm PSNs
         self._rnr_wait: dict[int, int] = {}
         self._rnr_tries: dict[int, int] = {}
-        # PSN -> the latest RNR NAK naming it, as the time the responder refused it (the NAK's arrival
-        # less its service time): ``_lose`` keeps a copy's EV when the PSN was refused after that copy
-        # left (``_receiver_not_ready`` may take such a NAK for a repeat); at most max_wimm PSNs
-        self._rnr_heard: dict[int, int] = {}
         # when the peer last refused an immediate (any RNR NAK heard): ``_lose`` gives RACK's FIFO rule no
         # verdict on a LAST_WITH_IMM that was in flight then (its own RNR NAK may be on a slower path)
         self._rnr_any_ns = -(1 << 62)
@@ -143,7 +139,6 @@ class MrcRequester(Requester):
         self._sacked_bits = 0  # the packets are gone
         self._rnr_wait.clear()
         self._rnr_tries.clear()
-        self._rnr_heard.clear()
         self._rnr_any_ns = -(1 << 62)
         self.mut += 1
 
@@ -527,9 +522,6 @@ class MrcRequester(Requester):
             for k in [k for k in self._rnr_tries if k not in self.pkts]:  # acknowledged since
                 del self._rnr_tries[k]
                 self._rnr_wait.pop(k, None)
-        if self._rnr_heard:
-            for k in [k for k in self._rnr_heard if k not in self.pkts]:
-                del self._rnr_heard[k]
         if fr.syndrome & ~F.AETH_RNR_TIMER_MASK == F.AETH_RNR_NAK and trig is not None:
             if self._receiver_not_ready(trig, fr.syndrome & F.AETH_RNR_TIMER_MASK, now_ns, s.service_time_ns):
                 progressed = True
@@ -561,8 +553,6 @@ class MrcRequester(Requester):
         self._rnr_any_ns = max(self._rnr_any_ns, refused)
         if pkt.state != _Pkt.INFLIGHT:
             return False
-        if refused >= pkt.sent_ns and refused > self._rnr_heard.get(pkt.seq, -1):
-            self._rnr_heard[pkt.seq] = refused
         if pkt.xmits > 1 and refused - pkt.sent_ns < self.min_rtt >> 1 \
                 and not self._names_latest_copy(pkt, self._echo_ev):
             # a repeat (MrcResponder._rnr_repeats) for a copy before this one: the refusal it reports came
@@ -994,14 +984,6 @@ class MrcRequester(Requester):
                 # it suspect there; suspecting every EV here left the QP spraying over all of them,
                 # the dead ones included, as the fallback (the demo's spine loss: 5.2 RTTs).
                 self.evset.penalize(ev, PENALTY_TIMEOUT)
-            elif self._rnr_heard.get(pkt.seq, -1) >= pkt.sent_ns:
-                # the responder refused this PSN (RNR NAK) after this copy left: most likely this very
-                # copy, which its path then carried whole -- taken for a repeat of an earlier copy's
-                # refusal, as a copy on the same EV as the one before it cannot be told apart by its
-                # ev_echo, it stays in flight until RACK.  Resend it, keep the EV [ours: fuzzer seed
-                # 162661, a congestion-only run, retired a healthy EV on such a copy, refused 1.1 us
-                # after it left against the QP's half minimum RTT of 2.1 us learnt on full frames]
-                self.counters.rack_ev_kept += 1
             elif self.ev_rack_ts[ev] >= pkt.sent_ns and self.sack_blind[0] <= pkt.seq < self.sack_blind[1]:
                 # a later packet on the path arrived, so the path is alive; the latest SACK could not
                 # report on this one (it may have arrived too): resend it, keep the EV
@@ -1023,12 +1005,13 @@ class MrcRequester(Requester):
                 self.counters.rack_ev_kept += 1
             elif (pkt.opcode == F.OP_WRITE_LAST_IMM or pkt.opcode == F.OP_WRITE_ONLY_IMM) \
                     and self._rnr_any_ns >= pkt.sent_ns and self._sent_after_on_ev(ev, pkt):
-                # an immediate, and the peer refused one (an RNR NAK) after this copy left: it may have
-                # refused this one too, and its RNR NAK, sent back on this copy's EV, is slower than the
-                # ACK of a later packet on the EV that came back on a faster path.  Resend it, keep the EV
-                # [ours: 2026-12-07, h-fuzz16, fuzzer seed 300212 with paths of 2-20 us one way: the later
-                # packet's ACK came on a 2 us path, the refusal on the 20 us one 3.6 us after the verdict,
-                # and RACK's FIFO rule retired the healthy EV]
+                # an immediate (the only packets a responder refuses), and the peer refused one (an RNR
+                # NAK, taken or not) after this copy left: it may have refused this copy too, whose path
+                # then carried it whole.  Resend it, keep the EV [ours, 2026-12-07: fuzzer seed 300212,
+                # paths of 2-20 us one way: the copy's RNR NAK, on the 20 us path, came 3.6 us after the
+                # ACK of a later packet on the EV, on a 2 us one; seed 162661: a copy's RNR NAK, back
+                # 1.1 us after it left, was taken for a repeat of the copy before it on the same EV (the
+                # ev_echo cannot tell two copies on one EV apart) and the copy stayed in flight]
                 self.counters.rack_ev_kept += 1
             elif self._sent_after_on_ev(ev, pkt):
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,
