@@ -43,7 +43,8 @@ _LOSS_KEYS = (("psn", "psn"), ("xmits", "xmits"), ("later_acked", "later_acked")
               ("ev_reorder_ns", "ev_reorder_ns"), ("quiet_ns", "quiet_ns"), ("srtt_ns", "srtt_ns"),
               ("rttvar_ns", "rttvar_ns"), ("min_rtt_ns", "min_rtt_ns"), ("ev_srtt_ns", "ev_srtt_ns"),
               ("ev_rttvar_ns", "ev_rttvar_ns"), ("ev_last_rtt_ns", "ev_last_rtt_ns"),
-              ("peer_heard_ago_ns", "since_peer_heard_ns"), ("in_flight_pkts", "in_flight_pkts"))
+              ("peer_heard_ago_ns", "since_peer_heard_ns"), ("in_flight_pkts", "in_flight_pkts"),
+              ("by_time", "by_time"))
 
 
 def _loss_evidence(rule: str, full: dict) -> dict:
@@ -95,6 +96,9 @@ class MrcRequester(Requester):
         # VERDICT_LOG_MAX; built only when an EV changes state, never per packet
         self.verdicts: list[dict] = []
         self._suspicion: dict[int, dict] = {}  # EV index -> evidence of the verdict that made it suspect
+        # EV indexes whose latest suspicion came from the tail-loss limit alone: nothing sent after the
+        # missing packet had been delivered on any path (_confirm_ns)
+        self._timer_suspects: set[int] = set()
         self._silent_holds: dict[int, int] = {}  # suspect EV index -> times it was held for a silent peer
         self._probe_heard_ns = 0  # when a probe answer (any EV) last came back
         # EV indexes made suspect (``_suspect``) and perhaps cleared since: every suspect EV is in it, so
@@ -1037,6 +1041,10 @@ class MrcRequester(Requester):
                 # what else is in flight on it is behind this packet and is resent now (_retire_ev).
                 if self._suspect(ev, pkt.sent_ns, now_ns):
                     self._suspicion[ev] = self._evidence(pkt, now_ns, cause)
+                    if pkt.sent_ns >= self.rack_ts:  # nothing sent after it delivered on any path (_confirm_ns)
+                        self._timer_suspects.add(ev)
+                    else:
+                        self._timer_suspects.discard(ev)
                 retire = not self._flushing and now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev)
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
@@ -1081,7 +1089,7 @@ class MrcRequester(Requester):
                 "inflight_bytes": self.inflight, "sack_blind": [self.sack_blind[0] & F.PSN_MASK,
                                                                 self.sack_blind[1] & F.PSN_MASK],
                 "cwnd": getattr(getattr(self.cc, "nscc", None), "cwnd", None),
-                "later_acked": later, "later_acked_evs": later_evs,
+                "later_acked": later, "later_acked_evs": later_evs, "by_time": sent >= self.rack_ts,
                 "since_peer_heard_ns": None if heard is None else now_ns - heard}
 
     def _last_heard_ns(self) -> int | None:
@@ -1143,7 +1151,10 @@ class MrcRequester(Requester):
         two of the QP's -- a probe waits behind the same queues as the data; an EV that has not had a
         sample yet, four of the QP's (nothing says how long its path is) -- and the QP's retransmission
         timeout if the QP acted on a trim within an srtt of the suspicion or since; before the QP's
-        first RTT sample, the ACK timeout, the one bound on a round trip it has (as ``_pto``) [ours: it
+        first RTT sample, the ACK timeout, the one bound on a round trip it has (as ``_pto``), and so for
+        an EV without a sample whose missing packet the tail-loss limit alone found (nothing sent after
+        it delivered on any path: the QP's srtt is its other paths', and a new path 40x as long lost the
+        tail of a write that way before its first round trip, h-fuzz16) [ours: it
         was the reordering floor, 4 us, and in a simulated 63 -> 1 incast, whose first ACKs are all for
         trimmed packets and carry no sample, ~50 healthy EVs a run were retired within 40 us of the
         start].  The timeout under trims [ours, 2026-12-05]: the QP's packets are being trimmed, so a
@@ -1157,7 +1168,7 @@ class MrcRequester(Requester):
         if not e.srtt:
             if not self.srtt:
                 return max(self.timeout_ns, self.attr.reorder_min_ns)
-            if e.suspect_ns and self._trim_seen_ns >= e.suspect_ns - self.srtt:
+            if e.suspect_ns and (self._trim_seen_ns >= e.suspect_ns - self.srtt or e.index in self._timer_suspects):
                 return max(4 * self.srtt, self.timeout_ns, self.attr.reorder_min_ns)
             return max(4 * self.srtt, self.attr.reorder_min_ns)
         return max(2 * (e.srtt + 4 * e.rttvar), 2 * self.srtt, self.attr.reorder_min_ns)

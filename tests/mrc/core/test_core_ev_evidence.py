@@ -16,7 +16,7 @@ from mrc.sim import PathSpec, make_pair
 LOSS_KEYS = {"rule", "psn", "xmits", "sent_ago_ns", "later_on_ev_sent_after_ns", "later_acked", "later_acked_evs",
              "ev_delivered_ago_ns", "congestion_signal_ago_ns", "late_limit_ns", "pto_ns", "reorder_ns",
              "ev_reorder_ns", "quiet_ns", "srtt_ns", "rttvar_ns", "min_rtt_ns", "ev_srtt_ns", "ev_rttvar_ns",
-             "ev_last_rtt_ns", "peer_heard_ago_ns", "in_flight_pkts"}
+             "ev_last_rtt_ns", "peer_heard_ago_ns", "in_flight_pkts", "by_time"}
 
 
 def _run(paths, *, seed=1, size=1 << 22, stall=None, until_ns=200_000_000, attr=None):
@@ -67,7 +67,7 @@ def test_a_fifo_loss_verdict_names_the_lost_packet_and_what_was_delivered_after_
         # the FIFO proof: a packet sent on this EV no earlier than the lost one was delivered
         assert ev["later_on_ev_sent_after_ns"] is not None and ev["later_on_ev_sent_after_ns"] >= 0
         # every other path delivers (only path 2 loses): each delivered a packet sent after it
-        assert ev["later_acked_evs"] == 3 and ev["later_acked"] >= 1
+        assert ev["later_acked_evs"] == 3 and ev["later_acked"] >= 1 and ev["by_time"] is False
         assert ev["congestion_signal_ago_ns"] is None  # no ECN, no trims on this network
         assert ev["sent_ago_ns"] >= min(ev["late_limit_ns"], ev["pto_ns"])  # the limit it was judged by
         assert ev["srtt_ns"] > 0 and ev["rttvar_ns"] >= 0 and ev["min_rtt_ns"] >= 2 * 20_000
