@@ -249,7 +249,10 @@ class FabricEnv:
     def __init__(self, spec: FabricSpec, *, prefix: str, grpc_base_port: int, target: str = DEFAULT_TARGET,
                  workdir: Path, evs_per_path: int = 1, log: logging.Logger | None = None) -> None:
         self.spec, self.prefix, self.target = spec, prefix, target
-        self.workdir = Path(workdir)
+        # absolute: the agents run with the repository as their working directory (``run_traffic``), so a
+        # plan path relative to the caller's (``mrc-fabric demo --out demo-out`` run from anywhere but the
+        # repository) named no file for them
+        self.workdir = Path(workdir).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.grpc_base_port = grpc_base_port
         self.evs_per_path = evs_per_path

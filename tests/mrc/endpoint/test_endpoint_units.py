@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -487,3 +488,16 @@ def test_a_plan_directory_says_to_give_the_hosts_file_in_it(tmp_path):
         load_plan(tmp_path / "few")
     with pytest.raises(PlanError, match=r"is a directory; give this host's plan file in it$"):
         load_plan(tmp_path)
+
+
+def test_fabric_files_are_named_absolute_whatever_the_callers_directory(tmp_path, monkeypatch):
+    """The agents run with the repository as their working directory; a work folder given relative to the
+    caller's (``mrc-fabric demo --out demo-out`` from a home directory) named EV plans they could not find:
+    "agent h1: PlanError: demo-out/evplans/h1.json: No such file or directory"."""
+    from mrc_fabric.scenarios import FabricEnv, FabricSpec
+
+    monkeypatch.chdir(tmp_path)
+    env = FabricEnv(FabricSpec(), prefix="u", grpc_base_port=1, workdir=Path("demo-out"))
+    for p in (env.workdir, env.plan_dir, env.topo_path):
+        assert p.is_absolute() and p.is_relative_to(tmp_path.resolve()), p
+    assert env.topo_path.is_file()
