@@ -80,6 +80,8 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
     from mrc_fabric.targets.bmv2 import cli
     from softswitch.api import stop_process
 
+    # absolute: bmv2 runs in it and is given its pcap files' paths (``--workdir out`` named out/out/p1_in.pcap)
+    workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     bjson, binfo = compile_bmv2(program, workdir, defines, includes)
     ports = sorted({p.port for p in script.packets} | {int(q["port"]) for q in script.queues}
@@ -91,7 +93,7 @@ def run_bmv2(program: Path, script: Script, workdir: Path, *, cpu_port: int | No
                 w.write(_pcap_pkt(p.data, p.time_us))
         w.close()
     grpc_port, thrift_port = _free_port(), _free_port()
-    cmd = bmv2_argv({port: str(workdir / f"p{port}") for port in ports}, grpc_port, thrift_port, cpu_port)
+    cmd = bmv2_argv(pcap_prefixes(workdir, ports), grpc_port, thrift_port, cpu_port)
     log = open(workdir / "bmv2.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     client = None
@@ -145,6 +147,13 @@ def queue_commands(queues: list[dict]) -> list[str]:
         return f" {q['priority']}" if q.get("priority") is not None else ""
     lines = [f"set_queue_rate {q['rate_pps']} {q['port']}{pri(q)}" for q in queues if "rate_pps" in q]
     return lines + [f"set_queue_depth {q['depth']} {q['port']}{pri(q)}" for q in queues if "depth" in q]
+
+
+def pcap_prefixes(workdir: Path, ports) -> dict[int, str]:
+    """Each port's pcap file prefix for ``--use-files`` (``<prefix>_in.pcap`` / ``_out.pcap``): absolute
+    paths in ``workdir``, which is also bmv2's working directory."""
+    workdir = Path(workdir).resolve()
+    return {port: str(workdir / f"p{port}") for port in ports}
 
 
 def bmv2_argv(ports: dict[int, str], grpc_port: int, thrift_port: int, cpu_port: int | None) -> list[str]:

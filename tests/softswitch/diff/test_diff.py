@@ -175,3 +175,14 @@ def test_bmv2_pcap_plumbing(tmp_path, monkeypatch):
     (tmp_path / "p2_out.pcap").write_bytes(out)
     got = bmv2side._collect(tmp_path, [1, 2], timeout_s=10)
     assert got == {2: frames}
+
+
+def test_bmv2_pcap_files_are_named_absolute_from_a_relative_workdir(tmp_path, monkeypatch):
+    """bmv2 runs in the work folder and is given its pcap files' paths: a relative ``--workdir out``
+    named out/out/p1_in.pcap for it."""
+    from softswitch.diff import bmv2side
+
+    monkeypatch.chdir(tmp_path)
+    argv = bmv2side.bmv2_argv(bmv2side.pcap_prefixes(Path("out"), [1, 2]), 9559, 9090, None)
+    want = {f"{n}@{tmp_path.resolve() / 'out' / f'p{n}'}" for n in (1, 2)}
+    assert want <= set(argv), argv
