@@ -21,7 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from softswitch.contract import DROP_PORT
-from softswitch.engine.control import AddressError, ControlError, ControlHandler, send_command, split_addr
+from softswitch.engine.control import (
+    ARG_RANGES,
+    AddressError,
+    ControlError,
+    ControlHandler,
+    check_args,
+    send_command,
+    split_addr,
+)
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
 from softswitch.engine.ports import parse_interface
 from softswitch.switch import TRACE, Switch, SwitchConfig, SwitchError
@@ -43,44 +51,76 @@ BMV2_TARGET_VALUE_OPTIONS = ["--dp-grpc-server-addr", "--grpc-server-cacert", "-
 BMV2_TARGET_FLAG_OPTIONS = ["--grpc-server-ssl", "--grpc-server-with-client-auth", "--enable-swap"]
 
 
-def _queue_spec(text: str) -> tuple[int | None, int | None, int]:
-    """``N`` | ``PORT:N`` | ``PORT/PRIORITY:N`` → (port, priority, value)."""
-    where, sep, value = text.rpartition(":")
+def _strict_int(text: str) -> int:
+    """ASCII decimal digits with an optional '-' (int() also took '1_000', ' 5' and '\u0663')."""
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(text)
+    return int(text)
+
+
+def _in_range(text: str, what: str, v: int, key: str) -> None:
+    lo, hi = ARG_RANGES[key]
+    if not lo <= v <= hi:  # a port above 510 (or -5) made a queue no frame can reach, silently
+        raise argparse.ArgumentTypeError(f"'{text}': {what} {v} is out of range {lo}..{hi}")
+
+
+def _queue_spec(text: str, value: str = "DEPTH_PKTS") -> tuple[int | None, int | None, int]:
+    """``N`` | ``PORT:N`` | ``PORT/PRIORITY:N`` → (port, priority, value); each in its range
+    (softswitch.engine.control.ARG_RANGES, the one `softswitch cli` is checked against too)."""
+    where, sep, value_text = text.rpartition(":")
     port = pri = None
     try:
         if sep:
             p, slash, q = where.partition("/")
-            port = int(p)
-            pri = int(q) if slash else None
-        v = int(value)
+            port = _strict_int(p)
+            pri = _strict_int(q) if slash else None
+        v = _strict_int(value_text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}': expected N, PORT:N or PORT/PRIORITY:N") from None
     if pri is not None and not 0 <= pri <= 7:
         raise argparse.ArgumentTypeError(f"'{text}': priorities are 0..7")
-    if v < 0 or (port is not None and port < 0):  # `--link-delay -5` said "... and priorities 0..7" too
-        raise argparse.ArgumentTypeError(f"'{text}': values and ports must be >= 0")
+    if port is not None:
+        _in_range(text, "port", port, "PORT")
+    _in_range(text, "value", v, value)
     return port, pri, v
 
 
-def _delay_spec(text: str) -> tuple[int | None, int]:
-    port, pri, v = _queue_spec(text)
+def _port_spec(text: str, value: str, what: str) -> tuple[int | None, int]:
+    port, pri, v = _queue_spec(text, value)
     if pri is not None:
-        raise argparse.ArgumentTypeError(f"'{text}': a link delay is per port: [PORT:]MICROSECONDS")
+        raise argparse.ArgumentTypeError(f"'{text}': {what}")
     return port, v
+
+
+def _delay_spec(text: str) -> tuple[int | None, int]:
+    return _port_spec(text, "DELAY_US", "a link delay is per port: [PORT:]MICROSECONDS")
 
 
 def _link_rate_spec(text: str) -> tuple[int | None, int]:
-    port, pri, v = _queue_spec(text)
-    if pri is not None:
-        raise argparse.ArgumentTypeError(f"'{text}': a link rate is per port: [PORT:]PPS")
-    return port, v
+    return _port_spec(text, "RATE_PPS", "a link rate is per port: [PORT:]PPS")
 
 
 def _link_bps_spec(text: str) -> tuple[int | None, int]:
-    port, pri, v = _queue_spec(text)
-    if pri is not None:
-        raise argparse.ArgumentTypeError(f"'{text}': a link rate is per port: [PORT:]BITS_PER_S")
-    return port, v
+    return _port_spec(text, "BITS_PER_S", "a link rate is per port: [PORT:]BITS_PER_S")
+
+
+def _queue_rate_spec(text: str) -> tuple[int | None, int | None, int]:
+    return _queue_spec(text, "RATE_PPS")
+
+
+def _int_arg(text: str) -> int:
+    try:
+        return _strict_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: '{text}'") from None
+
+
+def _device_id(text: str) -> int:
+    v = _int_arg(text)
+    if not 0 <= v < 2**64:  # a P4Runtime device id is a uint64: no request could name the switch
+        raise argparse.ArgumentTypeError(f"{v}: must be 0..{2**64 - 1} (a P4Runtime device id is a uint64)")
+    return v
 
 
 def _interface(text: str) -> tuple[int, str]:
@@ -114,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="preprocessor define for PROG.p4")
     p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
                    help="include directory for PROG.p4")
-    p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default 1)")
+    p.add_argument("--device-id", type=_device_id, default=1, help="P4Runtime device id (default 1)")
     p.add_argument("-i", "--interface", dest="interfaces", action="append", default=[], type=_interface,
                    metavar="PORT@IFNAME", help="bind P4 port PORT to Linux interface IFNAME (repeatable)")
     p.add_argument("--log-console", action="store_true", help="log to stdout, incl. the per-packet trace")
@@ -127,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     q = p.add_argument_group("traffic manager (bmv2 defaults: 64 packets per queue, no rate limit)")
     q.add_argument("--queue-depth", action="append", default=[], type=_queue_spec, metavar="[P[/Q]:]N",
                    help="queue depth in packets, for all ports, port P, or priority queue Q of port P")
-    q.add_argument("--queue-rate", action="append", default=[], type=_queue_spec, metavar="[P[/Q]:]PPS",
+    q.add_argument("--queue-rate", action="append", default=[], type=_queue_rate_spec, metavar="[P[/Q]:]PPS",
                    help="queue rate in packets/s (0 = unlimited), same scoping as --queue-depth")
     q.add_argument("--link-rate", action="append", default=[], type=_link_rate_spec, metavar="[P:]PPS",
                    help="link rate in frames/s on port P (or all ports), shared by its 8 priority queues "
@@ -156,8 +196,8 @@ def build_target_parser() -> argparse.ArgumentParser:
     """The target options that simple_switch_grpc takes after ``--``."""
     t = argparse.ArgumentParser(prog="softswitch ... --", add_help=False)
     t.add_argument("--grpc-server-addr", default=DEFAULT_GRPC_ADDR)
-    t.add_argument("--cpu-port", type=int)
-    t.add_argument("--priority-queues", type=int)
+    t.add_argument("--cpu-port", type=_int_arg)
+    t.add_argument("--priority-queues", type=_int_arg)
     for name in BMV2_TARGET_VALUE_OPTIONS:
         t.add_argument(name, dest="compat_" + name[2:].replace("-", "_"))
     for name in BMV2_TARGET_FLAG_OPTIONS:
@@ -214,8 +254,6 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
     dup = {n for n in ports if ports.count(n) > 1}
     if dup:
         parser.error(f"port(s) {sorted(dup)} bound twice with -i")
-    if ns.device_id < 0:  # a P4Runtime device id is a uint64: no request could name the switch
-        parser.error(f"--device-id {ns.device_id}: must be 0 or more")
     for flag, addr in (("--grpc-server-addr", tns.grpc_server_addr), ("--runtime-addr", ns.runtime_addr)):
         if addr is None or (flag == "--grpc-server-addr" and addr.startswith("unix:")):
             continue
@@ -342,7 +380,12 @@ def run_cli(argv: Sequence[str]) -> int:
     known = sorted(ControlHandler(None).commands)  # the server's own table (its handlers need no loop yet)
     if ns.command not in known:  # said only "cannot reach ..." when no switch ran there: the typo went unseen
         print(f"softswitch cli: error: unknown command '{ns.command}'; known: {', '.join(known)}", file=sys.stderr)
-        return 1
+        return 2
+    try:  # the server's own argument check, here before connecting: a usage error (exit 2), as above
+        check_args(ns.command, ns.args)
+    except ControlError as e:
+        print(f"softswitch cli: error: {e}", file=sys.stderr)
+        return 2
     try:
         result = send_command(ns.addr, ns.command, ns.args)
     except OSError as e:  # said only "[Errno 111] Connection refused": which switch?

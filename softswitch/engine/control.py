@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict
 
+from softswitch.contract import DROP_PORT
 from softswitch.engine.loop import PacketLoop
 
 log = logging.getLogger("softswitch.control")
@@ -27,13 +28,63 @@ class ControlError(Exception):
     """A runtime control command was malformed or failed."""
 
 
-def _ints(args: list, n_min: int, n_max: int, usage: str) -> list[int]:
-    if not n_min <= len(args) <= n_max:
-        raise ControlError(f"usage: {usage}")
-    try:
-        return [int(a) for a in args]
-    except (TypeError, ValueError):
-        raise ControlError(f"usage: {usage} (integers)") from None
+# The range of every numeric argument (until 2026-12-08 any int() was taken: `set_link_delay 1 -5`
+# made a port -5, `set_queue_depth 4 1000` a port 1000 beside the 511 v1model has, '1_000' and '\u0663'
+# read as numbers, a JSON 1.9 as 1).  DEPTH is bmv2's Thrift i32 and the rates its i64; a delay of
+# more than about 71 minutes is no delay a link has.  Ports are 0..510 (511 is the drop port).
+I32_MAX, I64_MAX = 2**31 - 1, 2**63 - 1
+ARG_RANGES = {"DEPTH_PKTS": (0, I32_MAX), "RATE_PPS": (0, I64_MAX), "BITS_PER_S": (0, I64_MAX),
+              "DELAY_US": (0, 2**32 - 1), "PORT": (0, DROP_PORT - 1), "PRIORITY": (0, 7)}
+# command -> (argument names, how many are required); the optional ones follow in order
+COMMAND_ARGS: dict[str, tuple[tuple[str, ...], int]] = {
+    "set_queue_depth": (("DEPTH_PKTS", "PORT", "PRIORITY"), 1),
+    "set_queue_rate": (("RATE_PPS", "PORT", "PRIORITY"), 1),
+    "set_link_rate": (("RATE_PPS", "PORT"), 1),
+    "set_link_bps": (("BITS_PER_S", "PORT"), 1),
+    "set_link_delay": (("DELAY_US", "PORT"), 1),
+    "port_stats": (("PORT",), 0),
+    "show_ports": ((), 0),
+    "switch_stats": ((), 0),
+}
+
+
+def command_usage(cmd: str) -> str:
+    """``set_queue_depth DEPTH_PKTS [PORT [PRIORITY]]``."""
+    names, required = COMMAND_ARGS[cmd]
+    text = " ".join(names[:required])
+    opt = ""
+    for name in reversed(names[required:]):
+        opt = f"[{name}{' ' + opt if opt else ''}]"
+    return " ".join(x for x in (cmd, text, opt) if x)
+
+
+def check_args(cmd: str, args: list) -> list[int]:
+    """The integers of a known command's arguments, each in its range; ControlError (one line, with the
+    command's usage) otherwise.  Text must be ASCII decimal digits with an optional '-'; a JSON bool
+    or float is refused, not truncated."""
+    names, required = COMMAND_ARGS[cmd]
+    usage = f"usage: {command_usage(cmd)}"
+    if not required <= len(args) <= len(names):
+        raise ControlError(f"{cmd}: takes {_count(required, len(names))}, got {len(args)} ({usage})")
+    out = []
+    for name, a in zip(names, args):
+        if isinstance(a, int) and not isinstance(a, bool):
+            v = a
+        elif isinstance(a, str) and a.removeprefix("-").isascii() and a.removeprefix("-").isdigit():
+            v = int(a)
+        else:
+            raise ControlError(f"{cmd}: {name} {a!r} is not an integer ({usage})" if not isinstance(a, str)
+                               else f"{cmd}: {name} '{a}' is not an integer ({usage})")
+        lo, hi = ARG_RANGES[name]
+        if not lo <= v <= hi:
+            raise ControlError(f"{cmd}: {name} {v} is out of range {lo}..{hi} ({usage})")
+        out.append(v)
+    return out
+
+
+def _count(lo: int, hi: int) -> str:
+    n = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return f"{n} argument{'' if hi == 1 else 's'}"
 
 
 class ControlHandler:
@@ -63,27 +114,27 @@ class ControlHandler:
             raise ControlError(str(e)) from None
 
     def _set_queue_depth(self, args: list) -> None:
-        v = _ints(args, 1, 3, "set_queue_depth DEPTH_PKTS [PORT [PRIORITY]]")
+        v = check_args("set_queue_depth", args)
         self.loop.tm.set_queue_depth(*v)
 
     def _set_queue_rate(self, args: list) -> None:
-        v = _ints(args, 1, 3, "set_queue_rate RATE_PPS [PORT [PRIORITY]]")
+        v = check_args("set_queue_rate", args)
         self.loop.tm.set_queue_rate(*v)
 
     def _set_link_rate(self, args: list) -> None:
-        v = _ints(args, 1, 2, "set_link_rate RATE_PPS [PORT]")
+        v = check_args("set_link_rate", args)
         self.loop.tm.set_link_rate(*v)
 
     def _set_link_bps(self, args: list) -> None:
-        v = _ints(args, 1, 2, "set_link_bps BITS_PER_S [PORT]")
+        v = check_args("set_link_bps", args)
         self.loop.tm.set_link_bps(*v)
 
     def _set_link_delay(self, args: list) -> None:
-        v = _ints(args, 1, 2, "set_link_delay DELAY_US [PORT]")
+        v = check_args("set_link_delay", args)
         self.loop.tm.set_link_delay(*v)
 
     def _port_stats(self, args: list) -> list[dict]:
-        v = _ints(args, 0, 1, "port_stats [PORT]")
+        v = check_args("port_stats", args)
         rows = self.loop.port_stats()
         if not v:
             return rows
@@ -94,12 +145,12 @@ class ControlHandler:
         return picked
 
     def _show_ports(self, args: list) -> list[dict]:
-        _ints(args, 0, 0, "show_ports")
+        check_args("show_ports", args)
         return [{"port": p.number, "ifname": p.ifname, "up": p.up}
                 for p in sorted(self.loop.ports.values(), key=lambda p: p.number)]
 
     def _switch_stats(self, args: list) -> dict:
-        _ints(args, 0, 0, "switch_stats")
+        check_args("switch_stats", args)
         return asdict(self.loop.counters)
 
 

@@ -651,7 +651,7 @@ class LinuxPort:
 def parse_interface(spec: str) -> tuple[int, str]:
     """Parse bmv2's ``-i N@IFNAME`` value."""
     num, sep, name = spec.partition("@")
-    if not sep or not num.strip().isdigit() or not name:
+    if not sep or not (num.strip().isascii() and num.strip().isdigit()) or not name:  # '²' crashed int()
         raise ValueError(f"bad interface '{spec}': expected PORT@IFNAME, e.g. 1@veth1")
     port = int(num)
     if port >= DROP_PORT:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from softswitch.cli import build_parser, main, parse_args
-from softswitch.engine.control import ControlHandler, ControlServer
+from softswitch.engine.control import ControlError, ControlHandler, ControlServer, send_command
 from softswitch.engine.loop import PacketLoop
 from softswitch.engine.tm import TrafficManager
 
@@ -94,8 +94,18 @@ def test_queue_and_delay_specs():
     (["-i", "1@h4a", "-i", "1@h4b", "--no-p4"], "bound twice"),
     (["--queue-depth", "2/9:4", "--no-p4"], "'2/9:4': priorities are 0..7"),
     # a negative delay was "values must be >= 0 and priorities 0..7": a delay has no priority
-    (["--link-delay", "-5", "--no-p4"], "argument --link-delay: '-5': values and ports must be >= 0\n"),
-    (["--queue-rate=-1:5", "--no-p4"], "'-1:5': values and ports must be >= 0"),
+    (["--link-delay", "-5", "--no-p4"], "argument --link-delay: '-5': value -5 is out of range 0..4294967295\n"),
+    (["--queue-rate=-1:5", "--no-p4"], "'-1:5': port -1 is out of range 0..510"),
+    # every number in its range, ASCII digits only (until 2026-12-08 a port 600 made a queue no frame
+    # reaches, int() took '1_000' and a delay of 10**25 us)
+    (["--queue-depth", "600:4", "--no-p4"], "argument --queue-depth: '600:4': port 600 is out of range 0..510\n"),
+    (["--link-delay", "1_000", "--no-p4"], "'1_000': expected N, PORT:N or PORT/PRIORITY:N"),
+    (["--link-delay", "10000000000000000000000000", "--no-p4"], "value 10000000000000000000000000 is out of range"),
+    (["--queue-depth", "2147483648", "--no-p4"], "value 2147483648 is out of range 0..2147483647"),
+    (["--link-bps", "511:1000", "--no-p4"], "port 511 is out of range 0..510"),
+    (["--device-id", "18446744073709551616", "--no-p4"], "must be 0..18446744073709551615"),
+    (["-i", "\u00b2@veth1", "--no-p4"], "expected PORT@IFNAME"),
+    (["--no-p4", "--", "--cpu-port", "1_0"], "argument --cpu-port: invalid int value: '1_0'"),
     (["build/softswitch.json"], "not a bmv2 JSON file or a device config"),
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
     (["--link-rate", "1/2:3", "--no-p4"], "per port"),
@@ -115,7 +125,7 @@ def test_queue_and_delay_specs():
     (["--no-p4", "--", "--grpc-server-addr", "[::1]:\u00b2"],
      "--grpc-server-addr [::1]:\u00b2: expected HOST:PORT (or unix:PATH)\n"),
     (["--no-p4", "--", "--grpc-server-addr", "[]:9559"], "--grpc-server-addr []:9559: expected HOST:PORT (or unix:PATH)\n"),
-    (["--no-p4", "--device-id", "-1"], "--device-id -1: must be 0 or more"),
+    (["--no-p4", "--device-id", "-1"], "argument --device-id: -1: must be 0..18446744073709551615"),
     # bmv2's pcap-file ports: ignored, the switch waited for interfaces named by file paths, for ever
     (["--use-files", "8", "-i", "0@/tmp/run/p0", "--no-p4"], "--use-files (bmv2's pcap-file ports) is not supported"),
     # the form softswitch.diff's bmv2 side gives (paths longer than an interface name may be): the
@@ -147,21 +157,55 @@ def test_runtime_control_round_trip(capsys):
         capsys.readouterr()
         assert main(["cli", "--addr", addr, "--json", "switch_stats"]) == 0
         assert '"ingress_packets": 0' in capsys.readouterr().out
-        assert main(["cli", "--addr", addr, "set_queue_depth", "x"]) == 1
+        assert main(["cli", "--addr", addr, "set_queue_depth", "x"]) == 2
         assert "usage: set_queue_depth" in capsys.readouterr().err
-        assert main(["cli", "--addr", addr, "frobnicate"]) == 1
+        assert main(["cli", "--addr", addr, "frobnicate"]) == 2
         assert "unknown command" in capsys.readouterr().err
         # the client knows the commands itself: a typo is named also when no switch answers there (it said
         # only "cannot reach the runtime control"), in the server's words
         want = f"unknown command 'show_port'; known: {', '.join(sorted(ControlHandler(loop).commands))}"
-        assert main(["cli", "--addr", "127.0.0.1:1", "show_port"]) == 1
+        assert main(["cli", "--addr", "127.0.0.1:1", "show_port"]) == 2
         assert capsys.readouterr().err == f"softswitch cli: error: {want}\n"
-        assert main(["cli", "--addr", addr, "show_port"]) == 1
+        assert main(["cli", "--addr", addr, "show_port"]) == 2
         assert capsys.readouterr().err == f"softswitch cli: error: {want}\n"
-        assert main(["cli", "--addr", addr, "set_queue_rate", "10", "1", "9"]) == 1
-        assert "priority" in capsys.readouterr().err
+        assert main(["cli", "--addr", addr, "set_queue_rate", "10", "1", "9"]) == 2
+        assert "PRIORITY 9 is out of range 0..7" in capsys.readouterr().err
         assert main(["cli", "--addr", addr, "port_stats", "7"]) == 1  # printed nothing and exit 0 before
         assert "no port 7 on this switch (ports: none)" in capsys.readouterr().err
+    finally:
+        server.stop()
+        loop.stop()
+
+
+@pytest.mark.parametrize("args, said", [
+    # `set_link_delay 1 -5` set a delay on a port -5 (and 600 on one v1model cannot have), exit 0
+    (["set_link_delay", "1", "-5"], "set_link_delay: PORT -5 is out of range 0..510 (usage: set_link_delay DELAY_US [PORT])"),
+    (["set_queue_depth", "4", "600"], "set_queue_depth: PORT 600 is out of range 0..510"),
+    (["set_queue_rate", "-1"], "set_queue_rate: RATE_PPS -1 is out of range 0..9223372036854775807"),
+    (["set_queue_depth", "2147483648"], "DEPTH_PKTS 2147483648 is out of range 0..2147483647"),
+    (["set_link_bps", "1_000"], "set_link_bps: BITS_PER_S '1_000' is not an integer"),
+    (["set_link_rate", "\u0663"], "set_link_rate: RATE_PPS '\u0663' is not an integer"),
+    (["set_link_delay", "1.5"], "DELAY_US '1.5' is not an integer"),
+    (["port_stats", "1", "2"], "port_stats: takes 0 to 1 argument, got 2 (usage: port_stats [PORT])"),
+    (["set_queue_depth"], "set_queue_depth: takes 1 to 3 arguments, got 0 (usage: set_queue_depth DEPTH_PKTS [PORT [PRIORITY]])"),
+])
+def test_runtime_numbers_are_range_checked_by_client_and_switch(args, said, capsys):
+    """One line and exit 2 from `softswitch cli` before it connects (no switch at port 1); the switch
+    refuses the same request from any other client, and makes no port of it."""
+    assert main(["cli", "--addr", "127.0.0.1:1", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("softswitch cli: error: ") and said in err and err.count("\n") == 1
+    loop = PacketLoop(TrafficManager(), [])
+    server = ControlServer(ControlHandler(loop), "127.0.0.1", 0)
+    server.start()
+    try:
+        with pytest.raises(ControlError) as e:
+            send_command(f"127.0.0.1:{server.address[1]}", args[0], args[1:])
+        assert said in str(e.value)
+        # a JSON client's number that is not an integer is refused, not truncated (1.9 was port 1)
+        with pytest.raises(ControlError, match="PORT 1.9 is not an integer"):
+            send_command(f"127.0.0.1:{server.address[1]}", "set_link_delay", [5, 1.9])
+        assert loop.tm.ports == {}
     finally:
         server.stop()
         loop.stop()
