@@ -3,12 +3,14 @@ point, ``mrc_fabric.cli.main``, imports this module inside its Ctrl-C handling).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from controller.cli import check_group_size, max_group_arg
@@ -19,7 +21,7 @@ from .faults import REGISTRY, FaultError
 from .naming import NamingError
 from .netbuild import NetBuildError
 from .scenarios.runner import RunError
-from .scenarios.spec import DELAY_AT, ScenarioError
+from .scenarios.spec import DELAY_AT, Scenario, ScenarioError
 from .state import DEFAULT_STATE_DIR, StateError
 from .switches import TARGETS, SwitchError
 from .targets import selected_target
@@ -199,19 +201,49 @@ def _cli_fault_elsewhere(kind, engine) -> str:
     return ""
 
 
-def _check_out_dir(out: Path, flag: str = "--out") -> None:
+def _check_out_dir(out: Path, flag: str = "--out") -> list[Path]:
     """An output directory that cannot be one was a FileExistsError traceback, from the scenario engine
     only once the whole run was over (it writes result.json at the end).  One that cannot be made or
     written (``--out /proc/x``, a read-only place) was a FileNotFoundError / PermissionError traceback
-    (until 2026-12-07): it is made here, before anything runs."""
+    (until 2026-12-07): it is made here, before anything runs.  Returns the directories it made,
+    outermost first (for ``_out_dir`` to take back)."""
     if out.exists() and not out.is_dir():
         raise FabricError(f"{flag} {out}: exists and is not a directory")
+    made = []
+    d = out.absolute()
+    while not d.exists() and d != d.parent:
+        made.insert(0, d)
+        d = d.parent
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise FabricError(f"{flag} {out}: cannot create the directory: {e.strerror or e}") from None
     if not os.access(out, os.W_OK | os.X_OK):
+        _remove_empty(made)
         raise FabricError(f"{flag} {out}: the directory is not writable")
+    return made
+
+
+def _remove_empty(made: list[Path]) -> None:
+    for d in reversed(made):  # innermost first; one that holds anything stays, with its parents
+        try:
+            d.rmdir()
+        except OSError:
+            return
+
+
+@contextlib.contextmanager
+def _out_dir(out: Path, flag: str = "--out") -> Iterator[None]:
+    """``_check_out_dir``, and if the command then fails before it wrote anything there (a refused
+    prefix or port, a scenario its engine refuses, Ctrl-C during bring-up), the directories it made
+    go again: until 2026-12-08 such a refusal left an empty --out folder behind.  Whatever a failed
+    run wrote (an agent's log) stays, and so does the folder holding it."""
+    made = _check_out_dir(out, flag)
+    try:
+        yield
+    except BaseException:
+        _remove_empty(made)
+        raise
 
 
 def _check_port(flag: str, port: int | None, lo: int = 0) -> None:
@@ -229,15 +261,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     _check_port("--view-port", args.view_port)
     _check_port("--metrics-port", args.metrics_port)
     _check_port("--grpc-base-port", args.grpc_base_port, 1)
-    _check_out_dir(args.out)  # last: it makes the directory
-    return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
-                    deadline_s=args.deadline, keep=args.keep, view_port=args.view_port,
-                    metrics_port=args.metrics_port, delay_at=args.delay_at)
+    with _out_dir(args.out):  # last: it makes the directory (and takes it back if the demo is refused)
+        return run_demo(args.out, target=args.target, prefix=args.prefix, grpc_base_port=args.grpc_base_port,
+                        deadline_s=args.deadline, keep=args.keep, view_port=args.view_port,
+                        metrics_port=args.metrics_port, delay_at=args.delay_at)
 
 
 def cmd_scenario_run(args: argparse.Namespace) -> int:
-    from .scenarios import load_scenario, run_scenario, summary_lines, timeline_lines
-    from .scenarios.plot import goodput_png
+    from .scenarios import load_scenario
 
     sc = load_scenario(args.file)
     _check_port("--grpc-base-port", args.grpc_base_port, 1)
@@ -250,7 +281,14 @@ def cmd_scenario_run(args: argparse.Namespace) -> int:
             check_group_size(parse_topology(topology_data(sc.fabric)), args.max_group_size)
         except TopologyError as e:
             raise ScenarioError(f"{args.file}: fabric: {e}") from None
-    _check_out_dir(args.out)  # last: it makes the directory
+    with _out_dir(args.out):  # last: it makes the directory, and takes it back if the run is refused
+        return _scenario_run(args, sc)
+
+
+def _scenario_run(args: argparse.Namespace, sc: Scenario) -> int:
+    from .scenarios import run_scenario, summary_lines, timeline_lines
+    from .scenarios.plot import goodput_png
+
     if args.engine == "netns" and sc.sim != type(sc.sim)():
         # a file written for the simulator (µs timers, 100 Gb/s links) fails on the emulated fabric for
         # reasons its verdict does not name

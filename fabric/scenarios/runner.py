@@ -251,9 +251,9 @@ class FabricEnv:
         self.spec, self.prefix, self.target = spec, prefix, target
         # absolute: the agents run with the repository as their working directory (``run_traffic``), so a
         # plan path relative to the caller's (``mrc-fabric demo --out demo-out`` run from anywhere but the
-        # repository) named no file for them
+        # repository) named no file for them.  Made, and topology.yaml written, by __enter__ once Fabric
+        # took the prefix and ports
         self.workdir = Path(workdir).resolve()
-        self.workdir.mkdir(parents=True, exist_ok=True)
         self.grpc_base_port = grpc_base_port
         self.evs_per_path = evs_per_path
         self.log = log or logging.getLogger("mrc_fabric.scenarios")
@@ -268,7 +268,7 @@ class FabricEnv:
             data = without_link_delay(data)
             self.topo = parse_topology(data)
         self.topo_path = self.workdir / "topology.yaml"
-        self.topo_path.write_text(yaml.safe_dump(data, sort_keys=False))
+        self._topo_text = yaml.safe_dump(data, sort_keys=False)
         self.plan = build_plan(self.topo)
         self.fab: Fabric | None = None
         self.ctl: Controller | None = None
@@ -294,6 +294,10 @@ class FabricEnv:
         t0 = time.monotonic()
         self.fab = Fabric(self.topo, prefix=self.prefix, target=self.target, grpc_base_port=self.grpc_base_port,
                           state_dir=self.workdir / "state", topology_path=str(self.topo_path))
+        # written once Fabric took the prefix and ports: a refused one wrote topology.yaml into --out
+        # first, so a refused `scenario run` left a folder behind (until 2026-12-08)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.topo_path.write_text(self._topo_text)
         try:
             self.fab.__enter__()
             self.bringup_s = time.monotonic() - t0

@@ -209,3 +209,37 @@ def test_ctrl_c_while_the_commands_import_is_one_line(tmp_path, monkeypatch, how
     cmd = [str(script)] if how == "console script" else [sys.executable, "-m", "mrc_fabric"]
     rc, err = interrupt_while_reading([*cmd, "status", "--prefix", "nofab"], fifo, "the stand-in yaml")
     assert (rc, err) == (130, "mrc-fabric: interrupted\n")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--prefix", "Lab"], "prefix 'Lab': must be a lowercase letter"),
+    (["--grpc-base-port", "65530"], "run-time control port 66530 is not 1..65535"),
+    (["--engine", "sim", "--prefix", "nofab", "--grpc-base-port", "27400", "--max-group-size", "1"], None),
+])
+def test_a_refused_scenario_run_creates_no_out_folder(tmp_path, capsys, argv, said):
+    """The netns engine wrote topology.yaml into --out before the fabric refused the prefix or port, and
+    the CLI had made --out (with its parents) already: an empty-but-for-that folder was left behind.
+    A refusal now creates nothing; an --out that existed before stays as it was."""
+    out = tmp_path / "a" / "b" / "out"
+    if said is None:  # a scenario its engine refuses (several steps on the emulated fabric)
+        sc = tmp_path / "steps.yaml"
+        sc.write_text(Path("examples/sim/allreduce-spine-loss.yaml").read_text())
+        argv, said = ["--prefix", "nofab"], "traffic.steps: jobs of several steps need --engine sim"
+    else:
+        sc = Path("examples/sim/small-link-down.yaml")
+    assert main(["scenario", "run", str(sc), "--out", str(out), *argv]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert said in err[-1] and all(e.startswith("note: ") for e in err[:-1])  # (a sim: section is noted)
+    assert list(tmp_path.iterdir()) == ([sc] if sc.parent == tmp_path else [])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "keep").write_text("x")
+    assert main(["scenario", "run", str(sc), "--out", str(out), *argv]) == 2
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["keep"]
+
+
+def test_a_refused_demo_creates_no_out_folder(tmp_path, capsys):
+    """The demo's --out was made before FabricEnv refused the ports its base gives (exit 2, empty folder)."""
+    out = tmp_path / "demo-out"
+    assert main(["demo", "--prefix", "nofab", "--grpc-base-port", "65000", "--out", str(out)]) == 2
+    assert "run-time control port 66000 is not 1..65535" in capsys.readouterr().err
+    assert not out.exists()
