@@ -111,13 +111,17 @@ def cmd_sid(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown(name: str) -> str:
+    return name or "''"  # an empty name is seen
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _load_plan(args)
     check_group_size(plan.topology, args.max_group_size)
     data = plan_to_data(plan)
-    if args.switch:
+    if args.switch is not None:  # an empty --switch "" (an unset $SW) printed every switch
         if args.switch not in data:
-            raise TopologyError(f"--switch {args.switch}: no such switch in {args.topology} "
+            raise TopologyError(f"--switch {_shown(args.switch)}: no such switch in {args.topology} "
                                 f"(switches: {_names(data)})")
         data = {args.switch: data[args.switch]}
     _emit(data, args.format, args.output)
@@ -137,9 +141,9 @@ def _ev_formats(text: str) -> tuple[str, ...]:
 def cmd_ev_gen(args: argparse.Namespace) -> int:
     plan = _load_plan(args)
     formats = _ev_formats(args.ev_format)
-    if args.host:
+    if args.host is not None:  # an empty --host "" (an unset $HOST) wrote every host's plan
         if args.host not in plan.topology.hosts:
-            raise EvPlanError(f"--host {args.host}: no such host in {args.topology} "
+            raise EvPlanError(f"--host {_shown(args.host)}: no such host in {args.topology} "
                               f"(hosts: {_names(plan.topology.hosts)})")
         _emit(host_ev_data(plan, args.host, args.evs_per_path, formats), args.format, args.output)
         return 0

@@ -280,6 +280,18 @@ def test_an_unknown_switch_or_host_lists_the_ones_there_are(tmp_path, capsys):
     assert err.endswith(", ... (20 in all))\n")
 
 
+def test_an_empty_switch_or_host_name_is_no_such_one(tmp_path, capsys):
+    """`plan --switch ""` (a script's unset $SW) printed every switch's plan, exit 0, and
+    `ev gen --host "" -o DIR` wrote every host's: read as "no --switch" / "no --host"."""
+    small = "examples/small.yaml"
+    assert main(["plan", "-t", small, "--switch", ""]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("mrc-controller: error: --switch '': no such switch in ")
+    assert main(["ev", "gen", "-t", small, "--host", "", "-o", str(tmp_path / "ev")]) == 2
+    assert capsys.readouterr().err.startswith("mrc-controller: error: --host '': no such host in ")
+    assert not (tmp_path / "ev").exists()
+
+
 def test_ctrl_c_while_run_builds_its_pipeline_exits_130_without_a_traceback(tmp_path):
     """Ctrl-C during `run`'s pipeline compile (softswitch: a second or two; p4c for bmv2: longer) was a
     KeyboardInterrupt traceback out of the compiler.  The program is a FIFO here, so the compile is
