@@ -212,6 +212,21 @@ def _refuse_use_files(parser: argparse.ArgumentParser) -> None:
                  "interfaces (-i N@IFNAME, e.g. veths); --pcap DIR records what they carry")
 
 
+def _refuse_misplaced(parser: argparse.ArgumentParser, argv: list[str], owner: argparse.ArgumentParser,
+                      what: str) -> None:
+    """An option of the other side of ``--`` is a usage error, as on simple_switch_grpc (which refuses
+    an option it does not know on either side).  Until 2026-12-08 `-- --device-id 0` was warned about
+    and ignored (the switch ran as device 1), and `--grpc-server-addr A` before ``--`` made A the
+    program: "give either PROG.p4 or --no-p4, not both"."""
+    names = {o for o in owner._option_string_actions if o not in ("-h", "--help")}
+    other = parser if owner is not parser else None
+    for a in argv:
+        name = a.split("=", 1)[0] if a.startswith("--") else a
+        if name in names and (other is None or name not in other._option_string_actions):
+            parser.error(f"{name} is {what} (softswitch [options] PROG.p4|--no-p4 -- "
+                         "[--grpc-server-addr HOST:PORT] [--cpu-port N])")
+
+
 def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, list[str]]:
     """Parse a simple_switch_grpc-style command line; returns (config, main options, warnings)."""
     argv = list(argv)
@@ -224,9 +239,12 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         # passes -i N@/tmp/tmpXXXXXXXX/pN), which -i would refuse first as too long for an
         # interface name, hiding the reason
         _refuse_use_files(parser)
+    target_parser = build_target_parser()
+    _refuse_misplaced(parser, main_argv, target_parser, "a target option: give it after '--'")
+    _refuse_misplaced(parser, target_argv, parser, "a switch option: give it before '--'")
     ns, unknown = parser.parse_known_args(main_argv)
     warnings = [f"unknown option '{u}' ignored" for u in unknown]
-    tns, tunknown = build_target_parser().parse_known_args(target_argv)
+    tns, tunknown = target_parser.parse_known_args(target_argv)
     warnings += [f"unknown target option '{u}' ignored" for u in tunknown]
     for space in (ns, tns):
         for key, value in vars(space).items():

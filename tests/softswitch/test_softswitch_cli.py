@@ -106,6 +106,13 @@ def test_queue_and_delay_specs():
     (["--device-id", "18446744073709551616", "--no-p4"], "must be 0..18446744073709551615"),
     (["-i", "\u00b2@veth1", "--no-p4"], "expected PORT@IFNAME"),
     (["--no-p4", "--", "--cpu-port", "1_0"], "argument --cpu-port: invalid int value: '1_0'"),
+    # an option on the wrong side of '--' (simple_switch_grpc refuses it too): a device id after it was
+    # warned about and dropped (the switch ran as device 1); an address before it became the program
+    (["--no-p4", "--", "--device-id", "0", "--cpu-port", "255"],
+     "softswitch: error: --device-id is a switch option: give it before '--'"),
+    (["--no-p4", "--", "-i", "1@veth1"], "-i is a switch option: give it before '--'"),
+    (["--no-p4", "--grpc-server-addr", "0.0.0.0:50051"], "--grpc-server-addr is a target option: give it after '--'"),
+    (["--no-p4", "--cpu-port=64"], "--cpu-port is a target option: give it after '--'"),
     (["build/softswitch.json"], "not a bmv2 JSON file or a device config"),
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
     (["--link-rate", "1/2:3", "--no-p4"], "per port"),
