@@ -2,18 +2,28 @@
 P4Runtime side (sessions, mapping to p4src, reconcile, wiring check, telemetry, daemon).
 (The reconcile function itself: ``controller.reconcile.reconcile``; the submodule shadows the name.)
 
-The P4Runtime names are imported lazily so ``import controller`` stays light (no grpc) for tools that
-only need the topology and plans.
+Every name is imported on first use (PEP 562): ``import controller`` loads nothing else, so tools that
+only need the topology and plans get no grpc, and the console script's entry point
+(``controller.cli``, under the package) starts inside its Ctrl-C handling at once (until 2026-12-08
+the plan modules and yaml were imported here first, a window where Ctrl-C was a traceback).
 """
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from .evplan import Ev, EvPlanError, EvProfile, host_ev_data, srv6_profile, stev_profile, write_ev_files
-from .plan import FabricPlan, SwitchPlan, build_plan
-from .sidplan import SidPlan, build_sid_plan
-from .topogen import clos, clos_data
-from .topology import Link, Switch, Topology, TopologyError, load_topology, parse_topology
+if TYPE_CHECKING:
+    from .evplan import Ev, EvPlanError, EvProfile, host_ev_data, srv6_profile, stev_profile, write_ev_files
+    from .plan import FabricPlan, SwitchPlan, build_plan
+    from .sidplan import SidPlan, build_sid_plan
+    from .topogen import clos, clos_data
+    from .topology import Link, Switch, Topology, TopologyError, load_topology, parse_topology
 
 _LAZY = {
+    "Ev": "evplan", "EvPlanError": "evplan", "EvProfile": "evplan", "host_ev_data": "evplan",
+    "srv6_profile": "evplan", "stev_profile": "evplan", "write_ev_files": "evplan",
+    "FabricPlan": "plan", "SwitchPlan": "plan", "build_plan": "plan",
+    "SidPlan": "sidplan", "build_sid_plan": "sidplan", "clos": "topogen", "clos_data": "topogen",
+    "Link": "topology", "Switch": "topology", "Topology": "topology", "TopologyError": "topology",
+    "load_topology": "topology", "parse_topology": "topology",
     "Controller": "daemon", "Options": "daemon", "setup_logging": "daemon",
     "DesiredState": "mapping", "MappingError": "mapping", "P4Names": "mapping", "desired_state": "mapping",
     "ReconcileResult": "reconcile",

@@ -1,5 +1,7 @@
-"""``mrc-fabric``'s commands: bring an emulated fabric up or down, show it, inject faults (the entry
-point, ``mrc_fabric.cli.main``, imports this module inside its Ctrl-C handling)."""
+"""``mrc-fabric``: bring an emulated fabric up or down, show it, inject faults.
+
+The commands; the entry point, ``mrc_fabric.cli.main``, imports this module inside its Ctrl-C handling.
+"""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from controller.cli import check_group_size, max_group_arg
+from controller.cli_commands import check_group_size, max_group_arg
 from controller.topology import TopologyError, load_topology
 
 from .fabric import Fabric, FabricError, down_prefix

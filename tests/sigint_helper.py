@@ -34,3 +34,21 @@ def interrupt_while_reading(cmd: list[str], fifo: Path, what: str = "the program
             p.kill()
             p.wait()
     return p.returncode, err
+
+
+def interrupt_while_importing(cmd: list[str], tmp_path: Path) -> tuple[int, str]:
+    """Run ``cmd`` (a console script or ``python -m``) and Ctrl-C it while it imports its commands: a
+    ``yaml`` first on PYTHONPATH (every CLI's commands import it, no entry point does) reads a FIFO
+    that nothing writes until the signal was sent, so the signal lands inside those imports."""
+    fifo = tmp_path / "import-fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "yaml.py").write_text(f"open({str(fifo)!r}).read()\n")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(tmp_path)
+    try:
+        return interrupt_while_reading(cmd, fifo, "the stand-in yaml")
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -307,6 +308,22 @@ def test_ctrl_c_while_run_builds_its_pipeline_exits_130_without_a_traceback(tmp_
                                        "--once", "--grpc-base-port", "1", "--program", str(fifo)], fifo)
     assert "Traceback" not in err, err
     assert rc == 130 and err.endswith("mrc-controller run: interrupted\n"), (rc, err)
+
+
+@pytest.mark.parametrize("how", ["console script", "python -m"])
+def test_ctrl_c_while_the_commands_import_is_one_line(tmp_path, how):
+    """Ctrl-C in mrc-controller's first half second (yaml, gRPC, the telemetry) was a KeyboardInterrupt
+    traceback from the script's `from controller.cli import main` (or from `import controller`)."""
+    import sys
+
+    from sigint_helper import interrupt_while_importing
+
+    script = Path(sys.executable).parent / "mrc-controller"
+    if how == "console script" and not script.exists():
+        pytest.skip(f"no console script {script} (package not installed)")
+    cmd = [str(script)] if how == "console script" else [sys.executable, "-m", "controller"]
+    rc, err = interrupt_while_importing([*cmd, "topo", "check", "examples/small.yaml"], tmp_path)
+    assert (rc, err) == (130, "mrc-controller: interrupted\n")
 
 
 def test_a_reader_that_leaves_early_gets_no_traceback():

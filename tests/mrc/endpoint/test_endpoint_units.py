@@ -501,3 +501,21 @@ def test_fabric_files_are_named_absolute_whatever_the_callers_directory(tmp_path
     for p in (env.workdir, env.plan_dir, env.topo_path):
         assert p.is_absolute() and p.is_relative_to(tmp_path.resolve()), p
     assert not env.workdir.exists()  # made once the fabric took the prefix and ports (__enter__)
+
+
+@pytest.mark.parametrize("how", ["console script", "python -m"])
+def test_ctrl_c_while_the_commands_import_ends_with_130(tmp_path, how):
+    """Ctrl-C in mrc-perf's first quarter second (the endpoint and the transport) was a
+    KeyboardInterrupt traceback from the script's `from mrc.cli import main`; now it ends as a Ctrl-C
+    during a run does: 130 and nothing on stderr."""
+    import sys
+    from pathlib import Path
+
+    from sigint_helper import interrupt_while_importing
+
+    script = Path(sys.executable).parent / "mrc-perf"
+    if how == "console script" and not script.exists():
+        pytest.skip(f"no console script {script} (package not installed)")
+    cmd = [str(script)] if how == "console script" else [sys.executable, "-m", "mrc"]
+    rc, err = interrupt_while_importing([*cmd, "client", "--ifaces", "nosuch0", "--peer", "127.0.0.1:1"], tmp_path)
+    assert (rc, err) == (130, "")
