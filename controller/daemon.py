@@ -24,7 +24,7 @@ import grpc
 from .mapping import STEV_ECMP, DesiredState, MappingError, P4Names, desired_state
 from .metrics import MetricsSnapshot, SwitchInfo
 from .p4rt import no_answer
-from .plan import CounterWatch, FabricPlan, PortSetting, SwitchPlan
+from .plan import STEV_MODES, CounterWatch, FabricPlan, PortSetting, SwitchPlan
 from .reconcile import ReconcileResult, entity_key, reconcile
 from .repeatlog import RepeatLog
 from .session import ElectionIdInUse, PacketIn, PipelineConfig, SessionError, SwitchSession
@@ -63,6 +63,29 @@ class Options:
     grpc_host: str = "127.0.0.1"
     grpc_base_port: int | None = None
     addresses: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """The rules `mrc-controller run` checks its flags against, for a script that builds Options
+        itself (until 2026-12-08 taken as given: ``retries=0`` reported every switch not converged
+        without trying one, ``election_id=0`` is no primary's id, a base port of 70000 or a watched QP
+        above 24 bits was tried as such); a ValueError naming the field."""
+        if not 1 <= self.election_id < 1 << 128:
+            raise ValueError(f"Options.election_id must be 1 .. 2^128-1, got {self.election_id}")
+        if self.retries < 1:
+            raise ValueError(f"Options.retries must be 1 or more, got {self.retries}")
+        for name in ("connect_timeout_s", "backoff_initial_s", "backoff_max_s", "refusal_backoff_max_s", "tick_s",
+                     "reconcile_interval_s", "wiring_interval_s", "counters_interval_s", "counters_timeout_s",
+                     "wiring_timeout_s", "wiring_max_wait_s", "progress_interval_s"):
+            v = getattr(self, name)
+            if v is not None and not 0 < v <= threading.TIMEOUT_MAX:  # nan and inf fail too
+                raise ValueError(f"Options.{name} must be more than 0 seconds (and finite), got {v}")
+        if self.stev_mode not in STEV_MODES:
+            raise ValueError(f"Options.stev_mode must be one of {', '.join(STEV_MODES)}, got {self.stev_mode!r}")
+        for qp in self.watch_qps:
+            if not 0 <= qp <= 0xFFFFFF:
+                raise ValueError(f"Options.watch_qps: {qp:#x} is not a 24-bit QP number (0 .. 0xFFFFFF)")
+        if self.grpc_base_port is not None and not 1 <= self.grpc_base_port <= 65535:
+            raise ValueError(f"Options.grpc_base_port must be 1 .. 65535, got {self.grpc_base_port}")
 
 
 @dataclass

@@ -821,3 +821,25 @@ def test_an_attempt_that_fails_after_an_interrupt_promises_no_retry(caplog):
         assert rec.getMessage() == "switch not converged; giving up" and "retry_in_s" not in rec.fields
     finally:
         ctl.close()
+
+
+@pytest.mark.parametrize(("kw", "said"), [
+    ({"retries": 0}, "Options.retries must be 1 or more, got 0"),  # "not converged" for all, none tried
+    ({"election_id": 0}, "Options.election_id must be 1 .. 2^128-1, got 0"),
+    ({"election_id": 1 << 128}, "Options.election_id must be 1 .. 2^128-1"),
+    ({"grpc_base_port": 70000}, "Options.grpc_base_port must be 1 .. 65535, got 70000"),
+    ({"stev_mode": "ecmpp"}, "Options.stev_mode must be one of ecmp, ev_direct, got 'ecmpp'"),
+    ({"watch_qps": (0x1000000,)}, "Options.watch_qps: 0x1000000 is not a 24-bit QP number"),
+    ({"wiring_timeout_s": 0}, "Options.wiring_timeout_s must be more than 0 seconds (and finite), got 0"),
+    ({"reconcile_interval_s": float("inf")}, "Options.reconcile_interval_s must be more than 0 seconds"),
+    ({"tick_s": float("nan")}, "Options.tick_s must be more than 0 seconds"),
+])
+def test_options_refuses_what_the_command_line_refuses(kw, said):
+    """A script builds Options itself (docs/controller.md): the numbers `mrc-controller run` refuses
+    were taken as given there until 2026-12-08."""
+    from controller import Options
+
+    with pytest.raises(ValueError) as e:
+        Options(**kw)
+    assert said in str(e.value)
+    Options(election_id=(1 << 128) - 1, grpc_base_port=65535, watch_qps=(0xFFFFFF,), counters_timeout_s=None)
