@@ -240,15 +240,25 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         # interface name, hiding the reason
         _refuse_use_files(parser)
     target_parser = build_target_parser()
+    if {"-h", "--help"} & set(target_argv):  # `-- --help` (bmv2 prints its target options): it was
+        parser.print_help()                  # warned about as unknown and the switch started
+        parser.exit()
+    if "--" in target_argv:  # the options after a second '--' were each "unknown" and dropped
+        parser.error("'--' given twice: the target options follow the first one")
     _refuse_misplaced(parser, main_argv, target_parser, "a target option: give it after '--'")
     _refuse_misplaced(parser, target_argv, parser, "a switch option: give it before '--'")
     ns, unknown = parser.parse_known_args(main_argv)
     warnings = [f"unknown option '{u}' ignored" for u in unknown]
     tns, tunknown = target_parser.parse_known_args(target_argv)
     warnings += [f"unknown target option '{u}' ignored" for u in tunknown]
+    if tns.compat_drop_port == str(DROP_PORT):  # bmv2's default: what softswitch does anyway
+        tns.compat_drop_port = None
     for space in (ns, tns):
         for key, value in vars(space).items():
-            if key.startswith("compat_") and value not in (None, False):
+            if key == "compat_drop_port" and value is not None:
+                warnings.append(f"--drop-port {value}: softswitch's drop port is always {DROP_PORT} "
+                                "(the v1model value); ignored")
+            elif key.startswith("compat_") and value not in (None, False):
                 warnings.append(f"bmv2 option --{key[7:].replace('_', '-')} is not supported by softswitch; "
                                 "ignored")
     if tns.priority_queues not in (None, 8):

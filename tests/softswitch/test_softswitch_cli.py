@@ -56,13 +56,24 @@ def test_simple_switch_grpc_command_line():
 def test_bmv2_only_flags_are_accepted_with_warnings():
     cfg, _ns, warnings = parse_args(
         ["--thrift-port", "9091", "--nanolog", "ipc:///tmp/x", "--debugger", "--no-p4",
-         "--", "--grpc-server-addr", "0.0.0.0:9559", "--enable-swap", "--drop-port", "511",
+         "--", "--grpc-server-addr", "0.0.0.0:9559", "--enable-swap", "--drop-port", "100",
          "--priority-queues", "2", "--made-up"])
     text = "\n".join(warnings)
-    for flag in ("--thrift-port", "--nanolog", "--debugger", "--enable-swap", "--drop-port",
-                 "--priority-queues 2", "'--made-up'"):
+    for flag in ("--thrift-port", "--nanolog", "--debugger", "--enable-swap",
+                 "--drop-port 100: softswitch's drop port is always 511", "--priority-queues 2", "'--made-up'"):
         assert flag in text
     assert cfg.program is None and cfg.grpc_addr == "0.0.0.0:9559"
+    # bmv2's default drop port is what softswitch does: nothing to warn about (it was "not supported")
+    assert parse_args(["--no-p4", "--", "--drop-port", "511"])[2] == []
+
+
+def test_target_help_prints_the_help_instead_of_starting(capsys):
+    """`softswitch --no-p4 -- --help` (bmv2 prints its target options) was warned about as an unknown
+    target option, and the switch started."""
+    with pytest.raises(SystemExit) as e:
+        parse_args(["--no-p4", "--", "--help"])
+    assert e.value.code == 0
+    assert "--grpc-server-addr HOST:PORT" in capsys.readouterr().out
 
 
 def test_pcap_directory_is_optional_as_in_bmv2():
@@ -113,6 +124,8 @@ def test_queue_and_delay_specs():
     (["--no-p4", "--", "-i", "1@veth1"], "-i is a switch option: give it before '--'"),
     (["--no-p4", "--grpc-server-addr", "0.0.0.0:50051"], "--grpc-server-addr is a target option: give it after '--'"),
     (["--no-p4", "--cpu-port=64"], "--cpu-port is a target option: give it after '--'"),
+    # the target options after a second '--' were each warned about as unknown and dropped
+    (["--no-p4", "--", "--", "--cpu-port", "5"], "softswitch: error: '--' given twice"),
     (["build/softswitch.json"], "not a bmv2 JSON file or a device config"),
     (["--link-delay", "1/2:3", "--no-p4"], "per port"),
     (["--link-rate", "1/2:3", "--no-p4"], "per port"),
