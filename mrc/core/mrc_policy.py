@@ -125,9 +125,6 @@ class MrcRequester(Requester):
         # far (QpAttr.rnr_retry); only a LAST_WITH_IMM is refused, so both hold at most max_wimm PSNs
         self._rnr_wait: dict[int, int] = {}
         self._rnr_tries: dict[int, int] = {}
-        # when the peer last refused an immediate (any RNR NAK heard): ``_lose`` gives RACK's FIFO rule no
-        # verdict on a LAST_WITH_IMM that was in flight then (its own RNR NAK may be on a slower path)
-        self._rnr_any_ns = -(1 << 62)
 
     def start(self, sq_psn: int, now_ns: int) -> None:
         super().start(sq_psn, now_ns)
@@ -143,7 +140,6 @@ class MrcRequester(Requester):
         self._sacked_bits = 0  # the packets are gone
         self._rnr_wait.clear()
         self._rnr_tries.clear()
-        self._rnr_any_ns = -(1 << 62)
         self.mut += 1
 
     def paths_changed(self) -> None:
@@ -554,7 +550,6 @@ class MrcRequester(Requester):
         ``service_ns``: the SACK's service time, how long before sending it the responder refused the
         copy it names."""
         refused = now_ns - max(0, service_ns)
-        self._rnr_any_ns = max(self._rnr_any_ns, refused)
         if pkt.state != _Pkt.INFLIGHT:
             return False
         if pkt.xmits > 1 and refused - pkt.sent_ns < self.min_rtt >> 1 \
@@ -1008,14 +1003,18 @@ class MrcRequester(Requester):
                 # healthy EVs]
                 self.counters.rack_ev_kept += 1
             elif (pkt.opcode == F.OP_WRITE_LAST_IMM or pkt.opcode == F.OP_WRITE_ONLY_IMM) \
-                    and self._rnr_any_ns >= pkt.sent_ns and self._sent_after_on_ev(ev, pkt):
-                # an immediate (the only packets a responder refuses), and the peer refused one (an RNR
-                # NAK, taken or not) after this copy left: it may have refused this copy too, whose path
-                # then carried it whole.  Resend it, keep the EV [ours, 2026-12-07: fuzzer seed 300212,
-                # paths of 2-20 us one way: the copy's RNR NAK, on the 20 us path, came 3.6 us after the
-                # ACK of a later packet on the EV, on a 2 us one; seed 162661: a copy's RNR NAK, back
-                # 1.1 us after it left, was taken for a repeat of the copy before it on the same EV (the
-                # ev_echo cannot tell two copies on one EV apart) and the copy stayed in flight]
+                    and self._sent_after_on_ev(ev, pkt):
+                # an immediate, the only packet a responder refuses (RNR): its path may have carried it
+                # whole to a refusal whose NAK, sent back on this EV, is slower than the later packet's
+                # ACK on a faster path, or was taken for a repeat of an earlier copy's.  Resend it, keep
+                # the EV [ours, 2026-12-07: fuzzer seed 300212, paths of 2-20 us one way: the copy's RNR
+                # NAK, on the 20 us path, came 3.6 us after the ACK of a later packet on the EV, on a 2 us
+                # one; seed 162661: a copy's RNR NAK, back 1.1 us after it left, was taken for a repeat of
+                # the copy before it on the same EV (the ev_echo cannot tell two copies on one EV apart).
+                # Until 2026-12-08 only when the peer had refused an immediate after this copy left;
+                # seed 501997: the verdict came before the first refusal's NAK, on the 20 us path, and
+                # retired the healthy EV.]  A path that drops an immediate and passes later packets is
+                # retired by its next loss of any other packet
                 self.counters.rack_ev_kept += 1
             elif self._sent_after_on_ev(ev, pkt):
                 # the path lost this packet (a later one on it arrived: paths are FIFO) and is alive,

@@ -607,6 +607,10 @@ def test_fuzz_fixed_seeds(mix, mode):
     # packet on the same EV on a 2 us one, and RACK's FIFO rule retired the healthy EV 3.6 us before the
     # refusal arrived (2026-12-07, h-fuzz16)
     (300212, "mrc", "ack_mark", 2),
+    # the same mix, paths of 2 and 20 us, max_wimm_dest 1: the verdict on a refused WRITE_ONLY_WITH_IMM
+    # on the 20 us path came before the peer's first RNR NAK (on that path) arrived, so the rule above
+    # (a refusal heard after the copy left) did not hold yet, and the healthy EV was retired (2026-12-08)
+    (501997, "mrc", "ack_mark", 2),
 ])
 def test_fuzz_regression_seeds(seed, mode, mix, gen):
     err, _w, _info = one(seed, mode, mix, wall_s=60.0, gen=gen)

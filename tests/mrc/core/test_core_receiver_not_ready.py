@@ -17,7 +17,7 @@ import pytest
 from mrc.core import EvState, QpAttr, QpState, WcStatus
 from mrc.sim import PathSpec, make_pair
 from mrc.wire import formats as F
-from mrc.wire.codec import decode_frame, encode_ack
+from mrc.wire.codec import AckInfo, decode_frame, encode_ack
 
 STALL_NS = 200_000_000  # the responder's application polls nothing for 200 ms
 
@@ -305,3 +305,42 @@ def test_rc_a_refused_ce_marked_packet_gets_its_cnp():
     p.net.run(until_ns=300_000, max_events=100_000)
     assert p.qb.counters.wimm_overflow >= 1 and p.qb.counters.cnps_sent >= 1
     assert p.qa.counters.cnps_received == p.qb.counters.cnps_sent
+
+
+def test_mrc_an_immediates_loss_under_fifo_is_resent_and_keeps_its_ev():
+    """RACK's FIFO rule (a later packet on the same EV was delivered, this one not) retires an EV; an
+    immediate is the one packet a responder refuses (RNR), and its refusal goes back on its own EV while
+    a later packet's ACK may take a faster path -- before the first refusal of a run is heard, nothing
+    tells the two apart.  So such an immediate is resent and its EV stays GOOD (fuzzer seed 501997:
+    paths of 2 and 20 us, the verdict came before the peer's first RNR NAK and retired the healthy EV).
+    Here EV 0's path drops everything and the SACK for the later packet is handed in by hand."""
+    import random
+
+    paths = [PathSpec() for _ in range(4)]
+    paths[0].down = [(0, None)]
+    p = make_pair(paths, attr=QpAttr(mode="mrc"), buf_len=1 << 20)
+    p.a.post_write(p.qa, 1, b"i" * 100, p.mr.base_va, p.mr.rkey, 7)  # a WRITE_ONLY_WITH_IMM
+    p.a.post_write(p.qa, 2, random.Random(3).randbytes(256 * 1024), p.mr.base_va + 4096, p.mr.rkey, None)
+    req = p.qa.requester
+    for _ in range(10_000):
+        on0 = sorted((pk for pk in req.pkts.values() if pk.ev == 0 and pk.xmits == 1 and pk.state == pk.INFLIGHT),
+                     key=lambda pk: pk.sent_ns)
+        if len(on0) >= 2:
+            break
+        p.net.run(until_ns=p.net.now + 100)
+    imm, later = on0[0], on0[-1]
+    assert imm.opcode == F.OP_WRITE_ONLY_IMM and later.opcode == F.OP_WRITE_MIDDLE
+    una, lp = req.snd_una & F.PSN_MASK, later.seq & F.PSN_MASK
+    info = AckInfo(una, lp, 1, lp, F.SACK_FLAG_MRC)  # the later packet on EV 0 arrived, reported on EV 1
+    p.a.receive(encode_ack(p.qb.evset.entries[1].encap, p.qa.qpn, lp, F.AETH_ACK, 0, info),
+                p.qb.evset.entries[1].port, p.net.now)
+    assert later.state == later.SACKED
+    end = p.net.now + 1_000_000
+    while imm.xmits == 1 and imm.state == imm.INFLIGHT:
+        assert p.net.now < end, "no verdict on the immediate"
+        p.net.run(until_ns=p.net.now + 200)
+        p.pump()
+    assert imm.xmits > 1 or imm.state != imm.INFLIGHT
+    assert req.counters.rack_ev_kept >= 1
+    assert not [e for e in req.evset.prof.events if (e.evidence or {}).get("psn") == imm.seq & F.PSN_MASK]
+    assert req.evset.prof.states[0] is EvState.GOOD  # before: ASSUMED_BAD, rule fifo, on the immediate
