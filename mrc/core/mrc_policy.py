@@ -574,9 +574,13 @@ class MrcRequester(Requester):
         self.mut += 1
         if pkt.xmits == 1:  # a delivery on its path, as far as path evidence goes
             self._delivered(pkt)
-        elif pkt.ev >= 0 and self._echo_ev == pkt.ev and pkt.sent_ns > self.ev_replaced_ns[pkt.ev]:
-            # a resent copy, and the ACK's ev_echo says this very copy (on pkt.ev) arrived: its path is
-            # alive (a packet refused again and again is resent, and would otherwise never vouch for it)
+        elif pkt.ev >= 0 and self._names_latest_copy(pkt, self._echo_ev) and pkt.sent_ns > self.ev_replaced_ns[pkt.ev]:
+            # a resent copy, and the ACK's ev_echo says this very copy (on pkt.ev, which no copy before it
+            # took) arrived: its path is alive (a packet refused again and again is resent, and would
+            # otherwise never vouch for it).  An echo of an EV an earlier copy took too may be that copy's
+            # repeated refusal: timed from this copy's send, it gave a 20 us path a 5 us RTT sample, and its
+            # next packets' tail-loss limit, shorter than the path's round trip, retired it (fuzzer seed
+            # 510251, 2026-12-08, a packet refused 31 times over 8 EVs)
             self.ev_ack_ns[pkt.ev] = max(self.ev_ack_ns[pkt.ev], self.ack_now)
             self._path_delivered(pkt.ev, pkt.sent_ns)
         pkt.state = _Pkt.LOST

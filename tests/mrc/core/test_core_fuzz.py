@@ -611,6 +611,10 @@ def test_fuzz_fixed_seeds(mix, mode):
     # on the 20 us path came before the peer's first RNR NAK (on that path) arrived, so the rule above
     # (a refusal heard after the copy left) did not hold yet, and the healthy EV was retired (2026-12-08)
     (501997, "mrc", "ack_mark", 2),
+    # the same mix, 8 paths of 0.5-20 us, max_wimm_dest 4: an immediate refused 31 times, its copies over
+    # every EV; an RNR NAK whose ev_echo named an EV an earlier copy had taken too was timed from the
+    # latest copy's send: a 20 us path got a 5 us RTT sample, and was retired (2026-12-08)
+    (510251, "mrc", None, 2),
 ])
 def test_fuzz_regression_seeds(seed, mode, mix, gen):
     err, _w, _info = one(seed, mode, mix, wall_s=60.0, gen=gen)
