@@ -1095,6 +1095,21 @@ class MrcRequester(Requester):
                 "later_acked": later, "later_acked_evs": later_evs, "by_time": sent >= self.rack_ts,
                 "since_peer_heard_ns": None if heard is None else now_ns - heard}
 
+    def _peer_silent_now(self, now_ns: int, span_ns: int) -> bool:
+        """The peer has answered on no path (no ACK, no probe answer) for ``span_ns`` up to now while it owed
+        an answer -- the retransmission timer has fired since the last progress, or the oldest packet in
+        flight left after its last answer (as ``_sent`` judges a silence) [ours, 2026-12-08: a receiver
+        that answered once after a suspicion and then stalled again for most of the EV's time to show
+        life had healthy EVs retired -- the suspicion's first answer was long enough ago, so the hold for
+        a silent peer did not apply; in the demo through the bmv2 stand-ins on a loaded machine, one EV
+        with its probe unanswered while the peer had been silent 182 ms of its 282 ms;
+        tests/mrc/core/test_core_peer_silent.py]."""
+        heard = max(self.ack_now, self._probe_heard_ns)
+        if now_ns - heard < span_ns:
+            return False
+        log = self.sent_log
+        return bool(self.retries or (log and heard < log[0][0]))
+
     def _last_heard_ns(self) -> int | None:
         """When the peer last answered this QP on any path (an ACK or a probe answer); None: never."""
         t = max(self.ack_now, self._probe_heard_ns)
@@ -1193,7 +1208,8 @@ class MrcRequester(Requester):
                 # not a probe the path failed, so one more hold with a new probe [ours, review h-rev5]
                 stale = (i in self._silent_holds and e.probe_req_id >= 0 and heard is not None
                          and e.probe_sent_ns < heard)
-                if not alive and (heard is None or now_ns - heard < conf >> 1 or stale):
+                if not alive and (heard is None or now_ns - heard < conf >> 1 or stale
+                                  or self._peer_silent_now(now_ns, conf >> 1)):
                     # the peer answered on no path for most of the time this EV had to show life (no ACK,
                     # no probe answer): its silence says nothing of this path, as for the ACK timeout
                     # (_lose) [ours].  Held suspect -- out of the spray, its probe still awaited -- for

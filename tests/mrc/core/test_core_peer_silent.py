@@ -78,6 +78,26 @@ def test_a_receiver_that_stops_answering_retires_no_ev():
     assert all(s is EvState.GOOD for s in req.evset.prof.states)
 
 
+def test_a_receiver_that_answers_once_and_stalls_again_retires_no_ev():
+    """Two stalls an RTT apart: the EVs went suspect in the first, the peer answered once between them,
+    and the second lasted most of their time to show life.  The hold for a silent peer looked only at
+    its first answer since the suspicion -- long enough ago -- and retired 3 healthy EVs; the peer
+    silent now, while it owed an answer, is a hold too (in the demo through the bmv2 stand-ins: one EV
+    retired, its peer silent 182 ms of its 282 ms)."""
+    for second in (8, 12):
+        p, data = _four_paths_writing(5, 1 << 20)
+        req = p.qa.requester
+        p.net.run(until_ns=400_000)
+        _stall_receiver(p, 3 * req.srtt)
+        p.net.run(until_ns=p.net.now + req.srtt)  # the peer answers
+        _stall_receiver(p, second * req.srtt)
+        _until_done(p, 50_000_000)
+        assert bytes(p.mr.buf[: len(data)]) == data
+        assert req.counters.rack_ev_suspect >= 1 and req.counters.rack_ev_peer_silent >= 1
+        assert [e.ev_index for e in req.evset.prof.events if e.state is EvState.ASSUMED_BAD] == [], second
+        assert all(st is EvState.GOOD for st in req.evset.prof.states)
+
+
 def test_a_path_that_stays_quiet_while_the_peer_answers_on_others_is_still_retired():
     p, data = _four_paths_writing(6, 1 << 20, dead_from_ns=300_000)
     req = p.qa.requester
