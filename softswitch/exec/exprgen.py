@@ -255,6 +255,9 @@ class ExprGen:
         op = e.op
         lt = e.left.type
         if op in ("&&", "||"):
+            member = self._membership(e)
+            if member is not None:
+                return member
             return f"({self.ex(e.left)} {'and' if op == '&&' else 'or'} {self.ex(e.right)})"
         a, b = self.ex(e.left), self.ex(e.right)
         if op in ("==", "!="):
@@ -296,6 +299,47 @@ class ExprGen:
                 return "0"
             return f"({a} >> {b})"
         raise compile_error(e.loc, f"unsupported: binary operator {op}")
+
+    def _pure(self, e: ir.Expr) -> bool:
+        """True when ``e``'s code reads a value with no side effect and no failure: a variable,
+        an action parameter or a field of one (evaluated once or several times, the same)."""
+        while isinstance(e, ir.Member):
+            e = e.expr
+        return isinstance(e, (ir.Var, ir.ActionParam))
+
+    def _membership(self, e: ir.Binary) -> str | None:
+        """``x == c1 || x == c2 ...`` as ``x in {c1, c2, ...}`` and ``x != c1 && x != c2 ...`` as
+        ``x not in {...}``, for one side-effect-free integer ``x`` and integer constants: one
+        read of ``x`` and one set test (a frozenset constant) instead of a read, a compare and
+        a jump per term.  Equal for every value: ``x`` is an int and ``==`` on ints is what a
+        set test of ints compares.  None when the chain is not of that form."""
+        cmp = "==" if e.op == "||" else "!="
+        leaves: list[ir.Expr] = []
+        todo = [e]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, ir.Binary) and n.op == e.op:
+                todo += [n.right, n.left]
+            else:
+                leaves.append(n)
+        if len(leaves) < 2:
+            return None
+        code = None
+        consts: list[str] = []
+        for n in leaves:
+            if not (isinstance(n, ir.Binary) and n.op == cmp):
+                return None
+            x, c = (n.left, n.right) if isinstance(n.right, ir.Const) else (n.right, n.left)
+            if not (isinstance(c, ir.Const) and type(c.value) is int and self._pure(x)
+                    and isinstance(x.type, (ir.BitT, ir.IntT, ir.ErrorT, ir.EnumT))):
+                return None
+            xc = self.ex(x)
+            if code is None:
+                code = xc
+            elif xc != code:
+                return None
+            consts.append(self.ex(c))
+        return f"({code} {'in' if cmp == '==' else 'not in'} {{{', '.join(consts)}}})"
 
     def ex_Concat(self, e: ir.Concat) -> str:
         wl = ir.type_width(e.left.type)
