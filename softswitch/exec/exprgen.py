@@ -346,7 +346,10 @@ class ExprGen:
         wr = ir.type_width(e.right.type)
         a = f"({self.ex(e.left)} & {bitmask(wl):#x})" if isinstance(e.left.type, ir.IntT) else self.ex(e.left)
         b = f"({self.ex(e.right)} & {bitmask(wr):#x})" if isinstance(e.right.type, ir.IntT) else self.ex(e.right)
-        r = f"(({a} << {wr}) | {b})"
+        if isinstance(e.right, ir.Const) and isinstance(e.right.type, ir.BitT) and not e.right.value & bitmask(wr):
+            r = f"({a} << {wr})"  # ``x ++ 0``: nothing to or in (one operation less on a wide value)
+        else:
+            r = f"(({a} << {wr}) | {b})"
         if isinstance(e.type, ir.IntT):
             return signed_code(r, wl + wr, masked=True)
         return r

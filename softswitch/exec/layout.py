@@ -377,6 +377,11 @@ def _segments(t: ir.HeaderT) -> list[_Segment]:
 
 def _close(cur: list[tuple[str, int, str, int]], bits: int) -> _Segment:
     n = bits // 8
+    if len(cur) == 1 and cur[0][2] == "bit" and bits > 64 and bits % 8 == 0:
+        # one unsigned field wider than 64 bits (an IPv6 address): its bytes as they are
+        # (``int.from_bytes`` / ``to_bytes``), not 8-byte words shifted and or-ed together
+        # through integers past 64 bits
+        return _Segment([(n, f"{n}s")], [(a, w, k, bits - off - w) for a, w, k, off in cur])
     codes = []
     while n:
         for size, code in _CODES:
@@ -415,6 +420,9 @@ def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off
         k += len(s.codes)
         if all(attr in skip for attr, _w, _k, _sh in s.fields):
             continue
+        if s.codes[0][1].endswith("s"):  # one wide field's bytes (``_close``)
+            lines.append(f"{target}.{s.fields[0][0]} = int.from_bytes({ws[0]}, 'big')")
+            continue
         if len(ws) == 1:
             sv = ws[0]
         else:
@@ -440,6 +448,9 @@ def pack_struct_lines(t: ir.HeaderT, src: str, st_name: str, tmp: str) -> tuple[
     lines: list[str] = []
     args: list[str] = []
     for si, s in enumerate(_segments(t)):
+        if s.codes[0][1].endswith("s"):  # one wide field's bytes (``_close``)
+            args.append(f"{src}.{s.fields[0][0]}.to_bytes({s.codes[0][0]}, 'big')")
+            continue
         parts = []
         for attr, w, kind, shift in s.fields:
             v = f"{src}.{attr}"
