@@ -374,15 +374,15 @@ class Compiler(StmtGen):
         # the key's value and the lookup's intermediates are read only by these lines: named
         # alike in every apply (fewer frame slots, as st_Extract's temporaries)
         v, e = "_kv", "_ke"
-        out.add(ind, f"{v} = {key}")
         if index.kind == "exact":
             get = self.g(index.get, "TD")
-            out.add(ind, f"{e} = {get}({v})")
+            out.add(ind, f"{e} = {get}({key})")  # the key read once, as the argument
             out.add(ind, f"if {e} is None:")
             out.add(ind + 1, f"{target} = {g}.default_hit")
             out.add(ind, "else:")
             out.add(ind + 1, f"{target} = {e}.hit or {e}.resolve({sel})")
             return
+        out.add(ind, f"{v} = {key}")
         idx = self.g(index.index, "TI")
         m, d, lst = "_km", "_kd", "_kl"
         out.add(ind, f"for {m}, _, {d} in {idx}.walk:")

@@ -2,7 +2,8 @@
 ``x`` are generated as one set test (``exprgen._membership``, issue 16, tenth round); chains of
 any other form keep their terms.  Every value of the tested fields is run through the loop's and
 the API's paths and checked against the terms evaluated here, so a wrong rewrite (a constant
-lost, a term of another field folded in, ``in`` for ``not in``) shows as a wrong output byte."""
+lost, a term of another field folded in, ``in`` for ``not in``) shows as a wrong output byte.
+A one-field exact lookup passes its key to the dict's ``get`` directly (no ``_kv`` temporary)."""
 from __future__ import annotations
 
 import re
@@ -22,6 +23,13 @@ parser P(packet_in pk, out H h, inout M m, inout standard_metadata_t sm) {
 control VC(inout H h, inout M m) { apply { } }
 control I(inout H h, inout M m, inout standard_metadata_t sm) {
     bit<8> calls;
+    action put(bit<8> x) { h.e.b = x; }
+    table t {
+        key = { h.e.a : exact; }
+        actions = { put; NoAction; }
+        default_action = NoAction();
+        const entries = { 4 : put(44); 200 : put(99); }
+    }
     apply {
         sm.egress_spec = 1;
         calls = 0;
@@ -35,6 +43,7 @@ control I(inout H h, inout M m, inout standard_metadata_t sm) {
         h.e.r4 = (h.e.a == 1 || h.e.b == 2) ? 8w1 : 8w0;
         // a call in a term (a side effect per evaluation): kept as it is
         h.e.r5 = (bump(calls, h.e.a) == 9 || bump(calls, h.e.a) == 10) ? calls : 8w100;
+        t.apply();                             // a one-field exact lookup: the key as the argument
     }
 }
 control E(inout H h, inout M m, inout standard_metadata_t sm) { apply { } }
@@ -47,6 +56,7 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 def _expected(a: int, b: int, s: int) -> bytes:
     sv = s - 256 if s > 127 else s
     r5 = (1 if a == 9 else 2 if a == 10 else 100)
+    b = 44 if a == 4 else 99 if a == 200 else b
     return bytes([a, b, s, int(a in (3, 16, 7)), int(a not in (0, 255)), int(sv in (-1, 5)),
                   int(a == 1 or b == 2), r5])
 
@@ -60,6 +70,7 @@ def test_chains_on_one_field_are_set_tests_others_are_kept(tmp_path):
     assert re.search(r" in \{-1, 5\}\)", body), body
     assert body.count(" in {") == 3  # not r4 (two fields) nor r5 (a call per term)
     assert "(H.f_e.f_a == 1) or (H.f_e.f_b == 2)" in body
+    assert re.search(r"_ke = TD\d+\(\(H\.f_e\.f_a if H\.f_e\.valid else 0\)\)\n", body), body
 
 
 def test_every_value_on_both_paths(tmp_path):
