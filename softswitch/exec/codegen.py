@@ -668,7 +668,7 @@ class Compiler(StmtGen):
         self.gen_control(p.deparser, [None, "H"], "blk_deparse")
         source = "\n".join(self.names.sources + self.funcs)
         ns: dict[str, object] = {
-            "_PE": support.ParserError, "_Exit": support.ExitControl,
+            **layout.STRUCT_NS, "_PE": support.ParserError, "_Exit": support.ExitControl,
             "_AssertFail": support.AssertionFailed,
             "_sat_add_u": support.sat_add_u, "_sat_sub_u": support.sat_sub_u,
             "_sat_add_s": support.sat_add_s, "_sat_sub_s": support.sat_sub_s,

@@ -346,6 +346,8 @@ def _stack_source(name: str, t: ir.StackT, names: TypeNames) -> str:
 # header, which is what made extract/emit of wide headers (IPv6: 320 bits) slow.
 _CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
 _STRUCTS: dict[str, object] = {}
+# the names the lines of ``unpack_struct_lines`` need in their module besides the structs
+STRUCT_NS = {"_ifb": int.from_bytes}
 
 
 @dataclass
@@ -379,7 +381,7 @@ def _close(cur: list[tuple[str, int, str, int]], bits: int) -> _Segment:
     n = bits // 8
     if len(cur) == 1 and cur[0][2] == "bit" and bits > 64 and bits % 8 == 0:
         # one unsigned field wider than 64 bits (an IPv6 address): its bytes as they are
-        # (``int.from_bytes`` / ``to_bytes``), not 8-byte words shifted and or-ed together
+        # (``int.from_bytes`` / ``to_bytes``, see ``unpack_struct_lines``), not 8-byte words shifted and or-ed together
         # through integers past 64 bits
         return _Segment([(n, f"{n}s")], [(a, w, k, bits - off - w) for a, w, k, off in cur])
     codes = []
@@ -408,7 +410,7 @@ def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off
     ``st_name`` (from ``header_struct``); temporaries are named ``tmp`` + a number.  ``mark``:
     set ``dirty`` with ``valid`` (a valid header is always dirty, see ``recycle.make_reset``).
     ``skip``: attributes (``f_name``) left unset, as nothing reads them (``usage.unread_fields``);
-    with every one skipped nothing is unpacked."""
+    with every one skipped nothing is unpacked.  The lines need ``STRUCT_NS`` in their globals."""
     segs = _segments(t)
     words = [f"{tmp}{i}" for i in range(sum(len(s.codes) for s in segs))]
     lines = [", ".join(words) + ("," if len(words) == 1 else "") + f" = {st_name}.unpack_from({data}, {off})"]
@@ -421,7 +423,9 @@ def unpack_struct_lines(t: ir.HeaderT, target: str, st_name: str, data: str, off
         if all(attr in skip for attr, _w, _k, _sh in s.fields):
             continue
         if s.codes[0][1].endswith("s"):  # one wide field's bytes (``_close``)
-            lines.append(f"{target}.{s.fields[0][0]} = int.from_bytes({ws[0]}, 'big')")
+            # ``_ifb`` is ``int.from_bytes`` bound once (``int.from_bytes`` looks the method up and
+            # makes a bound method per call); big-endian is its default, as ``to_bytes``' (3.11)
+            lines.append(f"{target}.{s.fields[0][0]} = _ifb({ws[0]})")
             continue
         if len(ws) == 1:
             sv = ws[0]
@@ -449,7 +453,7 @@ def pack_struct_lines(t: ir.HeaderT, src: str, st_name: str, tmp: str) -> tuple[
     args: list[str] = []
     for si, s in enumerate(_segments(t)):
         if s.codes[0][1].endswith("s"):  # one wide field's bytes (``_close``)
-            args.append(f"{src}.{s.fields[0][0]}.to_bytes({s.codes[0][0]}, 'big')")
+            args.append(f"{src}.{s.fields[0][0]}.to_bytes({s.codes[0][0]})")
             continue
         parts = []
         for attr, w, kind, shift in s.fields:
