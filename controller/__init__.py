@@ -8,6 +8,7 @@ only need the topology and plans get no grpc, and the console script's entry poi
 the plan modules and yaml were imported here first, a window where Ctrl-C was a traceback).
 """
 from importlib import import_module
+from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,7 +36,17 @@ _LAZY = {
 def __getattr__(name: str):
     if name in _LAZY:
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    # A submodule by its dotted name after a bare `import controller` (`controller.plan.thresholds`,
+    # `controller.evplan.ev_nodes`, as docs/ name them): the eager imports this file had until
+    # 2026-12-08 made evplan, plan, sidplan, topogen, topology, usid and p4contract attributes; with
+    # every import lazy they were an AttributeError.  Now any submodule loads on first use.
+    if not name.startswith("_") and find_spec(f"{__name__}.{name}") is not None:
+        return import_module(f".{name}", __name__)
     raise AttributeError(f"module 'controller' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:  # the lazy names too (dir() showed none of them)
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [

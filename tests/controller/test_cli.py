@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,8 @@ import yaml
 
 from controller.cli import main
 from controller.topology import load_topology
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_topo_gen_and_check(tmp_path, capsys):
@@ -340,3 +344,20 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     finally:
         os.close(w)
     assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
+
+
+def test_bare_import_controller_reaches_submodules_and_lists_lazy_names():
+    """`import controller` then `controller.plan.thresholds` / `controller.evplan.ev_nodes` (the dotted
+    names docs/ use) worked while controller/__init__.py imported its plan modules eagerly; the lazy
+    __init__ made them an AttributeError.  Run in a fresh interpreter: pytest has loaded them here."""
+    code = ("import controller, sys\n"
+            "assert 'controller.plan' not in sys.modules\n"
+            "assert callable(controller.plan.thresholds) and callable(controller.evplan.ev_nodes)\n"
+            "assert controller.topology.load_topology is controller.load_topology\n"
+            "assert controller.reconcile.__name__ == 'controller.reconcile'\n"
+            "assert {'Controller', 'load_topology', 'build_plan'} <= set(dir(controller))\n"
+            "try:\n    controller.no_such_name\nexcept AttributeError as e:\n    print('AE', e)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                         check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "AE module 'controller' has no attribute 'no_such_name'"
