@@ -214,8 +214,9 @@ def _refuse_use_files(parser: argparse.ArgumentParser) -> None:
 
 def _refuse_misplaced(parser: argparse.ArgumentParser, argv: list[str], owner: argparse.ArgumentParser,
                       what: str) -> None:
-    """An option of the other side of ``--`` is a usage error, as on simple_switch_grpc (which refuses
-    an option it does not know on either side).  Until 2026-12-08 `-- --device-id 0` was warned about
+    """An option of the other side of ``--`` is a usage error.  simple_switch_grpc refuses a target
+    option before ``--`` (exit 1); after it, its target parser reports the stray option and the switch
+    starts without any target option (docs/softswitch.md), which softswitch does not copy.  Until 2026-12-08 `-- --device-id 0` was warned about
     and ignored (the switch ran as device 1), and `--grpc-server-addr A` before ``--`` made A the
     program: "give either PROG.p4 or --no-p4, not both"."""
     names = {o for o in owner._option_string_actions if o not in ("-h", "--help")}
@@ -240,7 +241,7 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         # interface name, hiding the reason
         _refuse_use_files(parser)
     target_parser = build_target_parser()
-    if {"-h", "--help"} & set(target_argv):  # `-- --help` (bmv2 prints its target options): it was
+    if {"-h", "--help"} & set(target_argv):  # `-- --help` (bmv2: an unknown target option): it was
         parser.print_help()                  # warned about as unknown and the switch started
         parser.exit()
     if "--" in target_argv:  # the options after a second '--' were each "unknown" and dropped

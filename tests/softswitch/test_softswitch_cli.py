@@ -68,7 +68,7 @@ def test_bmv2_only_flags_are_accepted_with_warnings():
 
 
 def test_target_help_prints_the_help_instead_of_starting(capsys):
-    """`softswitch --no-p4 -- --help` (bmv2 prints its target options) was warned about as an unknown
+    """`softswitch --no-p4 -- --help` (bmv2 prints its target options for `--help` before `--`) was warned about as an unknown
     target option, and the switch started."""
     with pytest.raises(SystemExit) as e:
         parse_args(["--no-p4", "--", "--help"])
@@ -117,7 +117,7 @@ def test_queue_and_delay_specs():
     (["--device-id", "18446744073709551616", "--no-p4"], "must be 0..18446744073709551615"),
     (["-i", "\u00b2@veth1", "--no-p4"], "expected PORT@IFNAME"),
     (["--no-p4", "--", "--cpu-port", "1_0"], "argument --cpu-port: invalid int value: '1_0'"),
-    # an option on the wrong side of '--' (simple_switch_grpc refuses it too): a device id after it was
+    # an option on the wrong side of '--' (before '--' simple_switch_grpc refuses it too): a device id after it was
     # warned about and dropped (the switch ran as device 1); an address before it became the program
     (["--no-p4", "--", "--device-id", "0", "--cpu-port", "255"],
      "softswitch: error: --device-id is a switch option: give it before '--'"),
