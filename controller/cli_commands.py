@@ -198,6 +198,11 @@ def _run_args_error(args: argparse.Namespace) -> str:
                         ("--wiring-timeout", args.wiring_timeout), ("--counters-interval", args.counters_interval)):
         if value is not None and not 0 < value <= threading.TIMEOUT_MAX:  # inf: an OverflowError in its thread
             return f"{flag} must be more than 0 seconds (and finite), got {value}"
+    if args.view_port and args.wiring_timeout is not None and 2 * args.wiring_timeout > threading.TIMEOUT_MAX:
+        # with the live view a wiring round may wait twice the timeout (Options.wiring_max_wait_s), which
+        # Options refuses past TIMEOUT_MAX: until 2026-12-08 a ValueError traceback after the pipeline loaded
+        return (f"--wiring-timeout must be at most {threading.TIMEOUT_MAX / 2:g} seconds with --view-port "
+                f"(a wiring round may wait twice it), got {args.wiring_timeout}")
     for qp in args.watch_qp:
         if not 0 <= qp <= 0xFFFFFF:
             return f"--watch-qp must be a 24-bit QP number (0 .. 0xFFFFFF), got {qp:#x}"

@@ -69,7 +69,10 @@ def test_run_rejects_bad_numbers_before_touching_a_switch(capsys):
              (["--wiring-interval", "inf"], "--wiring-interval must be more than 0 seconds (and finite)"),
              (["--interval", "nan"], "--interval must be more"), (["--counters-interval", "1e300"], "(and finite)"),
              (["--metrics-port", "70000"], "--metrics-port must be 0 (none) .. 65535"),
-             (["--view-port", "-1"], "--view-port must be 0")]
+             (["--view-port", "-1"], "--view-port must be 0"),
+             # with the view a wiring round may wait twice the timeout: Options refused that past
+             # threading.TIMEOUT_MAX with a ValueError traceback, after the pipeline had loaded
+             (["--view-port", "18080", "--wiring-timeout", "5e9"], "--wiring-timeout must be at most")]
     for extra, msg in cases:
         assert main(["run", "-t", topo, "--once", "--grpc-base-port", "1", *extra]) == 2, extra
         err = capsys.readouterr().err
