@@ -212,19 +212,29 @@ def _refuse_use_files(parser: argparse.ArgumentParser) -> None:
                  "interfaces (-i N@IFNAME, e.g. veths); --pcap DIR records what they carry")
 
 
-def _refuse_misplaced(parser: argparse.ArgumentParser, argv: list[str], owner: argparse.ArgumentParser,
-                      what: str) -> None:
-    """An option of the other side of ``--`` is a usage error.  simple_switch_grpc refuses a target
-    option before ``--`` (exit 1); after it, its target parser reports the stray option and the switch
-    starts without any target option (docs/softswitch.md), which softswitch does not copy.  Until 2026-12-08 `-- --device-id 0` was warned about
-    and ignored (the switch ran as device 1), and `--grpc-server-addr A` before ``--`` made A the
-    program: "give either PROG.p4 or --no-p4, not both"."""
+def _refuse_misplaced(parser: argparse.ArgumentParser, argv: list[str], own: argparse.ArgumentParser,
+                      owner: argparse.ArgumentParser, what: str) -> None:
+    """An option of the other side of ``--`` (``owner``'s, where ``own`` parses ``argv``) is a usage
+    error.  simple_switch_grpc refuses a target option before ``--`` (exit 1); after it, its target
+    parser reports the stray option and the switch starts without any target option
+    (docs/softswitch.md), which softswitch does not copy.  Until 2026-12-08 `-- --device-id 0` was
+    warned about and ignored (the switch ran as device 1), and `--grpc-server-addr A` before ``--``
+    made A the program: "give either PROG.p4 or --no-p4, not both".  An abbreviation (argparse, like
+    bmv2's option parser, takes a unique prefix) and a short option with its value attached
+    (``-i1@veth1``) are the option they stand for: `-- --device 0` was still the first of those."""
+    own_names = set(own._option_string_actions)
     names = {o for o in owner._option_string_actions if o not in ("-h", "--help")}
-    other = parser if owner is not parser else None
     for a in argv:
-        name = a.split("=", 1)[0] if a.startswith("--") else a
-        if name in names and (other is None or name not in other._option_string_actions):
-            parser.error(f"{name} is {what} (softswitch [options] PROG.p4|--no-p4 -- "
+        typed = a.split("=", 1)[0] if a.startswith("--") else a
+        if typed.startswith("--"):
+            if any(o.startswith(typed) for o in own_names):
+                continue  # its own side's option, or an abbreviation argparse resolves there
+            hits = [typed] if typed in names else [o for o in names if o.startswith(typed)]
+        else:
+            hits = [typed[:2]] if typed[:2] in names and typed[:2] not in own_names else []
+        if hits:  # several: an abbreviation of more than one, all of the other side
+            shown = typed if [typed] == hits else f"{typed} ({', '.join(sorted(hits))})"
+            parser.error(f"{shown} is {what} (softswitch [options] PROG.p4|--no-p4 -- "
                          "[--grpc-server-addr HOST:PORT] [--cpu-port N])")
 
 
@@ -246,8 +256,8 @@ def parse_args(argv: Sequence[str]) -> tuple[SwitchConfig, argparse.Namespace, l
         parser.exit()
     if "--" in target_argv:  # the options after a second '--' were each "unknown" and dropped
         parser.error("'--' given twice: the target options follow the first one")
-    _refuse_misplaced(parser, main_argv, target_parser, "a target option: give it after '--'")
-    _refuse_misplaced(parser, target_argv, parser, "a switch option: give it before '--'")
+    _refuse_misplaced(parser, main_argv, parser, target_parser, "a target option: give it after '--'")
+    _refuse_misplaced(parser, target_argv, target_parser, parser, "a switch option: give it before '--'")
     ns, unknown = parser.parse_known_args(main_argv)
     warnings = [f"unknown option '{u}' ignored" for u in unknown]
     tns, tunknown = target_parser.parse_known_args(target_argv)

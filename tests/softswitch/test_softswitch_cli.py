@@ -124,6 +124,14 @@ def test_queue_and_delay_specs():
     (["--no-p4", "--", "-i", "1@veth1"], "-i is a switch option: give it before '--'"),
     (["--no-p4", "--grpc-server-addr", "0.0.0.0:50051"], "--grpc-server-addr is a target option: give it after '--'"),
     (["--no-p4", "--cpu-port=64"], "--cpu-port is a target option: give it after '--'"),
+    # abbreviated, as argparse (and bmv2's parser) take them: these were still warned about and dropped
+    # after '--' (device 1 again), and before it the address was the program ("not both")
+    (["--no-p4", "--", "--device", "0"], "--device (--device-id) is a switch option: give it before '--'"),
+    (["--no-p4", "--", "--log-cons"], "--log-cons (--log-console) is a switch option"),
+    (["--grpc-server-a", "127.0.0.1:5", "--no-p4"], "--grpc-server-a (--grpc-server-addr) is a target option"),
+    (["--no-p4", "--cpu=5"], "--cpu (--cpu-port) is a target option: give it after '--'"),
+    (["--grpc-server-c", "x", "--no-p4"], "--grpc-server-c (--grpc-server-cacert, --grpc-server-cert) is a target"),
+    (["--no-p4", "--", "-i1@veth1"], "-i1@veth1 (-i) is a switch option: give it before '--'"),
     # the target options after a second '--' were each warned about as unknown and dropped
     (["--no-p4", "--", "--", "--cpu-port", "5"], "softswitch: error: '--' given twice"),
     (["build/softswitch.json"], "not a bmv2 JSON file or a device config"),
