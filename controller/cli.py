@@ -9,29 +9,16 @@ the script's ``from controller.cli import main``.  ``build_parser`` and the rest
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+from mrc.entry import forward, run
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``mrc-controller``; bad input exits 2 with a message naming the element."""
-    try:
-        from . import cli_commands
-    except KeyboardInterrupt:
-        print("mrc-controller: interrupted", file=sys.stderr)
-        return 130
-    return cli_commands.main(argv)
+    return run(__package__, "mrc-controller", argv)
 
 
-def __getattr__(name: str) -> Any:  # controller.cli.build_parser and the rest, as before the split
-    if name.startswith("__"):  # `from controller.cli import main` asks for __path__: not a reason to load
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import cli_commands
-
-    try:
-        return getattr(cli_commands, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
+__getattr__ = forward(__name__, __package__)  # build_parser and the rest, as before the split
 
 if __name__ == "__main__":
     sys.exit(main())

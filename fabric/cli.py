@@ -9,30 +9,16 @@ take about a second; a Ctrl-C during them was a KeyboardInterrupt traceback out 
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+from mrc.entry import forward, run
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``mrc-fabric``; errors exit 2 with a message naming the element."""
-    try:
-        from . import cli_commands
-    except KeyboardInterrupt:
-        print("mrc-fabric: interrupted", file=sys.stderr)
-        return 130
-    return cli_commands.main(argv)
+    return run(__package__, "mrc-fabric", argv)
 
 
-def __getattr__(name: str) -> Any:  # mrc_fabric.cli.build_parser and the rest, as before the split
-    # not for dunders: `from mrc_fabric.cli import main` asks for __path__, which imported everything
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import cli_commands
-
-    try:
-        return getattr(cli_commands, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
+__getattr__ = forward(__name__, __package__)  # build_parser and the rest, as before the split
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,28 +8,16 @@ KeyboardInterrupt traceback out of the script's ``from mrc.cli import main``.
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+from mrc.entry import forward, run
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``mrc-perf``: 0 success, 1 the run failed, 2 bad arguments or setup, 130 Ctrl-C."""
-    try:
-        from . import cli_commands
-    except KeyboardInterrupt:
-        return 130  # silent, as a Ctrl-C during a run
-    return cli_commands.main(argv)
+    return run(__package__, None, argv)
 
 
-def __getattr__(name: str) -> Any:  # mrc.cli.build_parser and the rest, as before the split
-    if name.startswith("__"):  # `from mrc.cli import main` asks for __path__: not a reason to load
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import cli_commands
-
-    try:
-        return getattr(cli_commands, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
+__getattr__ = forward(__name__, __package__)  # build_parser and the rest, as before the split
 
 if __name__ == "__main__":
     sys.exit(main())
