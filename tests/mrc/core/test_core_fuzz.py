@@ -56,6 +56,18 @@ MIXES = ["clean", "lossy", "reorder", "trim", "corrupt", "dup", "ack_hostile", "
 #              QPs of a side may share one EV profile; light loss
 #   slow_poll  loss-free; a side polls its completions only every 0.5-5 ms, max_wimm_dest 1-2 (RNR NAKs)
 EXTRA_MIXES = ["ack_mark", "asym", "ctl", "slow_poll"]
+# generation 3 (h-fuzz17) adds these, from a third random stream (``gen=2`` keeps every gen-2 seed's world):
+#   dead_peer     the two endpoints are cut apart for good at a random time (every frame sent from then on is
+#                 lost): every work request completes exactly once, in posting order, SUCCESS until the
+#                 first error (RETRY_EXC_ERR), WR_FLUSH_ERR after it, within the retry budget's time; the QP
+#                 is in ERR, a post to it completes at once with WR_FLUSH_ERR, nothing is placed wrong
+#   bulk_tiny     messages of 16-48 MTUs mixed with 0-, 1-byte and exactly-MTU ones, light loss and reordering
+#   ecn_trim      trims whose trimmed header is also CE-marked, ECN marks on data and control frames
+#   wide_reorder  data on one path held back 5-50 base delays (jittered): reordering across EVs far past
+#                 RACK's reordering window
+#   shared_loss   2-3 QPs of a side on one EV profile, under loss and (MRC) trims
+# and in any generation-3 world an RC QP under ack_mark runs DCQCN half the time.
+GEN3_MIXES = ["dead_peer", "bulk_tiny", "ecn_trim", "wide_reorder", "shared_loss"]
 # the mixes in which nothing is lost: no EV may go ASSUMED_BAD (docs/protocol.md: loss is the evidence)
 LOSS_FREE = {"congestion", "ack_mark", "asym", "slow_poll"}
 
@@ -71,7 +83,8 @@ class Chaos:
         self.w, self.rng, self.cfg = w, rng, cfg
         self.send = w.net._send
         w.net._send = self
-        self.n = {"drop": 0, "dup": 0, "hold": 0, "trim": 0, "ecn": 0, "corrupt": 0, "oneway": 0, "denied_tx": 0}
+        self.n = {"drop": 0, "dup": 0, "hold": 0, "trim": 0, "ecn": 0, "corrupt": 0, "oneway": 0, "denied_tx": 0,
+                  "dead": 0, "late": 0}
         self.denied: dict[tuple[int, int], int] = {}  # (side, path) -> since when its EV is DENIED (ctl mix)
 
     def _is_data(self, data: bytes) -> bool:
@@ -88,6 +101,9 @@ class Chaos:
         is_data = self._is_data(data)
         key = "d" if is_data else "c"
         path = net.routes[side].get((port, frame_route_key(data, net.eps[side].encap_mode)))
+        if net.now >= c.get("dead_at", 1 << 62):  # dead_peer: cut apart for good
+            self.n["dead"] += 1
+            return
         for (s, pth, t0, t1) in c.get("oneway", ()):
             if s == side and (pth is None or pth == path) and t0 <= net.now < t1:
                 self.n["oneway"] += 1
@@ -119,6 +135,11 @@ class Chaos:
             if t is not None:
                 self.n["trim"] += 1
                 data = t
+                if c.get("ecn_trim"):  # the queue that trimmed it was past its ECN threshold too
+                    m = mark_ce(data)
+                    if m is not data:
+                        self.n["ecn"] += 1
+                        data = m
         if rng.random() < c.get("ecn", 0) or (not is_data and rng.random() < c.get("ecn_c", 0)):
             m = mark_ce(data)
             if m is not data:
@@ -137,6 +158,13 @@ class Chaos:
         if rng.random() < c.get("dup", 0):
             copies = rng.choice([2, 2, 3])
             self.n["dup"] += 1
+        late = c.get("late_path")
+        if is_data and late is not None and path == late[0]:
+            # wide_reorder: this path's data comes 5-50 base delays late, jittered (reordered on it too)
+            self.n["late"] += 1
+            for _ in range(copies):
+                net.send_later(net.now + int(late[1] * rng.uniform(0.5, 1.5)), side, port, data)
+            return
         for _ in range(copies):
             if rng.random() < c.get("hold_" + key, 0):
                 self.n["hold"] += 1
@@ -163,6 +191,7 @@ class Stream:
         self.imm_idx: list[int] = []  # indexes of imm messages, in order
         self.imm_done = 0
         self.verified = 0  # messages [0, verified) checked placed
+        self.err: tuple[int, int] | None = None  # dead_peer: (message index, time) of the first error completion
 
     def placed(self, upto: int, what: str) -> None:
         for k in range(self.verified, upto + 1):
@@ -181,9 +210,14 @@ class World:
         self.mix = mix or rng.choice(MIXES)
         if gen >= 2 and mix is None and rng2.random() < 0.35:
             self.mix = rng2.choice(EXTRA_MIXES)
+        rng3 = self.rng3 = random.Random(seed * 1299709 + 29 + (mode == "rc"))  # generation 3's own draws
+        if gen >= 3 and mix is None and rng3.random() < 0.3:
+            self.mix = rng3.choice(GEN3_MIXES)
         self.mtu = mtu = rng.choice([256, 512, 1024, 4096])
         npaths = rng.choice([1, 2, 4, 4, 8]) if mode == "mrc" else rng.choice([1, 2])
         self.nqp = rng.choice([1, 1, 2, 3])
+        if self.mix == "shared_loss":
+            self.nqp = rng3.choice([2, 3])
         encap = rng.choice(["srv6", "srv6", "stev", "udp"])
         self.encap = encap
         mix = self.mix
@@ -259,6 +293,19 @@ class World:
             cfg.update(ecn_c=rng2.choice([0.3, 0.9]))
         elif mix == "ctl":
             cfg.update(drop_d=rng2.choice([0, 0.01]), drop_c=rng2.choice([0, 0.01]))
+        elif mix == "dead_peer":
+            cfg.update(dead_at=rng3.choice([0, rng3.randrange(0, 200_000), rng3.randrange(0, 2_000_000)]),
+                       drop_d=rng3.choice([0, 0.02]))
+        elif mix == "bulk_tiny":
+            cfg.update(drop_d=rng3.choice([0, 0.01]), hold_d=rng3.choice([0, 0.05]), hold_ns=20_000)
+        elif mix == "ecn_trim":
+            cfg.update(trim=rng3.choice([0.1, 0.3]) if mode == "mrc" else 0.05, ecn_trim=True,
+                       ecn=rng3.choice([0, 0.1, 0.5]), ecn_c=rng3.choice([0, 0.3]))
+        elif mix == "wide_reorder":
+            cfg.update(late_path=(rng3.randrange(npaths), max(p.delay_ns for p in paths) * rng3.choice([5, 20, 50])))
+        elif mix == "shared_loss":
+            cfg.update(drop_d=rng3.choice([0.01, 0.05]), drop_c=rng3.choice([0, 0.02]),
+                       trim=rng3.choice([0, 0.05]) if mode == "mrc" else 0)
         if mix in LOSS_FREE:
             cfg["ctl_priority"] = True
         self.cfg = cfg
@@ -266,6 +313,8 @@ class World:
         worst = max(2 * p.delay_ns + ((p.trim_bytes or 0) + 2 * mtu) * 8e9 / p.rate_bps for p in paths)
         t_min = next(t for t in range(25) if (1024 << t) >= 4 * worst)
         cc = rng.choice([None, "nscc"]) if mode == "mrc" else rng.choice([None, "dcqcn", "nscc"])
+        if gen >= 3 and mode == "rc" and mix == "ack_mark" and rng3.random() < 0.5:
+            cc = "dcqcn"  # DCQCN's rate cuts come from CNPs: marked ACKs must not be taken for them
         self.attr = QpAttr(mode=mode, mtu=mtu, ack_timeout=min(24, t_min + rng.choice([0, 0, 1, 3])), exp_retry_cnt=25,
                            retry_cnt=rng.choice([0, 7]),
                            max_wimm=rng.choice([1, 2, 4, 64]), max_wimm_dest=rng.choice([1, 2, 4, 64]),
@@ -278,6 +327,8 @@ class World:
             self.attr.ev_min_active = rng2.choice([0, 1, 1, max(1, npaths // 2)])
         if mix == "slow_poll":
             self.attr.max_wimm_dest = rng2.choice([1, 2])
+        if mix == "dead_peer":  # a retry budget the run can exhaust: 1-8 timeouts, then 0-2 doubled ones
+            self.attr.retry_cnt, self.attr.exp_retry_cnt = rng3.choice([0, 1, 7]), rng3.choice([0, 1, 2])
         ports = list(range(1, npaths + 1))
         rate = max(p.rate_bps for p in paths)
         self.a = Endpoint(GID_A, ports, encap=encap, port_rate_bps=rate)
@@ -296,7 +347,7 @@ class World:
 
         self.pairs = []
         # ctl mix: the QPs of a side may share one EV profile (a verdict of one is every QP's)
-        self.shared = mix == "ctl" and self.nqp > 1 and rng2.random() < 0.5
+        self.shared = (mix == "ctl" and self.nqp > 1 and rng2.random() < 0.5) or mix == "shared_loss"
         shared_attr: list = [None, None]
         for _ in range(self.nqp):
             if self.shared and shared_attr[0] is not None:
@@ -325,7 +376,7 @@ class World:
             for src, q, pq, dst_ep in ((0, qa, qb, self.b), (1, qb, qa, self.a)):
                 if src == 1 and rng.random() < 0.5:
                     continue
-                mr = dst_ep.reg_mr(bytearray(1 << 20), base_va=va)
+                mr = dst_ep.reg_mr(bytearray(1 << (22 if mix == "bulk_tiny" else 20)), base_va=va)
                 va += 1 << 24
                 st = Stream(src, q, pq, mr)
                 self.streams.append(st)
@@ -363,6 +414,9 @@ class World:
 
     # ---------------------------------------------------------------- checks at completion time
     def on_complete(self, side: int, c) -> None:
+        if c.status is not WcStatus.SUCCESS and self.mix == "dead_peer" and c.opcode is WcOpcode.RDMA_WRITE:
+            self.on_error(side, c)
+            return
         if c.status is not WcStatus.SUCCESS:
             raise Fail(f"side {side} qpn {c.qpn}: completion {c}")
         if c.opcode is WcOpcode.RDMA_WRITE:
@@ -372,6 +426,8 @@ class World:
             if st.done >= len(st.msgs):
                 raise Fail(f"extra requester completion {c} (all {len(st.msgs)} done)")
             wr, data, _va, _imm = st.msgs[st.done]
+            if st.err is not None:
+                raise Fail(f"SUCCESS for wr {c.wr_id} after the QP's error completion (message {st.err[0]})")
             if c.wr_id != wr or c.byte_len != len(data):
                 raise Fail(f"requester completion out of order: got wr {c.wr_id} len {c.byte_len}, "
                            f"want wr {wr} len {len(data)}")
@@ -391,10 +447,30 @@ class World:
             st.placed(k, f"imm completion wr {wr}")
             st.imm_done += 1
 
+    def on_error(self, side: int, c) -> None:
+        """dead_peer: an error completion of a requester: the next work request in posting order, the first
+        one RETRY_EXC_ERR (the retry budget spent), every later one WR_FLUSH_ERR (docs/protocol.md)."""
+        st = self.by_req.get((side, c.qpn))
+        if st is None:
+            raise Fail(f"requester completion on a QP with no stream: {c}")
+        if st.done >= len(st.msgs):
+            raise Fail(f"extra requester completion {c} (all {len(st.msgs)} done)")
+        wr = st.msgs[st.done][0]
+        if c.wr_id != wr:
+            raise Fail(f"error completion out of order: got wr {c.wr_id}, want wr {wr}")
+        want = WcStatus.WR_FLUSH_ERR if st.err is not None else WcStatus.RETRY_EXC_ERR
+        if c.status is not want:
+            raise Fail(f"side {side} wr {wr}: {c.status.name}, want {want.name} (first error: {st.err})")
+        if st.err is None:
+            st.err = (st.done, self.net.now)
+        st.done += 1
+
     # ---------------------------------------------------------------- traffic
     def make_msgs(self, st: Stream, n: int) -> None:
         rng, mtu = self.rng, self.mtu
         sizes = [0, 1, mtu - 1, mtu, mtu + 1, 2 * mtu, rng.randrange(1, 40 * mtu), rng.randrange(0, 3 * mtu)]
+        if self.mix == "bulk_tiny":  # many MTUs beside 0, 1 and exactly one MTU
+            sizes = [0, 1, mtu, self.rng3.randrange(16 * mtu, 48 * mtu + 1)]
         va = st.mr.base_va + (st.msgs[-1][2] - st.mr.base_va + len(st.msgs[-1][1]) if st.msgs else 0)
         out = []
         for _ in range(n):
@@ -416,6 +492,9 @@ class World:
             ep.post_write(st.qp, wr, data, va, st.mr.rkey, imm)
 
     def finished(self) -> bool:
+        if self.mix == "dead_peer":  # every work request completed; the immediates of the lost ones never come
+            return all(st.done == len(st.msgs) and (st.err is not None or st.imm_done == len(st.imm_idx))
+                       for st in self.streams)
         return all(st.done == len(st.msgs) and st.imm_done == len(st.imm_idx) for st in self.streams)
 
     def apply_ctl(self) -> None:
@@ -472,7 +551,7 @@ class World:
                 if not self.net._heap and not self.finished():
                     raise Fail(f"stuck: no events left at {self.net.now} ns: {self.progress()}")
             for qa, qb in self.pairs:
-                if qa.state is not QpState.RTS or qb.state is not QpState.RTS:
+                if self.mix != "dead_peer" and (qa.state is not QpState.RTS or qb.state is not QpState.RTS):
                     raise Fail(f"QP left RTS: {qa.state} {qb.state}: {self.progress()}")
         # a while longer: nothing completes twice
         end = self.net.now
@@ -493,6 +572,9 @@ class World:
         return " ".join(s)
 
     def final_check(self) -> None:
+        if self.mix == "dead_peer":
+            self.final_check_dead()
+            return
         for st in self.streams:
             expect = bytearray(len(st.mr.buf))
             for _wr, data, va, _imm in st.msgs:
@@ -533,6 +615,50 @@ class World:
                            f"(rack_ev_suspect {retired}): {bad[:3]}")
 
 
+    def final_check_dead(self) -> None:
+        """dead_peer: what completed SUCCESS is placed (checked at completion), every other byte of the
+        target is either untouched or the byte written there (a message cut off may be partly placed,
+        never wrongly), no byte placed twice; a QP is in ERR exactly when its requester saw an error,
+        then within its retry budget's time of the cut, and a post to it completes at once, flushed."""
+        dead_at = self.cfg["dead_at"]
+        for st in self.streams:
+            expect = bytearray(len(st.mr.buf))
+            for _wr, data, va, _imm in st.msgs:
+                off = va - st.mr.base_va
+                expect[off: off + len(data)] = data
+            buf = st.mr.buf
+            if buf != expect:
+                bad = next((i for i in range(len(buf)) if buf[i] != expect[i] and buf[i] != 0), None)
+                if bad is not None or st.err is None:
+                    raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: memory differs at offset {bad} (error {st.err})")
+            placed = st.peer_qp.counters.bytes_placed
+            if placed > sum(len(m[1]) for m in st.msgs):
+                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: bytes_placed {placed} > bytes written")
+            ok = st.err[0] if st.err is not None else len(st.msgs)
+            want_imm = sum(1 for k in st.imm_idx if k < ok)
+            if st.imm_done < want_imm:
+                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: {st.imm_done} imm completions, {want_imm} acknowledged")
+            state = st.qp.state
+            if (state is QpState.ERR) != (st.err is not None):
+                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: QP {state.name}, error completion {st.err}")
+            if st.err is None:
+                continue
+            r = st.qp.requester
+            a = self.attr
+            # the retry budget: retry_cnt + 1 timeouts of the RTO, then exp_retry_cnt doubled ones; the first
+            # timer runs from the last ACK (at most one round trip after the cut): two RTOs of slack
+            budget = r._rto() * (a.retry_cnt + 3 + sum(1 << e for e in range(1, a.exp_retry_cnt + 1)))
+            if st.err[1] - dead_at > budget:
+                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: error {st.err[1] - dead_at} ns after the cut, "
+                           f"budget {budget} ns (rto {r._rto()}, retry_cnt {a.retry_cnt} exp {a.exp_retry_cnt})")
+            ep = self.a if st.src == 0 else self.b
+            n = len(st.msgs)
+            st.msgs.append((9999 + 1000 * st.src, b"z", st.mr.base_va, None))
+            ep.post_write(st.qp, st.msgs[-1][0], b"z", st.mr.base_va, st.mr.rkey)
+            if st.done != n + 1:
+                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: a post to the QP in ERR did not complete at once")
+
+
 def one(seed: int, mode: str, mix: str | None = None, verbose: bool = False, wall_s: float = 30.0, gen: int = 2):
     """Run one seed: (error text or None, the world, its run info); ``gen=1``: the world generator before
     h-fuzz16's mixes (the regression seeds found with it)."""
@@ -555,7 +681,8 @@ def main(argv=None) -> int:
     ap.add_argument("--wall", type=float, default=120.0, help="total wall seconds")
     ap.add_argument("--seed-wall", type=float, default=20.0)
     ap.add_argument("--mix", default=None)
-    ap.add_argument("--gen", type=int, default=2, help="world generator: 1 as before h-fuzz16, 2 with its mixes")
+    ap.add_argument("--gen", type=int, default=3,
+                    help="world generator: 1 as before h-fuzz16, 2 with its mixes, 3 with h-fuzz17's")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args(argv)
     modes = ["mrc", "rc"] if a.mode == "both" else [a.mode]
@@ -584,11 +711,27 @@ def main(argv=None) -> int:
 
 
 @pytest.mark.parametrize("mode", ["mrc", "rc"])
-@pytest.mark.parametrize("mix", MIXES + EXTRA_MIXES)
+@pytest.mark.parametrize("mix", MIXES + EXTRA_MIXES + GEN3_MIXES)
 def test_fuzz_fixed_seeds(mix, mode):
-    for seed in (1, 2, 3):
-        err, _w, _info = one(seed, mode, mix, wall_s=60.0)
+    for seed in (1, 2, 3) if mix not in GEN3_MIXES else (1, 2):  # two of the new: the file stays under 10 s
+        err, _w, _info = one(seed, mode, mix, wall_s=60.0, gen=3)
         assert err is None, f"seed {seed} mode {mode} mix {mix}: {err}"
+
+
+def test_fuzz_dead_peer_seeds_reach_the_error_paths():
+    """The fixed dead_peer seeds do what the mix is for: QPs cut off with work in flight go to ERR, one
+    RETRY_EXC_ERR each and flushed requests behind it, after some successes before the cut."""
+    errs = flushed = succ = 0
+    for seed in (1, 2):
+        for mode in ("mrc", "rc"):
+            err, w, _info = one(seed, mode, "dead_peer", gen=3)
+            assert err is None, err
+            for st in w.streams:
+                if st.err is not None:
+                    errs += 1
+                    flushed += st.done - st.err[0] - 2  # less the error itself and the post after ERR
+                    succ += st.err[0]
+    assert errs >= 2 and flushed >= 4 and succ >= 1, (errs, flushed, succ)
 
 
 @pytest.mark.parametrize(("seed", "mode", "mix", "gen"), [
