@@ -192,6 +192,7 @@ class Stream:
         self.imm_done = 0
         self.verified = 0  # messages [0, verified) checked placed
         self.err: tuple[int, int] | None = None  # dead_peer: (message index, time) of the first error completion
+        self.last_post = 0  # when its last work request was posted
 
     def placed(self, upto: int, what: str) -> None:
         for k in range(self.verified, upto + 1):
@@ -459,8 +460,9 @@ class World:
         if c.wr_id != wr:
             raise Fail(f"error completion out of order: got wr {c.wr_id}, want wr {wr}")
         want = WcStatus.WR_FLUSH_ERR if st.err is not None else WcStatus.RETRY_EXC_ERR
-        if c.status is not want:
-            raise Fail(f"side {side} wr {wr}: {c.status.name}, want {want.name} (first error: {st.err})")
+        if c.status is not want or c.byte_len != 0:
+            raise Fail(f"side {side} wr {wr}: {c.status.name} byte_len {c.byte_len}, want {want.name} and 0 "
+                       f"(first error: {st.err})")
         if st.err is None:
             st.err = (st.done, self.net.now)
         st.done += 1
@@ -488,6 +490,7 @@ class World:
 
     def post(self, st: Stream, msgs) -> None:
         ep = self.a if st.src == 0 else self.b
+        st.last_post = self.net.now
         for wr, data, va, imm in msgs:
             ep.post_write(st.qp, wr, data, va, st.mr.rkey, imm)
 
@@ -645,11 +648,15 @@ class World:
                 continue
             r = st.qp.requester
             a = self.attr
-            # the retry budget: retry_cnt + 1 timeouts of the RTO, then exp_retry_cnt doubled ones; the first
-            # timer runs from the last ACK (at most one round trip after the cut): two RTOs of slack
-            budget = r._rto() * (a.retry_cnt + 3 + sum(1 << e for e in range(1, a.exp_retry_cnt + 1)))
-            if st.err[1] - dead_at > budget:
-                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: error {st.err[1] - dead_at} ns after the cut, "
+            # the retry budget: retry_cnt + 1 timeouts of the RTO, then exp_retry_cnt doubled ones, from the
+            # cut or the last post after it; the first timer runs from the last ACK (at most one round trip
+            # after the cut) or the first send of the post: two RTOs of slack; a packet refused before the
+            # cut (RNR NAK) goes again, and starts the timer, once its RNR timer has run
+            t0 = max(dead_at, st.last_post)
+            budget = r._rto() * (a.retry_cnt + 3 + sum(1 << e for e in range(1, a.exp_retry_cnt + 1))) \
+                + F.RNR_TIMER_US[a.min_rnr_timer] * 1000
+            if st.err[1] - t0 > budget:
+                raise Fail(f"stream {st.src}:{st.qp.qpn:#x}: error {st.err[1] - t0} ns after the cut or post, "
                            f"budget {budget} ns (rto {r._rto()}, retry_cnt {a.retry_cnt} exp {a.exp_retry_cnt})")
             ep = self.a if st.src == 0 else self.b
             n = len(st.msgs)
