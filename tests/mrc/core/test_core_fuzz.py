@@ -76,6 +76,19 @@ class Fail(Exception):
     pass
 
 
+def force_ce(data: bytes) -> bytes:
+    """CE in the outermost IPv6 header whatever its ECN field: ACKs, probes and PORT_STATUS are Not-ECT
+    (docs/protocol.md), so ``mark_ce`` leaves them alone, and generation 2's ack_mark mix marked none
+    (found 2026-12-08, h-fuzz17); a switch that re-marks ECN on every packet of a full queue is what
+    generation 3's ack_mark models, and a CE on a control frame must mean nothing to the transport."""
+    o = F.ETH_LEN + 1
+    if len(data) <= o:
+        return data
+    b = bytearray(data)
+    b[o] |= 0x30
+    return bytes(b)
+
+
 class Chaos:
     """Replaces ``net._send``: per frame, decide its fate."""
 
@@ -119,7 +132,7 @@ class Chaos:
             spec = net.paths[path]
             if not spec.is_down(net.now):
                 if rng.random() < c.get("ecn_c", 0):
-                    m = mark_ce(data)
+                    m = force_ce(data) if c.get("force_ce") else mark_ce(data)
                     if m is not data:
                         self.n["ecn"] += 1
                         data = m
@@ -141,7 +154,7 @@ class Chaos:
                         self.n["ecn"] += 1
                         data = m
         if rng.random() < c.get("ecn", 0) or (not is_data and rng.random() < c.get("ecn_c", 0)):
-            m = mark_ce(data)
+            m = force_ce(data) if c.get("force_ce") and not is_data else mark_ce(data)
             if m is not data:
                 self.n["ecn"] += 1
                 data = m
@@ -314,6 +327,8 @@ class World:
         worst = max(2 * p.delay_ns + ((p.trim_bytes or 0) + 2 * mtu) * 8e9 / p.rate_bps for p in paths)
         t_min = next(t for t in range(25) if (1024 << t) >= 4 * worst)
         cc = rng.choice([None, "nscc"]) if mode == "mrc" else rng.choice([None, "dcqcn", "nscc"])
+        if gen >= 3 and mix == "ack_mark":
+            cfg["force_ce"] = True
         if gen >= 3 and mode == "rc" and mix == "ack_mark" and rng3.random() < 0.5:
             cc = "dcqcn"  # DCQCN's rate cuts come from CNPs: marked ACKs must not be taken for them
         self.attr = QpAttr(mode=mode, mtu=mtu, ack_timeout=min(24, t_min + rng.choice([0, 0, 1, 3])), exp_retry_cnt=25,
