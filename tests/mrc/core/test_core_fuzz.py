@@ -25,6 +25,12 @@ quarter of their speed, a controller that DENIES EVs mid-transfer and gives them
 ``ev_min_active`` 0..npaths/2.  The loss-free mixes (``LOSS_FREE``) check that no EV went ASSUMED_BAD; the
 ctl mix that no data frame leaves on an EV after the controller DENIED it.
 
+Generation 3 (h-fuzz17, 2026-12-08; ``--gen 3``, the command line's default; a third random stream, so
+``--gen 2`` keeps every gen-2 seed's world) adds ``GEN3_MIXES`` (a peer cut off for good and the QP's
+error and flush completions, messages of many MTUs beside tiny ones, trims CE-marked too, one path's
+data far past RACK's reordering window, QPs on one EV profile under loss), RC with DCQCN in ack_mark,
+and ack_mark's ACKs CE-marked for real (``force_ce``: they are Not-ECT, and ``mark_ce`` marked none).
+
 The fixed seeds below take a few seconds; for a long run:
 ``python tests/mrc/core/test_core_fuzz.py --seeds 5000 --wall 300`` (prints the seed of every failure).
 """
