@@ -739,7 +739,7 @@ def main(argv=None) -> int:
 
 
 @pytest.mark.parametrize("mode", ["mrc", "rc"])
-@pytest.mark.parametrize("mix", MIXES + EXTRA_MIXES + GEN3_MIXES)
+@pytest.mark.parametrize("mix", MIXES + EXTRA_MIXES + [m for m in GEN3_MIXES if m != "dead_peer"])  # dead_peer: below
 def test_fuzz_fixed_seeds(mix, mode):
     for seed in (1, 2, 3) if mix not in GEN3_MIXES else (1, 2):  # two of the new: the file stays under 10 s
         err, _w, _info = one(seed, mode, mix, wall_s=60.0, gen=3)
