@@ -786,6 +786,10 @@ def test_fuzz_dead_peer_seeds_reach_the_error_paths():
     # every EV; an RNR NAK whose ev_echo named an EV an earlier copy had taken too was timed from the
     # latest copy's send: a 20 us path got a 5 us RTT sample, and was retired (2026-12-08)
     (510251, "mrc", None, 2),
+    # ECN-marked ACKs, nothing lost, paths of 0.5-20 us one way, a receiver polling every 3 ms with
+    # max_wimm_dest 1: RNR NAKs of copies sent before the latest one on a 20 us path gave it samples of
+    # 3-13 us and RACK retired it (2026-12-08, h-fuzz17; the fix of seed 510251; test_core_rnr_rtt.py)
+    (217982, "mrc", None, 2),
 ])
 def test_fuzz_regression_seeds(seed, mode, mix, gen):
     err, _w, _info = one(seed, mode, mix, wall_s=60.0, gen=gen)
