@@ -23,12 +23,13 @@ from pathlib import Path
 from softswitch.contract import DROP_PORT
 from softswitch.engine.control import (
     ARG_RANGES,
+    COMMAND_ARGS,
     AddressError,
     ControlError,
-    ControlHandler,
     check_args,
     send_command,
     split_addr,
+    strict_int,
 )
 from softswitch.engine.loop import GIL_SWITCH_INTERVAL_S
 from softswitch.engine.ports import parse_interface
@@ -51,14 +52,6 @@ BMV2_TARGET_VALUE_OPTIONS = ["--dp-grpc-server-addr", "--grpc-server-cacert", "-
 BMV2_TARGET_FLAG_OPTIONS = ["--grpc-server-ssl", "--grpc-server-with-client-auth", "--enable-swap"]
 
 
-def _strict_int(text: str) -> int:
-    """ASCII decimal digits with an optional '-' (int() also took '1_000', ' 5' and '\u0663')."""
-    digits = text.removeprefix("-")
-    if not (digits.isascii() and digits.isdigit()):
-        raise ValueError(text)
-    return int(text)
-
-
 def _in_range(text: str, what: str, v: int, key: str) -> None:
     lo, hi = ARG_RANGES[key]
     if not lo <= v <= hi:  # a port above 510 (or -5) made a queue no frame can reach, silently
@@ -73,13 +66,14 @@ def _queue_spec(text: str, value: str = "DEPTH_PKTS") -> tuple[int | None, int |
     try:
         if sep:
             p, slash, q = where.partition("/")
-            port = _strict_int(p)
-            pri = _strict_int(q) if slash else None
-        v = _strict_int(value_text)
+            port = strict_int(p)
+            pri = strict_int(q) if slash else None
+        v = strict_int(value_text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}': expected N, PORT:N or PORT/PRIORITY:N") from None
-    if pri is not None and not 0 <= pri <= 7:
-        raise argparse.ArgumentTypeError(f"'{text}': priorities are 0..7")
+    lo, hi = ARG_RANGES["PRIORITY"]
+    if pri is not None and not lo <= pri <= hi:
+        raise argparse.ArgumentTypeError(f"'{text}': priorities are {lo}..{hi}")
     if port is not None:
         _in_range(text, "port", port, "PORT")
     _in_range(text, "value", v, value)
@@ -111,7 +105,7 @@ def _queue_rate_spec(text: str) -> tuple[int | None, int | None, int]:
 
 def _int_arg(text: str) -> int:
     try:
-        return _strict_int(text)
+        return strict_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid int value: '{text}'") from None
 
@@ -416,7 +410,7 @@ def run_cli(argv: Sequence[str]) -> int:
         split_addr(ns.addr)
     except AddressError as e:  # a usage error (exit 2), worded as the switch's own --runtime-addr
         p.error(f"--addr {ns.addr}: {e.reason}")
-    known = sorted(ControlHandler(None).commands)  # the server's own table (its handlers need no loop yet)
+    known = sorted(COMMAND_ARGS)  # the server's own table of commands and their arguments
     if ns.command not in known:  # said only "cannot reach ..." when no switch ran there: the typo went unseen
         print(f"softswitch cli: error: unknown command '{ns.command}'; known: {', '.join(known)}", file=sys.stderr)
         return 2

@@ -48,6 +48,15 @@ COMMAND_ARGS: dict[str, tuple[tuple[str, ...], int]] = {
 }
 
 
+def strict_int(text: str) -> int:
+    """ASCII decimal digits with an optional '-'; ValueError otherwise (int() also took '1_000', ' 5'
+    and '\u0663'): the switch's command line and its runtime commands read numbers alike."""
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(text)
+    return int(text)
+
+
 def command_usage(cmd: str) -> str:
     """``set_queue_depth DEPTH_PKTS [PORT [PRIORITY]]``."""
     names, required = COMMAND_ARGS[cmd]
@@ -70,11 +79,13 @@ def check_args(cmd: str, args: list) -> list[int]:
     for name, a in zip(names, args):
         if isinstance(a, int) and not isinstance(a, bool):
             v = a
-        elif isinstance(a, str) and a.removeprefix("-").isascii() and a.removeprefix("-").isdigit():
-            v = int(a)
+        elif isinstance(a, str):
+            try:
+                v = strict_int(a)
+            except ValueError:
+                raise ControlError(f"{cmd}: {name} '{a}' is not an integer ({usage})") from None
         else:
-            raise ControlError(f"{cmd}: {name} {a!r} is not an integer ({usage})" if not isinstance(a, str)
-                               else f"{cmd}: {name} '{a}' is not an integer ({usage})")
+            raise ControlError(f"{cmd}: {name} {a!r} is not an integer ({usage})")
         lo, hi = ARG_RANGES[name]
         if not lo <= v <= hi:
             raise ControlError(f"{cmd}: {name} {v} is out of range {lo}..{hi} ({usage})")

@@ -415,3 +415,11 @@ def test_ctrl_c_while_a_subcommand_compiles_is_one_line(tmp_path, sub):
     rc, err = interrupt_while_reading([sys.executable, "-m", "softswitch", sub, *args[sub]], fifo)
     assert "Traceback" not in err, err
     assert rc == 130 and err == f"softswitch {sub}: interrupted\n", (rc, err)
+
+
+def test_every_runtime_command_has_its_argument_table():
+    """`softswitch cli` checks a command and its arguments against COMMAND_ARGS before it connects;
+    the switch runs ControlHandler's table: the two name the same commands."""
+    from softswitch.engine.control import COMMAND_ARGS, ControlHandler
+
+    assert set(ControlHandler(None).commands) == set(COMMAND_ARGS)
