@@ -96,9 +96,6 @@ class MrcRequester(Requester):
         # VERDICT_LOG_MAX; built only when an EV changes state, never per packet
         self.verdicts: list[dict] = []
         self._suspicion: dict[int, dict] = {}  # EV index -> evidence of the verdict that made it suspect
-        # EV indexes whose latest suspicion came from the tail-loss limit alone: nothing sent after the
-        # missing packet had been delivered on any path (_confirm_ns)
-        self._timer_suspects: set[int] = set()
         self._silent_holds: dict[int, int] = {}  # suspect EV index -> times it was held for a silent peer
         self._probe_heard_ns = 0  # when a probe answer (any EV) last came back
         # EV indexes made suspect (``_suspect``) and perhaps cleared since: every suspect EV is in it, so
@@ -369,13 +366,11 @@ class MrcRequester(Requester):
 
     def _sent(self, now_ns: int, pkt: _Pkt) -> None:
         log = self.sent_log
-        # the copy leaves into a silence of the peer: nothing answered for more than a tail-loss limit
-        # while the peer owed an answer -- the retransmission timer has fired since the last progress,
-        # or the oldest packet in flight (the log's head, or an older settled one not yet popped) left
-        # after the last answer -- so every path is dark or the peer stalled; RACK's FIFO rule does not
-        # judge a path by such a copy (_lose).  A QP that was idle owes nothing and is not silent.
-        heard = max(self.ack_now, self._probe_heard_ns)
-        pkt.dark = bool(self.retries or (log and heard < log[0][0])) and now_ns - heard > self._pto()
+        # the copy leaves into a silence of the peer (_owed_silence_ns) longer than a tail-loss limit:
+        # every path is dark or the peer stalled; RACK's FIFO rule does not judge a path by such a copy
+        # (_lose)
+        silent = self._owed_silence_ns(now_ns)
+        pkt.dark = silent >= 0 and silent > self._pto()
         log.append((now_ns, pkt.seq, pkt.xmits))
         self.mut += 1
         e = self.evset.entries[pkt.ev]
@@ -1043,11 +1038,7 @@ class MrcRequester(Requester):
                 # detection round later].  When it has gone quiet as well (no new delivery for an RTT),
                 # what else is in flight on it is behind this packet and is resent now (_retire_ev).
                 if self._suspect(ev, pkt.sent_ns, now_ns):
-                    self._suspicion[ev] = self._evidence(pkt, now_ns, cause)
-                    if pkt.sent_ns >= self.rack_ts:  # nothing sent after it delivered on any path (_confirm_ns)
-                        self._timer_suspects.add(ev)
-                    else:
-                        self._timer_suspects.discard(ev)
+                    self._suspicion[ev] = self._evidence(pkt, now_ns, cause)  # its by_time: _confirm_ns
                 retire = not self._flushing and now_ns - self.ev_ack_ns[ev] >= self._quiet_ns(ev)
         if cause == "timeout":
             self.cc.on_timeout(now_ns)
@@ -1095,20 +1086,24 @@ class MrcRequester(Requester):
                 "later_acked": later, "later_acked_evs": later_evs, "by_time": sent >= self.rack_ts,
                 "since_peer_heard_ns": None if heard is None else now_ns - heard}
 
+    def _owed_silence_ns(self, now_ns: int) -> int:
+        """How long the peer has answered on no path (no ACK, no probe answer) while it owed an answer --
+        the retransmission timer has fired since the last progress, or the oldest packet in flight (the
+        send log's head, or an older settled one not yet popped) left after its last answer; -1 when it
+        owes none (a QP that was idle is not met with silence)."""
+        heard = max(self.ack_now, self._probe_heard_ns)
+        log = self.sent_log
+        return now_ns - heard if self.retries or (log and heard < log[0][0]) else -1
+
     def _peer_silent_now(self, now_ns: int, span_ns: int) -> bool:
-        """The peer has answered on no path (no ACK, no probe answer) for ``span_ns`` up to now while it owed
-        an answer -- the retransmission timer has fired since the last progress, or the oldest packet in
-        flight left after its last answer (as ``_sent`` judges a silence) [ours, 2026-12-08: a receiver
+        """The peer has been silent for ``span_ns`` up to now while it owed an answer
+        (``_owed_silence_ns``, as ``_sent`` judges a silence) [ours, 2026-12-08: a receiver
         that answered once after a suspicion and then stalled again for most of the EV's time to show
         life had healthy EVs retired -- the suspicion's first answer was long enough ago, so the hold for
         a silent peer did not apply; in the demo through the bmv2 stand-ins on a loaded machine, one EV
         with its probe unanswered while the peer had been silent 182 ms of its 282 ms;
         tests/mrc/core/test_core_peer_silent.py]."""
-        heard = max(self.ack_now, self._probe_heard_ns)
-        if now_ns - heard < span_ns:
-            return False
-        log = self.sent_log
-        return bool(self.retries or (log and heard < log[0][0]))
+        return self._owed_silence_ns(now_ns) >= span_ns
 
     def _last_heard_ns(self) -> int | None:
         """When the peer last answered this QP on any path (an ACK or a probe answer); None: never."""
@@ -1186,7 +1181,8 @@ class MrcRequester(Requester):
         if not e.srtt:
             if not self.srtt:
                 return max(self.timeout_ns, self.attr.reorder_min_ns)
-            if e.suspect_ns and (self._trim_seen_ns >= e.suspect_ns - self.srtt or e.index in self._timer_suspects):
+            if e.suspect_ns and (self._trim_seen_ns >= e.suspect_ns - self.srtt
+                                 or self._suspicion.get(e.index, {}).get("by_time")):
                 return max(4 * self.srtt, self.timeout_ns, self.attr.reorder_min_ns)
             return max(4 * self.srtt, self.attr.reorder_min_ns)
         return max(2 * (e.srtt + 4 * e.rttvar), 2 * self.srtt, self.attr.reorder_min_ns)
